@@ -1,0 +1,48 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// replica: local, account-scoped search indexes kept fresh, and a search tool for language models.
+// No package dependencies: system libraries only (SQLite; later libgit2), as the project promises.
+let package = Package(
+    name: "replica",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Replica", targets: ["Replica"]),
+        .executable(name: "replica", targets: ["ReplicaCLI"]),
+    ],
+    targets: [
+        // System library shims: a module map and a header, nothing else.
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+
+        // The SQLite wrapper and migration runner: the only importer of CSQLite.
+        .target(name: "ReplicaSQLite", dependencies: ["CSQLite"]),
+
+        // The library app storage layers import.
+        .target(
+            name: "Replica",
+            dependencies: ["ReplicaSQLite"],
+            plugins: ["EmbedMigrations"]),
+
+        // The command-line tool.
+        .executableTarget(name: "ReplicaCLI", dependencies: ["Replica"]),
+
+        // Build-time only: compiles migrations/*.sql into the library.
+        .executableTarget(name: "embed-migrations", path: "Sources/Build/embed-migrations"),
+        .plugin(
+            name: "EmbedMigrations",
+            capability: .buildTool(),
+            dependencies: ["embed-migrations"],
+            path: "Sources/Build/EmbedMigrations"),
+
+        // Tests mirror the targets; shared helpers live in a non-product target.
+        .target(name: "ReplicaTestSupport", dependencies: ["Replica"], path: "Tests/ReplicaTestSupport"),
+        .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaSQLite", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "ReplicaTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

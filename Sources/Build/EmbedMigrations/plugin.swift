@@ -1,0 +1,23 @@
+import Foundation
+import PackagePlugin
+
+/// Embeds the numbered SQL files under `migrations/` into the target as Swift source.
+@main
+struct EmbedMigrations: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
+        let migrations = context.package.directoryURL.appending(path: "migrations")
+        let inputs = (FileManager.default.enumerator(at: migrations, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }
+            .filter { $0.pathExtension == "sql" } ?? [])
+            .sorted { $0.path < $1.path }
+        let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedMigrations.swift")
+        return [
+            .buildCommand(
+                displayName: "Embedding \(inputs.count) migrations",
+                executable: try context.tool(named: "embed-migrations").url,
+                arguments: [migrations.path, output.path],
+                inputFiles: inputs,
+                outputFiles: [output])
+        ]
+    }
+}

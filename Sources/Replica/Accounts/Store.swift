@@ -1,0 +1,242 @@
+import Foundation
+import ReplicaSQLite
+import Synchronization
+
+/// A directory holding every account's indexes, records and sources, and the catalog of accounts.
+///
+/// Each account's files live in a folder of their own (`accounts/<id>/`), so signing an account out
+/// deletes every byte of its text by deleting that folder: nothing is left in shared index pages, free
+/// pages or write-ahead logs. Folders are created with mode 0700 and files with 0600.
+///
+/// A store may be used by several processes at once: writers take turns and wait for each other.
+///
+/// For example:
+/// ```swift
+/// let store = try Store(directory: URL(fileURLWithPath: NSHomeDirectory() + "/.local/share/notes-index"))
+/// let index = try store.index(named: "Notes", account: "alice")
+/// try await index.indexItems(items)
+/// let results = try await store.search(SearchQuery("launch risk"))
+/// try await store.switchAccount(to: "bob")   // on logout: alice's text is gone from disk
+/// ```
+public final class Store: Sendable {
+    /// How a store behaves.
+    public struct Configuration: Sendable {
+        /// Settings for every index the store opens.
+        public var index = SearchableIndex.Configuration()
+        /// Called with things a host may want to log (never with indexed content).
+        public var events: @Sendable (StoreEvent) -> Void = { _ in }
+
+        public init() {}
+    }
+
+    /// The name of the index used when none is given; meant for prototypes — apps name theirs.
+    public static let defaultIndexName = "default"
+
+    /// The store's directory.
+    public let directory: URL
+    public let configuration: Configuration
+    let catalog: Catalog
+    private let cache = Mutex(Cache())
+
+    private struct Cache {
+        var indexes: [IndexKey: SearchableIndex] = [:]
+        var catalogVersion = -1
+    }
+
+    struct IndexKey: Hashable {
+        var account: AccountID
+        var name: String
+    }
+
+    /// Opens (creating if needed) the store at `directory`, and finishes any sign-out a previous process
+    /// left halfway.
+    ///
+    /// - Throws: ``ReplicaError`` when the directory cannot be created or the catalog is unreadable or
+    ///   written by a newer replica.
+    public init(directory: URL, configuration: Configuration = Configuration()) throws {
+        self.directory = directory.standardizedFileURL
+        self.configuration = configuration
+        try FileSystem.makeDirectory(self.directory.path)
+        try FileSystem.makeDirectory(self.directory.path + "/accounts")
+        catalog = try Catalog(path: self.directory.path + "/catalog.sqlite")
+        try finishInterruptedSignOuts()
+    }
+
+    /// The directory used when none is given: `$XDG_DATA_HOME/replica`, or `~/.local/share/replica`.
+    public static var defaultDirectory: URL {
+        URL(fileURLWithPath: FileSystem.defaultDataDirectory())
+    }
+
+    // MARK: Accounts
+
+    /// The accounts that are signed in, in identifier order.
+    public func signedInAccounts() throws -> [AccountRecord] {
+        try catalog.database.readNow { try catalog.accounts($0) }.filter { $0.state == .signedIn }
+    }
+
+    /// Signs an account in (a no-op if it is already). Writing to an account signs it in too.
+    @discardableResult
+    public func signIn(_ account: AccountID) throws -> AccountRecord {
+        try account.validate()
+        if let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn {
+            return record
+        }
+        // A sign-out of this account that did not finish is completed first, so nothing old comes back.
+        try finishInterruptedSignOuts()
+        return try catalog.database.writeNow { connection in
+            if let record = try catalog.account(account, connection) { return record }
+            try connection.execute("INSERT INTO accounts(id, directory, state, signed_in_at) VALUES (?, ?, 'signedIn', ?)",
+                                   [.text(account.rawValue), .text("accounts/" + account.directoryName), .real(Date().timeIntervalSince1970)])
+            return try catalog.account(account, connection)!
+        }
+    }
+
+    /// Signs an account out: destroys every file the store holds for it.
+    ///
+    /// The sign-out is recorded first, so from that moment the account is never searched again, and a
+    /// process that dies halfway leaves it to be finished by the next one that opens the store.
+    ///
+    /// - Returns: `false` when the store held nothing for the account.
+    @discardableResult
+    public func signOut(_ account: AccountID) throws -> Bool {
+        let recorded = try catalog.database.writeNow { connection -> Bool in
+            guard try catalog.account(account, connection) != nil else { return false }
+            try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id = ?", [.text(account.rawValue)])
+            return true
+        }
+        guard recorded else { return false }
+        CrashPoints.reach("signOut.recorded")
+        try finishSignOut(account)
+        return true
+    }
+
+    /// Signs out every signed-in account but `account`, and signs `account` in: what an app does on logout.
+    public func switchAccount(to account: AccountID) throws {
+        try account.validate()
+        for other in try catalog.database.readNow({ try catalog.accounts($0) }) where other.id != account {
+            try signOut(other.id)
+        }
+        try signIn(account)
+    }
+
+    private func finishInterruptedSignOuts() throws {
+        let pending = try catalog.database.readNow { try catalog.accounts($0) }.filter { $0.state == .signingOut }
+        for record in pending {
+            try finishSignOut(record.id)
+            configuration.events(StoreEvent(kind: .signOutCompleted, account: record.id, indexName: nil,
+                                            message: "finished signing out account '\(record.id)', which an earlier process left halfway"))
+        }
+    }
+
+    private func finishSignOut(_ account: AccountID) throws {
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return }
+        cache.withLock { cache in
+            for (key, index) in cache.indexes where key.account == account {
+                index.invalidate()
+                cache.indexes[key] = nil
+            }
+        }
+        try FileSystem.removeTree(directory.path + "/" + record.directory)
+        CrashPoints.reach("signOut.filesRemoved")
+        try catalog.database.writeNow { connection in
+            try connection.execute("DELETE FROM accounts WHERE id = ? AND state = 'signingOut'", [.text(account.rawValue)])
+        }
+        try catalog.database.checkpointAndTruncate()
+    }
+
+    // MARK: Indexes
+
+    /// The named index of an account, signing the account in if it is not.
+    ///
+    /// - Parameters:
+    ///   - name: letters, digits, `.`, `-` and `_`, up to 64 characters.
+    /// - Throws: ``ReplicaError`` for a bad name or account, or an index file written by a newer replica.
+    public func index(named name: String = Store.defaultIndexName, account: AccountID) throws -> SearchableIndex {
+        try Self.validateIndexName(name)
+        refreshIfCatalogChanged()
+        let key = IndexKey(account: account, name: name)
+        if let index = cache.withLock({ $0.indexes[key] }) { return index }
+        let record = try signIn(account)
+        let folder = directory.path + "/" + record.directory + "/indexes"
+        try FileSystem.makeDirectory(folder)
+        let index = try SearchableIndex(path: folder + "/\(name).sqlite", name: name, account: account,
+                                        configuration: configuration.index, events: configuration.events)
+        return cache.withLock { cache in
+            if let existing = cache.indexes[key] { return existing }
+            cache.indexes[key] = index
+            return index
+        }
+    }
+
+    /// The index if the account is signed in and the index exists; never creates either.
+    public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
+        refreshIfCatalogChanged()
+        let key = IndexKey(account: account, name: name)
+        if let index = cache.withLock({ $0.indexes[key] }) { return index }
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn,
+              FileSystem.exists(directory.path + "/" + record.directory + "/indexes/\(name).sqlite")
+        else { return nil }
+        return try index(named: name, account: account)
+    }
+
+    /// The names of the indexes an account has.
+    public func indexNames(for account: AccountID) throws -> [String] {
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return [] }
+        return try FileSystem.entries(of: directory.path + "/" + record.directory + "/indexes")
+            .filter { $0.hasSuffix(".sqlite") }
+            .map { String($0.dropLast(".sqlite".count)) }
+    }
+
+    static func validateIndexName(_ name: String) throws {
+        let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+        guard !name.isEmpty, name.count <= 64, allowed, !name.hasPrefix(".") else {
+            throw ReplicaError(.invalidArgument, "an index name must be 1 to 64 letters, digits, '.', '-' or '_', not starting with '.'; '\(name)' is not")
+        }
+    }
+
+    /// Drops cached indexes of accounts that another process signed out.
+    private func refreshIfCatalogChanged() {
+        guard let version = try? catalog.dataVersion() else { return }
+        let changed = cache.withLock { cache -> Bool in
+            defer { cache.catalogVersion = version }
+            return cache.catalogVersion != version && cache.catalogVersion != -1
+        }
+        guard changed, let signedIn = try? Set(signedInAccounts().map(\.id)) else { return }
+        cache.withLock { cache in
+            for (key, index) in cache.indexes where !signedIn.contains(key.account) {
+                index.invalidate()
+                cache.indexes[key] = nil
+            }
+        }
+    }
+
+    // MARK: Search
+
+    /// Searches every signed-in account (or those the query names) and merges the results by score.
+    ///
+    /// - Parameter indexNames: the indexes to search in each account; `nil` searches all of them.
+    /// - Throws: ``ReplicaError`` with code `invalidQuery` when the text has no searchable word.
+    public func search(_ query: SearchQuery, indexNames: [String]? = nil) async throws -> [SearchResult] {
+        _ = try query.validatedPattern()
+        refreshIfCatalogChanged()
+        var accounts = try signedInAccounts().map(\.id)
+        if !query.accounts.isEmpty { accounts = accounts.filter(query.accounts.contains) }
+        var results: [SearchResult] = []
+        for account in accounts {
+            for name in try indexNames ?? self.indexNames(for: account) {
+                guard let index = try existingIndex(named: name, account: account) else { continue }
+                results += try await index.search(query)
+            }
+        }
+        return Array(results.sorted(by: Self.ranking).prefix(query.limit))
+    }
+
+    /// Better score first; among equal scores, newer first, then by identifier for a stable order.
+    static func ranking(_ a: SearchResult, _ b: SearchResult) -> Bool {
+        if a.score != b.score { return a.score > b.score }
+        let dateA = a.item.attributeSet.contentModificationDate ?? a.indexedAt
+        let dateB = b.item.attributeSet.contentModificationDate ?? b.indexedAt
+        if dateA != dateB { return dateA > dateB }
+        return (a.account, a.item.uniqueIdentifier) < (b.account, b.item.uniqueIdentifier)
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Named places where a crash test may kill the process, to prove that work is all-or-nothing.
+///
+/// Off unless the environment variable `REPLICA_TEST_CRASH` is set (tests set it on a child process):
+/// `REPLICA_TEST_CRASH=<point>:<n>` kills the process with SIGKILL at the n-th time a point with that
+/// name is reached, and `*:<n>` at the n-th point of any name. Nothing is flushed or cleaned up first:
+/// it is as abrupt as a power cut for the process (the kernel still writes what SQLite handed it).
+enum CrashPoints {
+    private struct Plan {
+        var name: String
+        var remaining: Int
+    }
+
+    private static let plan: Mutex<Plan?> = {
+        guard let value = ProcessInfo.processInfo.environment["REPLICA_TEST_CRASH"],
+              let colon = value.lastIndex(of: ":"),
+              let count = Int(value[value.index(after: colon)...]), count > 0
+        else { return Mutex(nil) }
+        return Mutex(Plan(name: String(value[..<colon]), remaining: count))
+    }()
+
+    /// Marks a point where a crash must leave consistent state behind.
+    static func reach(_ name: StaticString) {
+        let fire = plan.withLock { plan -> Bool in
+            guard var current = plan, current.name == "*" || current.name == name.description else { return false }
+            current.remaining -= 1
+            plan = current
+            return current.remaining == 0
+        }
+        if fire { kill(getpid(), SIGKILL) }
+    }
+}

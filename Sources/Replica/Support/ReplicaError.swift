@@ -1,0 +1,72 @@
+import Foundation
+
+/// An error from replica: what went wrong, how to fix it, and where it came from.
+///
+/// `code` is a struct rather than an enum, so that new codes never break a caller's `switch`.
+/// Messages never quote indexed content; they name identifiers, accounts, lines and fields instead.
+///
+/// For example:
+/// ```swift
+/// do { _ = try SearchQuery.parse("\"( )\"") }
+/// catch let error as ReplicaError where error.code == .invalidQuery { print(error.message) }
+/// ```
+public struct ReplicaError: Error, CustomStringConvertible, Sendable {
+    /// What kind of failure this is.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// A query with no word that can be searched.
+        public static let invalidQuery = Code(rawValue: "invalidQuery")
+        /// An item that cannot be indexed as given (no identifier, a wrong attribute type, too large, …).
+        public static let invalidItem = Code(rawValue: "invalidItem")
+        /// An argument to an API call or command that is out of range or malformed.
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
+        /// An index or store file written by a newer replica.
+        public static let newerSchema = Code(rawValue: "newerSchema")
+        /// An index file that is damaged; it is rebuilt and its owner asked to reindex.
+        public static let corruptIndex = Code(rawValue: "corruptIndex")
+        /// A compare-and-swap batch whose expected client state did not match the stored one.
+        public static let clientStateMismatch = Code(rawValue: "clientStateMismatch")
+        /// An account that is not signed in.
+        public static let accountNotSignedIn = Code(rawValue: "accountNotSignedIn")
+        /// A batch that was already ended.
+        public static let batchEnded = Code(rawValue: "batchEnded")
+        /// A file or directory that could not be read or written.
+        public static let fileSystem = Code(rawValue: "fileSystem")
+        /// A configuration file that could not be read.
+        public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
+        /// Something that is not there: an unknown source, record, or item.
+        public static let notFound = Code(rawValue: "notFound")
+        /// The database underneath failed in a way not covered above.
+        public static let storage = Code(rawValue: "storage")
+    }
+
+    public var code: Code
+    /// What went wrong and, where there is one, how to fix it.
+    public var message: String
+    /// The error underneath, if any.
+    public var cause: (any Error)?
+    /// Where the error was raised.
+    public var fileID: String
+    public var line: Int
+
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil,
+                fileID: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+        self.fileID = fileID
+        self.line = line
+    }
+
+    public var description: String { message }
+
+    /// The message with the error underneath and the place it was raised, for debugging.
+    public var debugDescription: String {
+        var text = "\(code): \(message) [\(fileID):\(line)]"
+        if let cause { text += " — caused by: \(cause)" }
+        return text
+    }
+}

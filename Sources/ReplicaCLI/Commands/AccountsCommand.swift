@@ -1,0 +1,81 @@
+import Foundation
+import Replica
+
+/// `replica accounts`: list, sign in, sign out (remove) accounts.
+enum AccountsCommand: Command {
+    static let name = "accounts"
+    static let summary = "list, sign in or sign out accounts"
+    static let help = """
+        Usage: replica [--store DIR] accounts [list [--json] | sign-in ID | sign-out ID | remove ID]
+
+          list          the signed-in accounts, one per line (the default)
+          sign-in ID    sign an account in (writing to an account signs it in too)
+          sign-out ID   destroy everything the store holds for the account: its indexes and all
+                        their text are deleted from disk, not just hidden
+          remove ID     the same as sign-out
+
+        Options:
+          --json        with list: {"accounts": [{"id": …, "signedInAt": …}]}
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let json = arguments.flag("--json")
+        let action = arguments.next() ?? "list"
+        let store = try context.openStore()
+        switch action {
+        case "list":
+            try arguments.finish()
+            let accounts = try store.signedInAccounts()
+            if json {
+                Output.printJSON(.object([("accounts", .array(accounts.map { account in
+                    .object([("id", .string(account.id.rawValue)), ("signedInAt", .string(ISO8601.string(from: account.signedInAt)))])
+                }))]))
+            } else {
+                for account in accounts { Output.print(account.id.rawValue) }
+            }
+        case "sign-in":
+            let account = try single(&arguments, action)
+            try store.signIn(account)
+            Output.note("account '\(account)' is signed in")
+        case "sign-out", "remove":
+            let account = try single(&arguments, action)
+            guard try store.signOut(account) else {
+                throw CLIError.failure("the store has no account '\(account)'")
+            }
+            Output.note("account '\(account)' is signed out; everything the store held for it was deleted")
+        default:
+            throw CLIError.usage("unknown accounts action '\(action)'; use list, sign-in, sign-out or remove")
+        }
+    }
+
+    static func single(_ arguments: inout Arguments, _ action: String) throws -> AccountID {
+        let rest = try arguments.positionals()
+        guard rest.count == 1 else { throw CLIError.usage("accounts \(action) needs one account ID") }
+        let account = AccountID(rest[0])
+        do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
+        return account
+    }
+}
+
+/// `replica switch-account`: what an app runs on logout.
+enum SwitchAccountCommand: Command {
+    static let name = "switch-account"
+    static let summary = "sign out every other account and sign one in"
+    static let help = """
+        Usage: replica [--store DIR] switch-account ID
+
+        Signs out every signed-in account except ID, destroying everything the store holds for them,
+        and signs ID in. Meant for logout: afterwards no byte of the other accounts' text is left in
+        any file of the store. A switch interrupted halfway is finished by the next replica command.
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let rest = try arguments.positionals()
+        guard rest.count == 1 else { throw CLIError.usage("switch-account needs one account ID") }
+        let account = AccountID(rest[0])
+        do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
+        let store = try context.openStore()
+        try store.switchAccount(to: account)
+        Output.note("switched to account '\(account)'")
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Replica
+
+/// `replica delete`: remove items by identifier, by domain, or all of an index's.
+enum DeleteCommand: Command {
+    static let name = "delete"
+    static let summary = "delete items by identifier or domain"
+    static let help = """
+        Usage: replica [--store DIR] delete --account ID [--index NAME] (--id ID… | --domain DOMAIN… | --all)
+
+        Deletes items from an account's index:
+          --id ID…          the items with these identifiers
+          --domain DOMAIN…  every item in these domains or under them (account.a also deletes
+                            account.a.notes, but not account.ab)
+          --all             every item in the index
+        Identifiers and domains may follow one option (--id a b c) or repeat it (--id a --id b).
+
+        Options:
+          --account ID   the account (required)
+          --index NAME   the named index (default: default)
+          --json         print {"deleted": N} on standard output
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let account = try requiredAccount(&arguments)
+        let indexName = try indexName(&arguments)
+        let identifiers = try arguments.values("--id", greedy: true)
+        let domains = try arguments.values("--domain", greedy: true)
+        let all = arguments.flag("--all")
+        let json = arguments.flag("--json")
+        try arguments.finish()
+        let modes = [!identifiers.isEmpty, !domains.isEmpty, all].filter { $0 }.count
+        guard modes == 1 else {
+            throw CLIError.usage(modes == 0 ? "say what to delete: --id, --domain or --all" : "use one of --id, --domain and --all")
+        }
+        let store = try context.openStore()
+        var deleted = 0
+        if let index = try store.existingIndex(named: indexName, account: account) {
+            if all {
+                deleted = try await index.deleteAllItems()
+            } else if !domains.isEmpty {
+                deleted = try await index.deleteItems(withDomainIdentifiers: domains.map(DomainIdentifier.init(rawValue:)))
+            } else {
+                deleted = try await index.deleteItems(withIdentifiers: identifiers.map(ItemIdentifier.init(rawValue:)))
+            }
+        }
+        if json {
+            Output.printJSON(.object([("deleted", .number(Double(deleted)))]))
+        } else {
+            Output.note("deleted \(deleted) item\(deleted == 1 ? "" : "s") from account '\(account)'")
+        }
+    }
+}

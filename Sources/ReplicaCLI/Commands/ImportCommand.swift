@@ -1,0 +1,97 @@
+import Foundation
+import Replica
+
+/// `replica import`: JSON lines of searchable items into an account's index.
+enum ImportCommand: Command {
+    static let name = "import"
+    static let summary = "index JSON lines of items into an account"
+    static let help = """
+        Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT] [--json] FILE|-
+
+        Reads searchable items, one JSON object per line, from FILE (or standard input for -) and indexes
+        them into the account's index. An account the store does not know yet is created, signed in.
+
+        Each line:
+          {"uniqueIdentifier": "n1", "domainIdentifier": "account.a.notes",
+           "expirationDate": "2027-01-01T00:00:00Z", "isUpdate": false,
+           "attributes": {"title": "…", "textContent": "…", "contentType": "public.plain-text",
+                          "contentModificationDate": "2026-11-20T10:00:00Z", "keywords": ["…"]}}
+        Attribute names are Core Spotlight's; dates are ISO 8601. Without an expirationDate an item
+        expires after 30 days. With "isUpdate": true the attributes are merged into the stored item
+        (null removes one) instead of replacing it.
+
+        A line that cannot be read (bad JSON, no identifier, a wrong attribute type, not UTF-8, too
+        large) is reported with its number and skipped; the rest is imported, and the exit status is 1.
+
+        Options:
+          --account ID         the account to import into (required)
+          --index NAME         the named index (default: default)
+          --client-state TEXT  store TEXT as the index's client state, in the same transaction as the
+                               items: all of the import and its state are written, or none
+          --json               print a summary object on standard output
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let account = try requiredAccount(&arguments)
+        let indexName = try indexName(&arguments)
+        let clientState = try arguments.value("--client-state")
+        let json = arguments.flag("--json")
+        let inputs = try arguments.positionals()
+        guard inputs.count == 1 else {
+            throw CLIError.usage(inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
+        }
+        var reader = try LineReader(path: inputs[0])
+        defer { reader.close() }
+
+        let store = try context.openStore()
+        let index = try store.index(named: indexName, account: account)
+        let batch = clientState != nil ? index.beginBatch() : nil
+        var pending: [SearchableItem] = []
+        var imported = 0
+        var rejected = 0
+        let started = Date()
+
+        func flush() async throws {
+            guard !pending.isEmpty else { return }
+            if let batch { try batch.indexItems(pending) } else { try await index.indexItems(pending) }
+            imported += pending.count
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        while let line = try reader.nextLine() {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            do {
+                guard let text = String(validating: line, as: UTF8.self) else {
+                    throw ReplicaError(.invalidItem, "the line is not valid UTF-8 text")
+                }
+                let value: JSON
+                do { value = try JSON.parse(text) } catch let error as JSONParseError {
+                    throw ReplicaError(.invalidItem, "malformed JSON: \(error)")
+                }
+                pending.append(try SearchableItem(json: value))
+            } catch let error as ReplicaError {
+                rejected += 1
+                Output.note("line \(reader.lineNumber): \(error.message)")
+                continue
+            }
+            if pending.count >= 2000 { try await flush() }
+            let rate = Double(imported + pending.count) / max(Date().timeIntervalSince(started), 0.001)
+            Progress.update("importing: \(imported + pending.count) items, \(rejected) rejected (\(Int(rate))/s)")
+        }
+        try await flush()
+        if let batch, let clientState { try await batch.end(clientState: Data(clientState.utf8)) }
+        Progress.clear()
+
+        if json {
+            Output.printJSON(.object([
+                ("account", .string(account.rawValue)), ("index", .string(indexName)),
+                ("imported", .number(Double(imported))), ("rejected", .number(Double(rejected))),
+            ]))
+        }
+        let summary = "imported \(imported) item\(imported == 1 ? "" : "s") into account '\(account)'"
+        if rejected > 0 {
+            throw CLIError.failure("\(summary); rejected \(rejected) line\(rejected == 1 ? "" : "s") (reasons above)")
+        }
+        if !json { Output.note(summary) }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Replica
+
+/// `replica search`: full-text search across the signed-in accounts.
+enum SearchCommand: Command {
+    static let name = "search"
+    static let summary = "search the signed-in accounts"
+    static let help = """
+        Usage: replica [--store DIR] search [OPTIONS] WORDS…
+
+        Searches every signed-in account (or those named with --account) and prints the best matches
+        first. Words are plain text: quotes, parentheses, AND, OR, NEAR, NOT and other operator
+        characters are searched for as words. "two words" in double quotes is a phrase; a word ending
+        in * matches every word it begins.
+
+        Options:
+          --account ID          search only this account (repeatable)
+          --index NAME          search only this named index (repeatable)
+          --limit N             at most N results (default 20, at most 10000)
+          --any                 match items with any of the words (default: all of them)
+          --type UTI            only items of this content type or under it, e.g. public.text (repeatable)
+          --domain DOMAIN       only items in this domain or under it (repeatable)
+          --author NAME         only items with an author whose name or handle contains NAME (repeatable)
+          --recipient NAME      likewise for recipients (repeatable)
+          --created-after DATE, --created-before DATE
+          --modified-after DATE, --modified-before DATE
+                                ISO 8601 dates, such as 2026-11-01 or 2026-11-20T10:00:00Z
+          --json                one JSON object: {"results": [...]}, best first
+
+        A query with no word to search (only punctuation, say) fails with exit status 1.
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        var query = SearchQuery()
+        query.accounts = try accounts(&arguments)
+        let indexes = try arguments.values("--index")
+        query.limit = try arguments.integer("--limit", in: 1...SearchQuery.maximumLimit) ?? 20
+        query.matchesAnyWord = arguments.flag("--any")
+        query.contentTypes = try arguments.values("--type").map(ContentType.init(rawValue:))
+        query.domains = try arguments.values("--domain").map(DomainIdentifier.init(rawValue:))
+        query.authors = try arguments.values("--author")
+        query.recipients = try arguments.values("--recipient")
+        query.created = try dateRange(&arguments, after: "--created-after", before: "--created-before")
+        query.modified = try dateRange(&arguments, after: "--modified-after", before: "--modified-before")
+        let json = arguments.flag("--json")
+        let words = try arguments.positionals()
+        guard !words.isEmpty else { throw CLIError.usage("give the words to search for") }
+        query.text = words.joined(separator: " ")
+
+        let store = try context.openStore()
+        let results = try await store.search(query, indexNames: indexes.isEmpty ? nil : indexes)
+        if json {
+            Output.printJSON(.object([("results", .array(results.map(\.json)))]))
+            return
+        }
+        if results.isEmpty {
+            Output.note("no results")
+            return
+        }
+        for result in results {
+            Output.print(render(result))
+        }
+    }
+
+    static func dateRange(_ arguments: inout Arguments, after: String, before: String) throws -> DateRange? {
+        func date(_ name: String) throws -> Date? {
+            guard let text = try arguments.value(name) else { return nil }
+            guard let date = ISO8601.date(from: text) else {
+                throw CLIError.usage("\(name) needs an ISO 8601 date such as 2026-11-20 or 2026-11-20T10:00:00Z, not '\(text)'")
+            }
+            return date
+        }
+        let start = try date(after)
+        let end = try date(before)
+        return start == nil && end == nil ? nil : DateRange(start: start, end: end)
+    }
+
+    /// Three lines per result: identifier and title; account, type, date and score; the snippet.
+    static func render(_ result: SearchResult) -> String {
+        let attributes = result.item.attributeSet
+        var lines = [result.item.uniqueIdentifier.rawValue + (result.title.map { " — " + $0 } ?? "")]
+        var facts = ["account \(result.account)"]
+        if let type = attributes.contentType { facts.append(type.rawValue) }
+        if let modified = attributes.contentModificationDate { facts.append("modified " + ISO8601.string(from: modified)) }
+        facts.append(String(format: "score %.2f", result.score))
+        lines.append("  " + facts.joined(separator: " · "))
+        if let snippet = result.snippet, !snippet.isEmpty {
+            lines.append("  " + snippet.split(whereSeparator: \.isNewline).joined(separator: " "))
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Replica
+
+/// The `replica` command: global options, then one subcommand.
+@main
+enum ReplicaCommand {
+    static let version = "0.1.0"
+
+    static let commands: [any Command.Type] = [
+        ImportCommand.self,
+        SearchCommand.self,
+        DeleteCommand.self,
+        StatusCommand.self,
+        AccountsCommand.self,
+        SwitchAccountCommand.self,
+    ]
+
+    static var help: String {
+        let width = commands.map { $0.name.count }.max() ?? 0
+        let list = commands.map { "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }
+        return """
+            replica — local, account-scoped search indexes, kept fresh.
+
+            Usage: replica [--store DIR] COMMAND [OPTIONS] [ARGUMENTS]
+
+            Commands:
+            \(list.joined(separator: "\n"))
+
+            Global options:
+              --store DIR   the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,
+                            else ~/.local/share/replica)
+              --help, -h    show help (after a command: that command's help)
+              --version     print the version
+
+            Exit status: 0 on success, 1 when the work failed, 2 when the command line was wrong.
+            Run 'replica COMMAND --help' for a command's options.
+            """
+    }
+
+    static func main() async {
+        let status = await run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        Progress.clear()
+        exit(status)
+    }
+
+    /// Runs a command line; returns the exit status.
+    static func run(_ commandLine: [String], environment: [String: String]) async -> Int32 {
+        // Global options come before the command word.
+        var global: [String] = []
+        var rest = commandLine[...]
+        while let first = rest.first, first.hasPrefix("-") {
+            if first == "--store" {
+                global.append(contentsOf: rest.prefix(2))
+                rest = rest.dropFirst(2)
+            } else {
+                global.append(first)
+                rest = rest.dropFirst()
+            }
+        }
+        var globals = Arguments(global)
+        do {
+            if globals.flag("--version") {
+                Output.print("replica \(version)")
+                return 0
+            }
+            let wantsHelp = globals.flag("--help", "-h")
+            let store = try globals.value("--store")
+            try globals.finish()
+            guard let word = rest.first else {
+                Output.print(help)
+                return wantsHelp ? 0 : 2
+            }
+            if word == "help" {
+                if let topic = rest.dropFirst().first, let command = commands.first(where: { $0.name == topic }) {
+                    Output.print(command.help)
+                } else {
+                    Output.print(help)
+                }
+                return 0
+            }
+            guard let command = commands.first(where: { $0.name == word }) else {
+                throw CLIError.usage("unknown command '\(word)'", hint: "Run 'replica --help' for the list of commands.")
+            }
+            var arguments = Arguments(Array(rest.dropFirst()))
+            if wantsHelp || arguments.flag("--help", "-h") {
+                Output.print(command.help)
+                return 0
+            }
+            let directory = store ?? environment["REPLICA_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+            let context = Context(
+                storeDirectory: directory.map { URL(fileURLWithPath: $0) } ?? Store.defaultDirectory,
+                environment: environment)
+            try await command.run(&arguments, context: context)
+            return 0
+        } catch let error as CLIError {
+            Output.error(error.message)
+            if let hint = error.hint {
+                Output.write(hint + "\n", to: STDERR_FILENO)
+            } else if error.status == 2 {
+                let name = rest.first.flatMap { word in commands.first { $0.name == word }?.name }
+                Output.write("Run 'replica \(name.map { $0 + " " } ?? "")--help' for usage.\n", to: STDERR_FILENO)
+            }
+            return error.status
+        } catch let error as ReplicaError {
+            Output.error(error.message)
+            return error.code == .invalidArgument ? 2 : 1
+        } catch {
+            Output.error("\(error)")
+            return 1
+        }
+    }
+}

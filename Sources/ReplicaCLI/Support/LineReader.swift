@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a file or standard input line by line as raw bytes, without loading it whole.
+///
+/// Lines end at `\n`; a `\r` before it is dropped. Bytes are handed out unchecked, so the caller can
+/// report a line that is not UTF-8 by its number.
+struct LineReader {
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+    /// The number of the line last returned, from 1.
+    private(set) var lineNumber = 0
+
+    /// Opens `path`, or standard input for `-`.
+    init(path: String) throws {
+        if path == "-" {
+            descriptor = STDIN_FILENO
+            ownsDescriptor = false
+        } else {
+            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw CLIError.failure("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            ownsDescriptor = true
+            var info = stat()
+            if fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+                Glibc.close(descriptor)
+                throw CLIError.failure("cannot read \(path): it is a directory")
+            }
+        }
+    }
+
+    func close() {
+        if ownsDescriptor { Glibc.close(descriptor) }
+    }
+
+    /// The next line's bytes, or `nil` at the end of the input.
+    mutating func nextLine() throws -> ArraySlice<UInt8>? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+                var line = buffer[start..<newline]
+                start = newline + 1
+                if line.last == 0x0D { line = line.dropLast() }
+                lineNumber += 1
+                return line
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                let line = buffer[start...]
+                start = buffer.count
+                lineNumber += 1
+                return line
+            }
+            if start > 0 {
+                buffer.removeSubrange(0..<start)
+                start = 0
+            }
+            var chunk = [UInt8](repeating: 0, count: 1 << 20)
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CLIError.failure("reading the input failed: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { atEnd = true } else { buffer.append(contentsOf: chunk[..<count]) }
+        }
+    }
+}

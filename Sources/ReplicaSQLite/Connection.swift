@@ -1,0 +1,159 @@
+import CSQLite
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One SQLite connection: the owner of a `sqlite3*` handle.
+///
+/// A connection is not thread-safe by itself; ``Database`` gives each one a serial queue and only uses it
+/// there. The handle is closed when the connection is released, also when opening failed halfway.
+///
+/// For example:
+/// ```swift
+/// let connection = try Connection(path: "/tmp/example.sqlite")
+/// try connection.execute("CREATE TABLE IF NOT EXISTS t(x)")
+/// ```
+public final class Connection: @unchecked Sendable {
+    let handle: OpaquePointer
+    /// The path of the database file.
+    public let path: String
+    private var statementCache: [String: Statement] = [:]
+
+    /// How a connection opens its file.
+    public struct Options: Sendable {
+        /// Open read-only.
+        public var readOnly: Bool = false
+        /// Create the file (with owner-only permissions) when it does not exist.
+        public var create: Bool = true
+        /// How long a statement waits for another process's lock before failing, in milliseconds.
+        /// Writers take turns: the default waits ten minutes rather than fail on a busy database.
+        public var busyTimeoutMilliseconds: Int32 = 600_000
+        /// Page cache size in KiB (`PRAGMA cache_size = -N`).
+        public var cacheKiB: Int = 65_536
+        /// Use write-ahead logging.
+        public var writeAheadLog: Bool = true
+
+        public init() {}
+    }
+
+    /// Opens (and, unless told otherwise, creates) the database at `path`.
+    ///
+    /// A file that does not exist yet is created with mode 0600 before SQLite opens it, so SQLite gives
+    /// its `-wal` and `-shm` companions the same owner-only mode
+    /// ([SQLite's file permissions](https://www.sqlite.org/compile.html#default_file_permissions)).
+    ///
+    /// - Throws: ``SQLiteError`` when the file cannot be opened or is not a database.
+    public init(path: String, options: Options = Options()) throws {
+        if options.create && !options.readOnly {
+            let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            if fd >= 0 { close(fd) }
+        }
+        var handle: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: ResultCode(rawValue: code), message: message, path: path)
+        }
+        self.handle = handle
+        self.path = path
+        sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
+        sqlite3_extended_result_codes(handle, 1)
+        if !options.readOnly {
+            // Reading the schema here also tells a file that is not a database apart at once.
+            try execute("PRAGMA foreign_keys = ON")
+            if options.writeAheadLog { try execute("PRAGMA journal_mode = WAL") }
+            try execute("PRAGMA synchronous = NORMAL")
+        }
+        try execute("PRAGMA cache_size = -\(options.cacheKiB)")
+        try execute("PRAGMA secure_delete = ON")
+        try execute("PRAGMA temp_store = MEMORY")
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(code: Int32, sql: String?) -> SQLiteError {
+        let extended = sqlite3_extended_errcode(handle)
+        return SQLiteError(
+            code: ResultCode(rawValue: extended != 0 ? extended : code),
+            message: String(cString: sqlite3_errmsg(handle)),
+            sql: sql,
+            path: path)
+    }
+
+    /// Runs one or more SQL statements that take no arguments.
+    public func execute(_ sql: String) throws {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
+    }
+
+    /// Runs one statement with arguments.
+    public func execute(_ sql: String, _ arguments: [SQLValue]) throws {
+        try cached(sql).run(arguments)
+    }
+
+    /// Prepares a statement that is not cached.
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(connection: self, sql: sql)
+    }
+
+    /// Returns a prepared statement for `sql`, reusing an earlier one with the same text.
+    public func cached(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try Statement(connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// The first column of the first row, or `nil` when there is no row.
+    public func scalar(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLValue? {
+        try cached(sql).firstRow(arguments) { $0.value(0) }
+    }
+
+    public func scalarInt(_ sql: String, _ arguments: [SQLValue] = []) throws -> Int? {
+        guard case .integer(let value)? = try scalar(sql, arguments) else { return nil }
+        return Int(value)
+    }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Whether a transaction is open.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// How a transaction takes its locks.
+    public enum TransactionKind: String, Sendable {
+        /// Takes the write lock only at the first write.
+        case deferred = "DEFERRED"
+        /// Takes the write lock at once, waiting for other writers; use it for every write.
+        case immediate = "IMMEDIATE"
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    ///
+    /// Nested calls run inside the outer transaction.
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        if isInTransaction { return try body() }
+        try execute("BEGIN \(kind.rawValue)")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Asks a running statement to stop; safe from any thread.
+    public func interrupt() { sqlite3_interrupt(handle) }
+}

@@ -1,0 +1,163 @@
+import CSQLite
+import Foundation
+
+/// A value SQLite can store or return.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByNilLiteral {
+    public init(stringLiteral value: String) { self = .text(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .real(value) }
+    public init(nilLiteral: ()) { self = .null }
+}
+
+extension SQLValue {
+    public init(_ value: String?) { self = value.map(SQLValue.text) ?? .null }
+    public init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    public init(_ value: Int64?) { self = value.map(SQLValue.integer) ?? .null }
+    public init(_ value: Double?) { self = value.map(SQLValue.real) ?? .null }
+    public init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+    public init(_ value: Data?) { self = value.map { .blob([UInt8]($0)) } ?? .null }
+}
+
+/// A prepared statement. It belongs to one ``Connection`` and is used on that connection's queue only.
+///
+/// The statement is finalized when the value is released.
+public final class Statement {
+    let handle: OpaquePointer
+    /// The SQL text, kept for error messages (never the bound arguments).
+    public let sql: String
+    unowned let connection: Connection
+
+    init(connection: Connection, sql: String) throws {
+        var handle: OpaquePointer?
+        let code = sql.withCString { sqlite3_prepare_v3(connection.handle, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil) }
+        guard code == SQLITE_OK, let handle else {
+            sqlite3_finalize(handle)
+            throw connection.error(code: code, sql: sql)
+        }
+        self.handle = handle
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Clears bindings and rewinds, ready for the next execution.
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: Binding (1-based parameter indexes, as in SQLite)
+
+    public func bind(_ values: [SQLValue]) throws {
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
+    }
+
+    public func bind(_ value: SQLValue, at index: Int32) throws {
+        let code: Int32
+        switch value {
+        case .null: code = sqlite3_bind_null(handle, index)
+        case .integer(let v): code = sqlite3_bind_int64(handle, index, v)
+        case .real(let v): code = sqlite3_bind_double(handle, index, v)
+        case .text(let v):
+            // An explicit length keeps text after an embedded NUL character.
+            code = sqlite3_bind_text(handle, index, v, Int32(v.utf8.count), replica_sqlite_transient())
+        case .blob(let v) where v.isEmpty:
+            // A zero-length blob bound through a null pointer would become NULL.
+            code = sqlite3_bind_zeroblob(handle, index, 0)
+        case .blob(let v):
+            code = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), replica_sqlite_transient()) }
+        }
+        guard code == SQLITE_OK else { throw connection.error(code: code, sql: sql) }
+    }
+
+    public func bind(_ value: String?, at index: Int32) throws {
+        try bind(SQLValue(value), at: index)
+    }
+
+    // MARK: Stepping
+
+    /// Advances to the next row. Returns `false` when the statement is done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.error(code: code, sql: sql)
+        }
+    }
+
+    /// Runs the statement to completion with the given arguments, then resets it.
+    public func run(_ values: [SQLValue] = []) throws {
+        defer { reset() }
+        try bind(values)
+        while try step() {}
+    }
+
+    /// Runs the statement and collects every row through `row`, then resets it.
+    public func rows<T>(_ values: [SQLValue] = [], _ row: (Statement) throws -> T) throws -> [T] {
+        defer { reset() }
+        try bind(values)
+        var result: [T] = []
+        while try step() { result.append(try row(self)) }
+        return result
+    }
+
+    /// Runs the statement and returns the first row through `row`, if any, then resets it.
+    public func firstRow<T>(_ values: [SQLValue] = [], _ row: (Statement) throws -> T) throws -> T? {
+        defer { reset() }
+        try bind(values)
+        return try step() ? try row(self) : nil
+    }
+
+    // MARK: Columns (0-based, as in SQLite)
+
+    public var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
+    public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+
+    public func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+
+    public func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    public func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    public func optionalBlob(_ column: Int32) -> [UInt8]? { isNull(column) ? nil : blob(column) }
+
+    public func value(_ column: Int32) -> SQLValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(int64(column))
+        case SQLITE_FLOAT: return .real(double(column))
+        case SQLITE_TEXT: return .text(text(column))
+        case SQLITE_BLOB: return .blob(blob(column))
+        default: return .null
+        }
+    }
+}

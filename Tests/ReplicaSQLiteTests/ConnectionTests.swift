@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@testable import ReplicaSQLite
+
+@Suite struct ConnectionTests {
+    let path: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/replica-sqlite-XXXXXX").utf8CString)
+        path = String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!)! }) + "/db.sqlite"
+    }
+
+    @Test func bindsAndReadsEveryValueKind() throws {
+        let connection = try Connection(path: path)
+        try connection.execute("CREATE TABLE t(a, b, c, d, e)")
+        try connection.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(7), .real(2.5), .text("é\u{0}x"), .blob([1, 2]), .null])
+        try connection.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(0), .real(0), .text(""), .blob([]), .null])
+        let rows = try connection.prepare("SELECT a, b, c, d, e FROM t ORDER BY rowid").rows { row in
+            (0..<5).map { row.value(Int32($0)) }
+        }
+        #expect(rows[0] == [.integer(7), .real(2.5), .text("é\u{0}x"), .blob([1, 2]), .null])
+        #expect(rows[1] == [.integer(0), .real(0), .text(""), .blob([]), .null])
+    }
+
+    @Test func aFailedTransactionRollsBack() throws {
+        let connection = try Connection(path: path)
+        try connection.execute("CREATE TABLE t(x UNIQUE)")
+        #expect(throws: SQLiteError.self) {
+            try connection.transaction {
+                try connection.execute("INSERT INTO t VALUES (1)")
+                try connection.execute("INSERT INTO t VALUES (1)")
+            }
+        }
+        #expect(try connection.scalarInt("SELECT count(*) FROM t") == 0)
+        #expect(!connection.isInTransaction)
+    }
+
+    @Test func errorsMatchTheirResultCodeAndNeverCarryArguments() throws {
+        let connection = try Connection(path: path)
+        try connection.execute("CREATE TABLE t(x UNIQUE)")
+        try connection.execute("INSERT INTO t VALUES (?)", [.text("secret-value")])
+        do {
+            try connection.execute("INSERT INTO t VALUES (?)", [.text("secret-value")])
+            Issue.record("a duplicate insert succeeded")
+        } catch let error as SQLiteError {
+            #expect(ResultCode.constraint ~= error.code)
+            #expect(!error.description.contains("secret-value"))
+        }
+    }
+
+    @Test func aSecondWriterWaitsForTheFirstInsteadOfFailing() throws {
+        let first = try Connection(path: path)
+        try first.execute("CREATE TABLE t(x)")
+        let second = try Connection(path: path)
+        try first.execute("BEGIN IMMEDIATE")
+        try first.execute("INSERT INTO t VALUES (1)")
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Outcome()
+        DispatchQueue.global().async {
+            outcome.set(Result { try second.transaction { try second.execute("INSERT INTO t VALUES (2)") } })
+            done.signal()
+        }
+        try first.execute("COMMIT")
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(throws: Never.self) { try outcome.get()?.get() }
+        #expect(try first.scalarInt("SELECT count(*) FROM t") == 2)
+    }
+
+    final class Outcome: @unchecked Sendable {
+        private let lock = NSLock()
+        private var result: Result<Void, any Error>?
+        func set(_ result: Result<Void, any Error>) { lock.withLock { self.result = result } }
+        func get() -> Result<Void, any Error>? { lock.withLock { result } }
+    }
+}

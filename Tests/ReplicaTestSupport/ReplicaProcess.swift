@@ -1,0 +1,76 @@
+import Foundation
+
+/// The result of running the built `replica` binary.
+public struct ProcessResult: Sendable {
+    public var status: Int32
+    /// Whether the process was killed by a signal rather than exiting.
+    public var wasSignaled: Bool
+    public var standardOutput: String
+    public var standardError: String
+}
+
+/// Runs the `replica` executable that `swift build` put beside the test bundle.
+public enum ReplicaProcess {
+    /// The built `replica` binary.
+    public static var executable: URL {
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("replica")
+        if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
+        // Fall back to the package's debug build folder.
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return package.appendingPathComponent(".build/debug/replica")
+    }
+
+    /// Runs `replica` with `arguments`, feeding `input` to its standard input, and waits for it.
+    ///
+    /// - Parameters:
+    ///   - environment: added to (and overriding) this process's environment.
+    ///   - timeout: the process is killed after this many seconds and the call throws.
+    public static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
+                           timeout: TimeInterval = 120) throws -> ProcessResult {
+        try run(executable: executable, arguments, input: input.map { Data($0.utf8) }, environment: environment, timeout: timeout)
+    }
+
+    /// Runs any executable the same way.
+    public static func run(executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+                           timeout: TimeInterval = 120) throws -> ProcessResult {
+        let scratch = try TemporaryDirectory("replica-process")
+        let outputURL = scratch.appending("stdout")
+        let errorURL = scratch.appending("stderr")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        if let input {
+            let inputURL = scratch.appending("stdin")
+            try input.write(to: inputURL)
+            process.standardInput = try FileHandle(forReadingFrom: inputURL)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        let finished = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in finished.signal() }
+        try process.run()
+        if finished.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            finished.wait()
+            throw ProcessTimeout(arguments: arguments, seconds: timeout)
+        }
+        return ProcessResult(
+            status: process.terminationStatus,
+            wasSignaled: process.terminationReason == .uncaughtSignal,
+            standardOutput: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "",
+            standardError: (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "")
+    }
+}
+
+/// A child process that did not finish in time.
+public struct ProcessTimeout: Error, CustomStringConvertible {
+    public var arguments: [String]
+    public var seconds: TimeInterval
+    public var description: String { "replica \(arguments.joined(separator: " ")) did not finish within \(seconds) s" }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// A fresh directory under the system's temporary folder, removed when the value is released.
+///
+/// For example:
+/// ```swift
+/// let directory = try TemporaryDirectory()
+/// let store = try Store(directory: directory.url)
+/// ```
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let url: URL
+    public var path: String { url.path }
+
+    public init(_ prefix: String = "replica-test") throws {
+        var template = Array((NSTemporaryDirectory() + "/\(prefix)-XXXXXX").utf8CString)
+        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        url = URL(fileURLWithPath: String(cString: created)).standardizedFileURL
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// A path inside the directory.
+    public func appending(_ component: String) -> URL {
+        url.appendingPathComponent(component)
+    }
+
+    /// Every regular file under the directory, recursively.
+    public func allFiles() -> [URL] {
+        guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey]) else { return [] }
+        return enumerator.compactMap { $0 as? URL }.filter {
+            (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
+        }
+    }
+
+    /// The files under the directory whose raw bytes contain `needle`.
+    public func filesContaining(_ needle: String) -> [URL] {
+        let bytes = Data(needle.utf8)
+        return allFiles().filter { file in
+            guard let data = try? Data(contentsOf: file) else { return false }
+            return data.range(of: bytes) != nil
+        }
+    }
+}

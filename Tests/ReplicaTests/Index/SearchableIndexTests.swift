@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+@testable import Replica
+import ReplicaTestSupport
+
+@Suite struct SearchableIndexTests {
+    let directory: TemporaryDirectory
+    let clock = Fixtures.ManualClock()
+    let store: Store
+    let index: SearchableIndex
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
+        index = try store.index(named: "Notes", account: "alice")
+    }
+
+    func identifiers(_ text: String, in index: SearchableIndex? = nil, _ adjust: (inout SearchQuery) -> Void = { _ in }) async throws -> [String] {
+        var query = SearchQuery(text)
+        adjust(&query)
+        return try await (index ?? self.index).search(query).map(\.item.uniqueIdentifier.rawValue)
+    }
+
+    // MARK: Index, replace, update
+
+    @Test func indexingTheSameIdentifierReplacesTheItem() async throws {
+        try await index.indexItems([Fixtures.item("n1", title: "Launch plan", text: "supplier risk")])
+        try await index.indexItems([Fixtures.item("n1", title: "Budget", text: "numbers only")])
+        #expect(try await index.itemCount() == 1)
+        #expect(try await identifiers("supplier").isEmpty)
+        #expect(try await identifiers("numbers") == ["n1"])
+        let stored = try await index.items(withIdentifiers: ["n1"])
+        #expect(stored.first?.attributeSet.title == "Budget")
+        #expect(stored.first?.attributeSet.textContent == "numbers only")
+    }
+
+    @Test func anUpdateMergesIntoTheStoredItem() async throws {
+        var attributes = AttributeSet(contentType: .plainText)
+        attributes.title = "Launch plan"
+        attributes.textContent = "supplier risk"
+        attributes.keywords = ["q3"]
+        try await index.indexItems([SearchableItem(uniqueIdentifier: "n1", domainIdentifier: "account.alice.notes", attributeSet: attributes, expirationDate: .distantFuture)])
+
+        var change = AttributeSet()
+        change.title = "Launch plan v2"
+        change.keywords = nil
+        try await index.indexItems([SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true)])
+
+        let stored = try #require(try await index.items(withIdentifiers: ["n1"]).first)
+        #expect(stored.attributeSet.title == "Launch plan v2")
+        #expect(stored.attributeSet.textContent == "supplier risk")
+        #expect(stored.attributeSet.keywords == nil)
+        #expect(stored.attributeSet.contentType == .plainText)
+        #expect(stored.domainIdentifier == "account.alice.notes")
+        #expect(stored.expirationDate == .distantFuture)
+        #expect(try await identifiers("supplier") == ["n1"])
+        #expect(try await identifiers("q3").isEmpty)
+    }
+
+    @Test func anUpdateOfAMissingItemIsIgnored() async throws {
+        var change = AttributeSet()
+        change.title = "Ghost"
+        try await index.indexItems([SearchableItem(uniqueIdentifier: "missing", attributeSet: change, isUpdate: true)])
+        #expect(try await index.itemCount() == 0)
+    }
+
+    @Test func aBadItemStopsTheWholeCallBeforeAnythingIsWritten() async throws {
+        let good = Fixtures.item("good", text: "fine")
+        let bad = Fixtures.item("", text: "no identifier")
+        await #expect(throws: ReplicaError.self) { try await index.indexItems([good, bad]) }
+        #expect(try await index.itemCount() == 0)
+    }
+
+    // MARK: Deletes
+
+    @Test func deletesByIdentifier() async throws {
+        try await index.indexItems([Fixtures.item("a", text: "alpha"), Fixtures.item("b", text: "alpha")])
+        #expect(try await index.deleteItems(withIdentifiers: ["a", "unknown"]) == 1)
+        #expect(try await identifiers("alpha") == ["b"])
+    }
+
+    @Test func aDomainDeleteCoversEveryDomainUnderIt() async throws {
+        try await index.indexItems([
+            Fixtures.item("1", text: "word", domain: "account.a"),
+            Fixtures.item("2", text: "word", domain: "account.a.notes"),
+            Fixtures.item("3", text: "word", domain: "account.a.notes.archive"),
+            Fixtures.item("4", text: "word", domain: "account.ab"),
+            Fixtures.item("5", text: "word", domain: "account.a-b"),
+            Fixtures.item("6", text: "word"),
+        ])
+        #expect(try await index.deleteItems(withDomainIdentifiers: ["account.a"]) == 3)
+        #expect(try await identifiers("word").sorted() == ["4", "5", "6"])
+    }
+
+    @Test func deleteAllEmptiesTheIndexButKeepsItUsable() async throws {
+        try await index.indexItems((0..<50).map { Fixtures.item("i\($0)", title: "Title \($0)", text: "common words") })
+        #expect(try await index.deleteAllItems() == 50)
+        #expect(try await index.itemCount() == 0)
+        #expect(try await identifiers("common").isEmpty)
+        try await index.indexItems([Fixtures.item("after", title: "Launch", text: "common")])
+        // Field weights survive the rebuild of the full-text table: a title match ranks first.
+        try await index.indexItems([Fixtures.item("body", title: "Other", text: "launch launch")])
+        #expect(try await identifiers("launch") == ["after", "body"])
+    }
+
+    // MARK: Expiration
+
+    @Test func anExpiredItemIsNeverReturnedAndIsPurged() async throws {
+        let now = clock.now
+        try await index.indexItems([
+            Fixtures.item("soon", text: "ephemeral", expiration: now.addingTimeInterval(60)),
+            Fixtures.item("later", text: "ephemeral", expiration: now.addingTimeInterval(3600)),
+        ])
+        #expect(try await identifiers("ephemeral").sorted() == ["later", "soon"])
+        clock.advance(by: 61)
+        #expect(try await identifiers("ephemeral") == ["later"])
+        #expect(try await index.itemCount() == 1)
+        #expect(try await index.items(withIdentifiers: ["soon"]).isEmpty)
+        var filterOnly = SearchQuery()
+        filterOnly.limit = 10
+        #expect(try await index.search(filterOnly).map(\.item.uniqueIdentifier) == ["later"])
+        #expect(try await index.purgeExpiredItems() == 1)
+        #expect(try await index.purgeExpiredItems() == 0)
+    }
+
+    @Test func anItemWithoutExpirationGetsTheDefaultLifetime() async throws {
+        try await index.indexItems([Fixtures.item("n", text: "thirty days", expiration: nil)])
+        let stored = try #require(try await index.items(withIdentifiers: ["n"]).first)
+        #expect(stored.expirationDate == clock.now.addingTimeInterval(30 * 24 * 3600))
+        clock.advance(by: 30 * 24 * 3600 + 1)
+        #expect(try await identifiers("thirty").isEmpty)
+    }
+
+    // MARK: Batches and client state
+
+    @Test func aBatchWritesNothingUntilItEndsThenEverythingWithItsState() async throws {
+        #expect(try await index.fetchLastClientState() == nil)
+        let batch = index.beginBatch()
+        try batch.indexItems([Fixtures.item("a", text: "batched"), Fixtures.item("b", text: "batched")])
+        try batch.deleteItems(withIdentifiers: ["b"])
+        #expect(try await index.itemCount() == 0)
+        try await batch.end(clientState: Data("cursor=2".utf8))
+        #expect(try await identifiers("batched") == ["a"])
+        #expect(try await index.fetchLastClientState() == Data("cursor=2".utf8))
+        #expect(performing: { try batch.indexItems([]) }, throws: { ($0 as? ReplicaError)?.code == .batchEnded })
+    }
+
+    @Test func aCompareAndSwapBatchEndsOnlyFromTheExpectedState() async throws {
+        let first = index.beginBatch()
+        try first.indexItems([Fixtures.item("a", text: "one")])
+        try await first.end(expectedClientState: nil, newClientState: Data("1".utf8))
+
+        let stale = index.beginBatch()
+        try stale.indexItems([Fixtures.item("b", text: "two")])
+        await #expect(performing: {
+            try await stale.end(expectedClientState: nil, newClientState: Data("2".utf8))
+        }, throws: { ($0 as? ReplicaError)?.code == .clientStateMismatch })
+        #expect(try await index.items(withIdentifiers: ["b"]).isEmpty)
+        #expect(try await index.fetchLastClientState() == Data("1".utf8))
+
+        let next = index.beginBatch()
+        try next.indexItems([Fixtures.item("b", text: "two")])
+        try await next.end(expectedClientState: Data("1".utf8), newClientState: Data("2".utf8))
+        #expect(try await index.fetchLastClientState() == Data("2".utf8))
+        #expect(try await index.itemCount() == 2)
+    }
+
+    @Test func refusesAnOversizedClientState() async throws {
+        let batch = index.beginBatch()
+        await #expect(throws: ReplicaError.self) {
+            try await batch.end(clientState: Data(count: SearchableIndex.maximumClientStateSize + 1))
+        }
+    }
+}

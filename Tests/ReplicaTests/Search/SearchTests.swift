@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import Replica
+import ReplicaTestSupport
+
+@Suite struct SearchTests {
+    let directory: TemporaryDirectory
+    let store: Store
+    let index: SearchableIndex
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try Store(directory: directory.url)
+        index = try store.index(account: "alice")
+    }
+
+    func found(_ text: String?, _ adjust: (inout SearchQuery) -> Void = { _ in }) async throws -> [String] {
+        var query = SearchQuery(text)
+        adjust(&query)
+        return try await index.search(query).map(\.item.uniqueIdentifier.rawValue)
+    }
+
+    @Test func ranksTitleAboveKeywordsAboveDescriptionAboveBody() async throws {
+        func item(_ id: String, _ key: AttributeKey) -> SearchableItem {
+            var attributes = AttributeSet(contentType: .plainText)
+            attributes.title = "untitled \(id)"
+            attributes.textContent = "filler text of the same length here"
+            attributes[key] = key == .keywords ? .texts(["zephyr"]) : .text("zephyr")
+            if key == .textContent { attributes.textContent = "zephyr filler text of the same length" }
+            return SearchableItem(uniqueIdentifier: ItemIdentifier(id), attributeSet: attributes, expirationDate: .distantFuture)
+        }
+        try await index.indexItems([item("body", .textContent), item("description", .contentDescription),
+                                    item("title", .title), item("keywords", .keywords)])
+        #expect(try await found("zephyr") == ["title", "keywords", "description", "body"])
+        let scores = try await index.search(SearchQuery("zephyr")).map(\.score)
+        #expect(scores == scores.sorted(by: >))
+        #expect(scores.allSatisfy { $0 > 0 })
+    }
+
+    @Test func stemsPrefixesAndPhrases() async throws {
+        try await index.indexItems([
+            Fixtures.item("1", text: "The launches were delayed by the supplier"),
+            Fixtures.item("2", text: "delayed supplier launches"),
+            Fixtures.item("3", text: "supplementary notes"),
+        ])
+        #expect(try await found("launching").sorted() == ["1", "2"])
+        #expect(try await found("suppl*").sorted() == ["1", "2", "3"])
+        #expect(try await found(#""by the supplier""#) == ["1"])
+        #expect(try await found(#""supplier launches""#) == ["2"])
+    }
+
+    @Test func snippetsMarkTheMatchedWords() async throws {
+        try await index.indexItems([Fixtures.item("1", text: "Budget review. The launch risk is the supplier. Other words follow.")])
+        let result = try #require(try await index.search(SearchQuery("launch risk")).first)
+        #expect(result.snippet?.contains("[launch] [risk]") == true)
+    }
+
+    @Test func operatorWordsAndCharactersAreSearchedAsText() async throws {
+        try await index.indexItems([
+            Fixtures.item("ops", text: "salt and pepper, near or far, not now"),
+            Fixtures.item("other", text: "nothing relevant"),
+        ])
+        for word in ["and", "AND", "near", "NEAR", "or", "OR", "not", "NOT"] {
+            #expect(try await found(word) == ["ops"], "\(word)")
+        }
+        // Every FTS5 operator character, alone and around words: results or a clear error, never a crash.
+        let punctuation = [#"""#, "(", ")", "*", "^", ":", "-", "+", "{", "}", "[", "]", ",", ".", "\"\"", "\u{0}", "'"]
+        for fragment in punctuation {
+            #expect(try await found("salt \(fragment) pepper") == ["ops"], "salt \(fragment) pepper")
+            #expect(try await found("salt\(fragment)") == ["ops"], "salt\(fragment)")
+            await #expect(performing: { try await index.search(SearchQuery(fragment)) }, throws: { error in
+                (error as? ReplicaError)?.code == .invalidQuery
+            })
+        }
+        #expect(try await found("NEAR(") == ["ops"])
+        #expect(try await found("AND(pepper") == ["ops"])
+        #expect(try await found("-salt") == ["ops"])
+    }
+
+    @Test func textFullOfQuerySyntaxFindsTheDocumentThatContainsIt() async throws {
+        let text = #"Use NEAR(alpha, 2) AND title:beta OR "gamma" NOT {delta} ^epsilon* in queries."#
+        try await index.indexItems([Fixtures.item("syntax", text: text), Fixtures.item("other", text: "alpha beta")])
+        #expect(try await found(text) == ["syntax"])
+        #expect(try await found("title:beta") == ["syntax"])
+        #expect(try await found("NEAR(alpha, 2)") == ["syntax"])
+    }
+
+    @Test func filtersOnContentTypeHierarchy() async throws {
+        try await index.indexItems([
+            Fixtures.item("md", text: "shared", contentType: .markdown),
+            Fixtures.item("mail", text: "shared", contentType: .emailMessage),
+            Fixtures.item("photo", text: "shared", contentType: .image),
+        ])
+        #expect(try await found("shared") { $0.contentTypes = [.text] }.sorted() == ["mail", "md"])
+        #expect(try await found("shared") { $0.contentTypes = [.plainText] } == ["md"])
+        #expect(try await found("shared") { $0.contentTypes = [.message, .image] }.sorted() == ["mail", "photo"])
+    }
+
+    @Test func filtersOnDomainsDatesAndPeople() async throws {
+        let day: TimeInterval = 86_400
+        let base = Date(timeIntervalSince1970: 1_795_000_000)
+        func item(_ id: String, domain: String, created: Date, authors: [String], recipients: [String]) -> SearchableItem {
+            var attributes = AttributeSet(contentType: .emailMessage)
+            attributes.textContent = "quarterly report"
+            attributes.contentCreationDate = created
+            attributes.contentModificationDate = created.addingTimeInterval(day)
+            attributes.authors = authors.map { Person(displayName: $0, handles: ["\($0.lowercased())@example.com"]) }
+            attributes.recipientNames = recipients
+            return SearchableItem(uniqueIdentifier: ItemIdentifier(id), domainIdentifier: DomainIdentifier(domain), attributeSet: attributes, expirationDate: .distantFuture)
+        }
+        try await index.indexItems([
+            item("1", domain: "account.a.mail", created: base, authors: ["Shelly"], recipients: ["Ada Lovelace"]),
+            item("2", domain: "account.a.mail.sent", created: base + 10 * day, authors: ["Ada"], recipients: ["Shelly"]),
+            item("3", domain: "account.a.notes", created: base + 20 * day, authors: ["Grace"], recipients: []),
+        ])
+        #expect(try await found("report") { $0.domains = ["account.a.mail"] }.sorted() == ["1", "2"])
+        #expect(try await found("report") { $0.created = DateRange(start: base + day) }.sorted() == ["2", "3"])
+        #expect(try await found("report") { $0.created = DateRange(start: base, end: base + 10 * day) } == ["1"])
+        #expect(try await found("report") { $0.modified = DateRange(end: base + 2 * day) } == ["1"])
+        #expect(try await found("report") { $0.authors = ["shelly"] } == ["1"])
+        #expect(try await found("report") { $0.authors = ["grace@example.com"] } == ["3"])
+        #expect(try await found("report") { $0.recipients = ["lovelace"] } == ["1"])
+        // People are searchable words too.
+        #expect(try await found("Grace") == ["3"])
+        // Without words, filters list matching items newest first.
+        #expect(try await found(nil) { $0.domains = ["account.a"] } == ["3", "2", "1"])
+    }
+
+    @Test func refusesALimitOutOfRange() async throws {
+        await #expect(throws: ReplicaError.self) { try await index.search(SearchQuery("x", limit: 0)) }
+        await #expect(throws: ReplicaError.self) { try await index.search(SearchQuery("x", limit: 1_000_000)) }
+    }
+}
