@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Replica", targets: ["Replica"]),
+        // The SQLite layer on its own, for the benchmark's raw-FTS5 baseline.
+        .library(name: "ReplicaSQLite", targets: ["ReplicaSQLite"]),
         .executable(name: "replica", targets: ["ReplicaCLI"]),
     ],
     targets: [

@@ -68,8 +68,9 @@ public final class Statement {
         case .integer(let v): code = sqlite3_bind_int64(handle, index, v)
         case .real(let v): code = sqlite3_bind_double(handle, index, v)
         case .text(let v):
-            // An explicit length keeps text after an embedded NUL character.
-            code = sqlite3_bind_text(handle, index, v, Int32(v.utf8.count), replica_sqlite_transient())
+            // withCString hands over a native string's own bytes without copying them; the explicit
+            // length keeps text after an embedded NUL character. SQLite copies the bytes (TRANSIENT).
+            code = v.withCString { sqlite3_bind_text(handle, index, $0, Int32(v.utf8.count), replica_sqlite_transient()) }
         case .blob(let v) where v.isEmpty:
             // A zero-length blob bound through a null pointer would become NULL.
             code = sqlite3_bind_zeroblob(handle, index, 0)

@@ -1,1 +1,276 @@
+import Foundation
 import Testing
+import ReplicaTestSupport
+
+/// End-to-end tests: they run the built `replica` binary and check what it prints and how it exits.
+@Suite struct CLITests {
+    let directory: TemporaryDirectory
+    var store: String { directory.path + "/store" }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    @discardableResult
+    func replica(_ arguments: String..., input: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
+        try ReplicaProcess.run(["--store", store] + arguments, input: input, environment: environment)
+    }
+
+    static func line(_ id: String, title: String, text: String, domain: String? = nil, modified: String? = nil,
+                     type: String = "public.plain-text") -> String {
+        var attributes = #""title": "\#(title)", "textContent": "\#(text)", "contentType": "\#(type)""#
+        if let modified { attributes += #", "contentModificationDate": "\#(modified)""# }
+        let domainPart = domain.map { #", "domainIdentifier": "\#($0)""# } ?? ""
+        return #"{"uniqueIdentifier": "\#(id)"\#(domainPart), "expirationDate": "2099-01-01T00:00:00Z", "attributes": {\#(attributes)}}"#
+    }
+
+    // MARK: Import and search
+
+    @Test func importThenSearchPrintsTheDocumentedJSON() throws {
+        let lines = [
+            Self.line("n1", title: "Launch plan", text: "The launch risk is the supplier.", domain: "account.a.notes", modified: "2026-11-20T10:00:00Z"),
+            Self.line("n2", title: "Budget", text: "Numbers, and no launch words at all... except launch.", domain: "account.a.notes"),
+        ].joined(separator: "\n")
+        let imported = try replica("import", "--account", "a", "-", input: lines)
+        #expect(imported.status == 0)
+        #expect(imported.standardOutput.isEmpty)
+        #expect(imported.standardError == "replica: imported 2 items into account 'a'\n")
+
+        let search = try replica("search", "--json", "launch", "risk")
+        #expect(search.status == 0)
+        #expect(search.standardError.isEmpty)
+        let output = search.standardOutput
+        #expect(output.hasSuffix("}\n") && output.split(separator: "\n").count == 1)
+        // Keys in the documented order, values as imported.
+        let prefix = #"{"results":[{"account":"a","uniqueIdentifier":"n1","domainIdentifier":"account.a.notes","score":"#
+        #expect(output.hasPrefix(prefix), "\(output)")
+        let afterScore = try #require(output.range(of: #","title""#)).lowerBound
+        let score = try #require(Double(output[output.index(output.startIndex, offsetBy: prefix.count)..<afterScore]))
+        #expect(score > 0)
+        #expect(output[afterScore...].hasPrefix(#","title":"Launch plan","snippet":"The [launch] [risk] is the supplier.","contentType":"public.plain-text","contentModificationDate":"2026-11-20T10:00:00Z","#))
+    }
+
+    @Test func noMatchPrintsAnEmptyListAndSucceeds() throws {
+        try replica("import", "--account", "a", "-", input: Self.line("n1", title: "T", text: "words"))
+        let search = try replica("search", "--json", "absent")
+        #expect(search.status == 0)
+        #expect(search.standardOutput == "{\"results\":[]}\n")
+    }
+
+    @Test func aQueryWithNoWordFailsWithoutNamingTheEngine() throws {
+        try replica("import", "--account", "a", "-", input: Self.line("n1", title: "T", text: "words"))
+        for query in [#"""#, "()", "* : ^", #""( )""#, "NEAR("] {
+            let search = try replica("search", "--json", query)
+            if query == "NEAR(" {
+                #expect(search.status == 0, "a word, searched as a word")
+                continue
+            }
+            #expect(search.status == 1, "\(query)")
+            #expect(search.standardOutput.isEmpty)
+            #expect(search.standardError.hasPrefix("replica: error: the query has no words to search for"))
+            for engine in ["fts", "FTS", "sqlite", "SQLite", "syntax error"] {
+                #expect(!search.standardError.contains(engine))
+            }
+        }
+    }
+
+    @Test func searchReadsDateAndTypeFiltersAndHumanOutput() throws {
+        let lines = [
+            Self.line("old", title: "Old launch", text: "launch", modified: "2025-01-01T00:00:00Z"),
+            Self.line("new", title: "New launch", text: "launch", modified: "2026-11-01T00:00:00Z", type: "net.daringfireball.markdown"),
+        ].joined(separator: "\n")
+        try replica("import", "--account", "a", "-", input: lines)
+        let recent = try replica("search", "--json", "--modified-after", "2026-01-01", "launch")
+        #expect(recent.standardOutput.contains(#""uniqueIdentifier":"new""#))
+        #expect(!recent.standardOutput.contains(#""uniqueIdentifier":"old""#))
+        let text = try replica("search", "--type", "public.text", "--limit", "1", "launch")
+        #expect(text.status == 0)
+        #expect(text.standardOutput.split(separator: "\n").first?.hasSuffix("launch") == true)
+        #expect(text.standardOutput.contains("account a"))
+        let bad = try replica("search", "--modified-after", "last tuesday", "launch")
+        #expect(bad.status == 2)
+        #expect(bad.standardError.contains("ISO 8601"))
+    }
+
+    @Test func anImportWithBadLinesAppliesTheRestAndExitsOne() throws {
+        let input = [
+            Self.line("good1", title: "Fine", text: "kept"),
+            "{not json",
+            #"{"attributes": {"title": "no id"}}"#,
+            #"{"uniqueIdentifier": "typed", "attributes": {"rating": "five"}}"#,
+            Self.line("good2", title: "Also fine", text: "kept"),
+        ].joined(separator: "\n")
+        let result = try replica("import", "--account", "a", "-", input: input)
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("line 2: malformed JSON"))
+        #expect(result.standardError.contains("line 3: the item has no uniqueIdentifier"))
+        #expect(result.standardError.contains("line 4: item 'typed': attribute 'rating' must be a number"))
+        #expect(result.standardError.contains("imported 2 items into account 'a'; rejected 3 lines"))
+        let search = try replica("search", "--json", "kept")
+        #expect(search.standardOutput.components(separatedBy: "uniqueIdentifier").count == 3)
+    }
+
+    @Test func aLineThatIsNotUTF8IsReportedByNumber() throws {
+        var bytes = Data((Self.line("ok", title: "Fine", text: "kept") + "\n").utf8)
+        bytes.append(contentsOf: [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D, 0x0A])
+        let file = directory.appending("bad.jsonl")
+        try bytes.write(to: file)
+        let result = try replica("import", "--account", "a", file.path)
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("line 2: the line is not valid UTF-8 text"))
+    }
+
+    // MARK: Usage and exit codes
+
+    @Test func usageErrorsExitTwoAndSayWhatToDo() throws {
+        let cases: [([String], String)] = [
+            (["frobnicate"], "unknown command 'frobnicate'"),
+            (["import", "-"], "this command needs --account ID"),
+            (["search", "--limit", "0", "x"], "option --limit needs a whole number from 1 to 10000"),
+            (["search", "--bogus", "x"], "unknown option --bogus"),
+            (["delete", "--account", "a"], "say what to delete"),
+            (["delete", "--account", "a", "--id", "x", "--all"], "use one of --id, --domain and --all"),
+            (["accounts", "explode"], "unknown accounts action 'explode'"),
+            (["switch-account"], "switch-account needs one account ID"),
+        ]
+        for (arguments, message) in cases {
+            let result = try ReplicaProcess.run(["--store", store] + arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
+            #expect(result.standardOutput.isEmpty)
+        }
+        let bare = try ReplicaProcess.run([])
+        #expect(bare.status == 2)
+        #expect(bare.standardOutput.contains("Usage: replica"))
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        for command in ["import", "search", "delete", "status", "accounts", "switch-account"] {
+            for form in [[command, "--help"], ["--help", command], ["help", command], [command, "-h"]] {
+                let result = try ReplicaProcess.run(form)
+                #expect(result.status == 0, "\(form)")
+                #expect(result.standardOutput.hasPrefix("Usage: replica"), "\(form)")
+            }
+        }
+        let top = try ReplicaProcess.run(["--help"])
+        #expect(top.status == 0)
+        #expect(top.standardOutput.contains("switch-account"))
+        #expect(try ReplicaProcess.run(["--version"]).standardOutput.hasPrefix("replica "))
+    }
+
+    @Test func theStoreComesFromTheOptionTheEnvironmentOrXDG() throws {
+        let input = Self.line("n1", title: "T", text: "located")
+        let xdg = directory.path + "/xdg"
+        let fromXDG = try ReplicaProcess.run(["import", "--account", "a", "-"], input: input,
+                                             environment: ["XDG_DATA_HOME": xdg, "REPLICA_STORE": ""])
+        #expect(fromXDG.status == 0)
+        #expect(FileManager.default.fileExists(atPath: xdg + "/replica/catalog.sqlite"))
+        let fromEnvironment = try ReplicaProcess.run(["search", "--json", "located"], environment: ["REPLICA_STORE": xdg + "/replica"])
+        #expect(fromEnvironment.standardOutput.contains(#""uniqueIdentifier":"n1""#))
+    }
+
+    // MARK: Deletes, accounts, status
+
+    @Test func deletesByIdentifierDomainAndAll() throws {
+        let lines = [
+            Self.line("1", title: "a", text: "word", domain: "account.a"),
+            Self.line("2", title: "b", text: "word", domain: "account.a.notes"),
+            Self.line("3", title: "c", text: "word", domain: "account.ab"),
+            Self.line("4", title: "d", text: "word"),
+            Self.line("5", title: "e", text: "word"),
+        ].joined(separator: "\n")
+        try replica("import", "--account", "a", "-", input: lines)
+        #expect(try replica("delete", "--account", "a", "--json", "--domain", "account.a").standardOutput == "{\"deleted\":2}\n")
+        #expect(try replica("delete", "--account", "a", "--json", "--id", "4", "5", "missing").standardOutput == "{\"deleted\":2}\n")
+        #expect(try replica("delete", "--account", "a", "--json", "--all").standardOutput == "{\"deleted\":1}\n")
+        #expect(try replica("delete", "--account", "nobody", "--json", "--all").standardOutput == "{\"deleted\":0}\n")
+        #expect(try replica("accounts").standardOutput == "a\n", "deleting from an unknown account does not create it")
+    }
+
+    @Test func statusShowsCountsSizesAndTheClientState() throws {
+        let lines = (1...3).map { Self.line("n\($0)", title: "t", text: "word") }.joined(separator: "\n")
+        try replica("import", "--account", "b", "--client-state", "cursor=3", "-", input: lines)
+        try replica("import", "--account", "a", "-", input: lines)
+        let status = try replica("status", "--json")
+        #expect(status.status == 0)
+        let text = status.standardOutput
+        #expect(text.contains(#""accounts":[{"id":"a","itemCount":3,"indexBytes":"#))
+        #expect(text.contains(#"{"id":"b","itemCount":3,"indexBytes":"#))
+        #expect(text.contains(#""lastClientState":"cursor=3""#))
+        #expect(text.contains(#""lastClientState":null"#))
+        let human = try replica("status")
+        #expect(human.standardOutput.contains("account b: 3 items"))
+        #expect(human.standardOutput.contains("client state cursor=3"))
+    }
+
+    @Test func accountsSignInListSignOutAndSwitch() throws {
+        try replica("accounts", "sign-in", "x")
+        try replica("import", "--account", "y", "-", input: Self.line("n", title: "t", text: "word"))
+        #expect(try replica("accounts", "list").standardOutput == "x\ny\n")
+        #expect(try replica("accounts", "--json").standardOutput.hasPrefix(#"{"accounts":[{"id":"x","signedInAt":"#))
+        let removed = try replica("accounts", "remove", "x")
+        #expect(removed.status == 0)
+        #expect(try replica("accounts").standardOutput == "y\n")
+        let again = try replica("accounts", "sign-out", "x")
+        #expect(again.status == 1)
+        #expect(again.standardError.contains("the store has no account 'x'"))
+        try replica("switch-account", "z")
+        #expect(try replica("accounts").standardOutput == "z\n")
+        #expect(try replica("search", "--json", "word").standardOutput == "{\"results\":[]}\n")
+    }
+
+    // MARK: Crashes and concurrency
+
+    @Test func aBatchKilledBeforeItsCommitLeavesTheIndexAndStateAsTheyWere() throws {
+        let first = (1...5).map { Self.line("old\($0)", title: "t", text: "before") }.joined(separator: "\n")
+        try replica("import", "--account", "a", "--client-state", "v1", "-", input: first)
+        let second = (1...500).map { Self.line("new\($0)", title: "t", text: "after") }.joined(separator: "\n")
+
+        let killed = try replica("import", "--account", "a", "--client-state", "v2", "-", input: second,
+                                 environment: ["REPLICA_TEST_CRASH": "batch.beforeCommit:1"])
+        #expect(killed.wasSignaled, "the crash point should have killed the import")
+        let afterCrash = try replica("status", "--json").standardOutput
+        #expect(afterCrash.contains(#""itemCount":5"#))
+        #expect(afterCrash.contains(#""lastClientState":"v1""#))
+        #expect(try replica("search", "--json", "after").standardOutput == "{\"results\":[]}\n")
+
+        let committed = try replica("import", "--account", "a", "--client-state", "v2", "-", input: second,
+                                    environment: ["REPLICA_TEST_CRASH": "batch.afterCommit:1"])
+        #expect(committed.wasSignaled)
+        let afterCommit = try replica("status", "--json").standardOutput
+        #expect(afterCommit.contains(#""itemCount":505"#))
+        #expect(afterCommit.contains(#""lastClientState":"v2""#))
+    }
+
+    @Test func concurrentWritersTakeTurnsInsteadOfFailing() throws {
+        let group = DispatchGroup()
+        let results = Recorder<ProcessResult>()
+        for writer in 0..<3 {
+            let lines = (0..<3000).map { Self.line("w\(writer)-\($0)", title: "t", text: "concurrent words \($0)") }.joined(separator: "\n")
+            DispatchQueue.global().async(group: group) {
+                if let result = try? ReplicaProcess.run(["--store", store, "import", "--account", "a", "-"], input: lines) {
+                    results.append(result)
+                }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 120) == .success)
+        #expect(results.all.count == 3)
+        #expect(results.all.allSatisfy { $0.status == 0 }, "\(results.all.map(\.standardError))")
+        #expect(try replica("status", "--json").standardOutput.contains(#""itemCount":9000"#))
+    }
+
+    @Test func aSignOutInterruptedHalfwayHidesTheAccountAndIsFinishedNextTime() throws {
+        let canary = "qqcanary\(UInt32.random(in: 0..<UInt32.max))"
+        try replica("import", "--account", "gone", "-", input: Self.line("n", title: canary, text: "\(canary) body"))
+        try replica("import", "--account", "kept", "-", input: Self.line("k", title: "kept", text: "kept body"))
+        let killed = try replica("accounts", "sign-out", "gone", environment: ["REPLICA_TEST_CRASH": "signOut.recorded:1"])
+        #expect(killed.wasSignaled)
+        #expect(!directory.filesContaining(canary).isEmpty, "killed before the files were removed")
+
+        let search = try replica("search", "--json", canary)
+        #expect(search.standardOutput == "{\"results\":[]}\n")
+        #expect(search.standardError.contains("finished signing out account 'gone'"))
+        #expect(directory.filesContaining(canary).isEmpty)
+        #expect(try replica("accounts").standardOutput == "kept\n")
+    }
+}

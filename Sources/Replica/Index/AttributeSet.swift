@@ -176,8 +176,13 @@ public struct AttributeSet: Hashable, Sendable {
 
     /// The content type's tree: the item's own `contentTypeTree` when given, otherwise replica's table.
     public var contentTypeTree: [String] {
+        explicitContentTypeTree ?? (contentType ?? .item).tree
+    }
+
+    /// The `contentTypeTree` the item brings, if any.
+    var explicitContentTypeTree: [String]? {
         if case .texts(let tree)? = values[.contentTypeTree], !tree.isEmpty { return tree }
-        return (contentType ?? .item).tree
+        return nil
     }
 }
 
@@ -202,6 +207,44 @@ extension AttributeSet {
                 self[key] = try AttributeValue.fromJSON(value, for: key)
             }
         }
+    }
+
+    /// The keys an index can recover from its text columns instead of its stored JSON: `title` when it is
+    /// the only title-like attribute, `contentDescription` likewise (see ``TextColumns``).
+    var keysRecoverableFromText: Set<AttributeKey> {
+        var keys: Set<AttributeKey> = [.textContent, .contentType]
+        if values[.displayName] == nil && values[.subject] == nil { keys.insert(.title) }
+        if !TextColumns.roles.contains(where: { $0.value.0 == .description && $0.key != .contentDescription && values[$0.key] != nil }) {
+            keys.insert(.contentDescription)
+        }
+        return keys
+    }
+
+    /// The attributes an index stores as JSON: all but those it keeps in columns of its own (the text,
+    /// the content type, a lone title or description). Compact, keys sorted, and written directly without
+    /// building a ``JSON`` value first, because every indexed item goes through here.
+    func serializedJSON(excludingStoredElsewhere: Void) -> String {
+        let excluded = keysRecoverableFromText
+        var output = "{"
+        var first = true
+        for key in values.keys.sorted() where !excluded.contains(key) {
+            if !first { output += "," }
+            first = false
+            JSON.writeString(key.rawValue, to: &output)
+            output += ":"
+            switch values[key]! {
+            case .text(let text): JSON.writeString(text, to: &output)
+            case .texts(let texts):
+                output += "["
+                for (index, text) in texts.enumerated() {
+                    if index > 0 { output += "," }
+                    JSON.writeString(text, to: &output)
+                }
+                output += "]"
+            case let value: value.json(forCustomKey: !key.isSystem).write(to: &output)
+            }
+        }
+        return output + "}"
     }
 
     /// The attributes as a JSON object, keys sorted; removals are written as `null`.

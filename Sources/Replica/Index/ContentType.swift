@@ -95,15 +95,27 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, ExpressibleBySt
 
     /// This type and every type it conforms to, most specific first.
     public var tree: [String] {
+        Self.knownTrees[rawValue] ?? Self.computeTree(rawValue)
+    }
+
+    /// The trees of the known types, worked out once.
+    private static let knownTrees: [String: [String]] = {
+        var trees: [String: [String]] = [:]
+        for name in parents.keys { trees[name] = computeTree(name) }
+        trees[item.rawValue] = computeTree(item.rawValue)
+        return trees
+    }()
+
+    private static func computeTree(_ rawValue: String) -> [String] {
         var result: [String] = []
         var queue = [rawValue]
         while !queue.isEmpty {
             let next = queue.removeFirst()
             guard !result.contains(next) else { continue }
             result.append(next)
-            queue.append(contentsOf: Self.parents[next] ?? [])
+            queue.append(contentsOf: parents[next] ?? [])
         }
-        if !result.contains(Self.item.rawValue) { result.append(Self.item.rawValue) }
+        if !result.contains(item.rawValue) { result.append(item.rawValue) }
         return result
     }
 

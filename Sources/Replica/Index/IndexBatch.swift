@@ -95,7 +95,7 @@ public final class IndexBatch: Sendable {
             }
             for operation in pending {
                 switch operation {
-                case .index(let items): for item in items { try writer.index(item) }
+                case .index(let items): try writer.index(contentsOf: items)
                 case .deleteIdentifiers(let identifiers): try writer.delete(identifiers: identifiers)
                 case .deleteDomains(let domains): try writer.delete(domains: domains)
                 case .deleteAll: try writer.deleteAll()

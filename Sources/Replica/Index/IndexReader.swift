@@ -15,12 +15,15 @@ struct IndexReader {
     let connection: Connection
     let now: Date
 
-    static let itemColumns = "items.identifier, items.domain, items.attributes, items.owner, items.source_version, items.indexed, items.expires"
+    static let itemColumns = """
+        items.identifier, items.domain, items.attributes, items.owner, items.source_version, items.indexed, items.expires,
+        items.content_type, items.title, items.description
+        """
 
     /// Decodes an item from the columns in ``itemColumns``, starting at `offset`.
     static func decodeItem(_ row: Statement, offset: Int32 = 0, textContent: String? = nil) throws -> (SearchableItem, ItemOrigin, Date) {
-        var attributes = try decodeAttributes(row.text(offset + 2))
-        if let textContent { attributes.textContent = textContent }
+        let attributes = try decodeAttributes(row.text(offset + 2), contentType: row.optionalText(offset + 7), body: textContent,
+                                              title: row.text(offset + 8), description: row.text(offset + 9))
         let expires = row.double(offset + 6)
         let item = SearchableItem(
             uniqueIdentifier: ItemIdentifier(row.text(offset)),
@@ -31,12 +34,21 @@ struct IndexReader {
         return (item, origin, Date(timeIntervalSince1970: row.double(offset + 5)))
     }
 
-    static func decodeAttributes(_ text: String) throws -> AttributeSet {
+    /// Rebuilds an attribute set from its stored JSON and the attributes kept in columns of their own
+    /// (the inverse of `AttributeSet.serializedJSON(excludingStoredElsewhere:)`).
+    static func decodeAttributes(_ text: String, contentType: String?, body: String?, title: String, description: String) throws -> AttributeSet {
+        var attributes: AttributeSet
         do {
-            return try AttributeSet(json: JSON.parse(text))
+            attributes = try AttributeSet(json: JSON.parse(text))
         } catch {
             throw ReplicaError(.corruptIndex, "an item's stored attributes cannot be read back", cause: error)
         }
+        let recoverable = attributes.keysRecoverableFromText
+        if let contentType { attributes.contentType = ContentType(rawValue: contentType) }
+        if let body, !body.isEmpty { attributes.textContent = body }
+        if recoverable.contains(.title), !title.isEmpty { attributes.title = title }
+        if recoverable.contains(.contentDescription), !description.isEmpty { attributes.contentDescription = description }
+        return attributes
     }
 
     /// Runs a search; rows whose stored attributes cannot be read are left out and named in `unreadable`.
@@ -62,7 +74,7 @@ struct IndexReader {
             _ = try connection.cached(sql).rows(arguments) { row in
                 do {
                     let (item, origin, indexed) = try Self.decodeItem(row)
-                    found.append(FoundItem(item: item, score: row.double(7), snippet: row.optionalText(8), origin: origin, indexedAt: indexed))
+                    found.append(FoundItem(item: item, score: row.double(10), snippet: row.optionalText(11), origin: origin, indexedAt: indexed))
                 } catch {
                     unreadable.append(ItemIdentifier(row.text(0)))
                 }
@@ -82,7 +94,13 @@ struct IndexReader {
             sql += " AND (" + Array(repeating: clause, count: values.count).joined(separator: " OR ") + ")"
             for value in values { arguments += bind(value) }
         }
-        anyOf(query.contentTypes.map(\.rawValue), "instr(items.type_tree, ?) > 0") { [.text(" \($0) ")] }
+        // Every item conforms to public.item, including those without a type; other filters match the
+        // types recorded with their trees.
+        if !query.contentTypes.isEmpty && !query.contentTypes.contains(.item) {
+            let clause = Array(repeating: "instr(tree, ?) > 0", count: query.contentTypes.count).joined(separator: " OR ")
+            sql += " AND items.content_type IN (SELECT name FROM content_types WHERE \(clause))"
+            arguments += query.contentTypes.map { .text(" \($0.rawValue) ") }
+        }
         anyOf(query.domains.map(\.rawValue), "(items.domain = ? OR (items.domain >= ? AND items.domain < ?))") {
             [.text($0), .text($0 + "."), .text($0 + "/")]
         }
@@ -105,12 +123,11 @@ struct IndexReader {
     /// The items with these identifiers that are in the index and not expired, with their full text.
     func items(withIdentifiers identifiers: [ItemIdentifier]) throws -> [(SearchableItem, ItemOrigin, Date)] {
         let statement = try connection.cached("""
-            SELECT \(Self.itemColumns), items_text.body FROM items JOIN items_text ON items_text.rowid = items.id
-            WHERE items.identifier = ? AND items.expires > ?
+            SELECT \(Self.itemColumns), items.body FROM items WHERE items.identifier = ? AND items.expires > ?
             """)
         return try identifiers.compactMap { identifier in
             try statement.firstRow([.text(identifier.rawValue), .real(now.timeIntervalSince1970)]) { row in
-                try Self.decodeItem(row, textContent: row.optionalText(7).flatMap { $0.isEmpty ? nil : $0 })
+                try Self.decodeItem(row, textContent: row.optionalText(10))
             }
         }
     }

@@ -183,9 +183,7 @@ public final class SearchableIndex: Sendable {
     ///   (nothing is written then).
     public func indexItems(_ items: [SearchableItem]) async throws {
         for item in items { try item.validate() }
-        try await write { writer in
-            for item in items { try writer.index(item) }
-        }
+        try await write { writer in try writer.index(contentsOf: items) }
     }
 
     /// Deletes the items with these identifiers. Identifiers not in the index are ignored.
@@ -276,6 +274,13 @@ public final class SearchableIndex: Sendable {
             var info = stat()
             return total + (stat(path + suffix, &info) == 0 ? Int(info.st_size) : 0)
         }
+    }
+
+    /// Copies the write-ahead log into the index file, then returns the size of the files: the size the
+    /// index settles at, without the log of recent writes.
+    public func compactedFileSize() async throws -> Int {
+        try await database.withWriter { connection in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        return fileSize()
     }
 
     // MARK: Delegate

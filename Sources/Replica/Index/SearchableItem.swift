@@ -36,6 +36,17 @@ public struct SearchableItem: Hashable, Sendable {
     /// The largest item accepted, in bytes of text and data.
     public static let maximumByteCount = 16 << 20
 
+    /// Whether a domain has two dots in a row (checked on bytes: this runs for every item).
+    private static func hasEmptyLevel(_ domain: String) -> Bool {
+        var previousWasDot = false
+        for byte in domain.utf8 {
+            let isDot = byte == UInt8(ascii: ".")
+            if isDot && previousWasDot { return true }
+            previousWasDot = isDot
+        }
+        return false
+    }
+
     /// Checks identifiers and size before the item goes near the index.
     ///
     /// - Throws: ``ReplicaError`` with code `invalidItem` saying what to fix.
@@ -46,7 +57,7 @@ public struct SearchableItem: Hashable, Sendable {
             throw ReplicaError(.invalidItem, "uniqueIdentifier is longer than \(ItemIdentifier.maximumLength) bytes")
         }
         if let domain = domainIdentifier?.rawValue {
-            if domain.isEmpty || domain.hasPrefix(".") || domain.hasSuffix(".") || domain.contains("..") {
+            if domain.isEmpty || domain.hasPrefix(".") || domain.hasSuffix(".") || Self.hasEmptyLevel(domain) {
                 throw ReplicaError(.invalidItem, "item '\(identifier)': domainIdentifier must be non-empty names separated by single dots")
             }
         }

@@ -199,7 +199,18 @@ extension JSON {
     }
 
     static func writeString(_ value: String, to output: inout String) {
+        // Most strings need no escaping: append them whole rather than scalar by scalar.
+        var needsEscaping = false
+        for byte in value.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0xE2 {
+            needsEscaping = true
+            break
+        }
         output += "\""
+        if !needsEscaping {
+            output += value
+            output += "\""
+            return
+        }
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": output += "\\\""

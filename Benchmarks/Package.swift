@@ -1,0 +1,18 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// The benchmarks live in their own package so the main package stays free of anything but itself.
+let package = Package(
+    name: "replica-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "replica", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "replica-bench",
+            dependencies: [
+                .product(name: "Replica", package: "replica"),
+                .product(name: "ReplicaSQLite", package: "replica"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,117 @@
+import Foundation
+import Replica
+import ReplicaSQLite
+
+/// Issue 2's benchmark: bulk indexing throughput and top-20 search latency, replica beside raw FTS5.
+enum IndexBenchmark {
+    static let tokenizer = "porter unicode61 remove_diacritics 2"
+
+    static func run(corpus: String, itemCount: Int, rounds: Int, queryCount: Int) async throws {
+        let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
+        let bytes = paragraphs.reduce(0) { $0 + $1.body.utf8.count + $1.title.utf8.count }
+        print("corpus: \(paragraphs.count) paragraphs, \(bytes / 1_048_576) MiB of text, \(rounds) rounds")
+        let queries = Corpus.queries(from: paragraphs, count: queryCount, seed: 2026)
+        let common = Corpus.commonWords(from: paragraphs)
+
+        var rawRates: [Double] = [], replicaRates: [Double] = []
+        var rawTimes: [Double] = [], replicaTimes: [Double] = []
+        var rawCommon: [Double] = [], replicaCommon: [Double] = []
+        var rawSize = 0, replicaSize = 0
+        for round in 0..<rounds {
+            // Alternate who goes first, so neither always gets the warmer cache.
+            for contestant in (round % 2 == 0 ? ["raw", "replica"] : ["replica", "raw"]) {
+                let directory = try Measure.scratchDirectory(contestant)
+                defer { Measure.removeDirectory(directory) }
+                if contestant == "raw" {
+                    let raw = try RawFTS5(path: directory + "/raw.sqlite")
+                    let seconds = try await Measure.seconds { try raw.insert(paragraphs) }
+                    rawRates.append(Double(paragraphs.count) / seconds)
+                    rawTimes += try queries.map { query in try raw.timedSearch(query) }
+                    rawCommon += try common.map { word in try raw.timedSearch(word) }
+                    try raw.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    rawSize = raw.size
+                } else {
+                    let store = try Store(directory: URL(fileURLWithPath: directory))
+                    let index = try store.index(account: "bench")
+                    let items = paragraphs.map(makeItem)
+                    let seconds = try await Measure.seconds { try await index.indexItems(items) }
+                    replicaRates.append(Double(paragraphs.count) / seconds)
+                    for query in queries { replicaTimes.append(try await timedSearch(store, query)) }
+                    for word in common { replicaCommon.append(try await timedSearch(store, word)) }
+                    replicaSize = try await index.compactedFileSize()
+                }
+            }
+        }
+        let rawRate = Measure.median(rawRates), replicaRate = Measure.median(replicaRates)
+        // Each round measures both back to back; the ratio within a round is steadier than a ratio of medians
+        // on a shared machine.
+        let ratios = zip(replicaRates, rawRates).map { $0 / $1 }
+        func ms(_ values: [Double], _ p: Double) -> String { Measure.format(Measure.percentile(values, p) * 1000) }
+        print("""
+
+            | measure | raw SQLite FTS5 | replica | replica ÷ raw |
+            |---|---|---|---|
+            | items indexed per second (one transaction, median of \(rounds)) | \(Int(rawRate)) | \(Int(replicaRate)) | \(Measure.format(Measure.median(ratios))) (rounds: \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!))) |
+            | top-20 search p50, two-word queries (ms) | \(ms(rawTimes, 50)) | \(ms(replicaTimes, 50)) | +\(Measure.format((Measure.percentile(replicaTimes, 50) - Measure.percentile(rawTimes, 50)) * 1000)) ms |
+            | top-20 search p99, two-word queries (ms) | \(ms(rawTimes, 99)) | \(ms(replicaTimes, 99)) | \(Measure.format(Measure.percentile(replicaTimes, 99) / Measure.percentile(rawTimes, 99))) |
+            | top-20 search p50, one word in >10% of items (ms) | \(ms(rawCommon, 50)) | \(ms(replicaCommon, 50)) | +\(Measure.format((Measure.percentile(replicaCommon, 50) - Measure.percentile(rawCommon, 50)) * 1000)) ms |
+            | top-20 search p99, one word in >10% of items (ms) | \(ms(rawCommon, 99)) | \(ms(replicaCommon, 99)) | \(Measure.format(Measure.percentile(replicaCommon, 99) / Measure.percentile(rawCommon, 99))) |
+            | index size on disk (MiB) | \(rawSize / 1_048_576) | \(replicaSize / 1_048_576) | \(Measure.format(Double(replicaSize) / Double(rawSize))) |
+
+            queries: \(queries.count) two-word queries × \(rounds) rounds; \(common.count) common words × \(rounds) rounds
+            """)
+    }
+
+    static func makeItem(_ paragraph: Paragraph) -> SearchableItem {
+        var attributes = AttributeSet(contentType: .plainText)
+        attributes.title = paragraph.title
+        attributes.textContent = paragraph.body
+        return SearchableItem(uniqueIdentifier: ItemIdentifier(paragraph.identifier), domainIdentifier: "bench.docs",
+                              attributeSet: attributes, expirationDate: .distantFuture)
+    }
+
+    static func timedSearch(_ store: Store, _ text: String) async throws -> Double {
+        var query = SearchQuery(text)
+        query.limit = 20
+        var count = 0
+        let seconds = try await Measure.seconds { count = try await store.search(query).count }
+        _ = count
+        return seconds
+    }
+}
+
+/// The baseline: one FTS5 table of (title, body), with the same tokenizer, weights and pragmas.
+final class RawFTS5 {
+    let connection: Connection
+    let path: String
+
+    init(path: String) throws {
+        self.path = path
+        connection = try Connection(path: path)
+        try connection.execute("CREATE VIRTUAL TABLE t USING fts5(title, body, tokenize = '\(IndexBenchmark.tokenizer)')")
+        try connection.execute("INSERT INTO t(t, rank) VALUES ('rank', 'bm25(10.0, 1.0)')")
+    }
+
+    func insert(_ paragraphs: [Paragraph]) throws {
+        let statement = try connection.prepare("INSERT INTO t(title, body) VALUES (?, ?)")
+        try connection.transaction {
+            for paragraph in paragraphs { try statement.run([.text(paragraph.title), .text(paragraph.body)]) }
+        }
+    }
+
+    /// The same work a search does: a ranked top 20 with snippets, read into strings.
+    func timedSearch(_ text: String) throws -> Double {
+        let pattern = text.split(separator: " ").map { "\"\($0)\"" }.joined(separator: " ")
+        let start = DispatchTime.now().uptimeNanoseconds
+        let rows = try connection.cached("SELECT rowid, title, snippet(t, -1, '[', ']', '…', 24) FROM t WHERE t MATCH ? ORDER BY rank LIMIT 20")
+            .rows([.text(pattern)]) { row in (row.int64(0), row.text(1), row.text(2)) }
+        _ = rows.count
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    var size: Int {
+        ["", "-wal"].reduce(0) { total, suffix in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)
+        }
+    }
+}

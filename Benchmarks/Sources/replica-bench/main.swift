@@ -1,0 +1,53 @@
+import Foundation
+import Replica
+
+// replica-bench: the figures in BENCHMARKS.md, each beside a baseline measured in the same run.
+//
+//   swift run -c release --package-path Benchmarks replica-bench index --corpus DIR [--items N] [--rounds R]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+let usage = """
+    usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q]
+      DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
+    """
+
+do {
+    guard let command = arguments.first, let corpus = option("--corpus") else {
+        print(usage)
+        exit(2)
+    }
+    switch command {
+    case "index":
+        try await IndexBenchmark.run(
+            corpus: corpus,
+            itemCount: Int(option("--items") ?? "") ?? 100_000,
+            rounds: Int(option("--rounds") ?? "") ?? 3,
+            queryCount: Int(option("--queries") ?? "") ?? 200)
+    case "profile-index":
+        // Loads the corpus, then only indexes, three times: for `perf record --delay`.
+        let paragraphs = try Corpus.paragraphs(in: corpus, count: Int(option("--items") ?? "") ?? 100_000)
+        let items = paragraphs.map(IndexBenchmark.makeItem)
+        FileHandle.standardError.write(Data("loaded\n".utf8))
+        for _ in 0..<3 {
+            let directory = try Measure.scratchDirectory("profile")
+            let index = try Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
+            let seconds = try await Measure.seconds { try await index.indexItems(items) }
+            print("\(Int(Double(items.count) / seconds)) items/s")
+            Measure.removeDirectory(directory)
+        }
+    case "sql-variants":
+        try await SQLVariants.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
+    default:
+        print(usage)
+        exit(2)
+    }
+} catch {
+    FileHandle.standardError.write(Data("replica-bench: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the system packages replica builds and tests with (Debian 12). Needs root, or sudo.
+set -euo pipefail
+packages=(libsqlite3-dev libgit2-dev pkg-config python3 python3-venv)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    echo "installed: ${missing[*]}"
+fi
