@@ -21,7 +21,7 @@ public struct AttributeSet: Hashable, Sendable {
     public init() {}
 
     public init(contentType: ContentType?) {
-        self.contentType = contentType
+        if let contentType { self.contentType = contentType }
     }
 
     /// The value for `key`, or `nil`. Setting `nil` removes the attribute.

@@ -57,6 +57,26 @@ import ReplicaTestSupport
         #expect(try await identifiers("q3").isEmpty)
     }
 
+    @Test(arguments: [
+        ["title"], ["title", "displayName"], ["subject"], ["title", "subject", "contentDescription"],
+        ["contentDescription"], ["contentDescription", "path"], ["displayName", "comment"], [],
+    ])
+    func storedAttributesReadBackExactly(keys: [String]) async throws {
+        var attributes = AttributeSet(contentType: keys.isEmpty ? nil : .markdown)
+        for key in keys { attributes[AttributeKey(key)] = .text("\(key) value\nwith a second line") }
+        attributes.keywords = ["k1", "k2"]
+        attributes.textContent = "body"
+        attributes.contentModificationDate = Date(timeIntervalSince1970: 1_795_168_800)
+        attributes[AttributeKey("com.example.count")] = .number(3)
+        let item = SearchableItem(uniqueIdentifier: "n", domainIdentifier: "d", attributeSet: attributes, expirationDate: .distantFuture)
+        try await index.indexItems([item])
+        #expect(try await index.items(withIdentifiers: ["n"]) == [item])
+        let found = try #require(try await index.search(SearchQuery("body")).first)
+        var withoutText = attributes
+        withoutText.textContent = nil
+        #expect(found.item.attributeSet.keys == withoutText.keys)
+    }
+
     @Test func anUpdateOfAMissingItemIsIgnored() async throws {
         var change = AttributeSet()
         change.title = "Ghost"
