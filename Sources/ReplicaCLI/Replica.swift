@@ -13,6 +13,8 @@ enum ReplicaCommand {
         StatusCommand.self,
         AccountsCommand.self,
         SwitchAccountCommand.self,
+        RecordsCommand.self,
+        SyncCommand.self,
     ]
 
     static var help: String {
@@ -29,6 +31,8 @@ enum ReplicaCommand {
             Global options:
               --store DIR   the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,
                             else ~/.local/share/replica)
+              --config FILE the configuration file (default: $REPLICA_CONFIG, else config.json in the
+                            store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
               --help, -h    show help (after a command: that command's help)
               --version     print the version
 
@@ -49,7 +53,7 @@ enum ReplicaCommand {
         var global: [String] = []
         var rest = commandLine[...]
         while let first = rest.first, first.hasPrefix("-") {
-            if first == "--store" {
+            if first == "--store" || first == "--config" {
                 global.append(contentsOf: rest.prefix(2))
                 rest = rest.dropFirst(2)
             } else {
@@ -65,6 +69,7 @@ enum ReplicaCommand {
             }
             let wantsHelp = globals.flag("--help", "-h")
             let store = try globals.value("--store")
+            let config = try globals.value("--config")
             try globals.finish()
             guard let word = rest.first else {
                 Output.print(help)
@@ -87,8 +92,13 @@ enum ReplicaCommand {
                 return 0
             }
             let directory = store ?? environment["REPLICA_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+            let storeDirectory = directory.map { URL(fileURLWithPath: $0) } ?? Store.defaultDirectory
+            let configurationFile = config ?? environment["REPLICA_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
             let context = Context(
-                storeDirectory: directory.map { URL(fileURLWithPath: $0) } ?? Store.defaultDirectory,
+                storeDirectory: storeDirectory,
+                configurationFile: configurationFile.map { URL(fileURLWithPath: $0) }
+                    ?? (directory != nil ? storeDirectory.appendingPathComponent("config.json")
+                        : URL(fileURLWithPath: ConfigurationFile.defaultDirectory.path).appendingPathComponent("config.json")),
                 environment: environment)
             try await command.run(&arguments, context: context)
             return 0

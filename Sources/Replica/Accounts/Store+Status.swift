@@ -10,12 +10,30 @@ public struct StoreStatus: Sendable {
         public var lastClientState: Data?
     }
 
+    /// An account's record store and how far its index follows it.
+    public struct RecordsStatus: Sendable {
+        /// Records held (tombstones left out).
+        public var recordCount: Int
+        /// Change-log entries not yet applied to the index.
+        public var pendingChanges: Int
+        /// Deliveries ignored because a newer version was held.
+        public var ignoredOlder: Int
+        /// Deletions that failed and wait to be retried.
+        public var pendingDeletions: [PendingDeletion]
+        /// Records that could not be projected.
+        public var quarantined: [QuarantinedRecord]
+        /// Kinds being rebuilt for a new projection version.
+        public var rebuilding: [String]
+    }
+
     /// One account.
     public struct AccountStatus: Sendable {
         public var id: AccountID
         public var state: AccountRecord.State
         public var signedInAt: Date
         public var indexes: [IndexStatus]
+        /// `nil` when the account has no record store.
+        public var records: RecordsStatus?
 
         public var itemCount: Int { indexes.reduce(0) { $0 + $1.itemCount } }
         public var indexBytes: Int { indexes.reduce(0) { $0 + $1.bytes } }
@@ -43,9 +61,39 @@ extension Store {
                     bytes: index.fileSize(),
                     lastClientState: try await index.fetchLastClientState()))
             }
-            accounts.append(StoreStatus.AccountStatus(id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes))
+            accounts.append(StoreStatus.AccountStatus(id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
+                                                      records: try await recordsStatus(record.id)))
         }
         return StoreStatus(directory: directory, accounts: accounts)
+    }
+
+    private func recordsStatus(_ account: AccountID) async throws -> StoreStatus.RecordsStatus? {
+        guard let records = try recordsDatabase(for: account, creating: false) else { return nil }
+        // The index that follows the change log is the one holding its checkpoint.
+        var checkpoint: Int64?
+        var quarantined: [QuarantinedRecord] = []
+        var rebuilding: [String] = []
+        for name in try indexNames(for: account) {
+            guard let index = try existingIndex(named: name, account: account) else { continue }
+            let found = try await index.read { reader in
+                (try reader.checkpoint(ProjectionEngine.consumer), try reader.quarantined(account: account), try reader.rebuildsInProgress().map(\.kind))
+            }
+            if let position = found.0 {
+                checkpoint = Int64(position)
+                quarantined = found.1
+                rebuilding = found.2
+            }
+        }
+        let (position, quarantinedRecords, rebuildingKinds) = (checkpoint ?? 0, quarantined, rebuilding)
+        return try await Blocking.run {
+            let pending = try records.database.readNow { connection in
+                try connection.scalarInt("SELECT count(*) FROM changes WHERE seq > ?", [.integer(position)]) ?? 0
+            }
+            return StoreStatus.RecordsStatus(
+                recordCount: try records.liveRecordCount(), pendingChanges: pending,
+                ignoredOlder: try records.counter("ignoredOlder"), pendingDeletions: try records.pendingDeletions(),
+                quarantined: quarantinedRecords, rebuilding: rebuildingKinds)
+        }
     }
 }
 
@@ -68,6 +116,27 @@ extension StoreStatus {
                     ("indexBytes", .number(Double(account.indexBytes))),
                     ("lastClientState", Self.describe(clientState: account.lastClientState)),
                     ("signedInAt", .string(ISO8601.string(from: account.signedInAt))),
+                    ("records", account.records.map { records in
+                        .object([
+                            ("recordCount", .number(Double(records.recordCount))),
+                            ("pendingChanges", .number(Double(records.pendingChanges))),
+                            ("ignoredOlder", .number(Double(records.ignoredOlder))),
+                            ("pendingDeletions", .array(records.pendingDeletions.map { deletion in
+                                let (kind, target) = RecordsDatabase.encode(deletion.target)
+                                return .object(omittingNil: [
+                                    ("index", .string(deletion.indexName)), (kind, .string(target)),
+                                    ("attempts", .number(Double(deletion.attempts))),
+                                    ("nextAttempt", .string(ISO8601.string(from: deletion.nextAttempt))),
+                                    ("lastError", deletion.lastError.map(JSON.string)),
+                                ])
+                            })),
+                            ("quarantined", .array(records.quarantined.map { entry in
+                                .object([("kind", .string(entry.kind)), ("id", .string(entry.id)),
+                                         ("version", .number(Double(entry.version))), ("reason", .string(entry.reason))])
+                            })),
+                            ("rebuilding", .array(records.rebuilding.map(JSON.string))),
+                        ])
+                    } ?? .null),
                     ("indexes", .array(account.indexes.map { index in
                         .object([
                             ("name", .string(index.name)),

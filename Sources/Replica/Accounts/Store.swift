@@ -40,6 +40,7 @@ public final class Store: Sendable {
 
     private struct Cache {
         var indexes: [IndexKey: SearchableIndex] = [:]
+        var records: [AccountID: RecordsDatabase] = [:]
         var catalogVersion = -1
     }
 
@@ -130,12 +131,7 @@ public final class Store: Sendable {
 
     private func finishSignOut(_ account: AccountID) throws {
         guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return }
-        cache.withLock { cache in
-            for (key, index) in cache.indexes where key.account == account {
-                index.invalidate()
-                cache.indexes[key] = nil
-            }
-        }
+        forget(accounts: [account])
         try FileSystem.removeTree(directory.path + "/" + record.directory)
         CrashPoints.reach("signOut.filesRemoved")
         try catalog.database.writeNow { connection in
@@ -202,11 +198,44 @@ public final class Store: Sendable {
             return cache.catalogVersion != version && cache.catalogVersion != -1
         }
         guard changed, let signedIn = try? Set(signedInAccounts().map(\.id)) else { return }
+        let cached = cache.withLock { Set($0.indexes.keys.map(\.account)).union($0.records.keys) }
+        forget(accounts: cached.subtracting(signedIn))
+    }
+
+    /// Closes and forgets every open file of these accounts.
+    private func forget(accounts: Set<AccountID>) {
+        guard !accounts.isEmpty else { return }
         cache.withLock { cache in
-            for (key, index) in cache.indexes where !signedIn.contains(key.account) {
+            for (key, index) in cache.indexes where accounts.contains(key.account) {
                 index.invalidate()
                 cache.indexes[key] = nil
             }
+            for account in accounts { cache.records[account] = nil }
+        }
+    }
+
+    // MARK: Record stores
+
+    /// An account's record store file; created (and the account signed in) only when `creating`.
+    func recordsDatabase(for account: AccountID, creating: Bool) throws -> RecordsDatabase? {
+        refreshIfCatalogChanged()
+        if let database = cache.withLock({ $0.records[account] }) { return database }
+        let record: AccountRecord
+        if creating {
+            record = try signIn(account)
+        } else {
+            guard let existing = try catalog.database.readNow({ try catalog.account(account, $0) }), existing.state == .signedIn else { return nil }
+            record = existing
+        }
+        let folder = directory.path + "/" + record.directory
+        let path = folder + "/records.sqlite"
+        if !creating && !FileSystem.exists(path) { return nil }
+        try FileSystem.makeDirectory(folder)
+        let database = try RecordsDatabase(path: path, account: account)
+        return cache.withLock { cache in
+            if let existing = cache.records[account] { return existing }
+            cache.records[account] = database
+            return database
         }
     }
 

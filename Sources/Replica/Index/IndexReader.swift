@@ -132,6 +132,12 @@ struct IndexReader {
         }
     }
 
+    /// Every item that is searchable now, with its full text and origin, in identifier order.
+    func allItems() throws -> [(SearchableItem, ItemOrigin, Date)] {
+        try connection.cached("SELECT \(Self.itemColumns), items.body FROM items WHERE items.expires > ? ORDER BY identifier")
+            .rows([.real(now.timeIntervalSince1970)]) { row in try Self.decodeItem(row, textContent: row.optionalText(10)) }
+    }
+
     /// How many items are searchable now.
     func count() throws -> Int {
         try connection.scalarInt("SELECT count(*) FROM items WHERE expires > ?", [.real(now.timeIntervalSince1970)]) ?? 0

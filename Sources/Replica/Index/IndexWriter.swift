@@ -21,6 +21,8 @@ public struct ItemOrigin: Hashable, Sendable {
 /// What indexing one item did.
 enum UpsertOutcome: Equatable {
     case inserted, replaced, merged
+    /// The same item again: nothing but its source version was written.
+    case unchanged
     /// An update (`isUpdate`) for an item that is not in the index; ignored, as Core Spotlight does.
     case ignoredUpdate
 }
@@ -131,11 +133,54 @@ final class IndexWriter {
             try indexText(connection.lastInsertRowID, row.text)
             return .inserted
         }
-        guard let id = try rowID(of: ItemIdentifier(row.identifier)) else {
+        guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {
             throw ReplicaError(.storage, "item '\(row.identifier)' neither inserted nor found")
         }
-        try replace(id, with: row)
+        if stored.matches(row) {
+            // The same item again (a record edit outside its searchable fields, a replay): no reindex.
+            try connection.cached("UPDATE items SET source_version = ? WHERE id = ?").run([SQLValue(row.origin.version), .integer(stored.id)])
+            return .unchanged
+        }
+        if stored.text.hasSameColumns(as: row.text) {
+            // Same text, other metadata: the full-text entries stay as they are.
+            let update = try connection.cached(Self.updateSQL)
+            try row.bind(to: update)
+            try update.bind(.integer(stored.id), at: 18)
+            defer { update.reset() }
+            try update.step()
+            return .replaced
+        }
+        try replace(stored.id, with: row)
         return .replaced
+    }
+
+    /// An items row as stored, to compare with one about to replace it.
+    private struct StoredRow {
+        var id: Int64
+        var values: [SQLValue]
+        var text: TextColumns
+
+        func matches(_ row: PreparedRow) -> Bool {
+            text.hasSameColumns(as: row.text) && values == [SQLValue(row.domain), SQLValue(row.contentType), SQLValue(row.created), SQLValue(row.modified),
+                                           .real(row.expires), SQLValue(row.authors), SQLValue(row.recipients), .text(row.attributes),
+                                           .text(row.origin.owner)]
+        }
+    }
+
+    private func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
+        try connection.cached("""
+            SELECT id, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
+                title, keywords, people, description, body
+            FROM items WHERE identifier = ?
+            """).firstRow([.text(identifier.rawValue)]) { row in
+            var text = TextColumns(AttributeSet())
+            text.title = row.text(10)
+            text.keywords = row.text(11)
+            text.people = row.text(12)
+            text.description = row.text(13)
+            text.body = row.text(14)
+            return StoredRow(id: row.int64(0), values: (1...9).map { row.value(Int32($0)) }, text: text)
+        }
     }
 
     /// Merges an update into the stored item; an update of a missing or expired item is ignored.
@@ -374,7 +419,7 @@ final class PreparedChunk: @unchecked Sendable {
 ///
 /// Built in one pass over the item's attributes (a handful) rather than one look-up per known key (dozens),
 /// because every indexed item goes through here.
-struct TextColumns: Equatable, Sendable {
+struct TextColumns: Sendable {
     var title = ""
     var keywords = ""
     var people = ""
@@ -382,6 +427,12 @@ struct TextColumns: Equatable, Sendable {
     var body = ""
     var authors: [String] = []
     var recipients: [String] = []
+
+    /// Whether the five full-text columns are the same (the people lists aside).
+    func hasSameColumns(as other: TextColumns) -> Bool {
+        title == other.title && keywords == other.keywords && people == other.people && description == other.description
+            && body == other.body
+    }
 
     /// Where an attribute's text goes, and its place among the attributes that go there.
     enum Role {

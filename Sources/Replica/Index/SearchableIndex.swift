@@ -23,6 +23,8 @@ public final class SearchableIndex: Sendable {
         public var defaultLifetime: TimeInterval = 30 * 24 * 3600
         /// The clock that decides what has expired; tests inject their own.
         public var clock: @Sendable () -> Date = { Date() }
+        /// How long a write waits for another writer (in this or another process) before it fails.
+        public var busyTimeout: TimeInterval = 600
 
         public init() {}
     }
@@ -55,22 +57,28 @@ public final class SearchableIndex: Sendable {
         self.account = account
         self.configuration = configuration
         self.events = events
-        let database = try Self.openDatabase(path: path, name: name, account: account, events: events)
+        let database = try Self.openDatabase(path: path, name: name, account: account, options: Self.options(configuration), events: events)
         self.state = Mutex(State(database: database))
     }
 
     // MARK: Opening and recovery
 
     /// Opens the file; a damaged one is removed and created again empty, with a reindex owed to its owner.
-    private static func openDatabase(path: String, name: String, account: AccountID,
+    private static func options(_ configuration: Configuration) -> Connection.Options {
+        var options = Connection.Options()
+        options.busyTimeoutMilliseconds = Int32(clamping: Int((configuration.busyTimeout * 1000).rounded()))
+        return options
+    }
+
+    private static func openDatabase(path: String, name: String, account: AccountID, options: Connection.Options,
                                      events: @Sendable (StoreEvent) -> Void) throws -> Database {
         do {
-            let database = try Database(path: path, migrator: migrator)
+            let database = try Database(path: path, migrator: migrator, options: options)
             try check(database)
             return database
         } catch let error as SQLiteError where error.code.isCorruption {
             try removeFiles(at: path)
-            let database = try Database(path: path, migrator: migrator)
+            let database = try Database(path: path, migrator: migrator, options: options)
             try database.writeNow { connection in
                 try IndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
             }
@@ -123,7 +131,7 @@ public final class SearchableIndex: Sendable {
     private func recover(from error: SQLiteError) async throws -> Never {
         try state.withLock { state in
             try Self.removeFiles(at: path)
-            state.database = try Database(path: path, migrator: Self.migrator)
+            state.database = try Database(path: path, migrator: Self.migrator, options: Self.options(configuration))
             try state.database.writeNow { connection in
                 try IndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
             }
@@ -244,6 +252,11 @@ public final class SearchableIndex: Sendable {
     }
 
     // MARK: Reading
+
+    /// Every searchable item with its full text, in identifier order (for tests and exports).
+    public func allItems() async throws -> [SearchableItem] {
+        try await read { try $0.allItems().map(\.0) }
+    }
 
     /// How many items are searchable now.
     public func itemCount() async throws -> Int {

@@ -35,13 +35,18 @@ enum DeleteCommand: Command {
         }
         let store = try context.openStore()
         var deleted = 0
-        if let index = try store.existingIndex(named: indexName, account: account) {
-            if all {
-                deleted = try await index.deleteAllItems()
-            } else if !domains.isEmpty {
-                deleted = try await index.deleteItems(withDomainIdentifiers: domains.map(DomainIdentifier.init(rawValue:)))
-            } else {
-                deleted = try await index.deleteItems(withIdentifiers: identifiers.map(ItemIdentifier.init(rawValue:)))
+        if all {
+            deleted = try await store.existingIndex(named: indexName, account: account)?.deleteAllItems() ?? 0
+        } else {
+            let targets = domains.map { PendingDeletion.Target.domain(DomainIdentifier($0)) }
+                + identifiers.map { PendingDeletion.Target.identifier(ItemIdentifier($0)) }
+            switch try await store.deleteReliably(targets, account: account, indexName: indexName) {
+            case .deleted(let count):
+                deleted = count
+            case .queued(let reason):
+                if json { Output.printJSON(.object([("deleted", 0), ("queued", .number(Double(targets.count)))])) }
+                throw CLIError.failure("the deletion could not be done now (\(reason)); it is queued and will be retried by "
+                    + "'replica sync' or 'replica watch' until it succeeds ('replica status' shows it)")
             }
         }
         if json {

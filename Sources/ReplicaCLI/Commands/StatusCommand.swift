@@ -9,11 +9,14 @@ enum StatusCommand: Command {
         Usage: replica [--store DIR] status [--json]
 
         Shows the store's signed-in accounts, and for each its named indexes with their item counts
-        (expired items not counted), sizes on disk and the client state of the last ended batch.
+        (expired items not counted), sizes on disk and the client state of the last ended batch; and its
+        record store: records held, changes not yet indexed, older deliveries ignored, deletions waiting
+        to be retried, and records kept out of the index because they did not fit their projection.
 
         Options:
           --json   one JSON object: {"store": …, "accounts": [{"id", "itemCount", "indexBytes",
-                   "lastClientState", "signedInAt", "indexes": […]}]}
+                   "lastClientState", "signedInAt", "indexes": […], "records": {"recordCount",
+                   "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding"}}]}
         """
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
@@ -37,6 +40,26 @@ enum StatusCommand: Command {
                     line += ", client state \(state)"
                 }
                 Output.print(line)
+            }
+            if let records = account.records {
+                Output.print("  records: \(records.recordCount) held, \(records.pendingChanges) changes not yet indexed, "
+                    + "\(records.ignoredOlder) older deliveries ignored, \(records.pendingDeletions.count) deletions to retry, "
+                    + "\(records.quarantined.count) quarantined")
+                for entry in records.quarantined {
+                    Output.print("    quarantined: \(entry.kind) '\(entry.id)' version \(entry.version): \(entry.reason)")
+                }
+                for deletion in records.pendingDeletions {
+                    let target: String
+                    switch deletion.target {
+                    case .identifier(let identifier): target = "item '\(identifier)'"
+                    case .domain(let domain): target = "domain '\(domain)'"
+                    }
+                    Output.print("    to delete: \(target) from index \(deletion.indexName), \(deletion.attempts) attempts, next "
+                        + ISO8601.string(from: deletion.nextAttempt) + (deletion.lastError.map { " (\($0))" } ?? ""))
+                }
+                if !records.rebuilding.isEmpty {
+                    Output.print("    rebuilding for a new projection version: \(records.rebuilding.joined(separator: ", "))")
+                }
             }
         }
     }

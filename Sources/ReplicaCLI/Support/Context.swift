@@ -5,7 +5,15 @@ import Replica
 struct Context {
     /// `--store DIR`, or `REPLICA_STORE`, or the XDG data directory.
     var storeDirectory: URL
+    /// `--config FILE`, or `REPLICA_CONFIG`, or `config.json` in the store given by `--store` or
+    /// `REPLICA_STORE`, or the XDG configuration directory's `replica/config.json`.
+    var configurationFile: URL
     var environment: [String: String]
+
+    /// Reads the configuration file (its absence means the defaults).
+    func configuration() throws -> ConfigurationFile {
+        try ConfigurationFile.load(from: configurationFile)
+    }
 
     /// Opens the store, printing what it notices (rebuilt indexes, finished sign-outs) as notes.
     func openStore() throws -> Store {

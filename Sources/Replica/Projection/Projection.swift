@@ -1,0 +1,143 @@
+import Foundation
+
+/// How the records of one kind become searchable items: which fields become which attributes, the
+/// content type, how long items stay, and a version. Bumping the version rebuilds every item of the kind.
+///
+/// For example:
+/// ```swift
+/// var messages = Projection(kind: "message", version: 2, contentType: .emailMessage)
+/// messages.attributes = [(.subject, ["subject"]), (.textContent, ["body"]), (.authorNames, ["from"])]
+/// messages.lifetime = 30 * 24 * 3600   // messages expire 30 days after they were modified
+/// ```
+public struct Projection: Sendable {
+    /// The record kind this projection is for.
+    public var kind: String
+    /// Bump it to rebuild every item of the kind.
+    public var version: Int
+    public var contentType: ContentType
+    /// For each attribute, the record fields it comes from: the first field present wins.
+    public var attributes: [(AttributeKey, [String])]
+    /// How long an item stays searchable after its record's modification time (or after it was
+    /// projected, for a record without one); `nil` keeps it.
+    public var lifetime: TimeInterval?
+    /// The item identifier: `{kind}`, `{account}` and `{id}` are replaced. Keep secrets out of it.
+    public var identifierTemplate: String
+
+    public static let defaultIdentifierTemplate = "{kind}:{account}:{id}"
+
+    public init(kind: String, version: Int = 1, contentType: ContentType = .plainText,
+                attributes: [(AttributeKey, [String])] = [], lifetime: TimeInterval? = nil,
+                identifierTemplate: String = Projection.defaultIdentifierTemplate) {
+        self.kind = kind
+        self.version = version
+        self.contentType = contentType
+        self.attributes = attributes
+        self.lifetime = lifetime
+        self.identifierTemplate = identifierTemplate
+    }
+
+    /// The projection for a kind that declares none: `title` → title, `text` or `body` → textContent,
+    /// `summary` → contentDescription, `keywords` → keywords, `authors` → authorNames, `recipients` →
+    /// recipientNames, `created` and `modified` → the creation and modification dates. Version 1; the
+    /// content type follows the kind's name (`message` → `public.message`, `email` →
+    /// `public.email-message`, `task` → `public.to-do-item`, `event` → `public.calendar-event`, `contact`
+    /// → `public.contact`, anything else → `public.plain-text`); items do not expire.
+    public static func `default`(for kind: String) -> Projection {
+        let types: [String: ContentType] = [
+            "message": .message, "email": .emailMessage, "mail": .emailMessage, "task": .task, "todo": .task,
+            "event": .calendarEvent, "contact": .contact,
+        ]
+        return Projection(kind: kind, version: 1, contentType: types[kind] ?? .plainText, attributes: [
+            (.title, ["title"]),
+            (.textContent, ["text", "body"]),
+            (.contentDescription, ["summary"]),
+            (.keywords, ["keywords"]),
+            (.authorNames, ["authors"]),
+            (.recipientNames, ["recipients"]),
+            (.contentCreationDate, ["created"]),
+            (.contentModificationDate, ["modified"]),
+        ])
+    }
+
+    /// The identifier of the item a record becomes.
+    public func identifier(account: AccountID, id: String) -> ItemIdentifier {
+        ItemIdentifier(identifierTemplate
+            .replacingOccurrences(of: "{kind}", with: kind)
+            .replacingOccurrences(of: "{account}", with: account.rawValue)
+            .replacingOccurrences(of: "{id}", with: id))
+    }
+
+    /// The domain of a record's item: `account.<account>.<kind>`.
+    public func domain(account: AccountID) -> DomainIdentifier {
+        .account(account, kind: kind)
+    }
+
+    /// The item a (not deleted) record becomes.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidItem` when a field has the wrong type for its
+    ///   attribute; the message names the field, the attribute and the types, never the content.
+    public func item(for record: Record, now: Date) throws -> SearchableItem {
+        var attributes = AttributeSet(contentType: contentType)
+        for (key, fields) in self.attributes {
+            guard let field = fields.first(where: { record[$0] != nil }), let value = record[field] else { continue }
+            if value.stringValue?.isEmpty == true { continue }  // an empty text is no text
+            guard let converted = Self.convert(value, for: key) else {
+                throw ReplicaError(.invalidItem, "field '\(field)' is \(value.kindDescription), but projection '\(kind)' v\(version) "
+                    + "makes it the attribute '\(key)', which needs \((key.kind ?? .text).expectation)")
+            }
+            attributes[key] = converted
+        }
+        if attributes.contentModificationDate == nil, let modified = record.modified {
+            attributes.contentModificationDate = modified
+        }
+        let expiration = lifetime.map { (record.modified ?? now).addingTimeInterval($0) } ?? .distantFuture
+        return SearchableItem(uniqueIdentifier: identifier(account: record.account, id: record.id),
+                              domainIdentifier: domain(account: record.account),
+                              attributeSet: attributes, expirationDate: expiration)
+    }
+
+    /// A field's value as an attribute's kind of value, or `nil` when it has the wrong type. Dates may be
+    /// ISO 8601 strings or seconds since 1970; a list attribute takes a single string too.
+    static func convert(_ value: JSON, for key: AttributeKey) -> AttributeValue? {
+        switch key.kind {
+        case .text?, nil:
+            if key.kind == nil, let number = value.doubleValue { return .number(number) }
+            return value.stringValue.map(AttributeValue.text)
+        case .texts?:
+            if let text = value.stringValue { return .texts([text]) }
+            guard let array = value.arrayValue else { return nil }
+            let strings = array.compactMap(\.stringValue)
+            return strings.count == array.count ? .texts(strings) : nil
+        case .date?:
+            if let seconds = value.doubleValue { return .date(Date(timeIntervalSince1970: seconds)) }
+            return value.stringValue.flatMap(ISO8601.date(from:)).map(AttributeValue.date)
+        case .number?:
+            return value.doubleValue.map(AttributeValue.number)
+        case .bool?:
+            return value.boolValue.map(AttributeValue.bool)
+        case .data?:
+            return value.stringValue.flatMap { Data(base64Encoded: $0) }.map(AttributeValue.data)
+        case .people?:
+            if let text = value.stringValue { return .people([Person(displayName: text)]) }
+            return try? AttributeValue.fromJSON(value, for: key)
+        }
+    }
+}
+
+/// The projections a store's records go through, and the index they fill.
+public struct ProjectionSet: Sendable {
+    /// Declared projections by kind; other kinds use ``Projection/default(for:)``.
+    public var projections: [String: Projection]
+    /// The named index records are projected into, in each account.
+    public var indexName: String
+
+    public init(_ projections: [Projection] = [], indexName: String = Store.defaultIndexName) {
+        self.projections = Dictionary(projections.map { ($0.kind, $0) }, uniquingKeysWith: { $1 })
+        self.indexName = indexName
+    }
+
+    /// The projection for `kind`: the declared one, or the default.
+    public func projection(for kind: String) -> Projection {
+        projections[kind] ?? .default(for: kind)
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import ReplicaSQLite
+
+/// An entry of the change log that replica's triggers keep in an app's database.
+struct TableChange: Sendable {
+    var sequence: Int64
+    var rowID: String
+    var version: Int64?
+    var isDeletion: Bool
+}
+
+/// A followed table that no longer has what its configuration names.
+struct FollowProblem: Error, CustomStringConvertible {
+    var table: FollowedTable
+    var message: String
+    var description: String { "table '\(table.table)' of \(table.database.path): \(message)" }
+}
+
+/// An app's own SQLite database, as replica reads it: the triggers it installs, their change log, and
+/// the rows they point at.
+final class AppDatabase: @unchecked Sendable {
+    let path: String
+    private let connection: Connection
+    private let lock = NSLock()
+
+    init(path: String) throws {
+        self.path = path
+        var options = Connection.Options()
+        options.create = false
+        options.writeAheadLog = false  // the app decides its journal mode
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ReplicaError(.notFound, "the app database \(path) does not exist")
+        }
+        connection = try Connection(path: path, options: options)
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+
+    /// A trigger name for the table that is a plain identifier whatever the table is called.
+    static func triggerName(_ table: String, _ event: String) -> String {
+        let safe = String(table.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_" })
+        var hash: UInt32 = 2_166_136_261
+        for byte in table.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return "replica_\(safe)_\(String(hash, radix: 16))_\(event)"
+    }
+
+    // MARK: Schema
+
+    /// The table's column names, or an empty list if it does not exist.
+    func columns(of table: String) throws -> [String] {
+        try locked { try connection.prepare("SELECT name FROM pragma_table_info(?)").rows([.text(table)]) { $0.text(0) } }
+    }
+
+    /// Checks that the table still has every column the configuration names.
+    func checkSchema(_ table: FollowedTable) throws {
+        let columns = Set(try columns(of: table.table))
+        guard !columns.isEmpty else { throw FollowProblem(table: table, message: "the table no longer exists") }
+        let missing = table.namedColumns.filter { !columns.contains($0) }
+        guard missing.isEmpty else {
+            throw FollowProblem(table: table, message: "the table has no column \(missing.map { "'\($0)'" }.joined(separator: ", ")) "
+                + "(its schema changed); following it stopped until the configuration or the table is fixed")
+        }
+    }
+
+    /// Installs the change-log table and the table's triggers; returns `true` when triggers were missing,
+    /// which means changes may have gone unrecorded and the table must be read in full again.
+    @discardableResult
+    func installTriggers(_ table: FollowedTable) throws -> Bool {
+        try checkSchema(table)
+        return try locked {
+            let existing = try connection.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (?, ?, ?)")
+                .firstRow([.text(Self.triggerName(table.table, "insert")), .text(Self.triggerName(table.table, "update")),
+                           .text(Self.triggerName(table.table, "delete"))]) { $0.int(0) } ?? 0
+            guard existing < 3 else { return false }
+            let name = Self.quote(table.table)
+            let literal = Self.literal(table.table)
+            let id = Self.quote(table.idColumn)
+            let version = Self.quote(table.versionColumn)
+            func account(_ row: String) -> String {
+                if case .column(let column) = table.account { return "CAST(\(row).\(Self.quote(column)) AS TEXT)" }
+                return "NULL"
+            }
+            let now = "(julianday('now') - 2440587.5) * 86400.0"
+            try connection.transaction {
+                try connection.execute("""
+                    CREATE TABLE IF NOT EXISTS replica_changes (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, row_id TEXT NOT NULL, account TEXT,
+                        version INTEGER, deleted INTEGER NOT NULL, at REAL NOT NULL);
+                    CREATE INDEX IF NOT EXISTS replica_changes_table ON replica_changes(tbl, seq);
+                    DROP TRIGGER IF EXISTS \(Self.triggerName(table.table, "insert"));
+                    DROP TRIGGER IF EXISTS \(Self.triggerName(table.table, "update"));
+                    DROP TRIGGER IF EXISTS \(Self.triggerName(table.table, "delete"));
+                    CREATE TRIGGER \(Self.triggerName(table.table, "insert")) AFTER INSERT ON \(name) BEGIN
+                        INSERT INTO replica_changes(tbl, row_id, account, version, deleted, at)
+                        VALUES (\(literal), CAST(NEW.\(id) AS TEXT), \(account("NEW")), NEW.\(version), 0, \(now));
+                    END;
+                    CREATE TRIGGER \(Self.triggerName(table.table, "update")) AFTER UPDATE ON \(name) BEGIN
+                        INSERT INTO replica_changes(tbl, row_id, account, version, deleted, at)
+                        SELECT \(literal), CAST(OLD.\(id) AS TEXT), \(account("OLD")), OLD.\(version), 1, \(now)
+                        WHERE OLD.\(id) IS NOT NEW.\(id) OR \(account("OLD")) IS NOT \(account("NEW"));
+                        INSERT INTO replica_changes(tbl, row_id, account, version, deleted, at)
+                        VALUES (\(literal), CAST(NEW.\(id) AS TEXT), \(account("NEW")), NEW.\(version), 0, \(now));
+                    END;
+                    CREATE TRIGGER \(Self.triggerName(table.table, "delete")) AFTER DELETE ON \(name) BEGIN
+                        INSERT INTO replica_changes(tbl, row_id, account, version, deleted, at)
+                        VALUES (\(literal), CAST(OLD.\(id) AS TEXT), \(account("OLD")), OLD.\(version), 1, \(now));
+                    END;
+                    """)
+            }
+            return true
+        }
+    }
+
+    // MARK: The change log
+
+    func lastSequence(_ table: FollowedTable) throws -> Int64 {
+        try locked {
+            guard try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'replica_changes'") == 1 else { return 0 }
+            return try connection.prepare("SELECT coalesce(max(seq), 0) FROM replica_changes WHERE tbl = ?")
+                .firstRow([.text(table.table)]) { $0.int64(0) } ?? 0
+        }
+    }
+
+    /// The table's changes after `sequence` that concern `account`, oldest first.
+    func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws -> [TableChange] {
+        let accountClause: String
+        var arguments: [SQLValue] = [.text(table.table), .integer(sequence)]
+        if case .column = table.account {
+            accountClause = " AND account = ?"
+            arguments.append(.text(account.rawValue))
+        } else {
+            accountClause = ""
+        }
+        arguments.append(.integer(Int64(limit)))
+        return try locked {
+            try connection.cached("SELECT seq, row_id, version, deleted FROM replica_changes WHERE tbl = ? AND seq > ?\(accountClause) ORDER BY seq LIMIT ?")
+                .rows(arguments) { TableChange(sequence: $0.int64(0), rowID: $0.text(1), version: $0.optionalInt64(2), isDeletion: $0.int(3) != 0) }
+        }
+    }
+
+    /// Drops change-log entries at or before `sequence` for the table.
+    func prune(_ table: FollowedTable, through sequence: Int64) throws {
+        try locked {
+            try connection.execute("DELETE FROM replica_changes WHERE tbl = ? AND seq <= ?", [.text(table.table), .integer(sequence)])
+        }
+    }
+
+    // MARK: Rows
+
+    private func selectColumns(_ table: FollowedTable) throws -> [String] {
+        let all = try columns(of: table.table)
+        let fields = table.fieldColumns ?? all.filter { !Set(table.namedColumns).contains($0) }
+        return [table.idColumn, table.versionColumn] + [table.deletedColumn, table.readersColumn, table.modifiedColumn].map { $0 ?? table.idColumn }
+            + fields
+    }
+
+    /// The row with this id as a record of `account`, or `nil` when it is gone or belongs to another account.
+    func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
+        try records(table, account: account, where: "CAST(\(Self.quote(table.idColumn)) AS TEXT) = ?", [.text(id)], limit: 1).first
+    }
+
+    /// The account's rows with ids after `cursor`, in id order: a full read in batches.
+    func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws -> [Record] {
+        try records(table, account: account, where: "CAST(\(Self.quote(table.idColumn)) AS TEXT) > ?", [.text(cursor ?? "")], limit: limit,
+                    order: "CAST(\(Self.quote(table.idColumn)) AS TEXT)")
+    }
+
+    private func records(_ table: FollowedTable, account: AccountID, where condition: String, _ arguments: [SQLValue], limit: Int,
+                         order: String? = nil) throws -> [Record] {
+        let columns = try selectColumns(table)
+        var sql = "SELECT \(columns.map(Self.quote).joined(separator: ", ")) FROM \(Self.quote(table.table)) WHERE \(condition)"
+        var values = arguments
+        if case .column(let column) = table.account {
+            sql += " AND CAST(\(Self.quote(column)) AS TEXT) = ?"
+            values.append(.text(account.rawValue))
+        }
+        if let order { sql += " ORDER BY \(order)" }
+        sql += " LIMIT \(limit)"
+        let fieldNames = Array(columns.dropFirst(5))
+        return try locked {
+            try connection.cached(sql).rows(values) { row in
+                var fields: [(String, JSON)] = []
+                for (offset, name) in fieldNames.enumerated() {
+                    switch row.value(Int32(5 + offset)) {
+                    case .null: fields.append((name, .null))
+                    case .integer(let value): fields.append((name, .number(Double(value))))
+                    case .real(let value): fields.append((name, .number(value)))
+                    case .text(let value): fields.append((name, .string(value)))
+                    case .blob(let value): fields.append((name, .string(Data(value).base64EncodedString())))
+                    }
+                }
+                let deleted = table.deletedColumn != nil && row.int(2) != 0
+                let readers = table.readersColumn != nil
+                    ? row.optionalText(3).flatMap { try? JSON.parse($0).arrayValue?.compactMap(\.stringValue).map(AccountID.init(rawValue:)) }
+                    : nil
+                var modified: Date?
+                if table.modifiedColumn != nil {
+                    switch row.value(4) {
+                    case .integer(let seconds): modified = Date(timeIntervalSince1970: Double(seconds))
+                    case .real(let seconds): modified = Date(timeIntervalSince1970: seconds)
+                    case .text(let text): modified = ISO8601.date(from: text)
+                    default: modified = nil
+                    }
+                }
+                guard let version = row.optionalInt64(1) else {
+                    throw FollowProblem(table: table, message: "row '\(row.text(0))' has no version in column '\(table.versionColumn)'")
+                }
+                return Record(account: account, kind: table.kind, id: row.text(0), version: version, isDeleted: deleted,
+                              readers: readers, modified: modified, fields: fields)
+            }
+        }
+    }
+}

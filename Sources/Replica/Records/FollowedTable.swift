@@ -1,0 +1,112 @@
+import Foundation
+
+/// A table in an app's own SQLite database that replica follows instead of a record store.
+///
+/// replica installs triggers on the table that append every insert, update and delete to a change log
+/// table, `replica_changes`, in the app's database (triggers cannot write to another file). The
+/// projection engine follows that log like the record store's, from a checkpoint kept in each account's
+/// index. The app's database stays the app's: signing an account out removes what replica holds for it,
+/// never the app's rows.
+///
+/// For example:
+/// ```swift
+/// let notes = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
+///                           kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
+/// let engine = ProjectionEngine(store: store, followedTables: [notes])
+/// ```
+public struct FollowedTable: Sendable, Equatable {
+    /// Whose rows these are.
+    public enum Account: Sendable, Equatable {
+        /// Every row belongs to this account.
+        case fixed(AccountID)
+        /// A column holds each row's account ID.
+        case column(String)
+    }
+
+    public var database: URL
+    public var table: String
+    /// The record kind the rows become (and so the projection they go through).
+    public var kind: String
+    public var account: Account
+    public var idColumn: String
+    /// A column whose values grow with each change of a row (a revision, an update counter).
+    public var versionColumn: String
+    /// A column that marks a row as deleted (soft delete), if the app keeps one.
+    public var deletedColumn: String?
+    /// A column with a JSON array of the account IDs allowed to read the row.
+    public var readersColumn: String?
+    /// A column with the row's modification time (ISO 8601 text or seconds since 1970).
+    public var modifiedColumn: String?
+    /// The columns that become the record's fields; `nil` takes every other column.
+    public var fieldColumns: [String]?
+
+    public init(database: URL, table: String, kind: String, account: Account, idColumn: String = "id",
+                versionColumn: String = "version", deletedColumn: String? = nil, readersColumn: String? = nil,
+                modifiedColumn: String? = nil, fieldColumns: [String]? = nil) {
+        self.database = database
+        self.table = table
+        self.kind = kind
+        self.account = account
+        self.idColumn = idColumn
+        self.versionColumn = versionColumn
+        self.deletedColumn = deletedColumn
+        self.readersColumn = readersColumn
+        self.modifiedColumn = modifiedColumn
+        self.fieldColumns = fieldColumns
+    }
+
+    /// The checkpoint name of this table in an index.
+    var consumer: String { "table:\(database.standardizedFileURL.path)#\(table)" }
+
+    /// Every column the configuration names, which must exist in the table.
+    var namedColumns: [String] {
+        var columns = [idColumn, versionColumn]
+        if case .column(let column) = account { columns.append(column) }
+        columns += [deletedColumn, readersColumn, modifiedColumn].compactMap { $0 }
+        columns += fieldColumns ?? []
+        return columns
+    }
+}
+
+// MARK: - Configuration
+
+extension FollowedTable {
+    /// Reads one entry of the configuration's `follow` list:
+    /// `{"database": "/path/app.sqlite", "table": "notes", "kind": "note", "account": "alice" or {"column": "owner"},
+    ///   "id": "id", "version": "version", "deleted": "is_deleted", "readers": "readers", "modified": "updated_at",
+    ///   "fields": ["title", "body"]}`.
+    static func fromConfiguration(_ json: JSON, relativeTo base: URL) throws -> FollowedTable {
+        func invalid(_ message: String) -> ReplicaError { ReplicaError(.invalidConfiguration, "follow: \(message)") }
+        guard let members = json.objectValue else { throw invalid("each entry must be an object") }
+        func string(_ key: String) throws -> String? {
+            guard let value = json[key] else { return nil }
+            guard let text = value.stringValue, !text.isEmpty else { throw invalid("'\(key)' must be a non-empty string") }
+            return text
+        }
+        let known: Set<String> = ["database", "table", "kind", "account", "id", "version", "deleted", "readers", "modified", "fields"]
+        if let unknown = members.first(where: { !known.contains($0.0) }) {
+            throw invalid("unknown setting '\(unknown.0)'; the settings are \(known.sorted().joined(separator: ", "))")
+        }
+        guard let path = try string("database") else { throw invalid("'database' (the app's SQLite file) is required") }
+        guard let table = try string("table") else { throw invalid("'table' is required") }
+        guard let kind = try string("kind") else { throw invalid("'kind' is required") }
+        do { try Record.validateKind(kind) } catch let error as ReplicaError { throw invalid(error.message) }
+        let account: Account
+        switch json["account"] {
+        case .string(let id)?: account = .fixed(AccountID(id))
+        case .object?:
+            guard let column = json["account"]?["column"]?.stringValue else { throw invalid("'account' must be an account ID or {\"column\": NAME}") }
+            account = .column(column)
+        default: throw invalid("'account' (an account ID, or {\"column\": NAME}) is required")
+        }
+        var fields: [String]?
+        if let value = json["fields"] {
+            guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else { throw invalid("'fields' must be a list of column names") }
+            fields = list.compactMap(\.stringValue)
+        }
+        let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path)
+        return FollowedTable(database: url, table: table, kind: kind, account: account, idColumn: try string("id") ?? "id",
+                             versionColumn: try string("version") ?? "version", deletedColumn: try string("deleted"),
+                             readersColumn: try string("readers"), modifiedColumn: try string("modified"), fieldColumns: fields)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// One record of an app's canonical data: a note, a task, a message.
+///
+/// `version` comes from the app's sync layer; a higher version is newer. A record with `isDeleted` is a
+/// tombstone: it removes the record's item and keeps any older write from bringing it back.
+///
+/// For example:
+/// ```swift
+/// let note = Record(account: "alice", kind: "note", id: "42", version: 7,
+///                   fields: ["title": "Launch plan", "body": "The launch risk is the supplier."])
+/// try store.records.write([note])
+/// ```
+public struct Record: Sendable, Equatable {
+    public var account: AccountID
+    public var kind: String
+    public var id: String
+    public var version: Int64
+    public var isDeleted: Bool
+    /// The accounts allowed to read the record; `nil` means the owning account only.
+    public var readers: [AccountID]?
+    /// When the record was last changed, as the app knows it.
+    public var modified: Date?
+    /// The record's fields, as a JSON object.
+    public var fields: [(String, JSON)]
+
+    public init(account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
+                readers: [AccountID]? = nil, modified: Date? = nil, fields: [(String, JSON)] = []) {
+        self.account = account
+        self.kind = kind
+        self.id = id
+        self.version = version
+        self.isDeleted = isDeleted
+        self.readers = readers
+        self.modified = modified
+        self.fields = fields
+    }
+
+    public static func == (lhs: Record, rhs: Record) -> Bool {
+        lhs.account == rhs.account && lhs.kind == rhs.kind && lhs.id == rhs.id && lhs.version == rhs.version
+            && lhs.isDeleted == rhs.isDeleted && lhs.readers == rhs.readers && lhs.modified == rhs.modified
+            && JSON.object(lhs.fields) == JSON.object(rhs.fields)
+    }
+
+    /// The value of a field, if present and not null.
+    public subscript(field: String) -> JSON? {
+        let value = fields.last(where: { $0.0 == field })?.1
+        return value?.isNull == true ? nil : value
+    }
+
+    /// Whether `account` may read the record.
+    public func isReadable(by account: AccountID) -> Bool {
+        readers.map { $0.contains(account) } ?? (account == self.account)
+    }
+
+    /// Names the record in messages and logs: account, kind and id, never content.
+    public var reference: String { "account '\(account)', kind '\(kind)', id '\(id)'" }
+
+    /// Kind names may use letters, digits, `-` and `_` (they become part of domains and identifiers).
+    static func validateKind(_ kind: String) throws {
+        let valid = !kind.isEmpty && kind.count <= 64 && kind.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
+        }
+        if !valid {
+            throw ReplicaError(.invalidItem, "kind '\(kind)' must be 1 to 64 ASCII letters, digits, '-' or '_'")
+        }
+    }
+
+    /// Checks what the record store needs before it stores the record.
+    public func validate() throws {
+        try account.validate()
+        try Self.validateKind(kind)
+        if id.isEmpty { throw ReplicaError(.invalidItem, "a record needs a non-empty id (\(reference))") }
+        if id.utf8.count > 512 { throw ReplicaError(.invalidItem, "a record id can be at most 512 bytes (\(reference))") }
+        for reader in readers ?? [] { try reader.validate() }
+    }
+}
+
+// MARK: - JSON lines
+
+extension Record {
+    /// Reads a record from one line of `replica records import`:
+    /// `{"account": …, "kind": …, "id": …, "version": 7, "deleted": false, "readers": […], "modified": …, "fields": {…}}`.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidItem` naming the missing or malformed member.
+    public init(json: JSON) throws {
+        guard json.objectValue != nil else {
+            throw ReplicaError(.invalidItem, "each line must be a JSON object, not \(json.kindDescription)")
+        }
+        func requiredString(_ name: String) throws -> String {
+            guard let value = json[name], !value.isNull else { throw ReplicaError(.invalidItem, "the record has no '\(name)'") }
+            guard let text = value.stringValue else {
+                throw ReplicaError(.invalidItem, "'\(name)' must be a string, not \(value.kindDescription)")
+            }
+            return text
+        }
+        let account = AccountID(try requiredString("account"))
+        let kind = try requiredString("kind")
+        let id = try requiredString("id")
+        let reference = "account '\(account)', kind '\(kind)', id '\(id)'"
+        guard let versionValue = json["version"], !versionValue.isNull else {
+            throw ReplicaError(.invalidItem, "the record has no 'version' (\(reference))")
+        }
+        guard let version = versionValue.intValue else {
+            throw ReplicaError(.invalidItem, "'version' must be a whole number (\(reference))")
+        }
+        var deleted = false
+        if let value = json["deleted"], !value.isNull {
+            guard let flag = value.boolValue else { throw ReplicaError(.invalidItem, "'deleted' must be true or false (\(reference))") }
+            deleted = flag
+        }
+        var readers: [AccountID]?
+        if let value = json["readers"], !value.isNull {
+            guard let array = value.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
+                throw ReplicaError(.invalidItem, "'readers' must be an array of account IDs (\(reference))")
+            }
+            readers = array.compactMap(\.stringValue).map(AccountID.init(rawValue:))
+        }
+        var modified: Date?
+        if let value = json["modified"], !value.isNull {
+            guard let text = value.stringValue, let date = ISO8601.date(from: text) else {
+                throw ReplicaError(.invalidItem, "'modified' must be an ISO 8601 date (\(reference))")
+            }
+            modified = date
+        }
+        var fields: [(String, JSON)] = []
+        if let value = json["fields"], !value.isNull {
+            guard let members = value.objectValue else {
+                throw ReplicaError(.invalidItem, "'fields' must be an object (\(reference))")
+            }
+            fields = members
+        }
+        self.init(account: account, kind: kind, id: id, version: Int64(version), isDeleted: deleted, readers: readers,
+                  modified: modified, fields: fields)
+        try validate()
+    }
+}

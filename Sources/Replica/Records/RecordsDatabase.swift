@@ -1,0 +1,232 @@
+import Foundation
+import ReplicaSQLite
+
+/// One entry of an account's change log.
+struct Change: Sendable, Equatable {
+    var sequence: Int64
+    var kind: String
+    var id: String
+    var version: Int64
+}
+
+/// What writing records did.
+public struct RecordWriteSummary: Sendable, Equatable {
+    /// Records stored (new, newer versions, or tombstones).
+    public var written = 0
+    /// Deliveries of a version older than the one held: normal sync traffic, ignored.
+    public var ignoredOlder = 0
+    /// Deliveries of exactly the version held (replays): nothing to do.
+    public var unchanged = 0
+
+    public init() {}
+
+    public static func + (lhs: Self, rhs: Self) -> Self {
+        var sum = lhs
+        sum.written += rhs.written
+        sum.ignoredOlder += rhs.ignoredOlder
+        sum.unchanged += rhs.unchanged
+        return sum
+    }
+}
+
+/// A deletion from an index still to be done.
+public struct PendingDeletion: Sendable, Equatable {
+    public enum Target: Sendable, Equatable {
+        case identifier(ItemIdentifier)
+        case domain(DomainIdentifier)
+    }
+
+    public var indexName: String
+    public var target: Target
+    public var attempts: Int
+    public var nextAttempt: Date
+    /// The last failure, in words (never content).
+    public var lastError: String?
+}
+
+/// The SQL of one account's `records.sqlite`: records, change log, retry queue, counters.
+final class RecordsDatabase: Sendable {
+    let database: Database
+    let account: AccountID
+
+    static let migrator = Migrator(kind: "record store", applicationID: 0x5250_4C52, migrations: EmbeddedMigrations.records)
+
+    init(path: String, account: AccountID) throws {
+        do {
+            database = try Database(path: path, migrator: Self.migrator)
+        } catch let error as MigrationError {
+            throw ReplicaError(error.code == .newerSchema ? .newerSchema : .storage, error.description, cause: error)
+        }
+        self.account = account
+    }
+
+    // MARK: Writing
+
+    /// Stores records newer than those held and appends each to the change log, in one transaction.
+    func write(_ records: [Record], now: Date) throws -> RecordWriteSummary {
+        try database.writeNow { connection in
+            var summary = RecordWriteSummary()
+            for record in records {
+                let stored = try connection.cached("SELECT version FROM records WHERE kind = ? AND id = ?")
+                    .firstRow([.text(record.kind), .text(record.id)]) { $0.int64(0) }
+                if let stored, record.version < stored {
+                    summary.ignoredOlder += 1
+                    continue
+                }
+                if let stored, record.version == stored {
+                    summary.unchanged += 1
+                    continue
+                }
+                let readers = record.readers.map { JSON.array($0.map { .string($0.rawValue) }).serialized() }
+                let fields = record.isDeleted ? "{}" : JSON.object(record.fields).serialized()
+                try connection.cached("""
+                    INSERT INTO records(kind, id, version, deleted, readers, modified, fields) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    ON CONFLICT(kind, id) DO UPDATE SET version = ?3, deleted = ?4, readers = ?5, modified = ?6, fields = ?7
+                    """).run([.text(record.kind), .text(record.id), .integer(record.version), SQLValue(record.isDeleted),
+                              SQLValue(readers), SQLValue(record.modified?.timeIntervalSince1970), .text(fields)])
+                try connection.cached("INSERT INTO changes(kind, id, version, at) VALUES (?, ?, ?, ?)")
+                    .run([.text(record.kind), .text(record.id), .integer(record.version), .real(now.timeIntervalSince1970)])
+                summary.written += 1
+            }
+            if summary.ignoredOlder > 0 {
+                try connection.execute("""
+                    INSERT INTO counters(name, value) VALUES ('ignoredOlder', ?1)
+                    ON CONFLICT(name) DO UPDATE SET value = value + ?1
+                    """, [.integer(Int64(summary.ignoredOlder))])
+            }
+            CrashPoints.reach("records.beforeCommit")
+            return summary
+        }
+    }
+
+    // MARK: Reading
+
+    static func decode(_ row: Statement, account: AccountID) throws -> Record {
+        let readers = try row.optionalText(4).map { text -> [AccountID] in
+            try JSON.parse(text).arrayValue?.compactMap(\.stringValue).map(AccountID.init(rawValue:)) ?? []
+        }
+        return Record(account: account, kind: row.text(0), id: row.text(1), version: row.int64(2), isDeleted: row.int(3) != 0,
+                      readers: readers, modified: row.optionalDouble(5).map(Date.init(timeIntervalSince1970:)),
+                      fields: try JSON.parse(row.text(6)).objectValue ?? [])
+    }
+
+    static let recordColumns = "kind, id, version, deleted, readers, modified, fields"
+
+    func record(kind: String, id: String) throws -> Record? {
+        try database.readNow { connection in
+            try connection.cached("SELECT \(Self.recordColumns) FROM records WHERE kind = ? AND id = ?")
+                .firstRow([.text(kind), .text(id)]) { try Self.decode($0, account: account) }
+        }
+    }
+
+    /// Records of `kind` with ids after `cursor`, in id order: a rebuild's next batch.
+    func records(kind: String, after cursor: String?, limit: Int) throws -> [Record] {
+        try database.readNow { connection in
+            try connection.cached("SELECT \(Self.recordColumns) FROM records WHERE kind = ? AND id > ? ORDER BY id LIMIT ?")
+                .rows([.text(kind), .text(cursor ?? ""), .integer(Int64(limit))]) { try Self.decode($0, account: account) }
+        }
+    }
+
+    /// The kinds that have records.
+    func kinds() throws -> [String] {
+        try database.readNow { connection in
+            try connection.cached("SELECT DISTINCT kind FROM records ORDER BY kind").rows { $0.text(0) }
+        }
+    }
+
+    /// Change-log entries after `sequence`, oldest first, with the records as they are now.
+    func changes(after sequence: Int64, limit: Int) throws -> [(Change, Record?)] {
+        try database.readNow { connection in
+            try connection.cached("""
+                SELECT c.seq, c.kind, c.id, c.version, r.kind, r.id, r.version, r.deleted, r.readers, r.modified, r.fields
+                FROM changes c LEFT JOIN records r ON r.kind = c.kind AND r.id = c.id
+                WHERE c.seq > ? ORDER BY c.seq LIMIT ?
+                """).rows([.integer(sequence), .integer(Int64(limit))]) { row in
+                let change = Change(sequence: row.int64(0), kind: row.text(1), id: row.text(2), version: row.int64(3))
+                let record: Record? = row.isNull(4) ? nil : Record(
+                    account: account, kind: row.text(4), id: row.text(5), version: row.int64(6), isDeleted: row.int(7) != 0,
+                    readers: try row.optionalText(8).map { try JSON.parse($0).arrayValue?.compactMap(\.stringValue).map(AccountID.init(rawValue:)) ?? [] },
+                    modified: row.optionalDouble(9).map(Date.init(timeIntervalSince1970:)),
+                    fields: try JSON.parse(row.text(10)).objectValue ?? [])
+                return (change, record)
+            }
+        }
+    }
+
+    /// The newest change-log sequence number (0 for an empty log).
+    func lastSequence() throws -> Int64 {
+        try database.readNow { try $0.scalar("SELECT coalesce(max(seq), 0) FROM changes").flatMap { if case .integer(let v) = $0 { v } else { nil } } ?? 0 }
+    }
+
+    /// Drops change-log entries every consumer has applied.
+    func pruneChanges(through sequence: Int64) throws {
+        guard sequence > 0 else { return }
+        try database.writeNow { connection in
+            try connection.execute("DELETE FROM changes WHERE seq <= ?", [.integer(sequence)])
+        }
+    }
+
+    /// How many records are held, tombstones left out.
+    func liveRecordCount() throws -> Int {
+        try database.readNow { try $0.scalarInt("SELECT count(*) FROM records WHERE deleted = 0") ?? 0 }
+    }
+
+    func counter(_ name: String) throws -> Int {
+        try database.readNow { try $0.scalarInt("SELECT value FROM counters WHERE name = ?", [.text(name)]) ?? 0 }
+    }
+
+    // MARK: Retry queue
+
+    /// Queues deletions to retry; a target already queued keeps its place and back-off.
+    func enqueue(_ deletions: [(indexName: String, target: PendingDeletion.Target)], error: String, now: Date) throws {
+        try database.writeNow { connection in
+            for deletion in deletions {
+                let (kind, target) = Self.encode(deletion.target)
+                try connection.cached("""
+                    INSERT INTO pending_deletions(index_name, target_kind, target, attempts, next_attempt, last_error, queued)
+                    VALUES (?, ?, ?, 0, ?, ?, ?) ON CONFLICT DO UPDATE SET last_error = excluded.last_error
+                    """).run([.text(deletion.indexName), .text(kind), .text(target), .real(now.timeIntervalSince1970), .text(error),
+                              .real(now.timeIntervalSince1970)])
+            }
+        }
+    }
+
+    static func encode(_ target: PendingDeletion.Target) -> (String, String) {
+        switch target {
+        case .identifier(let identifier): return ("identifier", identifier.rawValue)
+        case .domain(let domain): return ("domain", domain.rawValue)
+        }
+    }
+
+    func pendingDeletions(dueBy date: Date? = nil) throws -> [PendingDeletion] {
+        try database.readNow { connection in
+            try connection.cached("""
+                SELECT index_name, target_kind, target, attempts, next_attempt, last_error FROM pending_deletions
+                WHERE next_attempt <= ? ORDER BY next_attempt
+                """).rows([.real(date?.timeIntervalSince1970 ?? .infinity)]) { row in
+                PendingDeletion(
+                    indexName: row.text(0),
+                    target: row.text(1) == "domain" ? .domain(DomainIdentifier(row.text(2))) : .identifier(ItemIdentifier(row.text(2))),
+                    attempts: row.int(3), nextAttempt: Date(timeIntervalSince1970: row.double(4)), lastError: row.optionalText(5))
+            }
+        }
+    }
+
+    func finishDeletion(_ deletion: PendingDeletion) throws {
+        let (kind, target) = Self.encode(deletion.target)
+        try database.writeNow { connection in
+            try connection.execute("DELETE FROM pending_deletions WHERE index_name = ? AND target_kind = ? AND target = ?",
+                                   [.text(deletion.indexName), .text(kind), .text(target)])
+        }
+    }
+
+    func postponeDeletion(_ deletion: PendingDeletion, until date: Date, error: String) throws {
+        let (kind, target) = Self.encode(deletion.target)
+        try database.writeNow { connection in
+            try connection.execute("""
+                UPDATE pending_deletions SET attempts = attempts + 1, next_attempt = ?, last_error = ?
+                WHERE index_name = ? AND target_kind = ? AND target = ?
+                """, [.real(date.timeIntervalSince1970), .text(error), .text(deletion.indexName), .text(kind), .text(target)])
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import Replica
+
+/// `replica records`: the canonical record store.
+enum RecordsCommand: Command {
+    static let name = "records"
+    static let summary = "write records to the canonical record store"
+    static let help = """
+        Usage: replica [--store DIR] records import [--json] FILE|-
+
+        Writes records, one JSON object per line, to the canonical record store, where they flow through
+        the change log like any app write; then brings the index up to date, so what was written is
+        searchable when the command returns. (A killed import leaves that to the next records import,
+        sync or watch.)
+
+        Each line:
+          {"account": "a", "kind": "note", "id": "42", "version": 7, "deleted": false,
+           "readers": ["a", "b"], "modified": "2026-11-20T10:00:00Z",
+           "fields": {"title": "…", "body": "…"}}
+        account, kind, id and version are required. A version older than the one held is ignored (and
+        counted); "deleted": true removes the record's item and stays effective against older writes.
+        How fields become attributes comes from the configuration's projections; see config/README.md.
+
+        A line that cannot be read is reported with its number and skipped; a record whose fields do not
+        fit its projection is reported (account, kind and id, never content) and kept out of the index.
+        Either makes the exit status 1; everything else is written.
+
+        Options:
+          --json   print a summary object on standard output
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let json = arguments.flag("--json")
+        guard let action = arguments.next() else { throw CLIError.usage("say what to do: records import FILE") }
+        guard action == "import" else { throw CLIError.usage("unknown records action '\(action)'; use import") }
+        let inputs = try arguments.positionals()
+        guard inputs.count == 1 else {
+            throw CLIError.usage(inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
+        }
+        let configuration = try context.configuration()
+        var reader = try LineReader(path: inputs[0])
+        defer { reader.close() }
+        let store = try context.openStore()
+        var pending: [Record] = []
+        var summary = RecordWriteSummary()
+        var rejected = 0
+        var accounts: [AccountID] = []
+
+        func flush() throws {
+            guard !pending.isEmpty else { return }
+            summary = summary + (try store.records.write(pending))
+            for record in pending where !accounts.contains(record.account) { accounts.append(record.account) }
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        while let line = try reader.nextLine() {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            do {
+                guard let text = String(validating: line, as: UTF8.self) else {
+                    throw ReplicaError(.invalidItem, "the line is not valid UTF-8 text")
+                }
+                let value: JSON
+                do { value = try JSON.parse(text) } catch let error as JSONParseError {
+                    throw ReplicaError(.invalidItem, "malformed JSON: \(error)")
+                }
+                pending.append(try Record(json: value))
+            } catch let error as ReplicaError {
+                rejected += 1
+                Output.note("line \(reader.lineNumber): \(error.message)")
+                continue
+            }
+            if pending.count >= 500 { try flush() }
+            Progress.update("writing records: \(summary.written + pending.count) written, \(rejected) rejected")
+        }
+        try flush()
+
+        Progress.update("bringing the index up to date")
+        let engine = ProjectionEngine(store: store, projections: configuration.projections, followedTables: configuration.followedTables)
+        var report = CatchUpReport()
+        for account in accounts {
+            let caughtUp = try await engine.catchUp(account: account)
+            report.indexed += caughtUp.indexed
+            report.removed += caughtUp.removed
+            report.rebuilt += caughtUp.rebuilt
+            report.quarantined += caughtUp.quarantined
+        }
+        Progress.clear()
+        for entry in report.quarantined {
+            Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)")
+        }
+        if json {
+            Output.printJSON(.object([
+                ("written", .number(Double(summary.written))), ("ignoredOlder", .number(Double(summary.ignoredOlder))),
+                ("unchanged", .number(Double(summary.unchanged))), ("rejected", .number(Double(rejected))),
+                ("indexed", .number(Double(report.indexed))), ("removed", .number(Double(report.removed))),
+                ("quarantined", .number(Double(report.quarantined.count))),
+            ]))
+        }
+        var text = "wrote \(summary.written) record\(summary.written == 1 ? "" : "s")"
+        if summary.ignoredOlder > 0 { text += ", ignored \(summary.ignoredOlder) older version\(summary.ignoredOlder == 1 ? "" : "s")" }
+        if summary.unchanged > 0 { text += ", \(summary.unchanged) already held" }
+        text += "; indexed \(report.indexed), removed \(report.removed)"
+        if rejected > 0 || !report.quarantined.isEmpty {
+            var problems: [String] = []
+            if rejected > 0 { problems.append("rejected \(rejected) line\(rejected == 1 ? "" : "s")") }
+            if !report.quarantined.isEmpty { problems.append("\(report.quarantined.count) record\(report.quarantined.count == 1 ? "" : "s") not indexed") }
+            throw CLIError.failure("\(text); \(problems.joined(separator: ", ")) (reasons above)")
+        }
+        if !json { Output.note(text) }
+    }
+}
+
+/// `replica sync`: one catch-up pass, then exit.
+enum SyncCommand: Command {
+    static let name = "sync"
+    static let summary = "bring every index up to date once, then exit"
+    static let help = """
+        Usage: replica [--store DIR] sync [--json]
+
+        Applies every change the record store's change log holds that the index has not applied, finishes
+        any rebuild a projection version change started, purges expired items and retries the deletions
+        waiting in the retry queue; then prints a one-line summary.
+
+        Options:
+          --json   print the summary as a JSON object on standard output
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let json = arguments.flag("--json")
+        try arguments.finish()
+        let configuration = try context.configuration()
+        let store = try context.openStore()
+        let started = Date()
+        Progress.update("catching up")
+        let report = try await ProjectionEngine(store: store, projections: configuration.projections, followedTables: configuration.followedTables).catchUpAllAccounts()
+        let sweep = try await store.sweep()
+        Progress.clear()
+        for entry in report.quarantined {
+            Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)")
+        }
+        for problem in report.problems { Output.note(problem) }
+        let seconds = Date().timeIntervalSince(started)
+        if json {
+            Output.printJSON(.object([
+                ("changesApplied", .number(Double(report.changesApplied))), ("indexed", .number(Double(report.indexed))),
+                ("removed", .number(Double(report.removed))), ("rebuilt", .number(Double(report.rebuilt))),
+                ("quarantined", .number(Double(report.quarantined.count))), ("purged", .number(Double(sweep.purged))),
+                ("deletionsRetried", .number(Double(sweep.deletionsDone))), ("deletionsPending", .number(Double(sweep.deletionsPostponed))),
+                ("seconds", .number((seconds * 1000).rounded() / 1000)),
+            ]))
+            return
+        }
+        Output.print("applied \(report.changesApplied) changes: indexed \(report.indexed), removed \(report.removed), rebuilt \(report.rebuilt), "
+            + "quarantined \(report.quarantined.count); purged \(sweep.purged) expired; retried \(sweep.deletionsDone) deletions "
+            + "(\(sweep.deletionsPostponed) still pending) in \(String(format: "%.1f", seconds)) s")
+    }
+}

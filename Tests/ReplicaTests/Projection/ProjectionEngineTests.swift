@@ -1,0 +1,258 @@
+import Foundation
+import Testing
+import ReplicaSQLite
+@testable import Replica
+import ReplicaTestSupport
+
+@Suite struct ProjectionEngineTests {
+    let directory: TemporaryDirectory
+    let clock = Fixtures.ManualClock()
+    let store: Store
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
+    }
+
+    func note(_ id: String, _ version: Int64, title: String, body: String = "", deleted: Bool = false, extra: JSON = .null) -> Record {
+        Record(account: "a", kind: "note", id: id, version: version, isDeleted: deleted,
+               modified: Date(timeIntervalSince1970: 1_790_000_000 + Double(version)),
+               fields: [("title", .string(title)), ("body", .string(body)), ("extra", extra)])
+    }
+
+    /// The items the records should become, by identifier.
+    func expected(_ projections: ProjectionSet, account: AccountID = "a") throws -> [ItemIdentifier: SearchableItem] {
+        let records = try #require(try store.recordsDatabase(for: account, creating: false))
+        var items: [ItemIdentifier: SearchableItem] = [:]
+        for kind in try records.kinds() {
+            for record in try records.records(kind: kind, after: nil, limit: 100_000) where !record.isDeleted {
+                guard let item = try? projections.projection(for: kind).item(for: record, now: clock.now),
+                      item.expirationDate! > clock.now else { continue }
+                items[item.uniqueIdentifier] = item
+            }
+        }
+        return items
+    }
+
+    /// Checks that the index holds exactly the projection of the records.
+    func expectIndexEqualsProjection(_ projections: ProjectionSet = ProjectionSet(), account: AccountID = "a",
+                                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let index = try store.index(named: projections.indexName, account: account)
+        let actual = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0) })
+        let wanted = try expected(projections, account: account)
+        #expect(Set(actual.keys) == Set(wanted.keys), sourceLocation: sourceLocation)
+        for (identifier, item) in wanted {
+            #expect(actual[identifier]?.attributeSet == item.attributeSet, "\(identifier)", sourceLocation: sourceLocation)
+            #expect(actual[identifier]?.domainIdentifier == item.domainIdentifier, sourceLocation: sourceLocation)
+        }
+    }
+
+    func found(_ words: String) async throws -> [String] {
+        try await store.search(SearchQuery(words)).map(\.item.uniqueIdentifier.rawValue)
+    }
+
+    // MARK: Changes
+
+    @Test func createsEditsAndDeletesFollowTheRecords() async throws {
+        let engine = ProjectionEngine(store: store)
+        try store.records.write([note("1", 1, title: "Launch plan", body: "supplier risk"), note("2", 1, title: "Budget")])
+        var report = try await engine.catchUp(account: "a")
+        #expect(report.indexed == 2)
+        try await expectIndexEqualsProjection()
+        #expect(try await found("supplier") == ["note:a:1"])
+
+        try store.records.write([note("1", 2, title: "Launch plan", body: "vendor delay")])
+        report = try await engine.catchUp(account: "a")
+        #expect(report.changesApplied == 1)
+        #expect(try await found("supplier").isEmpty)
+        #expect(try await found("vendor") == ["note:a:1"])
+
+        try store.records.write([note("2", 2, title: "Budget", deleted: true)])
+        report = try await engine.catchUp(account: "a")
+        #expect(report.removed == 1)
+        try await expectIndexEqualsProjection()
+        #expect(try await found("budget").isEmpty)
+    }
+
+    @Test func anEditOutsideTheSearchableFieldsDoesNotReindex() async throws {
+        let engine = ProjectionEngine(store: store)
+        try store.records.write([note("1", 1, title: "Launch", body: "words", extra: "x")])
+        _ = try await engine.catchUp(account: "a")
+        let before = try #require(try await store.search(SearchQuery("launch")).first)
+        clock.advance(by: 3600)
+        try store.records.write([note("1", 2, title: "Launch", body: "words", extra: "changed")])
+        // The modification time is searchable metadata; keep it as it was so only "extra" differs.
+        var same = note("1", 3, title: "Launch", body: "words", extra: "again")
+        same.modified = before.item.attributeSet.contentModificationDate
+        try store.records.write([same])
+        _ = try await engine.catchUp(account: "a")
+        let after = try #require(try await store.search(SearchQuery("launch")).first)
+        #expect(after.indexedAt == before.indexedAt, "the item was not written again")
+        #expect(after.origin.version == "3", "but it knows the record's version")
+        try await expectIndexEqualsProjection()
+    }
+
+    @Test func outOfOrderAndDuplicatedDeliveriesChangeNothing() async throws {
+        let engine = ProjectionEngine(store: store)
+        try store.records.write([note("1", 3, title: "three")])
+        try store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three"), note("1", 1, title: "one")])
+        _ = try await engine.catchUp(account: "a")
+        #expect(try await found("three") == ["note:a:1"])
+        #expect(try await found("two").isEmpty)
+
+        try store.records.write([note("1", 5, title: "gone", deleted: true), note("1", 4, title: "late")])
+        _ = try await engine.catchUp(account: "a")
+        #expect(try await found("late").isEmpty)
+        #expect(try await store.index(account: "a").itemCount() == 0)
+        try await expectIndexEqualsProjection()
+    }
+
+    @Test func replayingTheChangeLogChangesNothing() async throws {
+        let engine = ProjectionEngine(store: store)
+        try store.records.write((1...20).map { note("\($0)", 1, title: "title \($0)", body: "body \($0)") })
+        try store.records.write([note("3", 2, title: "edited"), note("4", 2, title: "x", deleted: true)])
+        _ = try await engine.catchUp(account: "a")
+        let index = try store.index(account: "a")
+        let before = try await index.allItems()
+        // Rewind the checkpoint to the start: every change is applied again.
+        try index.writeNow { try $0.setCheckpoint(ProjectionEngine.consumer, "0") }
+        let records = try #require(try store.recordsDatabase(for: "a", creating: false))
+        try records.database.writeNow { connection in
+            try connection.execute("INSERT INTO changes(kind, id, version, at) SELECT kind, id, version, 0 FROM records")
+        }
+        let report = try await engine.catchUp(account: "a")
+        #expect(report.changesApplied == 20)
+        #expect(try await index.allItems() == before)
+    }
+
+    @Test func theChangeLogIsPrunedOnceApplied() async throws {
+        try store.records.write((1...5).map { note("\($0)", 1, title: "t") })
+        _ = try await ProjectionEngine(store: store).catchUp(account: "a")
+        let records = try #require(try store.recordsDatabase(for: "a", creating: false))
+        #expect(try records.changes(after: 0, limit: 10).isEmpty)
+    }
+
+    // MARK: Projection versions
+
+    @Test func aNewProjectionVersionRebuildsEveryItemWhileSearchKeepsAnswering() async throws {
+        try store.records.write((1...9).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
+        let v1 = ProjectionSet()
+        _ = try await ProjectionEngine(store: store, projections: v1).catchUp(account: "a")
+        #expect(try await found("body5") == ["note:a:5"])
+
+        // Version 2 makes the body the title and drops the body.
+        let v2 = ProjectionSet([Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])])
+        let engine = ProjectionEngine(store: store, projections: v2, batchSize: 4)
+        let partial = try await Blocking.run { try engine.catchUpNow(account: "a", rebuildBatchLimit: 1) }
+        #expect(partial.rebuilt == 4)
+        let index = try store.index(account: "a")
+        let types = try await index.allItems().map { $0.attributeSet.contentType }
+        #expect(types.filter { $0 == .markdown }.count == 4, "the first batch is rebuilt")
+        #expect(types.filter { $0 == .plainText }.count == 5, "the rest still answer as they were")
+        #expect(try await found("title9") == ["note:a:9"])
+        #expect(try await store.status().accounts.first?.records?.rebuilding == ["note"])
+
+        let rest = try await engine.catchUp(account: "a")
+        #expect(rest.rebuilt == 5)
+        try await expectIndexEqualsProjection(v2)
+        #expect(try await found("title9").isEmpty)
+        #expect(try await store.status().accounts.first?.records?.rebuilding == [])
+        // Nothing more to rebuild the next time.
+        #expect(try await engine.catchUp(account: "a").rebuilt == 0)
+    }
+
+    @Test func anIndexRebuiltAfterDamageIsRefilledFromTheRecords() async throws {
+        try store.records.write((1...6).map { note("\($0)", 1, title: "title\($0)") })
+        let engine = ProjectionEngine(store: store)
+        _ = try await engine.catchUp(account: "a")
+        // The change log is pruned by now; a new, empty index must still end up complete.
+        let index = try store.index(account: "a")
+        try await index.write { writer in
+            _ = try writer.deleteAll()
+            try writer.removeCheckpoint(ProjectionEngine.consumer)
+        }
+        _ = try await engine.catchUp(account: "a")
+        try await expectIndexEqualsProjection()
+    }
+
+    // MARK: Expiration, accounts, quarantine
+
+    @Test func messagesExpireAfterTheirKindsLifetime() async throws {
+        let projections = ProjectionSet([Projection(kind: "message", contentType: .message, attributes: [(.title, ["title"])], lifetime: 30 * 86_400)])
+        let engine = ProjectionEngine(store: store, projections: projections)
+        let sent = clock.now
+        try store.records.write([Record(account: "a", kind: "message", id: "m", version: 1, modified: sent, fields: [("title", "ephemeral")])])
+        _ = try await engine.catchUp(account: "a")
+        #expect(try await found("ephemeral") == ["message:a:m"])
+        clock.advance(by: 30 * 86_400 + 1)
+        #expect(try await found("ephemeral").isEmpty, "invisible at once")
+        #expect(try await store.sweep().purged == 1)
+    }
+
+    @Test func switchingAccountsRemovesTheRecordsAndTheirItems() async throws {
+        let engine = ProjectionEngine(store: store)
+        let canary = "zqcanary\(UInt32.random(in: 0..<UInt32.max))"
+        try store.records.write([note("1", 1, title: canary, body: "\(canary) body")])
+        try store.records.write([Record(account: "b", kind: "note", id: "1", version: 1, fields: [("title", "bob's")])])
+        _ = try await engine.catchUpAllAccounts()
+        try store.switchAccount(to: "b")
+        #expect(directory.filesContaining(canary).isEmpty)
+        #expect(try await found(canary).isEmpty)
+        #expect(try await found("bob's") == ["note:b:1"])
+        #expect(try await engine.catchUpAllAccounts().indexed == 0)
+    }
+
+    @Test func aRecordThatDoesNotFitIsQuarantinedUntilANewerVersionFits() async throws {
+        let engine = ProjectionEngine(store: store)
+        try store.records.write([note("1", 1, title: "fine"), note("2", 1, title: "also fine")])
+        _ = try await engine.catchUp(account: "a")
+        try store.records.write([Record(account: "a", kind: "note", id: "2", version: 2, fields: [("title", 42), ("body", "secret")]),
+                                 note("3", 1, title: "flowing")])
+        let report = try await engine.catchUp(account: "a")
+        #expect(report.quarantined.map(\.id) == ["2"])
+        #expect(report.quarantined.first?.reason.contains("secret") == false)
+        #expect(try await found("also").isEmpty, "the stale version went")
+        #expect(try await found("flowing") == ["note:a:3"], "the rest of the log kept flowing")
+        #expect(try await store.status().accounts.first?.records?.quarantined.map(\.id) == ["2"])
+
+        try store.records.write([note("2", 3, title: "fixed")])
+        #expect(try await engine.catchUp(account: "a").quarantined.isEmpty)
+        #expect(try await found("fixed") == ["note:a:2"])
+        #expect(try await store.status().accounts.first?.records?.quarantined == [])
+    }
+
+    // MARK: Retry queue
+
+    @Test func aDeletionThatFailsIsQueuedAndRetriedWithBackoffUntilItSucceeds() async throws {
+        var configuration = Fixtures.configuration(clock: clock)
+        configuration.index.busyTimeout = 0.05
+        let store = try Store(directory: directory.url, configuration: configuration)
+        try await store.index(account: "a").indexItems([Fixtures.item("x", text: "doomed")])
+        // Another process holds the index's write lock.
+        let blocker = try Connection(path: directory.path + "/accounts/a/indexes/default.sqlite")
+        try blocker.execute("BEGIN IMMEDIATE")
+
+        let outcome = try await store.deleteReliably([.identifier("x")], account: "a")
+        guard case .queued = outcome else { Issue.record("expected the deletion to be queued, got \(outcome)"); return }
+        #expect(try store.pendingDeletions(account: "a").count == 1)
+
+        let backoff = Backoff(initial: 10, maximum: 100)
+        var sweep = try await store.sweep(backoff: backoff)
+        #expect(sweep.deletionsPostponed == 1)
+        let pending = try #require(try store.pendingDeletions(account: "a").first)
+        #expect(pending.attempts == 1)
+        #expect(pending.nextAttempt == clock.now.addingTimeInterval(10))
+        #expect(pending.lastError?.contains("could not be written") == true)
+
+        try blocker.execute("COMMIT")
+        sweep = try await store.sweep(backoff: backoff)
+        #expect(sweep.deletionsDone == 0, "not due yet")
+        #expect(try await store.search(SearchQuery("doomed")).count == 1)
+        clock.advance(by: 10)
+        sweep = try await store.sweep(backoff: backoff)
+        #expect(sweep.deletionsDone == 1)
+        #expect(try store.pendingDeletions(account: "a").isEmpty)
+        #expect(try await store.search(SearchQuery("doomed")).isEmpty)
+    }
+}
+

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import ReplicaSQLite
+@testable import Replica
+import ReplicaTestSupport
+
+@Suite struct FollowedTableTests {
+    let directory: TemporaryDirectory
+    let store: Store
+    let app: Connection
+    let table: FollowedTable
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try Store(directory: directory.appending("store"))
+        let path = directory.path + "/app.sqlite"
+        app = try Connection(path: path)
+        try app.execute("""
+            CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT, body TEXT,
+                                gone INTEGER NOT NULL DEFAULT 0, internal TEXT);
+            CREATE TABLE tasks (id TEXT PRIMARY KEY, revision INTEGER NOT NULL, title TEXT);
+            """)
+        table = FollowedTable(database: URL(fileURLWithPath: path), table: "notes", kind: "note", account: .column("owner"),
+                              idColumn: "id", versionColumn: "revision", deletedColumn: "gone", fieldColumns: ["title", "body"])
+        try store.signIn("alice")
+        try store.signIn("bob")
+    }
+
+    func engine(_ tables: [FollowedTable]? = nil) -> ProjectionEngine {
+        ProjectionEngine(store: store, followedTables: tables ?? [table])
+    }
+
+    func found(_ words: String, account: AccountID? = nil) async throws -> [String] {
+        var query = SearchQuery(words)
+        if let account { query.accounts = [account] }
+        return try await store.search(query).map(\.item.uniqueIdentifier.rawValue).sorted()
+    }
+
+    @Test func insertsUpdatesAndDeletesInTheAppsTableReachTheIndex() async throws {
+        try app.execute("INSERT INTO notes(id, owner, revision, title, body) VALUES (1, 'alice', 1, 'Launch plan', 'supplier risk'), (2, 'bob', 1, 'Bob note', 'launch')")
+        var report = try await engine().catchUpAllAccounts()
+        #expect(report.problems.isEmpty)
+        #expect(try await found("launch", account: "alice") == ["note:alice:1"])
+        #expect(try await found("launch", account: "bob") == ["note:bob:2"])
+
+        try app.execute("UPDATE notes SET revision = 2, body = 'vendor delay' WHERE id = 1")
+        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (3, 'alice', 1, 'Third')")
+        report = try await engine().catchUpAllAccounts()
+        #expect(report.changesApplied == 2)
+        #expect(try await found("supplier").isEmpty)
+        #expect(try await found("vendor") == ["note:alice:1"])
+
+        try app.execute("DELETE FROM notes WHERE id = 3")
+        try app.execute("UPDATE notes SET revision = 2, gone = 1 WHERE id = 2")
+        _ = try await engine().catchUpAllAccounts()
+        #expect(try await found("third").isEmpty)
+        #expect(try await found("bob").isEmpty, "a soft-deleted row is removed")
+        // The app's change log is pruned once every account has applied it.
+        #expect(try app.scalarInt("SELECT count(*) FROM replica_changes") == 0)
+        // The app's own columns that are not fields stay out of the index.
+        try app.execute("UPDATE notes SET revision = 3, internal = 'zzinternal' WHERE id = 1")
+        _ = try await engine().catchUpAllAccounts()
+        #expect(try await found("zzinternal").isEmpty)
+    }
+
+    @Test func anOlderVersionNeverOverwritesANewerOneNorRevivesADeletion() async throws {
+        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 5, 'five')")
+        _ = try await engine().catchUpAllAccounts()
+        // The app's sync layer writes an older revision late.
+        try app.execute("UPDATE notes SET revision = 4, title = 'four' WHERE id = 1")
+        _ = try await engine().catchUpAllAccounts()
+        #expect(try await found("five") == ["note:alice:1"])
+        #expect(try await found("four").isEmpty)
+
+        try app.execute("DELETE FROM notes WHERE id = 1")
+        _ = try await engine().catchUpAllAccounts()
+        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 3, 'three')")
+        _ = try await engine().catchUpAllAccounts()
+        #expect(try await found("three").isEmpty, "a late, older row stays deleted")
+        try app.execute("UPDATE notes SET revision = 9, title = 'nine' WHERE id = 1")
+        _ = try await engine().catchUpAllAccounts()
+        #expect(try await found("nine") == ["note:alice:1"], "a newer one comes back")
+    }
+
+    @Test func aSchemaChangeIsReportedAndTheRestKeepsFlowing() async throws {
+        let tasks = FollowedTable(database: table.database, table: "tasks", kind: "task", account: .fixed("alice"),
+                                  idColumn: "id", versionColumn: "revision")
+        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'before')")
+        try app.execute("INSERT INTO tasks(id, revision, title) VALUES ('t1', 1, 'first task')")
+        _ = try await engine([table, tasks]).catchUpAllAccounts()
+        #expect(try await found("before") == ["note:alice:1"])
+
+        // The app migrates notes by rebuilding the table without the revision column.
+        try app.execute("""
+            CREATE TABLE notes2 (id INTEGER PRIMARY KEY, owner TEXT, title TEXT, body TEXT, gone INTEGER DEFAULT 0);
+            INSERT INTO notes2 SELECT id, owner, title, body, gone FROM notes;
+            DROP TABLE notes; ALTER TABLE notes2 RENAME TO notes;
+            INSERT INTO notes(id, owner, title) VALUES (2, 'alice', 'after');
+            """)
+        try app.execute("INSERT INTO tasks(id, revision, title) VALUES ('t2', 1, 'second task')")
+        let report = try await engine([table, tasks]).catchUpAllAccounts()
+        #expect(report.problems.count == 2, "once per signed-in account")
+        #expect(report.problems.first?.contains("table 'notes'") == true)
+        #expect(report.problems.first?.contains("no column 'revision'") == true)
+        #expect(try await found("second") == ["task:alice:t2"], "the other table kept flowing")
+        #expect(try await found("before") == ["note:alice:1"], "what was indexed stays")
+        // The checkpoint did not skip anything: once the table is fixed, the new row is found.
+        try app.execute("ALTER TABLE notes ADD COLUMN revision INTEGER NOT NULL DEFAULT 1")
+        let fixed = try await engine([table, tasks]).catchUpAllAccounts()
+        #expect(fixed.problems.isEmpty)
+        #expect(try await found("after") == ["note:alice:2"])
+    }
+
+    @Test func aTableRecreatedWithoutTheTriggersIsReadInFullAgain() async throws {
+        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'kept'), (2, 'alice', 1, 'dropped')")
+        _ = try await engine().catchUpAllAccounts()
+        try app.execute("""
+            CREATE TABLE notes2 AS SELECT * FROM notes WHERE id = 1;
+            DROP TABLE notes; ALTER TABLE notes2 RENAME TO notes;
+            INSERT INTO notes(id, owner, revision, title, gone) VALUES (3, 'alice', 1, 'added', 0);
+            """)
+        _ = try await engine().catchUpAllAccounts()
+        #expect(try await found("kept") == ["note:alice:1"])
+        #expect(try await found("added") == ["note:alice:3"])
+        #expect(try await found("dropped").isEmpty)
+    }
+
+    @Test func onlySignedInAccountsAreFollowedAndTheAppsRowsStay() async throws {
+        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'alice note'), (2, 'carol', 1, 'carol note')")
+        _ = try await engine().catchUpAllAccounts()
+        #expect(try await found("note") == ["note:alice:1"])
+        try store.switchAccount(to: "bob")
+        _ = try await engine().catchUpAllAccounts()
+        #expect(try await found("note").isEmpty)
+        #expect(try store.signedInAccounts().map(\.id) == ["bob"])
+        #expect(try app.scalarInt("SELECT count(*) FROM notes") == 2, "the app's database is the app's business")
+    }
+}
