@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "ReplicaTestSupport", dependencies: ["Replica"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaSQLite", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -44,6 +44,10 @@ enum ReplicaCommand {
     static func main() async {
         let status = await run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         Progress.clear()
+        if CrashPoints.isArmed {
+            // For crash tests: how many points this run went through, so a test can aim at any of them.
+            Output.write("replica: test: \(CrashPoints.reachedCount) crash points reached\n", to: STDERR_FILENO)
+        }
         exit(status)
     }
 

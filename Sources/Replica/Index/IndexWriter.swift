@@ -124,6 +124,7 @@ final class IndexWriter {
 
     @discardableResult
     private func insert(_ row: PreparedRow) throws -> UpsertOutcome {
+        CrashPoints.reach("index.item")
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         let insert = try insertStatement.get()
         try row.bind(to: insert)
@@ -303,6 +304,7 @@ final class IndexWriter {
     }
 
     func deleteRow(_ id: Int64) throws {
+        CrashPoints.reach("index.delete")
         try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
         try connection.cached("DELETE FROM items WHERE id = ?").run([.integer(id)])
     }

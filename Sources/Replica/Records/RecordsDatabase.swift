@@ -67,6 +67,7 @@ final class RecordsDatabase: Sendable {
         try database.writeNow { connection in
             var summary = RecordWriteSummary()
             for record in records {
+                CrashPoints.reach("records.record")
                 let stored = try connection.cached("SELECT version FROM records WHERE kind = ? AND id = ?")
                     .firstRow([.text(record.kind), .text(record.id)]) { $0.int64(0) }
                 if let stored, record.version < stored {

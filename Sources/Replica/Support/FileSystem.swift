@@ -32,8 +32,11 @@ enum FileSystem {
             if rmdir(path) != 0 && errno != ENOENT {
                 throw ReplicaError(.fileSystem, "cannot remove the directory \(path): \(String(cString: strerror(errno)))")
             }
-        } else if unlink(path) != 0 && errno != ENOENT {
-            throw ReplicaError(.fileSystem, "cannot remove \(path): \(String(cString: strerror(errno)))")
+        } else {
+            CrashPoints.reach("fileSystem.remove")
+            if unlink(path) != 0 && errno != ENOENT {
+                throw ReplicaError(.fileSystem, "cannot remove \(path): \(String(cString: strerror(errno)))")
+            }
         }
     }
 

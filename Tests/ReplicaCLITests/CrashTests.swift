@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+@testable import Replica
+import ReplicaTestSupport
+
+/// Kills `replica` at random points of a long stream of changes, a projection rebuild and a
+/// switch-account, restarts it, and checks that the index is exactly the projection of the records:
+/// nothing lost, nothing stale, nothing duplicated, nothing of a signed-out account left.
+///
+/// Every trial prints its seed; `REPLICA_CRASH_SEED=<seed>` replays one trial.
+@Suite(.serialized) struct CrashTests {
+    static let trials = 20
+
+    /// A deterministic random stream of records for accounts a and b: creates, edits, out-of-order and
+    /// repeated deliveries, tombstones. Account a's text carries a canary.
+    struct Stream {
+        var lines: [String] = []
+        var latest: [String: Record] = [:]
+        let canary: String
+
+        init(seed: UInt64, count: Int) {
+            var generator = SplitMix(seed: seed)
+            canary = "zzcanary\(seed % 1_000_000)"
+            let words = ["launch", "supplier", "risk", "budget", "vendor", "delay", "orchid", "harbor", "quartz", "meadow"]
+            for _ in 0..<count {
+                let account = generator.next() % 3 == 0 ? "b" : "a"
+                let kind = generator.next() % 4 == 0 ? "message" : "note"
+                let id = String(generator.next() % 60)
+                let version = Int64(generator.next() % 7 + 1)
+                // The content is a function of (record, version): repeated deliveries of a version agree.
+                var content = SplitMix(seed: UInt64(bitPattern: Int64(id.hashValue & 0xFFFF)) &+ UInt64(version) &* 7919 &+ (account == "a" ? 1 : 2))
+                let deleted = content.next() % 6 == 0
+                let title = (0..<2).map { _ in words[Int(content.next() % UInt64(words.count))] }.joined(separator: " ") + " v\(version)"
+                var body = (0..<6).map { _ in words[Int(content.next() % UInt64(words.count))] }.joined(separator: " ")
+                if account == "a" { body += " \(canary)" }
+                let record = Record(account: AccountID(account), kind: kind, id: id, version: version, isDeleted: deleted,
+                                    fields: deleted ? [] : [("title", .string(title)), ("body", .string(body))])
+                let key = "\(account)/\(kind)/\(id)"
+                if (latest[key]?.version ?? 0) < version { latest[key] = record }
+                var json: [(String, JSON)] = [("account", .string(account)), ("kind", .string(kind)), ("id", .string(id)),
+                                              ("version", .number(Double(version)))]
+                if deleted { json.append(("deleted", true)) } else { json.append(("fields", .object(record.fields))) }
+                lines.append(JSON.object(json).serialized())
+            }
+        }
+
+        /// The items the index of `account` must hold under `projections`.
+        func expectedItems(account: AccountID, projections: ProjectionSet) throws -> [ItemIdentifier: SearchableItem] {
+            var items: [ItemIdentifier: SearchableItem] = [:]
+            for record in latest.values where record.account == account && !record.isDeleted {
+                let item = try projections.projection(for: record.kind).item(for: record, now: Date())
+                items[item.uniqueIdentifier] = item
+            }
+            return items
+        }
+    }
+
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let version2 = """
+        { "projections": { "note": { "version": 2, "contentType": "net.daringfireball.markdown",
+                                     "attributes": { "title": "body", "textContent": "title" } } } }
+        """
+
+    /// Runs replica; with a crash point, the run may end killed. Returns how many points it went through.
+    @discardableResult
+    static func run(_ store: String, _ arguments: [String], input: String? = nil, crashAt point: Int? = nil) throws -> (killed: Bool, points: Int) {
+        let environment = ["REPLICA_TEST_CRASH": "*:\(point ?? Int.max / 2)"]
+        let result = try ReplicaProcess.run(["--store", store] + arguments, input: input, environment: environment, timeout: 120)
+        if !result.wasSignaled {
+            #expect(result.status == 0, "replica \(arguments.joined(separator: " ")) failed: \(result.standardError)")
+        }
+        let points = result.standardError.split(separator: "\n").last { $0.contains("crash points reached") }
+            .flatMap { Int($0.split(separator: " ")[2]) } ?? 0
+        return (result.wasSignaled, points)
+    }
+
+    static func expectIndex(_ store: Store, account: AccountID, equals expected: [ItemIdentifier: SearchableItem], seed: UInt64,
+                            phase: String) async throws {
+        let items = try await store.index(account: account).allItems()
+        let actual = Dictionary(items.map { ($0.uniqueIdentifier, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(items.count == actual.count, "seed \(seed), \(phase): duplicated items")
+        #expect(Set(actual.keys) == Set(expected.keys), "seed \(seed), \(phase): items lost or stale in account \(account)")
+        for (identifier, item) in expected where actual[identifier]?.attributeSet != item.attributeSet {
+            Issue.record("seed \(seed), \(phase): \(identifier) is not its record's projection")
+        }
+    }
+
+    @Test func theIndexIsAlwaysTheProjectionAfterAKill() async throws {
+        let baseSeed = ProcessInfo.processInfo.environment["REPLICA_CRASH_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1..<1_000_000_000)
+        let trials = ProcessInfo.processInfo.environment["REPLICA_CRASH_SEED"] == nil ? Self.trials : 1
+        // How many crash points each phase goes through, measured once on an undisturbed run.
+        let calibration = try TemporaryDirectory()
+        let calibrationStream = Stream(seed: baseSeed, count: 1200)
+        let calibrationStore = calibration.path + "/store"
+        let importPoints = try Self.run(calibrationStore, ["records", "import", "-"], input: calibrationStream.lines.joined(separator: "\n")).points
+        try Self.version2.write(toFile: calibrationStore + "/config.json", atomically: true, encoding: .utf8)
+        let rebuildPoints = try Self.run(calibrationStore, ["sync"]).points
+        let switchPoints = try Self.run(calibrationStore, ["switch-account", "b"]).points
+        #expect(importPoints > 100 && rebuildPoints > 20 && switchPoints > 3)
+        var kills = 0
+
+        for trial in 0..<trials {
+            let seed = baseSeed &+ UInt64(trial)
+            var generator = SplitMix(seed: seed)
+            let points = (Int(generator.next() % UInt64(importPoints)) + 1,
+                          Int(generator.next() % UInt64(rebuildPoints)) + 1,
+                          Int(generator.next() % UInt64(switchPoints)) + 1)
+            print("crash trial \(trial): seed \(seed), kill points \(points.0)/\(importPoints), \(points.1)/\(rebuildPoints), \(points.2)/\(switchPoints)")
+            let directory = try TemporaryDirectory()
+            let storePath = directory.path + "/store"
+            let stream = Stream(seed: seed, count: 1200)
+            let input = stream.lines.joined(separator: "\n")
+
+            // 1. A long stream of changes, killed, then sent again (replays change nothing).
+            kills += try Self.run(storePath, ["records", "import", "-"], input: input, crashAt: points.0).killed ? 1 : 0
+            try Self.run(storePath, ["records", "import", "-"], input: input)
+            var store = try Store(directory: URL(fileURLWithPath: storePath))
+            for account: AccountID in ["a", "b"] {
+                try await Self.expectIndex(store, account: account, equals: stream.expectedItems(account: account, projections: ProjectionSet()),
+                                           seed: seed, phase: "after the import")
+            }
+
+            // 2. A projection version change, rebuilt by sync, killed, and synced again.
+            try Self.version2.write(toFile: storePath + "/config.json", atomically: true, encoding: .utf8)
+            kills += try Self.run(storePath, ["sync"], crashAt: points.1).killed ? 1 : 0
+            try Self.run(storePath, ["sync"])
+            let projections = try ConfigurationFile.parse(Self.version2).projections
+            store = try Store(directory: URL(fileURLWithPath: storePath))
+            for account: AccountID in ["a", "b"] {
+                try await Self.expectIndex(store, account: account, equals: stream.expectedItems(account: account, projections: projections),
+                                           seed: seed, phase: "after the rebuild")
+            }
+
+            // 3. A switch to b, killed, then run again: nothing of a is left in any file.
+            kills += try Self.run(storePath, ["switch-account", "b"], crashAt: points.2).killed ? 1 : 0
+            try Self.run(storePath, ["switch-account", "b"])
+            store = try Store(directory: URL(fileURLWithPath: storePath))
+            #expect(try store.signedInAccounts().map(\.id) == ["b"], "seed \(seed)")
+            #expect(directory.filesContaining(stream.canary).isEmpty, "seed \(seed): account a's text is still on disk")
+            try await Self.expectIndex(store, account: "b", equals: stream.expectedItems(account: "b", projections: projections),
+                                       seed: seed, phase: "after the switch")
+        }
+        // Kill points come from one stream's count; other streams pass through about as many.
+        #expect(kills >= trials * 3 * 2 / 3, "only \(kills) of \(trials * 3) runs were killed")
+    }
+}
