@@ -14,6 +14,7 @@ func option(_ name: String) -> String? {
 
 let usage = """
     usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q]
+           replica-bench replication --corpus DIR [--items N] [--writes W]
       DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
     """
 
@@ -29,6 +30,9 @@ do {
             itemCount: Int(option("--items") ?? "") ?? 100_000,
             rounds: Int(option("--rounds") ?? "") ?? 3,
             queryCount: Int(option("--queries") ?? "") ?? 200)
+    case "replication":
+        try await ReplicationBenchmark.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
+                                           writes: Int(option("--writes") ?? "") ?? 200)
     case "profile-index":
         // Loads the corpus, then only indexes, three times: for `perf record --delay`.
         let paragraphs = try Corpus.paragraphs(in: corpus, count: Int(option("--items") ?? "") ?? 100_000)

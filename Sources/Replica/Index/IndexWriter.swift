@@ -78,30 +78,36 @@ final class IndexWriter {
     /// Indexes many items. Rows are prepared (text columns, attribute JSON: pure work) on another thread,
     /// a chunk ahead of the one being written, so a second core takes that work off the writer's path.
     func index(contentsOf items: [SearchableItem], origin: ItemOrigin = .api) throws {
+        try index(contentsOf: items.map { ($0, origin) })
+    }
+
+    /// Indexes many items, each with its own origin (the projection engine's records have their versions).
+    func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
         let chunkSize = 512
-        guard items.count > chunkSize else {
-            for item in items { try index(item, origin: origin) }
+        guard entries.count > chunkSize else {
+            for (item, origin) in entries { try index(item, origin: origin) }
             return
         }
-        try withSecondaryIndexesDeferred(forAdding: items.count) {
-            try pipeline(items, chunkSize: chunkSize, origin: origin)
+        try withSecondaryIndexesDeferred(forAdding: entries.count) {
+            try pipeline(entries, chunkSize: chunkSize)
         }
     }
 
-    private func pipeline(_ items: [SearchableItem], chunkSize: Int, origin: ItemOrigin) throws {
-        let chunks = stride(from: 0, to: items.count, by: chunkSize).map { items[$0..<min($0 + chunkSize, items.count)] }
+    private func pipeline(_ entries: [(SearchableItem, ItemOrigin)], chunkSize: Int) throws {
+        let chunks = stride(from: 0, to: entries.count, by: chunkSize).map { entries[$0..<min($0 + chunkSize, entries.count)] }
         let now = self.now, lifetime = self.defaultLifetime
-        @Sendable func prepare(_ chunk: ArraySlice<SearchableItem>) -> [PreparedRow?] {
-            chunk.map { $0.isUpdate ? nil : PreparedRow($0, origin: origin, now: now, defaultLifetime: lifetime) }
+        @Sendable func prepare(_ chunk: ArraySlice<(SearchableItem, ItemOrigin)>) -> [PreparedRow?] {
+            chunk.map { item, origin in item.isUpdate ? nil : PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime) }
         }
-        var next = PreparedChunk(prepare(chunks[0]))
+        let first = chunks[0]
+        var next = Prefetch { prepare(first) }
         for index in chunks.indices {
-            let current = next
+            let current = try next.get()
             if index + 1 < chunks.count {
                 let upcoming = chunks[index + 1]
-                next = PreparedChunk { prepare(upcoming) }
+                next = Prefetch { prepare(upcoming) }
             }
-            for (item, row) in zip(chunks[index], current.rows()) {
+            for ((item, origin), row) in zip(chunks[index], current) {
                 if let row { _ = try insert(row) } else { try self.index(item, origin: origin) }
             }
         }
@@ -389,30 +395,6 @@ struct PreparedRow: Sendable {
         try statement.bind(.text(text.people), at: 15)
         try statement.bind(.text(text.description), at: 16)
         try statement.bind(.text(text.body), at: 17)
-    }
-}
-
-/// Rows being prepared on a global queue; `rows()` waits for them.
-final class PreparedChunk: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var result: [PreparedRow?] = []
-
-    init(_ rows: [PreparedRow?]) {
-        result = rows
-        done.signal()
-    }
-
-    init(_ work: @escaping @Sendable () -> [PreparedRow?]) {
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
-            result = work()
-            done.signal()
-        }
-    }
-
-    /// The prepared rows; waits until they are ready. Call once.
-    func rows() -> [PreparedRow?] {
-        done.wait()
-        return result
     }
 }
 

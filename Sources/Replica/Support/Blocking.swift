@@ -11,3 +11,22 @@ enum Blocking {
         }
     }
 }
+
+/// Work started on another thread now, whose result is collected later with `get()`.
+final class Prefetch<Value: Sendable>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<Value, any Error>?
+
+    init(_ work: @escaping @Sendable () throws -> Value) {
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            result = Result { try work() }
+            done.signal()
+        }
+    }
+
+    /// The result; waits for it. Call once.
+    func get() throws -> Value {
+        done.wait()
+        return try result!.get()
+    }
+}

@@ -142,7 +142,7 @@ import ReplicaTestSupport
 
         // Version 2 makes the body the title and drops the body.
         let v2 = ProjectionSet([Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])])
-        let engine = ProjectionEngine(store: store, projections: v2, batchSize: 4)
+        let engine = ProjectionEngine(store: store, projections: v2, batchSize: 1)
         let partial = try await Blocking.run { try engine.catchUpNow(account: "a", rebuildBatchLimit: 1) }
         #expect(partial.rebuilt == 4)
         let index = try store.index(account: "a")

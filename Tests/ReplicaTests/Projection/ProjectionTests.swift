@@ -89,6 +89,14 @@ import Testing
         #expect(table.deletedColumn == "gone")
     }
 
+    @Test func theCommentedDefaultConfigurationIsValid() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("config/config.json")
+        let configuration = try ConfigurationFile.load(from: file)
+        #expect(configuration.projections.indexName == "default")
+        #expect(configuration.followedTables.isEmpty)
+    }
+
     @Test(arguments: [
         ("{\"projections\": {\"note\": {\"version\": 0}}}", "'version' must be a whole number from 1"),
         ("{\"projections\": {\"note\": {\"expiresAfter\": \"soon\"}}}", "must be a duration"),

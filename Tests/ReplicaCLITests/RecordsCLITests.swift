@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import ReplicaTestSupport
+
+/// `replica records import`, `sync`, the configuration file and what `status` shows of records.
+@Suite struct RecordsCLITests {
+    let directory: TemporaryDirectory
+    var store: String { directory.path + "/store" }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    @discardableResult
+    func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
+        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+    }
+
+    static let records = """
+        {"account": "a", "kind": "note", "id": "1", "version": 1, "fields": {"title": "Launch plan", "body": "supplier risk"}}
+        {"account": "a", "kind": "note", "id": "2", "version": 3, "fields": {"title": "Budget", "body": "numbers"}}
+        {"account": "a", "kind": "note", "id": "2", "version": 2, "fields": {"title": "Old budget"}}
+        {"account": "b", "kind": "message", "id": "m", "version": 1, "modified": "2026-11-20T10:00:00Z", "fields": {"title": "Hello", "text": "launch party"}}
+        """
+
+    @Test func importedRecordsAreSearchableWhenTheCommandReturns() throws {
+        let result = try replica("records", "import", "-", input: Self.records)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError == "replica: wrote 3 records, ignored 1 older version; indexed 3, removed 0\n")
+        let search = try replica("search", "--json", "launch")
+        #expect(search.standardOutput.contains(#""uniqueIdentifier":"note:a:1","domainIdentifier":"account.a.note""#))
+        #expect(search.standardOutput.contains(#""uniqueIdentifier":"message:b:m","domainIdentifier":"account.b.message""#))
+        #expect(search.standardOutput.contains(#""owner":"records","version":"1""#))
+        // Sending the same stream again changes nothing.
+        let again = try replica("records", "import", "--json", "-", input: Self.records)
+        #expect(again.standardOutput == #"{"written":0,"ignoredOlder":1,"unchanged":3,"rejected":0,"indexed":0,"removed":0,"quarantined":0}"# + "\n")
+    }
+
+    @Test func badLinesAndRecordsThatDoNotFitAreReportedWithoutContent() throws {
+        let input = Self.records + "\n" + """
+            {"account": "a", "kind": "note", "id": "3"}
+            {"account": "a", "kind": "note", "id": "4", "version": 1, "fields": {"title": 42, "body": "zzsecret"}}
+            """
+        let result = try replica("records", "import", "-", input: input)
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("line 5: the record has no 'version' (account 'a', kind 'note', id '3')"))
+        #expect(result.standardError.contains("record note '4' of account 'a' (version 1) was not indexed: field 'title' is a number"))
+        #expect(!result.standardError.contains("zzsecret"))
+        #expect(result.standardError.contains("rejected 1 line, 1 record not indexed"))
+        let status = try replica("status", "--json")
+        #expect(status.standardOutput.contains(#""records":{"recordCount":3,"pendingChanges":0,"ignoredOlder":1,"pendingDeletions":[],"quarantined":[{"kind":"note","id":"4","version":1,"reason":"field 'title' is a number"#))
+        #expect(try replica("status").standardOutput.contains("    quarantined: note '4' version 1: field 'title' is a number"))
+    }
+
+    @Test func syncRebuildsWhenAProjectionVersionChanges() throws {
+        try replica("records", "import", "-", input: Self.records)
+        try #"{ "projections": { "note": { "version": 2, "contentType": "net.daringfireball.markdown", "attributes": {"title": "body"} } } }"#
+            .write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
+        let sync = try replica("sync", "--json")
+        #expect(sync.status == 0)
+        #expect(sync.standardOutput.contains(#""rebuilt":2"#))
+        let search = try replica("search", "--json", "--type", "net.daringfireball.markdown", "supplier")
+        #expect(search.standardOutput.contains(#""title":"supplier risk""#))
+        let plain = try replica("sync")
+        #expect(plain.standardOutput.hasPrefix("applied 0 changes: indexed 0, removed 0, rebuilt 0, quarantined 0"))
+    }
+
+    @Test func aBrokenConfigurationIsRefusedWithWhereAndWhat() throws {
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        try "{ \"projections\": { \"note\": { \"version\": \"two\" } } }".write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
+        let result = try replica("sync")
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("\(store)/config.json: projection 'note': 'version' must be a whole number from 1"))
+        let other = directory.path + "/other.json"
+        try "{ \"index\": \"Notes\" }".write(toFile: other, atomically: true, encoding: .utf8)
+        #expect(try ReplicaProcess.run(["--store", store, "--config", other, "records", "import", "-"], input: Self.records).status == 0)
+        #expect(try replica("status").standardOutput.contains("index Notes: 2 items"))
+    }
+}
