@@ -15,6 +15,11 @@ let package = Package(
     targets: [
         // System library shims: a module map and a header, nothing else.
         .systemLibrary(
+            name: "CGit2",
+            path: "Sources/CGit2",
+            pkgConfig: "libgit2",
+            providers: [.apt(["libgit2-dev"])]),
+        .systemLibrary(
             name: "CSQLite",
             path: "Sources/CSQLite",
             pkgConfig: "sqlite3",
@@ -29,8 +34,13 @@ let package = Package(
             dependencies: ["ReplicaSQLite"],
             plugins: ["EmbedMigrations"]),
 
+        // Sources (plugins): they depend on the library's source contract; the library never on them.
+        .target(name: "ReplicaFileTree", dependencies: ["Replica"], path: "Plugins/FileTree"),
+        .target(name: "ReplicaGit", dependencies: ["Replica", "ReplicaFileTree", "CGit2"], path: "Plugins/Git"),
+        .target(name: "ReplicaExec", dependencies: ["Replica"], path: "Plugins/Exec", exclude: ["examples"]),
+
         // The command-line tool.
-        .executableTarget(name: "ReplicaCLI", dependencies: ["Replica"]),
+        .executableTarget(name: "ReplicaCLI", dependencies: ["Replica", "ReplicaFileTree", "ReplicaGit", "ReplicaExec"]),
 
         // Build-time only: compiles migrations/*.sql into the library.
         .executableTarget(name: "embed-migrations", path: "Sources/Build/embed-migrations"),
@@ -45,6 +55,9 @@ let package = Package(
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaSQLite", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaExecTests", dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The quick start: installs what replica needs, builds it, indexes the documentation every Debian
-# machine has under /usr/share/doc into a demo store, and searches it.
+# machine has under /usr/share/doc into a demo store with the file-tree source, and searches it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,9 +9,12 @@ swift build -c release
 replica=.build/release/replica
 store=.build/quickstart-store
 
-echo "== indexing /usr/share/doc into $store"
-python3 scripts/docs-to-jsonl.py /usr/share/doc | "$replica" --store "$store" import --account demo -
+if ! "$replica" --store "$store" sources list | grep -q '^docs '; then
+    "$replica" --store "$store" sources add files --account demo --name docs /usr/share/doc
+fi
+echo "== replica sync (indexing /usr/share/doc)"
+"$replica" --store "$store" sync
 "$replica" --store "$store" status
 echo
-echo "== replica search \"license\" \"permission\""
+echo "== replica search license permission"
 "$replica" --store "$store" search --limit 5 license permission

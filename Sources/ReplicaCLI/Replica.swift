@@ -14,7 +14,9 @@ enum ReplicaCommand {
         AccountsCommand.self,
         SwitchAccountCommand.self,
         RecordsCommand.self,
+        SourcesCommand.self,
         SyncCommand.self,
+        WatchCommand.self,
     ]
 
     static var help: String {

@@ -25,12 +25,14 @@ public enum ReplicaProcess {
     /// - Parameters:
     ///   - environment: added to (and overriding) this process's environment.
     ///   - timeout: the process is killed after this many seconds and the call throws.
+    @discardableResult
     public static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
                            timeout: TimeInterval = 120) throws -> ProcessResult {
         try run(executable: executable, arguments, input: input.map { Data($0.utf8) }, environment: environment, timeout: timeout)
     }
 
     /// Runs any executable the same way.
+    @discardableResult
     public static func run(executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
                            timeout: TimeInterval = 120) throws -> ProcessResult {
         let scratch = try TemporaryDirectory("replica-process")

@@ -78,6 +78,43 @@ public final class ProjectionEngine: Sendable {
         }
     }
 
+    /// Follows every signed-in account's change log (and the followed tables) until cancelled: a catch-up
+    /// whenever a record store changed, checked every `interval`; followed tables every second. On
+    /// cancellation, one last catch-up commits what is in flight.
+    ///
+    /// - Parameter onReport: called after each catch-up that did something.
+    public func run(every interval: Duration = .milliseconds(100),
+                    onReport: @escaping @Sendable (CatchUpReport) -> Void = { _ in }) async {
+        var versions: [AccountID: Int] = [:]
+        var lastTables = ContinuousClock.now
+        while !Task.isCancelled {
+            let dueTables = !followedTables.isEmpty && ContinuousClock.now - lastTables >= .seconds(1)
+            if dueTables { lastTables = .now }
+            let known = versions
+            if let (report, changed) = try? await Blocking.run({ [self] () -> (CatchUpReport, [AccountID: Int]) in
+                var report = CatchUpReport()
+                var changed = known
+                for account in try store.signedInAccounts().map(\.id) {
+                    let records = try store.recordsDatabase(for: account, creating: false)
+                    func version() throws -> Int? {
+                        try records.map { records in try records.database.readNow { try $0.scalarInt("PRAGMA data_version") ?? 0 } }
+                    }
+                    if try version() != known[account] || dueTables {
+                        report = report + (try catchUpNow(account: account))
+                        // The catch-up's own writes (pruning the log) must not look like news next time.
+                        changed[account] = try version()
+                    }
+                }
+                return (report, changed)
+            }) {
+                versions = changed
+                if report != CatchUpReport() { onReport(report) }
+            }
+            try? await Task.sleep(for: interval)
+        }
+        if let report = try? await catchUpAllAccounts(), report != CatchUpReport() { onReport(report) }
+    }
+
     /// The synchronous form, for callers already off the cooperative pool.
     ///
     /// - Parameter rebuildBatchLimit: stop a rebuild after this many batches (it resumes next time).

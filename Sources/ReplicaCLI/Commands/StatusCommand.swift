@@ -11,12 +11,16 @@ enum StatusCommand: Command {
         Shows the store's signed-in accounts, and for each its named indexes with their item counts
         (expired items not counted), sizes on disk and the client state of the last ended batch; and its
         record store: records held, changes not yet indexed, older deliveries ignored, deletions waiting
-        to be retried, and records kept out of the index because they did not fit their projection.
+        to be retried, and records kept out of the index because they did not fit their projection; and
+        each source's state (watching, degraded, failed, …), what it is doing, how many changes wait to be
+        committed (its lag), when it last committed, its last error, and what it skipped and why.
 
         Options:
           --json   one JSON object: {"store": …, "accounts": [{"id", "itemCount", "indexBytes",
                    "lastClientState", "signedInAt", "indexes": […], "records": {"recordCount",
-                   "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding"}}]}
+                   "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding"}}],
+                   "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
+                   "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
         """
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
@@ -24,8 +28,9 @@ enum StatusCommand: Command {
         try arguments.finish()
         let store = try context.openStore()
         let status = try await store.status()
+        let sources = try await store.sourceStatuses()
         if json {
-            Output.printJSON(status.json)
+            Output.printJSON(status.json.setting("sources", to: .array(sources.map(sourceJSON))))
             return
         }
         Output.print("store: \(status.directory.path)")
@@ -62,6 +67,42 @@ enum StatusCommand: Command {
                 }
             }
         }
+        for source in sources {
+            for line in describe(source) { Output.print(line) }
+        }
+    }
+
+    static func sourceJSON(_ source: SourceStatus) -> JSON {
+        .object(omittingNil: [
+            ("name", .string(source.definition.name)), ("kind", .string(source.definition.kind.rawValue)),
+            ("account", .string(source.definition.account.rawValue)), ("state", .string(source.state.rawValue)),
+            ("detail", source.detail.map(JSON.string)), ("pending", .number(Double(source.pending))),
+            ("lastCommit", source.lastCommit.map { .string(ISO8601.string(from: $0)) }),
+            ("lastError", source.lastError.map(JSON.string)),
+            ("lastErrorAt", source.lastErrorAt.map { .string(ISO8601.string(from: $0)) }),
+            ("skipped", .array(source.skipped.map { .object([("reason", .string($0.reason)), ("count", .number(Double($0.count)))]) })),
+        ])
+    }
+
+    static func describe(_ source: SourceStatus) -> [String] {
+        var line = "source \(source.definition.name) (\(source.definition.kind), account \(source.definition.account)): \(source.state)"
+        if let detail = source.detail { line += " — \(detail)" }
+        var lines = [line]
+        var facts: [String] = []
+        if let commit = source.lastCommit {
+            let age = Int(Date().timeIntervalSince(commit))
+            facts.append("last change committed \(age < 120 ? "\(age) s" : "\(age / 60) min") ago")
+        }
+        facts.append("\(source.pending) changes waiting")
+        let skipped = source.skipped.reduce(0) { $0 + $1.count }
+        if skipped > 0 {
+            facts.append("\(skipped) skipped (" + source.skipped.prefix(3).map { "\($0.count) \($0.reason)" }.joined(separator: "; ") + ")")
+        }
+        lines.append("  " + facts.joined(separator: ", "))
+        if let error = source.lastError {
+            lines.append("  last error" + (source.lastErrorAt.map { " at " + ISO8601.string(from: $0) } ?? "") + ": \(error)")
+        }
+        return lines
     }
 
     static func formatBytes(_ bytes: Int) -> String {

@@ -1,0 +1,195 @@
+import Foundation
+import Replica
+
+/// Any executable that speaks replica's line-delimited JSON protocol on its standard input and output is
+/// a source (`Plugins/README.md` describes the protocol).
+///
+/// Upserts and deletions a plugin sends are held until it sends `commit` with a checkpoint; then they
+/// and the checkpoint are written in one transaction. A plugin that exits, stops answering, or writes
+/// something that is not the protocol is ended, its uncommitted batch dropped, the failure reported, and
+/// (while watching) it is started again after a back-off, from its last committed checkpoint. It never
+/// takes the watcher down.
+///
+/// Settings: `command` (required: the executable and its arguments), `silenceSeconds` (how long a
+/// syncing plugin may say nothing, and how long a ping may go unanswered; default 30).
+public final class ExecSource: Source {
+    public let definition: SourceDefinition
+    let command: [String]
+    let silence: Double
+    let backoff: Backoff
+
+    /// Why a plugin session ended badly.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    public init(_ definition: SourceDefinition, backoff: Backoff = Backoff(initial: 1, maximum: 60)) throws {
+        self.definition = definition
+        guard let command = definition.settings["command"]?.arrayValue?.compactMap(\.stringValue), !command.isEmpty else {
+            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)' needs a 'command' (the plugin and its arguments)")
+        }
+        self.command = command
+        silence = definition.settings["silenceSeconds"]?.doubleValue ?? 30
+        self.backoff = backoff
+    }
+
+    private func start(_ mode: String, checkpoint: String?) throws -> PluginProcess {
+        let plugin = try PluginProcess(command: command, environment: [
+            "REPLICA_SOURCE": definition.name, "REPLICA_ACCOUNT": definition.account.rawValue, "REPLICA_MODE": mode,
+        ])
+        plugin.send(.object(omittingNil: [
+            ("type", "start"), ("mode", .string(mode)), ("source", .string(definition.name)),
+            ("account", .string(definition.account.rawValue)), ("checkpoint", checkpoint.map(JSON.string) ?? .null),
+        ]))
+        return plugin
+    }
+
+    // MARK: Sync and watch
+
+    public func sync(_ context: SourceContext) async throws {
+        context.report(.syncing)
+        do {
+            try await session("sync", context)
+            context.report(.idle)
+        } catch let failure as Failure {
+            context.report(.failed, detail: failure.description)
+            context.report(error: failure.description)
+            throw ReplicaError(.storage, "plugin source '\(definition.name)': \(failure.description)")
+        }
+    }
+
+    public func watch(_ context: SourceContext) async throws {
+        var failures = 0
+        while !Task.isCancelled {
+            let started = Date()
+            do {
+                context.report(.watching, detail: failures == 0 ? nil : "restarted after \(failures) failure\(failures == 1 ? "" : "s")")
+                try await session("watch", context)
+                return
+            } catch let failure as Failure {
+                failures = Date().timeIntervalSince(started) > 60 ? 1 : failures + 1
+                let delay = backoff.delay(afterFailures: failures)
+                context.report(.failed, detail: "\(failure.description); restarting in \(Int(delay.rounded(.up))) s")
+                context.report(error: failure.description)
+                try? await Task.sleep(for: .seconds(delay))
+            }
+        }
+        context.report(.stopped)
+    }
+
+    /// Runs the plugin until it is caught up (`sync`) or until cancelled (`watch`).
+    private func session(_ mode: String, _ context: SourceContext) async throws {
+        let checkpoint = try await context.checkpoint()
+        let plugin = try start(mode, checkpoint: checkpoint)
+        var batch: [SourceEvent] = []
+        var pingSent = false
+        var pings = 0
+        do {
+            try await withTaskCancellationHandler {
+                while !Task.isCancelled {
+                    let silence = silence
+                    let message = try await Blocking.run { plugin.next(timeout: silence) }
+                    switch message {
+                    case .end(let status):
+                        throw Failure(description: "the plugin \(status)" + (batch.isEmpty ? "" : "; its uncommitted batch of \(batch.count) changes was dropped")
+                            + (plugin.lastErrors.isEmpty ? "" : " (it said: \(plugin.lastErrors))"))
+                    case .timeout:
+                        if mode == "sync" || pingSent {
+                            throw Failure(description: "the plugin said nothing for \(Int(silence)) s and was stopped")
+                        }
+                        pings += 1
+                        plugin.send(.object([("type", "ping"), ("id", .number(Double(pings)))]))
+                        pingSent = true
+                    case .line(let number, let text):
+                        guard let value = try? JSON.parse(text), let type = value["type"]?.stringValue else {
+                            throw Failure(description: "line \(number) of its output is not a protocol message")
+                        }
+                        switch type {
+                        case "upsert":
+                            do {
+                                batch.append(try upsert(value))
+                            } catch let error as ReplicaError {
+                                context.report(error: "line \(number): \(error.message); the item was skipped")
+                            }
+                        case "delete":
+                            guard let key = value["uniqueIdentifier"]?.stringValue, !key.isEmpty else {
+                                context.report(error: "line \(number): a delete needs a uniqueIdentifier; skipped")
+                                continue
+                            }
+                            batch.append(.delete(definition.identifier(key), entryKey: key))
+                        case "commit":
+                            try await context.commit(SourceBatch(events: batch, checkpoint: value["checkpoint"]?.stringValue))
+                            batch.removeAll()
+                        case "idle":
+                            if mode == "sync" {
+                                if !batch.isEmpty {
+                                    context.report(error: "the plugin went idle with \(batch.count) uncommitted changes; they were dropped")
+                                }
+                                return
+                            }
+                        case "pong":
+                            pingSent = false
+                        case "log":
+                            if value["level"]?.stringValue == "error", let text = value["message"]?.stringValue {
+                                context.report(error: "the plugin reported: \(text)")
+                            }
+                        default:
+                            throw Failure(description: "line \(number) has an unknown message type '\(type)'")
+                        }
+                        context.store.reportSourcePending(definition.name, batch.count)
+                    }
+                }
+            } onCancel: {
+                plugin.send(.object([("type", "stop")]))
+            }
+        } catch {
+            plugin.kill()
+            throw error
+        }
+        try await Blocking.run { plugin.stop() }
+    }
+
+    private func upsert(_ message: JSON) throws -> SourceEvent {
+        guard let json = message["item"] else { throw ReplicaError(.invalidItem, "an upsert needs an 'item'") }
+        var item = try SearchableItem(json: json)
+        let key = item.uniqueIdentifier.rawValue
+        item.uniqueIdentifier = definition.identifier(key)
+        if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
+        if item.expirationDate == nil { item.expirationDate = .distantFuture }
+        let version = message["version"]?.stringValue ?? json["version"]?.stringValue
+        return .upsert(item, entry: SourceEntry(key: key, stamp: version ?? "-"))
+    }
+
+    // MARK: Hydration
+
+    /// Starts the plugin for the purpose, asks it about the items, and waits at most `silenceSeconds`.
+    public func answer(_ identifiers: [ItemIdentifier], _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
+        let keys = identifiers.compactMap { identifier in definition.key(of: identifier).map { (identifier, $0) } }
+        guard !keys.isEmpty else { return [:] }
+        let plugin = try start("hydrate", checkpoint: try await context.checkpoint())
+        defer { plugin.kill() }
+        plugin.send(.object([("type", "hydrate"), ("request", "h1"), ("identifiers", .array(keys.map { .string($0.1) }))]))
+        let silence = silence
+        var answers: [ItemIdentifier: SourceAnswer] = [:]
+        while true {
+            switch try await Blocking.run({ plugin.next(timeout: silence) }) {
+            case .timeout, .end:
+                return answers
+            case .line(_, let text):
+                guard let value = try? JSON.parse(text), value["type"]?.stringValue == "hydrated" else { continue }
+                for entry in value["items"]?.arrayValue ?? [] {
+                    guard var item = try? SearchableItem(json: entry) else { continue }
+                    item.uniqueIdentifier = definition.identifier(item.uniqueIdentifier.rawValue)
+                    if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
+                    answers[item.uniqueIdentifier] = .current(item, version: entry["version"]?.stringValue)
+                }
+                for entry in value["gone"]?.arrayValue ?? [] {
+                    guard let key = entry["uniqueIdentifier"]?.stringValue else { continue }
+                    answers[definition.identifier(key)] = .gone(reason: entry["reason"]?.stringValue ?? "the plugin says it is gone")
+                }
+                plugin.send(.object([("type", "stop")]))
+                return answers
+            }
+        }
+    }
+}

@@ -1,0 +1,353 @@
+import Foundation
+import Replica
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A folder tree kept in an account's index: files are read, their text extracted and indexed, and kept
+/// fresh with Linux inotify while watching.
+///
+/// Settings (`SourceDefinition.settings`): `root` (required, absolute), and optionally `exclude` (folder
+/// names never entered; default `.git`, `.hg`, `.svn`), `maximumFileBytes` (default 16 MiB),
+/// `extractionSeconds` (default 2), `expiresAfter` (seconds; items do not expire by default) and
+/// `fallbackScanSeconds` (how often folders that could not be watched are scanned; default 60).
+///
+/// For example:
+/// ```swift
+/// let definition = try store.addSource(SourceDefinition(kind: .files, account: "alice",
+///                                                       settings: ["root": "/home/alice/Notes"]))
+/// let source = try FileTreeSource(definition, store: store)
+/// try await source.sync(SourceContext(definition: definition, store: store))
+/// ```
+public final class FileTreeSource: Source {
+    public let definition: SourceDefinition
+    let scanner: TreeScanner
+    let items: FileItems
+    let fallbackScanInterval: Double
+    /// A watch limit imposed by the settings (`watchLimit`), to exercise the fallback without exhausting the kernel's.
+    let watchLimit: Int?
+    private let hooks = Mutex(TestHooks())
+
+    struct TestHooks {
+        /// How many times each path was read for indexing while watching.
+        var indexed: [String: Int] = [:]
+        var overflowRequested = false
+        /// Changes seen but not yet settled, after the last loop.
+        var pending = 0
+        var paused = false
+        var pauseAcknowledged = false
+        var inotify: Inotify?
+    }
+
+    /// Files read and extracted per transaction.
+    static let chunkSize = 128
+
+    /// Creates the source; refuses a root that is missing or that holds the store.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` saying what to fix.
+    public init(_ definition: SourceDefinition, store: Store) throws {
+        self.definition = definition
+        let settings = definition.settings
+        guard let rootSetting = settings["root"]?.stringValue, rootSetting.hasPrefix("/") else {
+            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)' needs an absolute 'root' folder")
+        }
+        guard let resolved = realpath(rootSetting, nil) else {
+            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)': the folder \(rootSetting) cannot be opened: \(String(cString: strerror(errno)))")
+        }
+        let root = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)': \(rootSetting) is not a folder")
+        }
+        let storePath = Self.resolve(store.directory.path)
+        if storePath == root || storePath.hasPrefix(root + "/") {
+            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)': the store (\(storePath)) is inside \(root); the index "
+                + "would watch its own writes. Keep the store outside the folders replica watches (use --store).")
+        }
+        let excluded: Set<String> = settings["exclude"]?.arrayValue.map { Set($0.compactMap(\.stringValue)) } ?? [".git", ".hg", ".svn"]
+        scanner = TreeScanner(root: root, excludedNames: excluded, excludedPaths: [storePath])
+        var limits = ExtractionLimits()
+        if let bytes = settings["maximumFileBytes"]?.intValue { limits.maximumBytes = bytes }
+        if let seconds = settings["extractionSeconds"]?.doubleValue { limits.timeLimit = seconds }
+        items = FileItems(definition: definition, scanner: scanner, limits: limits, lifetime: settings["expiresAfter"]?.doubleValue)
+        fallbackScanInterval = settings["fallbackScanSeconds"]?.doubleValue ?? 60
+        watchLimit = settings["watchLimit"]?.intValue
+    }
+
+    static func resolve(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The root folder, resolved.
+    public var root: String { scanner.root }
+
+    // MARK: Sync
+
+    public func sync(_ context: SourceContext) async throws {
+        context.report(.syncing)
+        try await reconcile(context, inotify: nil)
+        context.report(.idle)
+    }
+
+    /// Compares the tree with what the index holds and commits the difference: changes made while
+    /// nothing was watching are found here. With `inotify`, every folder is watched before it is read.
+    func reconcile(_ context: SourceContext, inotify: Inotify?, under directory: String = "") async throws {
+        let known = try await context.entries()
+        let scanner = scanner
+        let (files, skipped) = try await Blocking.run {
+            scanner.walk(directory, enter: { path in _ = inotify?.watch(path) })
+        }
+        let prefix = directory.isEmpty ? "" : directory + "/"
+        var progress = SourceProgress()
+        progress.expected = files.count
+        var events: [SourceEvent] = []
+        var present = Set<String>()
+        for entry in skipped {
+            present.insert(entry.path)
+            if known[entry.path]?.skipReason != entry.reason {
+                events += items.skip(entry.path, stamp: "-", reason: entry.reason)
+            }
+        }
+        var changed: [FileInfo] = []
+        for file in files {
+            present.insert(file.path)
+            if known[file.path]?.stamp != file.stamp { changed.append(file) }
+        }
+        for key in known.keys where (prefix.isEmpty || key.hasPrefix(prefix)) && !key.contains("#") && !present.contains(key) {
+            events += items.removal(of: key)
+            progress.removed += 1
+        }
+        progress.seen = files.count - changed.count
+        progress.skipped = skipped.count
+        context.progress(progress)
+        try await context.commit(SourceBatch(events: events))
+        try await index(changed, context, progress: progress)
+    }
+
+    /// Reads and indexes files in chunks, extracting the next chunk on another thread while the current
+    /// one is committed.
+    func index(_ files: [FileInfo], _ context: SourceContext, progress start: SourceProgress) async throws {
+        var progress = start
+        let chunks = stride(from: 0, to: files.count, by: Self.chunkSize).map { Array(files[$0..<min($0 + Self.chunkSize, files.count)]) }
+        guard !chunks.isEmpty else { return }
+        let items = items
+        let now = context.now
+        func extract(_ chunk: [FileInfo]) -> Task<[[SourceEvent]], any Error> {
+            Task { try await Blocking.run { chunk.map { items.events(for: $0, now: now) } } }
+        }
+        var next = extract(chunks[0])
+        for index in chunks.indices {
+            let extracted = try await next.value
+            if index + 1 < chunks.count { next = extract(chunks[index + 1]) }
+            try await context.commit(SourceBatch(events: extracted.flatMap { $0 }))
+            progress.seen += chunks[index].count
+            for events in extracted {
+                if events.contains(where: { if case .skip = $0 { return true } else { return false } }) {
+                    progress.skipped += 1
+                } else {
+                    progress.indexed += 1
+                }
+            }
+            context.progress(progress)
+            if Task.isCancelled { break }
+        }
+    }
+
+    // MARK: Watch
+
+    public func watch(_ context: SourceContext) async throws {
+        let inotify = try Inotify(root: scanner.root, watchLimit: watchLimit)
+        hooks.withLock { $0.inotify = inotify }
+        defer { hooks.withLock { $0.inotify = nil } }
+        context.report(.syncing)
+        // Every folder is watched before it is read, then the tree is compared with the index: nothing
+        // that changed while nothing watched, or while the walk ran, is missed.
+        try await reconcile(context, inotify: inotify)
+        reportWatching(context, inotify)
+        var coalescer = Coalescer()
+        var nextFallbackScan = Self.monotonic() + fallbackScanInterval
+        try await withTaskCancellationHandler {
+            while !Task.isCancelled {
+                if hooks.withLock({ hook in hook.pauseAcknowledged = hook.paused; return hook.paused }) {
+                    _ = try await Blocking.run { inotify.waitForWake(timeout: 1) }
+                    continue
+                }
+                let now = Self.monotonic()
+                var timeout = min(1.0, nextFallbackScan - now)
+                if let deadline = coalescer.nextDeadline() { timeout = min(timeout, max(0, deadline - now)) }
+                let waitFor = max(0, timeout)
+                var events = try await Blocking.run { inotify.wait(timeout: waitFor) }
+                if hooks.withLock({ hook in defer { hook.overflowRequested = false }; return hook.overflowRequested }) {
+                    inotify.discardQueuedEvents()
+                    events = [.overflow]
+                }
+                let arrived = Self.monotonic()
+                for event in events { coalescer.receive(event, at: arrived) }
+                let actions = coalescer.actions(at: arrived)
+                if !actions.isEmpty { await perform(actions, context, inotify) }
+                let pending = coalescer.pendingCount
+                let changed = hooks.withLock { hook in defer { hook.pending = pending }; return hook.pending != pending }
+                if changed { context.store.reportSourcePending(definition.name, pending) }
+                if arrived >= nextFallbackScan {
+                    nextFallbackScan = arrived + fallbackScanInterval
+                    await scanUnwatched(context, inotify)
+                }
+            }
+        } onCancel: {
+            inotify.wake()
+        }
+        // Commit what is in flight before stopping.
+        let remaining = coalescer.actions(at: .infinity)
+        if !remaining.isEmpty { await perform(remaining, context, inotify) }
+        context.report(.stopped)
+    }
+
+    private func reportWatching(_ context: SourceContext, _ inotify: Inotify) {
+        let unwatched = inotify.unwatchedDirectories
+        if unwatched.isEmpty {
+            context.report(.watching, detail: "\(inotify.watchCount) folders watched")
+        } else {
+            let limit = watchLimit.map { "the source's watch limit of \($0)" }
+                ?? "the inotify watch limit (fs.inotify.max_user_watches = \(Inotify.systemWatchLimit.map(String.init) ?? "?"))"
+            context.report(.degraded, detail: "\(limit) is reached: \(inotify.watchCount) folders are watched and "
+                + "\(unwatched.count) are scanned every \(Int(fallbackScanInterval)) s instead; raise the limit to watch them all")
+        }
+    }
+
+    /// Scans the folders that could not be watched (the watch limit), so their changes are found anyway.
+    private func scanUnwatched(_ context: SourceContext, _ inotify: Inotify) async {
+        let unwatched = inotify.unwatchedDirectories
+        guard !unwatched.isEmpty else { return }
+        // Try to watch them again (watches may have been freed), then compare each with the index.
+        for directory in unwatched.sorted() {
+            do {
+                try await reconcile(context, inotify: inotify, under: directory)
+            } catch {
+                context.report(error: "scanning \(directory) failed: \(error)")
+            }
+        }
+        reportWatching(context, inotify)
+    }
+
+    /// Carries out settled actions as one batch. A failure is reported and answered with a reconcile, so
+    /// no change is lost.
+    private func perform(_ actions: [FileAction], _ context: SourceContext, _ inotify: Inotify) async {
+        var events: [SourceEvent] = []
+        var reconcileAfter = false
+        let scanner = scanner, items = items, now = context.now
+        for action in actions {
+            switch action {
+            case .index(let path):
+                hooks.withLock { $0.indexed[path, default: 0] += 1 }
+                events += (try? await Blocking.run { Self.events(forPath: path, scanner: scanner, items: items, now: now) }) ?? []
+            case .remove(let path):
+                events += items.removal(of: path)
+            case .removeTree(let path):
+                if path.isEmpty {
+                    context.report(error: "the root folder \(scanner.root) is gone")
+                    continue
+                }
+                inotify.unwatch(tree: path)
+                events += items.removal(ofTree: path) + items.removal(of: path)
+            case .addTree(let path):
+                let (files, skipped) = (try? await Blocking.run { scanner.walk(path, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
+                for entry in skipped { events += items.skip(entry.path, stamp: "-", reason: entry.reason) }
+                events += (try? await Blocking.run { files.flatMap { items.events(for: $0, now: now) } }) ?? []
+            case .rename(let from, let to, let isDirectory):
+                if isDirectory {
+                    inotify.move(tree: from, to: to)
+                    events += items.removal(ofTree: from)
+                    let (files, skipped) = (try? await Blocking.run { scanner.walk(to, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
+                    for entry in skipped { events += items.skip(entry.path, stamp: "-", reason: entry.reason) }
+                    events += (try? await Blocking.run { files.flatMap { items.events(for: $0, now: now) } }) ?? []
+                } else {
+                    events += items.removal(of: from)
+                    events += (try? await Blocking.run { Self.events(forPath: to, scanner: scanner, items: items, now: now) }) ?? []
+                }
+            case .reconcile:
+                reconcileAfter = true
+            }
+        }
+        do {
+            try await context.commit(SourceBatch(events: events))
+            if reconcileAfter { try await reconcile(context, inotify: inotify) }
+            reportWatching(context, inotify)
+        } catch {
+            context.report(.failed, detail: "a change could not be written; the tree will be compared again")
+            context.report(error: "\(error)")
+            try? await reconcile(context, inotify: inotify)
+        }
+    }
+
+    /// The events for one path as it is now.
+    static func events(forPath path: String, scanner: TreeScanner, items: FileItems, now: Date) -> [SourceEvent] {
+        switch scanner.lookup(path) {
+        case .file(let info): return items.events(for: info, now: now)
+        case .missing: return items.removal(of: path)
+        case .skipped(let reason): return items.skip(path, stamp: "-", reason: reason)
+        case .directory: return []
+        }
+    }
+
+    static func monotonic() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+    }
+
+    // MARK: Hydration
+
+    public func answer(_ identifiers: [ItemIdentifier], _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
+        var answers: [ItemIdentifier: SourceAnswer] = [:]
+        let scanner = scanner, items = items, now = context.now
+        for identifier in identifiers {
+            guard let key = definition.key(of: identifier) else { continue }
+            let path = key.split(separator: "#", maxSplits: 1).first.map(String.init) ?? key
+            let events = try await Blocking.run { Self.events(forPath: path, scanner: scanner, items: items, now: now) }
+            let current = events.compactMap { event -> SearchableItem? in
+                if case .upsert(let item, _) = event, item.uniqueIdentifier == identifier { return item }
+                return nil
+            }.first
+            if let current {
+                answers[identifier] = .current(current, version: events.compactMap { event -> String? in
+                    if case .upsert(_, let entry?) = event { return entry.stamp }
+                    return nil
+                }.first)
+            } else if case .skip(let entry, _)? = events.first(where: { if case .skip = $0 { return true } else { return false } }) {
+                answers[identifier] = .gone(reason: entry.skipReason ?? "skipped")
+            } else {
+                answers[identifier] = .gone(reason: "the file is no longer there")
+            }
+        }
+        return answers
+    }
+
+    // MARK: Test hooks
+
+    /// Changes the watcher has seen but not yet committed (tests; `replica status` shows it as lag).
+    var pendingChanges: Int { hooks.withLock { $0.pending } }
+
+    /// How many times a path was read for indexing while watching (tests).
+    func timesIndexed(_ path: String) -> Int { hooks.withLock { $0.indexed[path] ?? 0 } }
+
+    /// Stops reading events (they stay queued in the kernel) until `simulateQueueOverflow` (tests).
+    func pauseEventReading() {
+        hooks.withLock { $0.paused = true }
+        hooks.withLock { $0.inotify }?.wake()
+    }
+
+    /// Whether the watch loop has stopped reading events after `pauseEventReading` (tests).
+    var isEventReadingPaused: Bool { hooks.withLock { $0.pauseAcknowledged } }
+
+    /// Drops every event the kernel has queued and reports a queue overflow, as the kernel does when its
+    /// queue fills up, then resumes reading (tests).
+    func simulateQueueOverflow() {
+        hooks.withLock {
+            $0.overflowRequested = true
+            $0.paused = false
+        }
+        hooks.withLock { $0.inotify }?.wake()
+    }
+}

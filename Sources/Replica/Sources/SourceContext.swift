@@ -1,0 +1,196 @@
+import Foundation
+import ReplicaSQLite
+
+/// How far a source has got in one pass, for progress lines.
+public struct SourceProgress: Sendable, Equatable {
+    /// Entries looked at (files seen).
+    public var seen = 0
+    /// Entries indexed (new or changed).
+    public var indexed = 0
+    /// Entries skipped, with a reason recorded.
+    public var skipped = 0
+    /// Entries removed.
+    public var removed = 0
+    /// How many entries the pass expects to look at, when the source knows.
+    public var expected: Int?
+
+    public init() {}
+}
+
+/// What a source's host tells it and lets it do: commit batches with their checkpoint, read back what it
+/// committed, and report its state.
+///
+/// For example (in a source's `sync`):
+/// ```swift
+/// let known = try await context.entries()
+/// try await context.commit(SourceBatch(events: events, checkpoint: newCursor))
+/// ```
+public final class SourceContext: Sendable {
+    public let definition: SourceDefinition
+    public let store: Store
+    let index: SearchableIndex
+    private let onProgress: @Sendable (SourceProgress) -> Void
+
+    /// The name under which the source's checkpoint is kept in its index.
+    var consumer: String { definition.owner }
+
+    public init(definition: SourceDefinition, store: Store, onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) throws {
+        self.definition = definition
+        self.store = store
+        self.index = try store.index(named: definition.indexName, account: definition.account)
+        self.onProgress = onProgress
+    }
+
+    /// The store's clock.
+    public var now: Date { store.configuration.index.clock() }
+
+    /// The checkpoint of the last committed batch, if any.
+    public func checkpoint() async throws -> String? {
+        let consumer = consumer
+        return try await index.read { reader in try reader.checkpoint(consumer) }
+    }
+
+    /// Every entry the source has committed, by key.
+    public func entries() async throws -> [String: SourceEntry] {
+        let name = definition.name
+        return try await index.read { reader in try reader.sourceEntries(name) }
+    }
+
+    /// Commits a batch: every event, the entries and the checkpoint, in one transaction.
+    public func commit(_ batch: SourceBatch) async throws {
+        guard !batch.isEmpty else { return }
+        let definition = definition, consumer = consumer
+        try await index.write { writer in
+            try writer.apply(batch, from: definition, consumer: consumer)
+            CrashPoints.reach("source.beforeCommit")
+        }
+        store.reportSourceCommit(definition.name, at: now)
+    }
+
+    /// Tells the host what the source is doing now; shown by `replica status`.
+    public func report(_ state: SourceState, detail: String? = nil) {
+        store.reportSourceState(definition.name, state, detail: detail)
+    }
+
+    /// Records a failure (never quoting indexed content); shown by `replica status`.
+    public func report(error message: String) {
+        store.reportSourceError(definition.name, message, at: now)
+    }
+
+    /// Reports progress of the current pass.
+    public func progress(_ progress: SourceProgress) {
+        onProgress(progress)
+    }
+}
+
+/// What a source is doing, as `replica status` shows it.
+public struct SourceState: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let idle = SourceState(rawValue: "idle")
+    public static let syncing = SourceState(rawValue: "syncing")
+    public static let watching = SourceState(rawValue: "watching")
+    /// Working, but not as well as it should (a watch limit reached: some folders are scanned instead).
+    public static let degraded = SourceState(rawValue: "degraded")
+    /// Failing; being retried with back-off.
+    public static let failed = SourceState(rawValue: "failed")
+    public static let stopped = SourceState(rawValue: "stopped")
+}
+
+// MARK: - The index side
+
+extension IndexWriter {
+    func apply(_ batch: SourceBatch, from definition: SourceDefinition, consumer: String) throws {
+        // Upserts go together through the pipelined path; a removal first writes the upserts before it,
+        // so the events keep their order.
+        var items: [(SearchableItem, ItemOrigin)] = []
+        func flush() throws {
+            try index(contentsOf: items)
+            items.removeAll()
+        }
+        for event in batch.events {
+            switch event {
+            case .upsert(var item, let entry):
+                if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
+                items.append((item, ItemOrigin(owner: definition.owner, version: entry?.stamp)))
+                if let entry { try setEntry(entry, source: definition.name) }
+            case .delete(let identifier, let key):
+                try flush()
+                try delete(identifiers: [identifier])
+                if let key { try removeEntry(key, source: definition.name) }
+            case .deletePrefix(let identifierPrefix, let keyPrefix):
+                try flush()
+                try deleteItems(withIdentifierPrefix: identifierPrefix)
+                try connection.cached("DELETE FROM source_entries WHERE source = ? AND key >= ? AND key < ?")
+                    .run([.text(definition.name), .text(keyPrefix), .text(Self.upperBound(of: keyPrefix))])
+            case .skip(let entry, let identifiers):
+                try flush()
+                try delete(identifiers: identifiers)
+                try setEntry(entry, source: definition.name)
+            }
+        }
+        try flush()
+        if let checkpoint = batch.checkpoint { try setCheckpoint(consumer, checkpoint) }
+    }
+
+    func setEntry(_ entry: SourceEntry, source: String) throws {
+        try connection.cached("""
+            INSERT INTO source_entries(source, key, stamp, skip_reason) VALUES (?, ?, ?, ?)
+            ON CONFLICT(source, key) DO UPDATE SET stamp = excluded.stamp, skip_reason = excluded.skip_reason
+            """).run([.text(source), .text(entry.key), .text(entry.stamp), SQLValue(entry.skipReason)])
+    }
+
+    func removeEntry(_ key: String, source: String) throws {
+        try connection.cached("DELETE FROM source_entries WHERE source = ? AND key = ?").run([.text(source), .text(key)])
+    }
+
+    /// Deletes the items whose identifiers start with `prefix` (a range over the identifier index).
+    @discardableResult
+    func deleteItems(withIdentifierPrefix prefix: String) throws -> Int {
+        let ids = try connection.cached("SELECT id FROM items WHERE identifier >= ? AND identifier < ?")
+            .rows([.text(prefix), .text(Self.upperBound(of: prefix))]) { $0.int64(0) }
+        for id in ids { try deleteRow(id) }
+        return ids.count
+    }
+
+    /// The smallest text greater than every text starting with `prefix`.
+    static func upperBound(of prefix: String) -> String {
+        var scalars = Array(prefix.unicodeScalars)
+        while let last = scalars.popLast() {
+            if let next = Unicode.Scalar(last.value + 1) ?? Unicode.Scalar(last.value + 0x801) {
+                scalars.append(next)
+                var result = String.UnicodeScalarView()
+                result.append(contentsOf: scalars)
+                return String(result)
+            }
+        }
+        return "\u{10FFFF}"
+    }
+
+    /// Forgets everything of a source: its items, entries and checkpoint.
+    func forgetSource(_ definition: SourceDefinition) throws {
+        try delete(domains: [definition.domain])
+        try delete(owner: definition.owner)
+        try connection.cached("DELETE FROM source_entries WHERE source = ?").run([.text(definition.name)])
+        try removeCheckpoint(definition.owner)
+    }
+}
+
+extension IndexReader {
+    func sourceEntries(_ source: String) throws -> [String: SourceEntry] {
+        var entries: [String: SourceEntry] = [:]
+        _ = try connection.cached("SELECT key, stamp, skip_reason FROM source_entries WHERE source = ?").rows([.text(source)]) { row in
+            let entry = SourceEntry(key: row.text(0), stamp: row.text(1), skipReason: row.optionalText(2))
+            entries[entry.key] = entry
+        }
+        return entries
+    }
+
+    /// How many entries of a source are recorded as skipped, by reason.
+    func skippedEntries(_ source: String) throws -> [(String, Int)] {
+        try connection.cached("SELECT skip_reason, count(*) FROM source_entries WHERE source = ? AND skip_reason IS NOT NULL GROUP BY 1 ORDER BY 2 DESC")
+            .rows([.text(source)]) { ($0.text(0), $0.int(1)) }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Replica
+import ReplicaExec
+import ReplicaFileTree
+import ReplicaGit
+
+/// Makes the running form of a source a store keeps.
+enum SourceFactory {
+    static func make(_ definition: SourceDefinition, store: Store) throws -> any Source {
+        switch definition.kind {
+        case .files: return try FileTreeSource(definition, store: store)
+        case .git: return try GitSource(definition)
+        case .exec: return try ExecSource(definition)
+        default:
+            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)' is of kind '\(definition.kind)', which this build does not know")
+        }
+    }
+}
+
+/// `replica sources`: add, list and remove the sources a store keeps.
+enum SourcesCommand: Command {
+    static let name = "sources"
+    static let summary = "add, list or remove file-tree, git and plugin sources"
+    static let help = """
+        Usage: replica [--store DIR] sources add files --account ID [--name NAME] PATH
+               replica [--store DIR] sources add git --account ID [--name NAME] REPO [--branch NAME]
+               replica [--store DIR] sources add exec --account ID [--name NAME] -- COMMAND ARGS…
+               replica [--store DIR] sources list [--json]
+               replica [--store DIR] sources remove NAME
+
+        Sources are kept in the store; 'replica sync' catches them up once, 'replica watch' follows them.
+          files   a folder tree: text extracted from plain text, Markdown, reStructuredText, HTML, source
+                  code and email (.eml, mbox); kept fresh with inotify. The store must not be inside it.
+          git     the tree at a branch's head (default: the branch HEAD points at), with the commit, its
+                  author and date; new commits are followed.
+          exec    any program speaking the line-delimited JSON protocol in Plugins/README.md.
+        A source is named NAME, or files-1, git-1, exec-1, … Removing one removes every item it made.
+
+        Options:
+          --account ID   the account whose index the source fills (signed in if it is not)
+          --name NAME    the source's name
+          --branch NAME  (git) the branch to follow
+          --json         (list) one JSON object: {"sources": [{"name", "kind", "account", "settings"}]}
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        guard let action = arguments.next() else { throw CLIError.usage("say what to do: sources add, list or remove") }
+        switch action {
+        case "add": try await add(&arguments, context: context)
+        case "list":
+            let json = arguments.flag("--json")
+            try arguments.finish()
+            let store = try context.openStore()
+            let sources = try store.sources()
+            if json {
+                Output.printJSON(.object([("sources", .array(sources.map { source in
+                    .object([("name", .string(source.name)), ("kind", .string(source.kind.rawValue)),
+                             ("account", .string(source.account.rawValue)), ("index", .string(source.indexName)),
+                             ("settings", source.settings)])
+                }))]))
+            } else {
+                for source in sources { Output.print("\(source.name)  \(source.kind)  account \(source.account)  \(describe(source))") }
+            }
+        case "remove":
+            let names = try arguments.positionals()
+            guard names.count == 1 else { throw CLIError.usage("sources remove needs one source name") }
+            let store = try context.openStore()
+            do {
+                try await store.removeSource(named: names[0])
+            } catch let error as ReplicaError where error.code == .notFound {
+                throw CLIError.failure(error.message)
+            }
+            Output.note("removed source '\(names[0])' and every item it made")
+        default:
+            throw CLIError.usage("unknown sources action '\(action)'; use add, list or remove")
+        }
+    }
+
+    static func describe(_ source: SourceDefinition) -> String {
+        switch source.kind {
+        case .files: return source.settings["root"]?.stringValue ?? ""
+        case .git: return (source.settings["repository"]?.stringValue ?? "") + (source.settings["branch"]?.stringValue.map { " (\($0))" } ?? "")
+        case .exec: return source.settings["command"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? ""
+        default: return source.settings.serialized()
+        }
+    }
+
+    private static func add(_ arguments: inout Arguments, context: Context) async throws {
+        guard let kind = arguments.next() else { throw CLIError.usage("say what kind of source to add: files, git or exec") }
+        let account = try requiredAccount(&arguments)
+        let name = try arguments.value("--name") ?? ""
+        var settings: [(String, JSON)] = []
+        switch kind {
+        case "files":
+            let paths = try arguments.positionals()
+            guard paths.count == 1 else { throw CLIError.usage("sources add files needs one folder") }
+            settings.append(("root", .string(absolute(paths[0]))))
+        case "git":
+            let branch = try arguments.value("--branch")
+            let paths = try arguments.positionals()
+            guard paths.count == 1 else { throw CLIError.usage("sources add git needs one repository") }
+            settings.append(("repository", .string(absolute(paths[0]))))
+            if let branch { settings.append(("branch", .string(branch))) }
+        case "exec":
+            let command = try arguments.positionals()
+            guard !command.isEmpty else { throw CLIError.usage("sources add exec needs the plugin's command after --") }
+            settings.append(("command", .array(command.map(JSON.string))))
+        default:
+            throw CLIError.usage("unknown source kind '\(kind)'; use files, git or exec")
+        }
+        let store = try context.openStore()
+        var definition = SourceDefinition(name: name, kind: SourceKind(rawValue: kind), account: account, settings: .object(settings))
+        // Check the settings before keeping them: a root that holds the store, a repository that cannot be opened.
+        definition.name = name.isEmpty ? "check" : name
+        do {
+            _ = try SourceFactory.make(definition, store: store)
+        } catch let error as ReplicaError {
+            throw CLIError.failure(error.message.replacingOccurrences(of: "source 'check'", with: "the source"))
+        }
+        definition.name = name
+        let added = try store.addSource(definition)
+        Output.note("added source '\(added.name)' for account '\(account)'; run 'replica sync' to index it, or 'replica watch' to follow it")
+    }
+
+    static func absolute(_ path: String) -> String {
+        let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(path)
+        return url.standardizedFileURL.path
+    }
+}

@@ -1,0 +1,152 @@
+import Dispatch
+import Foundation
+import Replica
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `replica watch`: every source of the store followed at once, the record stores' change logs applied,
+/// expirations swept and failed deletions retried — until SIGTERM or SIGINT.
+///
+/// Each part is a long-running task in one group. On a signal the sources stop first and commit what
+/// they have in flight, the projection engine applies the last changes, and the store closes with the
+/// process; it all takes a second or two.
+final class Watcher: Sendable {
+    let store: Store
+    let configuration: ConfigurationFile
+    /// How often the store's list of sources and accounts is read again.
+    let reloadInterval: Duration
+    let sweepInterval: Duration
+
+    init(store: Store, configuration: ConfigurationFile, reloadInterval: Duration = .seconds(1), sweepInterval: Duration = .seconds(60)) {
+        self.store = store
+        self.configuration = configuration
+        self.reloadInterval = reloadInterval
+        self.sweepInterval = sweepInterval
+    }
+
+    /// Runs until a signal arrives.
+    func run() async {
+        let stopSignal = SignalWaiter(signals: [SIGTERM, SIGINT])
+        Output.note("watching \(store.directory.path); stop with SIGTERM or Ctrl-C")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.superviseSources() }
+            group.addTask {
+                let engine = ProjectionEngine(store: self.store, projections: self.configuration.projections,
+                                              followedTables: self.configuration.followedTables)
+                await engine.run { report in
+                    for entry in report.quarantined {
+                        Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' was not indexed: \(entry.reason)")
+                    }
+                    for problem in report.problems { Output.note(problem) }
+                }
+            }
+            group.addTask { await self.sweep() }
+            let signal = await stopSignal.wait()
+            Output.note("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); stopping the sources and committing what is in flight")
+            group.cancelAll()
+        }
+        Output.note("stopped")
+    }
+
+    private func sweep() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: sweepInterval)
+            if Task.isCancelled { return }
+            _ = try? await store.sweep()
+        }
+    }
+
+    /// Keeps one task per source of a signed-in account: starts new ones, stops removed ones, restarts a
+    /// failing one after a back-off.
+    private func superviseSources() async {
+        var running: [String: (definition: SourceDefinition, task: Task<Void, Never>)] = [:]
+        while !Task.isCancelled {
+            let current = (try? store.sources()) ?? running.values.map(\.definition)
+            let wanted = Dictionary(current.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            for (name, entry) in running where wanted[name] != entry.definition {
+                entry.task.cancel()
+                await entry.task.value
+                running[name] = nil
+            }
+            for (name, definition) in wanted where running[name] == nil {
+                running[name] = (definition, Task { await self.follow(definition) })
+            }
+            try? await Task.sleep(for: reloadInterval)
+        }
+        // Sources stop first; each commits what it has in flight.
+        for entry in running.values { entry.task.cancel() }
+        for entry in running.values { await entry.task.value }
+    }
+
+    /// Watches one source until cancelled, restarting it with back-off when it fails.
+    private func follow(_ definition: SourceDefinition) async {
+        let backoff = Backoff(initial: 1, maximum: 300)
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let source = try SourceFactory.make(definition, store: store)
+                let context = try SourceContext(definition: definition, store: store)
+                try await source.watch(context)
+                return
+            } catch {
+                if Task.isCancelled { return }
+                failures += 1
+                let message = (error as? ReplicaError)?.message ?? "\(error)"
+                Output.note("source '\(definition.name)' failed: \(message); retrying in \(Int(backoff.delay(afterFailures: failures))) s")
+                if let context = try? SourceContext(definition: definition, store: store) {
+                    context.report(.failed, detail: "retrying in \(Int(backoff.delay(afterFailures: failures))) s")
+                    context.report(error: message)
+                }
+                try? await Task.sleep(for: .seconds(backoff.delay(afterFailures: failures)))
+            }
+        }
+    }
+}
+
+/// Waits for one of some signals, delivered through a Dispatch source rather than a signal handler.
+final class SignalWaiter: @unchecked Sendable {
+    private var sources: [any DispatchSourceSignal] = []
+    private let received = AsyncStream<Int32>.makeStream()
+
+    init(signals: [Int32]) {
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let continuation = received.continuation
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func wait() async -> Int32 {
+        for await number in received.stream { return number }
+        return SIGTERM
+    }
+}
+
+/// `replica watch`.
+enum WatchCommand: Command {
+    static let name = "watch"
+    static let summary = "follow every source and record store until stopped"
+    static let help = """
+        Usage: replica [--store DIR] watch
+
+        The background watcher: follows every source of the store's signed-in accounts (file trees with
+        inotify, git repositories' refs, plugins), applies each record store's changes as they are
+        committed, purges expired items and retries queued deletions, until SIGTERM or SIGINT. Sources
+        added, removed or signed out while it runs are picked up within a second. On a signal it stops
+        the sources, commits what is in flight and exits within a few seconds.
+
+        config/replica-watch.service runs it as a systemd user service at low CPU and I/O priority.
+        'replica sync', 'search' and the other commands may run while it does.
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        try arguments.finish()
+        let configuration = try context.configuration()
+        let store = try context.openStore()
+        await Watcher(store: store, configuration: configuration).run()
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import ReplicaTestSupport
+
+/// `replica sources`, `sync` and `watch` with file-tree, git and plugin sources.
+@Suite struct SourcesCLITests {
+    let directory: TemporaryDirectory
+    var store: String { directory.path + "/store" }
+    var tree: String { directory.path + "/tree" }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path + "/tree/docs", withIntermediateDirectories: true)
+        try "# Guide\n\nharbor orchid words".write(toFile: directory.path + "/tree/docs/guide.md", atomically: true, encoding: .utf8)
+        try Data([0, 1, 2, 3]).write(to: URL(fileURLWithPath: directory.path + "/tree/blob.bin"))
+    }
+
+    @discardableResult
+    func replica(_ arguments: String...) throws -> ProcessResult {
+        try ReplicaProcess.run(["--store", store] + arguments)
+    }
+
+    @Test func addListSyncAndRemoveAFileTree() throws {
+        let added = try replica("sources", "add", "files", "--account", "alice", tree)
+        #expect(added.status == 0)
+        #expect(added.standardError.contains("added source 'files-1' for account 'alice'"))
+        #expect(try replica("sources", "list").standardOutput == "files-1  files  account alice  \(tree)\n")
+        #expect(try replica("sources", "list", "--json").standardOutput.hasPrefix(#"{"sources":[{"name":"files-1","kind":"files","account":"alice","index":"default","settings":{"root":"#))
+
+        let sync = try replica("sync")
+        #expect(sync.status == 0)
+        #expect(sync.standardError.isEmpty, "no progress line when standard error is not a terminal")
+        #expect(sync.standardOutput.hasPrefix("sources: 2 files seen, 1 indexed, 1 skipped, 0 removed;"))
+        #expect(try replica("search", "--json", "orchid").standardOutput.contains(#""uniqueIdentifier":"files-1:docs/guide.md","domainIdentifier":"account.alice.source.files-1""#))
+        let status = try replica("status")
+        #expect(status.standardOutput.contains("source files-1 (files, account alice): idle"))
+        #expect(status.standardOutput.contains("1 skipped (1 binary content)"))
+        #expect(try replica("status", "--json").standardOutput.contains(#""sources":[{"name":"files-1","kind":"files","account":"alice","state":"idle""#))
+
+        #expect(try replica("sources", "remove", "files-1").status == 0)
+        #expect(try replica("search", "--json", "orchid").standardOutput == "{\"results\":[]}\n")
+        let again = try replica("sources", "remove", "files-1")
+        #expect(again.status == 1)
+        #expect(again.standardError.contains("the store has no source named 'files-1'"))
+    }
+
+    @Test func badSourcesAreRefusedWithTheReason() throws {
+        let inside = try ReplicaProcess.run(["--store", tree + "/.replica", "sources", "add", "files", "--account", "a", tree])
+        #expect(inside.status == 1)
+        #expect(inside.standardError.contains("would watch its own writes"))
+        let missing = try replica("sources", "add", "files", "--account", "a", directory.path + "/nowhere")
+        #expect(missing.status == 1)
+        #expect(missing.standardError.contains("cannot be opened"))
+        let notGit = try replica("sources", "add", "git", "--account", "a", tree)
+        #expect(notGit.status == 1)
+        #expect(notGit.standardError.contains("cannot open the git repository"))
+        let noCommand = try replica("sources", "add", "exec", "--account", "a")
+        #expect(noCommand.status == 2)
+        #expect(try replica("sources", "list").standardOutput.isEmpty, "nothing was added")
+        try replica("sources", "add", "files", "--account", "a", "--name", "docs", tree)
+        let taken = try replica("sources", "add", "files", "--account", "a", "--name", "docs", tree)
+        #expect(taken.status == 2, "a name already taken is a usage error")
+        #expect(taken.standardError.contains("already has a source named 'docs'"))
+    }
+
+    @Test func aFailingSourceIsReportedAndTheOthersStillSync() throws {
+        try replica("sources", "add", "exec", "--account", "a", "--", "/bin/false")
+        try replica("sources", "add", "files", "--account", "a", tree)
+        let sync = try replica("sync")
+        #expect(sync.status == 1)
+        #expect(sync.standardError.contains("source 'exec-1' failed: plugin source 'exec-1': the plugin exited with status 1"))
+        #expect(sync.standardError.contains("1 source failed: exec-1"))
+        #expect(try replica("search", "--json", "orchid").standardOutput.contains("files-1:docs/guide.md"))
+        #expect(try replica("status").standardOutput.contains("source exec-1 (exec, account a): failed"))
+    }
+
+    @Test func watchFollowsChangesAndStopsCleanlyOnSIGTERM() async throws {
+        try replica("sources", "add", "files", "--account", "alice", tree)
+        let watcher = try RunningProcess(replica: ["--store", store, "watch"])
+        #expect(try await eventually { try replica("status").standardOutput.contains("files-1 (files, account alice): watching") })
+        try "meadow quartz words".write(toFile: tree + "/docs/new.txt", atomically: false, encoding: .utf8)
+        #expect(try await eventually { try replica("search", "--json", "meadow").standardOutput.contains("files-1:docs/new.txt") })
+        // Records written by another process are applied by the watcher too.
+        try ReplicaProcess.run(["--store", store, "records", "import", "-"],
+                               input: #"{"account": "alice", "kind": "note", "id": "1", "version": 1, "fields": {"title": "recorded words"}}"#)
+        #expect(try await eventually { try replica("search", "--json", "recorded").standardOutput.contains("note:alice:1") })
+        // A source added while watching is picked up.
+        try FileManager.default.createDirectory(atPath: directory.path + "/more", withIntermediateDirectories: true)
+        try "lateadded words".write(toFile: directory.path + "/more/late.txt", atomically: true, encoding: .utf8)
+        try replica("sources", "add", "files", "--account", "alice", directory.path + "/more")
+        #expect(try await eventually { try replica("search", "--json", "lateadded").standardOutput.contains("files-2:late.txt") })
+
+        watcher.signal(SIGTERM)
+        let status = watcher.waitForExit(timeout: 10)
+        #expect(status == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
+        #expect(watcher.standardError.contains("received SIGTERM; stopping the sources and committing what is in flight"))
+        #expect(try replica("status").standardOutput.contains("files-1 (files, account alice): stopped"))
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import Replica
+@testable import ReplicaExec
+import ReplicaTestSupport
+
+@Suite struct ExecSourceTests {
+    let directory: TemporaryDirectory
+    let store: Store
+    let notes: URL
+
+    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Plugins/Exec/examples/notes-plugin.py").path
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try Store(directory: directory.appending("store"))
+        notes = directory.appending("notes")
+        try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
+    }
+
+    func note(_ name: String, title: String, body: String) throws {
+        let json = JSON.object([("title", .string(title)), ("body", .string(body)), ("tags", ["plugin"])])
+        try json.serialized().write(to: notes.appendingPathComponent(name + ".json"), atomically: true, encoding: .utf8)
+    }
+
+    func source(_ command: [String], name: String = "") throws -> (ExecSource, SourceContext) {
+        let definition = try store.addSource(SourceDefinition(name: name, kind: .exec, account: "alice",
+                                                              settings: .object([("command", .array(command.map(JSON.string))), ("silenceSeconds", 5)])))
+        return (try ExecSource(definition, backoff: Backoff(initial: 0.05, maximum: 0.2)), try SourceContext(definition: definition, store: store))
+    }
+
+    func found(_ words: String) async throws -> [String] {
+        try await store.search(SearchQuery(words)).map(\.item.uniqueIdentifier.rawValue).sorted()
+    }
+
+    @Test func theExamplePluginIsIndexedAndResumesFromItsCheckpoint() async throws {
+        try note("launch", title: "Launch plan", body: "the supplier risk")
+        try note("budget", title: "Budget", body: "numbers")
+        let (source, context) = try source(["python3", Self.example, notes.path])
+        try await source.sync(context)
+        #expect(try await found("supplier") == ["exec-1:launch"])
+        #expect(try await found("plugin") == ["exec-1:budget", "exec-1:launch"])
+        let result = try #require(try await store.search(SearchQuery("supplier")).first)
+        #expect(result.item.domainIdentifier == "account.alice.source.exec-1")
+        #expect(result.origin.owner == "source:exec-1")
+
+        try FileManager.default.removeItem(at: notes.appendingPathComponent("budget.json"))
+        try note("launch", title: "Launch plan", body: "a vendor delay")
+        try await source.sync(context)
+        #expect(try await found("numbers").isEmpty)
+        #expect(try await found("supplier").isEmpty)
+        #expect(try await found("vendor") == ["exec-1:launch"])
+
+        let answers = try await source.answer(["exec-1:launch", "exec-1:budget"], context)
+        guard case .current(let item, _)? = answers["exec-1:launch"] else { Issue.record("no current item for launch"); return }
+        #expect(item.attributeSet.textContent == "a vendor delay")
+        guard case .gone? = answers["exec-1:budget"] else { Issue.record("budget should be gone"); return }
+    }
+
+    /// A plugin that sends a committed batch, then half a batch, then crashes.
+    static let crashing = """
+        import json, os, sys
+        def send(m): sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
+        start = json.loads(sys.stdin.readline())
+        marker = sys.argv[1]
+        item = lambda key, text: {"uniqueIdentifier": key, "attributes": {"title": key, "textContent": text}}
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            send({"type": "upsert", "item": item("one", "committed words")})
+            send({"type": "commit", "checkpoint": "1"})
+            send({"type": "upsert", "item": item("two", "halfwritten words")})
+            sys.stderr.write("simulated failure\\n"); sys.stderr.flush()
+            os._exit(3)
+        assert start["checkpoint"] == "1", start
+        send({"type": "upsert", "item": item("two", "second run words")})
+        send({"type": "commit", "checkpoint": "2"})
+        send({"type": "idle"})
+        for line in sys.stdin:
+            if json.loads(line)["type"] == "stop": break
+        """
+
+    @Test func aCrashingPluginLosesOnlyItsUncommittedBatchAndIsReported() async throws {
+        let script = directory.appending("crashing.py")
+        try Self.crashing.write(to: script, atomically: true, encoding: .utf8)
+        let (source, context) = try source(["python3", script.path, directory.path + "/marker"])
+        await #expect(performing: { try await source.sync(context) }, throws: { error in
+            (error as? ReplicaError)?.message.contains("exited with status 3") == true
+        })
+        #expect(try await found("committed") == ["exec-1:one"])
+        #expect(try await found("halfwritten").isEmpty, "the half-written batch is not committed")
+        let status = try #require(try await store.sourceStatuses().first)
+        #expect(status.state == .failed)
+        #expect(status.lastError?.contains("simulated failure") == true)
+        // Started again, it resumes from its last committed checkpoint.
+        try await source.sync(context)
+        #expect(try await found("second") == ["exec-1:two"])
+        #expect(try await context.checkpoint() == "2")
+    }
+
+    @Test func aWatchedPluginThatCrashesIsRestartedWithBackoff() async throws {
+        let script = directory.appending("crashing.py")
+        try Self.crashing.write(to: script, atomically: true, encoding: .utf8)
+        let (source, context) = try source(["python3", script.path, directory.path + "/marker"])
+        let watching = Task { try await source.watch(context) }
+        #expect(try await eventually(timeout: 30) { try await !found("second").isEmpty })
+        watching.cancel()
+        _ = await watching.result
+        #expect(try await found("second") == ["exec-1:two"], "restarted after the crash and caught up")
+        #expect(try await found("halfwritten").isEmpty)
+    }
+
+    @Test(arguments: [
+        ("print('not json at all', flush=True)", "line 1 of its output is not a protocol message"),
+        ("import json; print(json.dumps({'type': 'gossip'}), flush=True)", "unknown message type 'gossip'"),
+        ("import time; time.sleep(30)", "said nothing for 1 s"),
+    ])
+    func garbageAndSilenceEndThePluginWithAClearReport(program: String, message: String) async throws {
+        let script = directory.appending("bad.py")
+        try ("import sys\nsys.stdin.readline()\n" + program + "\n").write(to: script, atomically: true, encoding: .utf8)
+        let definition = try store.addSource(SourceDefinition(kind: .exec, account: "alice",
+                                                              settings: .object([("command", ["python3", .string(script.path)]), ("silenceSeconds", 1)])))
+        let source = try ExecSource(definition)
+        let context = try SourceContext(definition: definition, store: store)
+        await #expect(performing: { try await source.sync(context) }, throws: { error in
+            (error as? ReplicaError)?.message.contains(message) == true
+        })
+    }
+
+    @Test func aMalformedItemIsSkippedAndTheRestOfTheBatchCommits() async throws {
+        let script = directory.appending("partly.py")
+        try """
+            import json, sys
+            sys.stdin.readline()
+            def send(m): print(json.dumps(m), flush=True)
+            send({"type": "upsert", "item": {"attributes": {"title": "no identifier"}}})
+            send({"type": "upsert", "item": {"uniqueIdentifier": "ok", "attributes": {"title": "kept words"}}})
+            send({"type": "commit", "checkpoint": "c"})
+            send({"type": "idle"})
+            sys.stdin.readline()
+            """.write(to: script, atomically: true, encoding: .utf8)
+        let (source, context) = try source(["python3", script.path])
+        try await source.sync(context)
+        #expect(try await found("kept") == ["exec-1:ok"])
+        #expect(try await store.sourceStatuses().first?.lastError?.contains("line 1: the item has no uniqueIdentifier") == true)
+    }
+}

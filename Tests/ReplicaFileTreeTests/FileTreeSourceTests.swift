@@ -1,0 +1,238 @@
+import Foundation
+import Testing
+@testable import Replica
+@testable import ReplicaFileTree
+import ReplicaTestSupport
+
+@Suite struct FileTreeSourceTests {
+    let directory: TemporaryDirectory
+    let store: Store
+    let root: String
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try Store(directory: directory.appending("store"))
+        root = directory.path + "/tree"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    func write(_ path: String, _ text: String) throws {
+        let url = URL(fileURLWithPath: root + "/" + path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: false, encoding: .utf8)
+    }
+
+    func makeSource(_ extra: [(String, JSON)] = []) throws -> (FileTreeSource, SourceContext) {
+        let definition = try store.addSource(SourceDefinition(kind: .files, account: "alice",
+                                                              settings: .object([("root", .string(root))] + extra)))
+        return (try FileTreeSource(definition, store: store), try SourceContext(definition: definition, store: store))
+    }
+
+    func found(_ words: String) async throws -> [String] {
+        try await store.search(SearchQuery(words)).map(\.item.uniqueIdentifier.rawValue).sorted()
+    }
+
+    /// Starts watching and waits until the first reconcile is done.
+    func startWatching(_ source: FileTreeSource, _ context: SourceContext) async throws -> Task<Void, any Error> {
+        let task = Task { try await source.watch(context) }
+        let ready = try await eventually {
+            let state = try await store.sourceStatuses().first?.state
+            return state == .watching || state == .degraded
+        }
+        #expect(ready, "the watcher did not start")
+        return task
+    }
+
+    // MARK: Sync
+
+    @Test func syncIndexesTextAndRecordsWhatItSkipsWithTheReason() async throws {
+        try write("notes.txt", "plain orchid words")
+        try write("docs/page.html", "<html><head><title>Harbor page</title><script>var hiddenscript = 1;</script></head><body><p>quartz &amp; meadow</p></body></html>")
+        try write("docs/readme.md", "# Markdown title\n\nlaunch plan")
+        try write("code/main.swift", "let zebracode = 42")
+        try write("mail/letter.eml", "From: Ada Lovelace <ada@example.com>\nTo: bob@example.com\nSubject: Engine notes\nDate: Tue, 3 Nov 2026 10:00:00 +0100\n\nthe analytical engine\n")
+        try write("mail/inbox.mbox", "From ada@example.com Mon Nov  2 10:00:00 2026\nSubject: First\n\nfirstmessage body\n\nFrom bob@example.com Mon Nov  2 11:00:00 2026\nSubject: Second\n\nsecondmessage body\n")
+        try Data([0x7F, 0x45, 0x4C, 0x46, 0, 0, 1, 2]).write(to: URL(fileURLWithPath: root + "/program.bin"))
+        try write("big.txt", String(repeating: "toolarge ", count: 500))
+        try FileManager.default.createSymbolicLink(atPath: root + "/alias.txt", withDestinationPath: root + "/notes.txt")
+        try FileManager.default.createSymbolicLink(atPath: root + "/outside.txt", withDestinationPath: directory.path + "/secret.txt")
+        try "outside words".write(toFile: directory.path + "/secret.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: root + "/docs/loop", withDestinationPath: root + "/docs")
+
+        let (source, context) = try makeSource([("maximumFileBytes", 1000)])
+        try await source.sync(context)
+
+        #expect(try await found("orchid") == ["files-1:alias.txt", "files-1:notes.txt"])
+        #expect(try await found("quartz") == ["files-1:docs/page.html"])
+        #expect(try await found("hiddenscript").isEmpty, "script content is never indexed")
+        #expect(try await found("zebracode") == ["files-1:code/main.swift"])
+        #expect(try await found("analytical") == ["files-1:mail/letter.eml"])
+        #expect(try await found("secondmessage") == ["files-1:mail/inbox.mbox#2"])
+        #expect(try await found("outside").isEmpty, "a link never leads outside the root")
+        #expect(try await found("toolarge").isEmpty)
+
+        let page = try #require(try await store.search(SearchQuery("quartz")).first)
+        #expect(page.title == "Harbor page")
+        #expect(page.item.attributeSet.contentType == .html)
+        #expect(page.item.attributeSet.path == root + "/docs/page.html")
+        let mail = try #require(try await store.search(SearchQuery("analytical")).first)
+        #expect(mail.item.attributeSet.authors == [Person(displayName: "Ada Lovelace", handles: ["ada@example.com"])])
+        #expect(try await store.search({ var q = SearchQuery("engine"); q.authors = ["ada@example.com"]; return q }()).count == 1)
+
+        let skipped = try #require(try await store.sourceStatuses().first).skipped
+        let reasons = skipped.map(\.reason)
+        #expect(reasons.contains("binary content"))
+        #expect(reasons.contains { $0.hasPrefix("larger than the") })
+        #expect(reasons.contains("a symbolic link leading outside the root"))
+        #expect(reasons.contains("a symbolic link to a folder (indexed where it lives)"))
+    }
+
+    @Test func changesMadeWhileNothingWatchedAreFoundByTheNextPass() async throws {
+        try write("keep.txt", "steady words")
+        try write("edit.txt", "before words")
+        try write("drop.txt", "doomed words")
+        let (source, context) = try makeSource()
+        try await source.sync(context)
+        try write("edit.txt", "after words, longer now")
+        try FileManager.default.removeItem(atPath: root + "/drop.txt")
+        try write("new/added.txt", "fresh words")
+        try await source.sync(context)
+        #expect(try await found("steady") == ["files-1:keep.txt"])
+        #expect(try await found("before").isEmpty)
+        #expect(try await found("after") == ["files-1:edit.txt"])
+        #expect(try await found("doomed").isEmpty)
+        #expect(try await found("fresh") == ["files-1:new/added.txt"])
+    }
+
+    @Test func identifiersRestOnThePathNotTheInode() async throws {
+        try write("a.txt", "first version")
+        let (source, context) = try makeSource()
+        try await source.sync(context)
+        try FileManager.default.removeItem(atPath: root + "/a.txt")
+        try write("a.txt", "second version")
+        try await source.sync(context)
+        #expect(try await found("version") == ["files-1:a.txt"])
+        #expect(try await found("second") == ["files-1:a.txt"])
+    }
+
+    @Test func theStoreMayNotBeInsideAWatchedTree() throws {
+        let inside = try Store(directory: URL(fileURLWithPath: root + "/.replica"))
+        let definition = SourceDefinition(name: "x", kind: .files, account: "a", settings: .object([("root", .string(root))]))
+        #expect(performing: { try FileTreeSource(definition, store: inside) }, throws: { error in
+            (error as? ReplicaError)?.message.contains("would watch its own writes") == true
+        })
+    }
+
+    // MARK: Watch
+
+    @Test func watchingFollowsCreatesEditsDeletesAndRenamesOfFilesAndFolders() async throws {
+        try write("start.txt", "initial words")
+        let outside = directory.path + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: outside + "/incoming", withIntermediateDirectories: true)
+        try "arrivingfolder words".write(toFile: outside + "/incoming/inside.txt", atomically: true, encoding: .utf8)
+        let (source, context) = try makeSource()
+        let watching = try await startWatching(source, context)
+        defer { watching.cancel() }
+
+        try write("created.txt", "newborn words")
+        #expect(try await eventually { try await found("newborn") == ["files-1:created.txt"] })
+        try write("created.txt", "grownup words")
+        #expect(try await eventually {
+            let (new, old) = (try await found("grownup"), try await found("newborn"))
+            return new == ["files-1:created.txt"] && old.isEmpty
+        })
+        try FileManager.default.moveItem(atPath: root + "/created.txt", toPath: root + "/renamed.txt")
+        #expect(try await eventually { try await found("grownup") == ["files-1:renamed.txt"] })
+        try FileManager.default.removeItem(atPath: root + "/renamed.txt")
+        #expect(try await eventually { try await found("grownup").isEmpty })
+
+        try FileManager.default.createDirectory(atPath: root + "/project/deep", withIntermediateDirectories: true)
+        try write("project/deep/plan.md", "# Plan\n\nfolderplan words")
+        #expect(try await eventually { try await found("folderplan") == ["files-1:project/deep/plan.md"] })
+        try FileManager.default.moveItem(atPath: root + "/project", toPath: root + "/archive")
+        #expect(try await eventually { try await found("folderplan") == ["files-1:archive/deep/plan.md"] })
+        // Still watched under its new name.
+        try write("archive/deep/later.txt", "afterrename words")
+        #expect(try await eventually { try await found("afterrename") == ["files-1:archive/deep/later.txt"] })
+
+        try FileManager.default.moveItem(atPath: root + "/archive", toPath: outside + "/archive")
+        #expect(try await eventually {
+            let (plan, later) = (try await found("folderplan"), try await found("afterrename"))
+            return plan.isEmpty && later.isEmpty
+        })
+        try FileManager.default.moveItem(atPath: outside + "/incoming", toPath: root + "/incoming")
+        #expect(try await eventually { try await found("arrivingfolder") == ["files-1:incoming/inside.txt"] })
+        try write("incoming/second.txt", "watchedafterarrival words")
+        #expect(try await eventually { try await found("watchedafterarrival") == ["files-1:incoming/second.txt"] })
+        try FileManager.default.removeItem(atPath: root + "/incoming")
+        #expect(try await eventually { try await found("arrivingfolder").isEmpty })
+    }
+
+    @Test func aFileWrittenInManyChunksIsIndexedOnce() async throws {
+        let (source, context) = try makeSource()
+        let watching = try await startWatching(source, context)
+        defer { watching.cancel() }
+        let path = root + "/chunks.log"
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        for chunk in 0..<300 { try handle.write(contentsOf: Data("chunk \(chunk) burstword\n".utf8)) }
+        try handle.close()
+        #expect(try await eventually { try await found("burstword") == ["files-1:chunks.log"] })
+        #expect(await eventually { source.timesIndexed("chunks.log") >= 1 })
+        #expect(source.timesIndexed("chunks.log") == 1)
+    }
+
+    @Test func aQueueOverflowIsRecoveredByAReconcile() async throws {
+        try write("a.txt", "alpha words")
+        try write("b.txt", "beta words")
+        let (source, context) = try makeSource()
+        let watching = try await startWatching(source, context)
+        defer { watching.cancel() }
+        source.pauseEventReading()
+        #expect(await eventually { source.isEventReadingPaused })
+        try write("a.txt", "changedwhilelost words")
+        try FileManager.default.removeItem(atPath: root + "/b.txt")
+        try write("c.txt", "createdwhilelost words")
+        source.simulateQueueOverflow()
+        #expect(try await eventually {
+            let (changed, deleted, created) = (try await found("changedwhilelost"), try await found("beta"), try await found("createdwhilelost"))
+            return changed == ["files-1:a.txt"] && deleted.isEmpty && created == ["files-1:c.txt"]
+        })
+    }
+
+    @Test func theWatchLimitIsReportedAndUnwatchedFoldersAreScannedInstead() async throws {
+        for folder in ["one", "two", "three"] { try write("\(folder)/file.txt", "\(folder) words") }
+        let (source, context) = try makeSource([("watchLimit", 2), ("fallbackScanSeconds", 0.2)])
+        let watching = try await startWatching(source, context)
+        defer { watching.cancel() }
+        let status = try #require(try await store.sourceStatuses().first)
+        #expect(status.state == .degraded)
+        #expect(status.detail?.contains("watch limit of 2 is reached") == true)
+        #expect(status.detail?.contains("scanned every") == true)
+        try write("three/file.txt", "scannedinstead words")
+        try write("one/file.txt", "alsoscanned words")
+        #expect(try await eventually {
+            let (unwatched, watched) = (try await found("scannedinstead"), try await found("alsoscanned"))
+            return unwatched == ["files-1:three/file.txt"] && watched == ["files-1:one/file.txt"]
+        })
+    }
+
+    @Test func stoppingCommitsWhatIsInFlight() async throws {
+        let (source, context) = try makeSource()
+        let watching = try await startWatching(source, context)
+        // A file still being written when the watcher stops is indexed before it returns.
+        let handle = try FileHandle(forWritingTo: { () -> URL in
+            _ = FileManager.default.createFile(atPath: root + "/open.log", contents: nil)
+            return URL(fileURLWithPath: root + "/open.log")
+        }())
+        try handle.write(contentsOf: Data("inflight words".utf8))
+        // The write was seen and waits (the file is still open, its quiet period is a second).
+        #expect(await eventually { source.pendingChanges > 0 })
+        #expect(source.timesIndexed("open.log") == 0)
+        watching.cancel()
+        try await watching.value
+        try handle.close()
+        #expect(try await found("inflight") == ["files-1:open.log"])
+        #expect(try await store.sourceStatuses().first?.state == .stopped)
+    }
+}
