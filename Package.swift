@@ -8,6 +8,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Replica", targets: ["Replica"]),
+        // The built-in sources, for hosts that run them in-process.
+        .library(name: "ReplicaFileTree", targets: ["ReplicaFileTree"]),
+        .library(name: "ReplicaGit", targets: ["ReplicaGit"]),
+        .library(name: "ReplicaExec", targets: ["ReplicaExec"]),
         // The SQLite layer on its own, for the benchmark's raw-FTS5 baseline.
         .library(name: "ReplicaSQLite", targets: ["ReplicaSQLite"]),
         .executable(name: "replica", targets: ["ReplicaCLI"]),

@@ -163,7 +163,8 @@ public final class ExecSource: Source {
     // MARK: Hydration
 
     /// Starts the plugin for the purpose, asks it about the items, and waits at most `silenceSeconds`.
-    public func answer(_ identifiers: [ItemIdentifier], _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
+    public func answer(_ identifiers: [ItemIdentifier], includingContent: Bool,
+                       _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
         let keys = identifiers.compactMap { identifier in definition.key(of: identifier).map { (identifier, $0) } }
         guard !keys.isEmpty else { return [:] }
         let plugin = try start("hydrate", checkpoint: try await context.checkpoint())

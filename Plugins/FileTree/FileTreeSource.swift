@@ -299,26 +299,33 @@ public final class FileTreeSource: Source {
 
     // MARK: Hydration
 
-    public func answer(_ identifiers: [ItemIdentifier], _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
+    /// A file's item is current while the file is still under the root, still readable, and unchanged
+    /// (its size, modification time and inode are its version).
+    public func answer(_ identifiers: [ItemIdentifier], includingContent: Bool,
+                       _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
         var answers: [ItemIdentifier: SourceAnswer] = [:]
         let scanner = scanner, items = items, now = context.now
         for identifier in identifiers {
             guard let key = definition.key(of: identifier) else { continue }
             let path = key.split(separator: "#", maxSplits: 1).first.map(String.init) ?? key
-            let events = try await Blocking.run { Self.events(forPath: path, scanner: scanner, items: items, now: now) }
-            let current = events.compactMap { event -> SearchableItem? in
-                if case .upsert(let item, _) = event, item.uniqueIdentifier == identifier { return item }
-                return nil
-            }.first
-            if let current {
-                answers[identifier] = .current(current, version: events.compactMap { event -> String? in
-                    if case .upsert(_, let entry?) = event { return entry.stamp }
-                    return nil
-                }.first)
-            } else if case .skip(let entry, _)? = events.first(where: { if case .skip = $0 { return true } else { return false } }) {
-                answers[identifier] = .gone(reason: entry.skipReason ?? "skipped")
-            } else {
-                answers[identifier] = .gone(reason: "the file is no longer there")
+            answers[identifier] = try await Blocking.run {
+                switch scanner.lookup(path) {
+                case .missing, .directory: return .gone(reason: "the file is no longer there")
+                case .skipped(let reason): return .gone(reason: reason)
+                case .file(let info):
+                    guard includingContent else {
+                        let descriptor = open(scanner.absolute(path), O_RDONLY | O_CLOEXEC)
+                        guard descriptor >= 0 else { return .gone(reason: TreeScanner.errorReason(errno)) }
+                        close(descriptor)
+                        return .current(nil, version: info.stamp)
+                    }
+                    let events = items.events(for: info, now: now)
+                    for event in events {
+                        if case .upsert(let item, _) = event, item.uniqueIdentifier == identifier { return .current(item, version: info.stamp) }
+                        if case .skip(let entry, _) = event { return .gone(reason: entry.skipReason ?? "skipped") }
+                    }
+                    return .gone(reason: "the file no longer holds this item")
+                }
             }
         }
         return answers

@@ -185,7 +185,8 @@ public final class GitSource: Source {
     // MARK: Hydration
 
     /// A git item is current while its file is still at the head of the branch with the same content.
-    public func answer(_ identifiers: [ItemIdentifier], _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
+    public func answer(_ identifiers: [ItemIdentifier], includingContent: Bool,
+                       _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
         let repository = try open(), branch = branch
         let head = try await Blocking.run { try repository.head(branch: branch) }
         let files = Dictionary(try await Blocking.run { try repository.files(at: head.id) }.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
@@ -195,6 +196,10 @@ public final class GitSource: Source {
             let path = key.split(separator: "#", maxSplits: 1).first.map(String.init) ?? key
             guard let file = files[path] else {
                 answers[identifier] = .gone(reason: "the file is no longer at the head of \(branch ?? "HEAD")")
+                continue
+            }
+            guard includingContent else {
+                answers[identifier] = .current(nil, version: file.blob)
                 continue
             }
             let events = try await Blocking.run { [self] in try self.events(for: file, commit: head, in: repository) }

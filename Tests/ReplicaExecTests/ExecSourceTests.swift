@@ -52,8 +52,8 @@ import ReplicaTestSupport
         #expect(try await found("supplier").isEmpty)
         #expect(try await found("vendor") == ["exec-1:launch"])
 
-        let answers = try await source.answer(["exec-1:launch", "exec-1:budget"], context)
-        guard case .current(let item, _)? = answers["exec-1:launch"] else { Issue.record("no current item for launch"); return }
+        let answers = try await source.answer(["exec-1:launch", "exec-1:budget"], includingContent: true, context)
+        guard case .current(let item?, _)? = answers["exec-1:launch"] else { Issue.record("no current item for launch"); return }
         #expect(item.attributeSet.textContent == "a vendor delay")
         guard case .gone? = answers["exec-1:budget"] else { Issue.record("budget should be gone"); return }
     }

@@ -153,8 +153,8 @@ import ReplicaTestSupport
         try await source.sync(context)
         try FileManager.default.removeItem(atPath: repository + "/b.txt")
         _ = try commit("remove b")
-        let answers = try await source.answer(["git-1:a.txt", "git-1:b.txt"], context)
-        guard case .current(let item, _)? = answers["git-1:a.txt"] else { Issue.record("a.txt should be current"); return }
+        let answers = try await source.answer(["git-1:a.txt", "git-1:b.txt"], includingContent: true, context)
+        guard case .current(let item?, _)? = answers["git-1:a.txt"] else { Issue.record("a.txt should be current"); return }
         #expect(item.attributeSet.textContent == "here words")
         guard case .gone(let reason)? = answers["git-1:b.txt"] else { Issue.record("b.txt should be gone"); return }
         #expect(reason.contains("no longer at the head"))

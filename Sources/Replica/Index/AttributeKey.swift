@@ -105,6 +105,15 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Ex
     // MARK: Flags
     public static let allDay: AttributeKey = "allDay"
 
+    // MARK: replica's own (kept with items, never shown to a model)
+    /// The kind of the record an item was projected from.
+    public static let recordKind: AttributeKey = "replica.recordKind"
+    /// The id of the record an item was projected from.
+    public static let recordID: AttributeKey = "replica.recordID"
+
+    /// Whether the key is one of replica's own bookkeeping attributes.
+    public var isInternal: Bool { rawValue.hasPrefix("replica.") }
+
     /// The system keys and the kind of value each takes.
     public static let systemKinds: [AttributeKey: AttributeValue.Kind] = {
         var kinds: [AttributeKey: AttributeValue.Kind] = [:]

@@ -107,6 +107,10 @@ struct IndexReader {
         anyOf(query.authors, "instr(items.authors, ?) > 0") { [.text($0.lowercased())] }
         anyOf(query.recipients, "instr(items.recipients, ?) > 0") { [.text($0.lowercased())] }
         anyOf(query.owners, "items.owner = ?") { [.text($0)] }
+        if !query.excludedOwners.isEmpty {
+            sql += " AND items.owner NOT IN (" + Array(repeating: "?", count: query.excludedOwners.count).joined(separator: ", ") + ")"
+            arguments += query.excludedOwners.map(SQLValue.text)
+        }
         for (column, range) in [("created", query.created), ("modified", query.modified)] {
             guard let range else { continue }
             if let start = range.start {

@@ -90,6 +90,9 @@ public struct Projection: Sendable {
         if attributes.contentModificationDate == nil, let modified = record.modified {
             attributes.contentModificationDate = modified
         }
+        // Where the item came from, so hydration can ask the record store whatever the identifier scheme.
+        attributes[.recordKind] = .text(record.kind)
+        attributes[.recordID] = .text(record.id)
         let expiration = lifetime.map { (record.modified ?? now).addingTimeInterval($0) } ?? .distantFuture
         return SearchableItem(uniqueIdentifier: identifier(account: record.account, id: record.id),
                               domainIdentifier: domain(account: record.account),

@@ -162,6 +162,15 @@ final class RecordsDatabase: Sendable {
         }
     }
 
+    /// Appends a change for a record as it is, so the next catch-up applies it again (its item was found
+    /// stale).
+    func touch(kind: String, id: String) throws {
+        try database.writeNow { connection in
+            try connection.execute("INSERT INTO changes(kind, id, version, at) SELECT kind, id, version, ? FROM records WHERE kind = ? AND id = ?",
+                                   [.real(Date().timeIntervalSince1970), .text(kind), .text(id)])
+        }
+    }
+
     /// The newest change-log sequence number (0 for an empty log).
     func lastSequence() throws -> Int64 {
         try database.readNow { try $0.scalar("SELECT coalesce(max(seq), 0) FROM changes").flatMap { if case .integer(let v) = $0 { v } else { nil } } ?? 0 }

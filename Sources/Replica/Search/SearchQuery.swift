@@ -50,8 +50,10 @@ public struct SearchQuery: Hashable, Sendable {
     public var authors: [String] = []
     /// Only items with a recipient whose name or handle contains one of these (case-insensitive).
     public var recipients: [String] = []
-    /// Only items made by this owner (`api`, `records`, `source:<name>`).
+    /// Only items made by these owners (`api`, `records`, `source:<name>`).
     public var owners: [String] = []
+    /// No items made by these owners.
+    public var excludedOwners: [String] = []
     /// The most results to return.
     public var limit: Int = 20
 

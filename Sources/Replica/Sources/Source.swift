@@ -45,8 +45,9 @@ public struct SourceBatch: Sendable, Equatable {
 
 /// What a source tells the host about the current state of one of its items (hydration).
 public enum SourceAnswer: Sendable, Equatable {
-    /// The item as it is now, with its full text and the version it is at.
-    case current(SearchableItem, version: String?)
+    /// The item exists, is readable, and is at `version`; with its full current content when it was asked
+    /// for (`nil` otherwise).
+    case current(SearchableItem?, version: String?)
     /// The item is gone, or no longer readable.
     case gone(reason: String)
 }
@@ -61,7 +62,8 @@ public enum SourceAnswer: Sendable, Equatable {
 /// - `watch` does what `sync` does, then follows changes until its task is cancelled. On cancellation
 ///   it commits what it has in flight and returns promptly (within a second or two).
 /// - A batch is committed whole or not at all: a source that fails halfway must not commit a half batch.
-/// - `answer` tells the current state of some of its items; it must not change anything.
+/// - `answer` tells the current state of some of its items — still there, readable, at which version —
+///   with their full content when `includingContent` is set; it must not change anything.
 public protocol Source: Sendable {
     var definition: SourceDefinition { get }
 
@@ -72,5 +74,5 @@ public protocol Source: Sendable {
     func watch(_ context: SourceContext) async throws
 
     /// The current state of these items, for hydration.
-    func answer(_ identifiers: [ItemIdentifier], _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer]
+    func answer(_ identifiers: [ItemIdentifier], includingContent: Bool, _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer]
 }
