@@ -1,0 +1,315 @@
+import Foundation
+import Synchronization
+
+/// Gives the search tool the running form of a source, so it can ask the source about its items.
+///
+/// The library never imports the sources; a host (the `replica` command, an app) that runs them passes
+/// one of these.
+public protocol SourceResolver: Sendable {
+    func source(for definition: SourceDefinition) throws -> any Source
+}
+
+/// A host's answer for items it indexed directly (through ``SearchableIndex`` or `replica import`): do
+/// they still exist, at which version, may the account read them — with full content when asked.
+public protocol HydrationDelegate: Sendable {
+    func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
+                      includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer]
+}
+
+/// An item hydration did not let through, and why (never quoting its content).
+public struct DroppedItem: Sendable, Equatable {
+    public var account: AccountID
+    public var identifier: ItemIdentifier
+    public var reason: String
+}
+
+/// How search results are checked with their owners before anyone is shown them (hydration).
+///
+/// For example:
+/// ```swift
+/// var hydration = Hydration()
+/// hydration.projections = myProjections       // how records become items
+/// hydration.delegate = MyAppHydration()       // asked about items the app indexed itself
+/// let found = try await store.search(SearchQuery("launch plan"), hydration: hydration)
+/// ```
+public struct Hydration: Sendable {
+    /// How records become items (for full text, and for catching the projection up).
+    public var projections: ProjectionSet
+    /// App tables the projection engine follows; their rows are asked about their items.
+    public var followedTables: [FollowedTable]
+    /// Runs sources so they can be asked about their items; without it their items are withheld.
+    public var sourceResolver: (any SourceResolver)?
+    /// Asked about items a host indexed itself; without it they stand as stored.
+    public var delegate: (any HydrationDelegate)?
+    /// How long an item's owner has to answer; one that does not is taken to have said no.
+    public var timeout: Duration
+
+    public init(projections: ProjectionSet = ProjectionSet(), followedTables: [FollowedTable] = [],
+                sourceResolver: (any SourceResolver)? = nil, delegate: (any HydrationDelegate)? = nil, timeout: Duration = .seconds(5)) {
+        self.projections = projections
+        self.followedTables = followedTables
+        self.sourceResolver = sourceResolver
+        self.delegate = delegate
+        self.timeout = timeout
+    }
+}
+
+/// What a hydrated search found: what passed, and what was withheld and why.
+public struct HydratedResults: Sendable {
+    /// The results that passed, best first, with their owners' current attributes.
+    public var results: [SearchResult]
+    /// Results that did not pass; those gone or unreadable are queued for removal from the index.
+    public var dropped: [DroppedItem]
+}
+
+extension Store {
+    /// Searches like ``search(_:indexNames:)``, then asks each result's owner about it and keeps only what
+    /// is still there, at the version indexed, and readable by an account searched; dropped results are
+    /// replaced by the next best until `query.limit` pass or the matches run out.
+    ///
+    /// - Parameter includingContent: also fetch each kept item's full text into its `textContent`.
+    public func search(_ query: SearchQuery, indexNames: [String]? = nil, hydration: Hydration,
+                       includingContent: Bool = false) async throws -> HydratedResults {
+        var candidatesQuery = query
+        candidatesQuery.limit = min(SearchQuery.maximumLimit, max(query.limit * 2, query.limit + 10))
+        let candidates = try await search(candidatesQuery, indexNames: indexNames)
+        let hydrator = try Hydrator(store: self, accounts: query.accounts, hydration: hydration)
+        let (kept, dropped) = await hydrator.hydrate(candidates, wanting: query.limit, includingContent: includingContent)
+        return HydratedResults(results: kept, dropped: dropped)
+    }
+}
+
+/// Asks each item's owner about it before it reaches a model: the record store for records, a source for
+/// its items, the host's delegate for items it indexed itself. It fails closed: an item that is gone, no
+/// longer readable by a signed-in account, at another version than the one indexed, or whose owner cannot
+/// answer in time is dropped, and (unless it is only stale or unanswered) queued for removal from the index.
+struct Hydrator: Sendable {
+    let store: Store
+    /// The signed-in accounts searched: only their items are shown.
+    let accounts: Set<AccountID>
+    let hydration: Hydration
+
+    private var projections: ProjectionSet { hydration.projections }
+
+    /// - Parameter accounts: the accounts searched (empty: every signed-in one).
+    init(store: Store, accounts: [AccountID], hydration: Hydration) throws {
+        self.store = store
+        let signedIn = try store.signedInAccounts().map(\.id)
+        self.accounts = Set(accounts.isEmpty ? signedIn : signedIn.filter(accounts.contains))
+        self.hydration = hydration
+    }
+
+    /// Hydrates candidates in order, a few at a time, until `wanted` pass or the candidates run out.
+    func hydrate(_ candidates: [SearchResult], wanting wanted: Int, includingContent: Bool) async -> (kept: [SearchResult], dropped: [DroppedItem]) {
+        var kept: [SearchResult] = []
+        var dropped: [DroppedItem] = []
+        var next = 0
+        while kept.count < wanted && next < candidates.count {
+            let slice = Array(candidates[next..<min(candidates.count, next + max(wanted - kept.count, 8))])
+            next += slice.count
+            let round = await hydrate(slice, includingContent: includingContent)
+            kept += round.kept
+            dropped += round.dropped
+        }
+        return (Array(kept.prefix(wanted)), dropped)
+    }
+
+    func hydrate(_ results: [SearchResult], includingContent: Bool) async -> (kept: [SearchResult], dropped: [DroppedItem]) {
+        var verdicts: [Int: Verdict] = [:]
+        for (index, result) in results.enumerated() where !accounts.contains(result.account) {
+            verdicts[index] = .drop("account '\(result.account)' is not signed in or not searched", remove: false)
+        }
+        // Ask each owner once for all of its items, the owners at the same time.
+        let groups = Dictionary(grouping: results.indices.filter { verdicts[$0] == nil }) { index in
+            OwnerKey(account: results[index].account, index: results[index].indexName, owner: results[index].origin.owner)
+        }
+        await withTaskGroup(of: [(Int, Verdict)].self) { group in
+            for (owner, indices) in groups {
+                let batch = indices.map { results[$0] }
+                group.addTask {
+                    Array(zip(indices, await answers(for: batch, owner: owner, includingContent: includingContent)))
+                }
+            }
+            for await answered in group {
+                for (index, verdict) in answered { verdicts[index] = verdict }
+            }
+        }
+        var kept: [SearchResult] = []
+        var dropped: [DroppedItem] = []
+        var removals: [OwnerKey: [ItemIdentifier]] = [:]
+        for (index, result) in results.enumerated() {
+            switch verdicts[index] ?? .drop("no answer", remove: false) {
+            case .keep(let current):
+                kept.append(current)
+            case .drop(let reason, let remove):
+                dropped.append(DroppedItem(account: result.account, identifier: result.item.uniqueIdentifier, reason: reason))
+                if remove {
+                    removals[OwnerKey(account: result.account, index: result.indexName, owner: result.origin.owner), default: []].append(result.item.uniqueIdentifier)
+                }
+            }
+        }
+        for (key, identifiers) in removals {
+            _ = try? await store.deleteReliably(identifiers.map(PendingDeletion.Target.identifier), account: key.account, indexName: key.index)
+        }
+        return (kept, dropped)
+    }
+
+    struct OwnerKey: Hashable {
+        var account: AccountID
+        var index: String
+        var owner: String
+    }
+
+    enum Verdict: Sendable {
+        case keep(SearchResult)
+        /// `remove`: queue the item for removal from the index.
+        case drop(String, remove: Bool)
+    }
+
+    private func answers(for batch: [SearchResult], owner: OwnerKey, includingContent: Bool) async -> [Verdict] {
+        let timeoutReason = "its owner did not answer within \(hydration.timeout)"
+        let result = await withTimeout(hydration.timeout) { () -> [Verdict] in
+            if owner.owner == "records" {
+                return try await checkRecords(batch, includingContent: includingContent)
+            }
+            if owner.owner.hasPrefix("table:"), let table = hydration.followedTables.first(where: { $0.consumer == owner.owner }) {
+                return try await checkTable(batch, table: table, includingContent: includingContent)
+            }
+            if owner.owner.hasPrefix("source:") {
+                return try await checkSource(batch, name: String(owner.owner.dropFirst("source:".count)), includingContent: includingContent)
+            }
+            if owner.owner == "api", let delegate = hydration.delegate {
+                let answers = try await delegate.currentItems(batch.map(\.item.uniqueIdentifier), account: owner.account,
+                                                              indexName: owner.index, includingContent: includingContent)
+                return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
+            }
+            // Items a host indexed itself, with no delegate to ask, stand as stored.
+            return batch.map { .keep($0) }
+        }
+        switch result {
+        case .success(let verdicts): return verdicts
+        case .failure(let error):
+            let reason = error is TimeoutError ? timeoutReason : "its owner could not be asked"
+            return batch.map { _ in .drop(reason, remove: false) }
+        }
+    }
+
+    /// What a source's (or delegate's) answer means for one result.
+    private func verdict(_ result: SearchResult, _ answer: SourceAnswer?) -> Verdict {
+        switch answer {
+        case nil:
+            return .drop("its owner did not answer for it", remove: false)
+        case .gone(let reason)?:
+            return .drop(reason, remove: true)
+        case .current(let item, let version)?:
+            if let version, let indexed = result.origin.version, version != indexed {
+                return .drop("the index holds an older version", remove: false)
+            }
+            var current = result
+            if let item { current.item = Self.refreshed(result.item, with: item) }
+            return .keep(current)
+        }
+    }
+
+    /// The stored item with the owner's current attributes and full text.
+    static func refreshed(_ stored: SearchableItem, with current: SearchableItem) -> SearchableItem {
+        var item = stored
+        item.attributeSet = current.attributeSet
+        return item
+    }
+
+    // MARK: Owners
+
+    private func checkRecords(_ batch: [SearchResult], includingContent: Bool) async throws -> [Verdict] {
+        try await Blocking.run { [self] in
+            try batch.map { result in
+                guard let kind = result.item.attributeSet[.recordKind]?.textValue, let id = result.item.attributeSet[.recordID]?.textValue else {
+                    return .drop("it cannot be traced to its record", remove: true)
+                }
+                let record = try store.records.record(account: result.account, kind: kind, id: id)
+                return check(result, record: record, includingContent: includingContent) {
+                    // A stale item means the projection lags: have the next catch-up apply the record again.
+                    try store.recordsDatabase(for: result.account, creating: false)?.touch(kind: kind, id: id)
+                }
+            }
+        }
+    }
+
+    private func checkTable(_ batch: [SearchResult], table: FollowedTable, includingContent: Bool) async throws -> [Verdict] {
+        try await Blocking.run { [self] in
+            let app = try AppDatabase(path: table.database.standardizedFileURL.path)
+            return try batch.map { result in
+                guard let id = result.item.attributeSet[.recordID]?.textValue else { return .drop("it cannot be traced to its row", remove: true) }
+                return check(result, record: try app.record(table, id: id, account: result.account), includingContent: includingContent) {}
+            }
+        }
+    }
+
+    private func check(_ result: SearchResult, record: Record?, includingContent: Bool, whenStale: () throws -> Void) -> Verdict {
+        guard let record, !record.isDeleted else { return .drop("the record was deleted", remove: true) }
+        guard record.isReadable(by: result.account) else {
+            return .drop("account '\(result.account)' may no longer read the record", remove: true)
+        }
+        guard result.origin.version == String(record.version) else {
+            try? whenStale()
+            return .drop("the index holds version \(result.origin.version ?? "?") and the record is at \(record.version)", remove: false)
+        }
+        guard includingContent, let current = try? projections.projection(for: record.kind).item(for: record, now: store.configuration.index.clock()) else {
+            return .keep(result)
+        }
+        var hydrated = result
+        hydrated.item = Self.refreshed(result.item, with: current)
+        return .keep(hydrated)
+    }
+
+    private func checkSource(_ batch: [SearchResult], name: String, includingContent: Bool) async throws -> [Verdict] {
+        guard let definition = try store.source(named: name) else {
+            return batch.map { _ in .drop("its source was removed", remove: true) }
+        }
+        guard let sourceResolver = hydration.sourceResolver else { return batch.map { _ in .drop("its source cannot be asked here", remove: false) } }
+        let source = try sourceResolver.source(for: definition)
+        let context = try SourceContext(definition: definition, store: store)
+        let answers = try await source.answer(batch.map(\.item.uniqueIdentifier), includingContent: includingContent, context)
+        return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
+    }
+}
+
+struct TimeoutError: Error {}
+
+/// Runs `operation`, giving up after `timeout`: the operation is then cancelled and its result ignored,
+/// and this returns at once even when the operation does not notice the cancellation (blocking I/O).
+func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async -> Result<T, any Error> {
+    let pending = Pending<Result<T, any Error>>()
+    var tasks: [Task<Void, Never>] = []
+    let outcome = await withCheckedContinuation { continuation in
+        pending.set(continuation)
+        tasks = [
+            Task { pending.resume(await Result(catching: operation)) },
+            Task {
+                try? await Task.sleep(for: timeout)
+                pending.resume(.failure(TimeoutError()))
+            },
+        ]
+    }
+    for task in tasks { task.cancel() }
+    return outcome
+}
+
+/// A continuation resumed by whichever of several racers gets there first.
+private final class Pending<Value: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(_ value: Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

@@ -1,0 +1,320 @@
+import Foundation
+
+/// A comparison on an item's attribute, as the model writes it in `where` and `filter` stages.
+struct Predicate: Sendable {
+    enum Operator: String, Sendable, CaseIterable {
+        case equal = "=", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        case contains, startsWith, exists
+    }
+
+    var attribute: AttributeKey
+    var op: Operator
+    var value: JSON
+    /// Other attributes whose values count as well (a focused field searches several).
+    var alternatives: [AttributeKey] = []
+
+    /// Whether `result` passes.
+    func matches(_ result: SearchResult) -> Bool {
+        let values = ([attribute] + alternatives).flatMap { Attribute.values(of: $0, in: result) }
+        if op == .exists { return !values.isEmpty }
+        return values.contains { compare($0) }
+    }
+
+    private func compare(_ actual: Attribute.Value) -> Bool {
+        let wantedText = value.stringValue ?? value.doubleValue.map { JSON.format($0) }
+        switch (actual, op) {
+        case (.text(let text), .contains):
+            return wantedText.map { text.localizedCaseInsensitiveContains($0) } ?? false
+        case (.text(let text), .startsWith):
+            return wantedText.map { text.lowercased().hasPrefix($0.lowercased()) } ?? false
+        case (.text(let text), _):
+            guard let wanted = wantedText else { return false }
+            return order(text.lowercased().compare(wanted.lowercased()).rawValue)
+        case (.number(let number), _):
+            guard let wanted = self.value.doubleValue else { return false }
+            return order(number < wanted ? -1 : number > wanted ? 1 : 0)
+        case (.date(let date), _):
+            guard let wanted = self.value.stringValue.flatMap(ToolDates.parse) else { return false }
+            return order(date < wanted ? -1 : date > wanted ? 1 : 0)
+        }
+    }
+
+    private func order(_ comparison: Int) -> Bool {
+        switch op {
+        case .equal: return comparison == 0
+        case .notEqual: return comparison != 0
+        case .less: return comparison < 0
+        case .lessOrEqual: return comparison <= 0
+        case .greater: return comparison > 0
+        case .greaterOrEqual: return comparison >= 0
+        case .contains, .startsWith, .exists: return false
+        }
+    }
+}
+
+/// Reads an item's attribute for stages, including a few of the result's own facts.
+enum Attribute {
+    enum Value: Sendable, Equatable {
+        case text(String), number(Double), date(Date)
+    }
+
+    /// Names stages accept beside attribute names.
+    static let pseudo: Set<String> = ["account", "identifier", "domain", "owner", "score"]
+
+    static func values(of key: AttributeKey, in result: SearchResult) -> [Value] {
+        switch key.rawValue {
+        case "account": return [.text(result.account.rawValue)]
+        case "identifier": return [.text(result.item.uniqueIdentifier.rawValue)]
+        case "domain": return result.item.domainIdentifier.map { [.text($0.rawValue)] } ?? []
+        case "owner": return [.text(result.origin.owner)]
+        case "score": return [.number(result.score)]
+        default: break
+        }
+        switch result.item.attributeSet[key] {
+        case .text(let text)?: return [.text(text)]
+        case .texts(let texts)?: return texts.map(Value.text)
+        case .people(let people)?: return people.flatMap { [$0.displayName].compactMap { $0 } + $0.handles }.map(Value.text)
+        case .number(let number)?: return [.number(number)]
+        case .date(let date)?: return [.date(date)]
+        case .bool(let flag)?: return [.text(flag ? "true" : "false")]
+        case .data?, nil: return []
+        }
+    }
+
+    /// A value for sorting and tables: the first one.
+    static func first(of key: AttributeKey, in result: SearchResult) -> Value? { values(of: key, in: result).first }
+}
+
+/// One step of a pipeline, parsed and checked.
+struct Stage: Sendable {
+    enum Kind: Sendable {
+        case filter([Predicate])
+        case sort(by: AttributeKey?, descending: Bool, limit: Int?)
+        case score(recency: Double, priority: Double)
+        case group(by: AttributeKey)
+        case count
+        case table(columns: [AttributeKey])
+        case statistic(function: String, attribute: AttributeKey)
+        case text
+        case custom(any CustomStage, arguments: JSON)
+    }
+
+    var kind: Kind
+    /// The name the model used.
+    var name: String
+
+    static let builtInNames = ["filter", "sort", "score", "group", "count", "table", "statistic", "text"]
+    static let statisticFunctions = ["min", "max", "sum", "average", "count"]
+
+    /// The type this stage makes from `input`, or `nil` when it does not take `input`.
+    func outputType(for input: PipelineDataType) -> PipelineDataType? {
+        let itemLike: Set<PipelineDataType> = [.items, .scoredItems]
+        switch kind {
+        case .filter, .sort: return itemLike.contains(input) ? input : nil
+        case .score: return input == .items || input == .scoredItems ? .scoredItems : nil
+        case .group: return itemLike.contains(input) ? .groupedItems : nil
+        case .count: return itemLike.contains(input) || input == .groupedItems ? .count : nil
+        case .table: return itemLike.contains(input) || input == .groupedItems ? .table : nil
+        case .statistic: return itemLike.contains(input) ? .statistic : nil
+        case .text: return .text
+        case .custom(let stage, _): return stage.inputTypes.contains(input) ? stage.outputType : nil
+        }
+    }
+
+    /// What the stage takes, for error messages.
+    var accepted: [PipelineDataType] {
+        switch kind {
+        case .filter, .sort, .score, .statistic: return [.items, .scoredItems]
+        case .group: return [.items, .scoredItems]
+        case .count, .table: return [.items, .scoredItems, .groupedItems]
+        case .text: return PipelineDataType.allCases
+        case .custom(let stage, _): return stage.inputTypes
+        }
+    }
+
+    /// A short label for replies.
+    var label: String {
+        switch kind {
+        case .filter(let predicates): return "filter " + predicates.map { "\($0.attribute) \($0.op.rawValue) \($0.value.serialized())" }.joined(separator: ", ")
+        case .sort(let by, let descending, _): return "sort by \(by?.rawValue ?? "relevance")\(descending ? "" : " ascending")"
+        case .score: return "score"
+        case .group(let by): return "group by \(by)"
+        case .count: return "count"
+        case .table(let columns): return "table of " + columns.map(\.rawValue).joined(separator: ", ")
+        case .statistic(let function, let attribute): return "\(function) of \(attribute)"
+        case .text: return "text"
+        case .custom(let stage, _): return stage.name
+        }
+    }
+
+    // MARK: Running
+
+    func run(_ input: PipelineData, now: Date) async throws -> PipelineData {
+        switch (kind, input) {
+        case (.filter(let predicates), .items(let items)):
+            return .items(items.filter { item in predicates.allSatisfy { $0.matches(item) } })
+        case (.filter(let predicates), .scoredItems(let items)):
+            return .scoredItems(items.filter { item in predicates.allSatisfy { $0.matches(item.item) } })
+        case (.sort(let by, let descending, let limit), .items(let items)):
+            let sorted = Self.sort(items.map { ScoredItem(item: $0, score: $0.score) }, by: by, descending: descending)
+            return .items(Array(sorted.prefix(limit ?? .max)).map(\.item))
+        case (.sort(let by, let descending, let limit), .scoredItems(let items)):
+            return .scoredItems(Array(Self.sort(items, by: by, descending: descending).prefix(limit ?? .max)))
+        case (.score(let recency, let priority), _):
+            return .scoredItems(Self.score(input.results, recency: recency, priority: priority, now: now))
+        case (.group(let by), _):
+            return .groupedItems(Self.group(input.results, by: by))
+        case (.count, .groupedItems(let groups)):
+            return .count(Set(groups.flatMap { $0.items.map(\.item.uniqueIdentifier) }).count)
+        case (.count, _):
+            return .count(input.results.count)
+        case (.table, .groupedItems(let groups)):
+            return .table(ResultTable(columns: [.init(name: "group", type: "string"), .init(name: "count", type: "integer")],
+                                      rows: groups.map { [.string($0.key), .integer($0.items.count)] }))
+        case (.table(let columns), _):
+            return .table(Self.table(input.results, columns: columns))
+        case (.statistic(let function, let attribute), _):
+            return Self.statistic(function, attribute, input.results)
+        case (.text, _):
+            return .text(ToolOutput.plainText(input))
+        case (.custom(let stage, let arguments), _):
+            let output = try await stage.execute(input, arguments: arguments)
+            guard output.type == stage.outputType else {
+                throw ToolError("stage '\(stage.name)' made \(output.type) but declares \(stage.outputType)")
+            }
+            return output
+        default:
+            throw ToolError("stage '\(name)' cannot take \(input.type)")
+        }
+    }
+
+    static func sort(_ items: [ScoredItem], by key: AttributeKey?, descending: Bool) -> [ScoredItem] {
+        guard let key else {
+            return items.sorted { descending ? $0.score > $1.score : $0.score < $1.score }
+        }
+        // Items without the attribute go last, whichever the order.
+        return items.enumerated().sorted { a, b in
+            let left = Attribute.first(of: key, in: a.element.item), right = Attribute.first(of: key, in: b.element.item)
+            switch (left, right) {
+            case (nil, nil): return a.offset < b.offset
+            case (nil, _): return false
+            case (_, nil): return true
+            case (let l?, let r?):
+                let order = compare(l, r)
+                return order == 0 ? a.offset < b.offset : (descending ? order > 0 : order < 0)
+            }
+        }.map(\.element)
+    }
+
+    static func compare(_ a: Attribute.Value, _ b: Attribute.Value) -> Int {
+        switch (a, b) {
+        case (.number(let x), .number(let y)): return x < y ? -1 : x > y ? 1 : 0
+        case (.date(let x), .date(let y)): return x < y ? -1 : x > y ? 1 : 0
+        case (.text(let x), .text(let y)): return x.localizedCaseInsensitiveCompare(y).rawValue
+        default: return 0
+        }
+    }
+
+    /// Relevance (the best score scaled to 1) plus weighted recency (halving every 30 days) and priority
+    /// (the `priority` attribute, or the rating out of 5).
+    static func score(_ items: [SearchResult], recency: Double, priority: Double, now: Date) -> [ScoredItem] {
+        let best = items.map(\.score).max() ?? 0
+        return items.map { item in
+            var score = best > 0 ? item.score / best : 0
+            let date = item.item.attributeSet.contentModificationDate ?? item.indexedAt
+            let days = max(0, now.timeIntervalSince(date) / 86_400)
+            score += recency * pow(0.5, days / 30)
+            if let value = item.item.attributeSet[AttributeKey("priority")]?.numberValue ?? item.item.attributeSet.rating.map({ $0 / 5 }) {
+                score += priority * value
+            }
+            return ScoredItem(item: item, score: (score * 10_000).rounded() / 10_000)
+        }.sorted { $0.score > $1.score }
+    }
+
+    static func group(_ items: [SearchResult], by key: AttributeKey) -> [ItemGroup] {
+        var groups: [String: [SearchResult]] = [:]
+        var order: [String] = []
+        for item in items {
+            let keys = Attribute.values(of: key, in: item).map { value -> String in
+                switch value {
+                case .text(let text): return text
+                case .number(let number): return JSON.format(number)
+                case .date(let date): return String(ISO8601.string(from: date).prefix(10))
+                }
+            }
+            for group in Set(keys.isEmpty ? ["(none)"] : keys).sorted() {
+                if groups[group] == nil { order.append(group) }
+                groups[group, default: []].append(item)
+            }
+        }
+        return order.map { ItemGroup(key: $0, items: groups[$0]!) }.sorted { $0.items.count > $1.items.count || ($0.items.count == $1.items.count && $0.key < $1.key) }
+    }
+
+    static func table(_ items: [SearchResult], columns: [AttributeKey]) -> ResultTable {
+        var types: [String] = Array(repeating: "string", count: columns.count)
+        let rows: [[ResultTable.Value]] = items.map { item in
+            columns.enumerated().map { index, key in
+                switch Attribute.first(of: key, in: item) {
+                case .text(let text)?: return .string(text)
+                case .number(let number)?:
+                    types[index] = number.rounded() == number ? "integer" : "double"
+                    return number.rounded() == number && abs(number) < 1e15 ? .integer(Int(number)) : .double(number)
+                case .date(let date)?:
+                    types[index] = "date"
+                    return .date(date)
+                case nil: return .none
+                }
+            }
+        }
+        return ResultTable(columns: zip(columns, types).map { .init(name: $0.rawValue, type: $1) }, rows: rows)
+    }
+
+    static func statistic(_ function: String, _ attribute: AttributeKey, _ items: [SearchResult]) -> PipelineData {
+        let values: [Double] = items.compactMap { item in
+            switch Attribute.first(of: attribute, in: item) {
+            case .number(let number)?: return number
+            case .date(let date)?: return date.timeIntervalSince1970
+            default: return nil
+            }
+        }
+        let name = "\(function) \(attribute)"
+        switch function {
+        case "count": return .statistic(name: name, value: Double(values.count))
+        case "sum": return .statistic(name: name, value: values.reduce(0, +))
+        case "min": return .statistic(name: name, value: values.min())
+        case "max": return .statistic(name: name, value: values.max())
+        default: return .statistic(name: name, value: values.isEmpty ? nil : values.reduce(0, +) / Double(values.count))
+        }
+    }
+}
+
+/// A mistake in the model's arguments: said back to it in a sentence that says what to fix.
+struct ToolError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Dates as models write them: ISO 8601, or `now`, `today`, `yesterday`, `-7d` (days ago), `-12h`.
+enum ToolDates {
+    static func parse(_ text: String) -> Date? { parse(text, now: Date()) }
+
+    static func parse(_ text: String, now: Date) -> Date? {
+        if let date = ISO8601.date(from: text) { return date }
+        let day: TimeInterval = 86_400
+        let startOfToday = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / day).rounded(.down) * day)
+        switch text.lowercased() {
+        case "now": return now
+        case "today": return startOfToday
+        case "yesterday": return startOfToday.addingTimeInterval(-day)
+        case "tomorrow": return startOfToday.addingTimeInterval(day)
+        default: break
+        }
+        guard text.hasPrefix("-"), let unit = text.last, let amount = Double(text.dropFirst().dropLast()) else { return nil }
+        switch unit {
+        case "d": return now.addingTimeInterval(-amount * day)
+        case "h": return now.addingTimeInterval(-amount * 3600)
+        case "w": return now.addingTimeInterval(-amount * 7 * day)
+        default: return nil
+        }
+    }
+}

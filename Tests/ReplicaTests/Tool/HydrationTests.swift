@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+@testable import Replica
+import ReplicaTestSupport
+
+/// Every result is checked with its owner before anyone sees it, and what fails is dropped.
+@Suite struct HydrationTests {
+    let fixture: ToolFixture
+    var store: Store { fixture.store }
+
+    init() async throws {
+        fixture = try await ToolFixture()
+    }
+
+    var hydration: Hydration { Hydration(projections: fixture.projections) }
+
+    /// What the index holds for `words`, unchecked.
+    func indexed(_ words: String) async throws -> [String] {
+        try await store.search(SearchQuery(words)).map(\.item.uniqueIdentifier.rawValue)
+    }
+
+    func note(_ id: String, version: Int64, title: String, body: String, deleted: Bool = false, readers: [AccountID]? = nil) -> Record {
+        Record(account: "a", kind: "note", id: id, version: version, isDeleted: deleted, readers: readers,
+               fields: [("title", .string(title)), ("body", .string(body))])
+    }
+
+    @Test func aDeletedRecordIsDroppedAndRemovedFromTheIndex() async throws {
+        // The record store has the deletion; the projection has not applied it yet.
+        try store.records.write([note("plan", version: 2, title: "Launch plan", body: "", deleted: true)])
+        #expect(try await indexed("supplier") == ["note:a:plan"])
+        let found = try await store.search(SearchQuery("supplier"), hydration: hydration)
+        #expect(found.results.isEmpty)
+        #expect(found.dropped == [DroppedItem(account: "a", identifier: "note:a:plan", reason: "the record was deleted")])
+        #expect(try await indexed("supplier").isEmpty, "what hydration finds gone leaves the index")
+    }
+
+    @Test func aRecordTheAccountMayNoLongerReadIsDroppedAndRemoved() async throws {
+        try store.records.write([note("plan", version: 2, title: "Launch plan", body: "supplier risk", readers: ["b"])])
+        _ = try await ProjectionEngine(store: store, projections: fixture.projections).catchUp(account: "a")
+        let result = await fixture.tool().call(arguments: #"{"query": "supplier"}"#)
+        let structured = try StructuredResult(result)
+        #expect(structured.ids.isEmpty)
+        #expect(structured.first["withheld"]?.intValue == 1)
+        #expect(!result.text.contains("Launch plan"), "a withheld item shows nothing of itself")
+        #expect(try await indexed("supplier").isEmpty)
+        // Shared with the account again, it is found again.
+        try store.records.write([note("plan", version: 3, title: "Launch plan", body: "supplier risk", readers: ["a", "b"])])
+        #expect(try StructuredResult(await fixture.tool().call(arguments: #"{"query": "supplier"}"#)).ids == ["note:a:plan"])
+    }
+
+    @Test func aStaleItemIsWithheldUntilTheProjectionCatchesUp() async throws {
+        try store.records.write([note("plan", version: 2, title: "Launch plan, revised", body: "supplier risk")])
+        let stale = try await store.search(SearchQuery("supplier"), hydration: hydration)
+        #expect(stale.results.isEmpty)
+        #expect(stale.dropped.map(\.reason) == ["the index holds version 1 and the record is at 2"])
+        #expect(try await indexed("supplier") == ["note:a:plan"], "a stale item is not removed: its record still exists")
+        _ = try await ProjectionEngine(store: store, projections: fixture.projections).catchUp(account: "a")
+        let current = try await store.search(SearchQuery("supplier"), hydration: hydration)
+        #expect(current.results.map(\.title) == ["Launch plan, revised"])
+        #expect(current.results.first?.origin.version == "2")
+    }
+
+    @Test func theToolCatchesUpWithTheChangeLogBeforeAnswering() async throws {
+        try store.records.write([Record(account: "a", kind: "expense", id: "e4", version: 1,
+                                        fields: [("title", "Launch taxi"), ("body", "launch taxi"), ("amount", 100), ("category", "travel")])])
+        let result = await fixture.tool().call(arguments: #"""
+            {"query": "launch", "filters": {"where": [{"attribute": "amount", "op": "exists"}]},
+             "stages": [{"stage": "statistic", "function": "sum", "attribute": "amount"}]}
+            """#)
+        #expect(try StructuredResult(result).first["statistic"]?["value"]?.doubleValue == 1_000)
+    }
+
+    @Test func hydrationReturnsTheFullTextTheIndexDoesNotKeep() async throws {
+        let plain = await fixture.tool().call(arguments: #"{"query": "supplier"}"#)
+        #expect(!plain.text.contains("the long part of the body is here"))
+        let full = await fixture.tool(fetch: [.textContent]).call(arguments: #"{"query": "supplier"}"#)
+        let quoted = try StructuredResult(full).first["results"]?.arrayValue?.first?["quoted"]
+        #expect(quoted?["textContent"]?.stringValue?.hasSuffix("filler words go on and on. the long part of the body is here") == true)
+    }
+
+    // MARK: Items a host indexed itself
+
+    /// Answers as told: current (with a new title), gone, or nothing, by identifier.
+    struct AppHydration: HydrationDelegate {
+        let asked = Recorder<[ItemIdentifier]>()
+
+        func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
+                          includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer] {
+            asked.append(identifiers)
+            var answers: [ItemIdentifier: SourceAnswer] = [:]
+            for identifier in identifiers {
+                switch identifier.rawValue {
+                case "app:current": answers[identifier] = .current(Fixtures.item("app:current", title: "Orchid, retitled"), version: nil)
+                case "app:gone": answers[identifier] = .gone(reason: "deleted in the app")
+                default: break
+                }
+            }
+            return answers
+        }
+    }
+
+    /// Never answers.
+    struct SilentHydration: HydrationDelegate {
+        func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
+                          includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer] {
+            try await Task.sleep(for: .seconds(3_600))
+            return [:]
+        }
+    }
+
+    func indexAppItems() async throws {
+        try await store.index(account: "a").indexItems(["app:current", "app:gone", "app:unanswered"].map {
+            Fixtures.item($0, title: "Orchid \($0)", text: "orchid")
+        })
+    }
+
+    func orchids(_ tool: SearchTool) async throws -> [String] {
+        try StructuredResult(await tool.call(arguments: #"{"query": "orchid"}"#)).titles.sorted()
+    }
+
+    @Test func theHostsDelegateAnswersForItsItems() async throws {
+        try await indexAppItems()
+        let delegate = AppHydration()
+        #expect(try await orchids(fixture.tool(delegate: delegate)) == ["Orchid, retitled"])
+        #expect(delegate.asked.all.count == 1, "one question for all of an owner's items")
+        // Gone is removed from the index; unanswered is withheld but kept.
+        #expect(try await indexed("orchid").sorted() == ["app:current", "app:unanswered"])
+    }
+
+    @Test func withoutADelegateItemsStandAsStored() async throws {
+        try await indexAppItems()
+        #expect(try await orchids(fixture.tool()) == ["Orchid app:current", "Orchid app:gone", "Orchid app:unanswered"])
+    }
+
+    @Test func anOwnerThatDoesNotAnswerInTimeMeansTheItemIsDropped() async throws {
+        try await indexAppItems()
+        let result = await fixture.tool(delegate: SilentHydration(), timeout: .milliseconds(50)).call(arguments: #"{"query": "orchid"}"#)
+        let structured = try StructuredResult(result)
+        #expect(structured.ids.isEmpty)
+        #expect(structured.first["withheld"]?.intValue == 3)
+        #expect(try await indexed("orchid").count == 3, "not answering is no reason to remove")
+    }
+
+    @Test func droppedItemsAreReplacedByTheNextBest() async throws {
+        // Twelve app items; the delegate says every second one is gone. A limit of 5 still fills up.
+        try await store.index(account: "a").indexItems((1...12).map { Fixtures.item("app:\($0)", title: "Fern \($0)", text: "fern") })
+        struct EveryOther: HydrationDelegate {
+            func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
+                              includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer] {
+                Dictionary(uniqueKeysWithValues: identifiers.map { identifier in
+                    let number = Int(identifier.rawValue.dropFirst(4))!
+                    return (identifier, number.isMultiple(of: 2) ? .gone(reason: "gone") : .current(nil, version: nil))
+                })
+            }
+        }
+        let found = try await store.search(SearchQuery("fern", limit: 5), hydration: Hydration(delegate: EveryOther()))
+        #expect(found.results.count == 5)
+        #expect(found.results.allSatisfy { Int($0.item.uniqueIdentifier.rawValue.dropFirst(4))! % 2 == 1 })
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+@testable import Replica
+import ReplicaTestSupport
+
+/// The stages a model composes, what they make, and the errors it gets when they do not fit.
+@Suite struct PipelineTests {
+    let fixture: ToolFixture
+    let tool: SearchTool
+
+    init() async throws {
+        fixture = try await ToolFixture()
+        tool = fixture.tool()
+    }
+
+    /// Runs `stages` (JSON) over the expenses matching "launch" and returns the one query's result.
+    func run(_ stages: String, query: String = #""query": "launch", "filters": {"types": ["public.plain-text"], "where": [{"attribute": "amount", "op": "exists"}]}"#) async throws -> JSON {
+        let result = await tool.call(arguments: "{\(query), \"stages\": \(stages)}")
+        return try StructuredResult(result).first
+    }
+
+    func titles(_ json: JSON) -> [String] {
+        (json["results"]?.arrayValue ?? []).compactMap { $0["quoted"]?["title"]?.stringValue }
+    }
+
+    @Test func filterKeepsWhatMatchesEveryCondition() async throws {
+        let json = try await run(#"[{"stage": "filter", "where": [{"attribute": "amount", "op": ">=", "value": 300}, {"attribute": "category", "op": "=", "value": "TRAVEL"}]}]"#)
+        #expect(titles(json).sorted() == ["Launch flights", "Launch hotel"])
+        let text = try await run(#"[{"stage": "filter", "where": [{"attribute": "title", "op": "contains", "value": "dinn"}]}]"#)
+        #expect(titles(text) == ["Launch dinner"])
+    }
+
+    @Test func sortOrdersByAnAttributeOrRelevanceAndCanCut() async throws {
+        #expect(titles(try await run(#"[{"stage": "sort", "by": "amount", "order": "asc"}]"#)) == ["Launch dinner", "Launch hotel", "Launch flights"])
+        #expect(titles(try await run(#"[{"stage": "sort", "by": "amount", "limit": 1}]"#)) == ["Launch flights"])
+        #expect(titles(try await run(#"[{"stage": "sort", "by": "contentModificationDate"}]"#)) == ["Launch dinner", "Launch flights", "Launch hotel"])
+        let byRelevance = try await run(#"[{"stage": "sort", "by": "relevance"}]"#)
+        #expect(titles(byRelevance).count == 3)
+    }
+
+    @Test func scoreWeighsRecencyAndPriority() async throws {
+        let query = #""query": "launch", "filters": {"types": ["public.plain-text"], "where": [{"attribute": "priority", "op": "exists"}]}"#
+        // The plan is a day old with priority 0.9; the budget is 40 days old with priority 0.1.
+        let recency = try await run(#"[{"stage": "score", "recency": 5}]"#, query: query)
+        #expect(titles(recency) == ["Launch plan", "Budget review"])
+        let scores = (recency["results"]?.arrayValue ?? []).compactMap { $0["stageScore"]?.doubleValue }
+        #expect(scores.count == 2 && scores[0] > scores[1])
+        let priority = try await run(#"[{"stage": "score", "priority": 10}, {"stage": "sort", "by": "relevance", "order": "asc"}]"#, query: query)
+        #expect(titles(priority) == ["Budget review", "Launch plan"])
+    }
+
+    @Test func groupCountTableAndStatisticSummarize() async throws {
+        let groups = try await run(#"[{"stage": "group", "by": "category"}]"#)["groups"]?.arrayValue ?? []
+        #expect(groups.map { $0["quotedKey"]?.stringValue ?? "" } == ["travel", "food"])
+        #expect(groups.map { $0["count"]?.intValue ?? 0 } == [2, 1])
+
+        #expect(try await run(#"[{"stage": "count"}]"#)["count"]?.intValue == 3)
+        #expect(try await run(#"[{"stage": "group", "by": "category"}, {"stage": "count"}]"#)["count"]?.intValue == 3)
+
+        let table = try await run(#"[{"stage": "sort", "by": "amount"}, {"stage": "table", "columns": ["title", "amount", "category"]}]"#)["table"]
+        #expect(table?["columns"] == ["title", "amount", "category"])
+        #expect(table?["quotedRows"] == [["Launch flights", 480, "travel"], ["Launch hotel", 300, "travel"], ["Launch dinner", 120, "food"]])
+        let grouped = try await run(#"[{"stage": "group", "by": "category"}, {"stage": "table", "columns": ["title"]}]"#)["table"]
+        #expect(grouped?["quotedRows"] == [["travel", 2], ["food", 1]])
+
+        for (function, value) in [("sum", 900.0), ("average", 300), ("min", 120), ("max", 480), ("count", 3)] {
+            let statistic = try await run(#"[{"stage": "statistic", "function": "\#(function)", "attribute": "amount"}]"#)["statistic"]
+            #expect(statistic?["value"]?.doubleValue == value, "\(function)")
+            #expect(statistic?["name"]?.stringValue == "\(function) amount")
+        }
+        let latest = try await run(#"[{"stage": "statistic", "function": "max", "attribute": "contentModificationDate"}]"#)["statistic"]?["value"]
+        #expect(latest?.stringValue == ToolFixture.daysAgo(5, from: fixture.clock.now), "a statistic over dates is a date")
+    }
+
+    @Test func textRendersAnyInputDeterministically() async throws {
+        let items = try await run(#"[{"stage": "sort", "by": "amount"}, {"stage": "text"}]"#)["quotedText"]?.stringValue
+        #expect(items == "1. Launch flights (2027-01-09)\n2. Launch hotel (2027-01-08)\n3. Launch dinner (2027-01-10)")
+        let count = try await run(#"[{"stage": "count"}, {"stage": "text"}]"#)["quotedText"]?.stringValue
+        #expect(count == "3 items")
+        let groups = try await run(#"[{"stage": "group", "by": "category"}, {"stage": "text"}]"#)["quotedText"]?.stringValue
+        #expect(groups == "travel: 2 items\nfood: 1 item")
+        let again = try await run(#"[{"stage": "sort", "by": "amount"}, {"stage": "text"}]"#)["quotedText"]?.stringValue
+        #expect(again == items)
+    }
+
+    /// A host's stage: how many items cost more than a threshold the model gives.
+    struct Expensive: CustomStage {
+        let name = "expensive"
+        let description = "Counts the items whose amount is above 'over'."
+        let inputTypes: [PipelineDataType] = [.items, .scoredItems]
+        let outputType: PipelineDataType = .count
+        var argumentProperties: JSON? { .object([("over", .object([("type", "number")]))]) }
+
+        func execute(_ input: PipelineData, arguments: JSON) async throws -> PipelineData {
+            let threshold = arguments["over"]?.doubleValue ?? 0
+            return .count(input.results.filter { ($0.item.attributeSet[ToolFixture.amount]?.numberValue ?? 0) > threshold }.count)
+        }
+    }
+
+    /// A stage that claims one type and makes another.
+    struct Liar: CustomStage {
+        let name = "liar"
+        let description = "Says it makes text."
+        let inputTypes: [PipelineDataType] = [.items]
+        let outputType: PipelineDataType = .text
+        func execute(_ input: PipelineData, arguments: JSON) async throws -> PipelineData { .count(0) }
+    }
+
+    @Test func aCustomStageIsOfferedByNameAndRunsWithItsArguments() async throws {
+        let tool = fixture.tool(customStages: [Expensive(), Liar()])
+        let schema = tool.definitionJSON.serialized()
+        #expect(schema.contains(#""enum":["filter","sort","score","group","count","table","statistic","text","expensive","liar"]"#))
+        #expect(schema.contains("expensive(items|scoredItems→count): Counts the items whose amount is above 'over'."))
+        #expect(schema.contains(#""over":{"type":"number"}"#))
+        let result = await tool.call(arguments: #"{"query": "launch", "stages": [{"stage": "expensive", "over": 200}]}"#)
+        #expect(try StructuredResult(result).first["count"]?.intValue == 2)
+        let typed = await tool.call(arguments: #"{"query": "launch", "stages": [{"stage": "count"}, {"stage": "expensive"}]}"#)
+        #expect(typed.text == "The search was not run: stage 2 (expensive) cannot follow stage 1 (count), which makes count; expensive takes items or scoredItems.")
+        let liar = await tool.call(arguments: #"{"query": "launch", "stages": [{"stage": "liar"}]}"#)
+        #expect(liar.isError)
+        #expect(liar.text == "The search was not run: stage 1 (liar) failed: stage 'liar' made count but declares text.")
+    }
+
+    @Test(arguments: [
+        (#"{"query": "launch", "stages": [{"stage": "summarize"}]}"#,
+         "stage 1: unknown stage 'summarize'; the stages are filter, sort, score, group, count, table, statistic, text"),
+        (#"{"query": "launch", "stages": [{"stage": "count"}, {"stage": "sort", "by": "amount"}]}"#,
+         "stage 2 (sort) cannot follow stage 1 (count), which makes count; sort takes items or scoredItems"),
+        (#"{"query": "launch", "stages": [{"stage": "sort", "by": "amount", "order": "up"}]}"#, #"stage 1: 'order' must be "asc" or "desc""#),
+        (#"{"query": "launch", "limit": 1000000}"#, "'limit' must be a whole number from 1 to 100"),
+        (#"{"query": "launch", "filters": {"modified": {"after": "the day after the launch"}}}"#,
+         "'filters.modified.after' is not a date; use 2026-11-20, 2026-11-20T10:00:00Z, today, yesterday or -7d"),
+        (#"{"query": "launch", "filters": {"types": ["emails"]}}"#,
+         "'emails' is neither a type identifier such as public.text nor a content domain (items, documents, communications, calendar, visualMedia, audio)"),
+        (#"{"query": "launch", "filters": {"authors": ["me"]}}"#, "'me' cannot be resolved: no identity is known; name the person"),
+        (#"{"query": 42}"#, "'query' must be a string of words"),
+        (#"{"qeury": "launch"}"#, "unknown argument 'qeury'; the arguments are filters, label, limit, query, stages"),
+        (#"["launch"]"#, #"the arguments must be a JSON object such as {"query": "some words"}"#),
+        (#"{"query": "launch""#, "the arguments are not valid JSON (unterminated object at column 19)"),
+        (#"{"query": "launch", "stages": [{"stage": "statistic", "function": "median", "attribute": "amount"}]}"#,
+         "stage 1: 'statistic' needs 'function': one of min, max, sum, average, count"),
+        (#"{"query": "launch", "stages": [{"stage": "group", "by": "replica.recordID"}]}"#, "stage 1: 'replica.recordID' is not an attribute you can use"),
+        (#"{"query": "\"\"\""}"#, "the query has no words to search for: type at least one word with a letter or a digit"),
+    ])
+    func badArgumentsGetASentenceThatSaysWhatToFix(arguments: String, message: String) async throws {
+        let replies = Recorder<SearchReply>()
+        let watcher = Task { [stream = tool.replies] in for await reply in stream { replies.append(reply) } }
+        defer { watcher.cancel() }
+        let result = await tool.call(arguments: arguments)
+        #expect(result.isError)
+        #expect(result.text == "The search was not run: \(message).")
+        // The host sees the same error in the replies stream.
+        let seen = await eventually { replies.all.count == 1 }
+        #expect(seen)
+        guard case .error(let reported)? = replies.all.first?.content else {
+            Issue.record("no error reply")
+            return
+        }
+        #expect(reported == message)
+        #expect(replies.all.first?.status == .complete)
+    }
+}
