@@ -41,7 +41,7 @@ final class PluginProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = errors
         do {
-            try process.run()
+            try ProcessLaunch.run(process)
         } catch {
             throw ReplicaError(.invalidConfiguration, "the plugin \(executable) cannot be started: \(error.localizedDescription)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Replica
 
 /// The result of running the built `replica` binary.
 public struct ProcessResult: Sendable {
@@ -55,7 +56,7 @@ public enum ReplicaProcess {
         }
         let finished = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in finished.signal() }
-        try process.run()
+        try ProcessLaunch.run(process)
         if finished.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             kill(process.processIdentifier, SIGKILL)

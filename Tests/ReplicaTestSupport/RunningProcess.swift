@@ -1,4 +1,5 @@
 import Foundation
+import Replica
 
 /// A child process left running while a test does other things: `replica watch`, say.
 public final class RunningProcess: @unchecked Sendable {
@@ -18,7 +19,7 @@ public final class RunningProcess: @unchecked Sendable {
         process.standardOutput = try FileHandle(forWritingTo: scratch.appending("out"))
         process.standardError = try FileHandle(forWritingTo: scratch.appending("err"))
         process.terminationHandler = { [finished] _ in finished.signal() }
-        try process.run()
+        try ProcessLaunch.run(process)
     }
 
     deinit {
