@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The quick start: installs what replica needs, builds it, indexes the documentation every Debian
-# machine has under /usr/share/doc into a demo store with the file-tree source, and searches it.
+# machine has under /usr/share/doc into a demo store with the file-tree source, searches it, and runs
+# one search-tool call as a language model would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup-system.sh
+scripts/setup-mcp-client.sh   # the official MCP client, for the tests
 swift build -c release
 replica=.build/release/replica
 store=.build/quickstart-store
@@ -18,3 +20,6 @@ echo "== replica sync (indexing /usr/share/doc)"
 echo
 echo "== replica search license permission"
 "$replica" --store "$store" search --limit 5 license permission
+echo
+echo "== replica tool call (what a model reads)"
+"$replica" --store "$store" tool call --format compact '{"query": "license permission", "limit": 3}'

@@ -17,6 +17,8 @@ enum ReplicaCommand {
         SourcesCommand.self,
         SyncCommand.self,
         WatchCommand.self,
+        ToolCommand.self,
+        MCPCommand.self,
     ]
 
     static var help: String {
@@ -108,6 +110,8 @@ enum ReplicaCommand {
                 environment: environment)
             try await command.run(&arguments, context: context)
             return 0
+        } catch let error as CLIError where error.message.isEmpty {
+            return error.status
         } catch let error as CLIError {
             Output.error(error.message)
             if let hint = error.hint {

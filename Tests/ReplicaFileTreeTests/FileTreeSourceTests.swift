@@ -235,4 +235,35 @@ import ReplicaTestSupport
         #expect(try await found("inflight") == ["files-1:open.log"])
         #expect(try await store.sourceStatuses().first?.state == .stopped)
     }
+
+    // MARK: Hydration
+
+    struct Resolver: SourceResolver {
+        let store: Store
+        func source(for definition: SourceDefinition) throws -> any Source { try FileTreeSource(definition, store: store) }
+    }
+
+    @Test func hydrationKeepsOnlyFilesStillThereUnderTheRootAndUnchanged() async throws {
+        let body = "harbor " + String(repeating: "long text goes on. ", count: 40) + "and ends here"
+        for name in ["kept", "deleted", "escaped", "edited"] { try write("\(name).txt", name + " " + body) }
+        try "outside harbor words".write(toFile: directory.path + "/outside.txt", atomically: true, encoding: .utf8)
+        let (source, context) = try makeSource()
+        try await source.sync(context)
+        try FileManager.default.removeItem(atPath: root + "/deleted.txt")
+        // Swapped for a link out of the tree: the file is no longer under the root.
+        try FileManager.default.removeItem(atPath: root + "/escaped.txt")
+        try FileManager.default.createSymbolicLink(atPath: root + "/escaped.txt", withDestinationPath: directory.path + "/outside.txt")
+        try write("edited.txt", "edited harbor, changed")
+
+        let hydration = Hydration(sourceResolver: Resolver(store: store))
+        let found = try await store.search(SearchQuery("harbor"), hydration: hydration, includingContent: true)
+        #expect(found.results.map(\.item.uniqueIdentifier.rawValue) == ["files-1:kept.txt"])
+        #expect(found.results.first?.item.attributeSet.textContent == "kept " + body, "the full text comes from the file")
+        let reasons = Dictionary(uniqueKeysWithValues: found.dropped.map { ($0.identifier.rawValue, $0.reason) })
+        #expect(reasons["files-1:deleted.txt"] == "the file is no longer there")
+        #expect(reasons["files-1:escaped.txt"]?.contains("outside") == true, "\(reasons)")
+        #expect(reasons["files-1:edited.txt"] == "the index holds an older version")
+        // Gone and escaped are removed from the index; edited waits for the next pass to be indexed anew.
+        #expect(try await self.found("harbor") == ["files-1:edited.txt", "files-1:kept.txt"])
+    }
 }

@@ -27,6 +27,10 @@ enum SearchCommand: Command {
                                 ISO 8601 dates, such as 2026-11-01 or 2026-11-20T10:00:00Z
           --json                one JSON object: {"results": [...]}, best first
 
+        Before a match is printed, its owner is asked about it (the record store, its file or git
+        source, its plugin): what is gone, no longer readable by the account, or changed since it was
+        indexed is left out (and queued for removal), as the search tool would leave it out.
+
         A query with no word to search (only punctuation, say) fails with exit status 1.
         """
 
@@ -48,7 +52,16 @@ enum SearchCommand: Command {
         query.text = words.joined(separator: " ")
 
         let store = try context.openStore()
-        let results = try await store.search(query, indexNames: indexes.isEmpty ? nil : indexes)
+        let file = try context.configuration()
+        // The same check a model's results pass: nothing is printed that its owner would not show now.
+        let hydration = Hydration(projections: file.projections, followedTables: file.followedTables,
+                                  sourceResolver: CommandSourceResolver(store: store))
+        let found = try await store.search(query, indexNames: indexes.isEmpty ? nil : indexes, hydration: hydration)
+        let results = found.results
+        if !found.dropped.isEmpty {
+            Output.note("\(found.dropped.count) match\(found.dropped.count == 1 ? " was" : "es were") left out: gone, no longer readable, "
+                + "changed since indexed, or their owner did not answer")
+        }
         if json {
             Output.printJSON(.object([("results", .array(results.map(\.json)))]))
             return

@@ -20,6 +20,11 @@ struct CLIError: Error {
     static func failure(_ message: String) -> CLIError {
         CLIError(status: 1, message: message)
     }
+
+    /// Ends with `status` and prints nothing more (the command has said what went wrong).
+    static func quiet(status: Int32) -> CLIError {
+        CLIError(status: status, message: "")
+    }
 }
 
 /// Where a command writes: results to standard output, everything else to standard error.

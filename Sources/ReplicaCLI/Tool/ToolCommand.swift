@@ -1,0 +1,82 @@
+import Foundation
+import Replica
+
+/// `replica tool`: the search tool a language model is given, from the command line.
+enum ToolCommand: Command {
+    static let name = "tool"
+    static let summary = "show the search tool's schema, or run one tool call"
+    static let help = """
+        Usage: replica [--store DIR] tool schema [OPTIONS]
+               replica [--store DIR] tool call [OPTIONS] [--replies FILE] ARGUMENTS_JSON
+
+        'schema' prints the tool as a model is shown it: {"name", "description", "inputSchema"} on one
+        line. 'call' runs one call with the JSON arguments a model would send, such as
+        '{"query": "launch plan"}', and prints what the model would read. Each result is first checked
+        with its owner (the record store, its source, a plugin): what is gone, unreadable or stale is
+        left out and queued for removal.
+
+        Options:
+        \(ToolOptions.help)
+          --replies FILE        (call) also write the stream of replies to FILE, one JSON object a line:
+                                {"queryToken", "stageToken", "label", "status", "content"}
+
+        Arguments the model got wrong are answered with a sentence saying what to fix; 'call' prints it
+        and exits with status 1.
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        guard let action = arguments.next() else { throw CLIError.usage("say 'schema' or 'call'") }
+        let options = try ToolOptions.read(&arguments)
+        switch action {
+        case "schema":
+            try arguments.finish()
+            let tool = try options.makeTool(store: try context.openStore(), context: context)
+            Output.printJSON(tool.definitionJSON)
+        case "call":
+            let repliesPath = try arguments.value("--replies")
+            let positionals = try arguments.positionals()
+            guard positionals.count == 1 else {
+                throw CLIError.usage("give the arguments as one JSON object, such as '{\"query\": \"some words\"}'")
+            }
+            let replies = try repliesPath.map(ReplyLog.init(path:))
+            var tool: SearchTool? = try options.makeTool(store: try context.openStore(), context: context)
+            let writer = replies.map { log in
+                Task { [stream = tool!.replies] in
+                    for await reply in stream { log.write(reply) }
+                }
+            }
+            let result = await tool!.call(arguments: positionals[0])
+            // The reply stream ends when its tool goes; then the log has every reply.
+            tool = nil
+            await writer?.value
+            try replies?.close()
+            Output.print(result.text)
+            if result.isError { throw CLIError.quiet(status: 1) }
+        default:
+            throw CLIError.usage("unknown action '\(action)'; say 'schema' or 'call'")
+        }
+    }
+}
+
+/// The `--replies` file: one JSON object a line.
+final class ReplyLog: Sendable {
+    private let handle: FileHandle
+    let path: String
+
+    init(path: String) throws {
+        self.path = path
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
+              let handle = FileHandle(forWritingAtPath: path) else {
+            throw CLIError.failure("cannot write the replies to \(path)")
+        }
+        self.handle = handle
+    }
+
+    func write(_ reply: SearchReply) {
+        handle.write(Data((reply.json.serialized() + "\n").utf8))
+    }
+
+    func close() throws {
+        try handle.close()
+    }
+}

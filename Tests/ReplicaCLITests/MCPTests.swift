@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import Replica
+import ReplicaTestSupport
+
+/// `replica mcp`: the search tool over the Model Context Protocol, checked with the official client and
+/// with malformed messages no client would send.
+@Suite struct MCPTests {
+    let directory: TemporaryDirectory
+    var store: String { directory.path + "/store" }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        let records = """
+            {"account": "a", "kind": "message", "id": "m1", "version": 1, "fields": {"title": "Launch party", "text": "launch party", "authors": "Ada Lovelace"}}
+            {"account": "a", "kind": "message", "id": "m2", "version": 1, "fields": {"title": "Re: launch", "text": "launch is late", "authors": "Grace Hopper"}}
+            """
+        #expect(try ReplicaProcess.run(["--store", store, "records", "import", "-"], input: records).status == 0)
+    }
+
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// The Python with the official MCP client: `REPLICA_MCP_PYTHON`, else the one
+    /// `scripts/setup-mcp-client.sh` installs.
+    static var python: URL {
+        if let path = ProcessInfo.processInfo.environment["REPLICA_MCP_PYTHON"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        return packageRoot.appendingPathComponent(".tools/mcp-venv/bin/python3")
+    }
+
+    @Test func theOfficialPythonClientConnectsListsAndCalls() throws {
+        // This test must run: without the client it fails, saying how to install it.
+        try #require(FileManager.default.isExecutableFile(atPath: Self.python.path),
+                     "the official MCP client is not installed at \(Self.python.path): run scripts/setup-mcp-client.sh")
+        let script = Self.packageRoot.appendingPathComponent("Tests/MCPClient/drive_replica_mcp.py").path
+        let result = try ReplicaProcess.run(executable: Self.python, [script, ReplicaProcess.executable.path, store], timeout: 120)
+        try #require(result.status == 0, "the client failed: \(result.standardError)")
+        let seen = try JSON.parse(result.standardOutput)
+        #expect(seen["server"]?.stringValue == "replica")
+        #expect(seen["protocolVersion"]?.stringValue == "2025-11-25")
+        let tools = seen["tools"]?.arrayValue ?? []
+        #expect(tools.compactMap { $0["name"]?.stringValue } == ["search"])
+        #expect(tools.first?["properties"]?.arrayValue?.compactMap(\.stringValue) == ["filters", "label", "limit", "queries", "query", "stages"])
+        #expect(tools.first?["description"]?.stringValue?.contains("Ada Lovelace") == true)
+
+        #expect(seen["found"]?["isError"]?.boolValue == false)
+        let found = try JSON.parse(seen["found"]?["text"]?.stringValue ?? "")
+        #expect(found["queries"]?.arrayValue?.first?["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["message:a:m1"])
+        #expect(seen["refused"]?["isError"]?.boolValue == true)
+        #expect(seen["refused"]?["text"]?.stringValue
+                == "The search was not run: stage 2 (sort) cannot follow stage 1 (count), which makes count; sort takes items or scoredItems.")
+        #expect(seen["unknownTool"]?.intValue == -32602)
+    }
+
+    @Test func malformedMessagesGetJSONRPCErrorsAndTheServerGoesOn() throws {
+        let messages = [
+            #"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}"#,
+            #"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
+            #"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "argu"#,
+            #"[{"jsonrpc": "2.0", "id": 3, "method": "ping"}]"#,
+            #"{"jsonrpc": "1.0", "id": 4, "method": "ping"}"#,
+            #"{"jsonrpc": "2.0", "id": {"no": 1}, "method": "ping"}"#,
+            #"{"jsonrpc": "2.0", "id": 5, "method": "resources/list"}"#,
+            #"{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "delete_everything"}}"#,
+            #"{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": ["search"]}"#,
+            #"{"jsonrpc": "2.0", "id": "eight", "method": "tools/call", "params": {"name": "search", "arguments": {"query": "party"}}}"#,
+            #"{"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"protocolVersion": "1999-01-01"}}"#,
+        ]
+        let result = try ReplicaProcess.run(["--store", store, "mcp", "--format", "compact"], input: messages.joined(separator: "\n") + "\n")
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError == "replica: mcp: serving the tool 'search' on standard input and output\n")
+        let responses = try result.standardOutput.split(separator: "\n").map { try JSON.parse(String($0)) }
+        #expect(responses.count == 10, "one response a request; none for the notification")
+        func error(_ index: Int) -> (JSON?, Int?) { (responses[index]["id"], responses[index]["error"]?["code"]?.intValue) }
+        #expect(responses[0]["result"]?["protocolVersion"]?.stringValue == "2024-11-05", "the client's revision, when spoken here")
+        #expect(error(1) == (.null, -32700))
+        #expect(error(2) == (.null, -32600))
+        #expect(error(3) == (4, -32600))
+        #expect(error(4) == (.null, -32600))
+        #expect(error(5) == (5, -32601))
+        #expect(error(6) == (6, -32602))
+        #expect(error(7) == (7, -32602))
+        #expect(responses[8]["id"]?.stringValue == "eight")
+        #expect(responses[8]["result"]?["isError"]?.boolValue == false)
+        #expect(responses[8]["result"]?["content"]?.arrayValue?.first?["text"]?.stringValue?.contains("1 message:a:m1 records@1") == true)
+        #expect(responses[9]["result"]?["protocolVersion"]?.stringValue == "2025-11-25", "else the newest")
+    }
+}
