@@ -109,7 +109,8 @@ enum ToolOutput {
 
     // MARK: Compact
 
-    /// One line per result: `n id source@version indexed modified "title" "snippet"`.
+    /// One line per result: `n id source@version indexed modified "title" "snippet"`, whitespace squeezed;
+    /// a snippet that begins with the title is written alone, in the title's place.
     static func compact(_ outcome: QueryOutcome) -> [String] {
         var head = outcome.query.text.map { JSON.string($0).serialized() } ?? "(filters)"
         head += " found \(outcome.found)" + (outcome.withheld > 0 ? ", \(outcome.withheld) withheld" : "")
@@ -121,8 +122,16 @@ enum ToolOutput {
                          "i" + ISO8601.string(from: result.indexedAt).prefix(10)]
             if let modified = attributes.contentModificationDate { parts.append("m" + ISO8601.string(from: modified).prefix(10)) }
             if !extra.isEmpty { parts.append(extra) }
-            parts.append(JSON.string(String((result.title ?? "").prefix(80))).serialized())
-            if let snippet = result.snippet { parts.append(JSON.string(shorten(snippet, to: 100)).serialized()) }
+            // Whitespace runs become one space; a snippet that begins with the title stands for both.
+            let title = squeezed(result.title ?? "")
+            let unmarked = { (text: String) in text.filter { $0 != "[" && $0 != "]" } }
+            let snippet = result.snippet.map(squeezed)
+            if let snippet, !title.isEmpty, unmarked(snippet).hasPrefix(unmarked(title)) {
+                parts.append(JSON.string(shorten(snippet, to: 120)).serialized())
+            } else {
+                parts.append(JSON.string(shorten(title, to: 80)).serialized())
+                if let snippet { parts.append(JSON.string(shorten(snippet, to: 100)).serialized()) }
+            }
             for key in outcome.fetchAttributes where !key.isInternal && key != .title {
                 if let value = attributes[key] { parts.append(key.rawValue + "=" + value.json(forCustomKey: !key.isSystem).serialized()) }
             }
@@ -146,6 +155,11 @@ enum ToolOutput {
             lines.append(JSON.string(text).serialized())
         }
         return lines
+    }
+
+    /// The text with each run of whitespace (line breaks and tabs too) as one space.
+    static func squeezed(_ text: String) -> String {
+        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     static func shorten(_ text: String, to length: Int) -> String {
