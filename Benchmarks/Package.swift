@@ -12,6 +12,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Replica", package: "replica"),
                 .product(name: "ReplicaSQLite", package: "replica"),
+                .product(name: "ReplicaFileTree", package: "replica"),
             ]),
     ],
     swiftLanguageModes: [.v6]

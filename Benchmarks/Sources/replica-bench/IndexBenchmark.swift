@@ -109,6 +109,12 @@ final class RawFTS5 {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
+    /// How many rows match `text` (all its words), counting at most `limit`.
+    func count(_ text: String, upTo limit: Int) throws -> Int {
+        let pattern = text.split(separator: " ").map { "\"\($0)\"" }.joined(separator: " ")
+        return try connection.cached("SELECT rowid FROM t WHERE t MATCH ? LIMIT \(limit)").rows([.text(pattern)]) { $0.int64(0) }.count
+    }
+
     var size: Int {
         ["", "-wal"].reduce(0) { total, suffix in
             total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)

@@ -15,6 +15,8 @@ func option(_ name: String) -> String? {
 let usage = """
     usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q]
            replica-bench replication --corpus DIR [--items N] [--writes W]
+           replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
+           replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
       DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
     """
 
@@ -33,6 +35,17 @@ do {
     case "replication":
         try await ReplicationBenchmark.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
                                            writes: Int(option("--writes") ?? "") ?? 200)
+    case "files":
+        guard let replica = option("--replica") else { throw BenchError("files needs --replica PATH (the built replica binary)") }
+        try await FilesBenchmark.run(corpus: corpus, replica: replica, rounds: Int(option("--rounds") ?? "") ?? 3,
+                                     writes: Int(option("--writes") ?? "") ?? 60, withRecoll: !arguments.contains("--no-recoll"))
+    case "tool":
+        guard let replica = option("--replica") else { throw BenchError("tool needs --replica PATH (the built replica binary)") }
+        try await ToolBenchmark.run(corpus: corpus, replica: replica, itemCount: Int(option("--items") ?? "") ?? 100_000,
+                                    queryCount: Int(option("--queries") ?? "") ?? 300)
+    case "raw-load":
+        guard let database = option("--database") else { throw BenchError("raw-load needs --database PATH") }
+        try FilesBenchmark.rawLoad(corpus: corpus, database: database)
     case "profile-index":
         // Loads the corpus, then only indexes, three times: for `perf record --delay`.
         let paragraphs = try Corpus.paragraphs(in: corpus, count: Int(option("--items") ?? "") ?? 100_000)
