@@ -41,6 +41,10 @@ final class IndexWriter {
     private var recordedTypes: [String: String] = [:]
     /// The statements every indexed item uses, prepared once per writer rather than looked up by text.
     private lazy var insertStatement = Result { try connection.cached(Self.insertSQL) }
+    private lazy var bulkInsertStatement = Result { try connection.cached(Self.bulkInsertSQL) }
+    /// Set while a bulk load into an empty index runs without the identifier index (its identifiers are
+    /// known to be distinct): rows are inserted without looking for one to replace.
+    private var insertsAreNew = false
     private lazy var indexTextStatement = Result { try connection.cached(Self.indexTextSQL) }
 
     init(connection: Connection, now: Date, defaultLifetime: TimeInterval) {
@@ -55,6 +59,9 @@ final class IndexWriter {
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
         ON CONFLICT(identifier) DO NOTHING
         """
+
+    /// ``insertSQL`` for rows known to be new, usable while the identifier index is dropped.
+    static let bulkInsertSQL = insertSQL.replacingOccurrences(of: "\nON CONFLICT(identifier) DO NOTHING", with: "")
 
     static let updateSQL = """
         UPDATE items SET identifier = ?1, domain = ?2, content_type = ?3, created = ?4, modified = ?5, expires = ?6,
@@ -88,7 +95,7 @@ final class IndexWriter {
             for (item, origin) in entries { try index(item, origin: origin) }
             return
         }
-        try withSecondaryIndexesDeferred(forAdding: entries.count) {
+        try withSecondaryIndexesDeferred(forAdding: entries) {
             try pipeline(entries, chunkSize: chunkSize)
         }
     }
@@ -115,16 +122,25 @@ final class IndexWriter {
 
     /// For a load much larger than what the index holds, drops the domain and expiration indexes for the
     /// length of `body` and builds them again afterwards: one sorted build costs less than an index
-    /// insert per row ([SQLite's advice for bulk loads](https://www.sqlite.org/faq.html#q19)). It all
+    /// insert per row ([SQLite's advice for bulk loads](https://www.sqlite.org/faq.html#q19)). Into an
+    /// empty index, a load of distinct new items (no updates) drops the identifier index too. It all
     /// happens in the caller's transaction, so a failure or a crash leaves the indexes as they were.
-    private func withSecondaryIndexesDeferred(forAdding count: Int, _ body: () throws -> Void) throws {
+    private func withSecondaryIndexesDeferred(forAdding entries: [(SearchableItem, ItemOrigin)], _ body: () throws -> Void) throws {
+        let count = entries.count
         let existing = count >= 20_000 ? (try connection.scalarInt("SELECT count(*) FROM items") ?? 0) : .max
         guard existing < count / 4 else { return try body() }
+        var names = ["items_domain", "items_expires"]
+        let allNew = existing == 0 && !entries.contains { $0.0.isUpdate }
+            && Set(entries.lazy.map(\.0.uniqueIdentifier)).count == count
+        if allNew { names.append("items_identifier") }
         let definitions = try connection.prepare(
-            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items' AND name IN ('items_domain', 'items_expires')"
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items' AND name IN (\(names.map { "'\($0)'" }.joined(separator: ", ")))"
         ).rows { ($0.text(0), $0.text(1)) }
         for (name, _) in definitions { try connection.execute("DROP INDEX \(name)") }
+        insertsAreNew = allNew
+        defer { insertsAreNew = false }
         try body()
+        insertsAreNew = false
         for (_, sql) in definitions { try connection.execute(sql) }
     }
 
@@ -132,7 +148,7 @@ final class IndexWriter {
     private func insert(_ row: PreparedRow) throws -> UpsertOutcome {
         CrashPoints.reach("index.item")
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        let insert = try insertStatement.get()
+        let insert = try (insertsAreNew ? bulkInsertStatement : insertStatement).get()
         try row.bind(to: insert)
         defer { insert.reset() }
         try insert.step()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ReplicaSQLite
 @testable import Replica
 import ReplicaTestSupport
 
@@ -121,6 +122,39 @@ import ReplicaTestSupport
         // Field weights survive the rebuild of the full-text table: a title match ranks first.
         try await index.indexItems([Fixtures.item("body", title: "Other", text: "launch launch")])
         #expect(try await identifiers("launch") == ["after", "body"])
+    }
+
+    // MARK: Bulk loads
+
+    /// The names of the indexes on the items table, read from the index file itself.
+    func itemIndexes() throws -> Set<String> {
+        let connection = try Connection(path: directory.path + "/accounts/alice/indexes/Notes.sqlite")
+        return Set(try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items'").rows { $0.text(0) })
+    }
+
+    @Test func aBulkLoadIntoAnEmptyIndexRebuildsItsIndexesAndIdentifiersStayUnique() async throws {
+        let before = try itemIndexes()
+        #expect(before.isSuperset(of: ["items_identifier", "items_domain", "items_expires"]))
+        // 20,000 items into an empty index: the secondary indexes, the identifier's too, are built at the end.
+        try await index.indexItems((0..<20_000).map {
+            Fixtures.item("n\($0)", title: "note \($0)", text: $0 == 7 ? "needle" : "hay", domain: "d.\($0 % 3)")
+        })
+        #expect(try itemIndexes() == before)
+        #expect(try await index.itemCount() == 20_000)
+        #expect(try await identifiers("needle") == ["n7"])
+        try await index.indexItems([Fixtures.item("n7", title: "note 7", text: "moved")])
+        #expect(try await index.itemCount() == 20_000)
+        #expect(try await identifiers("needle").isEmpty)
+        #expect(try await identifiers("moved") == ["n7"])
+        #expect(try await index.deleteItems(withDomainIdentifiers: ["d.1"]) == 6_666)  // n7 is in no domain now
+    }
+
+    @Test func aBulkLoadThatRepeatsAnIdentifierKeepsTheLastItem() async throws {
+        let items = (0..<20_000).map { Fixtures.item("n\($0)", title: "note \($0)", text: "first") }
+            + [Fixtures.item("n3", title: "note 3", text: "second")]
+        try await index.indexItems(items)
+        #expect(try await index.itemCount() == 20_000)
+        #expect(try await identifiers("second") == ["n3"])
     }
 
     // MARK: Expiration
