@@ -15,8 +15,9 @@ enum FilesBenchmark {
         var peakMiB: Double
     }
 
-    /// Runs a command as a child and measures it with `wait4`: its own wall time, CPU time and peak RSS.
-    static func measure(_ command: [String], environment: [String: String] = [:]) throws -> Run {
+    /// Starts a command as a child with posix_spawn, its standard output going to `output` (or nowhere).
+    /// Foundation's `Process.waitUntilExit` was seen to hang here when called off the main thread.
+    static func spawn(_ command: [String], environment: [String: String] = [:], output: String = "/dev/null") throws -> pid_t {
         var pid: pid_t = 0
         let arguments = command.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
@@ -24,13 +25,19 @@ enum FilesBenchmark {
         defer { merged.forEach { free($0) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        let start = DispatchTime.now().uptimeNanoseconds
         guard posix_spawnp(&pid, command[0], &actions, nil, arguments, merged) == 0 else {
             throw BenchError("cannot start \(command[0])")
         }
+        return pid
+    }
+
+    /// Runs a command as a child and measures it with `wait4`: its own wall time, CPU time and peak RSS.
+    static func measure(_ command: [String], environment: [String: String] = [:]) throws -> Run {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let pid = try spawn(command, environment: environment)
         var status: Int32 = 0
         var usage = rusage()
         wait4(pid, &status, 0, &usage)
@@ -93,7 +100,7 @@ enum FilesBenchmark {
         print("\nreplica write-to-searchable while watching the corpus (\(writes) writes): p50 \(Measure.format(Measure.percentile(latencies, 50) * 1000)) ms, p99 \(Measure.format(Measure.percentile(latencies, 99) * 1000)) ms, max \(Measure.format((latencies.max() ?? 0) * 1000)) ms")
         if withRecoll {
             let recollLatencies = try recollLatency(corpus: corpus, writes: writes)
-            print("recoll write-to-searchable (monixinterval = 1, \(writes) writes): p50 \(Measure.format(Measure.percentile(recollLatencies, 50) * 1000)) ms, p99 \(Measure.format(Measure.percentile(recollLatencies, 99) * 1000)) ms")
+            print("recoll write-to-searchable (monixinterval = 1, \(writes) writes): p50 \(Measure.format(Measure.percentile(recollLatencies, 50) * 1000)) ms, p99 \(Measure.format(Measure.percentile(recollLatencies, 99) * 1000)) ms, \(recollLatencies.filter { $0 >= 30 }.count) not found within 30 s")
         }
     }
 
@@ -156,14 +163,14 @@ enum FilesBenchmark {
         defer { Measure.removeDirectory(scratch) }
         try writeRecollConfiguration(scratch, corpus: corpus)
         _ = try measure(["recollindex", "-c", scratch, "-z"])
-        let monitor = Process()
-        monitor.executableURL = URL(fileURLWithPath: "/usr/bin/recollindex")
         // -x: stay up without an X11 session (this is a server).
-        monitor.arguments = ["-c", scratch, "-m", "-D", "-x"]
-        monitor.standardOutput = FileHandle.nullDevice
-        monitor.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(monitor)
-        defer { monitor.terminate() }
+        let monitor = try spawn(["recollindex", "-c", scratch, "-m", "-D", "-x"])
+        defer {
+            // The monitor was seen to linger for minutes after SIGTERM; its index is scratch.
+            kill(monitor, SIGKILL)
+            var status: Int32 = 0
+            waitpid(monitor, &status, 0)
+        }
         let folder = corpus + "/zz-recoll-latency"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -176,15 +183,10 @@ enum FilesBenchmark {
             try "a fresh note with \(word) in it".write(toFile: folder + "/note-\(n).txt", atomically: false, encoding: .utf8)
             let limit: Double = n < 0 ? 300 : 30
             while true {
-                let query = Process()
-                let pipe = Pipe()
-                query.executableURL = URL(fileURLWithPath: "/usr/bin/recollq")
-                query.arguments = ["-c", scratch, "-b", word]
-                query.standardOutput = pipe
-                query.standardError = FileHandle.nullDevice
-                try ProcessLaunch.run(query)
-                let output = pipe.fileHandleForReading.readDataToEndOfFile()
-                query.waitUntilExit()
+                let pid = try spawn(["recollq", "-c", scratch, "-b", word], output: scratch + "/recollq.out")
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+                let output = FileManager.default.contents(atPath: scratch + "/recollq.out") ?? Data()
                 if String(decoding: output, as: UTF8.self).contains("note-\(n).txt") { break }
                 if Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 > limit { break }
             }
