@@ -241,11 +241,7 @@ final class IndexWriter {
         let statement = try indexTextStatement.get()
         defer { statement.reset() }
         try statement.bind(.integer(id), at: 1)
-        try statement.bind(.text(text.title), at: 2)
-        try statement.bind(.text(text.keywords), at: 3)
-        try statement.bind(.text(text.people), at: 4)
-        try statement.bind(.text(text.description), at: 5)
-        try statement.bind(.text(text.body), at: 6)
+        try text.bind(to: statement, from: 2)
         try statement.step()
     }
 
@@ -406,11 +402,7 @@ struct PreparedRow: Sendable {
         try statement.bind(.text(origin.owner), at: 10)
         try statement.bind(SQLValue(origin.version), at: 11)
         try statement.bind(.real(indexed), at: 12)
-        try statement.bind(.text(text.title), at: 13)
-        try statement.bind(.text(text.keywords), at: 14)
-        try statement.bind(.text(text.people), at: 15)
-        try statement.bind(.text(text.description), at: 16)
-        try statement.bind(.text(text.body), at: 17)
+        try text.bind(to: statement, from: 13)
     }
 }
 
@@ -427,6 +419,15 @@ struct TextColumns: Sendable {
     var body = ""
     var authors: [String] = []
     var recipients: [String] = []
+
+    /// Binds the five full-text columns, in ranking order, to parameters `first` … `first + 4`.
+    func bind(to statement: Statement, from first: Int32) throws {
+        try statement.bind(.text(title), at: first)
+        try statement.bind(.text(keywords), at: first + 1)
+        try statement.bind(.text(people), at: first + 2)
+        try statement.bind(.text(description), at: first + 3)
+        try statement.bind(.text(body), at: first + 4)
+    }
 
     /// Whether the five full-text columns are the same (the people lists aside).
     func hasSameColumns(as other: TextColumns) -> Bool {

@@ -58,17 +58,9 @@ enum ImportCommand: Command {
             pending.removeAll(keepingCapacity: true)
         }
 
-        while let line = try reader.nextLine() {
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+        while let line = try reader.nextJSON() {
             do {
-                guard let text = String(validating: line, as: UTF8.self) else {
-                    throw ReplicaError(.invalidItem, "the line is not valid UTF-8 text")
-                }
-                let value: JSON
-                do { value = try JSON.parse(text) } catch let error as JSONParseError {
-                    throw ReplicaError(.invalidItem, "malformed JSON: \(error)")
-                }
-                pending.append(try SearchableItem(json: value))
+                pending.append(try SearchableItem(json: line.get()))
             } catch let error as ReplicaError {
                 rejected += 1
                 Output.note("line \(reader.lineNumber): \(error.message)")

@@ -1,4 +1,5 @@
 import Foundation
+import Replica
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,5 +69,20 @@ struct LineReader {
             }
             if count == 0 { atEnd = true } else { buffer.append(contentsOf: chunk[..<count]) }
         }
+    }
+
+    /// The next line that is not blank, as JSON, or `nil` at the end of the input. A line that is not
+    /// UTF-8 or not JSON comes back as an `invalidItem` error that says why (never with the line's text).
+    mutating func nextJSON() throws -> Result<JSON, ReplicaError>? {
+        while let line = try nextLine() {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            guard let text = String(validating: line, as: UTF8.self) else {
+                return .failure(ReplicaError(.invalidItem, "the line is not valid UTF-8 text"))
+            }
+            do { return .success(try JSON.parse(text)) } catch let error as JSONParseError {
+                return .failure(ReplicaError(.invalidItem, "malformed JSON: \(error)"))
+            }
+        }
+        return nil
     }
 }
