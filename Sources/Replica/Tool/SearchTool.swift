@@ -211,7 +211,8 @@ public final class SearchTool: Sendable {
             stream.continuation.yield(SearchReply(queryToken: token, stageToken: "\(token).\(index + 1)", label: stage.label,
                                                   content: .data(data), status: index == query.stages.count - 1 ? .complete : .partial))
         }
-        return QueryOutcome(query: query, token: token, data: data, found: kept.count, withheld: dropped.count, fetchAttributes: fetchAttributes)
+        return QueryOutcome(query: query, token: token, data: data, found: kept.count, withheld: dropped.count,
+                            limitReached: kept.count >= wanted && candidates.count > wanted, fetchAttributes: fetchAttributes)
     }
 
     /// The attributes every result shows beyond the defaults (from all sources).

@@ -10,6 +10,8 @@ struct QueryOutcome: Sendable {
     var found: Int
     /// Items hydration withheld (their details are not shown).
     var withheld: Int
+    /// Whether the search stopped at its limit with more matches left, so the model can ask for more.
+    var limitReached: Bool
     var fetchAttributes: [AttributeKey]
 }
 
@@ -40,6 +42,7 @@ enum ToolOutput {
             ("label", outcome.query.label.map(JSON.string)),
             ("found", .number(Double(outcome.found))),
             ("withheld", outcome.withheld > 0 ? .number(Double(outcome.withheld)) : nil),
+            ("limitReached", outcome.limitReached ? .bool(true) : nil),
         ]
         switch outcome.data {
         case .items(let items):
@@ -114,6 +117,7 @@ enum ToolOutput {
     static func compact(_ outcome: QueryOutcome) -> [String] {
         var head = outcome.query.text.map { JSON.string($0).serialized() } ?? "(filters)"
         head += " found \(outcome.found)" + (outcome.withheld > 0 ? ", \(outcome.withheld) withheld" : "")
+            + (outcome.limitReached ? ", limit reached" : "")
         var lines = [head]
         func line(_ n: Int, _ result: SearchResult, extra: String = "") -> String {
             let attributes = result.item.attributeSet

@@ -75,6 +75,16 @@ import ReplicaTestSupport
                 "control characters and line separators are escaped")
     }
 
+    @Test func aPageCutShortByItsLimitSaysSo() async throws {
+        let compact = fixture.tool(Guide(level: .complete, format: .compact))
+        let cut = await compact.call(arguments: #"{"query": "quarterly", "limit": 2}"#)
+        #expect(cut.text.split(separator: "\n")[1] == #""quarterly" found 2, limit reached"#)
+        let whole = await compact.call(arguments: #"{"query": "quarterly", "limit": 3}"#)
+        #expect(whole.text.split(separator: "\n")[1] == #""quarterly" found 3"#)
+        let structured = try JSON.parse(await fixture.tool().call(arguments: #"{"query": "quarterly", "limit": 2}"#).text)
+        #expect(structured["queries"]?.arrayValue?.first?["limitReached"]?.boolValue == true)
+    }
+
     @Test func theTextStageQuotesItsRenderingToo() async throws {
         let result = await fixture.tool().call(arguments: #"{"query": "quarterly", "stages": [{"stage": "text"}]}"#)
         let json = try JSON.parse(result.text)
