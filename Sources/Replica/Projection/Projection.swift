@@ -59,12 +59,35 @@ public struct Projection: Sendable {
         ])
     }
 
-    /// The identifier of the item a record becomes.
+    /// The identifier of the item a record becomes: the template with `{kind}`, `{account}` and `{id}`
+    /// replaced in one pass (a value that itself contains a placeholder is left as it is).
+    ///
+    /// Every projected record goes through here, so it builds the string directly; Foundation's
+    /// `replacingOccurrences` took a fifth of a rebuild's time.
     public func identifier(account: AccountID, id: String) -> ItemIdentifier {
-        ItemIdentifier(identifierTemplate
-            .replacingOccurrences(of: "{kind}", with: kind)
-            .replacingOccurrences(of: "{account}", with: account.rawValue)
-            .replacingOccurrences(of: "{id}", with: id))
+        if identifierTemplate == Self.defaultIdentifierTemplate {
+            return ItemIdentifier(kind + ":" + account.rawValue + ":" + id)
+        }
+        var result = ""
+        var rest = identifierTemplate[...]
+        while let open = rest.firstIndex(of: "{") {
+            result += rest[..<open]
+            let placeholder = rest[open...]
+            if placeholder.hasPrefix("{kind}") {
+                result += kind
+                rest = placeholder.dropFirst(6)
+            } else if placeholder.hasPrefix("{account}") {
+                result += account.rawValue
+                rest = placeholder.dropFirst(9)
+            } else if placeholder.hasPrefix("{id}") {
+                result += id
+                rest = placeholder.dropFirst(4)
+            } else {
+                result += "{"
+                rest = placeholder.dropFirst()
+            }
+        }
+        return ItemIdentifier(result + rest)
     }
 
     /// The domain of a record's item: `account.<account>.<kind>`.

@@ -52,7 +52,7 @@ public final class ProjectionEngine: Sendable {
     /// Tables of apps' own databases followed through triggers.
     public let followedTables: [FollowedTable]
     private let appDatabases = Mutex<[String: AppDatabase]>([:])
-    /// Changes read and applied per transaction; a rebuild reads four times as many records at once.
+    /// Changes read and applied per transaction; a rebuild reads twenty times as many records at once.
     let batchSize: Int
 
     /// The checkpoint name of the record store's change log in an index.
@@ -183,20 +183,26 @@ public final class ProjectionEngine: Sendable {
             var cursor = state.cursor
             let projection = projections.projection(for: kind)
             guard projection.version == state.targetVersion else { continue }
-            let limit = batchSize * 4
-            // The next batch is read from the record store on another thread while this one is written.
+            let limit = batchSize * 20
+            let clock = index.configuration.clock
+            // The next batch is read from the record store and projected on another thread while this one
+            // is written.
+            @Sendable func read(after start: String?) throws -> (records: [Record], projected: [Projected]) {
+                let batch = try records.records(kind: kind, after: start, limit: limit)
+                return (batch, try Self.project(batch, { _ in projection }, now: clock()))
+            }
             let start = cursor
-            var upcoming = Prefetch { try records.records(kind: kind, after: start, limit: limit) }
+            var upcoming = Prefetch { try read(after: start) }
             while batches < batchLimit {
                 batches += 1
-                let batch = try upcoming.get()
+                let (batch, projected) = try upcoming.get()
                 let done = batch.count < limit
                 if !done, let last = batch.last?.id {
-                    upcoming = Prefetch { try records.records(kind: kind, after: last, limit: limit) }
+                    upcoming = Prefetch { try read(after: last) }
                 }
                 let outcome = try index.writeNow { writer -> CatchUpReport in
                     var outcome = CatchUpReport()
-                    try apply(batch, { _ in projection }, writer, &outcome)
+                    try apply(projected, { _ in projection }, writer, &outcome)
                     let next = batch.last?.id ?? cursor
                     try writer.setProjectionState(kind, done
                         ? .init(version: projection.version, targetVersion: nil, cursor: nil)
@@ -236,7 +242,7 @@ public final class ProjectionEngine: Sendable {
                 for kind in Set(current.map(\.kind)) {
                     try writer.noteProjectionVersion(kind, projections.projection(for: kind).version)
                 }
-                try apply(Array(current), projections.projection(for:), writer, &outcome)
+                try apply(Self.project(Array(current), projections.projection(for:), now: writer.now), projections.projection(for:), writer, &outcome)
                 try writer.setCheckpoint(Self.consumer, String(last))
                 CrashPoints.reach("projection.beforeCommit")
                 return outcome
@@ -365,26 +371,41 @@ public final class ProjectionEngine: Sendable {
         if lowest != .max { try app.prune(table, through: lowest) }
     }
 
+    /// What a record becomes: its item, or the record itself when it is deleted or does not fit its
+    /// projection (then ``apply(_:_:_:owner:_:)`` removes or quarantines it).
+    enum Projected: Sendable {
+        case item(SearchableItem, ItemOrigin)
+        case record(Record)
+    }
+
+    /// Projects records without touching the index, so that a rebuild can do it on another thread.
+    static func project(_ records: [Record], _ projection: (String) -> Projection, now: Date) throws -> [Projected] {
+        try records.map { record in
+            guard !record.isDeleted else { return .record(record) }
+            do {
+                let item = try projection(record.kind).item(for: record, now: now)
+                try item.validate()
+                return .item(item, ItemOrigin(owner: "records", version: String(record.version)))
+            } catch let error as ReplicaError where error.code == .invalidItem {
+                return .record(record)
+            }
+        }
+    }
+
     /// Makes the index hold exactly the projection of these records as they are now (each record once):
     /// deletions and records that do not fit first, then the items together, prepared on a second core.
-    private func apply(_ records: [Record], _ projection: (String) -> Projection, _ writer: IndexWriter,
+    private func apply(_ projected: [Projected], _ projection: (String) -> Projection, _ writer: IndexWriter,
                        _ outcome: inout CatchUpReport) throws {
         var items: [(SearchableItem, ItemOrigin)] = []
-        items.reserveCapacity(records.count)
+        items.reserveCapacity(projected.count)
         let anyQuarantined = try writer.connection.scalarInt("SELECT count(*) FROM quarantine") ?? 0 > 0
-        for record in records {
-            let projection = projection(record.kind)
-            guard !record.isDeleted else {
-                try apply(record, projection, writer, &outcome)
-                continue
-            }
-            do {
-                let item = try projection.item(for: record, now: writer.now)
-                try item.validate()
-                items.append((item, ItemOrigin(owner: "records", version: String(record.version))))
+        for entry in projected {
+            switch entry {
+            case .item(let item, let origin):
+                items.append((item, origin))
                 if anyQuarantined { try writer.releaseFromQuarantine(item.uniqueIdentifier) }
-            } catch let error as ReplicaError where error.code == .invalidItem {
-                try apply(record, projection, writer, &outcome)
+            case .record(let record):
+                try apply(record, projection(record.kind), writer, &outcome)
             }
         }
         try writer.index(contentsOf: items)

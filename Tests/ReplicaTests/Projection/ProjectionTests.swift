@@ -5,6 +5,23 @@ import Testing
 @Suite struct ProjectionTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
+    @Test(arguments: [
+        ("{kind}:{account}:{id}", "note:alice:7"),
+        ("msg/{account}/{id}", "msg/alice/7"),
+        ("{id}-{id}", "7-7"),
+        ("{kind}{{id}}", "note{7}"),
+        ("{other}:{id", "{other}:{id"),
+        ("plain", "plain"),
+    ])
+    func identifierTemplatesAreFilledInOnePass(template: String, expected: String) {
+        let projection = Projection(kind: "note", identifierTemplate: template)
+        #expect(projection.identifier(account: "alice", id: "7").rawValue == expected)
+    }
+
+    @Test func aPlaceholderInsideAValueIsNotFilledInAgain() {
+        #expect(Projection(kind: "note", identifierTemplate: "{account}/{id}").identifier(account: "{id}", id: "7").rawValue == "{id}/7")
+    }
+
     @Test func theDefaultProjectionMapsTheDocumentedFields() throws {
         let record = Record(account: "a", kind: "note", id: "7", version: 2, modified: Date(timeIntervalSince1970: 1_700_000_000), fields: [
             ("title", "Launch"), ("body", "The body"), ("summary", "Short"), ("keywords", "one"),
