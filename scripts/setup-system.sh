@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages replica builds and tests with (Debian 12). Needs root, or sudo.
+# With --list, only prints them.
 set -euo pipefail
 packages=(libsqlite3-dev libgit2-dev pkg-config python3 python3-venv git)
+if [[ ${1:-} == --list ]]; then
+    echo "${packages[*]}"
+    exit 0
+fi
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
