@@ -23,6 +23,8 @@ let package = Package(
             path: "Sources/CGit2",
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"])]),
+        // glibc functions Swift's Glibc module leaves out (posix_spawn_file_actions_addclosefrom_np, pipe2).
+        .systemLibrary(name: "CSpawn", path: "Sources/CSpawn"),
         .systemLibrary(
             name: "CSQLite",
             path: "Sources/CSQLite",
@@ -35,7 +37,7 @@ let package = Package(
         // The library app storage layers import.
         .target(
             name: "Replica",
-            dependencies: ["ReplicaSQLite"],
+            dependencies: ["ReplicaSQLite", "CSpawn"],
             plugins: ["EmbedMigrations"]),
 
         // Sources (plugins): they depend on the library's source contract; the library never on them.

@@ -17,10 +17,7 @@ final class PluginProcess: @unchecked Sendable {
         case timeout
     }
 
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+    private let process: ChildProcess
     private let condition = NSCondition()
     private var queue: [Message] = []
     private var ended = false
@@ -29,33 +26,22 @@ final class PluginProcess: @unchecked Sendable {
 
     init(command: [String], environment: [String: String]) throws {
         guard let executable = command.first else { throw ReplicaError(.invalidConfiguration, "the plugin command is empty") }
-        if executable.contains("/") {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = Array(command.dropFirst())
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = command
-        }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
         do {
-            try ProcessLaunch.run(process)
-        } catch {
-            throw ReplicaError(.invalidConfiguration, "the plugin \(executable) cannot be started: \(error.localizedDescription)")
+            process = try ChildProcess(executable.contains("/") ? command : ["/usr/bin/env"] + command,
+                                       environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                       standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
+        } catch let error as ReplicaError {
+            throw ReplicaError(.invalidConfiguration, "the plugin \(executable) cannot be started: \(error.message)")
         }
-        let outputHandle = output.fileHandleForReading
-        let errorHandle = errors.fileHandleForReading
+        let outputHandle = process.standardOutput!
+        let errorHandle = process.standardError!
         Thread.detachNewThread { [self] in readLines(outputHandle) }
         Thread.detachNewThread { [self] in readErrors(errorHandle) }
     }
 
     deinit {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.signal(SIGKILL)
     }
-
-    var processIdentifier: Int32 { process.processIdentifier }
 
     private func readLines(_ handle: FileHandle) {
         var pending = Data()
@@ -73,9 +59,8 @@ final class PluginProcess: @unchecked Sendable {
                 condition.unlock()
             }
         }
-        process.waitUntilExit()
-        let status = process.terminationReason == .uncaughtSignal
-            ? "was killed by signal \(process.terminationStatus)" : "exited with status \(process.terminationStatus)"
+        let ending = process.waitUntilExit()
+        let status = ending.wasSignaled ? "was killed by signal \(ending.status)" : "exited with status \(ending.status)"
         condition.lock()
         ended = true
         queue.append(.end(status))
@@ -119,7 +104,7 @@ final class PluginProcess: @unchecked Sendable {
         // A plugin that exited closes its end; writing must fail with EPIPE, not kill us with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         do {
-            try input.fileHandleForWriting.write(contentsOf: data)
+            try process.standardInput?.write(contentsOf: data)
             return true
         } catch {
             return false
@@ -129,18 +114,16 @@ final class PluginProcess: @unchecked Sendable {
     /// Asks the plugin to stop, then ends it: SIGTERM after `grace` seconds, SIGKILL one second later.
     func stop(grace: Double = 2) {
         send(.object([("type", "stop")]))
-        try? input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(grace)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
-        let last = Date().addingTimeInterval(1)
-        while process.isRunning && Date() < last { usleep(10_000) }
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        try? process.standardInput?.close()
+        if process.wait(timeout: grace) != nil { return }
+        process.signal(SIGTERM)
+        if process.wait(timeout: 1) != nil { return }
+        process.signal(SIGKILL)
     }
 
     /// Kills the plugin at once.
     func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        try? input.fileHandleForWriting.close()
+        process.signal(SIGKILL)
+        try? process.standardInput?.close()
     }
 }

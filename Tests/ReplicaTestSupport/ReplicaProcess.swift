@@ -41,31 +41,31 @@ public enum ReplicaProcess {
         let errorURL = scratch.appending("stderr")
         _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
+        let output = try FileHandle(forWritingTo: outputURL)
+        let errors = try FileHandle(forWritingTo: errorURL)
+        var standardInput = ChildProcess.Stream.null
+        var inputHandle: FileHandle?
         if let input {
             let inputURL = scratch.appending("stdin")
             try input.write(to: inputURL)
-            process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        } else {
-            process.standardInput = FileHandle.nullDevice
+            inputHandle = try FileHandle(forReadingFrom: inputURL)
+            standardInput = .descriptor(inputHandle!.fileDescriptor)
         }
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try ProcessLaunch.run(process)
-        if finished.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            kill(process.processIdentifier, SIGKILL)
-            finished.wait()
+        let child = try ChildProcess([executable.path] + arguments,
+                                     environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                     standardInput: standardInput, standardOutput: .descriptor(output.fileDescriptor),
+                                     standardError: .descriptor(errors.fileDescriptor))
+        try? output.close()
+        try? errors.close()
+        try? inputHandle?.close()
+        guard let ending = child.wait(timeout: timeout) else {
+            child.signal(SIGKILL)
+            child.waitUntilExit()
             throw ProcessTimeout(arguments: arguments, seconds: timeout)
         }
         return ProcessResult(
-            status: process.terminationStatus,
-            wasSignaled: process.terminationReason == .uncaughtSignal,
+            status: ending.status,
+            wasSignaled: ending.wasSignaled,
             standardOutput: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "",
             standardError: (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "")
     }

@@ -80,21 +80,15 @@ enum ToolBenchmark {
 
     /// Starts `replica mcp`, initializes, and times one tools/call per query.
     static func mcpRoundTrips(replica: String, store: String, queries: [String]) async throws -> [Double] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: replica)
-        process.arguments = ["--store", store, "mcp"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess([replica, "--store", store, "mcp"], standardInput: .pipe, standardOutput: .pipe)
+        let input = process.standardInput!
         defer {
-            try? input.fileHandleForWriting.close()
+            try? input.close()
             process.waitUntilExit()
         }
-        var reader = PipeLines(output.fileHandleForReading)
+        var reader = PipeLines(process.standardOutput!)
         func send(_ message: JSON) {
-            input.fileHandleForWriting.write(Data((message.serialized() + "\n").utf8))
+            input.write(Data((message.serialized() + "\n").utf8))
         }
         send(.object([("jsonrpc", "2.0"), ("id", 0), ("method", "initialize"),
                       ("params", .object([("protocolVersion", "2025-11-25"), ("capabilities", .object([])),
@@ -121,15 +115,9 @@ enum ToolBenchmark {
         let levels = ["complete", "dynamic:textMatch,numericMatch,dates,people,contentType", "dynamic:textMatch,dates", "dynamic:textMatch"]
             + ["items", "documents", "communications", "calendar", "visualMedia", "audio"].map { "focused:" + $0 }
         return try levels.map { level in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: replica)
-            process.arguments = ["--store", store, "tool", "schema", "--guidance", level]
-            let output = Pipe()
-            process.standardOutput = output
-            try ProcessLaunch.run(process)
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw BenchError("tool schema --guidance \(level) failed") }
+            let process = try ChildProcess([replica, "--store", store, "tool", "schema", "--guidance", level], standardOutput: .pipe)
+            let data = process.standardOutput!.readDataToEndOfFile()
+            guard process.waitUntilExit().status == 0 else { throw BenchError("tool schema --guidance \(level) failed") }
             return (level, data.count - 1)  // without the final newline
         }
     }

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import Replica
+import ReplicaTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct ChildProcessTests {
+    func readAll(_ handle: FileHandle?) throws -> String {
+        String(decoding: try #require(handle).readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    @Test func theChildGetsOnlyItsThreeStreams() throws {
+        // A descriptor of ours that is not close-on-exec, as a file opened by a library might be.
+        let directory = try TemporaryDirectory()
+        let held = Glibc.open(directory.path + "/held", O_CREAT | O_RDWR, 0o600)
+        #expect(held > 2)
+        defer { close(held) }
+        let child = try ChildProcess(["/bin/sh", "-c", "for n in 0 1 2 \(held); do [ -e /proc/$$/fd/$n ] && echo $n; done; exit 0"],
+                                     standardOutput: .pipe)
+        #expect(try readAll(child.standardOutput) == "0\n1\n2\n")
+        #expect(child.waitUntilExit() == ChildProcess.Ending(status: 0, wasSignaled: false))
+    }
+
+    @Test func signalsTheParentIgnoresStartAtTheirDefaults() throws {
+        let previous = Glibc.signal(SIGUSR2, SIG_IGN)
+        defer { Glibc.signal(SIGUSR2, previous) }
+        let child = try ChildProcess(["/bin/sh", "-c", "kill -USR2 $$; sleep 5"])
+        #expect(child.waitUntilExit() == ChildProcess.Ending(status: SIGUSR2, wasSignaled: true))
+    }
+
+    @Test func pipesCarryInputAndOutputBothWays() throws {
+        let child = try ChildProcess(["/bin/sh", "-c", "cat; echo oops >&2"], standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
+        try #require(child.standardInput).write(contentsOf: Data("one\ntwo\n".utf8))
+        try #require(child.standardInput).close()
+        #expect(try readAll(child.standardOutput) == "one\ntwo\n")
+        #expect(try readAll(child.standardError) == "oops\n")
+        #expect(child.waitUntilExit().status == 0)
+    }
+
+    @Test func anExitStatusAndASignalAreToldApart() throws {
+        #expect(try ChildProcess(["/bin/sh", "-c", "exit 3"]).waitUntilExit() == ChildProcess.Ending(status: 3, wasSignaled: false))
+        #expect(try ChildProcess(["/bin/sh", "-c", "kill -9 $$"]).waitUntilExit() == ChildProcess.Ending(status: 9, wasSignaled: true))
+    }
+
+    @Test func aChildStillRunningCanBeWaitedForWithADeadlineAndStopped() throws {
+        let child = try ChildProcess(["sleep", "30"])
+        #expect(child.isRunning)
+        #expect(child.wait(timeout: 0.05) == nil)
+        child.signal(SIGTERM)
+        #expect(child.waitUntilExit() == ChildProcess.Ending(status: SIGTERM, wasSignaled: true))
+        #expect(!child.isRunning)
+    }
+
+    @Test func anExecutableThatIsNotThereIsAClearError() {
+        #expect {
+            try ChildProcess(["/nonexistent/plugin"])
+        } throws: { error in
+            let error = error as? ReplicaError
+            return error?.code == .fileSystem && error?.message == "cannot start /nonexistent/plugin: No such file or directory"
+        }
+    }
+
+    @Test func theEnvironmentIsTheOneGiven() throws {
+        let child = try ChildProcess(["/bin/sh", "-c", "echo \"$ONLY|$HOME\""], environment: ["ONLY": "this"], standardOutput: .pipe)
+        #expect(try readAll(child.standardOutput) == "this|\n")
+    }
+}
