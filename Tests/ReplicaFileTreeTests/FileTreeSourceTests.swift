@@ -232,8 +232,11 @@ import ReplicaTestSupport
         watching.cancel()
         try await watching.value
         try handle.close()
-        #expect(try await found("inflight") == ["files-1:open.log"])
-        #expect(try await store.sourceStatuses().first?.state == .stopped)
+        let status = try await store.sourceStatuses().first
+        // Seen failing once in about twenty full runs under load; what the source said then is kept.
+        #expect(try await found("inflight") == ["files-1:open.log"],
+                "indexed \(source.timesIndexed("open.log")) times; last error: \(status?.lastError ?? "none"); skipped: \(status?.skipped.map { "\($0.count) \($0.reason)" } ?? [])")
+        #expect(status?.state == .stopped)
     }
 
     // MARK: Hydration
