@@ -43,17 +43,15 @@ public enum ReplicaProcess {
         _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         let output = try FileHandle(forWritingTo: outputURL)
         let errors = try FileHandle(forWritingTo: errorURL)
-        var standardInput = ChildProcess.Stream.null
-        var inputHandle: FileHandle?
-        if let input {
+        let inputHandle = try input.map { input in
             let inputURL = scratch.appending("stdin")
             try input.write(to: inputURL)
-            inputHandle = try FileHandle(forReadingFrom: inputURL)
-            standardInput = .descriptor(inputHandle!.fileDescriptor)
+            return try FileHandle(forReadingFrom: inputURL)
         }
         let child = try ChildProcess([executable.path] + arguments,
                                      environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-                                     standardInput: standardInput, standardOutput: .descriptor(output.fileDescriptor),
+                                     standardInput: inputHandle.map { .descriptor($0.fileDescriptor) } ?? .null,
+                                     standardOutput: .descriptor(output.fileDescriptor),
                                      standardError: .descriptor(errors.fileDescriptor))
         try? output.close()
         try? errors.close()

@@ -139,8 +139,10 @@ public final class ChildProcess: @unchecked Sendable {
     public func waitUntilExit() -> Ending {
         condition.lock()
         defer { condition.unlock() }
-        while ending == nil { condition.wait() }
-        return ending!
+        while true {
+            if let ending { return ending }
+            condition.wait()
+        }
     }
 
     /// Waits at most `timeout` seconds for the child to end; `nil` when it is still running.
