@@ -2,7 +2,8 @@ import Foundation
 import Replica
 import ReplicaSQLite
 
-/// An experiment, not a figure for BENCHMARKS.md: what each part of the index schema costs per insert.
+/// What each part of the index schema costs per insert, each beside raw FTS5: the table under "Where the
+/// indexing time goes" in BENCHMARKS.md.
 enum SQLVariants {
     static func run(corpus: String, itemCount: Int) async throws {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
@@ -52,48 +53,8 @@ enum SQLVariants {
             let seconds = try await Measure.seconds { try await index.indexItems(searchableItems) }
             rates["replica", default: []].append(Double(searchableItems.count) / seconds)
             Measure.removeDirectory(directory)
-            // The same SQL as replica's writer, bound from Swift without replica's Swift work, on replica's schema.
-            let schemaDirectory = try Measure.scratchDirectory("schema")
-            _ = try Store(directory: URL(fileURLWithPath: schemaDirectory)).index(account: "bench")
-            let connection = try Connection(path: schemaDirectory + "/accounts/bench/indexes/default.sqlite")
-            let start = DispatchTime.now().uptimeNanoseconds
-            try connection.transaction {
-                for (i, p) in paragraphs.enumerated() {
-                    try connection.cached("""
-                        INSERT INTO items(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes,
-                            owner, source_version, indexed, title, keywords, people, description, body)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-                        ON CONFLICT(identifier) DO NOTHING
-                        """).run([.text("p\(i)"), .text("bench.docs"), .text("public.plain-text"), .null, .null, .real(6.3e10), .null, .null,
-                                  .text("{\"title\":\"\(p.title)\"}"), .text("api"), .null, .real(1.7e9), .text(p.title), .text(""), .text(""), .text(""), .text(p.body)])
-                    try connection.cached("INSERT INTO items_text(rowid, title, keywords, people, description, body) VALUES (?, ?, ?, ?, ?, ?)")
-                        .run([.integer(connection.lastInsertRowID), .text(p.title), .text(""), .text(""), .text(""), .text(p.body)])
-                }
-            }
-            rates["replica's SQL alone", default: []].append(Double(paragraphs.count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
-            Measure.removeDirectory(schemaDirectory)
-            // The same, as a bulk load into an empty index runs it: secondary and identifier indexes built at the end.
-            let bulkDirectory = try Measure.scratchDirectory("schema-bulk")
-            _ = try Store(directory: URL(fileURLWithPath: bulkDirectory)).index(account: "bench")
-            let bulk = try Connection(path: bulkDirectory + "/accounts/bench/indexes/default.sqlite")
-            let bulkStart = DispatchTime.now().uptimeNanoseconds
-            try bulk.transaction {
-                let indexes = try bulk.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items' AND sql IS NOT NULL").rows { ($0.text(0), $0.text(1)) }
-                for (name, _) in indexes { try bulk.execute("DROP INDEX \(name)") }
-                for (i, p) in paragraphs.enumerated() {
-                    try bulk.cached("""
-                        INSERT INTO items(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes,
-                            owner, source_version, indexed, title, keywords, people, description, body)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-                        """).run([.text("p\(i)"), .text("bench.docs"), .text("public.plain-text"), .null, .null, .real(6.3e10), .null, .null,
-                                  .text("{\"title\":\"\(p.title)\"}"), .text("api"), .null, .real(1.7e9), .text(p.title), .text(""), .text(""), .text(""), .text(p.body)])
-                    try bulk.cached("INSERT INTO items_text(rowid, title, keywords, people, description, body) VALUES (?, ?, ?, ?, ?, ?)")
-                        .run([.integer(bulk.lastInsertRowID), .text(p.title), .text(""), .text(""), .text(""), .text(p.body)])
-                }
-                for (_, sql) in indexes { try bulk.execute(sql) }
-            }
-            rates["replica's bulk SQL alone", default: []].append(Double(paragraphs.count) / (Double(DispatchTime.now().uptimeNanoseconds - bulkStart) / 1e9))
-            Measure.removeDirectory(bulkDirectory)
+            rates["replica's SQL alone", default: []].append(try replicaSQLRate(paragraphs, bulk: false))
+            rates["replica's bulk SQL alone", default: []].append(try replicaSQLRate(paragraphs, bulk: true))
             for (name, schema, insert) in all {
                 let directory = try Measure.scratchDirectory("variant")
                 defer { Measure.removeDirectory(directory) }
@@ -109,6 +70,37 @@ enum SQLVariants {
             let rate = Measure.median(rates[name]!)
             print("\(name): \(Int(rate))/s (\(Measure.format(rate / baseline)) of raw)")
         }
+    }
+
+    /// Items per second for replica's own statements on replica's schema, bound from Swift without
+    /// replica's Swift work. `bulk` runs them as a bulk load into an empty index does: the identifier,
+    /// domain and expiration indexes dropped first and built at the end, no conflict clause.
+    static func replicaSQLRate(_ paragraphs: [Paragraph], bulk: Bool) throws -> Double {
+        let directory = try Measure.scratchDirectory("schema")
+        defer { Measure.removeDirectory(directory) }
+        _ = try Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
+        let connection = try Connection(path: directory + "/accounts/bench/indexes/default.sqlite")
+        let insert = """
+            INSERT INTO items(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes,
+                owner, source_version, indexed, title, keywords, people, description, body)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+            """ + (bulk ? "" : "\nON CONFLICT(identifier) DO NOTHING")
+        let start = DispatchTime.now().uptimeNanoseconds
+        try connection.transaction {
+            let indexes = bulk
+                ? try connection.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items' AND sql IS NOT NULL")
+                    .rows { ($0.text(0), $0.text(1)) }
+                : []
+            for (name, _) in indexes { try connection.execute("DROP INDEX \(name)") }
+            for (i, p) in paragraphs.enumerated() {
+                try connection.cached(insert).run([.text("p\(i)"), .text("bench.docs"), .text("public.plain-text"), .null, .null, .real(6.3e10), .null, .null,
+                                                   .text("{\"title\":\"\(p.title)\"}"), .text("api"), .null, .real(1.7e9), .text(p.title), .text(""), .text(""), .text(""), .text(p.body)])
+                try connection.cached("INSERT INTO items_text(rowid, title, keywords, people, description, body) VALUES (?, ?, ?, ?, ?, ?)")
+                    .run([.integer(connection.lastInsertRowID), .text(p.title), .text(""), .text(""), .text(""), .text(p.body)])
+            }
+            for (_, sql) in indexes { try connection.execute(sql) }
+        }
+        return Double(paragraphs.count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
     }
 
     static func insertExternal(_ c: Connection, _ i: Int, _ p: Paragraph, select: Bool?) throws {

@@ -53,15 +53,15 @@ final class IndexWriter {
         self.defaultLifetime = defaultLifetime
     }
 
-    static let insertSQL = """
+    /// Inserts a row known to be new; usable while the identifier index is dropped.
+    static let bulkInsertSQL = """
         INSERT INTO items(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes,
             owner, source_version, indexed, title, keywords, people, description, body)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-        ON CONFLICT(identifier) DO NOTHING
         """
 
-    /// ``insertSQL`` for rows known to be new, usable while the identifier index is dropped.
-    static let bulkInsertSQL = insertSQL.replacingOccurrences(of: "\nON CONFLICT(identifier) DO NOTHING", with: "")
+    /// Inserts a row unless its identifier is taken (then the caller replaces or merges).
+    static let insertSQL = bulkInsertSQL + "\nON CONFLICT(identifier) DO NOTHING"
 
     static let updateSQL = """
         UPDATE items SET identifier = ?1, domain = ?2, content_type = ?3, created = ?4, modified = ?5, expires = ?6,

@@ -202,7 +202,7 @@ public final class ProjectionEngine: Sendable {
                 }
                 let outcome = try index.writeNow { writer -> CatchUpReport in
                     var outcome = CatchUpReport()
-                    try apply(projected, { _ in projection }, writer, &outcome)
+                    try apply(projected, writer, &outcome)
                     let next = batch.last?.id ?? cursor
                     try writer.setProjectionState(kind, done
                         ? .init(version: projection.version, targetVersion: nil, cursor: nil)
@@ -242,7 +242,7 @@ public final class ProjectionEngine: Sendable {
                 for kind in Set(current.map(\.kind)) {
                     try writer.noteProjectionVersion(kind, projections.projection(for: kind).version)
                 }
-                try apply(Self.project(Array(current), projections.projection(for:), now: writer.now), projections.projection(for:), writer, &outcome)
+                try apply(Self.project(Array(current), projections.projection(for:), now: writer.now), writer, &outcome)
                 try writer.setCheckpoint(Self.consumer, String(last))
                 CrashPoints.reach("projection.beforeCommit")
                 return outcome
@@ -371,31 +371,31 @@ public final class ProjectionEngine: Sendable {
         if lowest != .max { try app.prune(table, through: lowest) }
     }
 
-    /// What a record becomes: its item, or the record itself when it is deleted or does not fit its
-    /// projection (then ``apply(_:_:_:owner:_:)`` removes or quarantines it).
+    /// What a record becomes: its item, or the record itself (with its projection) when it is deleted or
+    /// does not fit its projection (then ``apply(_:_:_:owner:_:)`` removes or quarantines it).
     enum Projected: Sendable {
         case item(SearchableItem, ItemOrigin)
-        case record(Record)
+        case record(Record, Projection)
     }
 
     /// Projects records without touching the index, so that a rebuild can do it on another thread.
     static func project(_ records: [Record], _ projection: (String) -> Projection, now: Date) throws -> [Projected] {
         try records.map { record in
-            guard !record.isDeleted else { return .record(record) }
+            let projection = projection(record.kind)
+            guard !record.isDeleted else { return .record(record, projection) }
             do {
-                let item = try projection(record.kind).item(for: record, now: now)
+                let item = try projection.item(for: record, now: now)
                 try item.validate()
                 return .item(item, ItemOrigin(owner: "records", version: String(record.version)))
             } catch let error as ReplicaError where error.code == .invalidItem {
-                return .record(record)
+                return .record(record, projection)
             }
         }
     }
 
     /// Makes the index hold exactly the projection of these records as they are now (each record once):
     /// deletions and records that do not fit first, then the items together, prepared on a second core.
-    private func apply(_ projected: [Projected], _ projection: (String) -> Projection, _ writer: IndexWriter,
-                       _ outcome: inout CatchUpReport) throws {
+    private func apply(_ projected: [Projected], _ writer: IndexWriter, _ outcome: inout CatchUpReport) throws {
         var items: [(SearchableItem, ItemOrigin)] = []
         items.reserveCapacity(projected.count)
         let anyQuarantined = try writer.connection.scalarInt("SELECT count(*) FROM quarantine") ?? 0 > 0
@@ -404,8 +404,8 @@ public final class ProjectionEngine: Sendable {
             case .item(let item, let origin):
                 items.append((item, origin))
                 if anyQuarantined { try writer.releaseFromQuarantine(item.uniqueIdentifier) }
-            case .record(let record):
-                try apply(record, projection(record.kind), writer, &outcome)
+            case .record(let record, let projection):
+                try apply(record, projection, writer, &outcome)
             }
         }
         try writer.index(contentsOf: items)

@@ -8,9 +8,10 @@ import Glibc
 ///
 /// Foundation's `Process.run()` on Linux (Swift 6.3) lists `/proc/self/fd` to close the parent's
 /// descriptors in the child, copying each directory entry's full 256-byte name field; an entry near the
-/// end of the listing buffer is shorter than that, and about one test run in eight crashed there
-/// (`memcpy` in `Process.run`, a bad pointer at a page boundary). This starts children without it: the
-/// child gets its three standard streams and every other descriptor is closed
+/// end of the listing buffer is shorter than that, and full test runs crashed there now and then (one in
+/// four while tests launched in parallel, one in twelve with launches serialized: `memcpy` in
+/// `Process.run`, a bad pointer at a page boundary). This starts children without it: the child gets its
+/// three standard streams and every other descriptor is closed
 /// (`posix_spawn_file_actions_addclosefrom_np`), so a plugin can never hold an index file open; its
 /// signals start at their defaults; and a thread per child waits for it to end.
 ///
