@@ -311,12 +311,14 @@ final class IndexWriter {
         guard case .text(let sql)? = try connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'items_text'") else {
             throw ReplicaError(.corruptIndex, "the index has lost its full-text table")
         }
-        let settings = try connection.prepare("SELECT k, v FROM items_text_config WHERE k = 'rank'").rows { ($0.text(0), $0.value(1)) }
+        // Its settings (ranking weights, hash size) are kept; 'version' belongs to FTS5 itself.
+        let settings = try connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows { ($0.text(0), $0.value(1)) }
         try connection.execute("DROP TABLE items_text")
         try connection.execute("DELETE FROM items")
         try connection.execute(sql)
         for (key, value) in settings {
-            try connection.execute("INSERT INTO items_text(items_text, \(key)) VALUES ('\(key)', ?)", [value])
+            // FTS5 takes every setting through its 'rank' column: INSERT INTO t(t, rank) VALUES (name, value).
+            try connection.execute("INSERT INTO items_text(items_text, rank) VALUES (?, ?)", [.text(key), value])
         }
         return count
     }

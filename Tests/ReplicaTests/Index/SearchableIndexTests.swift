@@ -113,9 +113,20 @@ import ReplicaTestSupport
         #expect(try await identifiers("word").sorted() == ["4", "5", "6"])
     }
 
+    /// The full-text table's settings, read from the index file itself.
+    func fullTextSettings() throws -> [String: String] {
+        let connection = try Connection(path: directory.path + "/accounts/alice/indexes/Notes.sqlite")
+        return Dictionary(uniqueKeysWithValues: try connection.prepare("SELECT k, CAST(v AS TEXT) FROM items_text_config WHERE k != 'version'")
+            .rows { ($0.text(0), $0.text(1)) })
+    }
+
     @Test func deleteAllEmptiesTheIndexButKeepsItUsable() async throws {
         try await index.indexItems((0..<50).map { Fixtures.item("i\($0)", title: "Title \($0)", text: "common words") })
+        let settings = try fullTextSettings()
+        #expect(settings["hashsize"] == "16777216")
         #expect(try await index.deleteAllItems() == 50)
+        // The full-text table is recreated with every setting it had (the hash size, the field weights).
+        #expect(try fullTextSettings() == settings)
         #expect(try await index.itemCount() == 0)
         #expect(try await identifiers("common").isEmpty)
         try await index.indexItems([Fixtures.item("after", title: "Launch", text: "common")])
