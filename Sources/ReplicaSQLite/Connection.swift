@@ -45,6 +45,7 @@ public final class Connection: @unchecked Sendable {
     ///
     /// - Throws: ``SQLiteError`` when the file cannot be opened or is not a database.
     public init(path: String, options: Options = Options()) throws {
+        _ = Self.configureSQLite
         if options.create && !options.readOnly {
             let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
             if fd >= 0 { close(fd) }
@@ -73,6 +74,11 @@ public final class Connection: @unchecked Sendable {
         try execute("PRAGMA secure_delete = ON")
         try execute("PRAGMA temp_store = MEMORY")
     }
+
+    /// Process-wide settings, made once before SQLite's first use: memory statistics off (they cost a
+    /// global mutex on each of the dozens of allocations an indexed item makes; replica reads none). A
+    /// host that used SQLite first keeps its own settings.
+    private static let configureSQLite: Void = { _ = replica_sqlite_disable_memory_statistics() }()
 
     deinit {
         statementCache.removeAll()

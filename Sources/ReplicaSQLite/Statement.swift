@@ -55,6 +55,12 @@ public final class Statement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Rewinds, ready for the next execution, and keeps the bound values: a caller writing many similar
+    /// rows can then bind only the values that changed. Every binding stays until it is replaced.
+    public func rewind() {
+        sqlite3_reset(handle)
+    }
+
     // MARK: Binding (1-based parameter indexes, as in SQLite)
 
     public func bind(_ values: [SQLValue]) throws {

@@ -46,6 +46,12 @@ final class IndexWriter {
     /// known to be distinct): rows are inserted without looking for one to replace.
     private var insertsAreNew = false
     private lazy var indexTextStatement = Result { try connection.cached(Self.indexTextSQL) }
+    /// The row last bound to an insert statement, and the text last bound to the full-text insert, in this
+    /// writer. Those statements are rewound, not cleared, so the next row binds only what differs from the
+    /// last: from one item to the next of a load, most metadata (domain, content type, expiration, owner,
+    /// empty columns) is the same, and each text binding costs SQLite an allocation and a copy.
+    private var lastBoundRow: (statement: Statement, row: PreparedRow)?
+    private var lastBoundText: TextColumns?
 
     init(connection: Connection, now: Date, defaultLifetime: TimeInterval) {
         self.connection = connection
@@ -149,9 +155,12 @@ final class IndexWriter {
         CrashPoints.reach("index.item")
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         let insert = try (insertsAreNew ? bulkInsertStatement : insertStatement).get()
-        try row.bind(to: insert)
-        defer { insert.reset() }
+        let previous = lastBoundRow.flatMap { $0.statement === insert ? $0.row : nil }
+        lastBoundRow = nil
+        try row.bind(to: insert, after: previous)
+        defer { insert.rewind() }
         try insert.step()
+        lastBoundRow = (insert, row)
         if connection.changes == 1 {
             try indexText(connection.lastInsertRowID, row.text)
             return .inserted
@@ -239,10 +248,13 @@ final class IndexWriter {
     /// Adds the full-text entries of a row just written.
     private func indexText(_ id: Int64, _ text: TextColumns) throws {
         let statement = try indexTextStatement.get()
-        defer { statement.reset() }
+        let previous = lastBoundText
+        lastBoundText = nil
+        defer { statement.rewind() }
         try statement.bind(.integer(id), at: 1)
-        try text.bind(to: statement, from: 2)
+        try text.bind(to: statement, from: 2, after: previous)
         try statement.step()
+        lastBoundText = text
     }
 
     /// Records a content type's tree once per transaction, so filters can match types under it.
@@ -391,7 +403,28 @@ struct PreparedRow: Sendable {
     }
 
     /// Binds parameters 1…17 of ``IndexWriter/insertSQL`` and ``IndexWriter/updateSQL``.
-    func bind(to statement: Statement) throws {
+    ///
+    /// - Parameter previous: the row whose values the statement still holds (rewound, not reset); only the
+    ///   values that differ from it are bound again. The identifier and the title and body, which differ
+    ///   almost always, are bound without comparing.
+    func bind(to statement: Statement, after previous: PreparedRow? = nil) throws {
+        guard let previous else { return try bindAll(to: statement) }
+        try statement.bind(.text(identifier), at: 1)
+        if domain != previous.domain { try statement.bind(SQLValue(domain), at: 2) }
+        if contentType != previous.contentType { try statement.bind(SQLValue(contentType), at: 3) }
+        if created != previous.created { try statement.bind(SQLValue(created), at: 4) }
+        if modified != previous.modified { try statement.bind(SQLValue(modified), at: 5) }
+        if expires != previous.expires { try statement.bind(.real(expires), at: 6) }
+        if authors != previous.authors { try statement.bind(SQLValue(authors), at: 7) }
+        if recipients != previous.recipients { try statement.bind(SQLValue(recipients), at: 8) }
+        if attributes != previous.attributes { try statement.bind(.text(attributes), at: 9) }
+        if origin.owner != previous.origin.owner { try statement.bind(.text(origin.owner), at: 10) }
+        if origin.version != previous.origin.version { try statement.bind(SQLValue(origin.version), at: 11) }
+        if indexed != previous.indexed { try statement.bind(.real(indexed), at: 12) }
+        try text.bind(to: statement, from: 13, after: previous.text)
+    }
+
+    private func bindAll(to statement: Statement) throws {
         try statement.bind(.text(identifier), at: 1)
         try statement.bind(SQLValue(domain), at: 2)
         try statement.bind(SQLValue(contentType), at: 3)
@@ -423,11 +456,14 @@ struct TextColumns: Sendable {
     var recipients: [String] = []
 
     /// Binds the five full-text columns, in ranking order, to parameters `first` … `first + 4`.
-    func bind(to statement: Statement, from first: Int32) throws {
+    ///
+    /// - Parameter previous: the columns the statement still holds (rewound, not reset); the keywords,
+    ///   people and description are bound again only when they differ from those.
+    func bind(to statement: Statement, from first: Int32, after previous: TextColumns? = nil) throws {
         try statement.bind(.text(title), at: first)
-        try statement.bind(.text(keywords), at: first + 1)
-        try statement.bind(.text(people), at: first + 2)
-        try statement.bind(.text(description), at: first + 3)
+        if keywords != previous?.keywords { try statement.bind(.text(keywords), at: first + 1) }
+        if people != previous?.people { try statement.bind(.text(people), at: first + 2) }
+        if description != previous?.description { try statement.bind(.text(description), at: first + 3) }
         try statement.bind(.text(body), at: first + 4)
     }
 

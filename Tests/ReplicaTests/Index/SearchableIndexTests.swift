@@ -160,6 +160,60 @@ import ReplicaTestSupport
         #expect(try await index.deleteItems(withDomainIdentifiers: ["d.1"]) == 6_666)  // n7 is in no domain now
     }
 
+    /// Within a load, each item binds only the values that differ from the item before it, so items that
+    /// differ from their neighbours in every field must each be stored, and found, exactly as given.
+    @Test func itemsThatDifferFromTheirNeighboursInEveryFieldAreStoredAsGiven() async throws {
+        let now = clock.now
+        func item(_ n: Int, text: String = "body") -> SearchableItem {
+            var attributes = AttributeSet(contentType: n % 2 == 0 ? .plainText : .markdown)
+            attributes.title = "title \(n)"
+            attributes.textContent = text
+            if n % 3 == 0 { attributes.keywords = ["kw\(n % 4)"] }
+            if n % 5 < 2 { attributes.authorNames = ["Author\(n % 2)"] }
+            if n % 4 == 1 { attributes.contentDescription = "about\(n % 3)" }
+            if n % 7 < 3 { attributes.contentModificationDate = now.addingTimeInterval(Double(n % 2)) }
+            return SearchableItem(uniqueIdentifier: ItemIdentifier("i\(n)"),
+                                  domainIdentifier: n % 3 == 1 ? nil : DomainIdentifier(rawValue: "d.\(n % 2)"),
+                                  attributeSet: attributes,
+                                  expirationDate: n % 2 == 0 ? now.addingTimeInterval(3600 + Double(n % 3)) : .distantFuture)
+        }
+        // More than one chunk of the load pipeline, then single items in later transactions.
+        var expected = (0..<1_500).map { item($0) }
+        try await index.indexItems(expected)
+        for n in [3, 4, 7] {
+            expected[n] = item(n + 1, text: "changed")
+            expected[n].uniqueIdentifier = ItemIdentifier("i\(n)")
+            try await index.indexItems([expected[n]])
+        }
+        let stored = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0) })
+        #expect(stored.count == expected.count)
+        for item in expected {
+            let found = stored[item.uniqueIdentifier]
+            #expect(found?.domainIdentifier == item.domainIdentifier, "\(item.uniqueIdentifier)")
+            #expect(found?.expirationDate == item.expirationDate, "\(item.uniqueIdentifier)")
+            #expect(found?.attributeSet.contentType == item.attributeSet.contentType, "\(item.uniqueIdentifier)")
+            #expect(found?.attributeSet.keywords == item.attributeSet.keywords, "\(item.uniqueIdentifier)")
+            #expect(found?.attributeSet.authorNames == item.attributeSet.authorNames, "\(item.uniqueIdentifier)")
+            #expect(found?.attributeSet.contentDescription == item.attributeSet.contentDescription, "\(item.uniqueIdentifier)")
+            #expect(found?.attributeSet.contentModificationDate == item.attributeSet.contentModificationDate, "\(item.uniqueIdentifier)")
+            #expect(found?.attributeSet.textContent == item.attributeSet.textContent, "\(item.uniqueIdentifier)")
+        }
+        // The full-text index holds each item's own keywords, people and description.
+        func expectedMatches(_ word: String, _ value: (AttributeSet) -> [String]?) -> Set<String> {
+            Set(expected.filter { value($0.attributeSet)?.contains(word) == true }.map(\.uniqueIdentifier.rawValue))
+        }
+        for word in ["kw0", "kw1", "kw2", "kw3"] {
+            #expect(Set(try await identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.keywords), "\(word)")
+        }
+        for word in ["Author0", "Author1"] {
+            #expect(Set(try await identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.authorNames), "\(word)")
+        }
+        for word in ["about0", "about1", "about2"] {
+            #expect(Set(try await identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, { $0.contentDescription.map { [$0] } }), "\(word)")
+        }
+        #expect(Set(try await identifiers("changed")) == ["i3", "i4", "i7"])
+    }
+
     @Test func aBulkLoadThatRepeatsAnIdentifierKeepsTheLastItem() async throws {
         let items = (0..<20_000).map { Fixtures.item("n\($0)", title: "note \($0)", text: "first") }
             + [Fixtures.item("n3", title: "note 3", text: "second")]
