@@ -94,6 +94,12 @@ public final class Connection: @unchecked Sendable {
             path: path)
     }
 
+    /// Closes without copying the write-ahead log into the database first, as SQLite otherwise does when
+    /// the last connection to a file closes: for a file about to be deleted, that is work thrown away.
+    public func disableCheckpointOnClose() {
+        _ = replica_sqlite_disable_checkpoint_on_close(handle)
+    }
+
     /// Runs one or more SQL statements that take no arguments.
     public func execute(_ sql: String) throws {
         let code = sqlite3_exec(handle, sql, nil, nil, nil)

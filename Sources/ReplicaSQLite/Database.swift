@@ -60,6 +60,13 @@ public final class Database: Sendable {
         try reader.runNow { connection in try connection.transaction(.deferred) { try body(connection) } }
     }
 
+    /// For a file about to be deleted: its connections will close without first copying the write-ahead
+    /// log into it. Waits for work in progress on either connection.
+    public func discardOnClose() {
+        writer.runNow { $0.disableCheckpointOnClose() }
+        reader.runNow { $0.disableCheckpointOnClose() }
+    }
+
     /// Copies the write-ahead log into the database and truncates it to zero bytes.
     public func checkpointAndTruncate() throws {
         try writer.runNow { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
@@ -86,7 +93,7 @@ final class SerialConnection: @unchecked Sendable {
         }
     }
 
-    func runNow<T>(_ body: (Connection) throws -> T) throws -> T {
+    func runNow<T>(_ body: (Connection) throws -> T) rethrows -> T {
         if DispatchQueue.getSpecific(key: key) == true { return try body(connection) }
         return try queue.sync { try body(connection) }
     }

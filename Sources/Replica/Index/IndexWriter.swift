@@ -46,11 +46,15 @@ final class IndexWriter {
     /// known to be distinct): rows are inserted without looking for one to replace.
     private var insertsAreNew = false
     private lazy var indexTextStatement = Result { try connection.cached(Self.indexTextSQL) }
-    /// The row last bound to an insert statement, and the text last bound to the full-text insert, in this
-    /// writer. Those statements are rewound, not cleared, so the next row binds only what differs from the
-    /// last: from one item to the next of a load, most metadata (domain, content type, expiration, owner,
-    /// empty columns) is the same, and each text binding costs SQLite an allocation and a copy.
-    private var lastBoundRow: (statement: Statement, row: PreparedRow)?
+    private lazy var updateStatement = Result { try connection.cached(Self.updateSQL) }
+    private lazy var storedRowStatement = Result { try connection.cached(Self.storedRowSQL) }
+    private lazy var removeTextStatement = Result { try connection.cached(Self.removeTextSQL) }
+    /// The row last bound to each statement that writes items rows, and the text last bound to the
+    /// full-text insert, in this writer. Those statements are rewound, not cleared, so the next row binds
+    /// only what differs from the last: from one item to the next, most metadata (domain, content type,
+    /// expiration, owner, empty columns) is the same, and each text binding costs SQLite an allocation and
+    /// a copy.
+    private var boundRows: [(statement: Statement, row: PreparedRow)] = []
     private var lastBoundText: TextColumns?
 
     init(connection: Connection, now: Date, defaultLifetime: TimeInterval) {
@@ -74,6 +78,19 @@ final class IndexWriter {
             authors = ?7, recipients = ?8, attributes = ?9, owner = ?10, source_version = ?11, indexed = ?12,
             title = ?13, keywords = ?14, people = ?15, description = ?16, body = ?17
         WHERE id = ?18
+        """
+
+    static let storedRowSQL = """
+        SELECT id, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
+            title, keywords, people, description, body
+        FROM items WHERE identifier = ?
+        """
+
+    /// Removes a row's full-text entries given the text it was indexed with, which the caller has just read
+    /// from `items`; FTS5 would otherwise read the row again itself
+    /// ([the 'delete' command](https://www.sqlite.org/fts5.html#the_delete_command)).
+    static let removeTextSQL = """
+        INSERT INTO items_text(items_text, rowid, title, keywords, people, description, body) VALUES ('delete', ?, ?, ?, ?, ?, ?)
         """
 
     /// Binding the text again is about three times faster than `INSERT … SELECT` from `items`
@@ -155,12 +172,9 @@ final class IndexWriter {
         CrashPoints.reach("index.item")
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         let insert = try (insertsAreNew ? bulkInsertStatement : insertStatement).get()
-        let previous = lastBoundRow.flatMap { $0.statement === insert ? $0.row : nil }
-        lastBoundRow = nil
-        try row.bind(to: insert, after: previous)
+        try bind(row, to: insert)
         defer { insert.rewind() }
         try insert.step()
-        lastBoundRow = (insert, row)
         if connection.changes == 1 {
             try indexText(connection.lastInsertRowID, row.text)
             return .inserted
@@ -175,15 +189,31 @@ final class IndexWriter {
         }
         if stored.text.hasSameColumns(as: row.text) {
             // Same text, other metadata: the full-text entries stay as they are.
-            let update = try connection.cached(Self.updateSQL)
-            try row.bind(to: update)
-            try update.bind(.integer(stored.id), at: 18)
-            defer { update.reset() }
-            try update.step()
+            try update(stored.id, to: row)
             return .replaced
         }
-        try replace(stored.id, with: row)
+        try replace(stored.id, indexedWith: stored.text, with: row)
         return .replaced
+    }
+
+    /// Binds a row's values to a statement that writes items rows, only those that differ from the row
+    /// bound to it before.
+    private func bind(_ row: PreparedRow, to statement: Statement) throws {
+        let slot = boundRows.firstIndex { $0.statement === statement }
+        let previous = slot.map { boundRows[$0].row }
+        // Forgotten until the binding is complete: a failure halfway leaves the next row to bind everything.
+        if let slot { boundRows.remove(at: slot) }
+        try row.bind(to: statement, after: previous)
+        boundRows.append((statement, row))
+    }
+
+    /// Writes a row's values over the items row `id`.
+    private func update(_ id: Int64, to row: PreparedRow) throws {
+        let update = try updateStatement.get()
+        try bind(row, to: update)
+        try update.bind(.integer(id), at: 18)
+        defer { update.rewind() }
+        try update.step()
     }
 
     /// An items row as stored, to compare with one about to replace it.
@@ -200,11 +230,7 @@ final class IndexWriter {
     }
 
     private func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
-        try connection.cached("""
-            SELECT id, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
-                title, keywords, people, description, body
-            FROM items WHERE identifier = ?
-            """).firstRow([.text(identifier.rawValue)]) { row in
+        try storedRowStatement.get().firstRow([.text(identifier.rawValue)]) { row in
             var text = TextColumns(AttributeSet())
             text.title = row.text(10)
             text.keywords = row.text(11)
@@ -231,17 +257,25 @@ final class IndexWriter {
             expirationDate: item.expirationDate ?? Date(timeIntervalSince1970: existing.expires))
         let row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        try replace(existing.id, with: row)
+        try replace(existing.id, indexedWith: nil, with: row)
         return .merged
     }
 
-    private func replace(_ id: Int64, with row: PreparedRow) throws {
-        try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
-        let update = try connection.cached(Self.updateSQL)
-        try row.bind(to: update)
-        try update.bind(.integer(id), at: 18)
-        defer { update.reset() }
-        try update.step()
+    /// Replaces the items row `id` and its full-text entries.
+    ///
+    /// - Parameter indexed: the row's text columns as just read from `items` (exactly what its full-text
+    ///   entries were made from), or `nil` to have FTS5 read them.
+    private func replace(_ id: Int64, indexedWith indexed: TextColumns?, with row: PreparedRow) throws {
+        if let indexed {
+            let remove = try removeTextStatement.get()
+            defer { remove.reset() }
+            try remove.bind(.integer(id), at: 1)
+            try indexed.bind(to: remove, from: 2)
+            try remove.step()
+        } else {
+            try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
+        }
+        try update(id, to: row)
         try indexText(id, row.text)
     }
 

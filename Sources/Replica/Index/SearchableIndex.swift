@@ -123,8 +123,16 @@ public final class SearchableIndex: Sendable {
     }
 
     /// Stops all further use; called when the account is signed out.
-    func invalidate() {
-        state.withLock { $0.isInvalidated = true }
+    ///
+    /// - Parameter discardingFile: the file is about to be deleted: its connections close without copying
+    ///   their write-ahead log into it first.
+    func invalidate(discardingFile: Bool = false) {
+        let database = state.withLock { state in
+            state.isInvalidated = true
+            return state.database
+        }
+        // Outside the lock: this waits for work in progress on the database's queues, which may need it.
+        if discardingFile { database.discardOnClose() }
     }
 
     /// Rebuilds a file found damaged while in use, then tells the delegate.

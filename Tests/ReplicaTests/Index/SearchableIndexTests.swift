@@ -212,6 +212,10 @@ import ReplicaTestSupport
             #expect(Set(try await identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, { $0.contentDescription.map { [$0] } }), "\(word)")
         }
         #expect(Set(try await identifiers("changed")) == ["i3", "i4", "i7"])
+        // The replaced items' old entries are gone from the full-text index.
+        let body = try await identifiers("body") { $0.limit = 2_000 }
+        #expect(body.count == 1_497)
+        #expect(Set(body).isDisjoint(with: ["i3", "i4", "i7"]))
     }
 
     @Test func aBulkLoadThatRepeatsAnIdentifierKeepsTheLastItem() async throws {
