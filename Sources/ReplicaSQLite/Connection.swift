@@ -67,7 +67,13 @@ public final class Connection: @unchecked Sendable {
         if !options.readOnly {
             // Reading the schema here also tells a file that is not a database apart at once.
             try execute("PRAGMA foreign_keys = ON")
-            if options.writeAheadLog { try execute("PRAGMA journal_mode = WAL") }
+            if options.writeAheadLog {
+                try execute("PRAGMA journal_mode = WAL")
+                // The write-ahead log is cut back to 4 MiB when SQLite next reuses it after a checkpoint,
+                // rather than keeping the size of the largest transaction ever written (a bulk load or a
+                // rebuild batch: tens of MiB) for the life of the file.
+                try execute("PRAGMA journal_size_limit = 4194304")
+            }
             try execute("PRAGMA synchronous = NORMAL")
         }
         try execute("PRAGMA cache_size = -\(options.cacheKiB)")
