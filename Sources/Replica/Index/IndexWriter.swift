@@ -80,6 +80,7 @@ final class IndexWriter {
         WHERE id = ?18
         """
 
+    /// The stored row an insert conflicted with, read to compare with the row that would replace it.
     static let storedRowSQL = """
         SELECT id, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
             title, keywords, people, description, body
