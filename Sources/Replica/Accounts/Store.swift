@@ -203,8 +203,8 @@ public final class Store: Sendable {
     }
 
     /// Closes and forgets every open file of these signed-out accounts. The files are being deleted, so
-    /// their connections close without first copying their write-ahead logs into them (for an account of
-    /// 100,000 items, that copy took longer than deleting the files).
+    /// their connections close without first copying their write-ahead logs into them: that copy is
+    /// work thrown away, and it made switch-account wait.
     private func forget(accounts: Set<AccountID>) {
         guard !accounts.isEmpty else { return }
         let (indexes, records) = cache.withLock { cache in

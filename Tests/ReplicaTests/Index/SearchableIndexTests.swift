@@ -115,7 +115,7 @@ import ReplicaTestSupport
 
     /// The full-text table's settings, read from the index file itself.
     func fullTextSettings() throws -> [String: String] {
-        let connection = try Connection(path: directory.path + "/accounts/alice/indexes/Notes.sqlite")
+        let connection = try indexFile()
         return Dictionary(uniqueKeysWithValues: try connection.prepare("SELECT k, CAST(v AS TEXT) FROM items_text_config WHERE k != 'version'")
             .rows { ($0.text(0), $0.text(1)) })
     }
@@ -137,9 +137,14 @@ import ReplicaTestSupport
 
     // MARK: Bulk loads
 
+    /// A connection of the test's own to the index file, to read what the index API does not show.
+    func indexFile() throws -> Connection {
+        try Connection(path: directory.path + "/accounts/alice/indexes/Notes.sqlite")
+    }
+
     /// The names of the indexes on the items table, read from the index file itself.
     func itemIndexes() throws -> Set<String> {
-        let connection = try Connection(path: directory.path + "/accounts/alice/indexes/Notes.sqlite")
+        let connection = try indexFile()
         return Set(try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items'").rows { $0.text(0) })
     }
 
