@@ -12,6 +12,7 @@ replica=.build/release/replica
 store=.build/quickstart-store
 
 if ! "$replica" --store "$store" sources list | grep -q '^docs '; then
+    "$replica" --store "$store" accounts sign-in demo
     "$replica" --store "$store" sources add files --account demo --name docs /usr/share/doc
 fi
 echo "== replica sync (indexing /usr/share/doc)"

@@ -9,6 +9,7 @@ import ReplicaTestSupport
 
     init() throws {
         directory = try TemporaryDirectory()
+        try Fixtures.signIn(store: directory.path + "/store", "a")
     }
 
     @discardableResult
@@ -161,6 +162,7 @@ import ReplicaTestSupport
     @Test func theStoreComesFromTheOptionTheEnvironmentOrXDG() throws {
         let input = Self.line("n1", title: "T", text: "located")
         let xdg = directory.path + "/xdg"
+        try Fixtures.signIn(store: xdg + "/replica", "a")
         let fromXDG = try ReplicaProcess.run(["import", "--account", "a", "-"], input: input,
                                              environment: ["XDG_DATA_HOME": xdg, "REPLICA_STORE": ""])
         #expect(fromXDG.status == 0)
@@ -189,6 +191,7 @@ import ReplicaTestSupport
 
     @Test func statusShowsCountsSizesAndTheClientState() throws {
         let lines = (1...3).map { Self.line("n\($0)", title: "t", text: "word") }.joined(separator: "\n")
+        try replica("accounts", "sign-in", "b")
         try replica("import", "--account", "b", "--client-state", "cursor=3", "-", input: lines)
         try replica("import", "--account", "a", "-", input: lines)
         let status = try replica("status", "--json")
@@ -205,12 +208,13 @@ import ReplicaTestSupport
 
     @Test func accountsSignInListSignOutAndSwitch() throws {
         try replica("accounts", "sign-in", "x")
+        try replica("accounts", "sign-in", "y")
         try replica("import", "--account", "y", "-", input: Self.line("n", title: "t", text: "word"))
-        #expect(try replica("accounts", "list").standardOutput == "x\ny\n")
-        #expect(try replica("accounts", "--json").standardOutput.hasPrefix(#"{"accounts":[{"id":"x","signedInAt":"#))
+        #expect(try replica("accounts", "list").standardOutput == "a\nx\ny\n")
+        #expect(try replica("accounts", "--json").standardOutput.hasPrefix(#"{"accounts":[{"id":"a","signedInAt":"#))
         let removed = try replica("accounts", "remove", "x")
         #expect(removed.status == 0)
-        #expect(try replica("accounts").standardOutput == "y\n")
+        #expect(try replica("accounts").standardOutput == "a\ny\n")
         let again = try replica("accounts", "sign-out", "x")
         #expect(again.status == 1)
         #expect(again.standardError.contains("the store has no account 'x'"))
@@ -261,6 +265,8 @@ import ReplicaTestSupport
 
     @Test func aSignOutInterruptedHalfwayHidesTheAccountAndIsFinishedNextTime() throws {
         let canary = "qqcanary\(UInt32.random(in: 0..<UInt32.max))"
+        try replica("switch-account", "kept")
+        try replica("accounts", "sign-in", "gone")
         try replica("import", "--account", "gone", "-", input: Self.line("n", title: canary, text: "\(canary) body"))
         try replica("import", "--account", "kept", "-", input: Self.line("k", title: "kept", text: "kept body"))
         let killed = try replica("accounts", "sign-out", "gone", environment: ["REPLICA_TEST_CRASH": "signOut.recorded:1"])

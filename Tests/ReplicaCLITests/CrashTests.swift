@@ -103,11 +103,12 @@ import ReplicaTestSupport
         let calibration = try TemporaryDirectory()
         let calibrationStream = Stream(seed: baseSeed, count: 1200)
         let calibrationStore = calibration.path + "/store"
+        try Fixtures.signIn(store: calibrationStore, "a", "b")
         let importPoints = try Self.run(calibrationStore, ["records", "import", "-"], input: calibrationStream.lines.joined(separator: "\n")).points
         try Self.version2.write(toFile: calibrationStore + "/config.json", atomically: true, encoding: .utf8)
         let rebuildPoints = try Self.run(calibrationStore, ["sync"]).points
         let switchPoints = try Self.run(calibrationStore, ["switch-account", "b"]).points
-        #expect(importPoints > 100 && rebuildPoints > 20 && switchPoints > 3)
+        try #require(importPoints > 100 && rebuildPoints > 20 && switchPoints > 3)
         var kills = 0
 
         for trial in 0..<trials {
@@ -119,6 +120,7 @@ import ReplicaTestSupport
             print("crash trial \(trial): seed \(seed), kill points \(points.0)/\(importPoints), \(points.1)/\(rebuildPoints), \(points.2)/\(switchPoints)")
             let directory = try TemporaryDirectory()
             let storePath = directory.path + "/store"
+            try Fixtures.signIn(store: storePath, "a", "b")
             let stream = Stream(seed: seed, count: 1200)
             let input = stream.lines.joined(separator: "\n")
 

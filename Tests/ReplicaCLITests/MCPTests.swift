@@ -11,6 +11,7 @@ import ReplicaTestSupport
 
     init() throws {
         directory = try TemporaryDirectory()
+        try Fixtures.signIn(store: directory.path + "/store", "a")
         let records = """
             {"account": "a", "kind": "message", "id": "m1", "version": 1, "fields": {"title": "Launch party", "text": "launch party", "authors": "Ada Lovelace"}}
             {"account": "a", "kind": "message", "id": "m2", "version": 1, "fields": {"title": "Re: launch", "text": "launch is late", "authors": "Grace Hopper"}}

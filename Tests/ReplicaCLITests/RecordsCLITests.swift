@@ -9,6 +9,7 @@ import ReplicaTestSupport
 
     init() throws {
         directory = try TemporaryDirectory()
+        try Fixtures.signIn(store: directory.path + "/store", "a", "b")
     }
 
     @discardableResult

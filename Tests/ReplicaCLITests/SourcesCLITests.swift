@@ -10,6 +10,7 @@ import ReplicaTestSupport
 
     init() throws {
         directory = try TemporaryDirectory()
+        try Fixtures.signIn(store: directory.path + "/store", "a", "alice")
         try FileManager.default.createDirectory(atPath: directory.path + "/tree/docs", withIntermediateDirectories: true)
         try "# Guide\n\nharbor orchid words".write(toFile: directory.path + "/tree/docs/guide.md", atomically: true, encoding: .utf8)
         try Data([0, 1, 2, 3]).write(to: URL(fileURLWithPath: directory.path + "/tree/blob.bin"))

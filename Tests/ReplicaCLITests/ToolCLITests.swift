@@ -11,6 +11,7 @@ import ReplicaTestSupport
 
     init() throws {
         directory = try TemporaryDirectory()
+        try Fixtures.signIn(store: directory.path + "/store", "a", "alice")
     }
 
     @discardableResult

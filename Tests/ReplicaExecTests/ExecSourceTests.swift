@@ -15,6 +15,7 @@ import ReplicaTestSupport
     init() throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.appending("store"))
+        for account: AccountID in ["alice"] { try store.signIn(account) }
         notes = directory.appending("notes")
         try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
     }

@@ -12,6 +12,7 @@ import ReplicaTestSupport
     init() throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.appending("store"))
+        for account: AccountID in ["alice", "a"] { try store.signIn(account) }
         root = directory.path + "/tree"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     }

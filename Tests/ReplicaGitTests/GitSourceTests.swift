@@ -12,6 +12,7 @@ import ReplicaTestSupport
     init() throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.appending("store"))
+        for account: AccountID in ["alice"] { try store.signIn(account) }
         repository = directory.path + "/repo"
         try FileManager.default.createDirectory(atPath: repository, withIntermediateDirectories: true)
         try git("init", "-q", "-b", "main")

@@ -37,3 +37,12 @@ public enum Fixtures {
         return configuration
     }
 }
+
+extension Fixtures {
+    /// Signs accounts in to the store at `path` (created if needed), as `replica accounts sign-in` would:
+    /// writes for an account that is not signed in are refused.
+    public static func signIn(store path: String, _ accounts: AccountID...) throws {
+        let store = try Store(directory: URL(fileURLWithPath: path))
+        for account in accounts { try store.signIn(account) }
+    }
+}

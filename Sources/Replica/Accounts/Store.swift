@@ -75,7 +75,11 @@ public final class Store: Sendable {
         try catalog.database.readNow { try catalog.accounts($0) }.filter { $0.state == .signedIn }
     }
 
-    /// Signs an account in (a no-op if it is already). Writing to an account signs it in too.
+    /// Signs an account in (a no-op if it is already).
+    ///
+    /// This is the only way an account comes into use: writes for an account that is not signed in are
+    /// refused with ``ReplicaError/Code/accountNotSignedIn``, so that a sync layer delivering late for an
+    /// account that was signed out cannot bring it back.
     @discardableResult
     public func signIn(_ account: AccountID) throws -> AccountRecord {
         try account.validate()
@@ -86,10 +90,18 @@ public final class Store: Sendable {
         try finishInterruptedSignOuts()
         return try catalog.database.writeNow { connection in
             if let record = try catalog.account(account, connection) { return record }
-            try connection.execute("INSERT INTO accounts(id, directory, state, signed_in_at) VALUES (?, ?, 'signedIn', ?)",
-                                   [.text(account.rawValue), .text("accounts/" + account.directoryName), .real(Date().timeIntervalSince1970)])
-            return try catalog.account(account, connection)!
+            return try catalog.insertSignedIn(account, connection)
         }
+    }
+
+    /// The account's catalog entry when it is signed in; otherwise an error that says how to sign it in.
+    func requireSignedIn(_ account: AccountID) throws -> AccountRecord {
+        try account.validate()
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn else {
+            throw ReplicaError(.accountNotSignedIn,
+                               "account '\(account)' is not signed in; nothing was written for it. Sign it in first (Store.signIn, or `replica accounts sign-in \(account)`)")
+        }
+        return record
     }
 
     /// Signs an account out: destroys every file the store holds for it.
@@ -112,12 +124,22 @@ public final class Store: Sendable {
     }
 
     /// Signs out every signed-in account but `account`, and signs `account` in: what an app does on logout.
+    ///
+    /// The whole switch is recorded in one transaction before any file is deleted: every other account is
+    /// marked as signing out (never searched or written again from that moment) and `account` is signed
+    /// in. A process killed at any later instant leaves the rest to the next one that opens the store.
     public func switchAccount(to account: AccountID) throws {
         try account.validate()
-        for other in try catalog.database.readNow({ try catalog.accounts($0) }) where other.id != account {
-            try signOut(other.id)
+        // Whatever an earlier switch left halfway, including a sign-out of `account` itself, ends first.
+        try finishInterruptedSignOuts()
+        let leaving = try catalog.database.writeNow { connection -> [AccountID] in
+            let others = try catalog.accounts(connection).filter { $0.id != account }.map(\.id)
+            try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id != ?", [.text(account.rawValue)])
+            if try catalog.account(account, connection) == nil { _ = try catalog.insertSignedIn(account, connection) }
+            return others
         }
-        try signIn(account)
+        CrashPoints.reach("switch.recorded")
+        for other in leaving { try finishSignOut(other) }
     }
 
     private func finishInterruptedSignOuts() throws {
@@ -142,33 +164,40 @@ public final class Store: Sendable {
 
     // MARK: Indexes
 
-    /// The named index of an account, signing the account in if it is not.
+    /// The named index of a signed-in account, created if it does not exist yet.
     ///
     /// - Parameters:
     ///   - name: letters, digits, `.`, `-` and `_`, up to 64 characters.
-    /// - Throws: ``ReplicaError`` for a bad name or account, or an index file written by a newer replica.
+    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when the account is not signed in (sign it
+    ///   in with ``signIn(_:)`` first), and for a bad name or account, or an index file written by a newer
+    ///   replica.
     public func index(named name: String = Store.defaultIndexName, account: AccountID) throws -> SearchableIndex {
         try Self.validateIndexName(name)
-        refreshIfCatalogChanged()
+        let record = try requireSignedIn(account)
         let key = IndexKey(account: account, name: name)
-        if let index = cache.withLock({ $0.indexes[key] }) { return index }
-        let record = try signIn(account)
+        if let index = cache.withLock({ $0.indexes[key] }) {
+            if index.signIn.generation == record.generation { return index }
+            // Signed out and in again since it was opened (by another process, or another Store value):
+            // that file is gone; open the new one.
+            forget(accounts: [account])
+        }
         let folder = directory.path + "/" + record.directory + "/indexes"
         try FileSystem.makeDirectory(folder)
         let index = try SearchableIndex(path: folder + "/\(name).sqlite", name: name, account: account,
-                                        configuration: configuration.index, events: configuration.events)
+                                        signIn: lease(record), configuration: configuration.index, events: configuration.events)
         return cache.withLock { cache in
-            if let existing = cache.indexes[key] { return existing }
+            if let existing = cache.indexes[key], existing.signIn.generation == record.generation { return existing }
             cache.indexes[key] = index
             return index
         }
     }
 
+    private func lease(_ record: AccountRecord) -> SignInLease {
+        SignInLease(catalog: catalog, account: record.id, generation: record.generation)
+    }
+
     /// The index if the account is signed in and the index exists; never creates either.
     public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
-        refreshIfCatalogChanged()
-        let key = IndexKey(account: account, name: name)
-        if let index = cache.withLock({ $0.indexes[key] }) { return index }
         guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn,
               FileSystem.exists(directory.path + "/" + record.directory + "/indexes/\(name).sqlite")
         else { return nil }
@@ -216,29 +245,35 @@ public final class Store: Sendable {
         }
         // Outside the cache's lock: discarding waits for work in progress on each file's queues.
         for index in indexes { index.invalidate(discardingFile: true) }
-        for database in records { database.database.discardOnClose() }
+        for database in records { database.file.discardOnClose() }
     }
 
     // MARK: Record stores
 
-    /// An account's record store file; created (and the account signed in) only when `creating`.
+    /// A signed-in account's record store file, created only when `creating`.
+    ///
+    /// - Returns: `nil` when not `creating` and the account is not signed in or has no record store.
+    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when `creating` for an account that is not
+    ///   signed in.
     func recordsDatabase(for account: AccountID, creating: Bool) throws -> RecordsDatabase? {
-        refreshIfCatalogChanged()
-        if let database = cache.withLock({ $0.records[account] }) { return database }
         let record: AccountRecord
         if creating {
-            record = try signIn(account)
+            record = try requireSignedIn(account)
         } else {
             guard let existing = try catalog.database.readNow({ try catalog.account(account, $0) }), existing.state == .signedIn else { return nil }
             record = existing
+        }
+        if let database = cache.withLock({ $0.records[account] }) {
+            if database.signIn.generation == record.generation { return database }
+            forget(accounts: [account])
         }
         let folder = directory.path + "/" + record.directory
         let path = folder + "/records.sqlite"
         if !creating && !FileSystem.exists(path) { return nil }
         try FileSystem.makeDirectory(folder)
-        let database = try RecordsDatabase(path: path, account: account)
+        let database = try RecordsDatabase(path: path, account: account, signIn: lease(record))
         return cache.withLock { cache in
-            if let existing = cache.records[account] { return existing }
+            if let existing = cache.records[account], existing.signIn.generation == record.generation { return existing }
             cache.records[account] = database
             return database
         }

@@ -96,11 +96,13 @@ public final class IndexBatch: Sendable {
             for operation in pending {
                 switch operation {
                 case .index(let items): try writer.index(contentsOf: items)
-                case .deleteIdentifiers(let identifiers): try writer.delete(identifiers: identifiers)
-                case .deleteDomains(let domains): try writer.delete(domains: domains)
-                case .deleteAll: try writer.deleteAll()
+                case .deleteIdentifiers(let identifiers): try writer.delete(identifiers: identifiers, owner: ItemOrigin.api.owner)
+                case .deleteDomains(let domains): try writer.delete(domains: domains, owner: ItemOrigin.api.owner)
+                case .deleteAll: try writer.deleteAll(owner: ItemOrigin.api.owner)
                 }
             }
+            // An item another owner made is refused: the whole batch and its client state roll back.
+            try writer.throwIfRefused()
             try writer.setClientState(newState)
             CrashPoints.reach("batch.beforeCommit")
         }

@@ -25,6 +25,9 @@ enum UpsertOutcome: Equatable {
     case unchanged
     /// An update (`isUpdate`) for an item that is not in the index; ignored, as Core Spotlight does.
     case ignoredUpdate
+    /// Another owner made the item under this identifier: nothing was written (see
+    /// ``IndexWriter/refusedOwnership``).
+    case notOwned
 }
 
 /// The SQL that changes one index, run on the writer connection inside a transaction the caller owns.
@@ -56,6 +59,18 @@ final class IndexWriter {
     /// a copy.
     private var boundRows: [(statement: Statement, row: PreparedRow)] = []
     private var lastBoundText: TextColumns?
+    /// Items this writer refused to write because another owner made them: each owner (the API, the
+    /// record store, one source, one followed table) changes only its own items. The caller decides what a
+    /// refusal means: an error for the API, a skipped entry for a source, quarantine for a record.
+    private(set) var refusedOwnership: [(identifier: ItemIdentifier, writer: String, owner: String)] = []
+
+    /// Fails with ``ReplicaError/Code/notOwner`` if any write of this transaction was refused because
+    /// another owner made the item; the caller's transaction then rolls back.
+    func throwIfRefused() throws {
+        guard let first = refusedOwnership.first else { return }
+        let more = refusedOwnership.count > 1 ? " (and \(refusedOwnership.count - 1) more)" : ""
+        throw ReplicaError(.notOwner, "item '\(first.identifier)'\(more) was made by \(first.owner), and only its owner can change it; nothing was written. Use another identifier")
+    }
 
     init(connection: Connection, now: Date, defaultLifetime: TimeInterval) {
         self.connection = connection
@@ -183,6 +198,10 @@ final class IndexWriter {
         guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {
             throw ReplicaError(.storage, "item '\(row.identifier)' neither inserted nor found")
         }
+        if stored.owner != row.origin.owner {
+            refusedOwnership.append((ItemIdentifier(row.identifier), row.origin.owner, stored.owner))
+            return .notOwned
+        }
         if stored.matches(row) {
             // The same item again (a record edit outside its searchable fields, a replay): no reindex.
             try connection.cached("UPDATE items SET source_version = ? WHERE id = ?").run([SQLValue(row.origin.version), .integer(stored.id)])
@@ -223,6 +242,11 @@ final class IndexWriter {
         var values: [SQLValue]
         var text: TextColumns
 
+        var owner: String {
+            if case .text(let owner) = values[8] { return owner }
+            return ""
+        }
+
         func matches(_ row: PreparedRow) -> Bool {
             text.hasSameColumns(as: row.text) && values == [SQLValue(row.domain), SQLValue(row.contentType), SQLValue(row.created), SQLValue(row.modified),
                                            .real(row.expires), SQLValue(row.authors), SQLValue(row.recipients), .text(row.attributes),
@@ -246,10 +270,15 @@ final class IndexWriter {
     private func merge(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
         let existing = try connection.cached("SELECT id, domain, expires, \(IndexReader.itemColumns), body FROM items WHERE identifier = ?")
             .firstRow([.text(item.uniqueIdentifier.rawValue)]) { row in
-                (id: row.int64(0), domain: row.optionalText(1), expires: row.double(2),
-                 stored: try IndexReader.decodeItem(row, offset: 3, textContent: row.optionalText(13)).0.attributeSet)
+                let (stored, storedOrigin, _) = try IndexReader.decodeItem(row, offset: 3, textContent: row.optionalText(13))
+                return (id: row.int64(0), domain: row.optionalText(1), expires: row.double(2),
+                        stored: stored.attributeSet, owner: storedOrigin.owner)
             }
         guard let existing, existing.expires > now.timeIntervalSince1970 else { return .ignoredUpdate }
+        guard existing.owner == origin.owner else {
+            refusedOwnership.append((item.uniqueIdentifier, origin.owner, existing.owner))
+            return .notOwned
+        }
         let stored = existing.stored
         let merged = SearchableItem(
             uniqueIdentifier: item.uniqueIdentifier,
@@ -310,33 +339,39 @@ final class IndexWriter {
         strings.isEmpty ? nil : "\n" + strings.map { $0.lowercased() }.joined(separator: "\n") + "\n"
     }
 
-    func rowID(of identifier: ItemIdentifier) throws -> Int64? {
-        try connection.cached("SELECT id FROM items WHERE identifier = ?").firstRow([.text(identifier.rawValue)]) { $0.int64(0) }
+    /// The row of an item, if `owner` made it (any owner's when `owner` is `nil`).
+    func rowID(of identifier: ItemIdentifier, owner: String? = nil) throws -> Int64? {
+        try connection.cached("SELECT id FROM items WHERE identifier = ?1 AND (?2 IS NULL OR owner = ?2)")
+            .firstRow([.text(identifier.rawValue), SQLValue(owner)]) { $0.int64(0) }
     }
 
     // MARK: Deleting
 
-    /// Deletes the items with these identifiers; returns how many there were.
+    /// Deletes the items with these identifiers that `owner` made; returns how many there were.
+    ///
+    /// - Parameter owner: the owner deleting; `nil` deletes whoever made them (for the store's own
+    ///   maintenance: items their owner no longer vouches for, deletions a host asks of the store).
     @discardableResult
-    func delete(identifiers: [ItemIdentifier]) throws -> Int {
+    func delete(identifiers: [ItemIdentifier], owner: String?) throws -> Int {
         var count = 0
         for identifier in identifiers {
-            guard let id = try rowID(of: identifier) else { continue }
+            guard let id = try rowID(of: identifier, owner: owner) else { continue }
             try deleteRow(id)
             count += 1
         }
         return count
     }
 
-    /// Deletes every item whose domain is one of these or lies under one of them.
+    /// Deletes every item `owner` made (any owner's when `nil`) whose domain is one of these or lies under
+    /// one of them.
     @discardableResult
-    func delete(domains: [DomainIdentifier]) throws -> Int {
+    func delete(domains: [DomainIdentifier], owner: String?) throws -> Int {
         var count = 0
-        let condition = "domain IS NOT NULL AND (domain = ?1 OR (domain >= ?1 || '.' AND domain < ?1 || '/'))"
+        let condition = "domain IS NOT NULL AND (domain = ?1 OR (domain >= ?1 || '.' AND domain < ?1 || '/')) AND (?2 IS NULL OR owner = ?2)"
         for domain in domains {
             try connection.cached("DELETE FROM items_text WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
-                .run([.text(domain.rawValue)])
-            try connection.cached("DELETE FROM items WHERE \(condition)").run([.text(domain.rawValue)])
+                .run([.text(domain.rawValue), SQLValue(owner)])
+            try connection.cached("DELETE FROM items WHERE \(condition)").run([.text(domain.rawValue), SQLValue(owner)])
             count += connection.changes
         }
         return count
@@ -350,10 +385,15 @@ final class IndexWriter {
         return connection.changes
     }
 
-    /// Deletes every item. The full-text index is recreated from its own stored definition, which is much
-    /// faster than removing its entries row by row.
+    /// Deletes every item `owner` made (every item when `owner` is `nil`).
+    ///
+    /// When no other owner has items in the index, the full-text index is recreated from its own stored
+    /// definition, which is much faster than removing its entries row by row.
     @discardableResult
-    func deleteAll() throws -> Int {
+    func deleteAll(owner: String?) throws -> Int {
+        if let owner, try connection.scalar("SELECT 1 FROM items WHERE owner != ? LIMIT 1", [.text(owner)]) != nil {
+            return try delete(owner: owner)
+        }
         let count = try connection.scalarInt("SELECT count(*) FROM items") ?? 0
         guard case .text(let sql)? = try connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'items_text'") else {
             throw ReplicaError(.corruptIndex, "the index has lost its full-text table")

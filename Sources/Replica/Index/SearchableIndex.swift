@@ -36,6 +36,9 @@ public final class SearchableIndex: Sendable {
     public let configuration: Configuration
     /// The SQLite file.
     let path: String
+    /// The sign-in this index was opened under, checked at every operation: a sign-out made by another
+    /// process or another ``Store`` value must stop it from serving or taking the account's data.
+    let signIn: SignInLease
     private let state: Mutex<State>
     private let events: @Sendable (StoreEvent) -> Void
 
@@ -50,11 +53,12 @@ public final class SearchableIndex: Sendable {
     /// The largest client state accepted, in bytes.
     public static let maximumClientStateSize = 4096
 
-    init(path: String, name: String, account: AccountID, configuration: Configuration,
+    init(path: String, name: String, account: AccountID, signIn: SignInLease, configuration: Configuration,
          events: @escaping @Sendable (StoreEvent) -> Void) throws {
         self.path = path
         self.name = name
         self.account = account
+        self.signIn = signIn
         self.configuration = configuration
         self.events = events
         let database = try Self.openDatabase(path: path, name: name, account: account, options: Self.options(configuration), events: events)
@@ -111,7 +115,17 @@ public final class SearchableIndex: Sendable {
         }
     }
 
+    /// The open file, once the account is known to be still signed in under the sign-in it was opened with.
     private var database: Database {
+        get throws {
+            let database = try openDatabase
+            try checkSignIn()
+            return database
+        }
+    }
+
+    /// The open file, without asking the catalog; for writes, which check inside their transaction.
+    private var openDatabase: Database {
         get throws {
             try state.withLock { state in
                 guard !state.isInvalidated else {
@@ -119,6 +133,16 @@ public final class SearchableIndex: Sendable {
                 }
                 return state.database
             }
+        }
+    }
+
+    /// Fails, and stops all further use, when the account was signed out since this index was opened.
+    func checkSignIn() throws {
+        do {
+            try signIn.check()
+        } catch let error as ReplicaError where error.code == .accountNotSignedIn {
+            invalidate()
+            throw error
         }
     }
 
@@ -154,11 +178,14 @@ public final class SearchableIndex: Sendable {
 
     /// Runs `body` in one write transaction, after purging some expired items (unless told not to).
     func write<T: Sendable>(purgingExpired: Bool = true, _ body: @escaping @Sendable (IndexWriter) throws -> T) async throws -> T {
-        let database = try self.database
+        let database = try openDatabase
         let now = configuration.clock()
         let lifetime = configuration.defaultLifetime
         do {
-            return try await database.write { connection in
+            return try await database.write { [self] connection in
+                // Inside the transaction, which holds the file's write lock: a write that passes this check
+                // commits before any sign-out that follows it deletes the file, never into a deleted one.
+                try checkSignIn()
                 let writer = IndexWriter(connection: connection, now: now, defaultLifetime: lifetime)
                 if purgingExpired { try writer.purgeExpired(limit: 256) }
                 return try body(writer)
@@ -182,11 +209,14 @@ public final class SearchableIndex: Sendable {
     /// Runs `body` with the writer connection in a transaction, for engines that keep their own
     /// checkpoints beside the items (the projection engine, sources).
     func writeNow<T>(_ body: (IndexWriter) throws -> T) throws -> T {
-        let database = try self.database
+        let database = try openDatabase
         let writer = { (connection: Connection) in
             IndexWriter(connection: connection, now: self.configuration.clock(), defaultLifetime: self.configuration.defaultLifetime)
         }
-        return try database.writeNow { connection in try body(writer(connection)) }
+        return try database.writeNow { connection in
+            try checkSignIn()
+            return try body(writer(connection))
+        }
     }
 
     // MARK: Indexing
@@ -195,37 +225,46 @@ public final class SearchableIndex: Sendable {
     ///
     /// All items are checked before anything is written, and all are written in one transaction.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidItem` for the first item that cannot be indexed
-    ///   (nothing is written then).
+    /// Items made by another owner (the record store's projection, a source) cannot be replaced here.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidItem` for the first item that cannot be indexed, or
+    ///   `notOwner` when an identifier belongs to an item another owner made (nothing is written then).
     public func indexItems(_ items: [SearchableItem]) async throws {
         for item in items { try item.validate() }
-        try await write { writer in try writer.index(contentsOf: items) }
+        try await write { writer in
+            try writer.index(contentsOf: items)
+            try writer.throwIfRefused()
+        }
     }
 
-    /// Deletes the items with these identifiers. Identifiers not in the index are ignored.
+    /// Deletes the items with these identifiers. Identifiers not in the index are ignored, and so are
+    /// items another owner made (the record store's projection, a source): each owner deletes its own.
     ///
     /// - Returns: how many items were deleted.
     @discardableResult
     public func deleteItems(withIdentifiers identifiers: [ItemIdentifier]) async throws -> Int {
-        try await write { writer in try writer.delete(identifiers: identifiers) }
+        try await write { writer in try writer.delete(identifiers: identifiers, owner: ItemOrigin.api.owner) }
     }
 
     /// Deletes every item whose domain is one of these or lies under one of them.
     ///
     /// Deleting `account.alice` deletes `account.alice.notes` too, but not `account.alicia`.
     ///
+    /// Items another owner made (the record store's projection, a source) are left alone.
+    ///
     /// - Returns: how many items were deleted.
     @discardableResult
     public func deleteItems(withDomainIdentifiers domains: [DomainIdentifier]) async throws -> Int {
-        try await write { writer in try writer.delete(domains: domains) }
+        try await write { writer in try writer.delete(domains: domains, owner: ItemOrigin.api.owner) }
     }
 
-    /// Deletes every item in the index (the client state stays).
+    /// Deletes every item indexed through this API (the client state stays). Items another owner made
+    /// (the record store's projection, a source) are left alone: each owner deletes its own.
     ///
     /// - Returns: how many items were deleted.
     @discardableResult
     public func deleteAllItems() async throws -> Int {
-        try await write { writer in try writer.deleteAll() }
+        try await write { writer in try writer.deleteAll(owner: ItemOrigin.api.owner) }
     }
 
     /// Deletes every item whose expiration date has passed; returns how many.
@@ -337,7 +376,7 @@ public final class SearchableIndex: Sendable {
     /// Removes items whose stored copy cannot be read and asks the owner for them again.
     private func dropUnreadable(_ identifiers: [ItemIdentifier]) async throws {
         try await write { writer in
-            try writer.delete(identifiers: identifiers)
+            try writer.delete(identifiers: identifiers, owner: nil)
             let earlier = (try? IndexReader(connection: writer.connection, now: writer.now).meta("reindex_identifiers"))
                 .flatMap { try? JSON.parse($0).arrayValue } ?? []
             let all = (earlier + identifiers.map { JSON.string($0.rawValue) }).suffix(10_000)

@@ -28,6 +28,10 @@ extension Store {
     /// account's record store and retried by ``sweep(backoff:)`` until it succeeds. Failed deletions are
     /// work to retry, never a warning to forget.
     ///
+    /// These deletions are the store's own: they remove items whoever made them, for hydration (an item
+    /// its owner no longer vouches for) and for a host or person clearing an index (`replica delete`).
+    /// Owners delete their own items through their own paths (``SearchableIndex``, records, sources).
+    ///
     /// - Returns: whether the deletion happened now or was queued.
     @discardableResult
     public func deleteReliably(_ targets: [PendingDeletion.Target], account: AccountID,
@@ -54,8 +58,8 @@ extension Store {
             var count = 0
             for target in targets {
                 switch target {
-                case .identifier(let identifier): count += try writer.delete(identifiers: [identifier])
-                case .domain(let domain): count += try writer.delete(domains: [domain])
+                case .identifier(let identifier): count += try writer.delete(identifiers: [identifier], owner: nil)
+                case .domain(let domain): count += try writer.delete(domains: [domain], owner: nil)
                 }
             }
             return count

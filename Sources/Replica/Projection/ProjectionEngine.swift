@@ -57,6 +57,8 @@ public final class ProjectionEngine: Sendable {
 
     /// The checkpoint name of the record store's change log in an index.
     static let consumer = "records"
+    /// The owner of the items the record store's projection makes.
+    static let owner = "records"
 
     public init(store: Store, projections: ProjectionSet = ProjectionSet(), followedTables: [FollowedTable] = [],
                 batchSize: Int = 500) {
@@ -301,7 +303,7 @@ public final class ProjectionEngine: Sendable {
                 for change in changes {
                     let identifier = projection.identifier(account: account, id: change.rowID)
                     if change.isDeletion {
-                        outcome.removed += try writer.delete(identifiers: [identifier])
+                        outcome.removed += try writer.delete(identifiers: [identifier], owner: table.consumer)
                         try writer.setTombstone(identifier, version: change.version ?? .max)
                         try writer.releaseFromQuarantine(identifier)
                     } else if let record = try app.record(table, id: change.rowID, account: account) {
@@ -343,7 +345,7 @@ public final class ProjectionEngine: Sendable {
             cursor = rows.last?.id
         }
         let gone = unseen
-        report.removed += try index.writeNow { writer in try writer.delete(identifiers: gone.map(ItemIdentifier.init(rawValue:))) }
+        report.removed += try index.writeNow { writer in try writer.delete(identifiers: gone.map(ItemIdentifier.init(rawValue:)), owner: table.consumer) }
         return report
     }
 
@@ -373,8 +375,16 @@ public final class ProjectionEngine: Sendable {
 
     /// What a record becomes: its item, or the record itself (with its projection) when it is deleted or
     /// does not fit its projection (then ``apply(_:_:_:owner:_:)`` removes or quarantines it).
+    /// The record an item was projected from, to quarantine it if the item cannot be written.
+    struct RecordReference: Sendable {
+        var account: AccountID
+        var kind: String
+        var id: String
+        var version: Int64
+    }
+
     enum Projected: Sendable {
-        case item(SearchableItem, ItemOrigin)
+        case item(SearchableItem, ItemOrigin, from: RecordReference)
         case record(Record, Projection)
     }
 
@@ -386,7 +396,7 @@ public final class ProjectionEngine: Sendable {
             do {
                 let item = try projection.item(for: record, now: now)
                 try item.validate()
-                return .item(item, ItemOrigin(owner: "records", version: String(record.version)))
+                return .item(item, ItemOrigin(owner: Self.owner, version: String(record.version)), from: RecordReference(account: record.account, kind: record.kind, id: record.id, version: record.version))
             } catch let error as ReplicaError where error.code == .invalidItem {
                 return .record(record, projection)
             }
@@ -399,37 +409,60 @@ public final class ProjectionEngine: Sendable {
         var items: [(SearchableItem, ItemOrigin)] = []
         items.reserveCapacity(projected.count)
         let anyQuarantined = try writer.connection.scalarInt("SELECT count(*) FROM quarantine") ?? 0 > 0
+        var sources: [ItemIdentifier: RecordReference] = [:]
         for entry in projected {
             switch entry {
-            case .item(let item, let origin):
+            case .item(let item, let origin, let source):
                 items.append((item, origin))
+                sources[item.uniqueIdentifier] = source
                 if anyQuarantined { try writer.releaseFromQuarantine(item.uniqueIdentifier) }
             case .record(let record, let projection):
                 try apply(record, projection, writer, &outcome)
             }
         }
+        let refusedBefore = writer.refusedOwnership.count
         try writer.index(contentsOf: items)
-        outcome.indexed += items.count
+        let refused = writer.refusedOwnership[refusedBefore...]
+        for refusal in refused {
+            guard let source = sources[refusal.identifier] else { continue }
+            try quarantineRefused(refusal, from: source, writer, &outcome)
+        }
+        outcome.indexed += items.count - refused.count
+    }
+
+    /// Records an item the writer refused because another owner made one under the same identifier: the
+    /// record waits in quarantine, and `status` says why.
+    private func quarantineRefused(_ refusal: (identifier: ItemIdentifier, writer: String, owner: String), from source: RecordReference,
+                                   _ writer: IndexWriter, _ outcome: inout CatchUpReport) throws {
+        let reason = "its identifier is taken by an item another owner made (\(refusal.owner)); choose an identifier template that cannot collide"
+        try writer.quarantine(refusal.identifier, kind: source.kind, recordID: source.id, version: source.version, reason: reason)
+        outcome.quarantined.append(QuarantinedRecord(account: source.account, kind: source.kind, id: source.id,
+                                                     version: source.version, reason: reason))
     }
 
     /// Makes the index hold exactly the projection of one record as it is now.
-    private func apply(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: String = "records",
+    private func apply(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: String = ProjectionEngine.owner,
                        _ outcome: inout CatchUpReport) throws {
         let identifier = projection.identifier(account: record.account, id: record.id)
         if record.isDeleted {
-            outcome.removed += try writer.delete(identifiers: [identifier])
+            outcome.removed += try writer.delete(identifiers: [identifier], owner: owner)
             try writer.releaseFromQuarantine(identifier)
             return
         }
         do {
             let item = try projection.item(for: record, now: writer.now)
             try item.validate()
-            try writer.index(item, origin: ItemOrigin(owner: owner, version: String(record.version)))
+            let origin = ItemOrigin(owner: owner, version: String(record.version))
+            if try writer.index(item, origin: origin) == .notOwned, let refusal = writer.refusedOwnership.last {
+                try quarantineRefused(refusal, from: RecordReference(account: record.account, kind: record.kind, id: record.id,
+                                                                     version: record.version), writer, &outcome)
+                return
+            }
             try writer.releaseFromQuarantine(identifier)
             outcome.indexed += 1
         } catch let error as ReplicaError where error.code == .invalidItem {
             // The older item would be stale: it goes, and the record waits in quarantine for a newer version.
-            outcome.removed += try writer.delete(identifiers: [identifier])
+            outcome.removed += try writer.delete(identifiers: [identifier], owner: owner)
             try writer.quarantine(identifier, kind: record.kind, recordID: record.id, version: record.version, reason: error.message)
             outcome.quarantined.append(QuarantinedRecord(account: record.account, kind: record.kind, id: record.id,
                                                          version: record.version, reason: error.message))

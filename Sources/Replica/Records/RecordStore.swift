@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Writes follow sync semantics: a version older than the one held is ignored (and counted), the same
 /// version again is a replay and changes nothing, a tombstone (`isDeleted`) wins over any older write.
-/// Writing to an account that is not signed in signs it in.
+/// Writing to an account that is not signed in is refused: sign it in first with ``Store/signIn(_:)``.
 ///
 /// For example:
 /// ```swift
@@ -20,8 +20,10 @@ public struct RecordStore: Sendable {
 
     /// Stores records, each account's in one transaction, and appends them to the change log.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidItem` for a record missing what the store needs
-    ///   (checked for all before anything is written).
+    /// - Throws: ``ReplicaError`` with code `invalidItem` for a record missing what the store needs, or
+    ///   `accountNotSignedIn` for a record of an account that is not signed in (both checked for all
+    ///   before anything is written; a sign-out that lands while the accounts are written is checked again
+    ///   inside each account's transaction).
     @discardableResult
     public func write(_ records: [Record]) throws -> RecordWriteSummary {
         for record in records { try record.validate() }
@@ -31,6 +33,7 @@ public struct RecordStore: Sendable {
             if byAccount[record.account] == nil { order.append(record.account) }
             byAccount[record.account, default: []].append(record)
         }
+        for account in order { _ = try store.requireSignedIn(account) }
         var summary = RecordWriteSummary()
         for account in order {
             let database = try store.recordsDatabase(for: account, creating: true)!

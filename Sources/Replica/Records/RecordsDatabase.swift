@@ -46,25 +46,40 @@ public struct PendingDeletion: Sendable, Equatable {
 
 /// The SQL of one account's `records.sqlite`: records, change log, retry queue, counters.
 final class RecordsDatabase: Sendable {
-    let database: Database
+    /// The open file; use ``database``, which checks the sign-in first.
+    let file: Database
     let account: AccountID
+    /// The sign-in the file was opened under, checked at every operation (see ``SignInLease``).
+    let signIn: SignInLease
 
     static let migrator = Migrator(kind: "record store", applicationID: 0x5250_4C52, migrations: EmbeddedMigrations.records)
 
-    init(path: String, account: AccountID) throws {
+    init(path: String, account: AccountID, signIn: SignInLease) throws {
         do {
-            database = try Database(path: path, migrator: Self.migrator)
+            file = try Database(path: path, migrator: Self.migrator)
         } catch let error as MigrationError {
             throw ReplicaError(error.code == .newerSchema ? .newerSchema : .storage, error.description, cause: error)
         }
         self.account = account
+        self.signIn = signIn
+    }
+
+    /// The file, once the account is known to be still signed in under the sign-in it was opened with.
+    var database: Database {
+        get throws {
+            try signIn.check()
+            return file
+        }
     }
 
     // MARK: Writing
 
     /// Stores records newer than those held and appends each to the change log, in one transaction.
     func write(_ records: [Record], now: Date) throws -> RecordWriteSummary {
-        try database.writeNow { connection in
+        try file.writeNow { connection in
+            // Inside the transaction, which holds the file's write lock: records that pass this check commit
+            // before any sign-out that follows deletes the file, never into a deleted one.
+            try signIn.check()
             var summary = RecordWriteSummary()
             for record in records {
                 CrashPoints.reach("records.record")

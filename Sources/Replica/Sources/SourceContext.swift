@@ -105,29 +105,44 @@ extension IndexWriter {
     func apply(_ batch: SourceBatch, from definition: SourceDefinition, consumer: String) throws {
         // Upserts go together through the pipelined path; a removal first writes the upserts before it,
         // so the events keep their order.
+        // A source writes and deletes only its own items. An upsert whose identifier another owner holds is
+        // refused by the writer, and its entry is recorded as skipped with the reason, so `status` shows it
+        // and the rest of the batch goes on.
         var items: [(SearchableItem, ItemOrigin)] = []
+        var entries: [ItemIdentifier: SourceEntry] = [:]
         func flush() throws {
+            let refusedBefore = refusedOwnership.count
             try index(contentsOf: items)
+            for refusal in refusedOwnership[refusedBefore...] {
+                guard var entry = entries[refusal.identifier] else { continue }
+                entry.skipReason = "its identifier is taken by an item another owner made (\(refusal.owner))"
+                try setEntry(entry, source: definition.name)
+            }
             items.removeAll()
+            entries.removeAll()
         }
+        let owner = definition.owner
         for event in batch.events {
             switch event {
             case .upsert(var item, let entry):
                 if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
-                items.append((item, ItemOrigin(owner: definition.owner, version: entry?.stamp)))
-                if let entry { try setEntry(entry, source: definition.name) }
+                items.append((item, ItemOrigin(owner: owner, version: entry?.stamp)))
+                if let entry {
+                    try setEntry(entry, source: definition.name)
+                    entries[item.uniqueIdentifier] = entry
+                }
             case .delete(let identifier, let key):
                 try flush()
-                try delete(identifiers: [identifier])
+                try delete(identifiers: [identifier], owner: owner)
                 if let key { try removeEntry(key, source: definition.name) }
             case .deletePrefix(let identifierPrefix, let keyPrefix):
                 try flush()
-                try deleteItems(withIdentifierPrefix: identifierPrefix)
+                try deleteItems(withIdentifierPrefix: identifierPrefix, owner: owner)
                 try connection.cached("DELETE FROM source_entries WHERE source = ? AND key >= ? AND key < ?")
                     .run([.text(definition.name), .text(keyPrefix), .text(Self.upperBound(of: keyPrefix))])
             case .skip(let entry, let identifiers):
                 try flush()
-                try delete(identifiers: identifiers)
+                try delete(identifiers: identifiers, owner: owner)
                 try setEntry(entry, source: definition.name)
             }
         }
@@ -146,11 +161,12 @@ extension IndexWriter {
         try connection.cached("DELETE FROM source_entries WHERE source = ? AND key = ?").run([.text(source), .text(key)])
     }
 
-    /// Deletes the items whose identifiers start with `prefix` (a range over the identifier index).
+    /// Deletes the items `owner` made whose identifiers start with `prefix` (a range over the identifier
+    /// index).
     @discardableResult
-    func deleteItems(withIdentifierPrefix prefix: String) throws -> Int {
-        let ids = try connection.cached("SELECT id FROM items WHERE identifier >= ? AND identifier < ?")
-            .rows([.text(prefix), .text(Self.upperBound(of: prefix))]) { $0.int64(0) }
+    func deleteItems(withIdentifierPrefix prefix: String, owner: String) throws -> Int {
+        let ids = try connection.cached("SELECT id FROM items WHERE identifier >= ? AND identifier < ? AND owner = ?")
+            .rows([.text(prefix), .text(Self.upperBound(of: prefix)), .text(owner)]) { $0.int64(0) }
         for id in ids { try deleteRow(id) }
         return ids.count
     }
@@ -171,7 +187,6 @@ extension IndexWriter {
 
     /// Forgets everything of a source: its items, entries and checkpoint.
     func forgetSource(_ definition: SourceDefinition) throws {
-        try delete(domains: [definition.domain])
         try delete(owner: definition.owner)
         try connection.cached("DELETE FROM source_entries WHERE source = ?").run([.text(definition.name)])
         try removeCheckpoint(definition.owner)

@@ -17,15 +17,21 @@ public struct SourceStatus: Sendable {
 }
 
 extension Store {
-    /// Adds a source to the store, naming it `<kind>-<n>` when it has no name, and signs its account in.
+    /// Adds a source to a signed-in account of the store, naming it `<kind>-<n>` when it has no name.
     ///
     /// - Returns: the definition as stored, with its name.
-    /// - Throws: ``ReplicaError`` for a name already taken or not valid.
+    /// - Throws: ``ReplicaError`` for a name already taken or not valid, or with code `accountNotSignedIn`
+    ///   when the account is not signed in.
     @discardableResult
     public func addSource(_ definition: SourceDefinition) throws -> SourceDefinition {
-        try signIn(definition.account)
+        try definition.account.validate()
         try Self.validateIndexName(definition.indexName)
         return try catalog.database.writeNow { connection in
+            // In the same transaction as the insert: a source is never added to an account signed out meanwhile.
+            guard try catalog.account(definition.account, connection)?.state == .signedIn else {
+                throw ReplicaError(.accountNotSignedIn,
+                                   "account '\(definition.account)' is not signed in; sign it in first (Store.signIn, or `replica accounts sign-in \(definition.account)`)")
+            }
             var definition = definition
             if definition.name.isEmpty {
                 let taken = Set(try connection.cached("SELECT name FROM sources").rows { $0.text(0) })

@@ -31,6 +31,9 @@ public struct ReplicaError: Error, CustomStringConvertible, Sendable {
         public static let clientStateMismatch = Code(rawValue: "clientStateMismatch")
         /// An account that is not signed in.
         public static let accountNotSignedIn = Code(rawValue: "accountNotSignedIn")
+        /// A write or delete of an item that another owner made (the API, the record store, a source, a
+        /// followed table): each owner changes only its own items.
+        public static let notOwner = Code(rawValue: "notOwner")
         /// A batch that was already ended.
         public static let batchEnded = Code(rawValue: "batchEnded")
         /// A file or directory that could not be read or written.

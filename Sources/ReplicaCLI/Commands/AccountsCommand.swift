@@ -9,7 +9,9 @@ enum AccountsCommand: Command {
         Usage: replica [--store DIR] accounts [list [--json] | sign-in ID | sign-out ID | remove ID]
 
           list          the signed-in accounts, one per line (the default)
-          sign-in ID    sign an account in (writing to an account signs it in too)
+          sign-in ID    sign an account in: the only way an account comes into use; writes
+                        (import, records import, sources add) for an account that is not
+                        signed in are refused
           sign-out ID   destroy everything the store holds for the account: its indexes and all
                         their text are deleted from disk, not just hidden
           remove ID     the same as sign-out

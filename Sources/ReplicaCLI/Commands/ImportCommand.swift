@@ -9,7 +9,9 @@ enum ImportCommand: Command {
         Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT] [--json] FILE|-
 
         Reads searchable items, one JSON object per line, from FILE (or standard input for -) and indexes
-        them into the account's index. An account the store does not know yet is created, signed in.
+        them into the account's index. The account must be signed in (`replica accounts sign-in ID`):
+        lines for an account that is not are each refused, so a signed-out account never comes back by
+        being written to.
 
         Each line:
           {"uniqueIdentifier": "n1", "domainIdentifier": "account.a.notes",
@@ -21,13 +23,17 @@ enum ImportCommand: Command {
         (null removes one) instead of replacing it.
 
         A line that cannot be read (bad JSON, no identifier, a wrong attribute type, not UTF-8, too
-        large) is reported with its number and skipped; the rest is imported, and the exit status is 1.
+        large), or whose identifier belongs to an item another owner made (the record store's projection,
+        a source), is reported with its number and skipped; the rest is imported, and the exit status is
+        1. With --client-state, the import is one transaction: a refused line means nothing is written
+        and the client state stays as it was, so the sync that sent the lines can send them again.
 
         Options:
           --account ID         the account to import into (required)
           --index NAME         the named index (default: default)
           --client-state TEXT  store TEXT as the index's client state, in the same transaction as the
-                               items: all of the import and its state are written, or none
+                               items: all of the import and its state are written, or none (none
+                               when any line was refused)
           --json               print a summary object on standard output
         """
 
@@ -44,23 +50,58 @@ enum ImportCommand: Command {
         defer { reader.close() }
 
         let store = try context.openStore()
-        let index = try store.index(named: indexName, account: account)
-        let batch = clientState != nil ? index.beginBatch() : nil
-        var pending: [SearchableItem] = []
+        // An account that is not signed in (or is signed out while the import runs) has every line refused.
+        var refusal: ReplicaError?
+        var index: SearchableIndex?
+        do {
+            index = try store.index(named: indexName, account: account)
+        } catch let error as ReplicaError where error.code == .accountNotSignedIn {
+            refusal = error
+        }
+        let batch = clientState != nil ? index?.beginBatch() : nil
+        var pending: [(item: SearchableItem, line: Int)] = []
         var imported = 0
         var rejected = 0
         let started = Date()
 
+        func refuse(_ entries: [(item: SearchableItem, line: Int)], _ error: ReplicaError) {
+            rejected += entries.count
+            for entry in entries { Output.note("line \(entry.line): \(error.message)") }
+        }
+
         func flush() async throws {
             guard !pending.isEmpty else { return }
-            if let batch { try batch.indexItems(pending) } else { try await index.indexItems(pending) }
-            imported += pending.count
-            pending.removeAll(keepingCapacity: true)
+            defer { pending.removeAll(keepingCapacity: true) }
+            if let refusal { return refuse(pending, refusal) }
+            guard let index else { return }
+            if let batch {
+                try batch.indexItems(pending.map(\.item))
+                imported += pending.count
+                return
+            }
+            do {
+                try await index.indexItems(pending.map(\.item))
+                imported += pending.count
+            } catch let error as ReplicaError where error.code == .accountNotSignedIn {
+                refusal = error
+                refuse(pending, error)
+            } catch let error as ReplicaError where error.code == .notOwner {
+                // Some identifiers belong to another owner's items: write the lines one by one, so only
+                // those are refused.
+                for entry in pending {
+                    do {
+                        try await index.indexItems([entry.item])
+                        imported += 1
+                    } catch let error as ReplicaError where error.code == .notOwner {
+                        refuse([entry], error)
+                    }
+                }
+            }
         }
 
         while let line = try reader.nextJSON() {
             do {
-                pending.append(try SearchableItem(json: line.get()))
+                pending.append((try SearchableItem(json: line.get()), reader.lineNumber))
             } catch let error as ReplicaError {
                 rejected += 1
                 Output.note("line \(reader.lineNumber): \(error.message)")
@@ -71,7 +112,18 @@ enum ImportCommand: Command {
             Progress.update("importing: \(imported + pending.count) items, \(rejected) rejected (\(Int(rate))/s)")
         }
         try await flush()
-        if let batch, let clientState { try await batch.end(clientState: Data(clientState.utf8)) }
+        if let batch, let clientState {
+            guard rejected == 0 else {
+                Progress.clear()
+                throw CLIError.failure("nothing was imported into account '\(account)' and its client state was not changed: \(rejected) line\(rejected == 1 ? " was" : "s were") refused (reasons above); fix them and import again")
+            }
+            do {
+                try await batch.end(clientState: Data(clientState.utf8))
+            } catch let error as ReplicaError where error.code == .notOwner || error.code == .accountNotSignedIn {
+                Progress.clear()
+                throw CLIError.failure("nothing was imported into account '\(account)' and its client state was not changed: \(error.message)")
+            }
+        }
         Progress.clear()
 
         if json {

@@ -21,9 +21,11 @@ enum RecordsCommand: Command {
         counted); "deleted": true removes the record's item and stays effective against older writes.
         How fields become attributes comes from the configuration's projections; see config/README.md.
 
-        A line that cannot be read is reported with its number and skipped; a record whose fields do not
-        fit its projection is reported (account, kind and id, never content) and kept out of the index.
-        Either makes the exit status 1; everything else is written.
+        A line that cannot be read is reported with its number and skipped, and so is a record for an
+        account that is not signed in (sign it in first with `replica accounts sign-in ID`: a signed-out
+        account never comes back by being written to); a record whose fields do not fit its projection is
+        reported (account, kind and id, never content) and kept out of the index. Any of these makes the
+        exit status 1; everything else is written.
 
         Options:
           --json   print a summary object on standard output
@@ -41,21 +43,37 @@ enum RecordsCommand: Command {
         var reader = try LineReader(path: inputs[0])
         defer { reader.close() }
         let store = try context.openStore()
-        var pending: [Record] = []
+        var pending: [(record: Record, line: Int)] = []
         var summary = RecordWriteSummary()
         var rejected = 0
         var accounts: [AccountID] = []
 
+        // Each account's records go in one transaction; an account that is not signed in has each of its
+        // lines refused, and the other accounts' records are still written.
         func flush() throws {
             guard !pending.isEmpty else { return }
-            summary = summary + (try store.records.write(pending))
-            for record in pending where !accounts.contains(record.account) { accounts.append(record.account) }
+            var order: [AccountID] = []
+            var byAccount: [AccountID: [(record: Record, line: Int)]] = [:]
+            for entry in pending {
+                if byAccount[entry.record.account] == nil { order.append(entry.record.account) }
+                byAccount[entry.record.account, default: []].append(entry)
+            }
+            for account in order {
+                let entries = byAccount[account] ?? []
+                do {
+                    summary = summary + (try store.records.write(entries.map(\.record)))
+                    if !accounts.contains(account) { accounts.append(account) }
+                } catch let error as ReplicaError where error.code == .accountNotSignedIn {
+                    rejected += entries.count
+                    for entry in entries { Output.note("line \(entry.line): \(error.message)") }
+                }
+            }
             pending.removeAll(keepingCapacity: true)
         }
 
         while let line = try reader.nextJSON() {
             do {
-                pending.append(try Record(json: line.get()))
+                pending.append((try Record(json: line.get()), reader.lineNumber))
             } catch let error as ReplicaError {
                 rejected += 1
                 Output.note("line \(reader.lineNumber): \(error.message)")

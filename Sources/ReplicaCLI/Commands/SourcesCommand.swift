@@ -37,7 +37,7 @@ enum SourcesCommand: Command {
         A source is named NAME, or files-1, git-1, exec-1, … Removing one removes every item it made.
 
         Options:
-          --account ID   the account whose index the source fills (signed in if it is not)
+          --account ID   the account whose index the source fills (signed in: see `accounts sign-in`)
           --name NAME    the source's name
           --branch NAME  (git) the branch to follow
           --json         (list) one JSON object: {"sources": [{"name", "kind", "account", "settings"}]}

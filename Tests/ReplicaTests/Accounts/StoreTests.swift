@@ -10,12 +10,49 @@ import ReplicaTestSupport
     init() throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.url)
+        for account: AccountID in ["alice", "bob"] { try store.signIn(account) }
     }
 
-    @Test func writingToAnAccountSignsItIn() async throws {
-        #expect(try store.signedInAccounts().isEmpty)
-        _ = try store.index(account: "alice")
+    static func isNotSignedIn(_ error: any Error) -> Bool { (error as? ReplicaError)?.code == .accountNotSignedIn }
+
+    @Test func onlyAnExplicitSignInBringsAnAccountIntoUse() async throws {
+        let fresh = try Store(directory: directory.appending("fresh"))
+        #expect(throws: ReplicaError.self) { try fresh.index(account: "carol") }
+        #expect(performing: { try fresh.index(account: "carol") }, throws: Self.isNotSignedIn)
+        #expect(performing: { try fresh.records.write([Record(account: "carol", kind: "note", id: "1", version: 1)]) }, throws: Self.isNotSignedIn)
+        #expect(performing: { try fresh.addSource(SourceDefinition(kind: .files, account: "carol", settings: .object([("root", "/tmp")]))) },
+                throws: Self.isNotSignedIn)
+        #expect(try fresh.signedInAccounts().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/fresh/accounts/carol"))
+        try fresh.signIn("carol")
+        try await fresh.index(account: "carol").indexItems([Fixtures.item("x", text: "hello")])
+        #expect(try fresh.signedInAccounts().map(\.id) == ["carol"])
+    }
+
+    @Test func aLateWriteForASignedOutAccountIsRefusedAndDoesNotSignItBackIn() async throws {
+        let index = try store.index(account: "bob")
+        try await index.indexItems([Fixtures.item("b1", text: "before")])
+        try store.records.write([Record(account: "bob", kind: "note", id: "1", version: 1, fields: [("title", "before")])])
+        try store.signOut("bob")
+
+        // Late writes from a sync layer, through every path: refused, and bob stays out.
+        #expect(performing: { try store.index(account: "bob") }, throws: Self.isNotSignedIn)
+        #expect(performing: { try store.records.write([Record(account: "bob", kind: "note", id: "2", version: 1, fields: [("title", "late")])]) },
+                throws: Self.isNotSignedIn)
+        await #expect(performing: { try await index.indexItems([Fixtures.item("b2", text: "late")]) }, throws: Self.isNotSignedIn)
+        // A batch of records for two accounts is refused whole: nothing is written for alice either.
+        #expect(performing: {
+            try store.records.write([Record(account: "alice", kind: "note", id: "1", version: 1), Record(account: "bob", kind: "note", id: "3", version: 1)])
+        }, throws: Self.isNotSignedIn)
+        #expect(try store.records.record(account: "alice", kind: "note", id: "1") == nil)
         #expect(try store.signedInAccounts().map(\.id) == ["alice"])
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/accounts/bob"))
+        #expect(try await store.search(SearchQuery("late")).isEmpty)
+
+        // Only an explicit sign-in brings bob back, with nothing of before.
+        try store.signIn("bob")
+        #expect(try await store.index(account: "bob").itemCount() == 0)
+        #expect(try store.records.record(account: "bob", kind: "note", id: "1") == nil)
     }
 
     @Test func searchSpansSignedInAccountsAndMergesByScore() async throws {
@@ -53,6 +90,7 @@ import ReplicaTestSupport
 
     @Test func switchingAccountsSignsOutEveryOther() async throws {
         for account: AccountID in ["a", "b", "c"] {
+            try store.signIn(account)
             try await store.index(account: account).indexItems([Fixtures.item("x", text: "shared word")])
         }
         try store.switchAccount(to: "b")
@@ -69,13 +107,59 @@ import ReplicaTestSupport
         #expect(try await other.search(SearchQuery("visible")).count == 1)
         try store.signOut("alice")
         #expect(try await other.search(SearchQuery("visible")).isEmpty)
-        // Writing again signs the account in afresh, with nothing of before.
+        #expect(performing: { try other.index(account: "alice") }, throws: Self.isNotSignedIn)
+        // Signing in again starts afresh, with nothing of before.
+        try store.signIn("alice")
         let again = try other.index(account: "alice")
         #expect(try await again.itemCount() == 0)
     }
 
+    @Test func anIndexHeldOpenByAnotherStoreNoticesASignOutMadeElsewhere() async throws {
+        let other = try Store(directory: directory.url)
+        let held = try other.index(account: "alice")
+        let heldRecords = other.records
+        try await held.indexItems([Fixtures.item("x", text: "visible")])
+        try heldRecords.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", "visible")])])
+        #expect(try await held.itemCount() == 1)
+
+        // This store signs alice out: the other one's open handles stop serving and taking her data.
+        try store.signOut("alice")
+        await #expect(performing: { try await held.itemCount() }, throws: Self.isNotSignedIn)
+        await #expect(performing: { try await held.search(SearchQuery("visible")) }, throws: Self.isNotSignedIn)
+        await #expect(performing: { try await held.indexItems([Fixtures.item("y", text: "lost?")]) }, throws: Self.isNotSignedIn)
+        #expect(performing: { try heldRecords.write([Record(account: "alice", kind: "note", id: "2", version: 1)]) }, throws: Self.isNotSignedIn)
+
+        // Signed in again (a new sign-in): the old handle still refuses, and never writes into the new files.
+        try store.signIn("alice")
+        await #expect(performing: { try await held.indexItems([Fixtures.item("z", text: "stale handle")]) }, throws: Self.isNotSignedIn)
+        let fresh = try other.index(account: "alice")
+        #expect(fresh !== held)
+        #expect(try await fresh.itemCount() == 0)
+        // What the other store writes now is what this store reads.
+        try await fresh.indexItems([Fixtures.item("n", text: "after the new sign-in")])
+        #expect(try await store.search(SearchQuery("sign")).map(\.item.uniqueIdentifier) == ["n"])
+        try heldRecords.write([Record(account: "alice", kind: "note", id: "3", version: 1, fields: [("title", "kept")])])
+        #expect(try store.records.record(account: "alice", kind: "note", id: "3") != nil)
+    }
+
+    @Test func aSwitchIsRecordedWholeBeforeAnythingIsDeleted() async throws {
+        for account: AccountID in ["c", "d", "e"] {
+            try store.signIn(account)
+            try await store.index(account: account).indexItems([Fixtures.item("x", text: "words")])
+        }
+        try store.switchAccount(to: "alice")
+        #expect(try store.signedInAccounts().map(\.id) == ["alice"])
+        for account in ["bob", "c", "d", "e"] {
+            #expect(!FileManager.default.fileExists(atPath: directory.path + "/accounts/\(account)"))
+        }
+        // The account switched to is signed in even when the store did not know it.
+        try store.switchAccount(to: "zed")
+        #expect(try store.signedInAccounts().map(\.id) == ["zed"])
+    }
+
     @Test func accountIdentifiersMapToSafeFolders() async throws {
         let weird: AccountID = "../../etc/ä b"
+        try store.signIn(weird)
         try await store.index(account: weird).indexItems([Fixtures.item("x", text: "contained")])
         let files = directory.allFiles().map(\.path)
         #expect(files.allSatisfy { $0.hasPrefix(directory.path + "/") })

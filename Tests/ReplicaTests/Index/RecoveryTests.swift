@@ -32,7 +32,9 @@ final class RecordingDelegate: IndexDelegate {
     func makeStore() throws -> Store {
         var configuration = Store.Configuration()
         configuration.events = { [events] event in events.append(event.kind) }
-        return try Store(directory: directory.url, configuration: configuration)
+        let store = try Store(directory: directory.url, configuration: configuration)
+        try store.signIn("alice")
+        return store
     }
 
     var indexPath: String { directory.path + "/accounts/alice/indexes/default.sqlite" }

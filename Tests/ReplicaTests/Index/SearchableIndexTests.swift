@@ -13,6 +13,7 @@ import ReplicaTestSupport
     init() throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
+        for account: AccountID in ["alice"] { try store.signIn(account) }
         index = try store.index(named: "Notes", account: "alice")
     }
 

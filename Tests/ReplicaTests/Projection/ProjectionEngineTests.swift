@@ -12,6 +12,7 @@ import ReplicaTestSupport
     init() throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
+        for account: AccountID in ["a", "b"] { try store.signIn(account) }
     }
 
     func note(_ id: String, _ version: Int64, title: String, body: String = "", deleted: Bool = false, extra: JSON = .null) -> Record {
@@ -168,7 +169,7 @@ import ReplicaTestSupport
         // The change log is pruned by now; a new, empty index must still end up complete.
         let index = try store.index(account: "a")
         try await index.write { writer in
-            _ = try writer.deleteAll()
+            _ = try writer.deleteAll(owner: nil)
             try writer.removeCheckpoint(ProjectionEngine.consumer)
         }
         _ = try await engine.catchUp(account: "a")

@@ -13,6 +13,7 @@ import ReplicaTestSupport
     init() throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.appending("store"))
+        for account: AccountID in ["alice", "bob"] { try store.signIn(account) }
         let path = directory.path + "/app.sqlite"
         app = try Connection(path: path)
         try app.execute("""

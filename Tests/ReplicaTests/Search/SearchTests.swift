@@ -11,6 +11,7 @@ import ReplicaTestSupport
     init() throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.url)
+        for account: AccountID in ["alice"] { try store.signIn(account) }
         index = try store.index(account: "alice")
     }
 

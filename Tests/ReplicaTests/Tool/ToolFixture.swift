@@ -18,6 +18,7 @@ struct ToolFixture {
     init() async throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
+        for account: AccountID in ["a", "b"] { try store.signIn(account) }
         var message = Projection.default(for: "message")
         message.attributes += [(.authorEmailAddresses, ["fromAddress"]), (.recipientEmailAddresses, ["toAddress"])]
         message.attributes = message.attributes.map { key, fields in

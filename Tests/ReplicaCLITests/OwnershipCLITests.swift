@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import ReplicaTestSupport
+
+/// An owner (the API, the record store, one named source) changes only the items it made, whatever
+/// identifiers it sends: the attacks of a source or an import that reuse another owner's identifier.
+@Suite struct OwnershipCLITests {
+    let directory: TemporaryDirectory
+    var store: String { directory.path + "/store" }
+    var notes: String { directory.path + "/notes" }
+
+    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Plugins/Exec/examples/notes-plugin.py").path
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        try Fixtures.signIn(store: store, "a")
+        try FileManager.default.createDirectory(atPath: notes, withIntermediateDirectories: true)
+        let record = #"{"account": "a", "kind": "note", "id": "r1", "version": 1, "fields": {"title": "original quarterly plan"}}"#
+        #expect(try replica("records", "import", "-", input: record).status == 0)
+    }
+
+    @discardableResult
+    func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
+        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+    }
+
+    func found(_ word: String) throws -> String {
+        try replica("search", "--json", word).standardOutput
+    }
+
+    @Test func aSourceNamedLikeARecordKindCannotReplaceOrDeleteTheRecordsItem() throws {
+        // A plugin source named `note` whose key `a:r1` makes the identifier `note:a:r1`: the record's.
+        try #"{"title": "forged words", "body": "forged"}"#.write(toFile: notes + "/a:r1.json", atomically: true, encoding: .utf8)
+        try #"{"title": "honest words", "body": "its own"}"#.write(toFile: notes + "/own.json", atomically: true, encoding: .utf8)
+        #expect(try replica("sources", "add", "exec", "--account", "a", "--name", "note", "--", "python3", Self.example, notes).status == 0)
+        let sync = try replica("sync")
+        #expect(sync.status == 0, "\(sync.standardError)")
+        #expect(try found("original").contains(#""uniqueIdentifier":"note:a:r1""#))
+        #expect(try found("forged") == "{\"results\":[]}\n")
+        #expect(try found("honest").contains(#""uniqueIdentifier":"note:own""#), "the rest of the source's batch is indexed")
+        let status = try replica("status").standardOutput
+        #expect(status.contains("its identifier is taken by an item another owner made"), "\(status)")
+
+        // The source deletes its entry: the record's item stays.
+        try FileManager.default.removeItem(atPath: notes + "/a:r1.json")
+        #expect(try replica("sync").status == 0)
+        #expect(try found("original").contains(#""uniqueIdentifier":"note:a:r1""#))
+        // Removing the source removes only its own items.
+        #expect(try replica("sources", "remove", "note").status == 0)
+        #expect(try found("original").contains(#""uniqueIdentifier":"note:a:r1""#))
+        #expect(try found("honest") == "{\"results\":[]}\n")
+    }
+
+    @Test func anImportCannotReplaceOrDeleteAnItemTheRecordStoreMade() throws {
+        let lines = [
+            #"{"uniqueIdentifier": "note:a:r1", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "forged"}}"#,
+            #"{"uniqueIdentifier": "mine", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "mine forged"}}"#,
+        ].joined(separator: "\n")
+        let imported = try replica("import", "--account", "a", "-", input: lines)
+        #expect(imported.status == 1)
+        #expect(imported.standardError.contains("line 1: item 'note:a:r1' was made by records, and only its owner can change it"), "\(imported.standardError)")
+        #expect(!imported.standardError.contains("line 2"))
+        #expect(try found("original").contains(#""uniqueIdentifier":"note:a:r1""#))
+        #expect(try found("mine").contains(#""uniqueIdentifier":"mine""#))
+
+        // With a client state the import is all or nothing: nothing is written, the state stays.
+        let batch = try replica("import", "--account", "a", "--client-state", "v9", "-", input: lines)
+        #expect(batch.status == 1)
+        #expect(batch.standardError.contains("client state was not changed"), "\(batch.standardError)")
+        #expect(!(try replica("status", "--json").standardOutput.contains(#""lastClientState":"v9""#)))
+    }
+
+    @Test func aLateLineForASignedOutAccountIsRefusedAndTheOthersAreWritten() throws {
+        try Fixtures.signIn(store: store, "b")
+        #expect(try replica("accounts", "sign-out", "b").status == 0)
+        let records = [
+            #"{"account": "b", "kind": "note", "id": "1", "version": 2, "fields": {"title": "late delivery"}}"#,
+            #"{"account": "a", "kind": "note", "id": "2", "version": 1, "fields": {"title": "timely delivery"}}"#,
+            #"{"account": "b", "kind": "note", "id": "2", "version": 2, "fields": {"title": "late delivery"}}"#,
+        ].joined(separator: "\n")
+        let written = try replica("records", "import", "-", input: records)
+        #expect(written.status == 1)
+        let refusals = written.standardError.split(separator: "\n").filter { $0.contains("account 'b' is not signed in") }
+        #expect(refusals.map { $0.prefix(17) } == ["replica: line 1: ", "replica: line 3: "], "\(written.standardError)")
+        #expect(try replica("accounts").standardOutput == "a\n")
+        #expect(try found("timely").contains(#""uniqueIdentifier":"note:a:2""#))
+        #expect(try found("late") == "{\"results\":[]}\n")
+
+        let imported = try replica("import", "--account", "b", "-", input: #"{"uniqueIdentifier": "x", "attributes": {"title": "late"}}"#)
+        #expect(imported.status == 1)
+        #expect(imported.standardError.contains("line 1: account 'b' is not signed in"), "\(imported.standardError)")
+        #expect(try replica("accounts").standardOutput == "a\n")
+        #expect(!FileManager.default.fileExists(atPath: store + "/accounts/b"))
+    }
+}
