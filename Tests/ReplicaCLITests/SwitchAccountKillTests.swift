@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import Replica
+import ReplicaTestSupport
+
+/// `replica switch-account a`, with accounts a to e signed in, killed at every step that changes the
+/// disk: each unlink, rmdir, ftruncate, fdatasync and pwrite64 (the last two are how SQLite commits),
+/// one trial per step, by strace's fault injection. After each, the next replica command must finish the
+/// whole switch: a alone signed in, with its data, and no byte of the other accounts' text in any file.
+@Suite(.serialized) struct SwitchAccountKillTests {
+    static let accounts: [AccountID] = ["a", "b", "c", "d", "e"]
+    static let syscalls = ["unlink", "rmdir", "ftruncate", "fdatasync", "pwrite64"]
+
+    static func canary(_ account: AccountID) -> String { "qqswitch\(account.rawValue)canary" }
+
+    static var strace: String? {
+        ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// A store with accounts a to e, each with an indexed item and a projected record carrying its canary.
+    static func makeTemplate(at path: String) async throws {
+        let store = try Store(directory: URL(fileURLWithPath: path))
+        for account in accounts {
+            try store.signIn(account)
+            let canary = canary(account)
+            try await store.index(account: account).indexItems([Fixtures.item("item", title: canary, text: "\(canary) body")])
+            try store.records.write([Record(account: account, kind: "note", id: "1", version: 1, fields: [("title", .string(canary))])])
+            _ = try await ProjectionEngine(store: store).catchUp(account: account)
+        }
+    }
+
+    @Test func aSwitchKilledAtAnyStepIsFinishedByTheNextCommand() async throws {
+        let strace = try #require(Self.strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
+        let directory = try TemporaryDirectory()
+        let template = directory.path + "/template"
+        try await Self.makeTemplate(at: template)
+        for account in Self.accounts {
+            #expect(!directory.filesContaining(Self.canary(account)).isEmpty, "the template holds \(account)'s text")
+        }
+
+        var kills: [String: Int] = [:]
+        var recordedBeforeKill = 0
+        for syscall in Self.syscalls {
+            for step in 1...2000 {
+                let trial = directory.path + "/trial"
+                try? FileManager.default.removeItem(atPath: trial)
+                try FileManager.default.copyItem(atPath: template, toPath: trial)
+                let switched = try ReplicaProcess.run(executable: URL(fileURLWithPath: strace), [
+                    "-f", "-o", "/dev/null", "-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=KILL:when=\(step)",
+                    ReplicaProcess.executable.path, "--store", trial, "switch-account", "a",
+                ])
+                let what = "killed at \(syscall) #\(step)"
+                if !switched.wasSignaled {
+                    #expect(switched.status == 0, "\(what): \(switched.standardError)")
+                }
+                // The next command, whatever it is, finishes the switch if it was recorded; if the kill came
+                // before that, nothing changed at all. Nothing in between.
+                let next = try ReplicaProcess.run(["--store", trial, "accounts"])
+                #expect(next.status == 0, "\(what): \(next.standardError)")
+                let signedIn = next.standardOutput
+                let left = Self.accounts.dropFirst().filter { account in
+                    directory.filesContaining(Self.canary(account)).contains { $0.path.hasPrefix(trial + "/") }
+                }
+                if signedIn == "a\n" {
+                    #expect(left.isEmpty, "\(what): the text of \(left) is still on disk")
+                    switched.wasSignaled ? (recordedBeforeKill += 1) : ()
+                } else {
+                    #expect(switched.wasSignaled && signedIn == "a\nb\nc\nd\ne\n" && left.count == 4,
+                            "\(what): half a switch: signed in \(signedIn.split(separator: "\n")), text left of \(left)")
+                    // Run again, as the user would, it completes.
+                    #expect(try ReplicaProcess.run(["--store", trial, "switch-account", "a"]).status == 0, "\(what)")
+                    #expect(try ReplicaProcess.run(["--store", trial, "accounts"]).standardOutput == "a\n", "\(what)")
+                }
+                let search = try ReplicaProcess.run(["--store", trial, "search", "--json", Self.canary("a")])
+                #expect(search.standardOutput.contains(#""account":"a""#), "\(what): a's items are not searchable")
+                guard switched.wasSignaled else { break }
+                kills[syscall, default: 0] += 1
+            }
+        }
+        // Every kind of step happens in a switch of four accounts' files; none went untried.
+        for syscall in Self.syscalls {
+            #expect(kills[syscall, default: 0] >= 1, "no \(syscall) was killed: \(kills)")
+        }
+        // Most kills land after the switch was recorded, and those are the ones that must be finished.
+        #expect(recordedBeforeKill > kills.values.reduce(0, +) / 2, "\(recordedBeforeKill) of \(kills) kills came after the switch was recorded")
+        print("switch-account killed at \(kills.map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", "))")
+    }
+}
