@@ -38,6 +38,9 @@ public struct StoreEvent: Sendable, CustomStringConvertible {
         public static let signOutCompleted = Kind(rawValue: "signOutCompleted")
         /// Stored items that could not be read back were dropped and their owner asked to reindex them.
         public static let itemsUnreadable = Kind(rawValue: "itemsUnreadable")
+        /// The search tool left results out because hydration did not pass them (gone, unreadable by the
+        /// account, stale, or their owner did not answer). The model is never told; the host's log is.
+        public static let resultsWithheld = Kind(rawValue: "resultsWithheld")
     }
 
     public var kind: Kind

@@ -189,11 +189,16 @@ public final class SearchTool: Sendable {
     private func run(_ query: ToolQuery, token: String, now: Date) async throws -> QueryOutcome {
         let aggregate = !query.stages.isEmpty
         let wanted = aggregate ? Self.aggregateLimit : query.limit
-        var candidates = try await retrieve(query, limit: aggregate ? Self.aggregateLimit : max(query.limit * 2, query.limit + 10))
+        var candidates = try await retrieve(query, limit: aggregate ? Self.aggregateLimit + 1 : max(query.limit * 2, query.limit + 10))
         candidates = candidates.filter { result in query.predicates.allSatisfy { $0.matches(result) } }
 
         let hydrator = try Hydrator(store: store, accounts: configuration.accounts, hydration: configuration.hydration)
-        let (kept, dropped) = await hydrator.hydrate(candidates, wanting: wanted, includingContent: fetchAttributes.contains(.textContent))
+        // One more than wanted, so that whether the limit was reached is told by readable items alone: the
+        // model learns nothing of items the account may not read, not even that they exist.
+        var (kept, dropped) = await hydrator.hydrate(candidates, wanting: wanted + 1, includingContent: fetchAttributes.contains(.textContent))
+        let limitReached = kept.count > wanted
+        kept = Array(kept.prefix(wanted))
+        report(dropped)
 
         let label = query.label ?? "search \(query.summary)"
         var data = PipelineData.items(kept)
@@ -211,8 +216,18 @@ public final class SearchTool: Sendable {
             stream.continuation.yield(SearchReply(queryToken: token, stageToken: "\(token).\(index + 1)", label: stage.label,
                                                   content: .data(data), status: index == query.stages.count - 1 ? .complete : .partial))
         }
-        return QueryOutcome(query: query, token: token, data: data, found: kept.count, withheld: dropped.count,
-                            limitReached: kept.count >= wanted && candidates.count > wanted, fetchAttributes: fetchAttributes)
+        return QueryOutcome(query: query, token: token, data: data, found: kept.count, limitReached: limitReached,
+                            fetchAttributes: fetchAttributes)
+    }
+
+    /// Tells the host (its log) what hydration left out and why, by account and reason, never by content.
+    private func report(_ dropped: [DroppedItem]) {
+        guard !dropped.isEmpty else { return }
+        for (account, items) in Dictionary(grouping: dropped, by: \.account).sorted(by: { $0.key < $1.key }) {
+            let reasons = Dictionary(grouping: items, by: \.reason).map { "\($0.value.count) \($0.key)" }.sorted()
+            store.configuration.events(StoreEvent(kind: .resultsWithheld, account: account, indexName: nil,
+                                                  message: "the search tool left out \(items.count) result(s) of account '\(account)' that hydration did not pass: \(reasons.joined(separator: "; "))"))
+        }
     }
 
     /// The attributes every result shows beyond the defaults (from all sources).

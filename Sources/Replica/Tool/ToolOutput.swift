@@ -6,10 +6,9 @@ struct QueryOutcome: Sendable {
     var token: String
     /// The last stage's data (the retrieved items when there are no stages).
     var data: PipelineData
-    /// Items that matched and passed hydration, before any stage.
+    /// Items that matched and passed hydration, before any stage. Nothing here counts items hydration
+    /// left out: the model learns nothing about what the account may not read.
     var found: Int
-    /// Items hydration withheld (their details are not shown).
-    var withheld: Int
     /// Whether the search stopped at its limit with more matches left, so the model can ask for more.
     var limitReached: Bool
     var fetchAttributes: [AttributeKey]
@@ -41,7 +40,6 @@ enum ToolOutput {
             ("query", outcome.query.text.map(JSON.string)),
             ("label", outcome.query.label.map(JSON.string)),
             ("found", .number(Double(outcome.found))),
-            ("withheld", outcome.withheld > 0 ? .number(Double(outcome.withheld)) : nil),
             ("limitReached", outcome.limitReached ? .bool(true) : nil),
         ]
         switch outcome.data {
@@ -116,7 +114,7 @@ enum ToolOutput {
     /// a snippet that begins with the title is written alone, in the title's place.
     static func compact(_ outcome: QueryOutcome) -> [String] {
         var head = outcome.query.text.map { JSON.string($0).serialized() } ?? "(filters)"
-        head += " found \(outcome.found)" + (outcome.withheld > 0 ? ", \(outcome.withheld) withheld" : "")
+        head += " found \(outcome.found)"
             + (outcome.limitReached ? ", limit reached" : "")
         var lines = [head]
         func line(_ n: Int, _ result: SearchResult, extra: String = "") -> String {

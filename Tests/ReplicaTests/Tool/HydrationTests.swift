@@ -40,7 +40,8 @@ import ReplicaTestSupport
         let result = await fixture.tool().call(arguments: #"{"query": "supplier"}"#)
         let structured = try StructuredResult(result)
         #expect(structured.ids.isEmpty)
-        #expect(structured.first["withheld"]?.intValue == 1)
+        #expect(structured.first["found"]?.intValue == 0)
+        #expect(!result.text.contains("withheld"), "the model is not told that an unreadable item exists")
         #expect(!result.text.contains("Launch plan"), "a withheld item shows nothing of itself")
         #expect(try await indexed("supplier").isEmpty)
         // Shared with the account again, it is found again.
@@ -137,7 +138,8 @@ import ReplicaTestSupport
         let result = await fixture.tool(delegate: SilentHydration(), timeout: .milliseconds(50)).call(arguments: #"{"query": "orchid"}"#)
         let structured = try StructuredResult(result)
         #expect(structured.ids.isEmpty)
-        #expect(structured.first["withheld"]?.intValue == 3)
+        #expect(structured.first["found"]?.intValue == 0)
+        #expect(!result.text.contains("withheld"))
         #expect(try await indexed("orchid").count == 3, "not answering is no reason to remove")
     }
 
@@ -156,5 +158,68 @@ import ReplicaTestSupport
         let found = try await store.search(SearchQuery("fern", limit: 5), hydration: Hydration(delegate: EveryOther()))
         #expect(found.results.count == 5)
         #expect(found.results.allSatisfy { Int($0.item.uniqueIdentifier.rawValue.dropFirst(4))! % 2 == 1 })
+    }
+
+    // MARK: Nothing about what the account may not read
+
+    /// Answers for the even-numbered items only: the odd ones are not the account's to read.
+    struct EvenOnly: HydrationDelegate {
+        func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
+                          includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer] {
+            Dictionary(uniqueKeysWithValues: identifiers.compactMap { identifier in
+                Int(identifier.rawValue.dropFirst(5)).map { $0.isMultiple(of: 2) } == true ? (identifier, .current(nil, version: nil)) : nil
+            })
+        }
+    }
+
+    @Test func countsGroupsStatisticsLimitsAndRepliesSeeOnlyReadableItems() async throws {
+        // Twelve ferns: six readable (even), six not. Odd ones are bigger, and of a type of their own.
+        try await store.index(account: "a").indexItems((1...12).map { number in
+            var attributes = AttributeSet(contentType: number.isMultiple(of: 2) ? .plainText : .html)
+            attributes.title = "Fern \(number)"
+            attributes.textContent = "fern"
+            attributes[ToolFixture.amount] = .number(number.isMultiple(of: 2) ? 1 : 1_000)
+            return SearchableItem(uniqueIdentifier: ItemIdentifier("fern:\(number)"), attributeSet: attributes, expirationDate: .distantFuture)
+        })
+        let tool = fixture.tool(delegate: EvenOnly())
+        let replies = Recorder<SearchReply>()
+        let watcher = Task { [stream = tool.replies] in for await reply in stream { replies.append(reply) } }
+        defer { watcher.cancel() }
+
+        func call(_ arguments: String) async throws -> StructuredResult {
+            let result = await tool.call(arguments: arguments)
+            #expect(!result.text.contains("withheld") && !result.text.contains("Fern 1\"") && !result.text.contains("fern:1\""))
+            return try StructuredResult(result)
+        }
+        // Exactly six readable: the limit of six is not "reached", though twelve matched in the index.
+        let six = try await call(#"{"query": "fern", "limit": 6}"#)
+        #expect(six.first["found"]?.intValue == 6)
+        #expect(six.first["limitReached"] == nil)
+        #expect(six.ids.allSatisfy { Int($0.dropFirst(5))!.isMultiple(of: 2) })
+        let five = try await call(#"{"query": "fern", "limit": 5}"#)
+        #expect(five.first["limitReached"]?.boolValue == true, "with a seventh readable item the limit would be reached")
+
+        #expect(try await call(#"{"query": "fern", "stages": [{"stage": "count"}]}"#).first["count"]?.intValue == 6)
+        let groups = try await call(#"{"query": "fern", "stages": [{"stage": "group", "by": "contentType"}]}"#).first["groups"]?.arrayValue ?? []
+        #expect(groups.map { $0["quotedKey"]?.stringValue } == ["public.plain-text"])
+        #expect(groups.first?["count"]?.intValue == 6)
+        let sum = try await call(#"{"query": "fern", "stages": [{"stage": "statistic", "function": "sum", "attribute": "amount"}]}"#)
+        #expect(sum.first["statistic"]?["value"]?.doubleValue == 6)
+
+        // The host's stream carries only what the model was shown.
+        let seen = await eventually { replies.all.count >= 5 }
+        #expect(seen)
+        for reply in replies.all {
+            guard case .data(let data) = reply.content else { continue }
+            let counted: Int? = switch data {
+            case .items(let items): items.count
+            case .count(let count): count
+            default: nil
+            }
+            #expect((counted ?? 0) <= 6, "\(reply.label): \(data)")
+            if case .items(let items) = data {
+                #expect(items.allSatisfy { Int($0.item.uniqueIdentifier.rawValue.dropFirst(5))!.isMultiple(of: 2) })
+            }
+        }
     }
 }
