@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReplicaTestSupport
+import Replica
 
 /// End-to-end tests: they run the built `replica` binary and check what it prints and how it exits.
 @Suite struct CLITests {
@@ -278,5 +279,64 @@ import ReplicaTestSupport
         #expect(search.standardError.contains("finished signing out account 'gone'"))
         #expect(directory.filesContaining(canary).isEmpty)
         #expect(try replica("accounts").standardOutput == "kept\n")
+    }
+}
+
+/// Text from outside never acts on a terminal or splits a line of output.
+@Suite struct ControlCharacterTests {
+    let directory: TemporaryDirectory
+    var store: String { directory.path + "/store" }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        try Fixtures.signIn(store: store, "a")
+    }
+
+    @discardableResult
+    func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
+        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+    }
+
+    /// Raw characters that must never come out: ESC, other C0 and C1 controls, DEL, line and paragraph
+    /// separators, direction overrides (a line break is allowed only between lines).
+    static func rawUnsafe(_ text: String) -> [String] {
+        text.unicodeScalars.filter { $0 != "\n" && DisplayText.isUnsafe($0) }.map { String($0.value, radix: 16) }
+    }
+
+    @Test func titlesAndIdentifiersWithControlCharactersAreEscapedEverywhere() throws {
+        // JSON escapes: ESC, CR, tab, a line break, U+2028, a C1 control and a right-to-left override.
+        let evilID = #"evil\n1 99 fake\u2028line\u001b[2J\u0085"#
+        let evilTitle = #"harbor \u001b[31mred\u001b[0m\r\nforged line\u202e\u009b"#
+        let lines = [
+            #"{"uniqueIdentifier": "\#(evilID)", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "\#(evilTitle)", "textContent": "harbor words \u2029 more\u0007"}}"#,
+            #"{"uniqueIdentifier": "plain", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "harbor plain", "textContent": "harbor"}}"#,
+        ].joined(separator: "\n")
+        #expect(try replica("import", "--account", "a", "--client-state", "state\u{1B}[2Jx", "-", input: lines).status == 0)
+
+        let human = try replica("search", "harbor")
+        #expect(human.status == 0)
+        #expect(Self.rawUnsafe(human.standardOutput).isEmpty, "\(human.standardOutput.debugDescription)")
+        #expect(human.standardOutput.contains(#"evil\n1 99 fake\u{2028}line\u{1B}[2J"#), "\(human.standardOutput)")
+        // Two results of three lines each: nothing in them started a line of its own.
+        #expect(human.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).count == 7)
+
+        let status = try replica("status")
+        #expect(Self.rawUnsafe(status.standardOutput).isEmpty, "\(status.standardOutput.debugDescription)")
+
+        for format in ["compact", "structured"] {
+            let tool = try replica("tool", "call", "--format", format, #"{"query": "harbor"}"#)
+            #expect(tool.status == 0, "\(tool.standardError)")
+            #expect(Self.rawUnsafe(tool.standardOutput).isEmpty, "\(format): \(tool.standardOutput.debugDescription)")
+            if format == "compact" {
+                // The preamble, the query's line and one line per result.
+                let outputLines = tool.standardOutput.split(separator: "\n")
+                #expect(outputLines.count == 4, "\(tool.standardOutput)")
+                #expect(outputLines.contains { $0.hasPrefix("1 evil%0A1%2099%20fake%E2%80%A8line%1B[2J%C2%85 ") || $0.hasPrefix("2 evil%0A1") },
+                        "\(tool.standardOutput)")
+            }
+        }
+        let json = try replica("search", "--json", "harbor")
+        #expect(Self.rawUnsafe(json.standardOutput).isEmpty)
+        #expect(json.standardOutput.contains(#"\u2028"#) && json.standardOutput.contains(#"\u001b"#) && json.standardOutput.contains(#"\u0085"#))
     }
 }

@@ -223,7 +223,9 @@ extension JSON {
             case "\u{2028}": output += "\\u2028"
             case "\u{2029}": output += "\\u2029"
             default:
-                if scalar.value < 0x20 {
+                // C0 controls must be escaped; DEL, C1 controls and direction overrides are too, so that a
+                // string written into a line of output can never act on the terminal or model that reads it.
+                if scalar.value < 0x20 || DisplayText.isUnsafe(scalar) {
                     let hex = String(scalar.value, radix: 16)
                     output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

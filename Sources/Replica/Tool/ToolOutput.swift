@@ -119,8 +119,9 @@ enum ToolOutput {
         var lines = [head]
         func line(_ n: Int, _ result: SearchResult, extra: String = "") -> String {
             let attributes = result.item.attributeSet
-            var parts = ["\(n)", result.item.uniqueIdentifier.rawValue.replacingOccurrences(of: " ", with: "%20"),
-                         result.origin.owner + (result.origin.version.map { "@" + $0.prefix(12) } ?? ""),
+            // Identifiers and versions come from outside (a file name may hold a line break): one token each.
+            var parts = ["\(n)", DisplayText.token(result.item.uniqueIdentifier.rawValue),
+                         DisplayText.token(result.origin.owner + (result.origin.version.map { "@" + $0.prefix(12) } ?? "")),
                          "i" + ISO8601.string(from: result.indexedAt).prefix(10)]
             if let modified = attributes.contentModificationDate { parts.append("m" + ISO8601.string(from: modified).prefix(10)) }
             if !extra.isEmpty { parts.append(extra) }

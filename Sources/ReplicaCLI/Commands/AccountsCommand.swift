@@ -33,7 +33,7 @@ enum AccountsCommand: Command {
                     .object([("id", .string(account.id.rawValue)), ("signedInAt", .string(ISO8601.string(from: account.signedInAt)))])
                 }))]))
             } else {
-                for account in accounts { Output.print(account.id.rawValue) }
+                for account in accounts { Output.line(account.id.rawValue) }
             }
         case "sign-in":
             let account = try single(&arguments, action)

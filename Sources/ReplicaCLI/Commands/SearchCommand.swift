@@ -91,6 +91,7 @@ enum SearchCommand: Command {
     /// Three lines per result: identifier and title; account, type, date and score; the snippet.
     static func render(_ result: SearchResult) -> String {
         let attributes = result.item.attributeSet
+        // Each line holds text from outside; its control characters are shown as escapes.
         var lines = [result.item.uniqueIdentifier.rawValue + (result.title.map { " — " + $0 } ?? "")]
         var facts = ["account \(result.account)"]
         if let type = attributes.contentType { facts.append(type.rawValue) }
@@ -100,6 +101,6 @@ enum SearchCommand: Command {
         if let snippet = result.snippet, !snippet.isEmpty {
             lines.append("  " + snippet.split(whereSeparator: \.isNewline).joined(separator: " "))
         }
-        return lines.joined(separator: "\n")
+        return lines.map(DisplayText.oneLine).joined(separator: "\n")
     }
 }

@@ -59,7 +59,7 @@ enum SourcesCommand: Command {
                              ("settings", source.settings)])
                 }))]))
             } else {
-                for source in sources { Output.print("\(source.name)  \(source.kind)  account \(source.account)  \(describe(source))") }
+                for source in sources { Output.line("\(source.name)  \(source.kind)  account \(source.account)  \(describe(source))") }
             }
         case "remove":
             let names = try arguments.positionals()

@@ -33,25 +33,25 @@ enum StatusCommand: Command {
             Output.printJSON(status.json.setting("sources", to: .array(sources.map(sourceJSON))))
             return
         }
-        Output.print("store: \(status.directory.path)")
+        Output.line("store: \(status.directory.path)")
         if status.accounts.isEmpty {
-            Output.print("no accounts signed in")
+            Output.line("no accounts signed in")
         }
         for account in status.accounts {
-            Output.print("account \(account.id): \(account.itemCount) items, \(formatBytes(account.indexBytes))")
+            Output.line("account \(account.id): \(account.itemCount) items, \(formatBytes(account.indexBytes))")
             for index in account.indexes {
                 var line = "  index \(index.name): \(index.itemCount) items, \(formatBytes(index.bytes))"
                 if case .string(let state) = StoreStatus.describe(clientState: index.lastClientState) {
                     line += ", client state \(state)"
                 }
-                Output.print(line)
+                Output.line(line)
             }
             if let records = account.records {
-                Output.print("  records: \(records.recordCount) held, \(records.pendingChanges) changes not yet indexed, "
+                Output.line("  records: \(records.recordCount) held, \(records.pendingChanges) changes not yet indexed, "
                     + "\(records.ignoredOlder) older deliveries ignored, \(records.pendingDeletions.count) deletions to retry, "
                     + "\(records.quarantined.count) quarantined")
                 for entry in records.quarantined {
-                    Output.print("    quarantined: \(entry.kind) '\(entry.id)' version \(entry.version): \(entry.reason)")
+                    Output.line("    quarantined: \(entry.kind) '\(entry.id)' version \(entry.version): \(entry.reason)")
                 }
                 for deletion in records.pendingDeletions {
                     let target: String
@@ -59,16 +59,16 @@ enum StatusCommand: Command {
                     case .identifier(let identifier): target = "item '\(identifier)'"
                     case .domain(let domain): target = "domain '\(domain)'"
                     }
-                    Output.print("    to delete: \(target) from index \(deletion.indexName), \(deletion.attempts) attempts, next "
+                    Output.line("    to delete: \(target) from index \(deletion.indexName), \(deletion.attempts) attempts, next "
                         + ISO8601.string(from: deletion.nextAttempt) + (deletion.lastError.map { " (\($0))" } ?? ""))
                 }
                 if !records.rebuilding.isEmpty {
-                    Output.print("    rebuilding for a new projection version: \(records.rebuilding.joined(separator: ", "))")
+                    Output.line("    rebuilding for a new projection version: \(records.rebuilding.joined(separator: ", "))")
                 }
             }
         }
         for source in sources {
-            for line in describe(source) { Output.print(line) }
+            for line in describe(source) { Output.line(line) }
         }
     }
 

@@ -71,7 +71,7 @@ enum SyncCommand: Command {
                 ("seconds", .number((seconds * 1000).rounded() / 1000)),
             ]))
         } else {
-            Output.print("sources: \(totals.seen) files seen, \(totals.indexed) indexed, \(totals.skipped) skipped, \(totals.removed) removed; "
+            Output.line("sources: \(totals.seen) files seen, \(totals.indexed) indexed, \(totals.skipped) skipped, \(totals.removed) removed; "
                 + "records: applied \(report.changesApplied) changes (indexed \(report.indexed), removed \(report.removed), "
                 + "rebuilt \(report.rebuilt), quarantined \(report.quarantined.count)); purged \(sweep.purged) expired; "
                 + "retried \(sweep.deletionsDone) deletions (\(sweep.deletionsPostponed) still pending) in \(String(format: "%.1f", seconds)) s")

@@ -29,8 +29,15 @@ struct CLIError: Error {
 
 /// Where a command writes: results to standard output, everything else to standard error.
 enum Output {
+    /// Writes text replica made (help, JSON, tool output that escaped what it quotes) as it is.
     static func print(_ text: String) {
         write(text + "\n", to: STDOUT_FILENO)
+    }
+
+    /// Writes one line for a person that holds text from outside (titles, identifiers, file names,
+    /// reasons): control characters and line separators in it are shown as escapes, never acted on.
+    static func line(_ text: String) {
+        print(DisplayText.oneLine(text))
     }
 
     static func printJSON(_ value: JSON) {
@@ -39,12 +46,12 @@ enum Output {
 
     static func error(_ text: String) {
         Progress.clear()
-        write("replica: error: \(text)\n", to: STDERR_FILENO)
+        write("replica: error: \(DisplayText.oneLine(text))\n", to: STDERR_FILENO)
     }
 
     static func note(_ text: String) {
         Progress.clear()
-        write("replica: \(text)\n", to: STDERR_FILENO)
+        write("replica: \(DisplayText.oneLine(text))\n", to: STDERR_FILENO)
     }
 
     static func write(_ text: String, to descriptor: Int32) {
