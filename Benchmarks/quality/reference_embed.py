@@ -34,15 +34,16 @@ def default_model_dir():
 
 # ---------------------------------------------------------------- tokenizer
 
-def _is_control(ch):      # dropped by clean_text (tab, newline, CR are whitespace instead)
-    return ch not in "\t\n\r" and unicodedata.category(ch).startswith("C")
+def _is_control(ch):      # dropped by clean_text (tab, newline, CR are whitespace instead);
+    # HF tokenizers drops Cc, Cf, Co and Cs but keeps unassigned code points (Cn)
+    return ch not in "\t\n\r" and unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs")
 
 def _is_whitespace(ch):   # after controls are gone, Rust's char::is_whitespace == categories Z*
     return ch in "\t\n\r" or unicodedata.category(ch).startswith("Z")
 
-def _is_cjk(cp):
+def _is_cjk(cp):           # as HF tokenizers: its 0x2B920 (Google's BERT has 0x2B820) is kept
     return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
+            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B920 <= cp <= 0x2CEAF
             or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
 
 def _is_punct(ch):        # ASCII punctuation (incl. $+<=>^`|~) or any Unicode P* category

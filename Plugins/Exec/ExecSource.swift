@@ -93,6 +93,9 @@ public final class ExecSource: Source {
                     case .end(let status):
                         throw Failure(description: "the plugin \(status)" + (batch.isEmpty ? "" : "; its uncommitted batch of \(batch.count) changes was dropped")
                             + (plugin.lastErrors.isEmpty ? "" : " (it said: \(plugin.lastErrors))"))
+                    case .tooLong(let number):
+                        throw Failure(description: "line \(number) of its output is longer than \(PluginProcess.maximumLineLength >> 20) MiB, the most a protocol line may hold; the plugin was stopped"
+                            + (batch.isEmpty ? "" : " and its uncommitted batch of \(batch.count) changes was dropped"))
                     case .timeout:
                         if mode == "sync" || pingSent {
                             throw Failure(description: "the plugin said nothing for \(Int(silence)) s and was stopped")
@@ -174,7 +177,7 @@ public final class ExecSource: Source {
         var answers: [ItemIdentifier: SourceAnswer] = [:]
         while true {
             switch try await Blocking.run({ plugin.next(timeout: silence) }) {
-            case .timeout, .end:
+            case .timeout, .end, .tooLong:
                 return answers
             case .line(_, let text):
                 guard let value = try? JSON.parse(text), value["type"]?.stringValue == "hydrated" else { continue }

@@ -15,7 +15,13 @@ final class PluginProcess: @unchecked Sendable {
         case end(String)
         /// Nothing arrived in time.
         case timeout
+        /// A line longer than ``PluginProcess/maximumLineLength``; the plugin was ended.
+        case tooLong(Int)
     }
+
+    /// The most bytes one protocol line may hold: an item may hold 16 MiB of attributes, and escaping in
+    /// JSON can make their text longer.
+    static let maximumLineLength = 64 << 20
 
     private let process: ChildProcess
     private let condition = NSCondition()
@@ -23,6 +29,8 @@ final class PluginProcess: @unchecked Sendable {
     private var ended = false
     private var errorTail: [String] = []
     private var lineNumber = 0
+    /// When the plugin last wrote anything: a long line still arriving is not silence.
+    private var lastOutput = Date()
 
     init(command: [String], environment: [String: String]) throws {
         guard let executable = command.first else { throw ReplicaError(.invalidConfiguration, "the plugin command is empty") }
@@ -44,19 +52,28 @@ final class PluginProcess: @unchecked Sendable {
     }
 
     private func readLines(_ handle: FileHandle) {
-        var pending = Data()
-        while true {
+        var lines = LineBuffer(maximumLineLength: Self.maximumLineLength)
+        reading: while true {
             let chunk = handle.availableData
             if chunk.isEmpty { break }
-            pending.append(chunk)
-            while let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                pending.removeSubrange(pending.startIndex...newline)
+            lines.append(chunk)
+            condition.lock()
+            lastOutput = Date()
+            condition.unlock()
+            while let next = lines.next() {
                 condition.lock()
                 lineNumber += 1
-                queue.append(.line(lineNumber, line))
+                switch next {
+                case .line(let bytes): queue.append(.line(lineNumber, String(decoding: bytes, as: UTF8.self)))
+                case .tooLong: queue.append(.tooLong(lineNumber))
+                }
                 condition.signal()
                 condition.unlock()
+                if case .tooLong = next {
+                    // The plugin broke the protocol: it is ended, and the source reports why.
+                    process.signal(SIGKILL)
+                    break reading
+                }
             }
         }
         let ending = process.waitUntilExit()
@@ -79,13 +96,16 @@ final class PluginProcess: @unchecked Sendable {
         }
     }
 
-    /// The next message, waiting at most `timeout` seconds.
+    /// The next message, waiting until the plugin has written nothing at all for `timeout` seconds.
     func next(timeout: Double) -> Message {
-        let deadline = Date().addingTimeInterval(timeout)
+        let started = Date()
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty {
-            if !condition.wait(until: deadline) { return queue.isEmpty ? .timeout : queue.removeFirst() }
+            let deadline = max(started, lastOutput).addingTimeInterval(timeout)
+            if !condition.wait(until: deadline), queue.isEmpty, max(started, lastOutput).addingTimeInterval(timeout) <= Date() {
+                return .timeout
+            }
         }
         return queue.removeFirst()
     }

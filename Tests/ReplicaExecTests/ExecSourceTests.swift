@@ -145,4 +145,39 @@ import ReplicaTestSupport
         #expect(try await found("kept") == ["exec-1:ok"])
         #expect(try await store.sourceStatuses().first?.lastError?.contains("line 1: the item has no uniqueIdentifier") == true)
     }
+
+    /// A plugin that writes one upsert line of `size` bytes of text, slowly, in small pieces.
+    static func longLine(size: Int, pausing: Bool = true) -> String {
+        """
+        import json, sys, time
+        sys.stdin.readline()
+        text = "word " * (\(size) // 5)
+        line = json.dumps({"type": "upsert", "item": {"uniqueIdentifier": "long", "attributes": {"title": "long one", "textContent": text}}}) + "\\n"
+        for start in range(0, len(line), 4096):
+            sys.stdout.write(line[start:start + 4096]); sys.stdout.flush()
+            if \(pausing ? "True" : "False") and start % (1 << 20) == 0: time.sleep(0.05)
+        for message in [{"type": "commit", "checkpoint": "c"}, {"type": "idle"}]:
+            print(json.dumps(message), flush=True)
+        sys.stdin.readline()
+        """
+    }
+
+    @Test func aTenMegabyteLineIsReadInTimeAndIndexed() async throws {
+        let script = directory.appending("long.py")
+        try Self.longLine(size: 10 << 20).write(to: script, atomically: true, encoding: .utf8)
+        // Silence means no bytes at all: a long line still arriving is not silence, and reading it is linear.
+        let (source, context) = try source(["python3", script.path])
+        try await source.sync(context)
+        #expect(try await found("long") == ["exec-1:long"])
+    }
+
+    @Test func aLineOverTheCapEndsThePluginWithTheReason() async throws {
+        let script = directory.appending("huge.py")
+        try Self.longLine(size: PluginProcess.maximumLineLength + (1 << 20), pausing: false).write(to: script, atomically: true, encoding: .utf8)
+        let (source, context) = try source(["python3", script.path])
+        await #expect(performing: { try await source.sync(context) }, throws: { error in
+            (error as? ReplicaError)?.message.contains("line 1 of its output is longer than 64 MiB") == true
+        })
+        #expect(try await found("long").isEmpty)
+    }
 }

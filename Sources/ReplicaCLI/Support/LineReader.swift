@@ -7,12 +7,16 @@ import Glibc
 /// Reads a file or standard input line by line as raw bytes, without loading it whole.
 ///
 /// Lines end at `\n`; a `\r` before it is dropped. Bytes are handed out unchecked, so the caller can
-/// report a line that is not UTF-8 by its number.
+/// report a line that is not UTF-8 by its number. Reading is linear in the input, and a line longer than
+/// ``maximumLineLength`` is skipped with an error that says so, without being held in memory.
 struct LineReader {
+    /// The most bytes a line may hold: an item's attributes may hold 16 MiB, and escaping in JSON can
+    /// make their text longer.
+    static let maximumLineLength = 64 << 20
+
     private let descriptor: Int32
     private let ownsDescriptor: Bool
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var lines = LineBuffer(maximumLineLength: LineReader.maximumLineLength)
     private var atEnd = false
     /// The number of the line last returned, from 1.
     private(set) var lineNumber = 0
@@ -40,41 +44,48 @@ struct LineReader {
         if ownsDescriptor { Glibc.close(descriptor) }
     }
 
-    /// The next line's bytes, or `nil` at the end of the input.
-    mutating func nextLine() throws -> ArraySlice<UInt8>? {
+    /// The next line, or `nil` at the end of the input.
+    mutating func next() throws -> LineBuffer.Line? {
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0A) {
-                var line = buffer[start..<newline]
-                start = newline + 1
-                if line.last == 0x0D { line = line.dropLast() }
+            if let line = lines.next() {
                 lineNumber += 1
                 return line
             }
             if atEnd {
-                guard start < buffer.count else { return nil }
-                let line = buffer[start...]
-                start = buffer.count
+                guard let line = lines.finish() else { return nil }
                 lineNumber += 1
                 return line
             }
-            if start > 0 {
-                buffer.removeSubrange(0..<start)
-                start = 0
-            }
-            var chunk = [UInt8](repeating: 0, count: 1 << 20)
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw CLIError.failure("reading the input failed: \(String(cString: strerror(errno)))")
             }
-            if count == 0 { atEnd = true } else { buffer.append(contentsOf: chunk[..<count]) }
+            if count == 0 { atEnd = true } else { lines.append(chunk[..<count]) }
         }
+    }
+
+    /// The next line's bytes, or `nil` at the end of the input; a line over the cap is an error.
+    mutating func nextLine() throws -> ArraySlice<UInt8>? {
+        switch try next() {
+        case .line(let bytes)?: return bytes
+        case .tooLong?: throw CLIError.failure(Self.tooLongMessage(line: lineNumber))
+        case nil: return nil
+        }
+    }
+
+    static func tooLongMessage(line: Int) -> String {
+        "line \(line) is longer than \(maximumLineLength >> 20) MiB, the most a line may hold"
     }
 
     /// The next line that is not blank, as JSON, or `nil` at the end of the input. A line that is not
     /// UTF-8 or not JSON comes back as an `invalidItem` error that says why (never with the line's text).
     mutating func nextJSON() throws -> Result<JSON, ReplicaError>? {
-        while let line = try nextLine() {
+        while let next = try next() {
+            guard case .line(let line) = next else {
+                return .failure(ReplicaError(.invalidItem, "the line is longer than \(Self.maximumLineLength >> 20) MiB, the most a line may hold; it was skipped"))
+            }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
             guard let text = String(validating: line, as: UTF8.self) else {
                 return .failure(ReplicaError(.invalidItem, "the line is not valid UTF-8 text"))
