@@ -189,8 +189,11 @@ class MiniLM:
 
     def embed(self, texts, batch_size=32):
         """Texts -> float32 [len(texts), 384], mean pooled over real tokens, L2 normalised."""
-        ids = [self.tokenizer.encode(t) for t in texts]
-        out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
+        return self.embed_ids([self.tokenizer.encode(t) for t in texts], batch_size)
+
+    def embed_ids(self, ids, batch_size=32):
+        """Id lists, each [CLS] ... [SEP] and at most 512 long -> float32 [len(ids), 384]."""
+        out = np.zeros((len(ids), HIDDEN), dtype=np.float32)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))   # little padding per batch
         for s in range(0, len(order), batch_size):
             idx = order[s:s + batch_size]

@@ -33,6 +33,10 @@ public final class Connection: @unchecked Sendable {
         public var cacheKiB: Int = 65_536
         /// Use write-ahead logging.
         public var writeAheadLog: Bool = true
+        /// Hold the file's locks for the connection's life and keep the write-ahead log's index in the
+        /// process's memory instead of a shared-memory file: what lets a database open on a full disk,
+        /// where that file cannot be created or grown. Other connections wait while this one is open.
+        public var exclusiveLocking: Bool = false
 
         public init() {}
     }
@@ -67,6 +71,8 @@ public final class Connection: @unchecked Sendable {
         if !options.readOnly {
             // Reading the schema here also tells a file that is not a database apart at once.
             try execute("PRAGMA foreign_keys = ON")
+            // Before the journal mode: set later, SQLite would already have mapped the shared-memory file.
+            if options.exclusiveLocking { try execute("PRAGMA locking_mode = EXCLUSIVE") }
             if options.writeAheadLog {
                 try execute("PRAGMA journal_mode = WAL")
                 // The write-ahead log is cut back to 4 MiB when SQLite next reuses it after a checkpoint,

@@ -24,16 +24,37 @@ public final class Database: Sendable {
     ///
     /// - Throws: ``SQLiteError`` when the file cannot be opened or is corrupt, and the migrator's
     ///   ``MigrationError`` when the file was written by a newer schema or is of another kind.
+    ///
+    /// When the disk has no room for the shared-memory file a write-ahead log needs, the database opens
+    /// with one connection in exclusive locking mode instead (``isExclusive``): reads and what writes
+    /// fit still work, so a person can look at the store and sign an account out to free space.
     public init(path: String, migrator: Migrator, options: Connection.Options = Connection.Options()) throws {
         self.path = path
-        let writerConnection = try Connection(path: path, options: options)
-        self.migrationOutcome = try migrator.migrate(writerConnection)
-        var readerOptions = options
-        readerOptions.create = false
-        let readerConnection = try Connection(path: path, options: readerOptions)
-        self.writer = SerialConnection(writerConnection, label: "replica.writer")
-        self.reader = SerialConnection(readerConnection, label: "replica.reader")
+        (writer, reader, migrationOutcome, isExclusive) = try Self.open(path: path, migrator: migrator, options: options)
     }
+
+    private static func open(path: String, migrator: Migrator, options: Connection.Options) throws
+        -> (SerialConnection, SerialConnection, MigrationOutcome, Bool) {
+        do {
+            let writer = try Connection(path: path, options: options)
+            let outcome = try migrator.migrate(writer)
+            var readerOptions = options
+            readerOptions.create = false
+            let reader = try Connection(path: path, options: readerOptions)
+            return (SerialConnection(writer, label: "replica.writer"), SerialConnection(reader, label: "replica.reader"), outcome, false)
+        } catch let error as SQLiteError where error.code.isOutOfSpace && !options.readOnly {
+            var exclusive = options
+            exclusive.exclusiveLocking = true
+            let connection = try Connection(path: path, options: exclusive)
+            let outcome = try migrator.migrate(connection)
+            // Two connections in exclusive mode would lock each other out: one serves reads and writes.
+            let serial = SerialConnection(connection, label: "replica.exclusive")
+            return (serial, serial, outcome, true)
+        }
+    }
+
+    /// Whether the database was opened in exclusive locking mode because the disk was full.
+    public let isExclusive: Bool
 
     /// Runs `body` in an immediate transaction on the writer queue.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {

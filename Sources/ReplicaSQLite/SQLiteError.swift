@@ -31,6 +31,13 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
     public static let interrupt = ResultCode(rawValue: SQLITE_INTERRUPT)
 
+    /// Whether the code says the disk (or the shared-memory file beside the database) has no room: a full
+    /// disk, or the write, truncate or shared-memory failures a full disk causes.
+    public var isOutOfSpace: Bool {
+        // SQLITE_IOERR_WRITE, _TRUNCATE, _SHMOPEN, _SHMSIZE and _SHMMAP: function-like macros Swift does not import.
+        primary == .full || [3, 6, 18, 19, 21].map { SQLITE_IOERR | Int32($0) << 8 }.contains(rawValue)
+    }
+
     /// Whether the code says the database file is damaged or not a database at all.
     public var isCorruption: Bool { primary == .corrupt || primary == .notADatabase }
 

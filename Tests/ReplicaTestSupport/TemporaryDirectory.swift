@@ -30,6 +30,11 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
     /// Every regular file under the directory, recursively.
     public func allFiles() -> [URL] {
+        Self.allFiles(under: url)
+    }
+
+    /// Every regular file under `url`, recursively (not into other file systems mounted below it).
+    public static func allFiles(under url: URL) -> [URL] {
         guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey]) else { return [] }
         return enumerator.compactMap { $0 as? URL }.filter {
             (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
@@ -38,8 +43,13 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
     /// The files under the directory whose raw bytes contain `needle`.
     public func filesContaining(_ needle: String) -> [URL] {
+        Self.filesContaining(needle, under: url)
+    }
+
+    /// The files under `url` whose raw bytes contain `needle`.
+    public static func filesContaining(_ needle: String, under url: URL) -> [URL] {
         let bytes = Data(needle.utf8)
-        return allFiles().filter { file in
+        return allFiles(under: url).filter { file in
             guard let data = try? Data(contentsOf: file) else { return false }
             return data.range(of: bytes) != nil
         }

@@ -110,12 +110,24 @@ public final class Store: Sendable {
     /// process that dies halfway leaves it to be finished by the next one that opens the store.
     ///
     /// - Returns: `false` when the store held nothing for the account.
+    ///
+    /// On a disk too full to record the sign-out, the account's files are deleted first (that is what
+    /// frees the room), then it is recorded and finished as usual.
     @discardableResult
     public func signOut(_ account: AccountID) throws -> Bool {
-        let recorded = try catalog.database.writeNow { connection -> Bool in
-            guard try catalog.account(account, connection) != nil else { return false }
-            try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id = ?", [.text(account.rawValue)])
-            return true
+        let record = { [catalog] in
+            try catalog.database.writeNow { connection -> Bool in
+                guard try catalog.account(account, connection) != nil else { return false }
+                try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id = ?", [.text(account.rawValue)])
+                return true
+            }
+        }
+        let recorded: Bool
+        do {
+            recorded = try record()
+        } catch let error as SQLiteError where error.code.isOutOfSpace {
+            guard try freeSpace(byRemoving: account) else { throw error }
+            recorded = try record()
         }
         guard recorded else { return false }
         CrashPoints.reach("signOut.recorded")
@@ -132,14 +144,36 @@ public final class Store: Sendable {
         try account.validate()
         // Whatever an earlier switch left halfway, including a sign-out of `account` itself, ends first.
         try finishInterruptedSignOuts()
-        let leaving = try catalog.database.writeNow { connection -> [AccountID] in
-            let others = try catalog.accounts(connection).filter { $0.id != account }.map(\.id)
-            try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id != ?", [.text(account.rawValue)])
-            if try catalog.account(account, connection) == nil { _ = try catalog.insertSignedIn(account, connection) }
-            return others
+        let record = { [catalog] in
+            try catalog.database.writeNow { connection -> [AccountID] in
+                let others = try catalog.accounts(connection).filter { $0.id != account }.map(\.id)
+                try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id != ?", [.text(account.rawValue)])
+                if try catalog.account(account, connection) == nil { _ = try catalog.insertSignedIn(account, connection) }
+                return others
+            }
+        }
+        let leaving: [AccountID]
+        do {
+            leaving = try record()
+        } catch let error as SQLiteError where error.code.isOutOfSpace {
+            // A disk too full to record the switch: one leaving account's files go first, to make room.
+            let first = try signedInAccounts().map(\.id).first { $0 != account }
+            guard let first, try freeSpace(byRemoving: first) else { throw error }
+            leaving = try record()
         }
         CrashPoints.reach("switch.recorded")
         for other in leaving { try finishSignOut(other) }
+    }
+
+    /// Deletes an account's files ahead of recording its sign-out, when the disk is too full to record it
+    /// first. Killed right after, the account stays signed in with nothing in it: never a leak.
+    private func freeSpace(byRemoving account: AccountID) throws -> Bool {
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return false }
+        forget(accounts: [account])
+        try FileSystem.removeTree(directory.path + "/" + record.directory)
+        configuration.events(StoreEvent(kind: .signOutCompleted, account: account, indexName: nil,
+                                        message: "the disk was too full to record the sign-out of account '\(account)'; its files were deleted first to make room"))
+        return true
     }
 
     private func finishInterruptedSignOuts() throws {

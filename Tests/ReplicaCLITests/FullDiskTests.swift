@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import ReplicaTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A store on a small tmpfs filled to the last few kilobytes: reading commands and sign-out (which is
+/// what frees the space) must still work, and nothing committed is lost. Needs root, for `mount`.
+@Suite(.serialized) struct FullDiskTests {
+    @Test func readingAndSigningOutWorkOnAFullDisk() throws {
+        let directory = try TemporaryDirectory()
+        let disk = directory.path + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=3m", "tmpfs", disk])
+        try #require(mounted.status == 0, "this test mounts a small tmpfs and needs root: \(mounted.standardError)")
+        defer { _ = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/umount"), [disk]) }
+
+        let store = disk + "/store"
+        func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
+            try ReplicaProcess.run(["--store", store] + arguments, input: input)
+        }
+        try Fixtures.signIn(store: store, "a", "b")
+        for account in ["a", "b"] {
+            let lines = (1...3).map { #"{"uniqueIdentifier": "\#(account)\#($0)", "attributes": {"title": "harbor zzfull\#(account) \#($0)"}}"# }
+            #expect(try replica("import", "--account", account, "-", input: lines.joined(separator: "\n")).status == 0)
+        }
+
+        // Fill the disk to its last 24 KiB.
+        var info = statvfs()
+        #expect(statvfs(disk, &info) == 0)
+        let free = Int(info.f_bavail) * Int(info.f_frsize)
+        let filler = open(disk + "/filler", O_CREAT | O_WRONLY, 0o600)
+        #expect(posix_fallocate(filler, 0, off_t(free - 24 * 1024)) == 0)
+        close(filler)
+
+        let status = try replica("status")
+        #expect(status.status == 0, "\(status.standardError)")
+        #expect(status.standardOutput.contains("account a: 3 items") && status.standardOutput.contains("account b: 3 items"))
+        let search = try replica("search", "--json", "harbor")
+        #expect(search.status == 0, "\(search.standardError)")
+        #expect(search.standardOutput.components(separatedBy: #""uniqueIdentifier""#).count == 7)
+
+        let signOut = try replica("accounts", "sign-out", "a")
+        #expect(signOut.status == 0, "\(signOut.standardError)")
+        #expect(try replica("accounts").standardOutput == "b\n")
+        // (Scanned from the mount point: a scan of the folder above does not enter the mounted disk.)
+        let storeURL = URL(fileURLWithPath: store)
+        #expect(TemporaryDirectory.filesContaining("zzfulla", under: storeURL).isEmpty, "a's text is gone from the disk")
+        #expect(!TemporaryDirectory.filesContaining("zzfullb", under: storeURL).isEmpty, "b's is kept")
+
+        // With room again, everything works as before.
+        try FileManager.default.removeItem(atPath: disk + "/filler")
+        #expect(try replica("import", "--account", "b", "-", input: #"{"uniqueIdentifier": "b4", "attributes": {"title": "harbor later"}}"#).status == 0)
+        #expect(try replica("search", "--json", "harbor").standardOutput.components(separatedBy: #""uniqueIdentifier""#).count == 5)
+    }
+}
