@@ -183,21 +183,31 @@ class MiniLM:
             probs = scores / scores.sum(-1, keepdims=True)
             ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(b, n, HIDDEN)
             x = layer_norm(ctx @ L["attn_out"][0] + L["attn_out"][1] + x, *L["ln1"])
-            h = gelu(x @ L["inter"][0] + L["inter"][1])
-            x = layer_norm(h @ L["out"][0] + L["out"][1] + x, *L["ln2"])
+            x = x.reshape(b * n, HIDDEN)
+            for r in range(0, b * n, 512):      # feed-forward in row blocks: stays in cache
+                rows = x[r:r + 512]
+                h = gelu(rows @ L["inter"][0] + L["inter"][1])
+                x[r:r + 512] = layer_norm(h @ L["out"][0] + L["out"][1] + rows, *L["ln2"])
+            x = x.reshape(b, n, HIDDEN)
         return x
 
-    def embed(self, texts, batch_size=32):
+    def embed(self, texts, batch_tokens=2048):
         """Texts -> float32 [len(texts), 384], mean pooled over real tokens, L2 normalised."""
-        return self.embed_ids([self.tokenizer.encode(t) for t in texts], batch_size)
+        return self.embed_ids([self.tokenizer.encode(t) for t in texts], batch_tokens)
 
-    def embed_ids(self, ids, batch_size=32):
-        """Id lists, each [CLS] ... [SEP] and at most 512 long -> float32 [len(ids), 384]."""
+    def embed_ids(self, ids, batch_tokens=2048):
+        """Id lists, each [CLS] ... [SEP] and at most 512 long -> float32 [len(ids), 384].
+        Batches hold texts of similar length (little padding), at most batch_tokens ids in all."""
         out = np.zeros((len(ids), HIDDEN), dtype=np.float32)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))   # little padding per batch
-        for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            n = max(len(ids[i]) for i in idx)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
+        batches = []
+        for i in order:
+            if batches and (len(batches[-1]) + 1) * len(ids[batches[-1][0]]) <= batch_tokens:
+                batches[-1].append(i)
+            else:
+                batches.append([i])
+        for idx in batches:
+            n = len(ids[idx[0]])                                      # the longest comes first
             batch = np.zeros((len(idx), n), dtype=np.int64)            # [PAD] = 0
             mask = np.zeros((len(idx), n), dtype=np.float32)
             for r, i in enumerate(idx):
@@ -223,7 +233,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", default=None)
     ap.add_argument("--decimals", type=int, default=None, help="round the printed floats")
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--batch-tokens", type=int, default=2048, help="ids per batch, padding included")
     ap.add_argument("--lines", action="store_true", help="never read stdin as JSON")
     ap.add_argument("--tokens", action="store_true", help="print word pieces and ids instead")
     a = ap.parse_args()
@@ -235,7 +245,7 @@ def main():
         json.dump([{"pieces": ["[CLS]"] + tok.tokenize(t)[:MAX_TOKENS - 2] + ["[SEP]"],
                     "ids": tok.encode(t)} for t in texts], sys.stdout, ensure_ascii=False)
     else:
-        vecs = model.embed(texts, a.batch_size).astype(float)
+        vecs = model.embed(texts, a.batch_tokens).astype(float)
         if a.decimals is not None:
             vecs = np.round(vecs, a.decimals)
         json.dump(vecs.tolist(), sys.stdout)

@@ -1,4 +1,5 @@
 import CSQLite
+import Synchronization
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -19,6 +20,10 @@ public final class Connection: @unchecked Sendable {
     /// The path of the database file.
     public let path: String
     private var statementCache: [String: Statement] = [:]
+    private var savepointDepth = 0
+    /// The thread inside SQLite on this connection right now (0: none), to catch use from two threads at
+    /// once in debug builds: a connection belongs to one queue (see ``Database``).
+    private let user = Atomic<UInt>(0)
 
     /// How a connection opens its file.
     public struct Options: Sendable {
@@ -112,9 +117,22 @@ public final class Connection: @unchecked Sendable {
         _ = replica_sqlite_disable_checkpoint_on_close(handle)
     }
 
+    /// Runs `body`, a call into SQLite on this connection; in debug builds, stops the process when another
+    /// thread is inside SQLite on the same connection at that moment.
+    @inline(__always)
+    func exclusively<T>(_ body: () throws -> T) rethrows -> T {
+        #if DEBUG
+        let me = UInt(pthread_self())
+        let (exchanged, current) = user.compareExchange(expected: 0, desired: me, ordering: .acquiringAndReleasing)
+        precondition(exchanged || current == me, "a replica Connection (\(path)) was used from two threads at once; use it on its own queue only")
+        defer { if exchanged { user.store(0, ordering: .releasing) } }
+        #endif
+        return try body()
+    }
+
     /// Runs one or more SQL statements that take no arguments.
     public func execute(_ sql: String) throws {
-        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        let code = exclusively { sqlite3_exec(handle, sql, nil, nil, nil) }
         guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
     }
 
@@ -125,15 +143,17 @@ public final class Connection: @unchecked Sendable {
 
     /// Prepares a statement that is not cached.
     public func prepare(_ sql: String) throws -> Statement {
-        try Statement(connection: self, sql: sql)
+        try exclusively { try Statement(connection: self, sql: sql) }
     }
 
     /// Returns a prepared statement for `sql`, reusing an earlier one with the same text.
     public func cached(_ sql: String) throws -> Statement {
-        if let statement = statementCache[sql] { return statement }
-        let statement = try Statement(connection: self, sql: sql)
-        statementCache[sql] = statement
-        return statement
+        try exclusively {
+            if let statement = statementCache[sql] { return statement }
+            let statement = try Statement(connection: self, sql: sql)
+            statementCache[sql] = statement
+            return statement
+        }
     }
 
     /// The first column of the first row, or `nil` when there is no row.
@@ -164,9 +184,26 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     ///
-    /// Nested calls run inside the outer transaction.
+    /// A call inside a transaction is a savepoint: when its body throws, its own writes are rolled back
+    /// even if the outer code catches the error and goes on to commit.
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
-        if isInTransaction { return try body() }
+        if isInTransaction {
+            savepointDepth += 1
+            defer { savepointDepth -= 1 }
+            let name = "replica_\(savepointDepth)"
+            try execute("SAVEPOINT \(name)")
+            do {
+                let result = try body()
+                try execute("RELEASE \(name)")
+                return result
+            } catch {
+                if isInTransaction {
+                    try? execute("ROLLBACK TO \(name)")
+                    try? execute("RELEASE \(name)")
+                }
+                throw error
+            }
+        }
         try execute("BEGIN \(kind.rawValue)")
         do {
             let result = try body()

@@ -63,7 +63,17 @@ public final class Statement {
 
     // MARK: Binding (1-based parameter indexes, as in SQLite)
 
+    /// Binds every argument the statement takes, in order.
+    ///
+    /// - Throws: ``SQLiteError`` with code `SQLITE_RANGE` when `values` holds fewer or more arguments than
+    ///   the statement takes: a missing one would otherwise be NULL without a word.
     public func bind(_ values: [SQLValue]) throws {
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard values.count == expected else {
+            throw SQLiteError(code: ResultCode(rawValue: SQLITE_RANGE),
+                              message: "the statement takes \(expected) argument\(expected == 1 ? "" : "s"); \(values.count) \(values.count == 1 ? "was" : "were") given",
+                              sql: sql, path: connection.path)
+        }
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
     }
 
@@ -95,7 +105,7 @@ public final class Statement {
     /// Advances to the next row. Returns `false` when the statement is done.
     @discardableResult
     public func step() throws -> Bool {
-        let code = sqlite3_step(handle)
+        let code = connection.exclusively { sqlite3_step(handle) }
         switch code {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false

