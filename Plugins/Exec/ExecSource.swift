@@ -139,7 +139,7 @@ public final class ExecSource: Source {
                         default:
                             throw Failure(description: "line \(number) has an unknown message type '\(type)'")
                         }
-                        context.store.reportSourcePending(definition.name, batch.count)
+                        context.reportPending(batch.count)
                     }
                 }
             } onCancel: {
@@ -147,6 +147,8 @@ public final class ExecSource: Source {
             }
         } catch {
             plugin.kill()
+            // The uncommitted batch is dropped: nothing waits any more (the plugin sends it again).
+            context.reportPending(0)
             throw error
         }
         try await Blocking.run { plugin.stop() }

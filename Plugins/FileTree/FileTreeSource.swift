@@ -115,7 +115,8 @@ public final class FileTreeSource: Source {
         var changed: [FileInfo] = []
         for file in files {
             present.insert(file.path)
-            if known[file.path]?.stamp != file.stamp { changed.append(file) }
+            // A file that could not be read is read again: it may be readable now, with the same stamp.
+            if known[file.path]?.stamp != file.stamp || TreeScanner.mayPass(known[file.path]?.skipReason) { changed.append(file) }
         }
         for key in known.keys where (prefix.isEmpty || key.hasPrefix(prefix)) && !key.contains("#") && !present.contains(key) {
             events += items.removal(of: key)
@@ -191,7 +192,7 @@ public final class FileTreeSource: Source {
                 if !actions.isEmpty { await perform(actions, context, inotify) }
                 let pending = coalescer.pendingCount
                 let changed = hooks.withLock { hook in defer { hook.pending = pending }; return hook.pending != pending }
-                if changed { context.store.reportSourcePending(definition.name, pending) }
+                if changed { context.reportPending(pending) }
                 if arrived >= nextFallbackScan {
                     nextFallbackScan = arrived + fallbackScanInterval
                     await scanUnwatched(context, inotify)

@@ -86,6 +86,14 @@ package struct TreeScanner: Sendable {
                  inode: UInt64(info.st_ino))
     }
 
+    static let invalidNameReason = "its name is not valid UTF-8; rename it to have it indexed"
+
+    /// Whether a skip reason is a failure to read, which may pass (permissions restored, a disk back):
+    /// such entries are tried again at every pass, whatever their stamp.
+    static func mayPass(_ reason: String?) -> Bool {
+        reason?.hasPrefix("cannot be read") == true
+    }
+
     static func errorReason(_ code: Int32) -> String {
         code == EACCES || code == EPERM ? "cannot be read: permission denied" : "cannot be read: \(String(cString: strerror(code)))"
     }
@@ -118,8 +126,14 @@ package struct TreeScanner: Sendable {
             }
             var names: [String] = []
             while let entry = readdir(handle) {
-                let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+                guard let name = String(validating: bytes, as: UTF8.self) else {
+                    // Such a name cannot be looked up again through a String: it is recorded as skipped
+                    // (under its bytes, %-escaped), never silently left out.
+                    let escaped = bytes.map { $0 < 0x80 && $0 != UInt8(ascii: "%") ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true) }.joined()
+                    let path = current.isEmpty ? escaped : current + "/" + escaped
+                    skipped.append(SkippedPath(path: path, reason: Self.invalidNameReason))
+                    continue
                 }
                 if name != "." && name != ".." { names.append(name) }
             }

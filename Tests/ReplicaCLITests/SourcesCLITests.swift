@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import ReplicaTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `replica sources`, `sync` and `watch` with file-tree, git and plugin sources.
 @Suite struct SourcesCLITests {
@@ -43,6 +46,36 @@ import ReplicaTestSupport
         let again = try replica("sources", "remove", "files-1")
         #expect(again.status == 1)
         #expect(again.standardError.contains("the store has no source named 'files-1'"))
+    }
+
+    @Test func aNameThatIsNotUTF8IsSkippedWithTheReasonNotIgnored() throws {
+        let bad = tree + "/docs/bad\u{FF}name.txt"
+        let badPath = Array(tree.utf8) + Array("/docs/bad".utf8) + [0xFF] + Array("name.txt".utf8) + [0]
+        let descriptor = badPath.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
+        #expect(descriptor >= 0, "\(bad)")
+        close(descriptor)
+        #expect(try replica("sources", "add", "files", "--account", "alice", tree).status == 0)
+        #expect(try replica("sync").status == 0)
+        let status = try replica("status", "--json").standardOutput
+        #expect(status.contains(#"{"reason":"its name is not valid UTF-8; rename it to have it indexed","count":1}"#), "\(status)")
+        #expect(try replica("search", "--json", "orchid").standardOutput.contains("files-1:docs/guide.md"), "the rest is indexed")
+    }
+
+    @Test func aFileThatBecomesReadableIsIndexedByTheNextSync() throws {
+        let locked = tree + "/docs/locked.md"
+        try "# Locked\n\nquartz meadow".write(toFile: locked, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: locked)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: locked) }
+        #expect(try replica("sources", "add", "files", "--account", "alice", tree).status == 0)
+        #expect(try ReplicaProcess.runWithoutOverride(["--store", store, "sync"]).status == 0)
+        #expect(try replica("status").standardOutput.contains("cannot be read: permission denied"))
+        #expect(try replica("search", "--json", "quartz").standardOutput == "{\"results\":[]}\n")
+
+        // Readable again, with the same size and modification time: the next sync reads it.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: locked)
+        #expect(try ReplicaProcess.runWithoutOverride(["--store", store, "sync"]).status == 0)
+        #expect(try replica("search", "--json", "quartz").standardOutput.contains("files-1:docs/locked.md"))
+        #expect(!(try replica("status").standardOutput.contains("cannot be read")))
     }
 
     @Test func badSourcesAreRefusedWithTheReason() throws {

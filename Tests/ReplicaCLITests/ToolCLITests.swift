@@ -118,12 +118,7 @@ import ReplicaTestSupport
 
     /// Runs `replica` as a process that cannot read what its file modes forbid, even as root.
     func replicaWithoutOverride(_ arguments: String...) throws -> ProcessResult {
-        guard getuid() == 0 else { return try ReplicaProcess.run(["--store", store] + arguments) }
-        let setpriv = URL(fileURLWithPath: "/usr/bin/setpriv")
-        try #require(FileManager.default.isExecutableFile(atPath: setpriv.path), "root needs setpriv (util-linux) to give up reading unreadable files")
-        let dropped = "-dac_override,-dac_read_search"
-        return try ReplicaProcess.run(executable: setpriv, ["--inh-caps=" + dropped, "--bounding-set=" + dropped,
-                                                           ReplicaProcess.executable.path, "--store", store] + arguments)
+        try ReplicaProcess.runWithoutOverride(["--store", store] + arguments)
     }
 
     @Test func filesThatAreGoneUnreadableOrChangedAreNeverShown() throws {

@@ -27,8 +27,16 @@ public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, Expre
         if rawValue.utf8.count > 256 {
             throw ReplicaError(.invalidArgument, "an account ID can be at most 256 bytes long")
         }
-        if rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw ReplicaError(.invalidArgument, "an account ID cannot contain control characters")
+        if rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || DisplayText.isUnsafe($0) }) {
+            throw ReplicaError(.invalidArgument, "an account ID cannot contain control characters, line separators or direction overrides")
+        }
+        // Names that read as paths are refused, though the folder name would be escaped: a person or a
+        // script reading "../x" or "." as an account would be misled.
+        if rawValue == "." || rawValue == ".." || rawValue.contains("/") {
+            throw ReplicaError(.invalidArgument, "an account ID cannot be '.' or '..' or contain '/'; use a name such as alice or alice@example.com")
+        }
+        if rawValue.first?.isWhitespace == true || rawValue.last?.isWhitespace == true {
+            throw ReplicaError(.invalidArgument, "an account ID cannot begin or end with a space")
         }
     }
 

@@ -77,6 +77,11 @@ public final class SourceContext: Sendable {
         store.reportSourceError(definition.name, message, at: now)
     }
 
+    /// Tells the host how many changes the source has seen but not committed yet; shown by `replica status`.
+    public func reportPending(_ count: Int) {
+        store.reportSourcePending(definition.name, count)
+    }
+
     /// Reports progress of the current pass.
     public func progress(_ progress: SourceProgress) {
         onProgress(progress)

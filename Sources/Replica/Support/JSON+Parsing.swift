@@ -85,7 +85,7 @@ struct JSONParser {
         case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
         case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectWord("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[position])))'")
         }
     }
@@ -226,7 +226,9 @@ struct JSONParser {
         return value
     }
 
-    mutating func parseNumber() throws -> Double {
+    /// A number; a whole number written without fraction or exponent and beyond what a `Double` holds
+    /// exactly is kept as `.integer` when it fits in 64 bits.
+    mutating func parseNumber() throws -> JSON {
         let start = position
         if bytes[position] == UInt8(ascii: "-") { position += 1 }
         func digits() -> Int {
@@ -235,17 +237,21 @@ struct JSONParser {
             return position - begin
         }
         guard digits() > 0 else { throw error("expected digits in a number") }
+        var isWhole = true
         if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            isWhole = false
             position += 1
             guard digits() > 0 else { throw error("expected digits after '.'") }
         }
         if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            isWhole = false
             position += 1
             if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
             guard digits() > 0 else { throw error("expected digits in an exponent") }
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
+        if isWhole, let integer = Int64(text), integer.magnitude > 1 << 53 { return .integer(integer) }
         guard let value = Double(text), value.isFinite else { throw error("number out of range") }
-        return value
+        return .number(value)
     }
 }

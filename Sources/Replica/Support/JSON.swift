@@ -16,6 +16,9 @@ public enum JSON: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
+    /// A whole number too large for a `Double` to hold exactly (beyond ±2^53), kept exactly: versions and
+    /// counters from sync layers can be any 64-bit integer. Smaller integers are `.number`.
+    case integer(Int64)
     case string(String)
     case array([JSON])
     case object([(String, JSON)])
@@ -25,6 +28,8 @@ public enum JSON: Sendable, Equatable {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
         case (.number(let a), .number(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.integer(let a), .number(let b)), (.number(let b), .integer(let a)): return Int64(exactly: b) == a
         case (.string(let a), .string(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
@@ -47,14 +52,23 @@ public enum JSON: Sendable, Equatable {
     }
 
     public var doubleValue: Double? {
-        if case .number(let value) = self { return value }
-        return nil
+        switch self {
+        case .number(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
     }
 
-    /// The value as an integer, when it is a number without a fractional part.
+    /// The value as an integer, when it is a whole number that is exact: any 64-bit integer written
+    /// without a fraction or exponent, or a number up to 2^53 written any way.
     public var intValue: Int? {
-        guard case .number(let value) = self, value.rounded() == value, abs(value) < 9.0e15 else { return nil }
-        return Int(value)
+        switch self {
+        case .integer(let value): return Int(value)
+        case .number(let value):
+            guard value.rounded() == value, abs(value) <= 9_007_199_254_740_992 else { return nil }
+            return Int(value)
+        default: return nil
+        }
     }
 
     public var boolValue: Bool? {
@@ -82,7 +96,7 @@ public enum JSON: Sendable, Equatable {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"
-        case .number: return "a number"
+        case .number, .integer: return "a number"
         case .string: return "a string"
         case .array: return "an array"
         case .object: return "an object"
@@ -142,6 +156,7 @@ extension JSON {
         case .null: output += "null"
         case .bool(let value): output += value ? "true" : "false"
         case .number(let value): output += JSON.format(value)
+        case .integer(let value): output += String(value)
         case .string(let value): JSON.writeString(value, to: &output)
         case .array(let values):
             output += "["
@@ -192,7 +207,7 @@ extension JSON {
     /// Integers print without a fraction; other finite numbers in their shortest exact form.
     static func format(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
-        if value.rounded() == value && abs(value) < 1e15 {
+        if value.rounded() == value && abs(value) <= 9_007_199_254_740_992 {
             return String(Int64(value))
         }
         return "\(value)"

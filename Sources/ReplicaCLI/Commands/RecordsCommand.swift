@@ -17,7 +17,8 @@ enum RecordsCommand: Command {
           {"account": "a", "kind": "note", "id": "42", "version": 7, "deleted": false,
            "readers": ["a", "b"], "modified": "2026-11-20T10:00:00Z",
            "fields": {"title": "…", "body": "…"}}
-        account, kind, id and version are required. A version older than the one held is ignored (and
+        account, kind, id and version are required; version is a whole number up to 9223372036854775807
+        (2^63-1), compared exactly. A version older than the one held is ignored (and
         counted); "deleted": true removes the record's item and stays effective against older writes.
         How fields become attributes comes from the configuration's projections; see config/README.md.
 

@@ -158,12 +158,16 @@ import ReplicaTestSupport
     }
 
     @Test func accountIdentifiersMapToSafeFolders() async throws {
-        let weird: AccountID = "../../etc/ä b"
+        let weird: AccountID = "..%2E\\etc ä b"
         try store.signIn(weird)
         try await store.index(account: weird).indexItems([Fixtures.item("x", text: "contained")])
         let files = directory.allFiles().map(\.path)
         #expect(files.allSatisfy { $0.hasPrefix(directory.path + "/") })
-        #expect(files.contains { $0.contains("/accounts/%2E%2E%2F%2E%2E%2Fetc%2F%C3%A4%20b/indexes/default.sqlite") })
+        #expect(files.contains { $0.contains("/accounts/%2E%2E%252E%5Cetc%20%C3%A4%20b/indexes/default.sqlite") })
+        for refused: AccountID in ["", ".", "..", "../x", "a/b", "tab\there", "esc\u{1B}[2J", "line\u{2028}sep", " padded", "rtl\u{202E}"] {
+            #expect("\(refused.rawValue.debugDescription)", performing: { try store.signIn(refused) }, throws: { ($0 as? ReplicaError)?.code == .invalidArgument })
+        }
+        #expect(Set(try store.signedInAccounts().map(\.id)) == ["alice", "bob", weird])
         #expect(throws: ReplicaError.self) { try store.index(account: "") }
         #expect(throws: ReplicaError.self) { try store.index(named: "../x", account: "a") }
     }

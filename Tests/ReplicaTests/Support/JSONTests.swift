@@ -60,4 +60,27 @@ import Testing
         #expect(JSON.number(-0.5).serialized() == "-0.5")
         #expect(JSON.number(.nan).serialized() == "null")
     }
+
+    @Test func wholeNumbersBeyondWhatADoubleHoldsAreKeptExactly() throws {
+        let parsed = try JSON.parse("[9007199254740993, 9223372036854775807, -9223372036854775808, 9007199254740992, 1e3, 2.5, 9223372036854775808]")
+        let values = try #require(parsed.arrayValue)
+        #expect(values[0].intValue == 9_007_199_254_740_993)
+        #expect(values[1].intValue == Int.max)
+        #expect(values[2].intValue == Int.min)
+        #expect(values[3].intValue == 9_007_199_254_740_992)
+        #expect(values[4].intValue == 1000)
+        #expect(values[5].intValue == nil)
+        #expect(values[6].intValue == nil, "2^63 does not fit: it stays an inexact number")
+        #expect(values[0] != values[3], "they differ only beyond a Double's precision")
+        #expect(parsed.serialized() == "[9007199254740993,9223372036854775807,-9223372036854775808,9007199254740992,1000,2.5,9.223372036854776e+18]")
+    }
+
+    @Test func recordVersionsUpToTwoToTheSixtyThreeAreExact() throws {
+        let newer = try Record(json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9223372036854775807}"#))
+        #expect(newer.version == Int64.max)
+        let close = try Record(json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9007199254740993}"#))
+        #expect(close.version == 9_007_199_254_740_993)
+        #expect(performing: { try Record(json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9223372036854775808}"#)) },
+                throws: { ($0 as? ReplicaError)?.message.contains("to 9223372036854775807") == true })
+    }
 }
