@@ -34,10 +34,21 @@ let package = Package(
         // The SQLite wrapper and migration runner: the only importer of CSQLite.
         .target(name: "ReplicaSQLite", dependencies: ["CSQLite"]),
 
-        // The library app storage layers import.
+        // Values every layer shares: JSON, errors, dates, line reading, escaping for display.
+        .target(name: "ReplicaCore"),
+
+        // The index: the one owner of every statement on an index file (items, full text, checkpoints,
+        // source entries, projection state, quarantine, tombstones). Everything above uses its API.
+        .target(
+            name: "ReplicaIndex",
+            dependencies: ["ReplicaCore", "ReplicaSQLite"],
+            plugins: ["EmbedMigrations"]),
+
+        // The library app storage layers import: accounts and the store, records, projection, the source
+        // contract, the search tool. It re-exports ReplicaIndex and ReplicaCore.
         .target(
             name: "Replica",
-            dependencies: ["ReplicaSQLite", "CSpawn"],
+            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaSQLite", "CSpawn"],
             plugins: ["EmbedMigrations"]),
 
         // Sources (plugins): they depend on the library's source contract; the library never on them.
@@ -59,11 +70,11 @@ let package = Package(
         // Tests mirror the targets; shared helpers live in a non-product target.
         .target(name: "ReplicaTestSupport", dependencies: ["Replica"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaSQLite", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaExecTests", dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
+        .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
+        .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
+        .testTarget(name: "ReplicaExecTests", dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 import ReplicaTestSupport
 
 /// Kills `replica` at random points of a long stream of changes, a projection rebuild and a

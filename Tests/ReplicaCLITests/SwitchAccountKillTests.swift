@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 import ReplicaTestSupport
 
 /// `replica switch-account a`, with accounts a to e signed in, killed at every step that changes the

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 @testable import ReplicaExec
 import ReplicaTestSupport
 
@@ -44,7 +46,7 @@ import ReplicaTestSupport
         #expect(try await found("plugin") == ["exec-1:budget", "exec-1:launch"])
         let result = try #require(try await store.search(SearchQuery("supplier")).first)
         #expect(result.item.domainIdentifier == "account.alice.source.exec-1")
-        #expect(result.origin.owner == "source:exec-1")
+        #expect(result.origin.owner == .source("exec-1"))
 
         try FileManager.default.removeItem(at: notes.appendingPathComponent("budget.json"))
         try note("launch", title: "Launch plan", body: "a vendor delay")

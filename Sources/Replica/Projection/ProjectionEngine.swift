@@ -58,7 +58,7 @@ public final class ProjectionEngine: Sendable {
     /// The checkpoint name of the record store's change log in an index.
     static let consumer = "records"
     /// The owner of the items the record store's projection makes.
-    static let owner = "records"
+    static let owner = ItemOwner.records
 
     public init(store: Store, projections: ProjectionSet = ProjectionSet(), followedTables: [FollowedTable] = [],
                 batchSize: Int = 500) {
@@ -303,11 +303,11 @@ public final class ProjectionEngine: Sendable {
                 for change in changes {
                     let identifier = projection.identifier(account: account, id: change.rowID)
                     if change.isDeletion {
-                        outcome.removed += try writer.delete(identifiers: [identifier], owner: table.consumer)
+                        outcome.removed += try writer.delete(identifiers: [identifier], owner: table.owner)
                         try writer.setTombstone(identifier, version: change.version ?? .max)
                         try writer.releaseFromQuarantine(identifier)
                     } else if let record = try app.record(table, id: change.rowID, account: account) {
-                        try applyVersioned(record, projection, writer, owner: table.consumer, &outcome)
+                        try applyVersioned(record, projection, writer, owner: table.owner, &outcome)
                     }
                 }
                 try writer.setCheckpoint(table.consumer, String(last))
@@ -327,7 +327,7 @@ public final class ProjectionEngine: Sendable {
                       index: SearchableIndex) throws -> CatchUpReport {
         var report = CatchUpReport()
         var unseen = Set(try index.writeNow { writer in
-            try writer.connection.cached("SELECT identifier FROM items WHERE owner = ?").rows([.text(table.consumer)]) { $0.text(0) }
+            try writer.identifiers(ownedBy: table.owner).map(\.rawValue)
         })
         var cursor: String?
         while true {
@@ -336,7 +336,7 @@ public final class ProjectionEngine: Sendable {
                 var outcome = CatchUpReport()
                 for record in rows {
                     unseen.remove(projection.identifier(account: account, id: record.id).rawValue)
-                    try applyVersioned(record, projection, writer, owner: table.consumer, &outcome)
+                    try applyVersioned(record, projection, writer, owner: table.owner, &outcome)
                 }
                 return outcome
             }
@@ -345,12 +345,12 @@ public final class ProjectionEngine: Sendable {
             cursor = rows.last?.id
         }
         let gone = unseen
-        report.removed += try index.writeNow { writer in try writer.delete(identifiers: gone.map(ItemIdentifier.init(rawValue:)), owner: table.consumer) }
+        report.removed += try index.writeNow { writer in try writer.delete(identifiers: gone.map(ItemIdentifier.init(rawValue:)), owner: table.owner) }
         return report
     }
 
     /// Applies a row of a followed table unless a deletion or the index already holds a newer version.
-    private func applyVersioned(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: String,
+    private func applyVersioned(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: ItemOwner,
                                 _ outcome: inout CatchUpReport) throws {
         let identifier = projection.identifier(account: record.account, id: record.id)
         if let deleted = try writer.tombstoneVersion(identifier), deleted >= record.version { return }
@@ -408,7 +408,7 @@ public final class ProjectionEngine: Sendable {
     private func apply(_ projected: [Projected], _ writer: IndexWriter, _ outcome: inout CatchUpReport) throws {
         var items: [(SearchableItem, ItemOrigin)] = []
         items.reserveCapacity(projected.count)
-        let anyQuarantined = try writer.connection.scalarInt("SELECT count(*) FROM quarantine") ?? 0 > 0
+        let anyQuarantined = try writer.hasQuarantinedRecords()
         var sources: [ItemIdentifier: RecordReference] = [:]
         for entry in projected {
             switch entry {
@@ -432,7 +432,7 @@ public final class ProjectionEngine: Sendable {
 
     /// Records an item the writer refused because another owner made one under the same identifier: the
     /// record waits in quarantine, and `status` says why.
-    private func quarantineRefused(_ refusal: (identifier: ItemIdentifier, writer: String, owner: String), from source: RecordReference,
+    private func quarantineRefused(_ refusal: (identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner), from source: RecordReference,
                                    _ writer: IndexWriter, _ outcome: inout CatchUpReport) throws {
         let reason = "its identifier is taken by an item another owner made (\(refusal.owner)); choose an identifier template that cannot collide"
         try writer.quarantine(refusal.identifier, kind: source.kind, recordID: source.id, version: source.version, reason: reason)
@@ -441,7 +441,7 @@ public final class ProjectionEngine: Sendable {
     }
 
     /// Makes the index hold exactly the projection of one record as it is now.
-    private func apply(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: String = ProjectionEngine.owner,
+    private func apply(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: ItemOwner = ProjectionEngine.owner,
                        _ outcome: inout CatchUpReport) throws {
         let identifier = projection.identifier(account: record.account, id: record.id)
         if record.isDeleted {

@@ -56,7 +56,9 @@ public struct FollowedTable: Sendable, Equatable {
     }
 
     /// The checkpoint name of this table in an index.
-    var consumer: String { "table:\(database.standardizedFileURL.path)#\(table)" }
+    var owner: ItemOwner { .table("\(database.standardizedFileURL.path)#\(table)") }
+    /// The name its checkpoint is kept under in an index: its owner's.
+    var consumer: String { owner.rawValue }
 
     /// Every column the configuration names, which must exist in the table.
     var namedColumns: [String] {

@@ -157,7 +157,7 @@ struct Hydrator: Sendable {
     struct OwnerKey: Hashable {
         var account: AccountID
         var index: String
-        var owner: String
+        var owner: ItemOwner
     }
 
     enum Verdict: Sendable {
@@ -169,19 +169,23 @@ struct Hydrator: Sendable {
     private func answers(for batch: [SearchResult], owner: OwnerKey, includingContent: Bool) async -> [Verdict] {
         let timeoutReason = "its owner did not answer within \(hydration.timeout)"
         let result = await withTimeout(hydration.timeout) { () -> [Verdict] in
-            if owner.owner == "records" {
+            switch owner.owner {
+            case .records:
                 return try await checkRecords(batch, includingContent: includingContent)
-            }
-            if owner.owner.hasPrefix("table:"), let table = hydration.followedTables.first(where: { $0.consumer == owner.owner }) {
-                return try await checkTable(batch, table: table, includingContent: includingContent)
-            }
-            if owner.owner.hasPrefix("source:") {
-                return try await checkSource(batch, name: String(owner.owner.dropFirst("source:".count)), includingContent: includingContent)
-            }
-            if owner.owner == "api", let delegate = hydration.delegate {
-                let answers = try await delegate.currentItems(batch.map(\.item.uniqueIdentifier), account: owner.account,
-                                                              indexName: owner.index, includingContent: includingContent)
-                return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
+            case .table:
+                if let table = hydration.followedTables.first(where: { $0.owner == owner.owner }) {
+                    return try await checkTable(batch, table: table, includingContent: includingContent)
+                }
+            case .source(let name):
+                return try await checkSource(batch, name: name, includingContent: includingContent)
+            case .api:
+                if let delegate = hydration.delegate {
+                    let answers = try await delegate.currentItems(batch.map(\.item.uniqueIdentifier), account: owner.account,
+                                                                  indexName: owner.index, includingContent: includingContent)
+                    return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
+                }
+            case .other:
+                break
             }
             // Items a host indexed itself, with no delegate to ask, stand as stored.
             return batch.map { .keep($0) }

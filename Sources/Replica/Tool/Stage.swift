@@ -66,7 +66,7 @@ enum Attribute {
         case "account": return [.text(result.account.rawValue)]
         case "identifier": return [.text(result.item.uniqueIdentifier.rawValue)]
         case "domain": return result.item.domainIdentifier.map { [.text($0.rawValue)] } ?? []
-        case "owner": return [.text(result.origin.owner)]
+        case "owner": return [.text(result.origin.owner.rawValue)]
         case "score": return [.number(result.score)]
         default: break
         }

@@ -79,7 +79,7 @@ enum ToolOutput {
             ("n", .number(Double(n))),
             ("id", .string(result.item.uniqueIdentifier.rawValue)),
             ("from", .object(omittingNil: [
-                ("source", .string(result.origin.owner)), ("account", .string(result.account.rawValue)),
+                ("source", .string(result.origin.owner.rawValue)), ("account", .string(result.account.rawValue)),
                 ("version", result.origin.version.map(JSON.string)), ("indexed", .string(ISO8601.string(from: result.indexedAt))),
             ])),
             ("type", attributes.contentType.map { .string($0.rawValue) }),
@@ -121,7 +121,7 @@ enum ToolOutput {
             let attributes = result.item.attributeSet
             // Identifiers and versions come from outside (a file name may hold a line break): one token each.
             var parts = ["\(n)", DisplayText.token(result.item.uniqueIdentifier.rawValue),
-                         DisplayText.token(result.origin.owner + (result.origin.version.map { "@" + $0.prefix(12) } ?? "")),
+                         DisplayText.token(result.origin.owner.rawValue + (result.origin.version.map { "@" + $0.prefix(12) } ?? "")),
                          "i" + ISO8601.string(from: result.indexedAt).prefix(10)]
             if let modified = attributes.contentModificationDate { parts.append("m" + ISO8601.string(from: modified).prefix(10)) }
             if !extra.isEmpty { parts.append(extra) }

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 
 @Suite struct ProjectionTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import ReplicaSQLite
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 import ReplicaTestSupport
 
 @Suite struct FollowedTableTests {

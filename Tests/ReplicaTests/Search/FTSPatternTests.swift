@@ -1,5 +1,7 @@
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 
 @Suite struct FTSPatternTests {
     @Test func quotesEveryWordSoOperatorsAreText() throws {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 
 @Suite struct ISO8601Tests {
     @Test(arguments: [

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 
 @Suite struct JSONTests {
     @Test func readsEveryKindAndKeepsMemberOrder() throws {

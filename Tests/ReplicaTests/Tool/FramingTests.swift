@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 import ReplicaTestSupport
 
 /// Indexed text built to escape its frame stays quoted data, in every format.

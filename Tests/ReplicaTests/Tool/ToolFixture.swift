@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
 import ReplicaTestSupport
 
 /// A store holding notes, messages and expenses as records, projected into account `a`'s index, and

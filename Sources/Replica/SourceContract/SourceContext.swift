@@ -1,0 +1,156 @@
+import Foundation
+import ReplicaSQLite
+
+/// How far a source has got in one pass, for progress lines.
+public struct SourceProgress: Sendable, Equatable {
+    /// Entries looked at (files seen).
+    public var seen = 0
+    /// Entries indexed (new or changed).
+    public var indexed = 0
+    /// Entries skipped, with a reason recorded.
+    public var skipped = 0
+    /// Entries removed.
+    public var removed = 0
+    /// How many entries the pass expects to look at, when the source knows.
+    public var expected: Int?
+
+    public init() {}
+}
+
+/// What a source's host tells it and lets it do: commit batches with their checkpoint, read back what it
+/// committed, and report its state.
+///
+/// For example (in a source's `sync`):
+/// ```swift
+/// let known = try await context.entries()
+/// try await context.commit(SourceBatch(events: events, checkpoint: newCursor))
+/// ```
+public final class SourceContext: Sendable {
+    public let definition: SourceDefinition
+    public let store: Store
+    let index: SearchableIndex
+    private let onProgress: @Sendable (SourceProgress) -> Void
+
+    /// The name under which the source's checkpoint is kept in its index.
+    var consumer: String { definition.owner.rawValue }
+
+    public init(definition: SourceDefinition, store: Store, onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) throws {
+        self.definition = definition
+        self.store = store
+        self.index = try store.index(named: definition.indexName, account: definition.account)
+        self.onProgress = onProgress
+    }
+
+    /// The store's clock.
+    public var now: Date { store.configuration.index.clock() }
+
+    /// The checkpoint of the last committed batch, if any.
+    public func checkpoint() async throws -> String? {
+        let consumer = consumer
+        return try await index.read { reader in try reader.checkpoint(consumer) }
+    }
+
+    /// Every entry the source has committed, by key.
+    public func entries() async throws -> [String: SourceEntry] {
+        let name = definition.name
+        return try await index.read { reader in try reader.sourceEntries(name) }
+    }
+
+    /// Commits a batch: every event, the entries and the checkpoint, in one transaction.
+    public func commit(_ batch: SourceBatch) async throws {
+        guard !batch.isEmpty else { return }
+        let definition = definition, consumer = consumer
+        try await index.write { writer in
+            try writer.apply(batch, from: definition, consumer: consumer)
+            CrashPoints.reach("source.beforeCommit")
+        }
+        store.reportSourceCommit(definition.name, at: now)
+    }
+
+    /// Tells the host what the source is doing now; shown by `replica status`.
+    public func report(_ state: SourceState, detail: String? = nil) {
+        store.reportSourceState(definition.name, state, detail: detail)
+    }
+
+    /// Records a failure (never quoting indexed content); shown by `replica status`.
+    public func report(error message: String) {
+        store.reportSourceError(definition.name, message, at: now)
+    }
+
+    /// Tells the host how many changes the source has seen but not committed yet; shown by `replica status`.
+    public func reportPending(_ count: Int) {
+        store.reportSourcePending(definition.name, count)
+    }
+
+    /// Reports progress of the current pass.
+    public func progress(_ progress: SourceProgress) {
+        onProgress(progress)
+    }
+}
+
+/// What a source is doing, as `replica status` shows it.
+public struct SourceState: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let idle = SourceState(rawValue: "idle")
+    public static let syncing = SourceState(rawValue: "syncing")
+    public static let watching = SourceState(rawValue: "watching")
+    /// Working, but not as well as it should (a watch limit reached: some folders are scanned instead).
+    public static let degraded = SourceState(rawValue: "degraded")
+    /// Failing; being retried with back-off.
+    public static let failed = SourceState(rawValue: "failed")
+    public static let stopped = SourceState(rawValue: "stopped")
+}
+
+// MARK: - The index side
+
+extension IndexWriter {
+    func apply(_ batch: SourceBatch, from definition: SourceDefinition, consumer: String) throws {
+        // Upserts go together through the pipelined path; a removal first writes the upserts before it,
+        // so the events keep their order.
+        // A source writes and deletes only its own items. An upsert whose identifier another owner holds is
+        // refused by the writer, and its entry is recorded as skipped with the reason, so `status` shows it
+        // and the rest of the batch goes on.
+        var items: [(SearchableItem, ItemOrigin)] = []
+        var entries: [ItemIdentifier: SourceEntry] = [:]
+        func flush() throws {
+            let refusedBefore = refusedOwnership.count
+            try index(contentsOf: items)
+            for refusal in refusedOwnership[refusedBefore...] {
+                guard var entry = entries[refusal.identifier] else { continue }
+                entry.skipReason = "its identifier is taken by an item another owner made (\(refusal.owner))"
+                try setEntry(entry, source: definition.name)
+            }
+            items.removeAll()
+            entries.removeAll()
+        }
+        let owner = definition.owner
+        for event in batch.events {
+            switch event {
+            case .upsert(var item, let entry):
+                if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
+                items.append((item, ItemOrigin(owner: owner, version: entry?.stamp)))
+                if let entry {
+                    try setEntry(entry, source: definition.name)
+                    entries[item.uniqueIdentifier] = entry
+                }
+            case .delete(let identifier, let key):
+                try flush()
+                try delete(identifiers: [identifier], owner: owner)
+                if let key { try removeEntry(key, source: definition.name) }
+            case .deletePrefix(let identifierPrefix, let keyPrefix):
+                try flush()
+                try deleteItems(withIdentifierPrefix: identifierPrefix, owner: owner)
+                try removeEntries(withKeyPrefix: keyPrefix, source: definition.name)
+            case .skip(let entry, let identifiers):
+                try flush()
+                try delete(identifiers: identifiers, owner: owner)
+                try setEntry(entry, source: definition.name)
+            }
+        }
+        try flush()
+        if let checkpoint = batch.checkpoint { try setCheckpoint(consumer, checkpoint) }
+    }
+}

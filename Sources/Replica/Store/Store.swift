@@ -1,0 +1,345 @@
+import Foundation
+import ReplicaSQLite
+import Synchronization
+
+/// A directory holding every account's indexes, records and sources, and the catalog of accounts.
+///
+/// Each account's files live in a folder of their own (`accounts/<id>/`), so signing an account out
+/// deletes every byte of its text by deleting that folder: nothing is left in shared index pages, free
+/// pages or write-ahead logs. Folders are created with mode 0700 and files with 0600.
+///
+/// A store may be used by several processes at once: writers take turns and wait for each other.
+///
+/// For example:
+/// ```swift
+/// let store = try Store(directory: URL(fileURLWithPath: NSHomeDirectory() + "/.local/share/notes-index"))
+/// let index = try store.index(named: "Notes", account: "alice")
+/// try await index.indexItems(items)
+/// let results = try await store.search(SearchQuery("launch risk"))
+/// try await store.switchAccount(to: "bob")   // on logout: alice's text is gone from disk
+/// ```
+public final class Store: Sendable {
+    /// How a store behaves.
+    public struct Configuration: Sendable {
+        /// Settings for every index the store opens.
+        public var index = SearchableIndex.Configuration()
+        /// Called with things a host may want to log (never with indexed content).
+        public var events: @Sendable (StoreEvent) -> Void = { _ in }
+
+        public init() {}
+    }
+
+    /// The name of the index used when none is given; meant for prototypes — apps name theirs.
+    public static let defaultIndexName = "default"
+
+    /// The store's directory.
+    public let directory: URL
+    public let configuration: Configuration
+    let catalog: Catalog
+    private let cache = Mutex(Cache())
+
+    private struct Cache {
+        var indexes: [IndexKey: SearchableIndex] = [:]
+        var records: [AccountID: RecordsDatabase] = [:]
+        var catalogVersion = -1
+    }
+
+    struct IndexKey: Hashable {
+        var account: AccountID
+        var name: String
+    }
+
+    /// Opens (creating if needed) the store at `directory`, and finishes any sign-out a previous process
+    /// left halfway.
+    ///
+    /// - Throws: ``ReplicaError`` when the directory cannot be created or the catalog is unreadable or
+    ///   written by a newer replica.
+    public init(directory: URL, configuration: Configuration = Configuration()) throws {
+        self.directory = directory.standardizedFileURL
+        self.configuration = configuration
+        try FileSystem.makeDirectory(self.directory.path)
+        try FileSystem.makeDirectory(self.directory.path + "/accounts")
+        catalog = try Catalog(path: self.directory.path + "/catalog.sqlite")
+        try finishInterruptedSignOuts()
+    }
+
+    /// The directory used when none is given: `$XDG_DATA_HOME/replica`, or `~/.local/share/replica`.
+    public static var defaultDirectory: URL {
+        URL(fileURLWithPath: FileSystem.defaultDataDirectory())
+    }
+
+    // MARK: Accounts
+
+    /// The accounts that are signed in, in identifier order.
+    public func signedInAccounts() throws -> [AccountRecord] {
+        try catalog.database.readNow { try catalog.accounts($0) }.filter { $0.state == .signedIn }
+    }
+
+    /// Signs an account in (a no-op if it is already).
+    ///
+    /// This is the only way an account comes into use: writes for an account that is not signed in are
+    /// refused with ``ReplicaError/Code/accountNotSignedIn``, so that a sync layer delivering late for an
+    /// account that was signed out cannot bring it back.
+    @discardableResult
+    public func signIn(_ account: AccountID) throws -> AccountRecord {
+        try account.validate()
+        if let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn {
+            return record
+        }
+        // A sign-out of this account that did not finish is completed first, so nothing old comes back.
+        try finishInterruptedSignOuts()
+        return try catalog.database.writeNow { connection in
+            if let record = try catalog.account(account, connection) { return record }
+            return try catalog.insertSignedIn(account, connection)
+        }
+    }
+
+    /// The account's catalog entry when it is signed in; otherwise an error that says how to sign it in.
+    func requireSignedIn(_ account: AccountID) throws -> AccountRecord {
+        try account.validate()
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn else {
+            throw ReplicaError(.accountNotSignedIn,
+                               "account '\(account)' is not signed in; nothing was written for it. Sign it in first (Store.signIn, or `replica accounts sign-in \(account)`)")
+        }
+        return record
+    }
+
+    /// Signs an account out: destroys every file the store holds for it.
+    ///
+    /// The sign-out is recorded first, so from that moment the account is never searched again, and a
+    /// process that dies halfway leaves it to be finished by the next one that opens the store.
+    ///
+    /// - Returns: `false` when the store held nothing for the account.
+    ///
+    /// On a disk too full to record the sign-out, the account's files are deleted first (that is what
+    /// frees the room), then it is recorded and finished as usual.
+    @discardableResult
+    public func signOut(_ account: AccountID) throws -> Bool {
+        let record = { [catalog] in
+            try catalog.database.writeNow { connection -> Bool in
+                guard try catalog.account(account, connection) != nil else { return false }
+                try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id = ?", [.text(account.rawValue)])
+                return true
+            }
+        }
+        let recorded: Bool
+        do {
+            recorded = try record()
+        } catch let error as SQLiteError where error.code.isOutOfSpace {
+            guard try freeSpace(byRemoving: account) else { throw error }
+            recorded = try record()
+        }
+        guard recorded else { return false }
+        CrashPoints.reach("signOut.recorded")
+        try finishSignOut(account)
+        return true
+    }
+
+    /// Signs out every signed-in account but `account`, and signs `account` in: what an app does on logout.
+    ///
+    /// The whole switch is recorded in one transaction before any file is deleted: every other account is
+    /// marked as signing out (never searched or written again from that moment) and `account` is signed
+    /// in. A process killed at any later instant leaves the rest to the next one that opens the store.
+    public func switchAccount(to account: AccountID) throws {
+        try account.validate()
+        // Whatever an earlier switch left halfway, including a sign-out of `account` itself, ends first.
+        try finishInterruptedSignOuts()
+        let record = { [catalog] in
+            try catalog.database.writeNow { connection -> [AccountID] in
+                let others = try catalog.accounts(connection).filter { $0.id != account }.map(\.id)
+                try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id != ?", [.text(account.rawValue)])
+                if try catalog.account(account, connection) == nil { _ = try catalog.insertSignedIn(account, connection) }
+                return others
+            }
+        }
+        let leaving: [AccountID]
+        do {
+            leaving = try record()
+        } catch let error as SQLiteError where error.code.isOutOfSpace {
+            // A disk too full to record the switch: one leaving account's files go first, to make room.
+            let first = try signedInAccounts().map(\.id).first { $0 != account }
+            guard let first, try freeSpace(byRemoving: first) else { throw error }
+            leaving = try record()
+        }
+        CrashPoints.reach("switch.recorded")
+        for other in leaving { try finishSignOut(other) }
+    }
+
+    /// Deletes an account's files ahead of recording its sign-out, when the disk is too full to record it
+    /// first. Killed right after, the account stays signed in with nothing in it: never a leak.
+    private func freeSpace(byRemoving account: AccountID) throws -> Bool {
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return false }
+        forget(accounts: [account])
+        try FileSystem.removeTree(directory.path + "/" + record.directory)
+        configuration.events(StoreEvent(kind: .signOutCompleted, account: account, indexName: nil,
+                                        message: "the disk was too full to record the sign-out of account '\(account)'; its files were deleted first to make room"))
+        return true
+    }
+
+    private func finishInterruptedSignOuts() throws {
+        let pending = try catalog.database.readNow { try catalog.accounts($0) }.filter { $0.state == .signingOut }
+        for record in pending {
+            try finishSignOut(record.id)
+            configuration.events(StoreEvent(kind: .signOutCompleted, account: record.id, indexName: nil,
+                                            message: "finished signing out account '\(record.id)', which an earlier process left halfway"))
+        }
+    }
+
+    private func finishSignOut(_ account: AccountID) throws {
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return }
+        forget(accounts: [account])
+        try FileSystem.removeTree(directory.path + "/" + record.directory)
+        CrashPoints.reach("signOut.filesRemoved")
+        try catalog.database.writeNow { connection in
+            try connection.execute("DELETE FROM accounts WHERE id = ? AND state = 'signingOut'", [.text(account.rawValue)])
+        }
+        try catalog.database.checkpointAndTruncate()
+    }
+
+    // MARK: Indexes
+
+    /// The named index of a signed-in account, created if it does not exist yet.
+    ///
+    /// - Parameters:
+    ///   - name: letters, digits, `.`, `-` and `_`, up to 64 characters.
+    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when the account is not signed in (sign it
+    ///   in with ``signIn(_:)`` first), and for a bad name or account, or an index file written by a newer
+    ///   replica.
+    public func index(named name: String = Store.defaultIndexName, account: AccountID) throws -> SearchableIndex {
+        try Self.validateIndexName(name)
+        let record = try requireSignedIn(account)
+        let key = IndexKey(account: account, name: name)
+        if let index = cache.withLock({ $0.indexes[key] }) {
+            if index.signIn.generation == record.generation { return index }
+            // Signed out and in again since it was opened (by another process, or another Store value):
+            // that file is gone; open the new one.
+            forget(accounts: [account])
+        }
+        let folder = directory.path + "/" + record.directory + "/indexes"
+        try FileSystem.makeDirectory(folder)
+        let index = try SearchableIndex(path: folder + "/\(name).sqlite", name: name, account: account,
+                                        signIn: lease(record).index, configuration: configuration.index, events: configuration.events)
+        return cache.withLock { cache in
+            if let existing = cache.indexes[key], existing.signIn.generation == record.generation { return existing }
+            cache.indexes[key] = index
+            return index
+        }
+    }
+
+    private func lease(_ record: AccountRecord) -> SignInLease {
+        SignInLease(catalog: catalog, account: record.id, generation: record.generation)
+    }
+
+    /// The index if the account is signed in and the index exists; never creates either.
+    public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn,
+              FileSystem.exists(directory.path + "/" + record.directory + "/indexes/\(name).sqlite")
+        else { return nil }
+        return try index(named: name, account: account)
+    }
+
+    /// The names of the indexes an account has.
+    public func indexNames(for account: AccountID) throws -> [String] {
+        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return [] }
+        return try FileSystem.entries(of: directory.path + "/" + record.directory + "/indexes")
+            .filter { $0.hasSuffix(".sqlite") }
+            .map { String($0.dropLast(".sqlite".count)) }
+    }
+
+    static func validateIndexName(_ name: String) throws {
+        let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+        guard !name.isEmpty, name.count <= 64, allowed, !name.hasPrefix(".") else {
+            throw ReplicaError(.invalidArgument, "an index name must be 1 to 64 letters, digits, '.', '-' or '_', not starting with '.'; '\(name)' is not")
+        }
+    }
+
+    /// Drops cached indexes of accounts that another process signed out.
+    private func refreshIfCatalogChanged() {
+        guard let version = try? catalog.dataVersion() else { return }
+        let changed = cache.withLock { cache -> Bool in
+            defer { cache.catalogVersion = version }
+            return cache.catalogVersion != version && cache.catalogVersion != -1
+        }
+        guard changed, let signedIn = try? Set(signedInAccounts().map(\.id)) else { return }
+        let cached = cache.withLock { Set($0.indexes.keys.map(\.account)).union($0.records.keys) }
+        forget(accounts: cached.subtracting(signedIn))
+    }
+
+    /// Closes and forgets every open file of these signed-out accounts. The files are being deleted, so
+    /// their connections close without first copying their write-ahead logs into them: that copy is
+    /// work thrown away, and it made switch-account wait.
+    private func forget(accounts: Set<AccountID>) {
+        guard !accounts.isEmpty else { return }
+        let (indexes, records) = cache.withLock { cache in
+            let indexes = cache.indexes.filter { accounts.contains($0.key.account) }
+            let records = cache.records.filter { accounts.contains($0.key) }
+            for key in indexes.keys { cache.indexes[key] = nil }
+            for account in records.keys { cache.records[account] = nil }
+            return (indexes.values, records.values)
+        }
+        // Outside the cache's lock: discarding waits for work in progress on each file's queues.
+        for index in indexes { index.invalidate(discardingFile: true) }
+        for database in records { database.file.discardOnClose() }
+    }
+
+    // MARK: Record stores
+
+    /// A signed-in account's record store file, created only when `creating`.
+    ///
+    /// - Returns: `nil` when not `creating` and the account is not signed in or has no record store.
+    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when `creating` for an account that is not
+    ///   signed in.
+    func recordsDatabase(for account: AccountID, creating: Bool) throws -> RecordsDatabase? {
+        let record: AccountRecord
+        if creating {
+            record = try requireSignedIn(account)
+        } else {
+            guard let existing = try catalog.database.readNow({ try catalog.account(account, $0) }), existing.state == .signedIn else { return nil }
+            record = existing
+        }
+        if let database = cache.withLock({ $0.records[account] }) {
+            if database.signIn.generation == record.generation { return database }
+            forget(accounts: [account])
+        }
+        let folder = directory.path + "/" + record.directory
+        let path = folder + "/records.sqlite"
+        if !creating && !FileSystem.exists(path) { return nil }
+        try FileSystem.makeDirectory(folder)
+        let database = try RecordsDatabase(path: path, account: account, signIn: lease(record))
+        return cache.withLock { cache in
+            if let existing = cache.records[account], existing.signIn.generation == record.generation { return existing }
+            cache.records[account] = database
+            return database
+        }
+    }
+
+    // MARK: Search
+
+    /// Searches every signed-in account (or those the query names) and merges the results by score.
+    ///
+    /// - Parameter indexNames: the indexes to search in each account; `nil` searches all of them.
+    /// - Throws: ``ReplicaError`` with code `invalidQuery` when the text has no searchable word.
+    public func search(_ query: SearchQuery, indexNames: [String]? = nil) async throws -> [SearchResult] {
+        _ = try query.validatedPattern()
+        refreshIfCatalogChanged()
+        var accounts = try signedInAccounts().map(\.id)
+        if !query.accounts.isEmpty { accounts = accounts.filter(query.accounts.contains) }
+        var results: [SearchResult] = []
+        for account in accounts {
+            for name in try indexNames ?? self.indexNames(for: account) {
+                guard let index = try existingIndex(named: name, account: account) else { continue }
+                results += try await index.search(query)
+            }
+        }
+        return Array(results.sorted(by: Self.ranking).prefix(query.limit))
+    }
+
+    /// Better score first; among equal scores, newer first, then by identifier for a stable order.
+    static func ranking(_ a: SearchResult, _ b: SearchResult) -> Bool {
+        if a.score != b.score { return a.score > b.score }
+        let dateA = a.item.attributeSet.contentModificationDate ?? a.indexedAt
+        let dateB = b.item.attributeSet.contentModificationDate ?? b.indexedAt
+        if dateA != dateB { return dateA > dateB }
+        return (a.account, a.item.uniqueIdentifier) < (b.account, b.item.uniqueIdentifier)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import ReplicaCore
+
+/// The owner of an index's items, which the index asks to index them again.
+///
+/// The index asks to reindex everything when it was created fresh, found corrupt and rebuilt empty, or
+/// rebuilt for any other reason; it asks for some identifiers when their stored copies could not be
+/// read back. A request counts as done when the method returns without throwing; until then it is kept
+/// in the index and asked again the next time a delegate is set.
+///
+/// For example:
+/// ```swift
+/// final class NotesIndexer: IndexDelegate {
+///     func reindexAllItems(in index: SearchableIndex) async throws {
+///         try await index.indexItems(notes.all.map(makeItem))
+///     }
+///     func reindexItems(withIdentifiers identifiers: [ItemIdentifier], in index: SearchableIndex) async throws {
+///         try await index.indexItems(notes.find(identifiers).map(makeItem))
+///     }
+/// }
+/// try await index.setDelegate(NotesIndexer())
+/// ```
+public protocol IndexDelegate: AnyObject, Sendable {
+    /// Index every item again; the index holds nothing of the owner's (it is new, or was rebuilt).
+    func reindexAllItems(in index: SearchableIndex) async throws
+
+    /// Index these items again (or delete them, if they are gone).
+    func reindexItems(withIdentifiers identifiers: [ItemIdentifier], in index: SearchableIndex) async throws
+}
+
+/// Something a store noticed that its host may want to log.
+public struct StoreEvent: Sendable, CustomStringConvertible {
+    public struct Kind: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// An index file was found damaged and rebuilt empty; its owner is asked to reindex.
+        public static let indexRebuilt = Kind(rawValue: "indexRebuilt")
+        /// A sign-out that an earlier process left halfway was completed.
+        public static let signOutCompleted = Kind(rawValue: "signOutCompleted")
+        /// Stored items that could not be read back were dropped and their owner asked to reindex them.
+        public static let itemsUnreadable = Kind(rawValue: "itemsUnreadable")
+        /// The search tool left results out because hydration did not pass them (gone, unreadable by the
+        /// account, stale, or their owner did not answer). The model is never told; the host's log is.
+        public static let resultsWithheld = Kind(rawValue: "resultsWithheld")
+    }
+
+    public var kind: Kind
+    public var account: AccountID?
+    public var indexName: String?
+    /// A sentence for a log line; never quotes indexed content.
+    public var message: String
+
+    public var description: String { message }
+
+    public init(kind: Kind, account: AccountID?, indexName: String?, message: String) {
+        self.kind = kind
+        self.account = account
+        self.indexName = indexName
+        self.message = message
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import ReplicaCore
+import ReplicaSQLite
+
+/// A row a search found, before it is tied to an account.
+package struct FoundItem: Sendable {
+    package var item: SearchableItem
+    package var score: Double
+    package var snippet: String?
+    package var origin: ItemOrigin
+    package var indexedAt: Date
+}
+
+/// The SQL that reads one index. Every read leaves out expired items, whether or not they were purged.
+package struct IndexReader {
+    let connection: Connection
+    let now: Date
+
+    static let itemColumns = """
+        items.identifier, items.domain, items.attributes, items.owner, items.source_version, items.indexed, items.expires,
+        items.content_type, items.title, items.description
+        """
+
+    /// Decodes an item from the columns in ``itemColumns``, starting at `offset`.
+    package static func decodeItem(_ row: Statement, offset: Int32 = 0, textContent: String? = nil) throws -> (SearchableItem, ItemOrigin, Date) {
+        let attributes = try decodeAttributes(row.text(offset + 2), contentType: row.optionalText(offset + 7), body: textContent,
+                                              title: row.text(offset + 8), description: row.text(offset + 9))
+        let expires = row.double(offset + 6)
+        let item = SearchableItem(
+            uniqueIdentifier: ItemIdentifier(row.text(offset)),
+            domainIdentifier: row.optionalText(offset + 1).map(DomainIdentifier.init(rawValue:)),
+            attributeSet: attributes,
+            expirationDate: Date(timeIntervalSince1970: expires))
+        let origin = ItemOrigin(owner: ItemOwner(rawValue: row.text(offset + 3)), version: row.optionalText(offset + 4))
+        return (item, origin, Date(timeIntervalSince1970: row.double(offset + 5)))
+    }
+
+    /// Rebuilds an attribute set from its stored JSON and the attributes kept in columns of their own
+    /// (the inverse of `AttributeSet.serializedJSON(excludingStoredElsewhere:)`).
+    package static func decodeAttributes(_ text: String, contentType: String?, body: String?, title: String, description: String) throws -> AttributeSet {
+        var attributes: AttributeSet
+        do {
+            attributes = try AttributeSet(json: JSON.parse(text))
+        } catch {
+            throw ReplicaError(.corruptIndex, "an item's stored attributes cannot be read back", cause: error)
+        }
+        let recoverable = attributes.keysRecoverableFromText
+        if let contentType { attributes.contentType = ContentType(rawValue: contentType) }
+        if let body, !body.isEmpty { attributes.textContent = body }
+        if recoverable.contains(.title), !title.isEmpty { attributes.title = title }
+        if recoverable.contains(.contentDescription), !description.isEmpty { attributes.contentDescription = description }
+        return attributes
+    }
+
+    /// Runs a search; rows whose stored attributes cannot be read are left out and named in `unreadable`.
+    package func search(_ query: SearchQuery, pattern: FTSPattern?) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
+        var sql = "SELECT \(Self.itemColumns), "
+        var arguments: [SQLValue] = []
+        if let pattern {
+            sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24) FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
+            arguments.append(.text(pattern.matchExpression))
+        } else {
+            sql += "0.0, NULL FROM items WHERE "
+        }
+        sql += "items.expires > ?"
+        arguments.append(.real(now.timeIntervalSince1970))
+        Self.appendFilters(for: query, to: &sql, arguments: &arguments)
+        sql += pattern == nil ? " ORDER BY coalesce(items.modified, items.created, items.indexed) DESC, items.id" : " ORDER BY items_text.rank"
+        sql += " LIMIT ?"
+        arguments.append(.integer(Int64(query.limit)))
+
+        var found: [FoundItem] = []
+        var unreadable: [ItemIdentifier] = []
+        do {
+            _ = try connection.cached(sql).rows(arguments) { row in
+                do {
+                    let (item, origin, indexed) = try Self.decodeItem(row)
+                    found.append(FoundItem(item: item, score: row.double(10), snippet: row.optionalText(11), origin: origin, indexedAt: indexed))
+                } catch {
+                    unreadable.append(ItemIdentifier(row.text(0)))
+                }
+            }
+        } catch let error as SQLiteError where pattern != nil && error.code.primary == .error {
+            // A safety net: patterns are built so that the engine accepts them, and the engine's own
+            // words ("fts5: syntax error near …") must never reach a person or a model.
+            throw ReplicaError(.invalidQuery, "the query could not be understood; remove unusual characters and try again", cause: error)
+        }
+        return (found, unreadable)
+    }
+
+    /// Adds the query's filters as `AND …` clauses on the `items` table.
+    package static func appendFilters(for query: SearchQuery, to sql: inout String, arguments: inout [SQLValue]) {
+        func anyOf(_ values: [String], _ clause: String, _ bind: (String) -> [SQLValue]) {
+            guard !values.isEmpty else { return }
+            sql += " AND (" + Array(repeating: clause, count: values.count).joined(separator: " OR ") + ")"
+            for value in values { arguments += bind(value) }
+        }
+        // Every item conforms to public.item, including those without a type; other filters match the
+        // types recorded with their trees.
+        if !query.contentTypes.isEmpty && !query.contentTypes.contains(.item) {
+            let clause = Array(repeating: "instr(tree, ?) > 0", count: query.contentTypes.count).joined(separator: " OR ")
+            sql += " AND items.content_type IN (SELECT name FROM content_types WHERE \(clause))"
+            arguments += query.contentTypes.map { .text(" \($0.rawValue) ") }
+        }
+        anyOf(query.domains.map(\.rawValue), "(items.domain = ? OR (items.domain >= ? AND items.domain < ?))") {
+            [.text($0), .text($0 + "."), .text($0 + "/")]
+        }
+        anyOf(query.authors, "instr(items.authors, ?) > 0") { [.text($0.lowercased())] }
+        anyOf(query.recipients, "instr(items.recipients, ?) > 0") { [.text($0.lowercased())] }
+        anyOf(query.owners.map(\.rawValue), "items.owner = ?") { [.text($0)] }
+        if !query.excludedOwners.isEmpty {
+            sql += " AND items.owner NOT IN (" + Array(repeating: "?", count: query.excludedOwners.count).joined(separator: ", ") + ")"
+            arguments += query.excludedOwners.map { .text($0.rawValue) }
+        }
+        for (column, range) in [("created", query.created), ("modified", query.modified)] {
+            guard let range else { continue }
+            if let start = range.start {
+                sql += " AND items.\(column) >= ?"
+                arguments.append(.real(start.timeIntervalSince1970))
+            }
+            if let end = range.end {
+                sql += " AND items.\(column) < ?"
+                arguments.append(.real(end.timeIntervalSince1970))
+            }
+        }
+    }
+
+    /// The items with these identifiers that are in the index and not expired, with their full text.
+    package func items(withIdentifiers identifiers: [ItemIdentifier]) throws -> [(SearchableItem, ItemOrigin, Date)] {
+        let statement = try connection.cached("""
+            SELECT \(Self.itemColumns), items.body FROM items WHERE items.identifier = ? AND items.expires > ?
+            """)
+        return try identifiers.compactMap { identifier in
+            try statement.firstRow([.text(identifier.rawValue), .real(now.timeIntervalSince1970)]) { row in
+                try Self.decodeItem(row, textContent: row.optionalText(10))
+            }
+        }
+    }
+
+    /// Every item that is searchable now, with its full text and origin, in identifier order.
+    package func allItems() throws -> [(SearchableItem, ItemOrigin, Date)] {
+        try connection.cached("SELECT \(Self.itemColumns), items.body FROM items WHERE items.expires > ? ORDER BY identifier")
+            .rows([.real(now.timeIntervalSince1970)]) { row in try Self.decodeItem(row, textContent: row.optionalText(10)) }
+    }
+
+    /// How many items are searchable now.
+    package func count() throws -> Int {
+        try connection.scalarInt("SELECT count(*) FROM items WHERE expires > ?", [.real(now.timeIntervalSince1970)]) ?? 0
+    }
+
+    package func clientState() throws -> Data? {
+        guard case .blob(let bytes)? = try connection.scalar("SELECT state FROM client_state WHERE id = 1") else { return nil }
+        return Data(bytes)
+    }
+
+    package func meta(_ key: String) throws -> String? {
+        guard case .text(let value)? = try connection.scalar("SELECT value FROM meta WHERE key = ?", [.text(key)]) else { return nil }
+        return value
+    }
+}

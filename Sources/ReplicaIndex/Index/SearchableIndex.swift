@@ -1,0 +1,405 @@
+import Foundation
+import ReplicaCore
+import ReplicaSQLite
+import Synchronization
+
+/// What an index checks before every operation: that its account is still signed in under the sign-in it
+/// was opened with (a sign-out made by another process or another store must stop it). The store that
+/// opens the index provides it; the index knows nothing of accounts beyond that.
+package struct IndexLease: Sendable {
+    /// Which sign-in the index was opened under.
+    package let generation: Int64
+    /// Throws ``ReplicaError/Code/accountNotSignedIn`` once the account was signed out since.
+    package let check: @Sendable () throws -> Void
+
+    package init(generation: Int64, check: @escaping @Sendable () throws -> Void) {
+        self.generation = generation
+        self.check = check
+    }
+}
+
+/// One named index of one account: Core Spotlight's `CSSearchableIndex`, kept in a SQLite file.
+///
+/// Get one from a ``Store``; the store signs the account in if it is not yet. Indexing an item whose
+/// identifier is already present replaces it. Every read leaves out expired items at once; they are
+/// purged at the next write, or by ``purgeExpiredItems()``.
+///
+/// For example:
+/// ```swift
+/// let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
+/// let index = try store.index(named: "Notes", account: "alice")
+/// try await index.indexItems([item])
+/// try await index.deleteItems(withDomainIdentifiers: ["account.alice.archive"])
+/// ```
+public final class SearchableIndex: Sendable {
+    /// How an index behaves.
+    public struct Configuration: Sendable {
+        /// How long an item indexed without an expiration date stays: 30 days, as in Core Spotlight.
+        /// Give an item `Date.distantFuture` to keep it.
+        public var defaultLifetime: TimeInterval = 30 * 24 * 3600
+        /// The clock that decides what has expired; tests inject their own.
+        public var clock: @Sendable () -> Date = { Date() }
+        /// How long a write waits for another writer (in this or another process) before it fails.
+        public var busyTimeout: TimeInterval = 600
+
+        public init() {}
+    }
+
+    /// The index's name within its account.
+    public let name: String
+    /// The account whose items it holds.
+    public let account: AccountID
+    public let configuration: Configuration
+    /// The SQLite file.
+    let path: String
+    /// The sign-in this index was opened under, checked at every operation: a sign-out made by another
+    /// process or another ``Store`` value must stop it from serving or taking the account's data.
+    package let signIn: IndexLease
+    private let state: Mutex<State>
+    private let events: @Sendable (StoreEvent) -> Void
+
+    private struct State {
+        var database: Database
+        weak var delegate: (any IndexDelegate)?
+        var isInvalidated = false
+    }
+
+    static let migrator = Migrator(kind: "index", applicationID: 0x5250_4C49, migrations: EmbeddedMigrations.index)
+
+    /// The largest client state accepted, in bytes.
+    public static let maximumClientStateSize = 4096
+
+    package init(path: String, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
+         events: @escaping @Sendable (StoreEvent) -> Void) throws {
+        self.path = path
+        self.name = name
+        self.account = account
+        self.signIn = signIn
+        self.configuration = configuration
+        self.events = events
+        let database = try Self.openDatabase(path: path, name: name, account: account, options: Self.options(configuration), events: events)
+        self.state = Mutex(State(database: database))
+    }
+
+    // MARK: Opening and recovery
+
+    /// Opens the file; a damaged one is removed and created again empty, with a reindex owed to its owner.
+    private static func options(_ configuration: Configuration) -> Connection.Options {
+        var options = Connection.Options()
+        options.busyTimeoutMilliseconds = Int32(clamping: Int((configuration.busyTimeout * 1000).rounded()))
+        return options
+    }
+
+    private static func openDatabase(path: String, name: String, account: AccountID, options: Connection.Options,
+                                     events: @Sendable (StoreEvent) -> Void) throws -> Database {
+        do {
+            let database = try Database(path: path, migrator: migrator, options: options)
+            try check(database)
+            return database
+        } catch let error as SQLiteError where error.code.isCorruption {
+            try removeFiles(at: path)
+            let database = try Database(path: path, migrator: migrator, options: options)
+            try database.writeNow { connection in
+                try IndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
+            }
+            events(StoreEvent(kind: .indexRebuilt, account: account, indexName: name,
+                              message: "index '\(name)' of account '\(account)' was damaged (\(error.message)); it was rebuilt empty and its owner asked to reindex"))
+            return database
+        } catch let error as MigrationError {
+            throw ReplicaError(error.code == .newerSchema ? .newerSchema : .storage, error.description, cause: error)
+        }
+    }
+
+    /// Reads the parts of the file every search touches, so damage there shows at open.
+    private static func check(_ database: Database) throws {
+        try database.readNow { connection in
+            _ = try connection.scalar("SELECT count(*) FROM items_text_config")
+            _ = try connection.scalar("SELECT rowid FROM items_text WHERE items_text MATCH '\"replica\"' LIMIT 1")
+            let pages = try connection.scalarInt("PRAGMA page_count") ?? 0
+            if pages < 4096, let result = try connection.scalar("PRAGMA quick_check(1)"), result != .text("ok") {
+                throw SQLiteError(code: .corrupt, message: "quick_check found damage", path: database.path)
+            }
+        }
+    }
+
+    package static func removeFiles(at path: String) throws {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let file = path + suffix
+            if unlink(file) != 0 && errno != ENOENT {
+                throw ReplicaError(.fileSystem, "cannot remove \(file): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    /// The open file, once the account is known to be still signed in under the sign-in it was opened with.
+    private var database: Database {
+        get throws {
+            let database = try openDatabase
+            try checkSignIn()
+            return database
+        }
+    }
+
+    /// The open file, without asking the catalog; for writes, which check inside their transaction.
+    private var openDatabase: Database {
+        get throws {
+            try state.withLock { state in
+                guard !state.isInvalidated else {
+                    throw ReplicaError(.accountNotSignedIn, "account '\(account)' was signed out; its index '\(name)' is gone")
+                }
+                return state.database
+            }
+        }
+    }
+
+    /// Fails, and stops all further use, when the account was signed out since this index was opened.
+    package func checkSignIn() throws {
+        do {
+            try signIn.check()
+        } catch let error as ReplicaError where error.code == .accountNotSignedIn {
+            invalidate()
+            throw error
+        }
+    }
+
+    /// Stops all further use; called when the account is signed out.
+    ///
+    /// - Parameter discardingFile: the file is about to be deleted: its connections close without copying
+    ///   their write-ahead log into it first.
+    package func invalidate(discardingFile: Bool = false) {
+        let database = state.withLock { state in
+            state.isInvalidated = true
+            return state.database
+        }
+        // Outside the lock: this waits for work in progress on the database's queues, which may need it.
+        if discardingFile { database.discardOnClose() }
+    }
+
+    /// Rebuilds a file found damaged while in use, then tells the delegate.
+    private func recover(from error: SQLiteError) async throws -> Never {
+        try state.withLock { state in
+            try Self.removeFiles(at: path)
+            state.database = try Database(path: path, migrator: Self.migrator, options: Self.options(configuration))
+            try state.database.writeNow { connection in
+                try IndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
+            }
+        }
+        events(StoreEvent(kind: .indexRebuilt, account: account, indexName: name,
+                          message: "index '\(name)' of account '\(account)' was found damaged (\(error.message)); it was rebuilt empty and its owner asked to reindex"))
+        try? await deliverPendingReindex()
+        throw ReplicaError(.corruptIndex, "index '\(name)' of account '\(account)' was damaged and has been rebuilt empty; its owner was asked to reindex it", cause: error)
+    }
+
+    // MARK: Running work
+
+    /// Runs `body` in one write transaction, after purging some expired items (unless told not to).
+    package func write<T: Sendable>(purgingExpired: Bool = true, _ body: @escaping @Sendable (IndexWriter) throws -> T) async throws -> T {
+        let database = try openDatabase
+        let now = configuration.clock()
+        let lifetime = configuration.defaultLifetime
+        do {
+            return try await database.write { [self] connection in
+                // Inside the transaction, which holds the file's write lock: a write that passes this check
+                // commits before any sign-out that follows it deletes the file, never into a deleted one.
+                try checkSignIn()
+                let writer = IndexWriter(connection: connection, now: now, defaultLifetime: lifetime)
+                if purgingExpired { try writer.purgeExpired(limit: 256) }
+                return try body(writer)
+            }
+        } catch let error as SQLiteError where error.code.isCorruption {
+            try await recover(from: error)
+        }
+    }
+
+    /// Runs `body` on one consistent snapshot.
+    package func read<T: Sendable>(_ body: @escaping @Sendable (IndexReader) throws -> T) async throws -> T {
+        let database = try self.database
+        let now = configuration.clock()
+        do {
+            return try await database.read { connection in try body(IndexReader(connection: connection, now: now)) }
+        } catch let error as SQLiteError where error.code.isCorruption {
+            try await recover(from: error)
+        }
+    }
+
+    /// Runs `body` with the writer connection in a transaction, for engines that keep their own
+    /// checkpoints beside the items (the projection engine, sources).
+    package func writeNow<T>(_ body: (IndexWriter) throws -> T) throws -> T {
+        let database = try openDatabase
+        let writer = { (connection: Connection) in
+            IndexWriter(connection: connection, now: self.configuration.clock(), defaultLifetime: self.configuration.defaultLifetime)
+        }
+        return try database.writeNow { connection in
+            try checkSignIn()
+            return try body(writer(connection))
+        }
+    }
+
+    // MARK: Indexing
+
+    /// Adds or replaces items; items with `isUpdate` are merged into the stored ones.
+    ///
+    /// All items are checked before anything is written, and all are written in one transaction.
+    ///
+    /// Items made by another owner (the record store's projection, a source) cannot be replaced here.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidItem` for the first item that cannot be indexed, or
+    ///   `notOwner` when an identifier belongs to an item another owner made (nothing is written then).
+    public func indexItems(_ items: [SearchableItem]) async throws {
+        for item in items { try item.validate() }
+        try await write { writer in
+            try writer.index(contentsOf: items)
+            try writer.throwIfRefused()
+        }
+    }
+
+    /// Deletes the items with these identifiers. Identifiers not in the index are ignored, and so are
+    /// items another owner made (the record store's projection, a source): each owner deletes its own.
+    ///
+    /// - Returns: how many items were deleted.
+    @discardableResult
+    public func deleteItems(withIdentifiers identifiers: [ItemIdentifier]) async throws -> Int {
+        try await write { writer in try writer.delete(identifiers: identifiers, owner: .api) }
+    }
+
+    /// Deletes every item whose domain is one of these or lies under one of them.
+    ///
+    /// Deleting `account.alice` deletes `account.alice.notes` too, but not `account.alicia`.
+    ///
+    /// Items another owner made (the record store's projection, a source) are left alone.
+    ///
+    /// - Returns: how many items were deleted.
+    @discardableResult
+    public func deleteItems(withDomainIdentifiers domains: [DomainIdentifier]) async throws -> Int {
+        try await write { writer in try writer.delete(domains: domains, owner: .api) }
+    }
+
+    /// Deletes every item indexed through this API (the client state stays). Items another owner made
+    /// (the record store's projection, a source) are left alone: each owner deletes its own.
+    ///
+    /// - Returns: how many items were deleted.
+    @discardableResult
+    public func deleteAllItems() async throws -> Int {
+        try await write { writer in try writer.deleteAll(owner: .api) }
+    }
+
+    /// Deletes every item whose expiration date has passed; returns how many.
+    @discardableResult
+    public func purgeExpiredItems() async throws -> Int {
+        try await write(purgingExpired: false) { writer in
+            var total = 0
+            while true {
+                let purged = try writer.purgeExpired(limit: 1000)
+                total += purged
+                if purged < 1000 { return total }
+            }
+        }
+    }
+
+    // MARK: Batches
+
+    /// Starts a batch: its changes and its client state are written together when it ends.
+    ///
+    /// For example:
+    /// ```swift
+    /// let batch = index.beginBatch()
+    /// try batch.indexItems(changedItems)
+    /// try batch.deleteItems(withIdentifiers: deletedIDs)
+    /// try await batch.end(clientState: Data("cursor=1812".utf8))
+    /// ```
+    public func beginBatch() -> IndexBatch { IndexBatch(index: self) }
+
+    /// The client state stored by the last batch that ended, or `nil` if none has.
+    public func fetchLastClientState() async throws -> Data? {
+        try await read { try $0.clientState() }
+    }
+
+    // MARK: Reading
+
+    /// Every searchable item with its full text, in identifier order (for tests and exports).
+    public func allItems() async throws -> [SearchableItem] {
+        try await read { try $0.allItems().map(\.0) }
+    }
+
+    /// How many items are searchable now.
+    public func itemCount() async throws -> Int {
+        try await read { try $0.count() }
+    }
+
+    /// The stored items with these identifiers, with their full text; missing and expired ones are left out.
+    public func items(withIdentifiers identifiers: [ItemIdentifier]) async throws -> [SearchableItem] {
+        try await read { reader in try reader.items(withIdentifiers: identifiers).map(\.0) }
+    }
+
+    /// Searches this index alone. A ``Store`` searches every signed-in account at once.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidQuery` when the text has no searchable word.
+    public func search(_ query: SearchQuery) async throws -> [SearchResult] {
+        let pattern = try query.validatedPattern()
+        let (found, unreadable) = try await read { reader in try reader.search(query, pattern: pattern) }
+        if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
+        return found.map { found in
+            SearchResult(account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
+                         origin: found.origin, indexedAt: found.indexedAt)
+        }
+    }
+
+    /// Size of the index files on disk, in bytes.
+    public func fileSize() -> Int {
+        ["", "-wal"].reduce(0) { total, suffix in
+            var info = stat()
+            return total + (stat(path + suffix, &info) == 0 ? Int(info.st_size) : 0)
+        }
+    }
+
+    /// Copies the write-ahead log into the index file, then returns the size of the files: the size the
+    /// index settles at, without the log of recent writes.
+    public func compactedFileSize() async throws -> Int {
+        try await database.withWriter { connection in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        return fileSize()
+    }
+
+    // MARK: Delegate
+
+    /// Sets the owner that the index asks to reindex, and delivers any request still owed.
+    ///
+    /// A new or rebuilt index owes a request to reindex everything; setting a delegate delivers it at
+    /// once (this call waits for it) and clears it when the delegate returns without throwing.
+    ///
+    /// - Throws: what the delegate throws; the request stays owed.
+    public func setDelegate(_ delegate: (any IndexDelegate)?) async throws {
+        state.withLock { $0.delegate = delegate }
+        try await deliverPendingReindex()
+    }
+
+    private func deliverPendingReindex() async throws {
+        guard let delegate = state.withLock({ $0.delegate }) else { return }
+        let (all, some) = try await read { reader in
+            (try reader.meta("reindex_all_pending") == "1", try reader.meta("reindex_identifiers"))
+        }
+        if all {
+            try await delegate.reindexAllItems(in: self)
+            try await write { writer in
+                try writer.setMeta("reindex_all_pending", nil)
+                try writer.setMeta("reindex_identifiers", nil)
+            }
+        } else if let some, let identifiers = try? JSON.parse(some).arrayValue?.compactMap(\.stringValue), !identifiers.isEmpty {
+            try await delegate.reindexItems(withIdentifiers: identifiers.map(ItemIdentifier.init(rawValue:)), in: self)
+            try await write { writer in try writer.setMeta("reindex_identifiers", nil) }
+        }
+    }
+
+    /// Removes items whose stored copy cannot be read and asks the owner for them again.
+    private func dropUnreadable(_ identifiers: [ItemIdentifier]) async throws {
+        try await write { writer in
+            try writer.delete(identifiers: identifiers, owner: nil)
+            let earlier = (try? IndexReader(connection: writer.connection, now: writer.now).meta("reindex_identifiers"))
+                .flatMap { try? JSON.parse($0).arrayValue } ?? []
+            let all = (earlier + identifiers.map { JSON.string($0.rawValue) }).suffix(10_000)
+            try writer.setMeta("reindex_identifiers", JSON.array(Array(all)).serialized())
+        }
+        events(StoreEvent(kind: .itemsUnreadable, account: account, indexName: name,
+                          message: "\(identifiers.count) item(s) in index '\(name)' of account '\(account)' could not be read back; they were dropped and their owner asked to reindex them"))
+        try? await deliverPendingReindex()
+    }
+}

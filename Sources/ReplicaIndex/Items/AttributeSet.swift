@@ -1,0 +1,262 @@
+import Foundation
+import ReplicaCore
+
+/// The attributes of a searchable item: system keys with typed accessors, plus custom keys.
+///
+/// Setting an attribute to `nil` removes it; in an item indexed with `isUpdate`, the removal is applied
+/// to the stored item, as Core Spotlight does.
+///
+/// For example:
+/// ```swift
+/// var attributes = AttributeSet(contentType: .plainText)
+/// attributes.title = "Launch plan"
+/// attributes.textContent = "The launch risk is the supplier."
+/// attributes.keywords = ["launch", "q3"]
+/// attributes.contentModificationDate = Date()
+/// ```
+public struct AttributeSet: Hashable, Sendable {
+    private(set) var values: [AttributeKey: AttributeValue] = [:]
+    /// Keys set to `nil`: removed from the stored item when this set updates it.
+    private(set) var removals: Set<AttributeKey> = []
+
+    public init() {}
+
+    public init(contentType: ContentType?) {
+        if let contentType { self.contentType = contentType }
+    }
+
+    /// The value for `key`, or `nil`. Setting `nil` removes the attribute.
+    public subscript(key: AttributeKey) -> AttributeValue? {
+        get { values[key] }
+        set {
+            if let newValue {
+                values[key] = newValue
+                removals.remove(key)
+            } else {
+                values[key] = nil
+                removals.insert(key)
+            }
+        }
+    }
+
+    /// The keys that have values, sorted.
+    public var keys: [AttributeKey] { values.keys.sorted() }
+
+    /// Whether no attribute has a value.
+    public var isEmpty: Bool { values.isEmpty }
+
+    /// Applies `update` on top of this set: its values replace these, its removals remove.
+    public func merging(_ update: AttributeSet) -> AttributeSet {
+        var merged = self
+        for key in update.removals { merged.values[key] = nil }
+        for (key, value) in update.values { merged.values[key] = value }
+        merged.removals = []
+        return merged
+    }
+
+    /// A rough size in bytes of the text and data held, for the per-item limit.
+    public var approximateByteCount: Int {
+        values.reduce(0) { total, entry in
+            let (key, value) = entry
+            let size: Int
+            switch value {
+            case .text(let text): size = text.utf8.count
+            case .texts(let texts): size = texts.reduce(0) { $0 + $1.utf8.count + 1 }
+            case .data(let data): size = data.count
+            case .people(let people): size = people.reduce(0) { $0 + ($1.displayName?.utf8.count ?? 0) + $1.handles.reduce(0) { $0 + $1.utf8.count } }
+            default: size = 8
+            }
+            return total + key.rawValue.utf8.count + size
+        }
+    }
+
+    // MARK: Typed accessors for common system keys
+
+    public var title: String? {
+        get { values[.title]?.textValue }
+        set { self[.title] = newValue.map(AttributeValue.text) }
+    }
+
+    public var displayName: String? {
+        get { values[.displayName]?.textValue }
+        set { self[.displayName] = newValue.map(AttributeValue.text) }
+    }
+
+    public var contentDescription: String? {
+        get { values[.contentDescription]?.textValue }
+        set { self[.contentDescription] = newValue.map(AttributeValue.text) }
+    }
+
+    public var textContent: String? {
+        get { values[.textContent]?.textValue }
+        set { self[.textContent] = newValue.map(AttributeValue.text) }
+    }
+
+    public var subject: String? {
+        get { values[.subject]?.textValue }
+        set { self[.subject] = newValue.map(AttributeValue.text) }
+    }
+
+    public var path: String? {
+        get { values[.path]?.textValue }
+        set { self[.path] = newValue.map(AttributeValue.text) }
+    }
+
+    public var keywords: [String]? {
+        get { values[.keywords]?.strings }
+        set { self[.keywords] = newValue.map(AttributeValue.texts) }
+    }
+
+    public var contentType: ContentType? {
+        get { values[.contentType]?.textValue.map(ContentType.init(rawValue:)) }
+        set { self[.contentType] = newValue.map { .text($0.rawValue) } }
+    }
+
+    public var contentCreationDate: Date? {
+        get { values[.contentCreationDate]?.dateValue }
+        set { self[.contentCreationDate] = newValue.map(AttributeValue.date) }
+    }
+
+    public var contentModificationDate: Date? {
+        get { values[.contentModificationDate]?.dateValue }
+        set { self[.contentModificationDate] = newValue.map(AttributeValue.date) }
+    }
+
+    public var authorNames: [String]? {
+        get { values[.authorNames]?.strings }
+        set { self[.authorNames] = newValue.map(AttributeValue.texts) }
+    }
+
+    public var recipientNames: [String]? {
+        get { values[.recipientNames]?.strings }
+        set { self[.recipientNames] = newValue.map(AttributeValue.texts) }
+    }
+
+    public var authors: [Person]? {
+        get { if case .people(let people)? = values[.authors] { return people } else { return nil } }
+        set { self[.authors] = newValue.map(AttributeValue.people) }
+    }
+
+    public var recipients: [Person]? {
+        get { if case .people(let people)? = values[.recipients] { return people } else { return nil } }
+        set { self[.recipients] = newValue.map(AttributeValue.people) }
+    }
+
+    public var rating: Double? {
+        get { values[.rating]?.numberValue }
+        set { self[.rating] = newValue.map(AttributeValue.number) }
+    }
+
+    public var latitude: Double? {
+        get { values[.latitude]?.numberValue }
+        set { self[.latitude] = newValue.map(AttributeValue.number) }
+    }
+
+    public var longitude: Double? {
+        get { values[.longitude]?.numberValue }
+        set { self[.longitude] = newValue.map(AttributeValue.number) }
+    }
+
+    public var thumbnailData: Data? {
+        get { if case .data(let data)? = values[.thumbnailData] { return data } else { return nil } }
+        set { self[.thumbnailData] = newValue.map(AttributeValue.data) }
+    }
+
+    // MARK: Derived values the index searches and filters on
+
+    /// Every name and handle of the item's authors (names, email addresses, people).
+    public var authorStrings: [String] {
+        [AttributeKey.authors, .authorNames, .authorEmailAddresses, .creator].flatMap { values[$0]?.strings ?? [] }
+    }
+
+    /// Every name and handle of the item's recipients.
+    public var recipientStrings: [String] {
+        [AttributeKey.recipients, .recipientNames, .recipientEmailAddresses, .primaryRecipients, .additionalRecipients,
+         .participants].flatMap { values[$0]?.strings ?? [] }
+    }
+
+    /// The content type's tree: the item's own `contentTypeTree` when given, otherwise replica's table.
+    public var contentTypeTree: [String] {
+        explicitContentTypeTree ?? (contentType ?? .item).tree
+    }
+
+    /// The `contentTypeTree` the item brings, if any.
+    var explicitContentTypeTree: [String]? {
+        if case .texts(let tree)? = values[.contentTypeTree], !tree.isEmpty { return tree }
+        return nil
+    }
+}
+
+// MARK: - JSON
+
+extension AttributeSet {
+    /// Reads attributes from a JSON object of Core Spotlight key names.
+    ///
+    /// `null` removes an attribute (meaningful in an update).
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidItem` for a value of the wrong kind.
+    public init(json: JSON) throws {
+        guard let members = json.objectValue else {
+            throw ReplicaError(.invalidItem, "'attributes' must be an object of attribute names and values, not \(json.kindDescription)")
+        }
+        self.init()
+        for (name, value) in members {
+            let key = AttributeKey(name)
+            if value.isNull {
+                self[key] = nil
+            } else {
+                self[key] = try AttributeValue.fromJSON(value, for: key)
+            }
+        }
+    }
+
+    /// The keys an index can recover from its text columns instead of its stored JSON: `title` when it is
+    /// the only title-like attribute, `contentDescription` likewise (see ``TextColumns``).
+    var keysRecoverableFromText: Set<AttributeKey> {
+        var keys: Set<AttributeKey> = [.textContent, .contentType]
+        if values[.displayName] == nil && values[.subject] == nil { keys.insert(.title) }
+        if !TextColumns.roles.contains(where: { $0.value.0 == .description && $0.key != .contentDescription && values[$0.key] != nil }) {
+            keys.insert(.contentDescription)
+        }
+        return keys
+    }
+
+    /// The attributes an index stores as JSON: all but those it keeps in columns of its own (the text,
+    /// the content type, a lone title or description). Compact, keys sorted, and written directly without
+    /// building a ``JSON`` value first, because every indexed item goes through here.
+    func serializedJSON(excludingStoredElsewhere: Void) -> String {
+        let excluded = keysRecoverableFromText
+        var output = "{"
+        var first = true
+        for key in values.keys.sorted() where !excluded.contains(key) {
+            if !first { output += "," }
+            first = false
+            JSON.writeString(key.rawValue, to: &output)
+            output += ":"
+            switch values[key]! {
+            case .text(let text): JSON.writeString(text, to: &output)
+            case .texts(let texts):
+                output += "["
+                for (index, text) in texts.enumerated() {
+                    if index > 0 { output += "," }
+                    JSON.writeString(text, to: &output)
+                }
+                output += "]"
+            case let value: value.json(forCustomKey: !key.isSystem).write(to: &output)
+            }
+        }
+        return output + "}"
+    }
+
+    /// The attributes as a JSON object, keys sorted; removals are written as `null`.
+    public func json(excluding excluded: Set<AttributeKey> = []) -> JSON {
+        var members: [(String, JSON)] = []
+        for key in keys where !excluded.contains(key) {
+            members.append((key.rawValue, values[key]!.json(forCustomKey: !key.isSystem)))
+        }
+        for key in removals.sorted() where !excluded.contains(key) {
+            members.append((key.rawValue, .null))
+        }
+        return .object(members)
+    }
+}

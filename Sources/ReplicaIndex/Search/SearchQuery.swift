@@ -1,0 +1,80 @@
+import Foundation
+import ReplicaCore
+
+/// A range of dates; either end may be open.
+public struct DateRange: Hashable, Sendable {
+    /// The earliest date included.
+    public var start: Date?
+    /// The first date no longer included.
+    public var end: Date?
+
+    public init(start: Date? = nil, end: Date? = nil) {
+        self.start = start
+        self.end = end
+    }
+
+    public func contains(_ date: Date) -> Bool {
+        (start.map { date >= $0 } ?? true) && (end.map { date < $0 } ?? true)
+    }
+}
+
+/// What to look for: words as a person or a model typed them, and filters.
+///
+/// The words are never pasted into the full-text engine's syntax. Quotes, parentheses, `AND`, `OR`,
+/// `NEAR`, `NOT`, `column:` prefixes and other operator characters are plain text: a document containing
+/// "and" is found by searching for `and`. A phrase in balanced double quotes matches those words in that
+/// order; a word ending in `*` matches any word that starts with it.
+///
+/// For example:
+/// ```swift
+/// var query = SearchQuery("\"launch risk\" supplier*")
+/// query.contentTypes = [.text]
+/// query.modified = DateRange(start: lastWeek)
+/// query.limit = 20
+/// ```
+public struct SearchQuery: Hashable, Sendable {
+    /// The words to search for, or `nil` to list items that pass the filters, newest first.
+    public var text: String?
+    /// Match items with any of the words instead of all of them.
+    public var matchesAnyWord = false
+    /// Only items whose content type conforms to one of these.
+    public var contentTypes: [ContentType] = []
+    /// Only items in one of these domains or under them.
+    public var domains: [DomainIdentifier] = []
+    /// Only these accounts (of those signed in); empty means every signed-in account.
+    public var accounts: [AccountID] = []
+    /// Only items created in this range.
+    public var created: DateRange?
+    /// Only items modified in this range.
+    public var modified: DateRange?
+    /// Only items with an author whose name or handle contains one of these (case-insensitive).
+    public var authors: [String] = []
+    /// Only items with a recipient whose name or handle contains one of these (case-insensitive).
+    public var recipients: [String] = []
+    /// Only items made by these owners.
+    public var owners: [ItemOwner] = []
+    /// No items made by these owners.
+    public var excludedOwners: [ItemOwner] = []
+    /// The most results to return.
+    public var limit: Int = 20
+
+    /// The largest `limit` accepted.
+    public static let maximumLimit = 10_000
+
+    public init(_ text: String? = nil, limit: Int = 20) {
+        self.text = text
+        self.limit = limit
+    }
+
+    /// Checks the query and returns the safe full-text pattern for its words (`nil` without words).
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidQuery` when the text has no searchable word, and
+    ///   `invalidArgument` for a limit out of range.
+    package func validatedPattern() throws -> FTSPattern? {
+        guard (1...Self.maximumLimit).contains(limit) else {
+            throw ReplicaError(.invalidArgument, "the result limit must be between 1 and \(Self.maximumLimit); it is \(limit)")
+        }
+        guard let text else { return nil }
+        return try FTSPattern(text: text, matchingAny: matchesAnyWord)
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import ReplicaCore
+
+/// One item found by a search, with where it came from.
+public struct SearchResult: Sendable {
+    /// The account whose index holds the item.
+    public var account: AccountID
+    /// The named index that holds it.
+    public var indexName: String
+    /// The item as stored. Its `textContent` is left out: ask hydration for the full text.
+    public var item: SearchableItem
+    /// Relevance; larger is better. Scores of different queries are not comparable.
+    public var score: Double
+    /// A short excerpt around the matched words, each wrapped in `[` and `]`; `nil` without words.
+    public var snippet: String?
+    /// Who made the item and from what version.
+    public var origin: ItemOrigin
+    /// When the item was last written to the index.
+    public var indexedAt: Date
+
+    public init(account: AccountID, indexName: String, item: SearchableItem, score: Double, snippet: String?,
+                origin: ItemOrigin, indexedAt: Date) {
+        self.account = account
+        self.indexName = indexName
+        self.item = item
+        self.score = score
+        self.snippet = snippet
+        self.origin = origin
+        self.indexedAt = indexedAt
+    }
+
+    public var title: String? { item.attributeSet.title ?? item.attributeSet.displayName ?? item.attributeSet.subject }
+}
+
+extension SearchResult {
+    /// The result as `replica search --json` prints it.
+    public var json: JSON {
+        let attributes = item.attributeSet
+        return .object(omittingNil: [
+            ("account", .string(account.rawValue)),
+            ("uniqueIdentifier", .string(item.uniqueIdentifier.rawValue)),
+            ("domainIdentifier", item.domainIdentifier.map { .string($0.rawValue) }),
+            ("score", .number(score)),
+            ("title", title.map(JSON.string)),
+            ("snippet", snippet.map(JSON.string)),
+            ("contentType", attributes.contentType.map { .string($0.rawValue) }),
+            ("contentModificationDate", attributes.contentModificationDate.map { .string(ISO8601.string(from: $0)) }),
+            ("contentCreationDate", attributes.contentCreationDate.map { .string(ISO8601.string(from: $0)) }),
+            ("index", .string(indexName)),
+            ("owner", .string(origin.owner.rawValue)),
+            ("version", origin.version.map(JSON.string)),
+            ("indexed", .string(ISO8601.string(from: indexedAt))),
+        ])
+    }
+}
