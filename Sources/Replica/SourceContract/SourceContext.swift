@@ -27,7 +27,8 @@ public struct SourceProgress: Sendable, Equatable {
 /// ```
 public final class SourceContext: Sendable {
     public let definition: SourceDefinition
-    public let store: Store
+    /// The store, for the host's bookkeeping only: a source sees its own index through this contract.
+    let store: Store
     let index: SearchableIndex
     private let onProgress: @Sendable (SourceProgress) -> Void
 

@@ -156,9 +156,10 @@ public final class SearchTool: Sendable {
         } catch {
             return fail("the arguments could not be read", token: nextToken())
         }
-        // Counts, groups and statistics must reflect every committed change.
-        _ = try? await ProjectionEngine(store: store, projections: configuration.hydration.projections,
-                                        followedTables: configuration.hydration.followedTables).catchUpAllAccounts()
+        // Counts, groups and statistics must reflect every committed change: the accounts searched are
+        // brought up to date first. A failure is the host's to hear of (hydration still drops anything
+        // stale); it is never swallowed.
+        await catchUp()
         var outcomes: [QueryOutcome] = []
         for query in queries {
             let token = nextToken()
@@ -173,6 +174,36 @@ public final class SearchTool: Sendable {
             }
         }
         return ToolResult(text: ToolOutput.render(outcomes, format: configuration.guide.format), isError: false)
+    }
+
+    /// Applies the record store's and followed tables' changes to the accounts this tool searches.
+    private func catchUp() async {
+        let engine = ProjectionEngine(store: store, projections: configuration.hydration.projections,
+                                      followedTables: configuration.hydration.followedTables)
+        let accounts: [AccountID]
+        do {
+            let signedIn = try store.signedInAccounts().map(\.id)
+            accounts = configuration.accounts.isEmpty ? signedIn : signedIn.filter(configuration.accounts.contains)
+        } catch {
+            return reportCatchUp(failure: error, account: nil)
+        }
+        for account in accounts {
+            do {
+                // Problems with a followed table do not stop the others; each is reported all the same.
+                for problem in try await engine.catchUp(account: account).problems {
+                    reportCatchUp(failure: ReplicaError(.storage, problem), account: account)
+                }
+            } catch {
+                reportCatchUp(failure: error, account: account)
+            }
+        }
+    }
+
+    private func reportCatchUp(failure error: any Error, account: AccountID?) {
+        let reason = (error as? ReplicaError)?.message ?? "\(error)"
+        store.configuration.events(StoreEvent(kind: .catchUpFailed, account: account, indexName: nil,
+                                              message: "the search tool could not bring " + (account.map { "account '\($0)'" } ?? "the accounts")
+                                                + " up to date before answering: \(reason)"))
     }
 
     private func nextToken() -> String {

@@ -42,6 +42,9 @@ public struct StoreEvent: Sendable, CustomStringConvertible {
         /// The search tool left results out because hydration did not pass them (gone, unreadable by the
         /// account, stale, or their owner did not answer). The model is never told; the host's log is.
         public static let resultsWithheld = Kind(rawValue: "resultsWithheld")
+        /// Changes could not be applied to an index before a search (the search tool's catch-up); the answer
+        /// may miss them, and hydration still drops anything stale.
+        public static let catchUpFailed = Kind(rawValue: "catchUpFailed")
     }
 
     public var kind: Kind

@@ -162,6 +162,23 @@ import ReplicaTestSupport
         #expect(found.results.allSatisfy { Int($0.item.uniqueIdentifier.rawValue.dropFirst(4))! % 2 == 1 })
     }
 
+    @Test func aCatchUpThatFailsIsReportedToTheHostNotSwallowed() async throws {
+        let events = Recorder<StoreEvent>()
+        var configuration = Fixtures.configuration(clock: fixture.clock)
+        configuration.events = { events.append($0) }
+        let store = try Store(directory: fixture.directory.url, configuration: configuration)
+        // A followed table whose database is gone: following it fails at every catch-up.
+        let missing = FollowedTable(database: fixture.directory.appending("gone.sqlite"), table: "notes", kind: "note",
+                                    account: .fixed("a"), idColumn: "id", versionColumn: "version")
+        var tool = SearchTool.Configuration(sources: [.index(IndexSource())])
+        tool.hydration = Hydration(projections: fixture.projections, followedTables: [missing])
+        let result = await SearchTool(store: store, configuration: tool).call(arguments: #"{"query": "supplier"}"#)
+        #expect(try StructuredResult(result).ids == ["note:a:plan"], "the search still answers")
+        let failures = events.all.filter { $0.kind == .catchUpFailed }
+        #expect(failures.map(\.account) == ["a"], "\(events.all.map(\.message))")
+        #expect(failures.first?.message.contains("could not bring account 'a' up to date") == true)
+    }
+
     // MARK: Nothing about what the account may not read
 
     /// Answers for the even-numbered items only: the odd ones are not the account's to read.

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Gives the search tool the running form of a source, so it can ask the source about its items.
+///
+/// The library never imports the sources; a host (the `replica` command, an app) that runs them passes
+/// one of these.
+public protocol SourceResolver: Sendable {
+    func source(for definition: SourceDefinition) throws -> any Source
+}
+
+/// A host's answer for items it indexed directly (through ``SearchableIndex`` or `replica import`): do
+/// they still exist, at which version, may the account read them — with full content when asked.
+public protocol HydrationDelegate: Sendable {
+    func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
+                      includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer]
+}
+
+/// An item hydration did not let through, and why (never quoting its content).
+public struct DroppedItem: Sendable, Equatable {
+    public var account: AccountID
+    public var identifier: ItemIdentifier
+    public var reason: String
+}
+
+/// How search results are checked with their owners before anyone is shown them (hydration).
+///
+/// For example:
+/// ```swift
+/// var hydration = Hydration()
+/// hydration.projections = myProjections       // how records become items
+/// hydration.delegate = MyAppHydration()       // asked about items the app indexed itself
+/// let found = try await store.search(SearchQuery("launch plan"), hydration: hydration)
+/// ```
+public struct Hydration: Sendable {
+    /// How records become items (for full text, and for catching the projection up).
+    public var projections: ProjectionSet
+    /// App tables the projection engine follows; their rows are asked about their items.
+    public var followedTables: [FollowedTable]
+    /// Runs sources so they can be asked about their items; without it their items are withheld.
+    public var sourceResolver: (any SourceResolver)?
+    /// Asked about items a host indexed itself; without it they stand as stored.
+    public var delegate: (any HydrationDelegate)?
+    /// How long an item's owner has to answer; one that does not is taken to have said no.
+    public var timeout: Duration
+
+    public init(projections: ProjectionSet = ProjectionSet(), followedTables: [FollowedTable] = [],
+                sourceResolver: (any SourceResolver)? = nil, delegate: (any HydrationDelegate)? = nil, timeout: Duration = .seconds(5)) {
+        self.projections = projections
+        self.followedTables = followedTables
+        self.sourceResolver = sourceResolver
+        self.delegate = delegate
+        self.timeout = timeout
+    }
+}
+
+/// What a hydrated search found: what passed, and what was withheld and why.
+public struct HydratedResults: Sendable {
+    /// The results that passed, best first, with their owners' current attributes.
+    public var results: [SearchResult]
+    /// Results that did not pass; those gone or unreadable are queued for removal from the index.
+    public var dropped: [DroppedItem]
+}
+
+extension Store {
+    /// Searches like ``search(_:indexNames:)``, then asks each result's owner about it and keeps only what
+    /// is still there, at the version indexed, and readable by an account searched; dropped results are
+    /// replaced by the next best until `query.limit` pass or the matches run out.
+    ///
+    /// - Parameter includingContent: also fetch each kept item's full text into its `textContent`.
+    public func search(_ query: SearchQuery, indexNames: [String]? = nil, hydration: Hydration,
+                       includingContent: Bool = false) async throws -> HydratedResults {
+        var candidatesQuery = query
+        candidatesQuery.limit = min(SearchQuery.maximumLimit, max(query.limit * 2, query.limit + 10))
+        let candidates = try await search(candidatesQuery, indexNames: indexNames)
+        let hydrator = try Hydrator(store: self, accounts: query.accounts, hydration: hydration)
+        let (kept, dropped) = await hydrator.hydrate(candidates, wanting: query.limit, includingContent: includingContent)
+        return HydratedResults(results: kept, dropped: dropped)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import ReplicaCore
+import ReplicaSQLite
+
+extension IndexWriter {
+    // MARK: Deleting
+
+    /// Deletes the items with these identifiers that `owner` made; returns how many there were.
+    ///
+    /// - Parameter owner: the owner deleting; `nil` deletes whoever made them (for the store's own
+    ///   maintenance: items their owner no longer vouches for, deletions a host asks of the store).
+    @discardableResult
+    package func delete(identifiers: [ItemIdentifier], owner: ItemOwner?) throws -> Int {
+        var count = 0
+        for identifier in identifiers {
+            guard let id = try rowID(of: identifier, owner: owner) else { continue }
+            try deleteRow(id)
+            count += 1
+        }
+        return count
+    }
+
+    /// Deletes every item `owner` made (any owner's when `nil`) whose domain is one of these or lies under
+    /// one of them.
+    @discardableResult
+    package func delete(domains: [DomainIdentifier], owner: ItemOwner?) throws -> Int {
+        var count = 0
+        let condition = "domain IS NOT NULL AND (domain = ?1 OR (domain >= ?1 || '.' AND domain < ?1 || '/')) AND (?2 IS NULL OR owner = ?2)"
+        for domain in domains {
+            try connection.cached("DELETE FROM items_text WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
+                .run([.text(domain.rawValue), SQLValue(owner?.rawValue)])
+            try connection.cached("DELETE FROM items WHERE \(condition)").run([.text(domain.rawValue), SQLValue(owner?.rawValue)])
+            count += connection.changes
+        }
+        return count
+    }
+
+    /// Deletes every item a given owner made.
+    @discardableResult
+    package func delete(owner: ItemOwner) throws -> Int {
+        try connection.cached("DELETE FROM items_text WHERE rowid IN (SELECT id FROM items WHERE owner = ?)").run([.text(owner.rawValue)])
+        try connection.cached("DELETE FROM items WHERE owner = ?").run([.text(owner.rawValue)])
+        return connection.changes
+    }
+
+    /// Deletes every item `owner` made (every item when `owner` is `nil`).
+    ///
+    /// When no other owner has items in the index, the full-text index is recreated from its own stored
+    /// definition, which is much faster than removing its entries row by row.
+    @discardableResult
+    package func deleteAll(owner: ItemOwner?) throws -> Int {
+        if let owner, try connection.scalar("SELECT 1 FROM items WHERE owner != ? LIMIT 1", [.text(owner.rawValue)]) != nil {
+            return try delete(owner: owner)
+        }
+        let count = try connection.scalarInt("SELECT count(*) FROM items") ?? 0
+        guard case .text(let sql)? = try connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'items_text'") else {
+            throw ReplicaError(.corruptIndex, "the index has lost its full-text table")
+        }
+        // Its settings (ranking weights, hash size) are kept; 'version' belongs to FTS5 itself.
+        let settings = try connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows { ($0.text(0), $0.value(1)) }
+        try connection.execute("DROP TABLE items_text")
+        try connection.execute("DELETE FROM items")
+        try connection.execute(sql)
+        for (key, value) in settings {
+            // FTS5 takes every setting through its 'rank' column: INSERT INTO t(t, rank) VALUES (name, value).
+            try connection.execute("INSERT INTO items_text(items_text, rank) VALUES (?, ?)", [.text(key), value])
+        }
+        return count
+    }
+
+    package func deleteRow(_ id: Int64) throws {
+        CrashPoints.reach("index.delete")
+        try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
+        try connection.cached("DELETE FROM items WHERE id = ?").run([.integer(id)])
+    }
+
+    /// Deletes up to `limit` items whose expiration date has passed; returns how many.
+    @discardableResult
+    package func purgeExpired(limit: Int = 1000) throws -> Int {
+        // The second condition matches the partial index's, so the index is used.
+        let ids = try connection.cached("SELECT id FROM items WHERE expires <= ? AND expires < 32503680000 LIMIT ?")
+            .rows([.real(now.timeIntervalSince1970), .integer(Int64(limit))]) { $0.int64(0) }
+        for id in ids { try deleteRow(id) }
+        return ids.count
+    }
+}

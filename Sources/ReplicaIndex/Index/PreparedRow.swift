@@ -1,0 +1,167 @@
+import Foundation
+import ReplicaCore
+import ReplicaSQLite
+/// The values of an items row, worked out from an item without touching the database, so that many can
+/// be prepared on another thread; bound straight into a statement, without an intermediate array.
+struct PreparedRow: Sendable {
+    let identifier: String
+    let domain: String?
+    let contentType: String?
+    let explicitTree: [String]?
+    let created: Double?
+    let modified: Double?
+    let expires: Double
+    let authors: String?
+    let recipients: String?
+    let attributes: String
+    let origin: ItemOrigin
+    let indexed: Double
+    let text: TextColumns
+
+    init(_ item: SearchableItem, origin: ItemOrigin, now: Date, defaultLifetime: TimeInterval) {
+        let attributes = item.attributeSet
+        text = TextColumns(attributes)
+        identifier = item.uniqueIdentifier.rawValue
+        domain = item.domainIdentifier?.rawValue
+        contentType = attributes.contentType?.rawValue
+        explicitTree = attributes.explicitContentTypeTree
+        created = attributes.contentCreationDate?.timeIntervalSince1970
+        modified = attributes.contentModificationDate?.timeIntervalSince1970
+        expires = (item.expirationDate ?? now.addingTimeInterval(defaultLifetime)).timeIntervalSince1970
+        authors = IndexWriter.filterText(text.authors)
+        recipients = IndexWriter.filterText(text.recipients)
+        self.attributes = attributes.serializedJSON(excludingStoredElsewhere: ())
+        self.origin = origin
+        indexed = now.timeIntervalSince1970
+    }
+
+    /// Binds parameters 1…17 of ``IndexWriter/insertSQL`` and ``IndexWriter/updateSQL``.
+    ///
+    /// - Parameter previous: the row whose values the statement still holds (rewound, not reset); only the
+    ///   values that differ from it are bound again. The identifier and the title and body, which differ
+    ///   almost always, are bound without comparing.
+    package func bind(to statement: Statement, after previous: PreparedRow? = nil) throws {
+        guard let previous else { return try bindAll(to: statement) }
+        try statement.bind(.text(identifier), at: 1)
+        if domain != previous.domain { try statement.bind(SQLValue(domain), at: 2) }
+        if contentType != previous.contentType { try statement.bind(SQLValue(contentType), at: 3) }
+        if created != previous.created { try statement.bind(SQLValue(created), at: 4) }
+        if modified != previous.modified { try statement.bind(SQLValue(modified), at: 5) }
+        if expires != previous.expires { try statement.bind(.real(expires), at: 6) }
+        if authors != previous.authors { try statement.bind(SQLValue(authors), at: 7) }
+        if recipients != previous.recipients { try statement.bind(SQLValue(recipients), at: 8) }
+        if attributes != previous.attributes { try statement.bind(.text(attributes), at: 9) }
+        if origin.owner != previous.origin.owner { try statement.bind(.text(origin.owner.rawValue), at: 10) }
+        if origin.version != previous.origin.version { try statement.bind(SQLValue(origin.version), at: 11) }
+        if indexed != previous.indexed { try statement.bind(.real(indexed), at: 12) }
+        try text.bind(to: statement, from: 13, after: previous.text)
+    }
+
+    private func bindAll(to statement: Statement) throws {
+        try statement.bind(.text(identifier), at: 1)
+        try statement.bind(SQLValue(domain), at: 2)
+        try statement.bind(SQLValue(contentType), at: 3)
+        try statement.bind(SQLValue(created), at: 4)
+        try statement.bind(SQLValue(modified), at: 5)
+        try statement.bind(.real(expires), at: 6)
+        try statement.bind(SQLValue(authors), at: 7)
+        try statement.bind(SQLValue(recipients), at: 8)
+        try statement.bind(.text(attributes), at: 9)
+        try statement.bind(.text(origin.owner.rawValue), at: 10)
+        try statement.bind(SQLValue(origin.version), at: 11)
+        try statement.bind(.real(indexed), at: 12)
+        try text.bind(to: statement, from: 13)
+    }
+}
+
+/// The searchable text of an item, split into the full-text columns in ranking order, and the names
+/// its people filters match.
+///
+/// Built in one pass over the item's attributes (a handful) rather than one look-up per known key (dozens),
+/// because every indexed item goes through here.
+struct TextColumns: Sendable {
+    var title = ""
+    var keywords = ""
+    var people = ""
+    var description = ""
+    var body = ""
+    var authors: [String] = []
+    var recipients: [String] = []
+
+    /// Binds the five full-text columns, in ranking order, to parameters `first` … `first + 4`.
+    ///
+    /// - Parameter previous: the columns the statement still holds (rewound, not reset); the keywords,
+    ///   people and description are bound again only when they differ from those.
+    package func bind(to statement: Statement, from first: Int32, after previous: TextColumns? = nil) throws {
+        try statement.bind(.text(title), at: first)
+        if keywords != previous?.keywords { try statement.bind(.text(keywords), at: first + 1) }
+        if people != previous?.people { try statement.bind(.text(people), at: first + 2) }
+        if description != previous?.description { try statement.bind(.text(description), at: first + 3) }
+        try statement.bind(.text(body), at: first + 4)
+    }
+
+    /// Whether the five full-text columns are the same (the people lists aside).
+    package func hasSameColumns(as other: TextColumns) -> Bool {
+        title == other.title && keywords == other.keywords && people == other.people && description == other.description
+            && body == other.body
+    }
+
+    /// Where an attribute's text goes, and its place among the attributes that go there.
+    enum Role {
+        case title, keywords, description, author, recipient
+    }
+
+    static let roles: [AttributeKey: (Role, Int)] = {
+        var roles: [AttributeKey: (Role, Int)] = [:]
+        for (order, key) in [AttributeKey.title, .displayName, .subject].enumerated() { roles[key] = (.title, order) }
+        for (order, key) in [AttributeKey.keywords, .alternateNames, .projects, .organizations].enumerated() { roles[key] = (.keywords, order) }
+        for (order, key) in [AttributeKey.contentDescription, .headline, .comment, .information, .path, .namedLocation, .city,
+                             .artist, .album].enumerated() {
+            roles[key] = (.description, order)
+        }
+        for (order, key) in [AttributeKey.authors, .authorNames, .authorEmailAddresses, .creator].enumerated() { roles[key] = (.author, order) }
+        for (order, key) in [AttributeKey.recipients, .recipientNames, .recipientEmailAddresses, .primaryRecipients,
+                             .additionalRecipients, .participants].enumerated() {
+            roles[key] = (.recipient, order)
+        }
+        return roles
+    }()
+
+    init(_ attributes: AttributeSet) {
+        var found: [(role: Role, order: Int, strings: [String])] = []
+        for (key, value) in attributes.values {
+            if key == .textContent {
+                body = value.textValue ?? ""
+            } else if let (role, order) = Self.roles[key] {
+                found.append((role, order, value.strings))
+            }
+        }
+        guard !found.isEmpty else { return }
+        found.sort { ($0.order) < ($1.order) }
+        var title: [String] = [], keywords: [String] = [], description: [String] = []
+        for entry in found {
+            switch entry.role {
+            case .title: title += entry.strings
+            case .keywords: keywords += entry.strings
+            case .description: description += entry.strings
+            case .author: authors += entry.strings
+            case .recipient: recipients += entry.strings
+            }
+        }
+        self.title = Self.unique(title)
+        self.keywords = Self.unique(keywords)
+        self.description = Self.unique(description)
+        self.people = Self.unique(authors + recipients)
+    }
+
+    /// The strings, each once, one per line.
+    private static func unique(_ strings: [String]) -> String {
+        switch strings.count {
+        case 0: return ""
+        case 1: return strings[0]
+        default:
+            var seen = Set<String>()
+            return strings.filter { seen.insert($0).inserted }.joined(separator: "\n")
+        }
+    }
+}
