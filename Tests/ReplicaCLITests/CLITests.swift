@@ -340,3 +340,51 @@ import Replica
         #expect(json.standardOutput.contains(#"\u2028"#) && json.standardOutput.contains(#"\u001b"#) && json.standardOutput.contains(#"\u0085"#))
     }
 }
+
+/// Questions on the command line and in the tool: ranked by default, every word only when asked.
+@Suite struct QuestionTests {
+    let directory: TemporaryDirectory
+    var store: String { directory.path + "/store" }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        try Fixtures.signIn(store: store, "a")
+        let lines = [
+            CLITests.line("ipsc", title: "Reprogramming", text: "induction of pluripotent stem cells without c-Myc"),
+            CLITests.line("heart", title: "Cardiac repair", text: "stem cell therapy"),
+        ].joined(separator: "\n")
+        #expect(try replica("import", "--account", "a", "-", input: lines).status == 0)
+    }
+
+    @discardableResult
+    func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
+        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+    }
+
+    func ids(_ output: String) throws -> [String] {
+        try JSON.parse(output)["results"]?.arrayValue?.compactMap { $0["uniqueIdentifier"]?.stringValue } ?? []
+    }
+
+    @Test func searchRanksByDefaultAndRequiresEveryWordWithAll() throws {
+        let question = ["search", "--json", "which", "stem", "cell", "induction", "methods", "avoid", "c-Myc?"]
+        #expect(try ids(ReplicaProcess.run(["--store", store] + question).standardOutput) == ["ipsc", "heart"])
+        #expect(try ids(ReplicaProcess.run(["--store", store] + question + ["--any"]).standardOutput) == ["ipsc", "heart"])
+        #expect(try ids(ReplicaProcess.run(["--store", store] + question + ["--all"]).standardOutput) == [])
+        #expect(try ids(replica("search", "--json", "--all", "stem", "therapy").standardOutput) == ["heart"])
+        let both = try replica("search", "--all", "--any", "stem")
+        #expect(both.status == 2 && both.standardError.contains("--all and --any contradict each other"))
+        let human = try replica("search", "stem", "induction")
+        #expect(human.standardOutput.contains("score 0.") || human.standardOutput.contains("score 1.00"), "a score a person can read: \(human.standardOutput)")
+        #expect(!human.standardOutput.contains("score 0.00"))
+    }
+
+    @Test func theToolOffersAllWordsOnlyWithCompleteGuidance() throws {
+        let ranked = try replica("tool", "call", #"{"query": "which stem cell methods avoid c-Myc?"}"#)
+        #expect(ranked.standardOutput.contains(#""id":"ipsc""#), "\(ranked.standardOutput)")
+        let all = try replica("tool", "call", #"{"query": "stem therapy", "allWords": true}"#)
+        #expect(all.status == 0 && all.standardOutput.contains(#""id":"heart""#) && !all.standardOutput.contains(#""id":"ipsc""#))
+        #expect(try replica("tool", "schema").standardOutput.contains(#""allWords""#))
+        let focused = try replica("tool", "schema", "--guidance", "focused:documents")
+        #expect(focused.status == 0 && !focused.standardOutput.contains("allWords"), "\(focused.standardError)")
+    }
+}

@@ -42,7 +42,7 @@ import ReplicaTestSupport
         #expect(seen["protocolVersion"]?.stringValue == "2025-11-25")
         let tools = seen["tools"]?.arrayValue ?? []
         #expect(tools.compactMap { $0["name"]?.stringValue } == ["search"])
-        #expect(tools.first?["properties"]?.arrayValue?.compactMap(\.stringValue) == ["filters", "label", "limit", "queries", "query", "stages"])
+        #expect(tools.first?["properties"]?.arrayValue?.compactMap(\.stringValue) == ["allWords", "filters", "label", "limit", "queries", "query", "stages"])
         #expect(tools.first?["description"]?.stringValue?.contains("Ada Lovelace") == true)
 
         #expect(seen["found"]?["isError"]?.boolValue == false)

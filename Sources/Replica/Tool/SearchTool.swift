@@ -280,6 +280,7 @@ public final class SearchTool: Sendable {
         var merged: [SearchResult] = []
         for source in configuration.sources {
             var search = SearchQuery(query.text, limit: limit)
+            search.requiresAllWords = query.requiresAllWords
             search.contentTypes = query.contentTypes
             search.created = query.created
             search.modified = query.modified

@@ -11,6 +11,8 @@ struct ToolQuery: Sendable {
     var recipients: [String] = []
     var predicates: [Predicate] = []
     var limit = 20
+    /// Only items with every word (the `allWords` argument, offered with complete guidance only).
+    var requiresAllWords = false
     var stages: [Stage] = []
     /// The first query's arguments, for the label of replies.
     var summary: String { text.map { "“\($0)”" } ?? "filters only" }
@@ -58,7 +60,8 @@ struct ToolRequestReader {
         let allowed: Set<String>
         switch guide.level {
         case .focused(let domain): allowed = Set(["query", "limit"] + domain.fields.keys)
-        default: allowed = ["query", "filters", "limit", "stages", "label"]
+        case .complete: allowed = ["query", "allWords", "filters", "limit", "stages", "label"]
+        case .dynamic: allowed = ["query", "filters", "limit", "stages", "label"]
         }
         for (key, value) in members {
             guard allowed.contains(key) else {
@@ -70,6 +73,9 @@ struct ToolRequestReader {
                 query.text = text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : text
             case "label":
                 query.label = value.stringValue
+            case "allWords":
+                guard let flag = value.boolValue else { throw ToolError("'allWords' must be true or false") }
+                query.requiresAllWords = flag
             case "limit":
                 guard let limit = value.intValue, (1...Self.maximumLimit).contains(limit) else {
                     throw ToolError("'limit' must be a whole number from 1 to \(Self.maximumLimit)")

@@ -125,6 +125,7 @@ struct ToolSchema {
             ("stages", stages),
         ]
         if case .complete = guide.level {
+            query.insert(("allWords", .object([("type", "boolean"), ("description", "only items with every word; by default words are ranked evidence")])), at: 1)
             query.append(("label", .object([("type", "string")])))
             query.append(("queries", .object([("type", "array"), ("maxItems", 5), ("items", .object([("type", "object")])),
                                               ("description", "several searches, each with these same fields")])))

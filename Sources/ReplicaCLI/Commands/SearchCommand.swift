@@ -9,15 +9,23 @@ enum SearchCommand: Command {
         Usage: replica [--store DIR] search [OPTIONS] WORDS…
 
         Searches every signed-in account (or those named with --account) and prints the best matches
-        first. Words are plain text: quotes, parentheses, AND, OR, NEAR, NOT and other operator
-        characters are searched for as words. "two words" in double quotes is a phrase; a word ending
-        in * matches every word it begins.
+        first. Words are evidence, not a conjunction: an item with any of the meaningful words is found,
+        and items with more of the words, rarer words, the words in a title, and the words near each
+        other come first; function words such as "the", "which" or "how" never decide a match on their
+        own. So a question finds what it asks about. Words are plain text: quotes, parentheses, AND, OR,
+        NEAR, NOT and other operator characters are searched for as words. "two words" in double quotes
+        is a phrase; a word ending in * matches every word it begins.
+
+        Each result's score runs from 0 to 1 and means the same in every account and index: 0.65 for
+        the best text match of its index (BM25), 0.20 for having every word, 0.10 for a word in the
+        title, keywords or people, 0.05 for the words standing close together.
 
         Options:
           --account ID          search only this account (repeatable)
           --index NAME          search only this named index (repeatable)
           --limit N             at most N results (default 20, at most 10000)
-          --any                 match items with any of the words (default: all of them)
+          --all                 only items that have every word
+          --any                 items with any of the words, ranked (the default; kept for scripts)
           --type UTI            only items of this content type or under it, e.g. public.text (repeatable)
           --domain DOMAIN       only items in this domain or under it (repeatable)
           --author NAME         only items with an author whose name or handle contains NAME (repeatable)
@@ -39,7 +47,10 @@ enum SearchCommand: Command {
         query.accounts = try accounts(&arguments)
         let indexes = try arguments.values("--index")
         query.limit = try arguments.integer("--limit", in: 1...SearchQuery.maximumLimit) ?? 20
-        query.matchesAnyWord = arguments.flag("--any")
+        let all = arguments.flag("--all")
+        let any = arguments.flag("--any")
+        guard !(all && any) else { throw CLIError.usage("--all and --any contradict each other; give one") }
+        query.requiresAllWords = all
         query.contentTypes = try arguments.values("--type").map(ContentType.init(rawValue:))
         query.domains = try arguments.values("--domain").map(DomainIdentifier.init(rawValue:))
         query.authors = try arguments.values("--author")

@@ -53,11 +53,23 @@ package struct IndexReader {
     }
 
     /// Runs a search; rows whose stored attributes cannot be read are left out and named in `unreadable`.
+    ///
+    /// Typed text is ranked in two steps. FTS5's BM25 (with the column weights) picks the candidates: a
+    /// few times more than asked for. Each candidate then gets a score from 0 to 1 that means the same in
+    /// every index, whatever its size (BM25 alone depends on how many items an index holds, so a title
+    /// match alone in a small index would lose to body matches from a big one):
+    ///
+    ///     0.65 × BM25 ÷ the best BM25 of the search in this index
+    ///   + 0.20 × the share of the meaningful words the item has
+    ///   + 0.10 if a word is in the title, keywords or people
+    ///   + 0.05 if all the words are near each other (within 2 per word + 4)
+    ///
+    /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see BENCHMARKS.md).
     package func search(_ query: SearchQuery, pattern: FTSPattern?) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
         var sql = "SELECT \(Self.itemColumns), "
         var arguments: [SQLValue] = []
         if let pattern {
-            sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24) FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
+            sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24), items_text.rowid FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
             arguments.append(.text(pattern.matchExpression))
         } else {
             sql += "0.0, NULL FROM items WHERE "
@@ -67,25 +79,62 @@ package struct IndexReader {
         Self.appendFilters(for: query, to: &sql, arguments: &arguments)
         sql += pattern == nil ? " ORDER BY coalesce(items.modified, items.created, items.indexed) DESC, items.id" : " ORDER BY items_text.rank"
         sql += " LIMIT ?"
-        arguments.append(.integer(Int64(query.limit)))
+        let candidates = pattern == nil ? query.limit : max(query.limit, min(Self.maximumCandidates, max(query.limit * 3, query.limit + 30)))
+        arguments.append(.integer(Int64(candidates)))
 
-        var found: [FoundItem] = []
+        var found: [(item: FoundItem, rowID: Int64)] = []
         var unreadable: [ItemIdentifier] = []
         do {
             _ = try connection.cached(sql).rows(arguments) { row in
                 do {
                     let (item, origin, indexed) = try Self.decodeItem(row)
-                    found.append(FoundItem(item: item, score: row.double(10), snippet: row.optionalText(11), origin: origin, indexedAt: indexed))
+                    found.append((FoundItem(item: item, score: row.double(10), snippet: row.optionalText(11), origin: origin, indexedAt: indexed),
+                                  pattern == nil ? 0 : row.int64(12)))
                 } catch {
                     unreadable.append(ItemIdentifier(row.text(0)))
                 }
             }
+            if let pattern { found = try rank(found, pattern) }
         } catch let error as SQLiteError where pattern != nil && error.code.primary == .error {
             // A safety net: patterns are built so that the engine accepts them, and the engine's own
             // words ("fts5: syntax error near …") must never reach a person or a model.
             throw ReplicaError(.invalidQuery, "the query could not be understood; remove unusual characters and try again", cause: error)
         }
-        return (found, unreadable)
+        return (found.prefix(query.limit).map(\.item), unreadable)
+    }
+
+    /// The most candidates BM25 hands to the second step.
+    static let maximumCandidates = 1_000
+    /// How many words the share of words present is counted over (the rest still count in BM25).
+    static let maximumCountedTerms = 12
+
+    /// Scores candidates as ``search(_:pattern:)`` describes, best first.
+    private func rank(_ candidates: [(item: FoundItem, rowID: Int64)], _ pattern: FTSPattern) throws -> [(item: FoundItem, rowID: Int64)] {
+        guard let best = candidates.map(\.item.score).max(), best > 0 else {
+            return candidates.map { candidate in
+                var candidate = candidate
+                candidate.item.score = 0
+                return candidate
+            }
+        }
+        let terms = Array(pattern.rankedTerms.prefix(Self.maximumCountedTerms))
+        let seek = try connection.cached("SELECT 1 FROM items_text WHERE items_text MATCH ? AND rowid = ?")
+        func has(_ expression: String, _ rowID: Int64) throws -> Bool {
+            try seek.firstRow([.text(expression), .integer(rowID)]) { _ in true } ?? false
+        }
+        let near = pattern.nearExpression
+        var ranked = try candidates.map { candidate in
+            // Under `requiresAll` every candidate has every word.
+            let present = pattern.requiresAll || terms.count == 1 ? terms.count : try terms.filter { try has($0.expression, candidate.rowID) }.count
+            let inHeading = try has(pattern.headingExpression, candidate.rowID)
+            let close = try near.map { try has($0, candidate.rowID) } ?? true
+            var scored = candidate
+            scored.item.score = 0.65 * candidate.item.score / best + 0.20 * Double(present) / Double(max(terms.count, 1))
+                + (inHeading ? 0.10 : 0) + (close ? 0.05 : 0)
+            return scored
+        }
+        ranked.sort { $0.item.score > $1.item.score }
+        return ranked
     }
 
     /// Adds the query's filters as `AND …` clauses on the `items` table.

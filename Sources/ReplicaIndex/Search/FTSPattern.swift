@@ -3,6 +3,12 @@ import ReplicaCore
 
 /// A full-text MATCH pattern built from typed words, never from their syntax.
 ///
+/// By default the words are evidence, not a conjunction: an item matching any meaningful word is a
+/// candidate, and ranking (``IndexReader/search(_:pattern:)``) puts items with more of the words, rarer
+/// words, and the words near each other first. Function words ("the", "which", "how") never decide a
+/// match on their own: they are left out unless the text has nothing else. With `requiringAll`, every
+/// word must match, as before.
+///
 /// Every word and phrase becomes one FTS5 string (`"…"`, inner quotes doubled), so FTS5 reads it as text
 /// and tokenizes it like the indexed text ([FTS5 strings](https://www.sqlite.org/fts5.html#fts5_strings)):
 /// `NEAR(` becomes the word "near", `title:x` the phrase "title x", `e-mail` the phrase "e mail". A word
@@ -19,15 +25,46 @@ package struct FTSPattern: Hashable, Sendable {
             case .word(let text, _), .phrase(let text, _): return text
             }
         }
+
+        /// The term as one FTS5 string (inner quotes doubled), with `*` for a prefix.
+        var expression: String {
+            let quoted = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            switch self {
+            case .word(_, let prefix), .phrase(_, let prefix): return prefix ? quoted + " *" : quoted
+            }
+        }
+
+        /// A single word from the list of English function words, whatever its case and punctuation.
+        var isFunctionWord: Bool {
+            guard case .word(let text, prefix: false) = self else { return false }
+            let letters = String(text.lowercased().unicodeScalars.filter { $0.properties.isAlphabetic || $0 == "'" })
+            return FTSPattern.functionWords.contains(letters)
+        }
     }
 
+    /// Words that say how a question is put, not what it is about.
+    static let functionWords: Set<String> = [
+        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
+        "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "cannot",
+        "could", "did", "do", "does", "doing", "don't", "down", "during", "each", "few", "for", "from",
+        "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself",
+        "his", "how", "i", "i'm", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "me", "more",
+        "most", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "ought",
+        "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than",
+        "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+        "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+        "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+        "yourself", "yourselves",
+    ]
+
     let terms: [Term]
-    let matchesAny: Bool
+    /// Whether every term must match; otherwise any meaningful term makes a candidate.
+    let requiresAll: Bool
 
     /// The most terms one query may have.
     static let maximumTerms = 64
 
-    init(text: String, matchingAny: Bool = false) throws {
+    init(text: String, requiringAll: Bool = false) throws {
         let terms = Self.terms(in: text)
         guard !terms.isEmpty else {
             throw ReplicaError(.invalidQuery, "the query has no words to search for: type at least one word with a letter or a digit")
@@ -36,25 +73,36 @@ package struct FTSPattern: Hashable, Sendable {
             throw ReplicaError(.invalidQuery, "the query has \(terms.count) words; use at most \(Self.maximumTerms)")
         }
         self.terms = terms
-        self.matchesAny = matchingAny
+        self.requiresAll = requiringAll
     }
 
-    /// The pattern for `MATCH`.
+    /// The terms that carry meaning: the function words are left out, unless nothing else is left.
+    /// Repeated terms count once.
+    var meaningfulTerms: [Term] {
+        var seen = Set<Term>()
+        let distinct = terms.filter { seen.insert($0).inserted }
+        let meaningful = distinct.filter { !$0.isFunctionWord }
+        return meaningful.isEmpty ? distinct : meaningful
+    }
+
+    /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term.
     var matchExpression: String {
-        terms.map { term in
-            let quoted = "\"" + term.text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            switch term {
-            case .word(_, let prefix), .phrase(_, let prefix): return prefix ? quoted + " *" : quoted
-            }
-        }.joined(separator: matchesAny ? " OR " : " ")
+        requiresAll ? terms.map(\.expression).joined(separator: " ") : meaningfulTerms.map(\.expression).joined(separator: " OR ")
     }
 
-    /// The same words, matching any of them rather than all.
-    var relaxed: FTSPattern { FTSPattern(terms: terms, matchesAny: true) }
+    /// The terms ranking weighs: those a match needs to have, or the meaningful ones.
+    var rankedTerms: [Term] { meaningfulTerms }
 
-    private init(terms: [Term], matchesAny: Bool) {
-        self.terms = terms
-        self.matchesAny = matchesAny
+    /// Every ranked term within a few words of each other, in any order; `nil` for a single term.
+    var nearExpression: String? {
+        let ranked = rankedTerms
+        guard ranked.count > 1 else { return nil }
+        return "NEAR(" + ranked.map(\.expression).joined(separator: " ") + ", \(2 * ranked.count + 4))"
+    }
+
+    /// Any ranked term in the title, keywords or people's names.
+    var headingExpression: String {
+        "{title keywords people} : (" + rankedTerms.map(\.expression).joined(separator: " OR ") + ")"
     }
 
     static func isSearchable(_ text: Substring) -> Bool {

@@ -35,8 +35,10 @@ public struct DateRange: Hashable, Sendable {
 public struct SearchQuery: Hashable, Sendable {
     /// The words to search for, or `nil` to list items that pass the filters, newest first.
     public var text: String?
-    /// Match items with any of the words instead of all of them.
-    public var matchesAnyWord = false
+    /// Match only items that have every word. By default the words are ranked evidence: an item with any
+    /// meaningful word is a candidate, and items with more of the words, rarer words, and the words near
+    /// each other come first.
+    public var requiresAllWords = false
     /// Only items whose content type conforms to one of these.
     public var contentTypes: [ContentType] = []
     /// Only items in one of these domains or under them.
@@ -75,6 +77,6 @@ public struct SearchQuery: Hashable, Sendable {
             throw ReplicaError(.invalidArgument, "the result limit must be between 1 and \(Self.maximumLimit); it is \(limit)")
         }
         guard let text else { return nil }
-        return try FTSPattern(text: text, matchingAny: matchesAnyWord)
+        return try FTSPattern(text: text, requiringAll: requiresAllWords)
     }
 }

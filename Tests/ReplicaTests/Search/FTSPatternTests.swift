@@ -5,22 +5,35 @@ import Testing
 
 @Suite struct FTSPatternTests {
     @Test func quotesEveryWordSoOperatorsAreText() throws {
-        let pattern = try FTSPattern(text: "launch AND risk OR NOT NEAR(a b) title:x")
-        #expect(pattern.matchExpression == #""launch" "AND" "risk" "OR" "NOT" "NEAR(a" "b)" "title:x""#)
+        let text = "launch AND risk OR NOT NEAR(a b) title:x"
+        #expect(try FTSPattern(text: text, requiringAll: true).matchExpression == #""launch" "AND" "risk" "OR" "NOT" "NEAR(a" "b)" "title:x""#)
+        // Ranked (the default): "AND", "OR", "NOT" are function words here, and left out of the candidates.
+        #expect(try FTSPattern(text: text).matchExpression == #""launch" OR "risk" OR "NEAR(a" OR "b)" OR "title:x""#)
     }
 
     @Test func keepsBalancedPhrasesAndPrefixes() throws {
         let pattern = try FTSPattern(text: #""launch risk" supp* "a b"*"#)
         #expect(pattern.terms == [.phrase("launch risk", prefix: false), .word("supp", prefix: true), .phrase("a b", prefix: true)])
-        #expect(pattern.matchExpression == #""launch risk" "supp" * "a b" *"#)
+        #expect(pattern.matchExpression == #""launch risk" OR "supp" * OR "a b" *"#)
     }
 
     @Test func dropsAnUnbalancedQuote() throws {
-        #expect(try FTSPattern(text: #"say "hello"#).matchExpression == #""say" "hello""#)
+        #expect(try FTSPattern(text: #"say "hello"#, requiringAll: true).matchExpression == #""say" "hello""#)
     }
 
-    @Test func joinsWithOrWhenAnyWordMayMatch() throws {
-        #expect(try FTSPattern(text: "a b", matchingAny: true).matchExpression == #""a" OR "b""#)
+    @Test func joinsMeaningfulWordsWithOrUnlessEveryWordIsRequired() throws {
+        #expect(try FTSPattern(text: "apple banana").matchExpression == #""apple" OR "banana""#)
+        #expect(try FTSPattern(text: "apple banana", requiringAll: true).matchExpression == #""apple" "banana""#)
+    }
+
+    @Test func functionWordsNeverDecideAMatchOnTheirOwn() throws {
+        let question = try FTSPattern(text: "Which stem cell induction methods avoid c-Myc?")
+        #expect(question.matchExpression == #""stem" OR "cell" OR "induction" OR "methods" OR "avoid" OR "c-Myc?""#)
+        #expect(question.nearExpression == #"NEAR("stem" "cell" "induction" "methods" "avoid" "c-Myc?", 16)"#)
+        // A text of nothing but function words searches for them, rather than for nothing.
+        #expect(try FTSPattern(text: "to be or not to be").matchExpression == #""to" OR "be" OR "or" OR "not""#)
+        // A phrase or a prefix is never a function word.
+        #expect(try FTSPattern(text: #""the who" the*"#).matchExpression == #""the who" OR "the" *"#)
     }
 
     @Test(arguments: [#""( )""#, "* ^ : ( ) \" -", "", "   ", "…", "🙂"])

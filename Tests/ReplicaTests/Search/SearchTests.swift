@@ -133,4 +133,54 @@ import ReplicaTestSupport
         await #expect(throws: ReplicaError.self) { try await index.search(SearchQuery("x", limit: 0)) }
         await #expect(throws: ReplicaError.self) { try await index.search(SearchQuery("x", limit: 1_000_000)) }
     }
+
+    // MARK: Questions: words are ranked evidence
+
+    @Test func aQuestionFindsWhatItAsksAboutThoughNotEveryWordIsThere() async throws {
+        try await index.indexItems([
+            Fixtures.item("ipsc", title: "Reprogramming without c-Myc", text: "Induction of pluripotent stem cells from fibroblasts without the c-Myc factor"),
+            Fixtures.item("heart", title: "Cardiac repair", text: "Stem cell therapy after a heart attack"),
+            Fixtures.item("bread", title: "Sourdough", text: "How to bake bread at home"),
+        ])
+        let question = "which stem cell induction methods avoid c-Myc"
+        let answers = try await found(question)
+        #expect(answers.first == "ipsc")
+        #expect(!answers.contains("bread"), "function words alone never make a match")
+        #expect(try await found(question) { $0.requiresAllWords = true }.isEmpty, "no item has every word")
+        #expect(try await found("stem cell") { $0.requiresAllWords = true }.sorted() == ["heart", "ipsc"])
+    }
+
+    @Test func moreOfTheWordsAndWordsNearEachOtherComeFirst() async throws {
+        let filler = Array(repeating: "lorem", count: 40).joined(separator: " ")
+        try await index.indexItems([
+            Fixtures.item("one", text: "orchid \(filler) plain"),
+            Fixtures.item("apart", text: "orchid \(filler) harbor \(filler) quartz"),
+            Fixtures.item("close", text: "orchid harbor quartz \(filler) \(filler)"),
+        ])
+        #expect(try await found("orchid harbor quartz") == ["close", "apart", "one"])
+        let scores = try await index.search(SearchQuery("orchid harbor quartz")).map(\.score)
+        #expect(scores.allSatisfy { (0...1).contains($0) }, "\(scores)")
+        #expect(scores[0] > scores[1] && scores[1] > scores[2])
+    }
+
+    @Test func theBestMatchWinsWhateverTheSizeOfItsIndex() async throws {
+        // One item matching in title, keywords and body, alone in a small index; 300 body-only matches
+        // in a big one. Raw BM25 depends on the index's size and ranked the small one last.
+        var attributes = AttributeSet(contentType: .plainText)
+        attributes.title = "Launch risk review"
+        attributes.keywords = ["launch", "risk"]
+        attributes.textContent = "the launch risk, reviewed"
+        try await store.index(named: "Small", account: "alice").indexItems([
+            SearchableItem(uniqueIdentifier: "small", attributeSet: attributes, expirationDate: .distantFuture),
+        ])
+        try await index.indexItems((0..<300).map { number in
+            Fixtures.item("big\(number)", title: "note \(number)", text: number.isMultiple(of: 3) ? "launch and risk in the body \(number)" : "other words \(number)")
+        })
+        let results = try await store.search(SearchQuery("launch risk", limit: 31))
+        #expect(results.first?.item.uniqueIdentifier == "small", "\(results.prefix(3).map { ($0.item.uniqueIdentifier, $0.score) })")
+        #expect(results.count == 31)
+        #expect(results.map(\.score) == results.map(\.score).sorted(by: >))
+        #expect(results.first.map { $0.score > 0.9 && $0.score <= 1 } == true)
+    }
 }
+

@@ -136,7 +136,7 @@ import ReplicaTestSupport
          "'emails' is neither a type identifier such as public.text nor a content domain (items, documents, communications, calendar, visualMedia, audio)"),
         (#"{"query": "launch", "filters": {"authors": ["me"]}}"#, "'me' cannot be resolved: no identity is known; name the person"),
         (#"{"query": 42}"#, "'query' must be a string of words"),
-        (#"{"qeury": "launch"}"#, "unknown argument 'qeury'; the arguments are filters, label, limit, query, stages"),
+        (#"{"qeury": "launch"}"#, "unknown argument 'qeury'; the arguments are allWords, filters, label, limit, query, stages"),
         (#"["launch"]"#, #"the arguments must be a JSON object such as {"query": "some words"}"#),
         (#"{"query": "launch""#, "the arguments are not valid JSON (unterminated object at column 19)"),
         (#"{"query": "launch", "stages": [{"stage": "statistic", "function": "median", "attribute": "amount"}]}"#,
