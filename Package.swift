@@ -25,6 +25,12 @@ let package = Package(
             providers: [.apt(["libgit2-dev"])]),
         // glibc functions Swift's Glibc module leaves out (posix_spawn_file_actions_addclosefrom_np, pipe2).
         .systemLibrary(name: "CSpawn", path: "Sources/CSpawn"),
+        // OpenBLAS's CBLAS, for the embedding model's matrix products.
+        .systemLibrary(
+            name: "COpenBLAS",
+            path: "Sources/COpenBLAS",
+            pkgConfig: "openblas",
+            providers: [.apt(["libopenblas-dev"])]),
         .systemLibrary(
             name: "CSQLite",
             path: "Sources/CSQLite",
@@ -44,11 +50,15 @@ let package = Package(
             dependencies: ["ReplicaCore", "ReplicaSQLite"],
             plugins: ["EmbedMigrations"]),
 
+        // The sentence-embedding model run in-process (all-MiniLM-L6-v2: WordPiece, a BERT encoder on
+        // OpenBLAS), for semantic search. Its weights come from a package the set-up installs.
+        .target(name: "ReplicaEmbedding", dependencies: ["ReplicaCore", "ReplicaIndex", "COpenBLAS"]),
+
         // The library app storage layers import: accounts and the store, records, projection, the source
         // contract, the search tool. It re-exports ReplicaIndex and ReplicaCore.
         .target(
             name: "Replica",
-            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaSQLite", "CSpawn"],
+            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "CSpawn"],
             plugins: ["EmbedMigrations"]),
 
         // Sources (plugins): they depend on the library's source contract; the library never on them.
@@ -70,7 +80,7 @@ let package = Package(
         // Tests mirror the targets; shared helpers live in a non-product target.
         .target(name: "ReplicaTestSupport", dependencies: ["Replica"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
         .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
         .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup-system.sh
+scripts/setup-model.sh        # the sentence-embedding model, for semantic search
 scripts/setup-mcp-client.sh   # the official MCP client, for the tests
 swift build -c release
 replica=.build/release/replica

@@ -2,7 +2,7 @@
 # Installs the system packages replica builds and tests with (Debian 12). Needs root, or sudo.
 # With --list, only prints them.
 set -euo pipefail
-packages=(libsqlite3-dev libgit2-dev pkg-config python3 python3-venv git strace)
+packages=(libsqlite3-dev libgit2-dev libopenblas-dev pkg-config python3 python3-venv git strace)
 if [[ ${1:-} == --list ]]; then
     echo "${packages[*]}"
     exit 0

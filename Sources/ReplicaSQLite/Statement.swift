@@ -160,6 +160,13 @@ public final class Statement {
 
     public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 
+    /// Lends a blob column's bytes without copying them; valid only inside `body`.
+    public func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard let base = sqlite3_column_blob(handle, column), count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
     public func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }

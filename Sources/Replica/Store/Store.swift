@@ -25,6 +25,9 @@ public final class Store: Sendable {
         public var index = SearchableIndex.Configuration()
         /// Called with things a host may want to log (never with indexed content).
         public var events: @Sendable (StoreEvent) -> Void = { _ in }
+        /// The model semantic search runs (`try MiniLMEmbedder()` for the one replica ships); `nil`
+        /// searches by the words alone. Items are embedded by ``embedPendingItems(progress:)``.
+        public var embedder: (any Embedder)?
 
         public init() {}
     }
@@ -324,11 +327,12 @@ public final class Store: Sendable {
         refreshIfCatalogChanged()
         var accounts = try signedInAccounts().map(\.id)
         if !query.accounts.isEmpty { accounts = accounts.filter(query.accounts.contains) }
+        let semantic = await semanticQuery(for: query)
         var results: [SearchResult] = []
         for account in accounts {
             for name in try indexNames ?? self.indexNames(for: account) {
                 guard let index = try existingIndex(named: name, account: account) else { continue }
-                results += try await index.search(query)
+                results += try await index.search(query, semantic: semantic)
             }
         }
         return Array(results.sorted(by: Self.ranking).prefix(query.limit))
@@ -342,4 +346,60 @@ public final class Store: Sendable {
         if dateA != dateB { return dateA > dateB }
         return (a.account, a.item.uniqueIdentifier) < (b.account, b.item.uniqueIdentifier)
     }
+
+    // MARK: Semantic search
+
+    /// The query's vector, when the store has an embedder and the query has words and allows it. An
+    /// embedder that fails leaves the search to the words, and the host is told.
+    func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
+        guard let embedder = configuration.embedder, let text = query.text, !query.disablesSemanticSearch else { return nil }
+        do {
+            let vector = try await Blocking.run { try embedder.embed(query: text) }
+            return SemanticQuery(vector: vector, model: embedder.modelIdentifier)
+        } catch {
+            configuration.events(StoreEvent(kind: .embeddingFailed, account: nil, indexName: nil,
+                                            message: "semantic search is off for this query: the embedding model failed (\((error as? ReplicaError)?.message ?? "\(error)"))"))
+            return nil
+        }
+    }
+
+    /// Embeds every item of the signed-in accounts' indexes that has no vectors from the store's model
+    /// yet. Searches answer by the words meanwhile; `replica sync`, `import` and `records import` call
+    /// this before they exit, and `replica watch` in the background.
+    ///
+    /// - Parameter progress: told the items embedded so far and those still waiting.
+    /// - Returns: how many items were embedded (0 without an embedder).
+    @discardableResult
+    public func embedPendingItems(accounts: [AccountID]? = nil, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
+        guard let embedder = configuration.embedder else { return 0 }
+        var done = 0
+        for account in try accounts ?? signedInAccounts().map(\.id) {
+            for name in try indexNames(for: account) {
+                guard let index = try existingIndex(named: name, account: account) else { continue }
+                let before = done
+                done += try await index.embedPending(using: embedder) { count, waiting in progress(before + count, waiting) }
+            }
+        }
+        return done
+    }
+
+    /// What semantic search holds for an index: the model, items and passages with vectors, and items
+    /// waiting to be embedded.
+    public func embeddingStatus(of index: SearchableIndex) async throws -> EmbeddingStatus? {
+        guard let embedder = configuration.embedder else { return nil }
+        let counts = try await index.embeddingCounts(model: embedder.modelIdentifier)
+        return EmbeddingStatus(model: embedder.modelIdentifier, items: counts.items, passages: counts.passages, backlog: counts.backlog)
+    }
 }
+
+/// Semantic search's state in one index.
+public struct EmbeddingStatus: Sendable, Equatable {
+    public var model: String
+    /// Items with vectors from ``model``.
+    public var items: Int
+    /// Their passages (one vector each).
+    public var passages: Int
+    /// Items waiting to be embedded.
+    public var backlog: Int
+}
+

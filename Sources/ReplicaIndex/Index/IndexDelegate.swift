@@ -45,6 +45,8 @@ public struct StoreEvent: Sendable, CustomStringConvertible {
         /// Changes could not be applied to an index before a search (the search tool's catch-up); the answer
         /// may miss them, and hydration still drops anything stale.
         public static let catchUpFailed = Kind(rawValue: "catchUpFailed")
+        /// The embedding model failed or is missing: search answers by the words alone.
+        public static let embeddingFailed = Kind(rawValue: "embeddingFailed")
     }
 
     public var kind: Kind

@@ -9,6 +9,18 @@ package struct FoundItem: Sendable {
     package var snippet: String?
     package var origin: ItemOrigin
     package var indexedAt: Date
+    package var match: SearchMatch = .lexical
+}
+
+/// A query's vector for semantic search, and the model that made it (only vectors of that model count).
+package struct SemanticQuery: Sendable {
+    package var vector: [Float]
+    package var model: String
+
+    package init(vector: [Float], model: String) {
+        self.vector = vector
+        self.model = model
+    }
 }
 
 /// The SQL that reads one index. Every read leaves out expired items, whether or not they were purged.
@@ -65,7 +77,10 @@ package struct IndexReader {
     ///   + 0.05 if all the words are near each other (within 2 per word + 4)
     ///
     /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see BENCHMARKS.md).
-    package func search(_ query: SearchQuery, pattern: FTSPattern?) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
+    /// With `semantic`, items are also found by meaning, and each result's score is
+    /// 0.4 × the score above + 0.6 × the cosine of its best passage with the query (an item not embedded
+    /// yet keeps the score above): see BENCHMARKS.md for the weights' measurements.
+    package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
         var sql = "SELECT \(Self.itemColumns), "
         var arguments: [SQLValue] = []
         if let pattern {
@@ -95,12 +110,38 @@ package struct IndexReader {
                 }
             }
             if let pattern { found = try rank(found, pattern) }
+            if let semantic, pattern != nil { found = try fuse(found, semantic, query: query, candidates: candidates) }
         } catch let error as SQLiteError where pattern != nil && error.code.primary == .error {
             // A safety net: patterns are built so that the engine accepts them, and the engine's own
             // words ("fts5: syntax error near …") must never reach a person or a model.
             throw ReplicaError(.invalidQuery, "the query could not be understood; remove unusual characters and try again", cause: error)
         }
         return (found.prefix(query.limit).map(\.item), unreadable)
+    }
+
+    /// Lexical candidates and the items nearest in meaning, scored together.
+    private func fuse(_ lexical: [(item: FoundItem, rowID: Int64)], _ semantic: SemanticQuery, query: SearchQuery,
+                      candidates: Int) throws -> [(item: FoundItem, rowID: Int64)] {
+        let cosines = try nearest(to: semantic.vector, model: semantic.model, filters: query, limit: .max)
+        let nearestRows = Set(cosines.prefix(candidates).map(\.rowID))
+        let cosine = Dictionary(cosines.map { ($0.rowID, $0.cosine) }, uniquingKeysWith: { a, _ in a })
+        let lexicalRows = Set(lexical.map(\.rowID))
+        var fused = lexical.map { candidate in
+            var candidate = candidate
+            if let similarity = cosine[candidate.rowID] {
+                candidate.item.score = 0.4 * candidate.item.score + 0.6 * max(similarity, 0)
+                candidate.item.match = nearestRows.contains(candidate.rowID) ? .both : .lexical
+            }
+            return candidate
+        }
+        let onlyByMeaning = cosines.prefix(candidates).filter { !lexicalRows.contains($0.rowID) }
+        for var found in try foundItems(onlyByMeaning.map(\.rowID)) {
+            found.item.score = 0.6 * max(cosine[found.rowID] ?? 0, 0)
+            found.item.match = .semantic
+            fused.append(found)
+        }
+        fused.sort { $0.item.score > $1.item.score }
+        return fused
     }
 
     /// The most candidates BM25 hands to the second step.

