@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "ReplicaExec", dependencies: ["Replica"], path: "Plugins/Exec", exclude: ["examples"]),
 
         // The command-line tool.
-        .executableTarget(name: "ReplicaCLI", dependencies: ["Replica", "ReplicaFileTree", "ReplicaGit", "ReplicaExec"]),
+        .executableTarget(name: "ReplicaCLI", dependencies: ["Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec"]),
 
         // Build-time only: compiles migrations/*.sql into the library.
         .executableTarget(name: "embed-migrations", path: "Sources/Build/embed-migrations"),

@@ -2,3 +2,4 @@
 // results) and the shared values (JSON, errors) come from the modules below, re-exported here.
 @_exported import ReplicaCore
 @_exported import ReplicaIndex
+@_exported import ReplicaEmbedding

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReplicaCore
 import ReplicaIndex
 
@@ -53,9 +54,10 @@ public final class MiniLMEmbedder: Embedder {
 
     /// `$REPLICA_MODEL_DIR`, else `$XDG_DATA_HOME/replica/models/all-MiniLM-L6-v2`
     /// (`~/.local/share/replica/models/…`), else `/usr/local/share/replica/models/all-MiniLM-L6-v2`: the
-    /// first that holds the model.
+    /// first that holds the model. `REPLICA_MODEL_DIR=off` turns semantic search off.
     public static var defaultDirectory: URL? {
         let environment = ProcessInfo.processInfo.environment
+        if environment["REPLICA_MODEL_DIR"] == "off" { return nil }
         var candidates: [String] = []
         if let explicit = environment["REPLICA_MODEL_DIR"], !explicit.isEmpty { candidates.append(explicit) }
         candidates.append(FileSystem.defaultDataDirectory() + "/models/all-MiniLM-L6-v2")
@@ -108,4 +110,35 @@ public final class MiniLMEmbedder: Embedder {
         }
         return passages
     }
+}
+
+/// The shipped model, loaded only when something is first embedded: a command that never searches by
+/// meaning (status, accounts, a lexical search) does not pay for reading 91 MB of weights.
+public final class LazyMiniLMEmbedder: Embedder {
+    public let modelIdentifier: String
+    public let dimensions = 384
+    private let directory: URL
+    private let loaded = Mutex<Result<MiniLMEmbedder, any Error>?>(nil)
+
+    /// Finds the model in `directory`, or in ``MiniLMEmbedder/defaultDirectory`` when `nil`.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not installed.
+    public init(directory: URL? = nil) throws {
+        guard let directory = directory ?? MiniLMEmbedder.defaultDirectory else {
+            throw ReplicaError(.invalidConfiguration, "no embedding model found: run scripts/setup-model.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt")
+        }
+        self.directory = directory
+        let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("model.safetensors").path)[.size] as? Int) ?? 0
+        modelIdentifier = "\(MiniLMEmbedder.modelName) (\(size) bytes)"
+    }
+
+    private func model() throws -> MiniLMEmbedder {
+        try loaded.withLock { loaded in
+            if loaded == nil { loaded = Result { try MiniLMEmbedder(directory: directory) } }
+            return try loaded!.get()
+        }
+    }
+
+    public func embed(query: String) throws -> [Float] { try model().embed(query: query) }
+    public func embed(documents: [String]) throws -> [[[Float]]] { try model().embed(documents: documents) }
 }

@@ -46,10 +46,10 @@ import Replica
         // Keys in the documented order, values as imported.
         let prefix = #"{"results":[{"account":"a","uniqueIdentifier":"n1","domainIdentifier":"account.a.notes","score":"#
         #expect(output.hasPrefix(prefix), "\(output)")
-        let afterScore = try #require(output.range(of: #","title""#)).lowerBound
+        let afterScore = try #require(output.range(of: #","matched""#)).lowerBound
         let score = try #require(Double(output[output.index(output.startIndex, offsetBy: prefix.count)..<afterScore]))
-        #expect(score > 0)
-        #expect(output[afterScore...].hasPrefix(#","title":"Launch plan","snippet":"The [launch] [risk] is the supplier.","contentType":"public.plain-text","contentModificationDate":"2026-11-20T10:00:00Z","#))
+        #expect(score > 0 && score <= 1)
+        #expect(output[afterScore...].hasPrefix(#","matched":"lexical","title":"Launch plan","snippet":"The [launch] [risk] is the supplier.","contentType":"public.plain-text","contentModificationDate":"2026-11-20T10:00:00Z","#))
     }
 
     @Test func noMatchPrintsAnEmptyListAndSucceeds() throws {
@@ -387,4 +387,39 @@ import Replica
         let focused = try replica("tool", "schema", "--guidance", "focused:documents")
         #expect(focused.status == 0 && !focused.standardOutput.contains("allWords"), "\(focused.standardError)")
     }
+
+    /// With the model installed: a query that shares no word with an item finds it by meaning, through
+    /// every face (search, tool call, mcp), and each result says how it matched.
+    @Test func aQuestionFindsAnItemByMeaningThroughSearchToolAndMCP() throws {
+        let store = directory.path + "/semantic"
+        try Fixtures.signIn(store: store, "a")
+        func replica(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
+            try ReplicaProcess.run(["--store", store] + arguments, input: input, environment: ReplicaProcess.withModel)
+        }
+        let lines = [
+            CLITests.line("cat", title: "Afternoon", text: "The feline dozed on the rug all afternoon."),
+            CLITests.line("tax", title: "Quarterly filing", text: "Submit the VAT return before the deadline."),
+        ].joined(separator: "\n")
+        let imported = try replica(["import", "--account", "a", "-"], input: lines)
+        #expect(imported.status == 0, "\(imported.standardError)")
+        #expect(try replica(["status", "--json"]).standardOutput.contains(#""vectors":{"items":2,"passages":2,"bytes":776,"backlog":0}"#))
+
+        let search = try replica(["search", "--json", "cat", "sleeping", "on", "a", "carpet"])
+        let results = try JSON.parse(search.standardOutput)["results"]?.arrayValue ?? []
+        #expect(results.first?["uniqueIdentifier"]?.stringValue == "cat" && results.first?["matched"]?.stringValue == "semantic", "\(search.standardOutput)")
+        #expect(!results.contains { $0["uniqueIdentifier"]?.stringValue == "tax" }, "an unrelated item is not close enough")
+        #expect(try replica(["search", "--json", "--lexical", "cat", "sleeping", "on", "a", "carpet"]).standardOutput == "{\"results\":[]}\n")
+
+        let tool = try replica(["tool", "call", #"{"query": "where did the cat sleep?"}"#])
+        #expect(tool.standardOutput.contains(#""id":"cat""#) && tool.standardOutput.contains(#""matched":"semantic""#), "\(tool.standardOutput)")
+
+        let messages = [
+            #"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}"#,
+            #"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
+            #"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "a sleeping cat"}}}"#,
+        ]
+        let mcp = try replica(["mcp"], input: messages.joined(separator: "\n") + "\n")
+        #expect(mcp.standardOutput.contains(#"\"id\":\"cat\""#), "\(mcp.standardOutput)")
+    }
 }
+

@@ -23,14 +23,22 @@ public enum ReplicaProcess {
 
     /// Runs `replica` with `arguments`, feeding `input` to its standard input, and waits for it.
     ///
+    /// Semantic search is off (`REPLICA_MODEL_DIR=off`) unless `environment` says otherwise: most tests
+    /// are about words, and loading the model in every process of a debug build costs seconds. Tests of
+    /// semantic search pass ``withModel``.
+    ///
     /// - Parameters:
     ///   - environment: added to (and overriding) this process's environment.
     ///   - timeout: the process is killed after this many seconds and the call throws.
     @discardableResult
     public static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
                            timeout: TimeInterval = 120) throws -> ProcessResult {
-        try run(executable: executable, arguments, input: input.map { Data($0.utf8) }, environment: environment, timeout: timeout)
+        try run(executable: executable, arguments, input: input.map { Data($0.utf8) },
+                environment: ["REPLICA_MODEL_DIR": "off"].merging(environment) { $1 }, timeout: timeout)
     }
+
+    /// The environment that lets `replica` find the installed embedding model.
+    public static let withModel = ["REPLICA_MODEL_DIR": ""]
 
     /// Runs `replica` as a process that cannot read what file modes forbid, even as root (which reads
     /// anything otherwise): through setpriv, without the capabilities that override file modes.
@@ -43,7 +51,7 @@ public enum ReplicaProcess {
         }
         let dropped = "-dac_override,-dac_read_search"
         return try run(executable: setpriv, ["--inh-caps=" + dropped, "--bounding-set=" + dropped, executable.path] + arguments,
-                       input: input.map { Data($0.utf8) })
+                       input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
     }
 
     /// Runs any executable the same way.

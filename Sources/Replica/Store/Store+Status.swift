@@ -8,6 +8,8 @@ public struct StoreStatus: Sendable {
         public var itemCount: Int
         public var bytes: Int
         public var lastClientState: Data?
+        /// Semantic search's vectors and backlog; `nil` without an embedder.
+        public var embedding: EmbeddingStatus?
     }
 
     /// An account's record store and how far its index follows it.
@@ -45,6 +47,8 @@ public struct StoreStatus: Sendable {
 
     public var directory: URL
     public var accounts: [AccountStatus]
+    /// The embedding model semantic search uses, or why it is off.
+    public var semanticSearch: String?
 }
 
 extension Store {
@@ -59,12 +63,13 @@ extension Store {
                     name: name,
                     itemCount: try await index.itemCount(),
                     bytes: index.fileSize(),
-                    lastClientState: try await index.fetchLastClientState()))
+                    lastClientState: try await index.fetchLastClientState(),
+                    embedding: try await embeddingStatus(of: index)))
             }
             accounts.append(StoreStatus.AccountStatus(id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
                                                       records: try await recordsStatus(record.id)))
         }
-        return StoreStatus(directory: directory, accounts: accounts)
+        return StoreStatus(directory: directory, accounts: accounts, semanticSearch: configuration.embedder?.modelIdentifier)
     }
 
     private func recordsStatus(_ account: AccountID) async throws -> StoreStatus.RecordsStatus? {
@@ -109,6 +114,7 @@ extension StoreStatus {
     public var json: JSON {
         .object([
             ("store", .string(directory.path)),
+            ("semanticSearch", semanticSearch.map { .object([("model", .string($0))]) } ?? .null),
             ("accounts", .array(accounts.map { account in
                 .object([
                     ("id", .string(account.id.rawValue)),
@@ -143,6 +149,9 @@ extension StoreStatus {
                             ("itemCount", .number(Double(index.itemCount))),
                             ("bytes", .number(Double(index.bytes))),
                             ("lastClientState", Self.describe(clientState: index.lastClientState)),
+                            ("vectors", index.embedding.map { .object([("items", .number(Double($0.items))), ("passages", .number(Double($0.passages))),
+                                                                       ("bytes", .number(Double($0.passages * 388))),
+                                                                       ("backlog", .number(Double($0.backlog)))]) } ?? .null),
                         ])
                     })),
                 ])

@@ -81,6 +81,7 @@ enum ToolOutput {
             ("from", .object(omittingNil: [
                 ("source", .string(result.origin.owner.rawValue)), ("account", .string(result.account.rawValue)),
                 ("version", result.origin.version.map(JSON.string)), ("indexed", .string(ISO8601.string(from: result.indexedAt))),
+                ("matched", .string(result.match.rawValue)),
             ])),
             ("type", attributes.contentType.map { .string($0.rawValue) }),
             ("created", attributes.contentCreationDate.map { .string(ISO8601.string(from: $0)) }),
@@ -123,6 +124,8 @@ enum ToolOutput {
             var parts = ["\(n)", DisplayText.token(result.item.uniqueIdentifier.rawValue),
                          DisplayText.token(result.origin.owner.rawValue + (result.origin.version.map { "@" + $0.prefix(12) } ?? "")),
                          "i" + ISO8601.string(from: result.indexedAt).prefix(10)]
+            // How it matched, when not by its words alone: "~" by meaning, "+~" by both.
+            if result.match != .lexical { parts.append(result.match == .semantic ? "~" : "+~") }
             if let modified = attributes.contentModificationDate { parts.append("m" + ISO8601.string(from: modified).prefix(10)) }
             if !extra.isEmpty { parts.append(extra) }
             // Whitespace runs become one space; a snippet that begins with the title stands for both.

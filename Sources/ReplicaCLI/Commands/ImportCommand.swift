@@ -6,7 +6,7 @@ enum ImportCommand: Command {
     static let name = "import"
     static let summary = "index JSON lines of items into an account"
     static let help = """
-        Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT] [--json] FILE|-
+        Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT] [--no-embed] [--json] FILE|-
 
         Reads searchable items, one JSON object per line, from FILE (or standard input for -) and indexes
         them into the account's index. The account must be signed in (`replica accounts sign-in ID`):
@@ -34,6 +34,8 @@ enum ImportCommand: Command {
           --client-state TEXT  store TEXT as the index's client state, in the same transaction as the
                                items: all of the import and its state are written, or none (none
                                when any line was refused)
+          --no-embed           leave the items to be embedded for semantic search later (by watch
+                               or the next command); by default they are embedded before it exits
           --json               print a summary object on standard output
         """
 
@@ -42,6 +44,7 @@ enum ImportCommand: Command {
         let indexName = try indexName(&arguments)
         let clientState = try arguments.value("--client-state")
         let json = arguments.flag("--json")
+        let noEmbed = arguments.flag("--no-embed")
         let inputs = try arguments.positionals()
         guard inputs.count == 1 else {
             throw CLIError.usage(inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
@@ -125,6 +128,7 @@ enum ImportCommand: Command {
             }
         }
         Progress.clear()
+        if imported > 0 { try await Embedding.bringUpToDate(store, accounts: [account], skip: noEmbed) }
 
         if json {
             Output.printJSON(.object([

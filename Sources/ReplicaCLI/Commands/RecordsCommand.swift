@@ -6,7 +6,7 @@ enum RecordsCommand: Command {
     static let name = "records"
     static let summary = "write records to the canonical record store"
     static let help = """
-        Usage: replica [--store DIR] records import [--json] FILE|-
+        Usage: replica [--store DIR] records import [--no-embed] [--json] FILE|-
 
         Writes records, one JSON object per line, to the canonical record store, where they flow through
         the change log like any app write; then brings the index up to date, so what was written is
@@ -29,11 +29,14 @@ enum RecordsCommand: Command {
         exit status 1; everything else is written.
 
         Options:
-          --json   print a summary object on standard output
+          --no-embed  leave new items to be embedded for semantic search later (by watch or the next
+                      command); by default they are embedded before it exits
+          --json      print a summary object on standard output
         """
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = arguments.flag("--json")
+        let noEmbed = arguments.flag("--no-embed")
         guard let action = arguments.next() else { throw CLIError.usage("say what to do: records import FILE") }
         guard action == "import" else { throw CLIError.usage("unknown records action '\(action)'; use import") }
         let inputs = try arguments.positionals()
@@ -96,6 +99,7 @@ enum RecordsCommand: Command {
             report.quarantined += caughtUp.quarantined
         }
         Progress.clear()
+        if report.indexed > 0 { try await Embedding.bringUpToDate(store, accounts: accounts, skip: noEmbed) }
         for entry in report.quarantined {
             Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)")
         }

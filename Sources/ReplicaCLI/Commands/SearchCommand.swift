@@ -16,15 +16,21 @@ enum SearchCommand: Command {
         NEAR, NOT and other operator characters are searched for as words. "two words" in double quotes
         is a phrase; a word ending in * matches every word it begins.
 
-        Each result's score runs from 0 to 1 and means the same in every account and index: 0.65 for
-        the best text match of its index (BM25), 0.20 for having every word, 0.10 for a word in the
-        title, keywords or people, 0.05 for the words standing close together.
+        With the embedding model installed (scripts/setup-model.sh), items are found by meaning too: a
+        question can find an item that shares none of its words. Each result says how it matched
+        ("matched": "lexical", "semantic" or "both" in --json).
+
+        Each result's score runs from 0 to 1 and means the same in every account and index. By the
+        words: 0.65 for the best text match of its index (BM25), 0.20 for having every word, 0.10 for a
+        word in the title, keywords or people, 0.05 for the words standing close together. With
+        semantic search: 0.4 × that + 0.6 × the cosine of the item's best passage with the question.
 
         Options:
           --account ID          search only this account (repeatable)
           --index NAME          search only this named index (repeatable)
           --limit N             at most N results (default 20, at most 10000)
           --all                 only items that have every word
+          --lexical             by the words alone: no semantic search (by meaning)
           --any                 items with any of the words, ranked (the default; kept for scripts)
           --type UTI            only items of this content type or under it, e.g. public.text (repeatable)
           --domain DOMAIN       only items in this domain or under it (repeatable)
@@ -51,6 +57,7 @@ enum SearchCommand: Command {
         let any = arguments.flag("--any")
         guard !(all && any) else { throw CLIError.usage("--all and --any contradict each other; give one") }
         query.requiresAllWords = all
+        query.disablesSemanticSearch = arguments.flag("--lexical")
         query.contentTypes = try arguments.values("--type").map(ContentType.init(rawValue:))
         query.domains = try arguments.values("--domain").map(DomainIdentifier.init(rawValue:))
         query.authors = try arguments.values("--author")
@@ -108,6 +115,7 @@ enum SearchCommand: Command {
         if let type = attributes.contentType { facts.append(type.rawValue) }
         if let modified = attributes.contentModificationDate { facts.append("modified " + ISO8601.string(from: modified)) }
         facts.append(String(format: "score %.2f", result.score))
+        if result.match != .lexical { facts.append(result.match == .semantic ? "by meaning" : "by words and meaning") }
         lines.append("  " + facts.joined(separator: " · "))
         if let snippet = result.snippet, !snippet.isEmpty {
             lines.append("  " + snippet.split(whereSeparator: \.isNewline).joined(separator: " "))

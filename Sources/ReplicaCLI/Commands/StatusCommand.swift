@@ -13,11 +13,15 @@ enum StatusCommand: Command {
         record store: records held, changes not yet indexed, older deliveries ignored, deletions waiting
         to be retried, and records kept out of the index because they did not fit their projection; and
         each source's state (watching, degraded, failed, …), what it is doing, how many changes wait to be
-        committed (its lag), when it last committed, its last error, and what it skipped and why.
+        committed (its lag), when it last committed, its last error, and what it skipped and why; and
+        semantic search's model, the vectors each index holds and the items waiting to be embedded (or
+        why semantic search is off).
 
         Options:
-          --json   one JSON object: {"store": …, "accounts": [{"id", "itemCount", "indexBytes",
-                   "lastClientState", "signedInAt", "indexes": […], "records": {"recordCount",
+          --json   one JSON object: {"store": …, "semanticSearch": {"model"} or null,
+                   "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
+                   "indexes": [{"name", "itemCount", "bytes", "lastClientState",
+                   "vectors": {"items", "passages", "bytes", "backlog"}}], "records": {"recordCount",
                    "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding"}}],
                    "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
                    "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
@@ -34,6 +38,7 @@ enum StatusCommand: Command {
             return
         }
         Output.line("store: \(status.directory.path)")
+        Output.line(status.semanticSearch.map { "semantic search: \($0)" } ?? Context.missingModelReason ?? "semantic search is off")
         if status.accounts.isEmpty {
             Output.line("no accounts signed in")
         }
@@ -43,6 +48,10 @@ enum StatusCommand: Command {
                 var line = "  index \(index.name): \(index.itemCount) items, \(formatBytes(index.bytes))"
                 if case .string(let state) = StoreStatus.describe(clientState: index.lastClientState) {
                     line += ", client state \(state)"
+                }
+                if let embedding = index.embedding {
+                    line += "; vectors for \(embedding.items) items (\(embedding.passages) passages, \(formatBytes(embedding.passages * 388)))"
+                        + (embedding.backlog > 0 ? ", \(embedding.backlog) waiting to be embedded" : "")
                 }
                 Output.line(line)
             }

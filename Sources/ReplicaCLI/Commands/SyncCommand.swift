@@ -7,22 +7,25 @@ enum SyncCommand: Command {
     static let name = "sync"
     static let summary = "bring every index up to date once, then exit"
     static let help = """
-        Usage: replica [--store DIR] sync [--json]
+        Usage: replica [--store DIR] sync [--no-embed] [--json]
 
         Catches every source up once (files changed, added or removed since the last pass, new commits,
         a plugin's changes), applies what the record store's change log holds that the index has not,
         finishes any rebuild a projection version change started, purges expired items and retries the
-        deletions waiting in the retry queue; then prints a one-line summary. On a terminal, a progress
-        line shows files seen, indexed and skipped, the rate and the time left.
+        deletions waiting in the retry queue; then embeds, for semantic search, every item that has no
+        vectors yet, and prints a summary. On a terminal, a progress line shows files seen, indexed and
+        skipped, the rate and the time left, then the embedding's progress.
 
         A source that fails is reported and the others go on; the exit status is then 1.
 
         Options:
-          --json   print the summary as a JSON object on standard output
+          --no-embed  leave new items to be embedded later (by watch or the next command)
+          --json      print the summary as a JSON object on standard output
         """
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = arguments.flag("--json")
+        let noEmbed = arguments.flag("--no-embed")
         try arguments.finish()
         let configuration = try context.configuration()
         let store = try context.openStore()
@@ -59,6 +62,8 @@ enum SyncCommand: Command {
         }
         for problem in report.problems { Output.note(problem) }
         let seconds = Date().timeIntervalSince(started)
+        let embedded = try await Embedding.bringUpToDate(store, accounts: nil, skip: noEmbed)
+        let embedSeconds = Date().timeIntervalSince(started) - seconds
         if json {
             Output.printJSON(.object([
                 ("filesSeen", .number(Double(totals.seen))), ("filesIndexed", .number(Double(totals.indexed))),
@@ -69,12 +74,14 @@ enum SyncCommand: Command {
                 ("quarantined", .number(Double(report.quarantined.count))), ("purged", .number(Double(sweep.purged))),
                 ("deletionsRetried", .number(Double(sweep.deletionsDone))), ("deletionsPending", .number(Double(sweep.deletionsPostponed))),
                 ("seconds", .number((seconds * 1000).rounded() / 1000)),
+                ("embedded", .number(Double(embedded))), ("embedSeconds", .number((embedSeconds * 1000).rounded() / 1000)),
             ]))
         } else {
             Output.line("sources: \(totals.seen) files seen, \(totals.indexed) indexed, \(totals.skipped) skipped, \(totals.removed) removed; "
                 + "records: applied \(report.changesApplied) changes (indexed \(report.indexed), removed \(report.removed), "
                 + "rebuilt \(report.rebuilt), quarantined \(report.quarantined.count)); purged \(sweep.purged) expired; "
                 + "retried \(sweep.deletionsDone) deletions (\(sweep.deletionsPostponed) still pending) in \(String(format: "%.1f", seconds)) s")
+            if embedded > 0 { Output.line("semantic search: embedded \(embedded) items in \(String(format: "%.1f", embedSeconds)) s") }
         }
         if !failures.isEmpty {
             throw CLIError.failure("\(failures.count) source\(failures.count == 1 ? "" : "s") failed: \(failures.joined(separator: ", ")) ('replica status' shows why)")

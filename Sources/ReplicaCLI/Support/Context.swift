@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import ReplicaEmbedding
 
 /// What every command shares: the global options and the store they point at.
 struct Context {
@@ -15,11 +16,25 @@ struct Context {
         try ConfigurationFile.load(from: configurationFile)
     }
 
-    /// Opens the store, printing what it notices (rebuilt indexes, finished sign-outs) as notes.
+    /// Opens the store, printing what it notices (rebuilt indexes, finished sign-outs) as notes. Semantic
+    /// search uses the shipped model when it is installed (loaded at first use); without it, search
+    /// answers by the words and `status` says why.
     func openStore() throws -> Store {
         var configuration = Store.Configuration()
         configuration.events = { event in Output.note(event.message) }
+        configuration.embedder = try? LazyMiniLMEmbedder()
         return try Store(directory: storeDirectory, configuration: configuration)
+    }
+
+    /// Whether semantic search was turned off on purpose (`REPLICA_MODEL_DIR=off`): nothing to warn of.
+    static var semanticSearchTurnedOff: Bool { ProcessInfo.processInfo.environment["REPLICA_MODEL_DIR"] == "off" }
+
+    /// Why semantic search is off, or `nil` when the model is installed.
+    static var missingModelReason: String? {
+        if ProcessInfo.processInfo.environment["REPLICA_MODEL_DIR"] == "off" { return "semantic search is off (REPLICA_MODEL_DIR=off)" }
+        return MiniLMEmbedder.defaultDirectory == nil
+            ? "semantic search is off: the embedding model is not installed (run scripts/setup-model.sh, or set REPLICA_MODEL_DIR)"
+            : nil
     }
 }
 

@@ -42,11 +42,33 @@ final class Watcher: Sendable {
                 }
             }
             group.addTask { await self.sweep() }
+            group.addTask(priority: .background) { await self.embed() }
             let signal = await stopSignal.wait()
             Output.note("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); stopping the sources and committing what is in flight")
             group.cancelAll()
         }
         Output.note("stopped")
+    }
+
+    /// Embeds new and changed items for semantic search, at low priority, a batch at a time: searches
+    /// answer by the words until an item's vectors are in. A failing model is reported once per failure
+    /// streak, and tried again later.
+    private func embed() async {
+        guard store.configuration.embedder != nil else {
+            if !Context.semanticSearchTurnedOff, let reason = Context.missingModelReason { Output.note(reason) }
+            return
+        }
+        var failing = false
+        while !Task.isCancelled {
+            do {
+                _ = try await store.embedPendingItems()
+                failing = false
+            } catch {
+                if !failing { Output.note("embedding for semantic search failed: \((error as? ReplicaError)?.message ?? "\(error)"); trying again later") }
+                failing = true
+            }
+            try? await Task.sleep(for: reloadInterval * 2)
+        }
     }
 
     private func sweep() async {
@@ -135,7 +157,8 @@ enum WatchCommand: Command {
 
         The background watcher: follows every source of the store's signed-in accounts (file trees with
         inotify, git repositories' refs, plugins), applies each record store's changes as they are
-        committed, purges expired items and retries queued deletions, until SIGTERM or SIGINT. Sources
+        committed, embeds new and changed items for semantic search in the background at low priority,
+        purges expired items and retries queued deletions, until SIGTERM or SIGINT. Sources
         added, removed or signed out while it runs are picked up within a second. On a signal it stops
         the sources, commits what is in flight and exits within a few seconds.
 

@@ -134,7 +134,11 @@ package struct IndexReader {
             }
             return candidate
         }
-        let onlyByMeaning = cosines.prefix(candidates).filter { !lexicalRows.contains($0.rowID) }
+        // An item found by meaning alone must be close: every text has some similarity to every other. And
+        // when every word is required, meaning adds no item of its own.
+        let onlyByMeaning = query.requiresAllWords ? [] : cosines.prefix(candidates).filter {
+            !lexicalRows.contains($0.rowID) && $0.cosine >= Self.minimumSimilarity
+        }
         for var found in try foundItems(onlyByMeaning.map(\.rowID)) {
             found.item.score = 0.6 * max(cosine[found.rowID] ?? 0, 0)
             found.item.match = .semantic
@@ -143,6 +147,9 @@ package struct IndexReader {
         fused.sort { $0.item.score > $1.item.score }
         return fused
     }
+
+    /// How close in meaning (cosine) an item must be to be found by meaning alone.
+    package static let minimumSimilarity = 0.35
 
     /// The most candidates BM25 hands to the second step.
     static let maximumCandidates = 1_000
