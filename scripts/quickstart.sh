@@ -17,7 +17,9 @@ if ! "$replica" --store "$store" sources list | grep -q '^docs '; then
     "$replica" --store "$store" sources add files --account demo --name docs /usr/share/doc
 fi
 echo "== replica sync (indexing /usr/share/doc)"
-"$replica" --store "$store" sync
+# Embedding all of /usr/share/doc for semantic search takes several minutes on two cores, so the big
+# demo is searched by its words; semantic search is shown on the licence texts below.
+"$replica" --store "$store" sync --no-embed
 "$replica" --store "$store" status
 echo
 echo "== replica search license permission"
@@ -25,3 +27,12 @@ echo "== replica search license permission"
 echo
 echo "== replica tool call (what a model reads)"
 "$replica" --store "$store" tool call --format compact '{"query": "license permission", "limit": 3}'
+echo
+echo "== semantic search (by meaning alone) over the licences in /usr/share/common-licenses"
+licenses=.build/quickstart-licenses
+if ! "$replica" --store "$licenses" sources list | grep -q '^licenses '; then
+    "$replica" --store "$licenses" accounts sign-in demo
+    "$replica" --store "$licenses" sources add files --account demo --name licenses /usr/share/common-licenses
+fi
+"$replica" --store "$licenses" sync
+"$replica" --store "$licenses" search --limit 3 --semantic can I keep my changes to myself

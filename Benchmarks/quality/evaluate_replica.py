@@ -5,9 +5,10 @@
   python3 evaluate_replica.py --replica PATH      # PATH: a built replica binary (release is faster)
 
 Each document becomes an item of a fresh store (textContent only: the set indexes sections without
-their question headings); each query runs through `replica search --json --limit 100` as typed, the
-default (ranked) and with --all; raw FTS5 is evaluate_baselines.bm25_run (words quoted and OR-ed,
-porter). Metrics: nDCG@10, MRR@10, Recall@100 (binary relevance), averaged over queries.
+their question headings), embedded by `replica import` with the installed model; each query runs
+through `replica search --json --limit 100` as typed: by the words (--lexical, with and without --all),
+by meaning (--semantic) and both (the default). Raw FTS5 is evaluate_baselines.bm25_run (words quoted
+and OR-ed, porter). Metrics: nDCG@10, MRR@10, Recall@100 (binary relevance), averaged over queries.
 """
 import argparse, json, os, subprocess, sys, tempfile
 
@@ -16,13 +17,18 @@ sys.path.insert(0, HERE)
 from evaluate_baselines import bm25_run, load, metrics
 
 
-def replica_run(replica, docs, queries, extra=()):
+def replica_store(replica, docs):
+    """A fresh store holding the documents, embedded (the model must be installed)."""
     store = tempfile.mkdtemp(prefix="replica-quality-")
     run = lambda *args, **kw: subprocess.run([replica, "--store", store, *args], check=True, capture_output=True, text=True, **kw)
     run("accounts", "sign-in", "quality")
     lines = "\n".join(json.dumps({"uniqueIdentifier": d["id"], "expirationDate": "2999-01-01T00:00:00Z",
                                   "attributes": {"textContent": d["text"], "contentType": "public.plain-text"}}) for d in docs)
     run("import", "--account", "quality", "-", input=lines)
+    return store
+
+
+def replica_run(replica, store, queries, extra=()):
     runs = []
     for q in queries:
         out = subprocess.run([replica, "--store", store, "search", "--json", "--limit", "100", *extra, "--", *q["query"].split()],
@@ -40,10 +46,13 @@ def main():
     a = ap.parse_args()
     docs = load(os.path.join(a.data, f"{a.set}-docs.jsonl"))
     queries = load(os.path.join(a.data, f"{a.set}-queries.jsonl"))
+    store = replica_store(a.replica, docs)
     results = {
         "raw FTS5 BM25 (words OR-ed, porter)": metrics(bm25_run(docs, queries), queries),
-        "replica lexical (default, ranked)": metrics(replica_run(a.replica, docs, queries), queries),
-        "replica lexical, --all": metrics(replica_run(a.replica, docs, queries, ["--all"]), queries),
+        "replica lexical (--lexical)": metrics(replica_run(a.replica, store, queries, ["--lexical"]), queries),
+        "replica lexical, every word (--lexical --all)": metrics(replica_run(a.replica, store, queries, ["--lexical", "--all"]), queries),
+        "replica semantic only (--semantic)": metrics(replica_run(a.replica, store, queries, ["--semantic"]), queries),
+        "replica hybrid (the default)": metrics(replica_run(a.replica, store, queries), queries),
     }
     print(f"{a.set}: {len(docs)} documents, {len(queries)} queries")
     print(f"| {'run':38s} | nDCG@10 | MRR@10 | Recall@100 |\n|{'-' * 40}|---------|--------|------------|")

@@ -98,16 +98,20 @@ struct BertEncoder: Sendable {
                         // scores = Q·Kᵀ/√d, each row a softmax, then context = scores·V.
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(n), Int32(n), Int32(headSize),
                                     scale, q, Int32(3 * h), k, Int32(3 * h), 0, &scores, Int32(n))
-                        for r in 0..<n {
-                            var largest = -Float.infinity
-                            for c in 0..<n { largest = max(largest, scores[r * n + c]) }
-                            var sum: Float = 0
-                            for c in 0..<n {
-                                let e = expf(scores[r * n + c] - largest)
-                                scores[r * n + c] = e
-                                sum += e
+                        scores.withUnsafeMutableBufferPointer { scores in
+                            for r in 0..<n {
+                                let row = scores.baseAddress! + r * n
+                                var largest = -Float.infinity
+                                for c in 0..<n { largest = max(largest, row[c]) }
+                                var sum: Float = 0
+                                for c in 0..<n {
+                                    let e = expf(row[c] - largest)
+                                    row[c] = e
+                                    sum += e
+                                }
+                                let inverse = 1 / sum
+                                for c in 0..<n { row[c] *= inverse }
                             }
-                            for c in 0..<n { scores[r * n + c] /= sum }
                         }
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(n), Int32(headSize), Int32(n),
                                     1, scores, Int32(n), v, Int32(3 * h), 0, context.baseAddress! + start * h + head * headSize, Int32(h))
@@ -116,24 +120,32 @@ struct BertEncoder: Sendable {
                 }
             }
         }
-        var attended = Self.linear(context, rows: rows, inputs: h, weights: layer.attentionOutput, bias: layer.attentionOutputBias, outputs: h)
-        for i in 0..<attended.count { attended[i] += x[i] }
+        // The residual is added by the matrix product itself (beta 1 on a copy of the input).
+        var attended = Self.linear(context, rows: rows, inputs: h, weights: layer.attentionOutput, bias: layer.attentionOutputBias, outputs: h, adding: x)
         Self.normalize(&attended, rows: rows, width: h, gain: layer.norm1, bias: layer.norm1Bias)
         var up = Self.linear(attended, rows: rows, inputs: h, weights: layer.up, bias: layer.upBias, outputs: intermediate)
-        for i in 0..<up.count {
+        up.withUnsafeMutableBufferPointer { up in
             // BERT's GELU: the exact form with erf, not the tanh approximation.
-            up[i] = 0.5 * up[i] * (1 + erff(up[i] * 0.70710678118654752))
+            for i in up.indices { up[i] = 0.5 * up[i] * (1 + erff(up[i] * 0.70710678118654752)) }
         }
-        var down = Self.linear(up, rows: rows, inputs: intermediate, weights: layer.down, bias: layer.downBias, outputs: h)
-        for i in 0..<down.count { down[i] += attended[i] }
+        var down = Self.linear(up, rows: rows, inputs: intermediate, weights: layer.down, bias: layer.downBias, outputs: h, adding: attended)
         Self.normalize(&down, rows: rows, width: h, gain: layer.norm2, bias: layer.norm2Bias)
         x = down
     }
 
-    /// `input · weightsᵀ + bias` for `rows` rows; weights are [outputs, inputs] as PyTorch keeps them.
-    private static func linear(_ input: [Float], rows: Int, inputs: Int, weights: [Float], bias: [Float], outputs: Int) -> [Float] {
-        var output = [Float](repeating: 0, count: rows * outputs)
-        for r in 0..<rows { for c in 0..<outputs { output[r * outputs + c] = bias[c] } }
+    /// `input · weightsᵀ + bias (+ residual)` for `rows` rows; weights are [outputs, inputs] as PyTorch
+    /// keeps them.
+    private static func linear(_ input: [Float], rows: Int, inputs: Int, weights: [Float], bias: [Float], outputs: Int,
+                               adding residual: [Float]? = nil) -> [Float] {
+        var output = residual ?? [Float](repeating: 0, count: rows * outputs)
+        output.withUnsafeMutableBufferPointer { output in
+            bias.withUnsafeBufferPointer { bias in
+                for r in 0..<rows {
+                    let row = output.baseAddress! + r * outputs
+                    for c in 0..<outputs { row[c] += bias[c] }
+                }
+            }
+        }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(outputs), Int32(inputs),
                     1, input, Int32(inputs), weights, Int32(inputs), 1, &output, Int32(outputs))
         return output
@@ -141,18 +153,24 @@ struct BertEncoder: Sendable {
 
     /// Layer normalisation of each row (ε 1e-12, as BERT's).
     private static func normalize(_ x: inout [Float], rows: Int, width: Int, gain: [Float], bias: [Float]) {
-        for r in 0..<rows {
-            let base = r * width
-            var mean: Float = 0
-            for i in 0..<width { mean += x[base + i] }
-            mean /= Float(width)
-            var variance: Float = 0
-            for i in 0..<width {
-                let d = x[base + i] - mean
-                variance += d * d
+        x.withUnsafeMutableBufferPointer { x in
+            gain.withUnsafeBufferPointer { gain in
+                bias.withUnsafeBufferPointer { bias in
+                    for r in 0..<rows {
+                        let row = x.baseAddress! + r * width
+                        var mean: Float = 0
+                        for i in 0..<width { mean += row[i] }
+                        mean /= Float(width)
+                        var variance: Float = 0
+                        for i in 0..<width {
+                            let d = row[i] - mean
+                            variance += d * d
+                        }
+                        let inverse = 1 / (variance / Float(width) + 1e-12).squareRoot()
+                        for i in 0..<width { row[i] = (row[i] - mean) * inverse * gain[i] + bias[i] }
+                    }
+                }
             }
-            let inverse = 1 / (variance / Float(width) + 1e-12).squareRoot()
-            for i in 0..<width { x[base + i] = (x[base + i] - mean) * inverse * gain[i] + bias[i] }
         }
     }
 }

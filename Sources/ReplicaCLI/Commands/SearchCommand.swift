@@ -31,6 +31,7 @@ enum SearchCommand: Command {
           --limit N             at most N results (default 20, at most 10000)
           --all                 only items that have every word
           --lexical             by the words alone: no semantic search (by meaning)
+          --semantic            by meaning alone: the items nearest the question, whatever their words
           --any                 items with any of the words, ranked (the default; kept for scripts)
           --type UTI            only items of this content type or under it, e.g. public.text (repeatable)
           --domain DOMAIN       only items in this domain or under it (repeatable)
@@ -58,6 +59,10 @@ enum SearchCommand: Command {
         guard !(all && any) else { throw CLIError.usage("--all and --any contradict each other; give one") }
         query.requiresAllWords = all
         query.disablesSemanticSearch = arguments.flag("--lexical")
+        query.disablesLexicalSearch = arguments.flag("--semantic")
+        guard !(query.disablesSemanticSearch && query.disablesLexicalSearch) else {
+            throw CLIError.usage("--lexical and --semantic leave nothing to search by; give one")
+        }
         query.contentTypes = try arguments.values("--type").map(ContentType.init(rawValue:))
         query.domains = try arguments.values("--domain").map(DomainIdentifier.init(rawValue:))
         query.authors = try arguments.values("--author")

@@ -83,7 +83,11 @@ package struct IndexReader {
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
         var sql = "SELECT \(Self.itemColumns), "
         var arguments: [SQLValue] = []
-        if let pattern {
+        if let pattern, query.disablesLexicalSearch {
+            let candidates = max(query.limit, min(Self.maximumCandidates, max(query.limit * 3, query.limit + 30)))
+            guard let semantic else { return ([], []) }
+            return (try fuse([], semantic, query: query, candidates: candidates).prefix(query.limit).map(\.item), [])
+        } else if let pattern {
             sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24), items_text.rowid FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
             arguments.append(.text(pattern.matchExpression))
         } else {

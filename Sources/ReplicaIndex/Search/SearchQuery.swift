@@ -41,6 +41,9 @@ public struct SearchQuery: Hashable, Sendable {
     public var requiresAllWords = false
     /// Rank by the words alone, without semantic search (Core Spotlight's `disableSemanticSearch`).
     public var disablesSemanticSearch = false
+    /// Rank by meaning alone: the items nearest the text (a cosine of at least 0.35), whatever their
+    /// words. Without an embedder, nothing is found.
+    public var disablesLexicalSearch = false
     /// Only items whose content type conforms to one of these.
     public var contentTypes: [ContentType] = []
     /// Only items in one of these domains or under them.
