@@ -35,4 +35,4 @@ if ! "$replica" --store "$licenses" sources list | grep -q '^licenses '; then
     "$replica" --store "$licenses" sources add files --account demo --name licenses /usr/share/common-licenses
 fi
 "$replica" --store "$licenses" sync
-"$replica" --store "$licenses" search --limit 3 --semantic can I keep my changes to myself
+"$replica" --store "$licenses" search --limit 3 --semantic do I have to publish my source code

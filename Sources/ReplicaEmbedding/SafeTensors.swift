@@ -39,7 +39,7 @@ struct SafeTensors {
                   (offsets[1] - offsets[0]) == shape.reduce(1, *) * 4
             else { throw fail("tensor \(name) has a bad shape or range") }
             var values = [Float](repeating: 0, count: shape.reduce(1, *))
-            values.withUnsafeMutableBytes { target in
+            _ = values.withUnsafeMutableBytes { target in
                 data.copyBytes(to: target, from: (base + offsets[0])..<(base + offsets[1]))
             }
             tensors[name] = Tensor(shape: shape, values: values)

@@ -83,10 +83,10 @@ package struct IndexReader {
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
         var sql = "SELECT \(Self.itemColumns), "
         var arguments: [SQLValue] = []
-        if let pattern, query.disablesLexicalSearch {
+        if pattern != nil, query.disablesLexicalSearch {
             let candidates = max(query.limit, min(Self.maximumCandidates, max(query.limit * 3, query.limit + 30)))
             guard let semantic else { return ([], []) }
-            return (try fuse([], semantic, query: query, candidates: candidates).prefix(query.limit).map(\.item), [])
+            return (try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true).prefix(query.limit).map(\.item), [])
         } else if let pattern {
             sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24), items_text.rowid FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
             arguments.append(.text(pattern.matchExpression))
@@ -124,8 +124,10 @@ package struct IndexReader {
     }
 
     /// Lexical candidates and the items nearest in meaning, scored together.
+    ///
+    /// - Parameter meaningOnly: rank by meaning alone: each score is the cosine itself.
     private func fuse(_ lexical: [(item: FoundItem, rowID: Int64)], _ semantic: SemanticQuery, query: SearchQuery,
-                      candidates: Int) throws -> [(item: FoundItem, rowID: Int64)] {
+                      candidates: Int, meaningOnly: Bool = false) throws -> [(item: FoundItem, rowID: Int64)] {
         let cosines = try nearest(to: semantic.vector, model: semantic.model, filters: query, limit: .max)
         let nearestRows = Set(cosines.prefix(candidates).map(\.rowID))
         let cosine = Dictionary(cosines.map { ($0.rowID, $0.cosine) }, uniquingKeysWith: { a, _ in a })
@@ -144,7 +146,7 @@ package struct IndexReader {
             !lexicalRows.contains($0.rowID) && $0.cosine >= Self.minimumSimilarity
         }
         for var found in try foundItems(onlyByMeaning.map(\.rowID)) {
-            found.item.score = 0.6 * max(cosine[found.rowID] ?? 0, 0)
+            found.item.score = (meaningOnly ? 1 : 0.6) * max(cosine[found.rowID] ?? 0, 0)
             found.item.match = .semantic
             fused.append(found)
         }

@@ -102,7 +102,10 @@ extension IndexReader {
         return try rowIDs.compactMap { rowID in
             try statement.firstRow([.integer(rowID)]) { row -> (item: FoundItem, rowID: Int64)? in
                 guard let (item, origin, indexed) = try? Self.decodeItem(row) else { return nil }
-                let excerpt = row.optionalText(10).map { $0.count >= 240 ? $0 + "…" : $0 }
+                // The start of the body, its whitespace runs squeezed: no word matched to show around.
+                let excerpt = row.optionalText(10).map { text in
+                    text.split(whereSeparator: \.isWhitespace).joined(separator: " ") + (text.count >= 240 ? "…" : "")
+                }
                 return (FoundItem(item: item, score: 0, snippet: excerpt, origin: origin, indexedAt: indexed), rowID)
             } ?? nil
         }
