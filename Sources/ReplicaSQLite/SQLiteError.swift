@@ -56,11 +56,15 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     }
 }
 
+/// `ResultCode` under a second name, so that `SQLiteError.ResultCode` can refer to it from inside
+/// `SQLiteError` without naming the module (the fuzz targets compile these files into another module).
+public typealias ReplicaSQLiteResultCode = ResultCode
+
 /// An error SQLite reported, with the statement that failed but never its arguments.
 ///
 /// Arguments carry user data (indexed text, identifiers), so they are left out on purpose.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
-    public typealias ResultCode = ReplicaSQLite.ResultCode
+    public typealias ResultCode = ReplicaSQLiteResultCode
 
     public var code: ResultCode
     /// SQLite's own message for the failure.

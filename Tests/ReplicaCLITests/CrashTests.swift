@@ -30,7 +30,9 @@ import ReplicaTestSupport
                 let id = String(generator.next() % 60)
                 let version = Int64(generator.next() % 7 + 1)
                 // The content is a function of (record, version): repeated deliveries of a version agree.
-                var content = SplitMix(seed: UInt64(bitPattern: Int64(id.hashValue & 0xFFFF)) &+ UInt64(version) &* 7919 &+ (account == "a" ? 1 : 2))
+                // Seeded from the id's number, not its hashValue (which Swift randomises per process), so a
+                // printed seed replays the same trial.
+                var content = SplitMix(seed: (UInt64(id) ?? 0) &* 0x9E37 &+ UInt64(version) &* 7919 &+ (account == "a" ? 1 : 2))
                 let deleted = content.next() % 6 == 0
                 let title = (0..<2).map { _ in words[Int(content.next() % UInt64(words.count))] }.joined(separator: " ") + " v\(version)"
                 var body = (0..<6).map { _ in words[Int(content.next() % UInt64(words.count))] }.joined(separator: " ")

@@ -28,7 +28,16 @@ package struct FTSPattern: Hashable, Sendable {
 
         /// The term as one FTS5 string (inner quotes doubled), with `*` for a prefix.
         var expression: String {
-            let quoted = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            // Quotes are doubled scalar by scalar: a quote followed by a combining mark is one Character
+            // to Swift's String, which a Character-level replacement would leave undoubled.
+            var view = String.UnicodeScalarView()
+            view.append("\"")
+            for scalar in text.unicodeScalars {
+                view.append(scalar)
+                if scalar == "\"" { view.append("\"") }
+            }
+            view.append("\"")
+            let quoted = String(view)
             switch self {
             case .word(_, let prefix), .phrase(_, let prefix): return prefix ? quoted + " *" : quoted
             }
@@ -133,7 +142,9 @@ package struct FTSPattern: Hashable, Sendable {
                 body = body.dropLast()
                 prefix = true
             }
-            let cleaned = body.replacingOccurrences(of: "\"", with: "")
+            var scalars = String.UnicodeScalarView()
+            scalars.append(contentsOf: body.unicodeScalars.filter { $0 != "\"" })
+            let cleaned = String(scalars)
             if isSearchable(Substring(cleaned)) { terms.append(.word(cleaned, prefix: prefix)) }
             word = ""
         }

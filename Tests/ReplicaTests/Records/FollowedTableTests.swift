@@ -139,3 +139,13 @@ import ReplicaTestSupport
         #expect(try app.scalarInt("SELECT count(*) FROM notes") == 2, "the app's database is the app's business")
     }
 }
+
+/// Names put into the triggers' SQL are quoted scalar by scalar.
+@Suite struct SQLQuotingTests {
+    @Test func aQuoteWithACombiningMarkIsDoubled() {
+        let name = "notes\"\u{035F}; DROP TABLE x; --"
+        let quoted = AppDatabase.quote(name)
+        #expect(quoted.unicodeScalars.filter { $0 == "\"" }.count == 4, "\(quoted.debugDescription)")
+        #expect(AppDatabase.literal("it'\u{0301}s").unicodeScalars.filter { $0 == "'" }.count == 4)
+    }
+}

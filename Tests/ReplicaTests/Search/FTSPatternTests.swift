@@ -17,6 +17,18 @@ import Testing
         #expect(pattern.matchExpression == #""launch risk" OR "supp" * OR "a b" *"#)
     }
 
+    /// Found by fuzzing (Fuzz/corpus/query): a quote followed by a combining mark is one Character, so a
+    /// Character-level escape left it undoubled and FTS5 read the rest as its own syntax.
+    @Test func aQuoteWithACombiningMarkIsStillEscaped() throws {
+        let text = "`**\"\u{035F}\u{0562}**d\u{0}*\""
+        for all in [false, true] {
+            let expression = try FTSPattern(text: text, requiringAll: all).matchExpression
+            let quotes = expression.unicodeScalars.filter { $0 == "\"" }.count
+            #expect(quotes % 2 == 0, "\(expression.debugDescription)")
+            #expect(!expression.unicodeScalars.contains("\u{0}"))
+        }
+    }
+
     @Test func dropsAnUnbalancedQuote() throws {
         #expect(try FTSPattern(text: #"say "hello"#, requiringAll: true).matchExpression == #""say" "hello""#)
     }

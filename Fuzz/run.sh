@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds a libFuzzer target straight from replica's sources (swiftc -sanitize=fuzzer,address), so the
+# package itself keeps no dependency, and runs it on its corpus (Fuzz/corpus/TARGET, kept in git: the
+# inputs that found something stay as regression tests).
+#
+#   Fuzz/run.sh TARGET [LIBFUZZER OPTIONS…]     e.g. Fuzz/run.sh json -runs=1000000, -max_total_time=600
+#   Fuzz/run.sh all -runs=2000                  every target, briefly (what CI runs)
+#
+# Targets: json, query, lines, display, import, extract.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:?name a target: json, query, lines, display, import, extract or all}
+shift
+if [[ $target == all ]]; then
+    for each in json query lines display import extract; do "$0" "$each" "$@"; done
+    exit 0
+fi
+core=(Sources/ReplicaCore/*.swift)
+case $target in
+    json|lines|display) sources=("${core[@]}") ;;
+    query) sources=("${core[@]}" Sources/ReplicaIndex/Search/FTSPattern.swift) ;;
+    import)
+        # The whole index module, with the migrations its build plugin generates (run swift build first).
+        migrations=$(find .build -path "*outputs*ReplicaIndex*" -name EmbeddedMigrations.swift | head -1)
+        [[ -n $migrations ]] || { echo "build the package first (swift build): the import target needs its generated migrations" >&2; exit 2; }
+        sources=("${core[@]}" Sources/ReplicaIndex/*/*.swift Sources/ReplicaSQLite/*.swift "$migrations") ;;
+    extract) sources=(Plugins/FileTree/Extraction/*.swift) ;;
+    *) echo "unknown target '$target'" >&2; exit 2 ;;
+esac
+build=.build/fuzz
+mkdir -p "$build" "Fuzz/corpus/$target"
+# The sources' own imports of ReplicaCore name a module that is compiled in here with them.
+shim=$build/shim-$target
+mkdir -p "$shim"
+for file in "${sources[@]}" "Fuzz/targets/$target.swift"; do
+    sed -e '/^import ReplicaCore$/d' -e '/^import ReplicaSQLite$/d' "$file" > "$shim/$(basename "$file")"
+done
+swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name replica -module-name ReplicaFuzz \
+    -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap -I Sources/CSQLite -lsqlite3 \
+    "$shim"/*.swift -o "$build/fuzz-$target" 2> >(grep -v "ld.gold: warning" >&2)
+log=$build/fuzz-$target.log
+status=0
+"$build/fuzz-$target" "Fuzz/corpus/$target" "$@" > "$log" 2>&1 || status=$?
+grep -E "DONE|ERROR|SUMMARY|crash-|Fatal error|failed" "$log" | sed "s/^/$target: /" || true
+if ((status != 0)); then
+    echo "$target: the fuzzer stopped with status $status (the log is $log; the input that did it is named above)" >&2
+    exit "$status"
+fi
