@@ -7,10 +7,10 @@ import Foundation
 ///
 /// For example:
 /// ```swift
-/// do { _ = try SearchQuery.parse("\"( )\"") }
+/// do { _ = try await store.search(SearchQuery("\"( )\"")) }
 /// catch let error as ReplicaError where error.code == .invalidQuery { print(error.message) }
 /// ```
-public struct ReplicaError: Error, CustomStringConvertible, Sendable {
+public struct ReplicaError: Error, CustomStringConvertible, CustomDebugStringConvertible, LocalizedError, Sendable {
     /// What kind of failure this is.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -65,6 +65,9 @@ public struct ReplicaError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
+
+    /// The message, for apps that show `localizedDescription` (it says what to do; it is in English).
+    public var errorDescription: String? { message }
 
     /// The message with the error underneath and the place it was raised, for debugging.
     public var debugDescription: String {

@@ -69,8 +69,14 @@ public final class ProjectionEngine: Sendable {
     }
 
     /// Applies every change not yet applied to the account's index and finishes any rebuild.
+    ///
+    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` for an account that is not signed in: it
+    ///   has nothing to catch up, and saying nothing would hide a mistake.
     public func catchUp(account: AccountID) async throws -> CatchUpReport {
-        try await Blocking.run { [self] in try catchUpNow(account: account) }
+        guard try store.signedInAccounts().contains(where: { $0.id == account }) else {
+            throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in: there is nothing to catch up. Sign it in first")
+        }
+        return try await Blocking.run { [self] in try catchUpNow(account: account) }
     }
 
     /// Catches up every signed-in account.

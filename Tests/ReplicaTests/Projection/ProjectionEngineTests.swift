@@ -257,5 +257,11 @@ import ReplicaTestSupport
         #expect(try store.pendingDeletions(account: "a").isEmpty)
         #expect(try await store.search(SearchQuery("doomed")).isEmpty)
     }
+
+    @Test func catchingUpAnAccountThatIsNotSignedInSaysSo() async throws {
+        await #expect(performing: { try await ProjectionEngine(store: store).catchUp(account: "nobody") }, throws: { error in
+            (error as? ReplicaError)?.code == .accountNotSignedIn && (error as? LocalizedError)?.errorDescription?.contains("not signed in") == true
+        })
+    }
 }
 
