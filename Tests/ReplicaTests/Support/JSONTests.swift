@@ -85,4 +85,10 @@ import Testing
         #expect(performing: { try Record(json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9223372036854775808}"#)) },
                 throws: { ($0 as? ReplicaError)?.message.contains("to 9223372036854775807") == true })
     }
+
+    /// Found by fuzzing (Fuzz/corpus/json): the fast path that skips escaping let DEL through raw.
+    @Test func delC1ControlsAndDirectionOverridesAreEscapedToo() {
+        #expect(JSON.string("a\u{7F}b\u{85}c\u{202E}d").serialized() == #""a\u007fb\u0085c\u202ed""#)
+    }
 }
+
