@@ -16,16 +16,24 @@ CREATE TABLE embedded (
     indexed REAL NOT NULL
 ) STRICT;
 
--- Vectors go with their item, and go when its text changes (the new text is embedded again).
-CREATE TRIGGER items_deleted_vectors AFTER DELETE ON items BEGIN
-    DELETE FROM vectors WHERE item = old.id;
-    DELETE FROM embedded WHERE item = old.id;
-END;
+-- A number that changes whenever vectors do, so a reader holding them in memory knows to read them again.
+INSERT INTO meta(key, value) VALUES ('vectors_version', '0');
 
-CREATE TRIGGER items_text_changed_vectors AFTER UPDATE OF title, keywords, people, description, body ON items
-WHEN old.title IS NOT new.title OR old.keywords IS NOT new.keywords OR old.people IS NOT new.people
-    OR old.description IS NOT new.description OR old.body IS NOT new.body
+-- Vectors go with their item, and go when its text changes (the new text is embedded again).
+CREATE TRIGGER items_deleted_vectors AFTER DELETE ON items
+WHEN EXISTS (SELECT 1 FROM embedded WHERE item = old.id)
 BEGIN
     DELETE FROM vectors WHERE item = old.id;
     DELETE FROM embedded WHERE item = old.id;
+    UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'vectors_version';
+END;
+
+CREATE TRIGGER items_text_changed_vectors AFTER UPDATE OF title, keywords, people, description, body ON items
+WHEN (old.title IS NOT new.title OR old.keywords IS NOT new.keywords OR old.people IS NOT new.people
+    OR old.description IS NOT new.description OR old.body IS NOT new.body)
+    AND EXISTS (SELECT 1 FROM embedded WHERE item = old.id)
+BEGIN
+    DELETE FROM vectors WHERE item = old.id;
+    DELETE FROM embedded WHERE item = old.id;
+    UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'vectors_version';
 END;

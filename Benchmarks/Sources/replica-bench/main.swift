@@ -17,10 +17,16 @@ let usage = """
            replica-bench replication --corpus DIR [--items N] [--writes W]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
+           replica-bench hybrid --store DIR [--rounds R]
       DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
     """
 
 do {
+    if arguments.first == "hybrid" {
+        guard let store = option("--store") else { throw BenchError("hybrid needs --store DIR (a store with items and vectors)") }
+        try await HybridBenchmark.run(store: store, rounds: Int(option("--rounds") ?? "") ?? 5)
+        exit(0)
+    }
     guard let command = arguments.first, let corpus = option("--corpus") else {
         print(usage)
         exit(2)

@@ -26,6 +26,8 @@ package struct SemanticQuery: Sendable {
 /// The SQL that reads one index. Every read leaves out expired items, whether or not they were purged.
 package struct IndexReader {
     let connection: Connection
+    /// The index's vectors held in memory between searches, when the index keeps them.
+    var vectorCache: VectorCache?
     let now: Date
 
     static let itemColumns = """
@@ -128,9 +130,13 @@ package struct IndexReader {
     /// - Parameter meaningOnly: rank by meaning alone: each score is the cosine itself.
     private func fuse(_ lexical: [(item: FoundItem, rowID: Int64)], _ semantic: SemanticQuery, query: SearchQuery,
                       candidates: Int, meaningOnly: Bool = false) throws -> [(item: FoundItem, rowID: Int64)] {
-        let cosines = try nearest(to: semantic.vector, model: semantic.model, filters: query, limit: .max)
-        let nearestRows = Set(cosines.prefix(candidates).map(\.rowID))
-        let cosine = Dictionary(cosines.map { ($0.rowID, $0.cosine) }, uniquingKeysWith: { a, _ in a })
+        // The nearest items above the floor (or, by meaning alone, the nearest whatever their cosine), and
+        // the cosines of the lexical candidates, wherever they rank.
+        let cosines = try nearest(to: semantic.vector, model: semantic.model, filters: query, limit: candidates,
+                                  floor: meaningOnly ? -1 : Self.minimumSimilarity)
+        let nearestRows = Set(cosines.map(\.rowID))
+        var cosine = try self.cosines(of: lexical.map(\.rowID), to: semantic.vector, model: semantic.model)
+        for (rowID, similarity) in cosines { cosine[rowID] = similarity }
         let lexicalRows = Set(lexical.map(\.rowID))
         var fused = lexical.map { candidate in
             var candidate = candidate
@@ -142,8 +148,8 @@ package struct IndexReader {
         }
         // An item found by meaning alone must be close: every text has some similarity to every other. And
         // when every word is required, meaning adds no item of its own.
-        let onlyByMeaning = query.requiresAllWords ? [] : cosines.prefix(candidates).filter {
-            !lexicalRows.contains($0.rowID) && $0.cosine >= Self.minimumSimilarity
+        let onlyByMeaning = query.requiresAllWords ? [] : cosines.filter {
+            !lexicalRows.contains($0.rowID) && (meaningOnly || $0.cosine >= Self.minimumSimilarity)
         }
         for var found in try foundItems(onlyByMeaning.map(\.rowID)) {
             found.item.score = (meaningOnly ? 1 : 0.6) * max(cosine[found.rowID] ?? 0, 0)
@@ -156,6 +162,9 @@ package struct IndexReader {
 
     /// How close in meaning (cosine) an item must be to be found by meaning alone.
     package static let minimumSimilarity = 0.35
+
+    /// How many of the best candidates by BM25 get the second step's lookups.
+    static let rerankDepth = 40
 
     /// The most candidates BM25 hands to the second step.
     static let maximumCandidates = 1_000
@@ -172,12 +181,20 @@ package struct IndexReader {
             }
         }
         let terms = Array(pattern.rankedTerms.prefix(Self.maximumCountedTerms))
+        // The checks below cost a lookup each: only the best by BM25 get them (the rest keep 0.65 × their
+        // relative BM25, which ranks them after).
+        let depth = min(candidates.count, Self.rerankDepth)
         let seek = try connection.cached("SELECT 1 FROM items_text WHERE items_text MATCH ? AND rowid = ?")
         func has(_ expression: String, _ rowID: Int64) throws -> Bool {
             try seek.firstRow([.text(expression), .integer(rowID)]) { _ in true } ?? false
         }
         let near = pattern.nearExpression
-        var ranked = try candidates.map { candidate in
+        var ranked = try candidates.enumerated().map { position, candidate in
+            guard position < depth else {
+                var scored = candidate
+                scored.item.score = 0.65 * candidate.item.score / best
+                return scored
+            }
             // Under `requiresAll` every candidate has every word.
             let present = pattern.requiresAll || terms.count == 1 ? terms.count : try terms.filter { try has($0.expression, candidate.rowID) }.count
             let inHeading = try has(pattern.headingExpression, candidate.rowID)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReplicaCore
 import ReplicaSQLite
 
@@ -48,6 +49,10 @@ extension IndexWriter {
         }
         try connection.cached("INSERT INTO embedded(item, model, indexed) VALUES (?1, ?2, ?3) ON CONFLICT(item) DO UPDATE SET model = ?2, indexed = ?3")
             .run([.integer(pending.rowID), .text(model), .real(pending.indexed)])
+        try connection.cached("""
+            INSERT INTO meta(key, value) VALUES ('vectors_version', '1')
+            ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+            """).run()
         return true
     }
 }
@@ -76,24 +81,59 @@ extension IndexReader {
     }
 
     /// The items closest in meaning to `query` among those that pass the query's filters: each scored by
-    /// its best passage's cosine, best first.
-    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int) throws -> [(rowID: Int64, cosine: Double)] {
-        var sql = """
-            SELECT vectors.item, vectors.vector FROM vectors JOIN embedded ON embedded.item = vectors.item AND embedded.model = ?
-            JOIN items ON items.id = vectors.item WHERE items.expires > ?
-            """
-        var arguments: [SQLValue] = [.text(model), .real(now.timeIntervalSince1970)]
+    /// its best passage's cosine, best first. The vectors come from `cache` when there is one (read again
+    /// only when they changed), else from the file.
+    ///
+    /// - Parameters:
+    ///   - limit: the most items returned.
+    ///   - floor: items below this cosine are left out before sorting (most of an index, for a question).
+    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int,
+                         floor: Double = -1) throws -> [(rowID: Int64, cosine: Double)] {
+        let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)
+        // Which items may be returned: those that pass the filters, or, without filters, all but the
+        // expired ones.
+        var sql = "SELECT id FROM items WHERE expires > ?"
+        var arguments: [SQLValue] = [.real(now.timeIntervalSince1970)]
         Self.appendFilters(for: filters, to: &sql, arguments: &arguments)
-        var best: [Int64: Float] = [:]
-        let statement = try connection.cached(sql)
-        defer { statement.reset() }
-        try statement.bind(arguments)
-        while try statement.step() {
-            let item = statement.int64(0)
-            let score = statement.withBlob(1) { VectorCoding.dot(query, $0) }
-            if score > best[item] ?? -.infinity { best[item] = score }
+        let filtered = arguments.count > 1 || sql.count > "SELECT id FROM items WHERE expires > ?".count
+        let allowed = filtered ? Set(try connection.prepare(sql).rows(arguments) { $0.int64(0) }) : nil
+        let expired = filtered ? [] : Set(try connection.cached("SELECT id FROM items WHERE expires <= ?").rows([.real(now.timeIntervalSince1970)]) { $0.int64(0) })
+        let scores = matrix.dots(query)
+        // Rows are in item order, an item's passages together: its score is the best of its run.
+        let threshold = Float(floor)
+        var found: [(rowID: Int64, cosine: Float)] = []
+        var row = 0
+        while row < matrix.items.count {
+            let item = matrix.items[row]
+            var best = scores[row]
+            row += 1
+            while row < matrix.items.count && matrix.items[row] == item {
+                best = max(best, scores[row])
+                row += 1
+            }
+            guard best >= threshold else { continue }
+            if let allowed { guard allowed.contains(item) else { continue } } else if expired.contains(item) { continue }
+            found.append((item, best))
         }
-        return best.sorted { $0.value > $1.value }.prefix(limit).map { ($0.key, Double($0.value)) }
+        found.sort { $0.cosine > $1.cosine }
+        return found.prefix(limit).map { ($0.rowID, Double($0.cosine)) }
+    }
+
+    /// The cosine of each of `rowIDs`' best passage with `query`, for the items that have vectors.
+    package func cosines(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Double] {
+        let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)
+        var best: [Int64: Double] = [:]
+        for item in rowIDs {
+            guard let first = matrix.firstRow[item] else { continue }
+            var row = first
+            var score = -Float.infinity
+            while row < matrix.items.count && matrix.items[row] == item {
+                score = max(score, matrix.dot(query, row: row))
+                row += 1
+            }
+            best[item] = Double(score)
+        }
+        return best
     }
 
     /// Found items for row ids (semantic matches that the words did not find), in the order given.
@@ -109,5 +149,95 @@ extension IndexReader {
                 return (FoundItem(item: item, score: 0, snippet: excerpt, origin: origin, indexedAt: indexed), rowID)
             } ?? nil
         }
+    }
+}
+
+/// An index's vectors of one model as one int8 matrix, a row per passage, for a scan by dot products.
+package struct VectorMatrix: Sendable {
+    package var version: String
+    package var model: String
+    package var items: [Int64] = []
+    package var scales: [Float] = []
+    package var values: [Int8] = []
+    package var dimensions = 0
+    /// Each item's first row.
+    package var firstRow: [Int64: Int] = [:]
+
+    /// Reads every vector of `model` from the index.
+    static func read(_ reader: IndexReader, model: String) throws -> VectorMatrix {
+        var matrix = VectorMatrix(version: try reader.meta("vectors_version") ?? "0", model: model)
+        _ = try reader.connection.cached("""
+            SELECT vectors.item, vectors.vector FROM vectors JOIN embedded ON embedded.item = vectors.item AND embedded.model = ?
+            ORDER BY vectors.item, vectors.passage
+            """).rows([.text(model)]) { row in
+            row.withBlob(1) { blob in
+                guard blob.count > 4 else { return }
+                if matrix.dimensions == 0 { matrix.dimensions = blob.count - 4 }
+                guard blob.count - 4 == matrix.dimensions else { return }
+                let item = row.int64(0)
+                if matrix.items.last != item { matrix.firstRow[item] = matrix.items.count }
+                matrix.items.append(item)
+                matrix.scales.append(Float(bitPattern: UInt32(littleEndian: blob.loadUnaligned(as: UInt32.self))))
+                matrix.values.append(contentsOf: blob[4...].map { Int8(bitPattern: $0) })
+            }
+        }
+        return matrix
+    }
+
+    /// The dot product of `query` with one row.
+    func dot(_ query: [Float], row: Int) -> Float {
+        guard dimensions == query.count, dimensions > 0 else { return 0 }
+        return query.withUnsafeBufferPointer { q in
+            values.withUnsafeBufferPointer { v in Self.dot(q.baseAddress!, v.baseAddress! + row * dimensions, dimensions) * scales[row] }
+        }
+    }
+
+    /// Σ q[i] × v[i], sixteen at a time.
+    static func dot(_ q: UnsafePointer<Float>, _ v: UnsafePointer<Int8>, _ count: Int) -> Float {
+        var sums = SIMD16<Float>()
+        var i = 0
+        while i + 16 <= count {
+            let bytes = UnsafeRawPointer(v + i).loadUnaligned(as: SIMD16<Int8>.self)
+            sums += SIMD16<Float>(bytes) * UnsafeRawPointer(q + i).loadUnaligned(as: SIMD16<Float>.self)
+            i += 16
+        }
+        var sum = sums.sum()
+        while i < count {
+            sum += q[i] * Float(v[i])
+            i += 1
+        }
+        return sum
+    }
+
+    /// The dot product of `query` with every row.
+    func dots(_ query: [Float]) -> [Float] {
+        guard dimensions == query.count, dimensions > 0 else { return [Float](repeating: 0, count: items.count) }
+        var result = [Float](repeating: 0, count: items.count)
+        let d = dimensions
+        query.withUnsafeBufferPointer { q in
+            values.withUnsafeBufferPointer { v in
+                result.withUnsafeMutableBufferPointer { out in
+                    for row in 0..<items.count {
+                        out[row] = Self.dot(q.baseAddress!, v.baseAddress! + row * d, d) * scales[row]
+                    }
+                }
+            }
+        }
+        return result
+    }
+}
+
+/// An index's vectors kept in memory between searches, read again when the index's vectors change.
+package final class VectorCache: Sendable {
+    private let matrix = Mutex<VectorMatrix?>(nil)
+
+    package init() {}
+
+    func matrix(_ reader: IndexReader, model: String) throws -> VectorMatrix {
+        let version = try reader.meta("vectors_version") ?? "0"
+        if let held = matrix.withLock({ $0 }), held.version == version, held.model == model { return held }
+        let fresh = try VectorMatrix.read(reader, model: model)
+        matrix.withLock { $0 = fresh }
+        return fresh
     }
 }

@@ -55,6 +55,8 @@ public final class SearchableIndex: Sendable {
     /// The sign-in this index was opened under, checked at every operation: a sign-out made by another
     /// process or another ``Store`` value must stop it from serving or taking the account's data.
     package let signIn: IndexLease
+    /// The index's vectors, kept in memory between searches.
+    private let vectorCache = VectorCache()
     private let state: Mutex<State>
     private let events: @Sendable (StoreEvent) -> Void
 
@@ -216,7 +218,9 @@ public final class SearchableIndex: Sendable {
         let database = try self.database
         let now = configuration.clock()
         do {
-            return try await database.read { connection in try body(IndexReader(connection: connection, now: now)) }
+            return try await database.read { [vectorCache] connection in
+                try body(IndexReader(connection: connection, vectorCache: vectorCache, now: now))
+            }
         } catch let error as SQLiteError where error.code.isCorruption {
             try await recover(from: error)
         }

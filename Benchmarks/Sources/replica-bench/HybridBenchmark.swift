@@ -1,0 +1,46 @@
+import Foundation
+import Replica
+
+/// Search latency in-process on an existing store (issue 10): query embedding, lexical top-20 and hybrid
+/// top-20, each query alternating between the two, after one warm-up pass (the model loaded, the
+/// vectors read into memory).
+enum HybridBenchmark {
+    static let questions = [
+        "module import path", "how do I read a file line by line", "thread safety of queues", "convert a string to bytes",
+        "time zone aware datetime", "which exceptions can open raise", "sort a list of dictionaries by a key",
+        "run a command and capture its output", "parse command line arguments", "format a number with commas",
+    ]
+
+    static func run(store path: String, rounds: Int) async throws {
+        var configuration = Store.Configuration()
+        configuration.embedder = try MiniLMEmbedder()
+        let store = try Store(directory: URL(fileURLWithPath: path), configuration: configuration)
+        let embedder = try require(configuration.embedder, "no embedder")
+        var embedding: [Double] = [], lexical: [Double] = [], hybrid: [Double] = []
+        for round in 0...rounds {
+            for question in questions {
+                let seconds = try Measure.secondsNow { _ = try embedder.embed(query: question) }
+                var words = SearchQuery(question, limit: 20)
+                words.disablesSemanticSearch = true
+                let lexicalSeconds = try await Measure.seconds { _ = try await store.search(words) }
+                let hybridSeconds = try await Measure.seconds { _ = try await store.search(SearchQuery(question, limit: 20)) }
+                guard round > 0 else { continue }   // the warm-up pass
+                embedding.append(seconds)
+                lexical.append(lexicalSeconds)
+                hybrid.append(hybridSeconds)
+            }
+        }
+        func ms(_ value: Double) -> String { String(format: "%.1f ms", value * 1000) }
+        print("\(lexical.count) searches of each kind on \(path)")
+        print("| measure | p50 | p99 |\n|---|---|---|")
+        print("| query embedding | \(ms(Measure.median(embedding))) | \(ms(Measure.percentile(embedding, 99))) |")
+        print("| lexical top-20 | \(ms(Measure.median(lexical))) | \(ms(Measure.percentile(lexical, 99))) |")
+        print("| hybrid top-20 (embedding included) | \(ms(Measure.median(hybrid))) | \(ms(Measure.percentile(hybrid, 99))) |")
+    }
+}
+
+/// `try #require` for a benchmark: a missing value ends the run with a message.
+func require<T>(_ value: T?, _ message: String = "a required value is missing") throws -> T {
+    guard let value else { throw BenchError(message) }
+    return value
+}
