@@ -90,7 +90,11 @@ package struct IndexReader {
             guard let semantic else { return ([], []) }
             return (try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true).prefix(query.limit).map(\.item), [])
         } else if let pattern {
-            sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24), items_text.rowid FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
+            // The last column says whether a word is in the title, keywords or people: FTS5 marks the
+            // matches in those columns for the rows returned only, at no cost to the others.
+            sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24), items_text.rowid, "
+                + "instr(highlight(items_text, 0, char(1), '') || highlight(items_text, 1, char(1), '') || highlight(items_text, 2, char(1), ''), char(1)) > 0 "
+                + "FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
             arguments.append(.text(pattern.matchExpression))
         } else {
             sql += "0.0, NULL FROM items WHERE "
@@ -104,6 +108,7 @@ package struct IndexReader {
         arguments.append(.integer(Int64(candidates)))
 
         var found: [(item: FoundItem, rowID: Int64)] = []
+        var inHeading = Set<Int64>()
         var unreadable: [ItemIdentifier] = []
         do {
             _ = try connection.cached(sql).rows(arguments) { row in
@@ -111,11 +116,12 @@ package struct IndexReader {
                     let (item, origin, indexed) = try Self.decodeItem(row)
                     found.append((FoundItem(item: item, score: row.double(10), snippet: row.optionalText(11), origin: origin, indexedAt: indexed),
                                   pattern == nil ? 0 : row.int64(12)))
+                    if pattern != nil, row.int(13) != 0 { inHeading.insert(row.int64(12)) }
                 } catch {
                     unreadable.append(ItemIdentifier(row.text(0)))
                 }
             }
-            if let pattern { found = try rank(found, pattern) }
+            if let pattern { found = try rank(found, pattern, inHeading: inHeading) }
             if let semantic, pattern != nil { found = try fuse(found, semantic, query: query, candidates: candidates) }
         } catch let error as SQLiteError where pattern != nil && error.code.primary == .error {
             // A safety net: patterns are built so that the engine accepts them, and the engine's own
@@ -172,7 +178,8 @@ package struct IndexReader {
     static let maximumCountedTerms = 12
 
     /// Scores candidates as ``search(_:pattern:)`` describes, best first.
-    private func rank(_ candidates: [(item: FoundItem, rowID: Int64)], _ pattern: FTSPattern) throws -> [(item: FoundItem, rowID: Int64)] {
+    private func rank(_ candidates: [(item: FoundItem, rowID: Int64)], _ pattern: FTSPattern,
+                      inHeading headings: Set<Int64>) throws -> [(item: FoundItem, rowID: Int64)] {
         guard let best = candidates.map(\.item.score).max(), best > 0 else {
             return candidates.map { candidate in
                 var candidate = candidate
@@ -197,8 +204,9 @@ package struct IndexReader {
             }
             // Under `requiresAll` every candidate has every word.
             let present = pattern.requiresAll || terms.count == 1 ? terms.count : try terms.filter { try has($0.expression, candidate.rowID) }.count
-            let inHeading = try has(pattern.headingExpression, candidate.rowID)
-            let close = try near.map { try has($0, candidate.rowID) } ?? true
+            let inHeading = headings.contains(candidate.rowID)
+            // Only an item with every word can have them all near each other.
+            let close = present < terms.count ? false : try near.map { try has($0, candidate.rowID) } ?? true
             var scored = candidate
             scored.item.score = 0.65 * candidate.item.score / best + 0.20 * Double(present) / Double(max(terms.count, 1))
                 + (inHeading ? 0.10 : 0) + (close ? 0.05 : 0)
