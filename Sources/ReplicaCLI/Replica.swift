@@ -9,6 +9,7 @@ enum ReplicaCommand {
     static let commands: [any Command.Type] = [
         ImportCommand.self,
         SearchCommand.self,
+        SuggestCommand.self,
         DeleteCommand.self,
         StatusCommand.self,
         AccountsCommand.self,

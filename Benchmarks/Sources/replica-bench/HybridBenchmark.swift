@@ -30,12 +30,20 @@ enum HybridBenchmark {
                 hybrid.append(hybridSeconds)
             }
         }
+        var suggesting: [Double] = []
+        for round in 0...rounds {
+            for prefix in ["mod", "imp", "th", "conv", "dat", "exc", "sor", "com", "par", "num"] {
+                let seconds = try await Measure.seconds { _ = try await store.suggestions(for: prefix) }
+                if round > 0 { suggesting.append(seconds) }
+            }
+        }
         func ms(_ value: Double) -> String { String(format: "%.1f ms", value * 1000) }
         print("\(lexical.count) searches of each kind on \(path)")
         print("| measure | p50 | p99 |\n|---|---|---|")
         print("| query embedding | \(ms(Measure.median(embedding))) | \(ms(Measure.percentile(embedding, 99))) |")
         print("| lexical top-20 | \(ms(Measure.median(lexical))) | \(ms(Measure.percentile(lexical, 99))) |")
         print("| hybrid top-20 (embedding included) | \(ms(Measure.median(hybrid))) | \(ms(Measure.percentile(hybrid, 99))) |")
+        print("| suggestions for a prefix | \(ms(Measure.median(suggesting))) | \(ms(Measure.percentile(suggesting, 99))) |")
     }
 }
 

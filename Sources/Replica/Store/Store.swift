@@ -403,3 +403,33 @@ public struct EmbeddingStatus: Sendable, Equatable {
     public var backlog: Int
 }
 
+extension Store {
+    /// Completions for a typed prefix (Core Spotlight's `CSUserQuery` suggestions): words of the
+    /// signed-in accounts' items that begin with it, as they are written, most frequent first, then titles
+    /// with such a word. Only the last word of `prefix` is completed; what comes before it is kept.
+    ///
+    /// - Parameters:
+    ///   - accounts: the accounts to draw from; all signed-in ones when empty.
+    ///   - limit: the most suggestions.
+    public func suggestions(for prefix: String, accounts: [AccountID] = [], limit: Int = 10) async throws -> [String] {
+        let parts = prefix.split(separator: " ", omittingEmptySubsequences: false)
+        guard let last = parts.last, !last.isEmpty, limit > 0 else { return [] }
+        let head = parts.dropLast().joined(separator: " ")
+        var words: [String: Int] = [:], titles: [String: Int] = [:]
+        var searched = try signedInAccounts().map(\.id)
+        if !accounts.isEmpty { searched = searched.filter(accounts.contains) }
+        for account in searched {
+            for name in try indexNames(for: account) {
+                guard let index = try existingIndex(named: name, account: account) else { continue }
+                let found = try await index.completions(of: String(last))
+                words.merge(found.words, uniquingKeysWith: +)
+                titles.merge(found.titles, uniquingKeysWith: +)
+            }
+        }
+        let rankedWords = words.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { head.isEmpty ? $0.key : head + " " + $0.key }
+        let rankedTitles = head.isEmpty ? titles.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key) : []
+        var seen = Set<String>()
+        return (rankedWords + rankedTitles).filter { seen.insert($0.lowercased()).inserted }.prefix(limit).map { $0 }
+    }
+}
+

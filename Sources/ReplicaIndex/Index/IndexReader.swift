@@ -286,3 +286,38 @@ package struct IndexReader {
         return value
     }
 }
+
+extension IndexReader {
+    /// Completions of a typed prefix: words of the index that begin with it (as they are written, not as
+    /// stemmed), and titles with such a word, each with how often it was seen among the first `sample`
+    /// items that have one.
+    ///
+    /// FTS5's prefix query finds the items; its `highlight()` of those items gives back the very words that
+    /// matched, so no second vocabulary is kept.
+    package func completions(of prefix: String, sample: Int = 200) throws -> (words: [String: Int], titles: [String: Int]) {
+        let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
+        guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return ([:], [:]) }
+        let expression = "\"" + cleaned + "\" *"
+        var words: [String: Int] = [:]
+        var titles: [String: Int] = [:]
+        let lowered = cleaned.lowercased()
+        _ = try connection.cached("""
+            SELECT highlight(items_text, 0, char(1), char(2)), snippet(items_text, -1, char(1), char(2), '', 12)
+            FROM items_text JOIN items ON items.id = items_text.rowid
+            WHERE items_text MATCH ? AND items.expires > ? LIMIT ?
+            """).rows([.text(expression), .real(now.timeIntervalSince1970), .integer(Int64(sample))]) { row in
+            let title = row.text(0)
+            for text in [title, row.text(1)] {
+                for marked in text.split(separator: "\u{1}").dropFirst() {
+                    guard let end = marked.firstIndex(of: "\u{2}") else { continue }
+                    let word = marked[..<end].lowercased()
+                    if word.hasPrefix(lowered) { words[word, default: 0] += 1 }
+                }
+            }
+            if title.contains("\u{1}") {
+                titles[String(title.unicodeScalars.filter { $0 != "\u{1}" && $0 != "\u{2}" }.map(Character.init)), default: 0] += 1
+            }
+        }
+        return (words, titles)
+    }
+}

@@ -378,6 +378,12 @@ public final class SearchableIndex: Sendable {
         return done
     }
 
+    /// Completions of a typed prefix from this index: words (as written) and titles, with how often each
+    /// was seen.
+    package func completions(of prefix: String) async throws -> (words: [String: Int], titles: [String: Int]) {
+        try await read { reader in try reader.completions(of: prefix) }
+    }
+
     /// Vectors held and items waiting for them, under `model`.
     package func embeddingCounts(model: String) async throws -> (items: Int, passages: Int, backlog: Int) {
         try await read { reader in try reader.embeddingCounts(model: model) }

@@ -114,7 +114,7 @@ package struct FTSPattern: Hashable, Sendable {
         "{title keywords people} : (" + rankedTerms.map(\.expression).joined(separator: " OR ") + ")"
     }
 
-    static func isSearchable(_ text: Substring) -> Bool {
+    package static func isSearchable(_ text: Substring) -> Bool {
         text.unicodeScalars.contains { scalar in
             switch scalar.properties.generalCategory {
             case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,

@@ -182,5 +182,19 @@ import ReplicaTestSupport
         #expect(results.map(\.score) == results.map(\.score).sorted(by: >))
         #expect(results.first.map { $0.score > 0.9 && $0.score <= 1 } == true)
     }
+
+    @Test func suggestionsCompleteTheLastWordFromWordsAsWrittenThenTitles() async throws {
+        try await index.indexItems([
+            Fixtures.item("1", title: "Supplier contracts", text: "the supplier was late; suppliers agree"),
+            Fixtures.item("2", title: "Budget", text: "a supplier and a supply chain"),
+            Fixtures.item("3", title: "Other", text: "nothing here"),
+        ])
+        let words = try await store.suggestions(for: "suppl")
+        #expect(words.prefix(3) == ["supplier", "suppliers", "supply"], "\(words)")
+        #expect(words.contains("Supplier contracts"), "a title with such a word comes after the words")
+        #expect(try await store.suggestions(for: "late suppl", limit: 2) == ["late supplier", "late suppliers"])
+        #expect(try await store.suggestions(for: "zzz").isEmpty)
+        #expect(try await store.suggestions(for: "\"( ").isEmpty, "no word to complete: nothing, and no error")
+    }
 }
 

@@ -1,0 +1,35 @@
+import Foundation
+import Replica
+
+/// `replica suggest`: completions for what is being typed.
+enum SuggestCommand: Command {
+    static let name = "suggest"
+    static let summary = "complete a typed prefix from the indexed words and titles"
+    static let help = """
+        Usage: replica [--store DIR] suggest [--account ID]… [--limit N] [--json] PREFIX…
+
+        Completes the last word of PREFIX from the words of the signed-in accounts' items (as they are
+        written, most frequent first), then offers titles that have such a word, as Core Spotlight's
+        user queries suggest completions. The words before the last are kept in each suggestion.
+
+        Options:
+          --account ID   only this account (repeatable)
+          --limit N      at most N suggestions (default 10, at most 100)
+          --json         one JSON object: {"suggestions": [...]}
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let accounts = try accounts(&arguments)
+        let limit = try arguments.integer("--limit", in: 1...100) ?? 10
+        let json = arguments.flag("--json")
+        let words = try arguments.positionals()
+        guard !words.isEmpty else { throw CLIError.usage("give the beginning of a word to complete") }
+        let store = try context.openStore()
+        let suggestions = try await store.suggestions(for: words.joined(separator: " "), accounts: accounts, limit: limit)
+        if json {
+            Output.printJSON(.object([("suggestions", .array(suggestions.map(JSON.string)))]))
+        } else {
+            for suggestion in suggestions { Output.line(suggestion) }
+        }
+    }
+}
