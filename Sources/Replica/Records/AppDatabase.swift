@@ -40,22 +40,9 @@ final class AppDatabase: @unchecked Sendable {
         return try body()
     }
 
-    static func quote(_ name: String) -> String { enclosed(name, in: "\"") }
+    static func quote(_ name: String) -> String { Quoting.enclosed(name, in: "\"") }
 
-    static func literal(_ text: String) -> String { enclosed(text, in: "'") }
-
-    /// `text` between `mark`s, each `mark` inside doubled. Done scalar by scalar: a quote followed by a
-    /// combining mark is one Character, which a Character-level replacement would leave undoubled.
-    static func enclosed(_ text: String, in mark: Unicode.Scalar) -> String {
-        var view = String.UnicodeScalarView()
-        view.append(mark)
-        for scalar in text.unicodeScalars {
-            view.append(scalar)
-            if scalar == mark { view.append(mark) }
-        }
-        view.append(mark)
-        return String(view)
-    }
+    static func literal(_ text: String) -> String { Quoting.enclosed(text, in: "'") }
 
     /// A trigger name for the table that is a plain identifier whatever the table is called.
     static func triggerName(_ table: String, _ event: String) -> String {

@@ -28,16 +28,7 @@ package struct FTSPattern: Hashable, Sendable {
 
         /// The term as one FTS5 string (inner quotes doubled), with `*` for a prefix.
         var expression: String {
-            // Quotes are doubled scalar by scalar: a quote followed by a combining mark is one Character
-            // to Swift's String, which a Character-level replacement would leave undoubled.
-            var view = String.UnicodeScalarView()
-            view.append("\"")
-            for scalar in text.unicodeScalars {
-                view.append(scalar)
-                if scalar == "\"" { view.append("\"") }
-            }
-            view.append("\"")
-            let quoted = String(view)
+            let quoted = Quoting.enclosed(text, in: "\"")
             switch self {
             case .word(_, let prefix), .phrase(_, let prefix): return prefix ? quoted + " *" : quoted
             }
