@@ -71,6 +71,7 @@ enum FilesBenchmark {
                     raw.append(try measure([bench, "raw-load", "--corpus", corpus, "--database", scratch + "/raw.sqlite"]))
                     sizes.raw = directorySize(scratch)
                 case "replica":
+                    _ = try measure([replica, "--store", scratch + "/store", "accounts", "sign-in", "bench"])
                     _ = try measure([replica, "--store", scratch + "/store", "sources", "add", "files", "--account", "bench", "--name", "corpus", corpus])
                     mine.append(try measure([replica, "--store", scratch + "/store", "sync"]))
                     sizes.replica = directorySize(scratch + "/store")
@@ -136,6 +137,7 @@ enum FilesBenchmark {
         let scratch = try Measure.scratchDirectory("watch")
         defer { Measure.removeDirectory(scratch) }
         let store = try Store(directory: URL(fileURLWithPath: scratch + "/store"))
+        try store.signIn("bench")
         let definition = try store.addSource(SourceDefinition(kind: .files, account: "bench", settings: .object([("root", .string(corpus))])))
         let source = try FileTreeSource(definition, store: store)
         let context = try SourceContext(definition: definition, store: store)

@@ -49,7 +49,7 @@ enum SQLVariants {
         let searchableItems = paragraphs.map(IndexBenchmark.makeItem)
         for _ in 0..<5 {
             let directory = try Measure.scratchDirectory("replica")
-            let index = try Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
+            let index = try signedInStore(directory).index(account: "bench")
             let seconds = try await Measure.seconds { try await index.indexItems(searchableItems) }
             rates["replica", default: []].append(Double(searchableItems.count) / seconds)
             Measure.removeDirectory(directory)
@@ -78,7 +78,7 @@ enum SQLVariants {
     static func replicaSQLRate(_ paragraphs: [Paragraph], bulk: Bool) throws -> Double {
         let directory = try Measure.scratchDirectory("schema")
         defer { Measure.removeDirectory(directory) }
-        _ = try Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
+        _ = try signedInStore(directory).index(account: "bench")
         let connection = try Connection(path: directory + "/accounts/bench/indexes/default.sqlite")
         let insert = """
             INSERT INTO items(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes,
@@ -126,4 +126,11 @@ enum SQLVariants {
         try c.cached("INSERT INTO t(rowid, title, keywords, people, description, body) VALUES (?, ?, '', '', '', ?)")
             .run([.integer(c.lastInsertRowID), .text(p.title), .text(p.body)])
     }
+}
+
+/// A store at `directory` with the benchmark's account signed in.
+func signedInStore(_ directory: String) throws -> Store {
+    let store = try Store(directory: URL(fileURLWithPath: directory))
+    try store.signIn("bench")
+    return store
 }
