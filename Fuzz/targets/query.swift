@@ -1,7 +1,7 @@
 import CSQLite
 
 // Typed query text: FTSPattern never crashes, and every pattern it builds (ranked, every word, near,
-// headings, one term) is accepted by FTS5 itself — typed text never reaches the engine's syntax.
+// one term) is accepted by FTS5 itself — typed text never reaches the engine's syntax.
 nonisolated(unsafe) let database: OpaquePointer = {
     var handle: OpaquePointer?
     sqlite3_open(":memory:", &handle)
@@ -24,7 +24,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let text = String(validating: UnsafeBufferPointer(start: data, count: size), as: UTF8.self) else { return 0 }
     for all in [false, true] {
         guard let pattern = try? FTSPattern(text: text, requiringAll: all) else { continue }
-        var expressions = [pattern.matchExpression, pattern.headingExpression] + pattern.rankedTerms.map(\.expression)
+        var expressions = [pattern.matchExpression] + pattern.meaningfulTerms.map(\.expression)
         if let near = pattern.nearExpression { expressions.append(near) }
         for expression in expressions where !accepted(expression) {
             fatalError("FTS5 refused a pattern built from typed text: \(expression.debugDescription)")

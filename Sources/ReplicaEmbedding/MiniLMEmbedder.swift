@@ -46,10 +46,15 @@ public final class MiniLMEmbedder: Embedder {
         let vocabulary = directory.appendingPathComponent("vocab.txt").path
         tokenizer = try WordPieceTokenizer(vocabularyFile: vocabulary)
         encoder = try BertEncoder(weights: SafeTensors(path: weights), vocabularySize: tokenizer.vocabularySize)
-        let size = (try? FileManager.default.attributesOfItem(atPath: weights)[.size] as? Int) ?? 0
-        modelIdentifier = "\(Self.modelName) (\(size) bytes)"
+        modelIdentifier = Self.identifier(of: directory)
         let lines = (try? String(contentsOfFile: vocabulary, encoding: .utf8))?.split(separator: "\n", omittingEmptySubsequences: false) ?? []
         continuations = Set(lines.indices.filter { lines[$0].hasPrefix("##") }.map { Int32($0) })
+    }
+
+    /// The model's identifier: its name and the size of its weights, read without loading them.
+    static func identifier(of directory: URL) -> String {
+        let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("model.safetensors").path)[.size] as? Int) ?? 0
+        return "\(modelName) (\(size) bytes)"
     }
 
     /// `$REPLICA_MODEL_DIR`, else `$XDG_DATA_HOME/replica/models/all-MiniLM-L6-v2`
@@ -128,8 +133,7 @@ public final class LazyMiniLMEmbedder: Embedder {
             throw ReplicaError(.invalidConfiguration, "no embedding model found: run scripts/setup-model.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt")
         }
         self.directory = directory
-        let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("model.safetensors").path)[.size] as? Int) ?? 0
-        modelIdentifier = "\(MiniLMEmbedder.modelName) (\(size) bytes)"
+        modelIdentifier = MiniLMEmbedder.identifier(of: directory)
     }
 
     private func model() throws -> MiniLMEmbedder {

@@ -150,7 +150,7 @@ extension StoreStatus {
                             ("bytes", .number(Double(index.bytes))),
                             ("lastClientState", Self.describe(clientState: index.lastClientState)),
                             ("vectors", index.embedding.map { .object([("items", .number(Double($0.items))), ("passages", .number(Double($0.passages))),
-                                                                       ("bytes", .number(Double($0.passages * 388))),
+                                                                       ("bytes", .number(Double($0.bytes))),
                                                                        ("backlog", .number(Double($0.backlog)))]) } ?? .null),
                         ])
                     })),

@@ -13,6 +13,7 @@ import Synchronization
 /// For example:
 /// ```swift
 /// let store = try Store(directory: URL(fileURLWithPath: NSHomeDirectory() + "/.local/share/notes-index"))
+/// try store.signIn("alice")                  // at login: writes need a signed-in account
 /// let index = try store.index(named: "Notes", account: "alice")
 /// try await index.indexItems(items)
 /// let results = try await store.search(SearchQuery("launch risk"))
@@ -388,7 +389,8 @@ public final class Store: Sendable {
     public func embeddingStatus(of index: SearchableIndex) async throws -> EmbeddingStatus? {
         guard let embedder = configuration.embedder else { return nil }
         let counts = try await index.embeddingCounts(model: embedder.modelIdentifier)
-        return EmbeddingStatus(model: embedder.modelIdentifier, items: counts.items, passages: counts.passages, backlog: counts.backlog)
+        return EmbeddingStatus(model: embedder.modelIdentifier, items: counts.items, passages: counts.passages, backlog: counts.backlog,
+                               dimensions: embedder.dimensions)
     }
 }
 
@@ -401,6 +403,11 @@ public struct EmbeddingStatus: Sendable, Equatable {
     public var passages: Int
     /// Items waiting to be embedded.
     public var backlog: Int
+    /// How many numbers a vector has.
+    public var dimensions: Int
+
+    /// Bytes the vectors take in the index: a float32 scale and one byte per dimension, per passage.
+    public var bytes: Int { passages * (4 + dimensions) }
 }
 
 extension Store {

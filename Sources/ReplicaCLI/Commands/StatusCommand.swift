@@ -50,7 +50,7 @@ enum StatusCommand: Command {
                     line += ", client state \(state)"
                 }
                 if let embedding = index.embedding {
-                    line += "; vectors for \(embedding.items) items (\(embedding.passages) passages, \(formatBytes(embedding.passages * 388)))"
+                    line += "; vectors for \(embedding.items) items (\(embedding.passages) passages, \(formatBytes(embedding.bytes)))"
                         + (embedding.backlog > 0 ? ", \(embedding.backlog) waiting to be embedded" : "")
                 }
                 Output.line(line)

@@ -85,8 +85,9 @@ package struct IndexReader {
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
         var sql = "SELECT \(Self.itemColumns), "
         var arguments: [SQLValue] = []
+        // Typed text looks at a few times more candidates than asked for, to rank them; a listing, no more.
+        let candidates = pattern == nil ? query.limit : max(query.limit, min(Self.maximumCandidates, max(query.limit * 3, query.limit + 30)))
         if pattern != nil, query.disablesLexicalSearch {
-            let candidates = max(query.limit, min(Self.maximumCandidates, max(query.limit * 3, query.limit + 30)))
             guard let semantic else { return ([], []) }
             return (try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true).prefix(query.limit).map(\.item), [])
         } else if let pattern {
@@ -104,7 +105,6 @@ package struct IndexReader {
         Self.appendFilters(for: query, to: &sql, arguments: &arguments)
         sql += pattern == nil ? " ORDER BY coalesce(items.modified, items.created, items.indexed) DESC, items.id" : " ORDER BY items_text.rank"
         sql += " LIMIT ?"
-        let candidates = pattern == nil ? query.limit : max(query.limit, min(Self.maximumCandidates, max(query.limit * 3, query.limit + 30)))
         arguments.append(.integer(Int64(candidates)))
 
         var found: [(item: FoundItem, rowID: Int64)] = []
@@ -187,7 +187,7 @@ package struct IndexReader {
                 return candidate
             }
         }
-        let terms = Array(pattern.rankedTerms.prefix(Self.maximumCountedTerms))
+        let terms = Array(pattern.meaningfulTerms.prefix(Self.maximumCountedTerms))
         // The checks below cost a lookup each: only the best by BM25 get them (the rest keep 0.65 × their
         // relative BM25, which ranks them after).
         let depth = min(candidates.count, Self.rerankDepth)

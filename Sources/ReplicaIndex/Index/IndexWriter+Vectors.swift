@@ -92,10 +92,11 @@ extension IndexReader {
         let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)
         // Which items may be returned: those that pass the filters, or, without filters, all but the
         // expired ones.
-        var sql = "SELECT id FROM items WHERE expires > ?"
+        let unfiltered = "SELECT id FROM items WHERE expires > ?"
+        var sql = unfiltered
         var arguments: [SQLValue] = [.real(now.timeIntervalSince1970)]
         Self.appendFilters(for: filters, to: &sql, arguments: &arguments)
-        let filtered = arguments.count > 1 || sql.count > "SELECT id FROM items WHERE expires > ?".count
+        let filtered = sql != unfiltered
         let allowed = filtered ? Set(try connection.prepare(sql).rows(arguments) { $0.int64(0) }) : nil
         let expired = filtered ? [] : Set(try connection.cached("SELECT id FROM items WHERE expires <= ?").rows([.real(now.timeIntervalSince1970)]) { $0.int64(0) })
         let scores = matrix.dots(query)

@@ -20,13 +20,14 @@ package struct IndexLease: Sendable {
 
 /// One named index of one account: Core Spotlight's `CSSearchableIndex`, kept in a SQLite file.
 ///
-/// Get one from a ``Store``; the store signs the account in if it is not yet. Indexing an item whose
+/// Get one from a ``Store``, for an account signed in with `Store.signIn`. Indexing an item whose
 /// identifier is already present replaces it. Every read leaves out expired items at once; they are
 /// purged at the next write, or by ``purgeExpiredItems()``.
 ///
 /// For example:
 /// ```swift
 /// let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
+/// try store.signIn("alice")
 /// let index = try store.index(named: "Notes", account: "alice")
 /// try await index.indexItems([item])
 /// try await index.deleteItems(withDomainIdentifiers: ["account.alice.archive"])
@@ -364,6 +365,8 @@ public final class SearchableIndex: Sendable {
                               progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
         let model = embedder.modelIdentifier
         var done = 0
+        // Counted once: counting after every batch scanned the whole index each time.
+        var waiting = try await embeddingCounts(model: model).backlog
         while done < limit {
             let batch = try await read { reader in try reader.pendingEmbeddings(model: model, limit: batchSize) }
             guard !batch.isEmpty else { break }
@@ -372,7 +375,7 @@ public final class SearchableIndex: Sendable {
                 for (pending, vectors) in zip(batch, vectors) { try writer.setVectors(vectors, for: pending, model: model) }
             }
             done += batch.count
-            let waiting = try await read { reader in try reader.embeddingCounts(model: model).backlog }
+            waiting = max(waiting - batch.count, 0)
             progress(done, waiting)
         }
         return done

@@ -90,19 +90,11 @@ package struct FTSPattern: Hashable, Sendable {
         requiresAll ? terms.map(\.expression).joined(separator: " ") : meaningfulTerms.map(\.expression).joined(separator: " OR ")
     }
 
-    /// The terms ranking weighs: those a match needs to have, or the meaningful ones.
-    var rankedTerms: [Term] { meaningfulTerms }
-
     /// Every ranked term within a few words of each other, in any order; `nil` for a single term.
     var nearExpression: String? {
-        let ranked = rankedTerms
+        let ranked = meaningfulTerms
         guard ranked.count > 1 else { return nil }
         return "NEAR(" + ranked.map(\.expression).joined(separator: " ") + ", \(2 * ranked.count + 4))"
-    }
-
-    /// Any ranked term in the title, keywords or people's names.
-    var headingExpression: String {
-        "{title keywords people} : (" + rankedTerms.map(\.expression).joined(separator: " OR ") + ")"
     }
 
     package static func isSearchable(_ text: Substring) -> Bool {

@@ -14,7 +14,8 @@ public struct SearchResult: Sendable {
     public var indexName: String
     /// The item as stored. Its `textContent` is left out: ask hydration for the full text.
     public var item: SearchableItem
-    /// Relevance; larger is better. Scores of different queries are not comparable.
+    /// Relevance from 0 to 1, larger is better; it means the same in every index and account of one
+    /// search (see `IndexReader.search`), not across different queries. A listing without words scores 0.
     public var score: Double
     /// A short excerpt around the matched words, each wrapped in `[` and `]`; `nil` without words.
     public var snippet: String?

@@ -22,6 +22,7 @@ enum READMESnippets {
         ])
 
         let results = try await store.search(SearchQuery("launch risk"))   // every signed-in account
+        print(results.map(\.title))
         try await index.deleteItems(withDomainIdentifiers: ["account.alice.notes"])
         try store.switchAccount(to: "bob")   // on logout: alice's files are deleted
     }
@@ -33,6 +34,7 @@ enum READMESnippets {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"), configuration: configuration)
         try await store.embedPendingItems()                   // after indexing
         let answers = try await store.search(SearchQuery("which stem cell methods avoid c-Myc?"))
+        print(answers.map { ($0.title, $0.match) })
     }
 
     /// README.md, Swift snippet 3.
@@ -44,7 +46,8 @@ enum READMESnippets {
         // How a note's fields become an item's attributes (the configuration file can declare the same).
         let notes = Projection(kind: "note", attributes: [(.title, ["title"]), (.textContent, ["body"])])
         let engine = ProjectionEngine(store: store, projections: ProjectionSet([notes]))
-        try await engine.catchUp(account: "alice")
+        let report = try await engine.catchUp(account: "alice")   // what it indexed, removed, quarantined
+        print(report.indexed)
     }
 
     /// README.md, Swift snippet 4.
@@ -59,6 +62,6 @@ enum READMESnippets {
         let tool = SearchTool(store: store, configuration: configuration)
         let result = await tool.call(arguments: #"{"query": "launch", "from": "me", "sent": {"after": "-7d"}}"#)
         print(result.text)
-        for await reply in tool.replies { print(reply.label) }   // query token, stage token, label, content, status
+        for await reply in tool.replies { print(reply.label ?? "") }   // query token, stage token, label, content, status
     }
 }
