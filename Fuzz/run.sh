@@ -6,24 +6,25 @@
 #   Fuzz/run.sh TARGET [LIBFUZZER OPTIONS…]     e.g. Fuzz/run.sh json -runs=1000000, -max_total_time=600
 #   Fuzz/run.sh all -runs=2000                  every target, briefly (what CI runs)
 #
-# Targets: json, query, lines, display, import, extract.
+# Targets: json, query, querystring, lines, display, import, extract.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?name a target: json, query, lines, display, import, extract or all}
+target=${1:?name a target: json, query, querystring, lines, display, import, extract or all}
 shift
 if [[ $target == all ]]; then
-    for each in json query lines display import extract; do "$0" "$each" "$@"; done
+    for each in json query querystring lines display import extract; do "$0" "$each" "$@"; done
     exit 0
 fi
 core=(Sources/ReplicaCore/*.swift)
 case $target in
     json|lines|display) sources=("${core[@]}") ;;
     query) sources=("${core[@]}" Sources/ReplicaIndex/Search/FTSPattern.swift) ;;
-    import)
+    import|querystring)
         # The whole index module, with the migrations its build plugin generates (run swift build first).
         migrations=$(find .build -path "*outputs*ReplicaIndex*" -name EmbeddedMigrations.swift | head -1)
         [[ -n $migrations ]] || { echo "build the package first (swift build): the import target needs its generated migrations" >&2; exit 2; }
-        sources=("${core[@]}" Sources/ReplicaIndex/*/*.swift Sources/ReplicaSQLite/*.swift "$migrations") ;;
+        mapfile -t index < <(find Sources/ReplicaIndex -name "*.swift" | sort)
+        sources=("${core[@]}" "${index[@]}" Sources/ReplicaSQLite/*.swift "$migrations") ;;
     extract) sources=(Plugins/FileTree/Extraction/*.swift) ;;
     *) echo "unknown target '$target'" >&2; exit 2 ;;
 esac
@@ -31,6 +32,7 @@ build=.build/fuzz
 mkdir -p "$build" "Fuzz/corpus/$target"
 # The sources' own imports of ReplicaCore name a module that is compiled in here with them.
 shim=$build/shim-$target
+rm -rf "$shim"
 mkdir -p "$shim"
 for file in "${sources[@]}" "Fuzz/targets/$target.swift"; do
     sed -e '/^import ReplicaCore$/d' -e '/^import ReplicaSQLite$/d' "$file" > "$shim/$(basename "$file")"

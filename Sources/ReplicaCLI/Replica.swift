@@ -10,6 +10,7 @@ enum ReplicaCommand {
         ImportCommand.self,
         SearchCommand.self,
         SuggestCommand.self,
+        QueryCommand.self,
         DeleteCommand.self,
         StatusCommand.self,
         AccountsCommand.self,

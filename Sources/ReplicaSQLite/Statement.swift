@@ -129,6 +129,16 @@ public final class Statement {
         return result
     }
 
+    /// Runs the statement, handing each row to `row` until it returns `false` or the rows run out, then
+    /// resets it.
+    public func each(_ values: [SQLValue] = [], _ row: (Statement) throws -> Bool) throws {
+        defer { reset() }
+        try bind(values)
+        while try step() {
+            guard try row(self) else { return }
+        }
+    }
+
     /// Runs the statement and returns the first row through `row`, if any, then resets it.
     public func firstRow<T>(_ values: [SQLValue] = [], _ row: (Statement) throws -> T) throws -> T? {
         defer { reset() }

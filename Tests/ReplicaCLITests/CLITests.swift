@@ -122,6 +122,36 @@ import Replica
         #expect(result.standardError.contains("line 2: the line is not valid UTF-8 text"))
     }
 
+    // MARK: Query strings
+
+    @Test func queryPrintsTheItemsAQueryStringSelects() throws {
+        let lines = [
+            Self.line("n1", title: "Launch plan", text: "rocket", modified: "2026-11-20T10:00:00Z"),
+            Self.line("n2", title: "Launch review", text: "debrief", modified: "2026-11-21T10:00:00Z", type: "public.email-message"),
+            Self.line("n3", title: "Budget", text: "numbers", modified: "2026-11-22T10:00:00Z"),
+        ].joined(separator: "\n")
+        try replica("import", "--account", "a", "-", input: lines)
+        let query = try replica("query", "--json", "--fetch", "title,contentType",
+                                #"title == "launch*"cw && contentModificationDate >= $time.iso(2026-11-20) && !(contentType == "public.email-message")"#)
+        #expect(query.status == 0)
+        #expect(query.standardOutput == #"{"items":[{"account":"a","index":"default","uniqueIdentifier":"n1","owner":"api","attributes":{"contentType":"public.plain-text","title":"Launch plan"}}],"found":1}"# + "\n")
+        let plain = try replica("query", #"contentModificationDate > "2026-11-20T12:00:00Z""#)
+        #expect(plain.status == 0)
+        #expect(plain.standardOutput.split(separator: "\n").filter { !$0.hasPrefix(" ") } == ["n3 — Budget", "n2 — Launch review"])
+    }
+
+    @Test func aMistakeInTheQueryStringIsShownWhereItIs() throws {
+        let query = try replica("query", #"title == "x" || rating > "high""#)
+        #expect(query.status == 2)
+        #expect(query.standardOutput.isEmpty)
+        #expect(query.standardError == """
+            replica: error: the query string has a mistake at column 26: rating holds a number; compare it with a number
+              title == "x" || rating > "high"
+                                       ^
+
+            """)
+    }
+
     // MARK: Usage and exit codes
 
     @Test func usageErrorsExitTwoAndSayWhatToDo() throws {

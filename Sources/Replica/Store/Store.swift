@@ -258,7 +258,7 @@ public final class Store: Sendable {
     }
 
     /// Drops cached indexes of accounts that another process signed out.
-    private func refreshIfCatalogChanged() {
+    func refreshIfCatalogChanged() {
         guard let version = try? catalog.dataVersion() else { return }
         let changed = cache.withLock { cache -> Bool in
             defer { cache.catalogVersion = version }

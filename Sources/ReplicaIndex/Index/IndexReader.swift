@@ -87,39 +87,49 @@ package struct IndexReader {
         var arguments: [SQLValue] = []
         // Typed text looks at a few times more candidates than asked for, to rank them; a listing, no more.
         let candidates = pattern == nil ? query.limit : max(query.limit, min(Self.maximumCandidates, max(query.limit * 3, query.limit + 30)))
+        let matcher = query.predicate.map { PredicateMatcher($0, now: now, timeZone: query.timeZone) }
         if pattern != nil, query.disablesLexicalSearch {
             guard let semantic else { return ([], []) }
-            return (try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true).prefix(query.limit).map(\.item), [])
+            let found = try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true).prefix(query.limit).map(\.item)
+            return (try fetching(query.fetchAttributes, found), [])
         } else if let pattern {
             // The last column says whether a word is in the title, keywords or people: FTS5 marks the
             // matches in those columns for the rows returned only, at no cost to the others.
             sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24), items_text.rowid, "
-                + "instr(highlight(items_text, 0, char(1), '') || highlight(items_text, 1, char(1), '') || highlight(items_text, 2, char(1), ''), char(1)) > 0 "
-                + "FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
+                + "instr(highlight(items_text, 0, char(1), '') || highlight(items_text, 1, char(1), '') || highlight(items_text, 2, char(1), ''), char(1)) > 0"
+            sql += matcher?.readsTextContent == true ? ", items.body " : " "
+            sql += "FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
             arguments.append(.text(pattern.matchExpression))
         } else {
-            sql += "0.0, NULL FROM items WHERE "
+            sql += "0.0, NULL, items.id, 0" + (matcher?.readsTextContent == true ? ", items.body " : " ") + "FROM items WHERE "
         }
         sql += "items.expires > ?"
         arguments.append(.real(now.timeIntervalSince1970))
-        Self.appendFilters(for: query, to: &sql, arguments: &arguments)
+        Self.appendFilters(for: query, now: now, to: &sql, arguments: &arguments)
         sql += pattern == nil ? " ORDER BY coalesce(items.modified, items.created, items.indexed) DESC, items.id" : " ORDER BY items_text.rank"
-        sql += " LIMIT ?"
-        arguments.append(.integer(Int64(candidates)))
+        // With a predicate, rows are checked one by one until enough pass.
+        if matcher == nil {
+            sql += " LIMIT ?"
+            arguments.append(.integer(Int64(candidates)))
+        }
 
         var found: [(item: FoundItem, rowID: Int64)] = []
         var inHeading = Set<Int64>()
         var unreadable: [ItemIdentifier] = []
         do {
-            _ = try connection.cached(sql).rows(arguments) { row in
+            try connection.cached(sql).each(arguments) { row in
                 do {
                     let (item, origin, indexed) = try Self.decodeItem(row)
+                    if let matcher, !matcher.matches(Self.attributes(of: item, body: row, column: 14, if: matcher.readsTextContent)) {
+                        return true
+                    }
                     found.append((FoundItem(item: item, score: row.double(10), snippet: row.optionalText(11), origin: origin, indexedAt: indexed),
-                                  pattern == nil ? 0 : row.int64(12)))
+                                  row.int64(12)))
                     if pattern != nil, row.int(13) != 0 { inHeading.insert(row.int64(12)) }
                 } catch {
                     unreadable.append(ItemIdentifier(row.text(0)))
                 }
+                return found.count < candidates
             }
             if let pattern { found = try rank(found, pattern, inHeading: inHeading) }
             if let semantic, pattern != nil { found = try fuse(found, semantic, query: query, candidates: candidates) }
@@ -128,7 +138,55 @@ package struct IndexReader {
             // words ("fts5: syntax error near …") must never reach a person or a model.
             throw ReplicaError(.invalidQuery, "the query could not be understood; remove unusual characters and try again", cause: error)
         }
-        return (found.prefix(query.limit).map(\.item), unreadable)
+        return (try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item)), unreadable)
+    }
+
+    /// An item's attributes with its text content from `column` of `row` when `needed`, for a predicate.
+    static func attributes(of item: SearchableItem, body row: Statement, column: Int32, if needed: Bool) -> AttributeSet {
+        var attributes = item.attributeSet
+        if needed, let body = row.optionalText(column), !body.isEmpty { attributes.textContent = body }
+        return attributes
+    }
+
+    /// Keeps only the attributes a query fetches (Core Spotlight's `fetchAttributes`), reading the text
+    /// content back when it is one of them.
+    private func fetching(_ keys: [AttributeKey]?, _ found: [FoundItem]) throws -> [FoundItem] {
+        guard let keys else { return found }
+        let wanted = Set(keys)
+        let body = try connection.cached("SELECT body FROM items WHERE identifier = ?")
+        return try found.map { result in
+            var result = result
+            var attributes = AttributeSet()
+            for key in wanted { attributes[key] = result.item.attributeSet[key] }
+            if wanted.contains(.textContent),
+               let text = try body.firstRow([.text(result.item.uniqueIdentifier.rawValue)], { $0.text(0) }), !text.isEmpty {
+                attributes.textContent = text
+            }
+            result.item.attributeSet = attributes
+            return result
+        }
+    }
+
+    /// The row identifiers of the items that pass the query's filters and predicate, or `nil` when it has
+    /// neither (every item not expired passes).
+    package func rowIDs(passing query: SearchQuery) throws -> Set<Int64>? {
+        let unfiltered = "SELECT items.id FROM items WHERE items.expires > ?"
+        var sql = unfiltered
+        var arguments: [SQLValue] = [.real(now.timeIntervalSince1970)]
+        Self.appendFilters(for: query, now: now, to: &sql, arguments: &arguments)
+        guard let predicate = query.predicate else {
+            return sql == unfiltered ? nil : Set(try connection.prepare(sql).rows(arguments) { $0.int64(0) })
+        }
+        let matcher = PredicateMatcher(predicate, now: now, timeZone: query.timeZone)
+        sql = sql.replacingOccurrences(of: "SELECT items.id FROM", with: "SELECT \(Self.itemColumns), items.id\(matcher.readsTextContent ? ", items.body" : "") FROM")
+        var passing = Set<Int64>()
+        try connection.prepare(sql).each(arguments) { row in
+            if let (item, _, _) = try? Self.decodeItem(row), matcher.matches(Self.attributes(of: item, body: row, column: 11, if: matcher.readsTextContent)) {
+                passing.insert(row.int64(10))
+            }
+            return true
+        }
+        return passing
     }
 
     /// Lexical candidates and the items nearest in meaning, scored together.
@@ -217,7 +275,7 @@ package struct IndexReader {
     }
 
     /// Adds the query's filters as `AND …` clauses on the `items` table.
-    package static func appendFilters(for query: SearchQuery, to sql: inout String, arguments: inout [SQLValue]) {
+    package static func appendFilters(for query: SearchQuery, now: Date, to sql: inout String, arguments: inout [SQLValue]) {
         func anyOf(_ values: [String], _ clause: String, _ bind: (String) -> [SQLValue]) {
             guard !values.isEmpty else { return }
             sql += " AND (" + Array(repeating: clause, count: values.count).joined(separator: " OR ") + ")"
@@ -240,6 +298,10 @@ package struct IndexReader {
             sql += " AND items.owner NOT IN (" + Array(repeating: "?", count: query.excludedOwners.count).joined(separator: ", ") + ")"
             arguments += query.excludedOwners.map { .text($0.rawValue) }
         }
+        if let predicate = query.predicate, let (condition, values) = necessaryCondition(predicate, now: now, timeZone: query.timeZone) {
+            sql += " AND " + condition
+            arguments += values
+        }
         for (column, range) in [("created", query.created), ("modified", query.modified)] {
             guard let range else { continue }
             if let start = range.start {
@@ -250,6 +312,45 @@ package struct IndexReader {
                 sql += " AND items.\(column) < ?"
                 arguments.append(.real(end.timeIntervalSince1970))
             }
+        }
+    }
+
+    /// A condition on the `items` table's columns that every item satisfying `predicate` meets, so that
+    /// SQLite passes over most of the others before their attributes are read; the predicate still
+    /// decides. Comparisons of the content type with a plain string and of the creation and modification
+    /// dates have one; `!` and the rest have none (an `||` has one only when both sides do).
+    static func necessaryCondition(_ predicate: QueryPredicate, now: Date, timeZone: TimeZone) -> (String, [SQLValue])? {
+        func date(_ value: QueryValue) -> Date? {
+            switch value {
+            case .time(let expression): return expression.date(now: now, timeZone: timeZone)
+            case .string(let text, _): return ISO8601.date(from: text)
+            default: return nil
+            }
+        }
+        let dateColumns: [AttributeKey: String] = [.contentCreationDate: "items.created", .contentModificationDate: "items.modified"]
+        switch predicate {
+        case .and(let left, let right):
+            let conditions = [left, right].compactMap { necessaryCondition($0, now: now, timeZone: timeZone) }
+            guard !conditions.isEmpty else { return nil }
+            return ("(" + conditions.map(\.0).joined(separator: " AND ") + ")", conditions.flatMap(\.1))
+        case .or(let left, let right):
+            guard let a = necessaryCondition(left, now: now, timeZone: timeZone),
+                  let b = necessaryCondition(right, now: now, timeZone: timeZone) else { return nil }
+            return ("(\(a.0) OR \(b.0))", a.1 + b.1)
+        case .not:
+            return nil
+        case .comparison(.key(.contentType), .equal, .string(let text, let modifiers))
+            where modifiers.isEmpty && !text.contains(where: { "*?\\".contains($0) }):
+            return ("items.content_type = ?", [.text(text)])
+        case .comparison(.key(let key), let op, let value):
+            guard let column = dateColumns[key], let date = date(value) else { return nil }
+            let sqlOperator = switch op { case .equal: "="; case .notEqual: "<>"; default: op.rawValue }
+            return ("\(column) \(sqlOperator) ?", [.real(date.timeIntervalSince1970)])
+        case .inRange(.key(let key), let low, let high):
+            guard let column = dateColumns[key], let low = date(low), let high = date(high) else { return nil }
+            return ("\(column) BETWEEN ? AND ?", [.real(low.timeIntervalSince1970), .real(high.timeIntervalSince1970)])
+        default:
+            return nil
         }
     }
 

@@ -92,13 +92,8 @@ extension IndexReader {
         let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)
         // Which items may be returned: those that pass the filters, or, without filters, all but the
         // expired ones.
-        let unfiltered = "SELECT id FROM items WHERE expires > ?"
-        var sql = unfiltered
-        var arguments: [SQLValue] = [.real(now.timeIntervalSince1970)]
-        Self.appendFilters(for: filters, to: &sql, arguments: &arguments)
-        let filtered = sql != unfiltered
-        let allowed = filtered ? Set(try connection.prepare(sql).rows(arguments) { $0.int64(0) }) : nil
-        let expired = filtered ? [] : Set(try connection.cached("SELECT id FROM items WHERE expires <= ?").rows([.real(now.timeIntervalSince1970)]) { $0.int64(0) })
+        let allowed = try rowIDs(passing: filters)
+        let expired = allowed != nil ? [] : Set(try connection.cached("SELECT id FROM items WHERE expires <= ?").rows([.real(now.timeIntervalSince1970)]) { $0.int64(0) })
         let scores = matrix.dots(query)
         // Rows are in item order, an item's passages together: its score is the best of its run.
         let threshold = Float(floor)

@@ -62,6 +62,14 @@ public struct SearchQuery: Hashable, Sendable {
     public var owners: [ItemOwner] = []
     /// No items made by these owners.
     public var excludedOwners: [ItemOwner] = []
+    /// Only items whose attributes satisfy this condition, as Core Spotlight's query strings write it
+    /// (see ``init(queryString:)``).
+    public var predicate: QueryPredicate?
+    /// The time zone in which the predicate's `$time.today`, `$time.this_week` and the like begin.
+    public var timeZone: TimeZone = .current
+    /// The attributes each result carries (Core Spotlight's `fetchAttributes`); `nil` for every attribute
+    /// but the text content. Name `textContent` to get the full text too.
+    public var fetchAttributes: [AttributeKey]?
     /// The most results to return.
     public var limit: Int = 20
 
@@ -71,6 +79,24 @@ public struct SearchQuery: Hashable, Sendable {
     public init(_ text: String? = nil, limit: Int = 20) {
         self.text = text
         self.limit = limit
+    }
+
+    /// A query for the items that satisfy a Core Spotlight query string, newest first.
+    ///
+    /// For example:
+    /// ```swift
+    /// var query = try SearchQuery(queryString: #"authorNames == "ada*"cd && contentModificationDate >= $time.this_week"#)
+    /// query.fetchAttributes = [.title, .authorNames]
+    /// ```
+    ///
+    /// The string is `attribute op value` comparisons joined with `&&`, `||`, `!` and parentheses: see
+    /// ``QueryPredicate`` for the operators, wildcards and modifiers, and ``TimeExpression`` for dates.
+    /// Typed words can be added too (`text`), and the predicate then filters what they find.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidQuery` naming the column of the mistake.
+    public init(queryString: String, limit: Int = 20) throws {
+        self.init(nil, limit: limit)
+        predicate = try QueryPredicate(queryString: queryString)
     }
 
     /// Checks the query and returns the safe full-text pattern for its words (`nil` without words).

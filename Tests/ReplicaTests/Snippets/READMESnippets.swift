@@ -40,6 +40,23 @@ enum READMESnippets {
     /// README.md, Swift snippet 3.
     static func snippet3() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
+        let query = try store.query(#"title == "launch*"cdw && contentModificationDate > $time.today(-7)"#,
+                                    fetchAttributes: [.title, .contentModificationDate])
+        for try await result in query.results {
+            print(result.item.uniqueIdentifier, result.item.attributeSet.title ?? "")
+        }
+        print(query.foundItemCount)
+
+        // The same condition can filter what typed words find.
+        var search = try SearchQuery(queryString: #"contentType != "public.email-message""#)
+        search.text = "launch risk"
+        let filtered = try await store.search(search)
+        print(filtered.count)
+    }
+
+    /// README.md, Swift snippet 4.
+    static func snippet4() async throws {
+        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try store.signIn("alice")
         try store.records.write([Record(account: "alice", kind: "note", id: "42", version: 7,
                                         fields: [("title", "Launch plan"), ("body", "The launch risk …")])])
@@ -50,8 +67,8 @@ enum READMESnippets {
         print(report.indexed)
     }
 
-    /// README.md, Swift snippet 4.
-    static func snippet4() async throws {
+    /// README.md, Swift snippet 5.
+    static func snippet5() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         var configuration = SearchTool.Configuration(guide: .focused(.communications))
         configuration.contactResolver = FixedContactResolver(ResolvedContact(displayName: "Ada Lovelace",
