@@ -11,6 +11,7 @@ enum ReplicaCommand {
         SearchCommand.self,
         SuggestCommand.self,
         QueryCommand.self,
+        GetCommand.self,
         DeleteCommand.self,
         StatusCommand.self,
         AccountsCommand.self,

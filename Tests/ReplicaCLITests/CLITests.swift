@@ -152,6 +152,21 @@ import Replica
             """)
     }
 
+    @Test func getPrintsStoredItemsWholeAndNamesTheMissing() throws {
+        let line = #"{"uniqueIdentifier": "n1", "domainIdentifier": "account.a.notes", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "Launch plan", "textContent": "The whole text.", "keywords": ["q3"], "rating": 4}}"#
+        try replica("import", "--account", "a", "--index", "Notes", "-", input: line)
+        let get = try replica("get", "--account", "a", "--json", "n1", "gone", "n1")
+        #expect(get.status == 1)
+        let output = get.standardOutput
+        #expect(output.hasPrefix(#"{"items":[{"uniqueIdentifier":"n1","domainIdentifier":"account.a.notes","account":"a","index":"Notes","owner":"api","indexed":""#), "\(output)")
+        #expect(output.hasSuffix(#"","expirationDate":"2099-01-01T00:00:00Z","attributes":{"keywords":["q3"],"rating":4,"textContent":"The whole text.","title":"Launch plan"}}],"missing":["gone"]}"# + "\n"), "\(output)")
+        #expect(get.standardError == "replica: error: no item 'gone' in account 'a'\n")
+        let plain = try replica("get", "--account", "a", "--index", "Notes", "n1")
+        #expect(plain.status == 0)
+        #expect(plain.standardOutput.contains("  textContent: The whole text.\n"))
+        #expect(try replica("get", "--account", "b", "n1").status == 1)
+    }
+
     // MARK: Usage and exit codes
 
     @Test func usageErrorsExitTwoAndSayWhatToDo() throws {

@@ -242,6 +242,34 @@ public final class Store: Sendable {
         return try index(named: name, account: account)
     }
 
+    /// Reads items back whole from an account's indexes (each identifier from the first index, in name
+    /// order, that holds it).
+    ///
+    /// For example:
+    /// ```swift
+    /// let found = try await store.fetchItems(withIdentifiers: ["note:alice:42"], account: "alice")
+    /// ```
+    ///
+    /// - Parameter indexNames: the indexes to look in; `nil` for all of the account's.
+    /// - Returns: the items found, in the order asked; a missing or expired identifier is left out.
+    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when the account is not signed in.
+    public func fetchItems(withIdentifiers identifiers: [ItemIdentifier], account: AccountID,
+                           indexNames: [String]? = nil) async throws -> [StoredItem] {
+        try account.validate()
+        refreshIfCatalogChanged()
+        guard try signedInAccounts().contains(where: { $0.id == account }) else {
+            throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in; sign it in first (replica accounts sign-in \(account))")
+        }
+        var found: [ItemIdentifier: StoredItem] = [:]
+        for name in try (indexNames ?? self.indexNames(for: account)).sorted() {
+            let wanted = identifiers.filter { found[$0] == nil }
+            guard !wanted.isEmpty, let index = try existingIndex(named: name, account: account) else { continue }
+            for stored in try await index.fetchItems(withIdentifiers: wanted) { found[stored.item.uniqueIdentifier] = stored }
+        }
+        var seen = Set<ItemIdentifier>()
+        return identifiers.compactMap { seen.insert($0).inserted ? found[$0] : nil }
+    }
+
     /// The names of the indexes an account has.
     public func indexNames(for account: AccountID) throws -> [String] {
         guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return [] }

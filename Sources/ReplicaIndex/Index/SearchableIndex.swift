@@ -336,6 +336,18 @@ public final class SearchableIndex: Sendable {
         try await read { reader in try reader.items(withIdentifiers: identifiers).map(\.0) }
     }
 
+    /// The stored items with these identifiers, whole: every attribute, the text content, the owner and
+    /// when each was written. Missing and expired identifiers are left out; the order is the one asked.
+    ///
+    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when the account was signed out.
+    public func fetchItems(withIdentifiers identifiers: [ItemIdentifier]) async throws -> [StoredItem] {
+        try await read { reader in
+            try reader.items(withIdentifiers: identifiers).map { item, origin, indexed in
+                StoredItem(account: self.account, indexName: self.name, item: item, origin: origin, indexedAt: indexed)
+            }
+        }
+    }
+
     /// Searches this index alone. A ``Store`` searches every signed-in account at once.
     ///
     /// - Throws: ``ReplicaError`` with code `invalidQuery` when the text has no searchable word.

@@ -246,4 +246,18 @@ import ReplicaTestSupport
         #expect(Set(found) == ["a1", "a4"])
         #expect(try await identifiers(store.query(#"textContent == "rocket*"w"#)) == ["a1", "a3"])
     }
+
+    @Test func fetchItemsReadsItemsBackWholeInTheOrderAsked() async throws {
+        try await fill()
+        try await store.index(named: "Mail", account: "alice").indexItems([item("m1", "Inbox", text: "body of m1", modified: nil)])
+        let found = try await store.fetchItems(withIdentifiers: ["m1", "absent", "a1", "m1"], account: "alice")
+        #expect(found.map(\.item.uniqueIdentifier.rawValue) == ["m1", "a1"])
+        #expect(found.map(\.indexName) == ["Mail", "default"])
+        #expect(found[0].item.attributeSet.textContent == "body of m1")
+        #expect(found[1].item.attributeSet.rating == 4)
+        #expect(found[1].origin.owner == .api)
+        #expect(try await store.fetchItems(withIdentifiers: ["m1"], account: "alice", indexNames: ["default"]).isEmpty)
+        try store.signOut("alice")
+        await #expect(throws: ReplicaError.self) { try await store.fetchItems(withIdentifiers: ["a1"], account: "alice") }
+    }
 }

@@ -1,0 +1,48 @@
+import Foundation
+import ReplicaCore
+
+/// An item read back whole, as its index holds it: every attribute (the text content included), where
+/// it lives, who made it and when it was written.
+///
+/// For example:
+/// ```swift
+/// let stored = try await index.fetchItems(withIdentifiers: ["note:alice:42"])
+/// print(stored.first?.item.attributeSet.textContent ?? "gone")
+/// ```
+public struct StoredItem: Sendable {
+    /// The account whose index holds the item.
+    public var account: AccountID
+    /// The named index that holds it.
+    public var indexName: String
+    /// The item with every stored attribute, its expiration date included.
+    public var item: SearchableItem
+    /// Who made the item and from what version.
+    public var origin: ItemOrigin
+    /// When the item was last written to the index.
+    public var indexedAt: Date
+
+    public init(account: AccountID, indexName: String, item: SearchableItem, origin: ItemOrigin, indexedAt: Date) {
+        self.account = account
+        self.indexName = indexName
+        self.item = item
+        self.origin = origin
+        self.indexedAt = indexedAt
+    }
+
+    /// The item as `replica get --json` prints it: `uniqueIdentifier`, `domainIdentifier`, `account`,
+    /// `index`, `owner`, `version`, `indexed`, `expirationDate` and `attributes` (every stored attribute by
+    /// its Core Spotlight key).
+    public var json: JSON {
+        .object(omittingNil: [
+            ("uniqueIdentifier", .string(item.uniqueIdentifier.rawValue)),
+            ("domainIdentifier", item.domainIdentifier.map { .string($0.rawValue) }),
+            ("account", .string(account.rawValue)),
+            ("index", .string(indexName)),
+            ("owner", .string(origin.owner.rawValue)),
+            ("version", origin.version.map(JSON.string)),
+            ("indexed", .string(ISO8601.string(from: indexedAt))),
+            ("expirationDate", item.expirationDate.map { .string(ISO8601.string(from: $0)) }),
+            ("attributes", item.attributeSet.json()),
+        ])
+    }
+}
