@@ -133,7 +133,7 @@ import ReplicaTestSupport
             try Self.run(storePath, ["records", "import", "-"], input: input)
             var store = try Store(directory: URL(fileURLWithPath: storePath))
             for account: AccountID in ["a", "b"] {
-                try await Self.expectIndex(store, account: account, equals: stream.expectedItems(account: account, projections: ProjectionSet()),
+                try await Self.expectIndex(store, account: account, equals: stream.expectedItems(account: account, projections: ProjectionSet(indexName: Store.defaultIndexName)),
                                            seed: seed, phase: "after the import")
             }
 

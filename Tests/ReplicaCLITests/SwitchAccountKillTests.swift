@@ -23,11 +23,11 @@ import ReplicaTestSupport
     static func makeTemplate(at path: String) async throws {
         let store = try Store(directory: URL(fileURLWithPath: path))
         for account in accounts {
-            try store.signIn(account)
+            try await store.signIn(account)
             let canary = canary(account)
             try await store.index(account: account).indexItems([Fixtures.item("item", title: canary, text: "\(canary) body")])
-            try store.records.write([Record(account: account, kind: "note", id: "1", version: 1, fields: [("title", .string(canary))])])
-            _ = try await ProjectionEngine(store: store).catchUp(account: account)
+            try await store.records.write([Record(account: account, kind: "note", id: "1", version: 1, fields: [("title", .string(canary))])])
+            _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: account)
         }
     }
 

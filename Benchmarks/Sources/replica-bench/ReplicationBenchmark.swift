@@ -29,14 +29,14 @@ enum ReplicationBenchmark {
                 try store.records.write(Array(records[start..<min(start + 5000, records.count)]))
             }
         }
-        let v1 = ProjectionEngine(store: store, projections: ProjectionSet())
+        let v1 = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         let firstSeconds = try await Measure.seconds { _ = try await v1.catchUp(account: "bench") }
 
         // A new projection version whose text differs for every item: each is replaced in place.
         var changed = Projection.default(for: "doc")
         changed.version = 2
         changed.attributes = [(.title, ["title"]), (.textContent, ["body"]), (.keywords, ["path"])]
-        let v2 = ProjectionEngine(store: store, projections: ProjectionSet([changed]))
+        let v2 = ProjectionEngine(store: store, projections: ProjectionSet([changed], indexName: Store.defaultIndexName))
         let searching = SearchLoop(store: store, queries: queries)
         let searcher = Task.detached { await searching.run() }
         let rebuildSeconds = try await Measure.seconds { _ = try await v2.catchUp(account: "bench") }
@@ -47,7 +47,7 @@ enum ReplicationBenchmark {
         var retyped = changed
         retyped.version = 3
         retyped.contentType = .markdown
-        let v3 = ProjectionEngine(store: store, projections: ProjectionSet([retyped]))
+        let v3 = ProjectionEngine(store: store, projections: ProjectionSet([retyped], indexName: Store.defaultIndexName))
         let metadataSeconds = try await Measure.seconds { _ = try await v3.catchUp(account: "bench") }
 
         // Change log to searchable: one record written, caught up and found, many times.

@@ -22,7 +22,7 @@ enum ToolBenchmark {
         for start in stride(from: 0, to: records.count, by: 5000) {
             try store.records.write(Array(records[start..<min(start + 5000, records.count)]))
         }
-        _ = try await ProjectionEngine(store: store).catchUp(account: "bench")
+        _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "bench")
 
         func tool(_ guide: Guide, fetch: [AttributeKey] = []) -> SearchTool {
             SearchTool(store: store, configuration: .init(sources: [.index(IndexSource(fetchAttributes: fetch))], guide: guide))

@@ -9,7 +9,7 @@ import Foundation
 /// ```
 public struct ConfigurationFile: Sendable {
     /// How records become items.
-    public var projections = ProjectionSet()
+    public var projections = ProjectionSet(indexName: Store.defaultIndexName)
     /// Tables of apps' own databases to follow through triggers.
     public var followedTables: [FollowedTable] = []
 

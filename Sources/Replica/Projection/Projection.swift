@@ -12,7 +12,10 @@ import Foundation
 public struct Projection: Sendable {
     /// The record kind this projection is for.
     public var kind: String
-    /// Bump it to rebuild every item of the kind.
+    /// Bump it to rebuild every item of the kind. Versions only go up: an index that holds a newer
+    /// version than this (written by a newer build of the app) is not rebuilt by this one; the changes
+    /// this build applies are projected with its own version, and the items it does not touch stay as the
+    /// newer build made them.
     public var version: Int
     public var contentType: ContentType
     /// For each attribute, the record fields it comes from: the first field present wins.
@@ -154,10 +157,14 @@ public struct Projection: Sendable {
 public struct ProjectionSet: Sendable {
     /// Declared projections by kind; other kinds use ``Projection/default(for:)``.
     public var projections: [String: Projection]
-    /// The named index records are projected into, in each account.
+    /// The named index records are projected into, in each account. Name the index the app's own
+    /// `indexItems` calls use, so that one app's items are in one index; the command line uses the
+    /// configuration file's `index` (``Store/defaultIndexName`` when it names none).
     public var indexName: String
 
-    public init(_ projections: [Projection] = [], indexName: String = Store.defaultIndexName) {
+    /// The projections, and the index they fill: there is no default, so that an app never splits its
+    /// items across an index it named and one it did not.
+    public init(_ projections: [Projection] = [], indexName: String) {
         self.projections = Dictionary(projections.map { ($0.kind, $0) }, uniquingKeysWith: { $1 })
         self.indexName = indexName
     }

@@ -23,7 +23,11 @@ extension ProjectionEngine {
                 let state = states[kind]
                 if fresh || state == nil {
                     try writer.setProjectionState(kind, .init(version: state?.version ?? 0, targetVersion: version, cursor: nil))
-                } else if let state, (state.targetVersion ?? state.version) != version {
+                } else if let state, version > (state.targetVersion ?? state.version) {
+                    // Only a newer version rebuilds. An older build of the app (still installed beside a
+                    // newer one, or run again after a downgrade) leaves the newer items and any rebuild in
+                    // progress alone, and projects the changes it applies with its own version: two builds
+                    // in the field never rebuild back and forth.
                     try writer.setProjectionState(kind, .init(version: state.version, targetVersion: version, cursor: nil))
                 }
             }

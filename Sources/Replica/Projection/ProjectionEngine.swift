@@ -43,7 +43,7 @@ public struct CatchUpReport: Sendable, Equatable {
 ///
 /// For example:
 /// ```swift
-/// let engine = ProjectionEngine(store: store, projections: ProjectionSet([notesProjection]))
+/// let engine = ProjectionEngine(store: store, projections: ProjectionSet([notesProjection], indexName: Store.defaultIndexName))
 /// let report = try await engine.catchUp(account: "alice")
 /// ```
 public final class ProjectionEngine: Sendable {
@@ -60,7 +60,7 @@ public final class ProjectionEngine: Sendable {
     /// The owner of the items the record store's projection makes.
     static let owner = ItemOwner.records
 
-    public init(store: Store, projections: ProjectionSet = ProjectionSet(), followedTables: [FollowedTable] = [],
+    public init(store: Store, projections: ProjectionSet, followedTables: [FollowedTable] = [],
                 batchSize: Int = 500) {
         self.store = store
         self.projections = projections

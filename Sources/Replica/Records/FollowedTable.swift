@@ -12,7 +12,7 @@ import Foundation
 /// ```swift
 /// let notes = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
 ///                           kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
-/// let engine = ProjectionEngine(store: store, followedTables: [notes])
+/// let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: [notes])
 /// ```
 public struct FollowedTable: Sendable, Equatable {
     /// Whose rows these are.

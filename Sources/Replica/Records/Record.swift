@@ -9,7 +9,7 @@ import Foundation
 /// ```swift
 /// let note = Record(account: "alice", kind: "note", id: "42", version: 7,
 ///                   fields: ["title": "Launch plan", "body": "The launch risk is the supplier."])
-/// try store.records.write([note])
+/// _ = try store.records.write([note])
 /// ```
 public struct Record: Sendable, Equatable {
     public var account: AccountID
@@ -34,6 +34,46 @@ public struct Record: Sendable, Equatable {
         self.readers = readers
         self.modified = modified
         self.fields = fields
+    }
+
+    /// A record whose fields are written as a dictionary literal, kept in the order written.
+    ///
+    /// For example:
+    /// ```swift
+    /// let note = Record(account: "alice", kind: "note", id: "42", version: 7,
+    ///                   fields: ["title": "Launch plan", "pinned": true, "stars": 3])
+    /// ```
+    public init(account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
+                readers: [AccountID]? = nil, modified: Date? = nil, fields: KeyValuePairs<String, JSON>) {
+        self.init(account: account, kind: kind, id: id, version: version, isDeleted: isDeleted, readers: readers,
+                  modified: modified, fields: fields.map { ($0.key, $0.value) })
+    }
+
+    /// A record whose fields are the properties of an `Encodable` value (dates as ISO 8601 text).
+    ///
+    /// For example:
+    /// ```swift
+    /// struct Note: Codable { var title: String; var body: String }
+    /// let record = try Record(account: "alice", kind: "note", id: "42", version: 7,
+    ///                         encoding: Note(title: "Launch plan", body: "The launch risk …"))
+    /// ```
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidItem` when the value does not encode as a JSON object.
+    public init(account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
+                readers: [AccountID]? = nil, modified: Date? = nil, encoding value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let encoded: JSON
+        do {
+            encoded = try JSON.parse(bytes: Array(encoder.encode(value)))
+        } catch {
+            throw ReplicaError(.invalidItem, "the fields of account '\(account)', kind '\(kind)', id '\(id)' could not be encoded as JSON", cause: error)
+        }
+        guard let fields = encoded.objectValue else {
+            throw ReplicaError(.invalidItem, "the fields of account '\(account)', kind '\(kind)', id '\(id)' must encode as a JSON object, not \(encoded.kindDescription)")
+        }
+        self.init(account: account, kind: kind, id: id, version: version, isDeleted: isDeleted, readers: readers,
+                  modified: modified, fields: fields)
     }
 
     public static func == (lhs: Record, rhs: Record) -> Bool {

@@ -13,7 +13,7 @@ import Foundation
 ///     Record(account: "alice", kind: "note", id: "42", version: 7, fields: ["title": "Launch plan"]),
 ///     Record(account: "alice", kind: "note", id: "41", version: 3, isDeleted: true),
 /// ])
-/// try await ProjectionEngine(store: store).catchUp(account: "alice")
+/// try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "alice")
 /// ```
 public struct RecordStore: Sendable {
     let store: Store

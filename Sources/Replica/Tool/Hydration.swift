@@ -43,7 +43,7 @@ public struct Hydration: Sendable {
     /// How long an item's owner has to answer; one that does not is taken to have said no.
     public var timeout: Duration
 
-    public init(projections: ProjectionSet = ProjectionSet(), followedTables: [FollowedTable] = [],
+    public init(projections: ProjectionSet = ProjectionSet(indexName: Store.defaultIndexName), followedTables: [FollowedTable] = [],
                 sourceResolver: (any SourceResolver)? = nil, delegate: (any HydrationDelegate)? = nil, timeout: Duration = .seconds(5)) {
         self.projections = projections
         self.followedTables = followedTables

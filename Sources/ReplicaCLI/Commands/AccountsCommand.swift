@@ -37,11 +37,11 @@ enum AccountsCommand: Command {
             }
         case "sign-in":
             let account = try single(&arguments, action)
-            try store.signIn(account)
+            try await store.signIn(account)
             Output.note("account '\(account)' is signed in")
         case "sign-out", "remove":
             let account = try single(&arguments, action)
-            guard try store.signOut(account) else {
+            guard try await store.signOut(account) else {
                 throw CLIError.failure("the store has no account '\(account)'")
             }
             Output.note("account '\(account)' is signed out; everything the store held for it was deleted")
@@ -77,7 +77,7 @@ enum SwitchAccountCommand: Command {
         let account = AccountID(rest[0])
         do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
         let store = try context.openStore()
-        try store.switchAccount(to: account)
+        try await store.switchAccount(to: account)
         Output.note("switched to account '\(account)'")
     }
 }

@@ -426,6 +426,9 @@ public final class SearchableIndex: Sendable {
     /// A new or rebuilt index owes a request to reindex everything; setting a delegate delivers it at
     /// once (this call waits for it) and clears it when the delegate returns without throwing.
     ///
+    /// The index holds the delegate weakly, as Core Spotlight's index does: keep a strong reference to it
+    /// (in the object that owns the app's storage, say) for as long as it should be asked.
+    ///
     /// - Throws: what the delegate throws; the request stays owed.
     public func setDelegate(_ delegate: (any IndexDelegate)?) async throws {
         state.withLock { $0.delegate = delegate }

@@ -3,7 +3,9 @@ import Testing
 @testable import Replica
 @testable import ReplicaIndex
 @testable import ReplicaCore
+import ReplicaSQLite
 import ReplicaTestSupport
+import Synchronization
 
 @Suite struct StoreTests {
     let directory: TemporaryDirectory
@@ -17,6 +19,41 @@ import ReplicaTestSupport
 
     static func isNotSignedIn(_ error: any Error) -> Bool { (error as? ReplicaError)?.code == .accountNotSignedIn }
 
+    /// The async forms wait for SQLite's locks on threads of their own, never on Swift's cooperative pool
+    /// (as wide as the machine has cores). Another process holds the catalog's write lock while more
+    /// sign-ins and switches wait than the pool has threads; a thread lets go of the lock as soon as other
+    /// async work runs (or after 20 s). Were the waits on the pool, nothing else could run before the
+    /// deadline.
+    @Test func theAsyncFormsWaitOffTheCooperativePool() async throws {
+        let blocker = try Connection(path: directory.path + "/catalog.sqlite")
+        try blocker.execute("BEGIN IMMEDIATE")
+        let otherWorkRan = DispatchSemaphore(value: 0)
+        let releasedInTime = Mutex<Bool?>(nil)
+        let releaser = Thread {
+            let inTime = otherWorkRan.wait(timeout: .now() + 20) == .success
+            try? blocker.execute("COMMIT")
+            releasedInTime.withLock { $0 = inTime }
+        }
+        releaser.start()
+        let waiting = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
+        let store = self.store
+        let waits = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for number in 0..<waiting {
+                    group.addTask { try await store.signIn(AccountID("carol\(number)")) }
+                }
+                group.addTask { try await store.switchAccount(to: "bob") }
+                try await group.waitForAll()
+            }
+        }
+        // Other async work, started after the waits.
+        try await Task.sleep(for: .milliseconds(100))
+        await Task.detached { otherWorkRan.signal() }.value
+        try await waits.value
+        #expect(releasedInTime.withLock { $0 } == true)
+        #expect(try store.signedInAccounts().map(\.id).contains("bob"))
+    }
+
     @Test func onlyAnExplicitSignInBringsAnAccountIntoUse() async throws {
         let fresh = try Store(directory: directory.appending("fresh"))
         #expect(throws: ReplicaError.self) { try fresh.index(account: "carol") }
@@ -26,7 +63,7 @@ import ReplicaTestSupport
                 throws: Self.isNotSignedIn)
         #expect(try fresh.signedInAccounts().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/fresh/accounts/carol"))
-        try fresh.signIn("carol")
+        try await fresh.signIn("carol")
         try await fresh.index(account: "carol").indexItems([Fixtures.item("x", text: "hello")])
         #expect(try fresh.signedInAccounts().map(\.id) == ["carol"])
     }
@@ -34,8 +71,8 @@ import ReplicaTestSupport
     @Test func aLateWriteForASignedOutAccountIsRefusedAndDoesNotSignItBackIn() async throws {
         let index = try store.index(account: "bob")
         try await index.indexItems([Fixtures.item("b1", text: "before")])
-        try store.records.write([Record(account: "bob", kind: "note", id: "1", version: 1, fields: [("title", "before")])])
-        try store.signOut("bob")
+        try await store.records.write([Record(account: "bob", kind: "note", id: "1", version: 1, fields: [("title", "before")])])
+        try await store.signOut("bob")
 
         // Late writes from a sync layer, through every path: refused, and bob stays out.
         #expect(performing: { try store.index(account: "bob") }, throws: Self.isNotSignedIn)
@@ -52,7 +89,7 @@ import ReplicaTestSupport
         #expect(try await store.search(SearchQuery("late")).isEmpty)
 
         // Only an explicit sign-in brings bob back, with nothing of before.
-        try store.signIn("bob")
+        try await store.signIn("bob")
         #expect(try await store.index(account: "bob").itemCount() == 0)
         #expect(try store.records.record(account: "bob", kind: "note", id: "1") == nil)
     }
@@ -81,24 +118,24 @@ import ReplicaTestSupport
         try await store.index(account: "bob").indexItems([Fixtures.item("b", text: "bob's own words")])
         #expect(!directory.filesContaining(canary).isEmpty, "the canary should be on disk before the sign-out")
 
-        #expect(try store.signOut("alice"))
+        await #expect(try store.signOut("alice"))
         #expect(directory.filesContaining(canary).isEmpty, "found in \(directory.filesContaining(canary))")
         #expect(try store.signedInAccounts().map(\.id) == ["bob"])
         #expect(try await store.search(SearchQuery(canary)).isEmpty)
         #expect(try await store.search(SearchQuery("bob's")).count == 1)
         await #expect(performing: { try await alice.itemCount() }, throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
-        #expect(try store.signOut("alice") == false)
+        await #expect(try store.signOut("alice") == false)
     }
 
     @Test func switchingAccountsSignsOutEveryOther() async throws {
         for account: AccountID in ["a", "b", "c"] {
-            try store.signIn(account)
+            try await store.signIn(account)
             try await store.index(account: account).indexItems([Fixtures.item("x", text: "shared word")])
         }
-        try store.switchAccount(to: "b")
+        try await store.switchAccount(to: "b")
         #expect(try store.signedInAccounts().map(\.id) == ["b"])
         #expect(try await store.search(SearchQuery("shared")).map(\.account) == ["b"])
-        try store.switchAccount(to: "d")
+        try await store.switchAccount(to: "d")
         #expect(try store.signedInAccounts().map(\.id) == ["d"])
         #expect(try await store.search(SearchQuery("shared")).isEmpty)
     }
@@ -107,11 +144,11 @@ import ReplicaTestSupport
         try await store.index(account: "alice").indexItems([Fixtures.item("x", text: "visible")])
         let other = try Store(directory: directory.url)
         #expect(try await other.search(SearchQuery("visible")).count == 1)
-        try store.signOut("alice")
+        try await store.signOut("alice")
         #expect(try await other.search(SearchQuery("visible")).isEmpty)
         #expect(performing: { try other.index(account: "alice") }, throws: Self.isNotSignedIn)
         // Signing in again starts afresh, with nothing of before.
-        try store.signIn("alice")
+        try await store.signIn("alice")
         let again = try other.index(account: "alice")
         #expect(try await again.itemCount() == 0)
     }
@@ -121,18 +158,18 @@ import ReplicaTestSupport
         let held = try other.index(account: "alice")
         let heldRecords = other.records
         try await held.indexItems([Fixtures.item("x", text: "visible")])
-        try heldRecords.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", "visible")])])
+        try await heldRecords.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", "visible")])])
         #expect(try await held.itemCount() == 1)
 
         // This store signs alice out: the other one's open handles stop serving and taking her data.
-        try store.signOut("alice")
+        try await store.signOut("alice")
         await #expect(performing: { try await held.itemCount() }, throws: Self.isNotSignedIn)
         await #expect(performing: { try await held.search(SearchQuery("visible")) }, throws: Self.isNotSignedIn)
         await #expect(performing: { try await held.indexItems([Fixtures.item("y", text: "lost?")]) }, throws: Self.isNotSignedIn)
         #expect(performing: { try heldRecords.write([Record(account: "alice", kind: "note", id: "2", version: 1)]) }, throws: Self.isNotSignedIn)
 
         // Signed in again (a new sign-in): the old handle still refuses, and never writes into the new files.
-        try store.signIn("alice")
+        try await store.signIn("alice")
         await #expect(performing: { try await held.indexItems([Fixtures.item("z", text: "stale handle")]) }, throws: Self.isNotSignedIn)
         let fresh = try other.index(account: "alice")
         #expect(fresh !== held)
@@ -140,28 +177,28 @@ import ReplicaTestSupport
         // What the other store writes now is what this store reads.
         try await fresh.indexItems([Fixtures.item("n", text: "after the new sign-in")])
         #expect(try await store.search(SearchQuery("sign")).map(\.item.uniqueIdentifier) == ["n"])
-        try heldRecords.write([Record(account: "alice", kind: "note", id: "3", version: 1, fields: [("title", "kept")])])
+        try await heldRecords.write([Record(account: "alice", kind: "note", id: "3", version: 1, fields: [("title", "kept")])])
         #expect(try store.records.record(account: "alice", kind: "note", id: "3") != nil)
     }
 
     @Test func aSwitchIsRecordedWholeBeforeAnythingIsDeleted() async throws {
         for account: AccountID in ["c", "d", "e"] {
-            try store.signIn(account)
+            try await store.signIn(account)
             try await store.index(account: account).indexItems([Fixtures.item("x", text: "words")])
         }
-        try store.switchAccount(to: "alice")
+        try await store.switchAccount(to: "alice")
         #expect(try store.signedInAccounts().map(\.id) == ["alice"])
         for account in ["bob", "c", "d", "e"] {
             #expect(!FileManager.default.fileExists(atPath: directory.path + "/accounts/\(account)"))
         }
         // The account switched to is signed in even when the store did not know it.
-        try store.switchAccount(to: "zed")
+        try await store.switchAccount(to: "zed")
         #expect(try store.signedInAccounts().map(\.id) == ["zed"])
     }
 
     @Test func accountIdentifiersMapToSafeFolders() async throws {
         let weird: AccountID = "..%2E\\etc ä b"
-        try store.signIn(weird)
+        try await store.signIn(weird)
         try await store.index(account: weird).indexItems([Fixtures.item("x", text: "contained")])
         let files = directory.allFiles().map(\.path)
         #expect(files.allSatisfy { $0.hasPrefix(directory.path + "/") })

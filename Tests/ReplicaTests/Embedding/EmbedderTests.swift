@@ -42,7 +42,7 @@ import ReplicaTestSupport
         var configuration = Store.Configuration()
         configuration.embedder = try model()
         let store = try Store(directory: directory.url, configuration: configuration)
-        try store.signIn("a")
+        try await store.signIn("a")
         try await store.index(account: "a").indexItems([
             Fixtures.item("cat", title: "Afternoon", text: "The feline dozed on the rug all afternoon."),
             Fixtures.item("tax", title: "Quarterly filing", text: "Submit the VAT return before the deadline."),

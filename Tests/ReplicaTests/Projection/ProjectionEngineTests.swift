@@ -38,7 +38,7 @@ import ReplicaTestSupport
     }
 
     /// Checks that the index holds exactly the projection of the records.
-    func expectIndexEqualsProjection(_ projections: ProjectionSet = ProjectionSet(), account: AccountID = "a",
+    func expectIndexEqualsProjection(_ projections: ProjectionSet = ProjectionSet(indexName: Store.defaultIndexName), account: AccountID = "a",
                                      sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let index = try store.index(named: projections.indexName, account: account)
         let actual = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0) })
@@ -57,20 +57,20 @@ import ReplicaTestSupport
     // MARK: Changes
 
     @Test func createsEditsAndDeletesFollowTheRecords() async throws {
-        let engine = ProjectionEngine(store: store)
-        try store.records.write([note("1", 1, title: "Launch plan", body: "supplier risk"), note("2", 1, title: "Budget")])
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        try await store.records.write([note("1", 1, title: "Launch plan", body: "supplier risk"), note("2", 1, title: "Budget")])
         var report = try await engine.catchUp(account: "a")
         #expect(report.indexed == 2)
         try await expectIndexEqualsProjection()
         #expect(try await found("supplier") == ["note:a:1"])
 
-        try store.records.write([note("1", 2, title: "Launch plan", body: "vendor delay")])
+        try await store.records.write([note("1", 2, title: "Launch plan", body: "vendor delay")])
         report = try await engine.catchUp(account: "a")
         #expect(report.changesApplied == 1)
         #expect(try await found("supplier").isEmpty)
         #expect(try await found("vendor") == ["note:a:1"])
 
-        try store.records.write([note("2", 2, title: "Budget", deleted: true)])
+        try await store.records.write([note("2", 2, title: "Budget", deleted: true)])
         report = try await engine.catchUp(account: "a")
         #expect(report.removed == 1)
         try await expectIndexEqualsProjection()
@@ -78,16 +78,16 @@ import ReplicaTestSupport
     }
 
     @Test func anEditOutsideTheSearchableFieldsDoesNotReindex() async throws {
-        let engine = ProjectionEngine(store: store)
-        try store.records.write([note("1", 1, title: "Launch", body: "words", extra: "x")])
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        try await store.records.write([note("1", 1, title: "Launch", body: "words", extra: "x")])
         _ = try await engine.catchUp(account: "a")
         let before = try #require(try await store.search(SearchQuery("launch")).first)
         clock.advance(by: 3600)
-        try store.records.write([note("1", 2, title: "Launch", body: "words", extra: "changed")])
+        try await store.records.write([note("1", 2, title: "Launch", body: "words", extra: "changed")])
         // The modification time is searchable metadata; keep it as it was so only "extra" differs.
         var same = note("1", 3, title: "Launch", body: "words", extra: "again")
         same.modified = before.item.attributeSet.contentModificationDate
-        try store.records.write([same])
+        try await store.records.write([same])
         _ = try await engine.catchUp(account: "a")
         let after = try #require(try await store.search(SearchQuery("launch")).first)
         #expect(after.indexedAt == before.indexedAt, "the item was not written again")
@@ -96,14 +96,14 @@ import ReplicaTestSupport
     }
 
     @Test func outOfOrderAndDuplicatedDeliveriesChangeNothing() async throws {
-        let engine = ProjectionEngine(store: store)
-        try store.records.write([note("1", 3, title: "three")])
-        try store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three"), note("1", 1, title: "one")])
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        try await store.records.write([note("1", 3, title: "three")])
+        try await store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three"), note("1", 1, title: "one")])
         _ = try await engine.catchUp(account: "a")
         #expect(try await found("three") == ["note:a:1"])
         #expect(try await found("two").isEmpty)
 
-        try store.records.write([note("1", 5, title: "gone", deleted: true), note("1", 4, title: "late")])
+        try await store.records.write([note("1", 5, title: "gone", deleted: true), note("1", 4, title: "late")])
         _ = try await engine.catchUp(account: "a")
         #expect(try await found("late").isEmpty)
         #expect(try await store.index(account: "a").itemCount() == 0)
@@ -111,9 +111,9 @@ import ReplicaTestSupport
     }
 
     @Test func replayingTheChangeLogChangesNothing() async throws {
-        let engine = ProjectionEngine(store: store)
-        try store.records.write((1...20).map { note("\($0)", 1, title: "title \($0)", body: "body \($0)") })
-        try store.records.write([note("3", 2, title: "edited"), note("4", 2, title: "x", deleted: true)])
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        try await store.records.write((1...20).map { note("\($0)", 1, title: "title \($0)", body: "body \($0)") })
+        try await store.records.write([note("3", 2, title: "edited"), note("4", 2, title: "x", deleted: true)])
         _ = try await engine.catchUp(account: "a")
         let index = try store.index(account: "a")
         let before = try await index.allItems()
@@ -129,8 +129,8 @@ import ReplicaTestSupport
     }
 
     @Test func theChangeLogIsPrunedOnceApplied() async throws {
-        try store.records.write((1...5).map { note("\($0)", 1, title: "t") })
-        _ = try await ProjectionEngine(store: store).catchUp(account: "a")
+        try await store.records.write((1...5).map { note("\($0)", 1, title: "t") })
+        _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "a")
         let records = try #require(try store.recordsDatabase(for: "a", creating: false))
         #expect(try records.changes(after: 0, limit: 10).isEmpty)
     }
@@ -138,13 +138,13 @@ import ReplicaTestSupport
     // MARK: Projection versions
 
     @Test func aNewProjectionVersionRebuildsEveryItemWhileSearchKeepsAnswering() async throws {
-        try store.records.write((1...25).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
-        let v1 = ProjectionSet()
+        try await store.records.write((1...25).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
+        let v1 = ProjectionSet(indexName: Store.defaultIndexName)
         _ = try await ProjectionEngine(store: store, projections: v1).catchUp(account: "a")
         #expect(try await found("body5") == ["note:a:5"])
 
         // Version 2 makes the body the title and drops the body.
-        let v2 = ProjectionSet([Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])])
+        let v2 = ProjectionSet([Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])], indexName: Store.defaultIndexName)
         let engine = ProjectionEngine(store: store, projections: v2, batchSize: 1)
         let partial = try await Blocking.run { try engine.catchUpNow(account: "a", rebuildBatchLimit: 1) }
         #expect(partial.rebuilt == 20, "a rebuild reads 20 batches' worth of records at once")
@@ -164,9 +164,30 @@ import ReplicaTestSupport
         #expect(try await engine.catchUp(account: "a").rebuilt == 0)
     }
 
+    /// Two builds of an app in the field: the older one must not rebuild what the newer one built, or
+    /// they would rebuild back and forth.
+    @Test func anOlderProjectionVersionNeverRebuildsWhatANewerOneBuilt() async throws {
+        try await store.records.write((1...5).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
+        let v1 = ProjectionSet(indexName: Store.defaultIndexName)
+        let v2 = ProjectionSet([Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])],
+                               indexName: Store.defaultIndexName)
+        #expect(try await ProjectionEngine(store: store, projections: v2).catchUp(account: "a").indexed == 5)
+        // The older build catches up: nothing rebuilt, and the items stay as version 2 made them.
+        #expect(try await ProjectionEngine(store: store, projections: v1).catchUp(account: "a").rebuilt == 0)
+        try await expectIndexEqualsProjection(v2)
+        // A change it applies is projected with its own version; the rest are untouched.
+        try await store.records.write([note("1", 2, title: "renamed", body: "body1")])
+        let older = try await ProjectionEngine(store: store, projections: v1).catchUp(account: "a")
+        #expect(older.rebuilt == 0 && older.indexed == 1)
+        #expect(try await found("renamed") == ["note:a:1"])
+        // The newer build, back again, has nothing to rebuild either: its version is still the index's.
+        #expect(try await ProjectionEngine(store: store, projections: v2).catchUp(account: "a").rebuilt == 0)
+        #expect(try await store.status().accounts.first?.records?.rebuilding == [])
+    }
+
     @Test func anIndexRebuiltAfterDamageIsRefilledFromTheRecords() async throws {
-        try store.records.write((1...6).map { note("\($0)", 1, title: "title\($0)") })
-        let engine = ProjectionEngine(store: store)
+        try await store.records.write((1...6).map { note("\($0)", 1, title: "title\($0)") })
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         _ = try await engine.catchUp(account: "a")
         // The change log is pruned by now; a new, empty index must still end up complete.
         let index = try store.index(account: "a")
@@ -181,10 +202,10 @@ import ReplicaTestSupport
     // MARK: Expiration, accounts, quarantine
 
     @Test func messagesExpireAfterTheirKindsLifetime() async throws {
-        let projections = ProjectionSet([Projection(kind: "message", contentType: .message, attributes: [(.title, ["title"])], lifetime: 30 * 86_400)])
+        let projections = ProjectionSet([Projection(kind: "message", contentType: .message, attributes: [(.title, ["title"])], lifetime: 30 * 86_400)], indexName: Store.defaultIndexName)
         let engine = ProjectionEngine(store: store, projections: projections)
         let sent = clock.now
-        try store.records.write([Record(account: "a", kind: "message", id: "m", version: 1, modified: sent, fields: [("title", "ephemeral")])])
+        try await store.records.write([Record(account: "a", kind: "message", id: "m", version: 1, modified: sent, fields: [("title", "ephemeral")])])
         _ = try await engine.catchUp(account: "a")
         #expect(try await found("ephemeral") == ["message:a:m"])
         clock.advance(by: 30 * 86_400 + 1)
@@ -193,12 +214,12 @@ import ReplicaTestSupport
     }
 
     @Test func switchingAccountsRemovesTheRecordsAndTheirItems() async throws {
-        let engine = ProjectionEngine(store: store)
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         let canary = "zqcanary\(UInt32.random(in: 0..<UInt32.max))"
-        try store.records.write([note("1", 1, title: canary, body: "\(canary) body")])
-        try store.records.write([Record(account: "b", kind: "note", id: "1", version: 1, fields: [("title", "bob's")])])
+        try await store.records.write([note("1", 1, title: canary, body: "\(canary) body")])
+        try await store.records.write([Record(account: "b", kind: "note", id: "1", version: 1, fields: [("title", "bob's")])])
         _ = try await engine.catchUpAllAccounts()
-        try store.switchAccount(to: "b")
+        try await store.switchAccount(to: "b")
         #expect(directory.filesContaining(canary).isEmpty)
         #expect(try await found(canary).isEmpty)
         #expect(try await found("bob's") == ["note:b:1"])
@@ -206,10 +227,10 @@ import ReplicaTestSupport
     }
 
     @Test func aRecordThatDoesNotFitIsQuarantinedUntilANewerVersionFits() async throws {
-        let engine = ProjectionEngine(store: store)
-        try store.records.write([note("1", 1, title: "fine"), note("2", 1, title: "also fine")])
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        try await store.records.write([note("1", 1, title: "fine"), note("2", 1, title: "also fine")])
         _ = try await engine.catchUp(account: "a")
-        try store.records.write([Record(account: "a", kind: "note", id: "2", version: 2, fields: [("title", 42), ("body", "secret")]),
+        try await store.records.write([Record(account: "a", kind: "note", id: "2", version: 2, fields: [("title", 42), ("body", "secret")]),
                                  note("3", 1, title: "flowing")])
         let report = try await engine.catchUp(account: "a")
         #expect(report.quarantined.map(\.id) == ["2"])
@@ -218,7 +239,7 @@ import ReplicaTestSupport
         #expect(try await found("flowing") == ["note:a:3"], "the rest of the log kept flowing")
         #expect(try await store.status().accounts.first?.records?.quarantined.map(\.id) == ["2"])
 
-        try store.records.write([note("2", 3, title: "fixed")])
+        try await store.records.write([note("2", 3, title: "fixed")])
         #expect(try await engine.catchUp(account: "a").quarantined.isEmpty)
         #expect(try await found("fixed") == ["note:a:2"])
         #expect(try await store.status().accounts.first?.records?.quarantined == [])
@@ -259,7 +280,7 @@ import ReplicaTestSupport
     }
 
     @Test func catchingUpAnAccountThatIsNotSignedInSaysSo() async throws {
-        await #expect(performing: { try await ProjectionEngine(store: store).catchUp(account: "nobody") }, throws: { error in
+        await #expect(performing: { try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "nobody") }, throws: { error in
             (error as? ReplicaError)?.code == .accountNotSignedIn && (error as? LocalizedError)?.errorDescription?.contains("not signed in") == true
         })
     }

@@ -30,7 +30,7 @@ import ReplicaTestSupport
     }
 
     func engine(_ tables: [FollowedTable]? = nil) -> ProjectionEngine {
-        ProjectionEngine(store: store, followedTables: tables ?? [table])
+        ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: tables ?? [table])
     }
 
     func found(_ words: String, account: AccountID? = nil) async throws -> [String] {
@@ -132,7 +132,7 @@ import ReplicaTestSupport
         try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'alice note'), (2, 'carol', 1, 'carol note')")
         _ = try await engine().catchUpAllAccounts()
         #expect(try await found("note") == ["note:alice:1"])
-        try store.switchAccount(to: "bob")
+        try await store.switchAccount(to: "bob")
         _ = try await engine().catchUpAllAccounts()
         #expect(try await found("note").isEmpty)
         #expect(try store.signedInAccounts().map(\.id) == ["bob"])

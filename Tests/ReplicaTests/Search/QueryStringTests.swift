@@ -257,7 +257,7 @@ import ReplicaTestSupport
         #expect(found[1].item.attributeSet.rating == 4)
         #expect(found[1].origin.owner == .api)
         #expect(try await store.fetchItems(withIdentifiers: ["m1"], account: "alice", indexNames: ["default"]).isEmpty)
-        try store.signOut("alice")
+        try await store.signOut("alice")
         await #expect(throws: ReplicaError.self) { try await store.fetchItems(withIdentifiers: ["a1"], account: "alice") }
     }
 }

@@ -8,7 +8,7 @@ enum READMESnippets {
     /// README.md, Swift snippet 1.
     static func snippet1() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
-        try store.signIn("alice")            // at login: writes for an account not signed in are refused
+        try await store.signIn("alice")            // at login: writes for an account not signed in are refused
         let index = try store.index(named: "Notes", account: "alice")
 
         var attributes = AttributeSet(contentType: .plainText)
@@ -24,7 +24,7 @@ enum READMESnippets {
         let results = try await store.search(SearchQuery("launch risk"))   // every signed-in account
         print(results.map(\.title))
         try await index.deleteItems(withDomainIdentifiers: ["account.alice.notes"])
-        try store.switchAccount(to: "bob")   // on logout: alice's files are deleted
+        try await store.switchAccount(to: "bob")   // on logout: alice's files are deleted
     }
 
     /// README.md, Swift snippet 2.
@@ -57,12 +57,19 @@ enum READMESnippets {
     /// README.md, Swift snippet 4.
     static func snippet4() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
-        try store.signIn("alice")
-        try store.records.write([Record(account: "alice", kind: "note", id: "42", version: 7,
-                                        fields: [("title", "Launch plan"), ("body", "The launch risk …")])])
-        // How a note's fields become an item's attributes (the configuration file can declare the same).
-        let notes = Projection(kind: "note", attributes: [(.title, ["title"]), (.textContent, ["body"])])
-        let engine = ProjectionEngine(store: store, projections: ProjectionSet([notes]))
+        try await store.signIn("alice")
+        _ = try await store.records.write([Record(account: "alice", kind: "note", id: "42", version: 7,
+                                            fields: ["title": "Launch plan", "body": "The launch risk …"])])
+        // A Codable value works too: its properties become the fields (dates as ISO 8601 text).
+        struct Note: Codable { var title: String; var body: String }
+        _ = try await store.records.write([try Record(account: "alice", kind: "note", id: "43", version: 1,
+                                                encoding: Note(title: "Budget", body: "Numbers"))])
+        // How a note's fields become an item's attributes (the configuration file can declare the same), and
+        // the index they go to: name the one the app's own indexItems calls use, so one app has one index.
+        var notes = Projection(kind: "note", version: 1, contentType: .plainText,
+                               attributes: [(.title, ["title"]), (.textContent, ["body"])])
+        notes.lifetime = nil                                  // keep items while their record exists
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet([notes], indexName: "Notes"))
         let report = try await engine.catchUp(account: "alice")   // what it indexed, removed, quarantined
         print(report.indexed)
     }
@@ -70,12 +77,38 @@ enum READMESnippets {
     /// README.md, Swift snippet 5.
     static func snippet5() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
+        var table = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
+                                  kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
+        table.deletedColumn = "deleted"                       // soft deletes, if the app keeps them
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: "Notes"), followedTables: [table])
+        _ = try await engine.catchUpAllAccounts()             // or `try await engine.run()` to keep following
+    }
+
+    /// README.md, Swift snippet 6.
+    static func snippet6() async throws {
+        final class NotesIndexer: IndexDelegate {
+            func reindexAllItems(in index: SearchableIndex) async throws {
+                try await index.indexItems([])                // the app's items, from its own storage
+            }
+            func reindexItems(withIdentifiers identifiers: [ItemIdentifier], in index: SearchableIndex) async throws {
+                _ = identifiers                               // look these up and index them again (or delete them)
+            }
+        }
+
+        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
+        let indexer = NotesIndexer()                          // kept alive by the app: the index holds it weakly
+        try await store.index(named: "Notes", account: "alice").setDelegate(indexer)
+    }
+
+    /// README.md, Swift snippet 7.
+    static func snippet7() async throws {
+        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         var configuration = SearchTool.Configuration(guide: .focused(.communications))
         configuration.contactResolver = FixedContactResolver(ResolvedContact(displayName: "Ada Lovelace",
                                                                              emailAddresses: ["ada@example.com"]))
         // The record store is asked about records; a delegate (HydrationDelegate) would be asked about items
         // the app indexed itself.
-        configuration.hydration = Hydration(projections: ProjectionSet())
+        configuration.hydration = Hydration(projections: ProjectionSet(indexName: Store.defaultIndexName))
         let tool = SearchTool(store: store, configuration: configuration)
         let result = await tool.call(arguments: #"{"query": "launch", "from": "me", "sent": {"after": "-7d"}}"#)
         print(result.text)

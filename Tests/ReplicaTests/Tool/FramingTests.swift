@@ -21,7 +21,7 @@ import ReplicaTestSupport
 
     init() async throws {
         fixture = try await ToolFixture()
-        try fixture.store.records.write(Self.hostile.enumerated().map { index, entry in
+        try await fixture.store.records.write(Self.hostile.enumerated().map { index, entry in
             Record(account: "a", kind: "note", id: "hostile\(index)", version: 1,
                    fields: [("title", .string(entry.title)), ("body", .string(entry.body))])
         })

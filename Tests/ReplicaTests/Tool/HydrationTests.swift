@@ -28,7 +28,7 @@ import ReplicaTestSupport
 
     @Test func aDeletedRecordIsDroppedAndRemovedFromTheIndex() async throws {
         // The record store has the deletion; the projection has not applied it yet.
-        try store.records.write([note("plan", version: 2, title: "Launch plan", body: "", deleted: true)])
+        try await store.records.write([note("plan", version: 2, title: "Launch plan", body: "", deleted: true)])
         #expect(try await indexed("supplier") == ["note:a:plan"])
         let found = try await store.search(SearchQuery("supplier"), hydration: hydration)
         #expect(found.results.isEmpty)
@@ -37,7 +37,7 @@ import ReplicaTestSupport
     }
 
     @Test func aRecordTheAccountMayNoLongerReadIsDroppedAndRemoved() async throws {
-        try store.records.write([note("plan", version: 2, title: "Launch plan", body: "supplier risk", readers: ["b"])])
+        try await store.records.write([note("plan", version: 2, title: "Launch plan", body: "supplier risk", readers: ["b"])])
         _ = try await ProjectionEngine(store: store, projections: fixture.projections).catchUp(account: "a")
         let result = await fixture.tool().call(arguments: #"{"query": "supplier"}"#)
         let structured = try StructuredResult(result)
@@ -47,12 +47,12 @@ import ReplicaTestSupport
         #expect(!result.text.contains("Launch plan"), "a withheld item shows nothing of itself")
         #expect(try await indexed("supplier").isEmpty)
         // Shared with the account again, it is found again.
-        try store.records.write([note("plan", version: 3, title: "Launch plan", body: "supplier risk", readers: ["a", "b"])])
+        try await store.records.write([note("plan", version: 3, title: "Launch plan", body: "supplier risk", readers: ["a", "b"])])
         #expect(try StructuredResult(await fixture.tool().call(arguments: #"{"query": "supplier"}"#)).ids == ["note:a:plan"])
     }
 
     @Test func aStaleItemIsWithheldUntilTheProjectionCatchesUp() async throws {
-        try store.records.write([note("plan", version: 2, title: "Launch plan, revised", body: "supplier risk")])
+        try await store.records.write([note("plan", version: 2, title: "Launch plan, revised", body: "supplier risk")])
         let stale = try await store.search(SearchQuery("supplier"), hydration: hydration)
         #expect(stale.results.isEmpty)
         #expect(stale.dropped.map(\.reason) == ["the index holds version 1 and the record is at 2"])
@@ -64,7 +64,7 @@ import ReplicaTestSupport
     }
 
     @Test func theToolCatchesUpWithTheChangeLogBeforeAnswering() async throws {
-        try store.records.write([Record(account: "a", kind: "expense", id: "e4", version: 1,
+        try await store.records.write([Record(account: "a", kind: "expense", id: "e4", version: 1,
                                         fields: [("title", "Launch taxi"), ("body", "launch taxi"), ("amount", 100), ("category", "travel")])])
         let result = await fixture.tool().call(arguments: #"""
             {"query": "launch", "filters": {"where": [{"attribute": "amount", "op": "exists"}]},

@@ -20,7 +20,7 @@ struct ToolFixture {
     init() async throws {
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
-        for account: AccountID in ["a", "b"] { try store.signIn(account) }
+        for account: AccountID in ["a", "b"] { try await store.signIn(account) }
         var message = Projection.default(for: "message")
         message.attributes += [(.authorEmailAddresses, ["fromAddress"]), (.recipientEmailAddresses, ["toAddress"])]
         message.attributes = message.attributes.map { key, fields in
@@ -32,8 +32,8 @@ struct ToolFixture {
             (.title, ["title"]), (.textContent, ["body"]), (Self.amount, ["amount"]), (Self.category, ["category"]),
             (.contentModificationDate, ["modified"]),
         ])
-        projections = ProjectionSet([message, note, expense])
-        try store.records.write(Self.records(now: clock.now))
+        projections = ProjectionSet([message, note, expense], indexName: Store.defaultIndexName)
+        try await store.records.write(Self.records(now: clock.now))
         _ = try await ProjectionEngine(store: store, projections: projections).catchUp(account: "a")
     }
 
