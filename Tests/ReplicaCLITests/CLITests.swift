@@ -167,6 +167,70 @@ import Replica
         #expect(try replica("get", "--account", "b", "n1").status == 1)
     }
 
+    // MARK: Entities, activities, enrichment
+
+    @Test func entitiesAreImportedAndFoundAsEntities() throws {
+        let line = #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "subtitle": "Zermatt", "priority": 10, "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}, "continent": {"customKey": "com_example_continent", "value": "Europe"}}}"#
+        let imported = try replica("entities", "import", "--account", "a", "-", input: line + "\n" + #"{"type": "LandmarkEntity"}"#)
+        #expect(imported.status == 1)
+        #expect(imported.standardError.contains("line 2: an entity needs a \"type\" and an \"id\""))
+        let search = try replica("search", "--json", "pyramid")
+        #expect(search.standardOutput.contains(#""entity":{"type":"LandmarkEntity","id":"42"}"#), "\(search.standardOutput)")
+        let get = try replica("get", "--account", "a", "--json", "entity:LandmarkEntity:42")
+        #expect(get.standardOutput.contains(#""com_example_continent":"Europe""#) && !get.standardOutput.contains("replica."))
+    }
+
+    @Test func activitiesFeedRecentAndCanBeDeleted() throws {
+        try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Alpha", text: "a") + "\n" + Self.line("n2", title: "Beta", text: "b"))
+        let views = (0..<3).map { _ in #"{"activityType": "com.example.view", "persistentIdentifier": "view:n2", "relatedUniqueIdentifier": "n2", "eligibleForPrediction": true}"# }
+            + [#"{"activityType": "com.example.view", "persistentIdentifier": "view:n1", "relatedUniqueIdentifier": "n1", "eligibleForPrediction": true, "date": "2026-01-01T00:00:00Z"}"#]
+        let donated = try replica("activities", "donate", "--account", "a", "-", input: views.joined(separator: "\n"))
+        #expect(donated.status == 0)
+        let recent = try replica("recent", "--json")
+        #expect(recent.status == 0)
+        let ids = (try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).compactMap { $0["uniqueIdentifier"]?.stringValue }
+        #expect(ids == ["n2", "n1"])
+        #expect(recent.standardOutput.contains(#""title":"Beta","activityType":"com.example.view","#) && recent.standardOutput.contains(#""views":3"#))
+        #expect(try replica("activities", "delete", "--account", "a", "--all").status == 0)
+        #expect(try replica("recent", "--json").standardOutput == #"{"recent":[]}"# + "\n")
+    }
+
+    @Test func importedMessagesAreEnrichedAndStatusCountsWhatWasNot() throws {
+        let now = ISO8601.string(from: Date())
+        let text = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5) + "Can you confirm by tomorrow?"
+        let lines = [
+            #"{"uniqueIdentifier": "m1", "domainIdentifier": "thread.1", "updateListenerOptions": ["summarization", "priority"], "attributes": {"contentType": "public.email-message", "title": "Launch", "textContent": "\#(text)", "contentCreationDate": "\#(now)", "authors": [{"displayName": "Bob", "handles": ["bob@example.com"]}]}}"#,
+            #"{"uniqueIdentifier": "m2", "domainIdentifier": "thread.1", "updateListenerOptions": ["summarization"], "attributes": {"contentType": "public.email-message", "title": "Re", "textContent": "ok", "contentCreationDate": "\#(now)", "authorNames": ["Ada"]}}"#,
+        ]
+        #expect(try replica("import", "--account", "a", "-", input: lines.joined(separator: "\n")).status == 0)
+        let get = try replica("get", "--account", "a", "--json", "m1")
+        let attributes = try JSON.parse(get.standardOutput)["items"]?.arrayValue?.first?["attributes"]
+        #expect(attributes?["textContentSummary"]?.stringValue?.contains("supplier") == true)
+        #expect(attributes?["isPriority"]?.boolValue != nil)
+        let status = try replica("status", "--json")
+        let enrichment = try JSON.parse(status.standardOutput)["accounts"]?.arrayValue?.first?["indexes"]?.arrayValue?.first?["enrichment"]
+        #expect(enrichment?["enriched"]?.intValue == 1)
+        #expect(enrichment?["skipped"] == .object([("summarization.tooShort", 1)]))
+        #expect(try replica("status").standardOutput.contains("summaries and priority: 1 enriched; not enriched: 1 summarization.tooShort"))
+    }
+
+    @Test func watchAnnouncesEnrichedItemsAsJSONLines() async throws {
+        let watcher = try RunningProcess(replica: ["--store", store, "watch", "--json"])
+        // Another process (the app) indexes a message that asks for a summary; the watcher enriches it.
+        let app = try Store(directory: URL(fileURLWithPath: store))
+        var attributes = AttributeSet(contentType: .emailMessage)
+        attributes.textContent = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5)
+        attributes.contentCreationDate = Date()
+        attributes.authorNames = ["Bob"]
+        var mail = SearchableItem(uniqueIdentifier: "m1", domainIdentifier: "thread.1", attributeSet: attributes)
+        mail.updateListenerOptions = [.summarization]
+        try await app.index(account: "a").indexItems([mail])
+        let line = #"{"event":"itemsUpdated","account":"a","index":"default","items":[{"uniqueIdentifier":"m1","changed":["textContentSummary"]}]}"#
+        #expect(await eventually { watcher.standardOutput.contains(line) }, "\(watcher.standardOutput)")
+        watcher.signal(SIGTERM)
+        #expect(watcher.waitForExit(timeout: 10) == 0)
+    }
+
     // MARK: Usage and exit codes
 
     @Test func usageErrorsExitTwoAndSayWhatToDo() throws {

@@ -10,6 +10,8 @@ public struct StoreStatus: Sendable {
         public var lastClientState: Data?
         /// Semantic search's vectors and backlog; `nil` without an embedder.
         public var embedding: EmbeddingStatus?
+        /// Summaries and priority: items enriched, waiting, failing, and skipped by reason.
+        public var enrichment: EnrichmentStatus?
     }
 
     /// An account's record store and how far its index follows it.
@@ -64,7 +66,8 @@ extension Store {
                     itemCount: try await index.itemCount(),
                     bytes: index.fileSize(),
                     lastClientState: try await index.fetchLastClientState(),
-                    embedding: try await embeddingStatus(of: index)))
+                    embedding: try await embeddingStatus(of: index),
+                    enrichment: try await enrichmentStatus(of: index)))
             }
             accounts.append(StoreStatus.AccountStatus(id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
                                                       records: try await recordsStatus(record.id)))
@@ -143,19 +146,30 @@ extension StoreStatus {
                             ("rebuilding", .array(records.rebuilding.map(JSON.string))),
                         ])
                     } ?? .null),
-                    ("indexes", .array(account.indexes.map { index in
-                        .object([
-                            ("name", .string(index.name)),
-                            ("itemCount", .number(Double(index.itemCount))),
-                            ("bytes", .number(Double(index.bytes))),
-                            ("lastClientState", Self.describe(clientState: index.lastClientState)),
-                            ("vectors", index.embedding.map { .object([("items", .number(Double($0.items))), ("passages", .number(Double($0.passages))),
-                                                                       ("bytes", .number(Double($0.bytes))),
-                                                                       ("backlog", .number(Double($0.backlog)))]) } ?? .null),
-                        ])
-                    })),
+                    ("indexes", .array(account.indexes.map(Self.json))),
                 ])
             })),
+        ])
+    }
+
+    /// One index as `replica status --json` prints it.
+    static func json(_ index: IndexStatus) -> JSON {
+        let vectors: JSON = index.embedding.map { embedding in
+            .object([("items", .number(Double(embedding.items))), ("passages", .number(Double(embedding.passages))),
+                     ("bytes", .number(Double(embedding.bytes))), ("backlog", .number(Double(embedding.backlog)))])
+        } ?? .null
+        let enrichment: JSON = index.enrichment.map { status in
+            let skipped: [(String, JSON)] = status.skipped.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) }
+            return .object([("enriched", .number(Double(status.enriched))), ("pending", .number(Double(status.pending))),
+                            ("failing", .number(Double(status.failing))), ("skipped", .object(skipped))])
+        } ?? .null
+        return .object([
+            ("name", .string(index.name)),
+            ("itemCount", .number(Double(index.itemCount))),
+            ("bytes", .number(Double(index.bytes))),
+            ("lastClientState", describe(clientState: index.lastClientState)),
+            ("vectors", vectors),
+            ("enrichment", enrichment),
         ])
     }
 }

@@ -29,6 +29,8 @@ public final class Store: Sendable {
         /// The model semantic search runs (`try MiniLMEmbedder()` for the one replica ships); `nil`
         /// searches by the words alone. Items are embedded by ``embedPendingItems(progress:)``.
         public var embedder: (any Embedder)?
+        /// Summaries and priority for the items that ask for them (``enrichPendingItems(accounts:)``).
+        public var enrichment = EnrichmentConfiguration()
 
         public init() {}
     }

@@ -105,7 +105,7 @@ struct Hydrator: Sendable {
                                                                   indexName: owner.index, includingContent: includingContent)
                     return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
                 }
-            case .other:
+            case .other, .activities:
                 break
             }
             // Items a host indexed itself, with no delegate to ask, stand as stored.

@@ -6,7 +6,7 @@ struct Stage: Sendable {
     enum Kind: Sendable {
         case filter([Predicate])
         case sort(by: AttributeKey?, descending: Bool, limit: Int?)
-        case score(recency: Double, priority: Double)
+        case score(recency: Double, priority: Double, engagement: Double)
         case group(by: AttributeKey)
         case count
         case table(columns: [AttributeKey])
@@ -76,8 +76,8 @@ struct Stage: Sendable {
             return .items(Array(sorted.prefix(limit ?? .max)).map(\.item))
         case (.sort(let by, let descending, let limit), .scoredItems(let items)):
             return .scoredItems(Array(Self.sort(items, by: by, descending: descending).prefix(limit ?? .max)))
-        case (.score(let recency, let priority), _):
-            return .scoredItems(Self.score(input.results, recency: recency, priority: priority, now: now))
+        case (.score(let recency, let priority, let engagement), _):
+            return .scoredItems(Self.score(input.results, recency: recency, priority: priority, engagement: engagement, now: now))
         case (.group(let by), _):
             return .groupedItems(Self.group(input.results, by: by))
         case (.count, .groupedItems(let groups)):
@@ -131,18 +131,21 @@ struct Stage: Sendable {
         }
     }
 
-    /// Relevance (the best score scaled to 1) plus weighted recency (halving every 30 days) and priority
-    /// (the `priority` attribute, or the rating out of 5).
-    static func score(_ items: [SearchResult], recency: Double, priority: Double, now: Date) -> [ScoredItem] {
+    /// Relevance (the best score scaled to 1) plus weighted recency (halving every 30 days), priority
+    /// (`isPriority` as 1 or 0, else a numeric `priority` attribute, else the rating out of 5), and
+    /// engagement (from the account's user activities, 0 to 1: ``Engagement``).
+    static func score(_ items: [SearchResult], recency: Double, priority: Double, engagement: Double = 0, now: Date) -> [ScoredItem] {
         let best = items.map(\.score).max() ?? 0
         return items.map { item in
             var score = best > 0 ? item.score / best : 0
             let date = item.item.attributeSet.contentModificationDate ?? item.indexedAt
             let days = max(0, now.timeIntervalSince(date) / 86_400)
             score += recency * pow(0.5, days / 30)
-            if let value = item.item.attributeSet[AttributeKey("priority")]?.numberValue ?? item.item.attributeSet.rating.map({ $0 / 5 }) {
+            let attributes = item.item.attributeSet
+            if let value = attributes.isPriority.map({ $0 ? 1.0 : 0 }) ?? attributes[AttributeKey("priority")]?.numberValue ?? attributes.rating.map({ $0 / 5 }) {
                 score += priority * value
             }
+            score += engagement * item.engagement
             return ScoredItem(item: item, score: (score * 10_000).rounded() / 10_000)
         }.sorted { $0.score > $1.score }
     }

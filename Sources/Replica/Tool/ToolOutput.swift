@@ -71,8 +71,9 @@ enum ToolOutput {
 
     static func result(n: Int, _ result: SearchResult, _ fetch: [AttributeKey]) -> JSON {
         let attributes = result.item.attributeSet
-        var quoted: [(String, JSON?)] = [("title", result.title.map(JSON.string)), ("snippet", result.snippet.map(JSON.string))]
-        for key in fetch where !key.isInternal && key != .title {
+        var quoted: [(String, JSON?)] = [("title", result.title.map(JSON.string)), ("snippet", result.snippet.map(JSON.string)),
+                                         ("summary", attributes.textContentSummary.map(JSON.string))]
+        for key in fetch where !key.isInternal && key != .title && key != .textContentSummary {
             if let value = attributes[key] { quoted.append((key.rawValue, value.json(forCustomKey: !key.isSystem))) }
         }
         return .object(omittingNil: [
@@ -86,6 +87,8 @@ enum ToolOutput {
             ("type", attributes.contentType.map { .string($0.rawValue) }),
             ("created", attributes.contentCreationDate.map { .string(ISO8601.string(from: $0)) }),
             ("modified", attributes.contentModificationDate.map { .string(ISO8601.string(from: $0)) }),
+            ("priority", attributes.isPriority.map(JSON.bool)),
+            ("entity", result.item.entity?.json),
             ("quoted", .object(omittingNil: quoted)),
         ])
     }

@@ -261,8 +261,11 @@ struct ToolRequestReader {
             return Stage(kind: .sort(by: key, descending: json["order"]?.stringValue != "asc", limit: limit), name: name)
         case "score":
             let recency = json["recency"]?.doubleValue ?? 0, priority = json["priority"]?.doubleValue ?? 0
-            guard (0...10).contains(recency), (0...10).contains(priority) else { throw ToolError("'recency' and 'priority' are weights from 0 to 10") }
-            return Stage(kind: .score(recency: recency, priority: priority), name: name)
+            let engagement = json["engagement"]?.doubleValue ?? 0
+            guard (0...10).contains(recency), (0...10).contains(priority), (0...10).contains(engagement) else {
+                throw ToolError("'recency', 'priority' and 'engagement' are weights from 0 to 10")
+            }
+            return Stage(kind: .score(recency: recency, priority: priority, engagement: engagement), name: name)
         case "group":
             return Stage(kind: .group(by: try attribute("by")), name: name)
         case "count":

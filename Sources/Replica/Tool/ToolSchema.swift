@@ -16,6 +16,9 @@ struct ToolSchema {
                 + " Use queries (a list) for several searches at once."
         case .focused(let domain):
             text += " Fields narrow the \(domain.kind.rawValue) searched."
+            if domain.kind == .communications {
+                text += " A message may come with a summary of its thread and a priority flag."
+            }
         case .dynamic:
             text += " Narrow with the filters offered; stages work on the matches."
         }
@@ -99,12 +102,12 @@ struct ToolSchema {
         var stageProperties: [(String, JSON)] = [
             ("where", .object([("type", "array"), ("items", .object([("$ref", "#/$defs/condition")]))])),
             ("by", .object([("type", "string")])), ("order", .object([("enum", ["asc", "desc"])])),
-            ("limit", .object([("type", "integer")])), ("recency", .object([("type", "number")])), ("priority", .object([("type", "number")])),
+            ("limit", .object([("type", "integer")])), ("recency", .object([("type", "number")])), ("priority", .object([("type", "number")])), ("engagement", .object([("type", "number")])),
             ("columns", .object([("type", "array"), ("items", .object(attribute))])),
             ("function", .object([("enum", .array(Stage.statisticFunctions.map(JSON.string)))])), ("attribute", .object(attribute)),
         ]
         var stageHelp = "In order on the matches; each takes what the last made. filter(where). sort(by attr|relevance, order, limit). "
-            + "score(recency, priority weights)→scored. group(by)→groups. count→number. table(columns)→table. "
+            + "score(recency, priority, engagement weights)→scored. group(by)→groups. count→number. table(columns)→table. "
             + "statistic(function, attribute)→number. text→plain text."
         for stage in customStages {
             stageNames.append(stage.name)

@@ -40,6 +40,11 @@ enum ImportCommand: Command {
         """
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
+        try await run(&arguments, context: context, parse: SearchableItem.init(json:))
+    }
+
+    /// Imports lines each `parse` makes an item of (items here, entities for `replica entities import`).
+    static func run(_ arguments: inout Arguments, context: Context, parse: (JSON) throws -> SearchableItem) async throws {
         let account = try requiredAccount(&arguments)
         let indexName = try indexName(&arguments)
         let clientState = try arguments.value("--client-state")
@@ -104,7 +109,7 @@ enum ImportCommand: Command {
 
         while let line = try reader.nextJSON() {
             do {
-                pending.append((try SearchableItem(json: line.get()), reader.lineNumber))
+                pending.append((try parse(line.get()), reader.lineNumber))
             } catch let error as ReplicaError {
                 rejected += 1
                 Output.note("line \(reader.lineNumber): \(error.message)")
@@ -128,7 +133,10 @@ enum ImportCommand: Command {
             }
         }
         Progress.clear()
-        if imported > 0 { try await Embedding.bringUpToDate(store, accounts: [account], skip: noEmbed) }
+        if imported > 0 {
+            try await Embedding.bringUpToDate(store, accounts: [account], skip: noEmbed)
+            await Embedding.enrich(store, accounts: [account])
+        }
 
         if json {
             Output.printJSON(.object([

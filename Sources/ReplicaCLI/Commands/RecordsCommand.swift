@@ -99,7 +99,10 @@ enum RecordsCommand: Command {
             report.quarantined += caughtUp.quarantined
         }
         Progress.clear()
-        if report.indexed > 0 { try await Embedding.bringUpToDate(store, accounts: accounts, skip: noEmbed) }
+        if report.indexed > 0 {
+            try await Embedding.bringUpToDate(store, accounts: accounts, skip: noEmbed)
+            await Embedding.enrich(store, accounts: accounts)
+        }
         for entry in report.quarantined {
             Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)")
         }

@@ -15,13 +15,15 @@ enum StatusCommand: Command {
         each source's state (watching, degraded, failed, …), what it is doing, how many changes wait to be
         committed (its lag), when it last committed, its last error, and what it skipped and why; and
         semantic search's model, the vectors each index holds and the items waiting to be embedded (or
-        why semantic search is off).
+        why semantic search is off); and enrichment: items given summaries or priority, waiting, and
+        not enriched by reason (summarization.tooShort, priority.type, … — counts, never content).
 
         Options:
           --json   one JSON object: {"store": …, "semanticSearch": {"model"} or null,
                    "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
                    "indexes": [{"name", "itemCount", "bytes", "lastClientState",
-                   "vectors": {"items", "passages", "bytes", "backlog"}}], "records": {"recordCount",
+                   "vectors": {"items", "passages", "bytes", "backlog"},
+                   "enrichment": {"enriched", "pending", "failing", "skipped": {REASON: N}}}], "records": {"recordCount",
                    "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding"}}],
                    "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
                    "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
@@ -54,6 +56,13 @@ enum StatusCommand: Command {
                         + (embedding.backlog > 0 ? ", \(embedding.backlog) waiting to be embedded" : "")
                 }
                 Output.line(line)
+                if let enrichment = index.enrichment, enrichment != EnrichmentStatus.none {
+                    var facts = ["\(enrichment.enriched) enriched"]
+                    if enrichment.pending > 0 { facts.append("\(enrichment.pending) waiting" + (enrichment.failing > 0 ? " (\(enrichment.failing) failing, retried later)" : "")) }
+                    let skipped = enrichment.skipped.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+                    if !skipped.isEmpty { facts.append("not enriched: " + skipped.joined(separator: ", ")) }
+                    Output.line("    summaries and priority: " + facts.joined(separator: "; "))
+                }
             }
             if let records = account.records {
                 Output.line("  records: \(records.recordCount) held, \(records.pendingChanges) changes not yet indexed, "

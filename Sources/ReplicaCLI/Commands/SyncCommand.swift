@@ -63,6 +63,7 @@ enum SyncCommand: Command {
         for problem in report.problems { Output.note(problem) }
         let seconds = Date().timeIntervalSince(started)
         let embedded = try await Embedding.bringUpToDate(store, accounts: nil, skip: noEmbed)
+        await Embedding.enrich(store, accounts: nil)
         let embedSeconds = Date().timeIntervalSince(started) - seconds
         if json {
             Output.printJSON(.object([

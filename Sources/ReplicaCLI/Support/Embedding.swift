@@ -24,4 +24,15 @@ enum Embedding {
         Progress.clear()
         return count
     }
+
+    /// Enriches what `accounts` wrote that asked for it (summaries, priority), reporting failures as
+    /// notes: the items are searchable already, and enrichment is tried again later.
+    static func enrich(_ store: Store, accounts: [AccountID]?) async {
+        do {
+            let report = try await store.enrichPendingItems(accounts: accounts)
+            if report.failed > 0 { Output.note("\(report.failed) item\(report.failed == 1 ? "" : "s") could not be enriched; tried again later") }
+        } catch {
+            Output.note("enrichment failed: \((error as? ReplicaError)?.message ?? "\(error)"); tried again later")
+        }
+    }
 }

@@ -17,8 +17,12 @@ final class Watcher: Sendable {
     /// How often the store's list of sources and accounts is read again.
     let reloadInterval: Duration
     let sweepInterval: Duration
+    /// Print what happens as JSON lines on standard output (`--json`).
+    let json: Bool
 
-    init(store: Store, configuration: ConfigurationFile, reloadInterval: Duration = .seconds(1), sweepInterval: Duration = .seconds(60)) {
+    init(store: Store, configuration: ConfigurationFile, reloadInterval: Duration = .seconds(1), sweepInterval: Duration = .seconds(60),
+         json: Bool = false) {
+        self.json = json
         self.store = store
         self.configuration = configuration
         self.reloadInterval = reloadInterval
@@ -43,6 +47,7 @@ final class Watcher: Sendable {
             }
             group.addTask { await self.sweep() }
             group.addTask(priority: .background) { await self.embed() }
+            group.addTask(priority: .background) { await self.enrich() }
             let signal = await stopSignal.wait()
             Output.note("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); stopping the sources and committing what is in flight")
             group.cancelAll()
@@ -68,6 +73,48 @@ final class Watcher: Sendable {
                 failing = true
             }
             try? await Task.sleep(for: reloadInterval * 2)
+        }
+    }
+
+    /// Summaries and priority for new and changed items that ask for them, in the background; each item
+    /// changed is announced (with `--json`, as a line on standard output).
+    private func enrich() async {
+        var failing = false
+        while !Task.isCancelled {
+            do {
+                let report = try await store.enrichPendingItems()
+                failing = false
+                announce(report)
+            } catch {
+                if !failing { Output.note("enrichment failed: \((error as? ReplicaError)?.message ?? "\(error)"); trying again later") }
+                failing = true
+            }
+            try? await Task.sleep(for: reloadInterval)
+        }
+    }
+
+    /// One line per index whose items enrichment changed:
+    /// `{"event": "itemsUpdated", "account", "index", "items": [{"uniqueIdentifier", "changed": […]}]}`.
+    private func announce(_ report: EnrichmentReport) {
+        var groups: [(account: AccountID, index: String, items: [(ItemIdentifier, [AttributeKey])])] = []
+        for update in report.updates {
+            if let last = groups.indices.last, groups[last].account == update.account, groups[last].index == update.index {
+                groups[last].items.append((update.identifier, update.changed))
+            } else {
+                groups.append((update.account, update.index, [(update.identifier, update.changed)]))
+            }
+        }
+        for group in groups {
+            if json {
+                Output.printJSON(.object([
+                    ("event", "itemsUpdated"), ("account", .string(group.account.rawValue)), ("index", .string(group.index)),
+                    ("items", .array(group.items.map { identifier, changed in
+                        .object([("uniqueIdentifier", .string(identifier.rawValue)), ("changed", .array(changed.map { .string($0.rawValue) }))])
+                    })),
+                ]))
+            } else {
+                Output.note("enriched \(group.items.count) item\(group.items.count == 1 ? "" : "s") of account '\(group.account)', index '\(group.index)'")
+            }
         }
     }
 
@@ -153,23 +200,30 @@ enum WatchCommand: Command {
     static let name = "watch"
     static let summary = "follow every source and record store until stopped"
     static let help = """
-        Usage: replica [--store DIR] watch
+        Usage: replica [--store DIR] watch [--json]
 
         The background watcher: follows every source of the store's signed-in accounts (file trees with
         inotify, git repositories' refs, plugins), applies each record store's changes as they are
         committed, embeds new and changed items for semantic search in the background at low priority,
-        purges expired items and retries queued deletions, until SIGTERM or SIGINT. Sources
+        enriches the items that ask for summaries or priority (and says which it changed), purges
+        expired items and retries queued deletions, until SIGTERM or SIGINT. Sources
         added, removed or signed out while it runs are picked up within a second. On a signal it stops
         the sources, commits what is in flight and exits within a few seconds.
 
         config/replica-watch.service runs it as a systemd user service at low CPU and I/O priority.
         'replica sync', 'search' and the other commands may run while it does.
+
+        Options:
+          --json   announce changes as JSON lines on standard output; for now one kind:
+                   {"event": "itemsUpdated", "account", "index", "items": [{"uniqueIdentifier",
+                   "changed": ["textContentSummary", "isPriority"]}]} when enrichment changed items
         """
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let json = arguments.flag("--json")
         try arguments.finish()
         let configuration = try context.configuration()
         let store = try context.openStore()
-        await Watcher(store: store, configuration: configuration).run()
+        await Watcher(store: store, configuration: configuration, json: json).run()
     }
 }

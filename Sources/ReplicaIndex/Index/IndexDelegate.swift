@@ -26,6 +26,28 @@ public protocol IndexDelegate: AnyObject, Sendable {
 
     /// Index these items again (or delete them, if they are gone).
     func reindexItems(withIdentifiers identifiers: [ItemIdentifier], in index: SearchableIndex) async throws
+
+    /// Items that replica changed after they were indexed: enrichment wrote a summary
+    /// (`textContentSummary`) or a priority (`isPriority`), as Core Spotlight's `searchableItemsDidUpdate`
+    /// reports. Optional; the default does nothing.
+    func searchableItemsDidUpdate(_ updates: [ItemUpdate], in index: SearchableIndex) async
+}
+
+extension IndexDelegate {
+    public func searchableItemsDidUpdate(_ updates: [ItemUpdate], in index: SearchableIndex) async {}
+}
+
+/// An item replica changed after it was indexed, and which attributes changed.
+public struct ItemUpdate: Sendable, Hashable {
+    /// The item as it is now stored, its text content included.
+    public var item: SearchableItem
+    /// The attributes that changed.
+    public var changedAttributes: [AttributeKey]
+
+    public init(item: SearchableItem, changedAttributes: [AttributeKey]) {
+        self.item = item
+        self.changedAttributes = changedAttributes
+    }
 }
 
 /// Something a store noticed that its host may want to log.
@@ -47,6 +69,8 @@ public struct StoreEvent: Sendable, CustomStringConvertible {
         public static let catchUpFailed = Kind(rawValue: "catchUpFailed")
         /// The embedding model failed or is missing: search answers by the words alone.
         public static let embeddingFailed = Kind(rawValue: "embeddingFailed")
+        /// An enricher (summarizer or priority classifier) failed on an item; it is tried again later.
+        public static let enrichmentFailed = Kind(rawValue: "enrichmentFailed")
     }
 
     public var kind: Kind

@@ -115,8 +115,8 @@ struct TextColumns: Sendable {
         var roles: [AttributeKey: (Role, Int)] = [:]
         for (order, key) in [AttributeKey.title, .displayName, .subject].enumerated() { roles[key] = (.title, order) }
         for (order, key) in [AttributeKey.keywords, .alternateNames, .projects, .organizations].enumerated() { roles[key] = (.keywords, order) }
-        for (order, key) in [AttributeKey.contentDescription, .headline, .comment, .information, .path, .namedLocation, .city,
-                             .artist, .album].enumerated() {
+        for (order, key) in [AttributeKey.contentDescription, .textContentSummary, .headline, .comment, .information, .path,
+                             .namedLocation, .city, .artist, .album, .transcribedTextContent].enumerated() {
             roles[key] = (.description, order)
         }
         for (order, key) in [AttributeKey.authors, .authorNames, .authorEmailAddresses, .creator].enumerated() { roles[key] = (.author, order) }

@@ -64,6 +64,8 @@ public final class SearchableIndex: Sendable {
     private struct State {
         var database: Database
         weak var delegate: (any IndexDelegate)?
+        /// The entity queries by type name, held weakly as the delegate is.
+        var entityQueries: [String: WeakEntityQuery] = [:]
         var isInvalidated = false
     }
 
@@ -361,8 +363,10 @@ public final class SearchableIndex: Sendable {
         let (found, unreadable) = try await read { reader in try reader.search(query, pattern: pattern, semantic: semantic) }
         if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
         return found.map { found in
-            SearchResult(account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
-                         origin: found.origin, indexedAt: found.indexedAt, match: found.match)
+            var result = SearchResult(account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
+                                      origin: found.origin, indexedAt: found.indexedAt, match: found.match)
+            result.engagement = found.engagement
+            return result
         }
     }
 
@@ -435,19 +439,56 @@ public final class SearchableIndex: Sendable {
         try await deliverPendingReindex()
     }
 
+    /// Tells the delegate, if one is set, that replica changed these items after they were indexed.
+    package func notifyUpdated(_ updates: [ItemUpdate]) async {
+        guard !updates.isEmpty, let delegate = state.withLock({ $0.delegate }) else { return }
+        await delegate.searchableItemsDidUpdate(updates, in: self)
+    }
+
+    /// Sets the query an entity type's reindex requests go to (or removes it with `nil`), and delivers
+    /// any request still owed, as ``setDelegate(_:)`` does.
+    public func setEntityQuery(_ query: (any IndexedEntityQuery)?, forType typeName: String) async throws {
+        state.withLock { $0.entityQueries[typeName] = query.map(WeakEntityQuery.init) }
+        try await deliverPendingReindex()
+    }
+
+    /// Delivers an owed reindex request to the delegate and the entity queries: a request to reindex
+    /// everything goes to all of them; identifiers go to the entity query of their type
+    /// (`entity:<type>:<id>`) or else to the delegate. It is cleared once every receiver returned
+    /// without throwing; with nobody to receive it, it stays owed.
     private func deliverPendingReindex() async throws {
-        guard let delegate = state.withLock({ $0.delegate }) else { return }
+        let (delegate, queries) = state.withLock { state in
+            (state.delegate, state.entityQueries.compactMapValues { $0.query })
+        }
+        guard delegate != nil || !queries.isEmpty else { return }
         let (all, some) = try await read { reader in
             (try reader.meta("reindex_all_pending") == "1", try reader.meta("reindex_identifiers"))
         }
+        let description = IndexDescription(account: account, indexName: name)
         if all {
-            try await delegate.reindexAllItems(in: self)
+            try await delegate?.reindexAllItems(in: self)
+            for (_, query) in queries.sorted(by: { $0.key < $1.key }) { try await query.reindexAllEntities(indexDescription: description) }
             try await write { writer in
                 try writer.setMeta("reindex_all_pending", nil)
                 try writer.setMeta("reindex_identifiers", nil)
             }
         } else if let some, let identifiers = try? JSON.parse(some).arrayValue?.compactMap(\.stringValue), !identifiers.isEmpty {
-            try await delegate.reindexItems(withIdentifiers: identifiers.map(ItemIdentifier.init(rawValue:)), in: self)
+            var byType: [String: [String]] = [:]
+            var others: [ItemIdentifier] = []
+            for identifier in identifiers {
+                let parts = identifier.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+                if parts.count == 3, parts[0] == "entity", queries[String(parts[1])] != nil {
+                    byType[String(parts[1]), default: []].append(String(parts[2]))
+                } else {
+                    others.append(ItemIdentifier(identifier))
+                }
+            }
+            // What nobody here can take stays owed.
+            if !others.isEmpty, delegate == nil { return }
+            if !others.isEmpty { try await delegate?.reindexItems(withIdentifiers: others, in: self) }
+            for (type, ids) in byType.sorted(by: { $0.key < $1.key }) {
+                try await queries[type]?.reindexEntities(withIdentifiers: ids, indexDescription: description)
+            }
             try await write { writer in try writer.setMeta("reindex_identifiers", nil) }
         }
     }
@@ -465,4 +506,10 @@ public final class SearchableIndex: Sendable {
                           message: "\(identifiers.count) item(s) in index '\(name)' of account '\(account)' could not be read back; they were dropped and their owner asked to reindex them"))
         try? await deliverPendingReindex()
     }
+}
+
+/// An entity query held weakly, as Core Spotlight holds its delegates.
+struct WeakEntityQuery {
+    weak var query: (any IndexedEntityQuery)?
+    init(_ query: any IndexedEntityQuery) { self.query = query }
 }

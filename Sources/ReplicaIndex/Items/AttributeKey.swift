@@ -106,11 +106,23 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Ex
     // MARK: Flags
     public static let allDay: AttributeKey = "allDay"
 
+    // MARK: Communications and enrichment
+    /// A short summary of a message's thread or a recording, written by enrichment (or by the app).
+    public static let textContentSummary: AttributeKey = "textContentSummary"
+    /// Whether a message deserves attention, as enrichment classified it (or the app said).
+    public static let isPriority: AttributeKey = "isPriority"
+    /// The transcript of a recording.
+    public static let transcribedTextContent: AttributeKey = "transcribedTextContent"
+    /// The HTML body of a mail, as UTF-8 data.
+    public static let htmlContentData: AttributeKey = "htmlContentData"
+
     // MARK: replica's own (kept with items, never shown to a model)
     /// The kind of the record an item was projected from.
     public static let recordKind: AttributeKey = "replica.recordKind"
     /// The id of the record an item was projected from.
     public static let recordID: AttributeKey = "replica.recordID"
+    /// What the item asked enrichment for (``UpdateListenerOptions``), as names.
+    public static let updateListenerOptions: AttributeKey = "replica.updateListenerOptions"
 
     /// Whether the key is one of replica's own bookkeeping attributes.
     public var isInternal: Bool { rawValue.hasPrefix("replica.") }
@@ -121,7 +133,8 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Ex
         for key: AttributeKey in [.title, .displayName, .contentDescription, .textContent, .subject, .headline, .comment,
                                   .information, .identifier, .kindName, .version, .language, .copyright, .genre,
                                   .contentType, .path, .url, .contentURL, .namedLocation, .city, .stateOrProvince,
-                                  .country, .artist, .album, .composer, .creator] {
+                                  .country, .artist, .album, .composer, .creator, .textContentSummary,
+                                  .transcribedTextContent] {
             kinds[key] = .text
         }
         for key: AttributeKey in [.alternateNames, .keywords, .contentTypeTree, .authorNames, .authorEmailAddresses,
@@ -141,7 +154,9 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Ex
             kinds[key] = .number
         }
         kinds[.thumbnailData] = .data
+        kinds[.htmlContentData] = .data
         kinds[.allDay] = .bool
+        kinds[.isPriority] = .bool
         return kinds
     }()
 }

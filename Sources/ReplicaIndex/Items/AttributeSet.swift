@@ -92,6 +92,18 @@ public struct AttributeSet: Hashable, Sendable {
         set { self[.textContent] = newValue.map(AttributeValue.text) }
     }
 
+    /// A summary of the item's thread or recording (``AttributeKey/textContentSummary``).
+    public var textContentSummary: String? {
+        get { values[.textContentSummary]?.textValue }
+        set { self[.textContentSummary] = newValue.map(AttributeValue.text) }
+    }
+
+    /// Whether the item deserves attention (``AttributeKey/isPriority``).
+    public var isPriority: Bool? {
+        get { if case .bool(let flag)? = values[.isPriority] { return flag } else { return nil } }
+        set { self[.isPriority] = newValue.map(AttributeValue.bool) }
+    }
+
     public var subject: String? {
         get { values[.subject]?.textValue }
         set { self[.subject] = newValue.map(AttributeValue.text) }

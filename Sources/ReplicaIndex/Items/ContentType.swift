@@ -45,6 +45,10 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, ExpressibleBySt
     public static let image: ContentType = "public.image"
     public static let movie: ContentType = "public.movie"
     public static let audio: ContentType = "public.audio"
+    /// A recording of speech, such as a voice memo or a voicemail.
+    public static let voiceAudio: ContentType = "public.voice-audio"
+    /// A chat or SMS message.
+    public static let instantMessage: ContentType = "public.instant-message"
     public static let folder: ContentType = "public.folder"
 
     /// Each known type and the type it directly conforms to (some have two).
@@ -78,6 +82,7 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, ExpressibleBySt
             "public.audiovisual-content": ["public.content", "public.data"],
             "public.movie": ["public.audiovisual-content"],
             "public.audio": ["public.audiovisual-content"],
+            "public.voice-audio": ["public.audio"],
             "public.folder": ["public.item"],
             "public.archive": ["public.data"],
             "com.adobe.pdf": ["public.content", "public.data"],

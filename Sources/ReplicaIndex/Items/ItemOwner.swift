@@ -17,6 +17,8 @@ public enum ItemOwner: Hashable, Sendable, CustomStringConvertible {
     case source(String)
     /// A table of an app's own database followed through triggers: `<database path>#<table>`.
     case table(String)
+    /// A search-eligible user activity that is about no indexed item (``UserActivity``).
+    case activities
     /// An owner this version of replica does not know (written by a newer one); it owns its items all
     /// the same.
     case other(String)
@@ -25,6 +27,7 @@ public enum ItemOwner: Hashable, Sendable, CustomStringConvertible {
         switch rawValue {
         case "api": self = .api
         case "records": self = .records
+        case "activities": self = .activities
         case _ where rawValue.hasPrefix("source:"): self = .source(String(rawValue.dropFirst("source:".count)))
         case _ where rawValue.hasPrefix("table:"): self = .table(String(rawValue.dropFirst("table:".count)))
         default: self = .other(rawValue)
@@ -35,6 +38,7 @@ public enum ItemOwner: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .api: "api"
         case .records: "records"
+        case .activities: "activities"
         case .source(let name): "source:" + name
         case .table(let name): "table:" + name
         case .other(let raw): raw

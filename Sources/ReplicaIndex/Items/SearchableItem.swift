@@ -108,7 +108,16 @@ extension SearchableItem {
             }
             isUpdate = flag
         }
-        let attributes: AttributeSet
+        var options: UpdateListenerOptions = []
+        if let value = json["updateListenerOptions"], !value.isNull {
+            let names = value.arrayValue?.compactMap(\.stringValue) ?? []
+            let known = Dictionary(uniqueKeysWithValues: UpdateListenerOptions.names)
+            guard names.count == value.arrayValue?.count, names.allSatisfy({ known[$0] != nil }) else {
+                throw ReplicaError(.invalidItem, "item '\(identifierText)': updateListenerOptions must be an array of \"summarization\" and \"priority\"")
+            }
+            options = UpdateListenerOptions(names.compactMap { known[$0] })
+        }
+        var attributes: AttributeSet
         do {
             attributes = try json["attributes"].map(AttributeSet.init(json:)) ?? AttributeSet()
         } catch let error as ReplicaError {
@@ -116,6 +125,7 @@ extension SearchableItem {
         }
         self.init(uniqueIdentifier: ItemIdentifier(identifierText), domainIdentifier: domain,
                   attributeSet: attributes, expirationDate: expiration, isUpdate: isUpdate)
+        if !options.isEmpty { updateListenerOptions = options }
         try validate()
     }
 
@@ -126,7 +136,40 @@ extension SearchableItem {
             ("domainIdentifier", domainIdentifier.map { .string($0.rawValue) }),
             ("expirationDate", expirationDate.map { .string(ISO8601.string(from: $0)) }),
             ("isUpdate", isUpdate ? .bool(true) : nil),
-            ("attributes", attributeSet.json()),
+            ("updateListenerOptions", updateListenerOptions.isEmpty ? nil : .array(updateListenerOptions.namesList.map(JSON.string))),
+            ("attributes", attributeSet.json(excluding: [.updateListenerOptions])),
         ])
+    }
+}
+
+// MARK: - Enrichment
+
+/// What an item asks enrichment to add once it is indexed (Core Spotlight's `updateListenerOptions`):
+/// a summary of its thread, a priority, or both.
+public struct UpdateListenerOptions: OptionSet, Hashable, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Summarize the item's thread into `textContentSummary`.
+    public static let summarization = UpdateListenerOptions(rawValue: 1)
+    /// Classify the item's priority into `isPriority`.
+    public static let priority = UpdateListenerOptions(rawValue: 2)
+
+    /// The options by the names `replica import` and the item's JSON use.
+    public static let names: [(String, UpdateListenerOptions)] = [("summarization", .summarization), ("priority", .priority)]
+
+    /// The options' names, in a fixed order.
+    public var namesList: [String] { Self.names.filter { contains($0.1) }.map(\.0) }
+}
+
+extension SearchableItem {
+    /// What the item asks enrichment for; kept with its attributes (under an internal key that is never
+    /// shown to a model), so that it survives merges and is read back with the item.
+    public var updateListenerOptions: UpdateListenerOptions {
+        get {
+            let names = attributeSet[.updateListenerOptions]?.strings ?? []
+            return UpdateListenerOptions(UpdateListenerOptions.names.filter { names.contains($0.0) }.map(\.1))
+        }
+        set { attributeSet[.updateListenerOptions] = newValue.isEmpty ? nil : .texts(newValue.namesList) }
     }
 }

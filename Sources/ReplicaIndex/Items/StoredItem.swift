@@ -30,8 +30,9 @@ public struct StoredItem: Sendable {
     }
 
     /// The item as `replica get --json` prints it: `uniqueIdentifier`, `domainIdentifier`, `account`,
-    /// `index`, `owner`, `version`, `indexed`, `expirationDate` and `attributes` (every stored attribute by
-    /// its Core Spotlight key).
+    /// `index`, `owner`, `version`, `indexed`, `expirationDate`, `attributes` (every stored attribute by
+    /// its Core Spotlight key, replica's own bookkeeping left out), `updateListenerOptions` and `entity`
+    /// when there are any.
     public var json: JSON {
         .object(omittingNil: [
             ("uniqueIdentifier", .string(item.uniqueIdentifier.rawValue)),
@@ -42,7 +43,9 @@ public struct StoredItem: Sendable {
             ("version", origin.version.map(JSON.string)),
             ("indexed", .string(ISO8601.string(from: indexedAt))),
             ("expirationDate", item.expirationDate.map { .string(ISO8601.string(from: $0)) }),
-            ("attributes", item.attributeSet.json()),
+            ("attributes", item.attributeSet.json(excluding: Set(item.attributeSet.keys.filter(\.isInternal)))),
+            ("updateListenerOptions", item.updateListenerOptions.isEmpty ? nil : .array(item.updateListenerOptions.namesList.map(JSON.string))),
+            ("entity", item.entity?.json),
         ])
     }
 }

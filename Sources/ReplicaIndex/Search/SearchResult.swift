@@ -25,6 +25,9 @@ public struct SearchResult: Sendable {
     public var indexedAt: Date
     /// Whether the words, the meaning, or both found it.
     public var match: SearchMatch
+    /// How engaged the person is with the item, from its user activities (``Engagement``), 0 to 1;
+    /// already counted in ``score``.
+    public var engagement: Double = 0
 
     public init(account: AccountID, indexName: String, item: SearchableItem, score: Double, snippet: String?,
                 origin: ItemOrigin, indexedAt: Date, match: SearchMatch = .lexical) {
@@ -60,6 +63,7 @@ extension SearchResult {
             ("owner", .string(origin.owner.rawValue)),
             ("version", origin.version.map(JSON.string)),
             ("indexed", .string(ISO8601.string(from: indexedAt))),
+            ("entity", item.entity?.json),
         ])
     }
 }

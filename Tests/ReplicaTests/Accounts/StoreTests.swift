@@ -48,7 +48,7 @@ import Synchronization
         }
         // Other async work, started after the waits.
         try await Task.sleep(for: .milliseconds(100))
-        await Task.detached { otherWorkRan.signal() }.value
+        _ = await Task.detached { otherWorkRan.signal() }.value
         try await waits.value
         #expect(releasedInTime.withLock { $0 } == true)
         #expect(try store.signedInAccounts().map(\.id).contains("bob"))
@@ -115,6 +115,24 @@ import Synchronization
         let batch = alice.beginBatch()
         try batch.deleteItems(withIdentifiers: ["n1"])
         try await batch.end(clientState: Data(canary.utf8))
+        // Activities, entities and enrichment results are the account's too.
+        try await alice.donateUserActivities([UserActivity(activityType: "com.example.view", persistentIdentifier: "view:\(canary)",
+                                                           title: "\(canary) viewed", relatedUniqueIdentifier: "n2",
+                                                           keywords: [canary], isEligibleForPrediction: true)])
+        try await alice.indexItems([SearchableItem(reference: EntityReference(typeName: "Canary", id: canary),
+                                                   attributes: AttributeSet(), priority: 5)].map { item in
+            var entity = item
+            entity.attributeSet.title = canary
+            return entity
+        })
+        var mail = Fixtures.item("mail", text: String(repeating: "\(canary) words of a message long enough to summarize. ", count: 8),
+                                 contentType: .emailMessage)
+        mail.domainIdentifier = "thread.1"
+        mail.attributeSet.contentCreationDate = Date()
+        mail.attributeSet.authorNames = ["Bob"]
+        mail.updateListenerOptions = [.summarization, .priority]
+        try await alice.indexItems([mail])
+        #expect(try await store.enrichPendingItems(accounts: ["alice"]).enriched == 1)
         try await store.index(account: "bob").indexItems([Fixtures.item("b", text: "bob's own words")])
         #expect(!directory.filesContaining(canary).isEmpty, "the canary should be on disk before the sign-out")
 

@@ -1,0 +1,27 @@
+import Foundation
+
+extension Store {
+    /// The items each signed-in account's person (or those of `accounts`) is likely to want next, from
+    /// their prediction-eligible user activities, most engaged first across every index.
+    ///
+    /// For example:
+    /// ```swift
+    /// for recent in try await store.recentActivities(accounts: ["alice"], limit: 5) {
+    ///     print(recent.identifier, recent.title ?? "", recent.engagement)
+    /// }
+    /// ```
+    public func recentActivities(accounts: [AccountID] = [], limit: Int = 10) async throws
+        -> [(account: AccountID, indexName: String, activity: RecentActivity)] {
+        var found: [(account: AccountID, indexName: String, activity: RecentActivity)] = []
+        var signedIn = try signedInAccounts().map(\.id)
+        if !accounts.isEmpty { signedIn = signedIn.filter(accounts.contains) }
+        for account in signedIn {
+            for name in try indexNames(for: account) {
+                guard let index = try existingIndex(named: name, account: account) else { continue }
+                found += try await index.recentActivities(limit: limit).map { (account, name, $0) }
+            }
+        }
+        return Array(found.sorted { ($0.activity.engagement, $0.activity.lastViewed) > ($1.activity.engagement, $1.activity.lastViewed) }
+            .prefix(limit))
+    }
+}

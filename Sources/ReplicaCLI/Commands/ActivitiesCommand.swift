@@ -1,0 +1,118 @@
+import Foundation
+import Replica
+
+/// `replica activities`: user activities donated and deleted.
+enum ActivitiesCommand: Command {
+    static let name = "activities"
+    static let summary = "donate or delete user activities (views, opens) of an account"
+    static let help = """
+        Usage: replica [--store DIR] activities donate --account ID [--index NAME] FILE|-
+               replica [--store DIR] activities delete --account ID [--index NAME] (--id PID… | --all)
+
+        donate reads user activities, one JSON object per line, as NSUserActivity donates them:
+          {"activityType": "com.example.notes.view", "persistentIdentifier": "view:note:42",
+           "title": "Launch plan", "relatedUniqueIdentifier": "note:alice:42", "keywords": ["launch"],
+           "date": "2026-11-23T09:00:00Z", "eligibleForSearch": true, "eligibleForPrediction": true,
+           "attributes": {…}, "entity": {"type": "LandmarkEntity", "id": "42"}}
+        An activity about an indexed item (relatedUniqueIdentifier) raises that item in search by
+        engagement: recency halving every 7 days times min(1, log2(1 + views) / 4), at most 0.05 of a
+        0-1 score, so it never passes a clearly better match. Donating the same persistentIdentifier
+        again counts one more view. A search-eligible activity about nothing indexed is searchable
+        itself (as activity:PID). Prediction-eligible activities feed replica recent. Activities are
+        deleted with the account at sign-out. Lines that cannot be read are reported and skipped (exit 1).
+
+        delete removes activities by persistent identifier (--id, repeatable or several after one) or
+        all of them (--all), with the items made of them.
+
+        Options:
+          --account ID   the account (required; it must be signed in)
+          --index NAME   the named index holding the activities (default: default); use the index of
+                         the items they are about
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        guard let action = arguments.next() else { throw CLIError.usage("say what to do: activities donate or delete") }
+        let account = try requiredAccount(&arguments)
+        let indexName = try indexName(&arguments)
+        switch action {
+        case "donate":
+            let inputs = try arguments.positionals()
+            guard inputs.count == 1 else { throw CLIError.usage("name the file of activities, or - for standard input") }
+            var reader = try LineReader(path: inputs[0])
+            defer { reader.close() }
+            let index = try context.openStore().index(named: indexName, account: account)
+            var activities: [UserActivity] = []
+            var rejected = 0
+            while let line = try reader.nextJSON() {
+                do {
+                    activities.append(try UserActivity(json: line.get()))
+                } catch let error as ReplicaError {
+                    rejected += 1
+                    Output.note("line \(reader.lineNumber): \(error.message)")
+                }
+            }
+            try await index.donateUserActivities(activities)
+            Output.note("donated \(activities.count) activit\(activities.count == 1 ? "y" : "ies") to account '\(account)'")
+            if rejected > 0 { throw CLIError.quiet(status: 1) }
+        case "delete":
+            let identifiers = try arguments.values("--id", greedy: true)
+            let all = arguments.flag("--all")
+            try arguments.finish()
+            guard identifiers.isEmpty != !all else { throw CLIError.usage("say what to delete: --id PID… or --all") }
+            guard let index = try context.openStore().existingIndex(named: indexName, account: account) else {
+                throw CLIError.failure("account '\(account)' has no index '\(indexName)', or is not signed in")
+            }
+            let deleted = all ? try await index.deleteAllSavedUserActivities()
+                : try await index.deleteSavedUserActivities(withPersistentIdentifiers: identifiers)
+            Output.note("deleted \(deleted) activit\(deleted == 1 ? "y" : "ies")")
+        default:
+            throw CLIError.usage("unknown activities command '\(action)'; use donate or delete")
+        }
+    }
+}
+
+/// `replica recent`: what the person is likely to want next.
+enum RecentCommand: Command {
+    static let name = "recent"
+    static let summary = "the items an account's person is likely to want next"
+    static let help = """
+        Usage: replica [--store DIR] recent [--account ID]… [--limit N] [--json]
+
+        Lists the items of prediction-eligible user activities (replica activities donate), most engaged
+        first: engagement is recency (halving every 7 days) times min(1, log2(1 + views) / 4).
+
+        Options:
+          --account ID   only this account (repeatable)
+          --limit N      at most N items (default 10, at most 100)
+          --json         {"recent": [{"account", "index", "uniqueIdentifier", "title", "activityType",
+                         "lastViewed", "views", "engagement", "entity"}]}
+        """
+
+    static func run(_ arguments: inout Arguments, context: Context) async throws {
+        let accounts = try accounts(&arguments)
+        let limit = try arguments.integer("--limit", in: 1...100) ?? 10
+        let json = arguments.flag("--json")
+        try arguments.finish()
+        let recent = try await context.openStore().recentActivities(accounts: accounts, limit: limit)
+        if json {
+            Output.printJSON(.object([("recent", .array(recent.map { entry in
+                .object(omittingNil: [
+                    ("account", .string(entry.account.rawValue)), ("index", .string(entry.indexName)),
+                    ("uniqueIdentifier", .string(entry.activity.identifier.rawValue)), ("title", entry.activity.title.map(JSON.string)),
+                    ("activityType", .string(entry.activity.activityType)),
+                    ("lastViewed", .string(ISO8601.string(from: entry.activity.lastViewed))),
+                    ("views", .integer(Int64(entry.activity.views))),
+                    ("engagement", .number((entry.activity.engagement * 1000).rounded() / 1000)),
+                    ("entity", entry.activity.entity?.json),
+                ])
+            }))]))
+            return
+        }
+        if recent.isEmpty { Output.note("nothing recent") }
+        for entry in recent {
+            Output.print(DisplayText.oneLine(entry.activity.identifier.rawValue + (entry.activity.title.map { " — " + $0 } ?? ""))
+                + "\n  account \(entry.account) · \(entry.activity.views) view\(entry.activity.views == 1 ? "" : "s") · last "
+                + ISO8601.string(from: entry.activity.lastViewed) + String(format: " · engagement %.2f", entry.activity.engagement))
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import ReplicaCore
+import ReplicaSQLite
+
+/// An item that asked for enrichment and was written since the enrichment pass last looked at it.
+package struct PendingEnrichment: Sendable {
+    package var rowID: Int64
+    /// The item with its text content.
+    package var item: SearchableItem
+    package var origin: ItemOrigin
+    /// The item's `indexed` time when it was read: results are stored only if it is still that version.
+    package var indexed: Double
+    /// What the stored results were made from, and the results, from an earlier pass.
+    package var input: String?
+    package var summary: String?
+    package var priority: Bool?
+    package var attempts: Int
+}
+
+/// How many of an index's items asked for enrichment, by what happened to them.
+package struct EnrichmentCounts: Sendable, Equatable {
+    package var enriched = 0
+    package var pending = 0
+    package var failing = 0
+    /// Items not (fully) enriched, by reason code (`summarization.tooShort`, `priority.type`, …).
+    package var skipped: [String: Int] = [:]
+}
+
+extension IndexReader {
+    /// Up to `limit` items waiting for enrichment whose retry time has come, oldest first.
+    package func pendingEnrichment(limit: Int) throws -> [PendingEnrichment] {
+        try connection.cached("""
+            SELECT \(Self.itemColumns), items.body, items.id, enrichment.input, enrichment.summary, enrichment.priority,
+                enrichment.attempts
+            FROM enrichment JOIN items ON items.id = enrichment.item
+            WHERE enrichment.pending = 1 AND (enrichment.next_attempt IS NULL OR enrichment.next_attempt <= ?1)
+                AND items.expires > ?1
+            ORDER BY enrichment.item LIMIT ?2
+            """).rows([.real(now.timeIntervalSince1970), .integer(Int64(limit))]) { row in
+            let (item, origin, indexed) = try Self.decodeItem(row, textContent: row.optionalText(10))
+            return PendingEnrichment(rowID: row.int64(11), item: item, origin: origin, indexed: indexed.timeIntervalSince1970,
+                                     input: row.optionalText(12), summary: row.optionalText(13),
+                                     priority: row.optionalInt64(14).map { $0 != 0 }, attempts: row.int(15))
+        }
+    }
+
+    /// The messages of a thread (one domain) created no later than `date`, oldest first, at most `limit`
+    /// (the latest), with their text.
+    package func thread(domain: DomainIdentifier, upTo date: Date?, limit: Int) throws -> [SearchableItem] {
+        let items = try connection.cached("""
+            SELECT \(Self.itemColumns), items.body FROM items
+            WHERE items.domain = ?1 AND items.expires > ?2 AND (?3 IS NULL OR coalesce(items.created, items.indexed) <= ?3)
+            ORDER BY coalesce(items.created, items.indexed) DESC, items.id DESC LIMIT ?4
+            """).rows([.text(domain.rawValue), .real(now.timeIntervalSince1970), SQLValue(date?.timeIntervalSince1970),
+                       .integer(Int64(limit))]) { row in
+            try Self.decodeItem(row, textContent: row.optionalText(10)).0
+        }
+        return items.reversed()
+    }
+
+    /// The enrichment counts of this index.
+    package func enrichmentCounts() throws -> EnrichmentCounts {
+        var counts = EnrichmentCounts()
+        try connection.cached("""
+            SELECT pending, attempts > 0, input IS NOT NULL AND (summary IS NOT NULL OR priority IS NOT NULL), skipped, count(*)
+            FROM enrichment GROUP BY 1, 2, 3, 4
+            """).each { row in
+            let number = row.int(4)
+            if row.int(0) != 0 {
+                counts.pending += number
+                if row.int(1) != 0 { counts.failing += number }
+            } else if row.int(2) != 0 {
+                counts.enriched += number
+            }
+            if row.int(0) == 0, let reasons = row.optionalText(3) {
+                for reason in reasons.split(separator: ",") { counts.skipped[String(reason), default: 0] += number }
+            }
+            return true
+        }
+        return counts
+    }
+}
+
+extension IndexWriter {
+    /// Stores an item's enrichment and merges its results into the item (as its own owner made it),
+    /// unless the item changed or went since it was read.
+    ///
+    /// - Parameters:
+    ///   - summary, priority: the results to write into `textContentSummary` and `isPriority` (`nil`
+    ///     leaves that attribute as it is).
+    ///   - skipped: the reasons an option was not applied, or `nil`.
+    /// - Returns: the item as merged, or `nil` when it changed since it was read (it stays pending).
+    package func applyEnrichment(to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?,
+                                 skipped: [String]) throws -> SearchableItem? {
+        guard try connection.cached("SELECT 1 FROM items WHERE id = ? AND indexed = ?")
+            .firstRow([.integer(pending.rowID), .real(pending.indexed)], { _ in true }) == true else { return nil }
+        var update = AttributeSet()
+        if let summary { update[.textContentSummary] = .text(summary) }
+        if let priority { update[.isPriority] = .bool(priority) }
+        var merged = pending.item
+        if !update.isEmpty {
+            let item = SearchableItem(uniqueIdentifier: pending.item.uniqueIdentifier, attributeSet: update, isUpdate: true)
+            guard try index(item, origin: pending.origin) == .merged else { return nil }
+            merged.attributeSet = merged.attributeSet.merging(update)
+        }
+        // After the merge, whose trigger queued the item again.
+        try connection.cached("""
+            UPDATE enrichment SET pending = 0, input = ?2, summary = coalesce(?3, summary), priority = coalesce(?4, priority),
+                skipped = ?5, attempts = 0, next_attempt = NULL, error = NULL
+            WHERE item = ?1
+            """).run([.integer(pending.rowID), .text(input), SQLValue(summary), SQLValue(priority.map { $0 ? Int64(1) : 0 }),
+                      SQLValue(skipped.isEmpty ? nil : skipped.joined(separator: ","))])
+        return merged
+    }
+
+    /// Notes that enriching an item failed: it stays pending and is tried again at `retry`.
+    package func recordEnrichmentFailure(_ pending: PendingEnrichment, error: String, retry: Date) throws {
+        try connection.cached("UPDATE enrichment SET attempts = attempts + 1, next_attempt = ?2, error = ?3 WHERE item = ?1")
+            .run([.integer(pending.rowID), .real(retry.timeIntervalSince1970), .text(error)])
+    }
+
+    /// Forgets an item that no longer asks for enrichment.
+    package func dropEnrichment(_ pending: PendingEnrichment) throws {
+        try connection.cached("DELETE FROM enrichment WHERE item = ?").run([.integer(pending.rowID)])
+    }
+}

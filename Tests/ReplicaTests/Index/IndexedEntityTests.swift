@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+import Synchronization
+@testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
+import ReplicaTestSupport
+
+/// App entities indexed directly: what item they become, how priority ranks them, and reindexing.
+@Suite struct IndexedEntityTests {
+    let directory: TemporaryDirectory
+    let store: Store
+    let index: SearchableIndex
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try Store(directory: directory.url)
+        try store.signIn("alice")
+        index = try store.index(named: "Landmarks", account: "alice")
+    }
+
+    struct LandmarkEntity: IndexedEntity {
+        static let typeName = "LandmarkEntity"
+        var id: String
+        var name: String
+        var summary: String
+        var continent: String
+        var extra = AttributeSet()
+
+        var displayRepresentation: EntityDisplayRepresentation { EntityDisplayRepresentation(title: name, subtitle: "in \(continent)") }
+        var indexedProperties: [EntityProperty] {
+            [EntityProperty(indexingKey: .contentDescription, value: .text(summary)),
+             EntityProperty(customIndexingKey: "com_example_continent", value: .text(continent))]
+        }
+        var attributeSet: AttributeSet { extra }
+    }
+
+    @Test func anEntityBecomesAnItemWhosePropertiesWinOverItsAttributeSet() async throws {
+        var extra = AttributeSet()
+        extra.contentDescription = "loses to the property"
+        extra.title = "loses to the display representation"
+        extra.latitude = 45.98
+        try await index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A pyramid-shaped peak",
+                                                      continent: "Europe", extra: extra)], priority: 10)
+        let stored = try #require(try await index.fetchItems(withIdentifiers: ["entity:LandmarkEntity:42"]).first)
+        let attributes = stored.item.attributeSet
+        #expect(attributes.title == "Matterhorn")
+        #expect(attributes[.headline]?.textValue == "in Europe")
+        #expect(attributes.contentDescription == "A pyramid-shaped peak")
+        #expect(attributes[AttributeKey("com_example_continent")]?.textValue == "Europe")
+        #expect(attributes.latitude == 45.98)
+        #expect(stored.item.entity == EntityReference(typeName: "LandmarkEntity", id: "42"))
+        // Results say which entity they are; the same identifier updates.
+        let result = try #require(try await index.search(SearchQuery("pyramid")).first)
+        #expect(result.item.entity?.id == "42")
+        #expect(result.json["entity"] == .object([("type", "LandmarkEntity"), ("id", "42")]))
+        try await index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A rocky peak", continent: "Europe")])
+        #expect(try await index.itemCount() == 1)
+        #expect(try await index.search(SearchQuery("pyramid")).isEmpty)
+    }
+
+    @Test func priorityOrdersEqualMatchesButNeverBeatsAClearlyBetterOne() async throws {
+        let summary = "A mountain hut near the glacier"
+        try await index.indexEntities([LandmarkEntity(id: "plain", name: "Hut A", summary: summary, continent: "Europe")], priority: 0)
+        try await index.indexEntities([LandmarkEntity(id: "favourite", name: "Hut B", summary: summary, continent: "Europe")], priority: 100)
+        try await index.indexEntities([LandmarkEntity(id: "best", name: "Glacier hut", summary: "The glacier hut, by the glacier",
+                                                      continent: "Europe")], priority: 0)
+        let results = try await index.search(SearchQuery("glacier hut"))
+        #expect(results.map { $0.item.entity?.id } == ["best", "favourite", "plain"])
+        let scores = Dictionary(uniqueKeysWithValues: results.map { ($0.item.entity?.id ?? "", $0.score) })
+        let bonus = try #require(scores["favourite"]) - #require(scores["plain"])
+        #expect(abs(bonus - 0.02) < 1e-9)
+    }
+
+    final class LandmarkQuery: IndexedEntityQuery, Sendable {
+        let asked = Mutex<[String]>([])
+        func reindexEntities(withIdentifiers identifiers: [String], indexDescription: IndexDescription) async throws {
+            asked.withLock { $0.append("some \(indexDescription.indexName): \(identifiers.sorted())") }
+        }
+        func reindexAllEntities(indexDescription: IndexDescription) async throws {
+            asked.withLock { $0.append("all \(indexDescription.account)/\(indexDescription.indexName)") }
+        }
+    }
+
+    @Test func aNewIndexAsksTheEntityQueryToReindexEverythingOnce() async throws {
+        let fresh = try store.index(named: "Fresh", account: "alice")
+        let query = LandmarkQuery()
+        try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
+        #expect(query.asked.withLock { $0 } == ["all alice/Fresh"])
+        try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
+        #expect(query.asked.withLock { $0 }.count == 1, "the request was delivered and cleared")
+    }
+
+    @Test func unreadableEntitiesAreAskedForByTheirTypesQuery() async throws {
+        let query = LandmarkQuery()
+        try await index.setEntityQuery(query, forType: LandmarkEntity.typeName)
+        query.asked.withLock { $0 = [] }
+        try await index.indexEntities([LandmarkEntity(id: "7", name: "Eiger", summary: "north face", continent: "Europe")])
+        // The stored copy is damaged; reading it back drops it and owes a reindex of that identifier.
+        try await index.write { writer in
+            try writer.connection.execute("UPDATE items SET attributes = 'not json' WHERE identifier = 'entity:LandmarkEntity:7'")
+        }
+        _ = try await index.search(SearchQuery("eiger"))
+        #expect(query.asked.withLock { $0 } == ["some Landmarks: [\"7\"]"])
+    }
+
+    @Test func anEntityLineReadsLikeTheDocumentedFormat() throws {
+        let line = try JSON.parse(#"""
+            {"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "subtitle": "Zermatt", "priority": 10,
+             "properties": {"description": {"key": "contentDescription", "value": "A peak"},
+                            "continent": {"customKey": "com_example_continent", "value": "Europe"}},
+             "attributes": {"contentDescription": "loses", "latitude": 45.98}}
+            """#)
+        let item = try SearchableItem(entityJSON: line)
+        #expect(item.uniqueIdentifier == "entity:LandmarkEntity:42")
+        #expect(item.attributeSet.contentDescription == "A peak")
+        #expect(item.attributeSet[AttributeKey("com_example_continent")]?.textValue == "Europe")
+        #expect(item.attributeSet[.entityPriority]?.numberValue == 10)
+        for (bad, problem) in [(#"{"type": "L", "id": "1"}"#, "title"), (#"{"type": "a b", "id": "1", "title": "t"}"#, "ASCII"),
+                               (#"{"type": "L", "id": "1", "title": "t", "priority": 101}"#, "0 to 100"),
+                               (#"{"type": "L", "id": "1", "title": "t", "properties": {"p": {"key": "madeUp", "value": 1}}}"#, "customKey")] {
+            #expect(performing: { try SearchableItem(entityJSON: JSON.parse(bad)) }, throws: { error in
+                (error as? ReplicaError)?.code == .invalidItem && (error as? ReplicaError)?.message.contains(problem) == true
+            })
+        }
+    }
+}

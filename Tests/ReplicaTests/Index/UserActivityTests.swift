@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
+import ReplicaTestSupport
+
+/// User activities: engagement in ranking, activities searched on their own, predictions, deletion.
+@Suite struct UserActivityTests {
+    let directory: TemporaryDirectory
+    let clock = Fixtures.ManualClock(ISO8601.date(from: "2026-11-23T12:00:00Z")!)
+    let store: Store
+    let index: SearchableIndex
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
+        try store.signIn("alice")
+        index = try store.index(account: "alice")
+    }
+
+    func view(_ item: String, at date: Date? = nil, prediction: Bool = true) -> UserActivity {
+        UserActivity(activityType: "com.example.view", persistentIdentifier: "view:\(item)", title: "Viewed \(item)",
+                     relatedUniqueIdentifier: ItemIdentifier(item), date: date, isEligibleForPrediction: prediction)
+    }
+
+    @Test func engagementRaisesAnOftenAndRecentlyViewedItemButNotOverAClearlyBetterMatch() async throws {
+        try await index.indexItems([
+            Fixtures.item("a", title: "Packing list", text: "boots and a rope for the glacier"),
+            Fixtures.item("b", title: "Packing notes", text: "boots and a rope for the glacier"),
+            Fixtures.item("best", title: "Glacier rope", text: "The glacier rope: which rope for the glacier"),
+        ])
+        let before = try await index.search(SearchQuery("glacier rope")).map(\.item.uniqueIdentifier)
+        #expect(before.first == "best")
+        let plain = before.filter { $0 != "best" }
+        // The one of the equal pair that ranked second is viewed often, and lately.
+        let viewed = plain[1]
+        for _ in 0..<15 { try await index.donateUserActivities([view(viewed.rawValue, at: clock.now.addingTimeInterval(-3600))]) }
+        let after = try await index.search(SearchQuery("glacier rope"))
+        #expect(after.map(\.item.uniqueIdentifier) == ["best", viewed, plain[0]])
+        let engaged = try #require(after.first { $0.item.uniqueIdentifier == viewed })
+        #expect(engaged.engagement > 0.99 && engaged.engagement <= 1)
+        // Not duplicated: the activity is about an indexed item, so it is no result of its own.
+        #expect(after.count == 3)
+        // Engagement fades: seven weeks later it is worth 1/128 of what it was.
+        clock.advance(by: 7 * Engagement.halfLife)
+        let faded = try #require(try await index.search(SearchQuery("glacier rope")).first { $0.item.uniqueIdentifier == viewed })
+        #expect(faded.engagement < 0.01)
+    }
+
+    @Test func engagementFollowsItsDocumentedFormula() {
+        let now = clock.now
+        #expect(Engagement.value(lastViewed: now, views: 1, now: now) == 0.25)
+        #expect(Engagement.value(lastViewed: now, views: 3, now: now) == 0.5)
+        #expect(Engagement.value(lastViewed: now, views: 100, now: now) == 1)
+        #expect(abs(Engagement.value(lastViewed: now.addingTimeInterval(-Engagement.halfLife), views: 15, now: now) - 0.5) < 1e-12)
+    }
+
+    @Test func anActivityAboutNothingIndexedIsSearchableItselfAndDeletable() async throws {
+        let opened = UserActivity(activityType: "com.example.search", persistentIdentifier: "search:tents", title: "Searched for tents",
+                                  keywords: ["camping"], isEligibleForSearch: true)
+        try await index.donateUserActivities([opened])
+        let found = try await index.search(SearchQuery("camping"))
+        #expect(found.map(\.item.uniqueIdentifier) == ["activity:search:tents"])
+        #expect(found.first?.origin.owner == .activities)
+        // Another owner's item cannot be removed through activities, nor can the app's deletes reach it.
+        #expect(try await index.deleteItems(withIdentifiers: ["activity:search:tents"]) == 0)
+        #expect(try await index.deleteSavedUserActivities(withPersistentIdentifiers: ["search:tents"]) == 1)
+        #expect(try await index.search(SearchQuery("camping")).isEmpty)
+    }
+
+    @Test func recentListsPredictionEligibleItemsMostEngagedFirst() async throws {
+        try await index.indexItems([Fixtures.item("a", title: "Alpha"), Fixtures.item("b", title: "Beta"), Fixtures.item("c", title: "Gamma")])
+        try await index.donateUserActivities([view("a", at: clock.now.addingTimeInterval(-86_400))])
+        for _ in 0..<3 { try await index.donateUserActivities([view("b")]) }
+        try await index.donateUserActivities([view("c", prediction: false)])
+        let recent = try await store.recentActivities(accounts: ["alice"])
+        #expect(recent.map(\.activity.identifier) == ["b", "a"])
+        #expect(recent.first?.activity.views == 3 && recent.first?.activity.title == "Beta")
+        #expect(try await index.deleteAllSavedUserActivities() == 3)
+        #expect(try await store.recentActivities().isEmpty)
+    }
+
+    @Test func activitiesGoWithTheAccount() async throws {
+        try await index.donateUserActivities([view("a")])
+        let file = directory.path + "/accounts/alice/indexes/default.sqlite"
+        #expect(FileManager.default.fileExists(atPath: file))
+        try await store.signOut("alice")
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+}
