@@ -56,6 +56,51 @@ enum READMESnippets {
 
     /// README.md, Swift snippet 4.
     static func snippet4() async throws {
+        var configuration = Store.Configuration()
+        configuration.enrichment.me = { _ in ["ada@example.com"] }          // whose mail is "to me"
+        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/mail/replica"), configuration: configuration)
+        try await store.signIn("ada")
+        var attributes = AttributeSet(contentType: .emailMessage)
+        attributes.textContent = "The launch moves to Friday because the supplier is late. Can you confirm by tomorrow? …"
+        attributes.contentCreationDate = Date()
+        attributes.authors = [Person(displayName: "Bob", handles: ["bob@example.com"])]
+        var mail = SearchableItem(uniqueIdentifier: "mail:1", domainIdentifier: "thread.42", attributeSet: attributes)
+        mail.updateListenerOptions = [.summarization, .priority]
+        try await store.index(named: "Mail", account: "ada").indexItems([mail])
+        let report = try await store.enrichPendingItems()   // replica watch does this in the background
+        print(report.enriched, report.skipped)
+    }
+
+    /// README.md, Swift snippet 5.
+    static func snippet5() async throws {
+        struct LandmarkEntity: IndexedEntity {
+            static let typeName = "LandmarkEntity"
+            var id: String
+            var name: String
+            var summary: String
+            var displayRepresentation: EntityDisplayRepresentation { EntityDisplayRepresentation(title: name) }
+            var indexedProperties: [EntityProperty] {
+                [EntityProperty(indexingKey: .contentDescription, value: .text(summary)),
+                 EntityProperty(customIndexingKey: "com_example_continent", value: .text("Europe"))]
+            }
+        }
+
+        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/travel/replica"))
+        try await store.signIn("alice")
+        let index = try store.index(named: "Landmarks", account: "alice")
+        try await index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A pyramid-shaped peak")], priority: 10)
+
+        var viewed = UserActivity(activityType: "com.example.travel.view", persistentIdentifier: "view:42",
+                                  title: "Matterhorn", relatedUniqueIdentifier: "entity:LandmarkEntity:42")
+        viewed.isEligibleForPrediction = true
+        try await index.donateUserActivities([viewed])
+        let recent = try await store.recentActivities(accounts: ["alice"], limit: 5)
+        let stored = try await index.fetchItems(withIdentifiers: ["entity:LandmarkEntity:42"])
+        print(recent.map(\.activity.identifier), stored.first?.item.entity?.id ?? "")
+    }
+
+    /// README.md, Swift snippet 6.
+    static func snippet6() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try await store.signIn("alice")
         _ = try await store.records.write([Record(account: "alice", kind: "note", id: "42", version: 7,
@@ -74,8 +119,8 @@ enum READMESnippets {
         print(report.indexed)
     }
 
-    /// README.md, Swift snippet 5.
-    static func snippet5() async throws {
+    /// README.md, Swift snippet 7.
+    static func snippet7() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         var table = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
                                   kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
@@ -84,8 +129,8 @@ enum READMESnippets {
         _ = try await engine.catchUpAllAccounts()             // or `try await engine.run()` to keep following
     }
 
-    /// README.md, Swift snippet 6.
-    static func snippet6() async throws {
+    /// README.md, Swift snippet 8.
+    static func snippet8() async throws {
         final class NotesIndexer: IndexDelegate {
             func reindexAllItems(in index: SearchableIndex) async throws {
                 try await index.indexItems([])                // the app's items, from its own storage
@@ -100,8 +145,8 @@ enum READMESnippets {
         try await store.index(named: "Notes", account: "alice").setDelegate(indexer)
     }
 
-    /// README.md, Swift snippet 7.
-    static func snippet7() async throws {
+    /// README.md, Swift snippet 9.
+    static func snippet9() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         var configuration = SearchTool.Configuration(guide: .focused(.communications))
         configuration.contactResolver = FixedContactResolver(ResolvedContact(displayName: "Ada Lovelace",
