@@ -36,6 +36,10 @@ import ReplicaTestSupport
                 == .comparison(.key(.title), .equal, .string("Paris", [.caseInsensitive, .diacriticInsensitive])))
         #expect(try QueryPredicate(queryString: "** == \"x\"") == .comparison(.anyText, .equal, .string("x", [])))
         #expect(try QueryPredicate(queryString: "inrange(rating, 1, 2)") == .inRange(.key(.rating), .number(1), .number(2)))
+        // Found by fuzzing: kMDItem and a digit is a name of its own, not "1", which would not parse back.
+        let digit = try QueryPredicate(queryString: "kMDItem1 != -2.5")
+        #expect(digit == .comparison(.key("kMDItem1"), .notEqual, .number(-2.5)))
+        #expect(try QueryPredicate(queryString: digit.description) == digit)
     }
 
     @Test(arguments: [
@@ -66,11 +70,15 @@ import ReplicaTestSupport
         }
     }
 
-    @Test func deepNestingIsRefusedNotOverflowed() {
+    @Test func deepNestingIsRefusedNotOverflowed() throws {
         let deep = String(repeating: "(", count: 10_000) + #"a == "1""# + String(repeating: ")", count: 10_000)
         #expect(throws: ReplicaError.self) { try QueryPredicate(queryString: deep) }
         let negations = String(repeating: "!", count: 10_000) + #"a == "1""#
         #expect(throws: ReplicaError.self) { try QueryPredicate(queryString: negations) }
+        // A long chain builds a tree as deep as it is long.
+        let chain = Array(repeating: #"a == "1""#, count: 300).joined(separator: " && ")
+        #expect(throws: ReplicaError.self) { try QueryPredicate(queryString: chain) }
+        #expect(try QueryPredicate(queryString: Array(repeating: #"a == "1""#, count: 256).joined(separator: " || ")).description.count > 0)
     }
 
     // MARK: What a comparison means

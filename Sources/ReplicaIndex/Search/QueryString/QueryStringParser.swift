@@ -20,12 +20,16 @@ struct QueryStringParser {
     private let scalars: [Unicode.Scalar]
     private var position = 0
     private var depth = 0
+    private var comparisons = 0
 
     /// How deeply parentheses and `!` may nest: enough for any query a person writes, and a bound on the
     /// parser's recursion.
     static let maximumDepth = 100
     /// The longest query string read.
     static let maximumLength = 100_000
+    /// The most comparisons one query string may hold: `&&` and `||` chains build trees as deep as they
+    /// are long, which every later step walks recursively (on threads with small stacks).
+    static let maximumComparisons = 256
 
     init(_ text: String) {
         scalars = Array(text.unicodeScalars)
@@ -74,6 +78,10 @@ struct QueryStringParser {
             let predicate = try parseOr()
             guard take(")") else { throw failure("expected ) to close the parenthesis") }
             return predicate
+        }
+        comparisons += 1
+        guard comparisons <= Self.maximumComparisons else {
+            throw failure("the query string holds more than \(Self.maximumComparisons) comparisons; split it")
         }
         let start = position
         let name = try parseAttributeName()
@@ -138,7 +146,9 @@ struct QueryStringParser {
         let name = try parseAttributeName()
         if name == "*" || name == "**" { return .anyText }
         // Spotlight's kMDItem names: kMDItemTitle is title.
-        if name.hasPrefix("kMDItem"), name.count > 7 {
+        // (Only when a letter follows, so that the name it becomes is a name too: the fuzzer found
+        // `kMDItem1`, which became `1` and did not parse back.)
+        if name.hasPrefix("kMDItem"), let first = name.dropFirst(7).unicodeScalars.first, Self.isNameStart(first) {
             let rest = name.dropFirst(7)
             return .key(AttributeKey(rest.prefix(1).lowercased() + rest.dropFirst()))
         }
