@@ -5,11 +5,16 @@ import Dispatch
 ///
 /// For example:
 /// ```swift
-/// let events = try await Blocking.run { inotify.wait(timeout: 1) }
+/// let hostname = try await Blocking.run { try String(contentsOfFile: "/etc/hostname", encoding: .utf8) }
 /// ```
 public enum Blocking {
     private static let queue = DispatchQueue(label: "replica.blocking", qos: .utility, attributes: .concurrent)
 
+    /// Runs `body` on a concurrent utility-priority Dispatch queue and returns its result once it finishes.
+    ///
+    /// - Parameter body: The blocking work.
+    /// - Returns: What `body` returns.
+    /// - Throws: Whatever `body` throws.
     public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }

@@ -7,6 +7,7 @@ public struct JSONParseError: Error, CustomStringConvertible, Sendable, Equatabl
     /// The 1-based column (in bytes) where reading stopped.
     public var column: Int
 
+    /// The reason followed by the column.
     public var description: String { "\(reason) at column \(column)" }
 }
 

@@ -23,6 +23,8 @@ public enum JSON: Sendable, Equatable {
     case array([JSON])
     case object([(String, JSON)])
 
+    /// Whether two values are the same: objects compare member by member in order, and an `.integer` equals a
+    /// `.number` holding exactly the same whole number.
     public static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -46,11 +48,13 @@ public enum JSON: Sendable, Equatable {
         return members.last(where: { $0.0 == key })?.1
     }
 
+    /// The string, when the value is a string.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
+    /// The number, when the value is a number; an `.integer` is converted, and may lose precision beyond 2^53.
     public var doubleValue: Double? {
         switch self {
         case .number(let value): value
@@ -71,21 +75,25 @@ public enum JSON: Sendable, Equatable {
         }
     }
 
+    /// The boolean, when the value is a boolean.
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
+    /// The elements, when the value is an array.
     public var arrayValue: [JSON]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
+    /// The members in their order, when the value is an object.
     public var objectValue: [(String, JSON)]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
+    /// Whether the value is `null`.
     public var isNull: Bool {
         if case .null = self { return true }
         return false
@@ -125,11 +133,17 @@ public enum JSON: Sendable, Equatable {
 extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral
 {
+    /// Makes a string from a string literal.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// Makes a `.number` from an integer literal.
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    /// Makes a number from a floating-point literal.
     public init(floatLiteral value: Double) { self = .number(value) }
+    /// Makes a boolean from `true` or `false`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// Makes an array from an array literal.
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    /// Makes `null` from `nil`.
     public init(nilLiteral: ()) { self = .null }
 }
 

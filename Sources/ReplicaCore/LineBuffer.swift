@@ -8,9 +8,9 @@
 /// For example:
 /// ```swift
 /// var lines = LineBuffer(maximumLineLength: 1 << 20)
-/// lines.append(chunk)
-/// while let line = lines.next() { … }
-/// if let last = lines.finish() { … }   // the last line, when the input does not end with a line break
+/// lines.append(Array("first\nsecond\nthird".utf8))
+/// while let line = lines.next() { print(line) }
+/// if let last = lines.finish() { print(last) }   // the last line, when the input does not end with a line break
 /// ```
 public struct LineBuffer: Sendable, CustomStringConvertible {
     /// What comes out of the buffer.
@@ -31,6 +31,9 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
     /// Inside a line that was too long: its bytes are dropped until its line break.
     private var skipping = false
 
+    /// Makes an empty buffer.
+    ///
+    /// - Parameter maximumLineLength: The most bytes a line may hold; longer lines come out as ``Line/tooLong``.
     public init(maximumLineLength: Int) {
         self.maximumLineLength = maximumLineLength
     }
@@ -39,8 +42,10 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
     /// last chunk appended.
     public var heldByteCount: Int { buffer.count - start }
 
+    /// How many bytes the buffer holds and whether it is skipping a line over the cap; never the bytes themselves.
     public var description: String { "LineBuffer(\(heldByteCount) bytes held\(skipping ? ", skipping a line over the cap" : ""))" }
 
+    /// Adds bytes as they arrive; ``next()`` then returns the lines they complete.
     public mutating func append(_ bytes: some Collection<UInt8>) {
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeSubrange(0..<start)

@@ -13,8 +13,11 @@ import Foundation
 public struct ReplicaError: Error, CustomStringConvertible, CustomDebugStringConvertible, LocalizedError, Sendable {
     /// What kind of failure this is.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, such as "invalidArgument".
         public let rawValue: String
+        /// Makes a code from its name.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
         public var description: String { rawValue }
 
         /// A query with no word that can be searched.
@@ -46,6 +49,7 @@ public struct ReplicaError: Error, CustomStringConvertible, CustomDebugStringCon
         public static let storage = Code(rawValue: "storage")
     }
 
+    /// What kind of failure this is.
     public var code: Code
     /// What went wrong and, where there is one, how to fix it.
     public var message: String
@@ -53,8 +57,17 @@ public struct ReplicaError: Error, CustomStringConvertible, CustomDebugStringCon
     public var cause: (any Error)?
     /// Where the error was raised.
     public var fileID: String
+    /// The line in ``fileID`` where the error was raised.
     public var line: Int
 
+    /// Makes an error.
+    ///
+    /// - Parameters:
+    ///   - code: What kind of failure this is.
+    ///   - message: What went wrong and how to fix it; it must not quote indexed content.
+    ///   - cause: The error underneath, if any.
+    ///   - fileID: Where the error was raised; the caller's file by default.
+    ///   - line: The line where the error was raised; the caller's line by default.
     public init(_ code: Code, _ message: String, cause: (any Error)? = nil,
                 fileID: String = #fileID, line: Int = #line) {
         self.code = code
@@ -64,6 +77,7 @@ public struct ReplicaError: Error, CustomStringConvertible, CustomDebugStringCon
         self.line = line
     }
 
+    /// The message.
     public var description: String { message }
 
     /// The message, for apps that show `localizedDescription` (it says what to do; it is in English).

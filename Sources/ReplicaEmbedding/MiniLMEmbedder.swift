@@ -17,8 +17,11 @@ import ReplicaIndex
 /// let vector = try embedder.embed(query: "how do I freeze a script into an executable")
 /// ```
 public final class MiniLMEmbedder: Embedder {
+    /// The model's name on Hugging Face; the first part of ``modelIdentifier``.
     public static let modelName = "sentence-transformers/all-MiniLM-L6-v2"
+    /// The model's name followed by the size of its weights file in bytes.
     public let modelIdentifier: String
+    /// How many numbers a vector has: 384.
     public let dimensions = 384
     /// The most passages one document is cut into; text past them is not read for meaning (it is still
     /// searched word by word).
@@ -70,10 +73,16 @@ public final class MiniLMEmbedder: Embedder {
         return candidates.first { FileManager.default.fileExists(atPath: $0 + "/model.safetensors") }.map { URL(fileURLWithPath: $0) }
     }
 
+    /// The query as one unit vector; only its first 254 word pieces are read, as sentence-transformers does.
     public func embed(query: String) throws -> [Float] {
         encoder.embed([tokenizer.encode(query)])[0]
     }
 
+    /// Each document as one unit vector per passage, in the order given; passages are encoded in batches of at most
+    /// 4,096 word pieces to bound memory.
+    ///
+    /// - Parameter documents: The texts to embed.
+    /// - Returns: For each document, the vectors of its passages (at most ``maximumPassages``).
     public func embed(documents: [String]) throws -> [[[Float]]] {
         let passages = documents.map(passages(of:))
         let all = passages.flatMap { $0 }
@@ -120,7 +129,9 @@ public final class MiniLMEmbedder: Embedder {
 /// The shipped model, loaded only when something is first embedded: a command that never searches by
 /// meaning (status, accounts, a lexical search) does not pay for reading 91 MB of weights.
 public final class LazyMiniLMEmbedder: Embedder {
+    /// The model's name followed by the size of its weights file in bytes, known without loading the weights.
     public let modelIdentifier: String
+    /// How many numbers a vector has: 384.
     public let dimensions = 384
     private let directory: URL
     private let loaded = Mutex<Result<MiniLMEmbedder, any Error>?>(nil)
@@ -143,6 +154,13 @@ public final class LazyMiniLMEmbedder: Embedder {
         }
     }
 
+    /// The query as one unit vector, from the model loaded on first use; see ``MiniLMEmbedder/embed(query:)``.
+    ///
+    /// - Throws: The error loading the model raised, when it could not be loaded; a failed load is not retried.
     public func embed(query: String) throws -> [Float] { try model().embed(query: query) }
+    /// Each document as unit vectors, one per passage, from the model loaded on first use; see
+    /// ``MiniLMEmbedder/embed(documents:)``.
+    ///
+    /// - Throws: The error loading the model raised, when it could not be loaded; a failed load is not retried.
     public func embed(documents: [String]) throws -> [[[Float]]] { try model().embed(documents: documents) }
 }

@@ -20,6 +20,7 @@ import ReplicaCore
 ///
 /// For example:
 /// ```swift
+/// let modelDirectory = "/usr/local/share/replica/models/all-MiniLM-L6-v2"
 /// let tokenizer = try WordPieceTokenizer(vocabularyFile: modelDirectory + "/vocab.txt")
 /// tokenizer.encode("Hello, world!")    // [101, 7592, 1010, 2088, 999, 102]
 /// ```

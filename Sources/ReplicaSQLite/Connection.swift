@@ -43,6 +43,7 @@ public final class Connection: @unchecked Sendable {
         /// where that file cannot be created or grown. Other connections wait while this one is open.
         public var exclusiveLocking: Bool = false
 
+        /// Makes the default options: read-write, created when missing, write-ahead logging on.
         public init() {}
     }
 
@@ -161,6 +162,9 @@ public final class Connection: @unchecked Sendable {
         try cached(sql).firstRow(arguments) { $0.value(0) }
     }
 
+    /// The first column of the first row when it is an integer; `nil` when there is no row or it holds another type.
+    ///
+    /// - Throws: ``SQLiteError`` when the statement cannot be prepared or run.
     public func scalarInt(_ sql: String, _ arguments: [SQLValue] = []) throws -> Int? {
         guard case .integer(let value)? = try scalar(sql, arguments) else { return nil }
         return Int(value)
@@ -169,6 +173,7 @@ public final class Connection: @unchecked Sendable {
     /// Rows changed by the most recent INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The row ID of the most recent successful INSERT on this connection.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Whether a transaction is open.

@@ -9,7 +9,8 @@ import Foundation
 ///
 /// For example:
 /// ```swift
-/// let database = try Database(path: path, migrations: migrations)
+/// let migrator = Migrator(kind: "example", applicationID: 0x4558_4D50, migrations: [Migration(version: 1, name: "t", sql: "CREATE TABLE t(x)")])
+/// let database = try Database(path: "/tmp/example.sqlite", migrator: migrator)
 /// try await database.write { try $0.execute("INSERT INTO t VALUES (1)") }
 /// ```
 public final class Database: Sendable {
@@ -77,6 +78,7 @@ public final class Database: Sendable {
         try writer.runNow { connection in try connection.transaction(.immediate) { try body(connection) } }
     }
 
+    /// Runs `body` in a read transaction on the reader queue and waits for it; see ``writeNow(_:)``.
     public func readNow<T>(_ body: (Connection) throws -> T) throws -> T {
         try reader.runNow { connection in try connection.transaction(.deferred) { try body(connection) } }
     }

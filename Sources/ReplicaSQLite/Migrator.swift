@@ -2,10 +2,19 @@ import Foundation
 
 /// One numbered step of a schema, as it stands in `migrations/<kind>/NNNN-name.sql`.
 public struct Migration: Sendable, Equatable {
+    /// The step's number, from the file name; steps apply in increasing order.
     public let version: Int
+    /// The name after the number in the file name, recorded in `replica_migrations`.
     public let name: String
+    /// The SQL the step runs.
     public let sql: String
 
+    /// Makes a migration step.
+    ///
+    /// - Parameters:
+    ///   - version: The step's number, greater than the one before it.
+    ///   - name: A short name recorded with the step.
+    ///   - sql: One or more SQL statements to run.
     public init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
@@ -25,8 +34,11 @@ public struct MigrationOutcome: Sendable, Equatable {
 
 /// A database whose schema this build cannot use.
 public struct MigrationError: Error, CustomStringConvertible, Sendable {
+    /// Why the database cannot be used.
     public struct Code: RawRepresentable, Hashable, Sendable {
+        /// The code's name.
         public let rawValue: String
+        /// Makes a code from its name.
         public init(rawValue: String) { self.rawValue = rawValue }
         /// The file was written by a newer schema than this build knows.
         public static let newerSchema = Code(rawValue: "newerSchema")
@@ -34,10 +46,14 @@ public struct MigrationError: Error, CustomStringConvertible, Sendable {
         public static let foreignDatabase = Code(rawValue: "foreignDatabase")
     }
 
+    /// Why the database cannot be used.
     public var code: Code
+    /// What went wrong and what to do about it, for a person.
     public var message: String
+    /// The database file involved.
     public var path: String
 
+    /// The path followed by the message.
     public var description: String { "\(path): \(message)" }
 }
 
@@ -51,8 +67,15 @@ public struct Migrator: Sendable {
     public let kind: String
     /// Stamped into `PRAGMA application_id`.
     public let applicationID: Int32
+    /// The steps, in increasing version order.
     public let migrations: [Migration]
 
+    /// Makes a migrator for one kind of database.
+    ///
+    /// - Parameters:
+    ///   - kind: A short name for messages, such as "index" or "catalog".
+    ///   - applicationID: The number stamped into `PRAGMA application_id`.
+    ///   - migrations: At least one step, in strictly increasing version order; anything else stops the process.
     public init(kind: String, applicationID: Int32, migrations: [Migration]) {
         precondition(!migrations.isEmpty, "a schema needs at least one migration")
         precondition(zip(migrations, migrations.dropFirst()).allSatisfy { $0.version < $1.version },
@@ -62,6 +85,7 @@ public struct Migrator: Sendable {
         self.migrations = migrations
     }
 
+    /// The version of the last step: the schema version this build writes.
     public var latestVersion: Int { migrations.last!.version }
 
     /// Brings the schema of `connection`'s database up to date.

@@ -4,31 +4,47 @@ import CSQLite
 ///
 /// For example:
 /// ```swift
-/// do { try connection.execute("…") }
-/// catch SQLiteError.ResultCode.busy { … }
+/// do { try connection.execute("BEGIN IMMEDIATE") }
+/// catch SQLiteError.ResultCode.busy { print("another connection is writing") }
 /// ```
 /// Extended codes (such as `SQLITE_BUSY_SNAPSHOT`) match their primary code with `~=`.
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The numeric code, primary or extended, as SQLite returns it.
     public let rawValue: Int32
 
+    /// Wraps a numeric SQLite result code.
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// The primary code (the low byte of an extended code).
     public var primary: ResultCode { ResultCode(rawValue: rawValue & 0xFF) }
 
+    /// `SQLITE_OK`: success.
     public static let ok = ResultCode(rawValue: SQLITE_OK)
+    /// `SQLITE_ERROR`: a generic error, such as an SQL syntax error.
     public static let error = ResultCode(rawValue: SQLITE_ERROR)
+    /// `SQLITE_BUSY`: another connection holds a lock the call needs.
     public static let busy = ResultCode(rawValue: SQLITE_BUSY)
+    /// `SQLITE_LOCKED`: a conflict inside the same connection or shared cache.
     public static let locked = ResultCode(rawValue: SQLITE_LOCKED)
+    /// `SQLITE_READONLY`: a write to a database that cannot be written.
     public static let readOnly = ResultCode(rawValue: SQLITE_READONLY)
+    /// `SQLITE_IOERR`: the operating system reported an I/O error.
     public static let ioError = ResultCode(rawValue: SQLITE_IOERR)
+    /// `SQLITE_CORRUPT`: the database file is damaged.
     public static let corrupt = ResultCode(rawValue: SQLITE_CORRUPT)
+    /// `SQLITE_NOTADB`: the file is not a SQLite database.
     public static let notADatabase = ResultCode(rawValue: SQLITE_NOTADB)
+    /// `SQLITE_FULL`: the disk is full.
     public static let full = ResultCode(rawValue: SQLITE_FULL)
+    /// `SQLITE_CANTOPEN`: the file could not be opened.
     public static let cantOpen = ResultCode(rawValue: SQLITE_CANTOPEN)
+    /// `SQLITE_CONSTRAINT`: a constraint (unique, foreign key, check, …) was violated.
     public static let constraint = ResultCode(rawValue: SQLITE_CONSTRAINT)
+    /// `SQLITE_TOOBIG`: a string or blob exceeds SQLite's size limit.
     public static let tooBig = ResultCode(rawValue: SQLITE_TOOBIG)
+    /// `SQLITE_MISUSE`: the SQLite interface was used incorrectly.
     public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
+    /// `SQLITE_INTERRUPT`: the operation was interrupted.
     public static let interrupt = ResultCode(rawValue: SQLITE_INTERRUPT)
 
     /// Whether the code says the disk (or the shared-memory file beside the database) has no room: a full
@@ -41,6 +57,7 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// Whether the code says the database file is damaged or not a database at all.
     public var isCorruption: Bool { primary == .corrupt || primary == .notADatabase }
 
+    /// SQLite's English text for the code, followed by the number in parentheses.
     public var description: String {
         String(cString: sqlite3_errstr(rawValue)) + " (\(rawValue))"
     }
@@ -50,6 +67,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
         pattern == code || pattern == code.primary
     }
 
+    /// Lets `catch ResultCode.busy` match a thrown ``SQLiteError`` whose code is `pattern` or extends it; any other
+    /// error does not match.
     public static func ~= (pattern: ResultCode, error: any Error) -> Bool {
         guard let error = error as? SQLiteError else { return false }
         return pattern ~= error.code
@@ -64,8 +83,10 @@ public typealias ReplicaSQLiteResultCode = ResultCode
 ///
 /// Arguments carry user data (indexed text, identifiers), so they are left out on purpose.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+    /// The module's ``ResultCode``, reachable as `SQLiteError.ResultCode`.
     public typealias ResultCode = ReplicaSQLiteResultCode
 
+    /// The result code, extended when SQLite reported one.
     public var code: ResultCode
     /// SQLite's own message for the failure.
     public var message: String
@@ -74,6 +95,13 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The database file involved.
     public var path: String?
 
+    /// Makes an error from its parts.
+    ///
+    /// - Parameters:
+    ///   - code: The SQLite result code.
+    ///   - message: SQLite's message for the failure.
+    ///   - sql: The SQL text of the failing statement, if any; never its arguments.
+    ///   - path: The database file involved, if known.
     public init(code: ResultCode, message: String, sql: String? = nil, path: String? = nil) {
         self.code = code
         self.message = message
@@ -81,6 +109,7 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         self.path = path
     }
 
+    /// The code, SQLite's message, the file and the failing SQL text, as far as each is known; never the arguments.
     public var description: String {
         var text = "SQLite error \(code.rawValue): \(message)"
         if let path { text += " in \(path)" }

@@ -11,18 +11,28 @@ public enum SQLValue: Sendable, Equatable {
 }
 
 extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByNilLiteral {
+    /// Makes a text value from a string literal.
     public init(stringLiteral value: String) { self = .text(value) }
+    /// Makes an integer value from an integer literal.
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// Makes a real value from a floating-point literal.
     public init(floatLiteral value: Double) { self = .real(value) }
+    /// Makes SQL NULL from `nil`.
     public init(nilLiteral: ()) { self = .null }
 }
 
 extension SQLValue {
+    /// Makes a text value, or NULL when `value` is `nil`.
     public init(_ value: String?) { self = value.map(SQLValue.text) ?? .null }
+    /// Makes an integer value, or NULL when `value` is `nil`.
     public init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    /// Makes an integer value, or NULL when `value` is `nil`.
     public init(_ value: Int64?) { self = value.map(SQLValue.integer) ?? .null }
+    /// Makes a real value, or NULL when `value` is `nil`.
     public init(_ value: Double?) { self = value.map(SQLValue.real) ?? .null }
+    /// Makes an integer value: 1 for `true`, 0 for `false`.
     public init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+    /// Makes a blob value from the data's bytes, or NULL when `value` is `nil`.
     public init(_ value: Data?) { self = value.map { .blob([UInt8]($0)) } ?? .null }
 }
 
@@ -77,6 +87,15 @@ public final class Statement {
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
     }
 
+    /// Binds one value to the parameter at `index`.
+    ///
+    /// SQLite copies text and blob bytes, so `value` need not outlive the call. An empty blob binds as a
+    /// zero-length blob, not NULL.
+    ///
+    /// - Parameters:
+    ///   - value: The value to bind.
+    ///   - index: The 1-based parameter index.
+    /// - Throws: ``SQLiteError`` when SQLite refuses the binding, such as for an index out of range.
     public func bind(_ value: SQLValue, at index: Int32) throws {
         let code: Int32
         switch value {
@@ -96,6 +115,9 @@ public final class Statement {
         guard code == SQLITE_OK else { throw connection.error(code: code, sql: sql) }
     }
 
+    /// Binds text, or NULL when `value` is `nil`, to the parameter at `index` (1-based).
+    ///
+    /// - Throws: ``SQLiteError`` when SQLite refuses the binding, such as for an index out of range.
     public func bind(_ value: String?, at index: Int32) throws {
         try bind(SQLValue(value), at: index)
     }
@@ -148,26 +170,35 @@ public final class Statement {
 
     // MARK: Columns (0-based, as in SQLite)
 
+    /// The number of columns in the statement's result rows.
     public var columnCount: Int32 { sqlite3_column_count(handle) }
 
+    /// Whether the current row's value at `column` (0-based) is NULL.
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
+    /// The current row's value at `column` (0-based) as a 64-bit integer, converted by SQLite's rules (0 for NULL).
     public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
+    /// The current row's value at `column` (0-based) as an `Int`, converted by SQLite's rules (0 for NULL).
     public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
 
+    /// The current row's value at `column` (0-based) as a `Double`, converted by SQLite's rules (0 for NULL).
     public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 
+    /// The current row's value at `column` (0-based) as a `Double`, or `nil` when it is NULL.
     public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
 
+    /// The current row's value at `column` (0-based) as a 64-bit integer, or `nil` when it is NULL.
     public func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
 
+    /// The current row's value at `column` (0-based) as text decoded from UTF-8; empty for NULL.
     public func text(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// The current row's value at `column` (0-based) as text, or `nil` when it is NULL.
     public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 
     /// Lends a blob column's bytes without copying them; valid only inside `body`.
@@ -177,14 +208,17 @@ public final class Statement {
         return try body(UnsafeRawBufferPointer(start: base, count: count))
     }
 
+    /// A copy of the current row's value at `column` (0-based) as bytes; empty for NULL or a zero-length blob.
     public func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
+    /// A copy of the current row's value at `column` (0-based) as bytes, or `nil` when it is NULL.
     public func optionalBlob(_ column: Int32) -> [UInt8]? { isNull(column) ? nil : blob(column) }
 
+    /// The current row's value at `column` (0-based), in the storage class SQLite holds it in.
     public func value(_ column: Int32) -> SQLValue {
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER: return .integer(int64(column))

@@ -18,6 +18,7 @@ let usage = """
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
            replica-bench hybrid --store DIR [--rounds R]
+           replica-bench enrichment --messages FILE [--sample FILE --predictions OUT]
       DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
     """
 
@@ -25,6 +26,13 @@ do {
     if arguments.first == "hybrid" {
         guard let store = option("--store") else { throw BenchError("hybrid needs --store DIR (a store with items and vectors)") }
         try await HybridBenchmark.run(store: store, rounds: Int(option("--rounds") ?? "") ?? 5)
+        exit(0)
+    }
+    if arguments.first == "enrichment" {
+        guard let messages = option("--messages") else {
+            throw BenchError("enrichment needs --messages FILE (python3 Benchmarks/quality/build_enrichment_set.py writes it)")
+        }
+        try await EnrichmentBenchmark.run(messages: messages, predictions: option("--predictions"), sample: option("--sample"))
         exit(0)
     }
     guard let command = arguments.first, let corpus = option("--corpus") else {

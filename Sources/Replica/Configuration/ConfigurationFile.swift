@@ -13,6 +13,7 @@ public struct ConfigurationFile: Sendable {
     /// Tables of apps' own databases to follow through triggers.
     public var followedTables: [FollowedTable] = []
 
+    /// Makes the defaults: no declared projections, records projected into the default index, no followed tables.
     public init() {}
 
     /// Where the configuration lives when no store is named: `$XDG_CONFIG_HOME/replica`, or
@@ -23,7 +24,7 @@ public struct ConfigurationFile: Sendable {
 
     /// Reads a configuration file; a file that does not exist gives the defaults.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` saying which file, where and what is wrong.
+    /// - Throws: `ReplicaError` with code `invalidConfiguration` saying which file, where and what is wrong.
     public static func load(from url: URL) throws -> ConfigurationFile {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             if FileManager.default.fileExists(atPath: url.path) {

@@ -17,6 +17,7 @@ public struct ThreadMessage: Sendable, Hashable {
     /// Its text: the text content, the HTML content as text, or the transcript of a recording.
     public var text: String
 
+    /// Creates a message from the item it is and its text; the rest is optional.
     public init(identifier: ItemIdentifier, authors: [String] = [], recipients: [String] = [],
                 primaryRecipients: [String] = [], date: Date? = nil, subject: String? = nil, text: String) {
         self.identifier = identifier
@@ -39,6 +40,7 @@ public struct MessageThread: Sendable, Hashable {
     /// and what they wrote; empty when the host did not say.
     public var me: [String]
 
+    /// Creates a thread from its domain and its messages, oldest first, and the account's own person.
     public init(domain: DomainIdentifier, messages: [ThreadMessage], me: [String] = []) {
         self.domain = domain
         self.messages = messages

@@ -44,6 +44,8 @@ public struct EnrichmentConfiguration: Sendable {
     /// When to try a failed item again.
     public var backoff = Backoff(initial: 30, maximum: 6 * 3600)
 
+    /// Creates the default configuration: the built-in extractive summarizer and rule-based priority
+    /// classifier, no "me", items up to a day old, summaries from 200 characters, threads of up to 20 messages.
     public init() {}
 }
 
@@ -60,8 +62,10 @@ public struct EnrichmentReport: Sendable, Equatable {
     /// The items changed, with what changed.
     public var updates: [(account: AccountID, index: String, identifier: ItemIdentifier, changed: [AttributeKey])] = []
 
+    /// Creates an empty report: nothing done.
     public init() {}
 
+    /// Whether two reports have the same counts and the same updates, in the same order.
     public static func == (a: EnrichmentReport, b: EnrichmentReport) -> Bool {
         a.enriched == b.enriched && a.unchanged == b.unchanged && a.skipped == b.skipped && a.failed == b.failed
             && a.updates.map { "\($0.account)/\($0.index)/\($0.identifier)/\($0.changed)" }

@@ -29,19 +29,36 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     /// The longest wait for an answer, in seconds.
     public var timeout: TimeInterval
 
+    /// Creates an enricher that runs `command` (the program, then its arguments), waiting at most `timeout`
+    /// seconds for each answer.
     public init(command: [String], timeout: TimeInterval = 60) {
         self.command = command
         self.timeout = timeout
     }
 
+    /// `exec:` followed by the command and its arguments, separated by spaces.
     public var identifier: String { "exec:" + command.joined(separator: " ") }
 
+    /// Asks the program for a summary of `thread` (a `summarize` request).
+    ///
+    /// - Parameter thread: the conversation, its last message the one to summarize.
+    /// - Returns: the `summary` string of the program's answer.
+    /// - Throws: `ReplicaError` with code `fileSystem` when the program cannot be started, and
+    ///   `invalidConfiguration` when it fails, does not answer within ``timeout``, or answers without a
+    ///   `summary` string.
     public func summarize(_ thread: MessageThread) async throws -> String {
         let answer = try await ask("summarize", thread)
         guard let summary = answer["summary"]?.stringValue else { throw failure("its answer has no \"summary\" string") }
         return summary
     }
 
+    /// Asks the program whether the last message of `thread` is a priority (a `priority` request).
+    ///
+    /// - Parameter thread: the conversation, its last message the one to classify.
+    /// - Returns: the `isPriority` flag of the program's answer.
+    /// - Throws: `ReplicaError` with code `fileSystem` when the program cannot be started, and
+    ///   `invalidConfiguration` when it fails, does not answer within ``timeout``, or answers without an
+    ///   `isPriority` true or false.
     public func isPriority(_ thread: MessageThread) async throws -> Bool {
         let answer = try await ask("priority", thread)
         guard let flag = answer["isPriority"]?.boolValue else { throw failure("its answer has no \"isPriority\" true or false") }

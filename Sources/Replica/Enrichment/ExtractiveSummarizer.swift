@@ -13,8 +13,9 @@ import Foundation
 ///    `.`, `!`, `?` and `…` followed by a space end a sentence, except after a common abbreviation
 ///    ("e.g.", "Dr.") or a single letter (an initial).
 /// 2. **Words.** Words are runs of letters and digits, lowercased (an apostrophe inside a word stays).
-///    Content words are those of two characters or more that are not on a short English stop-word list,
-///    which also holds greetings and sign-offs ("hi", "thanks", "regards").
+///    Content words are those of two characters or more with a letter among them (not "2024" or "42")
+///    that are not on a short English stop-word list, which also holds greetings and sign-offs ("hi",
+///    "thanks", "regards").
 /// 3. **Scores.** Each content word counts how often the thread uses it: once per use in an earlier
 ///    message, twice per use in the last (the message being summarized), once per use in the last
 ///    message's subject. A sentence scores the sum of those counts over its words, divided by its length in
@@ -27,9 +28,10 @@ import Foundation
 ///    "Thanks a lot!"), and scores at least a third of the best such sentence (so that a name under a
 ///    sign-off or a stray remark does not fill the room left). Those are taken best first (the earlier
 ///    on a tie) while there are fewer than `maximumSentences` and they fit in `maximumCharacters`
-///    together, joined by a space; a sentence too long to fit is passed over for the next. The summary
-///    gives the chosen sentences in the thread's order, each trimmed, with runs of white space made one
-///    space.
+///    together, joined by a space; a sentence too long to fit is passed over for the next, and so is one
+///    that shares half or more of its content words (by Jaccard overlap) with a sentence already taken,
+///    such as a header line that every message repeats. The summary gives the chosen sentences in the
+///    thread's order, each trimmed, with runs of white space made one space.
 /// 5. **Fallback.** If no sentence could be taken, the summary is the best sentence that could have been
 ///    taken but was too long (else the best sentence; the first, when none has content words), cut at a
 ///    word boundary and ended with "…" when it does not fit. A thread with text never gets an empty
@@ -88,6 +90,8 @@ public struct ExtractiveSummarizer: Summarizer {
     static let minimumWords = 3
     /// The least score a sentence can be taken with, as a share of the best score of those that can.
     static let relativeFloor = 1.0 / 3.0
+    /// The overlap (``overlap(_:_:)``) from which a sentence repeats one already taken.
+    static let redundancy = 0.5
     /// The first words of greetings and sign-offs, which are not taken when the sentence is short.
     static let pleasantries: Set<String> = [
         "hi", "hello", "hey", "dear", "greetings", "morning", "thanks", "thank", "thx", "cheers", "regards",
@@ -157,16 +161,27 @@ public struct ExtractiveSummarizer: Summarizer {
         let cutoff = Self.relativeFloor * (candidates.first.map { scores[$0] } ?? 0)
 
         var chosen: [Int] = []
+        var chosenWords: [Set<String>] = []
         var length = 0
         for index in candidates where scores[index] >= cutoff && chosen.count < maximumSentences {
+            let words = Set(sentences[index].words.filter { MessageText.isContentWord($0) })
+            // A sentence that repeats one already taken (a line every message has) adds nothing.
+            if chosenWords.contains(where: { Self.overlap($0, words) >= Self.redundancy }) { continue }
             let added = sentences[index].text.count + (chosen.isEmpty ? 0 : 1)
             if length + added <= maximumCharacters {
                 chosen.append(index)
+                chosenWords.append(words)
                 length += added
             }
         }
         guard !chosen.isEmpty else { return truncated(sentences[candidates.first ?? ranked[0]].text) }
         return chosen.sorted().map { sentences[$0].text }.joined(separator: " ")
+    }
+
+    /// The share of content words two sentences have in common (Jaccard): shared words over all words.
+    static func overlap(_ a: Set<String>, _ b: Set<String>) -> Double {
+        let union = a.union(b).count
+        return union == 0 ? 0 : Double(a.intersection(b).count) / Double(union)
     }
 
     /// `text` if it fits in `maximumCharacters`, otherwise its beginning cut at a word boundary, with "…".
@@ -333,9 +348,10 @@ enum MessageText {
         return words
     }
 
-    /// Whether a lowercased word carries meaning: two characters or more and not a stop word.
+    /// Whether a lowercased word carries meaning: two characters or more, a letter among them (numbers
+    /// such as versions and dates are left out), and not a stop word.
     static func isContentWord(_ word: String) -> Bool {
-        word.count >= 2 && !stopWords.contains(word)
+        word.count >= 2 && word.contains(where: { $0.isLetter }) && !stopWords.contains(word)
     }
 
     /// Common English function words, with the greetings, sign-offs and reply prefixes of mail.

@@ -37,13 +37,17 @@ public final class ChildProcess: @unchecked Sendable {
     public struct Ending: Sendable, Equatable {
         /// The exit status, or the signal's number when ``wasSignaled``.
         public var status: Int32
+        /// Whether a signal ended the child rather than an exit.
         public var wasSignaled: Bool
     }
 
+    /// The child's process ID.
     public let processIdentifier: pid_t
     /// The parent's ends of the pipes asked for.
     public let standardInput: FileHandle?
+    /// The read end of the child's standard output when it was a ``Stream/pipe``; `nil` otherwise.
     public let standardOutput: FileHandle?
+    /// The read end of the child's standard error when it was a ``Stream/pipe``; `nil` otherwise.
     public let standardError: FileHandle?
 
     private let condition = NSCondition()
@@ -52,8 +56,13 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts `command` (its first element is the executable's path; a name without `/` is looked up in
     /// `PATH`).
     ///
-    /// - Parameter environment: the child's whole environment; `nil` passes this process's on.
-    /// - Throws: ``ReplicaError`` (`fileSystem`) when the child cannot be started, naming the executable.
+    /// - Parameters:
+    ///   - command: the executable and its arguments.
+    ///   - environment: the child's whole environment; `nil` passes this process's on.
+    ///   - input: where the child's standard input comes from.
+    ///   - output: where the child's standard output goes.
+    ///   - error: where the child's standard error goes.
+    /// - Throws: `ReplicaError` (`fileSystem`) when the child cannot be started, naming the executable.
     public init(_ command: [String], environment: [String: String]? = nil,
                 standardInput input: Stream = .null, standardOutput output: Stream = .null,
                 standardError error: Stream = .null) throws {

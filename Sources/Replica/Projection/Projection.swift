@@ -17,6 +17,7 @@ public struct Projection: Sendable {
     /// this build applies are projected with its own version, and the items it does not touch stay as the
     /// newer build made them.
     public var version: Int
+    /// The content type of the items the records become.
     public var contentType: ContentType
     /// For each attribute, the record fields it comes from: the first field present wins.
     public var attributes: [(AttributeKey, [String])]
@@ -26,8 +27,18 @@ public struct Projection: Sendable {
     /// The item identifier: `{kind}`, `{account}` and `{id}` are replaced. Keep secrets out of it.
     public var identifierTemplate: String
 
+    /// The identifier template used when none is given: `{kind}:{account}:{id}`.
     public static let defaultIdentifierTemplate = "{kind}:{account}:{id}"
 
+    /// Creates a projection for the records of `kind`; with no attributes given, no field becomes an attribute.
+    ///
+    /// - Parameters:
+    ///   - kind: the record kind it is for.
+    ///   - version: bump it to rebuild every item of the kind.
+    ///   - contentType: the content type of the items.
+    ///   - attributes: for each attribute, the record fields it comes from, the first present winning.
+    ///   - lifetime: how long an item stays after its record's modification time; `nil` keeps it.
+    ///   - identifierTemplate: the item identifier, with `{kind}`, `{account}` and `{id}` replaced.
     public init(kind: String, version: Int = 1, contentType: ContentType = .plainText,
                 attributes: [(AttributeKey, [String])] = [], lifetime: TimeInterval? = nil,
                 identifierTemplate: String = Projection.defaultIdentifierTemplate) {
@@ -100,7 +111,7 @@ public struct Projection: Sendable {
 
     /// The item a (not deleted) record becomes.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidItem` when a field has the wrong type for its
+    /// - Throws: `ReplicaError` with code `invalidItem` when a field has the wrong type for its
     ///   attribute; the message names the field, the attribute and the types, never the content.
     public func item(for record: Record, now: Date) throws -> SearchableItem {
         var attributes = AttributeSet(contentType: contentType)

@@ -18,6 +18,7 @@ public struct CatchUpReport: Sendable, Equatable {
     /// rest went on.
     public var problems: [String] = []
 
+    /// Creates an empty report: nothing done.
     public init() {}
 
     static func + (lhs: Self, rhs: Self) -> Self {
@@ -43,11 +44,14 @@ public struct CatchUpReport: Sendable, Equatable {
 ///
 /// For example:
 /// ```swift
-/// let engine = ProjectionEngine(store: store, projections: ProjectionSet([notesProjection], indexName: Store.defaultIndexName))
+/// let notesProjection = Projection(kind: "note", attributes: [(.title, ["title"]), (.textContent, ["body"])])
+/// let engine = ProjectionEngine(store: store, projections: ProjectionSet([notesProjection], indexName: "Notes"))
 /// let report = try await engine.catchUp(account: "alice")
 /// ```
 public final class ProjectionEngine: Sendable {
+    /// The store whose accounts' indexes the engine keeps up to date.
     public let store: Store
+    /// How records become items, and the index they go into.
     public let projections: ProjectionSet
     /// Tables of apps' own databases followed through triggers.
     public let followedTables: [FollowedTable]
@@ -60,6 +64,14 @@ public final class ProjectionEngine: Sendable {
     /// The owner of the items the record store's projection makes.
     static let owner = ItemOwner.records
 
+    /// Creates an engine; it does nothing until asked to catch up.
+    ///
+    /// - Parameters:
+    ///   - store: the store whose accounts' record stores and indexes it works on.
+    ///   - projections: how records become items, and the index they go into.
+    ///   - followedTables: tables of apps' own databases to follow as well as the record stores.
+    ///   - batchSize: the changes read and applied per transaction; a rebuild reads twenty times as many records
+    ///     at once.
     public init(store: Store, projections: ProjectionSet, followedTables: [FollowedTable] = [],
                 batchSize: Int = 500) {
         self.store = store
@@ -70,7 +82,7 @@ public final class ProjectionEngine: Sendable {
 
     /// Applies every change not yet applied to the account's index and finishes any rebuild.
     ///
-    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` for an account that is not signed in: it
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` for an account that is not signed in: it
     ///   has nothing to catch up, and saying nothing would hide a mistake.
     public func catchUp(account: AccountID) async throws -> CatchUpReport {
         guard try store.signedInAccounts().contains(where: { $0.id == account }) else {
@@ -90,7 +102,9 @@ public final class ProjectionEngine: Sendable {
     /// whenever a record store changed, checked every `interval`; followed tables every second. On
     /// cancellation, one last catch-up commits what is in flight.
     ///
-    /// - Parameter onReport: called after each catch-up that did something.
+    /// - Parameters:
+    ///   - interval: how often the record stores are checked for changes.
+    ///   - onReport: called after each catch-up that did something.
     public func run(every interval: Duration = .milliseconds(100),
                     onReport: @escaping @Sendable (CatchUpReport) -> Void = { _ in }) async {
         var versions: [AccountID: Int] = [:]

@@ -23,11 +23,15 @@ public struct FollowedTable: Sendable, Equatable {
         case column(String)
     }
 
+    /// The app's SQLite file.
     public var database: URL
+    /// The table followed, in the app's database.
     public var table: String
     /// The record kind the rows become (and so the projection they go through).
     public var kind: String
+    /// Whose rows these are: one account, or the account named in a column.
     public var account: Account
+    /// The column holding each row's identifier, which becomes the record's id.
     public var idColumn: String
     /// A column whose values grow with each change of a row (a revision, an update counter).
     public var versionColumn: String
@@ -40,6 +44,8 @@ public struct FollowedTable: Sendable, Equatable {
     /// The columns that become the record's fields; `nil` takes every other column.
     public var fieldColumns: [String]?
 
+    /// Creates the description of a followed table; the columns not given take their defaults (`id`, `version`)
+    /// or are absent, and `fieldColumns` of `nil` takes every other column.
     public init(database: URL, table: String, kind: String, account: Account, idColumn: String = "id",
                 versionColumn: String = "version", deletedColumn: String? = nil, readersColumn: String? = nil,
                 modifiedColumn: String? = nil, fieldColumns: [String]? = nil) {

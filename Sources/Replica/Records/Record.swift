@@ -9,13 +9,18 @@ import Foundation
 /// ```swift
 /// let note = Record(account: "alice", kind: "note", id: "42", version: 7,
 ///                   fields: ["title": "Launch plan", "body": "The launch risk is the supplier."])
-/// _ = try store.records.write([note])
+/// _ = try await store.records.write([note])
 /// ```
 public struct Record: Sendable, Equatable {
+    /// The account that owns the record.
     public var account: AccountID
+    /// The record's kind, such as `note`, which picks the projection it goes through.
     public var kind: String
+    /// The record's identifier within its account and kind.
     public var id: String
+    /// The version from the app's sync layer; a higher version is newer.
     public var version: Int64
+    /// Whether the record is a tombstone: it removes the record's item.
     public var isDeleted: Bool
     /// The accounts allowed to read the record; `nil` means the owning account only.
     public var readers: [AccountID]?
@@ -24,6 +29,7 @@ public struct Record: Sendable, Equatable {
     /// The record's fields, as a JSON object.
     public var fields: [(String, JSON)]
 
+    /// Creates a record from its parts, its fields as name and value pairs in order.
     public init(account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
                 readers: [AccountID]? = nil, modified: Date? = nil, fields: [(String, JSON)] = []) {
         self.account = account
@@ -58,7 +64,7 @@ public struct Record: Sendable, Equatable {
     ///                         encoding: Note(title: "Launch plan", body: "The launch risk …"))
     /// ```
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidItem` when the value does not encode as a JSON object.
+    /// - Throws: `ReplicaError` with code `invalidItem` when the value does not encode as a JSON object.
     public init(account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
                 readers: [AccountID]? = nil, modified: Date? = nil, encoding value: some Encodable) throws {
         let encoder = JSONEncoder()
@@ -76,6 +82,7 @@ public struct Record: Sendable, Equatable {
                   modified: modified, fields: fields)
     }
 
+    /// Whether two records are equal in every property, their fields compared as JSON objects.
     public static func == (lhs: Record, rhs: Record) -> Bool {
         lhs.account == rhs.account && lhs.kind == rhs.kind && lhs.id == rhs.id && lhs.version == rhs.version
             && lhs.isDeleted == rhs.isDeleted && lhs.readers == rhs.readers && lhs.modified == rhs.modified
@@ -122,7 +129,7 @@ extension Record {
     /// Reads a record from one line of `replica records import`:
     /// `{"account": …, "kind": …, "id": …, "version": 7, "deleted": false, "readers": […], "modified": …, "fields": {…}}`.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidItem` naming the missing or malformed member.
+    /// - Throws: `ReplicaError` with code `invalidItem` naming the missing or malformed member.
     public init(json: JSON) throws {
         guard json.objectValue != nil else {
             throw ReplicaError(.invalidItem, "each line must be a JSON object, not \(json.kindDescription)")

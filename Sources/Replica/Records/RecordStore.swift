@@ -5,11 +5,11 @@ import Foundation
 ///
 /// Writes follow sync semantics: a version older than the one held is ignored (and counted), the same
 /// version again is a replay and changes nothing, a tombstone (`isDeleted`) wins over any older write.
-/// Writing to an account that is not signed in is refused: sign it in first with ``Store/signIn(_:)``.
+/// Writing to an account that is not signed in is refused: sign it in first with `Store.signIn(_:)`.
 ///
 /// For example:
 /// ```swift
-/// let summary = try store.records.write([
+/// let summary = try await store.records.write([
 ///     Record(account: "alice", kind: "note", id: "42", version: 7, fields: ["title": "Launch plan"]),
 ///     Record(account: "alice", kind: "note", id: "41", version: 3, isDeleted: true),
 /// ])
@@ -20,7 +20,7 @@ public struct RecordStore: Sendable {
 
     /// Stores records, each account's in one transaction, and appends them to the change log.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidItem` for a record missing what the store needs, or
+    /// - Throws: `ReplicaError` with code `invalidItem` for a record missing what the store needs, or
     ///   `accountNotSignedIn` for a record of an account that is not signed in (both checked for all
     ///   before anything is written; a sign-out that lands while the accounts are written is checked again
     ///   inside each account's transaction).

@@ -18,8 +18,10 @@ public struct RecordWriteSummary: Sendable, Equatable {
     /// Deliveries of exactly the version held (replays): nothing to do.
     public var unchanged = 0
 
+    /// Creates an empty summary: nothing written.
     public init() {}
 
+    /// Adds two summaries count by count.
     public static func + (lhs: Self, rhs: Self) -> Self {
         var sum = lhs
         sum.written += rhs.written
@@ -31,14 +33,19 @@ public struct RecordWriteSummary: Sendable, Equatable {
 
 /// A deletion from an index still to be done.
 public struct PendingDeletion: Sendable, Equatable {
+    /// What to delete: one item by its identifier, or every item in a domain and the domains under it.
     public enum Target: Sendable, Equatable {
         case identifier(ItemIdentifier)
         case domain(DomainIdentifier)
     }
 
+    /// The named index to delete from.
     public var indexName: String
+    /// What to delete.
     public var target: Target
+    /// How many retries have failed so far (0 when only the first try has).
     public var attempts: Int
+    /// When the deletion is next due to be retried.
     public var nextAttempt: Date
     /// The last failure, in words (never content).
     public var lastError: String?

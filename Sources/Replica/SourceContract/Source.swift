@@ -16,15 +16,18 @@ public enum SourceEvent: Sendable, Equatable {
 
 /// Changes a source commits together: all of them and the checkpoint in one transaction, or none.
 public struct SourceBatch: Sendable, Equatable {
+    /// The changes, applied in order.
     public var events: [SourceEvent]
     /// Where the source can resume from once this batch is committed (opaque to replica).
     public var checkpoint: String?
 
+    /// Makes a batch of events with the checkpoint to record once they are committed.
     public init(events: [SourceEvent] = [], checkpoint: String? = nil) {
         self.events = events
         self.checkpoint = checkpoint
     }
 
+    /// Whether the batch has no events and no checkpoint; committing it does nothing.
     public var isEmpty: Bool { events.isEmpty && checkpoint == nil }
 }
 

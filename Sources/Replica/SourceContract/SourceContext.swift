@@ -14,6 +14,7 @@ public struct SourceProgress: Sendable, Equatable {
     /// How many entries the pass expects to look at, when the source knows.
     public var expected: Int?
 
+    /// Makes progress with every count at zero and no expected total.
     public init() {}
 }
 
@@ -22,10 +23,13 @@ public struct SourceProgress: Sendable, Equatable {
 ///
 /// For example (in a source's `sync`):
 /// ```swift
-/// let known = try await context.entries()
-/// try await context.commit(SourceBatch(events: events, checkpoint: newCursor))
+/// let known = try await context.entries()               // what it committed before
+/// let events: [SourceEvent] = []                          // what changed since, by the source's own reading
+/// try await context.commit(SourceBatch(events: events, checkpoint: "cursor-2"))
+/// print(known.count)
 /// ```
 public final class SourceContext: Sendable {
+    /// The source this context serves.
     public let definition: SourceDefinition
     /// The store, for the host's bookkeeping only: a source sees its own index through this contract.
     let store: Store
@@ -35,6 +39,14 @@ public final class SourceContext: Sendable {
     /// The name under which the source's checkpoint is kept in its index.
     var consumer: String { definition.owner.rawValue }
 
+    /// Makes a context for a source, opening the index it fills.
+    ///
+    /// - Parameters:
+    ///   - definition: The source.
+    ///   - store: The store the source belongs to.
+    ///   - onProgress: Called with each report made through ``progress(_:)``; does nothing by default.
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the source's account is not signed in, and
+    ///   when its index cannot be opened (a bad index name, a file written by a newer replica).
     public init(definition: SourceDefinition, store: Store, onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) throws {
         self.definition = definition
         self.store = store
@@ -91,17 +103,24 @@ public final class SourceContext: Sendable {
 
 /// What a source is doing, as `replica status` shows it.
 public struct SourceState: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The state's name, as `replica status` shows it.
     public let rawValue: String
+    /// Makes a state from its name.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The state's name.
     public var description: String { rawValue }
 
+    /// Not doing anything; the state of a source just added.
     public static let idle = SourceState(rawValue: "idle")
+    /// Catching up with the source as it is now, as in ``Source/sync(_:)``.
     public static let syncing = SourceState(rawValue: "syncing")
+    /// Following changes as they happen, as in ``Source/watch(_:)``.
     public static let watching = SourceState(rawValue: "watching")
     /// Working, but not as well as it should (a watch limit reached: some folders are scanned instead).
     public static let degraded = SourceState(rawValue: "degraded")
     /// Failing; being retried with back-off.
     public static let failed = SourceState(rawValue: "failed")
+    /// Not running.
     public static let stopped = SourceState(rawValue: "stopped")
 }
 

@@ -3,12 +3,18 @@ import Foundation
 /// What kind of source something is: a file tree, a git repository, an out-of-process plugin, or another
 /// a host registers.
 public struct SourceKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The kind's name, as stored and as written in configuration ("files", "git", "exec", …).
     public let rawValue: String
+    /// Makes a kind from its name.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The kind's name.
     public var description: String { rawValue }
 
+    /// A tree of files under a root folder.
     public static let files = SourceKind(rawValue: "files")
+    /// A git repository.
     public static let git = SourceKind(rawValue: "git")
+    /// An out-of-process plugin.
     public static let exec = SourceKind(rawValue: "exec")
 }
 
@@ -17,18 +23,29 @@ public struct SourceKind: RawRepresentable, Hashable, Sendable, CustomStringConv
 /// For example:
 /// ```swift
 /// let docs = try store.addSource(SourceDefinition(kind: .files, account: "alice",
-///                                                 settings: ["root": "/home/alice/Documents"]))
+///                                                 settings: .object([("root", "/home/alice/Documents")])))
 /// docs.name   // "files-1"
 /// ```
 public struct SourceDefinition: Sendable, Equatable {
     /// Unique in the store; `files-1`, `git-1`, `exec-1`, … when not chosen.
     public var name: String
+    /// What kind of source this is.
     public var kind: SourceKind
+    /// The account whose index the source fills.
     public var account: AccountID
+    /// The name of the account's index the source fills.
     public var indexName: String
     /// The kind's own settings, such as `root` for a file tree.
     public var settings: JSON
 
+    /// Makes a definition.
+    ///
+    /// - Parameters:
+    ///   - name: The source's name; empty to have ``Store/addSource(_:)`` choose `<kind>-<n>`.
+    ///   - kind: What kind of source it is.
+    ///   - account: The account whose index it fills.
+    ///   - indexName: The index it fills; the store's default index when not given.
+    ///   - settings: The kind's own settings.
     public init(name: String = "", kind: SourceKind, account: AccountID, indexName: String = Store.defaultIndexName, settings: JSON) {
         self.name = name
         self.kind = kind

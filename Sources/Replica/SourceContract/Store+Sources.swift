@@ -3,10 +3,15 @@ import ReplicaSQLite
 
 /// A source with what the watcher last said about it.
 public struct SourceStatus: Sendable {
+    /// The source as the store keeps it.
     public var definition: SourceDefinition
+    /// What the source last reported doing; ``SourceState/idle`` when it has reported nothing.
     public var state: SourceState
+    /// The detail the source gave with its state, if any.
     public var detail: String?
+    /// The last failure the source reported, if any.
     public var lastError: String?
+    /// When the last failure was reported.
     public var lastErrorAt: Date?
     /// When the source last committed a batch.
     public var lastCommit: Date?
@@ -20,7 +25,7 @@ extension Store {
     /// Adds a source to a signed-in account of the store, naming it `<kind>-<n>` when it has no name.
     ///
     /// - Returns: the definition as stored, with its name.
-    /// - Throws: ``ReplicaError`` for a name already taken or not valid, or with code `accountNotSignedIn`
+    /// - Throws: `ReplicaError` for a name already taken or not valid, or with code `accountNotSignedIn`
     ///   when the account is not signed in.
     @discardableResult
     public func addSource(_ definition: SourceDefinition) throws -> SourceDefinition {
@@ -72,7 +77,7 @@ extension Store {
 
     /// Removes a source and every item, entry and checkpoint it made.
     ///
-    /// - Throws: ``ReplicaError`` with code `notFound` when there is no such source.
+    /// - Throws: `ReplicaError` with code `notFound` when there is no such source.
     public func removeSource(named name: String) async throws {
         guard let definition = try source(named: name) else {
             throw ReplicaError(.notFound, "the store has no source named '\(name)'; 'replica sources list' shows them")

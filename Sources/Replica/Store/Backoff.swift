@@ -11,9 +11,14 @@ import Foundation
 /// backoff.delay(afterFailures: 4)   // 8 s
 /// ```
 public struct Backoff: Sendable, Equatable {
+    /// The wait after the first failure, in seconds.
     public var initial: TimeInterval
+    /// The longest wait, in seconds.
     public var maximum: TimeInterval
 
+    /// Creates a back-off that doubles from `initial` up to `maximum`.
+    ///
+    /// - Precondition: `initial` is positive and `maximum` is at least `initial`.
     public init(initial: TimeInterval = 1, maximum: TimeInterval = 3600) {
         precondition(initial > 0 && maximum >= initial)
         self.initial = initial

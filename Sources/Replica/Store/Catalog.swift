@@ -3,6 +3,7 @@ import ReplicaSQLite
 
 /// An account as the catalog records it.
 public struct AccountRecord: Hashable, Sendable {
+    /// Where an account is in its life: signed in, or being signed out.
     public enum State: String, Sendable {
         /// Searched and written to.
         case signedIn
@@ -10,8 +11,11 @@ public struct AccountRecord: Hashable, Sendable {
         case signingOut
     }
 
+    /// The account's identifier.
     public var id: AccountID
+    /// Whether the account is signed in or being signed out.
     public var state: State
+    /// When the account was signed in.
     public var signedInAt: Date
     /// The account's folder, relative to the store.
     var directory: String

@@ -7,7 +7,7 @@ extension Store {
     /// For example:
     /// ```swift
     /// for recent in try await store.recentActivities(accounts: ["alice"], limit: 5) {
-    ///     print(recent.identifier, recent.title ?? "", recent.engagement)
+    ///     print(recent.activity.identifier, recent.activity.title ?? "", recent.activity.engagement)
     /// }
     /// ```
     public func recentActivities(accounts: [AccountID] = [], limit: Int = 10) async throws

@@ -6,19 +6,19 @@ import Foundation
 // these forms: write `try await store.signIn("alice")`.
 
 extension Store {
-    /// Signs an account in without blocking the caller (see the synchronous ``signIn(_:)``).
+    /// Signs an account in without blocking the caller (see the synchronous `signIn(_:)`).
     @discardableResult
     public func signIn(_ account: AccountID) async throws -> AccountRecord {
         try await Blocking.run { [self] in try signInNow(account) }
     }
 
-    /// Signs an account out without blocking the caller (see the synchronous ``signOut(_:)``).
+    /// Signs an account out without blocking the caller (see the synchronous `signOut(_:)`).
     @discardableResult
     public func signOut(_ account: AccountID) async throws -> Bool {
         try await Blocking.run { [self] in try signOutNow(account) }
     }
 
-    /// Switches accounts without blocking the caller (see the synchronous ``switchAccount(to:)``).
+    /// Switches accounts without blocking the caller (see the synchronous `switchAccount(to:)`).
     public func switchAccount(to account: AccountID) async throws {
         try await Blocking.run { [self] in try switchAccountNow(to: account) }
     }
@@ -31,7 +31,7 @@ extension Store {
 }
 
 extension RecordStore {
-    /// Stores records without blocking the caller (see the synchronous ``write(_:)``).
+    /// Stores records without blocking the caller (see the synchronous `write(_:)`).
     @discardableResult
     public func write(_ records: [Record]) async throws -> RecordWriteSummary {
         try await Blocking.run { [self] in try writeNow(records) }

@@ -20,6 +20,7 @@ public struct SweepReport: Sendable, Equatable {
     /// Queued deletions that failed again and wait for their next attempt.
     public var deletionsPostponed = 0
 
+    /// Creates an empty report: nothing done yet.
     public init() {}
 }
 
@@ -30,7 +31,7 @@ extension Store {
     ///
     /// These deletions are the store's own: they remove items whoever made them, for hydration (an item
     /// its owner no longer vouches for) and for a host or person clearing an index (`replica delete`).
-    /// Owners delete their own items through their own paths (``SearchableIndex``, records, sources).
+    /// Owners delete their own items through their own paths (`SearchableIndex`, records, sources).
     ///
     /// - Returns: whether the deletion happened now or was queued.
     @discardableResult

@@ -15,12 +15,12 @@ extension Store {
     /// ```
     ///
     /// - Parameters:
-    ///   - queryString: comparisons joined with `&&`, `||`, `!` and parentheses (see ``QueryPredicate``).
+    ///   - queryString: comparisons joined with `&&`, `||`, `!` and parentheses (see `QueryPredicate`).
     ///   - fetchAttributes: the attributes each result carries; `nil` for all but the text content.
     ///   - accounts: the signed-in accounts to look in; empty for all of them.
     ///   - indexNames: the named indexes to look in; `nil` for all of them.
     ///   - limit: the most items to find.
-    /// - Throws: ``ReplicaError`` with code `invalidQuery` naming the column of a mistake in the string.
+    /// - Throws: `ReplicaError` with code `invalidQuery` naming the column of a mistake in the string.
     public func query(_ queryString: String, fetchAttributes: [AttributeKey]? = nil, accounts: [AccountID] = [],
                       indexNames: [String]? = nil, limit: Int = SearchQuery.maximumLimit) throws -> ItemQuery {
         var query = try SearchQuery(queryString: queryString, limit: limit)
@@ -30,7 +30,7 @@ extension Store {
         return ItemQuery(store: self, query: query, indexNames: indexNames)
     }
 
-    /// Starts a query for what a ``SearchQuery`` finds, its results delivered index by index.
+    /// Starts a query for what a `SearchQuery` finds, its results delivered index by index.
     public func query(_ query: SearchQuery, indexNames: [String]? = nil) throws -> ItemQuery {
         _ = try query.validatedPattern()
         return ItemQuery(store: self, query: query, indexNames: indexNames)
@@ -62,12 +62,16 @@ public final class ItemQuery: Sendable {
     /// The items found, read lazily: each index is searched when the one before it is used up.
     public var results: Results { Results(query: self) }
 
+    /// The results of a query, as an asynchronous sequence; each iteration runs the query anew.
     public struct Results: AsyncSequence, Sendable {
+        /// Each element is one item found.
         public typealias Element = SearchResult
         let query: ItemQuery
 
+        /// Starts a new run of the query.
         public func makeAsyncIterator() -> Iterator { Iterator(query: query) }
 
+        /// Runs the query, searching one index at a time as the results before are used up.
         public struct Iterator: AsyncIteratorProtocol {
             let query: ItemQuery
             /// The indexes still to search, worked out on the first `next()`.
@@ -77,6 +81,14 @@ public final class ItemQuery: Sendable {
             /// The query's vector for semantic search, made once for every index.
             var semantic: SemanticQuery?
 
+            /// The next result, or `nil` once the query's limit is reached or every index is searched.
+            ///
+            /// On the first call, works out the signed-in accounts (those of the query, if it names any) and their
+            /// indexes, and resets the query's ``ItemQuery/foundItemCount``.
+            ///
+            /// - Returns: the next result, or `nil` at the end.
+            /// - Throws: `CancellationError` when the task is cancelled, or the error of reading the store's accounts
+            ///   or searching an index.
             public mutating func next() async throws -> SearchResult? {
                 let store = query.store
                 if targets == nil {

@@ -4,9 +4,13 @@ import Foundation
 public struct StoreStatus: Sendable {
     /// One named index of one account.
     public struct IndexStatus: Sendable {
+        /// The index's name within its account.
         public var name: String
+        /// How many items are searchable now (expired ones left out).
         public var itemCount: Int
+        /// The size of the index file and its write-ahead log, in bytes.
         public var bytes: Int
+        /// The client state stored by the last batch that ended, or `nil` if none has.
         public var lastClientState: Data?
         /// Semantic search's vectors and backlog; `nil` without an embedder.
         public var embedding: EmbeddingStatus?
@@ -32,14 +36,20 @@ public struct StoreStatus: Sendable {
 
     /// One account.
     public struct AccountStatus: Sendable {
+        /// The account's identifier.
         public var id: AccountID
+        /// Whether the account is signed in or being signed out.
         public var state: AccountRecord.State
+        /// When the account was signed in.
         public var signedInAt: Date
+        /// The account's named indexes.
         public var indexes: [IndexStatus]
         /// `nil` when the account has no record store.
         public var records: RecordsStatus?
 
+        /// How many items are searchable now, over all the account's indexes.
         public var itemCount: Int { indexes.reduce(0) { $0 + $1.itemCount } }
+        /// The size of all the account's index files and their write-ahead logs, in bytes.
         public var indexBytes: Int { indexes.reduce(0) { $0 + $1.bytes } }
         /// The client state of the default index, or of the only index when there is one.
         public var lastClientState: Data? {
@@ -47,7 +57,9 @@ public struct StoreStatus: Sendable {
         }
     }
 
+    /// The store's directory.
     public var directory: URL
+    /// The signed-in accounts.
     public var accounts: [AccountStatus]
     /// The embedding model semantic search uses, or why it is off.
     public var semanticSearch: String?

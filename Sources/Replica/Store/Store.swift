@@ -13,7 +13,7 @@ import Synchronization
 /// For example:
 /// ```swift
 /// let store = try Store(directory: URL(fileURLWithPath: NSHomeDirectory() + "/.local/share/notes-index"))
-/// try store.signIn("alice")                  // at login: writes need a signed-in account
+/// try await store.signIn("alice")                  // at login: writes need a signed-in account
 /// let index = try store.index(named: "Notes", account: "alice")
 /// try await index.indexItems(items)
 /// let results = try await store.search(SearchQuery("launch risk"))
@@ -27,11 +27,12 @@ public final class Store: Sendable {
         /// Called with things a host may want to log (never with indexed content).
         public var events: @Sendable (StoreEvent) -> Void = { _ in }
         /// The model semantic search runs (`try MiniLMEmbedder()` for the one replica ships); `nil`
-        /// searches by the words alone. Items are embedded by ``embedPendingItems(progress:)``.
+        /// searches by the words alone. Items are embedded by ``embedPendingItems(accounts:progress:)``.
         public var embedder: (any Embedder)?
         /// Summaries and priority for the items that ask for them (``enrichPendingItems(accounts:)``).
         public var enrichment = EnrichmentConfiguration()
 
+        /// Creates the default configuration: default index settings, events ignored, no embedder, default enrichment.
         public init() {}
     }
 
@@ -40,6 +41,7 @@ public final class Store: Sendable {
 
     /// The store's directory.
     public let directory: URL
+    /// How the store behaves.
     public let configuration: Configuration
     let catalog: Catalog
     private let cache = Mutex(Cache())
@@ -58,7 +60,7 @@ public final class Store: Sendable {
     /// Opens (creating if needed) the store at `directory`, and finishes any sign-out a previous process
     /// left halfway.
     ///
-    /// - Throws: ``ReplicaError`` when the directory cannot be created or the catalog is unreadable or
+    /// - Throws: `ReplicaError` when the directory cannot be created or the catalog is unreadable or
     ///   written by a newer replica.
     public init(directory: URL, configuration: Configuration = Configuration()) throws {
         self.directory = directory.standardizedFileURL
@@ -84,7 +86,7 @@ public final class Store: Sendable {
     /// Signs an account in (a no-op if it is already).
     ///
     /// This is the only way an account comes into use: writes for an account that is not signed in are
-    /// refused with ``ReplicaError/Code/accountNotSignedIn``, so that a sync layer delivering late for an
+    /// refused with `ReplicaError/Code/accountNotSignedIn`, so that a sync layer delivering late for an
     /// account that was signed out cannot bring it back.
     @discardableResult
     public func signIn(_ account: AccountID) throws -> AccountRecord {
@@ -208,8 +210,9 @@ public final class Store: Sendable {
     ///
     /// - Parameters:
     ///   - name: letters, digits, `.`, `-` and `_`, up to 64 characters.
-    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when the account is not signed in (sign it
-    ///   in with ``signIn(_:)`` first), and for a bad name or account, or an index file written by a newer
+    ///   - account: a signed-in account.
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the account is not signed in (sign it
+    ///   in with `signIn(_:)` first), and for a bad name or account, or an index file written by a newer
     ///   replica.
     public func index(named name: String = Store.defaultIndexName, account: AccountID) throws -> SearchableIndex {
         try Self.validateIndexName(name)
@@ -252,9 +255,12 @@ public final class Store: Sendable {
     /// let found = try await store.fetchItems(withIdentifiers: ["note:alice:42"], account: "alice")
     /// ```
     ///
-    /// - Parameter indexNames: the indexes to look in; `nil` for all of the account's.
+    /// - Parameters:
+    ///   - identifiers: the items to read.
+    ///   - account: a signed-in account.
+    ///   - indexNames: the indexes to look in; `nil` for all of the account's.
     /// - Returns: the items found, in the order asked; a missing or expired identifier is left out.
-    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when the account is not signed in.
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the account is not signed in.
     public func fetchItems(withIdentifiers identifiers: [ItemIdentifier], account: AccountID,
                            indexNames: [String]? = nil) async throws -> [StoredItem] {
         try account.validate()
@@ -321,7 +327,7 @@ public final class Store: Sendable {
     /// A signed-in account's record store file, created only when `creating`.
     ///
     /// - Returns: `nil` when not `creating` and the account is not signed in or has no record store.
-    /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when `creating` for an account that is not
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when `creating` for an account that is not
     ///   signed in.
     func recordsDatabase(for account: AccountID, creating: Bool) throws -> RecordsDatabase? {
         let record: AccountRecord
@@ -351,8 +357,10 @@ public final class Store: Sendable {
 
     /// Searches every signed-in account (or those the query names) and merges the results by score.
     ///
-    /// - Parameter indexNames: the indexes to search in each account; `nil` searches all of them.
-    /// - Throws: ``ReplicaError`` with code `invalidQuery` when the text has no searchable word.
+    /// - Parameters:
+    ///   - query: the words and filters.
+    ///   - indexNames: the indexes to search in each account; `nil` searches all of them.
+    /// - Throws: `ReplicaError` with code `invalidQuery` when the text has no searchable word.
     public func search(_ query: SearchQuery, indexNames: [String]? = nil) async throws -> [SearchResult] {
         _ = try query.validatedPattern()
         refreshIfCatalogChanged()
@@ -398,7 +406,9 @@ public final class Store: Sendable {
     /// yet. Searches answer by the words meanwhile; `replica sync`, `import` and `records import` call
     /// this before they exit, and `replica watch` in the background.
     ///
-    /// - Parameter progress: told the items embedded so far and those still waiting.
+    /// - Parameters:
+    ///   - accounts: the accounts whose indexes are embedded; `nil` for every signed-in account.
+    ///   - progress: told the items embedded so far and those still waiting.
     /// - Returns: how many items were embedded (0 without an embedder).
     @discardableResult
     public func embedPendingItems(accounts: [AccountID]? = nil, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
@@ -426,6 +436,7 @@ public final class Store: Sendable {
 
 /// Semantic search's state in one index.
 public struct EmbeddingStatus: Sendable, Equatable {
+    /// The identifier of the embedding model whose vectors are counted.
     public var model: String
     /// Items with vectors from ``model``.
     public var items: Int
@@ -446,6 +457,7 @@ extension Store {
     /// with such a word. Only the last word of `prefix` is completed; what comes before it is kept.
     ///
     /// - Parameters:
+    ///   - prefix: what was typed so far.
     ///   - accounts: the accounts to draw from; all signed-in ones when empty.
     ///   - limit: the most suggestions.
     public func suggestions(for prefix: String, accounts: [AccountID] = [], limit: Int = 10) async throws -> [String] {

@@ -17,12 +17,16 @@ public protocol ContactResolver: Sendable {
 
 /// A person's names and handles.
 public struct ResolvedContact: Sendable, Equatable {
+    /// The name to show for the person.
     public var displayName: String
     /// Other names the person goes by.
     public var names: [String]
+    /// The person's email addresses.
     public var emailAddresses: [String]
+    /// The person's phone numbers.
     public var phoneNumbers: [String]
 
+    /// Makes a contact from a display name and any other names and handles.
     public init(displayName: String, names: [String] = [], emailAddresses: [String] = [], phoneNumbers: [String] = []) {
         self.displayName = displayName
         self.names = names
@@ -39,7 +43,10 @@ public struct ResolvedContact: Sendable, Equatable {
 
 /// A resolver that always answers with the same identity (the command line's `--me`).
 public struct FixedContactResolver: ContactResolver {
+    /// The identity every call answers with.
     public let identity: ResolvedContact
+    /// Makes a resolver that answers with `identity`.
     public init(_ identity: ResolvedContact) { self.identity = identity }
+    /// The fixed identity.
     public func userIdentity() -> ResolvedContact { identity }
 }

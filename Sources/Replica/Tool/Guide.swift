@@ -11,9 +11,12 @@ import Foundation
 /// let textOnly = Guide.dynamic(GuidanceProfile(textMatch: true, dates: true))
 /// ```
 public struct Guide: Sendable, Equatable {
+    /// What the model may use.
     public var level: GuidanceLevel
+    /// How results are written for the model.
     public var format: FormatLevel
 
+    /// Makes a guide; by default every technique, with results written as structured JSON.
     public init(level: GuidanceLevel = .complete, format: FormatLevel = .structured) {
         self.level = level
         self.format = format
@@ -63,6 +66,15 @@ public struct GuidanceProfile: Sendable, Equatable {
     /// The attributes filters, sorts, groups, tables and statistics may name; `nil` allows all.
     public var attributes: [AttributeKey]?
 
+    /// Makes a profile with the given techniques on; every one is off unless set.
+    ///
+    /// - Parameters:
+    ///   - textMatch: whether the model may match text attributes.
+    ///   - numericMatch: whether it may compare numbers.
+    ///   - dates: whether it may give creation and modification date ranges.
+    ///   - people: whether it may name authors and recipients.
+    ///   - contentType: whether it may filter by content type.
+    ///   - attributes: The attributes the model may name; `nil` allows all.
     public init(textMatch: Bool = false, numericMatch: Bool = false, dates: Bool = false, people: Bool = false,
                 contentType: Bool = false, attributes: [AttributeKey]? = nil) {
         self.textMatch = textMatch
@@ -85,10 +97,12 @@ public struct GuidanceProfile: Sendable, Equatable {
 /// mail.fields["from"] = [.authorNames, .authorEmailAddresses, AttributeKey("com.example.sender")]
 /// ```
 public struct ContentDomain: Sendable, Equatable {
+    /// The content domains there are, named as ``named(_:)`` takes them.
     public enum Kind: String, Sendable, CaseIterable {
         case items, documents, communications, calendar, visualMedia, audio
     }
 
+    /// Which domain this is; its name appears in the tool's description.
     public var kind: Kind
     /// The domain's fields, each with the attributes it searches; the first date attribute of a date field
     /// is the one its range applies to.
@@ -102,11 +116,13 @@ public struct ContentDomain: Sendable, Equatable {
         case text, person, dateRange
     }
 
+    /// Any kind of item: its title and creation and modification dates.
     public static var items: ContentDomain {
         ContentDomain(kind: .items, fields: ["title": [.title, .displayName], "created": [.contentCreationDate], "modified": [.contentModificationDate]],
                       fieldKinds: ["title": .text, "created": .dateRange, "modified": .dateRange], contentTypes: nil)
     }
 
+    /// Text and page documents (plain text, markup, data files, RTF, PDF): authors, keywords and dates.
     public static var documents: ContentDomain {
         ContentDomain(kind: .documents, fields: ["authors": [.authorNames, .authors], "keywords": [.keywords],
                                                  "created": [.contentCreationDate], "modified": [.contentModificationDate]],
@@ -115,6 +131,7 @@ public struct ContentDomain: Sendable, Equatable {
                       contentTypes: [.plainText, .html, .xml, .json, .yaml, "public.comma-separated-values-text", "public.rtf", "com.adobe.pdf"])
     }
 
+    /// Messages: sender, recipients, sent and received dates, and topic.
     public static var communications: ContentDomain {
         ContentDomain(kind: .communications, fields: ["from": [.authorNames, .authors, .authorEmailAddresses],
                                                       "to": [.recipientNames, .recipients, .recipientEmailAddresses],
@@ -124,6 +141,7 @@ public struct ContentDomain: Sendable, Equatable {
                       contentTypes: [.message])
     }
 
+    /// Calendar events and tasks: organizer, attendees, location and date.
     public static var calendar: ContentDomain {
         ContentDomain(kind: .calendar, fields: ["organizer": [.authorNames, .authors], "attendees": [.participants, .recipientNames],
                                                 "location": [.namedLocation, .city, .stateOrProvince], "date": [.startDate, .dueDate]],
@@ -131,6 +149,7 @@ public struct ContentDomain: Sendable, Equatable {
                       contentTypes: [.calendarEvent, .task])
     }
 
+    /// Images and movies: people, description, location and date.
     public static var visualMedia: ContentDomain {
         ContentDomain(kind: .visualMedia, fields: ["people": [.authorNames, .participants], "description": [.contentDescription, .title],
                                                    "location": [.namedLocation, .city], "date": [.contentCreationDate]],
@@ -138,6 +157,7 @@ public struct ContentDomain: Sendable, Equatable {
                       contentTypes: [.image, .movie])
     }
 
+    /// Audio: artist, album, transcription and date.
     public static var audio: ContentDomain {
         ContentDomain(kind: .audio, fields: ["artist": [.artist], "album": [.album], "transcription": [.textContent], "date": [.contentCreationDate]],
                       fieldKinds: ["artist": .text, "album": .text, "transcription": .text, "date": .dateRange],

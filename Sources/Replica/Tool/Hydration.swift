@@ -8,7 +8,7 @@ public protocol SourceResolver: Sendable {
     func source(for definition: SourceDefinition) throws -> any Source
 }
 
-/// A host's answer for items it indexed directly (through ``SearchableIndex`` or `replica import`): do
+/// A host's answer for items it indexed directly (through `SearchableIndex` or `replica import`): do
 /// they still exist, at which version, may the account read them — with full content when asked.
 public protocol HydrationDelegate: Sendable {
     func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
@@ -17,8 +17,11 @@ public protocol HydrationDelegate: Sendable {
 
 /// An item hydration did not let through, and why (never quoting its content).
 public struct DroppedItem: Sendable, Equatable {
+    /// The account of the search result the item came from.
     public var account: AccountID
+    /// The item's identifier.
     public var identifier: ItemIdentifier
+    /// Why the item was withheld, in words.
     public var reason: String
 }
 
@@ -27,8 +30,8 @@ public struct DroppedItem: Sendable, Equatable {
 /// For example:
 /// ```swift
 /// var hydration = Hydration()
-/// hydration.projections = myProjections       // how records become items
-/// hydration.delegate = MyAppHydration()       // asked about items the app indexed itself
+/// hydration.projections = ProjectionSet([Projection(kind: "note")], indexName: "Notes")   // how records become items
+/// hydration.delegate = nil        // or the app's HydrationDelegate, asked about items it indexed itself
 /// let found = try await store.search(SearchQuery("launch plan"), hydration: hydration)
 /// ```
 public struct Hydration: Sendable {
@@ -43,6 +46,15 @@ public struct Hydration: Sendable {
     /// How long an item's owner has to answer; one that does not is taken to have said no.
     public var timeout: Duration
 
+    /// Makes hydration settings; by default no declared projections (into the default index), no followed
+    /// tables, no source resolver or delegate, and five seconds for an owner to answer.
+    ///
+    /// - Parameters:
+    ///   - projections: How records become items.
+    ///   - followedTables: App tables whose rows are asked about their items.
+    ///   - sourceResolver: Runs sources so they can be asked about their items.
+    ///   - delegate: Asked about items a host indexed itself.
+    ///   - timeout: How long an item's owner has to answer.
     public init(projections: ProjectionSet = ProjectionSet(indexName: Store.defaultIndexName), followedTables: [FollowedTable] = [],
                 sourceResolver: (any SourceResolver)? = nil, delegate: (any HydrationDelegate)? = nil, timeout: Duration = .seconds(5)) {
         self.projections = projections
@@ -66,7 +78,11 @@ extension Store {
     /// is still there, at the version indexed, and readable by an account searched; dropped results are
     /// replaced by the next best until `query.limit` pass or the matches run out.
     ///
-    /// - Parameter includingContent: also fetch each kept item's full text into its `textContent`.
+    /// - Parameters:
+    ///   - query: the words and filters.
+    ///   - indexNames: the indexes to search in each account; `nil` searches all of them.
+    ///   - hydration: how results are checked with their owners.
+    ///   - includingContent: also fetch each kept item's full text into its `textContent`.
     public func search(_ query: SearchQuery, indexNames: [String]? = nil, hydration: Hydration,
                        includingContent: Bool = false) async throws -> HydratedResults {
         var candidatesQuery = query

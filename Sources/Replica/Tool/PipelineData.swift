@@ -3,14 +3,18 @@ import Foundation
 /// What a pipeline stage takes and makes.
 public enum PipelineDataType: String, Sendable, CaseIterable, CustomStringConvertible {
     case items, scoredItems, groupedItems, count, statistic, table, text
+    /// The type's name, as the model and the replies see it.
     public var description: String { rawValue }
 }
 
 /// An item with the score a stage gave it (larger is better; the scale is the stage's).
 public struct ScoredItem: Sendable {
+    /// The item as the search found it.
     public var item: SearchResult
+    /// The score the stage gave it.
     public var score: Double
 
+    /// Pairs an item with a score.
     public init(item: SearchResult, score: Double) {
         self.item = item
         self.score = score
@@ -19,9 +23,12 @@ public struct ScoredItem: Sendable {
 
 /// Items that share a value of an attribute.
 public struct ItemGroup: Sendable {
+    /// The value the items share, as text.
     public var key: String
+    /// The items that hold the value.
     public var items: [SearchResult]
 
+    /// Makes a group of items that share `key`.
     public init(key: String, items: [SearchResult]) {
         self.key = key
         self.items = items
@@ -30,23 +37,32 @@ public struct ItemGroup: Sendable {
 
 /// A table: columns with a type, and rows of values aligned with them.
 public struct ResultTable: Sendable, Equatable {
+    /// One cell: a value of one of the column types, or `none` when there is no value.
     public enum Value: Sendable, Equatable {
         case string(String), integer(Int), double(Double), date(Date), boolean(Bool), none
     }
 
+    /// A column's name and the type of its values.
     public struct Column: Sendable, Equatable {
+        /// The column's name, such as an attribute's key.
         public var name: String
+        /// The type of the column's values, as a word such as "string", "integer", "double" or "date".
         public var type: String
+        /// Makes a column.
         public init(name: String, type: String) {
             self.name = name
             self.type = type
         }
     }
 
+    /// A caption for the table, if any.
     public var header: String?
+    /// The columns, in order.
     public var columns: [Column]
+    /// The rows, each with one value per column, in column order.
     public var rows: [[Value]]
 
+    /// Makes a table; each row should hold one value per column.
     public init(header: String? = nil, columns: [Column], rows: [[Value]]) {
         self.header = header
         self.columns = columns
@@ -65,6 +81,7 @@ public enum PipelineData: Sendable {
     case table(ResultTable)
     case text(String)
 
+    /// The type of the value, as stages declare what they take and make.
     public var type: PipelineDataType {
         switch self {
         case .items: return .items
@@ -101,7 +118,10 @@ public enum PipelineData: Sendable {
 ///     let inputTypes: [PipelineDataType] = [.items]
 ///     let outputType: PipelineDataType = .scoredItems
 ///     func execute(_ input: PipelineData, arguments: JSON) async throws -> PipelineData {
-///         .scoredItems(input.results.map { ScoredItem(item: $0, score: … ) })
+///         .scoredItems(input.results.map { result in
+///             let age = Date().timeIntervalSince(result.item.attributeSet.contentModificationDate ?? result.indexedAt)
+///             return ScoredItem(item: result, score: result.score + 1 / (1 + age / 86_400))
+///         })
 ///     }
 /// }
 /// ```
@@ -120,5 +140,6 @@ public protocol CustomStage: Sendable {
 }
 
 extension CustomStage {
+    /// No arguments: the default for stages that take none.
     public var argumentProperties: JSON? { nil }
 }

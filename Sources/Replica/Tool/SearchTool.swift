@@ -8,7 +8,9 @@ public enum SearchSource: Sendable {
     /// Items of file-tree sources, optionally only under some folders.
     case files(FileSource)
 
+    /// The index with default options: every named index, no extra attributes, no cap of its own.
     public static var index: SearchSource { .index(IndexSource()) }
+    /// File-tree sources' items with default options: every watched folder, no extra attributes, no cap of its own.
     public static var files: SearchSource { .files(FileSource()) }
 }
 
@@ -21,6 +23,7 @@ public struct IndexSource: Sendable {
     /// The named indexes searched (`nil`: all of them).
     public var indexNames: [String]?
 
+    /// Makes index source options; by default no extra attributes, no cap of its own, and every named index.
     public init(fetchAttributes: [AttributeKey] = [], maximumResultCount: Int? = nil, indexNames: [String]? = nil) {
         self.fetchAttributes = fetchAttributes
         self.maximumResultCount = maximumResultCount
@@ -32,9 +35,12 @@ public struct IndexSource: Sendable {
 public struct FileSource: Sendable {
     /// Folders (absolute) whose files are searched; empty: every watched folder.
     public var scopes: [String]
+    /// Attributes shown with each result besides its title, snippet, type, dates and provenance.
     public var fetchAttributes: [AttributeKey]
+    /// The most results this source contributes to a query (`nil`: no cap beyond the query's).
     public var maximumResultCount: Int?
 
+    /// Makes file source options; by default every watched folder, no extra attributes, and no cap of its own.
     public init(scopes: [String] = [], fetchAttributes: [AttributeKey] = [], maximumResultCount: Int? = nil) {
         self.scopes = scopes
         self.fetchAttributes = fetchAttributes
@@ -44,14 +50,16 @@ public struct FileSource: Sendable {
 
 /// What a tool call gives back: the text the model reads, and whether it reports an error.
 public struct ToolResult: Sendable, Equatable {
+    /// The text the model reads: the results, or what went wrong.
     public var text: String
+    /// Whether the call failed (arguments that could not be read, or a failed search); ``text`` then says why.
     public var isError: Bool
 }
 
 /// A search tool a host hands to its language model: OS 27's SpotlightSearchTool for everyone else.
 ///
 /// The model sees ``name``, ``description`` and the JSON Schema ``parameters``, and calls the tool with
-/// arguments as JSON; ``call(arguments:)`` returns the text it reads. The simplest call,
+/// arguments as JSON; `call(arguments:)` returns the text it reads. The simplest call,
 /// `{"query": "some words"}`, works at every guidance level. Before anything reaches the model, each
 /// item's owner is asked about it (hydration): what is gone, no longer readable by a signed-in account,
 /// stale, or cannot be checked in time is dropped and queued for removal. Indexed text is returned as
@@ -66,12 +74,18 @@ public struct ToolResult: Sendable, Equatable {
 /// let result = await tool.call(arguments: #"{"query": "launch risk", "from": "me"}"#)
 /// ```
 public final class SearchTool: Sendable {
+    /// How a search tool is set up: where it looks, what the model is shown, and whose data it searches.
     public struct Configuration: Sendable {
         /// The tool's name as the model sees it.
         public var name = "search"
+        /// Where the tool looks, each searched on its own and the results merged by score; the index and files by
+        /// default.
         public var sources: [SearchSource] = [.index, .files]
+        /// How much of the tool the model is shown and how results are written; everything by default.
         public var guide: Guide = .complete
+        /// Who "me", "I" and "my" are in people fields; without it such a call is refused with a message saying so.
         public var contactResolver: (any ContactResolver)?
+        /// The host's own pipeline stages, offered to the model beside the built-in ones.
         public var customStages: [any CustomStage] = []
         /// How each result is checked with its owner before the model sees it; its projections also catch
         /// the index up with the record store before each call.
@@ -79,6 +93,13 @@ public final class SearchTool: Sendable {
         /// The accounts searched, of those signed in; empty: all of them.
         public var accounts: [AccountID] = []
 
+        /// Makes a configuration; the name, hydration and accounts keep their defaults and can be set afterwards.
+        ///
+        /// - Parameters:
+        ///   - sources: Where the tool looks.
+        ///   - guide: How much of the tool the model is shown.
+        ///   - contactResolver: Who "me" is in the model's arguments.
+        ///   - customStages: The host's own pipeline stages.
         public init(sources: [SearchSource] = [.index, .files], guide: Guide = .complete, contactResolver: (any ContactResolver)? = nil,
                     customStages: [any CustomStage] = []) {
             self.sources = sources
@@ -88,7 +109,9 @@ public final class SearchTool: Sendable {
         }
     }
 
+    /// The store searched.
     public let store: Store
+    /// How the tool is set up.
     public let configuration: Configuration
     private let stream: (stream: AsyncStream<SearchReply>, continuation: AsyncStream<SearchReply>.Continuation)
     private let queryCounter = Atomic<Int>(0)
@@ -96,6 +119,11 @@ public final class SearchTool: Sendable {
     /// Candidates an aggregate (count, group, statistic, table) looks at, at most.
     public static let aggregateLimit = 5_000
 
+    /// Makes a tool that searches `store`.
+    ///
+    /// - Parameters:
+    ///   - store: The store searched.
+    ///   - configuration: How the tool is set up; the defaults search every signed-in account's index and files.
     public init(store: Store, configuration: Configuration = Configuration()) {
         self.store = store
         self.configuration = configuration
@@ -104,6 +132,7 @@ public final class SearchTool: Sendable {
 
     deinit { stream.continuation.finish() }
 
+    /// The tool's name as the model sees it.
     public var name: String { configuration.name }
 
     private var schema: ToolSchema {

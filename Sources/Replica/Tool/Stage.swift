@@ -133,7 +133,7 @@ struct Stage: Sendable {
 
     /// Relevance (the best score scaled to 1) plus weighted recency (halving every 30 days), priority
     /// (`isPriority` as 1 or 0, else a numeric `priority` attribute, else the rating out of 5), and
-    /// engagement (from the account's user activities, 0 to 1: ``Engagement``).
+    /// engagement (from the account's user activities, 0 to 1: `Engagement`).
     static func score(_ items: [SearchResult], recency: Double, priority: Double, engagement: Double = 0, now: Date) -> [ScoredItem] {
         let best = items.map(\.score).max() ?? 0
         return items.map { item in

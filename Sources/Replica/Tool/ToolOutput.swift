@@ -206,6 +206,7 @@ enum ToolOutput {
 
 /// One batch of what the tool produced, for the host to watch while the tool runs.
 public struct SearchReply: Sendable {
+    /// Whether more replies follow for the same query.
     public enum Status: String, Sendable {
         /// More replies follow for the same query.
         case partial
@@ -213,6 +214,7 @@ public struct SearchReply: Sendable {
         case complete
     }
 
+    /// What a reply carries: a stage's data, or an error.
     public enum Content: Sendable {
         case data(PipelineData)
         /// The arguments or a stage failed; the message is what the model was told.
@@ -223,8 +225,12 @@ public struct SearchReply: Sendable {
     public var queryToken: String
     /// Identifies the stage within the query (`<query>.0` is the search itself).
     public var stageToken: String
+    /// A short label for what the reply is about: the query's label or a summary of its search, a stage's
+    /// summary ("sort by …", "count", a custom stage's name), or "error".
     public var label: String?
+    /// The data the query or stage produced, or the error it met.
     public var content: Content
+    /// Whether this is the last reply of its query.
     public var status: Status
 
     /// The reply as one line of `replica tool call --replies FILE`.

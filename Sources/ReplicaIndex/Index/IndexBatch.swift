@@ -13,6 +13,8 @@ import Synchronization
 /// ```swift
 /// let batch = index.beginBatch()
 /// try batch.indexItems(items)
+/// let lastCursor = try await index.fetchLastClientState()   // what the last batch ended with
+/// let newCursor = Data("sync-43".utf8)
 /// try await batch.end(expectedClientState: lastCursor, newClientState: newCursor)
 /// ```
 public final class IndexBatch: Sendable {
@@ -48,14 +50,26 @@ public final class IndexBatch: Sendable {
         try append(.index(items))
     }
 
+    /// Adds a deletion of the items with these identifiers, done when the batch ends.
+    /// Identifiers not in the index, and items another owner made, are left alone then.
+    ///
+    /// - Throws: ``ReplicaError`` with code `batchEnded` if the batch has already ended.
     public func deleteItems(withIdentifiers identifiers: [ItemIdentifier]) throws {
         try append(.deleteIdentifiers(identifiers))
     }
 
+    /// Adds a deletion of every item whose domain is one of these or lies under one of them, done when the
+    /// batch ends; items another owner made are left alone then.
+    ///
+    /// - Throws: ``ReplicaError`` with code `batchEnded` if the batch has already ended.
     public func deleteItems(withDomainIdentifiers domains: [DomainIdentifier]) throws {
         try append(.deleteDomains(domains))
     }
 
+    /// Adds a deletion of every item indexed through this API, done when the batch ends; items another owner
+    /// made are left alone then.
+    ///
+    /// - Throws: ``ReplicaError`` with code `batchEnded` if the batch has already ended.
     public func deleteAllItems() throws {
         try append(.deleteAll)
     }

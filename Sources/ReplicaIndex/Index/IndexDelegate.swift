@@ -12,10 +12,10 @@ import ReplicaCore
 /// ```swift
 /// final class NotesIndexer: IndexDelegate {
 ///     func reindexAllItems(in index: SearchableIndex) async throws {
-///         try await index.indexItems(notes.all.map(makeItem))
+///         try await index.indexItems([])   // every item of the app, from its own storage
 ///     }
 ///     func reindexItems(withIdentifiers identifiers: [ItemIdentifier], in index: SearchableIndex) async throws {
-///         try await index.indexItems(notes.find(identifiers).map(makeItem))
+///         _ = identifiers                  // look these up in the app's storage and index them again
 ///     }
 /// }
 /// try await index.setDelegate(NotesIndexer())
@@ -34,6 +34,7 @@ public protocol IndexDelegate: AnyObject, Sendable {
 }
 
 extension IndexDelegate {
+    /// Does nothing.
     public func searchableItemsDidUpdate(_ updates: [ItemUpdate], in index: SearchableIndex) async {}
 }
 
@@ -44,6 +45,7 @@ public struct ItemUpdate: Sendable, Hashable {
     /// The attributes that changed.
     public var changedAttributes: [AttributeKey]
 
+    /// Creates an update from the item as now stored and the attributes that changed.
     public init(item: SearchableItem, changedAttributes: [AttributeKey]) {
         self.item = item
         self.changedAttributes = changedAttributes
@@ -52,8 +54,11 @@ public struct ItemUpdate: Sendable, Hashable {
 
 /// Something a store noticed that its host may want to log.
 public struct StoreEvent: Sendable, CustomStringConvertible {
+    /// What kind of thing happened.
     public struct Kind: RawRepresentable, Hashable, Sendable {
+        /// The kind's name, such as `indexRebuilt`.
         public let rawValue: String
+        /// Creates a kind from its name.
         public init(rawValue: String) { self.rawValue = rawValue }
         /// An index file was found damaged and rebuilt empty; its owner is asked to reindex.
         public static let indexRebuilt = Kind(rawValue: "indexRebuilt")
@@ -73,14 +78,19 @@ public struct StoreEvent: Sendable, CustomStringConvertible {
         public static let enrichmentFailed = Kind(rawValue: "enrichmentFailed")
     }
 
+    /// What kind of thing happened.
     public var kind: Kind
+    /// The account it concerns, if any.
     public var account: AccountID?
+    /// The index it concerns, if any.
     public var indexName: String?
     /// A sentence for a log line; never quotes indexed content.
     public var message: String
 
+    /// The event's message.
     public var description: String { message }
 
+    /// Creates an event.
     public init(kind: Kind, account: AccountID?, indexName: String?, message: String) {
         self.kind = kind
         self.account = account

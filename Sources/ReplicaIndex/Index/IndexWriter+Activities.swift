@@ -8,11 +8,15 @@ public struct RecentActivity: Sendable, Hashable {
     public var identifier: ItemIdentifier
     /// The item's title, or the activity's.
     public var title: String?
+    /// The activity's type; of the latest activity, when several are about the same item.
     public var activityType: String
+    /// When the item was last viewed: the latest activity's date.
     public var lastViewed: Date
+    /// How many times it was viewed, over all its activities.
     public var views: Int
     /// ``Engagement/value(lastViewed:views:now:)``, from 0 to 1.
     public var engagement: Double
+    /// The entity the activity is about, if any.
     public var entity: EntityReference?
 }
 

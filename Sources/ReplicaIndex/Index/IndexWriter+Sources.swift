@@ -11,6 +11,7 @@ public struct SourceEntry: Sendable, Equatable, Hashable {
     /// Why the entry made no item, if it did not.
     public var skipReason: String?
 
+    /// Creates an entry from its key, its stamp and, if it made no item, why.
     public init(key: String, stamp: String, skipReason: String? = nil) {
         self.key = key
         self.stamp = stamp

@@ -3,9 +3,12 @@ import ReplicaCore
 
 /// Which index a reindex request is about (Core Spotlight's `CSSearchableIndexDescription`).
 public struct IndexDescription: Hashable, Sendable {
+    /// The account whose index it is.
     public var account: AccountID
+    /// The index's name within its account.
     public var indexName: String
 
+    /// Creates a description of the index `indexName` of `account`.
     public init(account: AccountID, indexName: String) {
         self.account = account
         self.indexName = indexName

@@ -27,7 +27,7 @@ package struct IndexLease: Sendable {
 /// For example:
 /// ```swift
 /// let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
-/// try store.signIn("alice")
+/// try await store.signIn("alice")
 /// let index = try store.index(named: "Notes", account: "alice")
 /// try await index.indexItems([item])
 /// try await index.deleteItems(withDomainIdentifiers: ["account.alice.archive"])
@@ -43,6 +43,7 @@ public final class SearchableIndex: Sendable {
         /// How long a write waits for another writer (in this or another process) before it fails.
         public var busyTimeout: TimeInterval = 600
 
+        /// Creates the default configuration.
         public init() {}
     }
 
@@ -50,6 +51,7 @@ public final class SearchableIndex: Sendable {
     public let name: String
     /// The account whose items it holds.
     public let account: AccountID
+    /// How the index behaves.
     public let configuration: Configuration
     /// The SQLite file.
     let path: String
@@ -310,8 +312,8 @@ public final class SearchableIndex: Sendable {
     /// For example:
     /// ```swift
     /// let batch = index.beginBatch()
-    /// try batch.indexItems(changedItems)
-    /// try batch.deleteItems(withIdentifiers: deletedIDs)
+    /// try batch.indexItems(items)                               // what changed since the last sync
+    /// try batch.deleteItems(withIdentifiers: ["note:alice:7"])   // what was deleted
     /// try await batch.end(clientState: Data("cursor=1812".utf8))
     /// ```
     public func beginBatch() -> IndexBatch { IndexBatch(index: self) }

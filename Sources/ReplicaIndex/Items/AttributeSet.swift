@@ -19,8 +19,10 @@ public struct AttributeSet: Hashable, Sendable {
     /// Keys set to `nil`: removed from the stored item when this set updates it.
     private(set) var removals: Set<AttributeKey> = []
 
+    /// Creates an empty set.
     public init() {}
 
+    /// Creates a set with only a content type, or an empty one when `contentType` is `nil`.
     public init(contentType: ContentType?) {
         if let contentType { self.contentType = contentType }
     }
@@ -72,21 +74,25 @@ public struct AttributeSet: Hashable, Sendable {
 
     // MARK: Typed accessors for common system keys
 
+    /// The title of the item (``AttributeKey/title``).
     public var title: String? {
         get { values[.title]?.textValue }
         set { self[.title] = newValue.map(AttributeValue.text) }
     }
 
+    /// The name to show for the item (``AttributeKey/displayName``).
     public var displayName: String? {
         get { values[.displayName]?.textValue }
         set { self[.displayName] = newValue.map(AttributeValue.text) }
     }
 
+    /// A description of the item's content (``AttributeKey/contentDescription``).
     public var contentDescription: String? {
         get { values[.contentDescription]?.textValue }
         set { self[.contentDescription] = newValue.map(AttributeValue.text) }
     }
 
+    /// The full text of the item's content (``AttributeKey/textContent``).
     public var textContent: String? {
         get { values[.textContent]?.textValue }
         set { self[.textContent] = newValue.map(AttributeValue.text) }
@@ -104,71 +110,85 @@ public struct AttributeSet: Hashable, Sendable {
         set { self[.isPriority] = newValue.map(AttributeValue.bool) }
     }
 
+    /// The subject of the item, such as a mail's subject line (``AttributeKey/subject``).
     public var subject: String? {
         get { values[.subject]?.textValue }
         set { self[.subject] = newValue.map(AttributeValue.text) }
     }
 
+    /// The path of the item's file (``AttributeKey/path``).
     public var path: String? {
         get { values[.path]?.textValue }
         set { self[.path] = newValue.map(AttributeValue.text) }
     }
 
+    /// Keywords that describe the item (``AttributeKey/keywords``).
     public var keywords: [String]? {
         get { values[.keywords]?.strings }
         set { self[.keywords] = newValue.map(AttributeValue.texts) }
     }
 
+    /// The type of the item's content (``AttributeKey/contentType``).
     public var contentType: ContentType? {
         get { values[.contentType]?.textValue.map(ContentType.init(rawValue:)) }
         set { self[.contentType] = newValue.map { .text($0.rawValue) } }
     }
 
+    /// The date the item's content was created (``AttributeKey/contentCreationDate``).
     public var contentCreationDate: Date? {
         get { values[.contentCreationDate]?.dateValue }
         set { self[.contentCreationDate] = newValue.map(AttributeValue.date) }
     }
 
+    /// The date the item's content was last changed (``AttributeKey/contentModificationDate``).
     public var contentModificationDate: Date? {
         get { values[.contentModificationDate]?.dateValue }
         set { self[.contentModificationDate] = newValue.map(AttributeValue.date) }
     }
 
+    /// The names of the item's authors (``AttributeKey/authorNames``).
     public var authorNames: [String]? {
         get { values[.authorNames]?.strings }
         set { self[.authorNames] = newValue.map(AttributeValue.texts) }
     }
 
+    /// The names of the item's recipients (``AttributeKey/recipientNames``).
     public var recipientNames: [String]? {
         get { values[.recipientNames]?.strings }
         set { self[.recipientNames] = newValue.map(AttributeValue.texts) }
     }
 
+    /// The people who wrote or sent the item (``AttributeKey/authors``).
     public var authors: [Person]? {
         get { if case .people(let people)? = values[.authors] { return people } else { return nil } }
         set { self[.authors] = newValue.map(AttributeValue.people) }
     }
 
+    /// The people the item was sent to (``AttributeKey/recipients``).
     public var recipients: [Person]? {
         get { if case .people(let people)? = values[.recipients] { return people } else { return nil } }
         set { self[.recipients] = newValue.map(AttributeValue.people) }
     }
 
+    /// The item's rating (``AttributeKey/rating``).
     public var rating: Double? {
         get { values[.rating]?.numberValue }
         set { self[.rating] = newValue.map(AttributeValue.number) }
     }
 
+    /// The latitude of the item's location, in degrees (``AttributeKey/latitude``).
     public var latitude: Double? {
         get { values[.latitude]?.numberValue }
         set { self[.latitude] = newValue.map(AttributeValue.number) }
     }
 
+    /// The longitude of the item's location, in degrees (``AttributeKey/longitude``).
     public var longitude: Double? {
         get { values[.longitude]?.numberValue }
         set { self[.longitude] = newValue.map(AttributeValue.number) }
     }
 
+    /// Image data for a thumbnail of the item (``AttributeKey/thumbnailData``).
     public var thumbnailData: Data? {
         get { if case .data(let data)? = values[.thumbnailData] { return data } else { return nil } }
         set { self[.thumbnailData] = newValue.map(AttributeValue.data) }

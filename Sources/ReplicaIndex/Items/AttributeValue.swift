@@ -13,6 +13,7 @@ public struct Person: Hashable, Sendable {
     /// Email addresses, phone numbers or other handles.
     public var handles: [String]
 
+    /// Creates a person from a name to show and any handles.
     public init(displayName: String?, handles: [String] = []) {
         self.displayName = displayName
         self.handles = handles
@@ -47,6 +48,7 @@ public enum AttributeValue: Hashable, Sendable {
         }
     }
 
+    /// The kind of this value.
     public var kind: Kind {
         switch self {
         case .text: return .text
@@ -59,6 +61,7 @@ public enum AttributeValue: Hashable, Sendable {
         }
     }
 
+    /// The string of a `.text` value, or `nil` for any other kind.
     public var textValue: String? {
         if case .text(let value) = self { return value }
         return nil
@@ -74,11 +77,13 @@ public enum AttributeValue: Hashable, Sendable {
         }
     }
 
+    /// The date of a `.date` value, or `nil` for any other kind.
     public var dateValue: Date? {
         if case .date(let value) = self { return value }
         return nil
     }
 
+    /// The number of a `.number` value, or `nil` for any other kind.
     public var numberValue: Double? {
         if case .number(let value) = self { return value }
         return nil

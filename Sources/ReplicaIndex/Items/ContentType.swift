@@ -14,41 +14,70 @@ import ReplicaCore
 /// ContentType("com.example.recipe").tree          // ["com.example.recipe", "public.item"]
 /// ```
 public struct ContentType: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The type identifier, such as `public.plain-text`.
     public let rawValue: String
 
+    /// Creates a content type from its identifier.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates a content type from its identifier.
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// Creates a content type from a string literal holding its identifier.
     public init(stringLiteral value: String) { self.rawValue = value }
 
+    /// The type identifier.
     public var description: String { rawValue }
 
+    /// The root of the hierarchy, which every type conforms to (`public.item`).
     public static let item: ContentType = "public.item"
+    /// Any content a person reads, views or listens to (`public.content`).
     public static let content: ContentType = "public.content"
+    /// Any stream of bytes (`public.data`).
     public static let data: ContentType = "public.data"
+    /// Any text (`public.text`).
     public static let text: ContentType = "public.text"
+    /// Text without markup (`public.plain-text`).
     public static let plainText: ContentType = "public.plain-text"
+    /// Plain text in UTF-8 (`public.utf8-plain-text`).
     public static let utf8PlainText: ContentType = "public.utf8-plain-text"
+    /// An HTML document (`public.html`).
     public static let html: ContentType = "public.html"
+    /// An XML document (`public.xml`).
     public static let xml: ContentType = "public.xml"
+    /// A JSON document (`public.json`).
     public static let json: ContentType = "public.json"
+    /// A YAML document (`public.yaml`).
     public static let yaml: ContentType = "public.yaml"
+    /// A Markdown document (`net.daringfireball.markdown`).
     public static let markdown: ContentType = "net.daringfireball.markdown"
+    /// A reStructuredText document (`org.docutils.restructuredtext`).
     public static let restructuredText: ContentType = "org.docutils.restructuredtext"
+    /// Source code in any language (`public.source-code`).
     public static let sourceCode: ContentType = "public.source-code"
+    /// A script, such as a shell or Python script (`public.script`).
     public static let script: ContentType = "public.script"
+    /// Any message (`public.message`).
     public static let message: ContentType = "public.message"
+    /// A mail message (`public.email-message`).
     public static let emailMessage: ContentType = "public.email-message"
+    /// A mailbox in mbox format (`com.apple.mail.mbox`).
     public static let mbox: ContentType = "com.apple.mail.mbox"
+    /// A calendar event (`public.calendar-event`).
     public static let calendarEvent: ContentType = "public.calendar-event"
+    /// A to-do item (`public.to-do-item`).
     public static let task: ContentType = "public.to-do-item"
+    /// A contact card (`public.contact`).
     public static let contact: ContentType = "public.contact"
+    /// An image (`public.image`).
     public static let image: ContentType = "public.image"
+    /// A video (`public.movie`).
     public static let movie: ContentType = "public.movie"
+    /// An audio recording or track (`public.audio`).
     public static let audio: ContentType = "public.audio"
     /// A recording of speech, such as a voice memo or a voicemail.
     public static let voiceAudio: ContentType = "public.voice-audio"
     /// A chat or SMS message.
     public static let instantMessage: ContentType = "public.instant-message"
+    /// A folder (`public.folder`).
     public static let folder: ContentType = "public.folder"
 
     /// Each known type and the type it directly conforms to (some have two).

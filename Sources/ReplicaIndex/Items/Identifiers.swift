@@ -10,14 +10,20 @@ import ReplicaCore
 /// let alice: AccountID = "alice@example.com"
 /// ```
 public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The account's identifier text.
     public let rawValue: String
 
+    /// Creates an account ID from its text, without validating it (see ``validate()``).
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates an account ID from its text, without validating it (see ``validate()``).
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// Creates an account ID from a string literal, without validating it.
     public init(stringLiteral value: String) { self.rawValue = value }
 
+    /// The account's identifier text.
     public var description: String { rawValue }
 
+    /// Orders account IDs by their text.
     public static func < (lhs: AccountID, rhs: AccountID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// Checks that the identifier can name an account.
@@ -62,14 +68,20 @@ public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, Expre
 ///
 /// Identifiers are routing keys: keep them stable and free of secret payloads (`note:alice:42`).
 public struct ItemIdentifier: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The item's identifier text.
     public let rawValue: String
 
+    /// Creates an item identifier from its text.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates an item identifier from its text.
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// Creates an item identifier from a string literal.
     public init(stringLiteral value: String) { self.rawValue = value }
 
+    /// The item's identifier text.
     public var description: String { rawValue }
 
+    /// Orders item identifiers by their text.
     public static func < (lhs: ItemIdentifier, rhs: ItemIdentifier) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// The longest identifier accepted, in bytes.
@@ -81,14 +93,20 @@ public struct ItemIdentifier: RawRepresentable, Hashable, Comparable, Sendable, 
 /// Domains are hierarchical with `.` between levels: a domain covers itself and every domain under it,
 /// so deleting `account.alice` deletes `account.alice.notes` too (but not `account.alicia`).
 public struct DomainIdentifier: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The domain's name, levels separated by `.`.
     public let rawValue: String
 
+    /// Creates a domain identifier from its name.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates a domain identifier from its name.
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// Creates a domain identifier from a string literal naming it.
     public init(stringLiteral value: String) { self.rawValue = value }
 
+    /// The domain's name.
     public var description: String { rawValue }
 
+    /// Orders domain identifiers by name.
     public static func < (lhs: DomainIdentifier, rhs: DomainIdentifier) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// Whether `other` is this domain or lies under it.

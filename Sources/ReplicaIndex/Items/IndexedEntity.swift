@@ -42,15 +42,20 @@ public protocol IndexedEntity: Sendable {
 }
 
 extension IndexedEntity {
+    /// No properties, by default.
     public var indexedProperties: [EntityProperty] { [] }
+    /// No attributes, by default.
     public var attributeSet: AttributeSet { AttributeSet() }
 }
 
 /// How an entity is shown: a title and an optional subtitle.
 public struct EntityDisplayRepresentation: Hashable, Sendable {
+    /// The entity's title, indexed as `title`.
     public var title: String
+    /// The entity's subtitle, indexed as `headline`.
     public var subtitle: String?
 
+    /// Creates a display representation from a title and an optional subtitle.
     public init(title: String, subtitle: String? = nil) {
         self.title = title
         self.subtitle = subtitle
@@ -61,6 +66,7 @@ public struct EntityDisplayRepresentation: Hashable, Sendable {
 public struct EntityProperty: Hashable, Sendable {
     /// The attribute the property fills: a Core Spotlight system key or an app's custom key.
     public var key: AttributeKey
+    /// The property's value.
     public var value: AttributeValue
 
     /// A property indexed under a system key (App Intents' `indexingKey`).
@@ -78,9 +84,12 @@ public struct EntityProperty: Hashable, Sendable {
 
 /// Which entity a searchable item is: its type name and identifier.
 public struct EntityReference: Hashable, Sendable {
+    /// The entity type's name, such as `LandmarkEntity`.
     public var typeName: String
+    /// The entity's identifier within its type.
     public var id: String
 
+    /// Creates a reference from an entity type's name and an identifier, without validating them (see ``validate()``).
     public init(typeName: String, id: String) {
         self.typeName = typeName
         self.id = id

@@ -23,6 +23,8 @@ public enum ItemOwner: Hashable, Sendable, CustomStringConvertible {
     /// the same.
     case other(String)
 
+    /// Reads an owner from its stored form: `api`, `records`, `activities`, `source:<name>` or `table:<name>`;
+    /// any other text becomes ``other(_:)``.
     public init(rawValue: String) {
         switch rawValue {
         case "api": self = .api
@@ -34,6 +36,7 @@ public enum ItemOwner: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The owner's stored form, as ``init(rawValue:)`` reads it.
     public var rawValue: String {
         switch self {
         case .api: "api"
@@ -45,15 +48,18 @@ public enum ItemOwner: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The owner's stored form.
     public var description: String { rawValue }
 }
 
 /// Who made an item and from what: shown to models as provenance, used to remove a source's items.
 public struct ItemOrigin: Hashable, Sendable {
+    /// Who made the item, and so who may change or delete it.
     public var owner: ItemOwner
     /// The version of the thing the item was built from: a record version, a commit, a file stamp.
     public var version: String?
 
+    /// Creates an origin from an owner and, optionally, the version the item was built from.
     public init(owner: ItemOwner, version: String? = nil) {
         self.owner = owner
         self.version = version

@@ -16,8 +16,11 @@ import ReplicaCore
 ///                           attributeSet: attributes)
 /// ```
 public struct SearchableItem: Hashable, Sendable {
+    /// The item's stable, unique identifier within its index.
     public var uniqueIdentifier: ItemIdentifier
+    /// The domain the item belongs to, if any, so that it can be deleted with the domain.
     public var domainIdentifier: DomainIdentifier?
+    /// The item's attributes.
     public var attributeSet: AttributeSet
     /// When the item stops being searchable. `nil` means the index's default lifetime
     /// (``SearchableIndex/Configuration/defaultLifetime``); `Date.distantFuture` keeps it.
@@ -25,6 +28,7 @@ public struct SearchableItem: Hashable, Sendable {
     /// Merge the attributes into the stored item instead of replacing it.
     public var isUpdate: Bool
 
+    /// Creates an item without checking it; indexing it checks it (see ``validate()``).
     public init(uniqueIdentifier: ItemIdentifier, domainIdentifier: DomainIdentifier? = nil,
                 attributeSet: AttributeSet, expirationDate: Date? = nil, isUpdate: Bool = false) {
         self.uniqueIdentifier = uniqueIdentifier
@@ -147,7 +151,9 @@ extension SearchableItem {
 /// What an item asks enrichment to add once it is indexed (Core Spotlight's `updateListenerOptions`):
 /// a summary of its thread, a priority, or both.
 public struct UpdateListenerOptions: OptionSet, Hashable, Sendable {
+    /// The options as bits.
     public let rawValue: Int
+    /// Creates options from their bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Summarize the item's thread into `textContentSummary`.

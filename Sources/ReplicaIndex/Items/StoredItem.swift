@@ -21,6 +21,7 @@ public struct StoredItem: Sendable {
     /// When the item was last written to the index.
     public var indexedAt: Date
 
+    /// Creates a stored item from its parts.
     public init(account: AccountID, indexName: String, item: SearchableItem, origin: ItemOrigin, indexedAt: Date) {
         self.account = account
         self.indexName = indexName

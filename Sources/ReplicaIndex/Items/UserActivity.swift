@@ -22,9 +22,11 @@ public struct UserActivity: Hashable, Sendable {
     public var activityType: String
     /// Names the activity so that it can be donated again and deleted.
     public var persistentIdentifier: String
+    /// The activity's title, such as the name of the note viewed.
     public var title: String?
     /// The item the activity is about, if it is indexed.
     public var relatedUniqueIdentifier: ItemIdentifier?
+    /// Keywords that describe the activity; added to its item's keywords when it is searched on its own.
     public var keywords: [String]
     /// When it happened; the donation time when not given.
     public var date: Date?
@@ -37,6 +39,7 @@ public struct UserActivity: Hashable, Sendable {
     /// The entity the activity is about, if any.
     public var entity: EntityReference?
 
+    /// Creates an activity; only the type and the persistent identifier are required.
     public init(activityType: String, persistentIdentifier: String, title: String? = nil,
                 relatedUniqueIdentifier: ItemIdentifier? = nil, keywords: [String] = [], date: Date? = nil,
                 isEligibleForSearch: Bool = true, isEligibleForPrediction: Bool = false,

@@ -8,11 +8,13 @@ public struct DateRange: Hashable, Sendable {
     /// The first date no longer included.
     public var end: Date?
 
+    /// Creates a range from `start` (included) to `end` (excluded); a `nil` end is open.
     public init(start: Date? = nil, end: Date? = nil) {
         self.start = start
         self.end = end
     }
 
+    /// Whether `date` is at or after ``start`` and before ``end``, ignoring an open end.
     public func contains(_ date: Date) -> Bool {
         (start.map { date >= $0 } ?? true) && (end.map { date < $0 } ?? true)
     }
@@ -76,6 +78,7 @@ public struct SearchQuery: Hashable, Sendable {
     /// The largest `limit` accepted.
     public static let maximumLimit = 10_000
 
+    /// Creates a query for these words (or, with `nil`, a listing), returning at most `limit` results.
     public init(_ text: String? = nil, limit: Int = 20) {
         self.text = text
         self.limit = limit

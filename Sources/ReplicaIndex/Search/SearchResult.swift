@@ -1,12 +1,12 @@
 import Foundation
 import ReplicaCore
 
-/// One item found by a search, with where it came from.
 /// How a result was found: by its words, by its meaning (semantic search), or both.
 public enum SearchMatch: String, Sendable, Hashable {
     case lexical, semantic, both
 }
 
+/// One item found by a search, with where it came from.
 public struct SearchResult: Sendable {
     /// The account whose index holds the item.
     public var account: AccountID
@@ -29,6 +29,7 @@ public struct SearchResult: Sendable {
     /// already counted in ``score``.
     public var engagement: Double = 0
 
+    /// Creates a result; its ``engagement`` starts at 0.
     public init(account: AccountID, indexName: String, item: SearchableItem, score: Double, snippet: String?,
                 origin: ItemOrigin, indexedAt: Date, match: SearchMatch = .lexical) {
         self.match = match
@@ -41,6 +42,7 @@ public struct SearchResult: Sendable {
         self.indexedAt = indexedAt
     }
 
+    /// The title to show: the item's `title`, else its `displayName`, else its `subject`.
     public var title: String? { item.attributeSet.title ?? item.attributeSet.displayName ?? item.attributeSet.subject }
 }
 

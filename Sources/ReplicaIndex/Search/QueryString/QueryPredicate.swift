@@ -96,6 +96,7 @@ public enum QueryAttribute: Hashable, Sendable, CustomStringConvertible {
     /// `*`: any text attribute.
     case anyText
 
+    /// The attribute as a query string writes it: its key, or `*`.
     public var description: String {
         switch self {
         case .key(let key): return key.rawValue
@@ -122,6 +123,8 @@ public enum QueryValue: Hashable, Sendable, CustomStringConvertible {
     /// A `$time.…` date, worked out when the query runs.
     case time(TimeExpression)
 
+    /// The value as a query string writes it: a quoted string with its modifiers, a number, `true` or `false`,
+    /// or a `$time.…` expression.
     public var description: String {
         switch self {
         case .string(let pattern, let modifiers):
@@ -146,7 +149,9 @@ public enum QueryValue: Hashable, Sendable, CustomStringConvertible {
 
 /// The modifiers written after a quoted value: `c`, `d`, `w`, `t`.
 public struct QueryStringModifiers: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    /// The modifiers as bits.
     public let rawValue: UInt8
+    /// Creates modifiers from their bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// `c`: ignore case.
@@ -162,6 +167,7 @@ public struct QueryStringModifiers: OptionSet, Hashable, Sendable, CustomStringC
         ("c", .caseInsensitive), ("d", .diacriticInsensitive), ("w", .wordBased), ("t", .tokenBased),
     ]
 
+    /// The modifiers' letters, in the order `c`, `d`, `w`, `t`.
     public var description: String {
         String(Self.letters.filter { contains($0.1) }.map(\.0))
     }
@@ -169,13 +175,17 @@ public struct QueryStringModifiers: OptionSet, Hashable, Sendable, CustomStringC
 
 /// Where a query string goes wrong: the column (Unicode scalars from 1) and what is wrong there.
 public struct QueryStringSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The column of the mistake, counted in Unicode scalars from 1.
     public var column: Int
+    /// What is wrong there.
     public var problem: String
 
+    /// Creates an error for a mistake at `column`.
     public init(column: Int, problem: String) {
         self.column = column
         self.problem = problem
     }
 
+    /// The column and the problem, as `column N: problem`.
     public var description: String { "column \(column): \(problem)" }
 }

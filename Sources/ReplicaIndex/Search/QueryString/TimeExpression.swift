@@ -18,6 +18,7 @@ public struct TimeExpression: Hashable, Sendable, CustomStringConvertible {
         case now, today, thisWeek = "this_week", thisMonth = "this_month", thisYear = "this_year"
     }
 
+    /// What the expression stands for: a moment relative to now, or a fixed instant.
     public enum Value: Hashable, Sendable {
         /// A moment relative to now: the anchor moved by `offset` of its units (seconds for `now`).
         case relative(Anchor, offset: Int)
@@ -25,9 +26,12 @@ public struct TimeExpression: Hashable, Sendable, CustomStringConvertible {
         case instant(Date)
     }
 
+    /// What the expression stands for.
     public var value: Value
 
+    /// Creates a relative expression: `anchor` moved by `offset` of its units (seconds for `now`).
     public init(_ anchor: Anchor, offset: Int = 0) { value = .relative(anchor, offset: offset) }
+    /// Creates an expression for a fixed instant.
     public init(instant: Date) { value = .instant(instant) }
 
     /// The names a query string may use after `$time.`, each with its anchor and the offset it implies.
@@ -58,6 +62,7 @@ public struct TimeExpression: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The expression as a query string writes it, such as `$time.today(-7)` or `$time.iso(…)`.
     public var description: String {
         switch value {
         case .instant(let date):

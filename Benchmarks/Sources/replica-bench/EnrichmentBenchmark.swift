@@ -1,0 +1,132 @@
+import Foundation
+import Replica
+import Synchronization
+
+/// Issue 12's figures: enrichment throughput beside plain indexing of the same messages, the delay from
+/// indexing to the update notification, predictions for the quality evaluation, and engagement in
+/// ranking. The messages are Debian changelog entries as mail (`Benchmarks/quality/build_enrichment_set.py`),
+/// their creation dates moved to the last hours so that Core Spotlight's 24-hour rule lets them in.
+enum EnrichmentBenchmark {
+    static func loadMessages(_ path: String) throws -> [SearchableItem] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var items = try text.split(separator: "\n").map { try SearchableItem(json: JSON.parse(String($0))) }
+        // Newest last within each thread, all within the last 20 hours, order kept.
+        let now = Date()
+        for position in items.indices {
+            items[position].attributeSet.contentCreationDate = now.addingTimeInterval(-72_000 + Double(position) * 72_000 / Double(items.count))
+            items[position].expirationDate = .distantFuture
+        }
+        return items
+    }
+
+    static func run(messages path: String, predictions: String?, sample: String?) async throws {
+        let items = try loadMessages(path)
+        let directory = try Measure.scratchDirectory("enrichment")
+        defer { Measure.removeDirectory(directory) }
+        let store = try Store(directory: URL(fileURLWithPath: directory))
+        try await store.signIn("bench")
+        let asking = items.map { item -> SearchableItem in
+            var item = item
+            item.updateListenerOptions = [.summarization, .priority]
+            return item
+        }
+
+        // 1. Throughput, the baseline first: the same messages indexed without asking for anything.
+        let plain = try store.index(named: "plain", account: "bench")
+        let indexSeconds = try await Measure.seconds { try await plain.indexItems(items) }
+        let enriched = try store.index(named: "enriched", account: "bench")
+        let askingSeconds = try await Measure.seconds { try await enriched.indexItems(asking) }
+        var report = EnrichmentReport()
+        let enrichSeconds = try await Measure.seconds { report = try await store.enrichPendingItems() }
+        let plainRate = Double(items.count) / indexSeconds
+        print("\(items.count) messages (\(Set(items.compactMap(\.domainIdentifier)).count) threads) from \(path)")
+        print("| measure | items/s | vs plain indexing |\n|---|---|---|")
+        print(String(format: "| plain indexing (baseline) | %.0f | 1.00× |", plainRate))
+        print(String(format: "| indexing, asking for enrichment | %.0f | %.2f× |", Double(items.count) / askingSeconds, indexSeconds / askingSeconds))
+        print(String(format: "| enrichment pass (summarizer + classifier) | %.0f | %.2f× |", Double(items.count) / enrichSeconds, indexSeconds / enrichSeconds))
+        print("enriched \(report.enriched), skipped \(report.skipped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+
+        // 2. The delay from indexing to the notification, with a pass every 50 ms (what a watcher polling
+        // at that rate gives; replica watch polls every second, which adds up to a second to this).
+        let notified = NotificationClock()
+        let timed = try store.index(named: "timed", account: "bench")
+        try await timed.setDelegate(notified)
+        let loop = Task {
+            while !Task.isCancelled {
+                _ = try? await store.enrichPendingItems(accounts: ["bench"])
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        var written: [ItemIdentifier: UInt64] = [:]
+        let eligible = asking.filter { ($0.attributeSet.textContent ?? "").count >= 200 }.prefix(200)
+        for item in eligible {
+            written[item.uniqueIdentifier] = DispatchTime.now().uptimeNanoseconds
+            try await timed.indexItems([item])
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while notified.count < eligible.count, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        loop.cancel()
+        let delays = notified.times.compactMap { identifier, time in written[identifier].map { Double(time - $0) / 1e9 } }
+        print(String(format: "notification delay over %d messages: p50 %.0f ms, p99 %.0f ms (a pass every 50 ms)",
+                     delays.count, Measure.median(delays) * 1000, Measure.percentile(delays, 99) * 1000))
+
+        // 3. Predictions for evaluate_enrichment.py: the sample's entries as the pass left them.
+        if let predictions, let sample {
+            let wanted = try String(contentsOfFile: sample, encoding: .utf8).split(separator: "\n")
+                .compactMap { try? JSON.parse(String($0))["uniqueIdentifier"]?.stringValue }
+            let stored = try await enriched.fetchItems(withIdentifiers: wanted.map(ItemIdentifier.init(rawValue:)))
+            let lines = stored.map { item in
+                JSON.object(omittingNil: [("uniqueIdentifier", .string(item.item.uniqueIdentifier.rawValue)),
+                                          ("isPriority", item.item.attributeSet.isPriority.map(JSON.bool)),
+                                          ("summary", item.item.attributeSet.textContentSummary.map(JSON.string))]).serialized()
+            }
+            try (lines.joined(separator: "\n") + "\n").write(toFile: predictions, atomically: true, encoding: .utf8)
+            print("wrote \(lines.count) predictions to \(predictions)")
+        }
+
+        // 4. Engagement in ranking: for queries of two words from titles, the fifth result is viewed 15
+        // times within the hour; where does it land, and does it ever pass a result that scored more than
+        // 0.05 above it?
+        let words = Array(Set(items.compactMap { $0.attributeSet.title?.split(separator: " ").first.map(String.init) })).sorted()
+        var before: [Int] = [], after: [Int] = [], passedClearlyBetter = 0, measured = 0
+        for word in words.prefix(300) {
+            let query = SearchQuery(word + " fix", limit: 20)
+            let results = try await plain.search(query)
+            guard results.count >= 8 else { continue }
+            let target = results[4]
+            let clearlyBetter = Set(results.prefix(4).filter { $0.score - target.score > Engagement.weight }.map(\.item.uniqueIdentifier))
+            let views = (0..<15).map { _ in
+                UserActivity(activityType: "bench.view", persistentIdentifier: "view:" + target.item.uniqueIdentifier.rawValue,
+                             relatedUniqueIdentifier: target.item.uniqueIdentifier, date: Date().addingTimeInterval(-600))
+            }
+            for view in views { try await plain.donateUserActivities([view]) }
+            let again = try await plain.search(query)
+            guard let rank = again.firstIndex(where: { $0.item.uniqueIdentifier == target.item.uniqueIdentifier }) else { continue }
+            let above = Set(again.prefix(rank).map(\.item.uniqueIdentifier))
+            passedClearlyBetter += clearlyBetter.subtracting(above).count
+            before.append(5)
+            after.append(rank + 1)
+            measured += 1
+            _ = try await plain.deleteAllSavedUserActivities()
+            if measured == 100 { break }
+        }
+        let mean = { (values: [Int]) in Double(values.reduce(0, +)) / Double(max(values.count, 1)) }
+        print(String(format: "engagement over %d queries: a fifth result viewed 15 times ranks %.2f on average (from 5); "
+                     + "it passed a result scoring more than 0.05 above it %d times; it rose in %d queries",
+                     measured, mean(after), passedClearlyBetter, zip(before, after).filter { $1 < $0 }.count))
+    }
+
+    /// Records when each item's update notification came.
+    final class NotificationClock: IndexDelegate, Sendable {
+        private let state = Mutex<[ItemIdentifier: UInt64]>([:])
+        var count: Int { state.withLock { $0.count } }
+        var times: [ItemIdentifier: UInt64] { state.withLock { $0 } }
+        func reindexAllItems(in index: SearchableIndex) async throws {}
+        func reindexItems(withIdentifiers identifiers: [ItemIdentifier], in index: SearchableIndex) async throws {}
+        func searchableItemsDidUpdate(_ updates: [ItemUpdate], in index: SearchableIndex) async {
+            let now = DispatchTime.now().uptimeNanoseconds
+            state.withLock { times in for update in updates where times[update.item.uniqueIdentifier] == nil { times[update.item.uniqueIdentifier] = now } }
+        }
+    }
+}

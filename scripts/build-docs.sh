@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the library's DocC documentation with the toolchain's own docc (no package plugin): the
+# module's symbol graph (swift package dump-symbol-graph, which builds the package first), then
+# `docc convert` over Sources/Replica/Replica.docc.
+#
+#   scripts/build-docs.sh [OUTPUT]     default OUTPUT: .build/docs/Replica.doccarchive
+#
+# Exits 0 with a note when the toolchain has no docc; fails when docc reports a warning (a link that
+# does not resolve, say), printing them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+output=${1:-.build/docs/Replica.doccarchive}
+if ! command -v docc >/dev/null; then
+    echo "build-docs: this toolchain has no docc; the documentation was not built" >&2
+    exit 0
+fi
+swift package dump-symbol-graph --minimum-access-level public >/dev/null
+graphs=$(find .build -path "*/symbolgraph" -type d | head -1)
+# The catalog documents the module Replica: its own symbol graph only (the modules it re-exports keep
+# their doc comments in their own graphs, whose links are relative to those modules).
+only=.build/docs/replica-graphs
+rm -rf "$only" && mkdir -p "$only" "$(dirname "$output")"
+cp "$graphs"/Replica.symbols.json "$only"/
+cp "$graphs"/Replica@*.symbols.json "$only"/ 2>/dev/null || true
+log=.build/docs/docc.log
+docc convert Sources/Replica/Replica.docc --additional-symbol-graph-dir "$only" --output-path "$output" \
+    --fallback-display-name Replica --fallback-bundle-identifier org.replica.Replica --fallback-bundle-version 1 \
+    > "$log" 2>&1 || { cat "$log" >&2; echo "build-docs: docc failed (above)" >&2; exit 1; }
+if grep -q "^warning:" "$log"; then
+    grep -A6 "^warning:" "$log" >&2
+    echo "build-docs: docc reported $(grep -c "^warning:" "$log") warnings (above); the log is $log" >&2
+    exit 1
+fi
+echo "build-docs: $output"
