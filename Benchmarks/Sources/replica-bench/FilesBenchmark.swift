@@ -137,7 +137,7 @@ enum FilesBenchmark {
         let scratch = try Measure.scratchDirectory("watch")
         defer { Measure.removeDirectory(scratch) }
         let store = try Store(directory: URL(fileURLWithPath: scratch + "/store"))
-        try store.signIn("bench")
+        try await store.signIn("bench")
         let definition = try store.addSource(SourceDefinition(kind: .files, account: "bench", settings: .object([("root", .string(corpus))])))
         let source = try FileTreeSource(definition, store: store)
         let context = try SourceContext(definition: definition, store: store)

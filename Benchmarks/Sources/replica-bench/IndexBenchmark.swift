@@ -39,7 +39,7 @@ enum IndexBenchmark {
                     rawSize = raw.size
                 } else {
                     let store = try Store(directory: URL(fileURLWithPath: directory))
-                    try store.signIn("bench")
+                    try await store.signIn("bench")
                     let index = try store.index(account: "bench")
                     let items = paragraphs.map(makeItem)
                     let seconds = try await Measure.seconds { try await index.indexItems(items) }

@@ -15,14 +15,14 @@ enum ReplicationBenchmark {
 
         // Baseline: bulk indexing of the same items, in a store of its own.
         let bulkStore = try Store(directory: URL(fileURLWithPath: directory + "/bulk"))
-        try bulkStore.signIn("bench")
+        try await bulkStore.signIn("bench")
         let items = try paragraphs.map { try Projection.default(for: "doc").item(for: record($0), now: Date()) }
         let bulkIndex = try bulkStore.index(account: "bench")
         let bulkSeconds = try await Measure.seconds { try await bulkIndex.indexItems(items) }
 
         // The records, written through the record store, then projected into a fresh index.
         let store = try Store(directory: URL(fileURLWithPath: directory + "/store"))
-        try store.signIn("bench")
+        try await store.signIn("bench")
         let records = paragraphs.map(record)
         let writeSeconds = try await Measure.seconds {
             for start in stride(from: 0, to: records.count, by: 5000) {
@@ -59,7 +59,7 @@ enum ReplicationBenchmark {
             let fresh = Record(account: "bench", kind: "doc", id: "fresh\(n)", version: 1,
                                fields: [("title", .string("Fresh \(n)")), ("body", .string("a newly written \(word) paragraph"))])
             replicaLatencies.append(try await Measure.seconds {
-                try store.records.write([fresh])
+                try await store.records.write([fresh])
                 _ = try await v3.catchUp(account: "bench")
                 let found = try await store.search(SearchQuery(word)).count
                 precondition(found == 1, "the fresh record must be found")
@@ -74,7 +74,7 @@ enum ReplicationBenchmark {
         }
 
         // Switch-account: the 100,000-item account is signed out (its files deleted) and another signed in.
-        try store.signIn("other")
+        try await store.signIn("other")
         try await store.index(account: "other").indexItems([items[0]])
         let switchSeconds = try await Measure.seconds { try store.switchAccount(to: "other") }
         let tenth = max(1, paragraphs.count / 10)

@@ -17,10 +17,10 @@ enum ToolBenchmark {
         print("corpus: \(paragraphs.count) paragraphs as records of kind 'doc'; \(queries.count) two-word queries with 20 or more matches")
 
         let store = try Store(directory: URL(fileURLWithPath: directory + "/store"))
-        try store.signIn("bench")
+        try await store.signIn("bench")
         let records = paragraphs.map(ReplicationBenchmark.record)
         for start in stride(from: 0, to: records.count, by: 5000) {
-            try store.records.write(Array(records[start..<min(start + 5000, records.count)]))
+            try await store.records.write(Array(records[start..<min(start + 5000, records.count)]))
         }
         _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "bench")
 
