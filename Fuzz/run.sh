@@ -6,13 +6,14 @@
 #   Fuzz/run.sh TARGET [LIBFUZZER OPTIONS…]     e.g. Fuzz/run.sh json -runs=1000000, -max_total_time=600
 #   Fuzz/run.sh all -runs=2000                  every target, briefly (what CI runs)
 #
-# Targets: json, query, querystring, lines, display, import, extract.
+# Targets: json, query, querystring, lines, display, import, extract, inputs (tool arguments, plugin lines,
+# configuration files and record lines: the Replica module's parsers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?name a target: json, query, querystring, lines, display, import, extract or all}
+target=${1:?name a target: json, query, querystring, lines, display, import, extract, inputs or all}
 shift
 if [[ $target == all ]]; then
-    for each in json query querystring lines display import extract; do "$0" "$each" "$@"; done
+    for each in json query querystring lines display import extract inputs; do "$0" "$each" "$@"; done
     exit 0
 fi
 core=(Sources/ReplicaCore/*.swift)
@@ -26,6 +27,12 @@ case $target in
         mapfile -t index < <(find Sources/ReplicaIndex -name "*.swift" | sort)
         sources=("${core[@]}" "${index[@]}" Sources/ReplicaSQLite/*.swift "$migrations") ;;
     extract) sources=(Plugins/FileTree/Extraction/*.swift) ;;
+    inputs)
+        # Every module up to Replica, and the exec plugin's message reader, compiled as one module.
+        migrations=$(find .build -path "*outputs*ReplicaIndex*" -name EmbeddedMigrations.swift | head -1)
+        [[ -n $migrations ]] || { echo "build the package first (swift build): the inputs target needs its generated migrations" >&2; exit 2; }
+        mapfile -t modules < <(find Sources/ReplicaIndex Sources/ReplicaEmbedding Sources/Replica -name "*.swift" ! -name Exports.swift | sort)
+        sources=("${core[@]}" "${modules[@]}" Sources/ReplicaSQLite/*.swift "$migrations" Plugins/Exec/PluginMessage.swift) ;;
     *) echo "unknown target '$target'" >&2; exit 2 ;;
 esac
 build=.build/fuzz
@@ -35,10 +42,12 @@ shim=$build/shim-$target
 rm -rf "$shim"
 mkdir -p "$shim"
 for file in "${sources[@]}" "Fuzz/targets/$target.swift"; do
-    sed -e '/^import ReplicaCore$/d' -e '/^import ReplicaSQLite$/d' "$file" > "$shim/$(basename "$file")"
+    sed -E -e '/^(@_exported )?import Replica[A-Za-z]*$/d' "$file" > "$shim/$(basename "$file")"
 done
 swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name replica -module-name ReplicaFuzz \
     -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap -I Sources/CSQLite -lsqlite3 \
+    -Xcc -fmodule-map-file=Sources/CSpawn/module.modulemap -I Sources/CSpawn \
+    -Xcc -fmodule-map-file=Sources/COpenBLAS/module.modulemap -I Sources/COpenBLAS \
     "$shim"/*.swift -o "$build/fuzz-$target" 2> >(grep -v "ld.gold: warning" >&2)
 log=$build/fuzz-$target.log
 status=0

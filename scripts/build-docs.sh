@@ -14,8 +14,17 @@ if ! command -v docc >/dev/null; then
     echo "build-docs: this toolchain has no docc; the documentation was not built" >&2
     exit 0
 fi
-swift package dump-symbol-graph --minimum-access-level public >/dev/null
+# It builds the package, then extracts a graph for every module; the test modules' fail when the tests
+# are not built yet, which does not matter here: the library's graph is what is needed.
+mkdir -p .build/docs
+rm -rf .build/*/symbolgraph
+swift package dump-symbol-graph --minimum-access-level public > .build/docs/symbolgraph.log 2>&1 || true
 graphs=$(find .build -path "*/symbolgraph" -type d | head -1)
+if [[ -z $graphs || ! -f $graphs/Replica.symbols.json ]]; then
+    cat .build/docs/symbolgraph.log >&2
+    echo "build-docs: no symbol graph for Replica (above)" >&2
+    exit 1
+fi
 # The catalog documents the module Replica: its own symbol graph only (the modules it re-exports keep
 # their doc comments in their own graphs, whose links are relative to those modules).
 only=.build/docs/replica-graphs

@@ -104,40 +104,42 @@ public final class ExecSource: Source {
                         plugin.send(.object([("type", "ping"), ("id", .number(Double(pings)))]))
                         pingSent = true
                     case .line(let number, let text):
-                        guard let value = try? JSON.parse(text), let type = value["type"]?.stringValue else {
+                        let message: PluginMessage
+                        do throws(PluginMessage.Problem) {
+                            message = try PluginMessage.read(text)
+                        } catch .notAMessage {
                             throw Failure(description: "line \(number) of its output is not a protocol message")
+                        } catch .unknownType(let type) {
+                            throw Failure(description: "line \(number) has an unknown message type '\(type)'")
                         }
-                        switch type {
-                        case "upsert":
-                            do {
-                                batch.append(try upsert(value))
-                            } catch let error as ReplicaError {
-                                context.report(error: "line \(number): \(error.message); the item was skipped")
-                            }
-                        case "delete":
-                            guard let key = value["uniqueIdentifier"]?.stringValue, !key.isEmpty else {
-                                context.report(error: "line \(number): a delete needs a uniqueIdentifier; skipped")
-                                continue
-                            }
+                        switch message {
+                        case .upsert(let item, let version):
+                            batch.append(upsert(item, version: version))
+                        case .badUpsert(let error):
+                            context.report(error: "line \(number): \(error.message); the item was skipped")
+                        case .delete(let key):
                             batch.append(.delete(definition.identifier(key), entryKey: key))
-                        case "commit":
-                            try await context.commit(SourceBatch(events: batch, checkpoint: value["checkpoint"]?.stringValue))
+                        case .badDelete:
+                            context.report(error: "line \(number): a delete needs a uniqueIdentifier; skipped")
+                            continue
+                        case .commit(let checkpoint):
+                            try await context.commit(SourceBatch(events: batch, checkpoint: checkpoint))
                             batch.removeAll()
-                        case "idle":
+                        case .idle:
                             if mode == "sync" {
                                 if !batch.isEmpty {
                                     context.report(error: "the plugin went idle with \(batch.count) uncommitted changes; they were dropped")
                                 }
                                 return
                             }
-                        case "pong":
+                        case .pong:
                             pingSent = false
-                        case "log":
-                            if value["level"]?.stringValue == "error", let text = value["message"]?.stringValue {
+                        case .log(let level, let text):
+                            if level == "error", let text {
                                 context.report(error: "the plugin reported: \(text)")
                             }
-                        default:
-                            throw Failure(description: "line \(number) has an unknown message type '\(type)'")
+                        case .hydrated:
+                            break   // an answer nobody asked for in this mode
                         }
                         context.reportPending(batch.count)
                     }
@@ -154,14 +156,12 @@ public final class ExecSource: Source {
         try await Blocking.run { plugin.stop() }
     }
 
-    private func upsert(_ message: JSON) throws -> SourceEvent {
-        guard let json = message["item"] else { throw ReplicaError(.invalidItem, "an upsert needs an 'item'") }
-        var item = try SearchableItem(json: json)
+    private func upsert(_ item: SearchableItem, version: String?) -> SourceEvent {
+        var item = item
         let key = item.uniqueIdentifier.rawValue
         item.uniqueIdentifier = definition.identifier(key)
         if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
         if item.expirationDate == nil { item.expirationDate = .distantFuture }
-        let version = message["version"]?.stringValue ?? json["version"]?.stringValue
         return .upsert(item, entry: SourceEntry(key: key, stamp: version ?? "-"))
     }
 
@@ -182,16 +182,15 @@ public final class ExecSource: Source {
             case .timeout, .end, .tooLong:
                 return answers
             case .line(_, let text):
-                guard let value = try? JSON.parse(text), value["type"]?.stringValue == "hydrated" else { continue }
-                for entry in value["items"]?.arrayValue ?? [] {
-                    guard var item = try? SearchableItem(json: entry) else { continue }
+                guard case .hydrated(let items, let gone)? = try? PluginMessage.read(text) else { continue }
+                for (item, version) in items {
+                    var item = item
                     item.uniqueIdentifier = definition.identifier(item.uniqueIdentifier.rawValue)
                     if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
-                    answers[item.uniqueIdentifier] = .current(item, version: entry["version"]?.stringValue)
+                    answers[item.uniqueIdentifier] = .current(item, version: version)
                 }
-                for entry in value["gone"]?.arrayValue ?? [] {
-                    guard let key = entry["uniqueIdentifier"]?.stringValue else { continue }
-                    answers[definition.identifier(key)] = .gone(reason: entry["reason"]?.stringValue ?? "the plugin says it is gone")
+                for (key, reason) in gone {
+                    answers[definition.identifier(key)] = .gone(reason: reason ?? "the plugin says it is gone")
                 }
                 plugin.send(.object([("type", "stop")]))
                 return answers

@@ -78,6 +78,35 @@ import Glibc
         #expect(!(try replica("status").standardOutput.contains("cannot be read")))
     }
 
+    /// A plugin that never answers a hydration request: its item is left out of search (the host is
+    /// told how many and why), never shown unchecked, and the search still ends.
+    @Test func aPluginThatDoesNotAnswerHydrationInTimeHasItsItemsLeftOut() throws {
+        let plugin = directory.path + "/silent.py"
+        try """
+            import json, sys, time
+            start = json.loads(sys.stdin.readline())
+            def send(message):
+                print(json.dumps(message), flush=True)
+            if start["mode"] == "sync":
+                send({"type": "upsert", "item": {"uniqueIdentifier": "n1", "attributes": {"title": "lagoon heron"}}, "version": "1"})
+                send({"type": "commit", "checkpoint": "1"})
+                send({"type": "idle"})
+                sys.stdin.readline()
+            else:
+                for line in sys.stdin:
+                    message = json.loads(line)
+                    if message["type"] == "ping":
+                        send({"type": "pong", "id": message["id"]})
+                    # hydrate requests are never answered
+            """.write(toFile: plugin, atomically: true, encoding: .utf8)
+        #expect(try replica("sources", "add", "exec", "--account", "alice", "--", "python3", plugin).status == 0)
+        #expect(try ReplicaProcess.runWithoutOverride(["--store", store, "sync"]).status == 0)
+        let search = try replica("search", "--json", "heron")
+        #expect(search.status == 0)
+        #expect(search.standardOutput == "{\"results\":[]}\n", "an item its owner did not vouch for is not shown")
+        #expect(search.standardError.contains("1 match was left out"), "\(search.standardError)")
+    }
+
     @Test func badSourcesAreRefusedWithTheReason() throws {
         let inside = try ReplicaProcess.run(["--store", tree + "/.replica", "sources", "add", "files", "--account", "a", tree])
         #expect(inside.status == 1)

@@ -33,12 +33,18 @@ public final class TemporaryDirectory: @unchecked Sendable {
         Self.allFiles(under: url)
     }
 
-    /// Every regular file under `url`, recursively (not into other file systems mounted below it).
+    /// Every regular file under `url`, recursively (not into other file systems mounted below it). A
+    /// directory that cannot be listed is returned too, so that a scan reading it fails rather than
+    /// passing over it.
     public static func allFiles(under url: URL) -> [URL] {
-        guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey]) else { return [] }
-        return enumerator.compactMap { $0 as? URL }.filter {
+        var unreadable: [URL] = []
+        guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey], options: [],
+                                                              errorHandler: { failed, _ in unreadable.append(failed); return true })
+        else { return [url] }
+        let files = enumerator.compactMap { $0 as? URL }.filter {
             (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
         }
+        return files + unreadable
     }
 
     /// The files under the directory whose raw bytes contain `needle`.
@@ -46,11 +52,15 @@ public final class TemporaryDirectory: @unchecked Sendable {
         Self.filesContaining(needle, under: url)
     }
 
-    /// The files under `url` whose raw bytes contain `needle`.
-    public static func filesContaining(_ needle: String, under url: URL) -> [URL] {
+    /// The files under `url` whose raw bytes contain `needle`, and every file that could not be read: a
+    /// file the scan cannot read might hold the needle, so it never counts as clean.
+    ///
+    /// - Parameter read: how a file is read (tests of the scan itself make it fail).
+    public static func filesContaining(_ needle: String, under url: URL,
+                                       read: (URL) throws -> Data = { try Data(contentsOf: $0) }) -> [URL] {
         let bytes = Data(needle.utf8)
         return allFiles(under: url).filter { file in
-            guard let data = try? Data(contentsOf: file) else { return false }
+            guard let data = try? read(file) else { return true }
             return data.range(of: bytes) != nil
         }
     }

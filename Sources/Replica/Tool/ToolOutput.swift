@@ -114,8 +114,9 @@ enum ToolOutput {
 
     // MARK: Compact
 
-    /// One line per result: `n id source@version indexed modified "title" "snippet"`, whitespace squeezed;
-    /// a snippet that begins with the title is written alone, in the title's place.
+    /// One line per result: `n id source@version indexed [~|+~] [modified] [e:Type/id] [!] "title" "snippet"`
+    /// (`~` found by meaning, `+~` by words and meaning, `e:` an entity, `!` a priority message), whitespace
+    /// squeezed; a snippet that begins with the title is written alone, in the title's place.
     static func compact(_ outcome: QueryOutcome) -> [String] {
         var head = outcome.query.text.map { JSON.string($0).serialized() } ?? "(filters)"
         head += " found \(outcome.found)"
@@ -130,6 +131,9 @@ enum ToolOutput {
             // How it matched, when not by its words alone: "~" by meaning, "+~" by both.
             if result.match != .lexical { parts.append(result.match == .semantic ? "~" : "+~") }
             if let modified = attributes.contentModificationDate { parts.append("m" + ISO8601.string(from: modified).prefix(10)) }
+            // An entity: "e:" and its type and identifier, one token.
+            if let entity = result.item.entity { parts.append(DisplayText.token("e:" + entity.typeName + "/" + entity.id)) }
+            if attributes.isPriority == true { parts.append("!") }
             if !extra.isEmpty { parts.append(extra) }
             // Whitespace runs become one space; a snippet that begins with the title stands for both.
             let title = squeezed(result.title ?? "")

@@ -241,4 +241,29 @@ import ReplicaTestSupport
             }
         }
     }
+
+    /// Several accounts at once: each account's owner decides for its own items; what one account may
+    /// not read never counts, whatever the other holds.
+    struct OnlyAccountA: HydrationDelegate {
+        func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
+                          includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer] {
+            guard account == "a" else { return [:] }
+            return Dictionary(uniqueKeysWithValues: identifiers.map { ($0, .current(nil, version: nil)) })
+        }
+    }
+
+    @Test func withSeveralAccountsOnlyWhatEachMayReadCounts() async throws {
+        for account: AccountID in ["a", "b"] {
+            try await store.index(account: account).indexItems((1...4).map { number in
+                Fixtures.item("moss:\(account):\(number)", title: "Moss \(number)", text: "moss")
+            })
+        }
+        let tool = fixture.tool(delegate: OnlyAccountA())
+        let listed = try StructuredResult(await tool.call(arguments: #"{"query": "moss", "limit": 20}"#))
+        #expect(listed.first["found"]?.intValue == 4)
+        #expect(listed.ids.allSatisfy { $0.hasPrefix("moss:a:") }, "\(listed.ids)")
+        let counted = try StructuredResult(await tool.call(arguments: #"{"query": "moss", "stages": [{"stage": "count"}]}"#))
+        #expect(counted.first["count"]?.intValue == 4)
+        #expect(!(await tool.call(arguments: #"{"query": "moss"}"#)).text.contains("moss:b:"))
+    }
 }

@@ -1,0 +1,19 @@
+import Foundation
+import Testing
+import ReplicaTestSupport
+
+/// The scan the sign-out tests trust: a file it cannot read must not count as clean.
+@Suite struct CanaryScanTests {
+    @Test func aFileTheScanCannotReadIsReportedNotPassedOver() throws {
+        let directory = try TemporaryDirectory()
+        try "nothing here".write(to: directory.appending("clean.txt"), atomically: true, encoding: .utf8)
+        try "the canary".write(to: directory.appending("dirty.txt"), atomically: true, encoding: .utf8)
+        try "unknown".write(to: directory.appending("locked.txt"), atomically: true, encoding: .utf8)
+        struct Unreadable: Error {}
+        let found = TemporaryDirectory.filesContaining("canary", under: directory.url) { file in
+            if file.lastPathComponent == "locked.txt" { throw Unreadable() }
+            return try Data(contentsOf: file)
+        }
+        #expect(Set(found.map(\.lastPathComponent)) == ["dirty.txt", "locked.txt"])
+    }
+}
