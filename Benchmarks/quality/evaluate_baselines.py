@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Baselines on the FAQ known-item set: raw SQLite FTS5 BM25, semantic-only (all-MiniLM-L6-v2,
+"""Baselines on a known-item set: raw SQLite FTS5 BM25, semantic-only (all-MiniLM-L6-v2,
 reference_embed.py, brute-force cosine) and, for reference, their reciprocal-rank fusion.
 
   python3 build_faq_set.py && python3 evaluate_baselines.py [--data data] [--json results.json]
+  python3 build_debian_faq_set.py && python3 evaluate_baselines.py --set debfaq
+
+--set picks the files data/SET-docs.jsonl and data/SET-queries.jsonl: faq (the Python FAQ, the
+default) or debfaq (the Debian FAQ).
 
 BM25: docs in fts5(text, tokenize='porter unicode61 remove_diacritics 2'); a query is its
 alphanumeric words, each double-quoted, OR-ed; ORDER BY rank (bm25), top 100.
@@ -18,6 +22,7 @@ sys.path.insert(0, HERE)
 import reference_embed as ref
 
 PASSAGE, STRIDE = 200, 150
+SETS = ("faq", "debfaq")   # data/SET-docs.jsonl, data/SET-queries.jsonl: build_faq_set.py, build_debian_faq_set.py
 
 
 def load(path):
@@ -97,7 +102,8 @@ def metrics(runs, queries):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=os.path.join(HERE, "data"))
-    ap.add_argument("--set", default="faq")
+    ap.add_argument("--set", default="faq", choices=SETS,
+                    help="which known-item set: faq (Python FAQ, the default) or debfaq (Debian FAQ)")
     ap.add_argument("--json", help="also write the numbers here")
     a = ap.parse_args()
     docs = load(os.path.join(a.data, f"{a.set}-docs.jsonl"))

@@ -3,6 +3,10 @@
 
   python3 build_faq_set.py                        # once: the FAQ set from Debian's python3.11-doc
   python3 evaluate_replica.py --replica PATH      # PATH: a built replica binary (release is faster)
+  python3 build_debian_faq_set.py                 # once: the second set, from Debian's debian-faq
+  python3 evaluate_replica.py --set debfaq --replica PATH
+
+--set picks the files data/SET-docs.jsonl and data/SET-queries.jsonl: faq (the default) or debfaq.
 
 Each document becomes an item of a fresh store (textContent only: the set indexes sections without
 their question headings), embedded by `replica import` with the installed model; each query runs
@@ -14,7 +18,7 @@ import argparse, json, os, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from evaluate_baselines import bm25_run, load, metrics
+from evaluate_baselines import SETS, bm25_run, load, metrics
 
 
 def replica_store(replica, docs):
@@ -42,7 +46,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--replica", required=True)
     ap.add_argument("--data", default=os.path.join(HERE, "data"))
-    ap.add_argument("--set", default="faq")
+    ap.add_argument("--set", default="faq", choices=SETS,
+                    help="which known-item set: faq (Python FAQ, the default) or debfaq (Debian FAQ)")
     a = ap.parse_args()
     docs = load(os.path.join(a.data, f"{a.set}-docs.jsonl"))
     queries = load(os.path.join(a.data, f"{a.set}-queries.jsonl"))
