@@ -13,6 +13,7 @@ import Replica
 /// Settings: `command` (required: the executable and its arguments), `silenceSeconds` (how long a
 /// syncing plugin may say nothing, and how long a ping may go unanswered; default 30).
 public final class ExecSource: Source {
+    /// The source as the store holds it: its name, account, index and settings (the command among them).
     public let definition: SourceDefinition
     let command: [String]
     let silence: Double
@@ -23,6 +24,10 @@ public final class ExecSource: Source {
         var description: String
     }
 
+    /// Reads the plugin command and its settings from `definition`; `backoff` spaces restarts of a watched
+    /// plugin that ended.
+    ///
+    /// - Throws: `ReplicaError` with code `invalidConfiguration` when the settings hold no command.
     public init(_ definition: SourceDefinition, backoff: Backoff = Backoff(initial: 1, maximum: 60)) throws {
         self.definition = definition
         guard let command = definition.settings["command"]?.arrayValue?.compactMap(\.stringValue), !command.isEmpty else {
@@ -46,6 +51,8 @@ public final class ExecSource: Source {
 
     // MARK: Sync and watch
 
+    /// Starts the plugin in `sync` mode from the last checkpoint, commits each batch it sends, and stops it
+    /// when it says it is idle.
     public func sync(_ context: SourceContext) async throws {
         context.report(.syncing)
         do {
@@ -58,6 +65,7 @@ public final class ExecSource: Source {
         }
     }
 
+    /// Runs the plugin in `watch` mode until cancelled, restarting it with back-off when it ends.
     public func watch(_ context: SourceContext) async throws {
         var failures = 0
         while !Task.isCancelled {

@@ -21,6 +21,7 @@ import Glibc
 /// try await source.sync(SourceContext(definition: definition, store: store))
 /// ```
 public final class FileTreeSource: Source {
+    /// The source as the store holds it: its name, account, index and settings (the root folder).
     public let definition: SourceDefinition
     let scanner: TreeScanner
     let items: FileItems
@@ -87,6 +88,7 @@ public final class FileTreeSource: Source {
 
     // MARK: Sync
 
+    /// Walks the tree once and commits what changed since the last sync (new, changed and removed files).
     public func sync(_ context: SourceContext) async throws {
         context.report(.syncing)
         try await reconcile(context, inotify: nil)
@@ -160,6 +162,7 @@ public final class FileTreeSource: Source {
 
     // MARK: Watch
 
+    /// Syncs, then follows the tree with inotify until cancelled, committing changes in batches.
     public func watch(_ context: SourceContext) async throws {
         let inotify = try Inotify(root: scanner.root, watchLimit: watchLimit)
         hooks.withLock { $0.inotify = inotify }

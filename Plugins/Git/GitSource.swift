@@ -15,6 +15,7 @@ import ReplicaFileTree
 ///
 /// An item's `commit` attribute is the commit at which replica indexed the file's current content.
 public final class GitSource: Source {
+    /// The source as the store holds it: its name, account, index and settings (repository and branch).
     public let definition: SourceDefinition
     /// The repository as opened when the source was made; each pass opens it afresh (see ``open()``).
     let repository: Repository
@@ -25,6 +26,9 @@ public final class GitSource: Source {
     /// Files read and extracted per transaction.
     static let chunkSize = 128
 
+    /// Reads the repository path and branch from `definition`.
+    ///
+    /// - Throws: `ReplicaError` when the settings name no repository.
     public init(_ definition: SourceDefinition) throws {
         self.definition = definition
         guard let path = definition.settings["repository"]?.stringValue, !path.isEmpty else {
@@ -48,6 +52,7 @@ public final class GitSource: Source {
 
     // MARK: Sync
 
+    /// Indexes the tree at the branch head, committing the differences from the last indexed commit.
     public func sync(_ context: SourceContext) async throws {
         context.report(.syncing)
         try await catchUp(context)
@@ -151,6 +156,7 @@ public final class GitSource: Source {
 
     // MARK: Watch
 
+    /// Syncs, then syncs again whenever the branch's ref moves, until cancelled.
     public func watch(_ context: SourceContext) async throws {
         try await sync(context)
         // New commits move a ref: a file under refs/heads, packed-refs or HEAD in the git folder changes.

@@ -57,6 +57,12 @@ package enum FileSystem {
         return names.sorted()
     }
 
+    /// Whether `path` lies on a file system mounted read-only.
+    package static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 && (info.f_flag & UInt(ST_RDONLY)) != 0
+    }
+
     package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

@@ -54,4 +54,37 @@ import Glibc
         #expect(try replica("import", "--account", "b", "-", input: #"{"uniqueIdentifier": "b4", "attributes": {"title": "harbor later"}}"#).status == 0)
         #expect(try replica("search", "--json", "harbor").standardOutput.components(separatedBy: #""uniqueIdentifier""#).count == 5)
     }
+
+    /// A store whose file system is remounted read-only: every command says so plainly (not SQLite's
+    /// "unable to open database file"), nothing committed is lost, and all works again once it is
+    /// writable. Needs root, for `mount`.
+    @Test func aReadOnlyStoreSaysSoAndRecovers() throws {
+        let directory = try TemporaryDirectory()
+        let disk = directory.path + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=20m", "tmpfs", disk])
+        try #require(mounted.status == 0, "this test mounts a small tmpfs and needs root: \(mounted.standardError)")
+        defer { _ = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/umount"), [disk]) }
+        let store = disk + "/store"
+        func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
+            try ReplicaProcess.run(["--store", store] + arguments, input: input)
+        }
+        try Fixtures.signIn(store: store, "a")
+        #expect(try replica("import", "--account", "a", "-", input: #"{"uniqueIdentifier": "x1", "attributes": {"title": "harbor one"}}"#).status == 0)
+
+        let remount = { (mode: String) in
+            try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-o", "remount,\(mode)", disk])
+        }
+        try #require(try remount("ro").status == 0)
+        for result in [try replica("search", "harbor"), try replica("status"),
+                       try replica("import", "--account", "a", "-", input: #"{"uniqueIdentifier": "x2", "attributes": {"title": "harbor two"}}"#)] {
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("is on a file system mounted read-only") && !result.standardError.contains("SQLite"),
+                    "\(result.standardError)")
+        }
+        try #require(try remount("rw").status == 0)
+        #expect(try replica("import", "--account", "a", "-", input: #"{"uniqueIdentifier": "x2", "attributes": {"title": "harbor two"}}"#).status == 0)
+        let search = try replica("search", "--json", "harbor")
+        #expect(search.standardOutput.contains(#""uniqueIdentifier":"x1""#) && search.standardOutput.contains(#""uniqueIdentifier":"x2""#))
+    }
 }

@@ -19,6 +19,7 @@ let usage = """
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
            replica-bench hybrid --store DIR [--rounds R]
            replica-bench enrichment --messages FILE [--sample FILE --predictions OUT]
+           replica-bench load --replica PATH [--seconds S] [--plugin PATH]
       DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
     """
 
@@ -26,6 +27,12 @@ do {
     if arguments.first == "hybrid" {
         guard let store = option("--store") else { throw BenchError("hybrid needs --store DIR (a store with items and vectors)") }
         try await HybridBenchmark.run(store: store, rounds: Int(option("--rounds") ?? "") ?? 5)
+        exit(0)
+    }
+    if arguments.first == "load" {
+        guard let replica = option("--replica") else { throw BenchError("load needs --replica PATH (the built replica binary)") }
+        let plugin = option("--plugin") ?? "Plugins/Exec/examples/notes-plugin.py"
+        try await LoadBenchmark.run(replica: replica, plugin: plugin, seconds: Double(option("--seconds") ?? "") ?? 600)
         exit(0)
     }
     if arguments.first == "enrichment" {

@@ -84,6 +84,7 @@ public final class ProjectionEngine: Sendable {
     ///
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` for an account that is not signed in: it
     ///   has nothing to catch up, and saying nothing would hide a mistake.
+    @discardableResult
     public func catchUp(account: AccountID) async throws -> CatchUpReport {
         guard try store.signedInAccounts().contains(where: { $0.id == account }) else {
             throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in: there is nothing to catch up. Sign it in first")
@@ -92,6 +93,7 @@ public final class ProjectionEngine: Sendable {
     }
 
     /// Catches up every signed-in account.
+    @discardableResult
     public func catchUpAllAccounts() async throws -> CatchUpReport {
         try await Blocking.run { [self] in
             try store.signedInAccounts().reduce(CatchUpReport()) { try $0 + catchUpNow(account: $1.id) }

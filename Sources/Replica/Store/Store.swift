@@ -61,13 +61,21 @@ public final class Store: Sendable {
     /// left halfway.
     ///
     /// - Throws: `ReplicaError` when the directory cannot be created or the catalog is unreadable or
-    ///   written by a newer replica.
+    ///   written by a newer replica, and with code `fileSystem` when the store is on a file system mounted
+    ///   read-only.
     public init(directory: URL, configuration: Configuration = Configuration()) throws {
         self.directory = directory.standardizedFileURL
         self.configuration = configuration
         try FileSystem.makeDirectory(self.directory.path)
-        try FileSystem.makeDirectory(self.directory.path + "/accounts")
-        catalog = try Catalog(path: self.directory.path + "/catalog.sqlite")
+        do {
+            try FileSystem.makeDirectory(self.directory.path + "/accounts")
+            catalog = try Catalog(path: self.directory.path + "/catalog.sqlite")
+        } catch where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
+            // SQLite's words ("unable to open database file … journal_mode") would not say why.
+            throw ReplicaError(.fileSystem, "the store \(self.directory.path) is on a file system mounted read-only; replica writes to its "
+                + "store even to read it (its catalog and write-ahead logs). Mount it read-write and run the command again; nothing was changed",
+                cause: error)
+        }
         try finishInterruptedSignOuts()
     }
 

@@ -82,6 +82,11 @@ extension IndexReader {
 }
 
 extension IndexWriter {
+    /// Queues the items row `id` for the enrichment pass (it was just written and asks for enrichment).
+    func queueEnrichment(_ id: Int64) throws {
+        try connection.cached("INSERT INTO enrichment(item) VALUES (?) ON CONFLICT(item) DO UPDATE SET pending = 1").run([.integer(id)])
+    }
+
     /// Stores an item's enrichment and merges its results into the item (as its own owner made it),
     /// unless the item changed or went since it was read.
     ///
@@ -103,7 +108,7 @@ extension IndexWriter {
             guard try index(item, origin: pending.origin) == .merged else { return nil }
             merged.attributeSet = merged.attributeSet.merging(update)
         }
-        // After the merge, whose trigger queued the item again.
+        // After the merge, which queued the item again.
         try connection.cached("""
             UPDATE enrichment SET pending = 0, input = ?2, summary = coalesce(?3, summary), priority = coalesce(?4, priority),
                 skipped = ?5, attempts = 0, next_attempt = NULL, error = NULL

@@ -115,7 +115,9 @@ package final class IndexWriter {
         defer { insert.rewind() }
         try insert.step()
         if connection.changes == 1 {
-            try indexText(connection.lastInsertRowID, row.text)
+            let id = connection.lastInsertRowID
+            try indexText(id, row.text)
+            if row.asksForEnrichment { try queueEnrichment(id) }
             return .inserted
         }
         guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {
@@ -133,9 +135,10 @@ package final class IndexWriter {
         if stored.text.hasSameColumns(as: row.text) {
             // Same text, other metadata: the full-text entries stay as they are.
             try update(stored.id, to: row)
-            return .replaced
+        } else {
+            try replace(stored.id, indexedWith: stored.text, with: row)
         }
-        try replace(stored.id, indexedWith: stored.text, with: row)
+        if row.asksForEnrichment { try queueEnrichment(stored.id) }
         return .replaced
     }
 
@@ -211,6 +214,7 @@ package final class IndexWriter {
         let row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         try replace(existing.id, indexedWith: nil, with: row)
+        if row.asksForEnrichment { try queueEnrichment(existing.id) }
         return .merged
     }
 

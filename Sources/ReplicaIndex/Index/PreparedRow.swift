@@ -17,6 +17,8 @@ struct PreparedRow: Sendable {
     let origin: ItemOrigin
     let indexed: Double
     let text: TextColumns
+    /// Whether the item asks for enrichment: the writer queues it when it writes the row.
+    let asksForEnrichment: Bool
 
     init(_ item: SearchableItem, origin: ItemOrigin, now: Date, defaultLifetime: TimeInterval) {
         let attributes = item.attributeSet
@@ -33,6 +35,7 @@ struct PreparedRow: Sendable {
         self.attributes = attributes.serializedJSON(excludingStoredElsewhere: ())
         self.origin = origin
         indexed = now.timeIntervalSince1970
+        asksForEnrichment = attributes[.updateListenerOptions] != nil
     }
 
     /// Binds parameters 1…17 of ``IndexWriter/insertSQL`` and ``IndexWriter/updateSQL``.

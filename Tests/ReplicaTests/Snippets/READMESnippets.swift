@@ -126,7 +126,7 @@ enum READMESnippets {
                                   kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
         table.deletedColumn = "deleted"                       // soft deletes, if the app keeps them
         let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: "Notes"), followedTables: [table])
-        _ = try await engine.catchUpAllAccounts()             // or `try await engine.run()` to keep following
+        try await engine.catchUpAllAccounts()                 // or `try await engine.run()` to keep following
     }
 
     /// README.md, Swift snippet 8.
