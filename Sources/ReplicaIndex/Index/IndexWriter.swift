@@ -234,6 +234,7 @@ package final class IndexWriter {
         }
         try update(id, to: row)
         try indexText(id, row.text)
+        try dropVectorsOfChangedText(id)
     }
 
     /// Adds the full-text entries of a row just written.

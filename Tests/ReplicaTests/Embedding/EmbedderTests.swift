@@ -63,7 +63,9 @@ import ReplicaTestSupport
         // A changed text is embedded again; a deleted item takes its vectors with it.
         let index = try store.index(account: "a")
         try await index.indexItems([Fixtures.item("cat", title: "Afternoon", text: "Shipping schedules for the harbour.")])
-        #expect(try await store.embeddingStatus(of: index)?.backlog == 1)
+        let changed = try #require(try await store.embeddingStatus(of: index))
+        #expect(changed.backlog == 1)
+        #expect(changed.passages == 2, "the old text's vectors are dropped with it, not kept until it is embedded again")
         #expect(try await store.embedPendingItems() == 1)
         try await index.deleteItems(withIdentifiers: ["tax"])
         let status = try #require(try await store.embeddingStatus(of: index))
