@@ -73,7 +73,7 @@ enum FilesBenchmark {
                 case "replica":
                     _ = try measure([replica, "--store", scratch + "/store", "accounts", "sign-in", "bench"])
                     _ = try measure([replica, "--store", scratch + "/store", "sources", "add", "files", "--account", "bench", "--name", "corpus", corpus])
-                    mine.append(try measure([replica, "--store", scratch + "/store", "sync"]))
+                    mine.append(try measure([replica, "--store", scratch + "/store", "sync", "--no-embed"]))  // the words only, as the loader
                     sizes.replica = directorySize(scratch + "/store")
                 default:
                     try writeRecollConfiguration(scratch, corpus: corpus)
