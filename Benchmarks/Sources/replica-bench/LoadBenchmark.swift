@@ -29,7 +29,8 @@ enum LoadBenchmark {
         let memory = Mutex<[(seconds: Int, kilobytes: Int)]>([])
 
         func note(_ error: any Error, _ kind: String) {
-            let reason = (error as? ReplicaError)?.code.rawValue ?? String(describing: type(of: error))
+            // The error's kind and its first words (SQLite's code and message: no indexed text here).
+            let reason = (error as? ReplicaError)?.code.rawValue ?? (String(describing: type(of: error)) + " (" + String(String(describing: error).prefix(120)) + ")")
             tally.withLock { $0.errors[kind + " " + reason, default: 0] += 1 }
         }
     }
