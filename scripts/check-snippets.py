@@ -56,19 +56,21 @@ def doc_comments():
     for path in sorted(glob.glob(os.path.join(ROOT, "Sources/**/*.swift"), recursive=True)):
         relative = os.path.relpath(path, ROOT)
         lines = open(path, encoding="utf-8").read().split("\n")
-        block, start = None, 0
-        for number, line in enumerate(lines, 1):
+        # Named by their order in the file, not their line, so that an edit above one changes nothing here.
+        block, ordinal = None, 0
+        for line in lines:
             stripped = line.strip()
             if not stripped.startswith("///"):
                 block = None
                 continue
             content = re.sub(r"^///\s?", "", stripped)
             if block is None and content.strip() == "```swift":
-                block, start = [], number
+                block = []
+                ordinal += 1
             elif block is not None and content.strip() == "```":
-                name = re.sub(r"[^A-Za-z0-9]", "_", relative[len("Sources/"):-len(".swift")]) + f"_{start}"
+                name = re.sub(r"[^A-Za-z0-9]", "_", relative[len("Sources/"):-len(".swift")]) + f"_{ordinal}"
                 body = "\n".join(line for line in block if not line.startswith("import "))
-                functions.append(f"    /// {relative}, line {start}.\n    static func {name}({CONTEXT}) async throws {{\n"
+                functions.append(f"    /// {relative}, snippet {ordinal}.\n    static func {name}({CONTEXT}) async throws {{\n"
                                  + indented(body) + "\n    }")
                 block = None
             elif block is not None:

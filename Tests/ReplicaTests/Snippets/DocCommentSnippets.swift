@@ -9,14 +9,14 @@ import Foundation
 
 @available(*, deprecated, message: "compiled only, to check the doc comments; never called")
 enum DocCommentSnippets {
-    /// Sources/Replica/Configuration/ConfigurationFile.swift, line 6.
-    static func Replica_Configuration_ConfigurationFile_6(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Configuration/ConfigurationFile.swift, snippet 1.
+    static func Replica_Configuration_ConfigurationFile_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let configuration = try ConfigurationFile.load(from: URL(fileURLWithPath: "config.json"))
         let engine = ProjectionEngine(store: store, projections: configuration.projections)
     }
 
-    /// Sources/Replica/Enrichment/Enrichment.swift, line 22.
-    static func Replica_Enrichment_Enrichment_22(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Enrichment/Enrichment.swift, snippet 1.
+    static func Replica_Enrichment_Enrichment_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var configuration = Store.Configuration()
         configuration.enrichment.me = { _ in ["ada@example.com"] }       // whose messages are "to me"
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/mail/replica"), configuration: configuration)
@@ -26,14 +26,14 @@ enum DocCommentSnippets {
         let report = try await store.enrichPendingItems()
     }
 
-    /// Sources/Replica/Enrichment/ExecEnricher.swift, line 22.
-    static func Replica_Enrichment_ExecEnricher_22(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Enrichment/ExecEnricher.swift, snippet 1.
+    static func Replica_Enrichment_ExecEnricher_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var configuration = Store.Configuration()
         configuration.enrichment.summarizer = ExecEnricher(command: ["/usr/local/bin/summarize-thread"])
     }
 
-    /// Sources/Replica/Enrichment/ExtractiveSummarizer.swift, line 41.
-    static func Replica_Enrichment_ExtractiveSummarizer_41(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Enrichment/ExtractiveSummarizer.swift, snippet 1.
+    static func Replica_Enrichment_ExtractiveSummarizer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let thread = MessageThread(domain: "thread.42", messages: [
             ThreadMessage(identifier: "mail:1", authors: ["ada@example.com"], text: """
                 Hi Bob,
@@ -45,8 +45,8 @@ enum DocCommentSnippets {
         // "The launch review moved to Thursday because the launch checklist is not done."
     }
 
-    /// Sources/Replica/Enrichment/RuleBasedPriorityClassifier.swift, line 36.
-    static func Replica_Enrichment_RuleBasedPriorityClassifier_36(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Enrichment/RuleBasedPriorityClassifier.swift, snippet 1.
+    static func Replica_Enrichment_RuleBasedPriorityClassifier_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let thread = MessageThread(domain: "thread.42", messages: [
             ThreadMessage(identifier: "mail:1", authors: ["bob@example.com"], text: "The report is in."),
             ThreadMessage(identifier: "mail:2", authors: ["bob@example.com"], primaryRecipients: ["ada@example.com"],
@@ -57,62 +57,62 @@ enum DocCommentSnippets {
         try await classifier.isPriority(thread)       // true
     }
 
-    /// Sources/Replica/Enrichment/RuleBasedPriorityClassifier.swift, line 75.
-    static func Replica_Enrichment_RuleBasedPriorityClassifier_75(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Enrichment/RuleBasedPriorityClassifier.swift, snippet 2.
+    static func Replica_Enrichment_RuleBasedPriorityClassifier_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let (score, reasons) = RuleBasedPriorityClassifier().score(thread)
         // 2.5, ["conversation", "deadline"]
     }
 
-    /// Sources/Replica/Processes/ChildProcess.swift, line 19.
-    static func Replica_Processes_ChildProcess_19(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Processes/ChildProcess.swift, snippet 1.
+    static func Replica_Processes_ChildProcess_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let child = try ChildProcess(["/usr/bin/env", "python3", "plugin.py"], standardInput: .pipe, standardOutput: .pipe)
         try child.standardInput?.write(contentsOf: Data("{}\n".utf8))
         let ending = child.waitUntilExit()
     }
 
-    /// Sources/Replica/Projection/Projection.swift, line 7.
-    static func Replica_Projection_Projection_7(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Projection/Projection.swift, snippet 1.
+    static func Replica_Projection_Projection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var messages = Projection(kind: "message", version: 2, contentType: .emailMessage)
         messages.attributes = [(.subject, ["subject"]), (.textContent, ["body"]), (.authorNames, ["from"])]
         messages.lifetime = 30 * 24 * 3600   // messages expire 30 days after they were modified
     }
 
-    /// Sources/Replica/Projection/ProjectionEngine.swift, line 46.
-    static func Replica_Projection_ProjectionEngine_46(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Projection/ProjectionEngine.swift, snippet 1.
+    static func Replica_Projection_ProjectionEngine_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let notesProjection = Projection(kind: "note", attributes: [(.title, ["title"]), (.textContent, ["body"])])
         let engine = ProjectionEngine(store: store, projections: ProjectionSet([notesProjection], indexName: "Notes"))
         let report = try await engine.catchUp(account: "alice")
     }
 
-    /// Sources/Replica/Records/FollowedTable.swift, line 12.
-    static func Replica_Records_FollowedTable_12(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Records/FollowedTable.swift, snippet 1.
+    static func Replica_Records_FollowedTable_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let notes = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
                                   kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
         let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: [notes])
     }
 
-    /// Sources/Replica/Records/Record.swift, line 9.
-    static func Replica_Records_Record_9(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Records/Record.swift, snippet 1.
+    static func Replica_Records_Record_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let note = Record(account: "alice", kind: "note", id: "42", version: 7,
                           fields: ["title": "Launch plan", "body": "The launch risk is the supplier."])
         _ = try await store.records.write([note])
     }
 
-    /// Sources/Replica/Records/Record.swift, line 48.
-    static func Replica_Records_Record_48(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Records/Record.swift, snippet 2.
+    static func Replica_Records_Record_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let note = Record(account: "alice", kind: "note", id: "42", version: 7,
                           fields: ["title": "Launch plan", "pinned": true, "stars": 3])
     }
 
-    /// Sources/Replica/Records/Record.swift, line 61.
-    static func Replica_Records_Record_61(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Records/Record.swift, snippet 3.
+    static func Replica_Records_Record_3(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         struct Note: Codable { var title: String; var body: String }
         let record = try Record(account: "alice", kind: "note", id: "42", version: 7,
                                 encoding: Note(title: "Launch plan", body: "The launch risk …"))
     }
 
-    /// Sources/Replica/Records/RecordStore.swift, line 11.
-    static func Replica_Records_RecordStore_11(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Records/RecordStore.swift, snippet 1.
+    static func Replica_Records_RecordStore_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let summary = try await store.records.write([
             Record(account: "alice", kind: "note", id: "42", version: 7, fields: ["title": "Launch plan"]),
             Record(account: "alice", kind: "note", id: "41", version: 3, isDeleted: true),
@@ -120,37 +120,37 @@ enum DocCommentSnippets {
         try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "alice")
     }
 
-    /// Sources/Replica/SourceContract/SourceContext.swift, line 25.
-    static func Replica_SourceContract_SourceContext_25(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/SourceContract/SourceContext.swift, snippet 1.
+    static func Replica_SourceContract_SourceContext_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let known = try await context.entries()               // what it committed before
         let events: [SourceEvent] = []                          // what changed since, by the source's own reading
         try await context.commit(SourceBatch(events: events, checkpoint: "cursor-2"))
         print(known.count)
     }
 
-    /// Sources/Replica/SourceContract/SourceDefinition.swift, line 24.
-    static func Replica_SourceContract_SourceDefinition_24(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/SourceContract/SourceDefinition.swift, snippet 1.
+    static func Replica_SourceContract_SourceDefinition_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let docs = try store.addSource(SourceDefinition(kind: .files, account: "alice",
                                                         settings: .object([("root", "/home/alice/Documents")])))
         docs.name   // "files-1"
     }
 
-    /// Sources/Replica/Store/Backoff.swift, line 8.
-    static func Replica_Store_Backoff_8(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Store/Backoff.swift, snippet 1.
+    static func Replica_Store_Backoff_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let backoff = Backoff(initial: 1, maximum: 3600)
         backoff.delay(afterFailures: 1)   // 1 s
         backoff.delay(afterFailures: 4)   // 8 s
     }
 
-    /// Sources/Replica/Store/Store+Activities.swift, line 8.
-    static func Replica_Store_Store_Activities_8(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Store/Store+Activities.swift, snippet 1.
+    static func Replica_Store_Store_Activities_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         for recent in try await store.recentActivities(accounts: ["alice"], limit: 5) {
             print(recent.activity.identifier, recent.activity.title ?? "", recent.activity.engagement)
         }
     }
 
-    /// Sources/Replica/Store/Store+Query.swift, line 8.
-    static func Replica_Store_Store_Query_8(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Store/Store+Query.swift, snippet 1.
+    static func Replica_Store_Store_Query_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let query = try store.query(#"title == "launch*"cd && contentModificationDate > $time.today(-7)"#,
                                     fetchAttributes: [.title, .contentModificationDate])
         for try await result in query.results {
@@ -159,8 +159,8 @@ enum DocCommentSnippets {
         print(query.foundItemCount)
     }
 
-    /// Sources/Replica/Store/Store.swift, line 14.
-    static func Replica_Store_Store_14(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Store/Store.swift, snippet 1.
+    static func Replica_Store_Store_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let store = try Store(directory: URL(fileURLWithPath: NSHomeDirectory() + "/.local/share/notes-index"))
         try await store.signIn("alice")                  // at login: writes need a signed-in account
         let index = try store.index(named: "Notes", account: "alice")
@@ -169,13 +169,13 @@ enum DocCommentSnippets {
         try await store.switchAccount(to: "bob")   // on logout: alice's text is gone from disk
     }
 
-    /// Sources/Replica/Store/Store.swift, line 254.
-    static func Replica_Store_Store_254(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Store/Store.swift, snippet 2.
+    static func Replica_Store_Store_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let found = try await store.fetchItems(withIdentifiers: ["note:alice:42"], account: "alice")
     }
 
-    /// Sources/Replica/Tool/ContactResolver.swift, line 6.
-    static func Replica_Tool_ContactResolver_6(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Tool/ContactResolver.swift, snippet 1.
+    static func Replica_Tool_ContactResolver_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         struct AccountOwner: ContactResolver {
             func userIdentity() -> ResolvedContact {
                 ResolvedContact(displayName: "Ada Lovelace", emailAddresses: ["ada@example.com"])
@@ -184,29 +184,29 @@ enum DocCommentSnippets {
         let tool = SearchTool(store: store, configuration: .init(contactResolver: AccountOwner()))
     }
 
-    /// Sources/Replica/Tool/Guide.swift, line 8.
-    static func Replica_Tool_Guide_8(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Tool/Guide.swift, snippet 1.
+    static func Replica_Tool_Guide_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let guide = Guide.focused(.communications)                 // small, for on-device models
         let lean = Guide(level: .complete, format: .compact)
         let textOnly = Guide.dynamic(GuidanceProfile(textMatch: true, dates: true))
     }
 
-    /// Sources/Replica/Tool/Guide.swift, line 95.
-    static func Replica_Tool_Guide_95(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Tool/Guide.swift, snippet 2.
+    static func Replica_Tool_Guide_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var mail = ContentDomain.communications
         mail.fields["from"] = [.authorNames, .authorEmailAddresses, AttributeKey("com.example.sender")]
     }
 
-    /// Sources/Replica/Tool/Hydration.swift, line 31.
-    static func Replica_Tool_Hydration_31(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Tool/Hydration.swift, snippet 1.
+    static func Replica_Tool_Hydration_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var hydration = Hydration()
         hydration.projections = ProjectionSet([Projection(kind: "note")], indexName: "Notes")   // how records become items
         hydration.delegate = nil        // or the app's HydrationDelegate, asked about items it indexed itself
         let found = try await store.search(SearchQuery("launch plan"), hydration: hydration)
     }
 
-    /// Sources/Replica/Tool/PipelineData.swift, line 114.
-    static func Replica_Tool_PipelineData_114(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Tool/PipelineData.swift, snippet 1.
+    static func Replica_Tool_PipelineData_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         struct RecencyBoost: CustomStage {
             let name = "recency_boost"
             let description = "Ranks recently modified items higher."
@@ -221,8 +221,8 @@ enum DocCommentSnippets {
         }
     }
 
-    /// Sources/Replica/Tool/SearchTool.swift, line 69.
-    static func Replica_Tool_SearchTool_69(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/Replica/Tool/SearchTool.swift, snippet 1.
+    static func Replica_Tool_SearchTool_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var configuration = SearchTool.Configuration()
         configuration.guide = .focused(.communications)
         configuration.contactResolver = FixedContactResolver(ResolvedContact(displayName: "Ada", emailAddresses: ["ada@example.com"]))
@@ -230,53 +230,53 @@ enum DocCommentSnippets {
         let result = await tool.call(arguments: #"{"query": "launch risk", "from": "me"}"#)
     }
 
-    /// Sources/ReplicaCore/Blocking.swift, line 7.
-    static func ReplicaCore_Blocking_7(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaCore/Blocking.swift, snippet 1.
+    static func ReplicaCore_Blocking_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let hostname = try await Blocking.run { try String(contentsOfFile: "/etc/hostname", encoding: .utf8) }
     }
 
-    /// Sources/ReplicaCore/DisplayText.swift, line 7.
-    static func ReplicaCore_DisplayText_7(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaCore/DisplayText.swift, snippet 1.
+    static func ReplicaCore_DisplayText_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         DisplayText.oneLine("report\u{1B}[2J\nfake line")  // "report\u{1B}[2J\nfake line" with visible escapes
         DisplayText.token("notes/a b\n.txt")               // "notes/a%20b%0A.txt"
     }
 
-    /// Sources/ReplicaCore/JSON.swift, line 10.
-    static func ReplicaCore_JSON_10(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaCore/JSON.swift, snippet 1.
+    static func ReplicaCore_JSON_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let value = try JSON.parse(#"{"query": "launch risk"}"#)
         value["query"]?.stringValue   // "launch risk"
         JSON.object([("results", .array([]))]).serialized()  // {"results":[]}
     }
 
-    /// Sources/ReplicaCore/LineBuffer.swift, line 9.
-    static func ReplicaCore_LineBuffer_9(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaCore/LineBuffer.swift, snippet 1.
+    static func ReplicaCore_LineBuffer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var lines = LineBuffer(maximumLineLength: 1 << 20)
         lines.append(Array("first\nsecond\nthird".utf8))
         while let line = lines.next() { print(line) }
         if let last = lines.finish() { print(last) }   // the last line, when the input does not end with a line break
     }
 
-    /// Sources/ReplicaCore/ReplicaError.swift, line 9.
-    static func ReplicaCore_ReplicaError_9(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaCore/ReplicaError.swift, snippet 1.
+    static func ReplicaCore_ReplicaError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         do { _ = try await store.search(SearchQuery("\"( )\"")) }
         catch let error as ReplicaError where error.code == .invalidQuery { print(error.message) }
     }
 
-    /// Sources/ReplicaEmbedding/MiniLMEmbedder.swift, line 15.
-    static func ReplicaEmbedding_MiniLMEmbedder_15(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaEmbedding/MiniLMEmbedder.swift, snippet 1.
+    static func ReplicaEmbedding_MiniLMEmbedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let embedder = try MiniLMEmbedder()            // the default folder, or $REPLICA_MODEL_DIR
         let vector = try embedder.embed(query: "how do I freeze a script into an executable")
     }
 
-    /// Sources/ReplicaEmbedding/WordPieceTokenizer.swift, line 22.
-    static func ReplicaEmbedding_WordPieceTokenizer_22(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaEmbedding/WordPieceTokenizer.swift, snippet 1.
+    static func ReplicaEmbedding_WordPieceTokenizer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let modelDirectory = "/usr/local/share/replica/models/all-MiniLM-L6-v2"
         let tokenizer = try WordPieceTokenizer(vocabularyFile: modelDirectory + "/vocab.txt")
         tokenizer.encode("Hello, world!")    // [101, 7592, 1010, 2088, 999, 102]
     }
 
-    /// Sources/ReplicaIndex/Index/IndexBatch.swift, line 13.
-    static func ReplicaIndex_Index_IndexBatch_13(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Index/IndexBatch.swift, snippet 1.
+    static func ReplicaIndex_Index_IndexBatch_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let batch = index.beginBatch()
         try batch.indexItems(items)
         let lastCursor = try await index.fetchLastClientState()   // what the last batch ended with
@@ -284,8 +284,8 @@ enum DocCommentSnippets {
         try await batch.end(expectedClientState: lastCursor, newClientState: newCursor)
     }
 
-    /// Sources/ReplicaIndex/Index/IndexDelegate.swift, line 12.
-    static func ReplicaIndex_Index_IndexDelegate_12(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Index/IndexDelegate.swift, snippet 1.
+    static func ReplicaIndex_Index_IndexDelegate_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         final class NotesIndexer: IndexDelegate {
             func reindexAllItems(in index: SearchableIndex) async throws {
                 try await index.indexItems([])   // every item of the app, from its own storage
@@ -297,8 +297,8 @@ enum DocCommentSnippets {
         try await index.setDelegate(NotesIndexer())
     }
 
-    /// Sources/ReplicaIndex/Index/SearchableIndex+Entities.swift, line 24.
-    static func ReplicaIndex_Index_SearchableIndex_Entities_24(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Index/SearchableIndex+Entities.swift, snippet 1.
+    static func ReplicaIndex_Index_SearchableIndex_Entities_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         final class LandmarkQuery: IndexedEntityQuery {
             func reindexEntities(withIdentifiers identifiers: [String], indexDescription: IndexDescription) async throws {
                 // fetch these landmarks and call index.indexEntities(_:priority:) with them
@@ -311,8 +311,8 @@ enum DocCommentSnippets {
         try await index.setEntityQuery(landmarks, forType: "LandmarkEntity")
     }
 
-    /// Sources/ReplicaIndex/Index/SearchableIndex.swift, line 28.
-    static func ReplicaIndex_Index_SearchableIndex_28(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Index/SearchableIndex.swift, snippet 1.
+    static func ReplicaIndex_Index_SearchableIndex_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try await store.signIn("alice")
         let index = try store.index(named: "Notes", account: "alice")
@@ -320,23 +320,23 @@ enum DocCommentSnippets {
         try await index.deleteItems(withDomainIdentifiers: ["account.alice.archive"])
     }
 
-    /// Sources/ReplicaIndex/Index/SearchableIndex.swift, line 313.
-    static func ReplicaIndex_Index_SearchableIndex_313(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Index/SearchableIndex.swift, snippet 2.
+    static func ReplicaIndex_Index_SearchableIndex_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let batch = index.beginBatch()
         try batch.indexItems(items)                               // what changed since the last sync
         try batch.deleteItems(withIdentifiers: ["note:alice:7"])   // what was deleted
         try await batch.end(clientState: Data("cursor=1812".utf8))
     }
 
-    /// Sources/ReplicaIndex/Items/AttributeKey.swift, line 10.
-    static func ReplicaIndex_Items_AttributeKey_10(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/AttributeKey.swift, snippet 1.
+    static func ReplicaIndex_Items_AttributeKey_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var attributes = AttributeSet(contentType: .plainText)
         attributes[.title] = .text("Launch plan")
         attributes[AttributeKey("com.example.chef")] = .text("Ada")
     }
 
-    /// Sources/ReplicaIndex/Items/AttributeSet.swift, line 10.
-    static func ReplicaIndex_Items_AttributeSet_10(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/AttributeSet.swift, snippet 1.
+    static func ReplicaIndex_Items_AttributeSet_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"
         attributes.textContent = "The launch risk is the supplier."
@@ -344,30 +344,30 @@ enum DocCommentSnippets {
         attributes.contentModificationDate = Date()
     }
 
-    /// Sources/ReplicaIndex/Items/AttributeValue.swift, line 7.
-    static func ReplicaIndex_Items_AttributeValue_7(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/AttributeValue.swift, snippet 1.
+    static func ReplicaIndex_Items_AttributeValue_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         Person(displayName: "Ada Lovelace", handles: ["ada@example.com"])
     }
 
-    /// Sources/ReplicaIndex/Items/ContentType.swift, line 12.
-    static func ReplicaIndex_Items_ContentType_12(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/ContentType.swift, snippet 1.
+    static func ReplicaIndex_Items_ContentType_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         ContentType.markdown.conforms(to: .text)        // true
         ContentType("com.example.recipe").tree          // ["com.example.recipe", "public.item"]
     }
 
-    /// Sources/ReplicaIndex/Items/Identifiers.swift, line 9.
-    static func ReplicaIndex_Items_Identifiers_9(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/Identifiers.swift, snippet 1.
+    static func ReplicaIndex_Items_Identifiers_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let alice: AccountID = "alice@example.com"
     }
 
-    /// Sources/ReplicaIndex/Items/Identifiers.swift, line 115.
-    static func ReplicaIndex_Items_Identifiers_115(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/Identifiers.swift, snippet 2.
+    static func ReplicaIndex_Items_Identifiers_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         DomainIdentifier("account.a").covers("account.a.notes")  // true
         DomainIdentifier("account.a").covers("account.ab")       // false
     }
 
-    /// Sources/ReplicaIndex/Items/IndexedEntity.swift, line 14.
-    static func ReplicaIndex_Items_IndexedEntity_14(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/IndexedEntity.swift, snippet 1.
+    static func ReplicaIndex_Items_IndexedEntity_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         struct LandmarkEntity: IndexedEntity {
             static let typeName = "LandmarkEntity"
             var id: String
@@ -385,14 +385,14 @@ enum DocCommentSnippets {
                                                       continent: "Europe")], priority: 10)
     }
 
-    /// Sources/ReplicaIndex/Items/ItemOwner.swift, line 7.
-    static func ReplicaIndex_Items_ItemOwner_7(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/ItemOwner.swift, snippet 1.
+    static func ReplicaIndex_Items_ItemOwner_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         ItemOwner.source("docs").rawValue          // "source:docs"
         ItemOwner(rawValue: "records") == .records  // true
     }
 
-    /// Sources/ReplicaIndex/Items/SearchableItem.swift, line 11.
-    static func ReplicaIndex_Items_SearchableItem_11(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/SearchableItem.swift, snippet 1.
+    static func ReplicaIndex_Items_SearchableItem_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"
         let item = SearchableItem(uniqueIdentifier: "note:alice:42",
@@ -400,14 +400,14 @@ enum DocCommentSnippets {
                                   attributeSet: attributes)
     }
 
-    /// Sources/ReplicaIndex/Items/StoredItem.swift, line 8.
-    static func ReplicaIndex_Items_StoredItem_8(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/StoredItem.swift, snippet 1.
+    static func ReplicaIndex_Items_StoredItem_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let stored = try await index.fetchItems(withIdentifiers: ["note:alice:42"])
         print(stored.first?.item.attributeSet.textContent ?? "gone")
     }
 
-    /// Sources/ReplicaIndex/Items/UserActivity.swift, line 13.
-    static func ReplicaIndex_Items_UserActivity_13(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Items/UserActivity.swift, snippet 1.
+    static func ReplicaIndex_Items_UserActivity_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var viewed = UserActivity(activityType: "com.example.notes.view", persistentIdentifier: "view:note:42",
                                   title: "Launch plan")
         viewed.relatedUniqueIdentifier = "note:alice:42"
@@ -415,49 +415,49 @@ enum DocCommentSnippets {
         try await index.donateUserActivities([viewed])
     }
 
-    /// Sources/ReplicaIndex/Search/Embedder.swift, line 12.
-    static func ReplicaIndex_Search_Embedder_12(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Search/Embedder.swift, snippet 1.
+    static func ReplicaIndex_Search_Embedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let embedder = try MiniLMEmbedder()
         let query = try embedder.embed(query: "which stem cell methods avoid c-Myc")
         let passages = try embedder.embed(documents: ["Induction of pluripotent stem cells …"])
     }
 
-    /// Sources/ReplicaIndex/Search/QueryString/QueryPredicate.swift, line 11.
-    static func ReplicaIndex_Search_QueryString_QueryPredicate_11(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Search/QueryString/QueryPredicate.swift, snippet 1.
+    static func ReplicaIndex_Search_QueryString_QueryPredicate_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let recent = try QueryPredicate(queryString: #"title == "launch*"cd && contentModificationDate > $time.today(-7)"#)
         var query = SearchQuery()
         query.predicate = recent
     }
 
-    /// Sources/ReplicaIndex/Search/SearchQuery.swift, line 31.
-    static func ReplicaIndex_Search_SearchQuery_31(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Search/SearchQuery.swift, snippet 1.
+    static func ReplicaIndex_Search_SearchQuery_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var query = SearchQuery("\"launch risk\" supplier*")
         query.contentTypes = [.text]
         query.modified = DateRange(start: lastWeek)
         query.limit = 20
     }
 
-    /// Sources/ReplicaIndex/Search/SearchQuery.swift, line 90.
-    static func ReplicaIndex_Search_SearchQuery_90(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaIndex/Search/SearchQuery.swift, snippet 2.
+    static func ReplicaIndex_Search_SearchQuery_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var query = try SearchQuery(queryString: #"authorNames == "ada*"cd && contentModificationDate >= $time.this_week"#)
         query.fetchAttributes = [.title, .authorNames]
     }
 
-    /// Sources/ReplicaSQLite/Connection.swift, line 14.
-    static func ReplicaSQLite_Connection_14(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaSQLite/Connection.swift, snippet 1.
+    static func ReplicaSQLite_Connection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let connection = try Connection(path: "/tmp/example.sqlite")
         try connection.execute("CREATE TABLE IF NOT EXISTS t(x)")
     }
 
-    /// Sources/ReplicaSQLite/Database.swift, line 11.
-    static func ReplicaSQLite_Database_11(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaSQLite/Database.swift, snippet 1.
+    static func ReplicaSQLite_Database_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let migrator = Migrator(kind: "example", applicationID: 0x4558_4D50, migrations: [Migration(version: 1, name: "t", sql: "CREATE TABLE t(x)")])
         let database = try Database(path: "/tmp/example.sqlite", migrator: migrator)
         try await database.write { try $0.execute("INSERT INTO t VALUES (1)") }
     }
 
-    /// Sources/ReplicaSQLite/SQLiteError.swift, line 6.
-    static func ReplicaSQLite_SQLiteError_6(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    /// Sources/ReplicaSQLite/SQLiteError.swift, snippet 1.
+    static func ReplicaSQLite_SQLiteError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         do { try connection.execute("BEGIN IMMEDIATE") }
         catch SQLiteError.ResultCode.busy { print("another connection is writing") }
     }
