@@ -77,4 +77,23 @@ import ReplicaTestSupport
         #expect(try ReplicaProcess.run(["--store", store, "--config", other, "records", "import", "-"], input: Self.records).status == 0)
         #expect(try replica("status").standardOutput.contains("index Notes: 2 items"))
     }
+
+    /// A damaged record store (truncated here) is the canonical copy: it is reported plainly, never
+    /// rebuilt, and the rest of the store keeps working.
+    @Test func aDamagedRecordStoreIsReportedPlainlyAndTheRestWorks() throws {
+        #expect(try replica("records", "import", "-", input: #"{"account": "a", "kind": "note", "id": "1", "version": 1, "fields": {"title": "harbor"}}"#).status == 0)
+        let file = directory.path + "/store/accounts/a/records.sqlite"
+        let head = try Data(contentsOf: URL(fileURLWithPath: file)).prefix(4096)
+        try head.write(to: URL(fileURLWithPath: file))
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+
+        let imported = try replica("records", "import", "-", input: #"{"account": "a", "kind": "note", "id": "2", "version": 1, "fields": {"title": "harbor two"}}"#)
+        #expect(imported.status == 1)
+        #expect(imported.standardError.contains("the record store of account 'a' is damaged") && !imported.standardError.contains("SQLite error"),
+                "\(imported.standardError)")
+        let status = try replica("status")
+        #expect(status.status == 0, "\(status.standardError)")
+        #expect(status.standardOutput.contains("records: cannot be read: the record store of account 'a' is damaged"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)).count == 4096, "the damaged file is left for the app to restore")
+    }
 }

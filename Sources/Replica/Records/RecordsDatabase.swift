@@ -66,6 +66,13 @@ final class RecordsDatabase: Sendable {
             file = try Database(path: path, migrator: Self.migrator)
         } catch let error as MigrationError {
             throw ReplicaError(error.code == .newerSchema ? .newerSchema : .storage, error.description, cause: error)
+        } catch let error as SQLiteError where error.code.isCorruption {
+            // Unlike an index, the record store is the canonical copy: it is never rebuilt behind the
+            // app's back, and SQLite's own words would not say what to do.
+            throw ReplicaError(.storage, "the record store of account '\(account)' is damaged (\(path)) and cannot be read; it is "
+                + "the canonical copy, so replica does not rebuild it: restore the file from a backup, or remove it (with "
+                + "`replica accounts sign-out \(account)`, then sign in again) and have the app write its records again. "
+                + "The account's index is left as it is", cause: error)
         }
         self.account = account
         self.signIn = signIn

@@ -32,6 +32,8 @@ public struct StoreStatus: Sendable {
         public var quarantined: [QuarantinedRecord]
         /// Kinds being rebuilt for a new projection version.
         public var rebuilding: [String]
+        /// Why the record store cannot be read (a damaged file), when it cannot; the counts above are 0.
+        public var problem: String? = nil
     }
 
     /// One account.
@@ -81,8 +83,16 @@ extension Store {
                     embedding: try await embeddingStatus(of: index),
                     enrichment: try await enrichmentStatus(of: index)))
             }
+            // A damaged record store is reported with its account, not as the failure of the whole status.
+            let records: StoreStatus.RecordsStatus?
+            do {
+                records = try await recordsStatus(record.id)
+            } catch let error as ReplicaError where error.code == .storage {
+                records = StoreStatus.RecordsStatus(recordCount: 0, pendingChanges: 0, ignoredOlder: 0, pendingDeletions: [],
+                                                    quarantined: [], rebuilding: [], problem: error.message)
+            }
             accounts.append(StoreStatus.AccountStatus(id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
-                                                      records: try await recordsStatus(record.id)))
+                                                      records: records))
         }
         return StoreStatus(directory: directory, accounts: accounts, semanticSearch: configuration.embedder?.modelIdentifier)
     }
@@ -156,6 +166,7 @@ extension StoreStatus {
                                          ("version", .number(Double(entry.version))), ("reason", .string(entry.reason))])
                             })),
                             ("rebuilding", .array(records.rebuilding.map(JSON.string))),
+                            ("problem", records.problem.map(JSON.string) ?? .null),
                         ])
                     } ?? .null),
                     ("indexes", .array(account.indexes.map(Self.json))),

@@ -64,7 +64,9 @@ enum StatusCommand: Command {
                     Output.line("    summaries and priority: " + facts.joined(separator: "; "))
                 }
             }
-            if let records = account.records {
+            if let records = account.records, let problem = records.problem {
+                Output.line("  records: cannot be read: \(problem)")
+            } else if let records = account.records {
                 Output.line("  records: \(records.recordCount) held, \(records.pendingChanges) changes not yet indexed, "
                     + "\(records.ignoredOlder) older deliveries ignored, \(records.pendingDeletions.count) deletions to retry, "
                     + "\(records.quarantined.count) quarantined")
