@@ -21,6 +21,8 @@ enum LoadBenchmark {
         var errors: [String: Int] = [:]
         var searches: [Double] = []
         var words: [(kind: String, word: String)] = []
+        /// With `rewrite`, the word each file or note holds now (earlier ones were overwritten).
+        var latest: [String: (kind: String, word: String)] = [:]
     }
 
     /// What the tasks share.
@@ -37,7 +39,9 @@ enum LoadBenchmark {
 
     static func word(_ kind: String, _ writer: Int, _ number: Int) -> String { "zq\(kind)w\(writer)n\(number)" }
 
-    static func run(replica: String, plugin: String, seconds: Double) async throws {
+    /// - Parameter rewrite: file and note writers cycle over 50 names each instead of writing new files,
+    ///   so the watcher follows a fixed set of files: its memory then tells growth from a leak.
+    static func run(replica: String, plugin: String, seconds: Double, rewrite: Bool = false) async throws {
         let root = try Measure.scratchDirectory("load")
         defer { Measure.removeDirectory(root) }
         let storePath = root + "/store", tree = root + "/tree", notes = root + "/notes"
@@ -95,9 +99,13 @@ enum LoadBenchmark {
                     var number = 0
                     while Date() < deadline {
                         let text = word("file", writer, number)
+                        let name = rewrite ? "f\(writer)-\(number % 50)" : text
                         do {
-                            try "a file with \(text)".write(toFile: tree + "/\(text).txt", atomically: true, encoding: .utf8)
-                            shared.tally.withLock { $0.writes["files", default: 0] += 1; $0.words.append(("files", text)) }
+                            try "a file with \(text)".write(toFile: tree + "/\(name).txt", atomically: true, encoding: .utf8)
+                            shared.tally.withLock {
+                                $0.writes["files", default: 0] += 1
+                                if rewrite { $0.latest["files/" + name] = ("files", text) } else { $0.words.append(("files", text)) }
+                            }
                         } catch { shared.note(error, "files") }
                         number += 1
                         try? await Task.sleep(for: .milliseconds(100))
@@ -107,10 +115,14 @@ enum LoadBenchmark {
                     var number = 0
                     while Date() < deadline {
                         let text = word("exec", writer, number)
+                        let name = rewrite ? "n\(writer)-\(number % 50)" : text
                         do {
                             let json = JSON.object([("title", .string(text)), ("body", "a plugin note")])
-                            try json.serialized().write(toFile: notes + "/\(text).json", atomically: true, encoding: .utf8)
-                            shared.tally.withLock { $0.writes["exec", default: 0] += 1; $0.words.append(("exec", text)) }
+                            try json.serialized().write(toFile: notes + "/\(name).json", atomically: true, encoding: .utf8)
+                            shared.tally.withLock {
+                                $0.writes["exec", default: 0] += 1
+                                if rewrite { $0.latest["exec/" + name] = ("exec", text) } else { $0.words.append(("exec", text)) }
+                            }
                         } catch { shared.note(error, "exec") }
                         number += 1
                         try? await Task.sleep(for: .milliseconds(200))
@@ -143,7 +155,7 @@ enum LoadBenchmark {
 
         // Every write must end up searchable.
         let final = shared.tally.withLock { $0 }
-        var missing = final.words
+        var missing = final.words + final.latest.values
         let settle = Date().addingTimeInterval(60)
         while !missing.isEmpty, Date() < settle {
             var still: [(kind: String, word: String)] = []
@@ -153,7 +165,7 @@ enum LoadBenchmark {
             missing = still
             if !missing.isEmpty { try? await Task.sleep(for: .seconds(1)) }
         }
-        print("load: \(Int(seconds)) s, 8 writers (2 each: API, records, files, exec plugin) and 8 searchers; replica watch in its own process")
+        print("load: \(Int(seconds)) s\(rewrite ? " (files and notes rewritten, 50 names a writer)" : ""), 8 writers (2 each: API, records, files, exec plugin) and 8 searchers; replica watch in its own process")
         print("| writer | writes | not searchable within 60 s after the end |\n|---|---|---|")
         for kind in ["api", "records", "files", "exec"] {
             print("| \(kind) | \(final.writes[kind] ?? 0) | \(missing.filter { $0.kind == kind }.count) |")

@@ -19,7 +19,7 @@ let usage = """
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
            replica-bench hybrid --store DIR [--rounds R]
            replica-bench enrichment --messages FILE [--sample FILE --predictions OUT]
-           replica-bench load --replica PATH [--seconds S] [--plugin PATH]
+           replica-bench load --replica PATH [--seconds S] [--plugin PATH] [--rewrite]
       DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
     """
 
@@ -32,7 +32,8 @@ do {
     if arguments.first == "load" {
         guard let replica = option("--replica") else { throw BenchError("load needs --replica PATH (the built replica binary)") }
         let plugin = option("--plugin") ?? "Plugins/Exec/examples/notes-plugin.py"
-        try await LoadBenchmark.run(replica: replica, plugin: plugin, seconds: Double(option("--seconds") ?? "") ?? 600)
+        try await LoadBenchmark.run(replica: replica, plugin: plugin, seconds: Double(option("--seconds") ?? "") ?? 600,
+                                    rewrite: arguments.contains("--rewrite"))
         exit(0)
     }
     if arguments.first == "enrichment" {
