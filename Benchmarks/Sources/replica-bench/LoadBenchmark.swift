@@ -96,36 +96,16 @@ enum LoadBenchmark {
                     }
                 }
                 group.addTask {   // files in the watched tree
-                    var number = 0
-                    while Date() < deadline {
-                        let text = word("file", writer, number)
-                        let name = rewrite ? "f\(writer)-\(number % 50)" : text
-                        do {
-                            try "a file with \(text)".write(toFile: tree + "/\(name).txt", atomically: true, encoding: .utf8)
-                            shared.tally.withLock {
-                                $0.writes["files", default: 0] += 1
-                                if rewrite { $0.latest["files/" + name] = ("files", text) } else { $0.words.append(("files", text)) }
-                            }
-                        } catch { shared.note(error, "files") }
-                        number += 1
-                        try? await Task.sleep(for: .milliseconds(100))
+                    await writeFiles(kind: "files", prefix: "f", writer: writer, every: .milliseconds(100), until: deadline,
+                                     rewrite: rewrite, shared: shared) { name, text in
+                        try "a file with \(text)".write(toFile: tree + "/\(name).txt", atomically: true, encoding: .utf8)
                     }
                 }
                 group.addTask {   // notes the exec plugin reads
-                    var number = 0
-                    while Date() < deadline {
-                        let text = word("exec", writer, number)
-                        let name = rewrite ? "n\(writer)-\(number % 50)" : text
-                        do {
-                            let json = JSON.object([("title", .string(text)), ("body", "a plugin note")])
-                            try json.serialized().write(toFile: notes + "/\(name).json", atomically: true, encoding: .utf8)
-                            shared.tally.withLock {
-                                $0.writes["exec", default: 0] += 1
-                                if rewrite { $0.latest["exec/" + name] = ("exec", text) } else { $0.words.append(("exec", text)) }
-                            }
-                        } catch { shared.note(error, "exec") }
-                        number += 1
-                        try? await Task.sleep(for: .milliseconds(200))
+                    await writeFiles(kind: "exec", prefix: "n", writer: writer, every: .milliseconds(200), until: deadline,
+                                     rewrite: rewrite, shared: shared) { name, text in
+                        let json = JSON.object([("title", .string(text)), ("body", "a plugin note")])
+                        try json.serialized().write(toFile: notes + "/\(name).json", atomically: true, encoding: .utf8)
                     }
                 }
             }
@@ -175,6 +155,26 @@ enum LoadBenchmark {
         print(String(format: "searches: %d, p50 %.1f ms, p99 %.1f ms", final.searches.count,
                      Measure.median(final.searches) * 1000, Measure.percentile(final.searches, 99) * 1000))
         print("replica watch resident memory (s: MiB): " + shared.memory.withLock { $0 }.map { "\($0.seconds): \($0.kilobytes / 1024)" }.joined(separator: ", "))
+    }
+
+    /// One writer of files a watcher picks up: each write holds a word of its own, in a new file (or,
+    /// with `rewrite`, in one of 50 files named after the writer).
+    static func writeFiles(kind: String, prefix: String, writer: Int, every interval: Duration, until deadline: Date,
+                           rewrite: Bool, shared: Shared, write: (_ name: String, _ text: String) throws -> Void) async {
+        var number = 0
+        while Date() < deadline {
+            let text = word(kind, writer, number)
+            let name = rewrite ? "\(prefix)\(writer)-\(number % 50)" : text
+            do {
+                try write(name, text)
+                shared.tally.withLock {
+                    $0.writes[kind, default: 0] += 1
+                    if rewrite { $0.latest[kind + "/" + name] = (kind, text) } else { $0.words.append((kind, text)) }
+                }
+            } catch { shared.note(error, kind) }
+            number += 1
+            try? await Task.sleep(for: interval)
+        }
     }
 
     static func residentKilobytes(of pid: pid_t) -> Int {

@@ -123,7 +123,7 @@ enum QueryCommand: Command {
         case .text(let text): return text.split(whereSeparator: \.isNewline).joined(separator: " ")
         case .texts(let texts): return texts.joined(separator: ", ")
         case .date(let date): return ISO8601.string(from: date)
-        case .number(let number): return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : "\(number)"
+        case .number(let number): return JSON.format(number)
         case .bool(let flag): return flag ? "true" : "false"
         case .data(let data): return "\(data.count) bytes"
         case .people: return value.strings.joined(separator: ", ")

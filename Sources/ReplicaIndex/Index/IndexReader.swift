@@ -92,7 +92,7 @@ package struct IndexReader {
         let matcher = query.predicate.map { PredicateMatcher($0, now: now, timeZone: query.timeZone) }
         if pattern != nil, query.disablesLexicalSearch {
             guard let semantic else { return ([], []) }
-            let found = try raisingEngaged(Self.raisingEntities(try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true))).prefix(query.limit).map(\.item)
+            let found = try raisingPriorityAndEngagement(try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true)).prefix(query.limit).map(\.item)
             return (try fetching(query.fetchAttributes, found), [])
         } else if let pattern {
             // The last column says whether a word is in the title, keywords or people: FTS5 marks the
@@ -135,7 +135,7 @@ package struct IndexReader {
             }
             if let pattern { found = try rank(found, pattern, inHeading: inHeading) }
             if let semantic, pattern != nil { found = try fuse(found, semantic, query: query, candidates: candidates) }
-            if pattern != nil { found = try raisingEngaged(Self.raisingEntities(found)) }
+            if pattern != nil { found = try raisingPriorityAndEngagement(found) }
         } catch let error as SQLiteError where pattern != nil && error.code.primary == .error {
             // A safety net: patterns are built so that the engine accepts them, and the engine's own
             // words ("fts5: syntax error near …") must never reach a person or a model.
@@ -144,28 +144,17 @@ package struct IndexReader {
         return (try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item)), unreadable)
     }
 
-    /// Adds ``Engagement/weight`` × each item's engagement to its score, and sorts again.
-    func raisingEngaged(_ found: [(item: FoundItem, rowID: Int64)]) throws -> [(item: FoundItem, rowID: Int64)] {
+    /// Adds each entity's priority bonus (``SearchableIndex/entityBonus(_:)``) and ``Engagement/weight`` ×
+    /// each item's engagement to its score, then sorts again: once, and only when something was added.
+    func raisingPriorityAndEngagement(_ found: [(item: FoundItem, rowID: Int64)]) throws -> [(item: FoundItem, rowID: Int64)] {
         let engagement = try self.engagement(of: found.map(\.item.item.uniqueIdentifier))
-        guard !engagement.isEmpty else { return found }
+        guard !engagement.isEmpty || found.contains(where: { $0.item.item.attributeSet[.entityPriority] != nil }) else { return found }
         var raised = found.map { candidate in
             var candidate = candidate
-            if let value = engagement[candidate.item.item.uniqueIdentifier] {
-                candidate.item.engagement = value
-                candidate.item.score = min(1, candidate.item.score + Engagement.weight * value)
-            }
-            return candidate
-        }
-        raised.sort { $0.item.score > $1.item.score }
-        return raised
-    }
-
-    /// Adds each entity's priority bonus (``SearchableIndex/entityBonus(_:)``) and sorts again.
-    static func raisingEntities(_ found: [(item: FoundItem, rowID: Int64)]) -> [(item: FoundItem, rowID: Int64)] {
-        guard found.contains(where: { $0.item.item.attributeSet[.entityPriority] != nil }) else { return found }
-        var raised = found.map { candidate in
-            var candidate = candidate
-            candidate.item.score = min(1, candidate.item.score + SearchableIndex.entityBonus(candidate.item.item.attributeSet))
+            let engaged = engagement[candidate.item.item.uniqueIdentifier] ?? 0
+            candidate.item.engagement = engaged
+            candidate.item.score = min(1, candidate.item.score + SearchableIndex.entityBonus(candidate.item.item.attributeSet)
+                                       + Engagement.weight * engaged)
             return candidate
         }
         raised.sort { $0.item.score > $1.item.score }

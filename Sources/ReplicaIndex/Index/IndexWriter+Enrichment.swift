@@ -97,8 +97,7 @@ extension IndexWriter {
     /// - Returns: the item as merged, or `nil` when it changed since it was read (it stays pending).
     package func applyEnrichment(to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?,
                                  skipped: [String]) throws -> SearchableItem? {
-        guard try connection.cached("SELECT 1 FROM items WHERE id = ? AND indexed = ?")
-            .firstRow([.integer(pending.rowID), .real(pending.indexed)], { _ in true }) == true else { return nil }
+        guard try isStill(pending.rowID, indexedAt: pending.indexed) else { return nil }
         var update = AttributeSet()
         if let summary { update[.textContentSummary] = .text(summary) }
         if let priority { update[.isPriority] = .bool(priority) }

@@ -35,6 +35,12 @@ package enum VectorCoding {
 }
 
 extension IndexWriter {
+    /// Whether the items row `id` is still the version written at `indexed`: work done on a copy read
+    /// earlier (vectors, enrichment) is stored only if the item did not change or go meanwhile.
+    func isStill(_ id: Int64, indexedAt indexed: Double) throws -> Bool {
+        try connection.cached("SELECT 1 FROM items WHERE id = ? AND indexed = ?").firstRow([.integer(id), .real(indexed)], { _ in true }) == true
+    }
+
     /// Drops the vectors of an item whose text was just replaced: the new text is embedded again (and
     /// search answers by its words meanwhile). Done here rather than by a trigger on `items`, which
     /// made every text-changing update four to five times slower (index migration 0009).
@@ -53,8 +59,7 @@ extension IndexWriter {
     /// - Returns: whether they were stored.
     @discardableResult
     package func setVectors(_ vectors: [[Float]], for pending: PendingEmbedding, model: String) throws -> Bool {
-        guard try connection.cached("SELECT 1 FROM items WHERE id = ? AND indexed = ?")
-            .firstRow([.integer(pending.rowID), .real(pending.indexed)], { _ in true }) == true else { return false }
+        guard try isStill(pending.rowID, indexedAt: pending.indexed) else { return false }
         try connection.cached("DELETE FROM vectors WHERE item = ?").run([.integer(pending.rowID)])
         let insert = try connection.cached("INSERT INTO vectors(item, passage, vector) VALUES (?, ?, ?)")
         for (passage, vector) in vectors.enumerated() {

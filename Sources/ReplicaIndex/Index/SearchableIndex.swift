@@ -365,10 +365,8 @@ public final class SearchableIndex: Sendable {
         let (found, unreadable) = try await read { reader in try reader.search(query, pattern: pattern, semantic: semantic) }
         if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
         return found.map { found in
-            var result = SearchResult(account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
-                                      origin: found.origin, indexedAt: found.indexedAt, match: found.match)
-            result.engagement = found.engagement
-            return result
+            SearchResult(account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
+                         origin: found.origin, indexedAt: found.indexedAt, match: found.match, engagement: found.engagement)
         }
     }
 

@@ -137,8 +137,7 @@ public enum QueryValue: Hashable, Sendable, CustomStringConvertible {
             view.append("\"")
             return String(view) + modifiers.description
         case .number(let number):
-            if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
-            return "\(number)"
+            return JSON.format(number)
         case .bool(let flag):
             return flag ? "true" : "false"
         case .time(let expression):
