@@ -21,7 +21,7 @@ import argparse, glob, json, os, re, sys
 from html.parser import HTMLParser
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from build_faq_set import BLOCK, clean   # the same text cleaning
+from build_faq_set import BLOCK, clean, write_set   # the same text cleaning and output
 
 BLOCK = BLOCK | {"td", "th"}
 NUMBER = re.compile(r"^\d+(\.\d+)*\.?\s+")                  # "3.1.12. " before a heading
@@ -159,17 +159,7 @@ def main():
             items += entries(path, a.xref_titles)
     if not items:
         sys.exit(f"no FAQ entries under {a.html}: apt-get install -y debian-faq")
-    items = [e for e in items if e["text"]]
-    assert len({e["id"] for e in items}) == len(items)
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "debfaq-docs.jsonl"), "w", encoding="utf-8") as f:
-        for e in items:
-            f.write(json.dumps({"id": e["id"], "text": e["text"]}, ensure_ascii=False) + "\n")
-    with open(os.path.join(a.out, "debfaq-queries.jsonl"), "w", encoding="utf-8") as f:
-        for e in items:
-            f.write(json.dumps({"id": e["id"], "query": e["query"], "relevant": [e["id"]]},
-                               ensure_ascii=False) + "\n")
-    print(f"{len(items)} documents, {len(items)} queries from {a.html}")
+    write_set(items, a.out, "debfaq", a.html)
 
 
 if __name__ == "__main__":

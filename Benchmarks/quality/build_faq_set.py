@@ -127,17 +127,23 @@ def main():
     for path in sorted(glob.glob(os.path.join(a.html, "*.html"))):
         if os.path.basename(path) != "index.html":
             items += entries(path)
+    write_set(items, a.out, "faq", a.html)
+
+
+def write_set(items, out, name, source):
+    """Writes a known-item set: OUT/NAME-docs.jsonl (id, text) and OUT/NAME-queries.jsonl (id, query,
+    relevant: its own id), leaving out entries without text."""
     items = [e for e in items if e["text"]]
     assert len({e["id"] for e in items}) == len(items)
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "faq-docs.jsonl"), "w", encoding="utf-8") as f:
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f"{name}-docs.jsonl"), "w", encoding="utf-8") as f:
         for e in items:
             f.write(json.dumps({"id": e["id"], "text": e["text"]}, ensure_ascii=False) + "\n")
-    with open(os.path.join(a.out, "faq-queries.jsonl"), "w", encoding="utf-8") as f:
+    with open(os.path.join(out, f"{name}-queries.jsonl"), "w", encoding="utf-8") as f:
         for e in items:
             f.write(json.dumps({"id": e["id"], "query": e["query"], "relevant": [e["id"]]},
                                ensure_ascii=False) + "\n")
-    print(f"{len(items)} documents, {len(items)} queries from {a.html}")
+    print(f"{len(items)} documents, {len(items)} queries from {source}")
 
 
 if __name__ == "__main__":
