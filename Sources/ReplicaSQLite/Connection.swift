@@ -57,7 +57,11 @@ public final class Connection: @unchecked Sendable {
     public init(path: String, options: Options = Options()) throws {
         _ = Self.configureSQLite
         if options.create && !options.readOnly {
-            let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            // Only a file this call creates (O_EXCL) is opened and closed here. Closing a descriptor of a
+            // file the process already has open releases every POSIX lock the process holds on it, SQLite's
+            // included, while SQLite goes on believing it holds them
+            // (https://www.sqlite.org/howtocorrupt.html, "Posix advisory locks canceled").
+            let fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
             if fd >= 0 { close(fd) }
         }
         var handle: OpaquePointer?

@@ -93,6 +93,40 @@ import Testing
         }
     }
 
+    /// Opening a second connection must not drop the first one's locks. POSIX locks belong to the
+    /// process, and closing any descriptor of the file releases all of them, so a second connection that
+    /// opened and closed the file (to create it with owner-only permissions) left the first one unlocked
+    /// while SQLite believed it held its lock: another process could then check the write-ahead log into
+    /// the file and delete it under a reader. Another process tests the lock here, as it would.
+    @Test func openingASecondConnectionKeepsTheFirstOnesLock() throws {
+        let first = try Connection(path: path)
+        try first.execute("CREATE TABLE t(x)")
+        #expect(try isLockedFromAnotherProcess(), "a connection in write-ahead-log mode holds a shared lock while open")
+        let second = try Connection(path: path)
+        #expect(try second.scalarInt("SELECT count(*) FROM t") == 0)
+        #expect(try isLockedFromAnotherProcess(), "the first connection's lock survived the second's opening")
+    }
+
+    /// Whether another process is refused an exclusive lock on the bytes SQLite's shared locks cover
+    /// (`SHARED_FIRST`, 510 bytes from 2^30 + 2, in `os_unix.c`).
+    private func isLockedFromAnotherProcess() throws -> Bool {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", """
+            import fcntl, os, sys
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000002, 0)
+            except OSError:
+                sys.exit(1)
+            sys.exit(0)
+            """, path]
+        try probe.run()
+        probe.waitUntilExit()
+        #expect(probe.terminationReason == .exit && [0, 1].contains(probe.terminationStatus))
+        return probe.terminationStatus == 1
+    }
+
     @Test func aSecondWriterWaitsForTheFirstInsteadOfFailing() throws {
         let first = try Connection(path: path)
         try first.execute("CREATE TABLE t(x)")
