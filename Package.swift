@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "ReplicaTestSupport", dependencies: ["Replica"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
+        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite"]),
         .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
         .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
         .testTarget(name: "ReplicaExecTests", dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
