@@ -31,8 +31,9 @@ public final class FileTreeSource: Source {
     private let hooks = Mutex(TestHooks())
 
     struct TestHooks {
-        /// How many times each path was read for indexing while watching.
-        var indexed: [String: Int] = [:]
+        /// How many times each path was read for indexing while watching, once a test asked
+        /// (``startCountingIndexing()``): counted always, it grew by a path for every file ever watched.
+        var indexed: [String: Int]?
         var overflowRequested = false
         /// Changes seen but not yet settled, after the last loop.
         var pending = 0
@@ -246,7 +247,7 @@ public final class FileTreeSource: Source {
         for action in actions {
             switch action {
             case .index(let path):
-                hooks.withLock { $0.indexed[path, default: 0] += 1 }
+                hooks.withLock { $0.indexed?[path, default: 0] += 1 }
                 events += (try? await Blocking.run { Self.events(forPath: path, scanner: scanner, items: items, now: now) }) ?? []
             case .remove(let path):
                 events += items.removal(of: path)
@@ -340,8 +341,11 @@ public final class FileTreeSource: Source {
     /// Changes the watcher has seen but not yet committed (tests; `replica status` shows it as lag).
     var pendingChanges: Int { hooks.withLock { $0.pending } }
 
-    /// How many times a path was read for indexing while watching (tests).
-    func timesIndexed(_ path: String) -> Int { hooks.withLock { $0.indexed[path] ?? 0 } }
+    /// Starts counting how many times each path is read for indexing while watching (tests).
+    func startCountingIndexing() { hooks.withLock { $0.indexed = $0.indexed ?? [:] } }
+
+    /// How many times a path was read for indexing while watching, since ``startCountingIndexing()`` (tests).
+    func timesIndexed(_ path: String) -> Int { hooks.withLock { $0.indexed?[path] ?? 0 } }
 
     /// Stops reading events (they stay queued in the kernel) until `simulateQueueOverflow` (tests).
     func pauseEventReading() {

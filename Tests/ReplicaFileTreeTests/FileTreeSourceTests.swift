@@ -173,6 +173,7 @@ import ReplicaTestSupport
 
     @Test func aFileWrittenInManyChunksIsIndexedOnce() async throws {
         let (source, context) = try makeSource()
+        source.startCountingIndexing()
         let watching = try await startWatching(source, context)
         defer { watching.cancel() }
         let path = root + "/chunks.log"
