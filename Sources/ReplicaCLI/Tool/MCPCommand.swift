@@ -23,7 +23,7 @@ enum MCPCommand: Command {
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let options = try ToolOptions.read(&arguments)
         try arguments.finish()
-        let store = try context.openStore()
+        let store = try context.openStore(longRunning: true)
         let server = MCPServer(tool: try options.makeTool(store: store, context: context), version: ReplicaCommand.version)
         Output.note("mcp: serving the tool '\(server.tool.name)' on standard input and output")
         let input = StandardInputLines()

@@ -223,7 +223,7 @@ enum WatchCommand: Command {
         let json = arguments.flag("--json")
         try arguments.finish()
         let configuration = try context.configuration()
-        let store = try context.openStore()
+        let store = try context.openStore(longRunning: true)
         await Watcher(store: store, configuration: configuration, json: json).run()
     }
 }
