@@ -110,6 +110,7 @@ public final class SearchableIndex: Sendable {
             try check(database)
             return database
         } catch let error as SQLiteError where error.code.isCorruption {
+            guard damageIsConfirmed(at: path) else { throw unconfirmedDamage(error, name: name, account: account) }
             try removeFiles(at: path)
             let database = try Database(path: path, migrator: migrator, options: options)
             try database.writeNow { connection in
@@ -133,6 +134,31 @@ public final class SearchableIndex: Sendable {
                 throw SQLiteError(code: .corrupt, message: "quick_check found damage", path: database.path)
             }
         }
+    }
+
+    /// Whether a second look confirms what SQLite called damage. SQLite calls a read the disk failed
+    /// (EIO) "malformed" too, and rebuilding the index for a failure that has passed would cost every
+    /// item, which its owners must then send again. A fresh connection's `quick_check` decides: damage
+    /// it finds is real; a clean check, or an error of another kind, is not.
+    package static func damageIsConfirmed(at path: String) -> Bool {
+        var options = Connection.Options()
+        options.create = false
+        do {
+            let connection = try Connection(path: path, options: options)
+            let verdict = try connection.prepare("PRAGMA quick_check").rows { $0.text(0) }
+            return verdict != ["ok"]
+        } catch let error as SQLiteError {
+            return error.code.isCorruption
+        } catch {
+            return false
+        }
+    }
+
+    /// The error for damage a second look did not confirm: the file is left as it is.
+    private static func unconfirmedDamage(_ error: SQLiteError, name: String, account: AccountID) -> ReplicaError {
+        ReplicaError(.storage, "index '\(name)' of account '\(account)' could not be read (\(error.message)), but a second look "
+            + "found it sound, so it was left as it is: the disk most likely failed to read it (check dmesg); run the "
+            + "command again", cause: error)
     }
 
     package static func removeFiles(at path: String) throws {
@@ -190,6 +216,7 @@ public final class SearchableIndex: Sendable {
 
     /// Rebuilds a file found damaged while in use, then tells the delegate.
     private func recover(from error: SQLiteError) async throws -> Never {
+        guard Self.damageIsConfirmed(at: path) else { throw Self.unconfirmedDamage(error, name: name, account: account) }
         try state.withLock { state in
             try Self.removeFiles(at: path)
             state.database = try Database(path: path, migrator: Self.migrator, options: Self.options(configuration))

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import Replica
+@testable import ReplicaCore
+import ReplicaSQLite
+import ReplicaTestSupport
+
+/// The disk fails: strace's fault injection makes one system call of a command fail with EIO (or
+/// ENOSPC), one trial per call, for every write, sync and read the command makes. Each time the command
+/// either succeeds or says in words what failed; what was committed before is intact; and once the fault
+/// is gone the same command completes the work.
+@Suite(.serialized) struct IOErrorTests {
+    static let strace = SwitchAccountKillTests.strace
+
+    static let batch = """
+        {"account": "a", "kind": "note", "id": "2", "version": 1, "fields": {"title": "meadow plan", "body": "quartz"}}
+        {"account": "a", "kind": "note", "id": "3", "version": 1, "fields": {"title": "orchid plan", "body": "ember"}}
+        """
+
+    /// A store with one committed record, projected, and a file tree source with one file, synced.
+    static func makeTemplate(at directory: String) throws {
+        let store = directory + "/template"
+        try Fixtures.signIn(store: store, "a")
+        #expect(try ReplicaProcess.run(["--store", store, "records", "import", "-"],
+                                       input: #"{"account": "a", "kind": "note", "id": "1", "version": 1, "fields": {"title": "harbor plan"}}"#).status == 0)
+        try FileManager.default.createDirectory(atPath: directory + "/tree", withIntermediateDirectories: true)
+        try "lantern notes".write(toFile: directory + "/tree/one.txt", atomically: true, encoding: .utf8)
+        #expect(try ReplicaProcess.run(["--store", store, "sources", "add", "files", "--account", "a", directory + "/tree"]).status == 0)
+        #expect(try ReplicaProcess.run(["--store", store, "sync"]).status == 0)
+    }
+
+    /// Whether the store's files pass SQLite's and FTS5's integrity checks.
+    static func expectIntact(_ store: String, _ what: String) throws {
+        var options = Connection.Options()
+        options.create = false
+        for file in ["accounts/a/indexes/default.sqlite", "accounts/a/records.sqlite", "catalog.sqlite"] {
+            let connection = try Connection(path: store + "/" + file, options: options)
+            let integrity = try connection.prepare("PRAGMA integrity_check").rows { $0.text(0) }
+            #expect(integrity == ["ok"], "\(what): \(file): \(integrity)")
+            if file.hasSuffix("default.sqlite") {
+                try connection.execute("INSERT INTO items_text(items_text, rank) VALUES ('integrity-check', 1)")
+            }
+        }
+    }
+
+    static func titles(_ store: String) throws -> Set<String> {
+        let search = try ReplicaProcess.run(["--store", store, "search", "--json", "plan OR lantern"])
+        let results = try JSON.parse(search.standardOutput)["results"]?.arrayValue ?? []
+        return Set(results.compactMap { $0["title"]?.stringValue })
+    }
+
+    /// Runs `arguments` on a fresh copy of the template with the `when`-th `syscall` failing with `error`.
+    /// Returns `nil` once the command makes fewer such calls than that.
+    static func runFailing(_ directory: String, _ syscall: String, error: String, when step: Int, _ arguments: [String],
+                           input: String? = nil) throws -> (store: String, result: ProcessResult, injected: Bool)? {
+        let strace = try #require(strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
+        let trial = directory + "/trial"
+        try? FileManager.default.removeItem(atPath: trial)
+        try FileManager.default.copyItem(atPath: directory + "/template", toPath: trial)
+        let log = directory + "/strace.log"
+        let result = try ReplicaProcess.run(executable: URL(fileURLWithPath: strace), [
+            "-f", "-o", log, "-e", "trace=\(syscall)", "-e", "inject=\(syscall):error=\(error):when=\(step)",
+            ReplicaProcess.executable.path, "--store", trial,
+        ] + arguments, input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
+        let injected = try String(contentsOfFile: log, encoding: .utf8).contains("(INJECTED)")
+        return injected ? (trial, result, true) : nil
+    }
+
+    @Test(arguments: [("pwrite64", "EIO"), ("fdatasync", "EIO"), ("pwrite64", "ENOSPC")])
+    func aWriteThatFailsIsReportedInWordsAndLosesNothing(syscall: String, error: String) throws {
+        let directory = try TemporaryDirectory()
+        try Self.makeTemplate(at: directory.path)
+        var failures = 0
+        for step in 1...400 {
+            guard let (store, result, _) = try Self.runFailing(directory.path, syscall, error: error, when: step,
+                                                                 ["records", "import", "-"], input: Self.batch) else { break }
+            let what = "records import with \(syscall) #\(step) failing with \(error)"
+            #expect(!result.wasSignaled && [0, 1].contains(result.status), "\(what): \(result.standardError)")
+            if result.status == 1 {
+                failures += 1
+                let said = result.standardError
+                #expect(said.contains("the disk") && said.contains("what was written before is intact"), "\(what): \(said)")
+            }
+            // What was committed before is there, and the files are sound.
+            try Self.expectIntact(store, what)
+            let before = try Self.titles(store)
+            #expect(before.isSuperset(of: ["harbor plan", "one.txt"]), "\(what): \(before)")
+            // With the fault gone, the same command completes the work.
+            #expect(try ReplicaProcess.run(["--store", store, "records", "import", "-"], input: Self.batch).status == 0, "\(what)")
+            #expect(try Self.titles(store) == ["harbor plan", "one.txt", "meadow plan", "orchid plan"], "\(what)")
+        }
+        #expect(failures >= 1, "no \(syscall) failure with \(error) reached replica")
+        print("records import: \(failures) failed \(syscall) calls (\(error)) reported in words")
+    }
+
+    @Test func aReadThatFailsIsReportedInWordsAndChangesNothing() throws {
+        let directory = try TemporaryDirectory()
+        try Self.makeTemplate(at: directory.path)
+        var failures = 0
+        for step in 1...400 {
+            guard let (store, result, _) = try Self.runFailing(directory.path, "pread64", error: "EIO", when: step,
+                                                                 ["search", "--json", "plan OR lantern"]) else { break }
+            let what = "search with pread64 #\(step) failing"
+            // The first reads are the dynamic loader's, before replica runs.
+            if result.standardError.contains("error while loading shared libraries") { continue }
+            #expect(!result.wasSignaled && [0, 1].contains(result.status), "\(what): \(result.standardError)")
+            if result.status == 1 {
+                failures += 1
+                #expect(result.standardError.contains("the disk"), "\(what): \(result.standardError)")
+            }
+            try Self.expectIntact(store, what)
+            #expect(try Self.titles(store) == ["harbor plan", "one.txt"], "\(what)")
+        }
+        #expect(failures >= 1, "no failed read reached replica")
+    }
+}
