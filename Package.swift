@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "ReplicaExec", dependencies: ["Replica"], path: "Plugins/Exec", exclude: ["examples"]),
 
         // The command-line tool.
-        .executableTarget(name: "ReplicaCLI", dependencies: ["Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec"]),
+        .executableTarget(name: "ReplicaCLI", dependencies: ["Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec", "ReplicaSQLite"]),
 
         // Build-time only: compiles migrations/*.sql into the library.
         .executableTarget(name: "embed-migrations", path: "Sources/Build/embed-migrations"),

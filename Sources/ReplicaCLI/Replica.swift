@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import ReplicaSQLite
 
 /// The `replica` command: global options, then one subcommand.
 @main
@@ -130,6 +131,9 @@ enum ReplicaCommand {
         } catch let error as ReplicaError {
             Output.error(error.message)
             return error.code == .invalidArgument ? 2 : 1
+        } catch let error as SQLiteError {
+            Output.error(error.explanation)
+            return 1
         } catch {
             Output.error("\(error)")
             return 1

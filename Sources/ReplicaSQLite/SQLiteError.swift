@@ -109,6 +109,38 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         self.path = path
     }
 
+    /// What went wrong and what to do, for a person: the disk's and the file's faults in plain words,
+    /// with ``description`` (code, message, file, statement) after them for whoever reports it.
+    ///
+    /// A failed statement rolls back its transaction, so each sentence can say that what was committed
+    /// before is intact.
+    public var explanation: String {
+        let file = path ?? "a database file"
+        let sentence: String
+        switch code.primary {
+        case .full:
+            sentence = "the disk holding \(file) is full: the failed step was rolled back and what was written before is "
+                + "intact; free some space (signing an account out frees its files) and run the command again"
+        case .ioError where code.isOutOfSpace:
+            sentence = "writing \(file) failed: the disk is full or failing. The failed step was rolled back and what was "
+                + "written before is intact; free some space or check the disk (dmesg), then run the command again"
+        case .ioError:
+            sentence = "the disk reported an I/O error on \(file): the failed step was rolled back and what was written "
+                + "before is intact; check the disk (dmesg) and run the command again"
+        case .corrupt, .notADatabase:
+            sentence = "SQLite found \(file) damaged or could not read it (a disk read error looks the same): run the command "
+                + "again; if it says this again, check the disk (dmesg) and restore the file from a backup"
+        case .readOnly:
+            sentence = "\(file) cannot be written (a read-only file, folder or file system): make it writable and run the "
+                + "command again"
+        case .busy:
+            sentence = "another process held \(file) for longer than replica waits: run the command again"
+        default:
+            return description
+        }
+        return sentence + " (\(description))"
+    }
+
     /// The code, SQLite's message, the file and the failing SQL text, as far as each is known; never the arguments.
     public var description: String {
         var text = "SQLite error \(code.rawValue): \(message)"
