@@ -11,7 +11,8 @@ import ReplicaTestSupport
 ///
 /// Every trial prints its seed; `REPLICA_CRASH_SEED=<seed>` replays one trial.
 @Suite(.serialized) struct CrashTests {
-    static let trials = 20
+    /// 20, or `REPLICA_CRASH_TRIALS` (`scripts/kill-trials.sh` runs 1,000).
+    static let trials = ProcessInfo.processInfo.environment["REPLICA_CRASH_TRIALS"].flatMap(Int.init) ?? 20
 
     /// A deterministic random stream of records for accounts a and b: creates, edits, out-of-order and
     /// repeated deliveries, tombstones. Account a's text carries a canary.
