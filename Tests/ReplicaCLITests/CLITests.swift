@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReplicaTestSupport
+import ReplicaSQLite
 import Replica
 
 /// End-to-end tests: they run the built `replica` binary and check what it prints and how it exits.
@@ -279,6 +280,29 @@ import Replica
         #expect(FileManager.default.fileExists(atPath: xdg + "/replica/catalog.sqlite"))
         let fromEnvironment = try ReplicaProcess.run(["search", "--json", "located"], environment: ["REPLICA_STORE": xdg + "/replica"])
         #expect(fromEnvironment.standardOutput.contains(#""uniqueIdentifier":"n1""#))
+    }
+
+    /// The catalog says who is signed in: damaged, it stops every command with words that say so, and
+    /// nothing is deleted; restored, the store works again.
+    @Test func aDamagedCatalogStopsEveryCommandAndDeletesNothing() throws {
+        #expect(try replica("import", "--account", "a", "-", input: Self.line("1", title: "harbor", text: "quay")).status == 0)
+        let catalog = store + "/catalog.sqlite"
+        try Connection(path: catalog).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        let sound = try Data(contentsOf: URL(fileURLWithPath: catalog))
+        // Page 1 past its 100-byte header (where the schema lives) is overwritten.
+        var damaged = sound
+        damaged.replaceSubrange(100..<min(4096, sound.count), with: Data(repeating: 0xA5, count: min(4096, sound.count) - 100))
+        try damaged.write(to: URL(fileURLWithPath: catalog))
+        let files = TemporaryDirectory.allFiles(under: URL(fileURLWithPath: store + "/accounts")).map(\.path).sorted()
+        for command in [["status"], ["search", "harbor"], ["accounts", "sign-out", "a"], ["import", "--account", "a", "-"]] {
+            let result = try ReplicaProcess.run(["--store", store] + command, input: Self.line("2", title: "late", text: "x"))
+            #expect(result.status == 1, "\(command)")
+            #expect(result.standardError.contains("the store's catalog (\(catalog)) is damaged or the disk could not read it")
+                    && result.standardError.contains("has deleted nothing"), "\(command): \(result.standardError)")
+        }
+        #expect(TemporaryDirectory.allFiles(under: URL(fileURLWithPath: store + "/accounts")).map(\.path).sorted() == files)
+        try sound.write(to: URL(fileURLWithPath: catalog))
+        #expect(try replica("search", "--json", "harbor").standardOutput.contains(#""uniqueIdentifier":"1""#))
     }
 
     // MARK: Deletes, accounts, status

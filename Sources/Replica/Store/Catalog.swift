@@ -33,8 +33,16 @@ struct Catalog: Sendable {
     init(path: String) throws {
         do {
             database = try Database(path: path, migrator: Self.migrator)
+            // A few pages: checking them all costs less than a millisecond, and damage that a later
+            // query would meet halfway through a sign-out is found before anything starts.
+            let verdict = try database.readNow { try $0.prepare("PRAGMA quick_check").rows { $0.text(0) } }
+            if verdict != ["ok"] { throw SQLiteError(code: .corrupt, message: "quick_check found damage", path: path) }
         } catch let error as MigrationError {
             throw ReplicaError(error.code == .newerSchema ? .newerSchema : .storage, error.description, cause: error)
+        } catch let error as SQLiteError where error.code.isCorruption {
+            throw ReplicaError(.storage, "the store's catalog (\(path)) is damaged or the disk could not read it. It says which "
+                + "accounts are signed in, so replica reads and changes nothing until it is sound, and has deleted nothing: run "
+                + "the command again; if this repeats, check the disk (dmesg) and restore catalog.sqlite from a backup", cause: error)
         }
     }
 
