@@ -32,6 +32,10 @@ do {
     if arguments.first == "load" {
         guard let replica = option("--replica") else { throw BenchError("load needs --replica PATH (the built replica binary)") }
         let plugin = option("--plugin") ?? "Plugins/Exec/examples/notes-plugin.py"
+        // Run from elsewhere, the default path names nothing, and every note would go unindexed.
+        guard FileManager.default.fileExists(atPath: plugin) else {
+            throw BenchError("no plugin at \(plugin): run from the package folder, or give --plugin PATH")
+        }
         try await LoadBenchmark.run(replica: replica, plugin: plugin, seconds: Double(option("--seconds") ?? "") ?? 600,
                                     rewrite: arguments.contains("--rewrite"))
         exit(0)
