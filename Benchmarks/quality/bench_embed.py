@@ -5,9 +5,13 @@ The texts: <p> paragraphs of 300-2000 characters from the Python 3.11 library re
 (Debian python3.11-doc), 1000 of them spread evenly. With --onnx, also times onnxruntime
 (CPU, 2 intra-op threads) on the fp32 and int8 models of crosscheck_onnx.py, same texts and ids.
 
-  python3 bench_embed.py [--n 1000] [--rounds 3] [--onnx]
+With --replica PATH, also times that replica binary on the same texts in the same run: each round
+imports them into a fresh store with --no-embed, then times `replica sync`, which embeds them
+(tokenizer, encoder, int8 vectors written to the index).
+
+  python3 bench_embed.py [--n 1000] [--rounds 3] [--onnx] [--replica .build/release/replica]
 """
-import argparse, glob, os, re, sys, time
+import argparse, glob, json, os, re, shutil, subprocess, sys, tempfile, time
 from html.parser import HTMLParser
 import numpy as np
 
@@ -43,6 +47,7 @@ def main():
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--onnx", action="store_true")
+    ap.add_argument("--replica", help="a replica binary to time on the same texts")
     a = ap.parse_args()
     texts = paragraphs(a.n)
     model = ref.MiniLM(ref.default_model_dir())
@@ -65,10 +70,26 @@ def main():
                     x = np.array([i]); sess.run(None, {"input_ids": x, "attention_mask": np.ones_like(x),
                                                        "token_type_ids": np.zeros_like(x)})
             runs.append((f"onnxruntime {label}, one text per call", one_by_one))
+    if a.replica:
+        def replica_sync():
+            scratch = tempfile.mkdtemp(prefix="bench-embed-")
+            try:
+                store = os.path.join(scratch, "store")
+                env = dict(os.environ, REPLICA_MODEL_DIR="")
+                run = lambda *args, **kw: subprocess.run([a.replica, "--store", store, *args], env=env, check=True,
+                                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+                run("accounts", "sign-in", "bench")
+                lines = "\n".join(json.dumps({"uniqueIdentifier": f"p{n}", "attributes": {"textContent": t}})
+                                   for n, t in enumerate(texts))
+                run("import", "--no-embed", "--account", "bench", "-", input=lines.encode())
+                start = time.perf_counter(); run("sync"); return time.perf_counter() - start
+            finally:
+                shutil.rmtree(scratch)
+        runs.append(("replica sync (embeds the imported texts)", replica_sync))
     for label, fn in runs:
         times = []
         for _ in range(a.rounds):
-            t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
+            t = time.perf_counter(); took = fn(); times.append(took if isinstance(took, float) else time.perf_counter() - t)
         print(f"{label}: {len(texts) / min(times):.1f} texts/s best, {len(texts) / np.median(times):.1f} median "
               f"of {a.rounds} ({lens.sum() / min(times):.0f} ids/s best)")
 

@@ -103,12 +103,7 @@ struct BertEncoder: Sendable {
                                 let row = scores.baseAddress! + r * n
                                 var largest = -Float.infinity
                                 for c in 0..<n { largest = max(largest, row[c]) }
-                                var sum: Float = 0
-                                for c in 0..<n {
-                                    let e = expf(row[c] - largest)
-                                    row[c] = e
-                                    sum += e
-                                }
+                                let sum = VectorMath.exponentiate(UnsafeMutableBufferPointer(start: row, count: n), subtracting: largest)
                                 let inverse = 1 / sum
                                 for c in 0..<n { row[c] *= inverse }
                             }
@@ -124,10 +119,8 @@ struct BertEncoder: Sendable {
         var attended = Self.linear(context, rows: rows, inputs: h, weights: layer.attentionOutput, bias: layer.attentionOutputBias, outputs: h, adding: x)
         Self.normalize(&attended, rows: rows, width: h, gain: layer.norm1, bias: layer.norm1Bias)
         var up = Self.linear(attended, rows: rows, inputs: h, weights: layer.up, bias: layer.upBias, outputs: intermediate)
-        up.withUnsafeMutableBufferPointer { up in
-            // BERT's GELU: the exact form with erf, not the tanh approximation.
-            for i in up.indices { up[i] = 0.5 * up[i] * (1 + erff(up[i] * 0.70710678118654752)) }
-        }
+        // BERT's GELU: the form with erf, not the tanh approximation.
+        up.withUnsafeMutableBufferPointer { VectorMath.gelu($0) }
         var down = Self.linear(up, rows: rows, inputs: intermediate, weights: layer.down, bias: layer.downBias, outputs: h, adding: attended)
         Self.normalize(&down, rows: rows, width: h, gain: layer.norm2, bias: layer.norm2Bias)
         x = down

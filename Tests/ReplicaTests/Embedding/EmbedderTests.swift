@@ -37,6 +37,23 @@ import ReplicaTestSupport
         #expect(compared >= 20)
     }
 
+    /// The encoder's erf and exp against glibc's, on a dense grid over the ranges GELU and softmax meet
+    /// (and past them, where erf saturates and exp reaches the smallest normal floats).
+    @Test func fastErfAndExpAgreeWithTheCLibrary() {
+        let erfError = stride(from: Float(-12), to: 12, by: 0.0007).map { abs(VectorMath.erf($0) - erff($0)) }.max()!
+        let expError = stride(from: Float(-87), to: 20, by: 0.0031).map { abs(VectorMath.exp($0) - expf($0)) / expf($0) }.max()!
+        #expect(erfError < 1e-6, "erf is off by \(erfError)")
+        #expect(expError < 1e-6, "exp is off by \(expError) of its value")
+        var row: [Float] = (0..<37).map { Float($0) * 0.37 - 5 }
+        let sum = row.withUnsafeMutableBufferPointer { VectorMath.exponentiate($0, subtracting: 8) }
+        let expected: [Float] = (0..<37).map { expf(Float($0) * 0.37 - 5 - 8) }
+        #expect(zip(row, expected).allSatisfy { abs($0 - $1) <= 1e-6 * $1 } && abs(sum - expected.reduce(0, +)) <= 1e-5 * sum)
+        var values: [Float] = [-5, -1, -0.5, 0, 0.3, 1, 2.5, 7]
+        values.withUnsafeMutableBufferPointer { VectorMath.gelu($0) }
+        let gelu: [Float] = [-5, -1, -0.5, 0, 0.3, 1, 2.5, 7].map { 0.5 * $0 * (1 + erff($0 * 0.70710678)) }
+        #expect(zip(values, gelu).allSatisfy { abs($0 - $1) <= 1e-6 })
+    }
+
     @Test func aQuerySharingNoWordWithAnItemFindsItByMeaning() async throws {
         let directory = try TemporaryDirectory()
         var configuration = Store.Configuration()
