@@ -79,9 +79,9 @@ import ReplicaTestSupport
 
     /// Runs replica; with a crash point, the run may end killed. Returns how many points it went through.
     @discardableResult
-    static func run(_ store: String, _ arguments: [String], input: String? = nil, crashAt point: Int? = nil) throws -> (killed: Bool, points: Int) {
+    static func run(_ store: String, _ arguments: [String], input: String? = nil, crashAt point: Int? = nil) async throws -> (killed: Bool, points: Int) {
         let environment = ["REPLICA_TEST_CRASH": "*:\(point ?? Int.max / 2)"]
-        let result = try ReplicaProcess.run(["--store", store] + arguments, input: input, environment: environment, timeout: 120)
+        let result = try await ReplicaProcess.running(["--store", store] + arguments, input: input, environment: environment, timeout: 120)
         if !result.wasSignaled {
             #expect(result.status == 0, "replica \(arguments.joined(separator: " ")) failed: \(result.standardError)")
         }
@@ -109,10 +109,10 @@ import ReplicaTestSupport
         let calibrationStream = Stream(seed: baseSeed, count: 1200)
         let calibrationStore = calibration.path + "/store"
         try Fixtures.signIn(store: calibrationStore, "a", "b")
-        let importPoints = try Self.run(calibrationStore, ["records", "import", "-"], input: calibrationStream.lines.joined(separator: "\n")).points
+        let importPoints = try await Self.run(calibrationStore, ["records", "import", "-"], input: calibrationStream.lines.joined(separator: "\n")).points
         try Self.version2.write(toFile: calibrationStore + "/config.json", atomically: true, encoding: .utf8)
-        let rebuildPoints = try Self.run(calibrationStore, ["sync"]).points
-        let switchPoints = try Self.run(calibrationStore, ["switch-account", "b"]).points
+        let rebuildPoints = try await Self.run(calibrationStore, ["sync"]).points
+        let switchPoints = try await Self.run(calibrationStore, ["switch-account", "b"]).points
         try #require(importPoints > 100 && rebuildPoints > 20 && switchPoints > 3)
         var kills = 0
 
@@ -130,8 +130,8 @@ import ReplicaTestSupport
             let input = stream.lines.joined(separator: "\n")
 
             // 1. A long stream of changes, killed, then sent again (replays change nothing).
-            kills += try Self.run(storePath, ["records", "import", "-"], input: input, crashAt: points.0).killed ? 1 : 0
-            try Self.run(storePath, ["records", "import", "-"], input: input)
+            kills += try await Self.run(storePath, ["records", "import", "-"], input: input, crashAt: points.0).killed ? 1 : 0
+            try await Self.run(storePath, ["records", "import", "-"], input: input)
             var store = try Store(directory: URL(fileURLWithPath: storePath))
             for account: AccountID in ["a", "b"] {
                 try await Self.expectIndex(store, account: account, equals: stream.expectedItems(account: account, projections: ProjectionSet(indexName: Store.defaultIndexName)),
@@ -140,8 +140,8 @@ import ReplicaTestSupport
 
             // 2. A projection version change, rebuilt by sync, killed, and synced again.
             try Self.version2.write(toFile: storePath + "/config.json", atomically: true, encoding: .utf8)
-            kills += try Self.run(storePath, ["sync"], crashAt: points.1).killed ? 1 : 0
-            try Self.run(storePath, ["sync"])
+            kills += try await Self.run(storePath, ["sync"], crashAt: points.1).killed ? 1 : 0
+            try await Self.run(storePath, ["sync"])
             let projections = try ConfigurationFile.parse(Self.version2).projections
             store = try Store(directory: URL(fileURLWithPath: storePath))
             for account: AccountID in ["a", "b"] {
@@ -150,8 +150,8 @@ import ReplicaTestSupport
             }
 
             // 3. A switch to b, killed, then run again: nothing of a is left in any file.
-            kills += try Self.run(storePath, ["switch-account", "b"], crashAt: points.2).killed ? 1 : 0
-            try Self.run(storePath, ["switch-account", "b"])
+            kills += try await Self.run(storePath, ["switch-account", "b"], crashAt: points.2).killed ? 1 : 0
+            try await Self.run(storePath, ["switch-account", "b"])
             store = try Store(directory: URL(fileURLWithPath: storePath))
             #expect(try store.signedInAccounts().map(\.id) == ["b"], "seed \(seed)")
             #expect(directory.filesContaining(stream.canary).isEmpty, "seed \(seed): account a's text is still on disk")

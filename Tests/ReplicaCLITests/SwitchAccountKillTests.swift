@@ -47,7 +47,7 @@ import ReplicaTestSupport
                 let trial = directory.path + "/trial"
                 try? FileManager.default.removeItem(atPath: trial)
                 try FileManager.default.copyItem(atPath: template, toPath: trial)
-                let switched = try ReplicaProcess.run(executable: URL(fileURLWithPath: strace), [
+                let switched = try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
                     "-f", "-o", "/dev/null", "-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=KILL:when=\(step)",
                     ReplicaProcess.executable.path, "--store", trial, "switch-account", "a",
                 ])
@@ -57,7 +57,7 @@ import ReplicaTestSupport
                 }
                 // The next command, whatever it is, finishes the switch if it was recorded; if the kill came
                 // before that, nothing changed at all. Nothing in between.
-                let next = try ReplicaProcess.run(["--store", trial, "accounts"])
+                let next = try await ReplicaProcess.running(["--store", trial, "accounts"])
                 #expect(next.status == 0, "\(what): \(next.standardError)")
                 let signedIn = next.standardOutput
                 let left = Self.accounts.dropFirst().filter { account in
@@ -70,10 +70,10 @@ import ReplicaTestSupport
                     #expect(switched.wasSignaled && signedIn == "a\nb\nc\nd\ne\n" && left.count == 4,
                             "\(what): half a switch: signed in \(signedIn.split(separator: "\n")), text left of \(left)")
                     // Run again, as the user would, it completes.
-                    #expect(try ReplicaProcess.run(["--store", trial, "switch-account", "a"]).status == 0, "\(what)")
-                    #expect(try ReplicaProcess.run(["--store", trial, "accounts"]).standardOutput == "a\n", "\(what)")
+                    #expect(try await ReplicaProcess.running(["--store", trial, "switch-account", "a"]).status == 0, "\(what)")
+                    #expect(try await ReplicaProcess.running(["--store", trial, "accounts"]).standardOutput == "a\n", "\(what)")
                 }
-                let search = try ReplicaProcess.run(["--store", trial, "search", "--json", Self.canary("a")])
+                let search = try await ReplicaProcess.running(["--store", trial, "search", "--json", Self.canary("a")])
                 #expect(search.standardOutput.contains(#""account":"a""#), "\(what): a's items are not searchable")
                 guard switched.wasSignaled else { break }
                 kills[syscall, default: 0] += 1

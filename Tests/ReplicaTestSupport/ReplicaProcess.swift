@@ -37,6 +37,22 @@ public enum ReplicaProcess {
                 environment: ["REPLICA_MODEL_DIR": "off"].merging(environment) { $1 }, timeout: timeout)
     }
 
+    /// ``run(_:input:environment:timeout:)``, waited for off the cooperative pool. A test that runs
+    /// process after process must use this: on a two-core machine the pool has two threads, and a test
+    /// blocking one of them for minutes starves every other test's tasks.
+    @discardableResult
+    public static func running(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
+                               timeout: TimeInterval = 120) async throws -> ProcessResult {
+        try await Blocking.run { try run(arguments, input: input, environment: environment, timeout: timeout) }
+    }
+
+    /// ``run(executable:_:input:environment:timeout:)``, waited for off the cooperative pool.
+    @discardableResult
+    public static func running(executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+                               timeout: TimeInterval = 120) async throws -> ProcessResult {
+        try await Blocking.run { try run(executable: executable, arguments, input: input, environment: environment, timeout: timeout) }
+    }
+
     /// The environment that lets `replica` find the installed embedding model.
     public static let withModel = ["REPLICA_MODEL_DIR": ""]
 

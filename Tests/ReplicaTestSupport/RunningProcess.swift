@@ -36,6 +36,11 @@ public final class RunningProcess: @unchecked Sendable {
         child.signal(number)
     }
 
+    /// ``waitForExit(timeout:)``, waited for off the cooperative pool (see ``ReplicaProcess/running(_:input:environment:timeout:)``).
+    public func exit(within timeout: TimeInterval) async -> Int32? {
+        (try? await Blocking.run { self.waitForExit(timeout: timeout) }) ?? nil
+    }
+
     /// Waits up to `timeout` seconds for the process to end; returns its exit status, or `nil` if it is
     /// still running (it is then killed).
     public func waitForExit(timeout: TimeInterval) -> Int32? {
