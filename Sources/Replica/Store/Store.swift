@@ -374,12 +374,14 @@ public final class Store: Sendable {
         refreshIfCatalogChanged()
         var accounts = try signedInAccounts().map(\.id)
         if !query.accounts.isEmpty { accounts = accounts.filter(query.accounts.contains) }
-        let semantic = await semanticQuery(for: query)
+        // The query's vector is computed while the first index looks for the words.
+        let embedding = Task { await semanticQuery(for: query) }
+        defer { embedding.cancel() }
         var results: [SearchResult] = []
         for account in accounts {
             for name in try indexNames ?? self.indexNames(for: account) {
                 guard let index = try existingIndex(named: name, account: account) else { continue }
-                results += try await index.search(query, semantic: semantic)
+                results += try await index.search(query, embedding: embedding)
             }
         }
         return Array(results.sorted(by: Self.ranking).prefix(query.limit))

@@ -85,15 +85,26 @@ package struct IndexReader {
     /// 0.4 × the score above + 0.6 × the cosine of its best passage with the query (an item not embedded
     /// yet keeps the score above): see BENCHMARKS.md for the weights' measurements.
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
+        let (candidates, unreadable) = try lexicalCandidates(query, pattern: pattern)
+        return (try finishing(candidates, query: query, pattern: pattern, semantic: semantic), unreadable)
+    }
+
+    /// How many candidates a search looks at: typed text a few times more than asked for, to rank
+    /// them; a listing, no more.
+    static func candidateCount(_ query: SearchQuery, pattern: FTSPattern?) -> Int {
+        pattern == nil ? query.limit : max(query.limit, min(maximumCandidates, max(query.limit * 3, query.limit + 30)))
+    }
+
+    /// The first half of ``search(_:pattern:semantic:)``, which needs no query vector: the candidates
+    /// by their words, ranked (or the listing, without typed text). A search by meaning alone has none.
+    package func lexicalCandidates(_ query: SearchQuery, pattern: FTSPattern?) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], unreadable: [ItemIdentifier]) {
         var sql = "SELECT \(Self.itemColumns), "
         var arguments: [SQLValue] = []
-        // Typed text looks at a few times more candidates than asked for, to rank them; a listing, no more.
-        let candidates = pattern == nil ? query.limit : max(query.limit, min(Self.maximumCandidates, max(query.limit * 3, query.limit + 30)))
+        let candidates = Self.candidateCount(query, pattern: pattern)
         let matcher = query.predicate.map { PredicateMatcher($0, now: now, timeZone: query.timeZone) }
         if pattern != nil, query.disablesLexicalSearch {
-            guard let semantic else { return ([], []) }
-            let found = try raisingPriorityAndEngagement(try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true)).prefix(query.limit).map(\.item)
-            return (try fetching(query.fetchAttributes, found), [])
+            return ([], [])
         } else if let pattern {
             // The last column says whether a word is in the title, keywords or people: FTS5 marks the
             // matches in those columns for the rows returned only, at no cost to the others.
@@ -134,14 +145,29 @@ package struct IndexReader {
                 return found.count < candidates
             }
             if let pattern { found = try rank(found, pattern, inHeading: inHeading) }
-            if let semantic, pattern != nil { found = try fuse(found, semantic, query: query, candidates: candidates) }
-            if pattern != nil { found = try raisingPriorityAndEngagement(found) }
         } catch let error as SQLiteError where pattern != nil && error.code.primary == .error {
             // A safety net: patterns are built so that the engine accepts them, and the engine's own
             // words ("fts5: syntax error near …") must never reach a person or a model.
             throw ReplicaError(.invalidQuery, "the query could not be understood; remove unusual characters and try again", cause: error)
         }
-        return (try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item)), unreadable)
+        return (found, unreadable)
+    }
+
+    /// The second half of ``search(_:pattern:semantic:)``: the items found by meaning fused in, entity
+    /// priority and engagement added, the best `limit` returned with the attributes asked for.
+    package func finishing(_ found: [(item: FoundItem, rowID: Int64)], query: SearchQuery, pattern: FTSPattern?,
+                           semantic: SemanticQuery?) throws -> [FoundItem] {
+        guard pattern != nil else { return try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item)) }
+        let candidates = Self.candidateCount(query, pattern: pattern)
+        var found = found
+        if query.disablesLexicalSearch {
+            guard let semantic else { return [] }
+            found = try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true)
+        } else if let semantic {
+            found = try fuse(found, semantic, query: query, candidates: candidates)
+        }
+        found = try raisingPriorityAndEngagement(found)
+        return try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item))
     }
 
     /// Adds each entity's priority bonus (``SearchableIndex/entityBonus(_:)``) and ``Engagement/weight`` ×

@@ -115,7 +115,10 @@ extension IndexReader {
         let scores = matrix.dots(query)
         // Rows are in item order, an item's passages together: its score is the best of its run.
         let threshold = Float(floor)
+        // The best `limit`, best first, kept as they come: sorting every item (all of them, by meaning
+        // alone) cost more than the scan at 100,000 items.
         var found: [(rowID: Int64, cosine: Float)] = []
+        found.reserveCapacity(limit + 1)
         var row = 0
         while row < matrix.items.count {
             let item = matrix.items[row]
@@ -125,12 +128,18 @@ extension IndexReader {
                 best = max(best, scores[row])
                 row += 1
             }
-            guard best >= threshold else { continue }
+            guard best >= threshold, limit > 0 else { continue }
+            if found.count == limit, let weakest = found.last, best <= weakest.cosine { continue }
             if let allowed { guard allowed.contains(item) else { continue } } else if expired.contains(item) { continue }
-            found.append((item, best))
+            var low = 0, high = found.count
+            while low < high {
+                let middle = (low + high) / 2
+                if found[middle].cosine >= best { low = middle + 1 } else { high = middle }
+            }
+            found.insert((item, best), at: low)
+            if found.count > limit { found.removeLast() }
         }
-        found.sort { $0.cosine > $1.cosine }
-        return found.prefix(limit).map { ($0.rowID, Double($0.cosine)) }
+        return found.map { ($0.rowID, Double($0.cosine)) }
     }
 
     /// The cosine of each of `rowIDs`' best passage with `query`, for the items that have vectors.
@@ -223,16 +232,24 @@ package struct VectorMatrix: Sendable {
         return sum
     }
 
-    /// The dot product of `query` with every row.
+    /// The dot product of `query` with every row; a matrix of 20,000 rows or more is split across the
+    /// processors (the scan of 100,000 rows takes about 11 ms on one core here).
     func dots(_ query: [Float]) -> [Float] {
         guard dimensions == query.count, dimensions > 0 else { return [Float](repeating: 0, count: items.count) }
         var result = [Float](repeating: 0, count: items.count)
-        let d = dimensions
+        let d = dimensions, rows = items.count
+        let parts = rows >= 20_000 ? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4)) : 1
         query.withUnsafeBufferPointer { q in
             values.withUnsafeBufferPointer { v in
-                result.withUnsafeMutableBufferPointer { out in
-                    for row in 0..<items.count {
-                        out[row] = Self.dot(q.baseAddress!, v.baseAddress! + row * d, d) * scales[row]
+                scales.withUnsafeBufferPointer { s in
+                    result.withUnsafeMutableBufferPointer { out in
+                        // Each part writes its own rows of `out`.
+                        nonisolated(unsafe) let (q, v, s, out) = (q.baseAddress!, v.baseAddress!, s.baseAddress!, out.baseAddress!)
+                        DispatchQueue.concurrentPerform(iterations: parts) { part in
+                            for row in (rows * part / parts)..<(rows * (part + 1) / parts) {
+                                out[row] = Self.dot(q, v + row * d, d) * s[row]
+                            }
+                        }
                     }
                 }
             }

@@ -397,7 +397,24 @@ public final class SearchableIndex: Sendable {
         let pattern = try query.validatedPattern()
         let (found, unreadable) = try await read { reader in try reader.search(query, pattern: pattern, semantic: semantic) }
         if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
-        return found.map { found in
+        return results(found)
+    }
+
+    /// Searches while the query's vector is still being computed: the candidates by their words are
+    /// found first, then fused with those by meaning once `embedding` has the vector. The two halves
+    /// read two snapshots a few milliseconds apart (an item found by its words in the first is returned
+    /// as a search begun a moment earlier would return it), and the embedding no longer adds to the time
+    /// the words take.
+    package func search(_ query: SearchQuery, embedding: Task<SemanticQuery?, Never>) async throws -> [SearchResult] {
+        let pattern = try query.validatedPattern()
+        let (candidates, unreadable) = try await read { reader in try reader.lexicalCandidates(query, pattern: pattern) }
+        if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
+        let semantic = await embedding.value
+        return results(try await read { reader in try reader.finishing(candidates, query: query, pattern: pattern, semantic: semantic) })
+    }
+
+    private func results(_ found: [FoundItem]) -> [SearchResult] {
+        found.map { found in
             SearchResult(account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
                          origin: found.origin, indexedAt: found.indexedAt, match: found.match, engagement: found.engagement)
         }
