@@ -52,9 +52,18 @@ enum Corpus {
         var chosen: [Paragraph] = []
         var index = 0
         while chosen.count < count {
-            let (body, path) = all[index % all.count]
+            let (original, path) = all[index % all.count]
+            // Past the corpus's end (a million items), each pass rotates the words of every paragraph by
+            // one more place, so repeats are new texts with the same words and statistics.
+            let pass = index / all.count
+            var body = String(original)
+            if pass > 0 {
+                let words = original.split(separator: " ", omittingEmptySubsequences: true)
+                let shift = pass % max(words.count, 1)
+                body = (words[shift...] + words[..<shift]).joined(separator: " ")
+            }
             let firstLine = body.prefix { $0 != "\n" }.prefix(80)
-            chosen.append(Paragraph(identifier: "p\(chosen.count)", title: String(firstLine), body: String(body), path: path))
+            chosen.append(Paragraph(identifier: "p\(chosen.count)", title: String(firstLine), body: body, path: path))
             index += stride
         }
         return chosen
