@@ -52,7 +52,7 @@ import ReplicaTestSupport
     /// Runs `arguments` on a fresh copy of the template with the `when`-th `syscall` failing with `error`.
     /// Returns `nil` once the command makes fewer such calls than that.
     static func runFailing(_ directory: String, _ syscall: String, error: String, when step: Int, _ arguments: [String],
-                           input: String? = nil) async throws -> (store: String, result: ProcessResult, injected: Bool)? {
+                           input: String? = nil) async throws -> (store: String, result: ProcessResult)? {
         let strace = try #require(strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
         let trial = directory + "/trial"
         try? FileManager.default.removeItem(atPath: trial)
@@ -63,7 +63,7 @@ import ReplicaTestSupport
             ReplicaProcess.executable.path, "--store", trial,
         ] + arguments, input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
         let injected = try String(contentsOfFile: log, encoding: .utf8).contains("(INJECTED)")
-        return injected ? (trial, result, true) : nil
+        return injected ? (trial, result) : nil
     }
 
     @Test(arguments: [("pwrite64", "EIO"), ("fdatasync", "EIO"), ("pwrite64", "ENOSPC")])
@@ -72,7 +72,7 @@ import ReplicaTestSupport
         try Self.makeTemplate(at: directory.path)
         var failures = 0
         for step in 1...400 {
-            guard let (store, result, _) = try await Self.runFailing(directory.path, syscall, error: error, when: step,
+            guard let (store, result) = try await Self.runFailing(directory.path, syscall, error: error, when: step,
                                                                  ["records", "import", "-"], input: Self.batch) else { break }
             let what = "records import with \(syscall) #\(step) failing with \(error)"
             #expect(!result.wasSignaled && [0, 1].contains(result.status), "\(what): \(result.standardError)")
@@ -101,7 +101,7 @@ import ReplicaTestSupport
         try Self.makeTemplate(at: directory.path)
         var failures = 0
         for step in 1...400 {
-            guard let (store, result, _) = try await Self.runFailing(directory.path, "pread64", error: "EIO", when: step,
+            guard let (store, result) = try await Self.runFailing(directory.path, "pread64", error: "EIO", when: step,
                                                                  ["search", "--json", "plan OR lantern"]) else { break }
             let what = "search with pread64 #\(step) failing"
             // The first reads are the dynamic loader's, before replica runs.
@@ -115,5 +115,6 @@ import ReplicaTestSupport
             #expect(try await Self.titles(store) == ["harbor plan", "one.txt"], "\(what)")
         }
         #expect(failures >= 1, "no failed read reached replica")
+        print("search: \(failures) failed pread64 calls reported in words, the rest absorbed")
     }
 }
