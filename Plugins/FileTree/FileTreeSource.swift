@@ -31,8 +31,8 @@ public final class FileTreeSource: Source {
     private let hooks = Mutex(TestHooks())
 
     struct TestHooks {
-        /// How many times each path was read for indexing while watching, once a test asked
-        /// (``startCountingIndexing()``): counted always, it grew by a path for every file ever watched.
+        /// How many times each path was read for indexing while watching; `nil` (nothing kept) until a
+        /// test calls ``startCountingIndexing()``.
         var indexed: [String: Int]?
         var overflowRequested = false
         /// Changes seen but not yet settled, after the last loop.

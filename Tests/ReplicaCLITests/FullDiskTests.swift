@@ -8,13 +8,23 @@ import Glibc
 /// A store on a small tmpfs filled to the last few kilobytes: reading commands and sign-out (which is
 /// what frees the space) must still work, and nothing committed is lost. Needs root, for `mount`.
 @Suite(.serialized) struct FullDiskTests {
-    @Test func readingAndSigningOutWorkOnAFullDisk() throws {
-        let directory = try TemporaryDirectory()
+    /// Mounts a tmpfs of `size` (`mount -o size=…`) on a new folder of `directory`; needs root.
+    static func mountTmpfs(size: String, in directory: TemporaryDirectory) throws -> String {
         let disk = directory.path + "/disk"
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let mounted = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=3m", "tmpfs", disk])
+        let mounted = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", disk])
         try #require(mounted.status == 0, "this test mounts a small tmpfs and needs root: \(mounted.standardError)")
-        defer { _ = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/umount"), [disk]) }
+        return disk
+    }
+
+    static func unmount(_ disk: String) {
+        _ = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/umount"), [disk])
+    }
+
+    @Test func readingAndSigningOutWorkOnAFullDisk() throws {
+        let directory = try TemporaryDirectory()
+        let disk = try Self.mountTmpfs(size: "3m", in: directory)
+        defer { Self.unmount(disk) }
 
         let store = disk + "/store"
         func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
@@ -60,11 +70,8 @@ import Glibc
     /// writable. Needs root, for `mount`.
     @Test func aReadOnlyStoreSaysSoAndRecovers() throws {
         let directory = try TemporaryDirectory()
-        let disk = directory.path + "/disk"
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let mounted = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=20m", "tmpfs", disk])
-        try #require(mounted.status == 0, "this test mounts a small tmpfs and needs root: \(mounted.standardError)")
-        defer { _ = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/umount"), [disk]) }
+        let disk = try Self.mountTmpfs(size: "20m", in: directory)
+        defer { Self.unmount(disk) }
         let store = disk + "/store"
         func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
             try ReplicaProcess.run(["--store", store] + arguments, input: input)

@@ -31,15 +31,8 @@ import ReplicaTestSupport
 
     /// Whether the store's files pass SQLite's and FTS5's integrity checks.
     static func expectIntact(_ store: String, _ what: String) throws {
-        var options = Connection.Options()
-        options.create = false
         for file in ["accounts/a/indexes/default.sqlite", "accounts/a/records.sqlite", "catalog.sqlite"] {
-            let connection = try Connection(path: store + "/" + file, options: options)
-            let integrity = try connection.prepare("PRAGMA integrity_check").rows { $0.text(0) }
-            #expect(integrity == ["ok"], "\(what): \(file): \(integrity)")
-            if file.hasSuffix("default.sqlite") {
-                try connection.execute("INSERT INTO items_text(items_text, rank) VALUES ('integrity-check', 1)")
-            }
+            try StoreFiles.expectSound(store + "/" + file, what)
         }
     }
 

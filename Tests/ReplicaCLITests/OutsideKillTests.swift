@@ -123,33 +123,15 @@ import ReplicaTestSupport
 
     // MARK: Checking, with SQL of its own
 
-    /// The rows of an index file by identifier, split by owner; SQLite's and FTS5's integrity checks must pass.
+    /// The rows of an index file by identifier, split by owner; the file must be sound.
     static func indexRows(_ path: String, what: String) throws -> [String: [String: Row]] {
-        var options = Connection.Options()
-        options.create = false
-        let connection = try Connection(path: path, options: options)
-        let integrity = try connection.prepare("PRAGMA integrity_check").rows { $0.text(0) }
-        #expect(integrity == ["ok"], "\(what): \(path): \(integrity)")
-        do {
-            // With rank 1, FTS5 also checks its index against the rows of the table it indexes.
-            try connection.execute("INSERT INTO items_text(items_text, rank) VALUES ('integrity-check', 1)")
-        } catch {
-            Issue.record("\(what): \(path): the full-text index does not match its rows: \(error)")
-        }
+        let connection = try StoreFiles.expectSound(path, what)
         var rows: [String: [String: Row]] = [:]
         let statement = try connection.prepare("SELECT identifier, owner, title, body FROM items")
         for (identifier, owner, row) in try statement.rows([], { ($0.text(0), $0.text(1), Row(title: $0.text(2), body: $0.text(3))) }) {
             rows[owner, default: [:]][identifier] = row
         }
         return rows
-    }
-
-    static func recordStoreIsIntact(_ path: String, what: String) throws {
-        var options = Connection.Options()
-        options.create = false
-        let connection = try Connection(path: path, options: options)
-        let integrity = try connection.prepare("PRAGMA integrity_check").rows { $0.text(0) }
-        #expect(integrity == ["ok"], "\(what): \(path): \(integrity)")
     }
 
     /// Compares one owner's rows with what they must be, naming at most a few differences.
@@ -170,7 +152,7 @@ import ReplicaTestSupport
             for owner in Set(owners.keys).union(rows.keys) {
                 expect(rows[owner], equals: owners[owner] ?? [:], "\(what), account \(account), owner \(owner)")
             }
-            try recordStoreIsIntact(store + "/accounts/\(account)/records.sqlite", what: what)
+            try StoreFiles.expectSound(store + "/accounts/\(account)/records.sqlite", what)
         }
     }
 
@@ -300,7 +282,7 @@ import ReplicaTestSupport
             if change == kills.watchChange { watcher.signal(SIGKILL) }
         }
         _ = await watcher.exit(within: 60)
-        count(3, true)
+        killed[3] += 1
         try await run(store, ["sync"], what: "seed \(seed)")
         expected["a"]!["source:files-1"] = inputs.fileRows(source: "files-1")
         try check(store: store, expected: expected, what: "seed \(seed), after the watcher")

@@ -376,7 +376,6 @@ public final class Store: Sendable {
         if !query.accounts.isEmpty { accounts = accounts.filter(query.accounts.contains) }
         // The query's vector is computed while the first index looks for the words.
         let embedding = Task { await semanticQuery(for: query) }
-        defer { embedding.cancel() }
         var results: [SearchResult] = []
         for account in accounts {
             for name in try indexNames ?? self.indexNames(for: account) {

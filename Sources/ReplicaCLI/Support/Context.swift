@@ -18,9 +18,9 @@ struct Context {
 
     /// Opens the store, printing what it notices (rebuilt indexes, finished sign-outs) as notes. Semantic
     /// search uses the shipped model when it is installed (loaded at first use); without it, search
-    /// answers by the words and `status` says why.
-    /// Opens the store. A long-running process (`watch`, `mcp`) keeps 8 MiB of page cache per index
-    /// connection instead of 64: its memory stays flat, and its small batches do not need more.
+    /// answers by the words and `status` says why. A long-running process (`watch`, `mcp`) keeps 8 MiB of
+    /// page cache per index connection instead of 64: its memory levels off, and its small batches do not
+    /// need more.
     func openStore(longRunning: Bool = false) throws -> Store {
         var configuration = Store.Configuration()
         if longRunning { configuration.index.cacheKiB = 8_192 }

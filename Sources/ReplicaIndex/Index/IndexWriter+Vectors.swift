@@ -114,6 +114,7 @@ extension IndexReader {
         let expired = allowed != nil ? [] : Set(try connection.cached("SELECT id FROM items WHERE expires <= ?").rows([.real(now.timeIntervalSince1970)]) { $0.int64(0) })
         let scores = matrix.dots(query)
         // Rows are in item order, an item's passages together: its score is the best of its run.
+        guard limit > 0 else { return [] }
         let threshold = Float(floor)
         // The best `limit`, best first, kept as they come: sorting every item (all of them, by meaning
         // alone) cost more than the scan at 100,000 items.
@@ -128,7 +129,7 @@ extension IndexReader {
                 best = max(best, scores[row])
                 row += 1
             }
-            guard best >= threshold, limit > 0 else { continue }
+            guard best >= threshold else { continue }
             if found.count == limit, let weakest = found.last, best <= weakest.cosine { continue }
             if let allowed { guard allowed.contains(item) else { continue } } else if expired.contains(item) { continue }
             var low = 0, high = found.count

@@ -138,7 +138,6 @@ package final class IndexWriter {
         } else {
             try replace(stored.id, indexedWith: stored.text, with: row)
         }
-        if row.asksForEnrichment { try queueEnrichment(stored.id) }
         return .replaced
     }
 
@@ -153,13 +152,15 @@ package final class IndexWriter {
         boundRows.append((statement, row))
     }
 
-    /// Writes a row's values over the items row `id`.
+    /// Writes a row's values over the items row `id` (every rewrite of an existing row comes here), and
+    /// queues it for enrichment when it asks.
     private func update(_ id: Int64, to row: PreparedRow) throws {
         let update = try updateStatement.get()
         try bind(row, to: update)
         try update.bind(.integer(id), at: 18)
         defer { update.rewind() }
         try update.step()
+        if row.asksForEnrichment { try queueEnrichment(id) }
     }
 
     /// An items row as stored, to compare with one about to replace it.
@@ -214,7 +215,6 @@ package final class IndexWriter {
         let row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         try replace(existing.id, indexedWith: nil, with: row)
-        if row.asksForEnrichment { try queueEnrichment(existing.id) }
         return .merged
     }
 
