@@ -40,6 +40,9 @@ let package = Package(
         // The SQLite wrapper and migration runner: the only importer of CSQLite.
         .target(name: "ReplicaSQLite", dependencies: ["CSQLite"]),
 
+        // The vector scan of semantic search in C, which can choose AVX2 at run time (Swift builds for SSE2).
+        .target(name: "CVectorKernels"),
+
         // Values every layer shares: JSON, errors, dates, line reading, escaping for display.
         .target(name: "ReplicaCore"),
 
@@ -47,7 +50,7 @@ let package = Package(
         // source entries, projection state, quarantine, tombstones). Everything above uses its API.
         .target(
             name: "ReplicaIndex",
-            dependencies: ["ReplicaCore", "ReplicaSQLite"],
+            dependencies: ["ReplicaCore", "ReplicaSQLite", "CVectorKernels"],
             plugins: ["EmbedMigrations"]),
 
         // The sentence-embedding model run in-process (all-MiniLM-L6-v2: WordPiece, a BERT encoder on
@@ -80,7 +83,7 @@ let package = Package(
         // Tests mirror the targets; shared helpers live in a non-product target.
         .target(name: "ReplicaTestSupport", dependencies: ["Replica"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "CVectorKernels", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite"]),
         .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
         .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),

@@ -32,6 +32,11 @@ package struct IndexReader {
     var vectorCache: VectorCache?
     let now: Date
 
+    /// The condition of an item whose expiration date has passed, with `now` bound to its one parameter.
+    /// Its second half is the partial index `items_expires`'s own, so that index is used: without it,
+    /// finding the few expired items read every row (21 ms of a search at 100,000 items).
+    static let hasExpired = "expires <= ? AND expires < 32503680000"
+
     static let itemColumns = """
         items.identifier, items.domain, items.attributes, items.owner, items.source_version, items.indexed, items.expires,
         items.content_type, items.title, items.description

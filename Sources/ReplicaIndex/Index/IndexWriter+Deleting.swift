@@ -77,8 +77,7 @@ extension IndexWriter {
     /// Deletes up to `limit` items whose expiration date has passed; returns how many.
     @discardableResult
     package func purgeExpired(limit: Int = 1000) throws -> Int {
-        // The second condition matches the partial index's, so the index is used.
-        let ids = try connection.cached("SELECT id FROM items WHERE expires <= ? AND expires < 32503680000 LIMIT ?")
+        let ids = try connection.cached("SELECT id FROM items WHERE \(IndexReader.hasExpired) LIMIT ?")
             .rows([.real(now.timeIntervalSince1970), .integer(Int64(limit))]) { $0.int64(0) }
         for id in ids { try deleteRow(id) }
         return ids.count

@@ -3,6 +3,7 @@ import Testing
 @testable import Replica
 @testable import ReplicaIndex
 @testable import ReplicaEmbedding
+import CVectorKernels
 import ReplicaTestSupport
 
 /// The in-process model against its reference, and semantic search with real model output.
@@ -52,6 +53,30 @@ import ReplicaTestSupport
         values.withUnsafeMutableBufferPointer { VectorMath.gelu($0) }
         let gelu: [Float] = [-5, -1, -0.5, 0, 0.3, 1, 2.5, 7].map { 0.5 * $0 * (1 + erff($0 * 0.70710678)) }
         #expect(zip(values, gelu).allSatisfy { abs($0 - $1) <= 1e-6 })
+    }
+
+    /// The scan behind semantic search, on both of its paths (AVX2 where the processor has it, and the
+    /// baseline every processor runs), against sums in double precision: every length, including those
+    /// the vector loops do not divide.
+    @Test func theVectorScanAddsUpLikePlainArithmetic() {
+        var generator = SystemRandomNumberGenerator()
+        for dimensions in [1, 7, 16, 31, 32, 33, 384, 385] {
+            let rows = 9
+            let query = (0..<dimensions).map { _ in Float.random(in: -1...1, using: &generator) }
+            let values = (0..<rows * dimensions).map { _ in Int8.random(in: .min ... .max, using: &generator) }
+            let scales = (0..<rows).map { _ in Float.random(in: 0.001...0.02, using: &generator) }
+            let expected = (0..<rows).map { row in
+                Double(scales[row]) * (0..<dimensions).reduce(0.0) { $0 + Double(query[$1]) * Double(values[row * dimensions + $1]) }
+            }
+            for (path, scan) in [("chosen", replica_scaled_dots), ("baseline", replica_scaled_dots_baseline)] {
+                var out = [Float](repeating: .nan, count: rows)
+                scan(query, values, scales, rows, dimensions, &out)
+                for row in 0..<rows {
+                    #expect(abs(Double(out[row]) - expected[row]) <= 1e-5 * max(1, abs(expected[row])),
+                            "\(path), \(dimensions) dimensions, row \(row): \(out[row]) against \(expected[row])")
+                }
+            }
+        }
     }
 
     @Test func aQuerySharingNoWordWithAnItemFindsItByMeaning() async throws {

@@ -254,6 +254,16 @@ import ReplicaTestSupport
         #expect(try await index.purgeExpiredItems() == 0)
     }
 
+    /// Semantic search looks up the expired items on every query: through the partial index, not by
+    /// reading every row (which cost 21 ms a search at 100,000 items).
+    @Test func findingTheExpiredItemsReadsThePartialIndex() async throws {
+        try await index.indexItems([Fixtures.item("n", text: "kept")])
+        let connection = try indexFile()
+        let plan = try connection.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE \(IndexReader.hasExpired)")
+            .rows([.real(clock.now.timeIntervalSince1970)]) { $0.text(3) }
+        #expect(plan.contains { $0.contains("USING COVERING INDEX items_expires") }, "\(plan)")
+    }
+
     @Test func anItemWithoutExpirationGetsTheDefaultLifetime() async throws {
         try await index.indexItems([Fixtures.item("n", text: "thirty days", expiration: nil)])
         let stored = try #require(try await index.items(withIdentifiers: ["n"]).first)
