@@ -29,5 +29,10 @@ echo "$weights_sha256  $source/model.safetensors" | sha256sum --check --status |
     exit 1
 }
 mkdir -p "$target"
-cp "$source/model.safetensors" "$source/vocab.txt" "$source/config.json" "$target/"
+# Each file is copied beside its final name, then renamed over it: a running replica maps the weights
+# it loaded, and a file rewritten in place under it would crash it (SIGBUS).
+for file in model.safetensors vocab.txt config.json; do
+    cp "$source/$file" "$target/.$file.new"
+    mv -f "$target/.$file.new" "$target/$file"
+done
 echo "installed the embedding model all-MiniLM-L6-v2 in $target"

@@ -14,18 +14,20 @@ struct BertEncoder: Sendable {
     let intermediate = 1536
     let maximumPositions = 512
 
+    /// The large matrices stay where the mapped weights file has them (``SafeTensors/Tensor``); the
+    /// stacked query-key-value matrix and the small vectors are arrays of their own.
     private struct Layer: Sendable {
         /// Query, key and value weights stacked: [3 × hidden, hidden], and their biases.
         var qkv: [Float], qkvBias: [Float]
-        var attentionOutput: [Float], attentionOutputBias: [Float]
+        var attentionOutput: SafeTensors.Tensor, attentionOutputBias: [Float]
         var norm1: [Float], norm1Bias: [Float]
-        var up: [Float], upBias: [Float]
-        var down: [Float], downBias: [Float]
+        var up: SafeTensors.Tensor, upBias: [Float]
+        var down: SafeTensors.Tensor, downBias: [Float]
         var norm2: [Float], norm2Bias: [Float]
     }
 
-    private let words: [Float]
-    private let positions: [Float]
+    private let words: SafeTensors.Tensor
+    private let positions: SafeTensors.Tensor
     private let tokenType: [Float]
     private let embeddingNorm: [Float], embeddingNormBias: [Float]
     private let layers: [Layer]
@@ -34,19 +36,20 @@ struct BertEncoder: Sendable {
         let h = 384, inner = 1536, positionCount = 512
         words = try weights.tensor("embeddings.word_embeddings.weight", shape: [vocabularySize, h])
         positions = try weights.tensor("embeddings.position_embeddings.weight", shape: [positionCount, h])
-        tokenType = Array(try weights.tensor("embeddings.token_type_embeddings.weight", shape: [2, h]).prefix(h))
-        embeddingNorm = try weights.tensor("embeddings.LayerNorm.weight", shape: [h])
-        embeddingNormBias = try weights.tensor("embeddings.LayerNorm.bias", shape: [h])
+        tokenType = Array(try weights.tensor("embeddings.token_type_embeddings.weight", shape: [2, h]).values.prefix(h))
+        embeddingNorm = try weights.tensor("embeddings.LayerNorm.weight", shape: [h]).array
+        embeddingNormBias = try weights.tensor("embeddings.LayerNorm.bias", shape: [h]).array
         layers = try (0..<layerCount).map { n in
             let p = "encoder.layer.\(n)."
-            func w(_ name: String, _ shape: [Int]) throws -> [Float] { try weights.tensor(p + name, shape: shape) }
+            func t(_ name: String, _ shape: [Int]) throws -> SafeTensors.Tensor { try weights.tensor(p + name, shape: shape) }
+            func w(_ name: String, _ shape: [Int]) throws -> [Float] { try t(name, shape).array }
             return Layer(
                 qkv: try w("attention.self.query.weight", [h, h]) + w("attention.self.key.weight", [h, h]) + w("attention.self.value.weight", [h, h]),
                 qkvBias: try w("attention.self.query.bias", [h]) + w("attention.self.key.bias", [h]) + w("attention.self.value.bias", [h]),
-                attentionOutput: try w("attention.output.dense.weight", [h, h]), attentionOutputBias: try w("attention.output.dense.bias", [h]),
+                attentionOutput: try t("attention.output.dense.weight", [h, h]), attentionOutputBias: try w("attention.output.dense.bias", [h]),
                 norm1: try w("attention.output.LayerNorm.weight", [h]), norm1Bias: try w("attention.output.LayerNorm.bias", [h]),
-                up: try w("intermediate.dense.weight", [inner, h]), upBias: try w("intermediate.dense.bias", [inner]),
-                down: try w("output.dense.weight", [h, inner]), downBias: try w("output.dense.bias", [h]),
+                up: try t("intermediate.dense.weight", [inner, h]), upBias: try w("intermediate.dense.bias", [inner]),
+                down: try t("output.dense.weight", [h, inner]), downBias: try w("output.dense.bias", [h]),
                 norm2: try w("output.LayerNorm.weight", [h]), norm2Bias: try w("output.LayerNorm.bias", [h]))
         }
     }
@@ -61,7 +64,7 @@ struct BertEncoder: Sendable {
         for sequence in sequences {
             for (position, id) in sequence.enumerated() {
                 let word = Int(id) * h, place = position * h, target = row * h
-                for i in 0..<h { x[target + i] = words[word + i] + positions[place + i] + tokenType[i] }
+                for i in 0..<h { x[target + i] = words.values[word + i] + positions.values[place + i] + tokenType[i] }
                 row += 1
             }
         }
@@ -83,7 +86,9 @@ struct BertEncoder: Sendable {
 
     private func apply(_ layer: Layer, to x: inout [Float], rows: Int, sequences: [[Int32]]) {
         let h = hidden, headSize = hidden / heads
-        var qkv = Self.linear(x, rows: rows, inputs: h, weights: layer.qkv, bias: layer.qkvBias, outputs: 3 * h)
+        var qkv = layer.qkv.withUnsafeBufferPointer { qkv in
+            Self.linear(x, rows: rows, inputs: h, weights: qkv.baseAddress!, bias: layer.qkvBias, outputs: 3 * h)
+        }
         var context = [Float](repeating: 0, count: rows * h)
         var start = 0
         let scale = 1 / Float(headSize).squareRoot()
@@ -116,19 +121,19 @@ struct BertEncoder: Sendable {
             }
         }
         // The residual is added by the matrix product itself (beta 1 on a copy of the input).
-        var attended = Self.linear(context, rows: rows, inputs: h, weights: layer.attentionOutput, bias: layer.attentionOutputBias, outputs: h, adding: x)
+        var attended = Self.linear(context, rows: rows, inputs: h, weights: layer.attentionOutput.values.baseAddress!, bias: layer.attentionOutputBias, outputs: h, adding: x)
         Self.normalize(&attended, rows: rows, width: h, gain: layer.norm1, bias: layer.norm1Bias)
-        var up = Self.linear(attended, rows: rows, inputs: h, weights: layer.up, bias: layer.upBias, outputs: intermediate)
+        var up = Self.linear(attended, rows: rows, inputs: h, weights: layer.up.values.baseAddress!, bias: layer.upBias, outputs: intermediate)
         // BERT's GELU: the form with erf, not the tanh approximation.
         up.withUnsafeMutableBufferPointer { VectorMath.gelu($0) }
-        var down = Self.linear(up, rows: rows, inputs: intermediate, weights: layer.down, bias: layer.downBias, outputs: h, adding: attended)
+        var down = Self.linear(up, rows: rows, inputs: intermediate, weights: layer.down.values.baseAddress!, bias: layer.downBias, outputs: h, adding: attended)
         Self.normalize(&down, rows: rows, width: h, gain: layer.norm2, bias: layer.norm2Bias)
         x = down
     }
 
     /// `input · weightsᵀ + bias (+ residual)` for `rows` rows; weights are [outputs, inputs] as PyTorch
     /// keeps them.
-    private static func linear(_ input: [Float], rows: Int, inputs: Int, weights: [Float], bias: [Float], outputs: Int,
+    private static func linear(_ input: [Float], rows: Int, inputs: Int, weights: UnsafePointer<Float>, bias: [Float], outputs: Int,
                                adding residual: [Float]? = nil) -> [Float] {
         var output = residual ?? [Float](repeating: 0, count: rows * outputs)
         output.withUnsafeMutableBufferPointer { output in

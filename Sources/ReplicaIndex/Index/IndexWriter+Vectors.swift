@@ -191,20 +191,34 @@ package struct VectorMatrix: Sendable {
     /// Reads every vector of `model` from the index.
     static func read(_ reader: IndexReader, model: String) throws -> VectorMatrix {
         var matrix = VectorMatrix(version: try reader.meta("vectors_version") ?? "0", model: model)
-        _ = try reader.connection.cached("""
+        // Sized once from a count (a one-shot search reads 100,000 rows here): no array grows row by row.
+        let expected = try reader.connection.scalarInt("SELECT count(*) FROM vectors JOIN embedded ON embedded.item = vectors.item AND embedded.model = ?",
+                                                       [.text(model)]) ?? 0
+        matrix.items.reserveCapacity(expected)
+        matrix.scales.reserveCapacity(expected)
+        matrix.firstRow.reserveCapacity(expected)
+        try reader.connection.cached("""
             SELECT vectors.item, vectors.vector FROM vectors JOIN embedded ON embedded.item = vectors.item AND embedded.model = ?
             ORDER BY vectors.item, vectors.passage
-            """).rows([.text(model)]) { row in
+            """).each([.text(model)]) { row in
             row.withBlob(1) { blob in
                 guard blob.count > 4 else { return }
-                if matrix.dimensions == 0 { matrix.dimensions = blob.count - 4 }
+                if matrix.dimensions == 0 {
+                    matrix.dimensions = blob.count - 4
+                    matrix.values.reserveCapacity(expected * matrix.dimensions)
+                }
                 guard blob.count - 4 == matrix.dimensions else { return }
                 let item = row.int64(0)
                 if matrix.items.last != item { matrix.firstRow[item] = matrix.items.count }
                 matrix.items.append(item)
                 matrix.scales.append(Float(bitPattern: UInt32(littleEndian: blob.loadUnaligned(as: UInt32.self))))
-                matrix.values.append(contentsOf: blob[4...].map { Int8(bitPattern: $0) })
+                let start = matrix.values.count
+                matrix.values.append(contentsOf: repeatElement(0, count: matrix.dimensions))
+                matrix.values.withUnsafeMutableBytes { values in
+                    values.baseAddress!.advanced(by: start).copyMemory(from: blob.baseAddress! + 4, byteCount: blob.count - 4)
+                }
             }
+            return true
         }
         return matrix
     }

@@ -79,6 +79,37 @@ import ReplicaTestSupport
         }
     }
 
+    /// Weights are read in place from the mapped file when a tensor is aligned, and copied when the
+    /// file leaves it unaligned (the format does not promise alignment); a file that is not one says so.
+    @Test func tensorsAreReadInPlaceOrCopiedWhenUnaligned() throws {
+        let directory = try TemporaryDirectory()
+        let json = Array(#"{"t":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"i":{"dtype":"I64","shape":[1],"data_offsets":[16,24]}}"#.utf8)
+        func write(_ name: String, padding: Int) throws -> String {
+            let header = json + [UInt8](repeating: 0x20, count: padding)
+            var bytes = withUnsafeBytes(of: UInt64(header.count).littleEndian) { Array($0) } + header
+            for value in [Float(1.5), -2, 3.25, 4] { bytes += withUnsafeBytes(of: value.bitPattern.littleEndian) { Array($0) } }
+            bytes += [UInt8](repeating: 7, count: 8)
+            let path = directory.url.appendingPathComponent(name).path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        for padding in 0..<4 {
+            let weights = try SafeTensors(path: write("w\(padding).safetensors", padding: padding))
+            let tensor = try weights.tensor("t", shape: [2, 2])
+            // The mapping starts on a page, so the data is aligned when its offset in the file is.
+            let aligned = (8 + json.count + padding) % 4 == 0
+            #expect(tensor.array == [1.5, -2, 3.25, 4], "data at byte \(8 + json.count + padding)")
+            #expect(aligned ? tensor.owner is MappedFile : tensor.owner is AlignedFloats, "data at byte \(8 + json.count + padding)")
+            #expect(throws: ReplicaError.self) { try weights.tensor("i", shape: [1]) }
+        }
+        let truncated = directory.url.appendingPathComponent("short.safetensors").path
+        try Data([1, 0, 0]).write(to: URL(fileURLWithPath: truncated))
+        #expect { try SafeTensors(path: truncated) } throws: { ($0 as? ReplicaError)?.message.contains("not a safetensors file") == true }
+        #expect { try SafeTensors(path: directory.url.appendingPathComponent("missing").path) } throws: {
+            ($0 as? ReplicaError)?.message.contains("cannot be read") == true
+        }
+    }
+
     @Test func aQuerySharingNoWordWithAnItemFindsItByMeaning() async throws {
         let directory = try TemporaryDirectory()
         var configuration = Store.Configuration()
