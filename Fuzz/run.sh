@@ -37,6 +37,13 @@ case $target in
 esac
 build=.build/fuzz
 mkdir -p "$build" "Fuzz/corpus/$target"
+# The index module's vector scan is C: compiled with the toolchain's own clang and linked in.
+objects=()
+if printf '%s\n' "${sources[@]}" | grep -q '^Sources/ReplicaIndex/Index/'; then
+    "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I Sources/CVectorKernels/include \
+        -c Sources/CVectorKernels/VectorKernels.c -o "$build/VectorKernels-$target.o"
+    objects=("$build/VectorKernels-$target.o")
+fi
 # The sources' own imports of ReplicaCore name a module that is compiled in here with them.
 shim=$build/shim-$target
 rm -rf "$shim"
@@ -48,7 +55,8 @@ swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-n
     -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap -I Sources/CSQLite -lsqlite3 \
     -Xcc -fmodule-map-file=Sources/CSpawn/module.modulemap -I Sources/CSpawn \
     -Xcc -fmodule-map-file=Sources/COpenBLAS/module.modulemap -I Sources/COpenBLAS \
-    "$shim"/*.swift -o "$build/fuzz-$target" 2> >(grep -v "ld.gold: warning" >&2)
+    -Xcc -fmodule-map-file=Sources/CVectorKernels/include/module.modulemap -I Sources/CVectorKernels/include \
+    "$shim"/*.swift "${objects[@]}" -o "$build/fuzz-$target" 2> >(grep -v "ld.gold: warning" >&2)
 log=$build/fuzz-$target.log
 status=0
 "$build/fuzz-$target" "Fuzz/corpus/$target" "$@" > "$log" 2>&1 || status=$?
