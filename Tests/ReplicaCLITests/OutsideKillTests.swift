@@ -19,7 +19,6 @@ import ReplicaTestSupport
 /// delays; where a delay lands depends on the machine). `REPLICA_KILL_TRIALS=1000` runs 1,000 trials
 /// (`scripts/kill-trials.sh`).
 @Suite(.serialized) struct OutsideKillTests {
-    typealias SplitMix = CrashTests.SplitMix
 
     static let environment = ProcessInfo.processInfo.environment
     static let replayedSeed = environment["REPLICA_KILL_SEED"].flatMap(UInt64.init)

@@ -58,7 +58,13 @@ enum Measure {
         return String(cString: path)
     }
 
+    /// Removes a scratch directory; with `REPLICA_BENCH_KEEP` set, keeps it and says where it is (to
+    /// look into a store the benchmark built).
     static func removeDirectory(_ path: String) {
+        if ProcessInfo.processInfo.environment["REPLICA_BENCH_KEEP"] != nil {
+            FileHandle.standardError.write(Data("kept \(path)\n".utf8))
+            return
+        }
         try? FileManager.default.removeItem(atPath: path)
     }
 }

@@ -297,25 +297,27 @@ package struct IndexReader {
             }
         }
         let terms = Array(pattern.meaningfulTerms.prefix(Self.maximumCountedTerms))
-        // The checks below cost a lookup each: only the best by BM25 get them (the rest keep 0.65 × their
-        // relative BM25, which ranks them after).
+        // Only the best by BM25 get the checks below (the rest keep 0.65 × their relative BM25, which
+        // ranks them after).
         let depth = min(candidates.count, Self.rerankDepth)
-        let seek = try connection.cached("SELECT 1 FROM items_text WHERE items_text MATCH ? AND rowid = ?")
-        func has(_ expression: String, _ rowID: Int64) throws -> Bool {
-            try seek.firstRow([.text(expression), .integer(rowID)]) { _ in true } ?? false
-        }
-        let near = pattern.nearExpression
-        var ranked = try candidates.enumerated().map { position, candidate in
+        let checked = candidates.prefix(depth).map(\.rowID)
+        // Under `requiresAll` every candidate has every word.
+        let present = pattern.requiresAll || terms.count == 1
+            ? Dictionary(uniqueKeysWithValues: checked.map { ($0, terms.count) })
+            : try wordsPresent(terms, in: checked, allMatched: pattern.meaningfulTerms.count == terms.count)
+        // Only an item with every word can have them all near each other.
+        let withEveryWord = checked.filter { present[$0] == terms.count }
+        let close = try pattern.nearExpression.map { withEveryWord.isEmpty ? [] : try rows(matching: $0, among: withEveryWord) }
+            ?? Set(withEveryWord)
+        var ranked = candidates.enumerated().map { position, candidate in
             guard position < depth else {
                 var scored = candidate
                 scored.item.score = 0.65 * candidate.item.score / best
                 return scored
             }
-            // Under `requiresAll` every candidate has every word.
-            let present = pattern.requiresAll || terms.count == 1 ? terms.count : try terms.filter { try has($0.expression, candidate.rowID) }.count
+            let present = present[candidate.rowID] ?? 0
             let inHeading = headings.contains(candidate.rowID)
-            // Only an item with every word can have them all near each other.
-            let close = present < terms.count ? false : try near.map { try has($0, candidate.rowID) } ?? true
+            let close = close.contains(candidate.rowID)
             var scored = candidate
             scored.item.score = 0.65 * candidate.item.score / best + 0.20 * Double(present) / Double(max(terms.count, 1))
                 + (inHeading ? 0.10 : 0) + (close ? 0.05 : 0)
@@ -323,6 +325,48 @@ package struct IndexReader {
         }
         ranked.sort { $0.item.score > $1.item.score }
         return ranked
+    }
+
+    /// How many of `terms` each of `rowIDs` holds, each of which matched at least one of the query's terms.
+    ///
+    /// One FTS5 query a term instead of a lookup per candidate and term (40 candidates × 2 words took
+    /// 2.3 ms at 100,000 items, the queries 0.2 ms): the items with the term and any other term. An item
+    /// with two or more of the terms is among those of each of its terms; an item among none of them
+    /// holds one term (`allMatched`: the terms are all the query's), or, when the query has more terms
+    /// than are counted, one or none, which one more query tells.
+    func wordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64], allMatched: Bool) throws -> [Int64: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: rowIDs.map { ($0, 0) })
+        guard !rowIDs.isEmpty else { return counts }
+        for (index, term) in terms.enumerated() {
+            let others = terms.indices.filter { $0 != index }.map { terms[$0].expression }
+            // With two terms, the items with both are the same set for each.
+            if terms.count == 2 && index == 1 {
+                for (rowID, count) in counts where count > 0 { counts[rowID] = 2 }
+                break
+            }
+            for rowID in try rows(matching: term.expression + " AND (" + others.joined(separator: " OR ") + ")", among: rowIDs) {
+                counts[rowID, default: 0] += 1
+            }
+        }
+        let alone = counts.filter { $0.value == 0 }.map(\.key)
+        guard !alone.isEmpty else { return counts }
+        let withOne = allMatched ? Set(alone) : try rows(matching: terms.map(\.expression).joined(separator: " OR "), among: alone)
+        for rowID in withOne { counts[rowID] = 1 }
+        return counts
+    }
+
+    /// Which of `rowIDs` match `expression`: one FTS5 query over their range of row ids.
+    func rows(matching expression: String, among rowIDs: [Int64]) throws -> Set<Int64> {
+        guard let low = rowIDs.min(), let high = rowIDs.max() else { return [] }
+        let wanted = Set(rowIDs)
+        var found = Set<Int64>()
+        try connection.cached("SELECT rowid FROM items_text WHERE items_text MATCH ? AND rowid >= ? AND rowid <= ?")
+            .each([.text(expression), .integer(low), .integer(high)]) { row in
+                let rowID = row.int64(0)
+                if wanted.contains(rowID) { found.insert(rowID) }
+                return found.count < wanted.count
+            }
+        return found
     }
 
     /// Adds the query's filters as `AND …` clauses on the `items` table.

@@ -183,6 +183,41 @@ import ReplicaTestSupport
         #expect(results.first.map { $0.score > 0.9 && $0.score <= 1 } == true)
     }
 
+    /// The ranking's second step counts each candidate's words with one FTS5 query a word; the counts
+    /// (and which candidates have every word near each other) must be what a lookup per candidate and
+    /// word finds, including for queries with more words than are counted.
+    @Test func wordsPresentAgreeWithALookupPerCandidateAndWord() async throws {
+        let vocabulary = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo",
+                          "jasper", "krill", "lagoon", "marsh", "nectar"]
+        var generator = SplitMix(seed: 7)
+        try await index.indexItems((0..<300).map { number in
+            let words = vocabulary.filter { _ in Int.random(in: 0..<4, using: &generator) == 0 }.shuffled(using: &generator)
+            return Fixtures.item("i\(number)", title: "item \(number)", text: (words + ["filler", "words", "here"]).joined(separator: " "))
+        })
+        for text in ["amber basalt", "cobalt dune ember", "fjord garnet harbor indigo jasper",
+                     vocabulary.joined(separator: " ")] {
+            let pattern = try FTSPattern(text: text)
+            let terms = Array(pattern.meaningfulTerms.prefix(IndexReader.maximumCountedTerms))
+            let (present, brute, close, bruteClose) = try await index.read { reader in
+                let rowIDs = try reader.connection.prepare("SELECT rowid FROM items_text WHERE items_text MATCH ?")
+                    .rows([.text(pattern.matchExpression)]) { $0.int64(0) }
+                let seek = try reader.connection.prepare("SELECT 1 FROM items_text WHERE items_text MATCH ? AND rowid = ?")
+                func has(_ expression: String, _ rowID: Int64) throws -> Bool {
+                    try seek.firstRow([.text(expression), .integer(rowID)]) { _ in true } ?? false
+                }
+                var brute: [Int64: Int] = [:]
+                for rowID in rowIDs { brute[rowID] = try terms.filter { try has($0.expression, rowID) }.count }
+                let present = try reader.wordsPresent(terms, in: rowIDs, allMatched: pattern.meaningfulTerms.count == terms.count)
+                let near = try #require(pattern.nearExpression)
+                let every = rowIDs.filter { brute[$0] == terms.count }
+                return (present, brute, try reader.rows(matching: near, among: every), Set(try every.filter { try has(near, $0) }))
+            }
+            #expect(!brute.isEmpty && present == brute, "\(text)")
+            #expect(close == bruteClose, "\(text)")
+        }
+        #expect(vocabulary.count > IndexReader.maximumCountedTerms, "the last query has words that are not counted")
+    }
+
     @Test func suggestionsCompleteTheLastWordFromWordsAsWrittenThenTitles() async throws {
         try await index.indexItems([
             Fixtures.item("1", title: "Supplier contracts", text: "the supplier was late; suppliers agree"),
