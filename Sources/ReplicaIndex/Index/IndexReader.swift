@@ -491,14 +491,14 @@ extension IndexReader {
     /// FTS5's prefix query finds the items; its `highlight()` of those items gives back the very words that
     /// matched, so no second vocabulary is kept.
     ///
-    /// A prefix most items have ("th", "s") is answered from the newest items instead: FTS5 merges the
+    /// A prefix most items have ("th", "s") is answered from the items added last instead: FTS5 merges the
     /// postings of every word that begins with the prefix before it returns a row, which took 30–60 ms
     /// at 100,000 items for one or two letters.
     package func completions(of prefix: String, sample: Int = 200) throws -> (words: [String: Int], titles: [String: Int]) {
         let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
         guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return ([:], [:]) }
         let lowered = cleaned.lowercased()
-        if let common = try completionsAmongNewestItems(of: lowered, sample: sample) { return common }
+        if let common = try completionsAmongLastAdded(of: lowered, sample: sample) { return common }
         let expression = "\"" + cleaned + "\" *"
         var words: [String: Int] = [:]
         var titles: [String: Int] = [:]
@@ -522,11 +522,11 @@ extension IndexReader {
         return (words, titles)
     }
 
-    /// Completions of `prefix` (lowercased) from the newest `sample` items' titles, keywords, people,
-    /// descriptions and first 2,000 characters of text, each word counted once an item; or `nil` when
-    /// fewer than a quarter of those items have such a word (or there are fewer than 50 items), where
-    /// FTS5's prefix query is cheap and sees every item.
-    private func completionsAmongNewestItems(of prefix: String, sample: Int) throws -> (words: [String: Int], titles: [String: Int])? {
+    /// Completions of `prefix` (lowercased) from the titles, keywords, people, descriptions and first
+    /// 2,000 characters of text of the last `sample` items added (by row id: an update keeps its row),
+    /// each word counted once an item; or `nil` when fewer than a quarter of those items have such a word
+    /// (or there are fewer than 50 items), where FTS5's prefix query is cheap and sees every item.
+    private func completionsAmongLastAdded(of prefix: String, sample: Int) throws -> (words: [String: Int], titles: [String: Int])? {
         var words: [String: Int] = [:]
         var titles: [String: Int] = [:]
         var read = 0, having = 0

@@ -232,9 +232,9 @@ import ReplicaTestSupport
         #expect(try await store.suggestions(for: "\"( ").isEmpty, "no word to complete: nothing, and no error")
     }
 
-    /// A prefix most items have is completed from the newest 200 items (FTS5's prefix query would merge the
+    /// A prefix most items have is completed from the 200 items added last (FTS5's prefix query would merge the
     /// postings of every such word first); a rarer one still from every item.
-    @Test func aPrefixMostItemsHaveIsCompletedFromTheNewestItems() async throws {
+    @Test func aPrefixMostItemsHaveIsCompletedFromTheItemsAddedLast() async throws {
         try await index.indexItems((0..<200).map { Fixtures.item("old\($0)", title: "Old \($0)", text: "thunder rolled") })
         try await index.indexItems((0..<200).map { number in
             Fixtures.item("new\(number)", title: number >= 190 ? "Then and now \(number)" : "New \(number)",
@@ -244,7 +244,7 @@ import ReplicaTestSupport
         #expect(completions.words == ["the": 150, "then": 160, "theory": 150], "each word counted once an item, lowercased")
         #expect(completions.titles.count == 10 && completions.titles["Then and now 193"] == 1)
         #expect(try await store.suggestions(for: "th", limit: 3) == ["then", "the", "theory"])
-        // In none of the newest items: the prefix query over every item finds it (here the first word of
+        // In none of the items added last: the prefix query over every item finds it (here the first word of
         // each text, which the marked-up text begins with).
         let rare = try await index.completions(of: "thu").words
         #expect(rare == ["thunder": 200], "\(rare)")
