@@ -469,7 +469,11 @@ package struct IndexReader {
 
     /// How many items are searchable now.
     package func count() throws -> Int {
-        try connection.scalarInt("SELECT count(*) FROM items WHERE expires > ?", [.real(now.timeIntervalSince1970)]) ?? 0
+        // Every item less the expired ones: SQLite counts the first from its smallest index and finds the
+        // others through the partial index, where `expires > ?` read every row (52 ms at 100,000 items).
+        let all = try connection.scalarInt("SELECT count(*) FROM items") ?? 0
+        let expired = try connection.scalarInt("SELECT count(*) FROM items WHERE \(Self.hasExpired)", [.real(now.timeIntervalSince1970)]) ?? 0
+        return all - expired
     }
 
     package func clientState() throws -> Data? {

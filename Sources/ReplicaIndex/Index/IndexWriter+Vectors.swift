@@ -91,12 +91,16 @@ extension IndexReader {
 
     /// How many items have vectors from `model`, how many passages they hold, and how many wait.
     package func embeddingCounts(model: String) throws -> (items: Int, passages: Int, backlog: Int) {
-        let items = try connection.scalarInt("SELECT count(*) FROM embedded JOIN items ON items.id = embedded.item WHERE embedded.model = ? AND items.expires > ?",
-                                             [.text(model), .real(now.timeIntervalSince1970)]) ?? 0
+        // The embedded items less the expired ones among them, found through the partial index (as
+        // ``count()`` does): the join with every item cost 30 ms at 100,000 items.
+        let embedded = try connection.scalarInt("SELECT count(*) FROM embedded WHERE model = ?", [.text(model)]) ?? 0
+        let expired = try connection.scalarInt("""
+            SELECT count(*) FROM items JOIN embedded ON embedded.item = items.id WHERE \(Self.hasExpired) AND embedded.model = ?
+            """, [.real(now.timeIntervalSince1970), .text(model)]) ?? 0
+        let items = embedded - expired
         let passages = try connection.scalarInt("SELECT count(*) FROM vectors JOIN embedded ON embedded.item = vectors.item WHERE embedded.model = ?",
                                                 [.text(model)]) ?? 0
-        let all = try connection.scalarInt("SELECT count(*) FROM items WHERE expires > ?", [.real(now.timeIntervalSince1970)]) ?? 0
-        return (items, passages, all - items)
+        return (items, passages, try count() - items)
     }
 
     /// The items closest in meaning to `query` among those that pass the query's filters: each scored by

@@ -243,9 +243,18 @@ import ReplicaTestSupport
             Fixtures.item("later", text: "ephemeral", expiration: now.addingTimeInterval(3600)),
         ])
         #expect(try await identifiers("ephemeral").sorted() == ["later", "soon"])
+        // Both given vectors, so the counts of semantic search see the expiry too.
+        let pending = try await index.read { try $0.pendingEmbeddings(model: "m", limit: 10) }
+        try await index.write(purgingExpired: false) { writer in
+            for item in pending { _ = try writer.setVectors([[0.5, 0.5]], for: item, model: "m") }
+        }
+        #expect(try await index.embeddingCounts(model: "m") == (items: 2, passages: 2, backlog: 0))
         clock.advance(by: 61)
         #expect(try await identifiers("ephemeral") == ["later"])
         #expect(try await index.itemCount() == 1)
+        #expect(try await index.embeddingCounts(model: "m") == (items: 1, passages: 2, backlog: 0),
+                "the expired item is counted neither as embedded nor as waiting (its vectors go when it is purged)")
+        #expect(try await index.embeddingCounts(model: "other") == (items: 0, passages: 0, backlog: 1))
         #expect(try await index.items(withIdentifiers: ["soon"]).isEmpty)
         var filterOnly = SearchQuery()
         filterOnly.limit = 10
