@@ -33,8 +33,6 @@ public final class MiniLMEmbedder: Embedder {
 
     private let tokenizer: WordPieceTokenizer
     private let encoder: BertEncoder
-    /// Ids of pieces that continue a word (`##…`): a passage never starts on one.
-    private let continuations: Set<Int32>
 
     /// Loads the model from `directory` (holding `model.safetensors` and `vocab.txt`), or from
     /// ``defaultDirectory`` when `nil`.
@@ -50,8 +48,6 @@ public final class MiniLMEmbedder: Embedder {
         tokenizer = try WordPieceTokenizer(vocabularyFile: vocabulary)
         encoder = try BertEncoder(weights: SafeTensors(path: weights), vocabularySize: tokenizer.vocabularySize)
         modelIdentifier = Self.identifier(of: directory)
-        let lines = (try? String(contentsOfFile: vocabulary, encoding: .utf8))?.split(separator: "\n", omittingEmptySubsequences: false) ?? []
-        continuations = Set(lines.indices.filter { lines[$0].hasPrefix("##") }.map { Int32($0) })
     }
 
     /// The model's identifier: its name and the size of its weights, read without loading them.
@@ -120,7 +116,8 @@ public final class MiniLMEmbedder: Embedder {
             passages.append(wrap(pieces[start..<min(pieces.count, start + Self.passageLength)]))
             if start + Self.passageLength >= pieces.count { break }
             start += Self.passageStride
-            while start > 0 && continuations.contains(pieces[start]) { start -= 1 }
+            // A passage never starts inside a word.
+            while start > 0 && tokenizer.continuationIDs.contains(pieces[start]) { start -= 1 }
         }
         return passages
     }

@@ -35,6 +35,8 @@ package struct WordPieceTokenizer: Sendable {
     package let unknownID: Int32
     /// `[PAD]`, for filling a batch; the tokenizer itself never emits it.
     package let paddingID: Int32
+    /// Ids of the pieces that continue a word (`##…`).
+    package let continuationIDs: Set<Int32>
 
     /// Entry → id. Every key is in NFD, like every candidate looked up (see `init`).
     private let vocabulary: [String: Int32]
@@ -98,6 +100,7 @@ package struct WordPieceTokenizer: Sendable {
         self.unknownID = try special("[UNK]")
         self.classifierID = try special("[CLS]")
         self.separatorID = try special("[SEP]")
+        self.continuationIDs = Set(vocabulary.filter { $0.key.hasPrefix("##") }.values)
         self.vocabularySize = entries.count
         self.vocabulary = vocabulary
         self.longestEntry = longestEntry

@@ -30,18 +30,20 @@ enum HybridBenchmark {
                 hybrid.append(hybridSeconds)
             }
         }
-        var suggesting: [Double] = [], shortest: [Double] = []
-        for round in 0...rounds {
-            for prefix in ["mod", "imp", "th", "conv", "dat", "exc", "sor", "com", "par", "num"] {
-                let seconds = try await Measure.seconds { _ = try await store.suggestions(for: prefix) }
-                if round > 0 { suggesting.append(seconds) }
+        // Each prefix once a round after the warm-up round. The second list holds prefixes that match most
+        // items, where FTS5's prefix query costs the most.
+        func timeSuggestions(_ prefixes: [String]) async throws -> [Double] {
+            var times: [Double] = []
+            for round in 0...rounds {
+                for prefix in prefixes {
+                    let seconds = try await Measure.seconds { _ = try await store.suggestions(for: prefix) }
+                    if round > 0 { times.append(seconds) }
+                }
             }
-            // The prefixes that match most items, where FTS5's prefix query costs the most.
-            for prefix in ["s", "t", "a", "in", "re", "the", "con", "pro", "de", "of"] {
-                let seconds = try await Measure.seconds { _ = try await store.suggestions(for: prefix) }
-                if round > 0 { shortest.append(seconds) }
-            }
+            return times
         }
+        let suggesting = try await timeSuggestions(["mod", "imp", "th", "conv", "dat", "exc", "sor", "com", "par", "num"])
+        let shortest = try await timeSuggestions(["s", "t", "a", "in", "re", "the", "con", "pro", "de", "of"])
         func ms(_ value: Double) -> String { String(format: "%.1f ms", value * 1000) }
         print("\(lexical.count) searches of each kind on \(path)")
         print("| measure | p50 | p99 |\n|---|---|---|")

@@ -337,15 +337,15 @@ package struct IndexReader {
     func wordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64], allMatched: Bool) throws -> [Int64: Int] {
         var counts = Dictionary(uniqueKeysWithValues: rowIDs.map { ($0, 0) })
         guard !rowIDs.isEmpty else { return counts }
-        for (index, term) in terms.enumerated() {
-            let others = terms.indices.filter { $0 != index }.map { terms[$0].expression }
-            // With two terms, the items with both are the same set for each.
-            if terms.count == 2 && index == 1 {
-                for (rowID, count) in counts where count > 0 { counts[rowID] = 2 }
-                break
-            }
-            for rowID in try rows(matching: term.expression + " AND (" + others.joined(separator: " OR ") + ")", among: rowIDs) {
-                counts[rowID, default: 0] += 1
+        if terms.count == 2 {
+            // The items with both: the same list for each of the two.
+            for rowID in try rows(matching: terms[0].expression + " AND " + terms[1].expression, among: rowIDs) { counts[rowID] = 2 }
+        } else {
+            for (index, term) in terms.enumerated() {
+                let others = terms.indices.filter { $0 != index }.map { terms[$0].expression }
+                for rowID in try rows(matching: term.expression + " AND (" + others.joined(separator: " OR ") + ")", among: rowIDs) {
+                    counts[rowID, default: 0] += 1
+                }
             }
         }
         let alone = counts.filter { $0.value == 0 }.map(\.key)
@@ -560,12 +560,12 @@ extension IndexReader {
         let scalars = text.unicodeScalars
         var index = scalars.startIndex
         while index < scalars.endIndex {
-            guard isWordScalar(scalars[index]) else {
+            guard FTSPattern.isWordScalar(scalars[index]) else {
                 index = scalars.index(after: index)
                 continue
             }
             var end = scalars.index(after: index)
-            while end < scalars.endIndex, isWordScalar(scalars[end]) { end = scalars.index(after: end) }
+            while end < scalars.endIndex, FTSPattern.isWordScalar(scalars[end]) { end = scalars.index(after: end) }
             // Most words differ from the prefix in their first letter: they are passed over unread.
             let start = scalars[index]
             let lowered = start.value >= 0x41 && start.value <= 0x5A ? Unicode.Scalar(start.value + 0x20)! : start
@@ -574,21 +574,6 @@ extension IndexReader {
                 if word.hasPrefix(prefix) { body(word) }
             }
             index = end
-        }
-    }
-
-    /// Letters, digits and private-use characters: what FTS5's `unicode61` tokenizer keeps in a word.
-    private static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar.isASCII {
-            let value = scalar.value
-            return (value >= 0x30 && value <= 0x39) || (value >= 0x41 && value <= 0x5A) || (value >= 0x61 && value <= 0x7A)
-        }
-        switch scalar.properties.generalCategory {
-        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .decimalNumber, .letterNumber, .otherNumber, .privateUse, .nonspacingMark, .spacingMark:
-            return true
-        default:
-            return false
         }
     }
 }

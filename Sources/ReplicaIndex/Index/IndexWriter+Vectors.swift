@@ -195,9 +195,10 @@ package struct VectorMatrix: Sendable {
     /// Reads every vector of `model` from the index.
     static func read(_ reader: IndexReader, model: String) throws -> VectorMatrix {
         var matrix = VectorMatrix(version: try reader.meta("vectors_version") ?? "0", model: model)
-        // Sized once from a count (a one-shot search reads 100,000 rows here): no array grows row by row.
-        let expected = try reader.connection.scalarInt("SELECT count(*) FROM vectors JOIN embedded ON embedded.item = vectors.item AND embedded.model = ?",
-                                                       [.text(model)]) ?? 0
+        // Sized from the count of embedded items (a one-shot search reads 100,000 rows here), which the
+        // small `embedded` table gives at once; counting the passages would read every vector twice.
+        // Items with several passages grow the arrays a little past it.
+        let expected = try reader.connection.scalarInt("SELECT count(*) FROM embedded WHERE model = ?", [.text(model)]) ?? 0
         matrix.items.reserveCapacity(expected)
         matrix.scales.reserveCapacity(expected)
         matrix.firstRow.reserveCapacity(expected)

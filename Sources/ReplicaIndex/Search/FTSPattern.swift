@@ -98,14 +98,22 @@ package struct FTSPattern: Hashable, Sendable {
     }
 
     package static func isSearchable(_ text: Substring) -> Bool {
-        text.unicodeScalars.contains { scalar in
-            switch scalar.properties.generalCategory {
-            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-                 .decimalNumber, .letterNumber, .otherNumber, .privateUse:
-                return true
-            default:
-                return false
-            }
+        text.unicodeScalars.contains(where: isWordScalar)
+    }
+
+    /// Letters, digits and private-use characters: what FTS5's `unicode61` tokenizer keeps in a word
+    /// (its default categories, `L* N* Co`); everything else separates words.
+    package static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII {
+            let value = scalar.value
+            return (value >= 0x30 && value <= 0x39) || (value >= 0x41 && value <= 0x5A) || (value >= 0x61 && value <= 0x7A)
+        }
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .decimalNumber, .letterNumber, .otherNumber, .privateUse:
+            return true
+        default:
+            return false
         }
     }
 
