@@ -12,6 +12,50 @@ public struct ConfigurationFile: Sendable {
     public var projections = ProjectionSet(indexName: Store.defaultIndexName)
     /// Tables of apps' own databases to follow through triggers.
     public var followedTables: [FollowedTable] = []
+    /// Who writes summaries and classifies priority, and who "me" is in each account (`enrichment`).
+    public var enrichment = Enrichment()
+
+    /// The `enrichment` setting: each enricher built in, off, or a program speaking the plugin protocol
+    /// (``ExecEnricher``), and each account's own names and addresses.
+    public struct Enrichment: Sendable {
+        /// One enricher's choice.
+        public enum Choice: Sendable, Equatable {
+            /// The built-in one (``ExtractiveSummarizer``, ``RuleBasedPriorityClassifier``).
+            case builtIn
+            /// None: that enrichment is off.
+            case off
+            /// A program and its arguments.
+            case program([String])
+        }
+
+        /// Who writes summaries.
+        public var summarizer = Choice.builtIn
+        /// Who classifies priority.
+        public var priority = Choice.builtIn
+        /// Each account's own names and addresses, for "sent to me".
+        public var me: [AccountID: [String]] = [:]
+        /// The longest wait for a program's answer, in seconds.
+        public var timeout: TimeInterval = 60
+
+        /// The defaults: both built-in, no "me".
+        public init() {}
+
+        /// Applies these choices to a store's enrichment settings.
+        public func apply(to configuration: inout EnrichmentConfiguration) {
+            switch summarizer {
+            case .builtIn: configuration.summarizer = ExtractiveSummarizer()
+            case .off: configuration.summarizer = nil
+            case .program(let command): configuration.summarizer = ExecEnricher(command: command, timeout: timeout)
+            }
+            switch priority {
+            case .builtIn: configuration.priorityClassifier = RuleBasedPriorityClassifier()
+            case .off: configuration.priorityClassifier = nil
+            case .program(let command): configuration.priorityClassifier = ExecEnricher(command: command, timeout: timeout)
+            }
+            let me = self.me
+            configuration.me = { account in me[account] ?? [] }
+        }
+    }
 
     /// Makes the defaults: no declared projections, records projected into the default index, no followed tables.
     public init() {}
@@ -66,13 +110,52 @@ public struct ConfigurationFile: Sendable {
             case "follow":
                 guard let tables = value.arrayValue else { throw invalid("'follow' must be a list of tables") }
                 configuration.followedTables = try tables.map { try FollowedTable.fromConfiguration($0, relativeTo: base) }
+            case "enrichment":
+                configuration.enrichment = try enrichment(from: value)
             case "watch":
                 break  // read by the watcher
             default:
-                throw invalid("unknown setting '\(key)'; the settings are index, projections, follow and watch")
+                throw invalid("unknown setting '\(key)'; the settings are index, projections, follow, enrichment and watch")
             }
         }
         return configuration
+    }
+
+    private static func enrichment(from json: JSON) throws -> Enrichment {
+        guard let members = json.objectValue else { throw invalid("'enrichment' must be an object") }
+        var enrichment = Enrichment()
+        func choice(_ value: JSON, _ name: String) throws -> Enrichment.Choice {
+            switch value {
+            case .string("builtin"): return .builtIn
+            case .string("off"): return .off
+            case .array(let parts) where !parts.isEmpty && parts.allSatisfy({ $0.stringValue?.isEmpty == false }):
+                return .program(parts.compactMap(\.stringValue))
+            default:
+                throw invalid("'enrichment': '\(name)' must be \"builtin\", \"off\", or a program and its arguments as a list of strings, such as [\"/usr/local/bin/summarize-thread\", \"--model\", \"small\"]")
+            }
+        }
+        for (key, value) in members {
+            switch key {
+            case "summarizer": enrichment.summarizer = try choice(value, key)
+            case "priority": enrichment.priority = try choice(value, key)
+            case "timeout":
+                guard let seconds = duration(value), seconds > 0 else { throw invalid("'enrichment': 'timeout' must be a duration such as \"90s\" or a number of seconds") }
+                enrichment.timeout = seconds
+            case "me":
+                guard let accounts = value.objectValue else { throw invalid("'enrichment': 'me' must map account identifiers to lists of names and addresses") }
+                for (account, names) in accounts {
+                    let id = AccountID(account)
+                    do { try id.validate() } catch let error as ReplicaError { throw invalid("'enrichment': 'me': \(error.message)") }
+                    guard let list = names.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+                        throw invalid("'enrichment': 'me': account '\(account)' needs a list of names and addresses, such as [\"ada@example.com\", \"Ada Lovelace\"]")
+                    }
+                    enrichment.me[id] = list.compactMap(\.stringValue)
+                }
+            default:
+                throw invalid("'enrichment' has an unknown setting '\(key)'; the settings are summarizer, priority, timeout and me")
+            }
+        }
+        return enrichment
     }
 
     private static func invalid(_ message: String) -> ReplicaError {

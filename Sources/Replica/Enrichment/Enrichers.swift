@@ -14,7 +14,8 @@ public struct ThreadMessage: Sendable, Hashable {
     public var date: Date?
     /// Its subject or title, if any.
     public var subject: String?
-    /// Its text: the text content, the HTML content as text, or the transcript of a recording.
+    /// Its text: a message's text content (mail's, or else its HTML content as text), or a recording's
+    /// transcript.
     public var text: String
 
     /// Creates a message from the item it is and its text; the rest is optional.

@@ -11,8 +11,11 @@ import Foundation
 /// - `noDomain`: its domain identifier names the thread.
 /// - `tooOld`: it was created within the last 24 hours (`maximumAge`).
 /// - `noAuthors`: messages and mail name their authors.
-/// - `tooShort`: a summary needs at least 200 characters of text (`minimumTextLength`): the text
-///   content, the HTML content of mail, or the transcript of a recording.
+/// - `tooShort`: a summary needs at least 200 characters of text (`minimumTextLength`): a message's
+///   text content, mail's text content or else its HTML content, a recording's transcript.
+///
+/// Results kept from when an item was new come back when its owner rewrites it later with the same
+/// content, however old it is by then.
 ///
 /// An item is enriched once per version of its thread: a later change to its text (or its thread, or the
 /// enrichers) enriches it again, and writing the same item again does not. A failure is tried again
@@ -111,9 +114,12 @@ extension Store {
                     continue
                 }
                 let now = index.configuration.clock()
+                // What may be done now, and what the item's content asks for whatever its age: an item
+                // enriched while new and rewritten by its owner a day later gets its results back.
                 let plan = EnrichmentPlan(pending.item, options: options, settings: settings, now: now)
+                let content = EnrichmentPlan(pending.item, options: options, settings: settings, now: nil)
                 var thread: MessageThread?
-                if plan.wantsSummary || plan.wantsPriority, let domain = pending.item.domainIdentifier {
+                if content.wantsSummary || content.wantsPriority, let domain = pending.item.domainIdentifier {
                     let created = pending.item.attributeSet.contentCreationDate
                     let items = try await index.read { try $0.thread(domain: domain, upTo: created, limit: settings.threadLimit) }
                     thread = MessageThread(domain: domain, messages: items.map(EnrichmentPlan.message), me: me)
@@ -121,10 +127,14 @@ extension Store {
                     thread?.messages.removeAll { $0.identifier == pending.item.uniqueIdentifier }
                     thread?.messages.append(EnrichmentPlan.message(pending.item))
                 }
-                let input = plan.fingerprint(thread: thread, summarizer: settings.summarizer, classifier: settings.priorityClassifier)
+                let input = content.fingerprint(thread: thread, summarizer: settings.summarizer, classifier: settings.priorityClassifier)
                 var summary: String?, priority: Bool?
+                var skipped = plan.skipped
                 do {
                     if input == pending.input {
+                        // Results kept from when the item was new are not "too old".
+                        if pending.summary != nil { skipped.removeAll { $0 == "summarization.tooOld" } }
+                        if pending.priority != nil { skipped.removeAll { $0 == "priority.tooOld" } }
                         // Enriched before for this very input: only put the results back if the owner
                         // rewrote the item without them.
                         let attributes = pending.item.attributeSet
@@ -149,11 +159,11 @@ extension Store {
                     continue
                 }
                 let wasRepeat = input == pending.input
-                let (newSummary, newPriority) = (summary, priority)
+                let (newSummary, newPriority, reasons) = (summary, priority, skipped)
                 let merged = try await index.write(purgingExpired: false) { writer in
-                    try writer.applyEnrichment(to: pending, input: input, summary: newSummary, priority: newPriority, skipped: plan.skipped)
+                    try writer.applyEnrichment(to: pending, input: input, summary: newSummary, priority: newPriority, skipped: reasons)
                 }
-                for reason in plan.skipped { report.skipped[reason, default: 0] += 1 }
+                for reason in skipped { report.skipped[reason, default: 0] += 1 }
                 guard let merged else { continue }   // changed meanwhile: it is still pending
                 var changed: [AttributeKey] = []
                 if let summary, pending.item.attributeSet.textContentSummary != summary { changed.append(.textContentSummary) }
@@ -192,7 +202,8 @@ struct EnrichmentPlan {
     var wantsPriority = false
     var skipped: [String] = []
 
-    init(_ item: SearchableItem, options: UpdateListenerOptions, settings: EnrichmentConfiguration, now: Date) {
+    /// The plan for `item` at `now`; with `now` nil, whatever the item's age.
+    init(_ item: SearchableItem, options: UpdateListenerOptions, settings: EnrichmentConfiguration, now: Date?) {
         let attributes = item.attributeSet
         let tree = attributes.contentTypeTree
         let isMessage = tree.contains(ContentType.message.rawValue)
@@ -202,7 +213,7 @@ struct EnrichmentPlan {
             common = "type"
         } else if item.domainIdentifier == nil {
             common = "noDomain"
-        } else if attributes.contentCreationDate.map({ now.timeIntervalSince($0) > settings.maximumAge }) ?? true {
+        } else if let now, attributes.contentCreationDate.map({ now.timeIntervalSince($0) > settings.maximumAge }) ?? true {
             common = "tooOld"
         } else if isMessage && attributes.authorStrings.isEmpty {
             common = "noAuthors"
@@ -210,7 +221,8 @@ struct EnrichmentPlan {
         if options.contains(.summarization) {
             if let common {
                 skipped.append("summarization.\(common)")
-            } else if Self.text(of: item).count < settings.minimumTextLength {
+            } else if Self.text(of: item, isMail: tree.contains(ContentType.emailMessage.rawValue), isRecording: isRecording && !isMessage).count
+                        < settings.minimumTextLength {
                 skipped.append("summarization.tooShort")
             } else if settings.summarizer != nil {
                 wantsSummary = true
@@ -253,12 +265,20 @@ struct EnrichmentPlan {
         return String(hash, radix: 16)
     }
 
-    /// The text enrichment reads: the text content, else the HTML content as text, else the transcript.
+    /// The text enrichment reads, as Core Spotlight's table says: a recording's transcript; mail's text
+    /// content, else its HTML content as text; a message's text content.
     static func text(of item: SearchableItem) -> String {
+        let tree = item.attributeSet.contentTypeTree
+        return text(of: item, isMail: tree.contains(ContentType.emailMessage.rawValue),
+                    isRecording: tree.contains(ContentType.voiceAudio.rawValue) && !tree.contains(ContentType.message.rawValue))
+    }
+
+    static func text(of item: SearchableItem, isMail: Bool, isRecording: Bool) -> String {
         let attributes = item.attributeSet
+        if isRecording { return attributes[.transcribedTextContent]?.textValue ?? "" }
         if let text = attributes.textContent, !text.isEmpty { return text }
-        if case .data(let html)? = attributes[.htmlContentData] { return HTMLText.plainText(String(decoding: html, as: UTF8.self)) }
-        return attributes[.transcribedTextContent]?.textValue ?? ""
+        if isMail, case .data(let html)? = attributes[.htmlContentData] { return HTMLText.plainText(String(decoding: html, as: UTF8.self)) }
+        return ""
     }
 
     static func message(_ item: SearchableItem) -> ThreadMessage {

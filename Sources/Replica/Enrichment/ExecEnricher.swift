@@ -7,16 +7,23 @@ import Glibc
 /// A summarizer or priority classifier in another program: a host brings its own (a language model, say)
 /// without linking it into replica.
 ///
-/// The program is started once per message enriched. It reads one JSON line on standard input,
+/// The program is a plugin speaking the out-of-process protocol of sources (`Plugins/README.md`), in
+/// mode `enrich`: one JSON object a line each way. It is started at the first request and kept running,
+/// so a model loads once:
 ///
-///     {"request": "summarize" | "priority", "thread": {"domain": …, "me": […], "messages": [
-///         {"uniqueIdentifier", "authors": […], "recipients": […], "primaryRecipients": […],
-///          "date": ISO 8601 or null, "subject": … or null, "text": …}, …]}}
+///     → {"type": "start", "mode": "enrich"}
+///     → {"type": "summarize" | "classify", "request": "e1", "thread": {"domain": …, "me": […], "messages": [
+///           {"uniqueIdentifier", "authors": […], "recipients": […], "primaryRecipients": […],
+///            "date": ISO 8601 or null, "subject": … or null, "text": …}, …]}}
+///     ← {"type": "summarized", "request": "e1", "summary": "…"}
+///     ← {"type": "classified", "request": "e1", "isPriority": true | false}
+///     → {"type": "stop"}
 ///
-/// (messages oldest first; the last is the one to enrich), writes one JSON line on standard output,
-/// `{"summary": "…"}` or `{"isPriority": true | false}`, and exits 0. Anything else — another exit
-/// status, no answer within `timeout`, a line that is not that object — is a failure: the item stays
-/// waiting and is tried again later. What the program writes on standard error is not read.
+/// Messages are oldest first; the last is the one to enrich. The environment carries `REPLICA_MODE=enrich`.
+/// The plugin may send `log` lines at any time. Anything else — exiting, no answer within `timeout`, a
+/// line that is not the answer to the request asked — ends the program and fails the request: the item
+/// stays waiting and is tried again later, by a program started afresh. The last lines the program
+/// wrote on standard error are quoted in the failure.
 ///
 /// For example:
 /// ```swift
@@ -28,6 +35,8 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     public var command: [String]
     /// The longest wait for an answer, in seconds.
     public var timeout: TimeInterval
+    /// The running program, shared by copies of this value.
+    private let session = Session()
 
     /// Creates an enricher that runs `command` (the program, then its arguments), waiting at most `timeout`
     /// seconds for each answer.
@@ -47,7 +56,7 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     ///   `invalidConfiguration` when it fails, does not answer within ``timeout``, or answers without a
     ///   `summary` string.
     public func summarize(_ thread: MessageThread) async throws -> String {
-        let answer = try await ask("summarize", thread)
+        let answer = try await ask("summarize", answeredBy: "summarized", thread)
         guard let summary = answer["summary"]?.stringValue else { throw failure("its answer has no \"summary\" string") }
         return summary
     }
@@ -60,15 +69,16 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     ///   `invalidConfiguration` when it fails, does not answer within ``timeout``, or answers without an
     ///   `isPriority` true or false.
     public func isPriority(_ thread: MessageThread) async throws -> Bool {
-        let answer = try await ask("priority", thread)
+        let answer = try await ask("classify", answeredBy: "classified", thread)
         guard let flag = answer["isPriority"]?.boolValue else { throw failure("its answer has no \"isPriority\" true or false") }
         return flag
     }
 
-    /// The request as one JSON line.
-    static func request(_ kind: String, _ thread: MessageThread) -> JSON {
+    /// The request as one JSON object.
+    static func request(_ kind: String, id: String, _ thread: MessageThread) -> JSON {
         .object([
-            ("request", .string(kind)),
+            ("type", .string(kind)),
+            ("request", .string(id)),
             ("thread", .object([
                 ("domain", .string(thread.domain.rawValue)),
                 ("me", .array(thread.me.map(JSON.string))),
@@ -87,41 +97,60 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
         ])
     }
 
-    private func ask(_ kind: String, _ thread: MessageThread) async throws -> JSON {
-        let line = Self.request(kind, thread).serialized() + "\n"
-        let (command, timeout) = (command, timeout)
-        return try await Blocking.run {
-            let child = try ChildProcess(command, standardInput: .pipe, standardOutput: .pipe)
-            // The answer is read on this thread while another writes the request, so neither side can
-            // block the other on a full pipe.
-            let writer = Thread {
-                try? child.standardInput?.write(contentsOf: Data(line.utf8))
-                try? child.standardInput?.close()
+    private func ask(_ kind: String, answeredBy answer: String, _ thread: MessageThread) async throws -> JSON {
+        let (session, command, timeout) = (session, command, timeout)
+        return try await Blocking.run { try session.exchange(kind, answeredBy: answer, thread, command: command, timeout: timeout) }
+    }
+
+    /// The program while it runs: started at the first request, ended by a failure or when the last copy of
+    /// the enricher goes. One request at a time.
+    final class Session: @unchecked Sendable {
+        private let lock = NSLock()
+        private var plugin: PluginProcess?
+        private var requests = 0
+
+        deinit { plugin?.stop(grace: 1) }
+
+        func exchange(_ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
+                      timeout: TimeInterval) throws -> JSON {
+            lock.lock()
+            defer { lock.unlock() }
+            func failure(_ problem: String) -> ReplicaError {
+                let errors = plugin?.lastErrors ?? ""
+                plugin?.kill()
+                plugin = nil
+                return ReplicaError(.invalidConfiguration, "the enrichment program \(command.first ?? "") failed: \(problem)"
+                                    + (errors.isEmpty ? "" : " (its standard error: \(errors))"))
             }
-            writer.start()
-            let output = Mutex(Data())
-            let read = DispatchSemaphore(value: 0)
-            let reader = Thread {
-                let data = (try? child.standardOutput?.readToEnd()) ?? nil
-                output.withLock { $0 = data ?? Data() }
-                read.signal()
+            if plugin == nil {
+                let started = try PluginProcess(command: command, environment: ["REPLICA_MODE": "enrich"])
+                started.send(.object([("type", "start"), ("mode", "enrich")]))
+                plugin = started
             }
-            reader.start()
-            guard let ending = child.wait(timeout: timeout) else {
-                child.signal(SIGKILL)
-                child.waitUntilExit()
-                throw failure("it did not answer within \(Int(timeout)) seconds")
+            requests += 1
+            let id = "e\(requests)"
+            guard let plugin, plugin.send(ExecEnricher.request(kind, id: id, thread)) else {
+                throw failure("it no longer reads its standard input")
             }
-            // The child has exited: its end of the pipe is closed, so the read ends soon.
-            guard read.wait(timeout: .now() + 5) == .success else { throw failure("its standard output stayed open after it exited") }
-            guard !ending.wasSignaled, ending.status == 0 else {
-                throw failure(ending.wasSignaled ? "it was killed by signal \(ending.status)" : "it exited with status \(ending.status)")
+            while true {
+                switch plugin.next(timeout: timeout) {
+                case .line(let number, let text):
+                    guard let message = try? JSON.parse(text), let type = message["type"]?.stringValue else {
+                        throw failure("its line \(number) is not a JSON object with a \"type\"")
+                    }
+                    if type == "log" || type == "pong" { continue }
+                    guard type == answer, message["request"]?.stringValue == id else {
+                        throw failure("it sent \"\(type)\" where the answer to request \(id) was due (\"\(answer)\")")
+                    }
+                    return message
+                case .end(let status):
+                    throw failure("it \(status)")
+                case .timeout:
+                    throw failure("it did not answer within \(Int(timeout)) seconds")
+                case .tooLong(let number):
+                    throw failure("its line \(number) is longer than \(PluginProcess.maximumLineLength) bytes")
+                }
             }
-            let text = String(decoding: output.withLock { $0 }, as: UTF8.self)
-            guard let first = text.split(separator: "\n").first, let answer = try? JSON.parse(String(first)), answer.objectValue != nil else {
-                throw failure("it did not write one JSON object on a line")
-            }
-            return answer
         }
     }
 

@@ -57,7 +57,7 @@ enum ImportCommand: Command {
         var reader = try LineReader(path: inputs[0])
         defer { reader.close() }
 
-        let store = try context.openStore()
+        let store = try context.openStore(enriching: true)
         // An account that is not signed in (or is signed out while the import runs) has every line refused.
         var refusal: ReplicaError?
         var index: SearchableIndex?

@@ -46,7 +46,7 @@ enum RecordsCommand: Command {
         let configuration = try context.configuration()
         var reader = try LineReader(path: inputs[0])
         defer { reader.close() }
-        let store = try context.openStore()
+        let store = try context.openStore(enriching: true)
         var pending: [(record: Record, line: Int)] = []
         var summary = RecordWriteSummary()
         var rejected = 0

@@ -28,7 +28,7 @@ enum SyncCommand: Command {
         let noEmbed = arguments.flag("--no-embed")
         try arguments.finish()
         let configuration = try context.configuration()
-        let store = try context.openStore()
+        let store = try context.openStore(enriching: true)
         let started = Date()
         var totals = SourceProgress()
         var failures: [String] = []

@@ -16,16 +16,19 @@ struct Context {
         try ConfigurationFile.load(from: configurationFile)
     }
 
-    /// Opens the store, printing what it notices (rebuilt indexes, finished sign-outs) as notes. Semantic
+    /// Opens the store, printing what it notices (rebuilt indexes, finished sign-outs) as notes; for a
+    /// command that enriches (`enriching`), with the configuration file's enrichment settings (which
+    /// enrichers, who "me" is), so the others never fail on the configuration file. Semantic
     /// search uses the shipped model when it is installed (loaded at first use); without it, search
     /// answers by the words and `status` says why. A long-running process (`watch`, `mcp`) keeps 8 MiB of
     /// page cache per index connection instead of 64: its memory levels off, and its small batches do not
     /// need more.
-    func openStore(longRunning: Bool = false) throws -> Store {
+    func openStore(longRunning: Bool = false, enriching: Bool = false) throws -> Store {
         var configuration = Store.Configuration()
         if longRunning { configuration.index.cacheKiB = 8_192 }
         configuration.events = { event in Output.note(event.message) }
         configuration.embedder = try? LazyMiniLMEmbedder()
+        if enriching { try self.configuration().enrichment.apply(to: &configuration.enrichment) }
         return try Store(directory: storeDirectory, configuration: configuration)
     }
 

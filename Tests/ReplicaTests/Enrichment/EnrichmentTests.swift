@@ -98,13 +98,17 @@ import ReplicaTestSupport
     @Test func itemsThatMissARuleAreNotEnrichedAndTheReasonIsCounted() async throws {
         let store = try makeStore()
         let index = try store.index(account: "alice")
+        // A recording is summarized from its transcript, as Core Spotlight's table says.
+        var voicemail = mail("voicemail", type: .voiceAudio)
+        voicemail.attributeSet[.transcribedTextContent] = voicemail.attributeSet.textContent.map(AttributeValue.text)
+        voicemail.attributeSet.textContent = nil
         try await index.indexItems([
             mail("old", created: -2 * 86_400),
             mail("short", text: "Friday?"),
             mail("nothread", thread: nil),
             mail("anonymous", authors: []),
             mail("note", type: .plainText),
-            mail("voicemail", type: .voiceAudio),
+            voicemail,
             mail("unasked", options: []),
         ])
         let report = try await store.enrichPendingItems()
@@ -146,6 +150,118 @@ import ReplicaTestSupport
         #expect(summarizer.calls.withLock { $0.count } == 2)
     }
 
+    @Test func anItemRewrittenAfterADayKeepsWhatItGotWhileNew() async throws {
+        let store = try makeStore()
+        let index = try store.index(account: "alice")
+        try await index.indexItems([mail("m1")])
+        try await store.enrichPendingItems()
+        let day = 86_400.0
+        clock.advance(by: 2 * day)
+        // Two days on, the owner writes the same message again (its creation date unchanged).
+        try await index.indexItems([mail("m1", created: -3600 - 2 * day)])
+        let again = try await store.enrichPendingItems()
+        #expect(again.unchanged == 1 && again.skipped.isEmpty)
+        #expect(try await index.fetchItems(withIdentifiers: ["m1"]).first?.item.attributeSet.textContentSummary != nil)
+        #expect(summarizer.calls.withLock { $0.count } == 1)
+        #expect(try await store.enrichmentStatus(of: index) == EnrichmentStatus(enriched: 1, pending: 0, failing: 0, skipped: [:]))
+        // A new text is too old to be enriched now, and the old summary does not come back for it.
+        try await index.indexItems([mail("m1", created: -3600 - 2 * day, text: Self.longText + " The venue changed too.")])
+        let changed = try await store.enrichPendingItems()
+        #expect(changed.skipped == ["summarization.tooOld": 1, "priority.tooOld": 1])
+        #expect(try await index.fetchItems(withIdentifiers: ["m1"]).first?.item.attributeSet.textContentSummary == nil)
+        #expect(summarizer.calls.withLock { $0.count } == 1)
+    }
+
+    /// `item` as a recording: its text is the transcript, and it has no text content.
+    func transcribed(_ item: SearchableItem) -> SearchableItem {
+        var item = item
+        item.attributeSet[.transcribedTextContent] = item.attributeSet.textContent.map(AttributeValue.text)
+        item.attributeSet.textContent = nil
+        return item
+    }
+
+    /// `item` with its text only as HTML content.
+    func htmlOnly(_ item: SearchableItem, _ html: String) -> SearchableItem {
+        var item = item
+        item.attributeSet.textContent = nil
+        item.attributeSet[.htmlContentData] = .data(Data(html.utf8))
+        return item
+    }
+
+    @Test func mailIsSummarizedFromItsHTMLButOtherMessagesAreNot() async throws {
+        let store = try makeStore()
+        let index = try store.index(account: "alice")
+        let html = "<html><head><style>p { color: red }</style></head><body><p>" + Self.longText + "</p></body></html>"
+        // Markup well over 200 characters around a line of text well under it.
+        let padded = "<div style=\"" + String(repeating: "margin: 0; ", count: 30) + "\"><p>Friday?</p></div>"
+        let htmlMail = htmlOnly(mail("htmlMail", thread: "thread.html", options: [.summarization]), html)
+        try await index.indexItems([
+            htmlMail,
+            htmlOnly(mail("htmlMessage", thread: "thread.message", type: .message, options: [.summarization]), html),
+            htmlOnly(mail("paddedMail", thread: "thread.padded", options: [.summarization]), padded),
+        ])
+        let report = try await store.enrichPendingItems()
+        #expect(report.enriched == 1 && report.failed == 0)
+        #expect(report.skipped == ["summarization.tooShort": 2], "HTML counts for mail only, and only its text")
+        let items = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0.attributeSet) })
+        #expect(items["htmlMail"]?.textContentSummary != nil)
+        #expect(items["htmlMessage"]?.textContentSummary == nil)
+        #expect(items["paddedMail"]?.textContentSummary == nil)
+        #expect(summarizer.calls.withLock { $0 } == [["htmlMail"]])
+        // The summarizer reads the HTML's text, without its markup or style sheet.
+        let read = EnrichmentPlan.text(of: htmlMail)
+        #expect(read.contains("the supplier is late") && !read.contains("<p>") && !read.contains("color"))
+    }
+
+    @Test func aRecordingIsSummarizedFromItsTranscriptOnly() async throws {
+        let store = try makeStore()
+        let index = try store.index(account: "alice")
+        try await index.indexItems([
+            transcribed(mail("transcribed", thread: "voice.1", type: .voiceAudio, options: [.summarization])),
+            // As long a text, but as text content: a recording without a transcript has nothing to summarize.
+            mail("untranscribed", thread: "voice.2", type: .voiceAudio, options: [.summarization]),
+        ])
+        let report = try await store.enrichPendingItems()
+        #expect(report.enriched == 1 && report.failed == 0)
+        #expect(report.skipped == ["summarization.tooShort": 1])
+        let items = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0.attributeSet) })
+        #expect(items["transcribed"]?.textContentSummary != nil)
+        #expect(items["untranscribed"]?.textContentSummary == nil)
+        #expect(summarizer.calls.withLock { $0 } == [["transcribed"]])
+    }
+
+    /// Says a message is a priority when it asks for something today.
+    struct TodayClassifier: PriorityClassifier {
+        var identifier: String { "test.today-1" }
+        func isPriority(_ thread: MessageThread) async throws -> Bool { thread.current?.text.contains("today") == true }
+    }
+
+    @Test func enrichedPriorityCanBeFilteredOn() async throws {
+        var configuration = Fixtures.configuration(clock: clock)
+        configuration.enrichment.summarizer = summarizer
+        configuration.enrichment.priorityClassifier = TodayClassifier()
+        let store = try Store(directory: directory.url, configuration: configuration)
+        try await store.signIn("alice")
+        let index = try store.index(account: "alice")
+        try await index.indexItems([
+            mail("urgent", thread: "thread.1", text: "Please sign the contract today. " + Self.longText, options: [.priority]),
+            mail("calm", thread: "thread.2", options: [.priority]),
+            mail("unasked", thread: "thread.3", text: "Sign it today. " + Self.longText, options: []),
+        ])
+        func matching(_ queryString: String) async throws -> [ItemIdentifier] {
+            try await index.search(SearchQuery(queryString: queryString)).map(\.item.uniqueIdentifier).sorted { $0.rawValue < $1.rawValue }
+        }
+        #expect(try await matching("isPriority == true").isEmpty, "nothing is a priority before enrichment")
+        try await store.enrichPendingItems()
+        #expect(try await matching("isPriority == true") == ["urgent"])
+        #expect(try await matching("isPriority == 1") == ["urgent"])
+        #expect(try await matching("isPriority == false") == ["calm"])
+        // With words: the priority among the matches.
+        var query = SearchQuery("supplier")
+        query.predicate = try QueryPredicate(queryString: "isPriority == true")
+        #expect(try await index.search(query).map(\.item.uniqueIdentifier) == ["urgent"])
+    }
+
     @Test func aFailingEnricherIsTriedAgainAfterItsBackoff() async throws {
         let store = try makeStore()
         let index = try store.index(account: "alice")
@@ -163,36 +279,58 @@ import ReplicaTestSupport
     }
 
     /// A host's own enricher, out of process: a Python program speaking the documented protocol.
-    @Test func anExecEnricherReplacesTheBuiltIns() async throws {
+    @Test func anExecEnricherReplacesTheBuiltInsAndRunsOnceForManyRequests() async throws {
         let script = directory.path + "/enrich.py"
+        let starts = directory.path + "/starts"
         try """
-            import json, sys
-            request = json.loads(sys.stdin.readline())
-            messages = request["thread"]["messages"]
-            if request["request"] == "summarize":
-                print(json.dumps({"summary": "%d message(s), last by %s" % (len(messages), messages[-1]["authors"][0])}))
-            else:
-                print(json.dumps({"isPriority": "ada@example.com" in request["thread"]["me"]}))
+            import json, os, sys
+            assert json.loads(sys.stdin.readline()) == {"type": "start", "mode": "enrich"}
+            assert os.environ["REPLICA_MODE"] == "enrich"
+            with open(sys.argv[1], "a") as f: f.write("started\\n")
+            for line in sys.stdin:
+                request = json.loads(line)
+                if request["type"] == "stop": break
+                messages = request["thread"]["messages"]
+                print(json.dumps({"type": "log", "level": "info", "message": "working"}), flush=True)
+                if request["type"] == "summarize":
+                    answer = {"type": "summarized", "summary": "%d message(s), last by %s" % (len(messages), messages[-1]["authors"][0])}
+                else:
+                    answer = {"type": "classified", "isPriority": "ada@example.com" in request["thread"]["me"]}
+                answer["request"] = request["request"]
+                print(json.dumps(answer), flush=True)
             """.write(toFile: script, atomically: true, encoding: .utf8)
         var configuration = Fixtures.configuration(clock: clock)
-        configuration.enrichment.summarizer = ExecEnricher(command: ["python3", script])
-        configuration.enrichment.priorityClassifier = ExecEnricher(command: ["python3", script])
+        let program = ExecEnricher(command: ["python3", script, starts])
+        configuration.enrichment.summarizer = program
+        configuration.enrichment.priorityClassifier = program
         configuration.enrichment.me = { _ in ["ada@example.com"] }
         let store = try Store(directory: directory.url, configuration: configuration)
         try await store.signIn("alice")
         let index = try store.index(account: "alice")
-        try await index.indexItems([mail("m1")])
-        #expect(try await store.enrichPendingItems().enriched == 1)
-        let attributes = try #require(try await index.fetchItems(withIdentifiers: ["m1"]).first).item.attributeSet
-        #expect(attributes.textContentSummary == "1 message(s), last by Bob")
+        try await index.indexItems([mail("m1"), mail("m2")])
+        #expect(try await store.enrichPendingItems().enriched == 2)
+        let attributes = try #require(try await index.fetchItems(withIdentifiers: ["m2"]).first).item.attributeSet
+        #expect(attributes.textContentSummary == "2 message(s), last by Bob")
         #expect(attributes.isPriority == true)
+        // Four requests, one program: a model behind it loads once.
+        #expect(try String(contentsOfFile: starts, encoding: .utf8) == "started\n")
 
-        // A program that fails leaves the item waiting, with the reason in the status, not the text.
+        // A program that fails leaves the item waiting, with the reason in the status, not the text; the
+        // next pass starts it afresh.
         var broken = configuration
-        broken.enrichment.summarizer = ExecEnricher(command: ["python3", "-c", "import sys; sys.exit(3)"])
+        broken.enrichment.summarizer = ExecEnricher(command: ["python3", "-c", "import sys; sys.stderr.write('no model here'); sys.exit(3)"])
         let brokenStore = try Store(directory: directory.url, configuration: broken)
         try await index.indexItems([mail("m1", text: Self.longText + " More.")])
         let report = try await brokenStore.enrichPendingItems()
         #expect(report.failed == 1)
+        let silent = ExecEnricher(command: ["python3", "-c", "import sys, time; sys.stdin.readline(); sys.stdin.readline(); time.sleep(30)"], timeout: 0.5)
+        let thread = MessageThread(domain: "thread.1", messages: [EnrichmentPlan.message(mail("m1"))], me: [])
+        await #expect(performing: { try await silent.summarize(thread) }, throws: { error in
+            (error as? ReplicaError)?.message.contains("did not answer within") == true
+        })
+        let wrong = ExecEnricher(command: ["python3", "-c", "import sys; sys.stdin.readline(); sys.stdin.readline(); print('{\"type\": \"classified\", \"request\": \"e1\"}', flush=True); sys.stdin.read()"])
+        await #expect(performing: { try await wrong.summarize(thread) }, throws: { error in
+            (error as? ReplicaError)?.message.contains("where the answer to request e1 was due") == true
+        })
     }
 }

@@ -1,15 +1,15 @@
 import Foundation
-import Replica
+import ReplicaCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One running plugin: a child process spoken to in line-delimited JSON on its standard input and output.
+/// One running plugin (a source, an enricher): a child process spoken to in line-delimited JSON on its standard input and output.
 ///
 /// A thread reads standard output line by line into a queue; callers take messages with a deadline, so a
 /// plugin that stops answering is noticed. Standard error is kept (the last lines) for reports.
-final class PluginProcess: @unchecked Sendable {
-    enum Message: Sendable {
+package final class PluginProcess: @unchecked Sendable {
+    package enum Message: Sendable {
         case line(Int, String)
         /// The plugin closed its output (exited, or crashed).
         case end(String)
@@ -21,7 +21,7 @@ final class PluginProcess: @unchecked Sendable {
 
     /// The most bytes one protocol line may hold: an item may hold 16 MiB of attributes, and escaping in
     /// JSON can make their text longer.
-    static let maximumLineLength = 64 << 20
+    package static let maximumLineLength = 64 << 20
 
     private let process: ChildProcess
     private let condition = NSCondition()
@@ -32,7 +32,7 @@ final class PluginProcess: @unchecked Sendable {
     /// When the plugin last wrote anything: a long line still arriving is not silence.
     private var lastOutput = Date()
 
-    init(command: [String], environment: [String: String]) throws {
+    package init(command: [String], environment: [String: String]) throws {
         guard let executable = command.first else { throw ReplicaError(.invalidConfiguration, "the plugin command is empty") }
         do {
             process = try ChildProcess(executable.contains("/") ? command : ["/usr/bin/env"] + command,
@@ -97,7 +97,7 @@ final class PluginProcess: @unchecked Sendable {
     }
 
     /// The next message, waiting until the plugin has written nothing at all for `timeout` seconds.
-    func next(timeout: Double) -> Message {
+    package func next(timeout: Double) -> Message {
         let started = Date()
         condition.lock()
         defer { condition.unlock() }
@@ -111,7 +111,7 @@ final class PluginProcess: @unchecked Sendable {
     }
 
     /// The last lines the plugin wrote to its standard error.
-    var lastErrors: String {
+    package var lastErrors: String {
         condition.lock()
         defer { condition.unlock() }
         return errorTail.joined(separator: " | ")
@@ -119,7 +119,7 @@ final class PluginProcess: @unchecked Sendable {
 
     /// Sends one message; `false` when the plugin no longer reads.
     @discardableResult
-    func send(_ message: JSON) -> Bool {
+    package func send(_ message: JSON) -> Bool {
         let data = Data((message.serialized() + "\n").utf8)
         // A plugin that exited closes its end; writing must fail with EPIPE, not kill us with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
@@ -132,7 +132,7 @@ final class PluginProcess: @unchecked Sendable {
     }
 
     /// Asks the plugin to stop, then ends it: SIGTERM after `grace` seconds, SIGKILL one second later.
-    func stop(grace: Double = 2) {
+    package func stop(grace: Double = 2) {
         send(.object([("type", "stop")]))
         try? process.standardInput?.close()
         if process.wait(timeout: grace) != nil { return }
@@ -142,7 +142,7 @@ final class PluginProcess: @unchecked Sendable {
     }
 
     /// Kills the plugin at once.
-    func kill() {
+    package func kill() {
         process.signal(SIGKILL)
         try? process.standardInput?.close()
     }
