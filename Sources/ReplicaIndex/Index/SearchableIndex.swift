@@ -477,8 +477,9 @@ public final class SearchableIndex: Sendable {
 
     /// Sets the owner that the index asks to reindex, and delivers any request still owed.
     ///
-    /// A new or rebuilt index owes a request to reindex everything; setting a delegate delivers it at
-    /// once (this call waits for it) and clears it when the delegate returns without throwing.
+    /// A new or rebuilt index owes the delegate a request to reindex everything; setting a delegate
+    /// delivers it at once (this call waits for it), and it is not asked again once it returned without
+    /// throwing. Entity queries (``setEntityQuery(_:forType:)``) are each owed their own.
     ///
     /// The index holds the delegate weakly, as Core Spotlight's index does: keep a strong reference to it
     /// (in the object that owns the app's storage, say) for as long as it should be asked.
@@ -502,45 +503,60 @@ public final class SearchableIndex: Sendable {
         try await deliverPendingReindex()
     }
 
-    /// Delivers an owed reindex request to the delegate and the entity queries: a request to reindex
-    /// everything goes to all of them; identifiers go to the entity query of their type
-    /// (`entity:<type>:<id>`) or else to the delegate. It is cleared once every receiver returned
-    /// without throwing; with nobody to receive it, it stays owed.
+    /// Delivers owed reindex requests to the delegate and the entity queries.
+    ///
+    /// - A new or rebuilt index owes each receiver one request to reindex everything: the delegate and
+    ///   every entity type's query get it once, whenever they are set (a query set a week later, for a
+    ///   type the app added since, still gets it). Who has had it is kept in the index file, so a rebuilt
+    ///   file owes it to everyone again.
+    /// - Identifiers go to the entity query of their type (`entity:<type>:<id>`) or else to the delegate,
+    ///   and are cleared once every receiver returned without throwing; with nobody to take some of them,
+    ///   they all stay owed.
     private func deliverPendingReindex() async throws {
         let (delegate, queries) = state.withLock { state in
             (state.delegate, state.entityQueries.compactMapValues { $0.query })
         }
         guard delegate != nil || !queries.isEmpty else { return }
-        let (all, some) = try await read { reader in
-            (try reader.meta("reindex_all_pending") == "1", try reader.meta("reindex_identifiers"))
+        let (all, delivered, some) = try await read { reader in
+            (try reader.meta("reindex_all_pending") == "1",
+             try reader.meta("reindex_all_delivered").flatMap { try? JSON.parse($0).arrayValue?.compactMap(\.stringValue) } ?? [],
+             try reader.meta("reindex_identifiers"))
         }
         let description = IndexDescription(account: account, indexName: name)
-        if all {
-            try await delegate?.reindexAllItems(in: self)
-            for (_, query) in queries.sorted(by: { $0.key < $1.key }) { try await query.reindexAllEntities(indexDescription: description) }
-            try await write { writer in
-                try writer.setMeta("reindex_all_pending", nil)
-                try writer.setMeta("reindex_identifiers", nil)
-            }
-        } else if let some, let identifiers = try? JSON.parse(some).arrayValue?.compactMap(\.stringValue), !identifiers.isEmpty {
-            var byType: [String: [String]] = [:]
-            var others: [ItemIdentifier] = []
-            for identifier in identifiers {
-                let parts = identifier.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-                if parts.count == 3, parts[0] == "entity", queries[String(parts[1])] != nil {
-                    byType[String(parts[1]), default: []].append(String(parts[2]))
-                } else {
-                    others.append(ItemIdentifier(identifier))
-                }
-            }
-            // What nobody here can take stays owed.
-            if !others.isEmpty, delegate == nil { return }
-            if !others.isEmpty { try await delegate?.reindexItems(withIdentifiers: others, in: self) }
-            for (type, ids) in byType.sorted(by: { $0.key < $1.key }) {
-                try await queries[type]?.reindexEntities(withIdentifiers: ids, indexDescription: description)
-            }
-            try await write { writer in try writer.setMeta("reindex_identifiers", nil) }
+        var askedForAll = Set(delivered)
+        func markAsked(_ receiver: String) async throws {
+            askedForAll.insert(receiver)
+            let list = JSON.array(askedForAll.sorted().map(JSON.string)).serialized()
+            try await write { writer in try writer.setMeta("reindex_all_delivered", list) }
         }
+        if all {
+            if let delegate, !askedForAll.contains("delegate") {
+                try await delegate.reindexAllItems(in: self)
+                try await markAsked("delegate")
+            }
+            for (type, query) in queries.sorted(by: { $0.key < $1.key }) where !askedForAll.contains("entity:" + type) {
+                try await query.reindexAllEntities(indexDescription: description)
+                try await markAsked("entity:" + type)
+            }
+        }
+        guard let some, let identifiers = try? JSON.parse(some).arrayValue?.compactMap(\.stringValue), !identifiers.isEmpty else { return }
+        var byType: [String: [String]] = [:]
+        var others: [ItemIdentifier] = []
+        for identifier in identifiers {
+            let parts = identifier.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            if parts.count == 3, parts[0] == "entity", queries[String(parts[1])] != nil {
+                byType[String(parts[1]), default: []].append(String(parts[2]))
+            } else {
+                others.append(ItemIdentifier(identifier))
+            }
+        }
+        // What nobody here can take stays owed.
+        if !others.isEmpty, delegate == nil { return }
+        if !others.isEmpty { try await delegate?.reindexItems(withIdentifiers: others, in: self) }
+        for (type, ids) in byType.sorted(by: { $0.key < $1.key }) {
+            try await queries[type]?.reindexEntities(withIdentifiers: ids, indexDescription: description)
+        }
+        try await write { writer in try writer.setMeta("reindex_identifiers", nil) }
     }
 
     /// Removes items whose stored copy cannot be read and asks the owner for them again.

@@ -91,6 +91,27 @@ import ReplicaTestSupport
         #expect(query.asked.withLock { $0 }.count == 1, "the request was delivered and cleared")
     }
 
+    @Test func eachReceiverIsAskedToReindexEverythingOnceWhicheverIsSetFirst() async throws {
+        let fresh = try store.index(named: "Fresh", account: "alice")
+        let query = LandmarkQuery()
+        try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
+        let delegate = RecordingDelegate(items: [])
+        try await fresh.setDelegate(delegate)
+        #expect(delegate.requests.all == ["all"], "the delegate set second is still owed its request")
+        let later = LandmarkQuery()
+        try await fresh.setEntityQuery(later, forType: "TrailEntity")
+        #expect(later.asked.withLock { $0 } == ["all alice/Fresh"], "a type set later is owed one too")
+        // Set again, and through a store opened afresh: nobody is asked twice.
+        try await fresh.setDelegate(delegate)
+        try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
+        let reopened = try Store(directory: directory.url).index(named: "Fresh", account: "alice")
+        try await reopened.setDelegate(delegate)
+        try await reopened.setEntityQuery(later, forType: "TrailEntity")
+        #expect(delegate.requests.all == ["all"])
+        #expect(query.asked.withLock { $0 } == ["all alice/Fresh"])
+        #expect(later.asked.withLock { $0 } == ["all alice/Fresh"])
+    }
+
     @Test func unreadableEntitiesAreAskedForByTheirTypesQuery() async throws {
         let query = LandmarkQuery()
         try await index.setEntityQuery(query, forType: LandmarkEntity.typeName)
