@@ -22,7 +22,8 @@ public struct RecentActivity: Sendable, Hashable {
 
 extension IndexWriter {
     /// Stores donated activities: a persistent identifier already held counts one more view. A
-    /// search-eligible activity about no item of this index is indexed as an item of its own.
+    /// search-eligible activity about no item of this index is indexed as an item of its own, until the
+    /// item it is about is indexed (``dropActivityItems(about:)``).
     package func donate(_ activities: [UserActivity]) throws {
         let upsert = try connection.cached("""
             INSERT INTO activities(persistent, type, title, related, keywords, date, views, search, prediction, attributes,
@@ -58,6 +59,14 @@ extension IndexWriter {
                 _ = try delete(identifiers: [activity.itemIdentifier], owner: .activities)
             }
         }
+    }
+
+    /// Deletes the items that activities about `identifier` stood in for while it was not indexed: once
+    /// it is, they raise its ranking instead of appearing beside it.
+    func dropActivityItems(about identifier: String) throws {
+        let standIns = try connection.cached("SELECT persistent FROM activities WHERE related = ? AND search = 1")
+            .rows([.text(identifier)]) { ItemIdentifier("activity:" + $0.text(0)) }
+        if !standIns.isEmpty { _ = try delete(identifiers: standIns, owner: .activities) }
     }
 
     /// Deletes activities by persistent identifier (and the items made of them).

@@ -36,6 +36,11 @@ package final class IndexWriter {
     private lazy var updateStatement = Result { try connection.cached(Self.updateSQL) }
     private lazy var storedRowStatement = Result { try connection.cached(Self.storedRowSQL) }
     private lazy var removeTextStatement = Result { try connection.cached(Self.removeTextSQL) }
+    /// Whether a search-eligible activity is about an item (one that may not have been indexed when it
+    /// was donated): read once per writer, so an index without activities pays nothing per insert.
+    private lazy var activitiesMayStandIn = Result {
+        try connection.cached("SELECT 1 FROM activities WHERE related IS NOT NULL AND search = 1 LIMIT 1").firstRow([], { _ in true }) == true
+    }
     /// The row last bound to each statement that writes items rows, and the text last bound to the
     /// full-text insert, in this writer. Those statements are rewound, not cleared, so the next row binds
     /// only what differs from the last: from one item to the next, most metadata (domain, content type,
@@ -118,6 +123,7 @@ package final class IndexWriter {
             let id = connection.lastInsertRowID
             try indexText(id, row.text)
             if row.asksForEnrichment { try queueEnrichment(id) }
+            if row.origin.owner != .activities, try activitiesMayStandIn.get() { try dropActivityItems(about: row.identifier) }
             return .inserted
         }
         guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {

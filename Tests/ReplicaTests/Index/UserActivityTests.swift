@@ -69,6 +69,18 @@ import ReplicaTestSupport
         #expect(try await index.search(SearchQuery("camping")).isEmpty)
     }
 
+    @Test func anActivityDonatedBeforeItsItemStopsStandingInOnceTheItemIsIndexed() async throws {
+        try await index.donateUserActivities([view("trip", at: clock.now)])
+        #expect(try await index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == ["activity:view:trip"])
+        try await index.indexItems([Fixtures.item("trip", title: "Viewed trip plan", text: "the trip to the glacier")])
+        let found = try await index.search(SearchQuery("viewed trip"))
+        #expect(found.map(\.item.uniqueIdentifier) == ["trip"], "the item, not the item and its stand-in")
+        #expect(try #require(found.first).engagement > 0)
+        // Donated again, it is still no result of its own.
+        try await index.donateUserActivities([view("trip", at: clock.now)])
+        #expect(try await index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == ["trip"])
+    }
+
     @Test func recentListsPredictionEligibleItemsMostEngagedFirst() async throws {
         try await index.indexItems([Fixtures.item("a", title: "Alpha"), Fixtures.item("b", title: "Beta"), Fixtures.item("c", title: "Gamma")])
         try await index.donateUserActivities([view("a", at: clock.now.addingTimeInterval(-86_400))])
