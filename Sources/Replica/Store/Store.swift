@@ -255,8 +255,8 @@ public final class Store: Sendable {
         return try index(named: name, account: account)
     }
 
-    /// Reads items back whole from an account's indexes (each identifier from the first index, in name
-    /// order, that holds it).
+    /// Reads items back whole from an account's indexes: each identifier from every index that holds it,
+    /// as identifiers are per index.
     ///
     /// For example:
     /// ```swift
@@ -267,7 +267,8 @@ public final class Store: Sendable {
     ///   - identifiers: the items to read.
     ///   - account: a signed-in account.
     ///   - indexNames: the indexes to look in; `nil` for all of the account's.
-    /// - Returns: the items found, in the order asked; a missing or expired identifier is left out.
+    /// - Returns: the items found, in the order asked (an identifier held by several indexes once per
+    ///   index, in name order); a missing or expired identifier is left out.
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the account is not signed in.
     public func fetchItems(withIdentifiers identifiers: [ItemIdentifier], account: AccountID,
                            indexNames: [String]? = nil) async throws -> [StoredItem] {
@@ -276,14 +277,14 @@ public final class Store: Sendable {
         guard try signedInAccounts().contains(where: { $0.id == account }) else {
             throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in; sign it in first (replica accounts sign-in \(account))")
         }
-        var found: [ItemIdentifier: StoredItem] = [:]
-        for name in try (indexNames ?? self.indexNames(for: account)).sorted() {
-            let wanted = identifiers.filter { found[$0] == nil }
-            guard !wanted.isEmpty, let index = try existingIndex(named: name, account: account) else { continue }
-            for stored in try await index.fetchItems(withIdentifiers: wanted) { found[stored.item.uniqueIdentifier] = stored }
-        }
+        var found: [ItemIdentifier: [StoredItem]] = [:]
         var seen = Set<ItemIdentifier>()
-        return identifiers.compactMap { seen.insert($0).inserted ? found[$0] : nil }
+        let wanted = identifiers.filter { seen.insert($0).inserted }
+        for name in try Set(indexNames ?? self.indexNames(for: account)).sorted() {
+            guard let index = try existingIndex(named: name, account: account) else { continue }
+            for stored in try await index.fetchItems(withIdentifiers: wanted) { found[stored.item.uniqueIdentifier, default: []].append(stored) }
+        }
+        return wanted.flatMap { found[$0] ?? [] }
     }
 
     /// The names of the indexes an account has.

@@ -10,14 +10,16 @@ enum GetCommand: Command {
 
         Prints each item as the account's index holds it: its identifier, domain, index, owner,
         expiration date and every stored attribute by its Core Spotlight key, the text content included.
-        Without --index, every index of the account is looked in. Identifiers that are not there (or
-        have expired) are named on standard error, and the exit status is 1.
+        Without --index, every index of the account is looked in, and an identifier held by several
+        indexes is printed once for each. Identifiers that are not there (or have expired) are named
+        on standard error, and the exit status is 1.
 
         Options:
           --account ID   the account (required; it must be signed in)
           --index NAME   only this named index (repeatable)
           --json         one JSON object: {"items": [{"uniqueIdentifier", "domainIdentifier", "account",
-                         "index", "owner", "version", "indexed", "expirationDate", "attributes": {…}}],
+                         "index", "owner", "version", "indexed", "expirationDate", "attributes": {…},
+                         "updateListenerOptions": […] when asked for, "entity": {"type", "id"} when one}],
                          "missing": [identifiers not found]}
         """
 

@@ -265,6 +265,11 @@ import ReplicaTestSupport
         #expect(found[1].item.attributeSet.rating == 4)
         #expect(found[1].origin.owner == .api)
         #expect(try await store.fetchItems(withIdentifiers: ["m1"], account: "alice", indexNames: ["default"]).isEmpty)
+        // Identifiers are per index: a second item "a1" in Mail is read back too, after the first.
+        try await store.index(named: "Mail", account: "alice").indexItems([item("a1", "Mail's own", text: "another a1", modified: nil)])
+        let both = try await store.fetchItems(withIdentifiers: ["a1"], account: "alice")
+        #expect(both.map(\.indexName) == ["Mail", "default"])
+        #expect(both[0].item.attributeSet.textContent == "another a1")
         try await store.signOut("alice")
         await #expect(throws: ReplicaError.self) { try await store.fetchItems(withIdentifiers: ["a1"], account: "alice") }
     }
