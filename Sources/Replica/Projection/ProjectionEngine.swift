@@ -104,18 +104,30 @@ public final class ProjectionEngine: Sendable {
     /// whenever a record store changed, checked every `interval`; followed tables every second. On
     /// cancellation, one last catch-up commits what is in flight.
     ///
+    /// A catch-up that fails is tried again at the next check; `onError` hears of it once per failure
+    /// streak (and again when the error changes), never silently.
+    ///
     /// - Parameters:
     ///   - interval: how often the record stores are checked for changes.
     ///   - onReport: called after each catch-up that did something.
+    ///   - onError: called when a catch-up fails, with the error.
     public func run(every interval: Duration = .milliseconds(100),
-                    onReport: @escaping @Sendable (CatchUpReport) -> Void = { _ in }) async {
+                    onReport: @escaping @Sendable (CatchUpReport) -> Void = { _ in },
+                    onError: @escaping @Sendable (any Error) -> Void = { _ in }) async {
         var versions: [AccountID: Int] = [:]
         var lastTables = ContinuousClock.now
+        var lastFailure: String?
+        func failed(_ error: any Error) {
+            let description = String(describing: error)
+            if description != lastFailure { onError(error) }
+            lastFailure = description
+        }
         while !Task.isCancelled {
             let dueTables = !followedTables.isEmpty && ContinuousClock.now - lastTables >= .seconds(1)
             if dueTables { lastTables = .now }
             let known = versions
-            if let (report, changed) = try? await Blocking.run({ [self] () -> (CatchUpReport, [AccountID: Int]) in
+            do {
+                let (report, changed) = try await Blocking.run({ [self] () -> (CatchUpReport, [AccountID: Int]) in
                 var report = CatchUpReport()
                 var changed = known
                 for account in try store.signedInAccounts().map(\.id) {
@@ -130,13 +142,21 @@ public final class ProjectionEngine: Sendable {
                     }
                 }
                 return (report, changed)
-            }) {
+                })
                 versions = changed
+                lastFailure = nil
                 if report != CatchUpReport() { onReport(report) }
+            } catch {
+                failed(error)
             }
             try? await Task.sleep(for: interval)
         }
-        if let report = try? await catchUpAllAccounts(), report != CatchUpReport() { onReport(report) }
+        do {
+            let report = try await catchUpAllAccounts()
+            if report != CatchUpReport() { onReport(report) }
+        } catch {
+            failed(error)
+        }
     }
 
     /// The synchronous form, for callers already off the cooperative pool.

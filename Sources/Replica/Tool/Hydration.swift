@@ -5,12 +5,16 @@ import Foundation
 /// The library never imports the sources; a host (the `replica` command, an app) that runs them passes
 /// one of these.
 public protocol SourceResolver: Sendable {
+    /// The running source for this stored definition, to ask about its items.
+    /// Throw when this host cannot run the kind; the source's results are then withheld, not removed.
     func source(for definition: SourceDefinition) throws -> any Source
 }
 
 /// A host's answer for items it indexed directly (through `SearchableIndex` or `replica import`): do
 /// they still exist, at which version, may the account read them — with full content when asked.
 public protocol HydrationDelegate: Sendable {
+    /// The current state of these items of the account's index `indexName`: `.gone` withholds an item and
+    /// removes it from the index; an item left out, an error or a timeout withholds it and keeps it.
     func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
                       includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer]
 }
@@ -35,8 +39,12 @@ public struct DroppedItem: Sendable, Equatable {
 /// let found = try await store.search(SearchQuery("launch plan"), hydration: hydration)
 /// ```
 public struct Hydration: Sendable {
-    /// How records become items (for full text, and for catching the projection up).
-    public var projections: ProjectionSet
+    /// How records become items, and the index they go to: the projections the app's own engine (or
+    /// `replica watch`) uses. With them, the search tool catches the accounts it searches up with their
+    /// record stores and followed tables before each call, and a record's result is refreshed with the
+    /// record's current fields. Without them (the default), keeping the index fresh is the host's job,
+    /// and a record's result is shown as indexed once its record is found at that version.
+    public var projections: ProjectionSet?
     /// App tables the projection engine follows; their rows are asked about their items.
     public var followedTables: [FollowedTable]
     /// Runs sources so they can be asked about their items; without it their items are withheld.
@@ -46,8 +54,8 @@ public struct Hydration: Sendable {
     /// How long an item's owner has to answer; one that does not is taken to have said no.
     public var timeout: Duration
 
-    /// Makes hydration settings; by default no declared projections (into the default index), no followed
-    /// tables, no source resolver or delegate, and five seconds for an owner to answer.
+    /// Makes hydration settings; by default no projections (so no catch-up and no index of its own), no
+    /// followed tables, no source resolver or delegate, and five seconds for an owner to answer.
     ///
     /// - Parameters:
     ///   - projections: How records become items.
@@ -55,7 +63,7 @@ public struct Hydration: Sendable {
     ///   - sourceResolver: Runs sources so they can be asked about their items.
     ///   - delegate: Asked about items a host indexed itself.
     ///   - timeout: How long an item's owner has to answer.
-    public init(projections: ProjectionSet = ProjectionSet(indexName: Store.defaultIndexName), followedTables: [FollowedTable] = [],
+    public init(projections: ProjectionSet? = nil, followedTables: [FollowedTable] = [],
                 sourceResolver: (any SourceResolver)? = nil, delegate: (any HydrationDelegate)? = nil, timeout: Duration = .seconds(5)) {
         self.projections = projections
         self.followedTables = followedTables

@@ -10,8 +10,6 @@ struct Hydrator: Sendable {
     let accounts: Set<AccountID>
     let hydration: Hydration
 
-    private var projections: ProjectionSet { hydration.projections }
-
     /// - Parameter accounts: the accounts searched (empty: every signed-in one).
     init(store: Store, accounts: [AccountID], hydration: Hydration) throws {
         self.store = store
@@ -70,7 +68,14 @@ struct Hydrator: Sendable {
             }
         }
         for (key, identifiers) in removals {
-            _ = try? await store.deleteReliably(identifiers.map(PendingDeletion.Target.identifier), account: key.account, indexName: key.index)
+            do {
+                try await store.deleteReliably(identifiers.map(PendingDeletion.Target.identifier), account: key.account, indexName: key.index)
+            } catch {
+                // The results are withheld all the same; the items stay until a later search drops them again.
+                store.configuration.events(StoreEvent(
+                    kind: .deletionFailed, account: key.account, indexName: key.index,
+                    message: "\(identifiers.count) item(s) hydration no longer vouches for could not be removed from index '\(key.index)' of account '\(key.account)' (\((error as? ReplicaError)?.message ?? String(describing: type(of: error)))); they stay withheld from results"))
+            }
         }
         return (kept, dropped)
     }
@@ -179,7 +184,8 @@ struct Hydrator: Sendable {
             try? whenStale()
             return .drop("the index holds version \(result.origin.version ?? "?") and the record is at \(record.version)", remove: false)
         }
-        guard includingContent, let current = try? projections.projection(for: record.kind).item(for: record, now: store.configuration.index.clock()) else {
+        guard includingContent, let projections = hydration.projections,
+              let current = try? projections.projection(for: record.kind).item(for: record, now: store.configuration.index.clock()) else {
             return .keep(result)
         }
         var hydrated = result

@@ -87,8 +87,8 @@ public final class SearchTool: Sendable {
         public var contactResolver: (any ContactResolver)?
         /// The host's own pipeline stages, offered to the model beside the built-in ones.
         public var customStages: [any CustomStage] = []
-        /// How each result is checked with its owner before the model sees it; its projections also catch
-        /// the index up with the record store before each call.
+        /// How each result is checked with its owner before the model sees it; its projections, when set,
+        /// also catch the index up with the record store before each call.
         public var hydration = Hydration()
         /// The accounts searched, of those signed in; empty: all of them.
         public var accounts: [AccountID] = []
@@ -205,9 +205,11 @@ public final class SearchTool: Sendable {
         return ToolResult(text: ToolOutput.render(outcomes, format: configuration.guide.format), isError: false)
     }
 
-    /// Applies the record store's and followed tables' changes to the accounts this tool searches.
+    /// Applies the record store's and followed tables' changes to the accounts this tool searches, into
+    /// the index the hydration's projections name; without projections, that is the host's job.
     private func catchUp() async {
-        let engine = ProjectionEngine(store: store, projections: configuration.hydration.projections,
+        guard let projections = configuration.hydration.projections else { return }
+        let engine = ProjectionEngine(store: store, projections: projections,
                                       followedTables: configuration.hydration.followedTables)
         let accounts: [AccountID]
         do {

@@ -43,6 +43,8 @@ final class Watcher: Sendable {
                         Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' was not indexed: \(entry.reason)")
                     }
                     for problem in report.problems { Output.note(problem) }
+                } onError: { error in
+                    Output.error("applying the record stores' changes failed: \(Self.describe(error)); trying again")
                 }
             }
             group.addTask { await self.sweep() }
@@ -69,7 +71,7 @@ final class Watcher: Sendable {
                 _ = try await store.embedPendingItems()
                 failing = false
             } catch {
-                if !failing { Output.note("embedding for semantic search failed: \((error as? ReplicaError)?.message ?? "\(error)"); trying again later") }
+                if !failing { Output.note("embedding for semantic search failed: \(Self.describe(error)); trying again later") }
                 failing = true
             }
             try? await Task.sleep(for: reloadInterval * 2)
@@ -86,7 +88,7 @@ final class Watcher: Sendable {
                 failing = false
                 announce(report)
             } catch {
-                if !failing { Output.note("enrichment failed: \((error as? ReplicaError)?.message ?? "\(error)"); trying again later") }
+                if !failing { Output.note("enrichment failed: \(Self.describe(error)); trying again later") }
                 failing = true
             }
             try? await Task.sleep(for: reloadInterval)
@@ -118,12 +120,26 @@ final class Watcher: Sendable {
         }
     }
 
+    /// Expired items purged and failed deletions retried every `sweepInterval`; a failure is reported once
+    /// per failure streak and tried again at the next sweep.
     private func sweep() async {
+        var failing = false
         while !Task.isCancelled {
             try? await Task.sleep(for: sweepInterval)
             if Task.isCancelled { return }
-            _ = try? await store.sweep()
+            do {
+                _ = try await store.sweep()
+                failing = false
+            } catch {
+                if !failing { Output.error("sweeping expired items and pending deletions failed: \(Self.describe(error)); trying again later") }
+                failing = true
+            }
         }
+    }
+
+    /// An error's message for a person: a `ReplicaError`'s own words, else its description.
+    static func describe(_ error: any Error) -> String {
+        (error as? ReplicaError)?.message ?? "\(error)"
     }
 
     /// Keeps one task per source of a signed-in account: starts new ones, stops removed ones, restarts a
@@ -223,7 +239,7 @@ enum WatchCommand: Command {
         let json = arguments.flag("--json")
         try arguments.finish()
         let configuration = try context.configuration()
-        let store = try context.openStore(longRunning: true)
+        let store = try context.openStore(longRunning: true, enriching: true)
         await Watcher(store: store, configuration: configuration, json: json).run()
     }
 }

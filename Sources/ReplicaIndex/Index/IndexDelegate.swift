@@ -76,6 +76,8 @@ public struct StoreEvent: Sendable, CustomStringConvertible {
         public static let embeddingFailed = Kind(rawValue: "embeddingFailed")
         /// An enricher (summarizer or priority classifier) failed on an item; it is tried again later.
         public static let enrichmentFailed = Kind(rawValue: "enrichmentFailed")
+        /// Items could not be deleted, nor their deletion queued to be retried (a full disk, say).
+        public static let deletionFailed = Kind(rawValue: "deletionFailed")
     }
 
     /// What kind of thing happened.
