@@ -15,7 +15,7 @@ import Glibc
 ///
 /// For example:
 /// ```swift
-/// let definition = try store.addSource(SourceDefinition(kind: .files, account: "alice",
+/// let definition = try await store.addSource(SourceDefinition(kind: .files, account: "alice",
 ///                                                       settings: ["root": "/home/alice/Notes"]))
 /// let source = try FileTreeSource(definition, store: store)
 /// try await source.sync(SourceContext(definition: definition, store: store))

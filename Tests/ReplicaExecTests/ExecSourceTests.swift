@@ -121,7 +121,7 @@ import ReplicaTestSupport
     func garbageAndSilenceEndThePluginWithAClearReport(program: String, message: String) async throws {
         let script = directory.appending("bad.py")
         try ("import sys\nsys.stdin.readline()\n" + program + "\n").write(to: script, atomically: true, encoding: .utf8)
-        let definition = try store.addSource(SourceDefinition(kind: .exec, account: "alice",
+        let definition = try await store.addSource(SourceDefinition(kind: .exec, account: "alice",
                                                               settings: .object([("command", ["python3", .string(script.path)]), ("silenceSeconds", 1)])))
         let source = try ExecSource(definition)
         let context = try SourceContext(definition: definition, store: store)

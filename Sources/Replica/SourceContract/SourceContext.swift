@@ -77,7 +77,8 @@ public final class SourceContext: Sendable {
             try writer.apply(batch, from: definition, consumer: consumer)
             CrashPoints.reach("source.beforeCommit")
         }
-        store.reportSourceCommit(definition.name, at: now)
+        let store = store, committed = now
+        _ = try? await Blocking.run { store.reportSourceCommit(definition.name, at: committed) }   // status only; it never throws
     }
 
     /// Tells the host what the source is doing now; shown by `replica status`.

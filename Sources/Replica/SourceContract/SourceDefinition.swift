@@ -22,7 +22,7 @@ public struct SourceKind: RawRepresentable, Hashable, Sendable, CustomStringConv
 ///
 /// For example:
 /// ```swift
-/// let docs = try store.addSource(SourceDefinition(kind: .files, account: "alice",
+/// let docs = try await store.addSource(SourceDefinition(kind: .files, account: "alice",
 ///                                                 settings: .object([("root", "/home/alice/Documents")])))
 /// docs.name   // "files-1"
 /// ```

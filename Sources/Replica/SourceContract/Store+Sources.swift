@@ -85,8 +85,10 @@ extension Store {
         if let index = try existingIndex(named: definition.indexName, account: definition.account) {
             try await index.write { writer in try writer.forgetSource(named: definition.name, owner: definition.owner, checkpoint: definition.owner.rawValue) }
         }
-        try catalog.database.writeNow { connection in
-            try connection.execute("DELETE FROM sources WHERE name = ?", [.text(name)])
+        try await Blocking.run { [self] in
+            try catalog.database.writeNow { connection in
+                try connection.execute("DELETE FROM sources WHERE name = ?", [.text(name)])
+            }
         }
     }
 

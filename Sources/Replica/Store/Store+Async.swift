@@ -23,8 +23,15 @@ extension Store {
         try await Blocking.run { [self] in try switchAccountNow(to: account) }
     }
 
+    /// Adds a source without blocking the caller (see the synchronous `addSource(_:)`).
+    @discardableResult
+    public func addSource(_ definition: SourceDefinition) async throws -> SourceDefinition {
+        try await Blocking.run { [self] in try addSourceNow(definition) }
+    }
+
     // The synchronous forms by names of their own, so that the async forms above call them and not
     // themselves.
+    private func addSourceNow(_ definition: SourceDefinition) throws -> SourceDefinition { try addSource(definition) }
     private func signInNow(_ account: AccountID) throws -> AccountRecord { try signIn(account) }
     private func signOutNow(_ account: AccountID) throws -> Bool { try signOut(account) }
     private func switchAccountNow(to account: AccountID) throws { try switchAccount(to: account) }

@@ -118,7 +118,7 @@ enum SourcesCommand: Command {
             throw CLIError.failure(error.message.replacingOccurrences(of: "source 'check'", with: "the source"))
         }
         definition.name = name
-        let added = try store.addSource(definition)
+        let added = try await store.addSource(definition)
         Output.note("added source '\(added.name)' for account '\(account)'; run 'replica sync' to index it, or 'replica watch' to follow it")
     }
 
