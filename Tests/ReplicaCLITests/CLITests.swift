@@ -196,6 +196,69 @@ import Replica
         #expect(try replica("recent", "--json").standardOutput == #"{"recent":[]}"# + "\n")
     }
 
+    @Test func getOfAnEntityNamesItsTypeAndIdentifier() throws {
+        let entity = #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}}}"#
+        #expect(try replica("entities", "import", "--account", "a", "-", input: entity).status == 0)
+        #expect(try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Plain", text: "not an entity")).status == 0)
+        let get = try replica("get", "--account", "a", "--json", "entity:LandmarkEntity:42", "n1")
+        #expect(get.status == 0, "\(get.standardError)")
+        let items = try JSON.parse(get.standardOutput)["items"]?.arrayValue ?? []
+        let byIdentifier = Dictionary(uniqueKeysWithValues: items.compactMap { item in item["uniqueIdentifier"]?.stringValue.map { ($0, item) } })
+        #expect(byIdentifier.keys.sorted() == ["entity:LandmarkEntity:42", "n1"])
+        #expect(byIdentifier["entity:LandmarkEntity:42"]?["entity"] == .object([("type", "LandmarkEntity"), ("id", "42")]))
+        #expect(byIdentifier["n1"]?["entity"] == nil, "an item that is no entity says nothing of one")
+        #expect(get.standardOutput.contains(#""entity":{"type":"LandmarkEntity","id":"42"}"#))
+    }
+
+    /// Imports n1 (Alpha) and n2 (Beta) into account a, and donates views: n1 once, n2 three times.
+    func importAndView() throws {
+        try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Alpha", text: "a") + "\n" + Self.line("n2", title: "Beta", text: "b"))
+        let views = [#"{"activityType": "com.example.view", "persistentIdentifier": "view:n1", "relatedUniqueIdentifier": "n1", "eligibleForPrediction": true}"#]
+            + (0..<3).map { _ in #"{"activityType": "com.example.view", "persistentIdentifier": "view:n2", "relatedUniqueIdentifier": "n2", "eligibleForPrediction": true}"# }
+        #expect(try replica("activities", "donate", "--account", "a", "-", input: views.joined(separator: "\n")).status == 0)
+    }
+
+    func recentIdentifiers(_ arguments: String...) throws -> [String] {
+        let recent = try ReplicaProcess.run(["--store", store, "recent", "--json"] + arguments)
+        #expect(recent.status == 0, "\(recent.standardError)")
+        return (try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).compactMap { $0["uniqueIdentifier"]?.stringValue }
+    }
+
+    @Test func activitiesDeleteByIdentifierRemovesJustThatActivity() throws {
+        try importAndView()
+        #expect(try recentIdentifiers() == ["n2", "n1"])
+        let deleted = try replica("activities", "delete", "--account", "a", "--id", "view:n2")
+        #expect(deleted.status == 0)
+        #expect(deleted.standardError.contains("deleted 1 activity"), "\(deleted.standardError)")
+        #expect(try recentIdentifiers() == ["n1"])
+        // The item stays; only the activity about it went.
+        #expect(try replica("search", "--json", "beta").standardOutput.contains(#""uniqueIdentifier":"n2""#))
+        #expect(try replica("activities", "delete", "--account", "a", "--id", "view:n2").standardError.contains("deleted 0 activities"))
+    }
+
+    @Test func recentKeepsToItsLimitAndTheAccountsAskedFor() throws {
+        try importAndView()
+        try replica("accounts", "sign-in", "b")
+        try replica("import", "--account", "b", "-", input: Self.line("b1", title: "Gamma", text: "g"))
+        let view = #"{"activityType": "com.example.view", "persistentIdentifier": "view:b1", "relatedUniqueIdentifier": "b1", "eligibleForPrediction": true}"#
+        #expect(try replica("activities", "donate", "--account", "b", "-", input: view).status == 0)
+
+        #expect(try recentIdentifiers("--account", "a", "--limit", "1") == ["n2"])
+        let plain = try replica("recent", "--account", "a", "--limit", "1")
+        #expect(plain.status == 0)
+        let lines = plain.standardOutput.split(separator: "\n")
+        #expect(lines.count == 2 && lines.first == "n2 — Beta", "one item, two lines: \(plain.standardOutput)")
+        #expect(lines.last?.hasPrefix("  account a · 3 views · last ") == true)
+
+        let other = try ReplicaProcess.run(["--store", store, "recent", "--json", "--account", "b"])
+        let entries = try JSON.parse(other.standardOutput)["recent"]?.arrayValue ?? []
+        #expect(entries.compactMap { $0["uniqueIdentifier"]?.stringValue } == ["b1"], "none of account a's items")
+        #expect(entries.allSatisfy { $0["account"]?.stringValue == "b" })
+        #expect(Set(try recentIdentifiers()) == ["n1", "n2", "b1"], "without --account, every signed-in account's")
+        let absent = try replica("recent", "--account", "nobody")
+        #expect(absent.status != 0 && absent.standardError.contains("account 'nobody' is not signed in"))
+    }
+
     @Test func importedMessagesAreEnrichedAndStatusCountsWhatWasNot() throws {
         let now = ISO8601.string(from: Date())
         let text = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5) + "Can you confirm by tomorrow?"

@@ -10,10 +10,15 @@ extension Store {
     ///     print(recent.activity.identifier, recent.activity.title ?? "", recent.activity.engagement)
     /// }
     /// ```
+    ///
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when an account of `accounts` is not signed in.
     public func recentActivities(accounts: [AccountID] = [], limit: Int = 10) async throws
         -> [(account: AccountID, indexName: String, activity: RecentActivity)] {
         var found: [(account: AccountID, indexName: String, activity: RecentActivity)] = []
         var signedIn = try signedInAccounts().map(\.id)
+        if let absent = accounts.first(where: { !signedIn.contains($0) }) {
+            throw ReplicaError(.accountNotSignedIn, "account '\(absent)' is not signed in; sign it in first (replica accounts sign-in \(absent))")
+        }
         if !accounts.isEmpty { signedIn = signedIn.filter(accounts.contains) }
         for account in signedIn {
             for name in try indexNames(for: account) {

@@ -21,7 +21,9 @@ struct Predicate: Sendable {
     }
 
     private func compare(_ actual: Attribute.Value) -> Bool {
-        let wantedText = value.stringValue ?? value.doubleValue.map { JSON.format($0) }
+        // A flag (isPriority) is held as the text "true" or "false"; a model may write the value as JSON's
+        // true or false.
+        let wantedText = value.stringValue ?? value.boolValue.map { $0 ? "true" : "false" } ?? value.doubleValue.map { JSON.format($0) }
         switch (actual, op) {
         case (.text(let text), .contains):
             return wantedText.map { text.localizedCaseInsensitiveContains($0) } ?? false

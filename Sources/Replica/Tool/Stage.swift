@@ -133,7 +133,9 @@ struct Stage: Sendable {
 
     /// Relevance (the best score scaled to 1) plus weighted recency (halving every 30 days), priority
     /// (`isPriority` as 1 or 0, else a numeric `priority` attribute, else the rating out of 5), and
-    /// engagement (from the account's user activities, 0 to 1: `Engagement`).
+    /// engagement (from the account's user activities, 0 to 1: `Engagement`). Relevance already holds a
+    /// little engagement (at most `Engagement.weight`, as every search ranks); the weight here adds more,
+    /// so that a model asking for "what I use most" can have it lead.
     static func score(_ items: [SearchResult], recency: Double, priority: Double, engagement: Double = 0, now: Date) -> [ScoredItem] {
         let best = items.map(\.score).max() ?? 0
         return items.map { item in

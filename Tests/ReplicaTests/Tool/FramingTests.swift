@@ -87,6 +87,39 @@ import ReplicaTestSupport
         #expect(structured["queries"]?.arrayValue?.first?["limitReached"]?.boolValue == true)
     }
 
+    @Test func anEntityWithASummaryAndPrioritySaysSoInBothFormats() async throws {
+        var attributes = AttributeSet()
+        attributes.title = "Matterhorn"
+        attributes.textContent = "the glacier walk to the summit"
+        attributes.textContentSummary = "A walk up the glacier to the summit."
+        attributes.isPriority = true
+        let entity = SearchableItem(reference: EntityReference(typeName: "LandmarkEntity", id: "42"), attributes: attributes, priority: 0)
+        var plain = Fixtures.item("app:plain", title: "Glacier notes", text: "the glacier walk to the summit")
+        plain.attributeSet.isPriority = false
+        try await fixture.store.index(account: "a").indexItems([entity, plain])
+
+        let structured = try StructuredResult(await fixture.tool().call(arguments: #"{"query": "glacier"}"#))
+        let results = Dictionary(uniqueKeysWithValues: (structured.first["results"]?.arrayValue ?? []).compactMap { result in
+            result["id"]?.stringValue.map { ($0, result) }
+        })
+        #expect(results.keys.sorted() == ["app:plain", "entity:LandmarkEntity:42"])
+        let landmark = results["entity:LandmarkEntity:42"]
+        #expect(landmark?["entity"] == .object([("type", "LandmarkEntity"), ("id", "42")]))
+        #expect(landmark?["priority"]?.boolValue == true)
+        #expect(landmark?["quoted"]?["summary"]?.stringValue == "A walk up the glacier to the summit.", "the summary is quoted data")
+        #expect(landmark?["summary"] == nil)
+        let other = results["app:plain"]
+        #expect(other?["entity"] == nil && other?["quoted"]?["summary"] == nil)
+        #expect(other?["priority"]?.boolValue == false)
+
+        let compact = await fixture.tool(Guide(level: .complete, format: .compact)).call(arguments: #"{"query": "glacier"}"#)
+        let lines = compact.text.split(separator: "\n").map(String.init)
+        let landmarkLine = try #require(lines.first { $0.contains(" entity:LandmarkEntity:42 ") }, "\(compact.text)")
+        #expect(landmarkLine.contains(" e:LandmarkEntity/42 ! \"Matterhorn\""), "\(landmarkLine)")
+        let plainLine = try #require(lines.first { $0.contains(" app:plain ") }, "\(compact.text)")
+        #expect(!plainLine.contains(" e:") && !plainLine.contains(" ! "), "\(plainLine)")
+    }
+
     @Test func theTextStageQuotesItsRenderingToo() async throws {
         let result = await fixture.tool().call(arguments: #"{"query": "quarterly", "stages": [{"stage": "text"}]}"#)
         let json = try JSON.parse(result.text)

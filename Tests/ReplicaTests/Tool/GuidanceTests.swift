@@ -102,6 +102,18 @@ import ReplicaTestSupport
         #expect(withoutPeople.json["description"]?.stringValue?.contains("Ada") == false)
     }
 
+    @Test func focusedCommunicationsGuidanceMentionsSummariesAndPriority() async throws {
+        let fixture = try await ToolFixture()
+        func description(_ guide: Guide) -> String { fixture.tool(guide).definitionJSON["description"]?.stringValue ?? "" }
+        let communications = description(.focused(.communications))
+        #expect(communications.contains("summary") && communications.contains("priority"), "\(communications)")
+        // Only messages are enriched: the other domains' descriptions stay as small as they were.
+        for kind in ContentDomain.Kind.allCases where kind != .communications {
+            let other = description(.focused(ContentDomain.named(kind.rawValue)!))
+            #expect(!other.contains("summary") && !other.contains("priority"), "\(kind): \(other)")
+        }
+    }
+
     @Test func compactPagesAreAtMostHalfTheStructuredOnes() async throws {
         let fixture = try await ToolFixture()
         let arguments = #"{"query": "launch"}"#

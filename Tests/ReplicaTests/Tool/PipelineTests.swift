@@ -51,6 +51,67 @@ import ReplicaTestSupport
         #expect(titles(priority) == ["Budget review", "Launch plan"])
     }
 
+    /// Each result's identifier and stage score, in order.
+    func scored(_ json: JSON) -> [(id: String, score: Double)] {
+        (json["results"]?.arrayValue ?? []).compactMap { result in
+            guard let id = result["id"]?.stringValue, let score = result["stageScore"]?.doubleValue else { return nil }
+            return (id, score)
+        }
+    }
+
+    /// Two items alike in every way but the standard `isPriority` flag.
+    func indexWombats() async throws {
+        func wombat(_ id: String, isPriority: Bool) -> SearchableItem {
+            var item = Fixtures.item(id, title: "Wombat burrow", text: "a wombat burrow under the shed")
+            item.attributeSet.isPriority = isPriority
+            return item
+        }
+        try await fixture.store.index(account: "a").indexItems([wombat("app:flagged", isPriority: true), wombat("app:unflagged", isPriority: false)])
+    }
+
+    @Test func scorePriorityWeighsTheStandardIsPriorityFlag() async throws {
+        try await indexWombats()
+        let query = #""query": "wombat""#
+        let unweighted = scored(try await run(#"[{"stage": "score", "priority": 0}]"#, query: query))
+        #expect(Set(unweighted.map { $0.id }) == ["app:flagged", "app:unflagged"])
+        #expect(unweighted.count == 2 && unweighted[0].score == unweighted[1].score, "without the weight the flag counts for nothing: \(unweighted)")
+        let weighted = scored(try await run(#"[{"stage": "score", "priority": 3}]"#, query: query))
+        #expect(weighted.map { $0.id } == ["app:flagged", "app:unflagged"])
+        #expect(weighted.count == 2 && abs(weighted[0].score - weighted[1].score - 3) < 0.001, "the flag counts as 1 × the weight: \(weighted)")
+    }
+
+    @Test func aFilterOnIsPriorityKeepsOnlyFlaggedItems() async throws {
+        try await indexWombats()
+        // A model may write the flag as JSON true or as the string "true".
+        for value in ["true", #""true""#] {
+            let json = try await run(#"[{"stage": "filter", "where": [{"attribute": "isPriority", "op": "=", "value": \#(value)}]}]"#,
+                                     query: #""query": "wombat""#)
+            #expect((json["results"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue } == ["app:flagged"], "value \(value)")
+        }
+    }
+
+    @Test func scoreEngagementWeighsTheAccountsViewsOfAnItem() async throws {
+        let index = try fixture.store.index(account: "a")
+        // The unseen item is the better match (the word is in its title too); the other was viewed once, just now.
+        try await index.indexItems([
+            Fixtures.item("app:seen", title: "Field notes", text: "a quokka near the path"),
+            Fixtures.item("app:unseen", title: "Quokka sighting", text: "a quokka near the path"),
+        ])
+        try await index.donateUserActivities([UserActivity(activityType: "com.example.view", persistentIdentifier: "view:seen",
+                                                           relatedUniqueIdentifier: "app:seen")])
+        let query = #""query": "quokka""#
+        let unweighted = scored(try await run(#"[{"stage": "score", "engagement": 0}]"#, query: query))
+        #expect(unweighted.map { $0.id } == ["app:unseen", "app:seen"], "without the weight the better match leads")
+        let weighted = scored(try await run(#"[{"stage": "score", "engagement": 10}]"#, query: query))
+        #expect(weighted.map { $0.id } == ["app:seen", "app:unseen"])
+        // One view just now is engagement 0.25, counted ten times; the item nobody viewed scores as before.
+        let engagement = Engagement.value(lastViewed: fixture.clock.now, views: 1, now: fixture.clock.now)
+        let before = Dictionary(uniqueKeysWithValues: unweighted.map { ($0.id, $0.score) })
+        let after = Dictionary(uniqueKeysWithValues: weighted.map { ($0.id, $0.score) })
+        #expect(abs((after["app:seen"] ?? 0) - (before["app:seen"] ?? 0) - 10 * engagement) < 0.001, "\(before) → \(after)")
+        #expect(after["app:unseen"] != nil && after["app:unseen"] == before["app:unseen"])
+    }
+
     @Test func groupCountTableAndStatisticSummarize() async throws {
         let groups = try await run(#"[{"stage": "group", "by": "category"}]"#)["groups"]?.arrayValue ?? []
         #expect(groups.map { $0["quotedKey"]?.stringValue ?? "" } == ["travel", "food"])
