@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "ReplicaEmbedding", dependencies: ["ReplicaCore", "ReplicaIndex", "COpenBLAS"]),
 
         // The library app storage layers import: accounts and the store, records, projection, the source
-        // contract, the search tool. It re-exports ReplicaIndex and ReplicaCore.
+        // contract, the search tool. It re-exports ReplicaIndex, ReplicaCore and ReplicaEmbedding.
         .target(
             name: "Replica",
             dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "CSpawn"],

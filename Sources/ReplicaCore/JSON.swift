@@ -13,14 +13,20 @@ import Foundation
 /// JSON.object([("results", .array([]))]).serialized()  // {"results":[]}
 /// ```
 public enum JSON: Sendable, Equatable {
+    /// JSON's `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number; whole numbers within ±2^53 are held here exactly.
     case number(Double)
     /// A whole number too large for a `Double` to hold exactly (beyond ±2^53), kept exactly: versions and
     /// counters from sync layers can be any 64-bit integer. Smaller integers are `.number`.
     case integer(Int64)
+    /// A string.
     case string(String)
+    /// An array of values, in order.
     case array([JSON])
+    /// An object: its members as key and value pairs, in the order they were written.
     case object([(String, JSON)])
 
     /// Whether two values are the same: objects compare member by member in order, and an `.integer` equals a

@@ -3,10 +3,15 @@ import Foundation
 
 /// A value SQLite can store or return.
 public enum SQLValue: Sendable, Equatable {
+    /// SQL `NULL`: no value.
     case null
+    /// A 64-bit signed integer.
     case integer(Int64)
+    /// An 8-byte floating-point number.
     case real(Double)
+    /// A UTF-8 string.
     case text(String)
+    /// Bytes, stored exactly as given.
     case blob([UInt8])
 }
 

@@ -35,7 +35,9 @@ public struct RecordWriteSummary: Sendable, Equatable {
 public struct PendingDeletion: Sendable, Equatable {
     /// What to delete: one item by its identifier, or every item in a domain and the domains under it.
     public enum Target: Sendable, Equatable {
+        /// The one item with this identifier.
         case identifier(ItemIdentifier)
+        /// Every item in this domain and in the domains under it.
         case domain(DomainIdentifier)
     }
 

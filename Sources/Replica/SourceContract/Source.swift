@@ -53,6 +53,8 @@ public enum SourceAnswer: Sendable, Equatable {
 /// - `answer` tells the current state of some of its items — still there, readable, at which version —
 ///   with their full content when `includingContent` is set; it must not change anything.
 public protocol Source: Sendable {
+    /// The definition the source was made from: its name, kind, account, index and settings.
+    /// It must not change while the source runs.
     var definition: SourceDefinition { get }
 
     /// One catch-up pass.

@@ -12,6 +12,8 @@ import Foundation
 /// let tool = SearchTool(store: store, configuration: .init(contactResolver: AccountOwner()))
 /// ```
 public protocol ContactResolver: Sendable {
+    /// The person using the app, whose names and handles stand in for "I", "me" and "my".
+    /// Asked when the tool describes itself and at each call, so it should answer quickly.
     func userIdentity() -> ResolvedContact
 }
 

@@ -99,7 +99,18 @@ public struct GuidanceProfile: Sendable, Equatable {
 public struct ContentDomain: Sendable, Equatable {
     /// The content domains there are, named as ``named(_:)`` takes them.
     public enum Kind: String, Sendable, CaseIterable {
-        case items, documents, communications, calendar, visualMedia, audio
+        /// Any kind of item (``ContentDomain/items``).
+        case items
+        /// Text and page documents (``ContentDomain/documents``).
+        case documents
+        /// Messages (``ContentDomain/communications``).
+        case communications
+        /// Calendar events and tasks (``ContentDomain/calendar``).
+        case calendar
+        /// Images and movies (``ContentDomain/visualMedia``).
+        case visualMedia
+        /// Audio (``ContentDomain/audio``).
+        case audio
     }
 
     /// Which domain this is; its name appears in the tool's description.

@@ -2,7 +2,20 @@ import Foundation
 
 /// What a pipeline stage takes and makes.
 public enum PipelineDataType: String, Sendable, CaseIterable, CustomStringConvertible {
-    case items, scoredItems, groupedItems, count, statistic, table, text
+    /// Search results, in order (``PipelineData/items(_:)``).
+    case items
+    /// Search results each with a stage's score (``PipelineData/scoredItems(_:)``).
+    case scoredItems
+    /// Search results grouped by a shared value (``PipelineData/groupedItems(_:)``).
+    case groupedItems
+    /// A number of items (``PipelineData/count(_:)``).
+    case count
+    /// One named aggregate, such as an average (``PipelineData/statistic(name:value:)``).
+    case statistic
+    /// Rows and typed columns (``PipelineData/table(_:)``).
+    case table
+    /// Free text (``PipelineData/text(_:)``).
+    case text
     /// The type's name, as the model and the replies see it.
     public var description: String { rawValue }
 }
@@ -39,7 +52,18 @@ public struct ItemGroup: Sendable {
 public struct ResultTable: Sendable, Equatable {
     /// One cell: a value of one of the column types, or `none` when there is no value.
     public enum Value: Sendable, Equatable {
-        case string(String), integer(Int), double(Double), date(Date), boolean(Bool), none
+        /// A text value.
+        case string(String)
+        /// A whole number.
+        case integer(Int)
+        /// A number with a fraction.
+        case double(Double)
+        /// A point in time.
+        case date(Date)
+        /// True or false.
+        case boolean(Bool)
+        /// No value in this cell.
+        case none
     }
 
     /// A column's name and the type of its values.
@@ -72,13 +96,19 @@ public struct ResultTable: Sendable, Equatable {
 
 /// What flows between stages, and what a reply carries.
 public enum PipelineData: Sendable {
+    /// Search results, in order.
     case items([SearchResult])
+    /// Search results each with the score a stage gave it, in order.
     case scoredItems([ScoredItem])
+    /// Search results grouped by a value they share.
     case groupedItems([ItemGroup])
+    /// How many items there were.
     case count(Int)
     /// An aggregate such as an average; `nil` when there was nothing to aggregate.
     case statistic(name: String, value: Double?)
+    /// A table of typed columns and rows.
     case table(ResultTable)
+    /// Free text, such as a summary.
     case text(String)
 
     /// The type of the value, as stages declare what they take and make.
@@ -130,7 +160,9 @@ public protocol CustomStage: Sendable {
     var name: String { get }
     /// One or two sentences for the model: what the stage does and when to use it.
     var description: String { get }
+    /// The types the stage accepts as input; a pipeline that feeds it any other type is refused.
     var inputTypes: [PipelineDataType] { get }
+    /// The type `execute` returns, whatever the input; returning another type fails the stage.
     var outputType: PipelineDataType { get }
     /// The stage's arguments as JSON Schema properties (`nil`: none).
     var argumentProperties: JSON? { get }

@@ -220,6 +220,7 @@ public struct SearchReply: Sendable {
 
     /// What a reply carries: a stage's data, or an error.
     public enum Content: Sendable {
+        /// What a stage made (for the stage `<query>.0`, the search's results).
         case data(PipelineData)
         /// The arguments or a stage failed; the message is what the model was told.
         case error(String)

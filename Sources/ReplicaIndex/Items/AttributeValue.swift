@@ -22,17 +22,37 @@ public struct Person: Hashable, Sendable {
 
 /// The value of one attribute.
 public enum AttributeValue: Hashable, Sendable {
+    /// One string, such as a title.
     case text(String)
+    /// Several strings, such as keywords.
     case texts([String])
+    /// A point in time, such as when the content was modified.
     case date(Date)
+    /// A number, such as a page count or a rating.
     case number(Double)
+    /// Yes or no, such as whether a message was flagged.
     case bool(Bool)
+    /// Raw bytes, such as a thumbnail; stored with the item, never matched by a query.
     case data(Data)
+    /// People, such as a message's authors or recipients.
     case people([Person])
 
     /// The kind of a value, which a system key fixes.
     public enum Kind: String, Sendable, CaseIterable {
-        case text, texts, date, number, bool, data, people
+        /// A ``AttributeValue/text(_:)`` value.
+        case text
+        /// A ``AttributeValue/texts(_:)`` value.
+        case texts
+        /// A ``AttributeValue/date(_:)`` value.
+        case date
+        /// A ``AttributeValue/number(_:)`` value.
+        case number
+        /// A ``AttributeValue/bool(_:)`` value.
+        case bool
+        /// A ``AttributeValue/data(_:)`` value.
+        case data
+        /// A ``AttributeValue/people(_:)`` value.
+        case people
 
         /// How the kind reads in an error message ("a string", "an array of strings", …).
         public var expectation: String {

@@ -3,7 +3,12 @@ import ReplicaCore
 
 /// How a result was found: by its words, by its meaning (semantic search), or both.
 public enum SearchMatch: String, Sendable, Hashable {
-    case lexical, semantic, both
+    /// Found by its words (the full-text index).
+    case lexical
+    /// Found by its meaning (semantic search) only.
+    case semantic
+    /// Found both by its words and by its meaning.
+    case both
 }
 
 /// One item found by a search, with where it came from.

@@ -130,7 +130,7 @@ enum DocCommentSnippets {
 
     /// Sources/Replica/SourceContract/SourceDefinition.swift, snippet 1.
     static func Replica_SourceContract_SourceDefinition_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
-        let docs = try store.addSource(SourceDefinition(kind: .files, account: "alice",
+        let docs = try await store.addSource(SourceDefinition(kind: .files, account: "alice",
                                                         settings: .object([("root", "/home/alice/Documents")])))
         docs.name   // "files-1"
     }

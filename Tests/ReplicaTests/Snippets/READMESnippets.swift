@@ -121,6 +121,25 @@ enum READMESnippets {
 
     /// README.md, Swift snippet 7.
     static func snippet7() async throws {
+        // Messages: their own content type, fields under other names, a month's lifetime, their own identifiers.
+        let messages = Projection(kind: "message", version: 2, contentType: .emailMessage,
+                                  attributes: [(.subject, ["subject"]), (.textContent, ["body", "text"]),
+                                               (.authorNames, ["from"]), (.contentCreationDate, ["sent"])],
+                                  lifetime: 30 * 24 * 3600, identifierTemplate: "mail:{account}:{id}")
+        // Notes: the default mapping, one version up, so every note's item is rebuilt.
+        var notes = Projection.default(for: "note")
+        notes.version = 2
+        let projections = ProjectionSet([messages, notes], indexName: "Notes")
+        print(messages.identifier(account: "alice", id: "7"))     // mail:alice:7
+        print(projections.projection(for: "task").contentType)   // not declared: the default, public.to-do-item
+
+        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
+        let engine = ProjectionEngine(store: store, projections: projections)
+        try await engine.catchUpAllAccounts()
+    }
+
+    /// README.md, Swift snippet 8.
+    static func snippet8() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         var table = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
                                   kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
@@ -129,8 +148,8 @@ enum READMESnippets {
         try await engine.catchUpAllAccounts()                 // or `try await engine.run()` to keep following
     }
 
-    /// README.md, Swift snippet 8.
-    static func snippet8() async throws {
+    /// README.md, Swift snippet 9.
+    static func snippet9() async throws {
         final class NotesIndexer: IndexDelegate {
             func reindexAllItems(in index: SearchableIndex) async throws {
                 try await index.indexItems([])                // the app's items, from its own storage
@@ -145,15 +164,41 @@ enum READMESnippets {
         try await store.index(named: "Notes", account: "alice").setDelegate(indexer)
     }
 
-    /// README.md, Swift snippet 9.
-    static func snippet9() async throws {
+    /// README.md, Swift snippet 10.
+    static func snippet10() async throws {
+        // Two Store values on one folder behave as two processes do: here, an app and a long-running indexer.
+        let folder = URL(fileURLWithPath: "/var/lib/notes/replica")
+        let app = try Store(directory: folder)
+        var settings = Store.Configuration()
+        settings.index.busyTimeout = 30                       // seconds a write waits for another writer, then fails
+        settings.index.cacheKiB = 8 * 1024                    // a host that runs for days and writes alone
+        let indexer = try Store(directory: folder, configuration: settings)
+
+        try await app.signIn("alice")                         // the indexer sees the sign-in at once
+        let notes = try indexer.index(named: "Notes", account: "alice")
+        var attributes = AttributeSet(contentType: .plainText)
+        attributes.title = "Launch plan"
+        try await notes.indexItems([SearchableItem(uniqueIdentifier: "note:alice:1", attributeSet: attributes)])
+        print(try await app.search(SearchQuery("launch")).count)   // the app reads what the indexer wrote
+
+        try await app.signOut("alice")
+        do {
+            try await notes.indexItems([SearchableItem(uniqueIdentifier: "note:alice:2", attributeSet: attributes)])
+        } catch let error as ReplicaError where error.code == .accountNotSignedIn {
+            print("alice was signed out by another process; nothing was written")
+        }
+    }
+
+    /// README.md, Swift snippet 11.
+    static func snippet11() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         var configuration = SearchTool.Configuration(guide: .focused(.communications))
         configuration.contactResolver = FixedContactResolver(ResolvedContact(displayName: "Ada Lovelace",
                                                                              emailAddresses: ["ada@example.com"]))
-        // The record store is asked about records; a delegate (HydrationDelegate) would be asked about items
-        // the app indexed itself.
-        configuration.hydration = Hydration(projections: ProjectionSet(indexName: Store.defaultIndexName))
+        // The record store is asked about records, which the app projects into "Notes" (the same projections
+        // its engine uses; with them the tool catches up before each call). A delegate (HydrationDelegate)
+        // would be asked about items the app indexed itself.
+        configuration.hydration = Hydration(projections: ProjectionSet(indexName: "Notes"))
         let tool = SearchTool(store: store, configuration: configuration)
         let result = await tool.call(arguments: #"{"query": "launch", "from": "me", "sent": {"after": "-7d"}}"#)
         print(result.text)

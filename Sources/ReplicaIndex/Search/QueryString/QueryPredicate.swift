@@ -107,7 +107,18 @@ public enum QueryAttribute: Hashable, Sendable, CustomStringConvertible {
 
 /// A comparison operator.
 public enum QueryOperator: String, Hashable, Sendable, CaseIterable {
-    case equal = "==", notEqual = "!=", less = "<", greater = ">", lessOrEqual = "<=", greaterOrEqual = ">="
+    /// `==`: the attribute holds the value (for text, one of its strings matches the pattern).
+    case equal = "=="
+    /// `!=`: the attribute does not hold the value.
+    case notEqual = "!="
+    /// `<`: the attribute is below or before the value (numbers and dates only).
+    case less = "<"
+    /// `>`: the attribute is above or after the value (numbers and dates only).
+    case greater = ">"
+    /// `<=`: the attribute is at, below or before the value (numbers and dates only).
+    case lessOrEqual = "<="
+    /// `>=`: the attribute is at, above or after the value (numbers and dates only).
+    case greaterOrEqual = ">="
 
     /// Whether the operator orders values (numbers and dates only).
     public var isOrdering: Bool { self != .equal && self != .notEqual }
@@ -118,7 +129,9 @@ public enum QueryValue: Hashable, Sendable, CustomStringConvertible {
     /// A quoted string in its escaped form (`\*`, `\?` and `\\` stand for themselves; `*` and `?` are
     /// wildcards), with the modifiers written after it.
     case string(String, QueryStringModifiers)
+    /// A number, compared with number attributes (and with yes-or-no ones, as 1 or 0).
     case number(Double)
+    /// `true` or `false`, compared with yes-or-no attributes (and with number ones, as 1 or 0).
     case bool(Bool)
     /// A `$time.…` date, worked out when the query runs.
     case time(TimeExpression)

@@ -15,7 +15,16 @@ import ReplicaCore
 public struct TimeExpression: Hashable, Sendable, CustomStringConvertible {
     /// What the expression counts from.
     public enum Anchor: String, Hashable, Sendable, CaseIterable {
-        case now, today, thisWeek = "this_week", thisMonth = "this_month", thisYear = "this_year"
+        /// `$time.now`: the moment the query runs; offsets count seconds.
+        case now
+        /// `$time.today`: the start of today; offsets count days.
+        case today
+        /// `$time.this_week`: the start of this week; offsets count weeks.
+        case thisWeek = "this_week"
+        /// `$time.this_month`: the start of this month; offsets count months.
+        case thisMonth = "this_month"
+        /// `$time.this_year`: the start of this year; offsets count years.
+        case thisYear = "this_year"
     }
 
     /// What the expression stands for: a moment relative to now, or a fixed instant.
