@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the library's DocC documentation with the toolchain's own docc (no package plugin): the
-# module's symbol graph (swift package dump-symbol-graph, which builds the package first), then
-# `docc convert` over Sources/Replica/Replica.docc.
+# modules' symbol graphs (swift package dump-symbol-graph, which builds the package first), Replica's
+# merged with those of the modules it re-exports, then `docc convert` over Sources/Replica/Replica.docc.
 #
 #   scripts/build-docs.sh [OUTPUT]     default OUTPUT: .build/docs/Replica.doccarchive
 #
@@ -25,12 +25,12 @@ if [[ -z $graphs || ! -f $graphs/Replica.symbols.json ]]; then
     echo "build-docs: no symbol graph for Replica (above)" >&2
     exit 1
 fi
-# The catalog documents the module Replica: its own symbol graph only (the modules it re-exports keep
-# their doc comments in their own graphs, whose links are relative to those modules).
+# The catalog documents the module apps import, Replica, with everything it re-exports: the graphs of
+# ReplicaIndex, ReplicaCore and ReplicaEmbedding (SearchableIndex, AttributeSet, SearchQuery,
+# ReplicaError, …) are merged into Replica's, so their pages and links are the library's.
 only=.build/docs/replica-graphs
 rm -rf "$only" && mkdir -p "$only" "$(dirname "$output")"
-cp "$graphs"/Replica.symbols.json "$only"/
-cp "$graphs"/Replica@*.symbols.json "$only"/ 2>/dev/null || true
+python3 scripts/merge-symbol-graphs.py "$graphs" "$only" Replica ReplicaIndex ReplicaCore ReplicaEmbedding
 log=.build/docs/docc.log
 docc convert Sources/Replica/Replica.docc --additional-symbol-graph-dir "$only" --output-path "$output" \
     --fallback-display-name Replica --fallback-bundle-identifier org.replica.Replica --fallback-bundle-version 1 \

@@ -16,7 +16,7 @@ import Glibc
 /// For example:
 /// ```swift
 /// let definition = try await store.addSource(SourceDefinition(kind: .files, account: "alice",
-///                                                       settings: ["root": "/home/alice/Notes"]))
+///                                                             settings: .object([("root", "/home/alice/Notes")])))
 /// let source = try FileTreeSource(definition, store: store)
 /// try await source.sync(SourceContext(definition: definition, store: store))
 /// ```

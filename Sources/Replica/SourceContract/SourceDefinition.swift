@@ -41,7 +41,7 @@ public struct SourceDefinition: Sendable, Equatable {
     /// Makes a definition.
     ///
     /// - Parameters:
-    ///   - name: The source's name; empty to have ``Store/addSource(_:)`` choose `<kind>-<n>`.
+    ///   - name: The source's name; empty to have `Store.addSource(_:)` choose `<kind>-<n>`.
     ///   - kind: What kind of source it is.
     ///   - account: The account whose index it fills.
     ///   - indexName: The index it fills; the store's default index when not given.

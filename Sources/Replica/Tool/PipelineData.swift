@@ -124,8 +124,9 @@ public enum PipelineData: Sendable {
         }
     }
 
-    /// The items this value holds, in order (scored and grouped items too).
-    var results: [SearchResult] {
+    /// The items this value holds, in order (scored and grouped items too; none for a count, statistic,
+    /// table or text).
+    public var results: [SearchResult] {
         switch self {
         case .items(let items): return items
         case .scoredItems(let scored): return scored.map(\.item)

@@ -65,7 +65,7 @@ public struct SearchQuery: Hashable, Sendable {
     /// No items made by these owners.
     public var excludedOwners: [ItemOwner] = []
     /// Only items whose attributes satisfy this condition, as Core Spotlight's query strings write it
-    /// (see ``init(queryString:)``).
+    /// (see ``SearchQuery/init(queryString:limit:)``).
     public var predicate: QueryPredicate?
     /// The time zone in which the predicate's `$time.today`, `$time.this_week` and the like begin.
     public var timeZone: TimeZone = .current
