@@ -43,8 +43,21 @@ enum EnrichmentBenchmark {
         print("| measure | items/s | vs plain indexing |\n|---|---|---|")
         print(String(format: "| plain indexing (baseline) | %.0f | 1.00× |", plainRate))
         print(String(format: "| indexing, asking for enrichment | %.0f | %.2f× |", Double(items.count) / askingSeconds, indexSeconds / askingSeconds))
-        print(String(format: "| enrichment pass (summarizer + classifier) | %.0f | %.2f× |", Double(items.count) / enrichSeconds, indexSeconds / enrichSeconds))
+        print(String(format: "| enrichment pass (summarizer + classifier) | %.0f | %.3f× |", Double(items.count) / enrichSeconds, indexSeconds / enrichSeconds))
         print("enriched \(report.enriched), skipped \(report.skipped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        // Each enricher alone: the same messages in a store of their own whose other enricher is off.
+        for (label, summaries) in [("summarizer alone", true), ("classifier alone", false)] {
+            var configuration = Store.Configuration()
+            if summaries { configuration.enrichment.priorityClassifier = nil } else { configuration.enrichment.summarizer = nil }
+            let alone = try Store(directory: URL(fileURLWithPath: directory + "/" + label.replacingOccurrences(of: " ", with: "-")),
+                                  configuration: configuration)
+            try await alone.signIn("bench")
+            try await alone.index(named: "enriched", account: "bench").indexItems(asking)
+            var done = EnrichmentReport()
+            let seconds = try await Measure.seconds { done = try await alone.enrichPendingItems() }
+            print(String(format: "| enrichment pass, %@ (%d enriched) | %.0f | %.3f× |", label, done.enriched,
+                         Double(items.count) / seconds, indexSeconds / seconds))
+        }
 
         // 2. The delay from indexing to the notification, with a pass every 50 ms (what a watcher polling
         // at that rate gives; replica watch polls every second, which adds up to a second to this).

@@ -138,7 +138,7 @@ enum FilesBenchmark {
         defer { Measure.removeDirectory(scratch) }
         let store = try Store(directory: URL(fileURLWithPath: scratch + "/store"))
         try await store.signIn("bench")
-        let definition = try store.addSource(SourceDefinition(kind: .files, account: "bench", settings: .object([("root", .string(corpus))])))
+        let definition = try await store.addSource(SourceDefinition(kind: .files, account: "bench", settings: .object([("root", .string(corpus))])))
         let source = try FileTreeSource(definition, store: store)
         let context = try SourceContext(definition: definition, store: store)
         let watching = Task { try await source.watch(context) }

@@ -48,8 +48,8 @@ enum LoadBenchmark {
         for folder in [tree, notes] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         let store = try Store(directory: URL(fileURLWithPath: storePath))
         try await store.signIn("load")
-        _ = try store.addSource(SourceDefinition(kind: .files, account: "load", settings: .object([("root", .string(tree))])))
-        _ = try store.addSource(SourceDefinition(kind: .exec, account: "load", settings: .object([
+        _ = try await store.addSource(SourceDefinition(kind: .files, account: "load", settings: .object([("root", .string(tree))])))
+        _ = try await store.addSource(SourceDefinition(kind: .exec, account: "load", settings: .object([
             ("command", .array(["python3", .string(plugin), .string(notes)].map { $0 }))])))
         let watcher = try ChildProcess([replica, "--store", storePath, "watch"], environment: ProcessInfo.processInfo.environment
             .merging(["REPLICA_MODEL_DIR": "off"]) { $1 }, standardError: .null)
