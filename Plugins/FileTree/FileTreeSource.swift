@@ -17,7 +17,7 @@ import Glibc
 /// ```swift
 /// let definition = try await store.addSource(SourceDefinition(kind: .files, account: "alice",
 ///                                                             settings: .object([("root", "/home/alice/Notes")])))
-/// let source = try FileTreeSource(definition, store: store)
+/// let source = try FileTreeSource(definition, storeDirectory: store.directory)
 /// try await source.sync(SourceContext(definition: definition, store: store))
 /// ```
 public final class FileTreeSource: Source {
@@ -47,8 +47,12 @@ public final class FileTreeSource: Source {
 
     /// Creates the source; refuses a root that is missing or that holds the store.
     ///
+    /// - Parameters:
+    ///   - definition: the source as the store holds it.
+    ///   - storeDirectory: the store's folder (`Store.directory`), never scanned: a source gets only
+    ///     what it needs of the store, and writes through its `SourceContext`.
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` saying what to fix.
-    public init(_ definition: SourceDefinition, store: Store) throws {
+    public init(_ definition: SourceDefinition, storeDirectory: URL) throws {
         self.definition = definition
         let settings = definition.settings
         guard let rootSetting = settings["root"]?.stringValue, rootSetting.hasPrefix("/") else {
@@ -63,7 +67,7 @@ public final class FileTreeSource: Source {
         guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw ReplicaError(.invalidConfiguration, "source '\(definition.name)': \(rootSetting) is not a folder")
         }
-        let storePath = Self.resolve(store.directory.path)
+        let storePath = Self.resolve(storeDirectory.path)
         if storePath == root || storePath.hasPrefix(root + "/") {
             throw ReplicaError(.invalidConfiguration, "source '\(definition.name)': the store (\(storePath)) is inside \(root); the index "
                 + "would watch its own writes. Keep the store outside the folders replica watches (use --store).")

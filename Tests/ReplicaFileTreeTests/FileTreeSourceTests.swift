@@ -28,7 +28,7 @@ import ReplicaTestSupport
     func makeSource(_ extra: [(String, JSON)] = []) throws -> (FileTreeSource, SourceContext) {
         let definition = try store.addSource(SourceDefinition(kind: .files, account: "alice",
                                                               settings: .object([("root", .string(root))] + extra)))
-        return (try FileTreeSource(definition, store: store), try SourceContext(definition: definition, store: store))
+        return (try FileTreeSource(definition, storeDirectory: store.directory), try SourceContext(definition: definition, store: store))
     }
 
     func found(_ words: String) async throws -> [String] {
@@ -121,7 +121,7 @@ import ReplicaTestSupport
     @Test func theStoreMayNotBeInsideAWatchedTree() throws {
         let inside = try Store(directory: URL(fileURLWithPath: root + "/.replica"))
         let definition = SourceDefinition(name: "x", kind: .files, account: "a", settings: .object([("root", .string(root))]))
-        #expect(performing: { try FileTreeSource(definition, store: inside) }, throws: { error in
+        #expect(performing: { try FileTreeSource(definition, storeDirectory: inside.directory) }, throws: { error in
             (error as? ReplicaError)?.message.contains("would watch its own writes") == true
         })
     }
@@ -247,7 +247,7 @@ import ReplicaTestSupport
 
     struct Resolver: SourceResolver {
         let store: Store
-        func source(for definition: SourceDefinition) throws -> any Source { try FileTreeSource(definition, store: store) }
+        func source(for definition: SourceDefinition) throws -> any Source { try FileTreeSource(definition, storeDirectory: store.directory) }
     }
 
     @Test func hydrationKeepsOnlyFilesStillThereUnderTheRootAndUnchanged() async throws {

@@ -139,7 +139,7 @@ enum FilesBenchmark {
         let store = try Store(directory: URL(fileURLWithPath: scratch + "/store"))
         try await store.signIn("bench")
         let definition = try await store.addSource(SourceDefinition(kind: .files, account: "bench", settings: .object([("root", .string(corpus))])))
-        let source = try FileTreeSource(definition, store: store)
+        let source = try FileTreeSource(definition, storeDirectory: store.directory)
         let context = try SourceContext(definition: definition, store: store)
         let watching = Task { try await source.watch(context) }
         defer { watching.cancel() }

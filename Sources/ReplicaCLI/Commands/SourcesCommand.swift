@@ -8,7 +8,7 @@ import ReplicaGit
 enum SourceFactory {
     static func make(_ definition: SourceDefinition, store: Store) throws -> any Source {
         switch definition.kind {
-        case .files: return try FileTreeSource(definition, store: store)
+        case .files: return try FileTreeSource(definition, storeDirectory: store.directory)
         case .git: return try GitSource(definition)
         case .exec: return try ExecSource(definition)
         default:

@@ -14,7 +14,7 @@ enum DocCommentSnippets {
     static func FileTree_FileTreeSource_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let definition = try await store.addSource(SourceDefinition(kind: .files, account: "alice",
                                                                     settings: .object([("root", "/home/alice/Notes")])))
-        let source = try FileTreeSource(definition, store: store)
+        let source = try FileTreeSource(definition, storeDirectory: store.directory)
         try await source.sync(SourceContext(definition: definition, store: store))
     }
 
