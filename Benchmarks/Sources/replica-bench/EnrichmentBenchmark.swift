@@ -1,12 +1,61 @@
 import Foundation
 import Replica
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 12's figures: enrichment throughput beside plain indexing of the same messages, the delay from
 /// indexing to the update notification, predictions for the quality evaluation, and engagement in
 /// ranking. The messages are Debian changelog entries as mail (`Benchmarks/quality/build_enrichment_set.py`),
 /// their creation dates moved to the last hours so that Core Spotlight's 24-hour rule lets them in.
 enum EnrichmentBenchmark {
+    /// Indexes `items` one at a time, 50 ms apart, into a store a `replica watch --json` process follows,
+    /// and returns each item's delay to its `itemsUpdated` line.
+    static func watcherDelays(replica: String, directory: String, items: [SearchableItem]) async throws -> [Double] {
+        let path = directory + "/watched"
+        let store = try Store(directory: URL(fileURLWithPath: path))
+        try await store.signIn("bench")
+        let index = try store.index(named: "mail", account: "bench")
+        let watcher = try ChildProcess([replica, "--store", path, "watch", "--json"], environment: ProcessInfo.processInfo.environment,
+                                       standardOutput: .pipe)
+        defer { watcher.signal(SIGTERM); _ = watcher.wait(timeout: 20) }
+        let seen = Mutex<[ItemIdentifier: UInt64]>([:])
+        let output = watcher.standardOutput!
+        Thread.detachNewThread {
+            var lines = LineBuffer(maximumLineLength: 1 << 20)
+            while case let chunk = output.availableData, !chunk.isEmpty {
+                lines.append(chunk)
+                while case .line(let bytes)? = lines.next() {
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    guard let event = try? JSON.parse(String(decoding: bytes, as: UTF8.self)), event["event"]?.stringValue == "itemsUpdated" else { continue }
+                    for item in event["items"]?.arrayValue ?? [] {
+                        if let id = item["uniqueIdentifier"]?.stringValue { seen.withLock { $0[ItemIdentifier(id)] = $0[ItemIdentifier(id)] ?? now } }
+                    }
+                }
+            }
+        }
+        func waitFor(_ identifiers: [ItemIdentifier], seconds: Double) async throws {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline, !seen.withLock({ seen in identifiers.allSatisfy { seen[$0] != nil } }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        // The first item waits for the watcher to start; it is not counted.
+        guard let first = items.first else { return [] }
+        try await index.indexItems([first])
+        try await waitFor([first.uniqueIdentifier], seconds: 30)
+        var written: [ItemIdentifier: UInt64] = [:]
+        for item in items.dropFirst() {
+            written[item.uniqueIdentifier] = DispatchTime.now().uptimeNanoseconds
+            try await index.indexItems([item])
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await waitFor(Array(written.keys), seconds: 30)
+        let arrivals = seen.withLock { $0 }
+        return written.compactMap { identifier, time in arrivals[identifier].map { Double($0 - time) / 1e9 } }
+    }
+
     static func loadMessages(_ path: String) throws -> [SearchableItem] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var items = try text.split(separator: "\n").map { try SearchableItem(json: JSON.parse(String($0))) }
@@ -19,7 +68,7 @@ enum EnrichmentBenchmark {
         return items
     }
 
-    static func run(messages path: String, predictions: String?, sample: String?) async throws {
+    static func run(messages path: String, predictions: String?, sample: String?, replica: String? = nil) async throws {
         let items = try loadMessages(path)
         let directory = try Measure.scratchDirectory("enrichment")
         defer { Measure.removeDirectory(directory) }
@@ -83,6 +132,14 @@ enum EnrichmentBenchmark {
         let delays = notified.times.compactMap { identifier, time in written[identifier].map { Double(time - $0) / 1e9 } }
         print(String(format: "notification delay over %d messages: p50 %.0f ms, p99 %.0f ms (a pass every 50 ms)",
                      delays.count, Measure.median(delays) * 1000, Measure.percentile(delays, 99) * 1000))
+
+        // 2b. The same through `replica watch --json` in its own process: from the app's indexItems
+        // returning to the watcher's itemsUpdated line.
+        if let replica {
+            let delays = try await watcherDelays(replica: replica, directory: directory, items: Array(eligible.prefix(100)))
+            print(String(format: "replica watch: itemsUpdated line after indexing, over %d messages: p50 %.0f ms, p99 %.0f ms",
+                         delays.count, Measure.median(delays) * 1000, Measure.percentile(delays, 99) * 1000))
+        }
 
         // 3. Predictions for evaluate_enrichment.py: the sample's entries as the pass left them.
         if let predictions, let sample {

@@ -18,7 +18,7 @@ let usage = """
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
            replica-bench hybrid --store DIR [--rounds R]
-           replica-bench enrichment --messages FILE [--sample FILE --predictions OUT]
+           replica-bench enrichment --messages FILE [--sample FILE --predictions OUT] [--replica PATH]
            replica-bench load --replica PATH [--seconds S] [--plugin PATH] [--rewrite]
       DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
     """
@@ -44,7 +44,8 @@ do {
         guard let messages = option("--messages") else {
             throw BenchError("enrichment needs --messages FILE (python3 Benchmarks/quality/build_enrichment_set.py writes it)")
         }
-        try await EnrichmentBenchmark.run(messages: messages, predictions: option("--predictions"), sample: option("--sample"))
+        try await EnrichmentBenchmark.run(messages: messages, predictions: option("--predictions"), sample: option("--sample"),
+                                          replica: option("--replica"))
         exit(0)
     }
     guard let command = arguments.first, let corpus = option("--corpus") else {

@@ -17,6 +17,9 @@ final class Watcher: Sendable {
     /// How often the store's list of sources and accounts is read again.
     let reloadInterval: Duration
     let sweepInterval: Duration
+    /// How often items waiting for summaries and priority are looked for: a cheap query per index when
+    /// none waits, and a host waits at most this long (plus the enrichment) for its update line.
+    let enrichInterval: Duration = .milliseconds(250)
     /// Print what happens as JSON lines on standard output (`--json`).
     let json: Bool
 
@@ -91,7 +94,7 @@ final class Watcher: Sendable {
                 if !failing { Output.note("enrichment failed: \(Self.describe(error)); trying again later") }
                 failing = true
             }
-            try? await Task.sleep(for: reloadInterval)
+            try? await Task.sleep(for: enrichInterval)
         }
     }
 
