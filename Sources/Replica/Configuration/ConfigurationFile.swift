@@ -42,15 +42,23 @@ public struct ConfigurationFile: Sendable {
 
         /// Applies these choices to a store's enrichment settings.
         public func apply(to configuration: inout EnrichmentConfiguration) {
+            // One program named for both is one process: a model behind it loads once.
+            var programs: [[String]: ExecEnricher] = [:]
+            func program(_ command: [String]) -> ExecEnricher {
+                if let running = programs[command] { return running }
+                let enricher = ExecEnricher(command: command, timeout: timeout)
+                programs[command] = enricher
+                return enricher
+            }
             switch summarizer {
             case .builtIn: configuration.summarizer = ExtractiveSummarizer()
             case .off: configuration.summarizer = nil
-            case .program(let command): configuration.summarizer = ExecEnricher(command: command, timeout: timeout)
+            case .program(let command): configuration.summarizer = program(command)
             }
             switch priority {
             case .builtIn: configuration.priorityClassifier = RuleBasedPriorityClassifier()
             case .off: configuration.priorityClassifier = nil
-            case .program(let command): configuration.priorityClassifier = ExecEnricher(command: command, timeout: timeout)
+            case .program(let command): configuration.priorityClassifier = program(command)
             }
             let me = self.me
             configuration.me = { account in me[account] ?? [] }
@@ -139,7 +147,9 @@ public struct ConfigurationFile: Sendable {
             case "summarizer": enrichment.summarizer = try choice(value, key)
             case "priority": enrichment.priority = try choice(value, key)
             case "timeout":
-                guard let seconds = duration(value), seconds > 0 else { throw invalid("'enrichment': 'timeout' must be a duration such as \"90s\" or a number of seconds") }
+                guard let seconds = duration(value), seconds > 0, seconds <= 86_400 else {
+                    throw invalid("'enrichment': 'timeout' must be a duration up to a day, such as \"90s\" or a number of seconds")
+                }
                 enrichment.timeout = seconds
             case "me":
                 guard let accounts = value.objectValue else { throw invalid("'enrichment': 'me' must map account identifiers to lists of names and addresses") }

@@ -119,7 +119,11 @@ extension Store {
                 let plan = EnrichmentPlan(pending.item, options: options, settings: settings, now: now)
                 let content = EnrichmentPlan(pending.item, options: options, settings: settings, now: nil)
                 var thread: MessageThread?
-                if content.wantsSummary || content.wantsPriority, let domain = pending.item.domainIdentifier {
+                // The thread is read for what may be done now, or to recognise the content of results kept
+                // from before; an old item that never had any costs no read.
+                let mayRestore = pending.summary != nil || pending.priority != nil
+                if plan.wantsSummary || plan.wantsPriority || (mayRestore && (content.wantsSummary || content.wantsPriority)),
+                   let domain = pending.item.domainIdentifier {
                     let created = pending.item.attributeSet.contentCreationDate
                     let items = try await index.read { try $0.thread(domain: domain, upTo: created, limit: settings.threadLimit) }
                     thread = MessageThread(domain: domain, messages: items.map(EnrichmentPlan.message), me: me)

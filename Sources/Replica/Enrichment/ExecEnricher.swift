@@ -22,8 +22,8 @@ import Glibc
 /// Messages are oldest first; the last is the one to enrich. The environment carries `REPLICA_MODE=enrich`.
 /// The plugin may send `log` lines at any time. Anything else — exiting, no answer within `timeout`, a
 /// line that is not the answer to the request asked — ends the program and fails the request: the item
-/// stays waiting and is tried again later, by a program started afresh. The last lines the program
-/// wrote on standard error are quoted in the failure.
+/// stays waiting and is tried again later, by a program started afresh. What the program writes on
+/// standard error is not read: it might echo the messages, and failures are stored and logged.
 ///
 /// For example:
 /// ```swift
@@ -33,7 +33,7 @@ import Glibc
 public struct ExecEnricher: Summarizer, PriorityClassifier {
     /// The program and its arguments.
     public var command: [String]
-    /// The longest wait for an answer, in seconds.
+    /// The longest wait for an answer, in seconds (writing the request included); at most a day.
     public var timeout: TimeInterval
     /// The running program, shared by copies of this value.
     private let session = Session()
@@ -42,7 +42,7 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     /// seconds for each answer.
     public init(command: [String], timeout: TimeInterval = 60) {
         self.command = command
-        self.timeout = timeout
+        self.timeout = min(max(timeout, 0.001), 86_400)
     }
 
     /// `exec:` followed by the command and its arguments, separated by spaces.
@@ -52,22 +52,20 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     ///
     /// - Parameter thread: the conversation, its last message the one to summarize.
     /// - Returns: the `summary` string of the program's answer.
-    /// - Throws: `ReplicaError` with code `fileSystem` when the program cannot be started, and
-    ///   `invalidConfiguration` when it fails, does not answer within ``timeout``, or answers without a
-    ///   `summary` string.
+    /// - Throws: `ReplicaError` with code `invalidConfiguration` when the program cannot be started, fails,
+    ///   does not answer within ``timeout``, or answers without a `summary` string.
     public func summarize(_ thread: MessageThread) async throws -> String {
         let answer = try await ask("summarize", answeredBy: "summarized", thread)
         guard let summary = answer["summary"]?.stringValue else { throw failure("its answer has no \"summary\" string") }
         return summary
     }
 
-    /// Asks the program whether the last message of `thread` is a priority (a `priority` request).
+    /// Asks the program whether the last message of `thread` is a priority (a `classify` request).
     ///
     /// - Parameter thread: the conversation, its last message the one to classify.
     /// - Returns: the `isPriority` flag of the program's answer.
-    /// - Throws: `ReplicaError` with code `fileSystem` when the program cannot be started, and
-    ///   `invalidConfiguration` when it fails, does not answer within ``timeout``, or answers without an
-    ///   `isPriority` true or false.
+    /// - Throws: `ReplicaError` with code `invalidConfiguration` when the program cannot be started, fails,
+    ///   does not answer within ``timeout``, or answers without an `isPriority` true or false.
     public func isPriority(_ thread: MessageThread) async throws -> Bool {
         let answer = try await ask("classify", answeredBy: "classified", thread)
         guard let flag = answer["isPriority"]?.boolValue else { throw failure("its answer has no \"isPriority\" true or false") }
@@ -98,59 +96,88 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     }
 
     private func ask(_ kind: String, answeredBy answer: String, _ thread: MessageThread) async throws -> JSON {
-        let (session, command, timeout) = (session, command, timeout)
+        let (session, command, timeout) = (session, command, min(max(timeout, 0.001), 86_400))
         return try await Blocking.run { try session.exchange(kind, answeredBy: answer, thread, command: command, timeout: timeout) }
     }
 
-    /// The program while it runs: started at the first request, ended by a failure or when the last copy of
-    /// the enricher goes. One request at a time.
+    /// The program while it runs: started at the first request (and again after it ended, or when the
+    /// command changed), ended by a failure or when the last copy of the enricher goes. One request at a
+    /// time; each has `timeout` seconds in all, writing the request included.
     final class Session: @unchecked Sendable {
         private let lock = NSLock()
         private var plugin: PluginProcess?
+        private var command: [String] = []
         private var requests = 0
 
-        deinit { plugin?.stop(grace: 1) }
+        deinit {
+            // Asked to stop off the thread that dropped the enricher, which must not wait for it.
+            if let plugin { Thread.detachNewThread { plugin.stop(grace: 1) } }
+        }
 
         func exchange(_ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
                       timeout: TimeInterval) throws -> JSON {
             lock.lock()
             defer { lock.unlock() }
+            let deadline = Date().addingTimeInterval(timeout)
+            // What the program wrote on standard error is not quoted: it may echo the messages it was given,
+            // and failures are stored and logged.
             func failure(_ problem: String) -> ReplicaError {
-                let errors = plugin?.lastErrors ?? ""
                 plugin?.kill()
                 plugin = nil
-                return ReplicaError(.invalidConfiguration, "the enrichment program \(command.first ?? "") failed: \(problem)"
-                                    + (errors.isEmpty ? "" : " (its standard error: \(errors))"))
+                return ReplicaError(.invalidConfiguration, "the enrichment program \(command.first ?? "") failed: \(problem)")
             }
-            if plugin == nil {
-                let started = try PluginProcess(command: command, environment: ["REPLICA_MODE": "enrich"])
-                started.send(.object([("type", "start"), ("mode", "enrich")]))
-                plugin = started
+            if let running = plugin, running.hasEnded || self.command != command {
+                running.stop(grace: 1)
+                plugin = nil
             }
-            requests += 1
-            let id = "e\(requests)"
-            guard let plugin, plugin.send(ExecEnricher.request(kind, id: id, thread)) else {
-                throw failure("it no longer reads its standard input")
-            }
-            while true {
-                switch plugin.next(timeout: timeout) {
-                case .line(let number, let text):
-                    guard let message = try? JSON.parse(text), let type = message["type"]?.stringValue else {
-                        throw failure("its line \(number) is not a JSON object with a \"type\"")
+            // A program that ended while idle (its end not noticed yet) is started again once, at no cost
+            // to the item.
+            for attempt in 0..<2 {
+                let fresh = plugin == nil
+                if fresh {
+                    let started = try PluginProcess(command: command, environment: ["REPLICA_MODE": "enrich"])
+                    started.send(.object([("type", "start"), ("mode", "enrich")]))
+                    plugin = started
+                    self.command = command
+                }
+                guard let plugin else { throw failure("it could not be started") }
+                let retry = !fresh && attempt == 0
+                requests += 1
+                let id = "e\(requests)"
+                switch plugin.send(ExecEnricher.request(kind, id: id, thread), within: max(deadline.timeIntervalSinceNow, 0.001)) {
+                case .sent: break
+                case .closed where retry:
+                    self.plugin = nil
+                    continue
+                case .closed: throw failure("it no longer reads its standard input")
+                case .timedOut: throw failure("it did not read the request within \(Int(timeout)) seconds")
+                }
+                while true {
+                    let left = deadline.timeIntervalSinceNow
+                    guard left > 0 else { throw failure("it did not answer within \(Int(timeout)) seconds") }
+                    switch plugin.next(timeout: left) {
+                    case .line(let number, let text):
+                        guard let message = try? JSON.parse(text), let type = message["type"]?.stringValue else {
+                            throw failure("its line \(number) is not a JSON object with a \"type\"")
+                        }
+                        if type == "log" || type == "pong" { continue }
+                        guard type == answer, message["request"]?.stringValue == id else {
+                            throw failure("it sent \"\(type)\" where the answer to request \(id) was due (\"\(answer)\")")
+                        }
+                        return message
+                    case .end where retry:
+                        self.plugin = nil
+                    case .end(let status):
+                        throw failure("it \(status)")
+                    case .timeout:
+                        throw failure("it did not answer within \(Int(timeout)) seconds")
+                    case .tooLong(let number):
+                        throw failure("its line \(number) is longer than \(PluginProcess.maximumLineLength) bytes")
                     }
-                    if type == "log" || type == "pong" { continue }
-                    guard type == answer, message["request"]?.stringValue == id else {
-                        throw failure("it sent \"\(type)\" where the answer to request \(id) was due (\"\(answer)\")")
-                    }
-                    return message
-                case .end(let status):
-                    throw failure("it \(status)")
-                case .timeout:
-                    throw failure("it did not answer within \(Int(timeout)) seconds")
-                case .tooLong(let number):
-                    throw failure("its line \(number) is longer than \(PluginProcess.maximumLineLength) bytes")
+                    if self.plugin == nil { break }
                 }
             }
+            throw failure("it ended twice in a row")
         }
     }
 

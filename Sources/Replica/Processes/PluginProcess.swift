@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReplicaCore
 #if canImport(Glibc)
 import Glibc
@@ -115,6 +116,44 @@ package final class PluginProcess: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return errorTail.joined(separator: " | ")
+    }
+
+    /// Whether the plugin's output has ended (it exited, or crashed).
+    package var hasEnded: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return ended
+    }
+
+    /// What became of a message sent with a deadline.
+    package enum Sending: Sendable {
+        case sent
+        /// The plugin no longer reads.
+        case closed
+        /// The plugin did not take it within the deadline (its input pipe stayed full): it is ended.
+        case timedOut
+    }
+
+    /// Sends one message, giving up after `timeout` seconds: a plugin that stops reading must not hold the
+    /// caller once the message is larger than the pipe's buffer. On a timeout the plugin is killed, which
+    /// ends the write.
+    package func send(_ message: JSON, within timeout: Double) -> Sending {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex(false)
+        Thread.detachNewThread { [self] in
+            let sent = send(message)
+            result.withLock { $0 = sent }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + timeout) == .success else {
+            // The child's end of the pipe closes with it, and the write fails with EPIPE; standard input
+            // is closed only after that, never under a write in progress.
+            process.signal(SIGKILL)
+            done.wait()
+            try? process.standardInput?.close()
+            return .timedOut
+        }
+        return result.withLock { $0 } ? .sent : .closed
     }
 
     /// Sends one message; `false` when the plugin no longer reads.

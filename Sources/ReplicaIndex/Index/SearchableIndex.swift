@@ -73,6 +73,10 @@ public final class SearchableIndex: Sendable {
         weak var delegate: (any IndexDelegate)?
         /// The entity queries by type name, held weakly as the delegate is.
         var entityQueries: [String: WeakEntityQuery] = [:]
+        /// A delivery of reindex requests is running; `deliverAgain` asks it for one more round (a
+        /// receiver was set meanwhile).
+        var delivering = false
+        var deliverAgain = false
         var isInvalidated = false
     }
 
@@ -478,8 +482,8 @@ public final class SearchableIndex: Sendable {
     /// Sets the owner that the index asks to reindex, and delivers any request still owed.
     ///
     /// A new or rebuilt index owes the delegate a request to reindex everything; setting a delegate
-    /// delivers it at once (this call waits for it), and it is not asked again once it returned without
-    /// throwing. Entity queries (``setEntityQuery(_:forType:)``) are each owed their own.
+    /// delivers it at once (this call waits for it, unless a delivery already running takes it over),
+    /// and it is not asked again once it returned without throwing. Entity queries (``setEntityQuery(_:forType:)``) are each owed their own.
     ///
     /// The index holds the delegate weakly, as Core Spotlight's index does: keep a strong reference to it
     /// (in the object that owns the app's storage, say) for as long as it should be asked.
@@ -513,6 +517,29 @@ public final class SearchableIndex: Sendable {
     ///   and are cleared once every receiver returned without throwing; with nobody to take some of them,
     ///   they all stay owed.
     private func deliverPendingReindex() async throws {
+        // One delivery at a time, so no receiver is asked twice; a call made while one runs has it go
+        // round again for what changed.
+        let mine = state.withLock { state in
+            if state.delivering { state.deliverAgain = true; return false }
+            state.delivering = true
+            return true
+        }
+        guard mine else { return }
+        do {
+            repeat {
+                try await deliverPendingReindexOnce()
+            } while state.withLock({ state in
+                defer { state.deliverAgain = false }
+                if !state.deliverAgain { state.delivering = false }
+                return state.deliverAgain
+            })
+        } catch {
+            state.withLock { $0.delivering = false; $0.deliverAgain = false }
+            throw error
+        }
+    }
+
+    private func deliverPendingReindexOnce() async throws {
         let (delegate, queries) = state.withLock { state in
             (state.delegate, state.entityQueries.compactMapValues { $0.query })
         }
@@ -526,8 +553,13 @@ public final class SearchableIndex: Sendable {
         var askedForAll = Set(delivered)
         func markAsked(_ receiver: String) async throws {
             askedForAll.insert(receiver)
-            let list = JSON.array(askedForAll.sorted().map(JSON.string)).serialized()
-            try await write { writer in try writer.setMeta("reindex_all_delivered", list) }
+            // Added to what the file holds, not written over it: another process may have asked its own.
+            try await write { writer in
+                let stored = try IndexReader(connection: writer.connection, now: writer.now).meta("reindex_all_delivered")
+                    .flatMap { try? JSON.parse($0).arrayValue?.compactMap(\.stringValue) } ?? []
+                let list = JSON.array(Set(stored + [receiver]).sorted().map(JSON.string)).serialized()
+                try writer.setMeta("reindex_all_delivered", list)
+            }
         }
         if all {
             if let delegate, !askedForAll.contains("delegate") {

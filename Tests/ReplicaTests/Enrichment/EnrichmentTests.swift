@@ -319,15 +319,34 @@ import ReplicaTestSupport
         // next pass starts it afresh.
         var broken = configuration
         broken.enrichment.summarizer = ExecEnricher(command: ["python3", "-c", "import sys; sys.stderr.write('no model here'); sys.exit(3)"])
+        let events = Mutex<[String]>([])
+        broken.events = { event in events.withLock { $0.append(event.message) } }
         let brokenStore = try Store(directory: directory.url, configuration: broken)
         try await index.indexItems([mail("m1", text: Self.longText + " More.")])
         let report = try await brokenStore.enrichPendingItems()
         #expect(report.failed == 1)
+        // What it wrote on standard error may quote the messages: it is in no event or stored error.
+        #expect(events.withLock { $0 }.contains { $0.contains("the enrichment program python3 failed") })
+        #expect(!events.withLock { $0 }.contains { $0.contains("no model here") })
         let silent = ExecEnricher(command: ["python3", "-c", "import sys, time; sys.stdin.readline(); sys.stdin.readline(); time.sleep(30)"], timeout: 0.5)
         let thread = MessageThread(domain: "thread.1", messages: [EnrichmentPlan.message(mail("m1"))], me: [])
         await #expect(performing: { try await silent.summarize(thread) }, throws: { error in
             (error as? ReplicaError)?.message.contains("did not answer within") == true
         })
+        // A program that stops reading: a request larger than the pipe holds is given up at the deadline.
+        let deaf = ExecEnricher(command: ["python3", "-c", "import time; time.sleep(30)"], timeout: 0.5)
+        let long = MessageThread(domain: "thread.1", messages: [EnrichmentPlan.message(mail("m1", text: String(repeating: "word ", count: 40_000)))], me: [])
+        await #expect(performing: { try await deaf.summarize(long) }, throws: { error in
+            (error as? ReplicaError)?.message.contains("did not read the request within") == true
+        })
+        // A program that exits after each answer is started again for the next request, at no failure.
+        let once = ExecEnricher(command: ["python3", "-c", """
+            import json, sys
+            sys.stdin.readline()
+            request = json.loads(sys.stdin.readline())
+            print(json.dumps({"type": "summarized", "request": request["request"], "summary": "once"}), flush=True)
+            """])
+        for _ in 0..<3 { #expect(try await once.summarize(thread) == "once") }
         let wrong = ExecEnricher(command: ["python3", "-c", "import sys; sys.stdin.readline(); sys.stdin.readline(); print('{\"type\": \"classified\", \"request\": \"e1\"}', flush=True); sys.stdin.read()"])
         await #expect(performing: { try await wrong.summarize(thread) }, throws: { error in
             (error as? ReplicaError)?.message.contains("where the answer to request e1 was due") == true
