@@ -329,8 +329,9 @@ package struct IndexReader {
 
     /// How many of `terms` each of `rowIDs` holds, each of which matched at least one of the query's terms.
     ///
-    /// One FTS5 query a term instead of a lookup per candidate and term (40 candidates × 2 words took
-    /// 2.3 ms at 100,000 items, the queries 0.2 ms): the items with the term and any other term. An item
+    /// One FTS5 query a term instead of a lookup per candidate and term (on the 100,000-item latency
+    /// store, 9.6 ms of lookups a question became 5.7 ms of queries: BENCHMARKS.md): the items with the
+    /// term and any other term. An item
     /// with two or more of the terms is among those of each of its terms; an item among none of them
     /// holds one term (`allMatched`: the terms are all the query's), or, when the query has more terms
     /// than are counted, one or none, which one more query tells.
@@ -495,9 +496,9 @@ extension IndexReader {
     /// FTS5's prefix query finds the items; its `highlight()` of those items gives back the very words that
     /// matched, so no second vocabulary is kept.
     ///
-    /// A prefix most items have ("th", "s") is answered from the items added last instead: FTS5 merges the
-    /// postings of every word that begins with the prefix before it returns a row, which took 30–60 ms
-    /// at 100,000 items for one or two letters.
+    /// A prefix that at least a quarter of the items added last have ("th", "s") is answered from those
+    /// items instead: FTS5 merges the postings of every word that begins with the prefix before it
+    /// returns a row, which took 30–60 ms at 100,000 items for one or two letters.
     package func completions(of prefix: String, sample: Int = 200) throws -> (words: [String: Int], titles: [String: Int]) {
         let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
         guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return ([:], [:]) }
@@ -553,8 +554,8 @@ extension IndexReader {
         return read >= 50 && having * 4 >= read ? (words, titles) : nil
     }
 
-    /// Calls `body` with each word of `text` (a run of letters and digits, as FTS5's tokenizer splits
-    /// it), lowercased, that begins with `prefix`.
+    /// Calls `body` with each word of `text` (a run of letters and digits, and the accents FTS5 keeps
+    /// within a word, as its tokenizer splits it), lowercased, that begins with `prefix`.
     static func forEachWord(in text: String, beginning prefix: String, _ body: (String) -> Void) {
         guard let first = prefix.unicodeScalars.first else { return }
         let scalars = text.unicodeScalars
@@ -565,7 +566,7 @@ extension IndexReader {
                 continue
             }
             var end = scalars.index(after: index)
-            while end < scalars.endIndex, FTSPattern.isWordScalar(scalars[end]) { end = scalars.index(after: end) }
+            while end < scalars.endIndex, FTSPattern.continuesWord(scalars[end]) { end = scalars.index(after: end) }
             // Most words differ from the prefix in their first letter: they are passed over unread.
             let start = scalars[index]
             let lowered = start.value >= 0x41 && start.value <= 0x5A ? Unicode.Scalar(start.value + 0x20)! : start

@@ -102,7 +102,8 @@ package struct FTSPattern: Hashable, Sendable {
     }
 
     /// Letters, digits and private-use characters: what FTS5's `unicode61` tokenizer keeps in a word
-    /// (its default categories, `L* N* Co`); everything else separates words.
+    /// (its default categories, `L* N* Co`); everything else separates words, except the accents of
+    /// ``continuesWord(_:)`` within one.
     package static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII {
             let value = scalar.value
@@ -116,6 +117,19 @@ package struct FTSPattern: Hashable, Sendable {
             return false
         }
     }
+
+    /// Whether `scalar` goes on a word it follows: a word character, or one of the combining accents
+    /// `unicode61` folds away (with `remove_diacritics`, its default), so that "café" written with a
+    /// separate accent (NFD) stays one word. Other combining marks separate words, as in FTS5 (each
+    /// checked against SQLite 3.40's tokenizer).
+    package static func continuesWord(_ scalar: Unicode.Scalar) -> Bool {
+        isWordScalar(scalar) || foldedAccents.contains(scalar.value)
+    }
+
+    private static let foldedAccents: Set<UInt32> = [
+        0x300, 0x301, 0x302, 0x303, 0x304, 0x306, 0x307, 0x308, 0x309, 0x30A, 0x30B, 0x30C, 0x30F, 0x311,
+        0x31B, 0x323, 0x324, 0x325, 0x326, 0x327, 0x328, 0x32D, 0x32E, 0x330, 0x331,
+    ]
 
     static func terms(in text: String) -> [Term] {
         var terms: [Term] = []

@@ -249,5 +249,15 @@ import ReplicaTestSupport
         let rare = try await index.completions(of: "thu").words
         #expect(rare == ["thunder": 200], "\(rare)")
     }
+
+    /// A word written with a separate accent (NFD) stays one word on both paths, as FTS5 keeps it.
+    @Test func anAccentWrittenApartStaysInItsWord() async throws {
+        let cafe = "cafe\u{301}"
+        try await index.indexItems((0..<200).map { Fixtures.item("c\($0)", title: "Menu \($0)", text: "\(cafe) au lait") })
+        #expect(try await index.completions(of: "caf").words.map { Array($0.key.unicodeScalars) } == [Array(cafe.unicodeScalars)])
+        try await index.indexItems((0..<200).map { Fixtures.item("t\($0)", title: "Tea \($0)", text: "green tea") })
+        #expect(try await index.completions(of: "caf").words.map { Array($0.key.unicodeScalars) } == [Array(cafe.unicodeScalars)],
+                "the prefix query over every item gives the same word")
+    }
 }
 
