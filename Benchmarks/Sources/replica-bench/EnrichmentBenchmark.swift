@@ -109,7 +109,7 @@ enum EnrichmentBenchmark {
         }
 
         // 2. The delay from indexing to the notification, with a pass every 50 ms (what a watcher polling
-        // at that rate gives; replica watch polls every second, which adds up to a second to this).
+        // at that rate gives; replica watch polls every 250 ms, which adds up to 250 ms to this; 2b times it).
         let notified = NotificationClock()
         let timed = try store.index(named: "timed", account: "bench")
         try await timed.setDelegate(notified)

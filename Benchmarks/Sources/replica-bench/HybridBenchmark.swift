@@ -3,7 +3,8 @@ import Replica
 
 /// Search latency in-process on an existing store (issue 10): query embedding, lexical top-20 and hybrid
 /// top-20, each query alternating between the two, after one warm-up pass (the model loaded, the
-/// vectors read into memory).
+/// vectors read into memory); then suggestions, for ten prefixes of 2–4 letters and for ten prefixes
+/// most items have.
 enum HybridBenchmark {
     static let questions = [
         "module import path", "how do I read a file line by line", "thread safety of queues", "convert a string to bytes",
@@ -30,8 +31,9 @@ enum HybridBenchmark {
                 hybrid.append(hybridSeconds)
             }
         }
-        // Each prefix once a round after the warm-up round. The second list holds prefixes that match most
-        // items, where FTS5's prefix query costs the most.
+        // Each prefix once a round after the warm-up round. The first list is the one timed from the start
+        // (2–4 letters, "th" among them); the second holds prefixes that match most items, where FTS5's
+        // prefix query costs the most.
         func timeSuggestions(_ prefixes: [String]) async throws -> [Double] {
             var times: [Double] = []
             for round in 0...rounds {

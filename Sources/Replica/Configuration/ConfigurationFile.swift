@@ -121,7 +121,7 @@ public struct ConfigurationFile: Sendable {
             case "enrichment":
                 configuration.enrichment = try enrichment(from: value)
             case "watch":
-                break  // read by the watcher
+                break  // accepted; nothing reads it yet
             default:
                 throw invalid("unknown setting '\(key)'; the settings are index, projections, follow, enrichment and watch")
             }

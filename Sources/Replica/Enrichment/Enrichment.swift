@@ -122,8 +122,7 @@ extension Store {
                 // The thread is read for what may be done now, or to recognise the content of results kept
                 // from before; an old item that never had any costs no read.
                 let mayRestore = pending.summary != nil || pending.priority != nil
-                if plan.wantsSummary || plan.wantsPriority || (mayRestore && (content.wantsSummary || content.wantsPriority)),
-                   let domain = pending.item.domainIdentifier {
+                if plan.wantsAnything || (mayRestore && content.wantsAnything), let domain = pending.item.domainIdentifier {
                     let created = pending.item.attributeSet.contentCreationDate
                     let items = try await index.read { try $0.thread(domain: domain, upTo: created, limit: settings.threadLimit) }
                     thread = MessageThread(domain: domain, messages: items.map(EnrichmentPlan.message), me: me)
@@ -132,10 +131,11 @@ extension Store {
                     thread?.messages.append(EnrichmentPlan.message(pending.item))
                 }
                 let input = content.fingerprint(thread: thread, summarizer: settings.summarizer, classifier: settings.priorityClassifier)
+                let isRepeat = input == pending.input
                 var summary: String?, priority: Bool?
                 var skipped = plan.skipped
                 do {
-                    if input == pending.input {
+                    if isRepeat {
                         // Results kept from when the item was new are not "too old".
                         if pending.summary != nil { skipped.removeAll { $0 == "summarization.tooOld" } }
                         if pending.priority != nil { skipped.removeAll { $0 == "priority.tooOld" } }
@@ -162,7 +162,6 @@ extension Store {
                                                     message: "enriching item '\(pending.item.uniqueIdentifier)' failed (\(message)); it is tried again later"))
                     continue
                 }
-                let wasRepeat = input == pending.input
                 let (newSummary, newPriority, reasons) = (summary, priority, skipped)
                 let merged = try await index.write(purgingExpired: false) { writer in
                     try writer.applyEnrichment(to: pending, input: input, summary: newSummary, priority: newPriority, skipped: reasons)
@@ -172,7 +171,7 @@ extension Store {
                 var changed: [AttributeKey] = []
                 if let summary, pending.item.attributeSet.textContentSummary != summary { changed.append(.textContentSummary) }
                 if let priority, pending.item.attributeSet.isPriority != priority { changed.append(.isPriority) }
-                if changed.isEmpty || wasRepeat {
+                if changed.isEmpty || isRepeat {
                     report.unchanged += 1
                 } else {
                     report.enriched += 1
@@ -205,6 +204,9 @@ struct EnrichmentPlan {
     var wantsSummary = false
     var wantsPriority = false
     var skipped: [String] = []
+
+    /// Whether either result is wanted.
+    var wantsAnything: Bool { wantsSummary || wantsPriority }
 
     /// The plan for `item` at `now`; with `now` nil, whatever the item's age.
     init(_ item: SearchableItem, options: UpdateListenerOptions, settings: EnrichmentConfiguration, now: Date?) {

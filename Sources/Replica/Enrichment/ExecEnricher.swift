@@ -42,7 +42,7 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     /// seconds for each answer.
     public init(command: [String], timeout: TimeInterval = 60) {
         self.command = command
-        self.timeout = min(max(timeout, 0.001), 86_400)
+        self.timeout = timeout
     }
 
     /// `exec:` followed by the command and its arguments, separated by spaces.
@@ -56,7 +56,7 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     ///   does not answer within ``timeout``, or answers without a `summary` string.
     public func summarize(_ thread: MessageThread) async throws -> String {
         let answer = try await ask("summarize", answeredBy: "summarized", thread)
-        guard let summary = answer["summary"]?.stringValue else { throw failure("its answer has no \"summary\" string") }
+        guard let summary = answer["summary"]?.stringValue else { throw Self.failure(command, "its answer has no \"summary\" string") }
         return summary
     }
 
@@ -68,7 +68,7 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     ///   does not answer within ``timeout``, or answers without an `isPriority` true or false.
     public func isPriority(_ thread: MessageThread) async throws -> Bool {
         let answer = try await ask("classify", answeredBy: "classified", thread)
-        guard let flag = answer["isPriority"]?.boolValue else { throw failure("its answer has no \"isPriority\" true or false") }
+        guard let flag = answer["isPriority"]?.boolValue else { throw Self.failure(command, "its answer has no \"isPriority\" true or false") }
         return flag
     }
 
@@ -109,6 +109,9 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
         private var command: [String] = []
         private var requests = 0
 
+        /// The program turned out to have ended while idle, before it read the request.
+        private struct EndedWhileIdle: Error {}
+
         deinit {
             // Asked to stop off the thread that dropped the enricher, which must not wait for it.
             if let plugin { Thread.detachNewThread { plugin.stop(grace: 1) } }
@@ -119,69 +122,75 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
             lock.lock()
             defer { lock.unlock() }
             let deadline = Date().addingTimeInterval(timeout)
-            // What the program wrote on standard error is not quoted: it may echo the messages it was given,
-            // and failures are stored and logged.
-            func failure(_ problem: String) -> ReplicaError {
-                plugin?.kill()
-                plugin = nil
-                return ReplicaError(.invalidConfiguration, "the enrichment program \(command.first ?? "") failed: \(problem)")
-            }
             if let running = plugin, running.hasEnded || self.command != command {
                 running.stop(grace: 1)
                 plugin = nil
             }
             // A program that ended while idle (its end not noticed yet) is started again once, at no cost
             // to the item.
-            for attempt in 0..<2 {
-                let fresh = plugin == nil
-                if fresh {
-                    let started = try PluginProcess(command: command, environment: ["REPLICA_MODE": "enrich"])
-                    started.send(.object([("type", "start"), ("mode", "enrich")]))
-                    plugin = started
-                    self.command = command
-                }
-                guard let plugin else { throw failure("it could not be started") }
-                let retry = !fresh && attempt == 0
-                requests += 1
-                let id = "e\(requests)"
-                switch plugin.send(ExecEnricher.request(kind, id: id, thread), within: max(deadline.timeIntervalSinceNow, 0.001)) {
-                case .sent: break
-                case .closed where retry:
-                    self.plugin = nil
-                    continue
-                case .closed: throw failure("it no longer reads its standard input")
-                case .timedOut: throw failure("it did not read the request within \(Int(timeout)) seconds")
-                }
-                while true {
-                    let left = deadline.timeIntervalSinceNow
-                    guard left > 0 else { throw failure("it did not answer within \(Int(timeout)) seconds") }
-                    switch plugin.next(timeout: left) {
-                    case .line(let number, let text):
-                        guard let message = try? JSON.parse(text), let type = message["type"]?.stringValue else {
-                            throw failure("its line \(number) is not a JSON object with a \"type\"")
-                        }
-                        if type == "log" || type == "pong" { continue }
-                        guard type == answer, message["request"]?.stringValue == id else {
-                            throw failure("it sent \"\(type)\" where the answer to request \(id) was due (\"\(answer)\")")
-                        }
-                        return message
-                    case .end where retry:
-                        self.plugin = nil
-                    case .end(let status):
-                        throw failure("it \(status)")
-                    case .timeout:
-                        throw failure("it did not answer within \(Int(timeout)) seconds")
-                    case .tooLong(let number):
-                        throw failure("its line \(number) is longer than \(PluginProcess.maximumLineLength) bytes")
+            do {
+                return try ask(kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
+                               mayHaveEnded: plugin != nil)
+            } catch is EndedWhileIdle {
+                plugin = nil
+                return try ask(kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
+                               mayHaveEnded: false)
+            }
+        }
+
+        /// One request to the running program (started first if none runs); with `mayHaveEnded`, a program
+        /// found ended before it answered throws ``EndedWhileIdle`` instead of failing the request.
+        private func ask(_ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
+                         timeout: TimeInterval, deadline: Date, mayHaveEnded: Bool) throws -> JSON {
+            // What the program wrote on standard error is not quoted: it may echo the messages it was given,
+            // and failures are stored and logged.
+            let plugin = try self.plugin ?? start(command)
+            func failure(_ problem: String) -> ReplicaError {
+                plugin.kill()
+                self.plugin = nil
+                return ExecEnricher.failure(command, problem)
+            }
+            requests += 1
+            let id = "e\(requests)"
+            switch plugin.send(ExecEnricher.request(kind, id: id, thread), within: max(deadline.timeIntervalSinceNow, 0.001)) {
+            case .sent: break
+            case .closed where mayHaveEnded: throw EndedWhileIdle()
+            case .closed: throw failure("it no longer reads its standard input")
+            case .timedOut: throw failure("it did not read the request within \(Int(timeout)) seconds")
+            }
+            while true {
+                let left = deadline.timeIntervalSinceNow
+                guard left > 0 else { throw failure("it did not answer within \(Int(timeout)) seconds") }
+                switch plugin.next(timeout: left) {
+                case .line(let number, let text):
+                    guard let message = try? JSON.parse(text), let type = message["type"]?.stringValue else {
+                        throw failure("its line \(number) is not a JSON object with a \"type\"")
                     }
-                    if self.plugin == nil { break }
+                    if type == "log" || type == "pong" { continue }
+                    guard type == answer, message["request"]?.stringValue == id else {
+                        throw failure("it sent \"\(type)\" where the answer to request \(id) was due (\"\(answer)\")")
+                    }
+                    return message
+                case .end where mayHaveEnded: throw EndedWhileIdle()
+                case .end(let status): throw failure("it \(status)")
+                case .timeout: throw failure("it did not answer within \(Int(timeout)) seconds")
+                case .tooLong(let number): throw failure("its line \(number) is longer than \(PluginProcess.maximumLineLength) bytes")
                 }
             }
-            throw failure("it ended twice in a row")
+        }
+
+        private func start(_ command: [String]) throws -> PluginProcess {
+            let started = try PluginProcess(command: command, environment: ["REPLICA_MODE": "enrich"])
+            started.send(.object([("type", "start"), ("mode", "enrich")]))
+            plugin = started
+            self.command = command
+            return started
         }
     }
 
-    private func failure(_ problem: String) -> ReplicaError {
+    /// A failure of `command`: its name and the problem, never what it was given or wrote.
+    static func failure(_ command: [String], _ problem: String) -> ReplicaError {
         ReplicaError(.invalidConfiguration, "the enrichment program \(command.first ?? "") failed: \(problem)")
     }
+
 }

@@ -407,7 +407,7 @@ public final class Store: Sendable {
             return SemanticQuery(vector: vector, model: embedder.modelIdentifier)
         } catch {
             configuration.events(StoreEvent(kind: .embeddingFailed, account: nil, indexName: nil,
-                                            message: "semantic search is off for this query: the embedding model failed (\((error as? ReplicaError)?.message ?? "\(error)"))"))
+                                            message: "semantic search is off for this query: the embedding model failed (\(ReplicaError.message(of: error)))"))
             return nil
         }
     }

@@ -185,8 +185,8 @@ public final class SearchTool: Sendable {
         } catch {
             return fail("the arguments could not be read", token: nextToken())
         }
-        // Counts, groups and statistics must reflect every committed change: the accounts searched are
-        // brought up to date first. A failure is the host's to hear of (hydration still drops anything
+        // Counts, groups and statistics must reflect every committed change: with projections, the
+        // accounts searched are brought up to date first (without, the host keeps them fresh). A failure is the host's to hear of (hydration still drops anything
         // stale); it is never swallowed.
         await catchUp()
         var outcomes: [QueryOutcome] = []
@@ -231,7 +231,7 @@ public final class SearchTool: Sendable {
     }
 
     private func reportCatchUp(failure error: any Error, account: AccountID?) {
-        let reason = (error as? ReplicaError)?.message ?? "\(error)"
+        let reason = ReplicaError.message(of: error)
         store.configuration.events(StoreEvent(kind: .catchUpFailed, account: account, indexName: nil,
                                               message: "the search tool could not bring " + (account.map { "account '\($0)'" } ?? "the accounts")
                                                 + " up to date before answering: \(reason)"))

@@ -44,7 +44,7 @@ enum SyncCommand: Command {
                 try await source.sync(sourceContext)
             } catch {
                 failures.append(definition.name)
-                Output.note("source '\(definition.name)' failed: \((error as? ReplicaError)?.message ?? "\(error)")")
+                Output.note("source '\(definition.name)' failed: \(ReplicaError.message(of: error))")
             }
             let progress = shown.withLock { $0 }
             totals.seen += progress.seen

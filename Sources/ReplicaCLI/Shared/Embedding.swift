@@ -32,7 +32,7 @@ enum Embedding {
             let report = try await store.enrichPendingItems(accounts: accounts)
             if report.failed > 0 { Output.note("\(report.failed) item\(report.failed == 1 ? "" : "s") could not be enriched; tried again later") }
         } catch {
-            Output.note("enrichment failed: \((error as? ReplicaError)?.message ?? "\(error)"); tried again later")
+            Output.note("enrichment failed: \(ReplicaError.message(of: error)); tried again later")
         }
     }
 }

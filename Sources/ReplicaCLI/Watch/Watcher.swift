@@ -47,7 +47,7 @@ final class Watcher: Sendable {
                     }
                     for problem in report.problems { Output.note(problem) }
                 } onError: { error in
-                    Output.error("applying the record stores' changes failed: \(Self.describe(error)); trying again")
+                    Output.error("applying the record stores' changes failed: \(ReplicaError.message(of: error)); trying again")
                 }
             }
             group.addTask { await self.sweep() }
@@ -74,7 +74,7 @@ final class Watcher: Sendable {
                 _ = try await store.embedPendingItems()
                 failing = false
             } catch {
-                if !failing { Output.note("embedding for semantic search failed: \(Self.describe(error)); trying again later") }
+                if !failing { Output.note("embedding for semantic search failed: \(ReplicaError.message(of: error)); trying again later") }
                 failing = true
             }
             try? await Task.sleep(for: reloadInterval * 2)
@@ -91,7 +91,7 @@ final class Watcher: Sendable {
                 failing = false
                 announce(report)
             } catch {
-                if !failing { Output.note("enrichment failed: \(Self.describe(error)); trying again later") }
+                if !failing { Output.note("enrichment failed: \(ReplicaError.message(of: error)); trying again later") }
                 failing = true
             }
             try? await Task.sleep(for: enrichInterval)
@@ -134,15 +134,10 @@ final class Watcher: Sendable {
                 _ = try await store.sweep()
                 failing = false
             } catch {
-                if !failing { Output.error("sweeping expired items and pending deletions failed: \(Self.describe(error)); trying again later") }
+                if !failing { Output.error("sweeping expired items and pending deletions failed: \(ReplicaError.message(of: error)); trying again later") }
                 failing = true
             }
         }
-    }
-
-    /// An error's message for a person: a `ReplicaError`'s own words, else its description.
-    static func describe(_ error: any Error) -> String {
-        (error as? ReplicaError)?.message ?? "\(error)"
     }
 
     /// Keeps one task per source of a signed-in account: starts new ones, stops removed ones, restarts a
@@ -180,7 +175,7 @@ final class Watcher: Sendable {
             } catch {
                 if Task.isCancelled { return }
                 failures += 1
-                let message = (error as? ReplicaError)?.message ?? "\(error)"
+                let message = ReplicaError.message(of: error)
                 Output.note("source '\(definition.name)' failed: \(message); retrying in \(Int(backoff.delay(afterFailures: failures))) s")
                 if let context = try? SourceContext(definition: definition, store: store) {
                     context.report(.failed, detail: "retrying in \(Int(backoff.delay(afterFailures: failures))) s")

@@ -435,18 +435,20 @@ public final class SearchableIndex: Sendable {
                               progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
         let model = embedder.modelIdentifier
         var done = 0
-        // Counted once: counting after every batch scanned the whole index each time.
-        var waiting = try await embeddingCounts(model: model).backlog
+        // Counted once, and only when something waits (an idle watcher asks every two seconds): counting
+        // after every batch scanned the whole index each time.
+        var waiting: Int?
         while done < limit {
             let batch = try await read { reader in try reader.pendingEmbeddings(model: model, limit: batchSize) }
             guard !batch.isEmpty else { break }
+            if waiting == nil { waiting = try await read { reader in try reader.embeddingBacklog(model: model) } }
             let vectors = try await Blocking.run { try embedder.embed(documents: batch.map(\.text)) }
             try await write(purgingExpired: false) { writer in
                 for (pending, vectors) in zip(batch, vectors) { try writer.setVectors(vectors, for: pending, model: model) }
             }
             done += batch.count
-            waiting = max(waiting - batch.count, 0)
-            progress(done, waiting)
+            waiting = max((waiting ?? 0) - batch.count, 0)
+            progress(done, waiting ?? 0)
         }
         return done
     }
