@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A SQLite result code, matchable in `catch` clauses.
 ///
@@ -130,6 +133,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         case .corrupt, .notADatabase:
             sentence = "SQLite found \(file) damaged or could not read it (a disk read error looks the same): run the command "
                 + "again; if it says this again, check the disk (dmesg) and restore the file from a backup"
+        case .readOnly where path.map(Self.isOnReadOnlyFileSystem) == true:
+            sentence = "\(file) is on a file system mounted read-only: mount it read-write and run the command again; the "
+                + "failed step was rolled back"
         case .readOnly:
             sentence = "\(file) cannot be written (a read-only file, folder or file system): make it writable and run the "
                 + "command again"
@@ -139,6 +145,11 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
             return description
         }
         return sentence + " (\(description))"
+    }
+
+    private static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 && (info.f_flag & UInt(ST_RDONLY)) != 0
     }
 
     /// The code, SQLite's message, the file and the failing SQL text, as far as each is known; never the arguments.

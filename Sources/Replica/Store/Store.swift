@@ -67,16 +67,23 @@ public final class Store: Sendable {
         self.directory = directory.standardizedFileURL
         self.configuration = configuration
         try FileSystem.makeDirectory(self.directory.path)
+        // Asked before SQLite is: whether SQLite can still read a read-only file depends on the write-ahead
+        // log and shared-memory files some earlier process happened to leave, and its words ("unable to open
+        // database file … journal_mode") would not say why it cannot.
+        guard !FileSystem.isOnReadOnlyFileSystem(self.directory.path) else { throw Self.readOnlyFileSystem(self.directory.path) }
         do {
             try FileSystem.makeDirectory(self.directory.path + "/accounts")
             catalog = try Catalog(path: self.directory.path + "/catalog.sqlite")
         } catch where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
-            // SQLite's words ("unable to open database file … journal_mode") would not say why.
-            throw ReplicaError(.fileSystem, "the store \(self.directory.path) is on a file system mounted read-only; replica writes to its "
-                + "store even to read it (its catalog and write-ahead logs). Mount it read-write and run the command again; nothing was changed",
-                cause: error)
+            throw Self.readOnlyFileSystem(self.directory.path, cause: error)
         }
         try finishInterruptedSignOuts()
+    }
+
+    private static func readOnlyFileSystem(_ directory: String, cause: (any Error)? = nil) -> ReplicaError {
+        ReplicaError(.fileSystem, "the store \(directory) is on a file system mounted read-only; replica writes to its "
+            + "store even to read it (its catalog and write-ahead logs). Mount it read-write and run the command again; nothing was changed",
+            cause: cause)
     }
 
     /// The directory used when none is given: `$XDG_DATA_HOME/replica`, or `~/.local/share/replica`.
