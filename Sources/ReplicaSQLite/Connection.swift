@@ -1,6 +1,7 @@
 import CSQLite
 import Synchronization
 import Foundation
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +23,11 @@ public final class Connection: @unchecked Sendable {
     private var statementCache: [String: Statement] = [:]
     private var savepointDepth = 0
     /// The thread inside SQLite on this connection right now (0: none), to catch use from two threads at
-    /// once in debug builds: a connection belongs to one queue (see ``Database``).
+    /// once while the connection belongs to no queue.
     private let user = Atomic<UInt>(0)
+    /// Set on the one queue the connection belongs to, once ``confine(to:)`` gave it one (see ``Database``).
+    private let queueKey = DispatchSpecificKey<Bool>()
+    private let isConfined = Atomic<Bool>(false)
 
     /// How a connection opens its file.
     public struct Options: Sendable {
@@ -122,16 +126,31 @@ public final class Connection: @unchecked Sendable {
         _ = replica_sqlite_disable_checkpoint_on_close(handle)
     }
 
-    /// Runs `body`, a call into SQLite on this connection; in debug builds, stops the process when another
-    /// thread is inside SQLite on the same connection at that moment.
+    /// Makes `queue` the only place this connection may be used from: any call into SQLite from elsewhere
+    /// stops the process, in release builds too. ``Database`` confines each of its connections to its queue.
+    func confine(to queue: DispatchQueue) {
+        queue.setSpecific(key: queueKey, value: true)
+        isConfined.store(true, ordering: .releasing)
+    }
+
+    /// Runs `body`, a call into SQLite on this connection, after checking that it is allowed here: on the
+    /// connection's queue once it has one (a queue-specific lookup, as GRDB's scheduling watchdog does),
+    /// else not while another thread is inside SQLite on it. A failed check stops the process in every
+    /// build: two threads in one connection corrupt its statements and transactions silently.
     @inline(__always)
     func exclusively<T>(_ body: () throws -> T) rethrows -> T {
-        #if DEBUG
+        if isConfined.load(ordering: .acquiring) {
+            if DispatchQueue.getSpecific(key: queueKey) != true {
+                fatalError("a replica Connection (\(path)) was used off its queue; use it only inside the closures Database runs")
+            }
+            return try body()
+        }
         let me = UInt(pthread_self())
         let (exchanged, current) = user.compareExchange(expected: 0, desired: me, ordering: .acquiringAndReleasing)
-        precondition(exchanged || current == me, "a replica Connection (\(path)) was used from two threads at once; use it on its own queue only")
+        if !exchanged && current != me {
+            fatalError("a replica Connection (\(path)) was used from two threads at once; use it on its own queue only")
+        }
         defer { if exchanged { user.store(0, ordering: .releasing) } }
-        #endif
         return try body()
     }
 

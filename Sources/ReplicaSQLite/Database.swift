@@ -106,6 +106,7 @@ final class SerialConnection: @unchecked Sendable {
         self.connection = connection
         self.queue = DispatchQueue(label: label)
         queue.setSpecific(key: key, value: true)
+        connection.confine(to: queue)
     }
 
     func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {

@@ -80,6 +80,18 @@ import Testing
         #expect(String(decoding: exit.standardErrorContent, as: UTF8.self).contains("was used from two threads at once"))
     }
 
+    /// A connection a ``Database`` runs on its queue, kept past its closure and used from another thread, is
+    /// caught even when no other thread is inside SQLite at that moment: in release builds too.
+    @Test func aDatabaseConnectionUsedOffItsQueueIsCaught() async throws {
+        let exit = try await #require(processExitsWith: .signal(SIGILL), observing: [\.standardErrorContent]) {
+            let migrator = Migrator(kind: "test", applicationID: 0x5445_5354, migrations: [Migration(version: 1, name: "t", sql: "CREATE TABLE t(x)")])
+            let database = try Database(path: NSTemporaryDirectory() + "/replica-off-queue-\(getpid()).sqlite", migrator: migrator)
+            let escaped = try database.readNow { $0 }
+            _ = try escaped.scalar("SELECT count(*) FROM t")
+        }
+        #expect(String(decoding: exit.standardErrorContent, as: UTF8.self).contains("was used off its queue"))
+    }
+
     @Test func errorsMatchTheirResultCodeAndNeverCarryArguments() throws {
         let connection = try Connection(path: path)
         try connection.execute("CREATE TABLE t(x UNIQUE)")
