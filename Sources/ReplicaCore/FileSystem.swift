@@ -20,6 +20,19 @@ package enum FileSystem {
         }
     }
 
+    /// Creates `path` like ``makeDirectory(_:)`` and, when it already existed with permissions for others
+    /// and belongs to this user, takes those permissions away (mode 0700): what is kept in it is private.
+    package static func makePrivateDirectory(_ path: String) throws {
+        try makeDirectory(path)
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 else { return }
+        // (On a read-only file system the store says so next, in words of its own.)
+        if chmod(path, 0o700) != 0 && errno != EROFS {
+            throw ReplicaError(.fileSystem, "\(path) can be read by other users and its permissions could not be set to 0700: "
+                + "\(String(cString: strerror(errno))); run 'chmod 700 \(path)'")
+        }
+    }
+
     /// Removes `path` and everything under it, without following symbolic links. A missing path is fine.
     package static func removeTree(_ path: String) throws {
         var info = stat()

@@ -66,7 +66,7 @@ public final class Store: Sendable {
     public init(directory: URL, configuration: Configuration = Configuration()) throws {
         self.directory = directory.standardizedFileURL
         self.configuration = configuration
-        try FileSystem.makeDirectory(self.directory.path)
+        try FileSystem.makePrivateDirectory(self.directory.path)
         // Asked before SQLite is: whether SQLite can still read a read-only file depends on the write-ahead
         // log and shared-memory files some earlier process happened to leave, and its words ("unable to open
         // database file … journal_mode") would not say why it cannot.

@@ -240,4 +240,14 @@ import Synchronization
             #expect(mode == 0o700, "\(folder)")
         }
     }
+
+    /// A store folder that already existed open to others (mode 0777) is made private when the store
+    /// opens it, as a new one is.
+    @Test func anExistingStoreFolderOpenToOthersIsMadePrivate() throws {
+        let folder = directory.path + "/shared-store"
+        #expect(mkdir(folder, 0o777) == 0 && chmod(folder, 0o777) == 0)
+        _ = try Store(directory: URL(fileURLWithPath: folder))
+        let mode = try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int
+        #expect(mode == 0o700)
+    }
 }
