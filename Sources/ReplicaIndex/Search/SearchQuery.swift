@@ -77,6 +77,9 @@ public struct SearchQuery: Hashable, Sendable {
 
     /// The largest `limit` accepted.
     public static let maximumLimit = 10_000
+    /// The most values one filter may list (``contentTypes``, ``domains``, ``authors``, …): each is a term
+    /// of one SQL expression, and SQLite refuses an expression nested more than 1,000 deep.
+    public static let maximumFilterValues = 200
 
     /// Creates a query for these words (or, with `nil`, a listing), returning at most `limit` results.
     public init(_ text: String? = nil, limit: Int = 20) {
@@ -109,6 +112,12 @@ public struct SearchQuery: Hashable, Sendable {
     package func validatedPattern() throws -> FTSPattern? {
         guard (1...Self.maximumLimit).contains(limit) else {
             throw ReplicaError(.invalidArgument, "the result limit must be between 1 and \(Self.maximumLimit); it is \(limit)")
+        }
+        for (name, count) in [("content types", contentTypes.count), ("domains", domains.count), ("authors", authors.count),
+                              ("recipients", recipients.count), ("owners", owners.count), ("excluded owners", excludedOwners.count)]
+        where count > Self.maximumFilterValues {
+            throw ReplicaError(.invalidArgument, "a query may name at most \(Self.maximumFilterValues) \(name); it names \(count). "
+                + "Name fewer, or a type or domain above them (account.a matches account.a.notes)")
         }
         guard let text else { return nil }
         return try FTSPattern(text: text, requiringAll: requiresAllWords)

@@ -40,6 +40,40 @@ import ReplicaTestSupport
         #expect(scores.allSatisfy { $0 > 0 })
     }
 
+    /// 500 content types or domains used to reach SQLite's expression depth and fail with "remove unusual
+    /// characters"; now the most a filter may list is said plainly, and that many work.
+    @Test func aFilterOfTooManyValuesIsRefusedInWordsAndTheMostAllowedWork() async throws {
+        try await index.indexItems([Fixtures.item("1", text: "harbor crane", domain: "d.7")])
+        let most = SearchQuery.maximumFilterValues
+        let found = try await self.found("harbor") { query in
+            query.contentTypes = (1..<most).map { ContentType(rawValue: "public.type\($0)") } + [.plainText]
+            query.domains = (0..<most).map { DomainIdentifier(rawValue: "d.\($0)") }
+            query.authors = (0..<most).map { "author \($0)" }
+        }
+        #expect(found.isEmpty, "no author matched")
+        let withoutAuthors = try await self.found("harbor") { query in
+            query.contentTypes = (1..<most).map { ContentType(rawValue: "public.type\($0)") } + [.plainText]
+            query.domains = (0..<most).map { DomainIdentifier(rawValue: "d.\($0)") }
+        }
+        #expect(withoutAuthors == ["1"])
+        for kind in ["content types", "domains", "authors", "recipients"] {
+            await #expect(performing: {
+                _ = try await self.found("harbor") { query in
+                    let many = (0..<500).map { "x\($0)" }
+                    switch kind {
+                    case "content types": query.contentTypes = many.map(ContentType.init(rawValue:))
+                    case "domains": query.domains = many.map(DomainIdentifier.init(rawValue:))
+                    case "authors": query.authors = many
+                    default: query.recipients = many
+                    }
+                }
+            }, throws: { error in
+                (error as? ReplicaError)?.code == .invalidArgument
+                    && (error as? ReplicaError)?.message.contains("at most \(most) \(kind); it names 500") == true
+            })
+        }
+    }
+
     @Test func stemsPrefixesAndPhrases() async throws {
         try await index.indexItems([
             Fixtures.item("1", text: "The launches were delayed by the supplier"),
