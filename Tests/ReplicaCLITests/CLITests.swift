@@ -196,6 +196,22 @@ import Replica
         #expect(try replica("recent", "--json").standardOutput == #"{"recent":[]}"# + "\n")
     }
 
+    /// One activity too large to keep (a 20 MB title) used to cancel the whole donation; it is reported by
+    /// its line number and skipped, and the rest are donated, as the help says.
+    @Test func anOversizedActivityIsSkippedAndTheRestAreDonated() throws {
+        let view = { (id: Int) in #"{"activityType": "com.example.view", "persistentIdentifier": "view:\#(id)", "title": "Visit \#(id)", "eligibleForPrediction": true}"# }
+        var lines = (1...10).map(view)
+        lines.append(#"{"activityType": "com.example.view", "persistentIdentifier": "view:huge", "eligibleForPrediction": true, "title": ""# + String(repeating: "x", count: 20 << 20) + #""}"#)
+        lines.append(view(12))
+        let donated = try replica("activities", "donate", "--account", "a", "-", input: lines.joined(separator: "\n"))
+        #expect(donated.status == 1)
+        #expect(donated.standardError.contains("line 11:"), "\(donated.standardError)")
+        #expect(donated.standardError.contains("donated 11 activities"), "\(donated.standardError)")
+        #expect(!donated.standardError.contains("xxxx"), "no content in the error")
+        let recent = try replica("recent", "--limit", "100", "--json")
+        #expect((try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).count == 11)
+    }
+
     @Test func getOfAnEntityNamesItsTypeAndIdentifier() throws {
         let entity = #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}}}"#
         #expect(try replica("entities", "import", "--account", "a", "-", input: entity).status == 0)

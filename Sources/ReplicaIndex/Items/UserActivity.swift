@@ -69,6 +69,12 @@ public struct UserActivity: Hashable, Sendable {
             throw ReplicaError(.invalidItem, "activity persistentIdentifier is longer than 512 bytes")
         }
         try entity?.validate()
+        // Checked here as well as when it becomes an item, so that a donation of many refuses only this one.
+        let size = (title?.utf8.count ?? 0) + keywords.reduce(0) { $0 + $1.utf8.count } + (attributeSet?.approximateByteCount ?? 0)
+        if size > SearchableItem.maximumByteCount {
+            throw ReplicaError(.invalidItem, "activity '\(persistentIdentifier)' holds \(size) bytes of title, keywords and attributes; "
+                + "the limit is \(SearchableItem.maximumByteCount) bytes. Shorten them.")
+        }
     }
 }
 
