@@ -25,6 +25,21 @@ import ReplicaSQLite
         {"account": "b", "kind": "message", "id": "m", "version": 1, "modified": "2026-11-20T10:00:00Z", "fields": {"title": "Hello", "text": "launch party"}}
         """
 
+    /// A version is compared exactly: 1e3 is the version 1000, as the help now says, and a fraction or a
+    /// number too large to be exact unless written in digits is refused with the rule.
+    @Test func aVersionIsAWholeNumberComparedExactly() throws {
+        let line = { (version: String) in #"{"account": "a", "kind": "note", "id": "v", "version": \#(version), "fields": {"title": "Versioned"}}"# }
+        #expect(try replica("records", "import", "-", input: line("1e3")).status == 0)
+        let same = try replica("records", "import", "--json", "-", input: line("1000"))
+        #expect(same.standardOutput.contains(#""written":0"#) && same.standardOutput.contains(#""unchanged":1"#), "\(same.standardOutput)")
+        for refused in ["1.5", "1e17"] {
+            let result = try replica("records", "import", "-", input: line(refused))
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("written without a fraction (beyond 2^53, in plain digits)"), "\(result.standardError)")
+        }
+        #expect(try replica("records", "--help").standardOutput.contains("1000 may be written 1e3"))
+    }
+
     @Test func importedRecordsAreSearchableWhenTheCommandReturns() throws {
         let result = try replica("records", "import", "-", input: Self.records)
         #expect(result.status == 0, "\(result.standardError)")

@@ -149,7 +149,7 @@ extension Record {
             throw ReplicaError(.invalidItem, "the record has no 'version' (\(reference))")
         }
         guard let version = versionValue.intValue else {
-            throw ReplicaError(.invalidItem, "'version' must be a whole number from -9223372036854775808 to 9223372036854775807 (2^63-1), written without a fraction or exponent (\(reference))")
+            throw ReplicaError(.invalidItem, "'version' must be a whole number from -9223372036854775808 to 9223372036854775807 (2^63-1), written without a fraction (beyond 2^53, in plain digits) (\(reference))")
         }
         var deleted = false
         if let value = json["deleted"], !value.isNull {
