@@ -28,6 +28,17 @@ enum ReplicaCommand {
         MCPCommand.self,
     ]
 
+    /// The options that come before the command word.
+    static let globalOptions: [Option] = [
+        .value("--store", "DIR", "the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,\nelse ~/.local/share/replica)"),
+        .value("--config", "FILE", """
+            the configuration file (default: $REPLICA_CONFIG, else config.json in the
+            store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
+            """),
+        .flag("--help", "show help (after a command: that command's help); also -h"),
+        .flag("--version", "print the version"),
+    ]
+
     static var help: String {
         let width = commands.map { $0.name.count }.max() ?? 0
         let list = commands.map { "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }
@@ -40,12 +51,7 @@ enum ReplicaCommand {
             \(list.joined(separator: "\n"))
 
             Global options:
-              --store DIR   the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,
-                            else ~/.local/share/replica)
-              --config FILE the configuration file (default: $REPLICA_CONFIG, else config.json in the
-                            store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
-              --help, -h    show help (after a command: that command's help)
-              --version     print the version
+            \(Option.helpText(for: globalOptions))
 
             Exit status: 0 on success, 1 when the work failed, 2 when the command line was wrong.
             Run 'replica COMMAND --help' for a command's options.
@@ -53,6 +59,13 @@ enum ReplicaCommand {
     }
 
     static func main() async {
+        // Swift repairs bytes that are not UTF-8 into U+FFFD, so two different account IDs would become
+        // one account: such an argument is refused instead.
+        for position in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[position], String(validatingCString: argument) == nil else { continue }
+            Output.error("argument \(position) is not valid UTF-8 text; replica reads every argument (account IDs, names, words) as UTF-8")
+            exit(2)
+        }
         let status = await run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         Progress.clear()
         if CrashPoints.isArmed {
@@ -64,25 +77,27 @@ enum ReplicaCommand {
 
     /// Runs a command line; returns the exit status.
     static func run(_ commandLine: [String], environment: [String: String]) async -> Int32 {
-        // Global options come before the command word.
-        var global: [String] = []
+        // Global options come before the command word: a value is the token after its option, and the
+        // first token that is neither an option nor such a value is the command word.
         var rest = commandLine[...]
-        while let first = rest.first, first.hasPrefix("-") {
-            if first == "--store" || first == "--config" {
-                global.append(contentsOf: rest.prefix(2))
-                rest = rest.dropFirst(2)
-            } else {
+        do {
+            var global: [String] = []
+            while let first = rest.first, Arguments.looksLikeOption(first) {
                 global.append(first)
                 rest = rest.dropFirst()
+                let takesValue = globalOptions.contains { $0.takesValue && $0.name == first }
+                if takesValue, let value = rest.first {
+                    global.append(value)
+                    rest = rest.dropFirst()
+                }
             }
-        }
-        var globals = Arguments(global)
-        do {
+            let wantsHelp = Arguments.asksForHelp(global)
+            var globals = try Arguments(global.filter { $0 != "-h" }, options: globalOptions)
             if globals.flag("--version") {
                 Output.print("replica \(version)")
                 return 0
             }
-            let wantsHelp = globals.flag("--help", "-h")
+            _ = globals.flag("--help")
             let store = try globals.value("--store")
             let config = try globals.value("--config")
             try globals.finish()
@@ -101,11 +116,11 @@ enum ReplicaCommand {
             guard let command = commands.first(where: { $0.name == word }) else {
                 throw CLIError.usage("unknown command '\(word)'", hint: "Run 'replica --help' for the list of commands.")
             }
-            var arguments = Arguments(Array(rest.dropFirst()))
-            if wantsHelp || arguments.flag("--help", "-h") {
+            if wantsHelp || Arguments.asksForHelp(Array(rest.dropFirst())) {
                 Output.print(command.help)
                 return 0
             }
+            var arguments = try Arguments(Array(rest.dropFirst()), options: command.options)
             let directory = store ?? environment["REPLICA_STORE"].flatMap { $0.isEmpty ? nil : $0 }
             let storeDirectory = directory.map { URL(fileURLWithPath: $0) } ?? Store.defaultDirectory
             let configurationFile = config ?? environment["REPLICA_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }

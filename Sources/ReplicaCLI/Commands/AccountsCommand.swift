@@ -5,7 +5,7 @@ import Replica
 enum AccountsCommand: Command {
     static let name = "accounts"
     static let summary = "list, sign in or sign out accounts"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] accounts [list [--json] | sign-in ID | sign-out ID | remove ID]
 
           list          the signed-in accounts, one per line (the default)
@@ -16,16 +16,17 @@ enum AccountsCommand: Command {
                         their text are deleted from disk, not just hidden
           remove ID     the same as sign-out
 
-        Options:
-          --json        with list: {"accounts": [{"id": …, "signedInAt": …}]}
         """
+    static let options: [Option] = [
+        .flag("--json", only: ["list"], "{\"accounts\": [{\"id\": …, \"signedInAt\": …}]}"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        let json = arguments.flag("--json")
         let action = arguments.next() ?? "list"
         let store = try context.openStore()
         switch action {
         case "list":
+            let json = arguments.flag("--json")
             try arguments.finish()
             let accounts = try store.signedInAccounts()
             if json {
@@ -63,13 +64,14 @@ enum AccountsCommand: Command {
 enum SwitchAccountCommand: Command {
     static let name = "switch-account"
     static let summary = "sign out every other account and sign one in"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] switch-account ID
 
         Signs out every signed-in account except ID, destroying everything the store holds for them,
         and signs ID in. Meant for logout: afterwards no byte of the other accounts' text is left in
         any file of the store. A switch interrupted halfway is finished by the next replica command.
         """
+    static let options: [Option] = []
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let rest = try arguments.positionals()

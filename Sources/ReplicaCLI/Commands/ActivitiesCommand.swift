@@ -5,7 +5,7 @@ import Replica
 enum ActivitiesCommand: Command {
     static let name = "activities"
     static let summary = "donate or delete user activities (views, opens) of an account"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] activities donate --account ID [--index NAME] FILE|-
                replica [--store DIR] activities delete --account ID [--index NAME] (--id PID… | --all)
 
@@ -24,11 +24,13 @@ enum ActivitiesCommand: Command {
         delete removes activities by persistent identifier (--id, repeatable or several after one) or
         all of them (--all), with the items made of them.
 
-        Options:
-          --account ID   the account (required; it must be signed in)
-          --index NAME   the named index holding the activities (default: default); use the index of
-                         the items they are about
         """
+    static let options: [Option] = [
+        .value("--account", "ID", "the account (required; it must be signed in)"),
+        .value("--index", "NAME", "the named index holding the activities (default: default); use the index of\nthe items they are about"),
+        .list("--id", "PID", only: ["delete"], "the activities with these persistent identifiers"),
+        .flag("--all", only: ["delete"], "every activity of the index"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         guard let action = arguments.next() else { throw CLIError.usage("say what to do: activities donate or delete") }
@@ -45,7 +47,11 @@ enum ActivitiesCommand: Command {
             var rejected = 0
             while let line = try reader.nextJSON() {
                 do {
-                    activities.append(try UserActivity(json: line.get()))
+                    // Checked line by line, so one bad line is reported and skipped rather than
+                    // refusing the whole donation when it is made.
+                    let activity = try UserActivity(json: line.get())
+                    try activity.validate()
+                    activities.append(activity)
                 } catch let error as ReplicaError {
                     rejected += 1
                     Output.note("line \(reader.lineNumber): \(error.message)")
@@ -55,7 +61,7 @@ enum ActivitiesCommand: Command {
             Output.note("donated \(activities.count) activit\(activities.count == 1 ? "y" : "ies") to account '\(account)'")
             if rejected > 0 { throw CLIError.quiet(status: 1) }
         case "delete":
-            let identifiers = try arguments.values("--id", greedy: true)
+            let identifiers = try arguments.values("--id")
             let all = arguments.flag("--all")
             try arguments.finish()
             guard identifiers.isEmpty != !all else { throw CLIError.usage("say what to delete: --id PID… or --all") }
@@ -75,18 +81,18 @@ enum ActivitiesCommand: Command {
 enum RecentCommand: Command {
     static let name = "recent"
     static let summary = "the items an account's person is likely to want next"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] recent [--account ID]… [--limit N] [--json]
 
         Lists the items of prediction-eligible user activities (replica activities donate), most engaged
         first: engagement is recency (halving every 7 days) times min(1, log2(1 + views) / 4).
 
-        Options:
-          --account ID   only this account (repeatable)
-          --limit N      at most N items (default 10, at most 100)
-          --json         {"recent": [{"account", "index", "uniqueIdentifier", "title", "activityType",
-                         "lastViewed", "views", "engagement", "entity"}]}
         """
+    static let options: [Option] = [
+        .repeatable("--account", "ID", "only this account"),
+        .value("--limit", "N", "at most N items (default 10, at most 100)"),
+        .flag("--json", "{\"recent\": [{\"account\", \"index\", \"uniqueIdentifier\", \"title\", \"activityType\",\n\"lastViewed\", \"views\", \"engagement\", \"entity\"}]}"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let accounts = try accounts(&arguments)

@@ -5,27 +5,28 @@ import Replica
 enum DeleteCommand: Command {
     static let name = "delete"
     static let summary = "delete items by identifier or domain"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] delete --account ID [--index NAME] (--id ID… | --domain DOMAIN… | --all)
 
-        Deletes items from an account's index:
-          --id ID…          the items with these identifiers
-          --domain DOMAIN…  every item in these domains or under them (account.a also deletes
-                            account.a.notes, but not account.ab)
-          --all             every item in the index
-        Identifiers and domains may follow one option (--id a b c) or repeat it (--id a --id b).
+        Deletes items from an account's index: those with the identifiers given with --id, those in the
+        domains given with --domain, or, with --all, every item in the index. Identifiers and domains may
+        follow one option (--id a b c) or repeat it (--id a --id b).
 
-        Options:
-          --account ID   the account (required)
-          --index NAME   the named index (default: default)
-          --json         print {"deleted": N} on standard output
         """
+    static let options: [Option] = [
+        .value("--account", "ID", "the account (required)"),
+        .value("--index", "NAME", "the named index (default: default)"),
+        .list("--id", "ID", "the items with these identifiers"),
+        .list("--domain", "DOMAIN", "every item in these domains or under them (account.a also deletes\naccount.a.notes, but not account.ab)"),
+        .flag("--all", "every item in the index"),
+        .flag("--json", "print {\"deleted\": N} on standard output"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let account = try requiredAccount(&arguments)
         let indexName = try indexName(&arguments)
-        let identifiers = try arguments.values("--id", greedy: true)
-        let domains = try arguments.values("--domain", greedy: true)
+        let identifiers = try arguments.values("--id")
+        let domains = try arguments.values("--domain")
         let all = arguments.flag("--all")
         let json = arguments.flag("--json")
         try arguments.finish()

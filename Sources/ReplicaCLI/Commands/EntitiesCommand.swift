@@ -5,7 +5,7 @@ import Replica
 enum EntitiesCommand: Command {
     static let name = "entities"
     static let summary = "index app entities (JSON lines) into an account"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] entities import --account ID [--index NAME] [--no-embed] [--json] FILE|-
 
         Indexes app entities, one JSON object per line, as App Intents' indexAppEntities does:
@@ -21,8 +21,8 @@ enum EntitiesCommand: Command {
         Search results of entities carry "entity": {"type", "id"} (replica search --json, the search
         tool, replica get). Lines that cannot be read are reported and skipped, as replica import does.
 
-        Options: those of replica import (--account, --index, --no-embed, --json).
         """
+    static let options: [Option] = ImportCommand.options
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         guard let action = arguments.next() else { throw CLIError.usage("say what to do: entities import") }

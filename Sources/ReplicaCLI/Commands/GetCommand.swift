@@ -5,7 +5,7 @@ import Replica
 enum GetCommand: Command {
     static let name = "get"
     static let summary = "print stored items whole, by identifier"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] get --account ID [--index NAME]… [--json] IDENTIFIER…
 
         Prints each item as the account's index holds it: its identifier, domain, index, owner,
@@ -14,14 +14,12 @@ enum GetCommand: Command {
         indexes is printed once for each. Identifiers that are not there (or have expired) are named
         on standard error, and the exit status is 1.
 
-        Options:
-          --account ID   the account (required; it must be signed in)
-          --index NAME   only this named index (repeatable)
-          --json         one JSON object: {"items": [{"uniqueIdentifier", "domainIdentifier", "account",
-                         "index", "owner", "version", "indexed", "expirationDate", "attributes": {…},
-                         "updateListenerOptions": […] when asked for, "entity": {"type", "id"} when one}],
-                         "missing": [identifiers not found]}
         """
+    static let options: [Option] = [
+        .value("--account", "ID", "the account (required; it must be signed in)"),
+        .repeatable("--index", "NAME", "only this named index"),
+        .flag("--json", "one JSON object: {\"items\": [{\"uniqueIdentifier\", \"domainIdentifier\", \"account\",\n\"index\", \"owner\", \"version\", \"indexed\", \"expirationDate\", \"attributes\": {…},\n\"updateListenerOptions\": […] when asked for, \"entity\": {\"type\", \"id\"} when one}],\n\"missing\": [identifiers not found]}"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let account = try requiredAccount(&arguments)

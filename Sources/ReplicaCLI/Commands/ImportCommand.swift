@@ -5,7 +5,7 @@ import Replica
 enum ImportCommand: Command {
     static let name = "import"
     static let summary = "index JSON lines of items into an account"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT] [--no-embed] [--json] FILE|-
 
         Reads searchable items, one JSON object per line, from FILE (or standard input for -) and indexes
@@ -28,16 +28,14 @@ enum ImportCommand: Command {
         1. With --client-state, the import is one transaction: a refused line means nothing is written
         and the client state stays as it was, so the sync that sent the lines can send them again.
 
-        Options:
-          --account ID         the account to import into (required)
-          --index NAME         the named index (default: default)
-          --client-state TEXT  store TEXT as the index's client state, in the same transaction as the
-                               items: all of the import and its state are written, or none (none
-                               when any line was refused)
-          --no-embed           leave the items to be embedded for semantic search later (by watch
-                               or the next command); by default they are embedded before it exits
-          --json               print a summary object on standard output
         """
+    static let options: [Option] = [
+        .value("--account", "ID", "the account to import into (required)"),
+        .value("--index", "NAME", "the named index (default: default)"),
+        .value("--client-state", "TEXT", "store TEXT as the index's client state, in the same transaction as the\nitems: all of the import and its state are written, or none (none\nwhen any line was refused)"),
+        .flag("--no-embed", "leave the items to be embedded for semantic search later (by watch\nor the next command); by default they are embedded before it exits"),
+        .flag("--json", "print a summary object on standard output"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         try await run(&arguments, context: context, parse: SearchableItem.init(json:))

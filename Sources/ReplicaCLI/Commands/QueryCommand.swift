@@ -5,7 +5,7 @@ import Replica
 enum QueryCommand: Command {
     static let name = "query"
     static let summary = "list the items that satisfy a Core Spotlight query string"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] query [--account ID]… [--index NAME]… [--fetch ATTR,…] [--limit N] [--json] QUERY_STRING
 
         Lists the items of the signed-in accounts whose attributes satisfy QUERY_STRING, newest first
@@ -30,15 +30,15 @@ enum QueryCommand: Command {
         An item without the attribute matches no comparison on it, != included. A mistake in the string
         is shown with the column where it is (exit status 2).
 
-        Options:
-          --account ID      only this account (repeatable)
-          --index NAME      only this named index (repeatable)
-          --fetch ATTR,…    print these attributes of each item (default: the title, type and dates;
-                            with --json, every attribute but textContent)
-          --limit N         at most N items (default 100, at most 10000)
-          --json            one JSON object: {"items": [{"account", "index", "uniqueIdentifier",
-                            "domainIdentifier", "owner", "attributes": {…}}], "found": N}
-
+        """
+    static let options: [Option] = [
+        .repeatable("--account", "ID", "only this account"),
+        .repeatable("--index", "NAME", "only this named index"),
+        .value("--fetch", "ATTR,…", "print these attributes of each item (default: the title, type and dates;\nwith --json, every attribute but textContent)"),
+        .value("--limit", "N", "at most N items (default 100, at most 10000)"),
+        .flag("--json", "one JSON object: {\"items\": [{\"account\", \"index\", \"uniqueIdentifier\",\n\"domainIdentifier\", \"owner\", \"attributes\": {…}}], \"found\": N}"),
+    ]
+    static let notes = """
         Before an item is printed, its owner is asked about it, as for replica search.
         """
 

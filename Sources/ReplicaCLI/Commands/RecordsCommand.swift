@@ -5,7 +5,7 @@ import Replica
 enum RecordsCommand: Command {
     static let name = "records"
     static let summary = "write records to the canonical record store"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] records import [--no-embed] [--json] FILE|-
 
         Writes records, one JSON object per line, to the canonical record store, where they flow through
@@ -18,7 +18,8 @@ enum RecordsCommand: Command {
            "readers": ["a", "b"], "modified": "2026-11-20T10:00:00Z",
            "fields": {"title": "…", "body": "…"}}
         account, kind, id and version are required; version is a whole number up to 9223372036854775807
-        (2^63-1), compared exactly. A version older than the one held is ignored (and
+        (2^63-1), compared exactly: 1000 may be written 1e3, but a version beyond 2^53 must be written in
+        plain digits, and one with a fraction is refused. A version older than the one held is ignored (and
         counted); "deleted": true removes the record's item and stays effective against older writes.
         How fields become attributes comes from the configuration's projections; see config/README.md.
 
@@ -28,11 +29,11 @@ enum RecordsCommand: Command {
         reported (account, kind and id, never content) and kept out of the index. Any of these makes the
         exit status 1; everything else is written.
 
-        Options:
-          --no-embed  leave new items to be embedded for semantic search later (by watch or the next
-                      command); by default they are embedded before it exits
-          --json      print a summary object on standard output
         """
+    static let options: [Option] = [
+        .flag("--no-embed", "leave new items to be embedded for semantic search later (by watch or the next\ncommand); by default they are embedded before it exits"),
+        .flag("--json", "print a summary object on standard output"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = arguments.flag("--json")

@@ -5,7 +5,7 @@ import Replica
 enum SearchCommand: Command {
     static let name = "search"
     static let summary = "search the signed-in accounts"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] search [OPTIONS] WORDS…
 
         Searches every signed-in account (or those named with --account) and prints the best matches
@@ -25,23 +25,26 @@ enum SearchCommand: Command {
         word in the title, keywords or people, 0.05 for the words standing close together. With
         semantic search: 0.4 × that + 0.6 × the cosine of the item's best passage with the question.
 
-        Options:
-          --account ID          search only this account (repeatable)
-          --index NAME          search only this named index (repeatable)
-          --limit N             at most N results (default 20, at most 10000)
-          --all                 only items that have every word
-          --lexical             by the words alone: no semantic search (by meaning)
-          --semantic            by meaning alone: the items nearest the question, whatever their words
-          --any                 items with any of the words, ranked (the default; kept for scripts)
-          --type UTI            only items of this content type or under it, e.g. public.text (repeatable)
-          --domain DOMAIN       only items in this domain or under it (repeatable)
-          --author NAME         only items with an author whose name or handle contains NAME (repeatable)
-          --recipient NAME      likewise for recipients (repeatable)
-          --created-after DATE, --created-before DATE
-          --modified-after DATE, --modified-before DATE
-                                ISO 8601 dates, such as 2026-11-01 or 2026-11-20T10:00:00Z
-          --json                one JSON object: {"results": [...]}, best first
-
+        """
+    static let options: [Option] = [
+        .repeatable("--account", "ID", "search only this account"),
+        .repeatable("--index", "NAME", "search only this named index"),
+        .value("--limit", "N", "at most N results (default 20, at most 10000)"),
+        .flag("--all", "only items that have every word"),
+        .flag("--lexical", "by the words alone: no semantic search (by meaning)"),
+        .flag("--semantic", "by meaning alone: the items nearest the question, whatever their words"),
+        .flag("--any", "items with any of the words, ranked (the default; kept for scripts)"),
+        .repeatable("--type", "UTI", "only items of this content type or under it, e.g. public.text"),
+        .repeatable("--domain", "DOMAIN", "only items in this domain or under it"),
+        .repeatable("--author", "NAME", "only items with an author whose name or handle contains NAME"),
+        .repeatable("--recipient", "NAME", "likewise for recipients"),
+        .value("--created-after", "DATE", "only items created at or after DATE: an ISO 8601 date, such as 2026-11-01\nor 2026-11-20T10:00:00Z"),
+        .value("--created-before", "DATE", "only items created before DATE"),
+        .value("--modified-after", "DATE", "only items modified at or after DATE"),
+        .value("--modified-before", "DATE", "only items modified before DATE"),
+        .flag("--json", "one JSON object: {\"results\": [...]}, best first"),
+    ]
+    static let notes = """
         Before a match is printed, its owner is asked about it (the record store, its file or git
         source, its plugin): what is gone, no longer readable by the account, or changed since it was
         indexed is left out (and queued for removal), as the search tool would leave it out.

@@ -21,7 +21,7 @@ enum SourceFactory {
 enum SourcesCommand: Command {
     static let name = "sources"
     static let summary = "add, list or remove file-tree, git and plugin sources"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] sources add files --account ID [--name NAME] PATH
                replica [--store DIR] sources add git --account ID [--name NAME] REPO [--branch NAME]
                replica [--store DIR] sources add exec --account ID [--name NAME] -- COMMAND ARGS…
@@ -36,12 +36,13 @@ enum SourcesCommand: Command {
           exec    any program speaking the line-delimited JSON protocol in Plugins/README.md.
         A source is named NAME, or files-1, git-1, exec-1, … Removing one removes every item it made.
 
-        Options:
-          --account ID   the account whose index the source fills (signed in: see `accounts sign-in`)
-          --name NAME    the source's name
-          --branch NAME  (git) the branch to follow
-          --json         (list) one JSON object: {"sources": [{"name", "kind", "account", "settings"}]}
         """
+    static let options: [Option] = [
+        .value("--account", "ID", only: ["add"], "the account whose index the source fills (signed in: see `accounts sign-in`)"),
+        .value("--name", "NAME", only: ["add"], "the source's name"),
+        .value("--branch", "NAME", only: ["add git"], "the branch to follow"),
+        .flag("--json", only: ["list"], "one JSON object: {\"sources\": [{\"name\", \"kind\", \"account\", \"settings\"}]}"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         guard let action = arguments.next() else { throw CLIError.usage("say what to do: sources add, list or remove") }

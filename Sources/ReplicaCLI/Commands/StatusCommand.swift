@@ -5,7 +5,7 @@ import Replica
 enum StatusCommand: Command {
     static let name = "status"
     static let summary = "show accounts, item counts, index sizes and client states"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] status [--json]
 
         Shows the store's signed-in accounts, and for each its named indexes with their item counts
@@ -18,16 +18,19 @@ enum StatusCommand: Command {
         why semantic search is off); and enrichment: items given summaries or priority, waiting, and
         not enriched by reason (summarization.tooShort, priority.type, … — counts, never content).
 
-        Options:
-          --json   one JSON object: {"store": …, "semanticSearch": {"model"} or null,
-                   "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
-                   "indexes": [{"name", "itemCount", "bytes", "lastClientState",
-                   "vectors": {"items", "passages", "bytes", "backlog"},
-                   "enrichment": {"enriched", "pending", "failing", "skipped": {REASON: N}}}], "records": {"recordCount",
-                   "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding"}}],
-                   "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
-                   "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
         """
+    static let options: [Option] = [
+        .flag("--json", """
+            one JSON object: {"store": …, "semanticSearch": {"model"} or null,
+            "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
+            "indexes": [{"name", "itemCount", "bytes", "lastClientState",
+            "vectors": {"items", "passages", "bytes", "backlog"},
+            "enrichment": {"enriched", "pending", "failing", "skipped": {REASON: N}}}], "records": {"recordCount",
+            "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding"}}],
+            "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
+            "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
+            """),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = arguments.flag("--json")

@@ -5,18 +5,19 @@ import Replica
 enum SuggestCommand: Command {
     static let name = "suggest"
     static let summary = "complete a typed prefix from the indexed words and titles"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] suggest [--account ID]… [--limit N] [--json] PREFIX…
 
         Completes the last word of PREFIX from the words of the signed-in accounts' items (as they are
         written, most frequent first), then offers titles that have such a word, as Core Spotlight's
         user queries suggest completions. The words before the last are kept in each suggestion.
 
-        Options:
-          --account ID   only this account (repeatable)
-          --limit N      at most N suggestions (default 10, at most 100)
-          --json         one JSON object: {"suggestions": [...]}
         """
+    static let options: [Option] = [
+        .repeatable("--account", "ID", "only this account"),
+        .value("--limit", "N", "at most N suggestions (default 10, at most 100)"),
+        .flag("--json", "one JSON object: {\"suggestions\": [...]}"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let accounts = try accounts(&arguments)

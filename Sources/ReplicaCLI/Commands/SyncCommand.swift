@@ -6,7 +6,7 @@ import Synchronization
 enum SyncCommand: Command {
     static let name = "sync"
     static let summary = "bring every index up to date once, then exit"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] sync [--no-embed] [--json]
 
         Catches every source up once (files changed, added or removed since the last pass, new commits,
@@ -18,10 +18,11 @@ enum SyncCommand: Command {
 
         A source that fails is reported and the others go on; the exit status is then 1.
 
-        Options:
-          --no-embed  leave new items to be embedded later (by watch or the next command)
-          --json      print the summary as a JSON object on standard output
         """
+    static let options: [Option] = [
+        .flag("--no-embed", "leave new items to be embedded later (by watch or the next command)"),
+        .flag("--json", "print the summary as a JSON object on standard output"),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = arguments.flag("--json")

@@ -1,73 +1,93 @@
-/// A command line being taken apart: options are pulled out by name, and what is left is positional.
+/// A command line taken apart against the command's declared options (``Option``).
 ///
-/// Accepts `--name value`, `--name=value`, repeated options, and `--` to end options. Anything that
-/// still looks like an option when the positionals are read is reported as unknown.
+/// Accepts `--name value`, `--name=value`, repeated options where declared, `--id a b c` for list
+/// options, and `--` to end options. Refused with a usage error, before the command does anything: an
+/// option the command does not declare; a flag given a value; an option that needs a value followed by
+/// another option or by nothing (`--author --json`: a value that starts with `-` is written
+/// `--author=-x`); and, when the command reads its positionals, an option it was given but did not use
+/// for the action asked (`accounts sign-in --json`).
 struct Arguments {
-    private var tokens: [String]
-    /// Tokens after `--`: always positional.
-    private var literal: [String]
-
-    init(_ arguments: [String]) {
-        if let separator = arguments.firstIndex(of: "--") {
-            tokens = Array(arguments[..<separator])
-            literal = Array(arguments[(separator + 1)...])
-        } else {
-            tokens = arguments
-            literal = []
-        }
+    private struct Given {
+        var option: Option
+        var value: String?
+        var used = false
     }
 
-    var isEmpty: Bool { tokens.isEmpty && literal.isEmpty }
+    private let declared: [Option]
+    private var given: [Given] = []
+    private var positional: [String] = []
 
-    /// Removes a flag; returns whether it was there.
-    mutating func flag(_ names: String...) -> Bool {
-        var found = false
-        tokens.removeAll { token in
-            let matches = names.contains(token)
-            found = found || matches
-            return matches
-        }
-        return found
-    }
-
-    /// Removes every occurrence of an option and returns their values.
+    /// Parses `arguments` against `options`.
     ///
-    /// - Parameter greedy: also take the tokens after each value up to the next option
-    ///   (`--id a b c`).
-    mutating func values(_ name: String, greedy: Bool = false) throws -> [String] {
-        var values: [String] = []
-        var index = 0
-        while index < tokens.count {
-            let token = tokens[index]
-            if token.hasPrefix(name + "=") {
-                values.append(String(token.dropFirst(name.count + 1)))
-                tokens.remove(at: index)
-            } else if token == name {
-                guard index + 1 < tokens.count else {
-                    throw CLIError.usage("option \(name) needs a value")
+    /// - Throws: a usage error naming the option at fault.
+    init(_ arguments: [String], options: [Option]) throws {
+        declared = options
+        var index = arguments.startIndex
+        var literal = false
+        while index < arguments.endIndex {
+            let token = arguments[index]
+            index += 1
+            if literal || !Self.looksLikeOption(token) {
+                positional.append(token)
+                continue
+            }
+            if token == "--" {
+                literal = true
+                continue
+            }
+            let (name, inline) = Self.split(token)
+            guard let option = options.first(where: { $0.name == name }) else {
+                throw CLIError.usage("unknown option \(name)")
+            }
+            guard option.takesValue else {
+                guard inline == nil else { throw CLIError.usage("option \(name) takes no value") }
+                given.append(Given(option: option))
+                continue
+            }
+            if let inline {
+                given.append(Given(option: option, value: inline))
+                continue
+            }
+            guard index < arguments.endIndex else { throw CLIError.usage("option \(name) needs a value") }
+            let value = arguments[index]
+            guard !Self.looksLikeOption(value) else {
+                throw CLIError.usage("option \(name) needs a value, but '\(value)' follows it; for a value that starts with '-', "
+                    + "write \(name)=\(value)")
+            }
+            index += 1
+            given.append(Given(option: option, value: value))
+            if option.arity == .list {
+                while index < arguments.endIndex, !Self.looksLikeOption(arguments[index]) {
+                    given.append(Given(option: option, value: arguments[index]))
+                    index += 1
                 }
-                values.append(tokens[index + 1])
-                tokens.removeSubrange(index...(index + 1))
-                if greedy {
-                    while index < tokens.count, !tokens[index].hasPrefix("--") {
-                        values.append(tokens.remove(at: index))
-                    }
-                }
-            } else {
-                index += 1
             }
         }
-        return values
     }
 
-    /// Removes an option that may be given once; returns its value.
+    /// Whether `arguments` ask for help (`--help` or `-h` before any `--`).
+    static func asksForHelp(_ arguments: [String]) -> Bool {
+        arguments.prefix { $0 != "--" }.contains { $0 == "--help" || $0 == "-h" }
+    }
+
+    /// Whether a flag was given.
+    mutating func flag(_ name: String) -> Bool {
+        !take(name, arity: [.flag]).isEmpty
+    }
+
+    /// Every value of an option, in order.
+    mutating func values(_ name: String) throws -> [String] {
+        take(name, arity: [.repeatable, .list]).compactMap(\.value)
+    }
+
+    /// The value of an option that may be given once.
     mutating func value(_ name: String) throws -> String? {
-        let all = try values(name)
+        let all = take(name, arity: [.single]).compactMap(\.value)
         guard all.count <= 1 else { throw CLIError.usage("option \(name) was given \(all.count) times; give it once") }
         return all.first
     }
 
-    /// Removes an option whose value is a whole number in `range`.
+    /// The value of an option that is a whole number in `range`.
     mutating func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = try value(name) else { return nil }
         guard let number = Int(text), range.contains(number) else {
@@ -76,23 +96,20 @@ struct Arguments {
         return number
     }
 
-    /// The first positional token, removed; or `nil`.
+    /// The first positional argument, removed; or `nil`.
     mutating func next() -> String? {
-        if let index = tokens.firstIndex(where: { !looksLikeOption($0) }) {
-            return tokens.remove(at: index)
-        }
-        return literal.isEmpty ? nil : literal.removeFirst()
+        positional.isEmpty ? nil : positional.removeFirst()
     }
 
-    /// Every remaining token, which must all be positional.
+    /// Every remaining positional argument, once every option given was used by the command.
     ///
-    /// - Throws: a usage error naming the first unknown option.
+    /// - Throws: a usage error naming an option the command did not use for what was asked.
     mutating func positionals() throws -> [String] {
-        if let unknown = tokens.first(where: looksLikeOption) {
-            throw CLIError.usage("unknown option \(unknown)")
+        if let unused = given.first(where: { !$0.used }) {
+            throw CLIError.usage("option \(unused.option.name) does not go with this action")
         }
-        defer { tokens = []; literal = [] }
-        return tokens + literal
+        defer { positional = [] }
+        return positional
     }
 
     /// Fails when anything is left over.
@@ -101,7 +118,25 @@ struct Arguments {
         if let first = rest.first { throw CLIError.usage("unexpected argument '\(first)'") }
     }
 
-    private func looksLikeOption(_ token: String) -> Bool {
+    /// Marks the occurrences of `name` used and returns them. Asking for an option the command did not
+    /// declare with that arity is a mistake in replica, not in the command line.
+    private mutating func take(_ name: String, arity: [Option.Arity]) -> [Given] {
+        precondition(declared.contains { $0.name == name && arity.contains($0.arity) }, "option \(name) is read but not declared so")
+        var taken: [Given] = []
+        for index in given.indices where given[index].option.name == name {
+            given[index].used = true
+            taken.append(given[index])
+        }
+        return taken
+    }
+
+    private static func split(_ token: String) -> (name: String, value: String?) {
+        guard token.hasPrefix("--"), let equals = token.firstIndex(of: "=") else { return (token, nil) }
+        return (String(token[..<equals]), String(token[token.index(after: equals)...]))
+    }
+
+    /// `-x` and `--name`, but not `-` (standard input) or a negative number.
+    static func looksLikeOption(_ token: String) -> Bool {
         token.count > 1 && token.hasPrefix("-") && Double(token) == nil
     }
 }

@@ -50,14 +50,28 @@ protocol Command: Sendable {
     static var name: String { get }
     /// One line for `replica --help`.
     static var summary: String { get }
-    /// The full `--help` text.
-    static var help: String { get }
+    /// The help's text before its options: the usage line and what the command does.
+    static var usage: String { get }
+    /// Every option the command accepts: what drives both its parsing and its help.
+    static var options: [Option] { get }
+    /// The help's text after its options, if any.
+    static var notes: String { get }
 
     /// Runs the command; `arguments` hold what follows its name.
     static func run(_ arguments: inout Arguments, context: Context) async throws
 }
 
 extension Command {
+    static var notes: String { "" }
+
+    /// The full `--help` text: the usage, the options as declared, the notes.
+    static var help: String {
+        var text = String(usage.reversed().drop { $0 == "\n" }.reversed())
+        if !options.isEmpty { text += "\n\nOptions:\n" + Option.helpText(for: options) }
+        if !notes.isEmpty { text += "\n\n" + notes }
+        return text
+    }
+
     /// Reads repeated `--account` options into account IDs, checking each.
     static func accounts(_ arguments: inout Arguments) throws -> [AccountID] {
         try arguments.values("--account").map { text in
@@ -69,11 +83,10 @@ extension Command {
 
     /// Reads the one `--account` a command needs.
     static func requiredAccount(_ arguments: inout Arguments) throws -> AccountID {
-        let given = try accounts(&arguments)
-        guard given.count == 1 else {
-            throw CLIError.usage(given.isEmpty ? "this command needs --account ID" : "give --account once")
-        }
-        return given[0]
+        guard let text = try arguments.value("--account") else { throw CLIError.usage("this command needs --account ID") }
+        let account = AccountID(text)
+        do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
+        return account
     }
 
     /// Reads `--index NAME`, defaulting to the default index.

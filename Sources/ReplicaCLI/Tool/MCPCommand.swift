@@ -5,7 +5,7 @@ import Replica
 enum MCPCommand: Command {
     static let name = "mcp"
     static let summary = "serve the search tool over the Model Context Protocol (stdio)"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] mcp [OPTIONS]
 
         Serves the search tool to any MCP client over standard input and output: JSON-RPC 2.0, one
@@ -16,9 +16,8 @@ enum MCPCommand: Command {
         A client such as Claude Desktop is pointed at it with:
           {"command": "replica", "args": ["--store", "/path/to/store", "mcp"]}
 
-        Options (as for 'replica tool'):
-        \(ToolOptions.help)
         """
+    static let options: [Option] = ToolOptions.options
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let options = try ToolOptions.read(&arguments)

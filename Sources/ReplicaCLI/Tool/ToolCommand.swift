@@ -5,7 +5,7 @@ import Replica
 enum ToolCommand: Command {
     static let name = "tool"
     static let summary = "show the search tool's schema, or run one tool call"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] tool schema [OPTIONS]
                replica [--store DIR] tool call [OPTIONS] [--replies FILE] ARGUMENTS_JSON
 
@@ -15,11 +15,11 @@ enum ToolCommand: Command {
         with its owner (the record store, its source, a plugin): what is gone, unreadable or stale is
         left out and queued for removal.
 
-        Options:
-        \(ToolOptions.help)
-          --replies FILE        (call) also write the stream of replies to FILE, one JSON object a line:
-                                {"queryToken", "stageToken", "label", "status", "content"}
-
+        """
+    static let options: [Option] = ToolOptions.options + [
+        .value("--replies", "FILE", only: ["call"], "also write the stream of replies to FILE, one JSON object a line:\n{\"queryToken\", \"stageToken\", \"label\", \"status\", \"content\"}"),
+    ]
+    static let notes = """
         Arguments the model got wrong are answered with a sentence saying what to fix; 'call' prints it
         and exits with status 1.
         """

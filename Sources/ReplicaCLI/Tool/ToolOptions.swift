@@ -3,18 +3,21 @@ import Replica
 
 /// The options `replica tool` and `replica mcp` share: how the search tool is set up.
 struct ToolOptions {
-    static let help = """
-          --guidance LEVEL      complete (default), focused:DOMAIN or dynamic:TECHNIQUE,…
-                                domains: items, documents, communications, calendar, visualMedia, audio
-                                techniques: textMatch, numericMatch, dates, people, contentType
-          --attributes NAME,…   attributes shown with each result (besides title, snippet, type, dates
-                                and provenance); with dynamic guidance, also the only ones filters,
-                                sorts, groups, tables and statistics may name
-          --format FORMAT       structured (default) or compact (one line per result)
-          --me NAME,EMAIL,…     who "me" is: a display name, then other names, email addresses and phone
-                                numbers
-          --account ID          search only this signed-in account (repeatable)
-        """
+    static let options: [Option] = [
+        .value("--guidance", "LEVEL", """
+            complete (default), focused:DOMAIN or dynamic:TECHNIQUE,…
+            domains: items, documents, communications, calendar, visualMedia, audio
+            techniques: textMatch, numericMatch, dates, people, contentType
+            """),
+        .repeatable("--attributes", "NAME,…", """
+            attributes shown with each result (besides title, snippet, type, dates
+            and provenance); with dynamic guidance, also the only ones filters,
+            sorts, groups, tables and statistics may name
+            """),
+        .value("--format", "FORMAT", "structured (default) or compact (one line per result)"),
+        .value("--me", "NAME,EMAIL,…", "who \"me\" is: a display name, then other names, email addresses and phone\nnumbers"),
+        .repeatable("--account", "ID", "search only this signed-in account"),
+    ]
 
     var guide = Guide()
     var attributes: [AttributeKey] = []

@@ -213,7 +213,7 @@ final class SignalWaiter: @unchecked Sendable {
 enum WatchCommand: Command {
     static let name = "watch"
     static let summary = "follow every source and record store until stopped"
-    static let help = """
+    static let usage = """
         Usage: replica [--store DIR] watch [--json]
 
         The background watcher: follows every source of the store's signed-in accounts (file trees with
@@ -227,11 +227,14 @@ enum WatchCommand: Command {
         config/replica-watch.service runs it as a systemd user service at low CPU and I/O priority.
         'replica sync', 'search' and the other commands may run while it does.
 
-        Options:
-          --json   announce changes as JSON lines on standard output; for now one kind:
-                   {"event": "itemsUpdated", "account", "index", "items": [{"uniqueIdentifier",
-                   "changed": ["textContentSummary", "isPriority"]}]} when enrichment changed items
         """
+    static let options: [Option] = [
+        .flag("--json", """
+            announce changes as JSON lines on standard output; for now one kind:
+            {"event": "itemsUpdated", "account", "index", "items": [{"uniqueIdentifier",
+            "changed": ["textContentSummary", "isPriority"]}]} when enrichment changed items
+            """),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = arguments.flag("--json")

@@ -1,0 +1,71 @@
+/// One option a command accepts: its name, whether and how it takes a value, which of the command's
+/// actions it goes with, and its lines in the help.
+///
+/// A command's list of options is the one declaration of them: ``Arguments`` accepts nothing else, and
+/// the command's `--help` lists exactly these (``Option/helpText(for:)``), so the two cannot drift apart.
+struct Option: Sendable {
+    /// How an option takes its value.
+    enum Arity: Sendable {
+        /// No value: present or not.
+        case flag
+        /// One value, given once.
+        case single
+        /// One value each time; may be repeated.
+        case repeatable
+        /// One or more values after one option (`--id a b c`), and repeatable.
+        case list
+    }
+
+    /// The option's name, with its dashes: `--account`.
+    var name: String
+    /// What its value is called in the help (`ID`), or `nil` for a flag.
+    var placeholder: String?
+    var arity: Arity
+    /// The actions of the command it goes with (`list`, `add`), or empty for all of them.
+    var actions: [String]
+    /// What it does; a line break starts a new line of the help.
+    var help: String
+
+    static func flag(_ name: String, only actions: [String] = [], _ help: String) -> Option {
+        Option(name: name, placeholder: nil, arity: .flag, actions: actions, help: help)
+    }
+
+    static func value(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> Option {
+        Option(name: name, placeholder: placeholder, arity: .single, actions: actions, help: help)
+    }
+
+    static func repeatable(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> Option {
+        Option(name: name, placeholder: placeholder, arity: .repeatable, actions: actions, help: help)
+    }
+
+    static func list(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> Option {
+        Option(name: name, placeholder: placeholder, arity: .list, actions: actions, help: help)
+    }
+
+    var takesValue: Bool { arity != .flag }
+
+    /// The left column of the help: `--account ID`, `--id ID…`.
+    var synopsis: String {
+        guard let placeholder else { return name }
+        return name + " " + placeholder + (arity == .list ? "…" : "")
+    }
+
+    /// The "Options:" part of a help text: one entry per option, its help in a column beside it.
+    static func helpText(for options: [Option]) -> String {
+        let column = min(options.map { $0.synopsis.count }.max() ?? 0, 24) + 4
+        return options.map { option in
+            var lines = option.help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if !option.actions.isEmpty { lines[0] = "(" + option.actions.joined(separator: ", ") + ") " + lines[0] }
+            if option.arity == .repeatable || option.arity == .list, let last = lines.indices.last {
+                lines[last] += " (repeatable)"
+            }
+            let left = "  " + option.synopsis
+            let indent = String(repeating: " ", count: column)
+            var text = left.count + 2 <= column
+                ? left.padding(toLength: column, withPad: " ", startingAt: 0) + lines[0]
+                : left + "\n" + indent + lines[0]
+            for line in lines.dropFirst() { text += "\n" + indent + line }
+            return text
+        }.joined(separator: "\n")
+    }
+}
