@@ -1,8 +1,8 @@
 import Foundation
 
 /// Summaries and priority for messages, mail and recordings that ask for them, as Core Spotlight's
-/// `updateListenerOptions` do (`../shared/seeds/002…`): written into `textContentSummary` and
-/// `isPriority` after the item is searchable, never before.
+/// `updateListenerOptions` do: written into `textContentSummary` and `isPriority` after the item is
+/// searchable, never before.
 ///
 /// An item is enriched only when it meets the rules Core Spotlight states, and each option it cannot
 /// have is recorded with a reason code that `replica status` counts (never content):
