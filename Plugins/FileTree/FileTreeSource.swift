@@ -110,7 +110,9 @@ public final class FileTreeSource: Source {
         }
         let prefix = directory.isEmpty ? "" : directory + "/"
         var progress = SourceProgress()
-        progress.expected = files.count
+        // Everything the walk met is seen: what it skipped unread (special files, names that are not
+        // UTF-8, …) is counted as seen and skipped, so indexed + skipped never exceeds seen.
+        progress.expected = files.count + skipped.count
         var events: [SourceEvent] = []
         var present = Set<String>()
         for entry in skipped {
@@ -129,7 +131,7 @@ public final class FileTreeSource: Source {
             events += items.removal(of: key)
             progress.removed += 1
         }
-        progress.seen = files.count - changed.count
+        progress.seen = files.count - changed.count + skipped.count
         progress.skipped = skipped.count
         context.progress(progress)
         try await context.commit(SourceBatch(events: events))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReplicaTestSupport
+import ReplicaCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,6 +47,22 @@ import Glibc
         let again = try replica("sources", "remove", "files-1")
         #expect(again.status == 1)
         #expect(again.standardError.contains("the store has no source named 'files-1'"))
+    }
+
+    /// What the walk skips before reading (a symbolic link, a special file) is seen too: a summary said
+    /// "11 files seen, 9 indexed, 10 skipped". Every file met is seen, and seen files are indexed,
+    /// skipped or unchanged.
+    @Test func theSyncSummaryCountsEveryFileItMetAsSeen() throws {
+        #expect(symlink(tree + "/docs/guide.md", tree + "/link.md") == 0)
+        #expect(mkfifo(tree + "/pipe", 0o600) == 0)
+        #expect(try replica("sources", "add", "files", "--account", "alice", tree).status == 0)
+        let first = try replica("sync", "--json")
+        let summary = try JSON.parse(first.standardOutput)
+        let seen = summary["filesSeen"]?.intValue, indexed = summary["filesIndexed"]?.intValue, skipped = summary["filesSkipped"]?.intValue
+        #expect((seen, indexed, skipped) == (4, 2, 2), "\(first.standardOutput)")
+        let again = try JSON.parse(try replica("sync", "--json").standardOutput)
+        #expect(again["filesSeen"]?.intValue == 4 && again["filesIndexed"]?.intValue == 0, "nothing changed")
+        #expect((again["filesIndexed"]?.intValue ?? 0) + (again["filesSkipped"]?.intValue ?? 0) <= (again["filesSeen"]?.intValue ?? 0))
     }
 
     @Test func aNameThatIsNotUTF8IsSkippedWithTheReasonNotIgnored() throws {
