@@ -137,6 +137,7 @@ public final class ExecSource: Source {
                             if mode == "sync" {
                                 if !batch.isEmpty {
                                     context.report(error: "the plugin went idle with \(batch.count) uncommitted changes; they were dropped")
+                                    context.reportPending(0)
                                 }
                                 return
                             }

@@ -52,6 +52,28 @@ import ReplicaTestSupport
         #expect(try found("honest") == "{\"results\":[]}\n")
     }
 
+    /// A plugin's deletion of another owner's item is kept out, and `status` says so (it said nothing);
+    /// changes dropped when a plugin goes idle without committing them no longer show as waiting.
+    @Test func aPluginsRefusedDeletionAndDroppedChangesAreShownInStatus() throws {
+        func plugin(_ name: String, _ messages: [String]) throws -> String {
+            let path = directory.path + "/\(name).py"
+            try (["import sys", "sys.stdin.readline()"] + messages.map { "print(\(String(reflecting: $0)), flush=True)" }
+                 + ["for line in sys.stdin: pass"]).joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let deleter = try plugin("deleter", [#"{"type": "delete", "uniqueIdentifier": "a:r1"}"#, #"{"type": "commit", "checkpoint": "c1"}"#, #"{"type": "idle"}"#])
+        let dropper = try plugin("dropper", [#"{"type": "upsert", "item": {"uniqueIdentifier": "x", "attributes": {"title": "never committed"}}, "version": "1"}"#,
+                                             #"{"type": "idle"}"#])
+        #expect(try replica("sources", "add", "exec", "--account", "a", "--name", "note", "--", "python3", deleter).status == 0)
+        #expect(try replica("sources", "add", "exec", "--account", "a", "--name", "dropper", "--", "python3", dropper).status == 0)
+        #expect(try replica("sync").status == 0)
+        #expect(try found("original").contains(#""uniqueIdentifier":"note:a:r1""#), "the record's item is kept")
+        let status = try replica("status").standardOutput
+        #expect(status.contains("the source asked to delete 'note:a:r1', made by another owner"), "\(status)")
+        #expect(status.contains("they were dropped"), "\(status)")
+        #expect(!status.contains("1 changes waiting"), "\(status)")
+    }
+
     @Test func anImportCannotReplaceOrDeleteAnItemTheRecordStoreMade() throws {
         let lines = [
             #"{"uniqueIdentifier": "note:a:r1", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "forged"}}"#,

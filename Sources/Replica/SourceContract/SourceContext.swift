@@ -73,9 +73,16 @@ public final class SourceContext: Sendable {
     public func commit(_ batch: SourceBatch) async throws {
         guard !batch.isEmpty else { return }
         let definition = definition, consumer = consumer
-        try await index.write { writer in
-            try writer.apply(batch, from: definition, consumer: consumer)
+        let keptDeletions = try await index.write { writer in
+            let kept = try writer.apply(batch, from: definition, consumer: consumer)
             CrashPoints.reach("source.beforeCommit")
+            return kept
+        }
+        if let first = keptDeletions.first {
+            // Nothing else would show it: the source's entry for the key is gone with the deletion.
+            let more = keptDeletions.count > 1 ? " and \(keptDeletions.count - 1) more" : ""
+            report(error: "the source asked to delete '\(first)'\(more), made by another owner; only an item's owner can delete it, "
+                + "so it was kept")
         }
         let store = store, committed = now
         _ = try? await Blocking.run { store.reportSourceCommit(definition.name, at: committed) }   // status only; it never throws
@@ -128,7 +135,9 @@ public struct SourceState: RawRepresentable, Hashable, Sendable, CustomStringCon
 // MARK: - The index side
 
 extension IndexWriter {
-    func apply(_ batch: SourceBatch, from definition: SourceDefinition, consumer: String) throws {
+    /// Returns the identifiers the batch asked to delete that another owner made: they are kept.
+    func apply(_ batch: SourceBatch, from definition: SourceDefinition, consumer: String) throws -> [ItemIdentifier] {
+        var keptDeletions: [ItemIdentifier] = []
         // Upserts go together through the pipelined path; a removal first writes the upserts before it,
         // so the events keep their order.
         // A source writes and deletes only its own items. An upsert whose identifier another owner holds is
@@ -159,7 +168,9 @@ extension IndexWriter {
                 }
             case .delete(let identifier, let key):
                 try flush()
-                try delete(identifiers: [identifier], owner: owner)
+                if try delete(identifiers: [identifier], owner: owner) == 0, try rowID(of: identifier) != nil {
+                    keptDeletions.append(identifier)
+                }
                 if let key { try removeEntry(key, source: definition.name) }
             case .deletePrefix(let identifierPrefix, let keyPrefix):
                 try flush()
@@ -173,5 +184,6 @@ extension IndexWriter {
         }
         try flush()
         if let checkpoint = batch.checkpoint { try setCheckpoint(consumer, checkpoint) }
+        return keptDeletions
     }
 }
