@@ -403,7 +403,10 @@ public final class Store: Sendable {
     func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
         guard let embedder = configuration.embedder, let text = query.text, !query.disablesSemanticSearch else { return nil }
         do {
-            let vector = try await Blocking.run { try embedder.embed(query: text) }
+            let vector = try await Blocking.runAbandoningOnCancellation { try embedder.embed(query: text) }
+            guard !vector.isEmpty, vector.allSatisfy(\.isFinite) else {
+                throw ReplicaError(.invalidArgument, "it gave a query vector holding a value that is not a finite number")
+            }
             return SemanticQuery(vector: vector, model: embedder.modelIdentifier)
         } catch {
             configuration.events(StoreEvent(kind: .embeddingFailed, account: nil, indexName: nil,
