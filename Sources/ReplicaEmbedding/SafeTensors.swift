@@ -101,8 +101,10 @@ struct SafeTensors {
     /// ones could overflow).
     ///
     /// One pass of OpenBLAS's dot product of the values with themselves, vectorised whatever the build:
-    /// NaN and ±∞ make it NaN or +∞, since no SIMD sum drops them. Measured here, 43 MB of weights
-    /// (every tensor but the word table) took 4–6 ms once in the page cache.
+    /// NaN and ±∞ make it NaN or +∞, since no SIMD sum drops them. Measured here, the 44 MB of every
+    /// tensor but the word table took 6–7 ms from a fresh mapping of a file in the page cache (the 47 MB
+    /// word table would add 7–8 ms, and its pages to the process's memory: it is checked a row at a
+    /// time instead).
     static func allFinite(_ values: UnsafeBufferPointer<Float>) -> Bool {
         guard let start = values.baseAddress, !values.isEmpty else { return true }
         // Int32 counts: a chunk at a time (the largest of all-MiniLM-L6-v2's tensors holds 11.7 million).
