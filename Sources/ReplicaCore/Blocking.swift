@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Runs blocking work (SQLite, file I/O, a `poll`) on a Dispatch queue and awaits it, so that it never
 /// holds one of the few threads of Swift's cooperative pool.
@@ -18,6 +19,67 @@ public enum Blocking {
     public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Runs `body` as ``run(_:)`` does, but stops waiting for it when the task is cancelled: the call
+    /// then throws `CancellationError` at once, and `body` finishes (or not) on its own thread with its
+    /// result dropped. For work whose result is worth nothing after cancellation and that may take long
+    /// or never end: loading and running the embedding model (a model file on a hung network mount),
+    /// which a stopping `replica watch` must not wait for.
+    ///
+    /// `body` must not hold anything the rest of the process waits on, since it may outlive the caller.
+    ///
+    /// For example:
+    /// ```swift
+    /// let vector = try await Blocking.runAbandoningOnCancellation { [3, 4].map { Float($0) / 5 } }
+    /// ```
+    ///
+    /// - Parameter body: The blocking work.
+    /// - Returns: What `body` returns, if it finishes before the task is cancelled.
+    /// - Throws: `CancellationError` when the task is (or was already) cancelled first; otherwise
+    ///   whatever `body` throws.
+    public static func runAbandoningOnCancellation<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let waiter = Waiter<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard waiter.wait(with: continuation) else { return }
+                queue.async { waiter.finish(with: Result { try body() }) }
+            }
+        } onCancel: {
+            waiter.finish(with: .failure(CancellationError()))
+        }
+    }
+
+    /// A continuation resumed once, by whichever comes first: the work's result or the cancellation.
+    private final class Waiter<T: Sendable>: Sendable {
+        private enum State {
+            case waiting
+            case resumable(CheckedContinuation<T, any Error>)
+            case finished
+        }
+        private let state = Mutex<State>(.waiting)
+
+        /// Keeps the continuation, or resumes it with `CancellationError` (returning false) when the
+        /// cancellation came first.
+        func wait(with continuation: CheckedContinuation<T, any Error>) -> Bool {
+            let cancelledAlready = state.withLock { state in
+                if case .finished = state { return true }
+                state = .resumable(continuation)
+                return false
+            }
+            if cancelledAlready { continuation.resume(throwing: CancellationError()) }
+            return !cancelledAlready
+        }
+
+        /// Resumes the continuation with `result` unless it was resumed already.
+        func finish(with result: Result<T, any Error>) {
+            let continuation = state.withLock { state -> CheckedContinuation<T, any Error>? in
+                defer { state = .finished }
+                if case .resumable(let continuation) = state { return continuation }
+                return nil
+            }
+            continuation?.resume(with: result)
         }
     }
 }

@@ -32,9 +32,18 @@ struct BertEncoder: Sendable {
     private let embeddingNorm: [Float], embeddingNormBias: [Float]
     private let layers: [Layer]
 
+    static let wordTableName = "embeddings.word_embeddings.weight"
+
+    /// Reads the weights the encoder needs, checking each tensor's shape and, but for the word table,
+    /// that its values are finite numbers: those tensors are read whole by every embedding anyway. The
+    /// word table's rows are checked as words use them (``embed(_:)``), so that a query still reads only
+    /// its few rows of the 47 MB table.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` for a missing tensor, one of another
+    ///   shape, or one holding NaN or infinity.
     init(weights: SafeTensors, vocabularySize: Int, layerCount: Int = 6) throws {
         let h = 384, inner = 1536, positionCount = 512
-        words = try weights.tensor("embeddings.word_embeddings.weight", shape: [vocabularySize, h])
+        words = try weights.tensor(Self.wordTableName, shape: [vocabularySize, h], checkingValues: false)
         positions = try weights.tensor("embeddings.position_embeddings.weight", shape: [positionCount, h])
         tokenType = Array(try weights.tensor("embeddings.token_type_embeddings.weight", shape: [2, h]).values.prefix(h))
         embeddingNorm = try weights.tensor("embeddings.LayerNorm.weight", shape: [h]).array
@@ -55,7 +64,11 @@ struct BertEncoder: Sendable {
     }
 
     /// One unit vector per sequence of token ids ([CLS] … [SEP], at most 512).
-    func embed(_ sequences: [[Int32]]) -> [[Float]] {
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when a word's row of the table, or a
+    ///   vector made, holds a value that is not a finite number (a damaged weights file): no such vector
+    ///   is ever returned.
+    func embed(_ sequences: [[Int32]]) throws -> [[Float]] {
         guard !sequences.isEmpty else { return [] }
         let h = hidden
         let rows = sequences.reduce(0) { $0 + $1.count }
@@ -64,7 +77,13 @@ struct BertEncoder: Sendable {
         for sequence in sequences {
             for (position, id) in sequence.enumerated() {
                 let word = Int(id) * h, place = position * h, target = row * h
-                for i in 0..<h { x[target + i] = words.values[word + i] + positions.values[place + i] + tokenType[i] }
+                var finite = true
+                for i in 0..<h {
+                    let value = words.values[word + i]
+                    finite = finite && value.isFinite
+                    x[target + i] = value + positions.values[place + i] + tokenType[i]
+                }
+                guard finite else { throw SafeTensors.damaged(Self.wordTableName, row: Int(id)) }
                 row += 1
             }
         }
@@ -79,7 +98,13 @@ struct BertEncoder: Sendable {
             for r in row..<(row + sequence.count) { for i in 0..<h { mean[i] += x[r * h + i] } }
             row += sequence.count
             let norm = max(mean.reduce(0) { $0 + $1 * $1 }.squareRoot(), 1e-12)
-            vectors.append(mean.map { $0 / norm })
+            let vector = mean.map { $0 / norm }
+            // Finite weights can still overflow to infinity in the sums (values near 10^19, say).
+            guard norm.isFinite, vector.allSatisfy(\.isFinite) else {
+                throw ReplicaError(.invalidConfiguration, "the model made a vector that is not finite numbers: its weights are damaged or out of range; "
+                                   + "install it again (scripts/setup-model.sh)")
+            }
+            vectors.append(vector)
         }
         return vectors
     }

@@ -34,18 +34,14 @@ public final class MiniLMEmbedder: Embedder {
     private let tokenizer: WordPieceTokenizer
     private let encoder: BertEncoder
 
-    /// The error when no model is found, saying how to install one.
-    static let notInstalled = ReplicaError(.invalidConfiguration, "no embedding model found: run scripts/setup-model.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt")
-
-    /// Loads the model from `directory` (holding `model.safetensors` and `vocab.txt`), or from
-    /// ``defaultDirectory`` when `nil`.
+    /// Loads the model from `directory` (holding `model.safetensors` and `vocab.txt`), or from the folder
+    /// ``locateDirectory()`` finds when `nil`.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not there or not
-    ///   all-MiniLM-L6-v2, saying how to install it.
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not there, cannot be
+    ///   read, is damaged (a header or tensor that does not fit the file, weights that are not finite
+    ///   numbers) or is not all-MiniLM-L6-v2, saying what was wrong and how to install it.
     public init(directory: URL? = nil) throws {
-        guard let directory = directory ?? Self.defaultDirectory else {
-            throw MiniLMEmbedder.notInstalled
-        }
+        let directory = try directory ?? Self.locateDirectory()
         let weights = directory.appendingPathComponent("model.safetensors").path
         let vocabulary = directory.appendingPathComponent("vocab.txt").path
         tokenizer = try WordPieceTokenizer(vocabularyFile: vocabulary)
@@ -59,22 +55,9 @@ public final class MiniLMEmbedder: Embedder {
         return "\(modelName) (\(size) bytes)"
     }
 
-    /// `$REPLICA_MODEL_DIR`, else `$XDG_DATA_HOME/replica/models/all-MiniLM-L6-v2`
-    /// (`~/.local/share/replica/models/…`), else `/usr/local/share/replica/models/all-MiniLM-L6-v2`: the
-    /// first that holds the model. `REPLICA_MODEL_DIR=off` turns semantic search off.
-    public static var defaultDirectory: URL? {
-        let environment = ProcessInfo.processInfo.environment
-        if environment["REPLICA_MODEL_DIR"] == "off" { return nil }
-        var candidates: [String] = []
-        if let explicit = environment["REPLICA_MODEL_DIR"], !explicit.isEmpty { candidates.append(explicit) }
-        candidates.append(FileSystem.defaultDataDirectory() + "/models/all-MiniLM-L6-v2")
-        candidates.append("/usr/local/share/replica/models/all-MiniLM-L6-v2")
-        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/model.safetensors") }.map { URL(fileURLWithPath: $0) }
-    }
-
     /// The query as one unit vector; only its first 254 word pieces are read, as sentence-transformers does.
     public func embed(query: String) throws -> [Float] {
-        encoder.embed([tokenizer.encode(query)])[0]
+        try encoder.embed([tokenizer.encode(query)])[0]
     }
 
     /// Each document as one unit vector per passage, in the order given; passages are encoded in batches of at most
@@ -91,14 +74,14 @@ public final class MiniLMEmbedder: Embedder {
         var pieces = 0
         for passage in all {
             if pieces + passage.count > Self.batchPieces && !batch.isEmpty {
-                vectors += encoder.embed(batch)
+                vectors += try encoder.embed(batch)
                 batch.removeAll()
                 pieces = 0
             }
             batch.append(passage)
             pieces += passage.count
         }
-        vectors += encoder.embed(batch)
+        vectors += try encoder.embed(batch)
         var result: [[[Float]]] = []
         var next = 0
         for document in passages {
@@ -137,13 +120,13 @@ public final class LazyMiniLMEmbedder: Embedder {
     private let directory: URL
     private let loaded = Mutex<Result<MiniLMEmbedder, any Error>?>(nil)
 
-    /// Finds the model in `directory`, or in ``MiniLMEmbedder/defaultDirectory`` when `nil`.
+    /// Finds the model in `directory`, or where ``MiniLMEmbedder/locateDirectory()`` says when `nil`,
+    /// without reading it: a model that cannot be loaded is an error of its first use.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not installed.
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not installed, or
+    ///   `REPLICA_MODEL_DIR` names a folder that cannot be used (saying why).
     public init(directory: URL? = nil) throws {
-        guard let directory = directory ?? MiniLMEmbedder.defaultDirectory else {
-            throw MiniLMEmbedder.notInstalled
-        }
+        let directory = try directory ?? MiniLMEmbedder.locateDirectory()
         self.directory = directory
         modelIdentifier = MiniLMEmbedder.identifier(of: directory)
     }

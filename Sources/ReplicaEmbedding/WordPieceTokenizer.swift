@@ -44,17 +44,21 @@ package struct WordPieceTokenizer: Sendable {
     private let longestEntry: Int
     /// BERT's limit: a longer word is `[UNK]` without being looked at.
     private static let maximumWordLength = 100
+    /// The largest vocabulary file read: BERT's is 232 KB.
+    static let maximumFileSize = 16 << 20
 
     /// Reads vocab.txt: one token a line, its id the line number from 0.
     ///
-    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the file cannot be read, is not
-    ///   UTF-8, or lacks one of `[PAD]`, `[UNK]`, `[CLS]` and `[SEP]`.
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the file cannot be read, is not a
+    ///   regular file of at most 16 MiB, is not UTF-8, or lacks one of `[PAD]`, `[UNK]`, `[CLS]` and `[SEP]`.
     package init(vocabularyFile path: String) throws {
         let bytes: [UInt8]
         do {
-            bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw ReplicaError(.invalidConfiguration, "the vocabulary \(path) cannot be read: \(error.localizedDescription)", cause: error)
+            // Mapped, which refuses at once a FIFO or device (reading one would wait for a writer).
+            let file = try MappedFile(path: path, maximumSize: Self.maximumFileSize)
+            bytes = withExtendedLifetime(file) { [UInt8](file.bytes) }
+        } catch let error as ReplicaError {
+            throw ReplicaError(.invalidConfiguration, "the vocabulary cannot be read: \(error.message)", cause: error)
         }
         // Decoding replaces bad bytes with U+FFFD; the round trip shows whether there were any.
         guard String(decoding: bytes, as: UTF8.self).utf8.elementsEqual(bytes) else {

@@ -406,12 +406,18 @@ public final class Store: Sendable {
     // MARK: Semantic search
 
     /// The query's vector, when the store has an embedder and the query has words and allows it. An
-    /// embedder that fails leaves the search to the words, and the host is told.
+    /// embedder that fails, or gives a vector that is not finite numbers, leaves the search to the
+    /// words, and the host is told. A cancelled search does not wait for the model.
     func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
         guard let embedder = configuration.embedder, let text = query.text, !query.disablesSemanticSearch else { return nil }
         do {
-            let vector = try await Blocking.run { try embedder.embed(query: text) }
+            let vector = try await Blocking.runAbandoningOnCancellation { try embedder.embed(query: text) }
+            guard !vector.isEmpty, vector.allSatisfy(\.isFinite) else {
+                throw ReplicaError(.invalidArgument, "it gave a query vector holding a value that is not a finite number")
+            }
             return SemanticQuery(vector: vector, model: embedder.modelIdentifier)
+        } catch is CancellationError {
+            return nil     // the search was given up: nothing failed
         } catch {
             configuration.events(StoreEvent(kind: .embeddingFailed, account: nil, indexName: nil,
                                             message: "semantic search is off for this query: the embedding model failed (\(ReplicaError.message(of: error)))"))

@@ -27,7 +27,13 @@ struct Context {
         var configuration = Store.Configuration()
         if longRunning { configuration.index.cacheKiB = 8_192 }
         configuration.events = { event in Output.note(event.message) }
-        configuration.embedder = try? LazyMiniLMEmbedder()
+        do {
+            configuration.embedder = try LazyMiniLMEmbedder()
+        } catch {
+            // A model asked for by name and not used is said on every command, once: the others are
+            // said where the model would be used (embedding, status).
+            if Self.modelFolderNamed { Output.note("semantic search is off: \(ReplicaError.message(of: error))") }
+        }
         if enriching { try self.configuration().enrichment.apply(to: &configuration.enrichment) }
         return try Store(directory: storeDirectory, configuration: configuration)
     }
@@ -35,12 +41,29 @@ struct Context {
     /// Whether semantic search was turned off on purpose (`REPLICA_MODEL_DIR=off`): nothing to warn of.
     static var semanticSearchTurnedOff: Bool { ProcessInfo.processInfo.environment["REPLICA_MODEL_DIR"] == "off" }
 
-    /// Why semantic search is off, or `nil` when the model is installed.
+    /// Whether `REPLICA_MODEL_DIR` names a model folder: if it cannot be used, ``openStore(longRunning:enriching:)``
+    /// has said so already.
+    static var modelFolderNamed: Bool {
+        let named = ProcessInfo.processInfo.environment["REPLICA_MODEL_DIR"] ?? ""
+        return !named.isEmpty && named != "off"
+    }
+
+    /// Why semantic search is off, or `nil` when a model was found (loading it may still fail: that is
+    /// said where it is used).
     static var missingModelReason: String? {
-        if ProcessInfo.processInfo.environment["REPLICA_MODEL_DIR"] == "off" { return "semantic search is off (REPLICA_MODEL_DIR=off)" }
-        return MiniLMEmbedder.defaultDirectory == nil
-            ? "semantic search is off: the embedding model is not installed (run scripts/setup-model.sh, or set REPLICA_MODEL_DIR)"
-            : nil
+        if semanticSearchTurnedOff { return "semantic search is off (REPLICA_MODEL_DIR=off)" }
+        do {
+            _ = try MiniLMEmbedder.locateDirectory()
+            return nil
+        } catch {
+            return "semantic search is off: \(ReplicaError.message(of: error))"
+        }
+    }
+
+    /// Why semantic search is off, for a command about to embed to say once; `nil` when it was turned
+    /// off on purpose, or said already when the store was opened.
+    static var unsaidMissingModelReason: String? {
+        semanticSearchTurnedOff || modelFolderNamed ? nil : missingModelReason
     }
 }
 

@@ -6,22 +6,30 @@ import Replica
 enum Embedding {
 
     /// Embeds the items of `accounts` (every signed-in account when `nil`) that wait for vectors, with a
-    /// progress line on a terminal. Returns how many were embedded; a missing model is one note, not an
-    /// error: search answers by the words.
+    /// progress line on a terminal. Returns how many were embedded. A missing model, or one that fails
+    /// (damaged, unreadable), is one note, not an error: what was written is searchable by its words,
+    /// and is embedded by a later command or `replica watch`.
     @discardableResult
     static func bringUpToDate(_ store: Store, accounts: [AccountID]?, skip: Bool) async throws -> Int {
         guard !skip else { return 0 }
         guard store.configuration.embedder != nil else {
-            if !Context.semanticSearchTurnedOff, let reason = Context.missingModelReason { Output.note(reason) }
+            if let reason = Context.unsaidMissingModelReason { Output.note(reason) }
             return 0
         }
         let started = Date()
-        let count = try await store.embedPendingItems(accounts: accounts) { done, waiting in
-            let rate = Double(done) / max(Date().timeIntervalSince(started), 0.001)
-            Progress.update("embedding for semantic search: \(done) items, \(waiting) waiting (\(Int(rate))/s)")
+        do {
+            let count = try await store.embedPendingItems(accounts: accounts) { done, waiting in
+                let rate = Double(done) / max(Date().timeIntervalSince(started), 0.001)
+                Progress.update("embedding for semantic search: \(done) items, \(waiting) waiting (\(Int(rate))/s)")
+            }
+            Progress.clear()
+            return count
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            Output.note("embedding for semantic search failed: \(ReplicaError.message(of: error)); the items are searchable by their words, and are embedded by a later command or replica watch")
+            return 0
         }
-        Progress.clear()
-        return count
     }
 
     /// Enriches what `accounts` wrote that asked for it (summaries, priority), reporting failures as

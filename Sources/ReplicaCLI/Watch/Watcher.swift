@@ -65,7 +65,7 @@ final class Watcher: Sendable {
     /// streak, and tried again later.
     private func embed() async {
         guard store.configuration.embedder != nil else {
-            if !Context.semanticSearchTurnedOff, let reason = Context.missingModelReason { Output.note(reason) }
+            if let reason = Context.unsaidMissingModelReason { Output.note(reason) }
             return
         }
         var failing = false

@@ -16,12 +16,18 @@ package struct PendingEmbedding: Sendable {
 
 /// Vectors as stored: a float32 scale, then one signed byte per dimension.
 package enum VectorCoding {
+    /// The stored form of `vector`, whose values must be finite numbers (`SearchableIndex.checkVectors`
+    /// refuses others before anything is written; here a value that is not one becomes 0 rather than a
+    /// crash).
     package static func encode(_ vector: [Float]) -> [UInt8] {
-        let largest = vector.reduce(0) { max($0, abs($1)) }
+        let largest = vector.reduce(0) { $1.isFinite ? max($0, abs($1)) : $0 }
         let scale = largest > 0 ? largest / 127 : 1
         var bytes = withUnsafeBytes(of: scale.bitPattern.littleEndian) { Array($0) }
         bytes.reserveCapacity(4 + vector.count)
-        for value in vector { bytes.append(UInt8(bitPattern: Int8(clamping: Int((value / scale).rounded())))) }
+        for value in vector {
+            let scaled = value.isFinite ? (value / scale).rounded() : 0
+            bytes.append(UInt8(bitPattern: Int8(clamping: Int(scaled))))
+        }
         return bytes
     }
 }

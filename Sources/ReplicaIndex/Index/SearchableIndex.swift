@@ -442,7 +442,9 @@ public final class SearchableIndex: Sendable {
             let batch = try await read { reader in try reader.pendingEmbeddings(model: model, limit: batchSize) }
             guard !batch.isEmpty else { break }
             if waiting == nil { waiting = try await read { reader in try reader.embeddingBacklog(model: model) } }
-            let vectors = try await Blocking.run { try embedder.embed(documents: batch.map(\.text)) }
+            // Abandoned when the task is cancelled: a stopping watcher never waits on the model.
+            let vectors = try await Blocking.runAbandoningOnCancellation { try embedder.embed(documents: batch.map(\.text)) }
+            try Self.checkVectors(vectors, documents: batch.count, model: model)
             try await write(purgingExpired: false) { writer in
                 for (pending, vectors) in zip(batch, vectors) { try writer.setVectors(vectors, for: pending, model: model) }
             }
@@ -451,6 +453,20 @@ public final class SearchableIndex: Sendable {
             progress(done, waiting ?? 0)
         }
         return done
+    }
+
+    /// Refuses what an embedder gave unless it is a list of vectors for each of `documents` documents,
+    /// every value a finite number: a NaN cannot be stored (nor compared), and an item given no
+    /// vectors would be asked for again and again.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidArgument`, naming the model.
+    package static func checkVectors(_ vectors: [[[Float]]], documents: Int, model: String) throws {
+        guard vectors.count == documents else {
+            throw ReplicaError(.invalidArgument, "the embedding model \(model) gave vectors for \(vectors.count) texts, not \(documents); nothing was stored")
+        }
+        guard vectors.allSatisfy({ $0.allSatisfy { $0.allSatisfy(\.isFinite) } }) else {
+            throw ReplicaError(.invalidArgument, "the embedding model \(model) gave a vector holding a value that is not a finite number; nothing was stored")
+        }
     }
 
     /// Completions of a typed prefix from this index: words (as written) and titles, with how often each

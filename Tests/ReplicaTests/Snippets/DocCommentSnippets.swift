@@ -232,6 +232,11 @@ enum DocCommentSnippets {
         let hostname = try await Blocking.run { try String(contentsOfFile: "/etc/hostname", encoding: .utf8) }
     }
 
+    /// Sources/ReplicaCore/Blocking.swift, snippet 2.
+    static func ReplicaCore_Blocking_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let vector = try await Blocking.runAbandoningOnCancellation { [3, 4].map { Float($0) / 5 } }
+    }
+
     /// Sources/ReplicaCore/DisplayText.swift, snippet 1.
     static func ReplicaCore_DisplayText_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         DisplayText.oneLine("report\u{1B}[2J\nfake line")  // "report\u{1B}[2J\nfake line" with visible escapes
@@ -257,6 +262,12 @@ enum DocCommentSnippets {
     static func ReplicaCore_ReplicaError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         do { _ = try await store.search(SearchQuery("\"( )\"")) }
         catch let error as ReplicaError where error.code == .invalidQuery { print(error.message) }
+    }
+
+    /// Sources/ReplicaEmbedding/MiniLMEmbedder+Location.swift, snippet 1.
+    static func ReplicaEmbedding_MiniLMEmbedder_Location_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let folder = try MiniLMEmbedder.locateDirectory()   // throws when there is no model to load
+        let embedder = try MiniLMEmbedder(directory: folder)
     }
 
     /// Sources/ReplicaEmbedding/MiniLMEmbedder.swift, snippet 1.

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import Replica
+import ReplicaTestSupport
+
+/// What the command line does when the embedding model cannot be used — damaged, a FIFO, or a
+/// `REPLICA_MODEL_DIR` naming a folder without one: it answers by the words, says why in one line on
+/// standard error, exits 0, and never crashes, hangs or quietly uses another model.
+@Suite(.serialized) struct ModelCLITests {
+    static let item = #"{"uniqueIdentifier": "cat", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "Afternoon", "textContent": "The feline dozed on the rug all afternoon.", "contentType": "public.plain-text"}}"#
+
+    /// Runs `replica` on `store` with `REPLICA_MODEL_DIR=model`, killed (and the test failed) after 120 s.
+    static func replica(_ store: String, model: String, _ arguments: [String], input: String? = nil) async throws -> ProcessResult {
+        try await replica(store, environment: ["REPLICA_MODEL_DIR": model], arguments, input: input)
+    }
+
+    /// Runs `replica` on `store` with `environment`, killed (and the test failed) after 120 s.
+    static func replica(_ store: String, environment: [String: String], _ arguments: [String], input: String? = nil) async throws -> ProcessResult {
+        try await ReplicaProcess.running(["--store", store] + arguments, input: input, environment: environment, timeout: 120)
+    }
+
+    /// The environment that has replica find `folder` where the model is installed: as
+    /// `$XDG_DATA_HOME/replica/models/all-MiniLM-L6-v2`, without `REPLICA_MODEL_DIR` (moved there).
+    static func installing(_ folder: URL, in scratch: TemporaryDirectory) throws -> [String: String] {
+        let data = scratch.appending("data")
+        let models = data.appendingPathComponent("replica/models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder, to: models.appendingPathComponent("all-MiniLM-L6-v2"))
+        return ["REPLICA_MODEL_DIR": "", "XDG_DATA_HOME": data.path]
+    }
+
+    /// Lines of standard error but for the usual ones (what was imported, no results).
+    static func lines(_ text: String) -> [String] {
+        text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("replica: imported ") && $0 != "replica: no results" }
+    }
+
+    /// Each damage, to the model named by `REPLICA_MODEL_DIR` or (FIFOs) to the installed one:
+    /// `import` exits 0 with its items indexed and one line on what went wrong with the model; `search`
+    /// prints its results by the words with one such line, and exits 0.
+    @Test(arguments: [ModelCopy.Damage.headerLength, .dataOffsets, .hugeShape, .notANumber, .infinity, .weightsFIFO, .vocabularyFIFO])
+    func aDamagedModelLeavesSearchToTheWordsWithOneWarning(_ damage: ModelCopy.Damage) async throws {
+        let scratch = try TemporaryDirectory()
+        let folder = try ModelCopy.make(damage, in: scratch.url)
+        let environment = damage == .weightsFIFO || damage == .vocabularyFIFO
+            ? try Self.installing(folder, in: scratch) : ["REPLICA_MODEL_DIR": folder.path]
+        let store = scratch.path + "/store"
+        try Fixtures.signIn(store: store, "a")
+
+        let imported = try await Self.replica(store, environment: environment, ["import", "--account", "a", "-"], input: Self.item)
+        #expect(imported.status == 0 && !imported.wasSignaled, "\(damage): import ended with \(imported.status): \(imported.standardError)")
+        let importNotes = Self.lines(imported.standardError)
+        #expect(importNotes.count == 1 && importNotes[0].contains("model"), "\(damage): \(importNotes)")
+
+        let search = try await Self.replica(store, environment: environment, ["search", "feline"])
+        #expect(search.status == 0 && !search.wasSignaled, "\(damage): search ended with \(search.status): \(search.standardError)")
+        #expect(search.standardOutput.hasPrefix("cat — Afternoon\n") && !search.standardOutput.contains("meaning"), "\(search.standardOutput)")
+        let searchNotes = Self.lines(search.standardError)
+        #expect(searchNotes.count == 1 && searchNotes[0].contains("semantic search is off"), "\(damage): \(searchNotes)")
+    }
+
+    /// `replica watch` with a FIFO for the installed model's weights says the model failed, and stops
+    /// at SIGTERM.
+    @Test func watchWithAFIFOForWeightsWarnsAndStopsAtSIGTERM() async throws {
+        let scratch = try TemporaryDirectory()
+        let environment = try Self.installing(try ModelCopy.make(.weightsFIFO, in: scratch.url), in: scratch)
+        let store = scratch.path + "/store"
+        try Fixtures.signIn(store: store, "a")
+        let imported = try await Self.replica(store, model: "off", ["import", "--account", "a", "--no-embed", "-"], input: Self.item)
+        #expect(imported.status == 0, "\(imported.standardError)")
+
+        let watcher = try RunningProcess(replica: ["--store", store, "watch"], environment: environment)
+        let warned = await eventually(timeout: 60) { watcher.standardError.contains("embedding for semantic search failed") }
+        #expect(warned, "\(watcher.standardError)")
+        watcher.signal(SIGTERM)
+        let status = await watcher.exit(within: 60)
+        #expect(status == 0, "watch did not stop at SIGTERM: \(watcher.standardError)")
+    }
+
+    /// `REPLICA_MODEL_DIR` naming a folder that cannot be used is said, with the folder and why, on each
+    /// command that would use the model: no other model is used in its place, and search answers by the words.
+    @Test(arguments: ["missing", "empty", "loop", "no vocabulary"])
+    func aNamedModelFolderThatCannotBeUsedIsSaidNotSilentlyReplaced(_ kind: String) async throws {
+        let scratch = try TemporaryDirectory()
+        let model = scratch.path + "/model"
+        let reason: String
+        switch kind {
+        case "missing":
+            reason = "does not exist"
+        case "empty":
+            try FileManager.default.createDirectory(atPath: model, withIntermediateDirectories: false)
+            reason = "has no model.safetensors"
+        case "loop":
+            try FileManager.default.createDirectory(atPath: model, withIntermediateDirectories: false)
+            try FileManager.default.createSymbolicLink(atPath: model + "/model.safetensors", withDestinationPath: "model.safetensors")
+            try FileManager.default.copyItem(atPath: try #require(ModelCopy.installed).path + "/vocab.txt", toPath: model + "/vocab.txt")
+            reason = "loop of symbolic links"
+        default:
+            try FileManager.default.createDirectory(atPath: model, withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: try #require(ModelCopy.installed).path + "/model.safetensors", toPath: model + "/model.safetensors")
+            reason = "has no vocab.txt"
+        }
+        let store = scratch.path + "/store"
+        try Fixtures.signIn(store: store, "a")
+
+        let imported = try await Self.replica(store, model: model, ["import", "--account", "a", "-"], input: Self.item)
+        let importNotes = Self.lines(imported.standardError)
+        #expect(imported.status == 0 && importNotes.count == 1, "\(kind): \(importNotes)")
+        #expect(importNotes.first?.contains(model) == true && importNotes.first?.contains(reason) == true, "\(kind): \(importNotes)")
+
+        // By meaning alone, the installed model would find the cat: nothing is found, and it says why.
+        let search = try await Self.replica(store, model: model, ["search", "--semantic", "cat", "sleeping", "on", "a", "carpet"])
+        let searchNotes = Self.lines(search.standardError)
+        #expect(search.status == 0 && search.standardOutput.isEmpty, "\(kind): \(search.standardOutput)")
+        #expect(searchNotes.count == 1 && searchNotes.first?.contains(model) == true && searchNotes.first?.contains(reason) == true,
+                "\(kind): \(searchNotes)")
+
+        let status = try await Self.replica(store, model: model, ["status"])
+        #expect(status.standardOutput.contains("semantic search is off") && status.standardOutput.contains(model), "\(kind): \(status.standardOutput)")
+        #expect(!status.standardOutput.contains("vectors for 1 items"), "nothing was embedded by another model")
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Synchronization
+import Testing
+import ReplicaCore
+import ReplicaTestSupport
+
+/// Blocking work awaited off the cooperative pool, and given up when its task is cancelled.
+struct BlockingTests {
+    @Test func workFinishedBeforeCancellationIsReturned() async throws {
+        #expect(try await Blocking.runAbandoningOnCancellation { 6 * 7 } == 42)
+        struct Failure: Error {}
+        await #expect(throws: Failure.self) { try await Blocking.runAbandoningOnCancellation { () throws -> Int in throw Failure() } }
+    }
+
+    /// A task cancelled before the call never starts the work.
+    @Test func workOfAnAlreadyCancelledTaskIsNotStarted() async throws {
+        let started = Mutex(false)
+        let task = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return try await Blocking.runAbandoningOnCancellation { started.withLock { $0 = true } }
+        }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(!started.withLock { $0 })
+    }
+
+    /// Work still running when its task is cancelled is left to finish on its own; the caller goes on.
+    @Test func workRunningAtCancellationIsAbandoned() async throws {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = Mutex(false)
+        let task = Task {
+            try await Blocking.runAbandoningOnCancellation {
+                entered.signal()
+                release.wait()
+                finished.withLock { $0 = true }
+            }
+        }
+        try await Blocking.run { entered.wait() }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(!finished.withLock { $0 }, "the caller went on while the work was still blocked")
+        release.signal()
+        #expect(await eventually { finished.withLock { $0 } }, "the abandoned work finishes on its own thread")
+    }
+}
