@@ -43,10 +43,12 @@ package struct FTSPattern: Hashable, Sendable {
             }
         }
 
-        /// A single word from the list of English function words, whatever its case and punctuation.
+        /// A single word from the list of English function words, whatever its case and punctuation (a
+        /// typographic apostrophe reads as `'`).
         var isFunctionWord: Bool {
             guard case .word(let text, prefix: false) = self else { return false }
-            let letters = String(text.lowercased().unicodeScalars.filter { $0.properties.isAlphabetic || $0 == "'" })
+            let letters = String(text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
+                .filter { $0.properties.isAlphabetic || $0 == "'" })
             return FTSPattern.functionWords.contains(letters)
         }
     }

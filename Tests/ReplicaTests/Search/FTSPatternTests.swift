@@ -64,6 +64,8 @@ import Testing
         #expect(try FTSPattern(text: "garage/tyres").nearExpression == #""garage tyres""#)
         #expect(try FTSPattern(text: "sourdough's").nearExpression == #""sourdough s""#)
         #expect(try FTSPattern(text: "sourdough").nearExpression == nil)
+        // A contraction that is a function word stays one, whichever apostrophe it is written with.
+        #expect(try FTSPattern(text: "don't don\u{2019}t sourdough").matchExpression == #""sourdough""#)
         // A word with a digit, or with nothing but single letters and function words, stays whole.
         #expect(try FTSPattern(text: "INV-2024-0917 U.S.A. to-do").terms == [.phrase("INV 2024 0917", prefix: false),
                                                                              .phrase("U S A", prefix: false), .phrase("to do", prefix: false)])
