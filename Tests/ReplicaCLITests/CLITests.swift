@@ -77,6 +77,21 @@ import Replica
         }
     }
 
+    /// Words joined by punctuation are searched as words, as the README says: each of these finds the note.
+    @Test func wordsJoinedByPunctuationFindTheNoteThatHasTheWords() throws {
+        let lines = [
+            Self.line("bread", title: "Sourdough starter", text: "Feed the starter twice a day with flour and water."),
+            Self.line("car", title: "Friday", text: "Booked the garage for Friday: the winter tyres go on the car."),
+        ].joined(separator: "\n")
+        #expect(try replica("import", "--account", "a", "-", input: lines).status == 0)
+        for (query, wanted) in [("title:sourdough", "bread"), ("sourdough's", "bread"), ("garage/tyres", "car")] {
+            let search = try replica("search", "--lexical", "--json", query)
+            #expect(search.status == 0, "\(search.standardError)")
+            let found = try JSON.parse(search.standardOutput)["results"]?.arrayValue?.compactMap { $0["uniqueIdentifier"]?.stringValue }
+            #expect(found == [wanted], "\(query): \(search.standardOutput)")
+        }
+    }
+
     @Test func searchReadsDateAndTypeFiltersAndHumanOutput() throws {
         let lines = [
             Self.line("old", title: "Old launch", text: "launch", modified: "2025-01-01T00:00:00Z"),

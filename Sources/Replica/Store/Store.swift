@@ -371,7 +371,8 @@ public final class Store: Sendable {
 
     // MARK: Search
 
-    /// Searches every signed-in account (or those the query names) and merges the results by score.
+    /// Searches every signed-in account (or those the query names) and merges the results by score. An
+    /// item found by meaning alone is kept only if it scores at least half the best result's score.
     ///
     /// - Parameters:
     ///   - query: the words and filters.
@@ -391,7 +392,10 @@ public final class Store: Sendable {
                 results += try await index.search(query, embedding: embedding)
             }
         }
-        return Array(results.sorted(by: Self.ranking).prefix(query.limit))
+        // Each index cut what it found by meaning alone against its own best; the best of all accounts and
+        // indexes sets the bar for the merged list too.
+        let merged = IndexReader.closeEnoughByMeaning(results.sorted(by: Self.ranking), score: \.score, match: \.match)
+        return Array(merged.prefix(query.limit))
     }
 
     /// Better score first; among equal scores, newer first, then by identifier for a stable order.

@@ -9,11 +9,20 @@ import ReplicaCore
 /// match on their own: they are left out unless the text has nothing else. With `requiringAll`, every
 /// word must match, as before.
 ///
+/// A typed word is split where the index's tokenizer (`unicode61`, without `tokenchars`) splits the text:
+/// at every character that is not a letter, a digit or an accent within a word. So a word joined by
+/// punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
+/// "garage" and "tyres", each found on its own, and an item with them side by side, as typed, gets the
+/// ranking's closeness bonus (``nearExpression``). Parts of one letter and function words ("'s", "of")
+/// count only in that bonus: `sourdough's` finds "sourdough", and "sourdough's" first. Two kinds of
+/// joined word stay whole, one phrase: a word with a digit (`INV-2024-0917`, `2026-11-26`, `v1.2`), which
+/// names one thing, and a word of nothing but single letters and function words (`U.S.A.`, `to-do`).
+///
 /// Every word and phrase becomes one FTS5 string (`"…"`, inner quotes doubled), so FTS5 reads it as text
 /// and tokenizes it like the indexed text ([FTS5 strings](https://www.sqlite.org/fts5.html#fts5_strings)):
-/// `NEAR(` becomes the word "near", `title:x` the phrase "title x", `e-mail` the phrase "e mail". A word
-/// ending in `*` becomes a prefix query. Chunks with no letter or digit are dropped; a text left with
-/// nothing is refused.
+/// `NEAR(` becomes the word "near". `"two words"` in double quotes is a phrase, whatever joins its words.
+/// A word ending in `*` becomes a prefix query (of its last part). Chunks with no letter or digit are
+/// dropped; a text left with nothing is refused.
 package struct FTSPattern: Hashable, Sendable {
     /// One searchable term.
     enum Term: Hashable, Sendable {
@@ -34,10 +43,12 @@ package struct FTSPattern: Hashable, Sendable {
             }
         }
 
-        /// A single word from the list of English function words, whatever its case and punctuation.
+        /// A single word from the list of English function words, whatever its case and punctuation (a
+        /// typographic apostrophe reads as `'`).
         var isFunctionWord: Bool {
             guard case .word(let text, prefix: false) = self else { return false }
-            let letters = String(text.lowercased().unicodeScalars.filter { $0.properties.isAlphabetic || $0 == "'" })
+            let letters = String(text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
+                .filter { $0.properties.isAlphabetic || $0 == "'" })
             return FTSPattern.functionWords.contains(letters)
         }
     }
@@ -57,7 +68,19 @@ package struct FTSPattern: Hashable, Sendable {
         "yourself", "yourselves",
     ]
 
-    let terms: [Term]
+    /// What one typed word or quoted phrase became: its terms and, for a word split at punctuation, the
+    /// phrase of all its parts side by side (`garage/tyres`: "garage", "tyres" and "garage tyres").
+    struct Group: Hashable, Sendable {
+        var terms: [Term]
+        var joined: Term?
+
+        /// The group as one expression for `NEAR`: its parts side by side, or its one term.
+        var expression: String { joined?.expression ?? terms.map(\.expression).joined(separator: " ") }
+    }
+
+    let groups: [Group]
+    /// Every term, in the order typed.
+    var terms: [Term] { groups.flatMap(\.terms) }
     /// Whether every term must match; otherwise any meaningful term makes a candidate.
     let requiresAll: Bool
 
@@ -65,14 +88,15 @@ package struct FTSPattern: Hashable, Sendable {
     static let maximumTerms = 64
 
     init(text: String, requiringAll: Bool = false) throws {
-        let terms = Self.terms(in: text)
-        guard !terms.isEmpty else {
+        let groups = Self.groups(in: text)
+        let count = groups.reduce(0) { $0 + $1.terms.count }
+        guard count > 0 else {
             throw ReplicaError(.invalidQuery, "the query has no words to search for: type at least one word with a letter or a digit")
         }
-        guard terms.count <= Self.maximumTerms else {
-            throw ReplicaError(.invalidQuery, "the query has \(terms.count) words; use at most \(Self.maximumTerms)")
+        guard count <= Self.maximumTerms else {
+            throw ReplicaError(.invalidQuery, "the query has \(count) words; use at most \(Self.maximumTerms)")
         }
-        self.terms = terms
+        self.groups = groups
         self.requiresAll = requiringAll
     }
 
@@ -90,11 +114,15 @@ package struct FTSPattern: Hashable, Sendable {
         requiresAll ? terms.map(\.expression).joined(separator: " ") : meaningfulTerms.map(\.expression).joined(separator: " OR ")
     }
 
-    /// Every ranked term within a few words of each other, in any order; `nil` for a single term.
+    /// What the ranking's closeness bonus asks for: the typed words with a ranked term within a few
+    /// words of each other, in any order, each word split at punctuation with its parts side by side; for
+    /// one such word alone, its parts side by side; `nil` for a single term.
     var nearExpression: String? {
-        let ranked = meaningfulTerms
-        guard ranked.count > 1 else { return nil }
-        return "NEAR(" + ranked.map(\.expression).joined(separator: " ") + ", \(2 * ranked.count + 4))"
+        let ranked = Set(meaningfulTerms)
+        var seen = Set<String>()
+        let parts = groups.filter { $0.terms.contains(where: ranked.contains) }.map(\.expression).filter { seen.insert($0).inserted }
+        if parts.count > 1 { return "NEAR(" + parts.joined(separator: " ") + ", \(2 * parts.count + 4))" }
+        return groups.first(where: { $0.terms.contains(where: ranked.contains) })?.joined?.expression
     }
 
     package static func isSearchable(_ text: Substring) -> Bool {
@@ -131,8 +159,10 @@ package struct FTSPattern: Hashable, Sendable {
         0x31B, 0x323, 0x324, 0x325, 0x326, 0x327, 0x328, 0x32D, 0x32E, 0x330, 0x331,
     ]
 
-    static func terms(in text: String) -> [Term] {
-        var terms: [Term] = []
+    /// The groups of terms of a typed text: each quoted phrase, and each word between spaces (see the
+    /// type's description).
+    static func groups(in text: String) -> [Group] {
+        var groups: [Group] = []
         // Control characters (NUL among them, which would end the pattern early) separate words.
         let characters = text.map { character in
             character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? " " : character
@@ -147,11 +177,8 @@ package struct FTSPattern: Hashable, Sendable {
                 body = body.dropLast()
                 prefix = true
             }
-            var scalars = String.UnicodeScalarView()
-            scalars.append(contentsOf: body.unicodeScalars.filter { $0 != "\"" })
-            let cleaned = String(scalars)
-            if isSearchable(Substring(cleaned)) { terms.append(.word(cleaned, prefix: prefix)) }
             word = ""
+            if let group = Self.group(ofWord: body, prefix: prefix) { groups.append(group) }
         }
 
         while index < characters.count {
@@ -165,7 +192,7 @@ package struct FTSPattern: Hashable, Sendable {
                     prefix = true
                     next += 1
                 }
-                if isSearchable(Substring(phrase)) { terms.append(.phrase(phrase, prefix: prefix)) }
+                if isSearchable(Substring(phrase)) { groups.append(Group(terms: [.phrase(phrase, prefix: prefix)])) }
                 index = next
                 continue
             }
@@ -177,6 +204,60 @@ package struct FTSPattern: Hashable, Sendable {
             index += 1
         }
         flushWord()
-        return terms
+        return groups
+    }
+
+    /// The terms of one word typed between spaces (`*`s at its end already taken off as `prefix`), or
+    /// `nil` when it has nothing to search.
+    static func group(ofWord word: Substring, prefix: Bool) -> Group? {
+        let parts = Self.parts(of: word)
+        guard !parts.isEmpty else { return nil }
+        let joined = Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
+        if parts.count == 1 { return Group(terms: [.word(parts[0].text, prefix: prefix)]) }
+        // "don't", "it's": a function word as a whole, one term as before.
+        let whole = Term.word(String(String.UnicodeScalarView(word.unicodeScalars.filter { $0 != "\"" })), prefix: prefix)
+        if whole.isFunctionWord { return Group(terms: [whole]) }
+        // A number, a date, a code: one thing, searched whole.
+        if parts.contains(where: { $0.text.unicodeScalars.contains { $0.properties.numericType != nil } }) {
+            return Group(terms: [joined])
+        }
+        let meaningful = parts.indices.filter { !parts[$0].isWeak }
+        guard !meaningful.isEmpty else { return Group(terms: [joined]) }
+        return Group(terms: meaningful.map { .word(parts[$0].text, prefix: prefix && $0 == parts.count - 1) }, joined: joined)
+    }
+
+    /// One part of a typed word, as the tokenizer splits it.
+    struct Part {
+        var text: String
+        /// Whether an apostrophe comes just before it ("ll" in "we'll").
+        var afterApostrophe: Bool
+
+        /// A part that counts only beside the others: a single letter ("s" of "sourdough's"), a function
+        /// word ("of" in "state-of-the-art") or the end of a contraction ("ll", "ve", "re").
+        var isWeak: Bool {
+            text.count == 1 || Term.word(text, prefix: false).isFunctionWord
+                || (afterApostrophe && ["ll", "ve", "re"].contains(text.lowercased()))
+        }
+    }
+
+    /// The runs of ``continuesWord(_:)`` characters of `word` that begin with a word character: the words
+    /// FTS5's `unicode61` finds in it.
+    static func parts(of word: Substring) -> [Part] {
+        var parts: [Part] = []
+        var current = String.UnicodeScalarView()
+        var afterApostrophe = false
+        var previous: Unicode.Scalar?
+        for scalar in word.unicodeScalars {
+            if current.isEmpty ? isWordScalar(scalar) : continuesWord(scalar) {
+                if current.isEmpty { afterApostrophe = previous == "'" || previous == "\u{2019}" }
+                current.append(scalar)
+            } else if !current.isEmpty {
+                parts.append(Part(text: String(current), afterApostrophe: afterApostrophe))
+                current = String.UnicodeScalarView()
+            }
+            previous = scalar
+        }
+        if !current.isEmpty { parts.append(Part(text: String(current), afterApostrophe: afterApostrophe)) }
+        return parts
     }
 }

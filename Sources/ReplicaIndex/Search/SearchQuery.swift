@@ -43,8 +43,8 @@ public struct SearchQuery: Hashable, Sendable {
     public var requiresAllWords = false
     /// Rank by the words alone, without semantic search (Core Spotlight's `disableSemanticSearch`).
     public var disablesSemanticSearch = false
-    /// Rank by meaning alone: the items nearest the text (a cosine of at least 0.35), whatever their
-    /// words. Without an embedder, nothing is found.
+    /// Rank by meaning alone: the items nearest the text, whatever their words, down to a cosine of 0.20
+    /// and half the nearest one's. Without an embedder, nothing is found.
     public var disablesLexicalSearch = false
     /// Only items whose content type conforms to one of these.
     public var contentTypes: [ContentType] = []

@@ -6,9 +6,10 @@ import Testing
 @Suite struct FTSPatternTests {
     @Test func quotesEveryWordSoOperatorsAreText() throws {
         let text = "launch AND risk OR NOT NEAR(a b) title:x"
-        #expect(try FTSPattern(text: text, requiringAll: true).matchExpression == #""launch" "AND" "risk" "OR" "NOT" "NEAR(a" "b)" "title:x""#)
+        // "NEAR(a" is the word "NEAR" (and "a" beside it), "title:x" the word "title" (and "x" beside it).
+        #expect(try FTSPattern(text: text, requiringAll: true).matchExpression == #""launch" "AND" "risk" "OR" "NOT" "NEAR" "b" "title""#)
         // Ranked (the default): "AND", "OR", "NOT" are function words here, and left out of the candidates.
-        #expect(try FTSPattern(text: text).matchExpression == #""launch" OR "risk" OR "NEAR(a" OR "b)" OR "title:x""#)
+        #expect(try FTSPattern(text: text).matchExpression == #""launch" OR "risk" OR "NEAR" OR "b" OR "title""#)
     }
 
     @Test func keepsBalancedPhrasesAndPrefixes() throws {
@@ -40,12 +41,36 @@ import Testing
 
     @Test func functionWordsNeverDecideAMatchOnTheirOwn() throws {
         let question = try FTSPattern(text: "Which stem cell induction methods avoid c-Myc?")
-        #expect(question.matchExpression == #""stem" OR "cell" OR "induction" OR "methods" OR "avoid" OR "c-Myc?""#)
-        #expect(question.nearExpression == #"NEAR("stem" "cell" "induction" "methods" "avoid" "c-Myc?", 16)"#)
+        #expect(question.matchExpression == #""stem" OR "cell" OR "induction" OR "methods" OR "avoid" OR "Myc""#)
+        #expect(question.nearExpression == #"NEAR("stem" "cell" "induction" "methods" "avoid" "c Myc", 16)"#)
         // A text of nothing but function words searches for them, rather than for nothing.
         #expect(try FTSPattern(text: "to be or not to be").matchExpression == #""to" OR "be" OR "or" OR "not""#)
         // A phrase or a prefix is never a function word.
         #expect(try FTSPattern(text: #""the who" the*"#).matchExpression == #""the who" OR "the" *"#)
+    }
+
+    /// A typed word whose parts are joined by punctuation is its parts, as the index's tokenizer splits
+    /// the text; parts of one letter and function words ("'s", "of") only count side by side with the others,
+    /// which are also searched next to each other (for the ranking's bonus).
+    @Test func wordsJoinedByPunctuationAreTheirWords() throws {
+        let joined = try FTSPattern(text: "title:sourdough garage/tyr* sourdough\u{2019}s state-of-the-art")
+        #expect(joined.terms == [.word("title", prefix: false), .word("sourdough", prefix: false), .word("garage", prefix: false),
+                                 .word("tyr", prefix: true), .word("sourdough", prefix: false), .word("state", prefix: false),
+                                 .word("art", prefix: false)])
+        #expect(joined.matchExpression == #""title" OR "sourdough" OR "garage" OR "tyr" * OR "state" OR "art""#)
+        #expect(joined.nearExpression == #"NEAR("title sourdough" "garage tyr" * "sourdough s" "state of the art", 12)"#)
+        #expect(try FTSPattern(text: "garage/tyres", requiringAll: true).matchExpression == #""garage" "tyres""#)
+        // One word joined by punctuation: its parts side by side are the bonus.
+        #expect(try FTSPattern(text: "garage/tyres").nearExpression == #""garage tyres""#)
+        #expect(try FTSPattern(text: "sourdough's").nearExpression == #""sourdough s""#)
+        #expect(try FTSPattern(text: "sourdough").nearExpression == nil)
+        // A contraction that is a function word stays one, whichever apostrophe it is written with.
+        #expect(try FTSPattern(text: "don't don\u{2019}t sourdough").matchExpression == #""sourdough""#)
+        // A word with a digit, or with nothing but single letters and function words, stays whole.
+        #expect(try FTSPattern(text: "INV-2024-0917 U.S.A. to-do").terms == [.phrase("INV 2024 0917", prefix: false),
+                                                                             .phrase("U S A", prefix: false), .phrase("to do", prefix: false)])
+        // A quoted phrase is a phrase, whatever joins its words.
+        #expect(try FTSPattern(text: #""garage/tyres""#).terms == [.phrase("garage/tyres", prefix: false)])
     }
 
     @Test(arguments: [#""( )""#, "* ^ : ( ) \" -", "", "   ", "…", "🙂"])

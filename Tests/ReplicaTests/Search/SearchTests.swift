@@ -117,9 +117,35 @@ import ReplicaTestSupport
     @Test func textFullOfQuerySyntaxFindsTheDocumentThatContainsIt() async throws {
         let text = #"Use NEAR(alpha, 2) AND title:beta OR "gamma" NOT {delta} ^epsilon* in queries."#
         try await index.indexItems([Fixtures.item("syntax", text: text), Fixtures.item("other", text: "alpha beta")])
-        #expect(try await found(text) == ["syntax"])
-        #expect(try await found("title:beta") == ["syntax"])
-        #expect(try await found("NEAR(alpha, 2)") == ["syntax"])
+        // Words joined by punctuation are words: "other" has two of them, "syntax" has them as typed.
+        #expect(try await found(text) == ["syntax", "other"])
+        #expect(try await found("title:beta") == ["syntax", "other"])
+        #expect(try await found("NEAR(alpha, 2)") == ["syntax", "other"])
+    }
+
+    /// Words joined by punctuation in one typed word ("title:sourdough", "garage/tyres", "sourdough's")
+    /// are searched as the words they are, as the indexed text is split: each finds the note that has them
+    /// apart, and an item that has them side by side, as typed, comes first. A word with a digit
+    /// (an invoice number, a date, a version) stays whole, and so does a quoted phrase.
+    @Test func wordsJoinedByPunctuationAreSearchedAsWords() async throws {
+        try await index.indexItems([
+            Fixtures.item("sourdough", title: "Sourdough starter", text: "Feed the starter twice a day with equal weights of flour and water."),
+            Fixtures.item("garage", title: "Friday", text: "Booked the garage for Friday: the winter tyres go on the car and the brakes get checked."),
+            Fixtures.item("rack", title: "Shed", text: "The garage/tyres rack in the shed is full: sort it out in spring before the car goes in."),
+            Fixtures.item("invoice17", title: "Invoice INV-2024-0917", text: "Billed to Oakwood Library: training workshop."),
+            Fixtures.item("invoice18", title: "Invoice INV-2024-0918", text: "Billed to Maple Print Shop: hardware upgrade."),
+        ])
+        #expect(try await found("title:sourdough") == ["sourdough"])
+        #expect(try await found("sourdough's") == ["sourdough"])
+        #expect(try await found("sourdough\u{2019}s") == ["sourdough"], "a typographic apostrophe too")
+        #expect(try await found("garage/tyres") == ["rack", "garage"], "side by side as typed first")
+        #expect(try await found("garage/tyres") { $0.requiresAllWords = true }.sorted() == ["garage", "rack"])
+        // A quoted phrase is still a phrase, whatever joins its words.
+        #expect(try await found(#""garage tyres""#) == ["rack"])
+        #expect(try await found(#""garage/tyres""#) == ["rack"])
+        // An identifier with digits is searched whole: one invoice, not every invoice of 2024.
+        #expect(try await found("INV-2024-0917") == ["invoice17"])
+        #expect(try await found("2024-0918") == ["invoice18"])
     }
 
     @Test func filtersOnContentTypeHierarchy() async throws {
