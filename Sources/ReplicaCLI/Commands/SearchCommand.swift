@@ -14,7 +14,9 @@ enum SearchCommand: Command {
         other come first; function words such as "the", "which" or "how" never decide a match on their
         own. So a question finds what it asks about. Words are plain text: quotes, parentheses, AND, OR,
         NEAR, NOT and other operator characters are searched for as words. "two words" in double quotes
-        is a phrase; a word ending in * matches every word it begins.
+        is a phrase; a word ending in * matches every word it begins. A word joined by punctuation
+        (title:x, a/b, x's) is searched as its words, side by side counting for more; a word with a digit
+        (INV-2024-0917) stays whole.
 
         With the embedding model installed (scripts/setup-model.sh), items are found by meaning too: a
         question can find an item that shares none of its words. Each result says how it matched
@@ -23,7 +25,9 @@ enum SearchCommand: Command {
         Each result's score runs from 0 to 1 and means the same in every account and index. By the
         words: 0.65 for the best text match of its index (BM25), 0.20 for having every word, 0.10 for a
         word in the title, keywords or people, 0.05 for the words standing close together. With
-        semantic search: 0.4 × that + 0.6 × the cosine of the item's best passage with the question.
+        semantic search: 0.4 × that + 0.6 × the cosine of the item's best passage with the question. An
+        item found by meaning alone is listed only when it scores at least half the best result (and,
+        by default, has a cosine of at least 0.30; with --semantic, 0.20).
 
         """
     static let options: [Option] = [
