@@ -79,6 +79,20 @@ import ReplicaSQLite
         #expect(try replica("status").standardOutput.contains("index Notes: 2 items"))
     }
 
+    /// Issue 19, 4.1: `query --fetch` used to remove every record item it read from the index, for good.
+    @Test func aQueryWithFetchRemovesNothing() throws {
+        try replica("records", "import", "-", input: #"{"account":"a","kind":"note","id":"1","version":1,"fields":{"title":"t","body":"recordbody"}}"#)
+        for fetch in ["title", "textContent", "title,contentType"] {
+            let query = try replica("query", "--fetch", fetch, #"title == "*""#)
+            #expect(query.status == 0, "\(query.standardError)")
+            #expect(query.standardOutput.hasPrefix("note:a:1"), "\(fetch): \(query.standardOutput)")
+            #expect(!query.standardError.contains("left out"), "\(fetch): \(query.standardError)")
+        }
+        #expect(try replica("search", "recordbody").standardOutput.contains("note:a:1"))
+        #expect(try replica("query", "--json", "--fetch", "title", #"title == "t""#).standardOutput
+            == #"{"items":[{"account":"a","index":"default","uniqueIdentifier":"note:a:1","domainIdentifier":"account.a.note","owner":"records","attributes":{"title":"t"}}],"found":1}"# + "\n")
+    }
+
     /// A damaged record store (truncated here) is the canonical copy: it is reported plainly, never
     /// rebuilt, and the rest of the store keeps working.
     @Test func aDamagedRecordStoreIsReportedPlainlyAndTheRestWorks() throws {
