@@ -1,0 +1,13 @@
+import Foundation
+import Replica
+
+extension Context {
+    /// How every command that shows indexed content checks it with its owners first (search, query,
+    /// get, suggest, recent, the tool): the configuration file's projections and followed tables, and the
+    /// sources this build can run. One place, so that no command forgets a part.
+    func hydration(store: Store) throws -> Hydration {
+        let file = try configuration()
+        return Hydration(projections: file.projections, followedTables: file.followedTables,
+                         sourceResolver: CommandSourceResolver(store: store))
+    }
+}
