@@ -94,6 +94,48 @@ import ReplicaSQLite
         #expect(try replica("status").standardOutput.contains("index Notes: 2 items"))
     }
 
+    /// Issue 19, 4.1: `query --fetch` used to remove every record item it read from the index, for good.
+    @Test func aQueryWithFetchRemovesNothing() throws {
+        try replica("records", "import", "-", input: #"{"account":"a","kind":"note","id":"1","version":1,"fields":{"title":"t","body":"recordbody"}}"#)
+        for fetch in ["title", "textContent", "title,contentType"] {
+            let query = try replica("query", "--fetch", fetch, #"title == "*""#)
+            #expect(query.status == 0, "\(query.standardError)")
+            #expect(query.standardOutput.hasPrefix("note:a:1"), "\(fetch): \(query.standardOutput)")
+            #expect(!query.standardError.contains("left out"), "\(fetch): \(query.standardError)")
+        }
+        #expect(try replica("search", "recordbody").standardOutput.contains("note:a:1"))
+        #expect(try replica("query", "--json", "--fetch", "title", #"title == "t""#).standardOutput
+            == #"{"items":[{"account":"a","index":"default","uniqueIdentifier":"note:a:1","domainIdentifier":"account.a.note","owner":"records","attributes":{"title":"t"}}],"found":1}"# + "\n")
+    }
+
+    /// Issue 19, 4.3: a record whose readers leave out the account shows nothing of itself in any command.
+    @Test func aRecordTheAccountMayNotReadShowsNothingAnywhere() throws {
+        let records = """
+            {"account":"a","kind":"note","id":"secret","version":1,"readers":["b"],"fields":{"title":"Zanzibar hidden plan","body":"quokkamystery"}}
+            {"account":"a","kind":"note","id":"open","version":1,"fields":{"title":"Quokka open notes","body":"quokkas everywhere"}}
+            """
+        #expect(try replica("records", "import", "-", input: records).status == 0)
+        let donation = #"{"persistentIdentifier":"v1","activityType":"com.example.view","title":"viewed","relatedUniqueIdentifier":"note:a:secret","eligibleForPrediction":true}"#
+            + "\n" + #"{"persistentIdentifier":"v2","activityType":"com.example.view","title":"viewed","relatedUniqueIdentifier":"note:a:open","eligibleForPrediction":true}"#
+        let donated = try replica("activities", "donate", "--account", "a", "-", input: donation)
+        #expect(donated.status == 0, "\(donated.standardError)")
+        var shown: [String] = []
+        for arguments in [["suggest", "--account", "a", "quokka"], ["suggest", "quokkam"], ["suggest", "zanz"],
+                          ["get", "--account", "a", "note:a:secret"], ["get", "--account", "a", "--json", "note:a:secret"],
+                          ["recent", "--account", "a"], ["recent", "--json"], ["search", "quokkamystery"],
+                          ["query", "--fetch", "title,textContent", #"title == "*""#]] {
+            let result = try ReplicaProcess.run(["--store", store] + arguments)
+            shown.append(result.standardOutput + result.standardError)
+            #expect(!result.standardOutput.contains("Zanzibar") && !result.standardOutput.contains("quokkamystery"),
+                    "\(arguments): \(result.standardOutput)")
+            #expect(!result.standardError.contains("Zanzibar") && !result.standardError.contains("quokkamystery"))
+        }
+        // What the account may read is still shown.
+        #expect(shown[0].contains("quokkas") || shown[0].contains("Quokka open notes"), "\(shown[0])")
+        #expect(shown[5].contains("Quokka open notes"), "\(shown[5])")
+        #expect(try replica("get", "--account", "a", "note:a:open").standardOutput.contains("quokkas everywhere"))
+    }
+
     /// A damaged record store (truncated here) is the canonical copy: it is reported plainly, never
     /// rebuilt, and the rest of the store keeps working.
     @Test func aDamagedRecordStoreIsReportedPlainlyAndTheRestWorks() throws {

@@ -105,6 +105,30 @@ import ReplicaTestSupport
         #expect(try replica("tool", "call").status == 2, "the arguments are required")
     }
 
+    /// Issue 19, 4.8: over twenty titled items, `count title` said 0; `sum title` said 0 and
+    /// `sum contentModificationDate` a date in 2482.
+    @Test func statisticsCountTitledItemsAndRefuseSumsTheyCannotMake() throws {
+        let records = (1...20).map { number in
+            #"{"account": "a", "kind": "note", "id": "\#(number)", "version": 1, "modified": "2026-11-20T10:00:00Z", "fields": {"title": "Gazette \#(number)", "body": "gazette"}}"#
+        }.joined(separator: "\n")
+        #expect(try replica("records", "import", "-", input: records).status == 0)
+        func call(_ function: String, _ attribute: String) throws -> ProcessResult {
+            try replica("tool", "call", #"{"query": "gazette", "stages": [{"stage": "statistic", "function": "\#(function)", "attribute": "\#(attribute)"}]}"#)
+        }
+        let count = try call("count", "title")
+        #expect(count.status == 0, "\(count.standardOutput)")
+        #expect(count.standardOutput.contains(#""statistic":{"name":"count title","value":20}"#), "\(count.standardOutput)")
+        for attribute in ["title", "contentModificationDate"] {
+            let sum = try call("sum", attribute)
+            #expect(sum.status == 1, "\(attribute): \(sum.standardOutput)")
+            #expect(sum.standardOutput.hasPrefix("The search was not run: stage 1: 'sum' cannot use '\(attribute)', which holds "), "\(sum.standardOutput)")
+            #expect(sum.standardOutput.contains("sum takes numbers"), "says which attributes can be summed")
+            #expect(!sum.standardOutput.contains(#""value""#), "no sum is given")
+        }
+        let latest = try call("max", "contentModificationDate")
+        #expect(latest.standardOutput.contains(#""value":"2026-11-20T10:00:00Z""#), "\(latest.standardOutput)")
+    }
+
     // MARK: Hydration of files
 
     func writeTree() throws {

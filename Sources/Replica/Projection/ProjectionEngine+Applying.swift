@@ -20,7 +20,7 @@ extension ProjectionEngine {
     static func project(_ records: [Record], _ projection: (String) -> Projection, now: Date) throws -> [Projected] {
         try records.map { record in
             let projection = projection(record.kind)
-            guard !record.isDeleted else { return .record(record, projection) }
+            guard !record.isDeleted, record.isReadableByItsAccount else { return .record(record, projection) }
             do {
                 let item = try projection.item(for: record, now: now)
                 try item.validate()
@@ -72,7 +72,7 @@ extension ProjectionEngine {
     func apply(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: ItemOwner = ProjectionEngine.owner,
                        _ outcome: inout CatchUpReport) throws {
         let identifier = projection.identifier(account: record.account, id: record.id)
-        if record.isDeleted {
+        if record.isDeleted || !record.isReadableByItsAccount {
             outcome.removed += try writer.delete(identifiers: [identifier], owner: owner)
             try writer.releaseFromQuarantine(identifier)
             return

@@ -16,7 +16,9 @@ extension ProjectionEngine {
             let fresh = try writer.checkpoint(Self.consumer) == nil
             if fresh {
                 // The log may have been pruned: rebuild everything from the records, then follow from here.
+                // The rebuild projects every record: no item can be missing that a comparison would find.
                 try writer.setCheckpoint(Self.consumer, String(lastSequence))
+                try writer.setMeta(Self.missingItemsCheckedKey, "1")
             }
             for kind in kinds {
                 let version = projections.projection(for: kind).version

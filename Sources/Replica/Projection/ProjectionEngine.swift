@@ -169,6 +169,7 @@ public final class ProjectionEngine: Sendable {
             try planRebuilds(index: index, records: records)
             report = report + (try rebuild(index: index, records: records, batchLimit: rebuildBatchLimit))
             report = report + (try follow(index: index, records: records))
+            report = report + (try restoreMissingItems(index: index, records: records))
         }
         // Only signed-in accounts are followed: following never signs an account in (after a logout,
         // the app's rows of the old account must not come back).

@@ -159,6 +159,18 @@ final class RecordsDatabase: Sendable {
         }
     }
 
+    /// The ids of the records of `kind` after `cursor`, in id order, with whether each is live (not
+    /// deleted, readable by the account): what a comparison with the index needs, fields left unread.
+    func recordIDs(kind: String, after cursor: String?, limit: Int) throws -> [(id: String, live: Bool)] {
+        try database.readNow { connection in
+            try connection.cached("SELECT id, deleted, readers FROM records WHERE kind = ? AND id > ? ORDER BY id LIMIT ?")
+                .rows([.text(kind), .text(cursor ?? ""), .integer(Int64(limit))]) { row in
+                    let readers = try row.optionalText(2).map { try JSON.parse($0).arrayValue?.compactMap(\.stringValue) ?? [] }
+                    return (row.text(0), row.int(1) == 0 && (readers?.contains(account.rawValue) ?? true))
+                }
+        }
+    }
+
     /// The kinds that have records.
     func kinds() throws -> [String] {
         try database.readNow { connection in

@@ -270,15 +270,22 @@ public final class Store: Sendable {
     /// let found = try await store.fetchItems(withIdentifiers: ["note:alice:42"], account: "alice")
     /// ```
     ///
+    /// Each item is checked with its owner first, as a search's results are (hydration): one that is
+    /// gone, that the account may no longer read, that changed since it was indexed, or whose owner does
+    /// not answer is left out, as a missing one is (and, when gone or unreadable, queued for removal).
+    /// ``SearchableIndex/fetchItems(withIdentifiers:)`` reads an index's items without asking anyone.
+    ///
     /// - Parameters:
     ///   - identifiers: the items to read.
     ///   - account: a signed-in account.
     ///   - indexNames: the indexes to look in; `nil` for all of the account's.
-    /// - Returns: the items found, in the order asked (an identifier held by several indexes once per
-    ///   index, in name order); a missing or expired identifier is left out.
+    ///   - hydration: how the items are checked with their owners; without a source resolver, sources'
+    ///     items are left out.
+    /// - Returns: the items found, as their index holds them, in the order asked (an identifier held by
+    ///   several indexes once per index, in name order); a missing, expired or withheld identifier is left out.
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the account is not signed in.
     public func fetchItems(withIdentifiers identifiers: [ItemIdentifier], account: AccountID,
-                           indexNames: [String]? = nil) async throws -> [StoredItem] {
+                           indexNames: [String]? = nil, hydration: Hydration = Hydration()) async throws -> [StoredItem] {
         try account.validate()
         refreshIfCatalogChanged()
         guard try signedInAccounts().contains(where: { $0.id == account }) else {
@@ -287,9 +294,14 @@ public final class Store: Sendable {
         var found: [ItemIdentifier: [StoredItem]] = [:]
         var seen = Set<ItemIdentifier>()
         let wanted = identifiers.filter { seen.insert($0).inserted }
+        let hydrator = try Hydrator(store: self, accounts: [account], hydration: hydration)
         for name in try Set(indexNames ?? self.indexNames(for: account)).sorted() {
             guard let index = try existingIndex(named: name, account: account) else { continue }
-            for stored in try await index.fetchItems(withIdentifiers: wanted) { found[stored.item.uniqueIdentifier, default: []].append(stored) }
+            let stored = try await index.fetchItems(withIdentifiers: wanted)
+            let passed = Set(await hydrator.hydrate(stored.map { item in
+                SearchResult(account: account, indexName: name, item: item.item, score: 0, snippet: nil, origin: item.origin, indexedAt: item.indexedAt)
+            }, includingContent: false).kept.map(\.item.uniqueIdentifier))
+            for item in stored where passed.contains(item.item.uniqueIdentifier) { found[item.item.uniqueIdentifier, default: []].append(item) }
         }
         return wanted.flatMap { found[$0] ?? [] }
     }
@@ -483,25 +495,41 @@ extension Store {
     /// signed-in accounts' items that begin with it, as they are written, most frequent first, then titles
     /// with such a word. Only the last word of `prefix` is completed; what comes before it is kept.
     ///
+    /// Suggestions are made only of items their owners let the account read now: the items each index
+    /// offers words from (the first 200 that have such a word) are hydrated first, as a search's results
+    /// are, and a word or title is suggested only when an item that passed has it; how often it was seen
+    /// is counted over those items alone. So no word, title or ranking comes from an item that is gone or
+    /// that the account may not read.
+    ///
     /// - Parameters:
     ///   - prefix: what was typed so far.
     ///   - accounts: the accounts to draw from; all signed-in ones when empty.
     ///   - limit: the most suggestions.
-    public func suggestions(for prefix: String, accounts: [AccountID] = [], limit: Int = 10) async throws -> [String] {
+    ///   - hydration: how the items suggestions come from are checked with their owners; without a
+    ///     source resolver, words of sources' items are not suggested.
+    public func suggestions(for prefix: String, accounts: [AccountID] = [], limit: Int = 10,
+                            hydration: Hydration = Hydration()) async throws -> [String] {
         let parts = prefix.split(separator: " ", omittingEmptySubsequences: false)
         guard let last = parts.last, !last.isEmpty, limit > 0 else { return [] }
         let head = parts.dropLast().joined(separator: " ")
-        var words: [String: Int] = [:], titles: [String: Int] = [:]
         var searched = try signedInAccounts().map(\.id)
         if !accounts.isEmpty { searched = searched.filter(accounts.contains) }
+        let hydrator = try Hydrator(store: self, accounts: searched, hydration: hydration)
+        var readable: [CompletionSource] = []
         for account in searched {
             for name in try indexNames(for: account) {
                 guard let index = try existingIndex(named: name, account: account) else { continue }
-                let found = try await index.completions(of: String(last))
-                words.merge(found.words, uniquingKeysWith: +)
-                titles.merge(found.titles, uniquingKeysWith: +)
+                let found = try await index.completionSources(of: String(last))
+                guard !found.isEmpty else { continue }
+                let candidates = found.map { source in
+                    SearchResult(account: account, indexName: name, item: source.item, score: 0, snippet: nil,
+                                 origin: source.origin, indexedAt: source.indexedAt)
+                }
+                let passed = Set(await hydrator.hydrate(candidates, includingContent: false).kept.map(\.item.uniqueIdentifier))
+                readable += found.filter { passed.contains($0.item.uniqueIdentifier) }
             }
         }
+        let (words, titles) = IndexReader.tally(readable)
         let rankedWords = words.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { head.isEmpty ? $0.key : head + " " + $0.key }
         let rankedTitles = head.isEmpty ? titles.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key) : []
         var seen = Set<String>()

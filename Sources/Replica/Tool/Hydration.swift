@@ -95,9 +95,22 @@ extension Store {
                        includingContent: Bool = false) async throws -> HydratedResults {
         var candidatesQuery = query
         candidatesQuery.limit = min(SearchQuery.maximumLimit, max(query.limit * 2, query.limit + 10))
+        // Hydration traces each record's item to its record by attributes a query may not fetch: they are
+        // read all the same, and left out of the results afterwards.
+        candidatesQuery.fetchAttributes = query.fetchAttributes.map { $0 + Hydrator.tracingKeys }
         let candidates = try await search(candidatesQuery, indexNames: indexNames)
         let hydrator = try Hydrator(store: self, accounts: query.accounts, hydration: hydration)
-        let (kept, dropped) = await hydrator.hydrate(candidates, wanting: query.limit, includingContent: includingContent)
+        var (kept, dropped) = await hydrator.hydrate(candidates, wanting: query.limit, includingContent: includingContent)
+        if let fetched = query.fetchAttributes {
+            let wanted = Set(fetched)
+            kept = kept.map { result in
+                var result = result
+                var attributes = AttributeSet()
+                for key in wanted { attributes[key] = result.item.attributeSet[key] }
+                result.item.attributeSet = attributes
+                return result
+            }
+        }
         return HydratedResults(results: kept, dropped: dropped)
     }
 }

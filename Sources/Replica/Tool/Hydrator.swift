@@ -10,6 +10,10 @@ struct Hydrator: Sendable {
     let accounts: Set<AccountID>
     let hydration: Hydration
 
+    /// The attributes that tie a record's (or a followed row's) item to its record: hydration needs them
+    /// whatever attributes a query fetches.
+    static let tracingKeys: [AttributeKey] = [.recordKind, .recordID]
+
     /// - Parameter accounts: the accounts searched (empty: every signed-in one).
     init(store: Store, accounts: [AccountID], hydration: Hydration) throws {
         self.store = store
@@ -56,14 +60,16 @@ struct Hydrator: Sendable {
         var kept: [SearchResult] = []
         var dropped: [DroppedItem] = []
         var removals: [OwnerKey: [ItemIdentifier]] = [:]
+        var records: [AccountID: [RecordTrace]] = [:]
         for (index, result) in results.enumerated() {
             switch verdicts[index] ?? .drop("no answer", remove: false) {
             case .keep(let current):
                 kept.append(current)
-            case .drop(let reason, let remove):
+            case .drop(let reason, let remove, let record):
                 dropped.append(DroppedItem(account: result.account, identifier: result.item.uniqueIdentifier, reason: reason))
                 if remove {
                     removals[OwnerKey(account: result.account, index: result.indexName, owner: result.origin.owner), default: []].append(result.item.uniqueIdentifier)
+                    if let record { records[result.account, default: []].append(record) }
                 }
             }
         }
@@ -77,6 +83,22 @@ struct Hydrator: Sendable {
                     message: "\(identifiers.count) item(s) hydration no longer vouches for could not be removed from index '\(key.index)' of account '\(key.account)' (\((error as? ReplicaError)?.message ?? String(describing: type(of: error)))); they stay withheld from results"))
             }
         }
+        // The projection engine has the last word on a record's item: the next catch-up projects each of
+        // these records again as it is then. One deleted or unreadable stays out; one whose item was
+        // removed by mistake (its record written again between the check and the removal) comes back.
+        for (account, traces) in records {
+            do {
+                try await Blocking.run { [store] in
+                    guard let database = try store.recordsDatabase(for: account, creating: false) else { return }
+                    for trace in traces { try database.touch(kind: trace.kind, id: trace.id) }
+                }
+            } catch {
+                store.configuration.events(StoreEvent(
+                    kind: .catchUpFailed, account: account, indexName: nil,
+                    message: "\(traces.count) record(s) whose items hydration removed from account '\(account)' could not be handed back to the projection "
+                        + "(\((error as? ReplicaError)?.message ?? String(describing: type(of: error)))); their next change projects them again"))
+            }
+        }
         return (kept, dropped)
     }
 
@@ -86,10 +108,17 @@ struct Hydrator: Sendable {
         var owner: ItemOwner
     }
 
+    /// The record an item of the record store was projected from.
+    struct RecordTrace: Sendable {
+        var kind: String
+        var id: String
+    }
+
     enum Verdict: Sendable {
         case keep(SearchResult)
-        /// `remove`: queue the item for removal from the index.
-        case drop(String, remove: Bool)
+        /// `remove`: queue the item for removal from the index; `record`: the record it came from, to
+        /// project again at the next catch-up.
+        case drop(String, remove: Bool, record: RecordTrace? = nil)
     }
 
     private func answers(for batch: [SearchResult], owner: OwnerKey, includingContent: Bool) async -> [Verdict] {
@@ -97,10 +126,10 @@ struct Hydrator: Sendable {
         let result = await withTimeout(hydration.timeout) { () -> [Verdict] in
             switch owner.owner {
             case .records:
-                return try await checkRecords(batch, includingContent: includingContent)
+                return try await checkRecords(batch, traces: try await traces(of: batch), includingContent: includingContent)
             case .table:
                 if let table = hydration.followedTables.first(where: { $0.owner == owner.owner }) {
-                    return try await checkTable(batch, table: table, includingContent: includingContent)
+                    return try await checkTable(batch, traces: try await traces(of: batch), table: table, includingContent: includingContent)
                 }
             case .source(let name):
                 return try await checkSource(batch, name: name, includingContent: includingContent)
@@ -150,35 +179,61 @@ struct Hydrator: Sendable {
 
     // MARK: Owners
 
-    private func checkRecords(_ batch: [SearchResult], includingContent: Bool) async throws -> [Verdict] {
+    /// Each result's record kind and id: from its attributes, or, where a query did not fetch them, from
+    /// the item as the index holds it. Never guessed: an item is judged by the record it came from.
+    private func traces(of batch: [SearchResult]) async throws -> [ItemIdentifier: RecordTrace] {
+        func trace(_ attributes: AttributeSet) -> RecordTrace? {
+            guard let kind = attributes[.recordKind]?.textValue, let id = attributes[.recordID]?.textValue else { return nil }
+            return RecordTrace(kind: kind, id: id)
+        }
+        var traces: [ItemIdentifier: RecordTrace] = [:]
+        var untraced: [ItemIdentifier] = []
+        for result in batch {
+            if let found = trace(result.item.attributeSet) { traces[result.item.uniqueIdentifier] = found } else { untraced.append(result.item.uniqueIdentifier) }
+        }
+        // A batch is one owner's items in one index of one account.
+        guard let first = batch.first, !untraced.isEmpty,
+              let index = try store.existingIndex(named: first.indexName, account: first.account) else { return traces }
+        for stored in try await index.fetchItems(withIdentifiers: untraced) {
+            traces[stored.item.uniqueIdentifier] = trace(stored.item.attributeSet)
+        }
+        return traces
+    }
+
+    private func checkRecords(_ batch: [SearchResult], traces: [ItemIdentifier: RecordTrace], includingContent: Bool) async throws -> [Verdict] {
         try await Blocking.run { [self] in
             try batch.map { result in
-                guard let kind = result.item.attributeSet[.recordKind]?.textValue, let id = result.item.attributeSet[.recordID]?.textValue else {
+                guard let trace = traces[result.item.uniqueIdentifier] else {
                     return .drop("it cannot be traced to its record", remove: true)
                 }
-                let record = try store.records.record(account: result.account, kind: kind, id: id)
-                return check(result, record: record, includingContent: includingContent) {
+                let record = try store.records.record(account: result.account, kind: trace.kind, id: trace.id)
+                return check(result, record: record, trace: trace, includingContent: includingContent) {
                     // A stale item means the projection lags: have the next catch-up apply the record again.
-                    try store.recordsDatabase(for: result.account, creating: false)?.touch(kind: kind, id: id)
+                    try store.recordsDatabase(for: result.account, creating: false)?.touch(kind: trace.kind, id: trace.id)
                 }
             }
         }
     }
 
-    private func checkTable(_ batch: [SearchResult], table: FollowedTable, includingContent: Bool) async throws -> [Verdict] {
+    private func checkTable(_ batch: [SearchResult], traces: [ItemIdentifier: RecordTrace], table: FollowedTable,
+                            includingContent: Bool) async throws -> [Verdict] {
         try await Blocking.run { [self] in
             let app = try AppDatabase(path: table.database.standardizedFileURL.path)
             return try batch.map { result in
-                guard let id = result.item.attributeSet[.recordID]?.textValue else { return .drop("it cannot be traced to its row", remove: true) }
-                return check(result, record: try app.record(table, id: id, account: result.account), includingContent: includingContent) {}
+                guard let id = traces[result.item.uniqueIdentifier]?.id ?? result.item.attributeSet[.recordID]?.textValue else {
+                    return .drop("it cannot be traced to its row", remove: true)
+                }
+                return check(result, record: try app.record(table, id: id, account: result.account), trace: nil, includingContent: includingContent) {}
             }
         }
     }
 
-    private func check(_ result: SearchResult, record: Record?, includingContent: Bool, whenStale: () throws -> Void) -> Verdict {
-        guard let record, !record.isDeleted else { return .drop("the record was deleted", remove: true) }
+    /// - Parameter trace: the record to project again after its item is removed (records only).
+    private func check(_ result: SearchResult, record: Record?, trace: RecordTrace?, includingContent: Bool,
+                       whenStale: () throws -> Void) -> Verdict {
+        guard let record, !record.isDeleted else { return .drop("the record was deleted", remove: true, record: trace) }
         guard record.isReadable(by: result.account) else {
-            return .drop("account '\(result.account)' may no longer read the record", remove: true)
+            return .drop("account '\(result.account)' may no longer read the record", remove: true, record: trace)
         }
         guard result.origin.version == String(record.version) else {
             try? whenStale()

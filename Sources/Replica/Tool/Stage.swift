@@ -90,7 +90,7 @@ struct Stage: Sendable {
         case (.table(let columns), _):
             return .table(Self.table(input.results, columns: columns))
         case (.statistic(let function, let attribute), _):
-            return Self.statistic(function, attribute, input.results)
+            return try Self.statistic(function, attribute, input.results)
         case (.text, _):
             return .text(ToolOutput.plainText(input))
         case (.custom(let stage, let arguments), _):
@@ -190,17 +190,59 @@ struct Stage: Sendable {
         return ResultTable(columns: zip(columns, types).map { .init(name: $0.rawValue, type: $1) }, rows: rows)
     }
 
-    static func statistic(_ function: String, _ attribute: AttributeKey, _ items: [SearchResult]) -> PipelineData {
-        let values: [Double] = items.compactMap { item in
+    /// What each statistic function takes, for the model when it asks for one that cannot be computed.
+    static let statisticRule = "sum takes numbers (such as rating, fileSize, pageCount, duration, or a custom attribute that holds "
+        + "numbers); average, min and max take numbers or dates; count takes any attribute and counts the items that have it"
+
+    /// What an attribute holds when that is known before any item is read ("text", "dates", "numbers",
+    /// …), or `nil` for a custom attribute, whose values tell.
+    static func holding(_ key: AttributeKey) -> String? {
+        switch key.rawValue {
+        case "account", "identifier", "domain", "owner": return "text"
+        case "score": return "numbers"
+        default: break
+        }
+        switch key.kind {
+        case .text?, .texts?: return "text"
+        case .people?: return "people"
+        case .bool?: return "true or false"
+        case .data?: return "data"
+        case .date?: return "dates"
+        case .number?: return "numbers"
+        case nil: return nil
+        }
+    }
+
+    /// Why `function` cannot be computed over an attribute holding `holding`, or `nil` when it can.
+    static func refusal(_ function: String, _ key: AttributeKey, holding: String) -> String? {
+        if function == "count" || holding == "numbers" || (holding == "dates" && function != "sum") { return nil }
+        return "'\(function)' cannot use '\(key)', which holds \(holding); " + statisticRule
+    }
+
+    /// `count` counts the items that have the attribute, whatever it holds; the others compute over its
+    /// numbers (and, but for `sum`, dates). An attribute whose kind is not declared (a custom one) is
+    /// refused here when the items hold only text in it.
+    static func statistic(_ function: String, _ attribute: AttributeKey, _ items: [SearchResult]) throws -> PipelineData {
+        let name = "\(function) \(attribute)"
+        if function == "count" {
+            return .statistic(name: name, value: Double(items.filter { !Attribute.values(of: attribute, in: $0).isEmpty }.count))
+        }
+        var numbers: [Double] = [], dates: [Double] = [], texts = 0
+        for item in items {
             switch Attribute.first(of: attribute, in: item) {
-            case .number(let number)?: return number
-            case .date(let date)?: return date.timeIntervalSince1970
-            default: return nil
+            case .number(let number)?: numbers.append(number)
+            case .date(let date)?: dates.append(date.timeIntervalSince1970)
+            case .text?: texts += 1
+            case nil: break
             }
         }
-        let name = "\(function) \(attribute)"
+        if numbers.isEmpty {
+            if !dates.isEmpty, let refusal = refusal(function, attribute, holding: "dates") { throw ToolError(refusal) }
+            if dates.isEmpty && texts > 0, let refusal = refusal(function, attribute, holding: "text") { throw ToolError(refusal) }
+        }
+        // An attribute holds one kind of value; should items disagree, the numbers count.
+        let values = numbers.isEmpty ? dates : numbers
         switch function {
-        case "count": return .statistic(name: name, value: Double(values.count))
         case "sum": return .statistic(name: name, value: values.reduce(0, +))
         case "min": return .statistic(name: name, value: values.min())
         case "max": return .statistic(name: name, value: values.max())

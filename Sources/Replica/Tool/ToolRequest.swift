@@ -279,7 +279,9 @@ struct ToolRequestReader {
             guard let function = json["function"]?.stringValue, Stage.statisticFunctions.contains(function) else {
                 throw ToolError("'statistic' needs 'function': one of " + Stage.statisticFunctions.joined(separator: ", "))
             }
-            return Stage(kind: .statistic(function: function, attribute: try attribute("attribute")), name: name)
+            let key = try attribute("attribute")
+            if let holding = Stage.holding(key), let refusal = Stage.refusal(function, key, holding: holding) { throw ToolError(refusal) }
+            return Stage(kind: .statistic(function: function, attribute: key), name: name)
         case "text":
             return Stage(kind: .text, name: name)
         default:

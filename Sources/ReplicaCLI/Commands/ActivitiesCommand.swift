@@ -99,7 +99,8 @@ enum RecentCommand: Command {
         let limit = try arguments.integer("--limit", in: 1...100) ?? 10
         let json = arguments.flag("--json")
         try arguments.finish()
-        let recent = try await context.openStore().recentActivities(accounts: accounts, limit: limit)
+        let store = try context.openStore()
+        let recent = try await store.recentActivities(accounts: accounts, limit: limit, hydration: try context.hydration(store: store))
         if json {
             Output.printJSON(.object([("recent", .array(recent.map { entry in
                 .object(omittingNil: [

@@ -29,7 +29,7 @@ enum GetCommand: Command {
         guard !identifiers.isEmpty else { throw CLIError.usage("give the identifiers of the items to print") }
         let store = try context.openStore()
         let found = try await store.fetchItems(withIdentifiers: identifiers, account: account,
-                                               indexNames: indexes.isEmpty ? nil : indexes)
+                                               indexNames: indexes.isEmpty ? nil : indexes, hydration: try context.hydration(store: store))
         let present = Set(found.map(\.item.uniqueIdentifier))
         var seen = Set<ItemIdentifier>()
         let missing = identifiers.filter { !present.contains($0) && seen.insert($0).inserted }

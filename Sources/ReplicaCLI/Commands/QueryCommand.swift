@@ -69,9 +69,7 @@ enum QueryCommand: Command {
         query.fetchAttributes = fetch
 
         let store = try context.openStore()
-        let file = try context.configuration()
-        let hydration = Hydration(projections: file.projections, followedTables: file.followedTables,
-                                  sourceResolver: CommandSourceResolver(store: store))
+        let hydration = try context.hydration(store: store)
         let found = try await store.search(query, indexNames: indexes.isEmpty ? nil : indexes, hydration: hydration)
         if !found.dropped.isEmpty {
             Output.note("\(found.dropped.count) item\(found.dropped.count == 1 ? " was" : "s were") left out: gone, no longer readable, "

@@ -82,10 +82,8 @@ enum SearchCommand: Command {
         query.text = words.joined(separator: " ")
 
         let store = try context.openStore()
-        let file = try context.configuration()
         // The same check a model's results pass: nothing is printed that its owner would not show now.
-        let hydration = Hydration(projections: file.projections, followedTables: file.followedTables,
-                                  sourceResolver: CommandSourceResolver(store: store))
+        let hydration = try context.hydration(store: store)
         let found = try await store.search(query, indexNames: indexes.isEmpty ? nil : indexes, hydration: hydration)
         let results = found.results
         if !found.dropped.isEmpty {

@@ -507,10 +507,43 @@ package struct IndexReader {
     }
 }
 
+/// What one item gives the completions of a prefix: its words that begin with it and, when its title has
+/// such a word, its title; with the item itself (without its text) so that its owner can be asked about it.
+package struct CompletionSource: Sendable {
+    /// The item, its text content left out.
+    package var item: SearchableItem
+    /// Who made it and from what version.
+    package var origin: ItemOrigin
+    /// When it was last written.
+    package var indexedAt: Date
+    /// Its words that begin with the prefix, lowercased, each once.
+    package var words: Set<String>
+    /// Its title, when the title has such a word.
+    package var title: String?
+}
+
 extension IndexReader {
     /// Completions of a typed prefix: words of the index that begin with it (as they are written, not as
     /// stemmed), and titles with such a word, each with how often it was seen among the first `sample`
     /// items that have one.
+    package func completions(of prefix: String, sample: Int = 200) throws -> (words: [String: Int], titles: [String: Int]) {
+        Self.tally(try completionSources(of: prefix, sample: sample))
+    }
+
+    /// How many of `sources` have each word and each title.
+    package static func tally(_ sources: [CompletionSource]) -> (words: [String: Int], titles: [String: Int]) {
+        var words: [String: Int] = [:]
+        var titles: [String: Int] = [:]
+        for source in sources {
+            for word in source.words { words[word, default: 0] += 1 }
+            if let title = source.title { titles[title, default: 0] += 1 }
+        }
+        return (words, titles)
+    }
+
+    /// The first `sample` items that have a word beginning with `prefix`, each with those words and its
+    /// title when the title has one: what completions are made of, item by item, so that each item can be
+    /// checked with its owner before anything of it is suggested.
     ///
     /// FTS5's prefix query finds the items; its `highlight()` of those items gives back the very words that
     /// matched, so no second vocabulary is kept.
@@ -518,59 +551,59 @@ extension IndexReader {
     /// A prefix that at least a quarter of the items added last have ("th", "s") is answered from those
     /// items instead: FTS5 merges the postings of every word that begins with the prefix before it
     /// returns a row, which took 30–60 ms at 100,000 items for one or two letters.
-    package func completions(of prefix: String, sample: Int = 200) throws -> (words: [String: Int], titles: [String: Int]) {
+    package func completionSources(of prefix: String, sample: Int = 200) throws -> [CompletionSource] {
         let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
-        guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return ([:], [:]) }
+        guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return [] }
         let lowered = cleaned.lowercased()
         if let common = try completionsAmongLastAdded(of: lowered, sample: sample) { return common }
         let expression = "\"" + cleaned + "\" *"
-        var words: [String: Int] = [:]
-        var titles: [String: Int] = [:]
-        _ = try connection.cached("""
-            SELECT highlight(items_text, 0, char(1), char(2)), snippet(items_text, -1, char(1), char(2), '', 12)
+        return try connection.cached("""
+            SELECT \(Self.itemColumns), highlight(items_text, 0, char(1), char(2)), snippet(items_text, -1, char(1), char(2), '', 12)
             FROM items_text JOIN items ON items.id = items_text.rowid
             WHERE items_text MATCH ? AND items.expires > ? LIMIT ?
-            """).rows([.text(expression), .real(now.timeIntervalSince1970), .integer(Int64(sample))]) { row in
-            let title = row.text(0)
-            for text in [title, row.text(1)] {
+            """).rows([.text(expression), .real(now.timeIntervalSince1970), .integer(Int64(sample))]) { row -> CompletionSource in
+            let (item, origin, indexed) = try Self.decodeItem(row)
+            let title = row.text(10)
+            var words = Set<String>()
+            for text in [title, row.text(11)] {
                 for marked in text.split(separator: "\u{1}", omittingEmptySubsequences: false).dropFirst() {
                     guard let end = marked.firstIndex(of: "\u{2}") else { continue }
                     let word = marked[..<end].lowercased()
-                    if word.hasPrefix(lowered) { words[word, default: 0] += 1 }
+                    if word.hasPrefix(lowered) { words.insert(word) }
                 }
             }
-            if title.contains("\u{1}") {
-                titles[String(title.unicodeScalars.filter { $0 != "\u{1}" && $0 != "\u{2}" }.map(Character.init)), default: 0] += 1
-            }
+            let shownTitle = title.contains("\u{1}") ? String(title.unicodeScalars.filter { $0 != "\u{1}" && $0 != "\u{2}" }.map(Character.init)) : nil
+            return CompletionSource(item: item, origin: origin, indexedAt: indexed, words: words, title: shownTitle)
         }
-        return (words, titles)
     }
 
     /// Completions of `prefix` (lowercased) from the titles, keywords, people, descriptions and first
     /// 2,000 characters of text of the last `sample` items added (by row id: an update keeps its row),
-    /// each word counted once an item; or `nil` when fewer than a quarter of those items have such a word
-    /// (or there are fewer than 50 items), where FTS5's prefix query is cheap and sees every item.
-    private func completionsAmongLastAdded(of prefix: String, sample: Int) throws -> (words: [String: Int], titles: [String: Int])? {
-        var words: [String: Int] = [:]
-        var titles: [String: Int] = [:]
-        var read = 0, having = 0
+    /// item by item; or `nil` when fewer than a quarter of those items have such a word (or there are
+    /// fewer than 50 items), where FTS5's prefix query is cheap and sees every item.
+    private func completionsAmongLastAdded(of prefix: String, sample: Int) throws -> [CompletionSource]? {
+        var sources: [CompletionSource] = []
+        var read = 0
         try connection.cached("""
-            SELECT title, keywords, people, description, substr(body, 1, 2000) FROM items
-            WHERE expires > ? ORDER BY id DESC LIMIT ?
+            SELECT \(Self.itemColumns), items.title, items.keywords, items.people, items.description, substr(items.body, 1, 2000) FROM items
+            WHERE items.expires > ? ORDER BY items.id DESC LIMIT ?
             """).each([.real(now.timeIntervalSince1970), .integer(Int64(sample))]) { row in
             read += 1
             var seen = Set<String>()
-            for column in Int32(0)...4 {
+            var title: String?
+            for column in Int32(10)...14 {
                 guard let text = row.optionalText(column) else { continue }
                 let before = seen.count
                 Self.forEachWord(in: text, beginning: prefix) { seen.insert($0) }
-                if column == 0, seen.count > before { titles[text, default: 0] += 1 }
+                if column == 10, seen.count > before { title = text }
             }
-            if !seen.isEmpty { having += 1 }
-            for word in seen { words[word, default: 0] += 1 }
+            if !seen.isEmpty {
+                let (item, origin, indexed) = try Self.decodeItem(row)
+                sources.append(CompletionSource(item: item, origin: origin, indexedAt: indexed, words: seen, title: title))
+            }
             return true
         }
-        return read >= 50 && having * 4 >= read ? (words, titles) : nil
+        return read >= 50 && sources.count * 4 >= read ? sources : nil
     }
 
     /// Calls `body` with each word of `text` (a run of letters and digits, and the accents FTS5 keeps

@@ -19,3 +19,21 @@ extension IndexWriter {
         }
     }
 }
+
+extension IndexWriter {
+    /// A fact the index keeps about itself, or `nil`.
+    package func meta(_ key: String) throws -> String? {
+        guard case .text(let value)? = try connection.scalar("SELECT value FROM meta WHERE key = ?", [.text(key)]) else { return nil }
+        return value
+    }
+
+    /// Those of `identifiers` that name no item (expired or not) and no quarantined record.
+    package func absent(_ identifiers: [ItemIdentifier]) throws -> Set<ItemIdentifier> {
+        let item = try connection.cached("SELECT 1 FROM items WHERE identifier = ?")
+        let quarantined = try connection.cached("SELECT 1 FROM quarantine WHERE identifier = ?")
+        return Set(try identifiers.filter { identifier in
+            try item.firstRow([.text(identifier.rawValue)], { _ in true }) == nil
+                && quarantined.firstRow([.text(identifier.rawValue)], { _ in true }) == nil
+        })
+    }
+}

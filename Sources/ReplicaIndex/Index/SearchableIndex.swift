@@ -475,6 +475,11 @@ public final class SearchableIndex: Sendable {
         try await read { reader in try reader.completions(of: prefix) }
     }
 
+    /// What completions of a typed prefix are made of, item by item (see ``IndexReader/completionSources(of:sample:)``).
+    package func completionSources(of prefix: String) async throws -> [CompletionSource] {
+        try await read { reader in try reader.completionSources(of: prefix) }
+    }
+
     /// Vectors held and items waiting for them, under `model`.
     package func embeddingCounts(model: String) async throws -> (items: Int, passages: Int, backlog: Int) {
         try await read { reader in try reader.embeddingCounts(model: model) }

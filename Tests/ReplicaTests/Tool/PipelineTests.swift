@@ -135,6 +135,41 @@ import ReplicaTestSupport
         #expect(latest?.stringValue == ToolFixture.daysAgo(5, from: fixture.clock.now), "a statistic over dates is a date")
     }
 
+    /// Issue 19, 4.8: `count title` said 0 over titled items; `sum title` said 0 and `sum contentModificationDate`
+    /// a date in 2482.
+    @Test func statisticCountsTheItemsThatHaveTheAttributeOfAnyKind() async throws {
+        for attribute in ["title", "category", "amount", "contentModificationDate", "contentType", "score"] {
+            let statistic = try await run(#"[{"stage": "statistic", "function": "count", "attribute": "\#(attribute)"}]"#)["statistic"]
+            #expect(statistic?["value"]?.doubleValue == 3, "count of \(attribute)")
+        }
+        let none = try await run(#"[{"stage": "statistic", "function": "count", "attribute": "authorNames"}]"#)["statistic"]
+        #expect(none?["value"]?.doubleValue == 0, "no expense has an author")
+        let earliest = try await run(#"[{"stage": "statistic", "function": "min", "attribute": "contentModificationDate"}]"#)["statistic"]?["value"]
+        #expect(earliest?.stringValue == ToolFixture.daysAgo(7, from: fixture.clock.now))
+    }
+
+    @Test(arguments: [
+        ("sum", "title", "'sum' cannot use 'title', which holds text"),
+        ("sum", "contentModificationDate", "'sum' cannot use 'contentModificationDate', which holds dates"),
+        ("average", "authorNames", "'average' cannot use 'authorNames', which holds text"),
+        ("max", "authors", "'max' cannot use 'authors', which holds people"),
+        ("min", "account", "'min' cannot use 'account', which holds text"),
+    ])
+    func statisticRefusesWhatItCannotCompute(function: String, attribute: String, message: String) async throws {
+        let result = await tool.call(arguments: #"{"query": "launch", "stages": [{"stage": "statistic", "function": "\#(function)", "attribute": "\#(attribute)"}]}"#)
+        #expect(result.isError)
+        #expect(result.text.contains("stage 1: " + message + "; sum takes numbers"), "\(result.text)")
+        #expect(result.text.contains("average, min and max take numbers or dates; count takes any attribute"), "\(result.text)")
+    }
+
+    /// A custom attribute's kind is known only from the values the items hold.
+    @Test func statisticRefusesACustomAttributeThatHoldsText() async throws {
+        let result = await tool.call(arguments: #"{"query": "launch", "filters": {"types": ["public.plain-text"], "where": [{"attribute": "amount", "op": "exists"}]}, "stages": [{"stage": "statistic", "function": "sum", "attribute": "category"}]}"#)
+        #expect(result.isError)
+        #expect(result.text.contains("'sum' cannot use 'category', which holds text"), "\(result.text)")
+        #expect(!result.text.contains("travel") && !result.text.contains("food"), "the values themselves are not quoted")
+    }
+
     @Test func textRendersAnyInputDeterministically() async throws {
         let items = try await run(#"[{"stage": "sort", "by": "amount"}, {"stage": "text"}]"#)["quotedText"]?.stringValue
         #expect(items == "1. Launch flights (2027-01-09)\n2. Launch hotel (2027-01-08)\n3. Launch dinner (2027-01-10)")
