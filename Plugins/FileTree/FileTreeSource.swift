@@ -95,9 +95,9 @@ public final class FileTreeSource: Source {
 
     /// Walks the tree once and commits what changed since the last sync (new, changed and removed files).
     public func sync(_ context: SourceContext) async throws {
-        context.report(.syncing)
+        await context.report(.syncing)
         try await reconcile(context, inotify: nil)
-        context.report(.idle)
+        await context.report(.idle)
     }
 
     /// Compares the tree with what the index holds and commits the difference: changes made while
@@ -172,11 +172,11 @@ public final class FileTreeSource: Source {
         let inotify = try Inotify(root: scanner.root, watchLimit: watchLimit)
         hooks.withLock { $0.inotify = inotify }
         defer { hooks.withLock { $0.inotify = nil } }
-        context.report(.syncing)
+        await context.report(.syncing)
         // Every folder is watched before it is read, then the tree is compared with the index: nothing
         // that changed while nothing watched, or while the walk ran, is missed.
         try await reconcile(context, inotify: inotify)
-        reportWatching(context, inotify)
+        await reportWatching(context, inotify)
         var coalescer = Coalescer()
         var nextFallbackScan = Self.monotonic() + fallbackScanInterval
         try await withTaskCancellationHandler {
@@ -200,7 +200,7 @@ public final class FileTreeSource: Source {
                 if !actions.isEmpty { await perform(actions, context, inotify) }
                 let pending = coalescer.pendingCount
                 let changed = hooks.withLock { hook in defer { hook.pending = pending }; return hook.pending != pending }
-                if changed { context.reportPending(pending) }
+                if changed { await context.reportPending(pending) }
                 if arrived >= nextFallbackScan {
                     nextFallbackScan = arrived + fallbackScanInterval
                     await scanUnwatched(context, inotify)
@@ -212,17 +212,17 @@ public final class FileTreeSource: Source {
         // Commit what is in flight before stopping.
         let remaining = coalescer.actions(at: .infinity)
         if !remaining.isEmpty { await perform(remaining, context, inotify) }
-        context.report(.stopped)
+        await context.report(.stopped)
     }
 
-    private func reportWatching(_ context: SourceContext, _ inotify: Inotify) {
+    private func reportWatching(_ context: SourceContext, _ inotify: Inotify) async {
         let unwatched = inotify.unwatchedDirectories
         if unwatched.isEmpty {
-            context.report(.watching, detail: "\(inotify.watchCount) folders watched")
+            await context.report(.watching, detail: "\(inotify.watchCount) folders watched")
         } else {
             let limit = watchLimit.map { "the source's watch limit of \($0)" }
                 ?? "the inotify watch limit (fs.inotify.max_user_watches = \(Inotify.systemWatchLimit.map(String.init) ?? "?"))"
-            context.report(.degraded, detail: "\(limit) is reached: \(inotify.watchCount) folders are watched and "
+            await context.report(.degraded, detail: "\(limit) is reached: \(inotify.watchCount) folders are watched and "
                 + "\(unwatched.count) are scanned every \(Int(fallbackScanInterval)) s instead; raise the limit to watch them all")
         }
     }
@@ -236,10 +236,10 @@ public final class FileTreeSource: Source {
             do {
                 try await reconcile(context, inotify: inotify, under: directory)
             } catch {
-                context.report(error: "scanning \(directory) failed: \(error)")
+                await context.report(error: "scanning \(directory) failed: \(error)")
             }
         }
-        reportWatching(context, inotify)
+        await reportWatching(context, inotify)
     }
 
     /// Carries out settled actions as one batch. A failure is reported and answered with a reconcile, so
@@ -257,7 +257,7 @@ public final class FileTreeSource: Source {
                 events += items.removal(of: path)
             case .removeTree(let path):
                 if path.isEmpty {
-                    context.report(error: "the root folder \(scanner.root) is gone")
+                    await context.report(error: "the root folder \(scanner.root) is gone")
                     continue
                 }
                 inotify.unwatch(tree: path)
@@ -284,10 +284,10 @@ public final class FileTreeSource: Source {
         do {
             try await context.commit(SourceBatch(events: events))
             if reconcileAfter { try await reconcile(context, inotify: inotify) }
-            reportWatching(context, inotify)
+            await reportWatching(context, inotify)
         } catch {
-            context.report(.failed, detail: "a change could not be written; the tree will be compared again")
-            context.report(error: "\(error)")
+            await context.report(.failed, detail: "a change could not be written; the tree will be compared again")
+            await context.report(error: "\(error)")
             try? await reconcile(context, inotify: inotify)
         }
     }

@@ -15,14 +15,14 @@ extension Store {
     public func recentActivities(accounts: [AccountID] = [], limit: Int = 10) async throws
         -> [(account: AccountID, indexName: String, activity: RecentActivity)] {
         var found: [(account: AccountID, indexName: String, activity: RecentActivity)] = []
-        var signedIn = try signedInAccounts().map(\.id)
+        var signedIn = try await signedInAccounts().map(\.id)
         if let absent = accounts.first(where: { !signedIn.contains($0) }) {
             throw ReplicaError(.accountNotSignedIn, "account '\(absent)' is not signed in; sign it in first (replica accounts sign-in \(absent))")
         }
         if !accounts.isEmpty { signedIn = signedIn.filter(accounts.contains) }
         for account in signedIn {
-            for name in try indexNames(for: account) {
-                guard let index = try existingIndex(named: name, account: account) else { continue }
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account) else { continue }
                 found += try await index.recentActivities(limit: limit).map { (account, name, $0) }
             }
         }

@@ -194,12 +194,12 @@ struct Hydrator: Sendable {
     }
 
     private func checkSource(_ batch: [SearchResult], name: String, includingContent: Bool) async throws -> [Verdict] {
-        guard let definition = try store.source(named: name) else {
+        guard let definition = try await store.source(named: name) else {
             return batch.map { _ in .drop("its source was removed", remove: true) }
         }
         guard let sourceResolver = hydration.sourceResolver else { return batch.map { _ in .drop("its source cannot be asked here", remove: false) } }
         let source = try sourceResolver.source(for: definition)
-        let context = try SourceContext(definition: definition, store: store)
+        let context = try await SourceContext(definition: definition, store: store)
         let answers = try await source.answer(batch.map(\.item.uniqueIdentifier), includingContent: includingContent, context)
         return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
     }

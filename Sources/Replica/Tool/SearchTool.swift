@@ -213,7 +213,7 @@ public final class SearchTool: Sendable {
                                       followedTables: configuration.hydration.followedTables)
         let accounts: [AccountID]
         do {
-            let signedIn = try store.signedInAccounts().map(\.id)
+            let signedIn = try await store.signedInAccounts().map(\.id)
             accounts = configuration.accounts.isEmpty ? signedIn : signedIn.filter(configuration.accounts.contains)
         } catch {
             return reportCatchUp(failure: error, account: nil)
@@ -307,7 +307,7 @@ public final class SearchTool: Sendable {
 
     /// Searches each source separately and merges the results by score.
     private func retrieve(_ query: ToolQuery, limit: Int) async throws -> [SearchResult] {
-        let fileOwners = try store.sources().filter { $0.kind == .files }.map(\.owner)
+        let fileOwners = try await store.sources().filter { $0.kind == .files }.map(\.owner)
         var merged: [SearchResult] = []
         for source in configuration.sources {
             var search = SearchQuery(query.text, limit: limit)

@@ -145,7 +145,7 @@ final class Watcher: Sendable {
     private func superviseSources() async {
         var running: [String: (definition: SourceDefinition, task: Task<Void, Never>)] = [:]
         while !Task.isCancelled {
-            let current = (try? store.sources()) ?? running.values.map(\.definition)
+            let current = (try? await store.sources()) ?? running.values.map(\.definition)
             let wanted = Dictionary(current.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             for (name, entry) in running where wanted[name] != entry.definition {
                 entry.task.cancel()
@@ -169,7 +169,7 @@ final class Watcher: Sendable {
         while !Task.isCancelled {
             do {
                 let source = try SourceFactory.make(definition, store: store)
-                let context = try SourceContext(definition: definition, store: store)
+                let context = try await SourceContext(definition: definition, store: store)
                 try await source.watch(context)
                 return
             } catch {
@@ -177,9 +177,9 @@ final class Watcher: Sendable {
                 failures += 1
                 let message = ReplicaError.message(of: error)
                 Output.note("source '\(definition.name)' failed: \(message); retrying in \(Int(backoff.delay(afterFailures: failures))) s")
-                if let context = try? SourceContext(definition: definition, store: store) {
-                    context.report(.failed, detail: "retrying in \(Int(backoff.delay(afterFailures: failures))) s")
-                    context.report(error: message)
+                if let context = try? await SourceContext(definition: definition, store: store) {
+                    await context.report(.failed, detail: "retrying in \(Int(backoff.delay(afterFailures: failures))) s")
+                    await context.report(error: message)
                 }
                 try? await Task.sleep(for: .seconds(backoff.delay(afterFailures: failures)))
             }
