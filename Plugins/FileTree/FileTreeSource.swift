@@ -111,12 +111,12 @@ public final class FileTreeSource: Source {
         let prefix = directory.isEmpty ? "" : directory + "/"
         var progress = SourceProgress()
         progress.expected = files.count
-        var events: [SourceEvent] = []
+        var readings: [SourceReading] = []
         var present = Set<String>()
         for entry in skipped {
             present.insert(entry.path)
             if known[entry.path]?.skipReason != entry.reason {
-                events += items.skip(entry.path, stamp: "-", reason: entry.reason)
+                readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason)))
             }
         }
         var changed: [FileInfo] = []
@@ -126,13 +126,13 @@ public final class FileTreeSource: Source {
             if known[file.path]?.stamp != file.stamp || TreeScanner.mayPass(known[file.path]?.skipReason) { changed.append(file) }
         }
         for key in known.keys where (prefix.isEmpty || key.hasPrefix(prefix)) && !key.contains("#") && !present.contains(key) {
-            events += items.removal(of: key)
+            readings.append(SourceReading(key: key, stamp: nil, events: items.removal(of: key)))
             progress.removed += 1
         }
         progress.seen = files.count - changed.count
         progress.skipped = skipped.count
         context.progress(progress)
-        try await context.commit(SourceBatch(events: events))
+        try await commit(readings, context)
         try await index(changed, context, progress: progress)
     }
 
@@ -144,16 +144,16 @@ public final class FileTreeSource: Source {
         guard !chunks.isEmpty else { return }
         let items = items
         let now = context.now
-        func extract(_ chunk: [FileInfo]) -> Task<[[SourceEvent]], any Error> {
-            Task { try await Blocking.run { chunk.map { items.events(for: $0, now: now) } } }
+        func extract(_ chunk: [FileInfo]) -> Task<[SourceReading], any Error> {
+            Task { try await Blocking.run { chunk.map { Self.reading(of: $0, items: items, now: now) } } }
         }
         var next = extract(chunks[0])
         for index in chunks.indices {
             let extracted = try await next.value
             if index + 1 < chunks.count { next = extract(chunks[index + 1]) }
-            try await context.commit(SourceBatch(events: extracted.flatMap { $0 }))
+            try await commit(extracted, context)
             progress.seen += chunks[index].count
-            for events in extracted {
+            for events in extracted.map(\.events) {
                 if events.contains(where: { if case .skip = $0 { return true } else { return false } }) {
                     progress.skipped += 1
                 } else {
@@ -209,7 +209,11 @@ public final class FileTreeSource: Source {
         } onCancel: {
             inotify.wake()
         }
-        // Commit what is in flight before stopping.
+        // Commit what is in flight before stopping, with the events the kernel queued before the stop
+        // that the loop had not read yet: a change made just before the stop is not left for the next pass.
+        let queued = (try? await Blocking.run { inotify.readEvents() }) ?? []
+        let stopped = Self.monotonic()
+        for event in queued { coalescer.receive(event, at: stopped) }
         let remaining = coalescer.actions(at: .infinity)
         if !remaining.isEmpty { await perform(remaining, context, inotify) }
         await context.report(.stopped)
@@ -245,44 +249,48 @@ public final class FileTreeSource: Source {
     /// Carries out settled actions as one batch. A failure is reported and answered with a reconcile, so
     /// no change is lost.
     private func perform(_ actions: [FileAction], _ context: SourceContext, _ inotify: Inotify) async {
-        var events: [SourceEvent] = []
+        var readings: [SourceReading] = []
         var reconcileAfter = false
         let scanner = scanner, items = items, now = context.now
         for action in actions {
             switch action {
             case .index(let path):
                 hooks.withLock { $0.indexed?[path, default: 0] += 1 }
-                events += (try? await Blocking.run { Self.events(forPath: path, scanner: scanner, items: items, now: now) }) ?? []
+                if let reading = try? await Blocking.run({ Self.reading(ofPath: path, scanner: scanner, items: items, now: now) }) {
+                    readings.append(reading)
+                }
             case .remove(let path):
-                events += items.removal(of: path)
+                readings.append(SourceReading(key: path, stamp: nil, events: items.removal(of: path)))
             case .removeTree(let path):
                 if path.isEmpty {
                     await context.report(error: "the root folder \(scanner.root) is gone")
                     continue
                 }
                 inotify.unwatch(tree: path)
-                events += items.removal(ofTree: path) + items.removal(of: path)
+                readings.append(.unchecked(items.removal(ofTree: path) + items.removal(of: path)))
             case .addTree(let path):
                 let (files, skipped) = (try? await Blocking.run { scanner.walk(path, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
-                for entry in skipped { events += items.skip(entry.path, stamp: "-", reason: entry.reason) }
-                events += (try? await Blocking.run { files.flatMap { items.events(for: $0, now: now) } }) ?? []
+                for entry in skipped { readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason))) }
+                readings += (try? await Blocking.run { files.map { Self.reading(of: $0, items: items, now: now) } }) ?? []
             case .rename(let from, let to, let isDirectory):
                 if isDirectory {
                     inotify.move(tree: from, to: to)
-                    events += items.removal(ofTree: from)
+                    readings.append(.unchecked(items.removal(ofTree: from)))
                     let (files, skipped) = (try? await Blocking.run { scanner.walk(to, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
-                    for entry in skipped { events += items.skip(entry.path, stamp: "-", reason: entry.reason) }
-                    events += (try? await Blocking.run { files.flatMap { items.events(for: $0, now: now) } }) ?? []
+                    for entry in skipped { readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason))) }
+                    readings += (try? await Blocking.run { files.map { Self.reading(of: $0, items: items, now: now) } }) ?? []
                 } else {
-                    events += items.removal(of: from)
-                    events += (try? await Blocking.run { Self.events(forPath: to, scanner: scanner, items: items, now: now) }) ?? []
+                    readings.append(SourceReading(key: from, stamp: nil, events: items.removal(of: from)))
+                    if let reading = try? await Blocking.run({ Self.reading(ofPath: to, scanner: scanner, items: items, now: now) }) {
+                        readings.append(reading)
+                    }
                 }
             case .reconcile:
                 reconcileAfter = true
             }
         }
         do {
-            try await context.commit(SourceBatch(events: events))
+            try await commit(readings, context)
             if reconcileAfter { try await reconcile(context, inotify: inotify) }
             await reportWatching(context, inotify)
         } catch {
@@ -292,13 +300,42 @@ public final class FileTreeSource: Source {
         }
     }
 
-    /// The events for one path as it is now.
-    static func events(forPath path: String, scanner: TreeScanner, items: FileItems, now: Date) -> [SourceEvent] {
+    /// Reads one path as it is now: what it is, with its stamp (`nil` for a folder, which has no item).
+    static func reading(ofPath path: String, scanner: TreeScanner, items: FileItems, now: Date) -> SourceReading? {
         switch scanner.lookup(path) {
-        case .file(let info): return items.events(for: info, now: now)
-        case .missing: return items.removal(of: path)
-        case .skipped(let reason): return items.skip(path, stamp: "-", reason: reason)
-        case .directory: return []
+        case .file(let info): return reading(of: info, items: items, now: now)
+        case .missing: return SourceReading(key: path, stamp: nil, events: items.removal(of: path))
+        case .skipped(let reason): return SourceReading(key: path, stamp: "-", events: items.skip(path, stamp: "-", reason: reason))
+        case .directory: return nil
+        }
+    }
+
+    /// Reads and extracts a file found with this stamp.
+    static func reading(of file: FileInfo, items: FileItems, now: Date) -> SourceReading {
+        SourceReading(key: file.path, stamp: file.stamp, events: items.events(for: file, now: now))
+    }
+
+    /// The stamp a path has now, as ``reading(ofPath:scanner:items:now:)`` records it.
+    static func currentStamp(_ path: String, scanner: TreeScanner) -> String? {
+        switch scanner.lookup(path) {
+        case .file(let info): return info.stamp
+        case .skipped: return "-"
+        case .missing, .directory: return nil
+        }
+    }
+
+    /// Commits readings in one transaction, leaving out those of files that changed since they were read
+    /// (checked inside the transaction: another writer — the watcher, a `sync` beside it — may have
+    /// committed a newer reading meanwhile, which an older one must never replace); those are read again
+    /// and committed, up to three times. A file still changing after that is left to the events its
+    /// changes make, or to the next pass, which finds its stamp changed.
+    func commit(_ readings: [SourceReading], _ context: SourceContext) async throws {
+        let scanner = scanner, items = items, now = context.now
+        var readings = readings
+        for attempt in 1...3 {
+            let stale = try await context.commit(readings, currentStamp: { Self.currentStamp($0, scanner: scanner) })
+            guard !stale.isEmpty, attempt < 3 else { return }
+            readings = try await Blocking.run { stale.compactMap { Self.reading(ofPath: $0, scanner: scanner, items: items, now: now) } }
         }
     }
 

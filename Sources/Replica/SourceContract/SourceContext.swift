@@ -95,6 +95,38 @@ public final class SourceContext: Sendable {
         await store.reportSourceCommit(definition.name, at: now)   // status only; it never throws
     }
 
+    /// Commits readings of things that can change while they are read (files), each kept only if what
+    /// it read is still current: inside the write transaction, which every writer of the index takes in
+    /// turn (the watcher, a `sync` beside it), `currentStamp` is asked for each reading's key, and a
+    /// reading whose stamp is no longer the thing's stamp is left out. An older reading committed after
+    /// a newer one (two writers' readings crossing) can then never overwrite it.
+    ///
+    /// - Parameters:
+    ///   - readings: the readings, each with its events; committed together in one transaction.
+    ///   - currentStamp: the stamp the thing a key names has now (`nil` when it is missing); called on
+    ///     the index's writer queue, inside the transaction.
+    /// - Returns: the keys of the readings left out, to read again.
+    package func commit(_ readings: [SourceReading], currentStamp: @escaping @Sendable (String) -> String?) async throws -> [String] {
+        guard !readings.isEmpty else { return [] }
+        let definition = definition, consumer = consumer
+        let stale = try await index.write { writer -> [String] in
+            var events: [SourceEvent] = []
+            var stale: [String] = []
+            for reading in readings {
+                if !reading.isChecked || currentStamp(reading.key) == reading.stamp {
+                    events += reading.events
+                } else {
+                    stale.append(reading.key)
+                }
+            }
+            try writer.apply(SourceBatch(events: events), from: definition, consumer: consumer)
+            CrashPoints.reach("source.beforeCommit")
+            return stale
+        }
+        await store.reportSourceCommit(definition.name, at: now)
+        return stale
+    }
+
     /// Tells the host what the source is doing now; shown by `replica status`. For threads and other
     /// synchronous callers: it waits for the catalog's write lock.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
