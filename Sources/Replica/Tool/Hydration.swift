@@ -96,7 +96,7 @@ extension Store {
         var candidatesQuery = query
         candidatesQuery.limit = min(SearchQuery.maximumLimit, max(query.limit * 2, query.limit + 10))
         let candidates = try await search(candidatesQuery, indexNames: indexNames)
-        let hydrator = try Hydrator(store: self, accounts: query.accounts, hydration: hydration)
+        let hydrator = try await Hydrator(store: self, accounts: query.accounts, hydration: hydration)
         let (kept, dropped) = await hydrator.hydrate(candidates, wanting: query.limit, includingContent: includingContent)
         return HydratedResults(results: kept, dropped: dropped)
     }

@@ -11,9 +11,9 @@ struct Hydrator: Sendable {
     let hydration: Hydration
 
     /// - Parameter accounts: the accounts searched (empty: every signed-in one).
-    init(store: Store, accounts: [AccountID], hydration: Hydration) throws {
+    init(store: Store, accounts: [AccountID], hydration: Hydration) async throws {
         self.store = store
-        let signedIn = try store.signedInAccounts().map(\.id)
+        let signedIn = try await store.signedInAccounts().map(\.id)
         self.accounts = Set(accounts.isEmpty ? signedIn : signedIn.filter(accounts.contains))
         self.hydration = hydration
     }

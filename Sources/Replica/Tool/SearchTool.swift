@@ -254,7 +254,7 @@ public final class SearchTool: Sendable {
         var candidates = try await retrieve(query, limit: aggregate ? Self.aggregateLimit + 1 : max(query.limit * 2, query.limit + 10))
         candidates = candidates.filter { result in query.predicates.allSatisfy { $0.matches(result) } }
 
-        let hydrator = try Hydrator(store: store, accounts: configuration.accounts, hydration: configuration.hydration)
+        let hydrator = try await Hydrator(store: store, accounts: configuration.accounts, hydration: configuration.hydration)
         // One more than wanted, so that whether the limit was reached is told by readable items alone: the
         // model learns nothing of items the account may not read, not even that they exist.
         var (kept, dropped) = await hydrator.hydrate(candidates, wanting: wanted + 1, includingContent: fetchAttributes.contains(.textContent))
