@@ -54,13 +54,13 @@ public final class ExecSource: Source {
     /// Starts the plugin in `sync` mode from the last checkpoint, commits each batch it sends, and stops it
     /// when it says it is idle.
     public func sync(_ context: SourceContext) async throws {
-        context.report(.syncing)
+        await context.report(.syncing)
         do {
             try await session("sync", context)
-            context.report(.idle)
+            await context.report(.idle)
         } catch let failure as Failure {
-            context.report(.failed, detail: failure.description)
-            context.report(error: failure.description)
+            await context.report(.failed, detail: failure.description)
+            await context.report(error: failure.description)
             throw ReplicaError(.storage, "plugin source '\(definition.name)': \(failure.description)")
         }
     }
@@ -71,18 +71,18 @@ public final class ExecSource: Source {
         while !Task.isCancelled {
             let started = Date()
             do {
-                context.report(.watching, detail: failures == 0 ? nil : "restarted after \(failures) failure\(failures == 1 ? "" : "s")")
+                await context.report(.watching, detail: failures == 0 ? nil : "restarted after \(failures) failure\(failures == 1 ? "" : "s")")
                 try await session("watch", context)
                 return
             } catch let failure as Failure {
                 failures = Date().timeIntervalSince(started) > 60 ? 1 : failures + 1
                 let delay = backoff.delay(afterFailures: failures)
-                context.report(.failed, detail: "\(failure.description); restarting in \(Int(delay.rounded(.up))) s")
-                context.report(error: failure.description)
+                await context.report(.failed, detail: "\(failure.description); restarting in \(Int(delay.rounded(.up))) s")
+                await context.report(error: failure.description)
                 try? await Task.sleep(for: .seconds(delay))
             }
         }
-        context.report(.stopped)
+        await context.report(.stopped)
     }
 
     /// Runs the plugin until it is caught up (`sync`) or until cancelled (`watch`).
@@ -124,11 +124,11 @@ public final class ExecSource: Source {
                         case .upsert(let item, let version):
                             batch.append(upsert(item, version: version))
                         case .badUpsert(let error):
-                            context.report(error: "line \(number): \(error.message); the item was skipped")
+                            await context.report(error: "line \(number): \(error.message); the item was skipped")
                         case .delete(let key):
                             batch.append(.delete(definition.identifier(key), entryKey: key))
                         case .badDelete:
-                            context.report(error: "line \(number): a delete needs a uniqueIdentifier; skipped")
+                            await context.report(error: "line \(number): a delete needs a uniqueIdentifier; skipped")
                             continue
                         case .commit(let checkpoint):
                             try await context.commit(SourceBatch(events: batch, checkpoint: checkpoint))
@@ -136,8 +136,8 @@ public final class ExecSource: Source {
                         case .idle:
                             if mode == "sync" {
                                 if !batch.isEmpty {
-                                    context.report(error: "the plugin went idle with \(batch.count) uncommitted changes; they were dropped")
-                                    context.reportPending(0)
+                                    await context.report(error: "the plugin went idle with \(batch.count) uncommitted changes; they were dropped")
+                                    await context.reportPending(0)
                                 }
                                 return
                             }
@@ -145,12 +145,12 @@ public final class ExecSource: Source {
                             pingSent = false
                         case .log(let level, let text):
                             if level == "error", let text {
-                                context.report(error: "the plugin reported: \(text)")
+                                await context.report(error: "the plugin reported: \(text)")
                             }
                         case .hydrated:
                             break   // an answer nobody asked for in this mode
                         }
-                        context.reportPending(batch.count)
+                        await context.reportPending(batch.count)
                     }
                 }
             } onCancel: {
@@ -159,7 +159,7 @@ public final class ExecSource: Source {
         } catch {
             plugin.kill()
             // The uncommitted batch is dropped: nothing waits any more (the plugin sends it again).
-            context.reportPending(0)
+            await context.reportPending(0)
             throw error
         }
         try await Blocking.run { plugin.stop() }

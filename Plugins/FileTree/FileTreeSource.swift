@@ -95,9 +95,9 @@ public final class FileTreeSource: Source {
 
     /// Walks the tree once and commits what changed since the last sync (new, changed and removed files).
     public func sync(_ context: SourceContext) async throws {
-        context.report(.syncing)
+        await context.report(.syncing)
         try await reconcile(context, inotify: nil)
-        context.report(.idle)
+        await context.report(.idle)
     }
 
     /// Compares the tree with what the index holds and commits the difference: changes made while
@@ -113,12 +113,12 @@ public final class FileTreeSource: Source {
         // Everything the walk met is seen: what it skipped unread (special files, names that are not
         // UTF-8, …) is counted as seen and skipped, so indexed + skipped never exceeds seen.
         progress.expected = files.count + skipped.count
-        var events: [SourceEvent] = []
+        var readings: [SourceReading] = []
         var present = Set<String>()
         for entry in skipped {
             present.insert(entry.path)
             if known[entry.path]?.skipReason != entry.reason {
-                events += items.skip(entry.path, stamp: "-", reason: entry.reason)
+                readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason)))
             }
         }
         var changed: [FileInfo] = []
@@ -128,13 +128,13 @@ public final class FileTreeSource: Source {
             if known[file.path]?.stamp != file.stamp || TreeScanner.mayPass(known[file.path]?.skipReason) { changed.append(file) }
         }
         for key in known.keys where (prefix.isEmpty || key.hasPrefix(prefix)) && !key.contains("#") && !present.contains(key) {
-            events += items.removal(of: key)
+            readings.append(SourceReading(key: key, stamp: nil, events: items.removal(of: key)))
             progress.removed += 1
         }
         progress.seen = files.count - changed.count + skipped.count
         progress.skipped = skipped.count
         context.progress(progress)
-        try await context.commit(SourceBatch(events: events))
+        try await commit(readings, context)
         try await index(changed, context, progress: progress)
     }
 
@@ -146,16 +146,16 @@ public final class FileTreeSource: Source {
         guard !chunks.isEmpty else { return }
         let items = items
         let now = context.now
-        func extract(_ chunk: [FileInfo]) -> Task<[[SourceEvent]], any Error> {
-            Task { try await Blocking.run { chunk.map { items.events(for: $0, now: now) } } }
+        func extract(_ chunk: [FileInfo]) -> Task<[SourceReading], any Error> {
+            Task { try await Blocking.run { chunk.map { Self.reading(of: $0, items: items, now: now) } } }
         }
         var next = extract(chunks[0])
         for index in chunks.indices {
             let extracted = try await next.value
             if index + 1 < chunks.count { next = extract(chunks[index + 1]) }
-            try await context.commit(SourceBatch(events: extracted.flatMap { $0 }))
+            try await commit(extracted, context)
             progress.seen += chunks[index].count
-            for events in extracted {
+            for events in extracted.map(\.events) {
                 if events.contains(where: { if case .skip = $0 { return true } else { return false } }) {
                     progress.skipped += 1
                 } else {
@@ -174,11 +174,11 @@ public final class FileTreeSource: Source {
         let inotify = try Inotify(root: scanner.root, watchLimit: watchLimit)
         hooks.withLock { $0.inotify = inotify }
         defer { hooks.withLock { $0.inotify = nil } }
-        context.report(.syncing)
+        await context.report(.syncing)
         // Every folder is watched before it is read, then the tree is compared with the index: nothing
         // that changed while nothing watched, or while the walk ran, is missed.
         try await reconcile(context, inotify: inotify)
-        reportWatching(context, inotify)
+        await reportWatching(context, inotify)
         var coalescer = Coalescer()
         var nextFallbackScan = Self.monotonic() + fallbackScanInterval
         try await withTaskCancellationHandler {
@@ -202,7 +202,7 @@ public final class FileTreeSource: Source {
                 if !actions.isEmpty { await perform(actions, context, inotify) }
                 let pending = coalescer.pendingCount
                 let changed = hooks.withLock { hook in defer { hook.pending = pending }; return hook.pending != pending }
-                if changed { context.reportPending(pending) }
+                if changed { await context.reportPending(pending) }
                 if arrived >= nextFallbackScan {
                     nextFallbackScan = arrived + fallbackScanInterval
                     await scanUnwatched(context, inotify)
@@ -211,20 +211,24 @@ public final class FileTreeSource: Source {
         } onCancel: {
             inotify.wake()
         }
-        // Commit what is in flight before stopping.
+        // Commit what is in flight before stopping, with the events the kernel queued before the stop
+        // that the loop had not read yet: a change made just before the stop is not left for the next pass.
+        let queued = (try? await Blocking.run { inotify.readEvents() }) ?? []
+        let stopped = Self.monotonic()
+        for event in queued { coalescer.receive(event, at: stopped) }
         let remaining = coalescer.actions(at: .infinity)
         if !remaining.isEmpty { await perform(remaining, context, inotify) }
-        context.report(.stopped)
+        await context.report(.stopped)
     }
 
-    private func reportWatching(_ context: SourceContext, _ inotify: Inotify) {
+    private func reportWatching(_ context: SourceContext, _ inotify: Inotify) async {
         let unwatched = inotify.unwatchedDirectories
         if unwatched.isEmpty {
-            context.report(.watching, detail: "\(inotify.watchCount) folders watched")
+            await context.report(.watching, detail: "\(inotify.watchCount) folders watched")
         } else {
             let limit = watchLimit.map { "the source's watch limit of \($0)" }
                 ?? "the inotify watch limit (fs.inotify.max_user_watches = \(Inotify.systemWatchLimit.map(String.init) ?? "?"))"
-            context.report(.degraded, detail: "\(limit) is reached: \(inotify.watchCount) folders are watched and "
+            await context.report(.degraded, detail: "\(limit) is reached: \(inotify.watchCount) folders are watched and "
                 + "\(unwatched.count) are scanned every \(Int(fallbackScanInterval)) s instead; raise the limit to watch them all")
         }
     }
@@ -238,69 +242,102 @@ public final class FileTreeSource: Source {
             do {
                 try await reconcile(context, inotify: inotify, under: directory)
             } catch {
-                context.report(error: "scanning \(directory) failed: \(error)")
+                await context.report(error: "scanning \(directory) failed: \(error)")
             }
         }
-        reportWatching(context, inotify)
+        await reportWatching(context, inotify)
     }
 
     /// Carries out settled actions as one batch. A failure is reported and answered with a reconcile, so
     /// no change is lost.
     private func perform(_ actions: [FileAction], _ context: SourceContext, _ inotify: Inotify) async {
-        var events: [SourceEvent] = []
+        var readings: [SourceReading] = []
         var reconcileAfter = false
         let scanner = scanner, items = items, now = context.now
         for action in actions {
             switch action {
             case .index(let path):
                 hooks.withLock { $0.indexed?[path, default: 0] += 1 }
-                events += (try? await Blocking.run { Self.events(forPath: path, scanner: scanner, items: items, now: now) }) ?? []
+                if let reading = try? await Blocking.run({ Self.reading(ofPath: path, scanner: scanner, items: items, now: now) }) {
+                    readings.append(reading)
+                }
             case .remove(let path):
-                events += items.removal(of: path)
+                readings.append(SourceReading(key: path, stamp: nil, events: items.removal(of: path)))
             case .removeTree(let path):
                 if path.isEmpty {
-                    context.report(error: "the root folder \(scanner.root) is gone")
+                    await context.report(error: "the root folder \(scanner.root) is gone")
                     continue
                 }
                 inotify.unwatch(tree: path)
-                events += items.removal(ofTree: path) + items.removal(of: path)
+                readings.append(.unchecked(items.removal(ofTree: path) + items.removal(of: path)))
             case .addTree(let path):
                 let (files, skipped) = (try? await Blocking.run { scanner.walk(path, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
-                for entry in skipped { events += items.skip(entry.path, stamp: "-", reason: entry.reason) }
-                events += (try? await Blocking.run { files.flatMap { items.events(for: $0, now: now) } }) ?? []
+                for entry in skipped { readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason))) }
+                readings += (try? await Blocking.run { files.map { Self.reading(of: $0, items: items, now: now) } }) ?? []
             case .rename(let from, let to, let isDirectory):
                 if isDirectory {
                     inotify.move(tree: from, to: to)
-                    events += items.removal(ofTree: from)
+                    readings.append(.unchecked(items.removal(ofTree: from)))
                     let (files, skipped) = (try? await Blocking.run { scanner.walk(to, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
-                    for entry in skipped { events += items.skip(entry.path, stamp: "-", reason: entry.reason) }
-                    events += (try? await Blocking.run { files.flatMap { items.events(for: $0, now: now) } }) ?? []
+                    for entry in skipped { readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason))) }
+                    readings += (try? await Blocking.run { files.map { Self.reading(of: $0, items: items, now: now) } }) ?? []
                 } else {
-                    events += items.removal(of: from)
-                    events += (try? await Blocking.run { Self.events(forPath: to, scanner: scanner, items: items, now: now) }) ?? []
+                    readings.append(SourceReading(key: from, stamp: nil, events: items.removal(of: from)))
+                    if let reading = try? await Blocking.run({ Self.reading(ofPath: to, scanner: scanner, items: items, now: now) }) {
+                        readings.append(reading)
+                    }
                 }
             case .reconcile:
                 reconcileAfter = true
             }
         }
         do {
-            try await context.commit(SourceBatch(events: events))
+            try await commit(readings, context)
             if reconcileAfter { try await reconcile(context, inotify: inotify) }
-            reportWatching(context, inotify)
+            await reportWatching(context, inotify)
         } catch {
-            context.report(.failed, detail: "a change could not be written; the tree will be compared again")
-            context.report(error: "\(error)")
+            await context.report(.failed, detail: "a change could not be written; the tree will be compared again")
+            await context.report(error: "\(error)")
             try? await reconcile(context, inotify: inotify)
         }
     }
 
-    /// The events for one path as it is now.
-    static func events(forPath path: String, scanner: TreeScanner, items: FileItems, now: Date) -> [SourceEvent] {
+    /// Reads one path as it is now: what it is, with its stamp (`nil` for a folder, which has no item).
+    static func reading(ofPath path: String, scanner: TreeScanner, items: FileItems, now: Date) -> SourceReading? {
         switch scanner.lookup(path) {
-        case .file(let info): return items.events(for: info, now: now)
-        case .missing: return items.removal(of: path)
-        case .skipped(let reason): return items.skip(path, stamp: "-", reason: reason)
-        case .directory: return []
+        case .file(let info): return reading(of: info, items: items, now: now)
+        case .missing: return SourceReading(key: path, stamp: nil, events: items.removal(of: path))
+        case .skipped(let reason): return SourceReading(key: path, stamp: "-", events: items.skip(path, stamp: "-", reason: reason))
+        case .directory: return nil
+        }
+    }
+
+    /// Reads and extracts a file found with this stamp.
+    static func reading(of file: FileInfo, items: FileItems, now: Date) -> SourceReading {
+        SourceReading(key: file.path, stamp: file.stamp, events: items.events(for: file, now: now))
+    }
+
+    /// The stamp a path has now, as ``reading(ofPath:scanner:items:now:)`` records it.
+    static func currentStamp(_ path: String, scanner: TreeScanner) -> String? {
+        switch scanner.lookup(path) {
+        case .file(let info): return info.stamp
+        case .skipped: return "-"
+        case .missing, .directory: return nil
+        }
+    }
+
+    /// Commits readings in one transaction, leaving out those of files that changed since they were read
+    /// (checked inside the transaction: another writer — the watcher, a `sync` beside it — may have
+    /// committed a newer reading meanwhile, which an older one must never replace); those are read again
+    /// and committed, up to three times. A file still changing after that is left to the events its
+    /// changes make, or to the next pass, which finds its stamp changed.
+    func commit(_ readings: [SourceReading], _ context: SourceContext) async throws {
+        let scanner = scanner, items = items, now = context.now
+        var readings = readings
+        for attempt in 1...3 {
+            let stale = try await context.commit(readings, currentStamp: { Self.currentStamp($0, scanner: scanner) })
+            guard !stale.isEmpty, attempt < 3 else { return }
+            readings = try await Blocking.run { stale.compactMap { Self.reading(ofPath: $0, scanner: scanner, items: items, now: now) } }
         }
     }
 

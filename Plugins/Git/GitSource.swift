@@ -54,9 +54,9 @@ public final class GitSource: Source {
 
     /// Indexes the tree at the branch head, committing the differences from the last indexed commit.
     public func sync(_ context: SourceContext) async throws {
-        context.report(.syncing)
+        await context.report(.syncing)
         try await catchUp(context)
-        context.report(.idle, detail: branch.map { "following \($0)" })
+        await context.report(.idle, detail: branch.map { "following \($0)" })
     }
 
     /// A fresh handle: libgit2 caches objects and pack lists per handle, so one opened before a garbage
@@ -164,7 +164,7 @@ public final class GitSource: Source {
         _ = refs.watch("")
         let scanner = TreeScanner(root: repository.gitDirectory, excludedNames: [])
         _ = scanner.walk("refs", enter: { _ = refs.watch($0) })
-        context.report(.watching, detail: branch.map { "following \($0)" })
+        await context.report(.watching, detail: branch.map { "following \($0)" })
         var lastHead = try? await context.checkpoint()
         try await withTaskCancellationHandler {
             while !Task.isCancelled {
@@ -176,16 +176,16 @@ public final class GitSource: Source {
                 do {
                     try await catchUp(context)
                     lastHead = head.id
-                    context.report(.watching, detail: branch.map { "following \($0) at \(head.id.prefix(12))" })
+                    await context.report(.watching, detail: branch.map { "following \($0) at \(head.id.prefix(12))" })
                 } catch {
-                    context.report(.failed, detail: "syncing \(head.id.prefix(12)) failed; retrying")
-                    context.report(error: "\(error)")
+                    await context.report(.failed, detail: "syncing \(head.id.prefix(12)) failed; retrying")
+                    await context.report(error: "\(error)")
                 }
             }
         } onCancel: {
             refs.wake()
         }
-        context.report(.stopped)
+        await context.report(.stopped)
     }
 
     // MARK: Hydration

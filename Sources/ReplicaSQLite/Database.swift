@@ -73,24 +73,31 @@ public final class Database: Sendable {
     }
 
     /// Synchronous forms, for callers that are already off the cooperative pool (command-line tools,
-    /// watcher threads). Never call them from the database's own queues.
+    /// watcher threads). Never call them from the database's own queues. They wait for the write lock up
+    /// to the busy timeout, so async code uses ``write(_:)`` and ``read(_:)`` instead (or runs them in
+    /// `Blocking.run`); the compiler says so.
+    @available(*, noasync, message: "it waits on a serial queue for up to the busy timeout; use 'write' (async) or run it in 'Blocking.run'")
     public func writeNow<T>(_ body: (Connection) throws -> T) throws -> T {
         try writer.runNow { connection in try connection.transaction(.immediate) { try body(connection) } }
     }
 
     /// Runs `body` in a read transaction on the reader queue and waits for it; see ``writeNow(_:)``.
+    @available(*, noasync, message: "it waits on a serial queue; use 'read' (async) or run it in 'Blocking.run'")
     public func readNow<T>(_ body: (Connection) throws -> T) throws -> T {
         try reader.runNow { connection in try connection.transaction(.deferred) { try body(connection) } }
     }
 
     /// For a file about to be deleted: its connections will close without first copying the write-ahead
     /// log into it. Waits for work in progress on either connection.
+    @available(*, noasync, message: "it waits for work in progress on the database's queues; run it in 'Blocking.run'")
     public func discardOnClose() {
         writer.runNow { $0.disableCheckpointOnClose() }
         reader.runNow { $0.disableCheckpointOnClose() }
     }
 
-    /// Copies the write-ahead log into the database and truncates it to zero bytes.
+    /// Copies the write-ahead log into the database and truncates it to zero bytes; waits for the write
+    /// lock up to the busy timeout.
+    @available(*, noasync, message: "it waits for the write lock up to the busy timeout; run it in 'Blocking.run'")
     public func checkpointAndTruncate() throws {
         try writer.runNow { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }

@@ -176,4 +176,34 @@ import Glibc
         #expect(watcher.standardError.contains("received SIGTERM; stopping the sources and committing what is in flight"))
         #expect(try replica("status").standardOutput.contains("files-1 (files, account alice): stopped"))
     }
+
+    @Test func onSIGTERMTheStagesStopInOrderAndAChangeMadeJustBeforeIsCommittedOnce() async throws {
+        try replica("sources", "add", "files", "--account", "alice", tree)
+        let watcher = try RunningProcess(replica: ["--store", store, "watch"])
+        #expect(try await eventually { try replica("status").standardOutput.contains("files-1 (files, account alice): watching") })
+        // Right before the signal: a record imported by another process, and a file written.
+        try ReplicaProcess.run(["--store", store, "records", "import", "-"],
+                               input: #"{"account": "alice", "kind": "note", "id": "9", "version": 1, "fields": {"title": "lastminute words"}}"#)
+        try "eleventhhour words".write(toFile: tree + "/docs/last.txt", atomically: false, encoding: .utf8)
+        watcher.signal(SIGTERM)
+        #expect(watcher.waitForExit(timeout: 20) == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
+
+        // Each stage stops once the one before it has: sources, the record stores' last catch-up, the rest.
+        let log = watcher.standardError
+        let stages = ["replica: received SIGTERM; stopping the sources and committing what is in flight\n",
+                      "replica: sources stopped; applying the record stores' last changes\n",
+                      "replica: record stores caught up; stopping the sweep, embedding and enrichment\n",
+                      "replica: stopped\n"]
+        let positions = stages.map { log.range(of: $0)?.lowerBound }
+        #expect(!positions.contains(nil), "a stage is missing: \(log)")
+        #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted(), "the stages stopped out of order: \(log)")
+
+        // Both changes are in, once each, and nothing of the change log waits.
+        let file = try replica("search", "--json", "eleventhhour").standardOutput
+        #expect(file.components(separatedBy: #""uniqueIdentifier":"#).count == 2 && file.contains("files-1:docs/last.txt"), "\(file)")
+        let record = try replica("search", "--json", "lastminute").standardOutput
+        #expect(record.components(separatedBy: #""uniqueIdentifier":"#).count == 2 && record.contains("note:alice:9"), "\(record)")
+        #expect(try replica("status", "--json").standardOutput.contains(#""records":{"recordCount":1,"pendingChanges":0,"#))
+        #expect(try replica("status").standardOutput.contains("files-1 (files, account alice): stopped"))
+    }
 }

@@ -124,7 +124,7 @@ import ReplicaTestSupport
         let definition = try await store.addSource(SourceDefinition(kind: .exec, account: "alice",
                                                               settings: .object([("command", ["python3", .string(script.path)]), ("silenceSeconds", 1)])))
         let source = try ExecSource(definition)
-        let context = try SourceContext(definition: definition, store: store)
+        let context = try await SourceContext(definition: definition, store: store)
         await #expect(performing: { try await source.sync(context) }, throws: { error in
             (error as? ReplicaError)?.message.contains(message) == true
         })

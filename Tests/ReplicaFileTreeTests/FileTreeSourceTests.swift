@@ -243,6 +243,33 @@ import ReplicaTestSupport
         #expect(status?.state == .stopped)
     }
 
+    /// Two writers of one index (`watch`, and a `sync` beside it) read a file being rewritten
+    /// (truncated, then written) at different moments. The one that read it truncated commits last: its
+    /// older reading (empty text, an older stamp) must not overwrite the newer one, which no later event
+    /// would bring back while the watcher runs.
+    @Test func anOlderReadingCommittedAfterANewerOneDoesNotReplaceIt() async throws {
+        try write("notes.txt", "first draft words")
+        let (source, context) = try makeSource()
+        try await source.sync(context)
+        let path = root + "/notes.txt"
+        let items = source.items, scanner = source.scanner, now = context.now
+        // The `sync` reads the file between the truncate and the write of a rewrite.
+        #expect(truncate(path, 0) == 0)
+        let early = try #require(FileTreeSource.reading(ofPath: "notes.txt", scanner: scanner, items: items, now: now))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.write(contentsOf: Data("second draft quokka words".utf8))
+        try handle.close()
+        // The watcher reads the rewritten file and commits first; the `sync` commits its reading after.
+        let late = try #require(FileTreeSource.reading(ofPath: "notes.txt", scanner: scanner, items: items, now: now))
+        #expect(early.stamp != late.stamp)
+        try await source.commit([late], context)
+        try await source.commit([early], context)
+
+        #expect(try await found("quokka") == ["files-1:notes.txt"], "the file's text as it is now stays indexed")
+        let entry = try await context.entries()["notes.txt"]
+        #expect(entry?.stamp == late.stamp, "the entry keeps the stamp of the file as it is now")
+    }
+
     // MARK: Hydration
 
     struct Resolver: SourceResolver {

@@ -84,9 +84,10 @@ extension Store {
     @discardableResult
     public func enrichPendingItems(accounts: [AccountID]? = nil) async throws -> EnrichmentReport {
         var report = EnrichmentReport()
-        for account in try accounts ?? signedInAccounts().map(\.id) {
-            for name in try indexNames(for: account) {
-                guard let index = try existingIndex(named: name, account: account) else { continue }
+        let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
+        for account in accounts {
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account) else { continue }
                 try await enrichPending(in: index, report: &report)
             }
         }

@@ -5,6 +5,7 @@ import ReplicaSQLite
 extension ProjectionEngine {
     // MARK: Following the change log
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func follow(index: SearchableIndex, records: RecordsDatabase) throws -> CatchUpReport {
         var report = CatchUpReport()
         var position = Int64(try index.writeNow { try $0.checkpoint(Self.consumer) } ?? "0") ?? 0

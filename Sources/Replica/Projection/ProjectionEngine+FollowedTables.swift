@@ -15,6 +15,7 @@ extension ProjectionEngine {
         }
     }
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func followTable(_ table: FollowedTable, account: AccountID, index: SearchableIndex) throws -> CatchUpReport {
         var report = CatchUpReport()
         let app = try appDatabase(table.database.standardizedFileURL.path)
@@ -68,6 +69,7 @@ extension ProjectionEngine {
     }
 
     /// Reads every row of the account in the table, and removes the items of rows no longer there.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func scan(_ table: FollowedTable, app: AppDatabase, projection: Projection, account: AccountID,
                       index: SearchableIndex) throws -> CatchUpReport {
         var report = CatchUpReport()
@@ -108,6 +110,7 @@ extension ProjectionEngine {
     }
 
     /// Drops the table's change-log entries that every signed-in account following it has applied.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func pruneTableLog(_ table: FollowedTable, app: AppDatabase) throws {
         var lowest = Int64.max
         for account in try store.signedInAccounts().map(\.id) where !isFixed(table, toOtherThan: account) {

@@ -8,6 +8,7 @@ extension ProjectionEngine {
 
     /// Starts a full rebuild for an index that has never followed this log (new, or rebuilt after damage),
     /// and a kind's rebuild when its projection version changed.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func planRebuilds(index: SearchableIndex, records: RecordsDatabase) throws {
         let lastSequence = try records.lastSequence()
         let kinds = try records.kinds()
@@ -38,6 +39,7 @@ extension ProjectionEngine {
 
     // MARK: Rebuilding
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func rebuild(index: SearchableIndex, records: RecordsDatabase, batchLimit: Int) throws -> CatchUpReport {
         var report = CatchUpReport()
         var batches = 0

@@ -86,7 +86,7 @@ public final class ProjectionEngine: Sendable {
     ///   has nothing to catch up, and saying nothing would hide a mistake.
     @discardableResult
     public func catchUp(account: AccountID) async throws -> CatchUpReport {
-        guard try store.signedInAccounts().contains(where: { $0.id == account }) else {
+        guard try await store.signedInAccounts().contains(where: { $0.id == account }) else {
             throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in: there is nothing to catch up. Sign it in first")
         }
         return try await Blocking.run { [self] in try catchUpNow(account: account) }
@@ -162,6 +162,7 @@ public final class ProjectionEngine: Sendable {
     /// The synchronous form, for callers already off the cooperative pool.
     ///
     /// - Parameter rebuildBatchLimit: stop a rebuild after this many batches (it resumes next time).
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func catchUpNow(account: AccountID, rebuildBatchLimit: Int = .max) throws -> CatchUpReport {
         var report = CatchUpReport()
         if let records = try store.recordsDatabase(for: account, creating: false) {

@@ -91,6 +91,7 @@ final class RecordsDatabase: Sendable {
     // MARK: Writing
 
     /// Stores records newer than those held and appends each to the change log, in one transaction.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func write(_ records: [Record], now: Date) throws -> RecordWriteSummary {
         try file.writeNow { connection in
             // Inside the transaction, which holds the file's write lock: records that pass this check commit
@@ -144,6 +145,7 @@ final class RecordsDatabase: Sendable {
 
     static let recordColumns = "kind, id, version, deleted, readers, modified, fields"
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func record(kind: String, id: String) throws -> Record? {
         try database.readNow { connection in
             try connection.cached("SELECT \(Self.recordColumns) FROM records WHERE kind = ? AND id = ?")
@@ -152,6 +154,7 @@ final class RecordsDatabase: Sendable {
     }
 
     /// Records of `kind` with ids after `cursor`, in id order: a rebuild's next batch.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func records(kind: String, after cursor: String?, limit: Int) throws -> [Record] {
         try database.readNow { connection in
             try connection.cached("SELECT \(Self.recordColumns) FROM records WHERE kind = ? AND id > ? ORDER BY id LIMIT ?")
@@ -172,6 +175,7 @@ final class RecordsDatabase: Sendable {
     }
 
     /// The kinds that have records.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func kinds() throws -> [String] {
         try database.readNow { connection in
             // Walks the primary key from kind to kind: a few index look-ups, not a scan of every record.
@@ -187,6 +191,7 @@ final class RecordsDatabase: Sendable {
     }
 
     /// Change-log entries after `sequence`, oldest first, with the records as they are now.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func changes(after sequence: Int64, limit: Int) throws -> [(Change, Record?)] {
         try database.readNow { connection in
             try connection.cached("""
@@ -207,6 +212,7 @@ final class RecordsDatabase: Sendable {
 
     /// Appends a change for a record as it is, so the next catch-up applies it again (its item was found
     /// stale).
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func touch(kind: String, id: String) throws {
         try database.writeNow { connection in
             try connection.execute("INSERT INTO changes(kind, id, version, at) SELECT kind, id, version, ? FROM records WHERE kind = ? AND id = ?",
@@ -215,11 +221,13 @@ final class RecordsDatabase: Sendable {
     }
 
     /// The newest change-log sequence number (0 for an empty log).
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func lastSequence() throws -> Int64 {
         try database.readNow { try $0.scalar("SELECT coalesce(max(seq), 0) FROM changes").flatMap { if case .integer(let v) = $0 { v } else { nil } } ?? 0 }
     }
 
     /// Drops change-log entries every consumer has applied.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func pruneChanges(through sequence: Int64) throws {
         guard sequence > 0 else { return }
         try database.writeNow { connection in
@@ -228,10 +236,12 @@ final class RecordsDatabase: Sendable {
     }
 
     /// How many records are held, tombstones left out.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func liveRecordCount() throws -> Int {
         try database.readNow { try $0.scalarInt("SELECT count(*) FROM records WHERE deleted = 0") ?? 0 }
     }
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func counter(_ name: String) throws -> Int {
         try database.readNow { try $0.scalarInt("SELECT value FROM counters WHERE name = ?", [.text(name)]) ?? 0 }
     }
@@ -239,6 +249,7 @@ final class RecordsDatabase: Sendable {
     // MARK: Retry queue
 
     /// Queues deletions to retry; a target already queued keeps its place and back-off.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func enqueue(_ deletions: [(indexName: String, target: PendingDeletion.Target)], error: String, now: Date) throws {
         try database.writeNow { connection in
             for deletion in deletions {
@@ -259,6 +270,7 @@ final class RecordsDatabase: Sendable {
         }
     }
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func pendingDeletions(dueBy date: Date? = nil) throws -> [PendingDeletion] {
         try database.readNow { connection in
             try connection.cached("""
@@ -273,6 +285,7 @@ final class RecordsDatabase: Sendable {
         }
     }
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func finishDeletion(_ deletion: PendingDeletion) throws {
         let (kind, target) = Self.encode(deletion.target)
         try database.writeNow { connection in
@@ -281,6 +294,7 @@ final class RecordsDatabase: Sendable {
         }
     }
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func postponeDeletion(_ deletion: PendingDeletion, until date: Date, error: String) throws {
         let (kind, target) = Self.encode(deletion.target)
         try database.writeNow { connection in

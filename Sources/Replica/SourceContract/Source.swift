@@ -31,6 +31,34 @@ public struct SourceBatch: Sendable, Equatable {
     public var isEmpty: Bool { events.isEmpty && checkpoint == nil }
 }
 
+/// What a source read of one thing that can change while it is read (a file): its key, the stamp it had
+/// when it was read (`nil`: it was missing), and the events that make the index hold it as read.
+package struct SourceReading: Sendable, Equatable {
+    /// The entry key of the thing read (a file's path within the root).
+    package var key: String
+    /// The thing's stamp when it was read; `nil` when it was missing.
+    package var stamp: String?
+    /// The events that make the index hold the thing as it was read.
+    package var events: [SourceEvent]
+
+    /// Whether the reading is kept only while its stamp is current; events that read nothing (a folder
+    /// gone, an entry skipped) are committed as they are.
+    package var isChecked = true
+
+    package init(key: String, stamp: String?, events: [SourceEvent]) {
+        self.key = key
+        self.stamp = stamp
+        self.events = events
+    }
+
+    /// Events committed as they are, in their place among the readings.
+    package static func unchecked(_ events: [SourceEvent]) -> SourceReading {
+        var reading = SourceReading(key: "", stamp: nil, events: events)
+        reading.isChecked = false
+        return reading
+    }
+}
+
 /// What a source tells the host about the current state of one of its items (hydration).
 public enum SourceAnswer: Sendable, Equatable {
     /// The item exists, is readable, and is at `version`; with its full current content when it was asked

@@ -47,10 +47,25 @@ public final class SourceContext: Sendable {
     ///   - onProgress: Called with each report made through ``progress(_:)``; does nothing by default.
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the source's account is not signed in, and
     ///   when its index cannot be opened (a bad index name, a file written by a newer replica).
-    public init(definition: SourceDefinition, store: Store, onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) throws {
+    @available(*, noasync, message: "it waits on SQLite; in async code write 'try await SourceContext(…)'")
+    public convenience init(definition: SourceDefinition, store: Store,
+                            onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) throws {
+        self.init(definition: definition, store: store, index: try store.index(named: definition.indexName, account: definition.account),
+                  onProgress: onProgress)
+    }
+
+    /// Makes a context for a source without blocking the caller: the form async code uses (see the
+    /// synchronous initializer for the parameters and errors).
+    public convenience init(definition: SourceDefinition, store: Store,
+                            onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) async throws {
+        self.init(definition: definition, store: store,
+                  index: try await store.index(named: definition.indexName, account: definition.account), onProgress: onProgress)
+    }
+
+    private init(definition: SourceDefinition, store: Store, index: SearchableIndex, onProgress: @escaping @Sendable (SourceProgress) -> Void) {
         self.definition = definition
         self.store = store
-        self.index = try store.index(named: definition.indexName, account: definition.account)
+        self.index = index
         self.onProgress = onProgress
     }
 
@@ -81,26 +96,78 @@ public final class SourceContext: Sendable {
         if let first = keptDeletions.first {
             // Nothing else would show it: the source's entry for the key is gone with the deletion.
             let more = keptDeletions.count > 1 ? " and \(keptDeletions.count - 1) more" : ""
-            report(error: "the source asked to delete '\(first)'\(more), made by another owner; only an item's owner can delete it, "
+            await report(error: "the source asked to delete '\(first)'\(more), made by another owner; only an item's owner can delete it, "
                 + "so it was kept")
         }
-        let store = store, committed = now
-        _ = try? await Blocking.run { store.reportSourceCommit(definition.name, at: committed) }   // status only; it never throws
+        await store.reportSourceCommit(definition.name, at: now)   // status only; it never throws
     }
 
-    /// Tells the host what the source is doing now; shown by `replica status`.
+    /// Commits readings of things that can change while they are read (files), each kept only if what
+    /// it read is still current: inside the write transaction, which every writer of the index takes in
+    /// turn (the watcher, a `sync` beside it), `currentStamp` is asked for each reading's key, and a
+    /// reading whose stamp is no longer the thing's stamp is left out. An older reading committed after
+    /// a newer one (two writers' readings crossing) can then never overwrite it.
+    ///
+    /// - Parameters:
+    ///   - readings: the readings, each with its events; committed together in one transaction.
+    ///   - currentStamp: the stamp the thing a key names has now (`nil` when it is missing); called on
+    ///     the index's writer queue, inside the transaction.
+    /// - Returns: the keys of the readings left out, to read again.
+    package func commit(_ readings: [SourceReading], currentStamp: @escaping @Sendable (String) -> String?) async throws -> [String] {
+        guard !readings.isEmpty else { return [] }
+        let definition = definition, consumer = consumer
+        let stale = try await index.write { writer -> [String] in
+            var events: [SourceEvent] = []
+            var stale: [String] = []
+            for reading in readings {
+                if !reading.isChecked || currentStamp(reading.key) == reading.stamp {
+                    events += reading.events
+                } else {
+                    stale.append(reading.key)
+                }
+            }
+            try writer.apply(SourceBatch(events: events), from: definition, consumer: consumer)
+            CrashPoints.reach("source.beforeCommit")
+            return stale
+        }
+        await store.reportSourceCommit(definition.name, at: now)
+        return stale
+    }
+
+    /// Tells the host what the source is doing now; shown by `replica status`. For threads and other
+    /// synchronous callers: it waits for the catalog's write lock.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func report(_ state: SourceState, detail: String? = nil) {
         store.reportSourceState(definition.name, state, detail: detail)
     }
 
     /// Records a failure (never quoting indexed content); shown by `replica status`.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func report(error message: String) {
         store.reportSourceError(definition.name, message, at: now)
     }
 
     /// Tells the host how many changes the source has seen but not committed yet; shown by `replica status`.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func reportPending(_ count: Int) {
         store.reportSourcePending(definition.name, count)
+    }
+
+    /// Tells the host what the source is doing now, without blocking the caller: the form async code
+    /// (`sync`, `watch`) uses; shown by `replica status`.
+    public func report(_ state: SourceState, detail: String? = nil) async {
+        await store.reportSourceState(definition.name, state, detail: detail)
+    }
+
+    /// Records a failure (never quoting indexed content) without blocking the caller; shown by `replica status`.
+    public func report(error message: String) async {
+        await store.reportSourceError(definition.name, message, at: now)
+    }
+
+    /// Tells the host how many changes the source has seen but not committed yet, without blocking the
+    /// caller; shown by `replica status`.
+    public func reportPending(_ count: Int) async {
+        await store.reportSourcePending(definition.name, count)
     }
 
     /// Reports progress of the current pass.

@@ -27,6 +27,7 @@ extension Store {
     /// - Returns: the definition as stored, with its name.
     /// - Throws: `ReplicaError` for a name already taken or not valid, or with code `accountNotSignedIn`
     ///   when the account is not signed in.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     @discardableResult
     public func addSource(_ definition: SourceDefinition) throws -> SourceDefinition {
         try definition.account.validate()
@@ -58,6 +59,7 @@ extension Store {
     }
 
     /// The sources of signed-in accounts, by name.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func sources() throws -> [SourceDefinition] {
         try catalog.database.readNow { connection in
             try connection.cached("""
@@ -71,6 +73,7 @@ extension Store {
     }
 
     /// The source with this name, if the store has it.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func source(named name: String) throws -> SourceDefinition? {
         try sources().first { $0.name == name }
     }
@@ -79,10 +82,10 @@ extension Store {
     ///
     /// - Throws: `ReplicaError` with code `notFound` when there is no such source.
     public func removeSource(named name: String) async throws {
-        guard let definition = try source(named: name) else {
+        guard let definition = try await source(named: name) else {
             throw ReplicaError(.notFound, "the store has no source named '\(name)'; 'replica sources list' shows them")
         }
-        if let index = try existingIndex(named: definition.indexName, account: definition.account) {
+        if let index = try await existingIndex(named: definition.indexName, account: definition.account) {
             try await index.write { writer in try writer.forgetSource(named: definition.name, owner: definition.owner, checkpoint: definition.owner.rawValue) }
         }
         try await Blocking.run { [self] in
@@ -95,8 +98,8 @@ extension Store {
     /// Each source of a signed-in account with its last reported state.
     public func sourceStatuses() async throws -> [SourceStatus] {
         var statuses: [SourceStatus] = []
-        for definition in try sources() {
-            let row = try catalog.database.readNow { connection in
+        for definition in try await sources() {
+            let row = try await catalog.database.read { connection in
                 try connection.cached("SELECT state, detail, last_error, last_error_at, last_commit, pending FROM source_status WHERE name = ?")
                     .firstRow([.text(definition.name)]) { row in
                         (SourceState(rawValue: row.text(0)), row.optionalText(1), row.optionalText(2),
@@ -105,7 +108,7 @@ extension Store {
                     }
             }
             var skipped: [(String, Int)] = []
-            if let index = try existingIndex(named: definition.indexName, account: definition.account) {
+            if let index = try await existingIndex(named: definition.indexName, account: definition.account) {
                 let name = definition.name
                 skipped = try await index.read { try $0.skippedEntries(name) }
             }
@@ -118,6 +121,7 @@ extension Store {
 
     // MARK: Reports from running sources (best effort: a report that cannot be written is not an error)
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func reportSourceState(_ name: String, _ state: SourceState, detail: String?) {
         try? catalog.database.writeNow { connection in
             try connection.execute("UPDATE source_status SET state = ?, detail = ?, updated = ? WHERE name = ?",
@@ -125,6 +129,7 @@ extension Store {
         }
     }
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func reportSourceError(_ name: String, _ message: String, at date: Date) {
         try? catalog.database.writeNow { connection in
             try connection.execute("UPDATE source_status SET last_error = ?, last_error_at = ?, updated = ? WHERE name = ?",
@@ -132,6 +137,7 @@ extension Store {
         }
     }
 
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func reportSourceCommit(_ name: String, at date: Date) {
         try? catalog.database.writeNow { connection in
             try connection.execute("UPDATE source_status SET last_commit = ?, pending = 0, updated = ? WHERE name = ?",
@@ -140,6 +146,7 @@ extension Store {
     }
 
     /// Records how many changes a source has seen but not committed yet.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func reportSourcePending(_ name: String, _ count: Int) {
         try? catalog.database.writeNow { connection in
             try connection.execute("UPDATE source_status SET pending = ?, updated = ? WHERE name = ?",

@@ -79,6 +79,7 @@ struct Catalog: Sendable {
 
     /// Fails unless `id` is signed in under `generation`: what every operation on an account's open files
     /// checks, so that a sign-out made by another process or another `Store` value is noticed.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func requireSignedIn(_ id: AccountID, generation: Int64) throws {
         let current = try database.readNow { try account(id, $0) }
         guard let current, current.state == .signedIn, current.generation == generation else {
@@ -88,6 +89,7 @@ struct Catalog: Sendable {
     }
 
     /// A number that changes whenever any connection, in any process, commits to the catalog.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func dataVersion() throws -> Int {
         try database.readNow { try $0.scalarInt("PRAGMA data_version") ?? 0 }
     }
@@ -101,6 +103,7 @@ struct SignInLease: Sendable {
     let account: AccountID
     let generation: Int64
 
+@available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func check() throws {
         try catalog.requireSignedIn(account, generation: generation)
     }

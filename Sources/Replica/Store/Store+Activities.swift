@@ -21,22 +21,22 @@ extension Store {
     public func recentActivities(accounts: [AccountID] = [], limit: Int = 10, hydration: Hydration = Hydration()) async throws
         -> [(account: AccountID, indexName: String, activity: RecentActivity)] {
         var found: [(account: AccountID, indexName: String, activity: RecentActivity)] = []
-        var signedIn = try signedInAccounts().map(\.id)
+        var signedIn = try await signedInAccounts().map(\.id)
         if let absent = accounts.first(where: { !signedIn.contains($0) }) {
             throw ReplicaError(.accountNotSignedIn, "account '\(absent)' is not signed in; sign it in first (replica accounts sign-in \(absent))")
         }
         if !accounts.isEmpty { signedIn = signedIn.filter(accounts.contains) }
         guard limit > 0 else { return [] }
         for account in signedIn {
-            for name in try indexNames(for: account) {
-                guard let index = try existingIndex(named: name, account: account) else { continue }
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account) else { continue }
                 // Every activity is read and sorted in any case; all of them are asked for, so that those
                 // left out are replaced by the next.
                 found += try await index.recentActivities(limit: .max).map { (account, name, $0) }
             }
         }
         found.sort { ($0.activity.engagement, $0.activity.lastViewed) > ($1.activity.engagement, $1.activity.lastViewed) }
-        let hydrator = try Hydrator(store: self, accounts: signedIn, hydration: hydration)
+        let hydrator = try await Hydrator(store: self, accounts: signedIn, hydration: hydration)
         var shown: [(account: AccountID, indexName: String, activity: RecentActivity)] = []
         var next = 0
         while shown.count < limit && next < found.count {
@@ -45,7 +45,7 @@ extension Store {
             // The items these activities are about, as their indexes hold them.
             var items: [String: StoredItem] = [:]
             for (key, entries) in Dictionary(grouping: slice, by: { $0.account.rawValue + "\u{0}" + $0.indexName }) {
-                guard let first = entries.first, let index = try existingIndex(named: first.indexName, account: first.account) else { continue }
+                guard let first = entries.first, let index = try await existingIndex(named: first.indexName, account: first.account) else { continue }
                 for stored in try await index.fetchItems(withIdentifiers: entries.map(\.activity.identifier)) {
                     items[key + "\u{0}" + stored.item.uniqueIdentifier.rawValue] = stored
                 }

@@ -39,7 +39,7 @@ extension Store {
                                indexName: String = Store.defaultIndexName) async throws -> DeletionOutcome {
         guard !targets.isEmpty else { return .deleted(count: 0) }
         do {
-            guard let index = try existingIndex(named: indexName, account: account) else { return .deleted(count: 0) }
+            guard let index = try await existingIndex(named: indexName, account: account) else { return .deleted(count: 0) }
             return .deleted(count: try await Self.delete(targets, from: index))
         } catch let error as SQLiteError {
             let reason = "the index could not be written (\(error.code))"
@@ -68,6 +68,7 @@ extension Store {
     }
 
     /// The deletions queued for an account, due or not.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func pendingDeletions(account: AccountID) throws -> [PendingDeletion] {
         try recordsDatabase(for: account, creating: false)?.pendingDeletions() ?? []
     }
@@ -78,9 +79,9 @@ extension Store {
     public func sweep(backoff: Backoff = Backoff()) async throws -> SweepReport {
         var report = SweepReport()
         let now = configuration.index.clock()
-        for account in try signedInAccounts().map(\.id) {
-            for name in try indexNames(for: account) {
-                guard let index = try existingIndex(named: name, account: account) else { continue }
+        for account in try await signedInAccounts().map(\.id) {
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account) else { continue }
                 do {
                     report.purged += try await index.purgeExpiredItems()
                 } catch is SQLiteError {
@@ -88,10 +89,10 @@ extension Store {
                     report.indexesSkipped += 1
                 }
             }
-            guard let records = try recordsDatabase(for: account, creating: false) else { continue }
+            guard let records = try await recordsDatabase(for: account, creating: false) else { continue }
             for deletion in try await Blocking.run({ try records.pendingDeletions(dueBy: now) }) {
                 do {
-                    if let index = try existingIndex(named: deletion.indexName, account: account) {
+                    if let index = try await existingIndex(named: deletion.indexName, account: account) {
                         _ = try await Self.delete([deletion.target], from: index)
                     }
                     try await Blocking.run { try records.finishDeletion(deletion) }

@@ -93,18 +93,21 @@ public final class ItemQuery: Sendable {
                 let store = query.store
                 if targets == nil {
                     query.found.withLock { $0 = 0 }
-                    store.refreshIfCatalogChanged()
-                    var accounts = try store.signedInAccounts().map(\.id)
+                    await store.refreshIfCatalogChanged()
+                    var accounts = try await store.signedInAccounts().map(\.id)
                     if !query.query.accounts.isEmpty { accounts = accounts.filter(query.query.accounts.contains) }
-                    targets = try accounts.flatMap { account in
-                        try (query.indexNames ?? store.indexNames(for: account)).map { (account, $0) }
+                    var found: [(AccountID, String)] = []
+                    for account in accounts {
+                        let names = if let indexNames = query.indexNames { indexNames } else { try await store.indexNames(for: account) }
+                        found += names.map { (account, $0) }
                     }
+                    targets = found
                     semantic = await store.semanticQuery(for: query.query)
                 }
                 while buffer.isEmpty, delivered < query.query.limit, let (account, name) = targets?.first {
                     targets?.removeFirst()
                     try Task.checkCancellation()
-                    guard let index = try store.existingIndex(named: name, account: account) else { continue }
+                    guard let index = try await store.existingIndex(named: name, account: account) else { continue }
                     var remaining = query.query
                     remaining.limit = query.query.limit - delivered
                     buffer = try await index.search(remaining, semantic: semantic)

@@ -71,10 +71,10 @@ extension Store {
     /// Accounts, their indexes, item counts, sizes and last client states.
     public func status() async throws -> StoreStatus {
         var accounts: [StoreStatus.AccountStatus] = []
-        for record in try signedInAccounts() {
+        for record in try await signedInAccounts() {
             var indexes: [StoreStatus.IndexStatus] = []
-            for name in try indexNames(for: record.id) {
-                guard let index = try existingIndex(named: name, account: record.id) else { continue }
+            for name in try await indexNames(for: record.id) {
+                guard let index = try await existingIndex(named: name, account: record.id) else { continue }
                 indexes.append(StoreStatus.IndexStatus(
                     name: name,
                     itemCount: try await index.itemCount(),
@@ -98,13 +98,13 @@ extension Store {
     }
 
     private func recordsStatus(_ account: AccountID) async throws -> StoreStatus.RecordsStatus? {
-        guard let records = try recordsDatabase(for: account, creating: false) else { return nil }
+        guard let records = try await recordsDatabase(for: account, creating: false) else { return nil }
         // The index that follows the change log is the one holding its checkpoint.
         var checkpoint: Int64?
         var quarantined: [QuarantinedRecord] = []
         var rebuilding: [String] = []
-        for name in try indexNames(for: account) {
-            guard let index = try existingIndex(named: name, account: account) else { continue }
+        for name in try await indexNames(for: account) {
+            guard let index = try await existingIndex(named: name, account: account) else { continue }
             let found = try await index.read { reader in
                 (try reader.checkpoint(ProjectionEngine.consumer), try reader.quarantined(account: account), try reader.rebuildsInProgress().map(\.kind))
             }

@@ -14,7 +14,7 @@ import Synchronization
 /// ```swift
 /// let store = try Store(directory: URL(fileURLWithPath: NSHomeDirectory() + "/.local/share/notes-index"))
 /// try await store.signIn("alice")                  // at login: writes need a signed-in account
-/// let index = try store.index(named: "Notes", account: "alice")
+/// let index = try await store.index(named: "Notes", account: "alice")
 /// try await index.indexItems(items)
 /// let results = try await store.search(SearchQuery("launch risk"))
 /// try await store.switchAccount(to: "bob")   // on logout: alice's text is gone from disk
@@ -94,6 +94,7 @@ public final class Store: Sendable {
     // MARK: Accounts
 
     /// The accounts that are signed in, in identifier order.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func signedInAccounts() throws -> [AccountRecord] {
         try catalog.database.readNow { try catalog.accounts($0) }.filter { $0.state == .signedIn }
     }
@@ -103,6 +104,7 @@ public final class Store: Sendable {
     /// This is the only way an account comes into use: writes for an account that is not signed in are
     /// refused with `ReplicaError/Code/accountNotSignedIn`, so that a sync layer delivering late for an
     /// account that was signed out cannot bring it back.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     @discardableResult
     public func signIn(_ account: AccountID) throws -> AccountRecord {
         try account.validate()
@@ -118,6 +120,7 @@ public final class Store: Sendable {
     }
 
     /// The account's catalog entry when it is signed in; otherwise an error that says how to sign it in.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func requireSignedIn(_ account: AccountID) throws -> AccountRecord {
         try account.validate()
         guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn else {
@@ -136,6 +139,7 @@ public final class Store: Sendable {
     ///
     /// On a disk too full to record the sign-out, the account's files are deleted first (that is what
     /// frees the room), then it is recorded and finished as usual.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     @discardableResult
     public func signOut(_ account: AccountID) throws -> Bool {
         let record = { [catalog] in
@@ -163,6 +167,7 @@ public final class Store: Sendable {
     /// The whole switch is recorded in one transaction before any file is deleted: every other account is
     /// marked as signing out (never searched or written again from that moment) and `account` is signed
     /// in. A process killed at any later instant leaves the rest to the next one that opens the store.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func switchAccount(to account: AccountID) throws {
         try account.validate()
         // Whatever an earlier switch left halfway, including a sign-out of `account` itself, ends first.
@@ -229,6 +234,7 @@ public final class Store: Sendable {
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the account is not signed in (sign it
     ///   in with `signIn(_:)` first), and for a bad name or account, or an index file written by a newer
     ///   replica.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func index(named name: String = Store.defaultIndexName, account: AccountID) throws -> SearchableIndex {
         try Self.validateIndexName(name)
         let record = try requireSignedIn(account)
@@ -255,6 +261,7 @@ public final class Store: Sendable {
     }
 
     /// The index if the account is signed in and the index exists; never creates either.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
         guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn,
               FileSystem.exists(directory.path + "/" + record.directory + "/indexes/\(name).sqlite")
@@ -287,16 +294,17 @@ public final class Store: Sendable {
     public func fetchItems(withIdentifiers identifiers: [ItemIdentifier], account: AccountID,
                            indexNames: [String]? = nil, hydration: Hydration = Hydration()) async throws -> [StoredItem] {
         try account.validate()
-        refreshIfCatalogChanged()
-        guard try signedInAccounts().contains(where: { $0.id == account }) else {
+        await refreshIfCatalogChanged()
+        guard try await signedInAccounts().contains(where: { $0.id == account }) else {
             throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in; sign it in first (replica accounts sign-in \(account))")
         }
         var found: [ItemIdentifier: [StoredItem]] = [:]
         var seen = Set<ItemIdentifier>()
         let wanted = identifiers.filter { seen.insert($0).inserted }
-        let hydrator = try Hydrator(store: self, accounts: [account], hydration: hydration)
-        for name in try Set(indexNames ?? self.indexNames(for: account)).sorted() {
-            guard let index = try existingIndex(named: name, account: account) else { continue }
+        let hydrator = try await Hydrator(store: self, accounts: [account], hydration: hydration)
+        let names = if let indexNames { indexNames } else { try await self.indexNames(for: account) }
+        for name in Set(names).sorted() {
+            guard let index = try await existingIndex(named: name, account: account) else { continue }
             let stored = try await index.fetchItems(withIdentifiers: wanted)
             let passed = Set(await hydrator.hydrate(stored.map { item in
                 SearchResult(account: account, indexName: name, item: item.item, score: 0, snippet: nil, origin: item.origin, indexedAt: item.indexedAt)
@@ -307,6 +315,7 @@ public final class Store: Sendable {
     }
 
     /// The names of the indexes an account has.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func indexNames(for account: AccountID) throws -> [String] {
         guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return [] }
         return try FileSystem.entries(of: directory.path + "/" + record.directory + "/indexes")
@@ -322,6 +331,7 @@ public final class Store: Sendable {
     }
 
     /// Drops cached indexes of accounts that another process signed out.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func refreshIfCatalogChanged() {
         guard let version = try? catalog.dataVersion() else { return }
         let changed = cache.withLock { cache -> Bool in
@@ -357,6 +367,7 @@ public final class Store: Sendable {
     /// - Returns: `nil` when not `creating` and the account is not signed in or has no record store.
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when `creating` for an account that is not
     ///   signed in.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func recordsDatabase(for account: AccountID, creating: Bool) throws -> RecordsDatabase? {
         let record: AccountRecord
         if creating {
@@ -392,15 +403,16 @@ public final class Store: Sendable {
     /// - Throws: `ReplicaError` with code `invalidQuery` when the text has no searchable word.
     public func search(_ query: SearchQuery, indexNames: [String]? = nil) async throws -> [SearchResult] {
         _ = try query.validatedPattern()
-        refreshIfCatalogChanged()
-        var accounts = try signedInAccounts().map(\.id)
+        await refreshIfCatalogChanged()
+        var accounts = try await signedInAccounts().map(\.id)
         if !query.accounts.isEmpty { accounts = accounts.filter(query.accounts.contains) }
         // The query's vector is computed while the first index looks for the words.
         let embedding = Task { await semanticQuery(for: query) }
         var results: [SearchResult] = []
         for account in accounts {
-            for name in try indexNames ?? self.indexNames(for: account) {
-                guard let index = try existingIndex(named: name, account: account) else { continue }
+            let names = if let indexNames { indexNames } else { try await self.indexNames(for: account) }
+            for name in names {
+                guard let index = try await existingIndex(named: name, account: account) else { continue }
                 results += try await index.search(query, embedding: embedding)
             }
         }
@@ -453,9 +465,10 @@ public final class Store: Sendable {
     public func embedPendingItems(accounts: [AccountID]? = nil, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
         guard let embedder = configuration.embedder else { return 0 }
         var done = 0
-        for account in try accounts ?? signedInAccounts().map(\.id) {
-            for name in try indexNames(for: account) {
-                guard let index = try existingIndex(named: name, account: account) else { continue }
+        let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
+        for account in accounts {
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account) else { continue }
                 let before = done
                 done += try await index.embedPending(using: embedder) { count, waiting in progress(before + count, waiting) }
             }
@@ -512,13 +525,13 @@ extension Store {
         let parts = prefix.split(separator: " ", omittingEmptySubsequences: false)
         guard let last = parts.last, !last.isEmpty, limit > 0 else { return [] }
         let head = parts.dropLast().joined(separator: " ")
-        var searched = try signedInAccounts().map(\.id)
+        var searched = try await signedInAccounts().map(\.id)
         if !accounts.isEmpty { searched = searched.filter(accounts.contains) }
-        let hydrator = try Hydrator(store: self, accounts: searched, hydration: hydration)
+        let hydrator = try await Hydrator(store: self, accounts: searched, hydration: hydration)
         var readable: [CompletionSource] = []
         for account in searched {
-            for name in try indexNames(for: account) {
-                guard let index = try existingIndex(named: name, account: account) else { continue }
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account) else { continue }
                 let found = try await index.completionSources(of: String(last))
                 guard !found.isEmpty else { continue }
                 let candidates = found.map { source in

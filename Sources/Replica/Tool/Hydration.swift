@@ -99,7 +99,7 @@ extension Store {
         // read all the same, and left out of the results afterwards.
         candidatesQuery.fetchAttributes = query.fetchAttributes.map { $0 + Hydrator.tracingKeys }
         let candidates = try await search(candidatesQuery, indexNames: indexNames)
-        let hydrator = try Hydrator(store: self, accounts: query.accounts, hydration: hydration)
+        let hydrator = try await Hydrator(store: self, accounts: query.accounts, hydration: hydration)
         var (kept, dropped) = await hydrator.hydrate(candidates, wanting: query.limit, includingContent: includingContent)
         if let fetched = query.fetchAttributes {
             let wanted = Set(fetched)

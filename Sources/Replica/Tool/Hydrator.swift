@@ -15,9 +15,9 @@ struct Hydrator: Sendable {
     static let tracingKeys: [AttributeKey] = [.recordKind, .recordID]
 
     /// - Parameter accounts: the accounts searched (empty: every signed-in one).
-    init(store: Store, accounts: [AccountID], hydration: Hydration) throws {
+    init(store: Store, accounts: [AccountID], hydration: Hydration) async throws {
         self.store = store
-        let signedIn = try store.signedInAccounts().map(\.id)
+        let signedIn = try await store.signedInAccounts().map(\.id)
         self.accounts = Set(accounts.isEmpty ? signedIn : signedIn.filter(accounts.contains))
         self.hydration = hydration
     }
@@ -193,7 +193,7 @@ struct Hydrator: Sendable {
         }
         // A batch is one owner's items in one index of one account.
         guard let first = batch.first, !untraced.isEmpty,
-              let index = try store.existingIndex(named: first.indexName, account: first.account) else { return traces }
+              let index = try await store.existingIndex(named: first.indexName, account: first.account) else { return traces }
         for stored in try await index.fetchItems(withIdentifiers: untraced) {
             traces[stored.item.uniqueIdentifier] = trace(stored.item.attributeSet)
         }
@@ -249,12 +249,12 @@ struct Hydrator: Sendable {
     }
 
     private func checkSource(_ batch: [SearchResult], name: String, includingContent: Bool) async throws -> [Verdict] {
-        guard let definition = try store.source(named: name) else {
+        guard let definition = try await store.source(named: name) else {
             return batch.map { _ in .drop("its source was removed", remove: true) }
         }
         guard let sourceResolver = hydration.sourceResolver else { return batch.map { _ in .drop("its source cannot be asked here", remove: false) } }
         let source = try sourceResolver.source(for: definition)
-        let context = try SourceContext(definition: definition, store: store)
+        let context = try await SourceContext(definition: definition, store: store)
         let answers = try await source.answer(batch.map(\.item.uniqueIdentifier), includingContent: includingContent, context)
         return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
     }

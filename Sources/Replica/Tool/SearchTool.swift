@@ -213,7 +213,7 @@ public final class SearchTool: Sendable {
                                       followedTables: configuration.hydration.followedTables)
         let accounts: [AccountID]
         do {
-            let signedIn = try store.signedInAccounts().map(\.id)
+            let signedIn = try await store.signedInAccounts().map(\.id)
             accounts = configuration.accounts.isEmpty ? signedIn : signedIn.filter(configuration.accounts.contains)
         } catch {
             return reportCatchUp(failure: error, account: nil)
@@ -254,7 +254,7 @@ public final class SearchTool: Sendable {
         var candidates = try await retrieve(query, limit: aggregate ? Self.aggregateLimit + 1 : max(query.limit * 2, query.limit + 10))
         candidates = candidates.filter { result in query.predicates.allSatisfy { $0.matches(result) } }
 
-        let hydrator = try Hydrator(store: store, accounts: configuration.accounts, hydration: configuration.hydration)
+        let hydrator = try await Hydrator(store: store, accounts: configuration.accounts, hydration: configuration.hydration)
         // One more than wanted, so that whether the limit was reached is told by readable items alone: the
         // model learns nothing of items the account may not read, not even that they exist.
         var (kept, dropped) = await hydrator.hydrate(candidates, wanting: wanted + 1, includingContent: fetchAttributes.contains(.textContent))
@@ -307,7 +307,7 @@ public final class SearchTool: Sendable {
 
     /// Searches each source separately and merges the results by score.
     private func retrieve(_ query: ToolQuery, limit: Int) async throws -> [SearchResult] {
-        let fileOwners = try store.sources().filter { $0.kind == .files }.map(\.owner)
+        let fileOwners = try await store.sources().filter { $0.kind == .files }.map(\.owner)
         var merged: [SearchResult] = []
         for source in configuration.sources {
             var search = SearchQuery(query.text, limit: limit)

@@ -28,7 +28,7 @@ enum AccountsCommand: Command {
         case "list":
             let json = arguments.flag("--json")
             try arguments.finish()
-            let accounts = try store.signedInAccounts()
+            let accounts = try await store.signedInAccounts()
             if json {
                 Output.printJSON(.object([("accounts", .array(accounts.map { account in
                     .object([("id", .string(account.id.rawValue)), ("signedInAt", .string(ISO8601.string(from: account.signedInAt)))])

@@ -42,7 +42,7 @@ enum ActivitiesCommand: Command {
             guard inputs.count == 1 else { throw CLIError.usage("name the file of activities, or - for standard input") }
             var reader = try LineReader(path: inputs[0])
             defer { reader.close() }
-            let index = try context.openStore().index(named: indexName, account: account)
+            let index = try await context.openStore().index(named: indexName, account: account)
             var activities: [UserActivity] = []
             var rejected = 0
             while let line = try reader.nextJSON() {
@@ -65,7 +65,7 @@ enum ActivitiesCommand: Command {
             let all = arguments.flag("--all")
             try arguments.finish()
             guard identifiers.isEmpty != !all else { throw CLIError.usage("say what to delete: --id PID… or --all") }
-            guard let index = try context.openStore().existingIndex(named: indexName, account: account) else {
+            guard let index = try await context.openStore().existingIndex(named: indexName, account: account) else {
                 throw CLIError.failure("account '\(account)' has no index '\(indexName)', or is not signed in")
             }
             let deleted = all ? try await index.deleteAllSavedUserActivities()

@@ -60,7 +60,7 @@ enum ImportCommand: Command {
         var refusal: ReplicaError?
         var index: SearchableIndex?
         do {
-            index = try store.index(named: indexName, account: account)
+            index = try await store.index(named: indexName, account: account)
         } catch let error as ReplicaError where error.code == .accountNotSignedIn {
             refusal = error
         }

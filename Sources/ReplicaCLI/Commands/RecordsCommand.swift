@@ -55,7 +55,7 @@ enum RecordsCommand: Command {
 
         // Each account's records go in one transaction; an account that is not signed in has each of its
         // lines refused, and the other accounts' records are still written.
-        func flush() throws {
+        func flush() async throws {
             guard !pending.isEmpty else { return }
             var order: [AccountID] = []
             var byAccount: [AccountID: [(record: Record, line: Int)]] = [:]
@@ -66,7 +66,7 @@ enum RecordsCommand: Command {
             for account in order {
                 let entries = byAccount[account] ?? []
                 do {
-                    summary = summary + (try store.records.write(entries.map(\.record)))
+                    summary = summary + (try await store.records.write(entries.map(\.record)))
                     if !accounts.contains(account) { accounts.append(account) }
                 } catch let error as ReplicaError where error.code == .accountNotSignedIn {
                     rejected += entries.count
@@ -84,10 +84,10 @@ enum RecordsCommand: Command {
                 Output.note("line \(reader.lineNumber): \(error.message)")
                 continue
             }
-            if pending.count >= 500 { try flush() }
+            if pending.count >= 500 { try await flush() }
             Progress.update("writing records: \(summary.written + pending.count) written, \(rejected) rejected")
         }
-        try flush()
+        try await flush()
 
         Progress.update("bringing the index up to date")
         let engine = ProjectionEngine(store: store, projections: configuration.projections, followedTables: configuration.followedTables)

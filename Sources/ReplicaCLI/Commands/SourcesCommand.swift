@@ -52,7 +52,7 @@ enum SourcesCommand: Command {
             let json = arguments.flag("--json")
             try arguments.finish()
             let store = try context.openStore()
-            let sources = try store.sources()
+            let sources = try await store.sources()
             if json {
                 Output.printJSON(.object([("sources", .array(sources.map { source in
                     .object([("name", .string(source.name)), ("kind", .string(source.kind.rawValue)),

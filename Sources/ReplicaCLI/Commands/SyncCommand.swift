@@ -33,12 +33,12 @@ enum SyncCommand: Command {
         let started = Date()
         var totals = SourceProgress()
         var failures: [String] = []
-        for definition in try store.sources() {
+        for definition in try await store.sources() {
             let sourceStart = Date()
             let shown = Mutex(SourceProgress())
             do {
                 let source = try SourceFactory.make(definition, store: store)
-                let sourceContext = try SourceContext(definition: definition, store: store) { progress in
+                let sourceContext = try await SourceContext(definition: definition, store: store) { progress in
                     shown.withLock { $0 = progress }
                     Progress.update(line(definition.name, progress, since: sourceStart))
                 }

@@ -8,9 +8,10 @@ import Glibc
 /// `replica watch`: every source of the store followed at once, the record stores' change logs applied,
 /// expirations swept and failed deletions retried — until SIGTERM or SIGINT.
 ///
-/// Each part is a long-running task in one group. On a signal the sources stop first and commit what
-/// they have in flight, the projection engine applies the last changes, and the store closes with the
-/// process; it all takes a second or two.
+/// Each part is a long-running task. On a signal they stop in order, each once the one before it has
+/// finished: the sources first (each commits what it has in flight), then the projection engine (its
+/// last catch-up applies the record stores' last changes), then the sweep, embedding and enrichment; the
+/// store closes with the process. A note on standard error marks each step; it all takes a second or two.
 final class Watcher: Sendable {
     let store: Store
     let configuration: ConfigurationFile
@@ -36,27 +37,36 @@ final class Watcher: Sendable {
     func run() async {
         let stopSignal = SignalWaiter(signals: [SIGTERM, SIGINT])
         Output.note("watching \(store.directory.path); stop with SIGTERM or Ctrl-C")
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.superviseSources() }
-            group.addTask {
-                let engine = ProjectionEngine(store: self.store, projections: self.configuration.projections,
-                                              followedTables: self.configuration.followedTables)
-                await engine.run { report in
-                    for entry in report.quarantined {
-                        Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' was not indexed: \(entry.reason)")
-                    }
-                    for problem in report.problems { Output.note(problem) }
-                } onError: { error in
-                    Output.error("applying the record stores' changes failed: \(ReplicaError.message(of: error)); trying again")
+        // Tasks of their own rather than one group, so that each stage is cancelled only once the one
+        // before it has finished; this function awaits them all.
+        let sources = Task { await self.superviseSources() }
+        let projection = Task {
+            let engine = ProjectionEngine(store: self.store, projections: self.configuration.projections,
+                                          followedTables: self.configuration.followedTables)
+            await engine.run { report in
+                for entry in report.quarantined {
+                    Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' was not indexed: \(entry.reason)")
                 }
+                for problem in report.problems { Output.note(problem) }
+            } onError: { error in
+                Output.error("applying the record stores' changes failed: \(ReplicaError.message(of: error)); trying again")
             }
-            group.addTask { await self.sweep() }
-            group.addTask(priority: .background) { await self.embed() }
-            group.addTask(priority: .background) { await self.enrich() }
-            let signal = await stopSignal.wait()
-            Output.note("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); stopping the sources and committing what is in flight")
-            group.cancelAll()
         }
+        let background = [
+            Task { await self.sweep() },
+            Task(priority: .background) { await self.embed() },
+            Task(priority: .background) { await self.enrich() },
+        ]
+        let signal = await stopSignal.wait()
+        Output.note("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); stopping the sources and committing what is in flight")
+        sources.cancel()
+        await sources.value
+        Output.note("sources stopped; applying the record stores' last changes")
+        projection.cancel()
+        await projection.value
+        Output.note("record stores caught up; stopping the sweep, embedding and enrichment")
+        for task in background { task.cancel() }
+        for task in background { await task.value }
         Output.note("stopped")
     }
 
@@ -145,7 +155,7 @@ final class Watcher: Sendable {
     private func superviseSources() async {
         var running: [String: (definition: SourceDefinition, task: Task<Void, Never>)] = [:]
         while !Task.isCancelled {
-            let current = (try? store.sources()) ?? running.values.map(\.definition)
+            let current = (try? await store.sources()) ?? running.values.map(\.definition)
             let wanted = Dictionary(current.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             for (name, entry) in running where wanted[name] != entry.definition {
                 entry.task.cancel()
@@ -169,7 +179,7 @@ final class Watcher: Sendable {
         while !Task.isCancelled {
             do {
                 let source = try SourceFactory.make(definition, store: store)
-                let context = try SourceContext(definition: definition, store: store)
+                let context = try await SourceContext(definition: definition, store: store)
                 try await source.watch(context)
                 return
             } catch {
@@ -177,9 +187,9 @@ final class Watcher: Sendable {
                 failures += 1
                 let message = ReplicaError.message(of: error)
                 Output.note("source '\(definition.name)' failed: \(message); retrying in \(Int(backoff.delay(afterFailures: failures))) s")
-                if let context = try? SourceContext(definition: definition, store: store) {
-                    context.report(.failed, detail: "retrying in \(Int(backoff.delay(afterFailures: failures))) s")
-                    context.report(error: message)
+                if let context = try? await SourceContext(definition: definition, store: store) {
+                    await context.report(.failed, detail: "retrying in \(Int(backoff.delay(afterFailures: failures))) s")
+                    await context.report(error: message)
                 }
                 try? await Task.sleep(for: .seconds(backoff.delay(afterFailures: failures)))
             }

@@ -28,7 +28,7 @@ package struct IndexLease: Sendable {
 /// ```swift
 /// let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
 /// try await store.signIn("alice")
-/// let index = try store.index(named: "Notes", account: "alice")
+/// let index = try await store.index(named: "Notes", account: "alice")
 /// try await index.indexItems([item])
 /// try await index.deleteItems(withDomainIdentifiers: ["account.alice.archive"])
 /// ```
@@ -174,16 +174,8 @@ public final class SearchableIndex: Sendable {
         }
     }
 
-    /// The open file, once the account is known to be still signed in under the sign-in it was opened with.
-    private var database: Database {
-        get throws {
-            let database = try openDatabase
-            try checkSignIn()
-            return database
-        }
-    }
-
-    /// The open file, without asking the catalog; for writes, which check inside their transaction.
+    /// The open file, without asking the catalog: reads and writes check the sign-in on the file's own
+    /// queue (asking the catalog waits on SQLite, never on the cooperative pool).
     private var openDatabase: Database {
         get throws {
             try state.withLock { state in
@@ -196,6 +188,7 @@ public final class SearchableIndex: Sendable {
     }
 
     /// Fails, and stops all further use, when the account was signed out since this index was opened.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     package func checkSignIn() throws {
         do {
             try signIn.check()
@@ -209,6 +202,7 @@ public final class SearchableIndex: Sendable {
     ///
     /// - Parameter discardingFile: the file is about to be deleted: its connections close without copying
     ///   their write-ahead log into it first.
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     package func invalidate(discardingFile: Bool = false) {
         let database = state.withLock { state in
             state.isInvalidated = true
@@ -221,11 +215,14 @@ public final class SearchableIndex: Sendable {
     /// Rebuilds a file found damaged while in use, then tells the delegate.
     private func recover(from error: SQLiteError) async throws -> Never {
         guard Self.damageIsConfirmed(at: path) else { throw Self.unconfirmedDamage(error, name: name, account: account) }
-        try state.withLock { state in
-            try Self.removeFiles(at: path)
-            state.database = try Database(path: path, migrator: Self.migrator, options: Self.options(configuration))
-            try state.database.writeNow { connection in
-                try IndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
+        // Off the cooperative pool: opening the new file and writing to it wait on SQLite.
+        try await Blocking.run { [self] in
+            try state.withLock { state in
+                try Self.removeFiles(at: path)
+                state.database = try Database(path: path, migrator: Self.migrator, options: Self.options(configuration))
+                try state.database.writeNow { connection in
+                    try IndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
+                }
             }
         }
         events(StoreEvent(kind: .indexRebuilt, account: account, indexName: name,
@@ -257,11 +254,12 @@ public final class SearchableIndex: Sendable {
 
     /// Runs `body` on one consistent snapshot.
     package func read<T: Sendable>(_ body: @escaping @Sendable (IndexReader) throws -> T) async throws -> T {
-        let database = try self.database
+        let database = try openDatabase
         let now = configuration.clock()
         do {
-            return try await database.read { [vectorCache] connection in
-                try body(IndexReader(connection: connection, vectorCache: vectorCache, now: now))
+            return try await database.read { [self, vectorCache] connection in
+                try checkSignIn()
+                return try body(IndexReader(connection: connection, vectorCache: vectorCache, now: now))
             }
         } catch let error as SQLiteError where error.code.isCorruption {
             try await recover(from: error)
@@ -270,6 +268,7 @@ public final class SearchableIndex: Sendable {
 
     /// Runs `body` with the writer connection in a transaction, for engines that keep their own
     /// checkpoints beside the items (the projection engine, sources).
+    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     package func writeNow<T>(_ body: (IndexWriter) throws -> T) throws -> T {
         let database = try openDatabase
         let writer = { (connection: Connection) in
@@ -496,7 +495,10 @@ public final class SearchableIndex: Sendable {
     /// Copies the write-ahead log into the index file, then returns the size of the files: the size the
     /// index settles at, without the log of recent writes.
     public func compactedFileSize() async throws -> Int {
-        try await database.withWriter { connection in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try await openDatabase.withWriter { [self] connection in
+            try checkSignIn()
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
         return fileSize()
     }
 

@@ -134,7 +134,7 @@ import ReplicaTestSupport
         let both = try await store.search(SearchQuery("feline napping"))
         #expect(both.first?.item.uniqueIdentifier == "cat" && both.first?.match == .both)
         // A changed text is embedded again; a deleted item takes its vectors with it.
-        let index = try store.index(account: "a")
+        let index = try await store.index(account: "a")
         try await index.indexItems([Fixtures.item("cat", title: "Afternoon", text: "Shipping schedules for the harbour.")])
         let changed = try #require(try await store.embeddingStatus(of: index))
         #expect(changed.backlog == 1)

@@ -71,7 +71,7 @@ import ReplicaTestSupport
 
     @Test func anEligibleMessageGetsASummaryAndAPriorityAndTheDelegateIsTold() async throws {
         let store = try makeStore()
-        let index = try store.index(named: "Mail", account: "alice")
+        let index = try await store.index(named: "Mail", account: "alice")
         let listener = Listener()
         try await index.setDelegate(listener)
         try await index.indexItems([mail("m1", created: -7200), mail("m2")])
@@ -97,7 +97,7 @@ import ReplicaTestSupport
 
     @Test func itemsThatMissARuleAreNotEnrichedAndTheReasonIsCounted() async throws {
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         // A recording is summarized from its transcript, as Core Spotlight's table says.
         var voicemail = mail("voicemail", type: .voiceAudio)
         voicemail.attributeSet[.transcribedTextContent] = voicemail.attributeSet.textContent.map(AttributeValue.text)
@@ -130,7 +130,7 @@ import ReplicaTestSupport
 
     @Test func anUnchangedItemIsNeverEnrichedTwiceAndAChangedOneIsAgain() async throws {
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         try await index.indexItems([mail("m1")])
         try await store.enrichPendingItems()
         #expect(summarizer.calls.withLock { $0.count } == 1)
@@ -152,7 +152,7 @@ import ReplicaTestSupport
 
     @Test func anItemRewrittenAfterADayKeepsWhatItGotWhileNew() async throws {
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         try await index.indexItems([mail("m1")])
         try await store.enrichPendingItems()
         let day = 86_400.0
@@ -190,7 +190,7 @@ import ReplicaTestSupport
 
     @Test func mailIsSummarizedFromItsHTMLButOtherMessagesAreNot() async throws {
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         let html = "<html><head><style>p { color: red }</style></head><body><p>" + Self.longText + "</p></body></html>"
         // Markup well over 200 characters around a line of text well under it.
         let padded = "<div style=\"" + String(repeating: "margin: 0; ", count: 30) + "\"><p>Friday?</p></div>"
@@ -215,7 +215,7 @@ import ReplicaTestSupport
 
     @Test func aRecordingIsSummarizedFromItsTranscriptOnly() async throws {
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         try await index.indexItems([
             transcribed(mail("transcribed", thread: "voice.1", type: .voiceAudio, options: [.summarization])),
             // As long a text, but as text content: a recording without a transcript has nothing to summarize.
@@ -242,7 +242,7 @@ import ReplicaTestSupport
         configuration.enrichment.priorityClassifier = TodayClassifier()
         let store = try Store(directory: directory.url, configuration: configuration)
         try await store.signIn("alice")
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         try await index.indexItems([
             mail("urgent", thread: "thread.1", text: "Please sign the contract today. " + Self.longText, options: [.priority]),
             mail("calm", thread: "thread.2", options: [.priority]),
@@ -264,7 +264,7 @@ import ReplicaTestSupport
 
     @Test func aFailingEnricherIsTriedAgainAfterItsBackoff() async throws {
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         summarizer.failures.withLock { $0 = 1 }
         try await index.indexItems([mail("m1")])
         let first = try await store.enrichPendingItems()
@@ -306,7 +306,7 @@ import ReplicaTestSupport
         configuration.enrichment.me = { _ in ["ada@example.com"] }
         let store = try Store(directory: directory.url, configuration: configuration)
         try await store.signIn("alice")
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         try await index.indexItems([mail("m1"), mail("m2")])
         #expect(try await store.enrichPendingItems().enriched == 2)
         let attributes = try #require(try await index.fetchItems(withIdentifiers: ["m2"]).first).item.attributeSet

@@ -83,7 +83,7 @@ import ReplicaTestSupport
     }
 
     @Test func aNewIndexAsksTheEntityQueryToReindexEverythingOnce() async throws {
-        let fresh = try store.index(named: "Fresh", account: "alice")
+        let fresh = try await store.index(named: "Fresh", account: "alice")
         let query = LandmarkQuery()
         try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
         #expect(query.asked.withLock { $0 } == ["all alice/Fresh"])
@@ -92,7 +92,7 @@ import ReplicaTestSupport
     }
 
     @Test func eachReceiverIsAskedToReindexEverythingOnceWhicheverIsSetFirst() async throws {
-        let fresh = try store.index(named: "Fresh", account: "alice")
+        let fresh = try await store.index(named: "Fresh", account: "alice")
         let query = LandmarkQuery()
         try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
         let delegate = RecordingDelegate(items: [])
@@ -104,7 +104,7 @@ import ReplicaTestSupport
         // Set again, and through a store opened afresh: nobody is asked twice.
         try await fresh.setDelegate(delegate)
         try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
-        let reopened = try Store(directory: directory.url).index(named: "Fresh", account: "alice")
+        let reopened = try await Store(directory: directory.url).index(named: "Fresh", account: "alice")
         try await reopened.setDelegate(delegate)
         try await reopened.setEntityQuery(later, forType: "TrailEntity")
         #expect(delegate.requests.all == ["all"])

@@ -43,7 +43,7 @@ final class RecordingDelegate: IndexDelegate {
 
     @Test func aNewIndexAsksItsOwnerToReindexEverythingOnce() async throws {
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         let delegate = RecordingDelegate(items: [Fixtures.item("n1", text: "restored")])
         try await index.setDelegate(delegate)
         #expect(delegate.requests.all == ["all"])
@@ -55,7 +55,7 @@ final class RecordingDelegate: IndexDelegate {
     @Test func aDamagedFileIsDetectedAtOpenAndRebuiltForItsOwner() async throws {
         do {
             let store = try makeStore()
-            let index = try store.index(account: "alice")
+            let index = try await store.index(account: "alice")
             try await index.setDelegate(RecordingDelegate(items: []))
             try await index.indexItems((0..<100).map { Fixtures.item("n\($0)", text: "original text \($0)") })
         }
@@ -65,7 +65,7 @@ final class RecordingDelegate: IndexDelegate {
         try handle.close()
 
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         #expect(events.all.contains(.indexRebuilt))
         #expect(try await index.itemCount() == 0, "a damaged index is never served")
         let delegate = RecordingDelegate(items: [Fixtures.item("n1", text: "reindexed")])
@@ -91,7 +91,7 @@ final class RecordingDelegate: IndexDelegate {
 
     @Test func unreadableStoredItemsAreDroppedAndAskedFor() async throws {
         let store = try makeStore()
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         let delegate = RecordingDelegate(items: [Fixtures.item("n1", text: "findable again")])
         try await index.setDelegate(delegate)
         try await index.indexItems([Fixtures.item("n1", text: "findable"), Fixtures.item("n2", text: "findable")])

@@ -40,7 +40,7 @@ import ReplicaTestSupport
     /// Checks that the index holds exactly the projection of the records.
     func expectIndexEqualsProjection(_ projections: ProjectionSet = ProjectionSet(indexName: Store.defaultIndexName), account: AccountID = "a",
                                      sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let index = try store.index(named: projections.indexName, account: account)
+        let index = try await store.index(named: projections.indexName, account: account)
         let actual = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0) })
         let wanted = try expected(projections, account: account)
         #expect(Set(actual.keys) == Set(wanted.keys), sourceLocation: sourceLocation)
@@ -115,12 +115,12 @@ import ReplicaTestSupport
         try await store.records.write((1...20).map { note("\($0)", 1, title: "title \($0)", body: "body \($0)") })
         try await store.records.write([note("3", 2, title: "edited"), note("4", 2, title: "x", deleted: true)])
         _ = try await engine.catchUp(account: "a")
-        let index = try store.index(account: "a")
+        let index = try await store.index(account: "a")
         let before = try await index.allItems()
         // Rewind the checkpoint to the start: every change is applied again.
-        try index.writeNow { try $0.setCheckpoint(ProjectionEngine.consumer, "0") }
-        let records = try #require(try store.recordsDatabase(for: "a", creating: false))
-        try records.database.writeNow { connection in
+        try await index.write { try $0.setCheckpoint(ProjectionEngine.consumer, "0") }
+        let records = try #require(try await store.recordsDatabase(for: "a", creating: false))
+        try await records.database.write { connection in
             try connection.execute("INSERT INTO changes(kind, id, version, at) SELECT kind, id, version, 0 FROM records")
         }
         let report = try await engine.catchUp(account: "a")
@@ -131,8 +131,8 @@ import ReplicaTestSupport
     @Test func theChangeLogIsPrunedOnceApplied() async throws {
         try await store.records.write((1...5).map { note("\($0)", 1, title: "t") })
         _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "a")
-        let records = try #require(try store.recordsDatabase(for: "a", creating: false))
-        #expect(try records.changes(after: 0, limit: 10).isEmpty)
+        let records = try #require(try await store.recordsDatabase(for: "a", creating: false))
+        #expect(try await Blocking.run { try records.changes(after: 0, limit: 10) }.isEmpty)
     }
 
     // MARK: Projection versions
@@ -148,7 +148,7 @@ import ReplicaTestSupport
         let engine = ProjectionEngine(store: store, projections: v2, batchSize: 1)
         let partial = try await Blocking.run { try engine.catchUpNow(account: "a", rebuildBatchLimit: 1) }
         #expect(partial.rebuilt == 20, "a rebuild reads 20 batches' worth of records at once")
-        let index = try store.index(account: "a")
+        let index = try await store.index(account: "a")
         let types = try await index.allItems().map { $0.attributeSet.contentType }
         #expect(types.filter { $0 == .markdown }.count == 20, "the first batch is rebuilt")
         #expect(types.filter { $0 == .plainText }.count == 5, "the rest still answer as they were")
@@ -190,7 +190,7 @@ import ReplicaTestSupport
         let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         _ = try await engine.catchUp(account: "a")
         // The change log is pruned by now; a new, empty index must still end up complete.
-        let index = try store.index(account: "a")
+        let index = try await store.index(account: "a")
         try await index.write { writer in
             _ = try writer.deleteAll(owner: nil)
             try writer.removeCheckpoint(ProjectionEngine.consumer)
@@ -258,12 +258,12 @@ import ReplicaTestSupport
 
         let outcome = try await store.deleteReliably([.identifier("x")], account: "a")
         guard case .queued = outcome else { Issue.record("expected the deletion to be queued, got \(outcome)"); return }
-        #expect(try store.pendingDeletions(account: "a").count == 1)
+        #expect(try await store.pendingDeletions(account: "a").count == 1)
 
         let backoff = Backoff(initial: 10, maximum: 100)
         var sweep = try await store.sweep(backoff: backoff)
         #expect(sweep.deletionsPostponed == 1)
-        let pending = try #require(try store.pendingDeletions(account: "a").first)
+        let pending = try #require(try await store.pendingDeletions(account: "a").first)
         #expect(pending.attempts == 1)
         #expect(pending.nextAttempt == clock.now.addingTimeInterval(10))
         #expect(pending.lastError?.contains("could not be written") == true)
@@ -275,7 +275,7 @@ import ReplicaTestSupport
         clock.advance(by: 10)
         sweep = try await store.sweep(backoff: backoff)
         #expect(sweep.deletionsDone == 1)
-        #expect(try store.pendingDeletions(account: "a").isEmpty)
+        #expect(try await store.pendingDeletions(account: "a").isEmpty)
         #expect(try await store.search(SearchQuery("doomed")).isEmpty)
     }
 

@@ -135,7 +135,7 @@ import ReplicaTestSupport
         try await store.switchAccount(to: "bob")
         _ = try await engine().catchUpAllAccounts()
         #expect(try await found("note").isEmpty)
-        #expect(try store.signedInAccounts().map(\.id) == ["bob"])
+        await #expect(try store.signedInAccounts().map(\.id) == ["bob"])
         #expect(try app.scalarInt("SELECT count(*) FROM notes") == 2, "the app's database is the app's business")
     }
 }

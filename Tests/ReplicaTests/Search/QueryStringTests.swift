@@ -223,7 +223,7 @@ import ReplicaTestSupport
             #"contentType == "public.email-message" || rating > 3"#,
             #"contentType == "public.email-message" && contentModificationDate >= $time.today(-3)"#,
         ]
-        let index = try store.index(account: "alice")
+        let index = try await store.index(account: "alice")
         let all = try await index.allItems()
         for text in strings {
             let matcher = PredicateMatcher(try QueryPredicate(queryString: text), now: clock.now, timeZone: .current)

@@ -10,10 +10,10 @@ enum DocCArticleSnippets {
     static func AccountsAndDomains(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try await store.signIn("alice")                  // a no-op if alice is already signed in
-        print(try store.signedInAccounts().map(\.id.rawValue))   // ["alice"]
+        print(try await store.signedInAccounts().map(\.id.rawValue))   // ["alice"]
 
         do {
-            _ = try store.index(named: "Notes", account: "carol")
+            _ = try await store.index(named: "Notes", account: "carol")
         } catch let error as ReplicaError where error.code == .accountNotSignedIn {
             print(error.message)                         // says how to sign carol in
         }
@@ -21,7 +21,7 @@ enum DocCArticleSnippets {
         try await store.signOut("alice")          // false if the store held nothing for alice
         try await store.switchAccount(to: "bob")  // every account but bob is signed out; bob is signed in
 
-        let index = try store.index(named: "Notes", account: "bob")
+        let index = try await store.index(named: "Notes", account: "bob")
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Reading list"
         try await index.indexItems([
@@ -44,7 +44,7 @@ enum DocCArticleSnippets {
     static func BatchesAndClientState(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try await store.signIn("alice")
-        let index = try store.index(named: "Notes", account: "alice")
+        let index = try await store.index(named: "Notes", account: "alice")
 
         let lastCursor = try await index.fetchLastClientState()   // nil before the first batch
         var attributes = AttributeSet(contentType: .plainText)
@@ -85,7 +85,7 @@ enum DocCArticleSnippets {
     static func Expiration(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try await store.signIn("alice")
-        let index = try store.index(named: "Notes", account: "alice")
+        let index = try await store.index(named: "Notes", account: "alice")
 
         var pass = AttributeSet(contentType: .plainText)
         pass.title = "Boarding pass, flight 212"
@@ -117,7 +117,7 @@ enum DocCArticleSnippets {
     static func GettingStarted(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try await store.signIn("alice")
-        let index = try store.index(named: "Notes", account: "alice")
+        let index = try await store.index(named: "Notes", account: "alice")
 
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"
@@ -277,8 +277,8 @@ enum DocCArticleSnippets {
         }
         print(embedded)
 
-        for name in try store.indexNames(for: "alice") {
-            guard let index = try store.existingIndex(named: name, account: "alice"),
+        for name in try await store.indexNames(for: "alice") {
+            guard let index = try await store.existingIndex(named: name, account: "alice"),
                   let status = try await store.embeddingStatus(of: index) else { continue }
             print(name, status.model, status.items, status.passages, status.backlog)
         }

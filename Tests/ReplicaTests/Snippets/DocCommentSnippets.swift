@@ -160,7 +160,7 @@ enum DocCommentSnippets {
     static func Replica_Store_Store_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let store = try Store(directory: URL(fileURLWithPath: NSHomeDirectory() + "/.local/share/notes-index"))
         try await store.signIn("alice")                  // at login: writes need a signed-in account
-        let index = try store.index(named: "Notes", account: "alice")
+        let index = try await store.index(named: "Notes", account: "alice")
         try await index.indexItems(items)
         let results = try await store.search(SearchQuery("launch risk"))
         try await store.switchAccount(to: "bob")   // on logout: alice's text is gone from disk
@@ -316,7 +316,7 @@ enum DocCommentSnippets {
     static func ReplicaIndex_Index_SearchableIndex_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try await store.signIn("alice")
-        let index = try store.index(named: "Notes", account: "alice")
+        let index = try await store.index(named: "Notes", account: "alice")
         try await index.indexItems([item])
         try await index.deleteItems(withDomainIdentifiers: ["account.alice.archive"])
     }

@@ -51,7 +51,7 @@ import Synchronization
         _ = await Task.detached { otherWorkRan.signal() }.value
         try await waits.value
         #expect(releasedInTime.withLock { $0 } == true)
-        #expect(try store.signedInAccounts().map(\.id).contains("bob"))
+        #expect(try await store.signedInAccounts().map(\.id).contains("bob"))
     }
 
     @Test func onlyAnExplicitSignInBringsAnAccountIntoUse() async throws {
@@ -61,15 +61,15 @@ import Synchronization
         #expect(performing: { try fresh.records.write([Record(account: "carol", kind: "note", id: "1", version: 1)]) }, throws: Self.isNotSignedIn)
         #expect(performing: { try fresh.addSource(SourceDefinition(kind: .files, account: "carol", settings: .object([("root", "/tmp")]))) },
                 throws: Self.isNotSignedIn)
-        #expect(try fresh.signedInAccounts().isEmpty)
+        #expect(try await fresh.signedInAccounts().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/fresh/accounts/carol"))
         try await fresh.signIn("carol")
         try await fresh.index(account: "carol").indexItems([Fixtures.item("x", text: "hello")])
-        #expect(try fresh.signedInAccounts().map(\.id) == ["carol"])
+        #expect(try await fresh.signedInAccounts().map(\.id) == ["carol"])
     }
 
     @Test func aLateWriteForASignedOutAccountIsRefusedAndDoesNotSignItBackIn() async throws {
-        let index = try store.index(account: "bob")
+        let index = try await store.index(account: "bob")
         try await index.indexItems([Fixtures.item("b1", text: "before")])
         try await store.records.write([Record(account: "bob", kind: "note", id: "1", version: 1, fields: [("title", "before")])])
         try await store.signOut("bob")
@@ -83,15 +83,15 @@ import Synchronization
         #expect(performing: {
             try store.records.write([Record(account: "alice", kind: "note", id: "1", version: 1), Record(account: "bob", kind: "note", id: "3", version: 1)])
         }, throws: Self.isNotSignedIn)
-        #expect(try store.records.record(account: "alice", kind: "note", id: "1") == nil)
-        #expect(try store.signedInAccounts().map(\.id) == ["alice"])
+        #expect(try await store.records.record(account: "alice", kind: "note", id: "1") == nil)
+        #expect(try await store.signedInAccounts().map(\.id) == ["alice"])
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/accounts/bob"))
         #expect(try await store.search(SearchQuery("late")).isEmpty)
 
         // Only an explicit sign-in brings bob back, with nothing of before.
         try await store.signIn("bob")
         #expect(try await store.index(account: "bob").itemCount() == 0)
-        #expect(try store.records.record(account: "bob", kind: "note", id: "1") == nil)
+        #expect(try await store.records.record(account: "bob", kind: "note", id: "1") == nil)
     }
 
     @Test func searchSpansSignedInAccountsAndMergesByScore() async throws {
@@ -110,7 +110,7 @@ import Synchronization
 
     @Test func signingOutLeavesNoByteOfTheAccountsTextInAnyFile() async throws {
         let canary = "zqxcanary\(UInt32.random(in: 0..<UInt32.max))"
-        let alice = try store.index(account: "alice")
+        let alice = try await store.index(account: "alice")
         try await alice.indexItems((0..<200).map { Fixtures.item("n\($0)", title: "\(canary) title", text: "\($0) \(canary) body text") })
         let batch = alice.beginBatch()
         try batch.deleteItems(withIdentifiers: ["n1"])
@@ -136,13 +136,13 @@ import Synchronization
         try await store.index(account: "bob").indexItems([Fixtures.item("b", text: "bob's own words")])
         #expect(!directory.filesContaining(canary).isEmpty, "the canary should be on disk before the sign-out")
 
-        await #expect(try store.signOut("alice"))
+        #expect(try await store.signOut("alice"))
         #expect(directory.filesContaining(canary).isEmpty, "found in \(directory.filesContaining(canary))")
-        #expect(try store.signedInAccounts().map(\.id) == ["bob"])
+        #expect(try await store.signedInAccounts().map(\.id) == ["bob"])
         #expect(try await store.search(SearchQuery(canary)).isEmpty)
         #expect(try await store.search(SearchQuery("bob's")).count == 1)
         await #expect(performing: { try await alice.itemCount() }, throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
-        await #expect(try store.signOut("alice") == false)
+        #expect(try await store.signOut("alice") == false)
     }
 
     @Test func switchingAccountsSignsOutEveryOther() async throws {
@@ -151,10 +151,10 @@ import Synchronization
             try await store.index(account: account).indexItems([Fixtures.item("x", text: "shared word")])
         }
         try await store.switchAccount(to: "b")
-        #expect(try store.signedInAccounts().map(\.id) == ["b"])
+        #expect(try await store.signedInAccounts().map(\.id) == ["b"])
         #expect(try await store.search(SearchQuery("shared")).map(\.account) == ["b"])
         try await store.switchAccount(to: "d")
-        #expect(try store.signedInAccounts().map(\.id) == ["d"])
+        #expect(try await store.signedInAccounts().map(\.id) == ["d"])
         #expect(try await store.search(SearchQuery("shared")).isEmpty)
     }
 
@@ -167,13 +167,13 @@ import Synchronization
         #expect(performing: { try other.index(account: "alice") }, throws: Self.isNotSignedIn)
         // Signing in again starts afresh, with nothing of before.
         try await store.signIn("alice")
-        let again = try other.index(account: "alice")
+        let again = try await other.index(account: "alice")
         #expect(try await again.itemCount() == 0)
     }
 
     @Test func anIndexHeldOpenByAnotherStoreNoticesASignOutMadeElsewhere() async throws {
         let other = try Store(directory: directory.url)
-        let held = try other.index(account: "alice")
+        let held = try await other.index(account: "alice")
         let heldRecords = other.records
         try await held.indexItems([Fixtures.item("x", text: "visible")])
         try await heldRecords.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", "visible")])])
@@ -189,14 +189,14 @@ import Synchronization
         // Signed in again (a new sign-in): the old handle still refuses, and never writes into the new files.
         try await store.signIn("alice")
         await #expect(performing: { try await held.indexItems([Fixtures.item("z", text: "stale handle")]) }, throws: Self.isNotSignedIn)
-        let fresh = try other.index(account: "alice")
+        let fresh = try await other.index(account: "alice")
         #expect(fresh !== held)
         #expect(try await fresh.itemCount() == 0)
         // What the other store writes now is what this store reads.
         try await fresh.indexItems([Fixtures.item("n", text: "after the new sign-in")])
         #expect(try await store.search(SearchQuery("sign")).map(\.item.uniqueIdentifier) == ["n"])
         try await heldRecords.write([Record(account: "alice", kind: "note", id: "3", version: 1, fields: [("title", "kept")])])
-        #expect(try store.records.record(account: "alice", kind: "note", id: "3") != nil)
+        #expect(try await store.records.record(account: "alice", kind: "note", id: "3") != nil)
     }
 
     @Test func aSwitchIsRecordedWholeBeforeAnythingIsDeleted() async throws {
@@ -205,13 +205,13 @@ import Synchronization
             try await store.index(account: account).indexItems([Fixtures.item("x", text: "words")])
         }
         try await store.switchAccount(to: "alice")
-        #expect(try store.signedInAccounts().map(\.id) == ["alice"])
+        #expect(try await store.signedInAccounts().map(\.id) == ["alice"])
         for account in ["bob", "c", "d", "e"] {
             #expect(!FileManager.default.fileExists(atPath: directory.path + "/accounts/\(account)"))
         }
         // The account switched to is signed in even when the store did not know it.
         try await store.switchAccount(to: "zed")
-        #expect(try store.signedInAccounts().map(\.id) == ["zed"])
+        #expect(try await store.signedInAccounts().map(\.id) == ["zed"])
     }
 
     @Test func accountIdentifiersMapToSafeFolders() async throws {
@@ -224,7 +224,7 @@ import Synchronization
         for refused: AccountID in ["", ".", "..", "../x", "a/b", "tab\there", "esc\u{1B}[2J", "line\u{2028}sep", " padded", "rtl\u{202E}"] {
             #expect("\(refused.rawValue.debugDescription)", performing: { try store.signIn(refused) }, throws: { ($0 as? ReplicaError)?.code == .invalidArgument })
         }
-        #expect(Set(try store.signedInAccounts().map(\.id)) == ["alice", "bob", weird])
+        #expect(Set(try await store.signedInAccounts().map(\.id)) == ["alice", "bob", weird])
         #expect(throws: ReplicaError.self) { try store.index(account: "") }
         #expect(throws: ReplicaError.self) { try store.index(named: "../x", account: "a") }
     }

@@ -73,7 +73,8 @@ import ReplicaTestSupport
     @Test func anItemMissingWhileItsRecordLivesComesBackAtTheNextCatchUp() async throws {
         // What the old `query --fetch` did, in an index from before the comparison.
         try await store.deleteReliably([.identifier("note:a:plan"), .identifier("note:a:budget")], account: "a")
-        try store.index(account: "a").writeNow { try $0.setMeta(ProjectionEngine.missingItemsCheckedKey, nil) }
+        let index = try await store.index(account: "a")
+        try await Blocking.run { try index.writeNow { try $0.setMeta(ProjectionEngine.missingItemsCheckedKey, nil) } }
         #expect(try await indexed("supplier").isEmpty)
         let engine = ProjectionEngine(store: store, projections: fixture.projections)
         let report = try await engine.catchUp(account: "a")
@@ -88,11 +89,12 @@ import ReplicaTestSupport
     /// next catch-up, so one removed by mistake (its record written again since it was read) comes back.
     @Test func aRecordWhoseItemHydrationRemovesIsProjectedAgainAtTheNextCatchUp() async throws {
         try await store.records.write([note("plan", version: 2, title: "Launch plan", body: "supplier risk", deleted: true)])
-        let records = try #require(try store.recordsDatabase(for: "a", creating: false))
-        let before = try records.lastSequence()
+        let records = try #require(try await store.recordsDatabase(for: "a", creating: false))
+        let before = try await Blocking.run { try records.lastSequence() }
         let found = try await store.search(SearchQuery("supplier"), hydration: hydration)
         #expect(found.dropped.map(\.reason) == ["the record was deleted"])
-        #expect(try records.changes(after: before, limit: 10).map { "\($0.0.kind):\($0.0.id)" } == ["note:plan"])
+        let changes = try await Blocking.run { try records.changes(after: before, limit: 10).map { "\($0.0.kind):\($0.0.id)" } }
+        #expect(changes == ["note:plan"])
         let report = try await ProjectionEngine(store: store, projections: fixture.projections).catchUp(account: "a")
         #expect(report.changesApplied == 2, "the deletion and the record hydration handed back: \(report)")
         #expect(try await indexed("supplier").isEmpty)

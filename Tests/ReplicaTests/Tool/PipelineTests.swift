@@ -91,7 +91,7 @@ import ReplicaTestSupport
     }
 
     @Test func scoreEngagementWeighsTheAccountsViewsOfAnItem() async throws {
-        let index = try fixture.store.index(account: "a")
+        let index = try await fixture.store.index(account: "a")
         // The unseen item is the better match (the word is in its title too); the other was viewed once, just now.
         try await index.indexItems([
             Fixtures.item("app:seen", title: "Field notes", text: "a quokka near the path"),

@@ -8,7 +8,7 @@ enum READMESnippet01 {
     static func run() async throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
         try await store.signIn("alice")            // at login: writes for an account not signed in are refused
-        let index = try store.index(named: "Notes", account: "alice")
+        let index = try await store.index(named: "Notes", account: "alice")
 
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"

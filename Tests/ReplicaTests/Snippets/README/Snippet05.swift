@@ -20,7 +20,7 @@ enum READMESnippet05 {
 
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/travel/replica"))
         try await store.signIn("alice")
-        let index = try store.index(named: "Landmarks", account: "alice")
+        let index = try await store.index(named: "Landmarks", account: "alice")
         try await index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A pyramid-shaped peak")], priority: 10)
 
         var viewed = UserActivity(activityType: "com.example.travel.view", persistentIdentifier: "view:42",

@@ -15,7 +15,7 @@ enum READMESnippet10 {
         let indexer = try Store(directory: folder, configuration: settings)
 
         try await app.signIn("alice")                         // the indexer sees the sign-in at once
-        let notes = try indexer.index(named: "Notes", account: "alice")
+        let notes = try await indexer.index(named: "Notes", account: "alice")
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"
         try await notes.indexItems([SearchableItem(uniqueIdentifier: "note:alice:1", attributeSet: attributes)])
