@@ -64,6 +64,42 @@ import Glibc
         }
     }
 
+    /// The first line `handle` gives, without waiting for the end of the stream.
+    func firstLine(_ handle: FileHandle?) throws -> String {
+        let handle = try #require(handle)
+        var bytes = Data()
+        while !bytes.contains(UInt8(ascii: "\n")) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            bytes += chunk
+        }
+        return String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+    }
+
+    @Test func aSignalReachesEverythingInTheChildsProcessGroup() async throws {
+        let child = try ChildProcess(["/bin/sh", "-c", "sleep 300 >/dev/null & echo $!; wait"], standardOutput: .pipe)
+        let grandchild = try #require(pid_t(try firstLine(child.standardOutput)))
+        defer { HostilePlugin.cleanUp([grandchild]) }
+        child.signal(SIGKILL)
+        #expect(child.waitUntilExit() == ChildProcess.Ending(status: SIGKILL, wasSignaled: true))
+        #expect(await eventually(timeout: 30) { processIsGone(grandchild) }, "the grandchild outlived its parent's SIGKILL")
+    }
+
+    @Test func whatTheChildLeavesRunningEndsWhenItExits() async throws {
+        let child = try ChildProcess(["/bin/sh", "-c", "sleep 300 >/dev/null & echo $!"], standardOutput: .pipe)
+        let grandchild = try #require(pid_t(try firstLine(child.standardOutput)))
+        defer { HostilePlugin.cleanUp([grandchild]) }
+        #expect(child.waitUntilExit() == ChildProcess.Ending(status: 0, wasSignaled: false))
+        #expect(await eventually(timeout: 30) { processIsGone(grandchild) }, "the grandchild outlived the child")
+    }
+
+    @Test func terminatingAChildThatIgnoresSIGTERMEndsItWithSIGKILLAfterTheGrace() throws {
+        let child = try ChildProcess(["/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"], standardOutput: .pipe)
+        #expect(try firstLine(child.standardOutput) == "ready")
+        #expect(child.terminate(grace: 0.2) == ChildProcess.Ending(status: SIGKILL, wasSignaled: true))
+        #expect(!child.isRunning)
+    }
+
     @Test func theEnvironmentIsTheOneGiven() throws {
         let child = try ChildProcess(["/bin/sh", "-c", "echo \"$ONLY|$HOME\""], environment: ["ONLY": "this"], standardOutput: .pipe)
         #expect(try readAll(child.standardOutput) == "this|\n")
