@@ -186,7 +186,7 @@ public final class ExecSource: Source {
         let silence = silence
         var answers: [ItemIdentifier: SourceAnswer] = [:]
         // A caller that stops waiting (hydration's timeout cancels it) ends the plugin at once, which
-        // ends the wait for its next line.
+        // ends the wait for its next line; its input is closed by the deferred kill, after any write.
         return try await withTaskCancellationHandler {
             while true {
                 switch try await Blocking.run({ plugin.next(timeout: silence) }) {
@@ -208,7 +208,7 @@ public final class ExecSource: Source {
                 }
             }
         } onCancel: {
-            plugin.kill()
+            plugin.kill(closingInput: false)
         }
     }
 }

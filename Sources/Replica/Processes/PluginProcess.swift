@@ -185,8 +185,11 @@ package final class PluginProcess: @unchecked Sendable {
     }
 
     /// Kills the plugin and what it started (its process group) at once.
-    package func kill() {
+    ///
+    /// - Parameter closingInput: whether to close its standard input too; not while another thread may
+    ///   be writing to it (that write fails with EPIPE once the plugin is gone).
+    package func kill(closingInput: Bool = true) {
         process.signal(SIGKILL)
-        try? process.standardInput?.close()
+        if closingInput { try? process.standardInput?.close() }
     }
 }
