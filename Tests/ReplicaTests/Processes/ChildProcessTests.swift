@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Replica
 @testable import ReplicaIndex
@@ -98,6 +99,18 @@ import Glibc
         #expect(try firstLine(child.standardOutput) == "ready")
         #expect(child.terminate(grace: 0.2) == ChildProcess.Ending(status: SIGKILL, wasSignaled: true))
         #expect(!child.isRunning)
+    }
+
+    /// The parent-death signal also comes when only the thread that started the child ends: the child
+    /// must not take that for this process's end.
+    @Test func aChildOutlivesTheThreadThatStartedIt() async throws {
+        let started = Mutex<ChildProcess?>(nil)
+        let thread = Thread { started.withLock { $0 = try? ChildProcess(["sleep", "30"]) } }
+        thread.start()
+        #expect(await eventually { thread.isFinished })
+        let child = try #require(started.withLock { $0 })
+        #expect(child.wait(timeout: 0.5) == nil, "the child ended with the thread that started it")
+        #expect(child.terminate(grace: 5) == ChildProcess.Ending(status: SIGTERM, wasSignaled: true))
     }
 
     @Test func theEnvironmentIsTheOneGiven() throws {
