@@ -23,8 +23,6 @@ let package = Package(
             path: "Sources/CGit2",
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"])]),
-        // glibc functions Swift's Glibc module leaves out (posix_spawn_file_actions_addclosefrom_np, pipe2).
-        .systemLibrary(name: "CSpawn", path: "Sources/CSpawn"),
         // OpenBLAS's CBLAS, for the embedding model's matrix products.
         .systemLibrary(
             name: "COpenBLAS",
@@ -42,6 +40,11 @@ let package = Package(
 
         // The vector scan of semantic search in C, which can choose AVX2 at run time (Swift builds for SSE2).
         .target(name: "CVectorKernels"),
+
+        // Starting child processes in C: what runs between fork and exec may only make system calls
+        // (a supervisor that ends the child with this process, its process group, its parent-death
+        // signal), and pipe2, which Swift's Glibc module leaves out.
+        .target(name: "CSpawn", cSettings: [.define("_GNU_SOURCE")]),
 
         // Values every layer shares: JSON, errors, dates, line reading, escaping for display.
         .target(name: "ReplicaCore"),

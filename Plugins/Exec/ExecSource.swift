@@ -186,24 +186,30 @@ public final class ExecSource: Source {
         plugin.send(.object([("type", "hydrate"), ("request", "h1"), ("identifiers", .array(keys.map { .string($0.1) }))]))
         let silence = silence
         var answers: [ItemIdentifier: SourceAnswer] = [:]
-        while true {
-            switch try await Blocking.run({ plugin.next(timeout: silence) }) {
-            case .timeout, .end, .tooLong:
-                return answers
-            case .line(_, let text):
-                guard case .hydrated(let items, let gone)? = try? PluginMessage.read(text) else { continue }
-                for (item, version) in items {
-                    var item = item
-                    item.uniqueIdentifier = definition.identifier(item.uniqueIdentifier.rawValue)
-                    if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
-                    answers[item.uniqueIdentifier] = .current(item, version: version)
+        // A caller that stops waiting (hydration's timeout cancels it) ends the plugin at once, which
+        // ends the wait for its next line; its input is closed by the deferred kill, after any write.
+        return try await withTaskCancellationHandler {
+            while true {
+                switch try await Blocking.run({ plugin.next(timeout: silence) }) {
+                case .timeout, .end, .tooLong:
+                    return answers
+                case .line(_, let text):
+                    guard case .hydrated(let items, let gone)? = try? PluginMessage.read(text) else { continue }
+                    for (item, version) in items {
+                        var item = item
+                        item.uniqueIdentifier = definition.identifier(item.uniqueIdentifier.rawValue)
+                        if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
+                        answers[item.uniqueIdentifier] = .current(item, version: version)
+                    }
+                    for (key, reason) in gone {
+                        answers[definition.identifier(key)] = .gone(reason: reason ?? "the plugin says it is gone")
+                    }
+                    plugin.send(.object([("type", "stop")]))
+                    return answers
                 }
-                for (key, reason) in gone {
-                    answers[definition.identifier(key)] = .gone(reason: reason ?? "the plugin says it is gone")
-                }
-                plugin.send(.object([("type", "stop")]))
-                return answers
             }
+        } onCancel: {
+            plugin.kill(closingInput: false)
         }
     }
 }

@@ -37,6 +37,30 @@ import ReplicaTestSupport
         try await store.search(SearchQuery(words)).map(\.item.uniqueIdentifier.rawValue).sorted()
     }
 
+    /// Hydration that stops waiting (its timeout cancels it, in `mcp` and `watch`, which go on running) ends
+    /// a plugin that says nothing, and what the plugin started, at once: not after `silenceSeconds`.
+    @Test func aCancelledHydrationEndsASilentPluginAndWhatItStarted() async throws {
+        let plugin = directory.path + "/plugin.py"
+        try HostilePlugin.script("""
+            sys.stdin.readline()
+            started("hydrate")
+            hang()
+            """).write(toFile: plugin, atomically: true, encoding: .utf8)
+        let definition = try await store.addSource(SourceDefinition(name: "", kind: .exec, account: "alice", settings: .object([
+            ("command", .array(["python3", plugin, directory.path].map(JSON.string))), ("silenceSeconds", 300),
+        ])))
+        let source = try ExecSource(definition)
+        let context = try SourceContext(definition: definition, store: store)
+        let asking = Task { try await source.answer(["exec-1:n1"], includingContent: true, context) }
+        var pids: [pid_t]?
+        #expect(await eventually { pids = HostilePlugin.processes("hydrate", in: directory.path); return pids != nil })
+        defer { HostilePlugin.cleanUp(pids) }
+        asking.cancel()
+        #expect(await eventually(timeout: 30) { (pids ?? []).allSatisfy(processIsGone) },
+                "the plugin and its grandchild outlived the cancelled hydration")
+        #expect(try await asking.value.isEmpty)
+    }
+
     @Test func theExamplePluginIsIndexedAndResumesFromItsCheckpoint() async throws {
         try note("launch", title: "Launch plan", body: "the supplier risk")
         try note("budget", title: "Budget", body: "numbers")

@@ -4,16 +4,21 @@ import Foundation
 import Glibc
 #endif
 
-/// A child process started with `posix_spawn`, for plugins and for tests that run `replica`.
+/// A child process, for plugins and for tests that run `replica`, that cannot outlive this process.
 ///
-/// Foundation's `Process.run()` on Linux (Swift 6.3) lists `/proc/self/fd` to close the parent's
-/// descriptors in the child, copying each directory entry's full 256-byte name field; an entry near the
-/// end of the listing buffer is shorter than that, and full test runs crashed there now and then (one in
-/// four while tests launched in parallel, one in twelve with launches serialized: `memcpy` in
-/// `Process.run`, a bad pointer at a page boundary). This starts children without it: the child gets its
-/// three standard streams and every other descriptor is closed
-/// (`posix_spawn_file_actions_addclosefrom_np`), so a plugin can never hold an index file open; its
-/// signals start at their defaults; and a thread per child waits for it to end.
+/// The child runs under a small supervisor forked from this process (`cspawn_supervised` in the CSpawn
+/// target), so that it and everything it starts end with this process however it ends, SIGKILL
+/// included: the supervisor has a parent-death signal (`PR_SET_PDEATHSIG`) and, when this process is
+/// gone, sends SIGTERM to the child's process group, then SIGKILL after ``gracePeriod``. When the child
+/// ends, what it left running in its process group is killed and reaped too. The child gets its three
+/// standard streams and every other descriptor is closed, so a plugin can never hold an index file open;
+/// its signals start at their defaults; it is the leader of a process group of its own, which every
+/// ``signal(_:)`` reaches, so a Ctrl-C meant for this process reaches the child through this process's
+/// shutdown, not at once. A thread per child waits for it to end.
+///
+/// (Foundation's `Process.run()` on Linux (Swift 6.3) lists `/proc/self/fd` to close the parent's
+/// descriptors in the child, and full test runs crashed there now and then; posix_spawn cannot set a
+/// parent-death signal. Hence a fork of our own, in C, where only async-signal-safe calls run.)
 ///
 /// For example:
 /// ```swift
@@ -41,8 +46,10 @@ public final class ChildProcess: @unchecked Sendable {
         public var wasSignaled: Bool
     }
 
-    /// The child's process ID.
+    /// The child's process ID, which is also its process group's ID.
     public let processIdentifier: pid_t
+    /// How long the child has between SIGTERM and SIGKILL when this process ends before it.
+    public let gracePeriod: TimeInterval
     /// The parent's ends of the pipes asked for.
     public let standardInput: FileHandle?
     /// The read end of the child's standard output when it was a ``Stream/pipe``; `nil` otherwise.
@@ -50,6 +57,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// The read end of the child's standard error when it was a ``Stream/pipe``; `nil` otherwise.
     public let standardError: FileHandle?
 
+    /// The supervisor's process ID: this process's child, which ends as the child does.
+    private let supervisor: pid_t
     private let condition = NSCondition()
     private var ending: Ending?
 
@@ -62,74 +71,117 @@ public final class ChildProcess: @unchecked Sendable {
     ///   - input: where the child's standard input comes from.
     ///   - output: where the child's standard output goes.
     ///   - error: where the child's standard error goes.
+    ///   - gracePeriod: how long the child has, after SIGTERM, to end when this process ends first;
+    ///     then its process group gets SIGKILL.
     /// - Throws: `ReplicaError` (`fileSystem`) when the child cannot be started, naming the executable.
     public init(_ command: [String], environment: [String: String]? = nil,
                 standardInput input: Stream = .null, standardOutput output: Stream = .null,
-                standardError error: Stream = .null) throws {
+                standardError error: Stream = .null, gracePeriod: TimeInterval = 2) throws {
         guard let executable = command.first else { throw ReplicaError(.fileSystem, "there is no command to start") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
+        func failure(_ code: Int32) -> ReplicaError {
+            ReplicaError(.fileSystem, "cannot start \(executable): \(String(cString: strerror(code)))")
+        }
+        // Descriptors opened here are close-on-exec: only the supervisor's copies reach the child.
         var childEnds: [Int32] = []
         defer { childEnds.forEach { close($0) } }
         var parentEnds: [Int32?] = []
-        for (target, stream) in [(STDIN_FILENO, input), (STDOUT_FILENO, output), (STDERR_FILENO, error)] {
-            switch stream {
-            case .null:
-                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
-                parentEnds.append(nil)
-            case .descriptor(let descriptor):
-                posix_spawn_file_actions_adddup2(&actions, descriptor, target)
-                parentEnds.append(nil)
-            case .pipe:
-                var ends: [Int32] = [-1, -1]
-                guard pipe2(&ends, O_CLOEXEC) == 0 else {
-                    parentEnds.compactMap { $0 }.forEach { close($0) }
-                    throw ReplicaError(.fileSystem, "cannot start \(executable): no pipe (\(String(cString: strerror(errno))))")
+        var streams: [Int32] = []
+        do {
+            for (index, stream) in [input, output, error].enumerated() {
+                switch stream {
+                case .null:
+                    let null = open("/dev/null", (index == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC)
+                    guard null >= 0 else { throw failure(errno) }
+                    childEnds.append(null)
+                    streams.append(null)
+                    parentEnds.append(nil)
+                case .descriptor(let descriptor):
+                    streams.append(descriptor)
+                    parentEnds.append(nil)
+                case .pipe:
+                    var ends: [Int32] = [-1, -1]
+                    guard pipe2(&ends, O_CLOEXEC) == 0 else {
+                        throw ReplicaError(.fileSystem, "cannot start \(executable): no pipe (\(String(cString: strerror(errno))))")
+                    }
+                    let (parent, child) = index == 0 ? (ends[1], ends[0]) : (ends[0], ends[1])
+                    childEnds.append(child)
+                    streams.append(child)
+                    parentEnds.append(parent)
                 }
-                let (parent, child) = target == STDIN_FILENO ? (ends[1], ends[0]) : (ends[0], ends[1])
-                posix_spawn_file_actions_adddup2(&actions, child, target)
-                childEnds.append(child)
-                parentEnds.append(parent)
             }
+        } catch {
+            parentEnds.compactMap { $0 }.forEach { close($0) }
+            throw error
         }
-        posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1)
-        // Signals start at their defaults and unblocked (a watcher that ignores SIGTERM to handle it itself
-        // must not pass that on), in a process group of the child's own, as Foundation's Process does, so
-        // a Ctrl-C meant for the parent reaches the child through the parent's shutdown, not at once.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t(), none = sigset_t()
-        sigfillset(&all)
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
+        func closeParentEnds() { parentEnds.compactMap { $0 }.forEach { close($0) } }
 
+        let variables = environment ?? ProcessInfo.processInfo.environment
+        guard let path = Self.executablePath(executable, searching: ProcessInfo.processInfo.environment["PATH"]) else {
+            closeParentEnds()
+            throw failure(ENOENT)
+        }
+        var report: [Int32] = [-1, -1]
+        guard pipe2(&report, O_CLOEXEC) == 0 else {
+            closeParentEnds()
+            throw ReplicaError(.fileSystem, "cannot start \(executable): no pipe (\(String(cString: strerror(errno))))")
+        }
+        defer { close(report[0]) }
+
+        // Everything the fork needs is allocated here: nothing is allocated after it.
         let arguments = command.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
-        let variables = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { variables.forEach { free($0) } }
-        var pid: pid_t = 0
-        let code = executable.contains("/")
-            ? posix_spawn(&pid, executable, &actions, &attributes, arguments, variables)
-            : posix_spawnp(&pid, executable, &actions, &attributes, arguments, variables)
-        guard code == 0 else {
-            parentEnds.compactMap { $0 }.forEach { close($0) }
-            throw ReplicaError(.fileSystem, "cannot start \(executable): \(String(cString: strerror(code)))")
+        let environmentStrings = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { environmentStrings.forEach { free($0) } }
+        let grace = Int32(clamping: Int((max(gracePeriod, 0) * 1000).rounded(.up)))
+        let supervisor = cspawn_supervised(path, arguments, environmentStrings, streams, report[1], grace)
+        let forkError = errno
+        close(report[1])
+        guard supervisor > 0 else {
+            closeParentEnds()
+            throw failure(forkError)
         }
-        processIdentifier = pid
+        // The supervisor writes the program's id, or why it could not start, and closes the pipe.
+        var program: pid_t = 0
+        var problem: Int32 = 0
+        var record: (Int32, Int32) = (0, 0)
+        while true {
+            let count = withUnsafeMutableBytes(of: &record) { read(report[0], $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count == MemoryLayout<(Int32, Int32)>.size else { break }
+            if record.0 == CSPAWN_REPORT_PROGRAM { program = record.1 } else { problem = record.1 }
+        }
+        guard problem == 0, program > 0 else {
+            var status: Int32 = 0
+            while waitpid(supervisor, &status, 0) == -1 && errno == EINTR {}
+            closeParentEnds()
+            throw failure(problem == 0 ? ECHILD : problem)
+        }
+        self.supervisor = supervisor
+        self.gracePeriod = gracePeriod
+        processIdentifier = program
         standardInput = parentEnds[0].map { FileHandle(fileDescriptor: $0, closeOnDealloc: true) }
         standardOutput = parentEnds[1].map { FileHandle(fileDescriptor: $0, closeOnDealloc: true) }
         standardError = parentEnds[2].map { FileHandle(fileDescriptor: $0, closeOnDealloc: true) }
         Thread.detachNewThread { [self] in reap() }
     }
 
+    /// `executable` itself when it holds a `/`, else the first executable file of that name in `path`'s
+    /// folders (as `execvp` looks, which may not run after a fork in a multithreaded process).
+    static func executablePath(_ executable: String, searching path: String?) -> String? {
+        if executable.contains("/") { return executable }
+        for folder in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + executable
+            var information = stat()
+            if access(candidate, X_OK) == 0, stat(candidate, &information) == 0, (information.st_mode & S_IFMT) == S_IFREG {
+                return candidate
+            }
+        }
+        return nil
+    }
+
     private func reap() {
         var status: Int32 = 0
-        while waitpid(processIdentifier, &status, 0) == -1 && errno == EINTR {}
+        while waitpid(supervisor, &status, 0) == -1 && errno == EINTR {}
         let signaled = (status & 0x7F) != 0 && (status & 0x7F) != 0x7F
         condition.lock()
         ending = Ending(status: signaled ? status & 0x7F : (status >> 8) & 0xFF, wasSignaled: signaled)
@@ -166,10 +218,27 @@ public final class ChildProcess: @unchecked Sendable {
         return ending
     }
 
-    /// Sends a signal, unless the child has ended (its process id may belong to another process by then).
+    /// Sends a signal to the child's process group (the child and what it started), unless the child has
+    /// ended (its process id may belong to another process by then).
     public func signal(_ number: Int32) {
         condition.lock()
         defer { condition.unlock() }
-        if ending == nil { kill(processIdentifier, number) }
+        if ending == nil { kill(-processIdentifier, number) }
+    }
+
+    /// Ends the child and its process group: SIGTERM, then SIGKILL when it has not ended within `grace`
+    /// seconds; returns how it ended (once it has, and everything it left was reaped).
+    ///
+    /// For example:
+    /// ```swift
+    /// let child = try ChildProcess(["sleep", "30"])
+    /// let ending = child.terminate(grace: 2)   // killed by SIGTERM
+    /// ```
+    @discardableResult
+    public func terminate(grace: TimeInterval) -> Ending {
+        signal(SIGTERM)
+        if let ending = wait(timeout: grace) { return ending }
+        signal(SIGKILL)
+        return waitUntilExit()
     }
 }

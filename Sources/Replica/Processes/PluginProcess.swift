@@ -33,12 +33,17 @@ package final class PluginProcess: @unchecked Sendable {
     /// When the plugin last wrote anything: a long line still arriving is not silence.
     private var lastOutput = Date()
 
-    package init(command: [String], environment: [String: String]) throws {
+    /// Starts `command` with `environment` added to this process's.
+    ///
+    /// - Parameter gracePeriod: how long the plugin has between SIGTERM and SIGKILL when this process
+    ///   ends without stopping it (see ``ChildProcess``).
+    package init(command: [String], environment: [String: String], gracePeriod: TimeInterval = 2) throws {
         guard let executable = command.first else { throw ReplicaError(.invalidConfiguration, "the plugin command is empty") }
         do {
             process = try ChildProcess(executable.contains("/") ? command : ["/usr/bin/env"] + command,
                                        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-                                       standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
+                                       standardInput: .pipe, standardOutput: .pipe, standardError: .pipe,
+                                       gracePeriod: gracePeriod)
         } catch let error as ReplicaError {
             throw ReplicaError(.invalidConfiguration, "the plugin \(executable) cannot be started: \(error.message)")
         }
@@ -170,19 +175,21 @@ package final class PluginProcess: @unchecked Sendable {
         }
     }
 
-    /// Asks the plugin to stop, then ends it: SIGTERM after `grace` seconds, SIGKILL one second later.
-    package func stop(grace: Double = 2) {
+    /// Asks the plugin to stop, then ends it and what it started (its process group): SIGTERM after
+    /// `grace` seconds, SIGKILL `killAfter` seconds later. Returns once it has ended and been reaped.
+    package func stop(grace: Double = 2, killAfter: Double = 1) {
         send(.object([("type", "stop")]))
         try? process.standardInput?.close()
         if process.wait(timeout: grace) != nil { return }
-        process.signal(SIGTERM)
-        if process.wait(timeout: 1) != nil { return }
-        process.signal(SIGKILL)
+        process.terminate(grace: killAfter)
     }
 
-    /// Kills the plugin at once.
-    package func kill() {
+    /// Kills the plugin and what it started (its process group) at once.
+    ///
+    /// - Parameter closingInput: whether to close its standard input too; not while another thread may
+    ///   be writing to it (that write fails with EPIPE once the plugin is gone).
+    package func kill(closingInput: Bool = true) {
         process.signal(SIGKILL)
-        try? process.standardInput?.close()
+        if closingInput { try? process.standardInput?.close() }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Replica
 @testable import ReplicaIndex
@@ -62,6 +63,54 @@ import Glibc
             let error = error as? ReplicaError
             return error?.code == .fileSystem && error?.message == "cannot start /nonexistent/plugin: No such file or directory"
         }
+    }
+
+    /// The first line `handle` gives, without waiting for the end of the stream.
+    func firstLine(_ handle: FileHandle?) throws -> String {
+        let handle = try #require(handle)
+        var bytes = Data()
+        while !bytes.contains(UInt8(ascii: "\n")) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            bytes += chunk
+        }
+        return String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+    }
+
+    @Test func aSignalReachesEverythingInTheChildsProcessGroup() async throws {
+        let child = try ChildProcess(["/bin/sh", "-c", "sleep 300 >/dev/null & echo $!; wait"], standardOutput: .pipe)
+        let grandchild = try #require(pid_t(try firstLine(child.standardOutput)))
+        defer { HostilePlugin.cleanUp([grandchild]) }
+        child.signal(SIGKILL)
+        #expect(child.waitUntilExit() == ChildProcess.Ending(status: SIGKILL, wasSignaled: true))
+        #expect(await eventually(timeout: 30) { processIsGone(grandchild) }, "the grandchild outlived its parent's SIGKILL")
+    }
+
+    @Test func whatTheChildLeavesRunningEndsWhenItExits() async throws {
+        let child = try ChildProcess(["/bin/sh", "-c", "sleep 300 >/dev/null & echo $!"], standardOutput: .pipe)
+        let grandchild = try #require(pid_t(try firstLine(child.standardOutput)))
+        defer { HostilePlugin.cleanUp([grandchild]) }
+        #expect(child.waitUntilExit() == ChildProcess.Ending(status: 0, wasSignaled: false))
+        #expect(await eventually(timeout: 30) { processIsGone(grandchild) }, "the grandchild outlived the child")
+    }
+
+    @Test func terminatingAChildThatIgnoresSIGTERMEndsItWithSIGKILLAfterTheGrace() throws {
+        let child = try ChildProcess(["/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"], standardOutput: .pipe)
+        #expect(try firstLine(child.standardOutput) == "ready")
+        #expect(child.terminate(grace: 0.2) == ChildProcess.Ending(status: SIGKILL, wasSignaled: true))
+        #expect(!child.isRunning)
+    }
+
+    /// The parent-death signal also comes when only the thread that started the child ends: the child
+    /// must not take that for this process's end.
+    @Test func aChildOutlivesTheThreadThatStartedIt() async throws {
+        let started = Mutex<ChildProcess?>(nil)
+        let thread = Thread { started.withLock { $0 = try? ChildProcess(["sleep", "30"]) } }
+        thread.start()
+        #expect(await eventually { thread.isFinished })
+        let child = try #require(started.withLock { $0 })
+        #expect(child.wait(timeout: 0.5) == nil, "the child ended with the thread that started it")
+        #expect(child.terminate(grace: 5) == ChildProcess.Ending(status: SIGTERM, wasSignaled: true))
     }
 
     @Test func theEnvironmentIsTheOneGiven() throws {

@@ -67,6 +67,12 @@ enum DocCommentSnippets {
         let ending = child.waitUntilExit()
     }
 
+    /// Sources/Replica/Processes/ChildProcess.swift, snippet 2.
+    static func Replica_Processes_ChildProcess_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let child = try ChildProcess(["sleep", "30"])
+        let ending = child.terminate(grace: 2)   // killed by SIGTERM
+    }
+
     /// Sources/Replica/Projection/Projection.swift, snippet 1.
     static func Replica_Projection_Projection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var messages = Projection(kind: "message", version: 2, contentType: .emailMessage)
