@@ -50,7 +50,7 @@ import ReplicaTestSupport
             ("command", .array(["python3", plugin, directory.path].map(JSON.string))), ("silenceSeconds", 300),
         ])))
         let source = try ExecSource(definition)
-        let context = try SourceContext(definition: definition, store: store)
+        let context = try await SourceContext(definition: definition, store: store)
         let asking = Task { try await source.answer(["exec-1:n1"], includingContent: true, context) }
         var pids: [pid_t]?
         #expect(await eventually { pids = HostilePlugin.processes("hydrate", in: directory.path); return pids != nil })
