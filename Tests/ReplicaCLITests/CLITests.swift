@@ -323,7 +323,7 @@ import Replica
         let line = #"{"event":"itemsUpdated","account":"a","index":"default","items":[{"uniqueIdentifier":"m1","changed":["textContentSummary"]}]}"#
         #expect(await eventually { watcher.standardOutput.contains(line) }, "\(watcher.standardOutput)")
         watcher.signal(SIGTERM)
-        #expect(watcher.waitForExit(timeout: 10) == 0)
+        #expect(watcher.waitForExit(timeout: 120) == 0)
     }
 
     // MARK: Usage and exit codes

@@ -171,7 +171,7 @@ import Glibc
         #expect(try await eventually { try replica("search", "--json", "lateadded").standardOutput.contains("files-2:late.txt") })
 
         watcher.signal(SIGTERM)
-        let status = watcher.waitForExit(timeout: 10)
+        let status = watcher.waitForExit(timeout: 120)
         #expect(status == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
         #expect(watcher.standardError.contains("received SIGTERM; stopping the sources and committing what is in flight"))
         #expect(try replica("status").standardOutput.contains("files-1 (files, account alice): stopped"))
@@ -186,7 +186,7 @@ import Glibc
                                input: #"{"account": "alice", "kind": "note", "id": "9", "version": 1, "fields": {"title": "lastminute words"}}"#)
         try "eleventhhour words".write(toFile: tree + "/docs/last.txt", atomically: false, encoding: .utf8)
         watcher.signal(SIGTERM)
-        #expect(watcher.waitForExit(timeout: 20) == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
+        #expect(watcher.waitForExit(timeout: 120) == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
 
         // Each stage stops once the one before it has: sources, the record stores' last catch-up, the rest.
         let log = watcher.standardError

@@ -83,6 +83,8 @@ final class Watcher: Sendable {
             do {
                 _ = try await store.embedPendingItems()
                 failing = false
+            } catch is CancellationError {
+                break   // the watcher is stopping
             } catch {
                 if !failing { Output.note("embedding for semantic search failed: \(ReplicaError.message(of: error)); trying again later") }
                 failing = true
