@@ -15,6 +15,7 @@ import Replica
     }
 
     @discardableResult
+    @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
         try ReplicaProcess.run(["--store", store] + arguments, input: input, environment: environment)
     }
@@ -323,7 +324,7 @@ import Replica
         let line = #"{"event":"itemsUpdated","account":"a","index":"default","items":[{"uniqueIdentifier":"m1","changed":["textContentSummary"]}]}"#
         #expect(await eventually { watcher.standardOutput.contains(line) }, "\(watcher.standardOutput)")
         watcher.signal(SIGTERM)
-        #expect(watcher.waitForExit(timeout: 120) == 0)
+        #expect(await watcher.exit(within: 120) == 0)
     }
 
     // MARK: Usage and exit codes
@@ -520,6 +521,7 @@ import Replica
     }
 
     @discardableResult
+    @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
         try ReplicaProcess.run(["--store", store] + arguments, input: input)
     }
@@ -584,6 +586,7 @@ import Replica
     }
 
     @discardableResult
+    @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
         try ReplicaProcess.run(["--store", store] + arguments, input: input)
     }

@@ -35,7 +35,7 @@ import Glibc
     func expectGone(_ pids: [pid_t]?, _ comment: Comment) async throws {
         defer { HostilePlugin.cleanUp(pids) }
         let pids = try #require(pids, "the plugin never started")
-        #expect(await eventually(timeout: 30) { pids.allSatisfy(processIsGone) }, comment)
+        #expect(await eventually(timeout: 120) { pids.allSatisfy(processIsGone) }, comment)
     }
 
     /// An enrichment program in the configuration file, with a 30 s timeout.

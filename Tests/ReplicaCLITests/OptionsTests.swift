@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReplicaTestSupport
+import ReplicaCore
 
 /// The command line cannot misread what it is told: an option's value is never another option, and each
 /// command accepts exactly the options its help lists.
@@ -16,6 +17,7 @@ import ReplicaTestSupport
         try Data().write(to: URL(fileURLWithPath: directory.path + "/empty.jsonl"))
     }
 
+    @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
         try ReplicaProcess.run(["--store", store] + arguments, input: input)
     }
@@ -69,6 +71,7 @@ import ReplicaTestSupport
     }
 
     /// The commands `replica --help` lists.
+    @available(*, noasync, message: "it waits for a process")
     static func commands() throws -> [String] {
         let help = try ReplicaProcess.run(["--help"]).standardOutput
         let lines = help.components(separatedBy: "\n")
@@ -153,13 +156,13 @@ import ReplicaTestSupport
     /// Each command's options are one declaration that drives both its parsing and its help: every option
     /// its help lists is accepted (for the action the help names), every option any other command knows
     /// and its help does not list is refused, and its help mentions no option it does not list.
-    @Test func everyCommandAcceptsExactlyTheOptionsItsHelpLists() throws {
-        let commands = try Self.commands()
+    @Test func everyCommandAcceptsExactlyTheOptionsItsHelpLists() async throws {
+        let commands = try await Blocking.run { try Self.commands() }
         #expect(commands.count >= 18, "\(commands)")
         let global: Set<String> = ["--store", "--config", "--help", "--version"]
         var helps: [String: (listed: [ListedOption], mentioned: Set<String>)] = [:]
         for command in commands {
-            let help = try ReplicaProcess.run([command, "--help"])
+            let help = try await ReplicaProcess.running([command, "--help"])
             #expect(help.status == 0, "\(command)")
             helps[command] = Self.options(in: help.standardOutput)
         }
@@ -176,12 +179,12 @@ import ReplicaTestSupport
                     arguments.append(option.name)
                     if let placeholder = option.placeholder { arguments.append(value(for: placeholder)) }
                 }
-                let result = try replica(arguments)
+                let result = try await ReplicaProcess.running(["--store", store] + arguments)
                 #expect(!Self.optionErrors.contains { result.standardError.contains($0) },
                         "\(command) lists \(option) but refused it: \(arguments) → \(result.standardError)")
             }
             for name in everyOption.subtracting(names) {
-                let result = try replica(base(command, action: nil) + [name])
+                let result = try await ReplicaProcess.running(["--store", store] + base(command, action: nil) + [name])
                 #expect(result.status == 2 && result.standardError.contains("unknown option \(name)"),
                         "\(command) does not list \(name) but did not refuse it: \(result.standardError)")
             }

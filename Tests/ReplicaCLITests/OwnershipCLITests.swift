@@ -21,10 +21,12 @@ import ReplicaTestSupport
     }
 
     @discardableResult
+    @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
         try ReplicaProcess.run(["--store", store] + arguments, input: input)
     }
 
+    @available(*, noasync, message: "it waits for a process")
     func found(_ word: String) throws -> String {
         try replica("search", "--json", word).standardOutput
     }

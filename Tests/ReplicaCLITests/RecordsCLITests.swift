@@ -14,6 +14,7 @@ import ReplicaSQLite
     }
 
     @discardableResult
+    @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
         try ReplicaProcess.run(["--store", store] + arguments, input: input)
     }

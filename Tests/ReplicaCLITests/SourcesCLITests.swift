@@ -21,6 +21,12 @@ import Glibc
     }
 
     @discardableResult
+    /// ``replica(_:)`` for async tests: waits off the cooperative pool.
+    func running(_ arguments: String...) async throws -> ProcessResult {
+        try await ReplicaProcess.running(["--store", store] + arguments)
+    }
+
+    @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String...) throws -> ProcessResult {
         try ReplicaProcess.run(["--store", store] + arguments)
     }
@@ -155,38 +161,38 @@ import Glibc
     }
 
     @Test func watchFollowsChangesAndStopsCleanlyOnSIGTERM() async throws {
-        try replica("sources", "add", "files", "--account", "alice", tree)
+        try await running("sources", "add", "files", "--account", "alice", tree)
         let watcher = try RunningProcess(replica: ["--store", store, "watch"])
-        #expect(try await eventually { try replica("status").standardOutput.contains("files-1 (files, account alice): watching") })
+        #expect(try await eventually { try await running("status").standardOutput.contains("files-1 (files, account alice): watching") })
         try "meadow quartz words".write(toFile: tree + "/docs/new.txt", atomically: false, encoding: .utf8)
-        #expect(try await eventually { try replica("search", "--json", "meadow").standardOutput.contains("files-1:docs/new.txt") })
+        #expect(try await eventually { try await running("search", "--json", "meadow").standardOutput.contains("files-1:docs/new.txt") })
         // Records written by another process are applied by the watcher too.
-        try ReplicaProcess.run(["--store", store, "records", "import", "-"],
+        try await ReplicaProcess.running(["--store", store, "records", "import", "-"],
                                input: #"{"account": "alice", "kind": "note", "id": "1", "version": 1, "fields": {"title": "recorded words"}}"#)
-        #expect(try await eventually { try replica("search", "--json", "recorded").standardOutput.contains("note:alice:1") })
+        #expect(try await eventually { try await running("search", "--json", "recorded").standardOutput.contains("note:alice:1") })
         // A source added while watching is picked up.
         try FileManager.default.createDirectory(atPath: directory.path + "/more", withIntermediateDirectories: true)
         try "lateadded words".write(toFile: directory.path + "/more/late.txt", atomically: true, encoding: .utf8)
-        try replica("sources", "add", "files", "--account", "alice", directory.path + "/more")
-        #expect(try await eventually { try replica("search", "--json", "lateadded").standardOutput.contains("files-2:late.txt") })
+        try await running("sources", "add", "files", "--account", "alice", directory.path + "/more")
+        #expect(try await eventually { try await running("search", "--json", "lateadded").standardOutput.contains("files-2:late.txt") })
 
         watcher.signal(SIGTERM)
-        let status = watcher.waitForExit(timeout: 120)
+        let status = await watcher.exit(within: 120)
         #expect(status == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
         #expect(watcher.standardError.contains("received SIGTERM; stopping the sources and committing what is in flight"))
-        #expect(try replica("status").standardOutput.contains("files-1 (files, account alice): stopped"))
+        #expect(try await running("status").standardOutput.contains("files-1 (files, account alice): stopped"))
     }
 
     @Test func onSIGTERMTheStagesStopInOrderAndAChangeMadeJustBeforeIsCommittedOnce() async throws {
-        try replica("sources", "add", "files", "--account", "alice", tree)
+        try await running("sources", "add", "files", "--account", "alice", tree)
         let watcher = try RunningProcess(replica: ["--store", store, "watch"])
-        #expect(try await eventually { try replica("status").standardOutput.contains("files-1 (files, account alice): watching") })
+        #expect(try await eventually { try await running("status").standardOutput.contains("files-1 (files, account alice): watching") })
         // Right before the signal: a record imported by another process, and a file written.
-        try ReplicaProcess.run(["--store", store, "records", "import", "-"],
+        try await ReplicaProcess.running(["--store", store, "records", "import", "-"],
                                input: #"{"account": "alice", "kind": "note", "id": "9", "version": 1, "fields": {"title": "lastminute words"}}"#)
         try "eleventhhour words".write(toFile: tree + "/docs/last.txt", atomically: false, encoding: .utf8)
         watcher.signal(SIGTERM)
-        #expect(watcher.waitForExit(timeout: 120) == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
+        #expect(await watcher.exit(within: 120) == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
 
         // Each stage stops once the one before it has: sources, the record stores' last catch-up, the rest.
         let log = watcher.standardError
@@ -199,11 +205,11 @@ import Glibc
         #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted(), "the stages stopped out of order: \(log)")
 
         // Both changes are in, once each, and nothing of the change log waits.
-        let file = try replica("search", "--json", "eleventhhour").standardOutput
+        let file = try await running("search", "--json", "eleventhhour").standardOutput
         #expect(file.components(separatedBy: #""uniqueIdentifier":"#).count == 2 && file.contains("files-1:docs/last.txt"), "\(file)")
-        let record = try replica("search", "--json", "lastminute").standardOutput
+        let record = try await running("search", "--json", "lastminute").standardOutput
         #expect(record.components(separatedBy: #""uniqueIdentifier":"#).count == 2 && record.contains("note:alice:9"), "\(record)")
-        #expect(try replica("status", "--json").standardOutput.contains(#""records":{"recordCount":1,"pendingChanges":0,"#))
-        #expect(try replica("status").standardOutput.contains("files-1 (files, account alice): stopped"))
+        #expect(try await running("status", "--json").standardOutput.contains(#""records":{"recordCount":1,"pendingChanges":0,"#))
+        #expect(try await running("status").standardOutput.contains("files-1 (files, account alice): stopped"))
     }
 }

@@ -15,6 +15,7 @@ import ReplicaTestSupport
     }
 
     @discardableResult
+    @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
         try ReplicaProcess.run(["--store", store] + arguments, input: input)
     }
@@ -141,6 +142,7 @@ import ReplicaTestSupport
     }
 
     /// Runs `replica` as a process that cannot read what its file modes forbid, even as root.
+    @available(*, noasync, message: "it waits for a process")
     func replicaWithoutOverride(_ arguments: String...) throws -> ProcessResult {
         try ReplicaProcess.runWithoutOverride(["--store", store] + arguments)
     }

@@ -56,7 +56,7 @@ import ReplicaTestSupport
         #expect(await eventually { pids = HostilePlugin.processes("hydrate", in: directory.path); return pids != nil })
         defer { HostilePlugin.cleanUp(pids) }
         asking.cancel()
-        #expect(await eventually(timeout: 30) { (pids ?? []).allSatisfy(processIsGone) },
+        #expect(await eventually(timeout: 120) { (pids ?? []).allSatisfy(processIsGone) },
                 "the plugin and its grandchild outlived the cancelled hydration")
         #expect(try await asking.value.isEmpty)
     }
@@ -130,7 +130,7 @@ import ReplicaTestSupport
         try Self.crashing.write(to: script, atomically: true, encoding: .utf8)
         let (source, context) = try source(["python3", script.path, directory.path + "/marker"])
         let watching = Task { try await source.watch(context) }
-        #expect(try await eventually(timeout: 30) { try await !found("second").isEmpty })
+        #expect(try await eventually(timeout: 120) { try await !found("second").isEmpty })
         watching.cancel()
         _ = await watching.result
         #expect(try await found("second") == ["exec-1:two"], "restarted after the crash and caught up")

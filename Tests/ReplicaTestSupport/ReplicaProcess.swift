@@ -31,6 +31,7 @@ public enum ReplicaProcess {
     ///   - environment: added to (and overriding) this process's environment.
     ///   - timeout: the process is killed after this many seconds and the call throws.
     @discardableResult
+    @available(*, noasync, message: "it waits for a process; in async code await ReplicaProcess.running")
     public static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
                            timeout: TimeInterval = 120) throws -> ProcessResult {
         try run(executable: executable, arguments, input: input.map { Data($0.utf8) },
@@ -59,6 +60,7 @@ public enum ReplicaProcess {
     /// Runs `replica` as a process that cannot read what file modes forbid, even as root (which reads
     /// anything otherwise): through setpriv, without the capabilities that override file modes.
     @discardableResult
+    @available(*, noasync, message: "it waits for a process; in async code await ReplicaProcess.running")
     public static func runWithoutOverride(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
         guard getuid() == 0 else { return try run(arguments, input: input) }
         let setpriv = URL(fileURLWithPath: "/usr/bin/setpriv")
@@ -72,6 +74,7 @@ public enum ReplicaProcess {
 
     /// Runs any executable the same way.
     @discardableResult
+    @available(*, noasync, message: "it waits for a process; in async code await ReplicaProcess.running")
     public static func run(executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
                            timeout: TimeInterval = 120) throws -> ProcessResult {
         let scratch = try TemporaryDirectory("replica-process")

@@ -43,6 +43,7 @@ public final class RunningProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` seconds for the process to end; returns its exit status, or `nil` if it is
     /// still running (it is then killed).
+    @available(*, noasync, message: "it waits for a process; in async code await exit(within:)")
     public func waitForExit(timeout: TimeInterval) -> Int32? {
         guard let ending = child.wait(timeout: timeout) else {
             child.signal(SIGKILL)

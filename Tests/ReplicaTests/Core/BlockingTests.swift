@@ -60,7 +60,7 @@ struct BlockingTests {
                 try await group.waitForAll()
             }
         }
-        let allStarted = await eventually(timeout: 20) { counter.value.withLock { $0 } == count }
+        let allStarted = await eventually(timeout: 120) { counter.value.withLock { $0 } == count }
         for _ in 0..<count { release.signal() }
         try await all.value
         #expect(allStarted, "\(counter.value.withLock { $0 }) of \(count) started")

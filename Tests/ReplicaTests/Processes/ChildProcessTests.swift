@@ -83,7 +83,7 @@ import Glibc
         defer { HostilePlugin.cleanUp([grandchild]) }
         child.signal(SIGKILL)
         #expect(child.waitUntilExit() == ChildProcess.Ending(status: SIGKILL, wasSignaled: true))
-        #expect(await eventually(timeout: 30) { processIsGone(grandchild) }, "the grandchild outlived its parent's SIGKILL")
+        #expect(await eventually(timeout: 120) { processIsGone(grandchild) }, "the grandchild outlived its parent's SIGKILL")
     }
 
     @Test func whatTheChildLeavesRunningEndsWhenItExits() async throws {
@@ -91,7 +91,7 @@ import Glibc
         let grandchild = try #require(pid_t(try firstLine(child.standardOutput)))
         defer { HostilePlugin.cleanUp([grandchild]) }
         #expect(child.waitUntilExit() == ChildProcess.Ending(status: 0, wasSignaled: false))
-        #expect(await eventually(timeout: 30) { processIsGone(grandchild) }, "the grandchild outlived the child")
+        #expect(await eventually(timeout: 120) { processIsGone(grandchild) }, "the grandchild outlived the child")
     }
 
     @Test func terminatingAChildThatIgnoresSIGTERMEndsItWithSIGKILLAfterTheGrace() throws {

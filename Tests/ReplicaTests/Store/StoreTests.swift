@@ -22,7 +22,7 @@ import Synchronization
     /// The async forms wait for SQLite's locks on threads of their own, never on Swift's cooperative pool
     /// (as wide as the machine has cores). Another process holds the catalog's write lock while more
     /// sign-ins and switches wait than the pool has threads; a thread lets go of the lock as soon as other
-    /// async work runs (or after 20 s). Were the waits on the pool, nothing else could run before the
+    /// async work runs (or after 120 s). Were the waits on the pool, nothing else could run before the
     /// deadline.
     @Test func theAsyncFormsWaitOffTheCooperativePool() async throws {
         let blocker = try Connection(path: directory.path + "/catalog.sqlite")
@@ -30,7 +30,7 @@ import Synchronization
         let otherWorkRan = DispatchSemaphore(value: 0)
         let releasedInTime = Mutex<Bool?>(nil)
         let releaser = Thread {
-            let inTime = otherWorkRan.wait(timeout: .now() + 20) == .success
+            let inTime = otherWorkRan.wait(timeout: .now() + 120) == .success
             try? blocker.execute("COMMIT")
             releasedInTime.withLock { $0 = inTime }
         }
