@@ -44,6 +44,12 @@ if printf '%s\n' "${sources[@]}" | grep -q '^Sources/ReplicaIndex/Index/'; then
         -c Sources/CVectorKernels/VectorKernels.c -o "$build/VectorKernels-$target.o"
     objects=("$build/VectorKernels-$target.o")
 fi
+# The library starts children through a C supervisor (CSpawn): compiled and linked in the same way.
+if printf '%s\n' "${sources[@]}" | grep -q '^Sources/Replica/Processes/'; then
+    "$(dirname "$(command -v swiftc)")/clang" -O2 -D_GNU_SOURCE -fsanitize=address -I Sources/CSpawn/include \
+        -c Sources/CSpawn/spawn.c -o "$build/spawn-$target.o"
+    objects+=("$build/spawn-$target.o")
+fi
 # The sources' own imports of ReplicaCore name a module that is compiled in here with them.
 shim=$build/shim-$target
 rm -rf "$shim"
@@ -53,7 +59,7 @@ for file in "${sources[@]}" "Fuzz/targets/$target.swift"; do
 done
 swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name replica -module-name ReplicaFuzz \
     -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap -I Sources/CSQLite -lsqlite3 \
-    -Xcc -fmodule-map-file=Sources/CSpawn/module.modulemap -I Sources/CSpawn \
+    -Xcc -fmodule-map-file=Sources/CSpawn/include/module.modulemap -I Sources/CSpawn/include \
     -Xcc -fmodule-map-file=Sources/COpenBLAS/module.modulemap -I Sources/COpenBLAS \
     -Xcc -fmodule-map-file=Sources/CVectorKernels/include/module.modulemap -I Sources/CVectorKernels/include \
     "$shim"/*.swift "${objects[@]}" -o "$build/fuzz-$target" 2> >(grep -v "ld.gold: warning" >&2)

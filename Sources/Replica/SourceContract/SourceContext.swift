@@ -93,12 +93,7 @@ public final class SourceContext: Sendable {
             CrashPoints.reach("source.beforeCommit")
             return kept
         }
-        if let first = keptDeletions.first {
-            // Nothing else would show it: the source's entry for the key is gone with the deletion.
-            let more = keptDeletions.count > 1 ? " and \(keptDeletions.count - 1) more" : ""
-            await report(error: "the source asked to delete '\(first)'\(more), made by another owner; only an item's owner can delete it, "
-                + "so it was kept")
-        }
+        await report(keptDeletions: keptDeletions)
         await store.reportSourceCommit(definition.name, at: now)   // status only; it never throws
     }
 
@@ -116,7 +111,7 @@ public final class SourceContext: Sendable {
     package func commit(_ readings: [SourceReading], currentStamp: @escaping @Sendable (String) -> String?) async throws -> [String] {
         guard !readings.isEmpty else { return [] }
         let definition = definition, consumer = consumer
-        let stale = try await index.write { writer -> [String] in
+        let (stale, keptDeletions) = try await index.write { writer -> ([String], [ItemIdentifier]) in
             var events: [SourceEvent] = []
             var stale: [String] = []
             for reading in readings {
@@ -126,12 +121,22 @@ public final class SourceContext: Sendable {
                     stale.append(reading.key)
                 }
             }
-            try writer.apply(SourceBatch(events: events), from: definition, consumer: consumer)
+            let kept = try writer.apply(SourceBatch(events: events), from: definition, consumer: consumer)
             CrashPoints.reach("source.beforeCommit")
-            return stale
+            return (stale, kept)
         }
+        await report(keptDeletions: keptDeletions)
         await store.reportSourceCommit(definition.name, at: now)
         return stale
+    }
+
+    /// Says in `status` which deletions the writer kept: nothing else would show them, since the
+    /// source's entry for the key goes with the deletion.
+    private func report(keptDeletions: [ItemIdentifier]) async {
+        guard let first = keptDeletions.first else { return }
+        let more = keptDeletions.count > 1 ? " and \(keptDeletions.count - 1) more" : ""
+        await report(error: "the source asked to delete '\(first)'\(more), made by another owner; only an item's owner can delete it, "
+            + "so it was kept")
     }
 
     /// Tells the host what the source is doing now; shown by `replica status`. For threads and other
