@@ -1,25 +1,24 @@
 import Dispatch
 import Synchronization
 
-/// Runs blocking work (SQLite, file I/O, a `poll`, a child process) on threads of its own and awaits it,
-/// so that it never holds one of the few threads of Swift's cooperative pool, nor of Dispatch's
-/// (``BlockingThreads`` says why).
+/// Runs blocking work (SQLite, file I/O, a `poll`) on a Dispatch queue and awaits it, so that it never
+/// holds one of the few threads of Swift's cooperative pool.
 ///
 /// For example:
 /// ```swift
 /// let hostname = try await Blocking.run { try String(contentsOfFile: "/etc/hostname", encoding: .utf8) }
 /// ```
 public enum Blocking {
-    private static let threads = BlockingThreads()
+    private static let queue = DispatchQueue(label: "replica.blocking", qos: .utility, attributes: .concurrent)
 
-    /// Runs `body` on a thread of its own (an idle one is reused) and returns its result once it finishes.
+    /// Runs `body` on a concurrent utility-priority Dispatch queue and returns its result once it finishes.
     ///
     /// - Parameter body: The blocking work.
     /// - Returns: What `body` returns.
     /// - Throws: Whatever `body` throws.
     public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            threads.submit { continuation.resume(with: Result { try body() }) }
+            queue.async { continuation.resume(with: Result { try body() }) }
         }
     }
 
@@ -45,7 +44,7 @@ public enum Blocking {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard waiter.wait(with: continuation) else { return }
-                threads.submit { waiter.finish(with: Result { try body() }) }
+                queue.async { waiter.finish(with: Result { try body() }) }
             }
         } onCancel: {
             waiter.finish(with: .failure(CancellationError()))

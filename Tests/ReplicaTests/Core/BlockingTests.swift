@@ -43,26 +43,4 @@ struct BlockingTests {
         release.signal()
         #expect(await eventually { finished.withLock { $0 } }, "the abandoned work finishes on its own thread")
     }
-
-    /// Work that blocks for long never makes other work wait: 64 pieces that each wait for all the others
-    /// to have started all start. (On Dispatch's shared pool they took turns behind the few threads it
-    /// had, and so did every SQLite connection's queue: tests of the full suite timed out.)
-    @Test func blockedWorkNeverKeepsOtherWorkWaiting() async throws {
-        final class Counter: Sendable { let value = Mutex(0) }
-        let count = 64
-        let counter = Counter()
-        let release = DispatchSemaphore(value: 0)
-        let all = Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<count {
-                    group.addTask { try await Blocking.run { counter.value.withLock { $0 += 1 }; release.wait() } }
-                }
-                try await group.waitForAll()
-            }
-        }
-        let allStarted = await eventually(timeout: 120) { counter.value.withLock { $0 } == count }
-        for _ in 0..<count { release.signal() }
-        try await all.value
-        #expect(allStarted, "\(counter.value.withLock { $0 }) of \(count) started")
-    }
 }
