@@ -86,6 +86,7 @@ enum RecentCommand: Command {
 
         Lists the items of prediction-eligible user activities (replica activities donate), most engaged
         first: engagement is recency (halving every 7 days) times min(1, log2(1 + views) / 4).
+        Before anything is shown, its item's owner is asked about it, as for replica search.
 
         """
     static let options: [Option] = [

@@ -8,7 +8,8 @@ enum GetCommand: Command {
     static let usage = """
         Usage: replica [--store DIR] get --account ID [--index NAME]… [--json] IDENTIFIER…
 
-        Prints each item as the account's index holds it: its identifier, domain, index, owner,
+        Prints each item as the account's index holds it, once its owner has confirmed that the account may
+        read it (otherwise it is reported as not there): its identifier, domain, index, owner,
         expiration date and every stored attribute by its Core Spotlight key, the text content included.
         Without --index, every index of the account is looked in, and an identifier held by several
         indexes is printed once for each. Identifiers that are not there (or have expired) are named

@@ -11,6 +11,7 @@ enum SuggestCommand: Command {
         Completes the last word of PREFIX from the words of the signed-in accounts' items (as they are
         written, most frequent first), then offers titles that have such a word, as Core Spotlight's
         user queries suggest completions. The words before the last are kept in each suggestion.
+        Before anything is shown, its item's owner is asked about it, as for replica search.
 
         """
     static let options: [Option] = [
