@@ -5,7 +5,7 @@ extension MiniLMEmbedder {
     /// The error when no model is found, saying how to install one.
     static let notInstalled = ReplicaError(.invalidConfiguration, "the embedding model is not installed (run scripts/setup-model.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt)")
 
-    /// The folder the model is loaded from when none is given, as ``locateDirectory()`` finds it; `nil`
+    /// The folder the model is loaded from when none is given, as ``locateDirectory(environment:)`` finds it; `nil`
     /// when there is none, semantic search is turned off, or `REPLICA_MODEL_DIR` names a folder that
     /// cannot be used.
     public static var defaultDirectory: URL? { try? locateDirectory() }

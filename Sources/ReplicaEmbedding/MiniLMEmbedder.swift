@@ -35,7 +35,7 @@ public final class MiniLMEmbedder: Embedder {
     private let encoder: BertEncoder
 
     /// Loads the model from `directory` (holding `model.safetensors` and `vocab.txt`), or from the folder
-    /// ``locateDirectory()`` finds when `nil`.
+    /// ``locateDirectory(environment:)`` finds when `nil`.
     ///
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not there, cannot be
     ///   read, is damaged (a header or tensor that does not fit the file, weights that are not finite
@@ -120,7 +120,7 @@ public final class LazyMiniLMEmbedder: Embedder {
     private let directory: URL
     private let loaded = Mutex<Result<MiniLMEmbedder, any Error>?>(nil)
 
-    /// Finds the model in `directory`, or where ``MiniLMEmbedder/locateDirectory()`` says when `nil`,
+    /// Finds the model in `directory`, or where ``MiniLMEmbedder/locateDirectory(environment:)`` says when `nil`,
     /// without reading it: a model that cannot be loaded is an error of its first use.
     ///
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not installed, or

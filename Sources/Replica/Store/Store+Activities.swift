@@ -15,8 +15,11 @@ extension Store {
     /// items are hydrated first, as a search's results are, and an activity whose item is gone, unreadable,
     /// changed since it was indexed or unanswered for is left out (its title would be the item's).
     ///
-    /// - Parameter hydration: how the items activities are about are checked with their owners; without
-    ///   a source resolver, activities about sources' items are left out.
+    /// - Parameters:
+    ///   - accounts: the accounts to look in (every signed-in account when empty).
+    ///   - limit: the most activities returned.
+    ///   - hydration: how the items activities are about are checked with their owners; without a source
+    ///     resolver, activities about sources' items are left out.
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when an account of `accounts` is not signed in.
     public func recentActivities(accounts: [AccountID] = [], limit: Int = 10, hydration: Hydration = Hydration()) async throws
         -> [(account: AccountID, indexName: String, activity: RecentActivity)] {
