@@ -67,11 +67,19 @@ enum ReplicaCommand {
             exit(2)
         }
         let status = await run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        finish(status: status, skippingExitHandlers: false)
+    }
+
+    /// Ends the process with `status`, after the progress line is cleared (and, for crash tests, how many
+    /// crash points were reached is said); with `skippingExitHandlers`, without running the process's
+    /// exit handlers (replica's own output is written unbuffered, so it has nothing to flush).
+    static func finish(status: Int32, skippingExitHandlers: Bool) -> Never {
         Progress.clear()
         if CrashPoints.isArmed {
             // For crash tests: how many points this run went through, so a test can aim at any of them.
             Output.write("replica: test: \(CrashPoints.reachedCount) crash points reached\n", to: STDERR_FILENO)
         }
+        if skippingExitHandlers { _exit(status) }
         exit(status)
     }
 

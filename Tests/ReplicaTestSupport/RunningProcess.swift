@@ -46,6 +46,13 @@ public final class RunningProcess: @unchecked Sendable {
     @available(*, noasync, message: "it waits for a process; in async code await exit(within:)")
     public func waitForExit(timeout: TimeInterval) -> Int32? {
         guard let ending = child.wait(timeout: timeout) else {
+            if timeout >= 60 {
+                // What each thread of the process was doing, to say why it did not end.
+                let pid = child.processIdentifier
+                let script = "ps -eo pid,ppid,pgid,stat,wchan:30,args | grep -v grep | grep -E 'replica |PID'; for t in /proc/\(pid)/task/*; do echo \"== $t $(cat $t/comm) $(cat $t/wchan)\"; cat $t/stack 2>/dev/null | head -6; done"
+                let shell = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", script], timeout: 20)
+                FileHandle.standardError.write(Data("the process \(pid) did not end in \(timeout) s:\n\(shell?.standardOutput ?? "")".utf8))
+            }
             child.signal(SIGKILL)
             child.waitUntilExit()
             return nil
