@@ -54,9 +54,7 @@ enum AccountsCommand: Command {
     static func single(_ arguments: inout Arguments, _ action: String) throws -> AccountID {
         let rest = try arguments.positionals()
         guard rest.count == 1 else { throw CLIError.usage("accounts \(action) needs one account ID") }
-        let account = AccountID(rest[0])
-        do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
-        return account
+        return try account(rest[0])
     }
 }
 
@@ -76,8 +74,7 @@ enum SwitchAccountCommand: Command {
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let rest = try arguments.positionals()
         guard rest.count == 1 else { throw CLIError.usage("switch-account needs one account ID") }
-        let account = AccountID(rest[0])
-        do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
+        let account = try account(rest[0])
         let store = try context.openStore()
         try await store.switchAccount(to: account)
         Output.note("switched to account '\(account)'")

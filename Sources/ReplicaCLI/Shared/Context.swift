@@ -97,16 +97,17 @@ extension Command {
 
     /// Reads repeated `--account` options into account IDs, checking each.
     static func accounts(_ arguments: inout Arguments) throws -> [AccountID] {
-        try arguments.values("--account").map { text in
-            let account = AccountID(text)
-            do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
-            return account
-        }
+        try arguments.values("--account").map(account)
     }
 
     /// Reads the one `--account` a command needs.
     static func requiredAccount(_ arguments: inout Arguments) throws -> AccountID {
         guard let text = try arguments.value("--account") else { throw CLIError.usage("this command needs --account ID") }
+        return try account(text)
+    }
+
+    /// An account ID given on the command line, checked: a bad one is a usage error.
+    static func account(_ text: String) throws -> AccountID {
         let account = AccountID(text)
         do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
         return account

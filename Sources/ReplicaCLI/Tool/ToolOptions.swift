@@ -40,11 +40,7 @@ struct ToolOptions {
         if let me = try arguments.value("--me") {
             options.me = try contact(list(me))
         }
-        options.accounts = try arguments.values("--account").map { text in
-            let account = AccountID(text)
-            do { try account.validate() } catch let error as ReplicaError { throw CLIError.usage(error.message) }
-            return account
-        }
+        options.accounts = try arguments.values("--account").map(ToolCommand.account)
         return options
     }
 
