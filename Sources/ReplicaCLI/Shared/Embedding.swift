@@ -4,7 +4,6 @@ import Replica
 /// What `sync`, `import` and `records import` do last: embed what they wrote, so semantic search has it
 /// when they return (unless told `--no-embed`; `replica watch` embeds in the background instead).
 enum Embedding {
-
     /// Embeds the items of `accounts` (every signed-in account when `nil`) that wait for vectors, with a
     /// progress line on a terminal. Returns how many were embedded. A missing model, or one that fails
     /// (damaged, unreadable), is one note, not an error: what was written is searchable by its words,
