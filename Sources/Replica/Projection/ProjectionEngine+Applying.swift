@@ -1,5 +1,4 @@
 import Foundation
-import ReplicaSQLite
 
 // What a record becomes in the index: projecting it, and writing, removing or quarantining its item.
 extension ProjectionEngine {

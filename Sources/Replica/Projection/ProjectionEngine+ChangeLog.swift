@@ -1,12 +1,11 @@
 import Foundation
-import ReplicaSQLite
 
 // Following the record store's change log from the index's checkpoint.
 extension ProjectionEngine {
     // MARK: Following the change log
 
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func follow(index: SearchableIndex, records: RecordsDatabase) throws -> CatchUpReport {
+    func follow(index: SearchableIndex, records: any RecordStorage) throws -> CatchUpReport {
         var report = CatchUpReport()
         var position = Int64(try index.writeNow { try $0.checkpoint(Self.consumer) } ?? "0") ?? 0
         while true {

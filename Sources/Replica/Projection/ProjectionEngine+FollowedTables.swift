@@ -1,5 +1,4 @@
 import Foundation
-import ReplicaSQLite
 
 // Following an app's own SQLite tables through the triggers replica installs.
 extension ProjectionEngine {

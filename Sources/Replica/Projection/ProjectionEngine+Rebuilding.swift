@@ -1,5 +1,4 @@
 import Foundation
-import ReplicaSQLite
 
 // Planning and running rebuilds: a new index, or a projection whose version changed, is rebuilt from
 // the records in batches that resume where they stopped.
@@ -9,7 +8,7 @@ extension ProjectionEngine {
     /// Starts a full rebuild for an index that has never followed this log (new, or rebuilt after damage),
     /// and a kind's rebuild when its projection version changed.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func planRebuilds(index: SearchableIndex, records: RecordsDatabase) throws {
+    func planRebuilds(index: SearchableIndex, records: any RecordStorage) throws {
         let lastSequence = try records.lastSequence()
         let kinds = try records.kinds()
         try index.writeNow { writer in
@@ -40,7 +39,7 @@ extension ProjectionEngine {
     // MARK: Rebuilding
 
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func rebuild(index: SearchableIndex, records: RecordsDatabase, batchLimit: Int) throws -> CatchUpReport {
+    func rebuild(index: SearchableIndex, records: any RecordStorage, batchLimit: Int) throws -> CatchUpReport {
         var report = CatchUpReport()
         var batches = 0
         let pending = try index.writeNow { try $0.projectionStates() }.filter { $0.value.targetVersion != nil }

@@ -1,5 +1,4 @@
 import Foundation
-import ReplicaSQLite
 
 // Items of live records that went missing from the index while their records did not change: found by
 // comparing once, and projected again.
@@ -17,7 +16,7 @@ extension ProjectionEngine {
     /// The comparison reads each record's id (not its fields) and looks its item's identifier up in the
     /// index: at 20,000 records, 0.1 s of a sync, where reading whole records took 0.9 s (debug build). It
     /// waits until no rebuild is pending, which would project the same records anyway.
-    func restoreMissingItems(index: SearchableIndex, records: RecordsDatabase) throws -> CatchUpReport {
+    func restoreMissingItems(index: SearchableIndex, records: any RecordStorage) throws -> CatchUpReport {
         let pending = try index.writeNow { writer -> Bool in
             try writer.meta(Self.missingItemsCheckedKey) == nil && !writer.projectionStates().values.contains { $0.targetVersion != nil }
         }

@@ -1,5 +1,4 @@
 import Foundation
-import ReplicaSQLite
 import Synchronization
 
 /// What one catch-up did.
@@ -131,9 +130,9 @@ public final class ProjectionEngine: Sendable {
                 var report = CatchUpReport()
                 var changed = known
                 for account in try store.signedInAccounts().map(\.id) {
-                    let records = try store.recordsDatabase(for: account, creating: false)
+                    let records = try store.recordStorage(for: account, creating: false)
                     func version() throws -> Int? {
-                        try records.map { records in try records.database.readNow { try $0.scalarInt("PRAGMA data_version") ?? 0 } }
+                        try records.map { try $0.dataVersion() }
                     }
                     if try version() != known[account] || dueTables {
                         report = report + (try catchUpNow(account: account))
@@ -165,7 +164,7 @@ public final class ProjectionEngine: Sendable {
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func catchUpNow(account: AccountID, rebuildBatchLimit: Int = .max) throws -> CatchUpReport {
         var report = CatchUpReport()
-        if let records = try store.recordsDatabase(for: account, creating: false) {
+        if let records = try store.recordStorage(for: account, creating: false) {
             let index = try store.index(named: projections.indexName, account: account)
             try planRebuilds(index: index, records: records)
             report = report + (try rebuild(index: index, records: records, batchLimit: rebuildBatchLimit))

@@ -37,7 +37,7 @@ public struct RecordStore: Sendable {
         for account in order { _ = try store.requireSignedIn(account) }
         var summary = RecordWriteSummary()
         for account in order {
-            let database = try store.recordsDatabase(for: account, creating: true)!
+            let database = try store.recordStorage(for: account, creating: true)!
             summary = summary + (try database.write(byAccount[account]!, now: store.configuration.index.clock()))
             CrashPoints.reach("records.afterCommit")
         }
@@ -47,13 +47,13 @@ public struct RecordStore: Sendable {
     /// The record as stored (a tombstone for a deleted one), or `nil` if the store does not have it.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func record(account: AccountID, kind: String, id: String) throws -> Record? {
-        try store.recordsDatabase(for: account, creating: false)?.record(kind: kind, id: id)
+        try store.recordStorage(for: account, creating: false)?.record(kind: kind, id: id)
     }
 
     /// How many deliveries of an older version were ignored for the account, over its lifetime.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func ignoredOlderCount(account: AccountID) throws -> Int {
-        try store.recordsDatabase(for: account, creating: false)?.counter("ignoredOlder") ?? 0
+        try store.recordStorage(for: account, creating: false)?.counter("ignoredOlder") ?? 0
     }
 }
 

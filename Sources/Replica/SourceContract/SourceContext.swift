@@ -1,5 +1,4 @@
 import Foundation
-import ReplicaSQLite
 
 /// How far a source has got in one pass, for progress lines.
 public struct SourceProgress: Sendable, Equatable {

@@ -87,9 +87,9 @@ extension Store {
         _ = try? await Blocking.run { [self] in reportSourceCommitNow(name, at: date) }
     }
 
-    /// A signed-in account's record store file, created only when `creating`, without blocking the caller.
-    func recordsDatabase(for account: AccountID, creating: Bool) async throws -> RecordsDatabase? {
-        try await Blocking.run { [self] in try recordsDatabaseNow(for: account, creating: creating) }
+    /// A signed-in account's record store, created only when `creating`, without blocking the caller.
+    func recordStorage(for account: AccountID, creating: Bool) async throws -> (any RecordStorage)? {
+        try await Blocking.run { [self] in try recordStorageNow(for: account, creating: creating) }
     }
 
     /// Drops cached indexes of accounts that another process signed out, without blocking the caller.
@@ -110,8 +110,8 @@ extension Store {
     private func reportSourceStateNow(_ name: String, _ state: SourceState, detail: String?) { reportSourceState(name, state, detail: detail) }
     private func reportSourceErrorNow(_ name: String, _ message: String, at date: Date) { reportSourceError(name, message, at: date) }
     private func reportSourceCommitNow(_ name: String, at date: Date) { reportSourceCommit(name, at: date) }
-    private func recordsDatabaseNow(for account: AccountID, creating: Bool) throws -> RecordsDatabase? {
-        try recordsDatabase(for: account, creating: creating)
+    private func recordStorageNow(for account: AccountID, creating: Bool) throws -> (any RecordStorage)? {
+        try recordStorage(for: account, creating: creating)
     }
     private func refreshIfCatalogChangedNow() { refreshIfCatalogChanged() }
     private func pendingDeletionsNow(account: AccountID) throws -> [PendingDeletion] { try pendingDeletions(account: account) }

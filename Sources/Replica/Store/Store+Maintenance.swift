@@ -1,5 +1,4 @@
 import Foundation
-import ReplicaSQLite
 
 /// The outcome of a deletion that must not be forgotten.
 public enum DeletionOutcome: Sendable, Equatable {
@@ -41,16 +40,29 @@ extension Store {
         do {
             guard let index = try await existingIndex(named: indexName, account: account) else { return .deleted(count: 0) }
             return .deleted(count: try await Self.delete(targets, from: index))
-        } catch let error as SQLiteError {
-            let reason = "the index could not be written (\(error.code))"
+        } catch let error where Self.storageFailure(error) != nil {
+            let reason = Self.storageFailure(error)!
             try await Blocking.run { [self] in
-                try recordsDatabase(for: account, creating: true)!.enqueue(
+                try recordStorage(for: account, creating: true)!.enqueue(
                     targets.map { (indexName, $0) }, error: reason, now: configuration.index.clock())
             }
             return .queued(reason: reason)
         } catch let error as ReplicaError where error.code == .corruptIndex {
             // The index was rebuilt empty: there is nothing left to delete.
             return .deleted(count: 0)
+        }
+    }
+
+    /// Why a write failed, in words for the deletion queue, when the storage failed it (a full or failing
+    /// disk, a lock held too long): `nil` for any other error, which is not retried.
+    static func storageFailure(_ error: any Error) -> String? {
+        switch error {
+        case let error as ReplicaError where error.code == .storage:
+            "the index could not be written (\((error.cause as? any StorageFailure)?.summary ?? error.message))"
+        case let error as any StorageFailure:
+            "the index could not be written (\(error.summary))"
+        default:
+            nil
         }
     }
 
@@ -70,7 +82,7 @@ extension Store {
     /// The deletions queued for an account, due or not.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func pendingDeletions(account: AccountID) throws -> [PendingDeletion] {
-        try recordsDatabase(for: account, creating: false)?.pendingDeletions() ?? []
+        try recordStorage(for: account, creating: false)?.pendingDeletions() ?? []
     }
 
     /// Purges expired items from every index of every signed-in account, and retries the queued
@@ -84,12 +96,12 @@ extension Store {
                 guard let index = try await existingIndex(named: name, account: account) else { continue }
                 do {
                     report.purged += try await index.purgeExpiredItems()
-                } catch is SQLiteError {
+                } catch let error where Self.storageFailure(error) != nil {
                     // Expired items are invisible already; purging them can wait for the next sweep.
                     report.indexesSkipped += 1
                 }
             }
-            guard let records = try await recordsDatabase(for: account, creating: false) else { continue }
+            guard let records = try await recordStorage(for: account, creating: false) else { continue }
             for deletion in try await Blocking.run({ try records.pendingDeletions(dueBy: now) }) {
                 do {
                     if let index = try await existingIndex(named: deletion.indexName, account: account) {
@@ -97,10 +109,10 @@ extension Store {
                     }
                     try await Blocking.run { try records.finishDeletion(deletion) }
                     report.deletionsDone += 1
-                } catch let error as SQLiteError {
+                } catch let error where Self.storageFailure(error) != nil {
                     let next = backoff.nextAttempt(afterFailures: deletion.attempts + 1, now: now)
                     try await Blocking.run {
-                        try records.postponeDeletion(deletion, until: next, error: "the index could not be written (\(error.code))")
+                        try records.postponeDeletion(deletion, until: next, error: Self.storageFailure(error)!)
                     }
                     report.deletionsPostponed += 1
                 }

@@ -98,7 +98,7 @@ extension Store {
     }
 
     private func recordsStatus(_ account: AccountID) async throws -> StoreStatus.RecordsStatus? {
-        guard let records = try await recordsDatabase(for: account, creating: false) else { return nil }
+        guard let records = try await recordStorage(for: account, creating: false) else { return nil }
         // The index that follows the change log is the one holding its checkpoint.
         var checkpoint: Int64?
         var quarantined: [QuarantinedRecord] = []
@@ -116,9 +116,7 @@ extension Store {
         }
         let (position, quarantinedRecords, rebuildingKinds) = (checkpoint ?? 0, quarantined, rebuilding)
         return try await Blocking.run {
-            let pending = try records.database.readNow { connection in
-                try connection.scalarInt("SELECT count(*) FROM changes WHERE seq > ?", [.integer(position)]) ?? 0
-            }
+            let pending = try records.changeCount(after: position)
             return StoreStatus.RecordsStatus(
                 recordCount: try records.liveRecordCount(), pendingChanges: pending,
                 ignoredOlder: try records.counter("ignoredOlder"), pendingDeletions: try records.pendingDeletions(),
@@ -153,7 +151,7 @@ extension StoreStatus {
                             ("pendingChanges", .number(Double(records.pendingChanges))),
                             ("ignoredOlder", .number(Double(records.ignoredOlder))),
                             ("pendingDeletions", .array(records.pendingDeletions.map { deletion in
-                                let (kind, target) = RecordsDatabase.encode(deletion.target)
+                                let (kind, target) = deletion.target.storedParts
                                 return .object(omittingNil: [
                                     ("index", .string(deletion.indexName)), (kind, .string(target)),
                                     ("attempts", .number(Double(deletion.attempts))),

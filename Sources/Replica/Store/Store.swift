@@ -1,5 +1,4 @@
 import Foundation
-import ReplicaSQLite
 import Synchronization
 
 /// A directory holding every account's indexes, records and sources, and the catalog of accounts.
@@ -43,12 +42,12 @@ public final class Store: Sendable {
     public let directory: URL
     /// How the store behaves.
     public let configuration: Configuration
-    let catalog: Catalog
+    let catalog: any CatalogStorage
     private let cache = Mutex(Cache())
 
     private struct Cache {
         var indexes: [IndexKey: SearchableIndex] = [:]
-        var records: [AccountID: RecordsDatabase] = [:]
+        var records: [AccountID: any RecordStorage] = [:]
         var catalogVersion = -1
     }
 
@@ -73,7 +72,7 @@ public final class Store: Sendable {
         guard !FileSystem.isOnReadOnlyFileSystem(self.directory.path) else { throw Self.readOnlyFileSystem(self.directory.path) }
         do {
             try FileSystem.makeDirectory(self.directory.path + "/accounts")
-            catalog = try Catalog(path: self.directory.path + "/catalog.sqlite")
+            catalog = try SQLiteCatalog(path: self.directory.path + "/catalog.sqlite")
         } catch where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
             throw Self.readOnlyFileSystem(self.directory.path, cause: error)
         }
@@ -96,7 +95,7 @@ public final class Store: Sendable {
     /// The accounts that are signed in, in identifier order.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func signedInAccounts() throws -> [AccountRecord] {
-        try catalog.database.readNow { try catalog.accounts($0) }.filter { $0.state == .signedIn }
+        try catalog.accounts().filter { $0.state == .signedIn }
     }
 
     /// Signs an account in (a no-op if it is already).
@@ -108,22 +107,19 @@ public final class Store: Sendable {
     @discardableResult
     public func signIn(_ account: AccountID) throws -> AccountRecord {
         try account.validate()
-        if let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn {
+        if let record = try catalog.account(account), record.state == .signedIn {
             return record
         }
         // A sign-out of this account that did not finish is completed first, so nothing old comes back.
         try finishInterruptedSignOuts()
-        return try catalog.database.writeNow { connection in
-            if let record = try catalog.account(account, connection) { return record }
-            return try catalog.insertSignedIn(account, connection)
-        }
+        return try catalog.signIn(account)
     }
 
     /// The account's catalog entry when it is signed in; otherwise an error that says how to sign it in.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func requireSignedIn(_ account: AccountID) throws -> AccountRecord {
         try account.validate()
-        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn else {
+        guard let record = try catalog.account(account), record.state == .signedIn else {
             throw ReplicaError(.accountNotSignedIn,
                                "account '\(account)' is not signed in; nothing was written for it. Sign it in first (Store.signIn, or `replica accounts sign-in \(account)`)")
         }
@@ -142,17 +138,11 @@ public final class Store: Sendable {
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     @discardableResult
     public func signOut(_ account: AccountID) throws -> Bool {
-        let record = { [catalog] in
-            try catalog.database.writeNow { connection -> Bool in
-                guard try catalog.account(account, connection) != nil else { return false }
-                try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id = ?", [.text(account.rawValue)])
-                return true
-            }
-        }
+        let record = { [catalog] in try catalog.markSigningOut(account) }
         let recorded: Bool
         do {
             recorded = try record()
-        } catch let error as SQLiteError where error.code.isOutOfSpace {
+        } catch let error as ReplicaError where error.isOutOfSpace {
             guard try freeSpace(byRemoving: account) else { throw error }
             recorded = try record()
         }
@@ -172,18 +162,11 @@ public final class Store: Sendable {
         try account.validate()
         // Whatever an earlier switch left halfway, including a sign-out of `account` itself, ends first.
         try finishInterruptedSignOuts()
-        let record = { [catalog] in
-            try catalog.database.writeNow { connection -> [AccountID] in
-                let others = try catalog.accounts(connection).filter { $0.id != account }.map(\.id)
-                try connection.execute("UPDATE accounts SET state = 'signingOut' WHERE id != ?", [.text(account.rawValue)])
-                if try catalog.account(account, connection) == nil { _ = try catalog.insertSignedIn(account, connection) }
-                return others
-            }
-        }
+        let record = { [catalog] in try catalog.markSigningOut(allBut: account) }
         let leaving: [AccountID]
         do {
             leaving = try record()
-        } catch let error as SQLiteError where error.code.isOutOfSpace {
+        } catch let error as ReplicaError where error.isOutOfSpace {
             // A disk too full to record the switch: one leaving account's files go first, to make room.
             let first = try signedInAccounts().map(\.id).first { $0 != account }
             guard let first, try freeSpace(byRemoving: first) else { throw error }
@@ -196,7 +179,7 @@ public final class Store: Sendable {
     /// Deletes an account's files ahead of recording its sign-out, when the disk is too full to record it
     /// first. Killed right after, the account stays signed in with nothing in it: never a leak.
     private func freeSpace(byRemoving account: AccountID) throws -> Bool {
-        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return false }
+        guard let record = try catalog.account(account) else { return false }
         forget(accounts: [account])
         try FileSystem.removeTree(directory.path + "/" + record.directory)
         configuration.events(StoreEvent(kind: .signOutCompleted, account: account, indexName: nil,
@@ -205,7 +188,7 @@ public final class Store: Sendable {
     }
 
     private func finishInterruptedSignOuts() throws {
-        let pending = try catalog.database.readNow { try catalog.accounts($0) }.filter { $0.state == .signingOut }
+        let pending = try catalog.accounts().filter { $0.state == .signingOut }
         for record in pending {
             try finishSignOut(record.id)
             configuration.events(StoreEvent(kind: .signOutCompleted, account: record.id, indexName: nil,
@@ -214,14 +197,11 @@ public final class Store: Sendable {
     }
 
     private func finishSignOut(_ account: AccountID) throws {
-        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return }
+        guard let record = try catalog.account(account) else { return }
         forget(accounts: [account])
         try FileSystem.removeTree(directory.path + "/" + record.directory)
         CrashPoints.reach("signOut.filesRemoved")
-        try catalog.database.writeNow { connection in
-            try connection.execute("DELETE FROM accounts WHERE id = ? AND state = 'signingOut'", [.text(account.rawValue)])
-        }
-        try catalog.database.checkpointAndTruncate()
+        try catalog.deleteSignedOut(account)
     }
 
     // MARK: Indexes
@@ -263,7 +243,7 @@ public final class Store: Sendable {
     /// The index if the account is signed in and the index exists; never creates either.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
-        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }), record.state == .signedIn,
+        guard let record = try catalog.account(account), record.state == .signedIn,
               FileSystem.exists(directory.path + "/" + record.directory + "/indexes/\(name).sqlite")
         else { return nil }
         return try index(named: name, account: account)
@@ -317,7 +297,7 @@ public final class Store: Sendable {
     /// The names of the indexes an account has.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func indexNames(for account: AccountID) throws -> [String] {
-        guard let record = try catalog.database.readNow({ try catalog.account(account, $0) }) else { return [] }
+        guard let record = try catalog.account(account) else { return [] }
         return try FileSystem.entries(of: directory.path + "/" + record.directory + "/indexes")
             .filter { $0.hasSuffix(".sqlite") }
             .map { String($0.dropLast(".sqlite".count)) }
@@ -357,38 +337,38 @@ public final class Store: Sendable {
         }
         // Outside the cache's lock: discarding waits for work in progress on each file's queues.
         for index in indexes { index.invalidate(discardingFile: true) }
-        for database in records { database.file.discardOnClose() }
+        for storage in records { storage.close(discarding: true) }
     }
 
     // MARK: Record stores
 
-    /// A signed-in account's record store file, created only when `creating`.
+    /// A signed-in account's record store, created only when `creating`.
     ///
     /// - Returns: `nil` when not `creating` and the account is not signed in or has no record store.
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when `creating` for an account that is not
     ///   signed in.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func recordsDatabase(for account: AccountID, creating: Bool) throws -> RecordsDatabase? {
+    func recordStorage(for account: AccountID, creating: Bool) throws -> (any RecordStorage)? {
         let record: AccountRecord
         if creating {
             record = try requireSignedIn(account)
         } else {
-            guard let existing = try catalog.database.readNow({ try catalog.account(account, $0) }), existing.state == .signedIn else { return nil }
+            guard let existing = try catalog.account(account), existing.state == .signedIn else { return nil }
             record = existing
         }
-        if let database = cache.withLock({ $0.records[account] }) {
-            if database.signIn.generation == record.generation { return database }
+        if let storage = cache.withLock({ $0.records[account] }) {
+            if storage.signIn.generation == record.generation { return storage }
             forget(accounts: [account])
         }
         let folder = directory.path + "/" + record.directory
         let path = folder + "/records.sqlite"
         if !creating && !FileSystem.exists(path) { return nil }
         try FileSystem.makeDirectory(folder)
-        let database = try RecordsDatabase(path: path, account: account, signIn: lease(record))
+        let storage = try SQLiteRecordStorage(path: path, account: account, signIn: lease(record))
         return cache.withLock { cache in
             if let existing = cache.records[account], existing.signIn.generation == record.generation { return existing }
-            cache.records[account] = database
-            return database
+            cache.records[account] = storage
+            return storage
         }
     }
 

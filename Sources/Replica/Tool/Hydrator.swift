@@ -89,7 +89,7 @@ struct Hydrator: Sendable {
         for (account, traces) in records {
             do {
                 try await Blocking.run { [store] in
-                    guard let database = try store.recordsDatabase(for: account, creating: false) else { return }
+                    guard let database = try store.recordStorage(for: account, creating: false) else { return }
                     for trace in traces { try database.touch(kind: trace.kind, id: trace.id) }
                 }
             } catch {
@@ -209,7 +209,7 @@ struct Hydrator: Sendable {
                 let record = try store.records.record(account: result.account, kind: trace.kind, id: trace.id)
                 return check(result, record: record, trace: trace, includingContent: includingContent) {
                     // A stale item means the projection lags: have the next catch-up apply the record again.
-                    try store.recordsDatabase(for: result.account, creating: false)?.touch(kind: trace.kind, id: trace.id)
+                    try store.recordStorage(for: result.account, creating: false)?.touch(kind: trace.kind, id: trace.id)
                 }
             }
         }

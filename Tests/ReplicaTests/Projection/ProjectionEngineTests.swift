@@ -25,7 +25,7 @@ import ReplicaTestSupport
 
     /// The items the records should become, by identifier.
     func expected(_ projections: ProjectionSet, account: AccountID = "a") throws -> [ItemIdentifier: SearchableItem] {
-        let records = try #require(try store.recordsDatabase(for: account, creating: false))
+        let records = try #require(try store.recordStorage(for: account, creating: false))
         var items: [ItemIdentifier: SearchableItem] = [:]
         for kind in try records.kinds() {
             for record in try records.records(kind: kind, after: nil, limit: 100_000) where !record.isDeleted {
@@ -119,8 +119,8 @@ import ReplicaTestSupport
         let before = try await index.allItems()
         // Rewind the checkpoint to the start: every change is applied again.
         try await index.write { try $0.setCheckpoint(ProjectionEngine.consumer, "0") }
-        let records = try #require(try await store.recordsDatabase(for: "a", creating: false))
-        try await records.database.write { connection in
+        let records = try #require(try await store.recordStorage(for: "a", creating: false) as? SQLiteRecordStorage)
+        try await records.file.write { connection in
             try connection.execute("INSERT INTO changes(kind, id, version, at) SELECT kind, id, version, 0 FROM records")
         }
         let report = try await engine.catchUp(account: "a")
@@ -131,7 +131,7 @@ import ReplicaTestSupport
     @Test func theChangeLogIsPrunedOnceApplied() async throws {
         try await store.records.write((1...5).map { note("\($0)", 1, title: "t") })
         _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "a")
-        let records = try #require(try await store.recordsDatabase(for: "a", creating: false))
+        let records = try #require(try await store.recordStorage(for: "a", creating: false))
         #expect(try await Blocking.run { try records.changes(after: 0, limit: 10) }.isEmpty)
     }
 

@@ -42,7 +42,7 @@ import ReplicaTestSupport
 
     @Test func everyStoredWriteIsInTheChangeLogInOrder() throws {
         try store.records.write([note("1", 1), note("2", 1), note("1", 1), note("1", 2)])
-        let database = try #require(try store.recordsDatabase(for: "a", creating: false))
+        let database = try #require(try store.recordStorage(for: "a", creating: false))
         let changes = try database.changes(after: 0, limit: 10).map(\.0)
         #expect(changes.map(\.id) == ["1", "2", "1"])
         #expect(changes.map(\.version) == [1, 1, 2])

@@ -89,7 +89,7 @@ import ReplicaTestSupport
     /// next catch-up, so one removed by mistake (its record written again since it was read) comes back.
     @Test func aRecordWhoseItemHydrationRemovesIsProjectedAgainAtTheNextCatchUp() async throws {
         try await store.records.write([note("plan", version: 2, title: "Launch plan", body: "supplier risk", deleted: true)])
-        let records = try #require(try await store.recordsDatabase(for: "a", creating: false))
+        let records = try #require(try await store.recordStorage(for: "a", creating: false))
         let before = try await Blocking.run { try records.lastSequence() }
         let found = try await store.search(SearchQuery("supplier"), hydration: hydration)
         #expect(found.dropped.map(\.reason) == ["the record was deleted"])

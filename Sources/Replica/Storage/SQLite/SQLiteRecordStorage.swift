@@ -1,60 +1,10 @@
 import Foundation
 import ReplicaSQLite
 
-/// One entry of an account's change log.
-struct Change: Sendable, Equatable {
-    var sequence: Int64
-    var kind: String
-    var id: String
-    var version: Int64
-}
-
-/// What writing records did.
-public struct RecordWriteSummary: Sendable, Equatable {
-    /// Records stored (new, newer versions, or tombstones).
-    public var written = 0
-    /// Deliveries of a version older than the one held: normal sync traffic, ignored.
-    public var ignoredOlder = 0
-    /// Deliveries of exactly the version held (replays): nothing to do.
-    public var unchanged = 0
-
-    /// Creates an empty summary: nothing written.
-    public init() {}
-
-    /// Adds two summaries count by count.
-    public static func + (lhs: Self, rhs: Self) -> Self {
-        var sum = lhs
-        sum.written += rhs.written
-        sum.ignoredOlder += rhs.ignoredOlder
-        sum.unchanged += rhs.unchanged
-        return sum
-    }
-}
-
-/// A deletion from an index still to be done.
-public struct PendingDeletion: Sendable, Equatable {
-    /// What to delete: one item by its identifier, or every item in a domain and the domains under it.
-    public enum Target: Sendable, Equatable {
-        /// The one item with this identifier.
-        case identifier(ItemIdentifier)
-        /// Every item in this domain and in the domains under it.
-        case domain(DomainIdentifier)
-    }
-
-    /// The named index to delete from.
-    public var indexName: String
-    /// What to delete.
-    public var target: Target
-    /// How many retries have failed so far (0 when only the first try has).
-    public var attempts: Int
-    /// When the deletion is next due to be retried.
-    public var nextAttempt: Date
-    /// The last failure, in words (never content).
-    public var lastError: String?
-}
-
-/// The SQL of one account's `records.sqlite`: records, change log, retry queue, counters.
-final class RecordsDatabase: Sendable {
+/// One account's records in a SQLite file (`accounts/<id>/records.sqlite`): the default, embedded
+/// ``RecordStorage``, holding every statement on that file (records, change log, retry queue, counters).
+/// SQLite's errors leave this type as ``ReplicaError``s with code `storage`.
+final class SQLiteRecordStorage: RecordStorage {
     /// The open file; use ``database``, which checks the sign-in first.
     let file: Database
     let account: AccountID
@@ -63,6 +13,10 @@ final class RecordsDatabase: Sendable {
 
     static let migrator = Migrator(kind: "record store", applicationID: 0x5250_4C52, migrations: EmbeddedMigrations.records)
 
+    /// Opens (creating if needed) the record store file at `path`.
+    ///
+    /// - Throws: ``ReplicaError`` with code `newerSchema` for a file a newer replica wrote, and `storage`
+    ///   for a damaged one (saying what to do) or any other failure of SQLite's.
     init(path: String, account: AccountID, signIn: SignInLease) throws {
         do {
             file = try Database(path: path, migrator: Self.migrator)
@@ -75,6 +29,8 @@ final class RecordsDatabase: Sendable {
                 + "the canonical copy, so replica does not rebuild it: restore the file from a backup, or remove it (with "
                 + "`replica accounts sign-out \(account)`, then sign in again) and have the app write its records again. "
                 + "The account's index is left as it is", cause: error)
+        } catch let error as SQLiteError {
+            throw error.storageError
         }
         self.account = account
         self.signIn = signIn
@@ -91,9 +47,8 @@ final class RecordsDatabase: Sendable {
     // MARK: Writing
 
     /// Stores records newer than those held and appends each to the change log, in one transaction.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func write(_ records: [Record], now: Date) throws -> RecordWriteSummary {
-        try file.writeNow { connection in
+        try file.writeStorage { connection in
             // Inside the transaction, which holds the file's write lock: records that pass this check commit
             // before any sign-out that follows deletes the file, never into a deleted one.
             try signIn.check()
@@ -145,27 +100,22 @@ final class RecordsDatabase: Sendable {
 
     static let recordColumns = "kind, id, version, deleted, readers, modified, fields"
 
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func record(kind: String, id: String) throws -> Record? {
-        try database.readNow { connection in
+        try database.readStorage { connection in
             try connection.cached("SELECT \(Self.recordColumns) FROM records WHERE kind = ? AND id = ?")
                 .firstRow([.text(kind), .text(id)]) { try Self.decode($0, account: account) }
         }
     }
 
-    /// Records of `kind` with ids after `cursor`, in id order: a rebuild's next batch.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func records(kind: String, after cursor: String?, limit: Int) throws -> [Record] {
-        try database.readNow { connection in
+        try database.readStorage { connection in
             try connection.cached("SELECT \(Self.recordColumns) FROM records WHERE kind = ? AND id > ? ORDER BY id LIMIT ?")
                 .rows([.text(kind), .text(cursor ?? ""), .integer(Int64(limit))]) { try Self.decode($0, account: account) }
         }
     }
 
-    /// The ids of the records of `kind` after `cursor`, in id order, with whether each is live (not
-    /// deleted, readable by the account): what a comparison with the index needs, fields left unread.
     func recordIDs(kind: String, after cursor: String?, limit: Int) throws -> [(id: String, live: Bool)] {
-        try database.readNow { connection in
+        try database.readStorage { connection in
             try connection.cached("SELECT id, deleted, readers FROM records WHERE kind = ? AND id > ? ORDER BY id LIMIT ?")
                 .rows([.text(kind), .text(cursor ?? ""), .integer(Int64(limit))]) { row in
                     let readers = try row.optionalText(2).map { try JSON.parse($0).arrayValue?.compactMap(\.stringValue) ?? [] }
@@ -174,10 +124,8 @@ final class RecordsDatabase: Sendable {
         }
     }
 
-    /// The kinds that have records.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func kinds() throws -> [String] {
-        try database.readNow { connection in
+        try database.readStorage { connection in
             // Walks the primary key from kind to kind: a few index look-ups, not a scan of every record.
             try connection.cached("""
                 WITH RECURSIVE kinds(kind) AS (
@@ -190,10 +138,10 @@ final class RecordsDatabase: Sendable {
         }
     }
 
-    /// Change-log entries after `sequence`, oldest first, with the records as they are now.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
+    // MARK: Change log
+
     func changes(after sequence: Int64, limit: Int) throws -> [(Change, Record?)] {
-        try database.readNow { connection in
+        try database.readStorage { connection in
             try connection.cached("""
                 SELECT c.seq, c.kind, c.id, c.version, r.kind, r.id, r.version, r.deleted, r.readers, r.modified, r.fields
                 FROM changes c LEFT JOIN records r ON r.kind = c.kind AND r.id = c.id
@@ -210,50 +158,50 @@ final class RecordsDatabase: Sendable {
         }
     }
 
-    /// Appends a change for a record as it is, so the next catch-up applies it again (its item was found
-    /// stale).
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
+    func changeCount(after sequence: Int64) throws -> Int {
+        try database.readStorage { connection in
+            try connection.scalarInt("SELECT count(*) FROM changes WHERE seq > ?", [.integer(sequence)]) ?? 0
+        }
+    }
+
     func touch(kind: String, id: String) throws {
-        try database.writeNow { connection in
+        try database.writeStorage { connection in
             try connection.execute("INSERT INTO changes(kind, id, version, at) SELECT kind, id, version, ? FROM records WHERE kind = ? AND id = ?",
                                    [.real(Date().timeIntervalSince1970), .text(kind), .text(id)])
         }
     }
 
-    /// The newest change-log sequence number (0 for an empty log).
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func lastSequence() throws -> Int64 {
-        try database.readNow { try $0.scalar("SELECT coalesce(max(seq), 0) FROM changes").flatMap { if case .integer(let v) = $0 { v } else { nil } } ?? 0 }
+        try database.readStorage { try $0.scalar("SELECT coalesce(max(seq), 0) FROM changes").flatMap { if case .integer(let v) = $0 { v } else { nil } } ?? 0 }
     }
 
-    /// Drops change-log entries every consumer has applied.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func pruneChanges(through sequence: Int64) throws {
         guard sequence > 0 else { return }
-        try database.writeNow { connection in
+        try database.writeStorage { connection in
             try connection.execute("DELETE FROM changes WHERE seq <= ?", [.integer(sequence)])
         }
     }
 
-    /// How many records are held, tombstones left out.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func liveRecordCount() throws -> Int {
-        try database.readNow { try $0.scalarInt("SELECT count(*) FROM records WHERE deleted = 0") ?? 0 }
+    func dataVersion() throws -> Int {
+        try database.readStorage { try $0.scalarInt("PRAGMA data_version") ?? 0 }
     }
 
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
+    func liveRecordCount() throws -> Int {
+        try database.readStorage { try $0.scalarInt("SELECT count(*) FROM records WHERE deleted = 0") ?? 0 }
+    }
+
+    // MARK: Counters
+
     func counter(_ name: String) throws -> Int {
-        try database.readNow { try $0.scalarInt("SELECT value FROM counters WHERE name = ?", [.text(name)]) ?? 0 }
+        try database.readStorage { try $0.scalarInt("SELECT value FROM counters WHERE name = ?", [.text(name)]) ?? 0 }
     }
 
     // MARK: Retry queue
 
-    /// Queues deletions to retry; a target already queued keeps its place and back-off.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func enqueue(_ deletions: [(indexName: String, target: PendingDeletion.Target)], error: String, now: Date) throws {
-        try database.writeNow { connection in
+        try database.writeStorage { connection in
             for deletion in deletions {
-                let (kind, target) = Self.encode(deletion.target)
+                let (kind, target) = deletion.target.storedParts
                 try connection.cached("""
                     INSERT INTO pending_deletions(index_name, target_kind, target, attempts, next_attempt, last_error, queued)
                     VALUES (?, ?, ?, 0, ?, ?, ?) ON CONFLICT DO UPDATE SET last_error = excluded.last_error
@@ -263,45 +211,41 @@ final class RecordsDatabase: Sendable {
         }
     }
 
-    static func encode(_ target: PendingDeletion.Target) -> (String, String) {
-        switch target {
-        case .identifier(let identifier): return ("identifier", identifier.rawValue)
-        case .domain(let domain): return ("domain", domain.rawValue)
-        }
-    }
-
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func pendingDeletions(dueBy date: Date? = nil) throws -> [PendingDeletion] {
-        try database.readNow { connection in
+    func pendingDeletions(dueBy date: Date?) throws -> [PendingDeletion] {
+        try database.readStorage { connection in
             try connection.cached("""
                 SELECT index_name, target_kind, target, attempts, next_attempt, last_error FROM pending_deletions
                 WHERE next_attempt <= ? ORDER BY next_attempt
                 """).rows([.real(date?.timeIntervalSince1970 ?? .infinity)]) { row in
                 PendingDeletion(
                     indexName: row.text(0),
-                    target: row.text(1) == "domain" ? .domain(DomainIdentifier(row.text(2))) : .identifier(ItemIdentifier(row.text(2))),
+                    target: PendingDeletion.Target(storedKind: row.text(1), value: row.text(2)),
                     attempts: row.int(3), nextAttempt: Date(timeIntervalSince1970: row.double(4)), lastError: row.optionalText(5))
             }
         }
     }
 
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func finishDeletion(_ deletion: PendingDeletion) throws {
-        let (kind, target) = Self.encode(deletion.target)
-        try database.writeNow { connection in
+        let (kind, target) = deletion.target.storedParts
+        try database.writeStorage { connection in
             try connection.execute("DELETE FROM pending_deletions WHERE index_name = ? AND target_kind = ? AND target = ?",
                                    [.text(deletion.indexName), .text(kind), .text(target)])
         }
     }
 
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func postponeDeletion(_ deletion: PendingDeletion, until date: Date, error: String) throws {
-        let (kind, target) = Self.encode(deletion.target)
-        try database.writeNow { connection in
+        let (kind, target) = deletion.target.storedParts
+        try database.writeStorage { connection in
             try connection.execute("""
                 UPDATE pending_deletions SET attempts = attempts + 1, next_attempt = ?, last_error = ?
                 WHERE index_name = ? AND target_kind = ? AND target = ?
                 """, [.real(date.timeIntervalSince1970), .text(error), .text(deletion.indexName), .text(kind), .text(target)])
         }
+    }
+
+    // MARK: Closing
+
+    func close(discarding: Bool) {
+        if discarding { file.discardOnClose() }
     }
 }

@@ -1,0 +1,42 @@
+import Foundation
+
+/// What writing records did.
+public struct RecordWriteSummary: Sendable, Equatable {
+    /// Records stored (new, newer versions, or tombstones).
+    public var written = 0
+    /// Deliveries of a version older than the one held: normal sync traffic, ignored.
+    public var ignoredOlder = 0
+    /// Deliveries of exactly the version held (replays): nothing to do.
+    public var unchanged = 0
+
+    /// Creates an empty summary: nothing written.
+    public init() {}
+
+    /// Adds two summaries count by count.
+    public static func + (lhs: Self, rhs: Self) -> Self {
+        var sum = lhs
+        sum.written += rhs.written
+        sum.ignoredOlder += rhs.ignoredOlder
+        sum.unchanged += rhs.unchanged
+        return sum
+    }
+}
+
+/// One entry of an account's change log.
+package struct Change: Sendable, Equatable {
+    /// Its place in the log: greater than every entry's before it.
+    package var sequence: Int64
+    /// The kind of the record that changed.
+    package var kind: String
+    /// The record's id within its kind.
+    package var id: String
+    /// The version the record was written with.
+    package var version: Int64
+
+    package init(sequence: Int64, kind: String, id: String, version: Int64) {
+        self.sequence = sequence
+        self.kind = kind
+        self.id = id
+        self.version = version
+    }
+}
