@@ -83,6 +83,43 @@ struct FullDiskTests {
         #expect(try replica("search", "--json", "harbor").standardOutput.components(separatedBy: #""uniqueIdentifier""#).count == 5)
     }
 
+    /// A disk with no room at all, not even for the catalog to record a sign-out: the leaving account's
+    /// files are deleted first, which makes the room, then the sign-out (or the switch) is recorded and
+    /// finished as usual, and the person is told why the order changed.
+    @Test(arguments: [["accounts", "sign-out", "a"], ["switch-account", "b"]])
+    func aSignOutOnADiskTooFullToRecordItDeletesTheFilesFirst(command: [String]) throws {
+        let directory = try TemporaryDirectory()
+        let disk = try Self.mountTmpfs(size: "3m", in: directory)
+        defer { Self.unmount(disk) }
+
+        let store = disk + "/store"
+        func replica(_ arguments: [String], input: String? = nil) throws -> ProcessResult {
+            try ReplicaProcess.run(["--store", store] + arguments, input: input)
+        }
+        try Fixtures.signIn(store: store, "a", "b")
+        for account in ["a", "b"] {
+            let lines = (1...3).map { #"{"uniqueIdentifier": "\#(account)\#($0)", "attributes": {"title": "harbor zzroom\#(account) \#($0)"}}"# }
+            #expect(try replica(["import", "--account", account, "-"], input: lines.joined(separator: "\n")).status == 0)
+        }
+
+        // Fill the disk to its last byte.
+        var info = statvfs()
+        #expect(statvfs(disk, &info) == 0)
+        let filler = open(disk + "/filler", O_CREAT | O_WRONLY, 0o600)
+        #expect(posix_fallocate(filler, 0, off_t(Int(info.f_bavail) * Int(info.f_frsize))) == 0)
+        close(filler)
+        #expect(statvfs(disk, &info) == 0 && info.f_bavail == 0)
+
+        let leaving = try replica(command)
+        #expect(leaving.status == 0, "\(leaving.standardError)")
+        #expect(leaving.standardError.contains("the disk was too full to record the sign-out of account 'a'; its files were deleted first to make room"),
+                "\(leaving.standardError)")
+        #expect(try replica(["accounts"]).standardOutput == "b\n")
+        let storeURL = URL(fileURLWithPath: store)
+        #expect(TemporaryDirectory.filesContaining("zzrooma", under: storeURL).isEmpty, "a's text is gone from the disk")
+        #expect(!TemporaryDirectory.filesContaining("zzroomb", under: storeURL).isEmpty, "b's is kept")
+    }
+
     /// A store whose file system is remounted read-only: every command says so plainly (not SQLite's
     /// "unable to open database file"), nothing committed is lost, and all works again once it is
     /// writable. Needs root, for `mount`.
