@@ -41,8 +41,8 @@ extension Store {
         do {
             guard let index = try await existingIndex(named: indexName, account: account) else { return .deleted(count: 0) }
             return .deleted(count: try await Self.delete(targets, from: index))
-        } catch let error as SQLiteError {
-            let reason = "the index could not be written (\(error.code))"
+        } catch let error where Self.storageFailure(error) != nil {
+            let reason = Self.storageFailure(error)!
             try await Blocking.run { [self] in
                 try recordsDatabase(for: account, creating: true)!.enqueue(
                     targets.map { (indexName, $0) }, error: reason, now: configuration.index.clock())
@@ -51,6 +51,19 @@ extension Store {
         } catch let error as ReplicaError where error.code == .corruptIndex {
             // The index was rebuilt empty: there is nothing left to delete.
             return .deleted(count: 0)
+        }
+    }
+
+    /// Why a write failed, in words for the deletion queue, when the storage failed it (a full or failing
+    /// disk, a lock held too long): `nil` for any other error, which is not retried.
+    static func storageFailure(_ error: any Error) -> String? {
+        switch error {
+        case let error as ReplicaError where error.code == .storage:
+            "the index could not be written (\((error.cause as? SQLiteError)?.code.description ?? error.message))"
+        case let error as SQLiteError:
+            "the index could not be written (\(error.code))"
+        default:
+            nil
         }
     }
 
@@ -84,7 +97,7 @@ extension Store {
                 guard let index = try await existingIndex(named: name, account: account) else { continue }
                 do {
                     report.purged += try await index.purgeExpiredItems()
-                } catch is SQLiteError {
+                } catch let error where Self.storageFailure(error) != nil {
                     // Expired items are invisible already; purging them can wait for the next sweep.
                     report.indexesSkipped += 1
                 }
@@ -97,10 +110,10 @@ extension Store {
                     }
                     try await Blocking.run { try records.finishDeletion(deletion) }
                     report.deletionsDone += 1
-                } catch let error as SQLiteError {
+                } catch let error where Self.storageFailure(error) != nil {
                     let next = backoff.nextAttempt(afterFailures: deletion.attempts + 1, now: now)
                     try await Blocking.run {
-                        try records.postponeDeletion(deletion, until: next, error: "the index could not be written (\(error.code))")
+                        try records.postponeDeletion(deletion, until: next, error: Self.storageFailure(error)!)
                     }
                     report.deletionsPostponed += 1
                 }
