@@ -8,7 +8,10 @@ import Testing
     /// The words an FTS5 table with the same tokenizer stored for `text`, with their positions, as its
     /// `fts5vocab` instance table lists them.
     static func storedWords(of texts: [String]) throws -> [[FTS5Tokenizer.Token]] {
-        let connection = try Connection(path: ":memory:")
+        var template = Array((NSTemporaryDirectory() + "/replica-fts5-XXXXXX").utf8CString)
+        let folder = String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!)! })
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let connection = try Connection(path: folder + "/vocabulary.sqlite")
         try connection.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = '\(specification)')")
         try connection.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
         for (number, text) in texts.enumerated() {
