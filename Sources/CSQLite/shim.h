@@ -12,3 +12,38 @@ static inline int replica_sqlite_disable_memory_statistics(void) { return sqlite
 static inline int replica_sqlite_disable_checkpoint_on_close(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
 }
+
+// FTS5's own tokenizers, called directly (to make the same words FTS5 makes, for another store). The
+// fts5_api pointer comes from `SELECT fts5(?1)` with a bound pointer, as the FTS5 documentation shows.
+typedef struct replica_fts5_tokenizer {
+    fts5_tokenizer methods;
+    Fts5Tokenizer *instance;
+} replica_fts5_tokenizer;
+
+// Creates tokenizer `name` with `arguments` through `db`, which must stay open while it is used.
+static inline int replica_fts5_tokenizer_create(sqlite3 *db, const char *name, const char **arguments, int count,
+                                                replica_fts5_tokenizer *out) {
+    fts5_api *api = 0;
+    sqlite3_stmt *statement = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, 0);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", 0);
+    sqlite3_step(statement);
+    rc = sqlite3_finalize(statement);
+    if (rc != SQLITE_OK) return rc;
+    if (api == 0) return SQLITE_ERROR;
+    void *context = 0;
+    rc = api->xFindTokenizer(api, name, &context, &out->methods);
+    if (rc != SQLITE_OK) return rc;
+    return out->methods.xCreate(context, arguments, count, &out->instance);
+}
+
+static inline int replica_fts5_tokenize(replica_fts5_tokenizer *tokenizer, void *context, int flags, const char *text, int length,
+                                        int (*token)(void *, int, const char *, int, int, int)) {
+    return tokenizer->methods.xTokenize(tokenizer->instance, context, flags, text, length, token);
+}
+
+static inline void replica_fts5_tokenizer_delete(replica_fts5_tokenizer *tokenizer) {
+    if (tokenizer->instance != 0) tokenizer->methods.xDelete(tokenizer->instance);
+    tokenizer->instance = 0;
+}

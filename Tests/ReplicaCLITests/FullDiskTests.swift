@@ -165,7 +165,8 @@ struct FullDiskTests {
             try #require(FileManager.default.fileExists(atPath: store + "/catalog.sqlite-shm"))
         }
 
-        try #require(try remount("ro").status == 0)
+        let readOnly = try remount("ro")
+        try #require(readOnly.status == 0, "mount said: \(readOnly.standardError); files open there: \(openFiles(under: disk))")
         for result in [try replica("search", "harbor"), try replica("status"),
                        try replica("import", "--account", "a", "-", input: #"{"uniqueIdentifier": "x2", "attributes": {"title": "harbor two"}}"#)] {
             #expect(result.status == 1)
@@ -177,4 +178,20 @@ struct FullDiskTests {
         let search = try replica("search", "--json", "harbor")
         #expect(search.standardOutput.contains(#""uniqueIdentifier":"x1""#) && search.standardOutput.contains(#""uniqueIdentifier":"x2""#))
     }
+}
+
+/// The processes that hold files under `folder` open, and which (what `fuser -vm` would tell), for a
+/// remount that the kernel refused as busy.
+func openFiles(under folder: String) -> String {
+    var found: [String] = []
+    for process in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(process) != nil {
+        let command = (try? String(contentsOfFile: "/proc/\(process)/cmdline", encoding: .utf8))?
+            .replacingOccurrences(of: "\u{0}", with: " ") ?? "?"
+        for descriptor in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/fd")) ?? [] {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process)/fd/\(descriptor)"),
+                  target.hasPrefix(folder) else { continue }
+            found.append("pid \(process) (\(command.prefix(80))) fd \(descriptor) → \(target)")
+        }
+    }
+    return found.isEmpty ? "none" : found.joined(separator: "; ")
 }

@@ -32,7 +32,7 @@ extension ProjectionEngine {
 
     /// Makes the index hold exactly the projection of these records as they are now (each record once):
     /// deletions and records that do not fit first, then the items together, prepared on a second core.
-    func apply(_ projected: [Projected], _ writer: IndexWriter, _ outcome: inout CatchUpReport) throws {
+    func apply(_ projected: [Projected], _ writer: any IndexWriter, _ outcome: inout CatchUpReport) throws {
         var items: [(SearchableItem, ItemOrigin)] = []
         items.reserveCapacity(projected.count)
         let anyQuarantined = try writer.hasQuarantinedRecords()
@@ -60,7 +60,7 @@ extension ProjectionEngine {
     /// Records an item the writer refused because another owner made one under the same identifier: the
     /// record waits in quarantine, and `status` says why.
     func quarantineRefused(_ refusal: (identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner), from source: RecordReference,
-                                   _ writer: IndexWriter, _ outcome: inout CatchUpReport) throws {
+                                   _ writer: any IndexWriter, _ outcome: inout CatchUpReport) throws {
         let reason = "its identifier is taken by an item another owner made (\(refusal.owner)); choose an identifier template that cannot collide"
         try writer.quarantine(refusal.identifier, kind: source.kind, recordID: source.id, version: source.version, reason: reason)
         outcome.quarantined.append(QuarantinedRecord(account: source.account, kind: source.kind, id: source.id,
@@ -68,7 +68,7 @@ extension ProjectionEngine {
     }
 
     /// Makes the index hold exactly the projection of one record as it is now.
-    func apply(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: ItemOwner = ProjectionEngine.owner,
+    func apply(_ record: Record, _ projection: Projection, _ writer: any IndexWriter, owner: ItemOwner = ProjectionEngine.owner,
                        _ outcome: inout CatchUpReport) throws {
         let identifier = projection.identifier(account: record.account, id: record.id)
         if record.isDeleted || !record.isReadableByItsAccount {

@@ -96,7 +96,7 @@ extension ProjectionEngine {
     }
 
     /// Applies a row of a followed table unless a deletion or the index already holds a newer version.
-    func applyVersioned(_ record: Record, _ projection: Projection, _ writer: IndexWriter, owner: ItemOwner,
+    func applyVersioned(_ record: Record, _ projection: Projection, _ writer: any IndexWriter, owner: ItemOwner,
                                 _ outcome: inout CatchUpReport) throws {
         let identifier = projection.identifier(account: record.account, id: record.id)
         if let deleted = try writer.tombstoneVersion(identifier), deleted >= record.version { return }

@@ -398,7 +398,7 @@ public final class Store: Sendable {
         }
         // Each index cut what it found by meaning alone against its own best; the best of all accounts and
         // indexes sets the bar for the merged list too.
-        let merged = IndexReader.closeEnoughByMeaning(results.sorted(by: Self.ranking), score: \.score, match: \.match)
+        let merged = Ranking.closeEnoughByMeaning(results.sorted(by: Self.ranking), score: \.score, match: \.match)
         return Array(merged.prefix(query.limit))
     }
 
@@ -522,7 +522,7 @@ extension Store {
                 readable += found.filter { passed.contains($0.item.uniqueIdentifier) }
             }
         }
-        let (words, titles) = IndexReader.tally(readable)
+        let (words, titles) = Ranking.tally(readable)
         let rankedWords = words.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { head.isEmpty ? $0.key : head + " " + $0.key }
         let rankedTitles = head.isEmpty ? titles.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key) : []
         var seen = Set<String>()

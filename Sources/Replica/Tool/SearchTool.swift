@@ -339,7 +339,7 @@ public final class SearchTool: Sendable {
             merged += found.prefix(cap ?? .max)
         }
         var seen = Set<String>()
-        let close = IndexReader.closeEnoughByMeaning(merged.sorted(by: Store.ranking), score: \.score, match: \.match)
+        let close = Ranking.closeEnoughByMeaning(merged.sorted(by: Store.ranking), score: \.score, match: \.match)
         return close.filter { seen.insert($0.account.rawValue + "\u{0}" + $0.item.uniqueIdentifier.rawValue).inserted }
     }
 }

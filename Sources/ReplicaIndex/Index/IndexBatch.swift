@@ -103,7 +103,7 @@ public final class IndexBatch: Sendable {
         }
         try await index.write { writer in
             if checkExpected {
-                let stored = try IndexReader(connection: writer.connection, now: writer.now).clientState()
+                let stored = try writer.clientState()
                 guard stored == expected else {
                     throw ReplicaError(.clientStateMismatch, "the stored client state is not the expected one; another writer ended a batch first. Fetch the last client state and start again from there.")
                 }

@@ -20,7 +20,7 @@ public struct RecentActivity: Sendable, Hashable {
     public var entity: EntityReference?
 }
 
-extension IndexWriter {
+extension SQLiteIndexWriter {
     /// Stores donated activities: a persistent identifier already held counts one more view. A
     /// search-eligible activity about no item of this index is indexed as an item of its own, until the
     /// item it is about is indexed (``dropActivityItems(about:)``).
@@ -89,7 +89,7 @@ extension IndexWriter {
     }
 }
 
-extension IndexReader {
+extension SQLiteIndexReader {
     /// The engagement of each of these items that search-eligible activities are about.
     package func engagement(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: Double] {
         guard !identifiers.isEmpty,

@@ -4,14 +4,10 @@ import ReplicaSQLite
 
 // Many items at once: rows prepared on a second core, and the secondary indexes built once at the end
 // of a large load instead of row by row.
-extension IndexWriter {
-    /// Indexes many items. Rows are prepared (text columns, attribute JSON: pure work) on another thread,
-    /// a chunk ahead of the one being written, so a second core takes that work off the writer's path.
-    package func index(contentsOf items: [SearchableItem], origin: ItemOrigin = .api) throws {
-        try index(contentsOf: items.map { ($0, origin) })
-    }
-
+extension SQLiteIndexWriter {
     /// Indexes many items, each with its own origin (the projection engine's records have their versions).
+    /// Rows are prepared (text columns, attribute JSON: pure work) on another thread, a chunk ahead of the
+    /// one being written, so a second core takes that work off the writer's path.
     package func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
         let chunkSize = 512
         guard entries.count > chunkSize else {

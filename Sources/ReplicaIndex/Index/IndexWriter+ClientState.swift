@@ -2,8 +2,12 @@ import Foundation
 import ReplicaCore
 import ReplicaSQLite
 
-extension IndexWriter {
+extension SQLiteIndexWriter {
     // MARK: Client state and facts
+
+    package func clientState() throws -> Data? {
+        try SQLiteIndexReader(connection: connection, now: now).clientState()
+    }
 
     package func setClientState(_ state: Data) throws {
         try connection.cached("INSERT INTO client_state(id, state, updated) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated = excluded.updated")
@@ -20,7 +24,7 @@ extension IndexWriter {
     }
 }
 
-extension IndexWriter {
+extension SQLiteIndexWriter {
     /// A fact the index keeps about itself, or `nil`.
     package func meta(_ key: String) throws -> String? {
         guard case .text(let value)? = try connection.scalar("SELECT value FROM meta WHERE key = ?", [.text(key)]) else { return nil }

@@ -2,7 +2,7 @@ import Foundation
 import ReplicaCore
 import ReplicaSQLite
 
-extension IndexWriter {
+extension SQLiteIndexWriter {
     // MARK: Deleting
 
     /// Deletes the items with these identifiers that `owner` made; returns how many there were.
@@ -76,8 +76,8 @@ extension IndexWriter {
 
     /// Deletes up to `limit` items whose expiration date has passed; returns how many.
     @discardableResult
-    package func purgeExpired(limit: Int = 1000) throws -> Int {
-        let ids = try connection.cached("SELECT id FROM items WHERE \(IndexReader.hasExpired) LIMIT ?")
+    package func purgeExpired(limit: Int) throws -> Int {
+        let ids = try connection.cached("SELECT id FROM items WHERE \(SQLiteIndexReader.hasExpired) LIMIT ?")
             .rows([.real(now.timeIntervalSince1970), .integer(Int64(limit))]) { $0.int64(0) }
         for id in ids { try deleteRow(id) }
         return ids.count

@@ -26,7 +26,7 @@ package struct EnrichmentCounts: Sendable, Equatable {
     package var skipped: [String: Int] = [:]
 }
 
-extension IndexReader {
+extension SQLiteIndexReader {
     /// Up to `limit` items waiting for enrichment whose retry time has come, oldest first.
     package func pendingEnrichment(limit: Int) throws -> [PendingEnrichment] {
         try connection.cached("""
@@ -81,7 +81,7 @@ extension IndexReader {
     }
 }
 
-extension IndexWriter {
+extension SQLiteIndexWriter {
     /// Queues the items row `id` for the enrichment pass (it was just written and asks for enrichment).
     func queueEnrichment(_ id: Int64) throws {
         try connection.cached("INSERT INTO enrichment(item) VALUES (?) ON CONFLICT(item) DO UPDATE SET pending = 1").run([.integer(id)])

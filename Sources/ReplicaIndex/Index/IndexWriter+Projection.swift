@@ -3,7 +3,7 @@ import ReplicaCore
 import ReplicaSQLite
 
 /// What the projection engine and sources keep in an index file beside the items (migration 0002).
-extension IndexWriter {
+extension SQLiteIndexWriter {
     // MARK: Checkpoints
 
     package func checkpoint(_ consumer: String) throws -> String? {
@@ -26,17 +26,6 @@ extension IndexWriter {
 
     // MARK: Projection versions and rebuilds
 
-    package struct ProjectionState: Equatable {
-        package var version: Int
-        package var targetVersion: Int?
-        package var cursor: String?
-
-        package init(version: Int, targetVersion: Int?, cursor: String?) {
-            self.version = version
-            self.targetVersion = targetVersion
-            self.cursor = cursor
-        }
-    }
 
     package func projectionStates() throws -> [String: ProjectionState] {
         let rows = try connection.cached("SELECT kind, version, target_version, cursor FROM projections").rows { row in
@@ -126,7 +115,7 @@ public struct QuarantinedRecord: Sendable, Equatable {
     }
 }
 
-extension IndexReader {
+extension SQLiteIndexReader {
     package func quarantined(account: AccountID) throws -> [QuarantinedRecord] {
         try connection.cached("SELECT kind, record_id, version, reason FROM quarantine ORDER BY kind, record_id").rows { row in
             QuarantinedRecord(account: account, kind: row.text(0), id: row.text(1), version: row.int64(2), reason: row.text(3))
@@ -144,5 +133,18 @@ extension IndexReader {
         try connection.cached("SELECT kind, target_version, cursor FROM projections WHERE target_version IS NOT NULL ORDER BY kind").rows { row in
             (row.text(0), row.int(1), row.optionalText(2))
         }
+    }
+}
+
+/// Where a projection kind stands: the version its items were made with, and a rebuild in progress.
+package struct ProjectionState: Equatable {
+    package var version: Int
+    package var targetVersion: Int?
+    package var cursor: String?
+
+    package init(version: Int, targetVersion: Int?, cursor: String?) {
+        self.version = version
+        self.targetVersion = targetVersion
+        self.cursor = cursor
     }
 }

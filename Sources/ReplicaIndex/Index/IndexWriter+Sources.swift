@@ -21,7 +21,7 @@ public struct SourceEntry: Sendable, Equatable, Hashable {
 
 // The statements on a source's entries: what each source saw of its files or records, so a pass can tell
 // what changed. Sources reach them only through the source contract's batches.
-extension IndexWriter {
+extension SQLiteIndexWriter {
     package func setEntry(_ entry: SourceEntry, source: String) throws {
         try connection.cached("""
             INSERT INTO source_entries(source, key, stamp, skip_reason) VALUES (?, ?, ?, ?)
@@ -71,7 +71,7 @@ extension IndexWriter {
     }
 }
 
-extension IndexReader {
+extension SQLiteIndexReader {
     package func sourceEntries(_ source: String) throws -> [String: SourceEntry] {
         var entries: [String: SourceEntry] = [:]
         _ = try connection.cached("SELECT key, stamp, skip_reason FROM source_entries WHERE source = ?").rows([.text(source)]) { row in

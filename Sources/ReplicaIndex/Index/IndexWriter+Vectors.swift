@@ -32,7 +32,7 @@ package enum VectorCoding {
     }
 }
 
-extension IndexWriter {
+extension SQLiteIndexWriter {
     /// Whether the items row `id` is still the version written at `indexed`: work done on a copy read
     /// earlier (vectors, enrichment) is stored only if the item did not change or go meanwhile.
     func isStill(_ id: Int64, indexedAt indexed: Double) throws -> Bool {
@@ -73,7 +73,7 @@ extension IndexWriter {
     }
 }
 
-extension IndexReader {
+extension SQLiteIndexReader {
     /// Items with no vectors from `model` yet, oldest first.
     package func pendingEmbeddings(model: String, limit: Int) throws -> [PendingEmbedding] {
         try connection.cached("""
@@ -120,7 +120,7 @@ extension IndexReader {
     ///   - limit: the most items returned.
     ///   - floor: items below this cosine are left out before sorting (most of an index, for a question).
     package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int,
-                         floor: Double = -1) throws -> [(rowID: Int64, cosine: Double)] {
+                         floor: Double) throws -> [(rowID: Int64, cosine: Double)] {
         guard limit > 0 else { return [] }
         let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)
         // Which items may be returned: those that pass the filters, or, without filters, all but the
@@ -202,7 +202,7 @@ package struct VectorMatrix: Sendable {
     package var firstRow: [Int64: Int] = [:]
 
     /// Reads every vector of `model` from the index.
-    static func read(_ reader: IndexReader, model: String) throws -> VectorMatrix {
+    static func read(_ reader: SQLiteIndexReader, model: String) throws -> VectorMatrix {
         var matrix = VectorMatrix(version: try reader.meta("vectors_version") ?? "0", model: model)
         // Sized from the count of embedded items (a one-shot search reads 100,000 rows here), which the
         // small `embedded` table gives at once; counting the passages would read every vector twice.
@@ -280,7 +280,7 @@ package final class VectorCache: Sendable {
 
     package init() {}
 
-    func matrix(_ reader: IndexReader, model: String) throws -> VectorMatrix {
+    func matrix(_ reader: SQLiteIndexReader, model: String) throws -> VectorMatrix {
         let version = try reader.meta("vectors_version") ?? "0"
         if let held = matrix.withLock({ $0 }), held.version == version, held.model == model { return held }
         let fresh = try VectorMatrix.read(reader, model: model)

@@ -20,7 +20,7 @@ package enum UpsertOutcome: Equatable {
 /// checkpoint or client state can commit in the same transaction as the writes it describes. The
 /// full-text index is external-content: its entries for a row are removed (SQLite reads the row's
 /// current text to do so) before the row changes or goes.
-package final class IndexWriter {
+package final class SQLiteIndexWriter: IndexWriter {
     let connection: Connection
     package let now: Date
     let defaultLifetime: TimeInterval
@@ -52,14 +52,6 @@ package final class IndexWriter {
     /// record store, one source, one followed table) changes only its own items. The caller decides what a
     /// refusal means: an error for the API, a skipped entry for a source, quarantine for a record.
     package private(set) var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
-
-    /// Fails with ``ReplicaError/Code/notOwner`` if any write of this transaction was refused because
-    /// another owner made the item; the caller's transaction then rolls back.
-    package func throwIfRefused() throws {
-        guard let first = refusedOwnership.first else { return }
-        let more = refusedOwnership.count > 1 ? " (and \(refusedOwnership.count - 1) more)" : ""
-        throw ReplicaError(.notOwner, "item '\(first.identifier)'\(more) was made by \(first.owner), and only its owner can change it; nothing was written. Use another identifier")
-    }
 
     init(connection: Connection, now: Date, defaultLifetime: TimeInterval) {
         self.connection = connection
@@ -105,7 +97,7 @@ package final class IndexWriter {
     // MARK: Indexing
 
     @discardableResult
-    package func index(_ item: SearchableItem, origin: ItemOrigin = .api) throws -> UpsertOutcome {
+    package func index(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
         if item.isUpdate { return try merge(item, origin: origin) }
         return try insert(PreparedRow(item, origin: origin, now: now, defaultLifetime: defaultLifetime))
     }
@@ -201,9 +193,9 @@ package final class IndexWriter {
 
     /// Merges an update into the stored item; an update of a missing or expired item is ignored.
     private func merge(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
-        let existing = try connection.cached("SELECT id, domain, expires, \(IndexReader.itemColumns), body FROM items WHERE identifier = ?")
+        let existing = try connection.cached("SELECT id, domain, expires, \(SQLiteIndexReader.itemColumns), body FROM items WHERE identifier = ?")
             .firstRow([.text(item.uniqueIdentifier.rawValue)]) { row in
-                let (stored, storedOrigin, _) = try IndexReader.decodeItem(row, offset: 3, textContent: row.optionalText(13))
+                let (stored, storedOrigin, _) = try SQLiteIndexReader.decodeItem(row, offset: 3, textContent: row.optionalText(13))
                 return (id: row.int64(0), domain: row.optionalText(1), expires: row.double(2),
                         stored: stored.attributeSet, owner: storedOrigin.owner)
             }
@@ -274,7 +266,7 @@ package final class IndexWriter {
     }
 
     /// The row of an item, if `owner` made it (any owner's when `owner` is `nil`).
-    package func rowID(of identifier: ItemIdentifier, owner: ItemOwner? = nil) throws -> Int64? {
+    package func rowID(of identifier: ItemIdentifier, owner: ItemOwner?) throws -> Int64? {
         try connection.cached("SELECT id FROM items WHERE identifier = ?1 AND (?2 IS NULL OR owner = ?2)")
             .firstRow([.text(identifier.rawValue), SQLValue(owner?.rawValue)]) { $0.int64(0) }
     }

@@ -30,8 +30,8 @@ struct PreparedRow: Sendable {
         created = attributes.contentCreationDate?.timeIntervalSince1970
         modified = attributes.contentModificationDate?.timeIntervalSince1970
         expires = (item.expirationDate ?? now.addingTimeInterval(defaultLifetime)).timeIntervalSince1970
-        authors = IndexWriter.filterText(text.authors)
-        recipients = IndexWriter.filterText(text.recipients)
+        authors = SQLiteIndexWriter.filterText(text.authors)
+        recipients = SQLiteIndexWriter.filterText(text.recipients)
         self.attributes = attributes.serializedJSON(excludingStoredElsewhere: ())
         self.origin = origin
         indexed = now.timeIntervalSince1970

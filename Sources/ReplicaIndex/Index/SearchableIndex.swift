@@ -1,6 +1,5 @@
 import Foundation
 import ReplicaCore
-import ReplicaSQLite
 import Synchronization
 
 /// What an index checks before every operation: that its account is still signed in under the sign-in it
@@ -58,18 +57,15 @@ public final class SearchableIndex: Sendable {
     public let account: AccountID
     /// How the index behaves.
     public let configuration: Configuration
-    /// The SQLite file.
-    let path: String
+    /// Where the index keeps its items.
+    package let storage: any IndexStorage
     /// The sign-in this index was opened under, checked at every operation: a sign-out made by another
     /// process or another ``Store`` value must stop it from serving or taking the account's data.
     package let signIn: IndexLease
-    /// The index's vectors, kept in memory between searches.
-    private let vectorCache = VectorCache()
     private let state: Mutex<State>
     private let events: @Sendable (StoreEvent) -> Void
 
     private struct State {
-        var database: Database
         weak var delegate: (any IndexDelegate)?
         /// The entity queries by type name, held weakly as the delegate is.
         var entityQueries: [String: WeakEntityQuery] = [:]
@@ -80,115 +76,41 @@ public final class SearchableIndex: Sendable {
         var isInvalidated = false
     }
 
-    static let migrator = Migrator(kind: "index", applicationID: 0x5250_4C49, migrations: EmbeddedMigrations.index)
-
     /// The largest client state accepted, in bytes.
     public static let maximumClientStateSize = 4096
 
-    package init(path: String, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
-         events: @escaping @Sendable (StoreEvent) -> Void) throws {
-        self.path = path
+    /// Opens the index kept in the SQLite file at `path` (the embedded default).
+    package convenience init(path: String, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
+                             events: @escaping @Sendable (StoreEvent) -> Void) throws {
+        let storage = try SQLiteIndexStorage(path: path, name: name, account: account, busyTimeout: configuration.busyTimeout,
+                                             cacheKiB: configuration.cacheKiB, events: events)
+        self.init(storage: storage, name: name, account: account, signIn: signIn, configuration: configuration, events: events)
+        storage.onRebuilt { [weak self] in try? await self?.deliverPendingReindex() }
+    }
+
+    /// Opens the index kept in `storage`.
+    package init(storage: any IndexStorage, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
+                 events: @escaping @Sendable (StoreEvent) -> Void) {
+        self.storage = storage
         self.name = name
         self.account = account
         self.signIn = signIn
         self.configuration = configuration
         self.events = events
-        let database = try Self.openDatabase(path: path, name: name, account: account, options: Self.options(configuration), events: events)
-        self.state = Mutex(State(database: database))
+        self.state = Mutex(State())
     }
 
-    // MARK: Opening and recovery
-
-    /// Opens the file; a damaged one is removed and created again empty, with a reindex owed to its owner.
-    private static func options(_ configuration: Configuration) -> Connection.Options {
-        var options = Connection.Options()
-        options.busyTimeoutMilliseconds = Int32(clamping: Int((configuration.busyTimeout * 1000).rounded()))
-        options.cacheKiB = configuration.cacheKiB
-        return options
-    }
-
-    private static func openDatabase(path: String, name: String, account: AccountID, options: Connection.Options,
-                                     events: @Sendable (StoreEvent) -> Void) throws -> Database {
-        do {
-            let database = try Database(path: path, migrator: migrator, options: options)
-            try check(database)
-            return database
-        } catch let error as SQLiteError where error.code.isCorruption {
-            guard damageIsConfirmed(at: path) else { throw unconfirmedDamage(error, name: name, account: account) }
-            try removeFiles(at: path)
-            let database = try Database(path: path, migrator: migrator, options: options)
-            try database.writeNow { connection in
-                try IndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
-            }
-            events(StoreEvent(kind: .indexRebuilt, account: account, indexName: name,
-                              message: "index '\(name)' of account '\(account)' was damaged (\(error.message)); it was rebuilt empty and its owner asked to reindex"))
-            return database
-        } catch let error as MigrationError {
-            throw ReplicaError(error.code == .newerSchema ? .newerSchema : .storage, error.description, cause: error)
-        }
-    }
-
-    /// Reads the parts of the file every search touches, so damage there shows at open.
-    private static func check(_ database: Database) throws {
-        try database.readNow { connection in
-            _ = try connection.scalar("SELECT count(*) FROM items_text_config")
-            _ = try connection.scalar("SELECT rowid FROM items_text WHERE items_text MATCH '\"replica\"' LIMIT 1")
-            let pages = try connection.scalarInt("PRAGMA page_count") ?? 0
-            if pages < 4096, let result = try connection.scalar("PRAGMA quick_check(1)"), result != .text("ok") {
-                throw SQLiteError(code: .corrupt, message: "quick_check found damage", path: database.path)
-            }
-        }
-    }
-
-    /// Whether a second look confirms what SQLite called damage. SQLite calls a read the disk failed
-    /// (EIO) "malformed" too, and rebuilding the index for a failure that has passed would cost every
-    /// item, which its owners must then send again. A fresh connection's `quick_check` decides: damage
-    /// it finds is real; a clean check, or an error of another kind, is not.
-    package static func damageIsConfirmed(at path: String) -> Bool {
-        var options = Connection.Options()
-        options.create = false
-        do {
-            let connection = try Connection(path: path, options: options)
-            let verdict = try connection.prepare("PRAGMA quick_check").rows { $0.text(0) }
-            return verdict != ["ok"]
-        } catch let error as SQLiteError {
-            return error.code.isCorruption
-        } catch {
-            return false
-        }
-    }
-
-    /// The error for damage a second look did not confirm: the file is left as it is.
-    private static func unconfirmedDamage(_ error: SQLiteError, name: String, account: AccountID) -> ReplicaError {
-        ReplicaError(.storage, "index '\(name)' of account '\(account)' could not be read (\(error.message)), but a second look "
-            + "found it sound, so it was left as it is: the disk most likely failed to read it (check dmesg); run the "
-            + "command again", cause: error)
-    }
-
-    package static func removeFiles(at path: String) throws {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let file = path + suffix
-            if unlink(file) != 0 && errno != ENOENT {
-                throw ReplicaError(.fileSystem, "cannot remove \(file): \(String(cString: strerror(errno)))")
-            }
-        }
-    }
-
-    /// The open file, without asking the catalog: reads and writes check the sign-in on the file's own
-    /// queue (asking the catalog waits on SQLite, never on the cooperative pool).
-    private var openDatabase: Database {
-        get throws {
-            try state.withLock { state in
-                guard !state.isInvalidated else {
-                    throw ReplicaError(.accountNotSignedIn, "account '\(account)' was signed out; its index '\(name)' is gone")
-                }
-                return state.database
+    /// Throws once the index was invalidated (its account signed out).
+    private func checkOpen() throws {
+        try state.withLock { state in
+            guard !state.isInvalidated else {
+                throw ReplicaError(.accountNotSignedIn, "account '\(account)' was signed out; its index '\(name)' is gone")
             }
         }
     }
 
     /// Fails, and stops all further use, when the account was signed out since this index was opened.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
+    @available(*, noasync, message: "it waits on the catalog; in async code call its async form")
     package func checkSignIn() throws {
         do {
             try signIn.check()
@@ -200,84 +122,42 @@ public final class SearchableIndex: Sendable {
 
     /// Stops all further use; called when the account is signed out.
     ///
-    /// - Parameter discardingFile: the file is about to be deleted: its connections close without copying
-    ///   their write-ahead log into it first.
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
+    /// - Parameter discardingFile: the index is about to be deleted: its storage closes without keeping
+    ///   anything it holds back (SQLite: without copying its write-ahead log into the file first).
+    @available(*, noasync, message: "it waits for work in progress on the storage; in async code call its async form")
     package func invalidate(discardingFile: Bool = false) {
-        let database = state.withLock { state in
-            state.isInvalidated = true
-            return state.database
-        }
-        // Outside the lock: this waits for work in progress on the database's queues, which may need it.
-        if discardingFile { database.discardOnClose() }
-    }
-
-    /// Rebuilds a file found damaged while in use, then tells the delegate.
-    private func recover(from error: SQLiteError) async throws -> Never {
-        guard Self.damageIsConfirmed(at: path) else { throw Self.unconfirmedDamage(error, name: name, account: account) }
-        // Off the cooperative pool: opening the new file and writing to it wait on SQLite.
-        try await Blocking.run { [self] in
-            try state.withLock { state in
-                try Self.removeFiles(at: path)
-                state.database = try Database(path: path, migrator: Self.migrator, options: Self.options(configuration))
-                try state.database.writeNow { connection in
-                    try IndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
-                }
-            }
-        }
-        events(StoreEvent(kind: .indexRebuilt, account: account, indexName: name,
-                          message: "index '\(name)' of account '\(account)' was found damaged (\(error.message)); it was rebuilt empty and its owner asked to reindex"))
-        try? await deliverPendingReindex()
-        throw ReplicaError(.corruptIndex, "index '\(name)' of account '\(account)' was damaged and has been rebuilt empty; its owner was asked to reindex it", cause: error)
+        state.withLock { $0.isInvalidated = true }
+        // Outside the lock: this waits for work in progress on the storage, which may need it.
+        storage.close(discarding: discardingFile)
     }
 
     // MARK: Running work
 
     /// Runs `body` in one write transaction, after purging some expired items (unless told not to).
-    package func write<T: Sendable>(purgingExpired: Bool = true, _ body: @escaping @Sendable (IndexWriter) throws -> T) async throws -> T {
-        let database = try openDatabase
-        let now = configuration.clock()
-        let lifetime = configuration.defaultLifetime
-        do {
-            return try await database.write { [self] connection in
-                // Inside the transaction, which holds the file's write lock: a write that passes this check
-                // commits before any sign-out that follows it deletes the file, never into a deleted one.
-                try checkSignIn()
-                let writer = IndexWriter(connection: connection, now: now, defaultLifetime: lifetime)
-                if purgingExpired { try writer.purgeExpired(limit: 256) }
-                return try body(writer)
-            }
-        } catch let error as SQLiteError where error.code.isCorruption {
-            try await recover(from: error)
+    package func write<T: Sendable>(purgingExpired: Bool = true, _ body: @escaping @Sendable (any IndexWriter) throws -> T) async throws -> T {
+        try checkOpen()
+        // Inside the transaction, which holds the index's write lock: a write that passes the sign-in
+        // check commits before any sign-out that follows it deletes the index, never into a deleted one.
+        return try await storage.write(now: configuration.clock(), defaultLifetime: configuration.defaultLifetime,
+                                       prepare: { [self] in try checkSignIn() }) { writer in
+            if purgingExpired { try writer.purgeExpired(limit: 256) }
+            return try body(writer)
         }
     }
 
     /// Runs `body` on one consistent snapshot.
-    package func read<T: Sendable>(_ body: @escaping @Sendable (IndexReader) throws -> T) async throws -> T {
-        let database = try openDatabase
-        let now = configuration.clock()
-        do {
-            return try await database.read { [self, vectorCache] connection in
-                try checkSignIn()
-                return try body(IndexReader(connection: connection, vectorCache: vectorCache, now: now))
-            }
-        } catch let error as SQLiteError where error.code.isCorruption {
-            try await recover(from: error)
-        }
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T {
+        try checkOpen()
+        return try await storage.read(now: configuration.clock(), prepare: { [self] in try checkSignIn() }, body)
     }
 
-    /// Runs `body` with the writer connection in a transaction, for engines that keep their own
+    /// Runs `body` in a write transaction on the calling thread, for engines that keep their own
     /// checkpoints beside the items (the projection engine, sources).
-    @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    package func writeNow<T>(_ body: (IndexWriter) throws -> T) throws -> T {
-        let database = try openDatabase
-        let writer = { (connection: Connection) in
-            IndexWriter(connection: connection, now: self.configuration.clock(), defaultLifetime: self.configuration.defaultLifetime)
-        }
-        return try database.writeNow { connection in
-            try checkSignIn()
-            return try body(writer(connection))
-        }
+    @available(*, noasync, message: "it waits for the storage; in async code call write(purgingExpired:_:)")
+    package func writeNow<T>(_ body: (any IndexWriter) throws -> T) throws -> T {
+        try checkOpen()
+        return try storage.writeNow(now: configuration.clock(), defaultLifetime: configuration.defaultLifetime,
+                                    prepare: { try checkSignIn() }, body)
     }
 
     // MARK: Indexing
@@ -484,22 +364,15 @@ public final class SearchableIndex: Sendable {
         try await read { reader in try reader.embeddingCounts(model: model) }
     }
 
-    /// Size of the index files on disk, in bytes.
-    public func fileSize() -> Int {
-        ["", "-wal"].reduce(0) { total, suffix in
-            var info = stat()
-            return total + (stat(path + suffix, &info) == 0 ? Int(info.st_size) : 0)
-        }
-    }
+    /// How many bytes the index takes where it is kept (for SQLite, its file and write-ahead log).
+    public func fileSize() -> Int { storage.size() }
 
-    /// Copies the write-ahead log into the index file, then returns the size of the files: the size the
-    /// index settles at, without the log of recent writes.
+    /// The size the index settles at, without the log of recent writes (for SQLite, the file once its
+    /// write-ahead log was copied into it).
     public func compactedFileSize() async throws -> Int {
-        try await openDatabase.withWriter { [self] connection in
-            try checkSignIn()
-            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        }
-        return fileSize()
+        try checkOpen()
+        try await Blocking.run { [self] in try checkSignIn() }
+        return try await storage.compactedSize()
     }
 
     // MARK: Delegate
@@ -580,7 +453,7 @@ public final class SearchableIndex: Sendable {
             askedForAll.insert(receiver)
             // Added to what the file holds, not written over it: another process may have asked its own.
             try await write { writer in
-                let stored = try IndexReader(connection: writer.connection, now: writer.now).meta("reindex_all_delivered")
+                let stored = try writer.meta("reindex_all_delivered")
                     .flatMap { try? JSON.parse($0).arrayValue?.compactMap(\.stringValue) } ?? []
                 let list = JSON.array(Set(stored + [receiver]).sorted().map(JSON.string)).serialized()
                 try writer.setMeta("reindex_all_delivered", list)
@@ -620,7 +493,7 @@ public final class SearchableIndex: Sendable {
     private func dropUnreadable(_ identifiers: [ItemIdentifier]) async throws {
         try await write { writer in
             try writer.delete(identifiers: identifiers, owner: nil)
-            let earlier = (try? IndexReader(connection: writer.connection, now: writer.now).meta("reindex_identifiers"))
+            let earlier = (try? writer.meta("reindex_identifiers"))
                 .flatMap { try? JSON.parse($0).arrayValue } ?? []
             let all = (earlier + identifiers.map { JSON.string($0.rawValue) }).suffix(10_000)
             try writer.setMeta("reindex_identifiers", JSON.array(Array(all)).serialized())

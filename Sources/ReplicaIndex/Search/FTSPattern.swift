@@ -25,7 +25,7 @@ import ReplicaCore
 /// dropped; a text left with nothing is refused.
 package struct FTSPattern: Hashable, Sendable {
     /// One searchable term.
-    enum Term: Hashable, Sendable {
+    package enum Term: Hashable, Sendable {
         case word(String, prefix: Bool)
         case phrase(String, prefix: Bool)
 
@@ -70,9 +70,9 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// What one typed word or quoted phrase became: its terms and, for a word split at punctuation, the
     /// phrase of all its parts side by side (`garage/tyres`: "garage", "tyres" and "garage tyres").
-    struct Group: Hashable, Sendable {
-        var terms: [Term]
-        var joined: Term?
+    package struct Group: Hashable, Sendable {
+        package var terms: [Term]
+        package var joined: Term?
 
         /// The group as one expression for `NEAR`: its parts side by side, or its one term.
         var expression: String { joined?.expression ?? terms.map(\.expression).joined(separator: " ") }
@@ -117,13 +117,16 @@ package struct FTSPattern: Hashable, Sendable {
     /// What the ranking's closeness bonus asks for: the typed words with a ranked term within a few
     /// words of each other, in any order, each word split at punctuation with its parts side by side; for
     /// one such word alone, its parts side by side; `nil` for a single term.
-    var nearExpression: String? {
+    var nearMatch: TermMatch? {
         let ranked = Set(meaningfulTerms)
         var seen = Set<String>()
-        let parts = groups.filter { $0.terms.contains(where: ranked.contains) }.map(\.expression).filter { seen.insert($0).inserted }
-        if parts.count > 1 { return "NEAR(" + parts.joined(separator: " ") + ", \(2 * parts.count + 4))" }
-        return groups.first(where: { $0.terms.contains(where: ranked.contains) })?.joined?.expression
+        let parts = groups.filter { $0.terms.contains(where: ranked.contains) }.filter { seen.insert($0.expression).inserted }
+        if parts.count > 1 { return .near(parts, distance: 2 * parts.count + 4) }
+        return groups.first(where: { $0.terms.contains(where: ranked.contains) })?.joined.map(TermMatch.term)
     }
+
+    /// ``nearMatch`` as FTS5 writes it.
+    var nearExpression: String? { nearMatch?.ftsExpression }
 
     package static func isSearchable(_ text: Substring) -> Bool {
         text.unicodeScalars.contains(where: isWordScalar)
@@ -259,5 +262,29 @@ package struct FTSPattern: Hashable, Sendable {
         }
         if !current.isEmpty { parts.append(Part(text: String(current), afterApostrophe: afterApostrophe)) }
         return parts
+    }
+}
+
+/// What a search asks of the words: which of some items hold a combination of terms.
+package indirect enum TermMatch: Hashable, Sendable {
+    /// Items that hold the term.
+    case term(FTSPattern.Term)
+    /// Items that hold every one of the matches.
+    case all([TermMatch])
+    /// Items that hold any of the matches.
+    case any([TermMatch])
+    /// Items whose words of each group stand together, and the groups within `distance` words of one another.
+    case near([FTSPattern.Group], distance: Int)
+}
+
+extension TermMatch {
+    /// The match as an FTS5 `MATCH` expression.
+    var ftsExpression: String {
+        switch self {
+        case .term(let term): term.expression
+        case .all(let matches): matches.map(\.ftsExpression).joined(separator: " AND ")
+        case .any(let matches): "(" + matches.map(\.ftsExpression).joined(separator: " OR ") + ")"
+        case .near(let groups, let distance): "NEAR(" + groups.map(\.expression).joined(separator: " ") + ", \(distance))"
+        }
     }
 }

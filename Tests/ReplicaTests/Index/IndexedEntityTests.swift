@@ -119,7 +119,7 @@ import ReplicaTestSupport
         try await index.indexEntities([LandmarkEntity(id: "7", name: "Eiger", summary: "north face", continent: "Europe")])
         // The stored copy is damaged; reading it back drops it and owes a reindex of that identifier.
         try await index.write { writer in
-            try writer.connection.execute("UPDATE items SET attributes = 'not json' WHERE identifier = 'entity:LandmarkEntity:7'")
+            try (writer as! SQLiteIndexWriter).connection.execute("UPDATE items SET attributes = 'not json' WHERE identifier = 'entity:LandmarkEntity:7'")
         }
         _ = try await index.search(SearchQuery("eiger"))
         #expect(query.asked.withLock { $0 } == ["some Landmarks: [\"7\"]"])

@@ -268,7 +268,7 @@ import ReplicaTestSupport
     @Test func findingTheExpiredItemsReadsThePartialIndex() async throws {
         try await index.indexItems([Fixtures.item("n", text: "kept")])
         let connection = try indexFile()
-        let plan = try connection.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE \(IndexReader.hasExpired)")
+        let plan = try connection.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE \(SQLiteIndexReader.hasExpired)")
             .rows([.real(clock.now.timeIntervalSince1970)]) { $0.text(3) }
         #expect(plan.contains { $0.contains("USING COVERING INDEX items_expires") }, "\(plan)")
     }

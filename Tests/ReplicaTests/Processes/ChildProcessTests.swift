@@ -48,7 +48,7 @@ import Glibc
     }
 
     @Test func aChildStillRunningCanBeWaitedForWithADeadlineAndStopped() throws {
-        let child = try ChildProcess(["sleep", "30"])
+        let child = try ChildProcess(["sleep", "infinity"])
         #expect(child.isRunning)
         #expect(child.wait(timeout: 0.05) == nil)
         child.signal(SIGTERM)
@@ -105,7 +105,8 @@ import Glibc
     /// must not take that for this process's end.
     @Test func aChildOutlivesTheThreadThatStartedIt() async throws {
         let started = Mutex<ChildProcess?>(nil)
-        let thread = Thread { started.withLock { $0 = try? ChildProcess(["sleep", "30"]) } }
+        // A child that never ends by itself: on a loaded machine this test once took longer than `sleep 30`.
+        let thread = Thread { started.withLock { $0 = try? ChildProcess(["sleep", "infinity"]) } }
         thread.start()
         #expect(await eventually { thread.isFinished })
         let child = try #require(started.withLock { $0 })

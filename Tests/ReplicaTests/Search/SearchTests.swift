@@ -257,8 +257,9 @@ import ReplicaTestSupport
         for text in ["amber basalt", "cobalt dune ember", "fjord garnet harbor indigo jasper",
                      vocabulary.joined(separator: " ")] {
             let pattern = try FTSPattern(text: text)
-            let terms = Array(pattern.meaningfulTerms.prefix(IndexReader.maximumCountedTerms))
+            let terms = Array(pattern.meaningfulTerms.prefix(Ranking.maximumCountedTerms))
             let (present, brute, close, bruteClose) = try await index.read { reader in
+                let reader = reader as! SQLiteIndexReader
                 let rowIDs = try reader.connection.prepare("SELECT rowid FROM items_text WHERE items_text MATCH ?")
                     .rows([.text(pattern.matchExpression)]) { $0.int64(0) }
                 let seek = try reader.connection.prepare("SELECT 1 FROM items_text WHERE items_text MATCH ? AND rowid = ?")
@@ -275,7 +276,7 @@ import ReplicaTestSupport
             #expect(!brute.isEmpty && present == brute, "\(text)")
             #expect(close == bruteClose, "\(text)")
         }
-        #expect(vocabulary.count > IndexReader.maximumCountedTerms, "the last query has words that are not counted")
+        #expect(vocabulary.count > Ranking.maximumCountedTerms, "the last query has words that are not counted")
     }
 
     @Test func suggestionsCompleteTheLastWordFromWordsAsWrittenThenTitles() async throws {

@@ -463,6 +463,12 @@ enum DocCommentSnippets {
         try await database.write { try $0.execute("INSERT INTO t VALUES (1)") }
     }
 
+    /// Sources/ReplicaSQLite/FTS5Tokenizer.swift, snippet 1.
+    static func ReplicaSQLite_FTS5Tokenizer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let tokenizer = try FTS5Tokenizer("porter unicode61 remove_diacritics 2")
+        tokenizer.tokens(in: "Running café") // ["run", "cafe"]
+    }
+
     /// Sources/ReplicaSQLite/SQLiteError.swift, snippet 1.
     static func ReplicaSQLite_SQLiteError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         do { try connection.execute("BEGIN IMMEDIATE") }

@@ -1,0 +1,259 @@
+import Foundation
+import ReplicaCore
+
+/// The numbers the ranking is made of, the same for every backend.
+package enum Ranking {
+    /// How close in meaning (cosine) an item must be to be found by meaning beside the words: a floor
+    /// under the relative cut of ``closeEnoughByMeaning(_:score:match:)``. 0.30 lets "pet health" find a
+    /// vet's note (0.33) that 0.35 left out; the relative cut keeps the rest out (BENCHMARKS.md).
+    package static let minimumSimilarity = 0.30
+
+    /// The floor by meaning alone (`disablesLexicalSearch`), lower: the person asked for meaning, and no
+    /// words find the weaker matches instead. On the quality sets 0.30 lost nDCG there and 0.20 does not.
+    package static let minimumSimilarityByMeaningAlone = 0.20
+
+    /// The share of a query's best score that an item found by meaning alone must reach.
+    package static let meaningShareOfBest = 0.5
+
+    /// How many of the best candidates by BM25 get the second step's lookups.
+    static let rerankDepth = 40
+
+    /// The most candidates BM25 hands to the second step.
+    static let maximumCandidates = 1_000
+
+    /// How many words the share of words present is counted over (the rest still count in BM25).
+    package static let maximumCountedTerms = 12
+
+    /// How many candidates a search looks at: typed text a few times more than asked for, to rank
+    /// them; a listing, no more.
+    static func candidateCount(_ query: SearchQuery, pattern: FTSPattern?) -> Int {
+        pattern == nil ? query.limit : max(query.limit, min(maximumCandidates, max(query.limit * 3, query.limit + 30)))
+    }
+
+    /// `results` (best first) without the items found by meaning alone that score less than
+    /// ``meaningShareOfBest`` of the best: a query's best evidence sets the bar. Beside an exact match of
+    /// its words (INV-2024-0917 at 0.69), the 49 other invoices close in meaning (0.30) are left out;
+    /// when nothing matches by the words, the nearest item by meaning is the best and its peers stay.
+    package static func closeEnoughByMeaning<Result>(_ results: [Result], score: (Result) -> Double,
+                                                     match: (Result) -> SearchMatch) -> [Result] {
+        guard let best = results.map(score).max(), best > 0 else { return results }
+        return results.filter { match($0) != .semantic || score($0) >= meaningShareOfBest * best }
+    }
+
+    /// How many of `sources` have each word and each title.
+    package static func tally(_ sources: [CompletionSource]) -> (words: [String: Int], titles: [String: Int]) {
+        var words: [String: Int] = [:]
+        var titles: [String: Int] = [:]
+        for source in sources {
+            for word in source.words { words[word, default: 0] += 1 }
+            if let title = source.title { titles[title, default: 0] += 1 }
+        }
+        return (words, titles)
+    }
+}
+
+// The ranking, written once over the backend's primitives (`IndexReader`), so that every backend ranks
+// the same candidates the same way.
+extension IndexReader {
+    /// Runs a search; rows whose stored attributes cannot be read are left out and named in `unreadable`.
+    ///
+    /// Typed text is ranked in two steps. BM25 (with the column weights) picks the candidates: a few
+    /// times more than asked for. Each candidate then gets a score from 0 to 1 that means the same in
+    /// every index, whatever its size (BM25 alone depends on how many items an index holds, so a title
+    /// match alone in a small index would lose to body matches from a big one):
+    ///
+    ///     0.65 × BM25 ÷ the best BM25 of the search in this index
+    ///   + 0.20 × the share of the meaningful words the item has
+    ///   + 0.10 if a word is in the title, keywords or people
+    ///   + 0.05 if all the words are near each other (within 2 per word + 4)
+    ///
+    /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see BENCHMARKS.md).
+    /// With `semantic`, items are also found by meaning, and each result's score is
+    /// 0.4 × the score above + 0.6 × the cosine of its best passage with the query (an item not embedded
+    /// yet keeps the score above): see BENCHMARKS.md for the weights' measurements. An item found by
+    /// meaning alone needs a cosine of at least ``Ranking/minimumSimilarity`` and half the search's best
+    /// score (``Ranking/closeEnoughByMeaning(_:score:match:)``).
+    package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
+        let (candidates, unreadable) = try lexicalCandidates(query, pattern: pattern)
+        return (try finishing(candidates, query: query, pattern: pattern, semantic: semantic), unreadable)
+    }
+
+    /// The first half of ``search(_:pattern:semantic:)``, which needs no query vector: the candidates
+    /// by their words, ranked (or the listing, without typed text). A search by meaning alone has none.
+    package func lexicalCandidates(_ query: SearchQuery, pattern: FTSPattern?) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], unreadable: [ItemIdentifier]) {
+        if pattern != nil, query.disablesLexicalSearch { return ([], []) }
+        let (found, inHeading, unreadable) = try matches(query, pattern: pattern, limit: Ranking.candidateCount(query, pattern: pattern))
+        guard let pattern else { return (found, unreadable) }
+        return (try rank(found, pattern, inHeading: inHeading), unreadable)
+    }
+
+    /// The second half of ``search(_:pattern:semantic:)``: the items found by meaning fused in, entity
+    /// priority and engagement added, the best `limit` returned with the attributes asked for.
+    package func finishing(_ found: [(item: FoundItem, rowID: Int64)], query: SearchQuery, pattern: FTSPattern?,
+                           semantic: SemanticQuery?) throws -> [FoundItem] {
+        guard pattern != nil else { return try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item)) }
+        let candidates = Ranking.candidateCount(query, pattern: pattern)
+        var found = found
+        if query.disablesLexicalSearch {
+            guard let semantic else { return [] }
+            found = try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true)
+        } else if let semantic {
+            found = try fuse(found, semantic, query: query, candidates: candidates)
+        }
+        found = try raisingPriorityAndEngagement(found)
+        return try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item))
+    }
+
+    /// Completions of a typed prefix: words of the index that begin with it (as they are written, not as
+    /// stemmed), and titles with such a word, each with how often it was seen among the first `sample`
+    /// items that have one.
+    package func completions(of prefix: String, sample: Int = 200) throws -> (words: [String: Int], titles: [String: Int]) {
+        Ranking.tally(try completionSources(of: prefix, sample: sample))
+    }
+
+    /// The first 200 items that have a word beginning with `prefix` (see ``IndexReader/completionSources(of:sample:)``).
+    package func completionSources(of prefix: String) throws -> [CompletionSource] {
+        try completionSources(of: prefix, sample: 200)
+    }
+
+    /// ``IndexReader/nearest(to:model:filters:limit:floor:)`` with no floor.
+    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int) throws -> [(rowID: Int64, cosine: Double)] {
+        try nearest(to: query, model: model, filters: filters, limit: limit, floor: -1)
+    }
+
+    /// Adds each entity's priority bonus (``SearchableIndex/entityBonus(_:)``) and ``Engagement/weight`` ×
+    /// each item's engagement to its score, then sorts again: once, and only when something was added.
+    func raisingPriorityAndEngagement(_ found: [(item: FoundItem, rowID: Int64)]) throws -> [(item: FoundItem, rowID: Int64)] {
+        let engagement = try self.engagement(of: found.map(\.item.item.uniqueIdentifier))
+        guard !engagement.isEmpty || found.contains(where: { $0.item.item.attributeSet[.entityPriority] != nil }) else { return found }
+        var raised = found.map { candidate in
+            var candidate = candidate
+            let engaged = engagement[candidate.item.item.uniqueIdentifier] ?? 0
+            candidate.item.engagement = engaged
+            candidate.item.score = min(1, candidate.item.score + SearchableIndex.entityBonus(candidate.item.item.attributeSet)
+                                       + Engagement.weight * engaged)
+            return candidate
+        }
+        raised.sort { $0.item.score > $1.item.score }
+        return raised
+    }
+
+    /// Keeps only the attributes a query fetches (Core Spotlight's `fetchAttributes`), reading the text
+    /// content back when it is one of them.
+    private func fetching(_ keys: [AttributeKey]?, _ found: [FoundItem]) throws -> [FoundItem] {
+        guard let keys else { return found }
+        let wanted = Set(keys)
+        let texts = wanted.contains(.textContent) ? try textContents(of: found.map(\.item.uniqueIdentifier)) : [:]
+        return found.map { result in
+            var result = result
+            var attributes = AttributeSet()
+            for key in wanted { attributes[key] = result.item.attributeSet[key] }
+            if let text = texts[result.item.uniqueIdentifier], !text.isEmpty { attributes.textContent = text }
+            result.item.attributeSet = attributes
+            return result
+        }
+    }
+
+    /// Lexical candidates and the items nearest in meaning, scored together.
+    ///
+    /// - Parameter meaningOnly: rank by meaning alone: each score is the cosine itself.
+    private func fuse(_ lexical: [(item: FoundItem, rowID: Int64)], _ semantic: SemanticQuery, query: SearchQuery,
+                      candidates: Int, meaningOnly: Bool = false) throws -> [(item: FoundItem, rowID: Int64)] {
+        // The nearest items above the floor, and the cosines of the lexical candidates, wherever they rank.
+        let floor = meaningOnly ? Ranking.minimumSimilarityByMeaningAlone : Ranking.minimumSimilarity
+        let cosines = try nearest(to: semantic.vector, model: semantic.model, filters: query, limit: candidates, floor: floor)
+        let nearestRows = Set(cosines.map(\.rowID))
+        var cosine = try self.cosines(of: lexical.map(\.rowID), to: semantic.vector, model: semantic.model)
+        for (rowID, similarity) in cosines { cosine[rowID] = similarity }
+        let lexicalRows = Set(lexical.map(\.rowID))
+        var fused = lexical.map { candidate in
+            var candidate = candidate
+            if let similarity = cosine[candidate.rowID] {
+                candidate.item.score = 0.4 * candidate.item.score + 0.6 * max(similarity, 0)
+                candidate.item.match = nearestRows.contains(candidate.rowID) ? .both : .lexical
+            }
+            return candidate
+        }
+        // An item found by meaning alone must be close: every text has some similarity to every other (the
+        // floor), and close against the query's best result (see `closeEnoughByMeaning`). And when every
+        // word is required, meaning adds no item of its own.
+        let onlyByMeaning = query.requiresAllWords ? [] : cosines.filter { !lexicalRows.contains($0.rowID) }
+        for var found in try foundItems(onlyByMeaning.map(\.rowID)) {
+            found.item.score = (meaningOnly ? 1 : 0.6) * max(cosine[found.rowID] ?? 0, 0)
+            found.item.match = .semantic
+            fused.append(found)
+        }
+        fused.sort { $0.item.score > $1.item.score }
+        return Ranking.closeEnoughByMeaning(fused, score: \.item.score, match: \.item.match)
+    }
+
+    /// Scores candidates as ``search(_:pattern:semantic:)`` describes, best first.
+    private func rank(_ candidates: [(item: FoundItem, rowID: Int64)], _ pattern: FTSPattern,
+                      inHeading headings: Set<Int64>) throws -> [(item: FoundItem, rowID: Int64)] {
+        guard let best = candidates.map(\.item.score).max(), best > 0 else {
+            return candidates.map { candidate in
+                var candidate = candidate
+                candidate.item.score = 0
+                return candidate
+            }
+        }
+        let terms = Array(pattern.meaningfulTerms.prefix(Ranking.maximumCountedTerms))
+        // Only the best by BM25 get the checks below (the rest keep 0.65 × their relative BM25, which
+        // ranks them after).
+        let depth = min(candidates.count, Ranking.rerankDepth)
+        let checked = candidates.prefix(depth).map(\.rowID)
+        // Under `requiresAll` every candidate has every word.
+        let present = pattern.requiresAll || terms.count == 1
+            ? Dictionary(uniqueKeysWithValues: checked.map { ($0, terms.count) })
+            : try wordsPresent(terms, in: checked, allMatched: pattern.meaningfulTerms.count == terms.count)
+        // Only an item with every word can have them all near each other.
+        let withEveryWord = checked.filter { present[$0] == terms.count }
+        let close = try pattern.nearMatch.map { withEveryWord.isEmpty ? [] : try rows(matching: $0, among: withEveryWord) }
+            ?? Set(withEveryWord)
+        var ranked = candidates.enumerated().map { position, candidate in
+            guard position < depth else {
+                var scored = candidate
+                scored.item.score = 0.65 * candidate.item.score / best
+                return scored
+            }
+            let present = present[candidate.rowID] ?? 0
+            let inHeading = headings.contains(candidate.rowID)
+            let close = close.contains(candidate.rowID)
+            var scored = candidate
+            scored.item.score = 0.65 * candidate.item.score / best + 0.20 * Double(present) / Double(max(terms.count, 1))
+                + (inHeading ? 0.10 : 0) + (close ? 0.05 : 0)
+            return scored
+        }
+        ranked.sort { $0.item.score > $1.item.score }
+        return ranked
+    }
+
+    /// How many of `terms` each of `rowIDs` holds, each of which matched at least one of the query's terms.
+    ///
+    /// One query a term instead of a lookup per candidate and term (on the 100,000-item latency store,
+    /// 9.6 ms of lookups a question became 5.7 ms of queries: BENCHMARKS.md): the items with the term and
+    /// any other term. An item with two or more of the terms is among those of each of its terms; an item
+    /// among none of them holds one term (`allMatched`: the terms are all the query's), or, when the query
+    /// has more terms than are counted, one or none, which one more query tells.
+    func wordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64], allMatched: Bool) throws -> [Int64: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: rowIDs.map { ($0, 0) })
+        guard !rowIDs.isEmpty else { return counts }
+        if terms.count == 2 {
+            // The items with both: the same list for each of the two.
+            for rowID in try rows(matching: .all([.term(terms[0]), .term(terms[1])]), among: rowIDs) { counts[rowID] = 2 }
+        } else {
+            for (index, term) in terms.enumerated() {
+                let others = terms.indices.filter { $0 != index }.map { TermMatch.term(terms[$0]) }
+                for rowID in try rows(matching: .all([.term(term), .any(others)]), among: rowIDs) {
+                    counts[rowID, default: 0] += 1
+                }
+            }
+        }
+        let alone = counts.filter { $0.value == 0 }.map(\.key)
+        guard !alone.isEmpty else { return counts }
+        let withOne = allMatched ? Set(alone) : try rows(matching: .any(terms.map(TermMatch.term)), among: alone)
+        for rowID in withOne { counts[rowID] = 1 }
+        return counts
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import ReplicaCore
+
+// The seam between an index and where it keeps its items. `SearchableIndex`, the projection engine, the
+// sources and the search tool speak only these protocols; the SQLite file (`SQLiteIndexStorage`) is one
+// implementation of them. No type of a storage engine crosses them, and an engine's own errors become
+// `ReplicaError`s below them.
+
+/// Where one index of one account keeps its items: it runs reads on a consistent snapshot and writes in
+/// one transaction each, and says how much room the index takes.
+package protocol IndexStorage: AnyObject, Sendable {
+    /// Runs `body` in one write transaction; an error thrown by `body` rolls it back.
+    ///
+    /// - Parameter prepare: runs first inside the transaction, before `body` (the sign-in check, which must
+    ///   hold the transaction's write lock so that no sign-out deletes the index between it and the commit).
+    func write<T: Sendable>(now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
+                            _ body: @escaping @Sendable (any IndexWriter) throws -> T) async throws -> T
+
+    /// ``write(now:defaultLifetime:prepare:_:)`` on the calling thread.
+    @available(*, noasync, message: "it waits for the storage; in async code call write(now:defaultLifetime:prepare:_:)")
+    func writeNow<T>(now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
+                     _ body: (any IndexWriter) throws -> T) throws -> T
+
+    /// Runs `body` on one consistent snapshot.
+    func read<T: Sendable>(now: Date, prepare: @escaping @Sendable () throws -> Void,
+                           _ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T
+
+    /// How many bytes the index takes where it is kept.
+    func size() -> Int
+
+    /// How many bytes the index would take once its free space is given back.
+    func compactedSize() async throws -> Int
+
+    /// Stops all further use: the account was signed out.
+    ///
+    /// - Parameter discarding: the index is about to be deleted; nothing of it needs to be kept.
+    @available(*, noasync, message: "it waits for work in progress on the storage")
+    func close(discarding: Bool)
+}
+
+/// The reads of one index, on one snapshot. Every read leaves out expired items, purged or not.
+///
+/// A backend implements the primitives below; the ranking that makes one score of them (`search`) is
+/// written once, in `IndexReader+Ranking.swift`, so both backends rank the same way.
+package protocol IndexReader {
+    /// The time the reads take as now: what has expired by then is left out.
+    var now: Date { get }
+
+    // MARK: Search primitives
+
+    /// The items that match `pattern` (or, without one, the listing, most recently changed first) and
+    /// pass the query's filters, best BM25 first, at most `limit`; each with its BM25 as its score (higher
+    /// is better), its snippet, and whether a term is in its title, keywords or people (`inHeading`).
+    /// Items whose stored attributes cannot be read are left out and named in `unreadable`.
+    func matches(_ query: SearchQuery, pattern: FTSPattern?, limit: Int) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])
+
+    /// Which of `rowIDs` hold what `match` asks for.
+    func rows(matching match: TermMatch, among rowIDs: [Int64]) throws -> Set<Int64>
+
+    /// The row identifiers of the items that pass the query's filters and predicate, or `nil` when it has
+    /// neither (every item not expired passes).
+    func rowIDs(passing query: SearchQuery) throws -> Set<Int64>?
+
+    /// The items closest in meaning to `query` among those that pass the query's filters: each scored by
+    /// its best passage's cosine, best first, at most `limit`, none below `floor`.
+    func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: Double) throws -> [(rowID: Int64, cosine: Double)]
+
+    /// The cosine of each of `rowIDs`' best passage with `query`, for the items that have vectors.
+    func cosines(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Double]
+
+    /// Found items for row ids (semantic matches that the words did not find), in the order given, each
+    /// with the start of its text as its snippet.
+    func foundItems(_ rowIDs: [Int64]) throws -> [(item: FoundItem, rowID: Int64)]
+
+    /// The text content of each of these items that has one.
+    func textContents(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: String]
+
+    /// How much each item was engaged with, from the activities about it (0 to 1).
+    func engagement(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: Double]
+
+    // MARK: Items
+
+    /// The items with these identifiers that are in the index and not expired, with their full text.
+    func items(withIdentifiers identifiers: [ItemIdentifier]) throws -> [(SearchableItem, ItemOrigin, Date)]
+    /// Every item that is searchable now, with its full text and origin, in identifier order.
+    func allItems() throws -> [(SearchableItem, ItemOrigin, Date)]
+    /// How many items are searchable now.
+    func count() throws -> Int
+    /// The client state of the last batch that set one.
+    func clientState() throws -> Data?
+    /// A value the index keeps about itself.
+    func meta(_ key: String) throws -> String?
+    /// The first `sample` items that have a word beginning with `prefix`, each with those words and its title
+    /// when the title has one.
+    func completionSources(of prefix: String, sample: Int) throws -> [CompletionSource]
+
+    // MARK: Activities, enrichment, vectors
+
+    /// The activities donated last, newest first.
+    func recentActivities(limit: Int) throws -> [RecentActivity]
+    /// Items written since the enrichment pass last looked at them, oldest first.
+    func pendingEnrichment(limit: Int) throws -> [PendingEnrichment]
+    /// The items of a domain (a thread), oldest first, up to `date`.
+    func thread(domain: DomainIdentifier, upTo date: Date?, limit: Int) throws -> [SearchableItem]
+    /// How many items are enriched, wait, fail or were skipped, and why.
+    func enrichmentCounts() throws -> EnrichmentCounts
+    /// Items with no vectors from `model` yet, oldest first.
+    func pendingEmbeddings(model: String, limit: Int) throws -> [PendingEmbedding]
+    /// How many items have vectors from `model`, how many passages they hold, and how many wait.
+    func embeddingCounts(model: String) throws -> (items: Int, passages: Int, backlog: Int)
+    /// How many items wait for vectors from `model`.
+    func embeddingBacklog(model: String) throws -> Int
+
+    // MARK: Projection and sources
+
+    /// The records the projection engine could not project, with why.
+    func quarantined(account: AccountID) throws -> [QuarantinedRecord]
+    /// A consumer's position in its change log.
+    func checkpoint(_ consumer: String) throws -> String?
+    /// The projection rebuilds that have not finished.
+    func rebuildsInProgress() throws -> [(kind: String, target: Int, cursor: String?)]
+    /// A source's entries by key.
+    func sourceEntries(_ source: String) throws -> [String: SourceEntry]
+    /// A source's skipped entries: how many for each reason.
+    func skippedEntries(_ source: String) throws -> [(String, Int)]
+}
+
+/// The writes of one index, in one transaction. Reads made through it see the transaction's own writes.
+package protocol IndexWriter: AnyObject {
+    /// The time the writes take as now: new items expire from it, and what has expired by then is purged.
+    var now: Date { get }
+
+    /// Items this writer refused to write because another owner made them.
+    var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] { get }
+
+    // MARK: Items
+
+    /// Adds or replaces an item, or merges it into the stored one (`isUpdate`).
+    @discardableResult
+    func index(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome
+    /// Adds or replaces items, each with its origin, the fastest way the backend has.
+    func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws
+    /// The row of an item, when it is there and (with `owner`) that owner made it.
+    func rowID(of identifier: ItemIdentifier, owner: ItemOwner?) throws -> Int64?
+    /// Which of these identifiers are not in the index.
+    func absent(_ identifiers: [ItemIdentifier]) throws -> Set<ItemIdentifier>
+    @discardableResult
+    func delete(identifiers: [ItemIdentifier], owner: ItemOwner?) throws -> Int
+    @discardableResult
+    func delete(domains: [DomainIdentifier], owner: ItemOwner?) throws -> Int
+    @discardableResult
+    func delete(owner: ItemOwner) throws -> Int
+    @discardableResult
+    func deleteAll(owner: ItemOwner?) throws -> Int
+    /// Deletes one row, whoever made it (hydration found it gone).
+    func deleteRow(_ id: Int64) throws
+    @discardableResult
+    func deleteItems(withIdentifierPrefix prefix: String, owner: ItemOwner) throws -> Int
+    /// Deletes up to `limit` expired items.
+    @discardableResult
+    func purgeExpired(limit: Int) throws -> Int
+
+    // MARK: State kept beside the items
+
+    func setClientState(_ state: Data) throws
+    /// The client state as this transaction sees it.
+    func clientState() throws -> Data?
+    func setMeta(_ key: String, _ value: String?) throws
+    func meta(_ key: String) throws -> String?
+    func checkpoint(_ consumer: String) throws -> String?
+    func setCheckpoint(_ consumer: String, _ position: String) throws
+    func removeCheckpoint(_ consumer: String) throws
+    func projectionStates() throws -> [String: ProjectionState]
+    func setProjectionState(_ kind: String, _ state: ProjectionState) throws
+    func noteProjectionVersion(_ kind: String, _ version: Int) throws
+    func hasQuarantinedRecords() throws -> Bool
+    func identifiers(ownedBy owner: ItemOwner) throws -> [ItemIdentifier]
+    func quarantine(_ identifier: ItemIdentifier, kind: String, recordID: String, version: Int64, reason: String) throws
+    func releaseFromQuarantine(_ identifier: ItemIdentifier) throws
+    func tombstoneVersion(_ identifier: ItemIdentifier) throws -> Int64?
+    func setTombstone(_ identifier: ItemIdentifier, version: Int64) throws
+    func clearTombstone(_ identifier: ItemIdentifier) throws
+    func storedVersion(_ identifier: ItemIdentifier) throws -> Int64?
+    func setEntry(_ entry: SourceEntry, source: String) throws
+    func removeEntry(_ key: String, source: String) throws
+    func removeEntries(withKeyPrefix prefix: String, source: String) throws
+    func forgetSource(named source: String, owner: ItemOwner, checkpoint consumer: String) throws
+
+    // MARK: Activities, enrichment, vectors
+
+    func donate(_ activities: [UserActivity]) throws
+    @discardableResult
+    func deleteActivities(_ persistentIdentifiers: [String]) throws -> Int
+    @discardableResult
+    func deleteAllActivities() throws -> Int
+    /// Stores what the enrichment pass made of an item, unless it changed since `pending` was read.
+    ///
+    /// - Returns: the item as merged, or `nil` when it changed since it was read (it stays pending).
+    @discardableResult
+    func applyEnrichment(to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?,
+                         skipped: [String]) throws -> SearchableItem?
+    func recordEnrichmentFailure(_ pending: PendingEnrichment, error: String, retry: Date) throws
+    func dropEnrichment(_ pending: PendingEnrichment) throws
+    /// Stores an item's passage vectors, unless its text changed since `pending` was read.
+    @discardableResult
+    func setVectors(_ vectors: [[Float]], for pending: PendingEmbedding, model: String) throws -> Bool
+}
+
+extension IndexWriter {
+    /// Fails with ``ReplicaError/Code/notOwner`` if any write of this transaction was refused because
+    /// another owner made the item; the caller's transaction then rolls back.
+    package func throwIfRefused() throws {
+        guard let first = refusedOwnership.first else { return }
+        let more = refusedOwnership.count > 1 ? " (and \(refusedOwnership.count - 1) more)" : ""
+        throw ReplicaError(.notOwner, "item '\(first.identifier)'\(more) was made by \(first.owner), and only its owner can change it; nothing was written. Use another identifier")
+    }
+
+    @discardableResult
+    package func index(_ item: SearchableItem) throws -> UpsertOutcome { try index(item, origin: .api) }
+
+    /// Adds or replaces items, all from one origin.
+    package func index(contentsOf items: [SearchableItem], origin: ItemOrigin = .api) throws {
+        try index(contentsOf: items.map { ($0, origin) })
+    }
+
+    package func rowID(of identifier: ItemIdentifier) throws -> Int64? { try rowID(of: identifier, owner: nil) }
+
+    @discardableResult
+    package func purgeExpired() throws -> Int { try purgeExpired(limit: 1000) }
+}
