@@ -20,11 +20,20 @@ public struct PendingDeletion: Sendable, Equatable {
     public var nextAttempt: Date
     /// The last failure, in words (never content).
     public var lastError: String?
+
+    /// Makes a queued deletion as a record storage reads it.
+    package init(indexName: String, target: Target, attempts: Int, nextAttempt: Date, lastError: String?) {
+        self.indexName = indexName
+        self.target = target
+        self.attempts = attempts
+        self.nextAttempt = nextAttempt
+        self.lastError = lastError
+    }
 }
 
 extension PendingDeletion.Target {
     /// The target as it is stored and shown: its kind (`identifier` or `domain`) and its value.
-    var storedParts: (kind: String, value: String) {
+    package var storedParts: (kind: String, value: String) {
         switch self {
         case .identifier(let identifier): ("identifier", identifier.rawValue)
         case .domain(let domain): ("domain", domain.rawValue)
@@ -32,7 +41,7 @@ extension PendingDeletion.Target {
     }
 
     /// The target a stored kind and value name (anything but `domain` is an identifier).
-    init(storedKind kind: String, value: String) {
+    package init(storedKind kind: String, value: String) {
         self = kind == "domain" ? .domain(DomainIdentifier(value)) : .identifier(ItemIdentifier(value))
     }
 }

@@ -68,7 +68,9 @@ public struct SourceDefinition: Sendable, Equatable {
         identifier.rawValue.hasPrefix(name + ":") ? String(identifier.rawValue.dropFirst(name.count + 1)) : nil
     }
 
-    static func validateName(_ name: String) throws {
+    /// Fails with code `invalidArgument` unless `name` is 1 to 64 letters, digits, `.`, `-` or `_`, not
+    /// starting with `.`: what a catalog storage checks before it adds a source.
+    package static func validateName(_ name: String) throws {
         let valid = !name.isEmpty && name.count <= 64 && name.unicodeScalars.allSatisfy {
             $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" || $0 == ".")
         } && !name.hasPrefix(".")
