@@ -33,6 +33,7 @@ package struct Change: Sendable, Equatable {
     /// The version the record was written with.
     package var version: Int64
 
+    /// Makes an entry as a record storage reads it.
     package init(sequence: Int64, kind: String, id: String, version: Int64) {
         self.sequence = sequence
         self.kind = kind

@@ -113,6 +113,7 @@ package struct SourceReport: Sendable, Equatable {
     /// Changes seen but not committed yet.
     package var pending: Int
 
+    /// Makes a report as a catalog storage reads it.
     package init(state: SourceState, detail: String?, lastError: String?, lastErrorAt: Date?, lastCommit: Date?, pending: Int) {
         self.state = state
         self.detail = detail
