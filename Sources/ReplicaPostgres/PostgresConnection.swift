@@ -35,6 +35,9 @@ public final class PostgresConnection: @unchecked Sendable {
     var savepointDepth = 0
     /// The thread inside libpq on this connection right now (0: none).
     private let user = Atomic<UInt>(0)
+    /// Set by libpq's notice receiver when the server says, unasked, that it is ending the session (a
+    /// FATAL message while the connection is idle, as `pg_terminate_backend` or a shutdown sends).
+    private let sessionEnded: UnsafeMutablePointer<Bool>
 
     /// How a connection opens and behaves.
     public struct Options: Sendable {
@@ -87,8 +90,15 @@ public final class PostgresConnection: @unchecked Sendable {
         guard let handle = started else { throw PostgresError(.other, "libpq could not start a connection: out of memory") }
         // Verbose errors put the SQLSTATE in the message of a refused sign-in, the only place it is.
         PQsetErrorVerbosity(handle, PQERRORS_VERBOSE)
-        // libpq prints notices (such as "relation already exists, skipping") on standard error unless told otherwise.
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        // libpq prints notices (such as "relation already exists, skipping") on standard error unless
+        // told otherwise; this receiver drops them, and notes the server's word that the session ends.
+        let sessionEnded = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        sessionEnded.initialize(to: false)
+        PQsetNoticeReceiver(handle, { flag, notice in
+            guard let flag, let notice, let severity = PQresultErrorField(notice, Int32(UInt8(ascii: "V"))) else { return }
+            let word = String(cString: severity)
+            if word == "FATAL" || word == "PANIC" { flag.assumingMemoryBound(to: Bool.self).pointee = true }
+        }, sessionEnded)
         let timedOut = Self.finishConnecting(handle, within: options.connectTimeout)
         guard PQstatus(handle) == CONNECTION_OK else {
             let error = PostgresError.connectionFailure(
@@ -96,10 +106,12 @@ public final class PostgresConnection: @unchecked Sendable {
                 user: PQuser(handle).map { String(cString: $0) } ?? "?", database: PQdb(handle).map { String(cString: $0) } ?? "?",
                 password: password, timedOut: timedOut)
             PQfinish(handle)
+            sessionEnded.deallocate()
             throw error
         }
         PQsetErrorVerbosity(handle, PQERRORS_DEFAULT)
         self.handle = handle
+        self.sessionEnded = sessionEnded
         self.options = options
         serverDescription = Self.describeServer(handle)
         userName = String(cString: PQuser(handle))
@@ -109,7 +121,10 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    deinit { PQfinish(handle) }
+    deinit {
+        PQfinish(handle)
+        sessionEnded.deallocate()
+    }
 
     // MARK: Running statements
 
@@ -239,11 +254,21 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The process ID of the server process serving this connection (`pg_backend_pid()`).
     public var backendProcessID: Int32 { PQbackendPID(handle) }
 
-    /// Whether the connection is still good: libpq has not seen it break, and any message the server sent
-    /// meanwhile (such as the notice of an ended session) has been read without finding it closed.
+    /// Whether the connection is still good: libpq has not seen it break, and what the server sent
+    /// meanwhile unasked has been read without finding the connection closed or the server's word that
+    /// it ends the session (`pg_terminate_backend`, a shutdown). It never waits.
     public var isUsable: Bool {
-        exclusively { _ = PQconsumeInput(handle) }
-        return PQstatus(handle) == CONNECTION_OK
+        exclusively {
+            // A first read takes the server's last message, a second one meets the end of the stream.
+            for _ in 0..<8 where PQstatus(handle) == CONNECTION_OK {
+                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                guard poll(&descriptor, 1, 0) > 0, PQconsumeInput(handle) == 1 else { break }
+            }
+            // Parses what was read: a message the server sent while the connection was idle goes to the
+            // notice receiver, which notes a FATAL one.
+            while let notification = PQnotifies(handle) { PQfreemem(notification) }
+        }
+        return PQstatus(handle) == CONNECTION_OK && !sessionEnded.pointee
     }
 
     /// Whether a transaction is open on the connection (healthy or failed).

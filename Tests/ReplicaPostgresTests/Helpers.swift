@@ -1,7 +1,7 @@
 import ReplicaPostgres
 
 /// The ``PostgresError`` `body` throws; `nil` when it returns or throws something else.
-func postgresError(_ body: () throws -> Any) -> PostgresError? {
+func postgresError<T>(_ body: () throws -> T) -> PostgresError? {
     do {
         _ = try body()
         return nil
