@@ -3,8 +3,9 @@
 #
 #   scripts/postgres.sh start DIR [--fast] [--port N]   initialise DIR (first time) and start the server
 #   scripts/postgres.sh stop DIR                        stop it (fast shutdown: sessions are ended)
-#   scripts/postgres.sh run DIR [--fast] [--port N]     as start, but the server stays in the foreground
-#                                                       (for a supervisor: the tests' ChildProcess)
+#   scripts/postgres.sh run DIR [--fast] [--port N]     as start, but the server stays in the foreground,
+#                                                       a child of the script (for a supervisor: the
+#                                                       tests' ChildProcess); it ends as the script does
 #
 # start and run print the URL replica connects with (`--database`, `$REPLICA_DATABASE`) as the only
 # line on standard output; everything else goes to standard error:
@@ -113,7 +114,8 @@ start_server() {
         fail "the server did not start; its log is $dir/postgres.log: $(tail -3 "$dir/postgres.log" 2>/dev/null)"
 }
 
-if [[ ! -f $data/PG_VERSION ]]; then
+# A new cluster in DIR/data: the socket in DIR only, the sign-in rules, replica_app's password.
+initialise() {
     [[ -z $(ls -A "$dir" 2>/dev/null | grep -v '^data$') ]] || say "initialising in a folder that is not empty: $dir"
     if [[ $server_user != $(id -un) ]]; then
         chown "$server_user:" "$dir"
@@ -127,60 +129,87 @@ if [[ ! -f $data/PG_VERSION ]]; then
         --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
         fail "initdb failed; its output is in $dir/initdb.log: $(tail -3 "$dir/initdb.log")"
     # Only the socket in DIR, only the server's OS user may open it (and root).
-    as_server sh -c "cat >> '$data/postgresql.conf'" <<EOF
+    as_server sh -c "cat >> '$data/postgresql.conf'" <<CONF
 
 # scripts/postgres.sh: a throwaway server on a Unix socket in its own folder, no TCP.
 listen_addresses = ''
 unix_socket_directories = '$dir'
 unix_socket_permissions = 0700
 port = $port
-EOF
+CONF
     # The sign-in rules: replica_app with its password, as on a server; the superuser without one on
     # this folder's socket, which only the server's OS user (and root) can reach.
-    as_server sh -c "cat > '$data/pg_hba.conf'" <<'EOF'
+    as_server sh -c "cat > '$data/pg_hba.conf'" <<'HBA'
 # TYPE  DATABASE  USER         ADDRESS  METHOD
 local   all       replica_app           scram-sha-256
 local   all       all                   trust
-EOF
-    umask 077
-    head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$dir/replica_app.password"
-    umask 022
-    start_server
+HBA
+    (umask 077 && head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$dir/replica_app.password")
+}
+
+# Gives replica its role and its database, on the running server of a new cluster.
+create_role_and_database() {
     # What an operator runs once, as a superuser in psql, to give replica its database and its role
     # (the README's "On a server: PostgreSQL" shows this block; `psql -v password=...` sets the password):
     # replica_app can sign in and do nothing else server-wide: not a superuser, creates no database and
     # no role, and row-level security applies to it (NOBYPASSRLS). It owns the database `replica`, so
     # replica can apply its schema's migrations when it opens the store. Other roles may not connect.
     psql -X -q -v ON_ERROR_STOP=1 -v password="$(cat "$dir/replica_app.password")" \
-        "postgresql:///postgres?host=$(percent_encode "$dir")&port=$port&user=postgres" >&2 <<'SQL' ||
+        "postgresql:///postgres?host=$(percent_encode "$dir")&port=$port&user=postgres" >&2 <<'SQL'
 SET password_encryption = 'scram-sha-256';
 CREATE ROLE replica_app LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD :'password';
 CREATE DATABASE replica OWNER replica_app ENCODING 'UTF8' TEMPLATE template0;
 REVOKE ALL ON DATABASE replica FROM PUBLIC;
 GRANT CONNECT, TEMPORARY ON DATABASE replica TO replica_app;
 SQL
-        { as_server "$bin/pg_ctl" -D "$data" stop -m immediate >/dev/null 2>&1; fail "creating the role and the database failed"; }
     # pg_hba.conf, for an operator: a line for replica_app with scram-sha-256 over the way it connects,
     # e.g. `hostssl replica replica_app 10.0.0.0/8 scram-sha-256`.
-    if [[ $command == start ]]; then
-        url
-        exit 0
+}
+
+fresh=0
+if [[ ! -f $data/PG_VERSION ]]; then
+    initialise
+    fresh=1
+fi
+port=$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$data/postgresql.conf" | tail -1)
+
+if [[ $command == start ]]; then
+    if running; then
+        say "the server in $dir is running already"
+    else
+        start_server
+        if ((fresh)); then
+            create_role_and_database ||
+                { as_server "$bin/pg_ctl" -D "$data" stop -m immediate >/dev/null 2>&1; fail "creating the role and the database failed"; }
+        fi
     fi
-    as_server "$bin/pg_ctl" -D "$data" stop -m fast -w >/dev/null
-elif [[ $command == start ]] && running; then
-    say "the server in $dir is running already"
     url
     exit 0
 fi
 
-if [[ $command == run ]]; then
-    running && fail "the server in $dir is running already (in the background): stop it first"
-    url
-    # The server replaces this shell (same process, same process group), so that whoever started the
-    # script supervises PostgreSQL itself. It logs to standard error.
-    exec_server() { if [[ $server_user != $(id -un) ]]; then exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else exec "$@"; fi; }
-    exec_server "$bin/postgres" -D "$data" "${options[@]}"
+# run: the server is this script's child, in its process group, never a daemon (pg_ctl would detach it
+# into a session of its own), so that whoever supervises the script ends the server with it, set-up
+# included. A SIGINT or SIGTERM to the script is passed on to the server (which gets it anyway when
+# the whole group is signalled), and the script ends as the server does. The server logs to standard
+# error.
+running && fail "the server in $dir is running already (in the background): stop it first"
+if [[ $server_user != $(id -un) ]]; then
+    (exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$bin/postgres" -D "$data" "${options[@]}") &
+else
+    (exec "$bin/postgres" -D "$data" "${options[@]}") &
 fi
-
-start_server
+server=$!
+trap 'kill -INT "$server" 2>/dev/null' INT TERM
+for ((waited = 0; ; waited++)); do
+    "$bin/pg_isready" -q -h "$dir" -p "$port" && break
+    kill -0 "$server" 2>/dev/null || fail "the server did not start (its log is on standard error)"
+    ((waited < 600)) || { kill -INT "$server"; fail "the server did not accept connections within 60 s"; }
+    sleep 0.1
+done
+if ((fresh)); then
+    create_role_and_database || { kill -INT "$server"; fail "creating the role and the database failed"; }
+fi
 url
+status=0
+while kill -0 "$server" 2>/dev/null; do wait "$server" && status=0 || status=$?; done
+exit "$status"
