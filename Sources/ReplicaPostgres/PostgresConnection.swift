@@ -140,12 +140,26 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
         try exclusively {
-            let name = try preparedName(for: sql)
-            let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
-                PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+            do {
+                return try executePrepared(sql, parameters)
+            } catch let error as PostgresError where error.sqlState == "0A000" && preparedNames[sql] != nil {
+                // "cached plan must not change result type": a schema change (a column added to a table
+                // the statement reads with *) since it was prepared. It is prepared anew: at once outside
+                // a transaction, else at its next run (the failed transaction cannot go on). The old one
+                // stays on the server until the cache is next cleared.
+                preparedNames[sql] = nil
+                if isInTransaction { throw error }
+                return try executePrepared(sql, parameters)
             }
-            return try checked(result, sql: sql)
         }
+    }
+
+    private func executePrepared(_ sql: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
+        let name = try preparedName(for: sql)
+        let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
+            PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+        }
+        return try checked(result, sql: sql)
     }
 
     /// Runs SQL text that takes no parameters and may hold several statements (a migration, `SET`,

@@ -71,7 +71,7 @@ extension PostgresError {
                 let column = field("c").map { " in column \($0)\(onTable)" } ?? ""
                 message = "a value\(column) does not fit its type or range (a data exception)"
             default:
-                message = "PostgreSQL reported an error on \(server)"
+                message = "\(server) reported an error"
             }
         }
         return PostgresError(code, message, sqlState: sqlState, serverMessage: kept, constraint: constraint, sql: sql)

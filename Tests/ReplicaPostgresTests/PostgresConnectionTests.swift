@@ -84,6 +84,19 @@ struct PostgresConnectionTests {
                 "the statement, the query above and this one, each prepared once")
     }
 
+    @Test func aStatementPreparedBeforeASchemaChangeIsPreparedAgain() throws {
+        try connection.execute("CREATE TABLE t(a int)")
+        try connection.execute("INSERT INTO t VALUES (1)")
+        #expect(try connection.execute("SELECT * FROM t").columnCount == 1)
+        try connection.execute("ALTER TABLE t ADD COLUMN b text DEFAULT 'x'")
+        let result = try connection.execute("SELECT * FROM t")
+        #expect(result.columnCount == 2 && result.string(0, 1) == "x")
+        // Inside a transaction the failure cannot be mended; the next run prepares it anew.
+        try connection.execute("ALTER TABLE t ADD COLUMN c int DEFAULT 3")
+        #expect(postgresError { try connection.transaction(.readCommitted) { try connection.execute("SELECT * FROM t") } }?.sqlState == "0A000")
+        #expect(try connection.transaction(.readCommitted) { try connection.execute("SELECT * FROM t").int(0, 2) } == 3)
+    }
+
     @Test func aFullStatementCacheStartsAgain() throws {
         var options = PostgresConnection.Options()
         options.preparedStatementLimit = 3
