@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReplicaPostgres
 import ReplicaTestSupport
 import Testing
@@ -179,6 +180,48 @@ struct PostgresConnectionTests {
         }
         #expect(attempts == 2)
         #expect(try connection.execute("SELECT n FROM t").int(0, 0) == 11)
+    }
+
+    /// A real deadlock: each transaction holds the row the other one wants next. PostgreSQL rolls one
+    /// of them back (after deadlock_timeout, 20 ms here); it runs again and both commit.
+    @Test func aDeadlockIsRetried() throws {
+        try connection.execute("CREATE TABLE t(id int PRIMARY KEY, n int)")
+        try connection.execute("INSERT INTO t VALUES (1, 0), (2, 0)")
+        try PostgresConnection(url: database.adminURL).executeScript("ALTER DATABASE \(database.name) SET deadlock_timeout = '20ms'")
+        let first = try PostgresConnection(url: database.url), second = try PostgresConnection(url: database.url)
+        let firstHolds = DispatchSemaphore(value: 0), secondHolds = DispatchSemaphore(value: 0), secondDone = DispatchSemaphore(value: 0)
+        let secondAttempts = Mutex(0)
+        let secondFailure = Mutex<(any Error)?>(nil)
+        Thread {
+            do {
+                try second.transaction {
+                    let attempt = secondAttempts.withLock { $0 += 1; return $0 }
+                    try second.execute("UPDATE t SET n = n + 1 WHERE id = 2")
+                    if attempt == 1 {
+                        secondHolds.signal()
+                        _ = firstHolds.wait(timeout: .now() + 60)
+                    }
+                    try second.execute("UPDATE t SET n = n + 1 WHERE id = 1")
+                }
+            } catch {
+                secondFailure.withLock { $0 = error }
+            }
+            secondDone.signal()
+        }.start()
+        var firstAttempts = 0
+        try first.transaction {
+            firstAttempts += 1
+            try first.execute("UPDATE t SET n = n + 1 WHERE id = 1")
+            if firstAttempts == 1 {
+                firstHolds.signal()
+                _ = secondHolds.wait(timeout: .now() + 60)
+            }
+            try first.execute("UPDATE t SET n = n + 1 WHERE id = 2")
+        }
+        #expect(secondDone.wait(timeout: .now() + 60) == .success)
+        #expect(secondFailure.withLock { $0 } == nil)
+        #expect(firstAttempts + secondAttempts.withLock { $0 } == 3, "one of the two ran again")
+        #expect(try connection.execute("SELECT n FROM t ORDER BY id").rows == [[2], [2]])
     }
 
     @Test func aTransactionThatAlwaysConflictsGivesUpAfterItsAttempts() throws {
