@@ -67,6 +67,7 @@ public enum PostgresTestServer {
 
 /// Why the tests have no PostgreSQL server.
 public struct PostgresTestServerError: Error, CustomStringConvertible, Sendable {
+    /// What failed, with the last lines of the server's log where there is one.
     public var description: String
 }
 
