@@ -3,6 +3,14 @@ import ReplicaPostgres
 import ReplicaTestSupport
 import Testing
 
+/// Whether this process may mount a tmpfs (root, with the capability to mount): tried once.
+let canMountTmpfs: Bool = {
+    guard getuid() == 0, let folder = try? TemporaryDirectory("replica-pgdisk") else { return false }
+    let mounted = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=64k", "tmpfs", folder.path])
+    _ = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/umount"), [folder.path])
+    return mounted?.status == 0
+}()
+
 /// The server's failures in words a person can act on, never with row data or a password in them.
 @Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (the reason is on standard error); CI=true runs these tests regardless"))
 struct PostgresErrorTests {
@@ -75,6 +83,33 @@ struct PostgresErrorTests {
         #expect(error.constraint == "items_title_key")
         #expect(error.message == "a row would have the same key as an existing one: the unique constraint \"items_title_key\" on table public.items forbids it")
         #expect(!error.description.contains("secret") && !error.description.contains("alice"))
+    }
+
+    /// The server's disk full: a tablespace on a 1 MiB tmpfs (mounting one needs root; as root, the
+    /// test server runs as the OS user postgres, which is given the mount).
+    @Test(.enabled(if: canMountTmpfs, "mounting a tmpfs needs root")) func aFullDiskIsSaid() throws {
+        let folder = try TemporaryDirectory("replica-pgdisk")
+        let disk = folder.path + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
+        chmod(folder.path, 0o755)
+        let mounted = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk])
+        try #require(mounted.status == 0, "mount: \(mounted.standardError)")
+        defer { _ = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/umount"), ["-l", disk]) }
+        _ = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/chown"), ["postgres:", disk])
+        let admin = try PostgresConnection(url: database.adminURL)
+        let tablespace = "disk_\(database.name)"
+        try admin.executeScript("CREATE TABLESPACE \(tablespace) LOCATION '\(disk)'")
+        defer { try? admin.executeScript("DROP TABLE IF EXISTS filler; DROP TABLESPACE IF EXISTS \(tablespace)") }
+        try admin.executeScript("GRANT CREATE ON TABLESPACE \(tablespace) TO replica_app")
+        let connection = try PostgresConnection(url: database.url)
+        try connection.execute("CREATE TABLE filler(x text) TABLESPACE \(tablespace)")
+        let error = try #require(postgresError {
+            try connection.execute("INSERT INTO filler SELECT $1 || g FROM generate_series(1, 200000) g", ["secret row "])
+        })
+        #expect(error.code == .diskFull)
+        #expect(error.sqlState == "53100")
+        #expect(error.message.contains("has no disk space left: the failed statement was rolled back"))
+        #expect(!error.description.contains("secret"))
     }
 
     @Test func aValueThatDoesNotFitIsNotQuoted() throws {
