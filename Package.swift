@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "ReplicaExec", targets: ["ReplicaExec"]),
         // The SQLite layer on its own, for the benchmark's raw-FTS5 baseline.
         .library(name: "ReplicaSQLite", targets: ["ReplicaSQLite"]),
+        // The PostgreSQL client layer on its own (libpq), for the benchmark's raw-PostgreSQL baseline.
+        .library(name: "ReplicaPostgres", targets: ["ReplicaPostgres"]),
         .executable(name: "replica", targets: ["ReplicaCLI"]),
     ],
     targets: [
@@ -35,8 +37,19 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
 
+        // libpq, PostgreSQL's client library (Debian: libpq-dev; its header is in /usr/include/postgresql).
+        .systemLibrary(
+            name: "CPostgres",
+            path: "Sources/CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+
         // The SQLite wrapper and migration runner: the only importer of CSQLite.
         .target(name: "ReplicaSQLite", dependencies: ["CSQLite"]),
+
+        // The PostgreSQL client: connections, bound parameters, prepared statements, COPY, transactions
+        // retried on serialization failures, a pool, errors in words. The only importer of CPostgres.
+        .target(name: "ReplicaPostgres", dependencies: ["CPostgres"]),
 
         // The vector scan of semantic search in C, which can choose AVX2 at run time (Swift builds for SSE2).
         .target(name: "CVectorKernels"),
@@ -84,8 +97,9 @@ let package = Package(
             path: "Sources/Build/EmbedMigrations"),
 
         // Tests mirror the targets; shared helpers live in a non-product target.
-        .target(name: "ReplicaTestSupport", dependencies: ["Replica"], path: "Tests/ReplicaTestSupport"),
+        .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
+        .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "CVectorKernels", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite"]),
         .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite"]),

@@ -1,0 +1,313 @@
+import CPostgres
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One connection to a PostgreSQL server: the owner of a libpq `PGconn`, closed when released (also when
+/// opening failed halfway).
+///
+/// A connection is used by one thread at a time (``PostgresPool`` hands each to one caller); a call from a
+/// second thread while another is inside libpq on it stops the process. Statements run with their
+/// parameters bound, never spliced into the SQL text, and each distinct SQL text is prepared once per
+/// connection and reused (`PQprepare`, then `PQexecPrepared`).
+///
+/// For example:
+/// ```swift
+/// let postgres = try PostgresConnection(url: "postgresql://replica_app:secret@/replica?host=/tmp/pg&port=5432")
+/// try postgres.execute("CREATE TABLE IF NOT EXISTS notes(id bigint PRIMARY KEY, body text)")
+/// try postgres.execute("INSERT INTO notes VALUES ($1, $2)", [1, "hello"])
+/// let body = try postgres.execute("SELECT body FROM notes WHERE id = $1", [1]).string(0, 0)
+/// ```
+public final class PostgresConnection: @unchecked Sendable {
+    let handle: OpaquePointer
+    let options: Options
+    /// Which server this is, for messages: its host and port or its socket folder (never a password).
+    public let serverDescription: String
+    /// The role the connection signed in as.
+    public let userName: String
+    /// The database the connection is to.
+    public let databaseName: String
+    /// The names of the statements prepared on this connection, by SQL text.
+    private var preparedNames: [String: String] = [:]
+    private var preparedCount = 0
+    var savepointDepth = 0
+    /// The thread inside libpq on this connection right now (0: none).
+    private let user = Atomic<UInt>(0)
+    /// Set by libpq's notice receiver when the server says, unasked, that it is ending the session (a
+    /// FATAL message while the connection is idle, as `pg_terminate_backend` or a shutdown sends).
+    private let sessionEnded: UnsafeMutablePointer<Bool>
+
+    /// How a connection opens and behaves.
+    public struct Options: Sendable {
+        /// The `application_name` the server shows for the session (`pg_stat_activity`); `nil` keeps
+        /// the URL's, else "replica".
+        public var applicationName: String?
+        /// The longest a statement may run before the server stops it (`statement_timeout`); `nil` keeps
+        /// the server's setting for the role and database.
+        public var statementTimeout: Duration?
+        /// How long opening may take, from the first packet to the signed-in session.
+        public var connectTimeout: Duration = .seconds(10)
+        /// How ``PostgresConnection/transaction(_:_:)`` retries serialization failures and deadlocks.
+        public var transactionRetry = TransactionRetry()
+        /// How many prepared statements a connection keeps before it deallocates them all and starts
+        /// again (SQL built with a varying shape would otherwise grow the server's memory without end).
+        public var preparedStatementLimit = 256
+
+        /// Makes the default options: no statement timeout, a 10-second connect timeout, 5 attempts per
+        /// transaction.
+        public init() {}
+    }
+
+    /// Connects to the server `url` names and signs in.
+    ///
+    /// The URL is read by libpq (`PQconnectdbParams` with `expand_dbname`): a
+    /// [connection URI](https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-CONNSTRING) such as
+    /// `postgresql://USER:PASSWORD@HOST:PORT/DATABASE` or `postgresql:///DATABASE?host=/socket/folder`,
+    /// or a `key=value` connection string. libpq's environment variables (`PGHOST`, `PGPASSWORD`, …) and
+    /// `~/.pgpass` fill what the URL leaves out.
+    ///
+    /// - Parameters:
+    ///   - url: The server, role, password and database.
+    ///   - options: The session's settings.
+    /// - Throws: ``PostgresError`` with ``PostgresError/Code/connectionRefused``,
+    ///   ``PostgresError/Code/serverUnreachable``, ``PostgresError/Code/authenticationFailed``,
+    ///   ``PostgresError/Code/databaseMissing``, ``PostgresError/Code/invalidURL``, … in words.
+    public init(url: String, options: Options = Options()) throws {
+        let password = try Self.parameters(in: url)["password"]
+        var keywords = ["dbname"], values = [url]
+        if let name = options.applicationName {
+            keywords.append("application_name")
+            values.append(name)
+        } else {
+            keywords.append("fallback_application_name")
+            values.append("replica")
+        }
+        let started = Self.withCStringArray(keywords) { keywords in
+            Self.withCStringArray(values) { values in PQconnectStartParams(keywords, values, 1) }
+        }
+        guard let handle = started else { throw PostgresError(.other, "libpq could not start a connection: out of memory") }
+        // Verbose errors put the SQLSTATE in the message of a refused sign-in, the only place it is.
+        PQsetErrorVerbosity(handle, PQERRORS_VERBOSE)
+        // libpq prints notices (such as "relation already exists, skipping") on standard error unless
+        // told otherwise; this receiver drops them, and notes the server's word that the session ends.
+        let sessionEnded = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        sessionEnded.initialize(to: false)
+        PQsetNoticeReceiver(handle, { flag, notice in
+            guard let flag, let notice, let severity = PQresultErrorField(notice, Int32(UInt8(ascii: "V"))) else { return }
+            let word = String(cString: severity)
+            if word == "FATAL" || word == "PANIC" { flag.assumingMemoryBound(to: Bool.self).pointee = true }
+        }, sessionEnded)
+        let timedOut = Self.finishConnecting(handle, within: options.connectTimeout)
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let error = PostgresError.connectionFailure(
+                message: String(cString: PQerrorMessage(handle)), server: Self.describeServer(handle),
+                user: PQuser(handle).map { String(cString: $0) } ?? "?", database: PQdb(handle).map { String(cString: $0) } ?? "?",
+                password: password, timedOut: timedOut)
+            PQfinish(handle)
+            sessionEnded.deallocate()
+            throw error
+        }
+        PQsetErrorVerbosity(handle, PQERRORS_DEFAULT)
+        self.handle = handle
+        self.sessionEnded = sessionEnded
+        self.options = options
+        serverDescription = Self.describeServer(handle)
+        userName = String(cString: PQuser(handle))
+        databaseName = String(cString: PQdb(handle))
+        if let timeout = options.statementTimeout {
+            try executeScript("SET statement_timeout = \(max(1, timeout.milliseconds))")
+        }
+    }
+
+    deinit {
+        PQfinish(handle)
+        sessionEnded.deallocate()
+    }
+
+    // MARK: Running statements
+
+    /// Runs one statement with its parameters (`$1`, `$2`, …) bound, never spliced into the text.
+    ///
+    /// The statement is prepared the first time its SQL text runs on this connection and reused after.
+    ///
+    /// - Parameters:
+    ///   - sql: One SQL statement.
+    ///   - parameters: The values of `$1`, `$2`, … in order.
+    /// - Returns: The rows it returned, if any, and how many rows it touched.
+    /// - Throws: ``PostgresError`` in words, without the parameters.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+        try exclusively {
+            do {
+                return try executePrepared(sql, parameters)
+            } catch let error as PostgresError where error.sqlState == "0A000" && preparedNames[sql] != nil {
+                // "cached plan must not change result type": a schema change (a column added to a table
+                // the statement reads with *) since it was prepared. It is prepared anew: at once outside
+                // a transaction, else at its next run (the failed transaction cannot go on). The old one
+                // stays on the server until the cache is next cleared.
+                preparedNames[sql] = nil
+                if isInTransaction { throw error }
+                return try executePrepared(sql, parameters)
+            }
+        }
+    }
+
+    private func executePrepared(_ sql: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
+        let name = try preparedName(for: sql)
+        let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
+            PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+        }
+        return try checked(result, sql: sql)
+    }
+
+    /// Runs SQL text that takes no parameters and may hold several statements (a migration, `SET`,
+    /// `BEGIN`), through the simple query protocol: nothing is prepared.
+    ///
+    /// - Throws: ``PostgresError`` in words.
+    public func executeScript(_ sql: String) throws {
+        try exclusively { _ = try checked(PQexec(handle, sql), sql: sql) }
+    }
+
+    /// The statement name prepared for `sql`, preparing it first when this connection has not yet.
+    private func preparedName(for sql: String) throws -> String {
+        if let name = preparedNames[sql] { return name }
+        if preparedNames.count >= options.preparedStatementLimit, PQtransactionStatus(handle) != PQTRANS_INERROR,
+           (try? checked(PQexec(handle, "DEALLOCATE ALL"), sql: "DEALLOCATE ALL")) != nil {
+            preparedNames.removeAll()
+        }
+        preparedCount += 1
+        let name = "replica_\(preparedCount)"
+        _ = try checked(PQprepare(handle, name, sql, 0, nil), sql: sql)
+        preparedNames[sql] = name
+        return name
+    }
+
+    /// The result when the statement succeeded; else the failure in words (the result is cleared).
+    func checked(_ result: OpaquePointer?, sql: String?) throws -> PostgresResult {
+        guard let result else { throw PostgresError.statementFailure(nil, on: self, sql: sql) }
+        let status = PQresultStatus(result)
+        switch status {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return PostgresResult(handle: result)
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            PQclear(result)
+            abandonCopy()
+            throw PostgresError(.invalidValue, "COPY runs through copy(into:columns:rows:), not execute", sql: sql)
+        default:
+            let error = PostgresError.statementFailure(result, on: self, sql: sql)
+            PQclear(result)
+            throw error
+        }
+    }
+
+    /// Ends a `COPY` that was not asked for, so that the connection can go on.
+    func abandonCopy() {
+        _ = PQputCopyEnd(handle, "replica: COPY runs through copy(into:columns:rows:)")
+        var buffer: UnsafeMutablePointer<CChar>?
+        while PQgetCopyData(handle, &buffer, 0) > 0 { PQfreemem(buffer) }
+        while let result = PQgetResult(handle) { PQclear(result) }
+    }
+
+    /// Lays `parameters` out for libpq in one buffer: text values NUL-terminated in the text format,
+    /// bytes in the binary format, NULL as a null pointer. The pointers exist only inside `body`.
+    static func withParameters<T>(
+        _ parameters: [PostgresValue], sql: String,
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
+    ) throws -> T {
+        guard parameters.count <= Int(UInt16.max) else {
+            throw PostgresError(.invalidValue, "a statement takes at most 65,535 parameters; \(parameters.count) were given", sql: sql)
+        }
+        var buffer: [UInt8] = []
+        var offsets: [Int?] = [], lengths: [Int32] = [], formats: [Int32] = []
+        for (index, parameter) in parameters.enumerated() {
+            switch parameter {
+            case .null:
+                offsets.append(nil)
+                lengths.append(0)
+                formats.append(0)
+            case .bytes(let bytes):
+                guard bytes.count < Int32.max else {
+                    throw PostgresError(.invalidValue, "parameter $\(index + 1) is larger than PostgreSQL takes (1 GB)", sql: sql)
+                }
+                offsets.append(buffer.count)
+                buffer.append(contentsOf: bytes)
+                lengths.append(Int32(bytes.count))
+                formats.append(1)
+            default:
+                let text = parameter.textFormat!.utf8
+                guard !text.contains(0) else {
+                    throw PostgresError(.invalidValue, "parameter $\(index + 1) holds the character U+0000, which PostgreSQL's text cannot store", sql: sql)
+                }
+                offsets.append(buffer.count)
+                buffer.append(contentsOf: text)
+                buffer.append(0)
+                lengths.append(Int32(clamping: text.count))
+                formats.append(0)
+            }
+        }
+        // Never empty, so that an empty bytea, too, gets a pointer (a null one would mean NULL).
+        buffer.append(0)
+        return buffer.withUnsafeBytes { bytes in
+            let values: [UnsafePointer<CChar>?] = offsets.map { offset in
+                offset.map { (bytes.baseAddress! + $0).assumingMemoryBound(to: CChar.self) }
+            }
+            return values.withUnsafeBufferPointer { values in
+                lengths.withUnsafeBufferPointer { lengths in
+                    formats.withUnsafeBufferPointer { formats in
+                        body(Int32(parameters.count), values.baseAddress, lengths.baseAddress, formats.baseAddress)
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: State
+
+    /// The process ID of the server process serving this connection (`pg_backend_pid()`).
+    public var backendProcessID: Int32 { PQbackendPID(handle) }
+
+    /// Whether the connection is still good: libpq has not seen it break, and what the server sent
+    /// meanwhile unasked has been read without finding the connection closed or the server's word that
+    /// it ends the session (`pg_terminate_backend`, a shutdown). It never waits.
+    public var isUsable: Bool {
+        exclusively {
+            // A first read takes the server's last message, a second one meets the end of the stream.
+            for _ in 0..<8 where PQstatus(handle) == CONNECTION_OK {
+                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                guard poll(&descriptor, 1, 0) > 0, PQconsumeInput(handle) == 1 else { break }
+            }
+            // Parses what was read: a message the server sent while the connection was idle goes to the
+            // notice receiver, which notes a FATAL one.
+            while let notification = PQnotifies(handle) { PQfreemem(notification) }
+        }
+        return PQstatus(handle) == CONNECTION_OK && !sessionEnded.pointee
+    }
+
+    /// Whether a transaction is open on the connection (healthy or failed).
+    public var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
+    /// libpq's last message on this connection, its first line only.
+    var libpqMessage: String? {
+        let text = String(cString: PQerrorMessage(handle)).split(separator: "\n").first.map(String.init)
+        return text?.isEmpty == false ? text : nil
+    }
+
+    /// Runs `body`, a call into libpq on this connection, after checking that no other thread is inside
+    /// libpq on it; a failed check stops the process in every build, since two threads in one
+    /// connection mix their statements' replies silently. The same thread may nest calls.
+    @inline(__always)
+    func exclusively<T>(_ body: () throws -> T) rethrows -> T {
+        let me = UInt(pthread_self())
+        let (exchanged, current) = user.compareExchange(expected: 0, desired: me, ordering: .acquiringAndReleasing)
+        if !exchanged && current != me {
+            fatalError("a replica PostgresConnection (\(serverDescription)) was used from two threads at once; use it from one at a time")
+        }
+        defer { if exchanged { user.store(0, ordering: .releasing) } }
+        return try body()
+    }
+}

@@ -1,0 +1,83 @@
+/// A value sent to PostgreSQL as a statement's parameter or a `COPY` field, or read back from a result.
+///
+/// Parameters are always bound, never spliced into the SQL text. Every kind but ``bytes(_:)`` travels in
+/// PostgreSQL's text format, which the server reads as the type it infers for the parameter (an `int`
+/// column takes `.int(42)`, a `bigint` `.text("42")` too); ``bytes(_:)`` travels in the binary format, so
+/// its parameter must be a `bytea` (write `$1::bytea` where the server cannot infer it).
+///
+/// For example:
+/// ```swift
+/// let values: [PostgresValue] = ["été", 42, 2.5, .bytes([0, 255]), .bool(true), nil]
+/// ```
+public enum PostgresValue: Sendable, Hashable {
+    /// SQL `NULL`.
+    case null
+    /// Text, sent as its UTF-8 bytes. PostgreSQL's text cannot hold U+0000: such a value is refused
+    /// before it is sent.
+    case text(String)
+    /// A 64-bit signed integer.
+    case int(Int64)
+    /// An 8-byte floating-point number; infinities and NaN included.
+    case double(Double)
+    /// Bytes for a `bytea`, exactly as given (sent in the binary format).
+    case bytes([UInt8])
+    /// A boolean.
+    case bool(Bool)
+}
+
+extension PostgresValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+    /// Makes a text value from a string literal.
+    public init(stringLiteral value: String) { self = .text(value) }
+    /// Makes an integer value from an integer literal.
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    /// Makes a floating-point value from a literal.
+    public init(floatLiteral value: Double) { self = .double(value) }
+    /// Makes a boolean value from a literal.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// Makes SQL NULL from `nil`.
+    public init(nilLiteral: ()) { self = .null }
+}
+
+extension PostgresValue {
+    /// Makes a text value, or NULL when `value` is `nil`.
+    public init(_ value: String?) { self = value.map(PostgresValue.text) ?? .null }
+    /// Makes an integer value, or NULL when `value` is `nil`.
+    public init(_ value: Int?) { self = value.map { .int(Int64($0)) } ?? .null }
+    /// Makes an integer value, or NULL when `value` is `nil`.
+    public init(_ value: Int64?) { self = value.map(PostgresValue.int) ?? .null }
+    /// Makes a floating-point value, or NULL when `value` is `nil`.
+    public init(_ value: Double?) { self = value.map(PostgresValue.double) ?? .null }
+    /// Makes a `bytea` value, or NULL when `value` is `nil`.
+    public init(_ value: [UInt8]?) { self = value.map(PostgresValue.bytes) ?? .null }
+
+    /// The value in PostgreSQL's text format (what its input functions read), or `nil` for NULL and for
+    /// bytes, which travel in the binary format.
+    var textFormat: String? {
+        switch self {
+        case .null, .bytes: return nil
+        case .text(let text): return text
+        case .int(let number): return String(number)
+        case .double(let number): return Self.textFormat(number)
+        case .bool(let truth): return truth ? "t" : "f"
+        }
+    }
+
+    /// A double as `float8in` reads it back exactly: Swift's shortest round-tripping digits, and
+    /// PostgreSQL's own words for the infinities and NaN.
+    static func textFormat(_ number: Double) -> String {
+        if number.isNaN { return "NaN" }
+        if number.isInfinite { return number < 0 ? "-Infinity" : "Infinity" }
+        return "\(number)"
+    }
+
+    /// A double from `float8out`'s text (shortest exact digits since PostgreSQL 12, `Infinity`, `NaN`).
+    static func double(fromTextFormat text: String) -> Double? {
+        switch text {
+        case "NaN": return .nan
+        case "Infinity": return .infinity
+        case "-Infinity": return -.infinity
+        default: return Double(text)
+        }
+    }
+}

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server for replica's tests and benchmarks, in one folder.
+#
+#   scripts/postgres.sh start DIR [--fast] [--port N]   initialise DIR (first time) and start the server
+#   scripts/postgres.sh stop DIR                        stop it (fast shutdown: sessions are ended)
+#   scripts/postgres.sh run DIR [--fast] [--port N]     as start, but the server stays in the foreground,
+#                                                       a child of the script (for a supervisor: the
+#                                                       tests' ChildProcess); it ends as the script does
+#
+# start and run print the URL replica connects with (`--database`, `$REPLICA_DATABASE`) as the only
+# line on standard output; everything else goes to standard error:
+#
+#   postgresql://replica_app:PASSWORD@/replica?host=DIR&port=5432
+#
+# The server listens on a Unix socket in DIR only (listen_addresses = ''), so any port number is free:
+# the number only names the socket file (DIR/.s.PGSQL.PORT). DIR is made reachable by the server's OS
+# user alone (mode 0700), which is what makes the superuser's `trust` sign-in on that socket safe; the
+# role replica connects as, replica_app, signs in with its password (scram-sha-256), as on a real
+# server. The password is made up at initialisation and kept in DIR/replica_app.password (mode 0600).
+#
+# --fast turns off fsync, synchronous commit and full-page writes: for tests only. A crash of the
+# machine can then corrupt the data folder, and figures measured with it are not PostgreSQL's: never
+# use it for the benchmarks you report.
+#
+# PostgreSQL refuses to run as root: run as root, the script runs initdb, pg_ctl and postgres as the OS
+# user `postgres` (which the Debian package creates) and gives DIR to that user. Run as an ordinary
+# user, everything runs as that user. Both ways, the caller can connect: root reaches any folder.
+set -euo pipefail
+
+usage() {
+    echo "usage: $0 start DIR [--fast] [--port N] | run DIR [--fast] [--port N] | stop DIR" >&2
+    exit 2
+}
+say() { echo "postgres.sh: $*" >&2; }
+fail() { say "$*"; exit 1; }
+
+(($# >= 2)) || usage
+command=$1
+dir=$2
+shift 2
+fast=0
+port=5432
+while (($#)); do
+    case $1 in
+        --fast) fast=1 ;;
+        --port) (($# >= 2)) || usage; port=$2; shift ;;
+        *) usage ;;
+    esac
+    shift
+done
+[[ $command == start || $command == stop || $command == run ]] || usage
+[[ $port =~ ^[0-9]+$ ]] || fail "--port takes a number, not '$port'"
+
+bin=/usr/lib/postgresql/15/bin
+if [[ ! -x $bin/postgres ]] && command -v pg_config >/dev/null; then bin=$(pg_config --bindir); fi
+[[ -x $bin/postgres && -x $bin/initdb && -x $bin/pg_ctl ]] ||
+    fail "PostgreSQL's server programs are not in $bin: install them (scripts/setup-system.sh installs postgresql)"
+
+# Who runs the server: this user, or `postgres` when this is root.
+if (($(id -u) == 0)); then
+    id postgres >/dev/null 2>&1 || fail "running as root needs the OS user 'postgres' (the postgresql package creates it)"
+    as_server() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
+    server_user=postgres
+else
+    as_server() { "$@"; }
+    server_user=$(id -un)
+fi
+
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd -P)
+data=$dir/data
+# A Unix socket's path holds at most 107 bytes: DIR/.s.PGSQL.PORT must fit.
+((${#dir} + 12 + ${#port} <= 107)) || fail "the folder's path is too long for a Unix socket (at most $((95 - ${#port})) bytes): $dir"
+
+# Whether the server of DIR is running (pg_ctl status exits 0 when it is).
+running() { [[ -f $data/postmaster.pid ]] && as_server "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
+
+if [[ $command == stop ]]; then
+    if running; then
+        as_server "$bin/pg_ctl" -D "$data" stop -m fast -w >&2
+    else
+        say "no server is running in $dir"
+    fi
+    exit 0
+fi
+
+if ((fast)); then
+    options=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off)
+else
+    options=()
+fi
+
+# The URL for replica_app: the socket folder and the password percent-encoded.
+percent_encode() {
+    local out="" byte
+    for byte in $(printf '%s' "$1" | od -An -v -tx1); do
+        case $byte in
+            # A-Z a-z 0-9 - . / _ ~ stay as they are.
+            4[1-9a-f] | 5[0-9a] | 6[1-9a-f] | 7[0-9a] | 3[0-9] | 2d | 2e | 2f | 5f | 7e) out+=$(printf "\\x$byte") ;;
+            *) out+="%${byte^^}" ;;
+        esac
+    done
+    printf '%s' "$out"
+}
+url() {
+    local password
+    password=$(cat "$dir/replica_app.password")
+    printf 'postgresql://replica_app:%s@/replica?host=%s&port=%s\n' \
+        "$(percent_encode "$password")" "$(percent_encode "$dir")" "$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$data/postgresql.conf" | tail -1)"
+}
+
+start_server() {
+    as_server "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -o "${options[*]}" -w -t 60 start >&2 ||
+        fail "the server did not start; its log is $dir/postgres.log: $(tail -3 "$dir/postgres.log" 2>/dev/null)"
+}
+
+# A new cluster in DIR/data: the socket in DIR only, the sign-in rules, replica_app's password.
+initialise() {
+    [[ -z $(ls -A "$dir" 2>/dev/null | grep -v '^data$') ]] || say "initialising in a folder that is not empty: $dir"
+    if [[ $server_user != $(id -un) ]]; then
+        chown "$server_user:" "$dir"
+        # The server's user must be able to walk down to DIR.
+        as_server test -x "$dir" ||
+            fail "the user '$server_user' cannot reach $dir: make its parent folders searchable (chmod o+x), or choose a folder under /tmp"
+    fi
+    chmod 0700 "$dir"
+    say "initialising a PostgreSQL cluster in $data (run by '$server_user')"
+    as_server "$bin/initdb" -D "$data" -U postgres --auth-local=trust --auth-host=reject --no-sync \
+        --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+        fail "initdb failed; its output is in $dir/initdb.log: $(tail -3 "$dir/initdb.log")"
+    # Only the socket in DIR, only the server's OS user may open it (and root).
+    as_server sh -c "cat >> '$data/postgresql.conf'" <<CONF
+
+# scripts/postgres.sh: a throwaway server on a Unix socket in its own folder, no TCP.
+listen_addresses = ''
+unix_socket_directories = '$dir'
+unix_socket_permissions = 0700
+port = $port
+CONF
+    # The sign-in rules: replica_app with its password, as on a server; the superuser without one on
+    # this folder's socket, which only the server's OS user (and root) can reach.
+    as_server sh -c "cat > '$data/pg_hba.conf'" <<'HBA'
+# TYPE  DATABASE  USER         ADDRESS  METHOD
+local   all       replica_app           scram-sha-256
+local   all       all                   trust
+HBA
+    (umask 077 && head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$dir/replica_app.password")
+}
+
+# Gives replica its role and its database, on the running server of a new cluster.
+create_role_and_database() {
+    # What an operator runs once, as a superuser in psql, to give replica its database and its role
+    # (the README's "On a server: PostgreSQL" shows this block; `psql -v password=...` sets the password):
+    # replica_app can sign in and do nothing else server-wide: not a superuser, creates no database and
+    # no role, and row-level security applies to it (NOBYPASSRLS). It owns the database `replica`, so
+    # replica can apply its schema's migrations when it opens the store. Other roles may not connect.
+    psql -X -q -v ON_ERROR_STOP=1 -v password="$(cat "$dir/replica_app.password")" \
+        "postgresql:///postgres?host=$(percent_encode "$dir")&port=$port&user=postgres" >&2 <<'SQL'
+SET password_encryption = 'scram-sha-256';
+CREATE ROLE replica_app LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD :'password';
+CREATE DATABASE replica OWNER replica_app ENCODING 'UTF8' TEMPLATE template0;
+REVOKE ALL ON DATABASE replica FROM PUBLIC;
+GRANT CONNECT, TEMPORARY ON DATABASE replica TO replica_app;
+SQL
+    # pg_hba.conf, for an operator: a line for replica_app with scram-sha-256 over the way it connects,
+    # e.g. `hostssl replica replica_app 10.0.0.0/8 scram-sha-256`.
+}
+
+fresh=0
+if [[ ! -f $data/PG_VERSION ]]; then
+    initialise
+    fresh=1
+fi
+port=$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$data/postgresql.conf" | tail -1)
+
+if [[ $command == start ]]; then
+    if running; then
+        say "the server in $dir is running already"
+    else
+        start_server
+        if ((fresh)); then
+            create_role_and_database ||
+                { as_server "$bin/pg_ctl" -D "$data" stop -m immediate >/dev/null 2>&1; fail "creating the role and the database failed"; }
+        fi
+    fi
+    url
+    exit 0
+fi
+
+# run: the server is this script's child, in its process group, never a daemon (pg_ctl would detach it
+# into a session of its own), so that whoever supervises the script ends the server with it, set-up
+# included. A SIGINT or SIGTERM to the script is passed on to the server (which gets it anyway when
+# the whole group is signalled), and the script ends as the server does. The server logs to standard
+# error.
+running && fail "the server in $dir is running already (in the background): stop it first"
+if [[ $server_user != $(id -un) ]]; then
+    (exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$bin/postgres" -D "$data" "${options[@]}") &
+else
+    (exec "$bin/postgres" -D "$data" "${options[@]}") &
+fi
+server=$!
+trap 'kill -INT "$server" 2>/dev/null' INT TERM
+for ((waited = 0; ; waited++)); do
+    "$bin/pg_isready" -q -h "$dir" -p "$port" && break
+    kill -0 "$server" 2>/dev/null || fail "the server did not start (its log is on standard error)"
+    ((waited < 600)) || { kill -INT "$server"; fail "the server did not accept connections within 60 s"; }
+    sleep 0.1
+done
+if ((fresh)); then
+    create_role_and_database || { kill -INT "$server"; fail "creating the role and the database failed"; }
+fi
+url
+status=0
+while kill -0 "$server" 2>/dev/null; do wait "$server" && status=0 || status=$?; done
+exit "$status"
