@@ -85,6 +85,13 @@ let package = Package(
         .target(name: "ReplicaGit", dependencies: ["Replica", "ReplicaFileTree", "CGit2"], path: "Plugins/Git"),
         .target(name: "ReplicaExec", dependencies: ["Replica"], path: "Plugins/Exec", exclude: ["examples"]),
 
+        // replica's store on PostgreSQL (issue 20, in progress): the schema of migrations/postgres/, with
+        // row-level security and a partition per account. Not yet a backend a Store can be opened on.
+        .target(
+            name: "ReplicaPostgresStore",
+            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaPostgres", "ReplicaSQLite"],
+            plugins: ["EmbedMigrations"]),
+
         // The command-line tool.
         .executableTarget(name: "ReplicaCLI", dependencies: ["Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec", "ReplicaSQLite"]),
 
@@ -100,9 +107,10 @@ let package = Package(
         .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "CVectorKernels", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaPostgresStoreTests", dependencies: ["ReplicaPostgresStore", "ReplicaPostgres", "ReplicaCore", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "CVectorKernels", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite"]),
-        .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite"]),
+        .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres"]),
         .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
         .testTarget(name: "ReplicaExecTests", dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
     ],

@@ -3,6 +3,7 @@
 import Foundation
 import Replica
 import ReplicaSQLite
+import ReplicaPostgres
 import ReplicaFileTree
 
 @available(*, deprecated, message: "compiled only, to check the doc comments of public declarations under Plugins/FileTree/; never called")

@@ -3,6 +3,7 @@
 import Foundation
 import Replica
 import ReplicaSQLite
+import ReplicaPostgres
 
 @available(*, deprecated, message: "compiled only, to check the DocC articles; never called")
 enum DocCArticleSnippets {

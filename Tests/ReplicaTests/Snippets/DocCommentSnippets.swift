@@ -3,6 +3,7 @@
 import Foundation
 import Replica
 import ReplicaSQLite
+import ReplicaPostgres
 
 @available(*, deprecated, message: "compiled only, to check the doc comments of public declarations under Sources/; never called")
 enum DocCommentSnippets {
@@ -448,6 +449,82 @@ enum DocCommentSnippets {
     static func ReplicaIndex_Search_SearchQuery_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         var query = try SearchQuery(queryString: #"authorNames == "ada*"cd && contentModificationDate >= $time.this_week"#)
         query.fetchAttributes = [.title, .authorNames]
+    }
+
+    /// Sources/ReplicaPostgres/PostgresConnection+Copy.swift, snippet 1.
+    static func ReplicaPostgres_PostgresConnection_Copy_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let postgres = try PostgresConnection(url: "postgresql:///replica?host=/tmp/pg")
+        try postgres.copy(into: "notes", columns: ["id", "body"], rows: [[1, "first\tline"], [2, nil]])
+    }
+
+    /// Sources/ReplicaPostgres/PostgresConnection+Open.swift, snippet 1.
+    static func ReplicaPostgres_PostgresConnection_Open_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let parameters = try PostgresConnection.parameters(in: "postgresql://replica_app@/replica?host=/tmp/pg")
+        print(parameters["host"] ?? "", parameters["dbname"] ?? "")   // /tmp/pg replica
+    }
+
+    /// Sources/ReplicaPostgres/PostgresConnection+Open.swift, snippet 2.
+    static func ReplicaPostgres_PostgresConnection_Open_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        var parameters = try PostgresConnection.parameters(in: "postgresql://replica_app@/replica?host=/tmp/pg")
+        parameters["dbname"] = "replica_test_1"
+        let other = PostgresConnection.connectionString(parameters)
+    }
+
+    /// Sources/ReplicaPostgres/PostgresConnection+Transaction.swift, snippet 1.
+    static func ReplicaPostgres_PostgresConnection_Transaction_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let postgres = try PostgresConnection(url: "postgresql:///replica?host=/tmp/pg")
+        let total = try postgres.transaction(.serializable) {
+            try postgres.execute("UPDATE counters SET n = n + 1 WHERE name = $1", ["items"])
+            return try postgres.execute("SELECT sum(n) FROM counters").int(0, 0) ?? 0
+        }
+    }
+
+    /// Sources/ReplicaPostgres/PostgresConnection.swift, snippet 1.
+    static func ReplicaPostgres_PostgresConnection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let postgres = try PostgresConnection(url: "postgresql://replica_app:secret@/replica?host=/tmp/pg&port=5432")
+        try postgres.execute("CREATE TABLE IF NOT EXISTS notes(id bigint PRIMARY KEY, body text)")
+        try postgres.execute("INSERT INTO notes VALUES ($1, $2)", [1, "hello"])
+        let body = try postgres.execute("SELECT body FROM notes WHERE id = $1", [1]).string(0, 0)
+    }
+
+    /// Sources/ReplicaPostgres/PostgresError.swift, snippet 1.
+    static func ReplicaPostgres_PostgresError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        do {
+            _ = try PostgresConnection(url: "postgresql://replica_app@db.example/replica")
+        } catch PostgresError.Code.authenticationFailed {
+            print("check the password")
+        } catch let error as PostgresError {
+            print(error.message)
+        }
+    }
+
+    /// Sources/ReplicaPostgres/PostgresPool.swift, snippet 1.
+    static func ReplicaPostgres_PostgresPool_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let pool = PostgresPool(url: "postgresql://replica_app:secret@/replica?host=/tmp/pg", maximumConnections: 4)
+        let count = try await pool.withConnection { postgres in
+            try postgres.execute("SELECT count(*) FROM notes").int(0, 0) ?? 0
+        }
+    }
+
+    /// Sources/ReplicaPostgres/PostgresResult.swift, snippet 1.
+    static func ReplicaPostgres_PostgresResult_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let postgres = try PostgresConnection(url: "postgresql:///replica?host=/tmp/pg")
+        let result = try postgres.execute("SELECT id, title FROM items WHERE account = $1", ["alice"])
+        for row in 0..<result.rowCount {
+            print(result.int(row, 0) ?? 0, result.string(row, 1) ?? "")
+        }
+    }
+
+    /// Sources/ReplicaPostgres/PostgresValue.swift, snippet 1.
+    static func ReplicaPostgres_PostgresValue_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let values: [PostgresValue] = ["été", 42, 2.5, .bytes([0, 255]), .bool(true), nil]
+    }
+
+    /// Sources/ReplicaPostgres/TransactionRetry.swift, snippet 1.
+    static func ReplicaPostgres_TransactionRetry_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let retry = TransactionRetry(attempts: 3)
+        let first = retry.delay(afterFailedAttempt: 1, jitter: 1)   // 5 ms
+        let last = retry.delay(afterFailedAttempt: 3, jitter: 1)    // nil: give up and report the failure
     }
 
     /// Sources/ReplicaSQLite/Connection.swift, snippet 1.
