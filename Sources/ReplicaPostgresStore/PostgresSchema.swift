@@ -1,0 +1,86 @@
+import Foundation
+import ReplicaCore
+import ReplicaPostgres
+import ReplicaSQLite
+
+/// replica's tables in a PostgreSQL database: the schema `replica`, brought to the newest version at
+/// open by the numbered files of `migrations/postgres/`, one transaction each.
+///
+/// Whoever applies them owns what they create. Run as the role an operator set up to own the schema (the
+/// README's `replica_owner`, which may bypass row-level security in the search functions it owns), once
+/// per upgrade; the role the app connects as (`replica_app`) then finds the schema current. A schema
+/// newer than this replica knows is refused, never guessed at.
+package enum PostgresSchema {
+    /// The migrations, in order.
+    static let migrations = EmbeddedMigrations.postgres
+
+    /// The newest version this replica knows.
+    package static var newestVersion: Int { migrations.map(\.version).max() ?? 0 }
+
+    /// The version the database's schema is at: 0 when replica's schema is not there.
+    package static func version(_ connection: PostgresConnection) throws -> Int {
+        let exists = try connection.execute("SELECT to_regclass('replica.migrations') IS NOT NULL").bool(0, 0) ?? false
+        guard exists else { return 0 }
+        return Int(try connection.execute("SELECT coalesce(max(version), 0) FROM replica.migrations").int(0, 0) ?? 0)
+    }
+
+    /// Applies the migrations the database lacks.
+    ///
+    /// Processes that open the same database at once take turns (a transaction-level advisory lock):
+    /// each migration is applied once.
+    ///
+    /// - Throws: ``ReplicaError`` `newerSchema` for a schema newer than this replica knows; `storage`,
+    ///   in words, when the role cannot create what a migration needs.
+    package static func migrate(_ connection: PostgresConnection) throws {
+        let known = newestVersion
+        let current = try version(connection)
+        if current > known { throw newer(current, known) }
+        guard current < known else { return }
+        do {
+            try connection.transaction {
+                // 0x5250_4C50: "RPLP", replica's PostgreSQL schema.
+                try connection.execute("SELECT pg_advisory_xact_lock(1380994128)")
+                try connection.executeScript("""
+                    CREATE SCHEMA IF NOT EXISTS replica;
+                    CREATE TABLE IF NOT EXISTS replica.migrations (
+                        version integer PRIMARY KEY,
+                        name text NOT NULL,
+                        applied timestamptz NOT NULL DEFAULT now()
+                    );
+                    """)
+                let applied = try version(connection)
+                if applied > known { throw newer(applied, known) }
+                for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > applied {
+                    try connection.executeScript(migration.sql)
+                    try connection.execute("INSERT INTO replica.migrations(version, name) VALUES ($1, $2)",
+                                           [.int(Int64(migration.version)), .text(migration.name)])
+                }
+            }
+        } catch let error as PostgresError where error.code == .insufficientPrivilege {
+            throw ReplicaError(.storage, "the database's replica schema is at version \(current) and this replica needs version "
+                + "\(known), but the role '\(connection.userName)' may not create it: open the database once as the role that owns "
+                + "the schema (the README's replica_owner), for example with 'replica --database OWNER-URL status', then connect as "
+                + "'\(connection.userName)' again (\(error.message))", cause: error)
+        }
+    }
+
+    private static func newer(_ version: Int, _ known: Int) -> ReplicaError {
+        ReplicaError(.newerSchema, "the database's replica schema is at version \(version), newer than this replica knows (\(known)): "
+            + "upgrade replica; nothing was changed")
+    }
+}
+
+extension PostgresSchema {
+    /// What an operator grants the role the app connects as, once the schema is there (the README shows
+    /// the same statements): it may read and write replica's tables, under their row-level security, and
+    /// call the search functions; it owns nothing and may not bypass the policies.
+    package static func grants(to role: String) -> String {
+        let role = "\"" + role.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return """
+            GRANT USAGE ON SCHEMA replica TO \(role);
+            GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA replica TO \(role);
+            GRANT USAGE ON ALL SEQUENCES IN SCHEMA replica TO \(role);
+            GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA replica TO \(role);
+            """
+    }
+}
