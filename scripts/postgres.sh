@@ -3,6 +3,8 @@
 #
 #   scripts/postgres.sh start DIR [--fast] [--port N]   initialise DIR (first time) and start the server
 #   scripts/postgres.sh stop DIR                        stop it (fast shutdown: sessions are ended)
+#   scripts/postgres.sh owner-url DIR                   print the URL of replica_owner, the role that owns
+#                                                       the schema and applies its migrations
 #   scripts/postgres.sh run DIR [--fast] [--port N]     as start, but the server stays in the foreground,
 #                                                       a child of the script (for a supervisor: the
 #                                                       tests' ChildProcess); it ends as the script does
@@ -28,7 +30,7 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 start DIR [--fast] [--port N] | run DIR [--fast] [--port N] | stop DIR" >&2
+    echo "usage: $0 start DIR [--fast] [--port N] | run DIR [--fast] [--port N] | stop DIR | owner-url DIR" >&2
     exit 2
 }
 say() { echo "postgres.sh: $*" >&2; }
@@ -48,7 +50,7 @@ while (($#)); do
     esac
     shift
 done
-[[ $command == start || $command == stop || $command == run ]] || usage
+[[ $command == start || $command == stop || $command == run || $command == owner-url ]] || usage
 [[ $port =~ ^[0-9]+$ ]] || fail "--port takes a number, not '$port'"
 
 bin=/usr/lib/postgresql/15/bin
@@ -103,11 +105,16 @@ percent_encode() {
     printf '%s' "$out"
 }
 url() {
-    local password
-    password=$(cat "$dir/replica_app.password")
-    printf 'postgresql://replica_app:%s@/replica?host=%s&port=%s\n' \
+    local role=${1:-replica_app} password
+    password=$(cat "$dir/$role.password")
+    printf 'postgresql://%s:%s@/replica?host=%s&port=%s\n' "$role" \
         "$(percent_encode "$password")" "$(percent_encode "$dir")" "$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$data/postgresql.conf" | tail -1)"
 }
+if [[ $command == owner-url ]]; then
+    [[ -f $dir/replica_owner.password ]] || fail "no server was set up in $dir (start one with: $0 start $dir)"
+    url replica_owner
+    exit 0
+fi
 
 start_server() {
     as_server "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -o "${options[*]}" -w -t 60 start >&2 ||
@@ -142,25 +149,39 @@ CONF
     as_server sh -c "cat > '$data/pg_hba.conf'" <<'HBA'
 # TYPE  DATABASE  USER         ADDRESS  METHOD
 local   all       replica_app           scram-sha-256
+local   all       replica_owner         scram-sha-256
 local   all       all                   trust
 HBA
     (umask 077 && head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$dir/replica_app.password")
+    (umask 077 && head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$dir/replica_owner.password")
 }
 
 # Gives replica its role and its database, on the running server of a new cluster.
 create_role_and_database() {
-    # What an operator runs once, as a superuser in psql, to give replica its database and its role
-    # (the README's "On a server: PostgreSQL" shows this block; `psql -v password=...` sets the password):
-    # replica_app can sign in and do nothing else server-wide: not a superuser, creates no database and
-    # no role, and row-level security applies to it (NOBYPASSRLS). It owns the database `replica`, so
-    # replica can apply its schema's migrations when it opens the store. Other roles may not connect.
+    # What an operator runs once, as a superuser in psql, to give replica its database and its roles
+    # (docs/postgres.md shows this block; `psql -v password=... -v owner_password=...` sets the passwords):
+    # - replica_owner owns the database and the schema `replica`: replica applies its migrations when it
+    #   opens the database as this role (once per upgrade), and the search functions it owns may bypass
+    #   row-level security (BYPASSRLS), stating the account condition themselves;
+    # - replica_app is the role replica runs as: it signs in and does nothing else server-wide (not a
+    #   superuser, no database, no role, NOBYPASSRLS), owns nothing, and reads and writes replica's tables
+    #   under their policies, through the default privileges below.
     psql -X -q -v ON_ERROR_STOP=1 -v password="$(cat "$dir/replica_app.password")" \
+        -v owner_password="$(cat "$dir/replica_owner.password")" \
         "postgresql:///postgres?host=$(percent_encode "$dir")&port=$port&user=postgres" >&2 <<'SQL'
 SET password_encryption = 'scram-sha-256';
+CREATE ROLE replica_owner LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION BYPASSRLS PASSWORD :'owner_password';
 CREATE ROLE replica_app LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD :'password';
-CREATE DATABASE replica OWNER replica_app ENCODING 'UTF8' TEMPLATE template0;
+CREATE DATABASE replica OWNER replica_owner ENCODING 'UTF8' TEMPLATE template0;
 REVOKE ALL ON DATABASE replica FROM PUBLIC;
 GRANT CONNECT, TEMPORARY ON DATABASE replica TO replica_app;
+\connect replica
+SET ROLE replica_owner;
+CREATE SCHEMA replica;
+GRANT USAGE ON SCHEMA replica TO replica_app;
+ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO replica_app;
+ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT USAGE ON SEQUENCES TO replica_app;
+ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT EXECUTE ON FUNCTIONS TO replica_app;
 SQL
     # pg_hba.conf, for an operator: a line for replica_app with scram-sha-256 over the way it connects,
     # e.g. `hostssl replica replica_app 10.0.0.0/8 scram-sha-256`.

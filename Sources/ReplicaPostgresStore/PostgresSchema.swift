@@ -36,6 +36,16 @@ package enum PostgresSchema {
         let current = try version(connection)
         if current > known { throw newer(current, known) }
         guard current < known else { return }
+        // The owner of the schema must be able to bypass the policies, or the search functions it owns would
+        // run under them and lose the GIN index; and a role that owns the tables could turn their policies
+        // off. So the role the app connects as never creates them.
+        let bypasses = try connection.execute("SELECT rolbypassrls OR rolsuper FROM pg_roles WHERE rolname = current_user").bool(0, 0) ?? false
+        guard bypasses else {
+            throw ReplicaError(.storage, "the database's replica schema is at version \(current) and this replica needs version \(known), "
+                + "which the role '\(connection.userName)' must not create: the schema's owner may bypass row-level security and the "
+                + "role replica searches with must not. Open the database once as the owner role (the README's replica_owner, "
+                + "BYPASSRLS), for example with 'replica --database OWNER-URL status', then connect as '\(connection.userName)' again")
+        }
         do {
             try connection.transaction {
                 // 0x5250_4C50: "RPLP", replica's PostgreSQL schema.

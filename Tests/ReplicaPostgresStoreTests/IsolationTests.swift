@@ -150,4 +150,18 @@ struct IsolationTests {
             return data.range(of: needle) != nil
         }
     }
+
+    /// The role the app connects as may not create the schema: it would own the tables (and could turn
+    /// their policies off) and the search functions (which would then lose the GIN index).
+    @Test func theAppRoleDoesNotCreateTheSchemaAndSaysWhoShould() throws {
+        let fresh = try PostgresTestServer.makeDatabase()
+        let app = try PostgresConnection(url: fresh.url)
+        #expect {
+            try PostgresSchema.migrate(app)
+        } throws: { error in
+            let error = try #require(error as? ReplicaError)
+            return error.code == .storage && error.message.contains("replica_owner") && error.message.contains("BYPASSRLS")
+        }
+        #expect(try PostgresSchema.version(app) == 0, "nothing was created")
+    }
 }
