@@ -383,7 +383,7 @@ extension SQLiteIndexReader {
 
     /// Calls `body` with each word of `text` (a run of letters and digits, and the accents FTS5 keeps
     /// within a word, as its tokenizer splits it), lowercased, that begins with `prefix`.
-    static func forEachWord(in text: String, beginning prefix: String, _ body: (String) -> Void) {
+    package static func forEachWord(in text: String, beginning prefix: String, _ body: (String) -> Void) {
         guard let first = prefix.unicodeScalars.first else { return }
         let scalars = text.unicodeScalars
         var index = scalars.startIndex
