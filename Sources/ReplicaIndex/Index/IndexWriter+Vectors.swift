@@ -12,6 +12,13 @@ package struct PendingEmbedding: Sendable {
     package var indexed: Double
     /// Title, description and body, one after another.
     package var text: String
+
+    /// Makes a pending item as a reader found it.
+    package init(rowID: Int64, indexed: Double, text: String) {
+        self.rowID = rowID
+        self.indexed = indexed
+        self.text = text
+    }
 }
 
 /// Vectors as stored: a float32 scale, then one signed byte per dimension.
