@@ -13,28 +13,6 @@ extension FoundItem {
     }
 }
 
-extension PendingEnrichment {
-    package init(rowID: Int64, item: SearchableItem, origin: ItemOrigin, indexed: Double, input: String?, summary: String?,
-                 priority: Bool?, attempts: Int) {
-        self.rowID = rowID
-        self.item = item
-        self.origin = origin
-        self.indexed = indexed
-        self.input = input
-        self.summary = summary
-        self.priority = priority
-        self.attempts = attempts
-    }
-}
-
-extension PendingEmbedding {
-    package init(rowID: Int64, indexed: Double, text: String) {
-        self.rowID = rowID
-        self.indexed = indexed
-        self.text = text
-    }
-}
-
 extension EnrichmentCounts {
     package init() {}
 }
