@@ -302,6 +302,14 @@ package struct CompletionSource: Sendable {
     package var words: Set<String>
     /// Its title, when the title has such a word.
     package var title: String?
+
+    package init(item: SearchableItem, origin: ItemOrigin, indexedAt: Date, words: Set<String>, title: String?) {
+        self.item = item
+        self.origin = origin
+        self.indexedAt = indexedAt
+        self.words = words
+        self.title = title
+    }
 }
 
 extension SQLiteIndexReader {

@@ -37,6 +37,9 @@ package struct EnrichmentCounts: Sendable, Equatable {
     package var failing = 0
     /// Items not (fully) enriched, by reason code (`summarization.tooShort`, `priority.type`, …).
     package var skipped: [String: Int] = [:]
+
+    /// No items counted yet.
+    package init() {}
 }
 
 extension SQLiteIndexReader {

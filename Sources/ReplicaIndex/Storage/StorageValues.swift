@@ -13,32 +13,8 @@ extension FoundItem {
     }
 }
 
-extension EnrichmentCounts {
-    package init() {}
-}
 
-extension CompletionSource {
-    package init(item: SearchableItem, origin: ItemOrigin, indexedAt: Date, words: Set<String>, title: String?) {
-        self.item = item
-        self.origin = origin
-        self.indexedAt = indexedAt
-        self.words = words
-        self.title = title
-    }
-}
 
-extension RecentActivity {
-    package init(identifier: ItemIdentifier, title: String?, activityType: String, lastViewed: Date, views: Int,
-                 engagement: Double, entity: EntityReference?) {
-        self.identifier = identifier
-        self.title = title
-        self.activityType = activityType
-        self.lastViewed = lastViewed
-        self.views = views
-        self.engagement = engagement
-        self.entity = entity
-    }
-}
 
 extension VectorMatrix {
     /// An empty matrix of `model`'s vectors, as of the index's `vectors_version`.
