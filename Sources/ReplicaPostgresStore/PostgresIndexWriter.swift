@@ -16,7 +16,7 @@ import ReplicaPostgres
 /// as the rows they count, so BM25's averages are exact in every snapshot.
 ///
 /// For example:
-/// ```swift
+/// ```
 /// try connection.transaction {
 ///     try connection.execute("SELECT set_config('replica.account', $1, true)", ["alice"])
 ///     try connection.execute("SELECT replica.add_account()")
