@@ -20,6 +20,17 @@ public final class FTS5Tokenizer: @unchecked Sendable {
         public var text: String
         /// Its place among the text's words, from 0.
         public var position: Int
+        /// Where it is in the text: UTF-8 byte offsets of its first byte and past its last.
+        public var start = 0
+        public var end = 0
+
+        /// A word at a place, where it is in the text left unsaid.
+        public init(text: String, position: Int, start: Int = 0, end: Int = 0) {
+            self.text = text
+            self.position = position
+            self.start = start
+            self.end = end
+        }
     }
 
     /// What the text is: a document being indexed, or the words of a query (`prefix`: the last word of a
@@ -84,13 +95,14 @@ public final class FTS5Tokenizer: @unchecked Sendable {
             let context = Unmanaged.passUnretained(collector).toOpaque()
             lock.withLock { _ in
                 _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { characters in
-                    replica_fts5_tokenize(tokenizer, context, flags, characters, Int32(bytes.count)) { context, tokenFlags, token, length, _, _ in
+                    replica_fts5_tokenize(tokenizer, context, flags, characters, Int32(bytes.count)) { context, tokenFlags, token, length, start, end in
                         guard let context, let token else { return SQLITE_OK }
                         let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
                         let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
                         // A colocated token (a synonym) shares the position of the one before it.
                         if tokenFlags & FTS5_TOKEN_COLOCATED == 0 || collector.tokens.isEmpty { collector.position += 1 }
-                        collector.tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), position: collector.position))
+                        collector.tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), position: collector.position,
+                                                      start: Int(start), end: Int(end)))
                         return SQLITE_OK
                     }
                 }

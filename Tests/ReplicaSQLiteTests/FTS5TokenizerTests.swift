@@ -35,8 +35,13 @@ import Testing
             "connection connected connecting connects relational generalizations",
         ]
         let tokenizer = try FTS5Tokenizer(Self.specification)
-        let made = texts.map { tokenizer.tokens(in: $0).sorted { ($0.position, $0.text) < ($1.position, $1.text) } }
+        let made = texts.map { tokenizer.tokens(in: $0).map { FTS5Tokenizer.Token(text: $0.text, position: $0.position) }
+            .sorted { ($0.position, $0.text) < ($1.position, $1.text) } }
         #expect(made == (try Self.storedWords(of: texts)))
+        // Each word says where it is in the text.
+        let text = "Running café's"
+        let spans = tokenizer.tokens(in: text).map { String(decoding: Array(text.utf8)[$0.start..<$0.end], as: UTF8.self) }
+        #expect(spans == ["Running", "café", "s"])
         #expect(tokenizer.tokens(in: "Running café").map(\.text) == ["run", "cafe"])
     }
 

@@ -59,18 +59,7 @@ package struct SQLiteIndexReader: IndexReader {
     /// Rebuilds an attribute set from its stored JSON and the attributes kept in columns of their own
     /// (the inverse of `AttributeSet.serializedJSON(excludingStoredElsewhere:)`).
     package static func decodeAttributes(_ text: String, contentType: String?, body: String?, title: String, description: String) throws -> AttributeSet {
-        var attributes: AttributeSet
-        do {
-            attributes = try AttributeSet(json: JSON.parse(text))
-        } catch {
-            throw ReplicaError(.corruptIndex, "an item's stored attributes cannot be read back", cause: error)
-        }
-        let recoverable = attributes.keysRecoverableFromText
-        if let contentType { attributes.contentType = ContentType(rawValue: contentType) }
-        if let body, !body.isEmpty { attributes.textContent = body }
-        if recoverable.contains(.title), !title.isEmpty { attributes.title = title }
-        if recoverable.contains(.contentDescription), !description.isEmpty { attributes.contentDescription = description }
-        return attributes
+        try AttributeSet(stored: text, contentType: contentType, body: body, title: title, description: description)
     }
 
     /// The items that match `pattern` (or the listing), by FTS5's BM25 with the column weights.
@@ -313,6 +302,14 @@ package struct CompletionSource: Sendable {
     package var words: Set<String>
     /// Its title, when the title has such a word.
     package var title: String?
+
+    package init(item: SearchableItem, origin: ItemOrigin, indexedAt: Date, words: Set<String>, title: String?) {
+        self.item = item
+        self.origin = origin
+        self.indexedAt = indexedAt
+        self.words = words
+        self.title = title
+    }
 }
 
 extension SQLiteIndexReader {
@@ -383,7 +380,7 @@ extension SQLiteIndexReader {
 
     /// Calls `body` with each word of `text` (a run of letters and digits, and the accents FTS5 keeps
     /// within a word, as its tokenizer splits it), lowercased, that begins with `prefix`.
-    static func forEachWord(in text: String, beginning prefix: String, _ body: (String) -> Void) {
+    package static func forEachWord(in text: String, beginning prefix: String, _ body: (String) -> Void) {
         guard let first = prefix.unicodeScalars.first else { return }
         let scalars = text.unicodeScalars
         var index = scalars.startIndex

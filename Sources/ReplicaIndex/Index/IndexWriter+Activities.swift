@@ -18,6 +18,17 @@ public struct RecentActivity: Sendable, Hashable {
     public var engagement: Double
     /// The entity the activity is about, if any.
     public var entity: EntityReference?
+
+    package init(identifier: ItemIdentifier, title: String?, activityType: String, lastViewed: Date, views: Int,
+                 engagement: Double, entity: EntityReference?) {
+        self.identifier = identifier
+        self.title = title
+        self.activityType = activityType
+        self.lastViewed = lastViewed
+        self.views = views
+        self.engagement = engagement
+        self.entity = entity
+    }
 }
 
 extension SQLiteIndexWriter {

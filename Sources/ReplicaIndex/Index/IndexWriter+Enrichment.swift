@@ -15,6 +15,19 @@ package struct PendingEnrichment: Sendable {
     package var summary: String?
     package var priority: Bool?
     package var attempts: Int
+
+    /// Makes a pending item as a reader found it.
+    package init(rowID: Int64, item: SearchableItem, origin: ItemOrigin, indexed: Double, input: String?, summary: String?,
+                 priority: Bool?, attempts: Int) {
+        self.rowID = rowID
+        self.item = item
+        self.origin = origin
+        self.indexed = indexed
+        self.input = input
+        self.summary = summary
+        self.priority = priority
+        self.attempts = attempts
+    }
 }
 
 /// How many of an index's items asked for enrichment, by what happened to them.
@@ -24,6 +37,9 @@ package struct EnrichmentCounts: Sendable, Equatable {
     package var failing = 0
     /// Items not (fully) enriched, by reason code (`summarization.tooShort`, `priority.type`, …).
     package var skipped: [String: Int] = [:]
+
+    /// No items counted yet.
+    package init() {}
 }
 
 extension SQLiteIndexReader {

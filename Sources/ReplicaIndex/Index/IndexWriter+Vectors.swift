@@ -12,6 +12,13 @@ package struct PendingEmbedding: Sendable {
     package var indexed: Double
     /// Title, description and body, one after another.
     package var text: String
+
+    /// Makes a pending item as a reader found it.
+    package init(rowID: Int64, indexed: Double, text: String) {
+        self.rowID = rowID
+        self.indexed = indexed
+        self.text = text
+    }
 }
 
 /// Vectors as stored: a float32 scale, then one signed byte per dimension.
@@ -127,51 +134,15 @@ extension SQLiteIndexReader {
         // expired ones.
         let allowed = try rowIDs(passing: filters)
         let expired = allowed != nil ? [] : Set(try connection.cached("SELECT id FROM items WHERE \(Self.hasExpired)").rows([.real(now.timeIntervalSince1970)]) { $0.int64(0) })
-        let scores = matrix.dots(query)
-        // Rows are in item order, an item's passages together: its score is the best of its run.
-        let threshold = Float(floor)
-        // The best `limit`, best first, kept as they come: sorting every item (all of them, by meaning
-        // alone) cost more than the scan at 100,000 items.
-        var found: [(rowID: Int64, cosine: Float)] = []
-        found.reserveCapacity(limit + 1)
-        var row = 0
-        while row < matrix.items.count {
-            let item = matrix.items[row]
-            var best = scores[row]
-            row += 1
-            while row < matrix.items.count && matrix.items[row] == item {
-                best = max(best, scores[row])
-                row += 1
-            }
-            guard best >= threshold else { continue }
-            if found.count == limit, let weakest = found.last, best <= weakest.cosine { continue }
-            if let allowed { guard allowed.contains(item) else { continue } } else if expired.contains(item) { continue }
-            var low = 0, high = found.count
-            while low < high {
-                let middle = (low + high) / 2
-                if found[middle].cosine >= best { low = middle + 1 } else { high = middle }
-            }
-            found.insert((item, best), at: low)
-            if found.count > limit { found.removeLast() }
+        return matrix.nearest(to: query, limit: limit, floor: floor) { item in
+            if let allowed { allowed.contains(item) } else { !expired.contains(item) }
         }
-        return found.map { ($0.rowID, Double($0.cosine)) }
     }
 
     /// The cosine of each of `rowIDs`' best passage with `query`, for the items that have vectors.
     package func cosines(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Double] {
         let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)
-        var best: [Int64: Double] = [:]
-        for item in rowIDs {
-            guard let first = matrix.firstRow[item] else { continue }
-            var row = first
-            var score = -Float.infinity
-            while row < matrix.items.count && matrix.items[row] == item {
-                score = max(score, matrix.dot(query, row: row))
-                row += 1
-            }
-            best[item] = Double(score)
-        }
-        return best
+        return matrix.bestCosines(of: rowIDs, to: query)
     }
 
     /// Found items for row ids (semantic matches that the words did not find), in the order given.
@@ -234,8 +205,57 @@ package struct VectorMatrix: Sendable {
         return matrix
     }
 
+    /// The items closest in meaning to `query`, each scored by its best passage's cosine, best first: at
+    /// most `limit`, none below `floor`, only those `admits` lets through.
+    package func nearest(to query: [Float], limit: Int, floor: Double, admits: (Int64) -> Bool) -> [(rowID: Int64, cosine: Double)] {
+        let scores = dots(query)
+        // Rows are in item order, an item's passages together: its score is the best of its run.
+        let threshold = Float(floor)
+        // The best `limit`, best first, kept as they come: sorting every item (all of them, by meaning
+        // alone) cost more than the scan at 100,000 items.
+        var found: [(rowID: Int64, cosine: Float)] = []
+        found.reserveCapacity(limit + 1)
+        var row = 0
+        while row < items.count {
+            let item = items[row]
+            var best = scores[row]
+            row += 1
+            while row < items.count && items[row] == item {
+                best = max(best, scores[row])
+                row += 1
+            }
+            guard best >= threshold else { continue }
+            if found.count == limit, let weakest = found.last, best <= weakest.cosine { continue }
+            guard admits(item) else { continue }
+            var low = 0, high = found.count
+            while low < high {
+                let middle = (low + high) / 2
+                if found[middle].cosine >= best { low = middle + 1 } else { high = middle }
+            }
+            found.insert((item, best), at: low)
+            if found.count > limit { found.removeLast() }
+        }
+        return found.map { ($0.rowID, Double($0.cosine)) }
+    }
+
+    /// The cosine of each of `rowIDs`' best passage with `query`, for the items that have vectors.
+    package func bestCosines(of rowIDs: [Int64], to query: [Float]) -> [Int64: Double] {
+        var best: [Int64: Double] = [:]
+        for item in rowIDs {
+            guard let first = firstRow[item] else { continue }
+            var row = first
+            var score = -Float.infinity
+            while row < items.count && items[row] == item {
+                score = max(score, dot(query, row: row))
+                row += 1
+            }
+            best[item] = Double(score)
+        }
+        return best
+    }
+
     /// The dot product of `query` with one row.
-    func dot(_ query: [Float], row: Int) -> Float {
+    package func dot(_ query: [Float], row: Int) -> Float {
         guard dimensions == query.count, dimensions > 0 else { return 0 }
         var result: Float = 0
         query.withUnsafeBufferPointer { q in
@@ -251,7 +271,7 @@ package struct VectorMatrix: Sendable {
     /// The dot product of `query` with every row; a matrix of 200,000 rows or more is split across the
     /// processors (the scan of 100,000 rows takes about 2.3 ms on one core here with AVX2, 14 ms with
     /// SSE2 alone: below that size, waking a second thread on a busy machine costs more than it saves).
-    func dots(_ query: [Float]) -> [Float] {
+    package func dots(_ query: [Float]) -> [Float] {
         guard dimensions == query.count, dimensions > 0 else { return [Float](repeating: 0, count: items.count) }
         var result = [Float](repeating: 0, count: items.count)
         let d = dimensions, rows = items.count
@@ -281,9 +301,14 @@ package final class VectorCache: Sendable {
     package init() {}
 
     func matrix(_ reader: SQLiteIndexReader, model: String) throws -> VectorMatrix {
-        let version = try reader.meta("vectors_version") ?? "0"
+        try matrix(version: reader.meta("vectors_version") ?? "0", model: model) { try VectorMatrix.read(reader, model: model) }
+    }
+
+    /// The vectors of `model` as of `version` (the index's `vectors_version`): those held when they are
+    /// that version, else what `read` reads, kept for the next search.
+    package func matrix(version: String, model: String, read: () throws -> VectorMatrix) throws -> VectorMatrix {
         if let held = matrix.withLock({ $0 }), held.version == version, held.model == model { return held }
-        let fresh = try VectorMatrix.read(reader, model: model)
+        let fresh = try read()
         matrix.withLock { $0 = fresh }
         return fresh
     }

@@ -250,19 +250,13 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Records a content type's tree once per transaction, so filters can match types under it.
     private func recordContentType(_ type: ContentType, tree explicit: [String]?) throws {
         if explicit == nil, recordedTypes[type.rawValue] != nil { return }
-        let tree = " " + (explicit ?? type.tree).joined(separator: " ") + " "
+        let tree = ContentType.storedTree(explicit ?? type.tree)
         guard recordedTypes[type.rawValue] != tree else { return }
         try connection.cached("""
             INSERT INTO content_types(name, tree) VALUES (?1, ?2)
             ON CONFLICT(name) DO UPDATE SET tree = excluded.tree WHERE ?3 AND excluded.tree != content_types.tree
             """).run([.text(type.rawValue), .text(tree), SQLValue(explicit != nil)])
         recordedTypes[type.rawValue] = tree
-    }
-
-    /// Names and handles, lowercased, one per line with a line break on each side, so a filter can look
-    /// for a name anywhere with `instr`; `nil` when there are none.
-    package static func filterText(_ strings: [String]) -> String? {
-        strings.isEmpty ? nil : "\n" + strings.map { $0.lowercased() }.joined(separator: "\n") + "\n"
     }
 
     /// The row of an item, if `owner` made it (any owner's when `owner` is `nil`).

@@ -3,24 +3,30 @@ import ReplicaCore
 import ReplicaSQLite
 /// The values of an items row, worked out from an item without touching the database, so that many can
 /// be prepared on another thread; bound straight into a statement, without an intermediate array.
-struct PreparedRow: Sendable {
-    let identifier: String
-    let domain: String?
-    let contentType: String?
-    let explicitTree: [String]?
-    let created: Double?
-    let modified: Double?
-    let expires: Double
-    let authors: String?
-    let recipients: String?
-    let attributes: String
-    let origin: ItemOrigin
-    let indexed: Double
-    let text: TextColumns
+/// Both stores write these values (the PostgreSQL store in a module of its own).
+package struct PreparedRow: Sendable {
+    package let identifier: String
+    package let domain: String?
+    package let contentType: String?
+    /// The `contentTypeTree` the item brings, if any.
+    package let explicitTree: [String]?
+    package let created: Double?
+    package let modified: Double?
+    package let expires: Double
+    /// ``filterText(_:)`` of the authors' names and handles.
+    package let authors: String?
+    package let recipients: String?
+    /// Every attribute but those kept in columns of their own, as a JSON object.
+    package let attributes: String
+    package let origin: ItemOrigin
+    package let indexed: Double
+    package let text: TextColumns
     /// Whether the item asks for enrichment: the writer queues it when it writes the row.
-    let asksForEnrichment: Bool
+    package let asksForEnrichment: Bool
 
-    init(_ item: SearchableItem, origin: ItemOrigin, now: Date, defaultLifetime: TimeInterval) {
+    /// Works out an item's row as it is written at `now`; an item without an expiration date expires
+    /// `defaultLifetime` after `now`.
+    package init(_ item: SearchableItem, origin: ItemOrigin, now: Date, defaultLifetime: TimeInterval) {
         let attributes = item.attributeSet
         text = TextColumns(attributes)
         identifier = item.uniqueIdentifier.rawValue
@@ -30,12 +36,18 @@ struct PreparedRow: Sendable {
         created = attributes.contentCreationDate?.timeIntervalSince1970
         modified = attributes.contentModificationDate?.timeIntervalSince1970
         expires = (item.expirationDate ?? now.addingTimeInterval(defaultLifetime)).timeIntervalSince1970
-        authors = SQLiteIndexWriter.filterText(text.authors)
-        recipients = SQLiteIndexWriter.filterText(text.recipients)
+        authors = Self.filterText(text.authors)
+        recipients = Self.filterText(text.recipients)
         self.attributes = attributes.serializedJSON(excludingStoredElsewhere: ())
         self.origin = origin
         indexed = now.timeIntervalSince1970
         asksForEnrichment = attributes[.updateListenerOptions] != nil
+    }
+
+    /// Names and handles, lowercased, one per line with a line break on each side, so a filter can look
+    /// for a name anywhere with `instr`; `nil` when there are none.
+    package static func filterText(_ strings: [String]) -> String? {
+        strings.isEmpty ? nil : "\n" + strings.map { $0.lowercased() }.joined(separator: "\n") + "\n"
     }
 
     /// Binds parameters 1…17 of ``IndexWriter/insertSQL`` and ``IndexWriter/updateSQL``.
@@ -82,14 +94,14 @@ struct PreparedRow: Sendable {
 ///
 /// Built in one pass over the item's attributes (a handful) rather than one look-up per known key (dozens),
 /// because every indexed item goes through here.
-struct TextColumns: Sendable {
-    var title = ""
-    var keywords = ""
-    var people = ""
-    var description = ""
-    var body = ""
-    var authors: [String] = []
-    var recipients: [String] = []
+package struct TextColumns: Sendable {
+    package var title = ""
+    package var keywords = ""
+    package var people = ""
+    package var description = ""
+    package var body = ""
+    package var authors: [String] = []
+    package var recipients: [String] = []
 
     /// Binds the five full-text columns, in ranking order, to parameters `first` … `first + 4`.
     ///
@@ -130,7 +142,8 @@ struct TextColumns: Sendable {
         return roles
     }()
 
-    init(_ attributes: AttributeSet) {
+    /// Splits an item's attributes into the columns.
+    package init(_ attributes: AttributeSet) {
         var found: [(role: Role, order: Int, strings: [String])] = []
         for (key, value) in attributes.values {
             if key == .textContent {

@@ -280,6 +280,24 @@ extension AttributeSet {
         return output + "}"
     }
 
+    /// Rebuilds an attribute set from an index's stored JSON and the attributes it keeps in columns of
+    /// their own (the inverse of ``serializedJSON(excludingStoredElsewhere:)``); both stores read items
+    /// back with it.
+    ///
+    /// - Throws: ``ReplicaError`` `corruptIndex` when the JSON cannot be read back.
+    package init(stored text: String, contentType: String?, body: String?, title: String, description: String) throws {
+        do {
+            self = try AttributeSet(json: JSON.parse(text))
+        } catch {
+            throw ReplicaError(.corruptIndex, "an item's stored attributes cannot be read back", cause: error)
+        }
+        let recoverable = keysRecoverableFromText
+        if let contentType { self.contentType = ContentType(rawValue: contentType) }
+        if let body, !body.isEmpty { textContent = body }
+        if recoverable.contains(.title), !title.isEmpty { self.title = title }
+        if recoverable.contains(.contentDescription), !description.isEmpty { contentDescription = description }
+    }
+
     /// The attributes as a JSON object, keys sorted; removals are written as `null`.
     public func json(excluding excluded: Set<AttributeKey> = []) -> JSON {
         var members: [(String, JSON)] = []

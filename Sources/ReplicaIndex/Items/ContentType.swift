@@ -154,6 +154,12 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, ExpressibleBySt
         return result
     }
 
+    /// A tree as an index stores it (`content_types.tree`): the names with a space on each side of each,
+    /// so a filter finds a type in it with `instr(tree, ' name ')`.
+    package static func storedTree(_ tree: [String]) -> String {
+        " " + tree.joined(separator: " ") + " "
+    }
+
     /// Whether this type is `other` or lies under it.
     public func conforms(to other: ContentType) -> Bool { tree.contains(other.rawValue) }
 

@@ -78,11 +78,11 @@ package struct FTSPattern: Hashable, Sendable {
         var expression: String { joined?.expression ?? terms.map(\.expression).joined(separator: " ") }
     }
 
-    let groups: [Group]
+    package let groups: [Group]
     /// Every term, in the order typed.
-    var terms: [Term] { groups.flatMap(\.terms) }
+    package var terms: [Term] { groups.flatMap(\.terms) }
     /// Whether every term must match; otherwise any meaningful term makes a candidate.
-    let requiresAll: Bool
+    package let requiresAll: Bool
 
     /// The most terms one query may have.
     static let maximumTerms = 64
@@ -102,7 +102,7 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The terms that carry meaning: the function words are left out, unless nothing else is left.
     /// Repeated terms count once.
-    var meaningfulTerms: [Term] {
+    package var meaningfulTerms: [Term] {
         var seen = Set<Term>()
         let distinct = terms.filter { seen.insert($0).inserted }
         let meaningful = distinct.filter { !$0.isFunctionWord }
@@ -117,7 +117,7 @@ package struct FTSPattern: Hashable, Sendable {
     /// What the ranking's closeness bonus asks for: the typed words with a ranked term within a few
     /// words of each other, in any order, each word split at punctuation with its parts side by side; for
     /// one such word alone, its parts side by side; `nil` for a single term.
-    var nearMatch: TermMatch? {
+    package var nearMatch: TermMatch? {
         let ranked = Set(meaningfulTerms)
         var seen = Set<String>()
         let parts = groups.filter { $0.terms.contains(where: ranked.contains) }.filter { seen.insert($0.expression).inserted }

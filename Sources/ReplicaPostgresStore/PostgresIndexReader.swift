@@ -1,0 +1,576 @@
+import Foundation
+import ReplicaCore
+import ReplicaIndex
+import ReplicaPostgres
+
+/// SQL text with its parameters numbered as they are added (`$1`, `$2`, …), never spliced.
+struct SQLBuilder {
+    var sql: String
+    var arguments: [PostgresValue]
+
+    init(_ sql: String = "", _ arguments: [PostgresValue] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    /// Adds a parameter and returns its placeholder.
+    mutating func bind(_ value: PostgresValue) -> String {
+        arguments.append(value)
+        return "$\(arguments.count)"
+    }
+
+    /// A text array parameter's literal: each element double-quoted, quotes and backslashes escaped.
+    static func textArray(_ values: [String]) -> PostgresValue {
+        .text("{" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}")
+    }
+
+    /// A bigint array parameter's literal.
+    static func integerArray(_ values: [Int64]) -> PostgresValue {
+        .text("{" + values.map(String.init).joined(separator: ",") + "}")
+    }
+}
+
+/// The reads of one index kept in PostgreSQL, on the snapshot of one read-only transaction whose
+/// `replica.account` is the index's account. Every statement also names the account and the index
+/// itself (the schema is made for Citus, where each statement goes to the account's shard).
+package struct PostgresIndexReader: IndexReader {
+    let connection: PostgresConnection
+    let account: AccountID
+    let indexName: String
+    let vectorCache: VectorCache
+    package let now: Date
+
+    /// The item columns every read decodes an item from, in the order ``decodeItem(_:_:offset:textContent:)`` reads them.
+    static let itemColumns = """
+        i.identifier, i.domain, i.attributes, i.owner, i.source_version, i.indexed, i.expires, i.content_type, i.title, i.description
+        """
+
+    /// An item from the columns of ``itemColumns`` at `offset` of `row`.
+    static func decodeItem(_ result: PostgresResult, _ row: Int, offset: Int = 0, textContent: String? = nil) throws -> (SearchableItem, ItemOrigin, Date) {
+        let attributes = try SQLiteIndexReader.decodeAttributes(result.string(row, offset + 2) ?? "{}", contentType: result.string(row, offset + 7),
+                                                                body: textContent, title: result.string(row, offset + 8) ?? "",
+                                                                description: result.string(row, offset + 9) ?? "")
+        let item = SearchableItem(
+            uniqueIdentifier: ItemIdentifier(result.string(row, offset) ?? ""),
+            domainIdentifier: result.string(row, offset + 1).map(DomainIdentifier.init(rawValue:)),
+            attributeSet: attributes,
+            expirationDate: Date(timeIntervalSince1970: result.double(row, offset + 6) ?? 0))
+        let origin = ItemOrigin(owner: ItemOwner(rawValue: result.string(row, offset + 3) ?? "api"), version: result.string(row, offset + 4))
+        return (item, origin, Date(timeIntervalSince1970: result.double(row, offset + 5) ?? 0))
+    }
+
+    /// The start of every statement on `replica.items` as `i`: this account's items of this index that
+    /// have not expired.
+    func items(_ columns: String, _ builder: inout SQLBuilder) -> String {
+        "SELECT \(columns) FROM replica.items AS i WHERE i.account = \(builder.bind(.text(account.rawValue))) "
+            + "AND i.index_name = \(builder.bind(.text(indexName))) AND i.expires > \(builder.bind(.double(now.timeIntervalSince1970)))"
+    }
+
+    // MARK: Search primitives
+
+    package func matches(_ query: SearchQuery, pattern: FTSPattern?, limit: Int) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
+        let matcher = query.predicate.map { PredicateMatcher($0, now: now, timeZone: query.timeZone) }
+        guard let pattern else { return try listing(query, limit: limit, matcher: matcher) }
+        let terms = (pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms).map(PostgresIndexText.tokens(of:))
+        let queries = terms.compactMap(\.query)
+        // A term with no token (punctuation alone) matches nothing in FTS5; under `requiresAll`, nothing does.
+        guard !queries.isEmpty, !(pattern.requiresAll && queries.count < terms.count) else { return ([], [], []) }
+        let searchable = terms.filter { $0.query != nil }
+        let tsquery = queries.map { "(\($0))" }.joined(separator: pattern.requiresAll ? " & " : " | ")
+
+        // BM25's numbers for this index: rows and words in all (expired rows count, as in FTS5's table),
+        // and how many rows hold each term.
+        let statistics = try connection.execute("""
+            SELECT items, words FROM replica.index_statistics WHERE account = $1 AND index_name = $2
+            """, [.text(account.rawValue), .text(indexName)])
+        let rows = Int(statistics.rowCount > 0 ? statistics.int(0, 0) ?? 0 : 0)
+        let words = Double(statistics.rowCount > 0 ? statistics.int(0, 1) ?? 0 : 0)
+        guard rows > 0 else { return ([], [], []) }
+        let averageLength = max(words / Double(rows), 1e-9)
+        let hitCounts = try connection.execute("SELECT replica.items_matching_counts($1, $2::tsquery[])",
+                                               [.text(indexName), SQLBuilder.textArray(queries)]).string(0, 0) ?? "{}"
+        let hits = hitCounts.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap { Int($0) }
+        let idfs = hits.map { BM25.idf(hits: $0, rows: rows) }
+
+        // Every matching item's places of the searched words, scored.
+        var builder = SQLBuilder()
+        var sql = "SELECT i.id, i.length, u.lexeme, u.positions, u.weights FROM replica.items_matching("
+            + builder.bind(.text(indexName)) + ", " + builder.bind(.text(tsquery)) + "::tsquery) AS i, unnest(i.words) AS u "
+            + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.expires > " + builder.bind(.double(now.timeIntervalSince1970))
+        Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
+        sql += " AND " + Self.lexemeCondition(searchable, &builder)
+        let places = try connection.execute(sql, builder.arguments)
+        var itemWords: [Int64: ItemWords] = [:]
+        var lengths: [Int64: Int] = [:]
+        for row in 0..<places.rowCount {
+            guard let id = places.int(row, 0) else { continue }
+            lengths[id] = Int(places.int(row, 1) ?? 0)
+            itemWords[id, default: ItemWords()].add(lexeme: places.string(row, 2) ?? "", positions: places.string(row, 3) ?? "{}",
+                                                     weights: places.string(row, 4) ?? "{}")
+        }
+        let scored = itemWords.map { id, item in
+            (id: id, score: BM25.score(frequencies: searchable.map(item.weightedFrequency), idfs: idfs, length: lengths[id] ?? 0,
+                                        averageLength: averageLength))
+        }.sorted { ($0.score, -$0.id) > ($1.score, -$1.id) }
+
+        // The best, read whole, checked against the predicate until enough pass.
+        var found: [(item: FoundItem, rowID: Int64)] = []
+        var inHeading = Set<Int64>()
+        var unreadable: [ItemIdentifier] = []
+        var next = 0
+        while found.count < limit && next < scored.count {
+            let chunk = Array(scored[next..<min(scored.count, next + max(limit - found.count, 32))])
+            next += chunk.count
+            let read = try itemRows(chunk.map(\.id), extra: "i.title, i.keywords, i.people, i.description, i.body")
+            for candidate in chunk {
+                guard let row = read.rows[candidate.id] else { continue }
+                let result = read.result
+                do {
+                    let body = result.string(row, 15) ?? ""
+                    let (item, origin, indexed) = try Self.decodeItem(result, row, textContent: matcher?.readsTextContent == true ? body : nil)
+                    if let matcher, !matcher.matches(item.attributeSet) { continue }
+                    let columns = (11...15).map { result.string(row, $0) ?? "" }
+                    let snippet = Snippet.make(columns: columns, terms: searchable)
+                    var shown = item
+                    if matcher?.readsTextContent == true { shown.attributeSet.textContent = nil }
+                    found.append((FoundItem(item: shown, score: candidate.score, snippet: snippet, origin: origin, indexedAt: indexed), candidate.id))
+                    if itemWords[candidate.id]?.isInHeading(searchable) == true { inHeading.insert(candidate.id) }
+                } catch {
+                    unreadable.append(ItemIdentifier(result.string(row, 0) ?? ""))
+                }
+                if found.count == limit { break }
+            }
+        }
+        return (found, inHeading, unreadable)
+    }
+
+    /// Items without typed text: the most recently changed first.
+    private func listing(_ query: SearchQuery, limit: Int, matcher: PredicateMatcher?) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
+        var builder = SQLBuilder()
+        var sql = items(Self.itemColumns + ", i.id" + (matcher?.readsTextContent == true ? ", i.body" : ""), &builder)
+        Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
+        sql += " ORDER BY coalesce(i.modified, i.created, i.indexed) DESC, i.id"
+        if matcher == nil { sql += " LIMIT " + builder.bind(.int(Int64(limit))) }
+        let result = try connection.execute(sql, builder.arguments)
+        var found: [(item: FoundItem, rowID: Int64)] = []
+        var unreadable: [ItemIdentifier] = []
+        for row in 0..<result.rowCount where found.count < limit {
+            do {
+                let (item, origin, indexed) = try Self.decodeItem(result, row, textContent: matcher?.readsTextContent == true ? result.string(row, 11) : nil)
+                if let matcher, !matcher.matches(item.attributeSet) { continue }
+                var shown = item
+                if matcher?.readsTextContent == true { shown.attributeSet.textContent = nil }
+                found.append((FoundItem(item: shown, score: 0, snippet: nil, origin: origin, indexedAt: indexed), result.int(row, 10) ?? 0))
+            } catch {
+                unreadable.append(ItemIdentifier(result.string(row, 0) ?? ""))
+            }
+        }
+        return (found, [], unreadable)
+    }
+
+    /// The condition on `u.lexeme` that keeps the lexemes the terms' tokens match.
+    static func lexemeCondition(_ terms: [PostgresIndexText.TermTokens], _ builder: inout SQLBuilder) -> String {
+        var exact = Set<String>()
+        var prefixes = Set<String>()
+        for term in terms {
+            for (index, token) in term.tokens.enumerated() {
+                if term.prefix && index == term.tokens.count - 1 { prefixes.insert(token) } else { exact.insert(token) }
+            }
+        }
+        let patterns = prefixes.sorted().map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%" }
+        return "(u.lexeme = ANY(\(builder.bind(SQLBuilder.textArray(exact.sorted())))::text[]) "
+            + "OR u.lexeme LIKE ANY(\(builder.bind(SQLBuilder.textArray(patterns)))::text[]))"
+    }
+
+    /// These items' rows (not expired), with the item columns first and `extra` after them, by id.
+    func itemRows(_ ids: [Int64], extra: String) throws -> (result: PostgresResult, rows: [Int64: Int]) {
+        var builder = SQLBuilder()
+        let sql = items(Self.itemColumns + ", i.id, " + extra, &builder) + " AND i.id = ANY(\(builder.bind(SQLBuilder.integerArray(ids)))::bigint[])"
+        let result = try connection.execute(sql, builder.arguments)
+        var rows: [Int64: Int] = [:]
+        for row in 0..<result.rowCount { if let id = result.int(row, 10) { rows[id] = row } }
+        return (result, rows)
+    }
+
+    package func rows(matching match: TermMatch, among rowIDs: [Int64]) throws -> Set<Int64> {
+        guard !rowIDs.isEmpty else { return [] }
+        var terms: [PostgresIndexText.TermTokens] = []
+        func collect(_ match: TermMatch) {
+            switch match {
+            case .term(let term): terms.append(PostgresIndexText.tokens(of: term))
+            case .all(let matches), .any(let matches): matches.forEach(collect)
+            case .near(let groups, _):
+                terms += groups.flatMap { group in group.joined.map { [$0] } ?? group.terms }.map(PostgresIndexText.tokens(of:))
+            }
+        }
+        collect(match)
+        var builder = SQLBuilder()
+        let sql = "SELECT i.id, u.lexeme, u.positions, u.weights FROM replica.items AS i, unnest(i.words) AS u WHERE i.account = "
+            + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
+            + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(rowIDs)) + "::bigint[]) AND " + Self.lexemeCondition(terms, &builder)
+        let result = try connection.execute(sql, builder.arguments)
+        var words: [Int64: ItemWords] = [:]
+        for row in 0..<result.rowCount {
+            guard let id = result.int(row, 0) else { continue }
+            words[id, default: ItemWords()].add(lexeme: result.string(row, 1) ?? "", positions: result.string(row, 2) ?? "{}",
+                                                weights: result.string(row, 3) ?? "{}")
+        }
+        return Set(words.filter { $0.value.holds(match) }.keys)
+    }
+
+    package func rowIDs(passing query: SearchQuery) throws -> Set<Int64>? {
+        var builder = SQLBuilder()
+        var sql = items("i.id", &builder)
+        let unfiltered = sql
+        Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
+        guard let predicate = query.predicate else {
+            guard sql != unfiltered else { return nil }
+            let result = try connection.execute(sql, builder.arguments)
+            return Set((0..<result.rowCount).compactMap { result.int($0, 0) })
+        }
+        let matcher = PredicateMatcher(predicate, now: now, timeZone: query.timeZone)
+        sql = sql.replacingOccurrences(of: "SELECT i.id FROM", with: "SELECT \(Self.itemColumns), i.id\(matcher.readsTextContent ? ", i.body" : "") FROM")
+        let result = try connection.execute(sql, builder.arguments)
+        var passing = Set<Int64>()
+        for row in 0..<result.rowCount {
+            if let (item, _, _) = try? Self.decodeItem(result, row, textContent: matcher.readsTextContent ? result.string(row, 11) : nil),
+               matcher.matches(item.attributeSet), let id = result.int(row, 10) {
+                passing.insert(id)
+            }
+        }
+        return passing
+    }
+
+    /// Adds the query's filters as `AND …` clauses on `replica.items AS i`, as the SQLite reader does.
+    /// (The predicate's necessary condition, which only spares the SQLite reader work, is not added: the
+    /// predicate itself decides, row by row.)
+    static func appendFilters(for query: SearchQuery, account: AccountID, indexName: String, to sql: inout String, builder: inout SQLBuilder) {
+        func anyOf(_ values: [String], _ clause: (inout SQLBuilder, String) -> String) {
+            guard !values.isEmpty else { return }
+            sql += " AND (" + values.map { clause(&builder, $0) }.joined(separator: " OR ") + ")"
+        }
+        if !query.contentTypes.isEmpty && !query.contentTypes.contains(.item) {
+            let trees = query.contentTypes.map { "strpos(tree, \(builder.bind(.text(" \($0.rawValue) "))) > 0" }.joined(separator: " OR ")
+            sql += " AND i.content_type IN (SELECT name FROM replica.content_types WHERE account = \(builder.bind(.text(account.rawValue))) "
+                + "AND index_name = \(builder.bind(.text(indexName))) AND (\(trees)))"
+        }
+        // The range of a domain's subdomains compares bytes, as SQLite does, whatever the database's collation.
+        anyOf(query.domains.map(\.rawValue)) { builder, domain in
+            "(i.domain = \(builder.bind(.text(domain))) OR (i.domain COLLATE \"C\" >= \(builder.bind(.text(domain + "."))) "
+                + "AND i.domain COLLATE \"C\" < \(builder.bind(.text(domain + "/")))))"
+        }
+        anyOf(query.authors) { builder, author in "strpos(i.authors, \(builder.bind(.text(author.lowercased())))) > 0" }
+        anyOf(query.recipients) { builder, recipient in "strpos(i.recipients, \(builder.bind(.text(recipient.lowercased())))) > 0" }
+        anyOf(query.owners.map(\.rawValue)) { builder, owner in "i.owner = \(builder.bind(.text(owner)))" }
+        if !query.excludedOwners.isEmpty {
+            sql += " AND i.owner NOT IN (" + query.excludedOwners.map { builder.bind(.text($0.rawValue)) }.joined(separator: ", ") + ")"
+        }
+        for (column, range) in [("created", query.created), ("modified", query.modified)] {
+            guard let range else { continue }
+            if let start = range.start { sql += " AND i.\(column) >= \(builder.bind(.double(start.timeIntervalSince1970)))" }
+            if let end = range.end { sql += " AND i.\(column) < \(builder.bind(.double(end.timeIntervalSince1970)))" }
+        }
+    }
+
+    // MARK: Vectors
+
+    /// The index's vectors of `model`, from the cache while the index's `vectors_version` says they are current.
+    func matrix(model: String) throws -> VectorMatrix {
+        try vectorCache.matrix(version: meta("vectors_version") ?? "0", model: model) {
+            var matrix = VectorMatrix(version: try meta("vectors_version") ?? "0", model: model)
+            let result = try connection.execute("""
+                SELECT v.item, v.vector FROM replica.vectors AS v
+                JOIN replica.embedded AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item AND e.model = $3
+                WHERE v.account = $1 AND v.index_name = $2 ORDER BY v.item, v.passage
+                """, [.text(account.rawValue), .text(indexName), .text(model)])
+            for row in 0..<result.rowCount {
+                guard let item = result.int(row, 0), let bytes = result.bytes(row, 1) else { continue }
+                bytes.withUnsafeBytes { matrix.append(item: item, stored: $0) }
+            }
+            return matrix
+        }
+    }
+
+    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: Double) throws -> [(rowID: Int64, cosine: Double)] {
+        guard limit > 0 else { return [] }
+        let matrix = try matrix(model: model)
+        let allowed = try rowIDs(passing: filters)
+        let expired: Set<Int64>
+        if allowed == nil {
+            let result = try connection.execute("""
+                SELECT id FROM replica.items WHERE account = $1 AND index_name = $2 AND expires <= $3 AND expires < 32503680000
+                """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970)])
+            expired = Set((0..<result.rowCount).compactMap { result.int($0, 0) })
+        } else {
+            expired = []
+        }
+        return matrix.nearest(to: query, limit: limit, floor: floor) { item in
+            if let allowed { allowed.contains(item) } else { !expired.contains(item) }
+        }
+    }
+
+    package func cosines(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Double] {
+        try matrix(model: model).bestCosines(of: rowIDs, to: query)
+    }
+
+    package func foundItems(_ rowIDs: [Int64]) throws -> [(item: FoundItem, rowID: Int64)] {
+        guard !rowIDs.isEmpty else { return [] }
+        let read = try itemRows(rowIDs, extra: "substr(i.body, 1, 240)")
+        return rowIDs.compactMap { id in
+            guard let row = read.rows[id], let (item, origin, indexed) = try? Self.decodeItem(read.result, row) else { return nil }
+            // The start of the body, its whitespace runs squeezed: no word matched to show around.
+            let excerpt = read.result.string(row, 11).map { text in
+                text.split(whereSeparator: \.isWhitespace).joined(separator: " ") + (text.count >= 240 ? "…" : "")
+            }
+            return (FoundItem(item: item, score: 0, snippet: excerpt, origin: origin, indexedAt: indexed), id)
+        }
+    }
+
+    package func textContents(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: String] {
+        guard !identifiers.isEmpty else { return [:] }
+        let result = try connection.execute("""
+            SELECT identifier, body FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = ANY($3::text[])
+            """, [.text(account.rawValue), .text(indexName), SQLBuilder.textArray(identifiers.map(\.rawValue))])
+        var texts: [ItemIdentifier: String] = [:]
+        for row in 0..<result.rowCount {
+            if let identifier = result.string(row, 0), let body = result.string(row, 1) { texts[ItemIdentifier(identifier)] = body }
+        }
+        return texts
+    }
+
+    package func engagement(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: Double] {
+        guard !identifiers.isEmpty else { return [:] }
+        let result = try connection.execute("""
+            SELECT related, max(date), sum(views) FROM replica.activities
+            WHERE account = $1 AND index_name = $2 AND search AND related = ANY($3::text[]) GROUP BY related
+            """, [.text(account.rawValue), .text(indexName), SQLBuilder.textArray(identifiers.map(\.rawValue))])
+        var engagement: [ItemIdentifier: Double] = [:]
+        for row in 0..<result.rowCount {
+            guard let related = result.string(row, 0), let date = result.double(row, 1) else { continue }
+            engagement[ItemIdentifier(related)] = Engagement.value(lastViewed: Date(timeIntervalSince1970: date),
+                                                                   views: Int(result.int(row, 2) ?? 0), now: now)
+        }
+        return engagement
+    }
+
+    // MARK: Items
+
+    package func items(withIdentifiers identifiers: [ItemIdentifier]) throws -> [(SearchableItem, ItemOrigin, Date)] {
+        guard !identifiers.isEmpty else { return [] }
+        var builder = SQLBuilder()
+        let sql = items(Self.itemColumns + ", i.body", &builder) + " AND i.identifier = ANY(\(builder.bind(SQLBuilder.textArray(identifiers.map(\.rawValue))))::text[])"
+        let result = try connection.execute(sql, builder.arguments)
+        var byIdentifier: [String: Int] = [:]
+        for row in 0..<result.rowCount { if let identifier = result.string(row, 0) { byIdentifier[identifier] = row } }
+        return try identifiers.compactMap { identifier in
+            guard let row = byIdentifier[identifier.rawValue] else { return nil }
+            return try Self.decodeItem(result, row, textContent: result.string(row, 10))
+        }
+    }
+
+    package func allItems() throws -> [(SearchableItem, ItemOrigin, Date)] {
+        var builder = SQLBuilder()
+        let result = try connection.execute(items(Self.itemColumns + ", i.body", &builder) + " ORDER BY i.identifier COLLATE \"C\"", builder.arguments)
+        return try (0..<result.rowCount).map { try Self.decodeItem(result, $0, textContent: result.string($0, 10)) }
+    }
+
+    package func count() throws -> Int {
+        var builder = SQLBuilder()
+        return Int(try connection.execute(items("count(*)", &builder), builder.arguments).int(0, 0) ?? 0)
+    }
+
+    package func clientState() throws -> Data? {
+        let result = try connection.execute("SELECT state FROM replica.client_state WHERE account = $1 AND index_name = $2",
+                                            [.text(account.rawValue), .text(indexName)])
+        return result.rowCount > 0 ? result.bytes(0, 0).map { Data($0) } : nil
+    }
+
+    package func meta(_ key: String) throws -> String? {
+        let result = try connection.execute("SELECT value FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = $3",
+                                            [.text(account.rawValue), .text(indexName), .text(key)])
+        return result.rowCount > 0 ? result.string(0, 0) : nil
+    }
+
+    /// The items that have a word beginning with `prefix`, from their titles, keywords, people,
+    /// descriptions and first 2,000 characters of text, as the SQLite reader reads its last-added items.
+    package func completionSources(of prefix: String, sample: Int) throws -> [CompletionSource] {
+        let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
+        guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return [] }
+        let lowered = cleaned.lowercased()
+        let term = PostgresIndexText.tokens(of: .word(cleaned, prefix: true))
+        guard let tsquery = term.query else { return [] }
+        let result = try connection.execute("""
+            SELECT \(Self.itemColumns), i.title, i.keywords, i.people, i.description, substr(i.body, 1, 2000)
+            FROM replica.items_matching($1, $2::tsquery) AS i WHERE i.account = $3 AND i.expires > $4 ORDER BY i.id LIMIT $5
+            """, [.text(indexName), .text(tsquery), .text(account.rawValue), .double(now.timeIntervalSince1970), .int(Int64(sample))])
+        var sources: [CompletionSource] = []
+        for row in 0..<result.rowCount {
+            var seen = Set<String>()
+            var title: String?
+            for column in 10...14 {
+                guard let text = result.string(row, column) else { continue }
+                let before = seen.count
+                SQLiteIndexReader.forEachWord(in: text, beginning: lowered) { seen.insert($0) }
+                if column == 10, seen.count > before { title = text }
+            }
+            guard !seen.isEmpty, let (item, origin, indexed) = try? Self.decodeItem(result, row) else { continue }
+            sources.append(CompletionSource(item: item, origin: origin, indexedAt: indexed, words: seen, title: title))
+        }
+        return sources
+    }
+
+    // MARK: Activities, enrichment, vectors
+
+    package func recentActivities(limit: Int) throws -> [RecentActivity] {
+        let result = try connection.execute("""
+            SELECT coalesce(a.related, 'activity:' || a.persistent), max(a.date), sum(a.views),
+                (array_agg(a.type ORDER BY a.date DESC))[1], coalesce(nullif(max(i.title), ''), (array_agg(a.title ORDER BY a.date DESC))[1]),
+                (array_agg(a.entity_type ORDER BY a.date DESC))[1], (array_agg(a.entity_id ORDER BY a.date DESC))[1]
+            FROM replica.activities AS a
+            LEFT JOIN replica.items AS i ON i.account = a.account AND i.index_name = a.index_name AND i.identifier = a.related AND i.expires > $3
+            WHERE a.account = $1 AND a.index_name = $2 AND a.prediction AND (a.related IS NULL OR i.id IS NOT NULL)
+            GROUP BY 1
+            """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970)])
+        let activities = (0..<result.rowCount).map { row in
+            let lastViewed = Date(timeIntervalSince1970: result.double(row, 1) ?? 0)
+            let views = Int(result.int(row, 2) ?? 0)
+            let entity = result.string(row, 5).flatMap { type in result.string(row, 6).map { EntityReference(typeName: type, id: $0) } }
+            return RecentActivity(identifier: ItemIdentifier(result.string(row, 0) ?? ""), title: result.string(row, 4).flatMap { $0.isEmpty ? nil : $0 },
+                                  activityType: result.string(row, 3) ?? "", lastViewed: lastViewed, views: views,
+                                  engagement: Engagement.value(lastViewed: lastViewed, views: views, now: now), entity: entity)
+        }
+        return Array(activities.sorted { ($0.engagement, $0.lastViewed) > ($1.engagement, $1.lastViewed) }.prefix(limit))
+    }
+
+    package func pendingEnrichment(limit: Int) throws -> [PendingEnrichment] {
+        let result = try connection.execute("""
+            SELECT \(Self.itemColumns), i.body, i.id, e.input, e.summary, e.priority, e.attempts
+            FROM replica.enrichment AS e JOIN replica.items AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
+            WHERE e.account = $1 AND e.index_name = $2 AND e.pending AND (e.next_attempt IS NULL OR e.next_attempt <= $3) AND i.expires > $3
+            ORDER BY e.item LIMIT $4
+            """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970), .int(Int64(limit))])
+        return try (0..<result.rowCount).map { row in
+            let (item, origin, indexed) = try Self.decodeItem(result, row, textContent: result.string(row, 10))
+            return PendingEnrichment(rowID: result.int(row, 11) ?? 0, item: item, origin: origin, indexed: indexed.timeIntervalSince1970,
+                                     input: result.string(row, 12), summary: result.string(row, 13), priority: result.bool(row, 14),
+                                     attempts: Int(result.int(row, 15) ?? 0))
+        }
+    }
+
+    package func thread(domain: DomainIdentifier, upTo date: Date?, limit: Int) throws -> [SearchableItem] {
+        var builder = SQLBuilder()
+        var sql = items(Self.itemColumns + ", i.body", &builder) + " AND i.domain = " + builder.bind(.text(domain.rawValue))
+        if let date { sql += " AND coalesce(i.created, i.indexed) <= " + builder.bind(.double(date.timeIntervalSince1970)) }
+        sql += " ORDER BY coalesce(i.created, i.indexed) DESC, i.id DESC LIMIT " + builder.bind(.int(Int64(limit)))
+        let result = try connection.execute(sql, builder.arguments)
+        return try (0..<result.rowCount).map { try Self.decodeItem(result, $0, textContent: result.string($0, 10)).0 }.reversed()
+    }
+
+    package func enrichmentCounts() throws -> EnrichmentCounts {
+        var counts = EnrichmentCounts()
+        let result = try connection.execute("""
+            SELECT pending, attempts > 0, input IS NOT NULL AND (summary IS NOT NULL OR priority IS NOT NULL), skipped, count(*)
+            FROM replica.enrichment WHERE account = $1 AND index_name = $2 GROUP BY 1, 2, 3, 4
+            """, [.text(account.rawValue), .text(indexName)])
+        for row in 0..<result.rowCount {
+            let number = Int(result.int(row, 4) ?? 0)
+            if result.bool(row, 0) == true {
+                counts.pending += number
+                if result.bool(row, 1) == true { counts.failing += number }
+            } else if result.bool(row, 2) == true {
+                counts.enriched += number
+            }
+            if result.bool(row, 0) != true, let reasons = result.string(row, 3) {
+                for reason in reasons.split(separator: ",") { counts.skipped[String(reason), default: 0] += number }
+            }
+        }
+        return counts
+    }
+
+    package func pendingEmbeddings(model: String, limit: Int) throws -> [PendingEmbedding] {
+        let result = try connection.execute("""
+            SELECT i.id, i.indexed, i.title, i.description, i.body FROM replica.items AS i
+            LEFT JOIN replica.embedded AS e ON e.account = i.account AND e.index_name = i.index_name AND e.item = i.id AND e.model = $3
+            WHERE i.account = $1 AND i.index_name = $2 AND e.item IS NULL AND i.expires > $4 ORDER BY i.id LIMIT $5
+            """, [.text(account.rawValue), .text(indexName), .text(model), .double(now.timeIntervalSince1970), .int(Int64(limit))])
+        return (0..<result.rowCount).map { row in
+            let text = [result.string(row, 2), result.string(row, 3), result.string(row, 4)].compactMap { $0 }.filter { !$0.isEmpty }
+                .joined(separator: "\n")
+            return PendingEmbedding(rowID: result.int(row, 0) ?? 0, indexed: result.double(row, 1) ?? 0, text: text)
+        }
+    }
+
+    package func embeddingCounts(model: String) throws -> (items: Int, passages: Int, backlog: Int) {
+        let items = try embeddedCount(model: model)
+        let passages = try connection.execute("""
+            SELECT count(*) FROM replica.vectors AS v
+            JOIN replica.embedded AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item
+            WHERE v.account = $1 AND v.index_name = $2 AND e.model = $3
+            """, [.text(account.rawValue), .text(indexName), .text(model)]).int(0, 0) ?? 0
+        return (items, Int(passages), try count() - items)
+    }
+
+    package func embeddingBacklog(model: String) throws -> Int {
+        try count() - embeddedCount(model: model)
+    }
+
+    /// The live items with vectors from `model`.
+    private func embeddedCount(model: String) throws -> Int {
+        Int(try connection.execute("""
+            SELECT count(*) FROM replica.embedded AS e
+            JOIN replica.items AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
+            WHERE e.account = $1 AND e.index_name = $2 AND e.model = $3 AND i.expires > $4
+            """, [.text(account.rawValue), .text(indexName), .text(model), .double(now.timeIntervalSince1970)]).int(0, 0) ?? 0)
+    }
+
+    // MARK: Projection and sources
+
+    package func quarantined(account: AccountID) throws -> [QuarantinedRecord] {
+        let result = try connection.execute("""
+            SELECT kind, record_id, version, reason FROM replica.quarantine WHERE account = $1 AND index_name = $2
+            ORDER BY kind COLLATE "C", record_id COLLATE "C"
+            """, [.text(self.account.rawValue), .text(indexName)])
+        return (0..<result.rowCount).map { row in
+            QuarantinedRecord(account: account, kind: result.string(row, 0) ?? "", id: result.string(row, 1) ?? "",
+                              version: result.int(row, 2) ?? 0, reason: result.string(row, 3) ?? "")
+        }
+    }
+
+    package func checkpoint(_ consumer: String) throws -> String? {
+        let result = try connection.execute("SELECT position FROM replica.checkpoints WHERE account = $1 AND index_name = $2 AND consumer = $3",
+                                            [.text(account.rawValue), .text(indexName), .text(consumer)])
+        return result.rowCount > 0 ? result.string(0, 0) : nil
+    }
+
+    package func rebuildsInProgress() throws -> [(kind: String, target: Int, cursor: String?)] {
+        let result = try connection.execute("""
+            SELECT kind, target_version, cursor FROM replica.projections
+            WHERE account = $1 AND index_name = $2 AND target_version IS NOT NULL ORDER BY kind COLLATE "C"
+            """, [.text(account.rawValue), .text(indexName)])
+        return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 1) ?? 0), result.string($0, 2)) }
+    }
+
+    package func sourceEntries(_ source: String) throws -> [String: SourceEntry] {
+        let result = try connection.execute("""
+            SELECT key, stamp, skip_reason FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3
+            """, [.text(account.rawValue), .text(indexName), .text(source)])
+        var entries: [String: SourceEntry] = [:]
+        for row in 0..<result.rowCount {
+            let entry = SourceEntry(key: result.string(row, 0) ?? "", stamp: result.string(row, 1) ?? "", skipReason: result.string(row, 2))
+            entries[entry.key] = entry
+        }
+        return entries
+    }
+
+    package func skippedEntries(_ source: String) throws -> [(String, Int)] {
+        let result = try connection.execute("""
+            SELECT skip_reason, count(*) FROM replica.source_entries
+            WHERE account = $1 AND index_name = $2 AND source = $3 AND skip_reason IS NOT NULL GROUP BY 1 ORDER BY 2 DESC
+            """, [.text(account.rawValue), .text(indexName), .text(source)])
+        return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 1) ?? 0)) }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import ReplicaCore
+import ReplicaIndex
+import ReplicaPostgres
+
+/// One index of one account kept in a PostgreSQL database (schema `replica`), through a pool of
+/// connections the store shares between its indexes.
+///
+/// Each write is one transaction, each read one read-only snapshot (`REPEATABLE READ`); both name the
+/// account in `replica.account`, so the database's row-level security holds them to it, and every
+/// statement names the account and the index itself as well. A write that PostgreSQL rolls back for a
+/// serialization failure or a deadlock runs again (the client's back-off), then fails in words.
+package final class PostgresIndexStorage: IndexStorage {
+    let pool: PostgresPool
+    let account: AccountID
+    let indexName: String
+    private let vectorCache = VectorCache()
+
+    /// Opens the index `indexName` of `account`, making the account's partitions if it has none yet.
+    ///
+    /// The schema must be current (``PostgresSchema/migrate(_:)``, run as its owner).
+    @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
+    package init(pool: PostgresPool, account: AccountID, indexName: String) throws {
+        self.pool = pool
+        self.account = account
+        self.indexName = indexName
+        try Self.storageErrors {
+            try pool.withConnection { connection in
+                try connection.transaction {
+                    try Self.begin(connection, account: account)
+                    try connection.execute("SELECT replica.add_account()")
+                }
+            }
+        }
+    }
+
+    /// Names the account for the transaction's policies.
+    static func begin(_ connection: PostgresConnection, account: AccountID) throws {
+        try connection.execute("SELECT set_config('replica.account', $1, true)", [.text(account.rawValue)])
+    }
+
+    /// The client's errors as the layers above the seam see them: ``ReplicaError/Code/storage``, in the
+    /// client's words (never row data).
+    static func storageErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresError {
+            throw ReplicaError(.storage, error.message, cause: error)
+        }
+    }
+
+    package func write<T: Sendable>(now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
+                                    _ body: @escaping @Sendable (any IndexWriter) throws -> T) async throws -> T {
+        try await Blocking.run { [self] in
+            try writeNow(now: now, defaultLifetime: defaultLifetime, prepare: prepare, body)
+        }
+    }
+
+    @available(*, noasync, message: "it waits for the database; in async code call write(now:defaultLifetime:prepare:_:)")
+    package func writeNow<T>(now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
+                             _ body: (any IndexWriter) throws -> T) throws -> T {
+        try Self.storageErrors {
+            try pool.withConnection { connection in
+                try connection.transaction {
+                    try Self.begin(connection, account: account)
+                    try prepare()
+                    return try body(PostgresIndexWriter(connection: connection, account: account, indexName: indexName, now: now,
+                                                        defaultLifetime: defaultLifetime))
+                }
+            }
+        }
+    }
+
+    package func read<T: Sendable>(now: Date, prepare: @escaping @Sendable () throws -> Void,
+                                   _ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T {
+        try await Blocking.run { [self] in
+            try Self.storageErrors {
+                try pool.withConnection { connection in
+                    try connection.transaction(.repeatableRead) {
+                        try connection.executeScript("SET TRANSACTION READ ONLY")
+                        try Self.begin(connection, account: account)
+                        try prepare()
+                        return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName,
+                                                            vectorCache: vectorCache, now: now))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bytes of the index's rows (PostgreSQL's own measure of each row, its text and vectors included).
+    package func size() -> Int {
+        let bytes = try? pool.withConnection { connection in
+            try connection.transaction {
+                try Self.begin(connection, account: account)
+                return try connection.execute("""
+                    SELECT (SELECT coalesce(sum(pg_column_size(i.*)), 0) FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2)
+                         + (SELECT coalesce(sum(pg_column_size(v.*)), 0) FROM replica.vectors AS v WHERE v.account = $1 AND v.index_name = $2)
+                    """, [.text(account.rawValue), .text(indexName)]).int(0, 0)
+            }
+        }
+        return Int((bytes ?? nil) ?? 0)
+    }
+
+    /// The same as ``size()``: the database gives space back by itself (autovacuum), not per index.
+    package func compactedSize() async throws -> Int {
+        try await Blocking.run { [self] in size() }
+    }
+
+    /// Nothing to close: the pool is the store's.
+    package func close(discarding: Bool) {}
+}

@@ -1,0 +1,144 @@
+import Foundation
+import ReplicaCore
+import ReplicaIndex
+import ReplicaPostgres
+
+// Many items at once: rows and their words prepared on a second core a chunk ahead, and the new ones
+// written by one statement per chunk instead of one per item.
+extension PostgresIndexWriter {
+    /// From how many items a call takes the bulk path.
+    static let bulkThreshold = 16
+    /// The most items prepared together, and written by one statement.
+    static let chunkSize = 500
+    /// The most text (in UTF-8 bytes, roughly) one statement carries.
+    static let statementBytes = 16 << 20
+
+    /// A row ready to write: its values and its words.
+    struct ReadyRow: Sendable {
+        var row: PreparedRow
+        var words: (literal: String, length: Int)
+
+        /// About how many bytes the row sends.
+        var size: Int {
+            row.attributes.utf8.count + row.text.title.utf8.count + row.text.keywords.utf8.count + row.text.people.utf8.count
+                + row.text.description.utf8.count + row.text.body.utf8.count + words.literal.utf8.count + 256
+        }
+    }
+
+    /// Indexes many items, each with its own origin, with the same outcome as indexing them one by one in
+    /// order: the new ones are inserted by one statement per chunk, and the others (updates, items already
+    /// in the index, an identifier given twice) go through ``index(_:origin:)``'s path.
+    package func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
+        guard entries.count >= Self.bulkThreshold else {
+            for (item, origin) in entries { try index(item, origin: origin) }
+            return
+        }
+        let chunks = stride(from: 0, to: entries.count, by: Self.chunkSize).map { entries[$0..<min($0 + Self.chunkSize, entries.count)] }
+        let now = self.now, lifetime = self.defaultLifetime
+        @Sendable func prepare(_ chunk: ArraySlice<(SearchableItem, ItemOrigin)>) -> [ReadyRow?] {
+            chunk.map { item, origin in
+                guard !item.isUpdate else { return nil }
+                let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
+                return ReadyRow(row: row, words: Self.words(of: row))
+            }
+        }
+        let first = chunks[0]
+        var next = Prefetch { prepare(first) }
+        for index in chunks.indices {
+            let current = try next.get()
+            if index + 1 < chunks.count {
+                let upcoming = chunks[index + 1]
+                next = Prefetch { prepare(upcoming) }
+            }
+            var run: [ReadyRow] = []
+            var runSize = 0
+            for ((item, origin), ready) in zip(chunks[index], current) {
+                guard let ready else {
+                    try insertMany(run)
+                    run = []
+                    runSize = 0
+                    try self.index(item, origin: origin)
+                    continue
+                }
+                if runSize + ready.size > Self.statementBytes {
+                    try insertMany(run)
+                    run = []
+                    runSize = 0
+                }
+                run.append(ready)
+                runSize += ready.size
+            }
+            try insertMany(run)
+        }
+    }
+
+    /// Inserts rows as ``insert(_:words:typeRecorded:)`` would one after another: the first of each
+    /// identifier that is new by one statement, then the rest in order one by one.
+    func insertMany(_ rows: [ReadyRow]) throws {
+        guard rows.count > 1 else {
+            if let only = rows.first { try insert(only.row, words: only.words) }
+            return
+        }
+        // In order, as one by one: a tree an item brings replaces the one recorded before it.
+        for ready in rows {
+            if let type = ready.row.contentType { try recordContentType(ContentType(rawValue: type), tree: ready.row.explicitTree) }
+        }
+        var seen = Set<String>()
+        let firsts = rows.indices.filter { seen.insert(rows[$0].row.identifier).inserted }
+        func column(_ value: (ReadyRow) -> String?) -> PostgresValue {
+            Self.arrayLiteral(firsts.map { value(rows[$0]) })
+        }
+        let result = try execute(Self.bulkInsertSQL, [
+            column { $0.row.identifier }, column { $0.row.domain }, column { $0.row.contentType },
+            column { $0.row.created.map(Self.text) }, column { $0.row.modified.map(Self.text) }, column { Self.text($0.row.expires) },
+            column { $0.row.authors }, column { $0.row.recipients }, column { $0.row.attributes },
+            column { $0.row.origin.owner.rawValue }, column { $0.row.origin.version }, column { Self.text($0.row.indexed) },
+            column { $0.row.text.title }, column { $0.row.text.keywords }, column { $0.row.text.people },
+            column { $0.row.text.description }, column { $0.row.text.body }, column { $0.words.literal },
+            column { String($0.words.length) },
+        ])
+        var inserted: [String: Int64] = [:]
+        for row in 0..<result.rowCount {
+            if let identifier = result.string(row, 0), let id = result.int(row, 1) { inserted[identifier] = id }
+        }
+        var done = Set<Int>()
+        for index in firsts {
+            CrashPoints.reach("index.item")
+            guard let id = inserted[rows[index].row.identifier] else { continue }
+            try wasInserted(id, rows[index].row)
+            done.insert(index)
+        }
+        for index in rows.indices where !done.contains(index) {
+            try insert(rows[index].row, words: rows[index].words, typeRecorded: true)
+        }
+    }
+
+    /// Inserts the rows given as one array per column (`$3`…`$21`) whose identifiers are not taken,
+    /// counting them; returns the identifier and id of each row inserted.
+    static let bulkInsertSQL = """
+        WITH given AS (
+            SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::text[],
+                $10::text[], $11::text[], $12::text[], $13::text[], $14::float8[], $15::text[], $16::text[], $17::text[],
+                $18::text[], $19::text[], $20::text[], $21::integer[]) WITH ORDINALITY
+                AS given(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
+                         source_version, indexed, title, keywords, people, description, body, words, length, ordinal)
+        ), inserted AS (
+            INSERT INTO replica.items(account, index_name, \(itemColumns))
+            SELECT $1::text, $2::text, identifier, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
+                source_version, indexed, title, keywords, people, description, body, words::tsvector, length
+            FROM given ORDER BY ordinal
+            ON CONFLICT (account, index_name, identifier) DO NOTHING
+            RETURNING identifier, id, length
+        ), counted AS (
+            \(countStatistics(of: "inserted", sign: 1))
+        )
+        SELECT identifier, id FROM inserted
+        """
+
+    /// A double as PostgreSQL's `float8` input reads it back exactly.
+    static func text(_ number: Double) -> String {
+        if number.isNaN { return "NaN" }
+        if number.isInfinite { return number < 0 ? "-Infinity" : "Infinity" }
+        return "\(number)"
+    }
+}

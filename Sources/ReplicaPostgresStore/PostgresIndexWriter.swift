@@ -1,0 +1,307 @@
+import Foundation
+import ReplicaCore
+import ReplicaIndex
+import ReplicaPostgres
+
+/// The SQL that changes one index of one account in PostgreSQL, run inside a transaction the caller owns:
+/// the PostgreSQL side of what `SQLiteIndexWriter` does, with the same outcomes.
+///
+/// The caller has named the account for the transaction (`set_config('replica.account', …, true)`) and
+/// made its partitions (`replica.add_account()`). Every statement still names the account and the index
+/// itself (`account = $1 AND index_name = $2`): row-level security is a second line, and under Citus the
+/// account condition is what routes a statement to its shard.
+///
+/// The words of an item are written with it (`words`, `length`, from ``PostgresIndexText``), and the
+/// index's statistics (`index_statistics`: how many items, how many words) change in the same statement
+/// as the rows they count, so BM25's averages are exact in every snapshot.
+///
+/// For example:
+/// ```
+/// try connection.transaction {
+///     try connection.execute("SELECT set_config('replica.account', $1, true)", ["alice"])
+///     try connection.execute("SELECT replica.add_account()")
+///     let writer = PostgresIndexWriter(connection: connection, account: "alice", indexName: "default",
+///                                      now: Date(), defaultLifetime: 30 * 24 * 3600)
+///     try writer.index(SearchableItem(uniqueIdentifier: "n1", attributeSet: AttributeSet(contentType: .plainText)))
+/// }
+/// ```
+package final class PostgresIndexWriter: IndexWriter {
+    let connection: PostgresConnection
+    let account: AccountID
+    let indexName: String
+    package let now: Date
+    let defaultLifetime: TimeInterval
+    /// Content types (and trees) already recorded in this transaction.
+    var recordedTypes: [String: String] = [:]
+    /// Whether a search-eligible activity is about an item (one that may not have been indexed when it
+    /// was donated): read once per writer, as the SQLite writer does, so an index without activities
+    /// pays nothing per insert.
+    var activitiesMayStandIn: Bool?
+    package private(set) var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
+
+    /// Makes a writer for one index of one account, inside the caller's transaction.
+    ///
+    /// - Parameters:
+    ///   - connection: A connection in a transaction whose `replica.account` is `account`.
+    ///   - now: The time the writes take as now: new items expire from it, and what expired by then is purged.
+    ///   - defaultLifetime: How long an item without an expiration date lives.
+    package init(connection: PostgresConnection, account: AccountID, indexName: String, now: Date, defaultLifetime: TimeInterval) {
+        self.connection = connection
+        self.account = account
+        self.indexName = indexName
+        self.now = now
+        self.defaultLifetime = defaultLifetime
+    }
+
+    /// Runs a statement whose `$1` and `$2` are the account and the index name, and `$3`… `parameters`.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+        try connection.execute(sql, [.text(account.rawValue), .text(indexName)] + parameters)
+    }
+
+    // MARK: Statements
+
+    /// The items columns a row writes, in the order of ``values(of:words:)``.
+    static let itemColumns = """
+        identifier, domain, content_type, created, modified, expires, authors, recipients, attributes, owner, source_version, indexed,
+        title, keywords, people, description, body, words, length
+        """
+
+    /// Adds to the index's statistics what the rows of the statement's `rows` (a `WITH` query with a
+    /// `length` column) add (`sign` 1) or take away (`sign` -1); nothing when there are none.
+    static func countStatistics(of rows: String, sign: Int) -> String {
+        let minus = sign < 0 ? "-" : ""
+        return """
+            INSERT INTO replica.index_statistics AS statistics (account, index_name, items, words)
+                SELECT $1::text, $2::text, \(minus)count(*), \(minus)coalesce(sum(length), 0) FROM \(rows) HAVING count(*) > 0
+                ON CONFLICT (account, index_name) DO UPDATE
+                SET items = statistics.items + excluded.items, words = statistics.words + excluded.words
+            """
+    }
+
+    /// Adds the number of rows of the statement's `rows` (a `WITH` query) to the meta value
+    /// `vectors_version`, the change sequence of the index's vectors; nothing when there are none.
+    static func bumpVectorsVersion(by rows: String) -> String {
+        """
+        INSERT INTO replica.meta AS meta (account, index_name, key, value)
+            SELECT $1::text, $2::text, 'vectors_version', count(*)::text FROM \(rows) HAVING count(*) > 0
+            ON CONFLICT (account, index_name, key) DO UPDATE SET value = (meta.value::bigint + excluded.value::bigint)::text
+        """
+    }
+
+    /// Inserts a row unless its identifier is taken (then the caller replaces or merges it), counting it.
+    static let insertSQL = """
+        WITH inserted AS (
+            INSERT INTO replica.items(account, index_name, \(itemColumns))
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20::tsvector, $21)
+            ON CONFLICT (account, index_name, identifier) DO NOTHING
+            RETURNING id, length
+        ), counted AS (
+            \(countStatistics(of: "inserted", sign: 1))
+        )
+        SELECT id FROM inserted
+        """
+
+    /// Writes a row over the item `$22`, its words included, and moves the statistics by the change in
+    /// its length.
+    static let replaceSQL = """
+        WITH previous AS (
+            SELECT length FROM replica.items WHERE account = $1 AND index_name = $2 AND id = $22
+        ), updated AS (
+            UPDATE replica.items SET identifier = $3, domain = $4, content_type = $5, created = $6, modified = $7, expires = $8,
+                authors = $9, recipients = $10, attributes = $11, owner = $12, source_version = $13, indexed = $14,
+                title = $15, keywords = $16, people = $17, description = $18, body = $19, words = $20::tsvector, length = $21
+            WHERE account = $1 AND index_name = $2 AND id = $22
+            RETURNING length
+        ), counted AS (
+            INSERT INTO replica.index_statistics AS statistics (account, index_name, items, words)
+                SELECT $1::text, $2::text, 0, sum(updated.length - previous.length) FROM updated, previous
+                HAVING sum(updated.length - previous.length) <> 0
+                ON CONFLICT (account, index_name) DO UPDATE SET words = statistics.words + excluded.words
+        )
+        SELECT count(*) FROM updated
+        """
+
+    /// Writes a row's metadata over the item `$15` whose text (and so words) stays as it is.
+    static let updateSQL = """
+        UPDATE replica.items SET identifier = $3, domain = $4, content_type = $5, created = $6, modified = $7, expires = $8,
+            authors = $9, recipients = $10, attributes = $11, owner = $12, source_version = $13, indexed = $14
+        WHERE account = $1 AND index_name = $2 AND id = $15
+        """
+
+    /// Parameters 3… of ``insertSQL`` and ``replaceSQL`` (the first twelve of them, ``updateSQL``'s) for a row.
+    ///
+    /// - Parameter words: the row's words and length, or `nil` for ``updateSQL``.
+    static func values(of row: PreparedRow, words: (literal: String, length: Int)?) -> [PostgresValue] {
+        var values: [PostgresValue] = [
+            .text(row.identifier), PostgresValue(row.domain), PostgresValue(row.contentType), PostgresValue(row.created),
+            PostgresValue(row.modified), .double(row.expires), PostgresValue(row.authors), PostgresValue(row.recipients),
+            .text(row.attributes), .text(row.origin.owner.rawValue), PostgresValue(row.origin.version), .double(row.indexed),
+        ]
+        if let words {
+            values += [.text(row.text.title), .text(row.text.keywords), .text(row.text.people), .text(row.text.description),
+                       .text(row.text.body), .text(words.literal), .int(Int64(words.length))]
+        }
+        return values
+    }
+
+    /// A row's words as ``PostgresIndexText`` makes them.
+    static func words(of row: PreparedRow) -> (literal: String, length: Int) {
+        PostgresIndexText.vector(title: row.text.title, keywords: row.text.keywords, people: row.text.people,
+                                 description: row.text.description, body: row.text.body)
+    }
+
+    // MARK: Indexing
+
+    @discardableResult
+    package func index(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
+        if item.isUpdate { return try merge(item, origin: origin) }
+        return try insert(PreparedRow(item, origin: origin, now: now, defaultLifetime: defaultLifetime))
+    }
+
+    /// Adds a row, or replaces the stored one its owner made, or only notes its source version when it
+    /// is the same item again.
+    ///
+    /// - Parameters:
+    ///   - words: the row's words, when already worked out.
+    ///   - typeRecorded: its content type was recorded already (a bulk load records them in order first).
+    @discardableResult
+    func insert(_ row: PreparedRow, words: (literal: String, length: Int)? = nil, typeRecorded: Bool = false) throws -> UpsertOutcome {
+        CrashPoints.reach("index.item")
+        if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
+        let words = words ?? Self.words(of: row)
+        let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
+        if inserted.rowCount == 1, let id = inserted.int(0, 0) {
+            try wasInserted(id, row)
+            return .inserted
+        }
+        guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {
+            throw ReplicaError(.storage, "item '\(row.identifier)' neither inserted nor found")
+        }
+        if stored.owner != row.origin.owner {
+            refusedOwnership.append((identifier: ItemIdentifier(row.identifier), writer: row.origin.owner, owner: stored.owner))
+            return .notOwned
+        }
+        if stored.matches(row) {
+            // The same item again (a record edit outside its searchable fields, a replay): no reindex.
+            try execute("UPDATE replica.items SET source_version = $3 WHERE account = $1 AND index_name = $2 AND id = $4",
+                        [PostgresValue(row.origin.version), .int(stored.id)])
+            return .unchanged
+        }
+        if stored.text.hasSameColumns(as: row.text) {
+            // Same text, other metadata: the words and the vectors stay as they are.
+            try update(stored.id, to: row)
+        } else {
+            try replace(stored.id, with: row, words: words)
+        }
+        return .replaced
+    }
+
+    /// What follows the insert of a new row: its enrichment queued when it asks, and the activities that
+    /// stood in for it while it was not indexed dropped.
+    func wasInserted(_ id: Int64, _ row: PreparedRow) throws {
+        if row.asksForEnrichment { try queueEnrichment(id) }
+        if row.origin.owner != .activities, try mayHaveStandIns() { try dropActivityItems(about: row.identifier) }
+    }
+
+    /// Writes a row's metadata over the item `id`, whose text is the same, and queues it for enrichment
+    /// when it asks.
+    private func update(_ id: Int64, to row: PreparedRow) throws {
+        try execute(Self.updateSQL, Self.values(of: row, words: nil) + [.int(id)])
+        if row.asksForEnrichment { try queueEnrichment(id) }
+    }
+
+    /// Writes a row over the item `id`, its words included; its vectors, made of the old text, go.
+    private func replace(_ id: Int64, with row: PreparedRow, words: (literal: String, length: Int)? = nil) throws {
+        try execute(Self.replaceSQL, Self.values(of: row, words: words ?? Self.words(of: row)) + [.int(id)])
+        if row.asksForEnrichment { try queueEnrichment(id) }
+        try dropVectorsOfChangedText(id)
+    }
+
+    /// An items row as stored, to compare with one about to replace it.
+    private struct StoredRow {
+        var id: Int64
+        var domain: String?
+        var contentType: String?
+        var created: Double?
+        var modified: Double?
+        var expires: Double
+        var authors: String?
+        var recipients: String?
+        var attributes: String
+        var owner: ItemOwner
+        var text: TextColumns
+
+        func matches(_ row: PreparedRow) -> Bool {
+            text.hasSameColumns(as: row.text) && domain == row.domain && contentType == row.contentType && created == row.created
+                && modified == row.modified && expires == row.expires && authors == row.authors && recipients == row.recipients
+                && attributes == row.attributes && owner == row.origin.owner
+        }
+    }
+
+    private func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
+        let result = try execute("""
+            SELECT id, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
+                title, keywords, people, description, body
+            FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
+            """, [.text(identifier.rawValue)])
+        guard result.rowCount == 1, let id = result.int(0, 0) else { return nil }
+        var text = TextColumns(AttributeSet())
+        text.title = result.string(0, 10) ?? ""
+        text.keywords = result.string(0, 11) ?? ""
+        text.people = result.string(0, 12) ?? ""
+        text.description = result.string(0, 13) ?? ""
+        text.body = result.string(0, 14) ?? ""
+        return StoredRow(id: id, domain: result.string(0, 1), contentType: result.string(0, 2), created: result.double(0, 3),
+                         modified: result.double(0, 4), expires: result.double(0, 5) ?? 0, authors: result.string(0, 6),
+                         recipients: result.string(0, 7), attributes: result.string(0, 8) ?? "",
+                         owner: ItemOwner(rawValue: result.string(0, 9) ?? ""), text: text)
+    }
+
+    /// Merges an update into the stored item; an update of a missing or expired item is ignored.
+    private func merge(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
+        let result = try execute("""
+            SELECT id, domain, expires, attributes, owner, content_type, title, description, body
+            FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
+            """, [.text(item.uniqueIdentifier.rawValue)])
+        guard result.rowCount == 1, let id = result.int(0, 0), let expires = result.double(0, 2),
+              expires > now.timeIntervalSince1970 else { return .ignoredUpdate }
+        let owner = ItemOwner(rawValue: result.string(0, 4) ?? "")
+        guard owner == origin.owner else {
+            refusedOwnership.append((identifier: item.uniqueIdentifier, writer: origin.owner, owner: owner))
+            return .notOwned
+        }
+        let stored = try AttributeSet(stored: result.string(0, 3) ?? "", contentType: result.string(0, 5), body: result.string(0, 8),
+                                      title: result.string(0, 6) ?? "", description: result.string(0, 7) ?? "")
+        let merged = SearchableItem(
+            uniqueIdentifier: item.uniqueIdentifier,
+            domainIdentifier: item.domainIdentifier ?? result.string(0, 1).map(DomainIdentifier.init(rawValue:)),
+            attributeSet: stored.merging(item.attributeSet),
+            expirationDate: item.expirationDate ?? Date(timeIntervalSince1970: expires))
+        let row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
+        if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
+        try replace(id, with: row)
+        return .merged
+    }
+
+    /// Records a content type's tree once per transaction, so filters can match types under it; a tree
+    /// the item brings replaces the one recorded.
+    func recordContentType(_ type: ContentType, tree explicit: [String]?) throws {
+        if explicit == nil, recordedTypes[type.rawValue] != nil { return }
+        let tree = ContentType.storedTree(explicit ?? type.tree)
+        guard recordedTypes[type.rawValue] != tree else { return }
+        try execute("""
+            INSERT INTO replica.content_types AS types (account, index_name, name, tree) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (account, index_name, name) DO UPDATE SET tree = excluded.tree WHERE $5::boolean AND excluded.tree <> types.tree
+            """, [.text(type.rawValue), .text(tree), .bool(explicit != nil)])
+        recordedTypes[type.rawValue] = tree
+    }
+
+    /// The row of an item, if `owner` made it (any owner's when `owner` is `nil`).
+    package func rowID(of identifier: ItemIdentifier, owner: ItemOwner?) throws -> Int64? {
+        let result = try execute("""
+            SELECT id FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3 AND ($4::text IS NULL OR owner = $4)
+            """, [.text(identifier.rawValue), PostgresValue(owner?.rawValue)])
+        return result.rowCount > 0 ? result.int(0, 0) : nil
+    }
+}

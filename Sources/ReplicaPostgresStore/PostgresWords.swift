@@ -1,0 +1,178 @@
+import Foundation
+import ReplicaCore
+import ReplicaIndex
+
+/// One item's places of the words a search asks about, read from its `tsvector`, and what FTS5 would
+/// make of them: which terms the item holds and where, BM25's weighted frequencies, phrases and
+/// closeness. Positions are the store's (columns kept apart by ``PostgresIndexText/columnGap``), so a
+/// phrase or a NEAR never spans two columns, as in FTS5.
+struct ItemWords {
+    /// The item's lexemes the search asked about, each with its positions and their weights (A–D).
+    var places: [String: [(position: Int, weight: Character)]] = [:]
+
+    /// BM25's weight of a `tsvector` weight: the weight of the column it stands for.
+    static func columnWeight(_ weight: Character) -> Double {
+        switch weight {
+        case "A": 10
+        case "B": 5
+        case "C": 2
+        default: 1
+        }
+    }
+
+    /// The places of the lexemes a token of a term matches: the token itself, or every lexeme that
+    /// begins with it when it is a prefix.
+    func places(of token: String, prefix: Bool) -> [(position: Int, weight: Character)] {
+        guard prefix else { return places[token] ?? [] }
+        return places.filter { $0.key.hasPrefix(token) }.flatMap(\.value)
+    }
+
+    /// Where the term is in the item: the position and weight of each instance's first token, and how many
+    /// tokens an instance spans.
+    func instances(of term: PostgresIndexText.TermTokens) -> (starts: [(position: Int, weight: Character)], length: Int) {
+        guard let first = term.tokens.first else { return ([], 0) }
+        let last = term.tokens.count - 1
+        var starts = places(of: first, prefix: term.prefix && last == 0)
+        if last > 0 {
+            let following = term.tokens.enumerated().dropFirst().map { index, token in
+                Set(places(of: token, prefix: term.prefix && index == last).map(\.position))
+            }
+            starts = starts.filter { start in
+                following.enumerated().allSatisfy { offset, positions in positions.contains(start.position + offset + 1) }
+            }
+        }
+        return (starts.sorted { $0.position < $1.position }, term.tokens.count)
+    }
+
+    /// FTS5's frequency of a term for BM25: each instance counts its column's weight.
+    func weightedFrequency(of term: PostgresIndexText.TermTokens) -> Double {
+        instances(of: term).starts.reduce(0) { $0 + Self.columnWeight($1.weight) }
+    }
+
+    /// Whether the item holds what `match` asks for.
+    func holds(_ match: TermMatch) -> Bool {
+        switch match {
+        case .term(let term): !instances(of: PostgresIndexText.tokens(of: term)).starts.isEmpty
+        case .all(let matches): matches.allSatisfy(holds)
+        case .any(let matches): matches.contains(where: holds)
+        case .near(let groups, let distance): isNear(groups, distance: distance)
+        }
+    }
+
+    /// FTS5's `NEAR(p1 p2 …, distance)`: an instance of every phrase, with at most `distance` tokens between
+    /// the end of the first and the start of the last. Each group is one phrase when its word was split
+    /// at punctuation (its parts side by side), else its terms are phrases of their own.
+    func isNear(_ groups: [FTSPattern.Group], distance: Int) -> Bool {
+        let phrases = groups.flatMap { group in group.joined.map { [$0] } ?? group.terms }.map(PostgresIndexText.tokens(of:))
+        var instances: [(phrase: Int, start: Int, end: Int)] = []
+        for (index, phrase) in phrases.enumerated() {
+            let (starts, length) = self.instances(of: phrase)
+            guard !starts.isEmpty else { return false }
+            instances += starts.map { (index, $0.position, $0.position + length - 1) }
+        }
+        instances.sort { $0.start < $1.start }
+        // The shortest windows that hold every phrase, each from its first instance.
+        var counts = [Int](repeating: 0, count: phrases.count)
+        var covered = 0
+        var low = 0
+        for high in instances.indices {
+            if counts[instances[high].phrase] == 0 { covered += 1 }
+            counts[instances[high].phrase] += 1
+            while covered == phrases.count {
+                if instances[high].start - instances[low].end - 1 <= distance { return true }
+                counts[instances[low].phrase] -= 1
+                if counts[instances[low].phrase] == 0 { covered -= 1 }
+                low += 1
+            }
+        }
+        return false
+    }
+
+    /// Whether a term is in the title, keywords or people (weights A and B).
+    func isInHeading(_ terms: [PostgresIndexText.TermTokens]) -> Bool {
+        terms.contains { term in instances(of: term).starts.contains { $0.weight == "A" || $0.weight == "B" } }
+    }
+
+    /// Reads a `unnest(tsvector)` row's positions (`{1,5}`) and weights (`{A,D}`) into places.
+    mutating func add(lexeme: String, positions: String, weights: String) {
+        let numbers = positions.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap { Int($0) }
+        let letters = weights.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").map { $0.first ?? "D" }
+        places[lexeme, default: []] += zip(numbers, letters).map { ($0, $1) }
+    }
+}
+
+/// FTS5's `bm25()`, as its source computes it (`fts5_aux.c`), from the same numbers.
+enum BM25 {
+    static let k1 = 1.2
+    static let b = 0.75
+
+    /// The inverse document frequency of a phrase held by `hits` of `rows` rows.
+    static func idf(hits: Int, rows: Int) -> Double {
+        let value = log((Double(rows) - Double(hits) + 0.5) / (Double(hits) + 0.5))
+        return value <= 0 ? 1e-6 : value
+    }
+
+    /// The score of an item of `length` tokens with these weighted frequencies (one per phrase).
+    static func score(frequencies: [Double], idfs: [Double], length: Int, averageLength: Double) -> Double {
+        zip(frequencies, idfs).reduce(0) { total, pair in
+            let (frequency, idf) = pair
+            return total + idf * (frequency * (k1 + 1)) / (frequency + k1 * (1 - b + b * Double(length) / averageLength))
+        }
+    }
+}
+
+/// Makes FTS5-like snippets: the stretch of up to 24 words of the column with the most of the search's
+/// words, its matches between `[` and `]`, `…` where it was cut.
+enum Snippet {
+    static func make(columns: [String], terms: [PostgresIndexText.TermTokens], words: Int = 24) -> String? {
+        var best: (column: Int, tokens: [FTS5TokenizerToken], marked: Set<Int>, distinct: Int)?
+        for (column, text) in columns.enumerated() where !text.isEmpty {
+            let tokens = PostgresIndexText.tokenizer.tokens(in: text).map { FTS5TokenizerToken(text: $0.text, start: $0.start, end: $0.end) }
+            var marked = Set<Int>()
+            var distinct = 0
+            for term in terms where !term.tokens.isEmpty {
+                var found = false
+                for start in tokens.indices where start + term.tokens.count <= tokens.count {
+                    let matches = term.tokens.enumerated().allSatisfy { offset, token in
+                        let word = tokens[start + offset].text
+                        return term.prefix && offset == term.tokens.count - 1 ? word.hasPrefix(token) : word == token
+                    }
+                    if matches {
+                        found = true
+                        for offset in term.tokens.indices { marked.insert(start + offset) }
+                    }
+                }
+                if found { distinct += 1 }
+            }
+            if distinct > (best?.distinct ?? 0) { best = (column, tokens, marked, distinct) }
+        }
+        guard let best else { return nil }
+        let text = Array(columns[best.column].utf8)
+        // The window of `words` tokens with the most matches, the earliest of equals.
+        var start = 0
+        var most = -1
+        for candidate in 0...max(0, best.tokens.count - words) {
+            let count = (candidate..<min(candidate + words, best.tokens.count)).filter(best.marked.contains).count
+            if count > most { (start, most) = (candidate, count) }
+        }
+        let end = min(start + words, best.tokens.count)
+        var snippet = start > 0 ? "…" : ""
+        for index in start..<end {
+            let token = best.tokens[index]
+            if index > start {
+                snippet += String(decoding: text[best.tokens[index - 1].end..<token.start], as: UTF8.self)
+            }
+            let word = String(decoding: text[token.start..<token.end], as: UTF8.self)
+            snippet += best.marked.contains(index) ? "[" + word + "]" : word
+        }
+        if end < best.tokens.count { snippet += "…" }
+        return snippet
+    }
+}
+
+/// A token's text and where it is, for snippets.
+struct FTS5TokenizerToken {
+    var text: String
+    var start: Int
+    var end: Int
+}

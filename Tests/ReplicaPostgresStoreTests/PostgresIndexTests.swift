@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import ReplicaCore
+import ReplicaIndex
+import ReplicaPostgres
+import ReplicaTestSupport
+@testable import ReplicaPostgresStore
+
+/// An index kept in PostgreSQL behind the same seam as the SQLite file, compared with it on the same
+/// items and queries: the same items match, in the same order, with the same scores.
+@Suite(.enabled(if: PostgresTestServer.isEnabled, "needs a PostgreSQL server (scripts/setup-system.sh installs one)"))
+struct PostgresIndexTests {
+    let database: PostgresTestDatabase
+    let pool: PostgresPool
+    let folder: TemporaryDirectory
+
+    init() throws {
+        database = try PostgresTestServer.makeDatabase()
+        let admin = try PostgresConnection(url: database.adminURL)
+        try admin.executeScript("""
+            DO $$ BEGIN CREATE ROLE replica_owner NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+            GRANT CREATE ON DATABASE \(database.name) TO replica_owner;
+            SET ROLE replica_owner;
+            """)
+        try PostgresSchema.migrate(admin)
+        try admin.executeScript("RESET ROLE; " + PostgresSchema.grants(to: database.parameters["user"] ?? "replica_app"))
+        pool = PostgresPool(url: database.url, maximumConnections: 2)
+        folder = try TemporaryDirectory("replica-pg-index")
+    }
+
+    static let lease = IndexLease(generation: 1) {}
+
+    func indexes(_ account: AccountID = "alice") throws -> (sqlite: SearchableIndex, postgres: SearchableIndex) {
+        var configuration = SearchableIndex.Configuration()
+        configuration.defaultLifetime = 365 * 24 * 3600
+        let sqlite = try SearchableIndex(path: folder.path + "/\(account.rawValue).sqlite", name: "default", account: account, signIn: Self.lease,
+                                         configuration: configuration) { _ in }
+        let storage = try PostgresIndexStorage(pool: pool, account: account, indexName: "default")
+        let postgres = SearchableIndex(storage: storage, name: "default", account: account, signIn: Self.lease,
+                                       configuration: configuration) { _ in }
+        return (sqlite, postgres)
+    }
+
+    static let vocabulary = ["running", "runner", "ran", "runs", "café", "cafe", "garden", "gardening", "harbor", "harbour",
+                             "invoice", "invoices", "sourdough", "bread", "starter", "Ångström", "naïve", "résumé", "tyres",
+                             "garage", "state", "art", "launch", "risk", "meeting", "notes", "budget", "quarterly", "report",
+                             "alpine", "meadow", "river", "stone", "bridge", "connection", "connected", "connecting"]
+
+    /// Items of random words from the vocabulary (seeded), with titles, keywords, descriptions and bodies
+    /// of different lengths, a few with punctuation-joined words.
+    static func items(count: Int, seed: UInt64) -> [SearchableItem] {
+        var generator = SplitMix(seed: seed)
+        func words(_ range: ClosedRange<Int>) -> String {
+            (0..<Int.random(in: range, using: &generator)).map { _ in vocabulary.randomElement(using: &generator)! }.joined(separator: " ")
+        }
+        return (0..<count).map { number in
+            var attributes = AttributeSet(contentType: .plainText)
+            attributes.title = words(1...4)
+            if number % 3 == 0 { attributes.keywords = [words(1...1), words(1...1)] }
+            if number % 4 == 0 { attributes.contentDescription = words(3...10) }
+            attributes.textContent = words(0...120) + (number % 7 == 0 ? " garage/tyres state-of-the-art" : "")
+            return SearchableItem(uniqueIdentifier: ItemIdentifier("item-\(number)"), domainIdentifier: DomainIdentifier("d\(number % 5)"),
+                                  attributeSet: attributes)
+        }
+    }
+
+    @Test func bothBackendsRankTheSameItemsTheSameWay() async throws {
+        let (sqlite, postgres) = try indexes()
+        let items = Self.items(count: 300, seed: 20_261_127)
+        try await sqlite.indexItems(items)
+        try await postgres.indexItems(items)
+        #expect(try await postgres.itemCount() == 300)
+
+        var generator = SplitMix(seed: 7)
+        var queries: [SearchQuery] = []
+        for number in 0..<240 {
+            let count = Int.random(in: 1...4, using: &generator)
+            var text = (0..<count).map { _ in Self.vocabulary.randomElement(using: &generator)! }.joined(separator: " ")
+            if number % 10 == 0 { text = String(text.prefix(4)) + "*" }
+            if number % 13 == 0 { text = "\"" + text + "\"" }
+            var query = SearchQuery(text)
+            query.limit = 10
+            query.requiresAllWords = number % 6 == 0
+            if number % 9 == 0 { query.domains = [DomainIdentifier("d\(number % 5)")] }
+            queries.append(query)
+        }
+        queries += ["garage/tyres", "state-of-the-art", "cafe", "naive resume", "angstrom", "connections"].map { SearchQuery($0) }
+        var compared = 0
+        for query in queries {
+            let expected = try await sqlite.search(query)
+            let found = try await postgres.search(query)
+            #expect(found.count == expected.count, "\(query.text ?? "")")
+            // The same scores in the same order; items of equal score may come in either order.
+            let expectedScores = expected.map { ($0.score * 1e9).rounded() }
+            let foundScores = found.map { ($0.score * 1e9).rounded() }
+            #expect(foundScores == expectedScores, "\(query.text ?? "")")
+            #expect(Set(found.map(\.item.uniqueIdentifier)) == Set(expected.map(\.item.uniqueIdentifier)), "\(query.text ?? "")")
+            compared += expected.isEmpty ? 0 : 1
+        }
+        #expect(compared > 150, "most queries find something, so the comparison means something")
+    }
+
+    @Test func anotherAccountsItemsAreNeitherFoundNorCounted() async throws {
+        let (_, alice) = try indexes("alice")
+        let (_, bob) = try indexes("bob")
+        try await alice.indexItems(Self.items(count: 40, seed: 1))
+        try await bob.indexItems(Self.items(count: 60, seed: 2))
+        #expect(try await alice.itemCount() == 40)
+        #expect(try await bob.itemCount() == 60)
+        let found = try await alice.search(SearchQuery("garden"))
+        #expect(found.allSatisfy { result in Self.items(count: 40, seed: 1).contains { $0.uniqueIdentifier == result.item.uniqueIdentifier } })
+    }
+
+    @Test func deletionsExpiryAndUpdatesAreSeenAsOnSQLite() async throws {
+        let (sqlite, postgres) = try indexes()
+        let items = Self.items(count: 80, seed: 3)
+        for index in [sqlite, postgres] {
+            try await index.indexItems(items)
+            _ = try await index.deleteItems(withDomainIdentifiers: [DomainIdentifier("d1")])
+            _ = try await index.deleteItems(withIdentifiers: [ItemIdentifier("item-2"), ItemIdentifier("item-3")])
+            var changed = AttributeSet()
+            changed.title = "sourdough starter"
+            try await index.indexItems([SearchableItem(uniqueIdentifier: ItemIdentifier("item-4"), attributeSet: changed, isUpdate: true)])
+        }
+        #expect(try await postgres.itemCount() == (try await sqlite.itemCount()))
+        for text in ["sourdough starter", "garden", "harbor river", "invoice*"] {
+            let expected = try await sqlite.search(SearchQuery(text)).map { ($0.item.uniqueIdentifier, ($0.score * 1e9).rounded()) }
+            let found = try await postgres.search(SearchQuery(text)).map { ($0.item.uniqueIdentifier, ($0.score * 1e9).rounded()) }
+            #expect(found.map(\.1) == expected.map(\.1), "\(text)")
+            #expect(Set(found.map(\.0)) == Set(expected.map(\.0)), "\(text)")
+        }
+        let fetched = try await postgres.items(withIdentifiers: [ItemIdentifier("item-4")])
+        #expect(fetched.first?.attributeSet.title == "sourdough starter")
+        #expect(fetched.first?.attributeSet.textContent == items[4].attributeSet.textContent, "a merge keeps what it does not change")
+    }
+}
