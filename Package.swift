@@ -86,7 +86,8 @@ let package = Package(
         .target(name: "ReplicaExec", dependencies: ["Replica"], path: "Plugins/Exec", exclude: ["examples"]),
 
         // replica's store on PostgreSQL (issue 20, in progress): the schema of migrations/postgres/, with
-        // row-level security and a partition per account. Not yet a backend a Store can be opened on.
+        // row-level security and a partition per account, and an index kept there behind ReplicaIndex's
+        // seam. The catalog and the record store are not there yet, so no Store opens on a database.
         .target(
             name: "ReplicaPostgresStore",
             dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaPostgres", "ReplicaSQLite"],
