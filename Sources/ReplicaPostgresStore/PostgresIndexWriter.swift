@@ -165,17 +165,25 @@ package final class PostgresIndexWriter: IndexWriter {
     /// - Parameters:
     ///   - words: the row's words, when already worked out.
     ///   - typeRecorded: its content type was recorded already (a bulk load records them in order first).
+    ///   - taken: its identifier was just found taken (a bulk insert skipped it): the stored row is read
+    ///     first, and the insert tried only when it has gone since.
     @discardableResult
-    func insert(_ row: PreparedRow, words: (literal: String, length: Int)? = nil, typeRecorded: Bool = false) throws -> UpsertOutcome {
+    func insert(_ row: PreparedRow, words: (literal: String, length: Int)? = nil, typeRecorded: Bool = false,
+                taken: Bool = false) throws -> UpsertOutcome {
         CrashPoints.reach("index.item")
         if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         let words = words ?? Self.words(of: row)
-        let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
-        if inserted.rowCount == 1, let id = inserted.int(0, 0) {
-            try wasInserted(id, row)
-            return .inserted
+        var stored: StoredRow?
+        if taken { stored = try storedRow(ItemIdentifier(row.identifier)) }
+        if stored == nil {
+            let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
+            if inserted.rowCount == 1, let id = inserted.int(0, 0) {
+                try wasInserted(id, row)
+                return .inserted
+            }
+            stored = try storedRow(ItemIdentifier(row.identifier))
         }
-        guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {
+        guard let stored else {
             throw ReplicaError(.storage, "item '\(row.identifier)' neither inserted nor found")
         }
         if stored.owner != row.origin.owner {
@@ -183,9 +191,13 @@ package final class PostgresIndexWriter: IndexWriter {
             return .notOwned
         }
         if stored.matches(row) {
-            // The same item again (a record edit outside its searchable fields, a replay): no reindex.
-            try execute("UPDATE replica.items SET source_version = $3 WHERE account = $1 AND index_name = $2 AND id = $4",
-                        [PostgresValue(row.origin.version), .int(stored.id)])
+            // The same item again (a record edit outside its searchable fields, a replay): no reindex. The
+            // version is written only when it differs: rewriting a row costs PostgreSQL a new version of
+            // it, and every index entry with it when its page is full (the GIN index's among them).
+            try execute("""
+                UPDATE replica.items SET source_version = $3
+                WHERE account = $1 AND index_name = $2 AND id = $4 AND source_version IS DISTINCT FROM $3
+                """, [PostgresValue(row.origin.version), .int(stored.id)])
             return .unchanged
         }
         if stored.text.hasSameColumns(as: row.text) {
