@@ -154,4 +154,13 @@ struct PostgresIndexTests {
         #expect(try await postgres.search(SearchQuery("measurements end")).first?.item.uniqueIdentifier == "long")
         #expect(try await postgres.search(SearchQuery("harbor vocabulary")).first?.item.uniqueIdentifier == "huge")
     }
+
+    /// A new index owes its owner a reindex of everything, once: as a new SQLite file does.
+    @Test func aNewIndexOwesItsOwnerAReindexOnce() async throws {
+        let (_, postgres) = try indexes("carol")
+        #expect(try await postgres.read { try $0.meta("reindex_all_pending") } == "1")
+        try await postgres.write { try $0.setMeta("reindex_all_pending", nil) }
+        let (_, again) = try indexes("carol")
+        #expect(try await again.read { try $0.meta("reindex_all_pending") } == nil)
+    }
 }
