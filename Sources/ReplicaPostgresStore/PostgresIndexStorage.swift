@@ -29,6 +29,15 @@ package final class PostgresIndexStorage: IndexStorage {
                 try connection.transaction {
                     try Self.begin(connection, account: account)
                     try connection.execute("SELECT replica.add_account()")
+                    // A new index owes its owner a reindex of everything, as a new SQLite file does; the
+                    // 'created' row makes that happen once, not at every open.
+                    try connection.execute("""
+                        WITH created AS (
+                            INSERT INTO replica.meta(account, index_name, key, value) VALUES ($1, $2, 'created', '1')
+                            ON CONFLICT DO NOTHING RETURNING 1)
+                        INSERT INTO replica.meta(account, index_name, key, value)
+                        SELECT $1, $2, 'reindex_all_pending', '1' FROM created ON CONFLICT DO NOTHING
+                        """, [.text(account.rawValue), .text(indexName)])
                 }
             }
         }

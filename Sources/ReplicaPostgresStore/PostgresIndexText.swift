@@ -34,18 +34,46 @@ package enum PostgresIndexText {
         var places: [String: [(position: Int, weight: Character)]] = [:]
         var base = 1
         var length = 0
+        var firstSeen: [String: Int] = [:]
         for (column, text) in [title, keywords, people, description, body].enumerated() {
             let tokens = tokenizer.tokens(in: text)
             length += tokens.count
             for token in tokens {
-                places[token.text, default: []].append((min(base + token.position, maximumPosition), columns[column].weight))
+                let word = lexeme(token.text)
+                if places[word] == nil { firstSeen[word] = firstSeen.count }
+                places[word, default: []].append((min(base + token.position, maximumPosition), columns[column].weight))
             }
             base += (tokens.last.map { $0.position + 1 } ?? 0) + columnGap
         }
-        let literal = places.keys.sorted().map { lexeme in
-            quoted(lexeme) + ":" + places[lexeme]!.prefix(256).map { "\($0.position)\($0.weight)" }.joined(separator: ",")
-        }.joined(separator: " ")
-        return (literal, length)
+        // A `tsvector` holds at most 1 MB: an item with more distinct words keeps those it has first (the
+        // literal is larger than the stored form, so the cut is on the safe side), and BM25 still counts
+        // every word in its length.
+        var entries: [(lexeme: String, entry: String)] = []
+        var size = 0
+        for lexeme in places.keys.sorted(by: { firstSeen[$0]! < firstSeen[$1]! }) {
+            let entry = quoted(lexeme) + ":" + places[lexeme]!.prefix(256).map { "\($0.position)\($0.weight)" }.joined(separator: ",")
+            size += entry.utf8.count + 1
+            if size > maximumLiteralBytes { break }
+            entries.append((lexeme, entry))
+        }
+        return (entries.sorted { $0.lexeme < $1.lexeme }.map(\.entry).joined(separator: " "), length)
+    }
+
+    /// The most bytes of `tsvector` literal an item gets: under PostgreSQL's 1 MB for the stored form.
+    static let maximumLiteralBytes = 900_000
+
+    /// The most bytes of one lexeme PostgreSQL keeps (it refuses longer words: "word is too long").
+    static let maximumLexemeBytes = 2046
+
+    /// A token as a lexeme: itself, or, for a token longer than PostgreSQL keeps, its first 200 bytes
+    /// and a digest of the whole, the same on the index's side and the query's, so the word is still found.
+    package static func lexeme(_ token: String) -> String {
+        guard token.utf8.count > maximumLexemeBytes else { return token }
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token.utf8 { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        var head = Substring(token)
+        while head.utf8.count > 200 { head = head.dropLast() }
+        return head + "~" + String(digest, radix: 16)
     }
 
     /// A lexeme as a `tsvector` or `tsquery` literal: in single quotes, quotes and backslashes escaped.
@@ -73,6 +101,6 @@ package enum PostgresIndexText {
         let (text, prefix): (String, Bool) = switch term {
         case .word(let text, let prefix), .phrase(let text, let prefix): (text, prefix)
         }
-        return TermTokens(tokens: tokenizer.tokens(in: text, for: .query(prefix: prefix)).map(\.text), prefix: prefix)
+        return TermTokens(tokens: tokenizer.tokens(in: text, for: .query(prefix: prefix)).map { lexeme($0.text) }, prefix: prefix)
     }
 }

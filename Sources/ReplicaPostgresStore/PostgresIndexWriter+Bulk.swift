@@ -109,7 +109,7 @@ extension PostgresIndexWriter {
             done.insert(index)
         }
         for index in rows.indices where !done.contains(index) {
-            try insert(rows[index].row, words: rows[index].words, typeRecorded: true)
+            try insert(rows[index].row, words: rows[index].words, typeRecorded: true, taken: true)
         }
     }
 

@@ -133,4 +133,34 @@ struct PostgresIndexTests {
         #expect(fetched.first?.attributeSet.title == "sourdough starter")
         #expect(fetched.first?.attributeSet.textContent == items[4].attributeSet.textContent, "a merge keeps what it does not change")
     }
+
+    /// PostgreSQL refuses a word over 2,046 bytes and a `tsvector` over 1 MB; SQLite takes both. Such items
+    /// are indexed all the same, and the long word and the words of a huge item are still found.
+    @Test func aVeryLongWordAndAHugeVocabularyAreIndexedAndFound() async throws {
+        let (_, postgres) = try indexes()
+        let long = String(repeating: "x", count: 3000)
+        var attributes = AttributeSet(contentType: .plainText)
+        attributes.title = "measurements"
+        attributes.textContent = "start " + long + " end"
+        var huge = AttributeSet(contentType: .plainText)
+        huge.title = "vocabulary"
+        var generator = SplitMix(seed: 11)
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        huge.textContent = "harbor " + (0..<150_000).map { _ in String((0..<7).map { _ in letters.randomElement(using: &generator)! }) }
+            .joined(separator: " ")
+        try await postgres.indexItems([SearchableItem(uniqueIdentifier: "long", attributeSet: attributes),
+                                       SearchableItem(uniqueIdentifier: "huge", attributeSet: huge)])
+        #expect(try await postgres.search(SearchQuery(long)).map(\.item.uniqueIdentifier) == ["long"])
+        #expect(try await postgres.search(SearchQuery("measurements end")).first?.item.uniqueIdentifier == "long")
+        #expect(try await postgres.search(SearchQuery("harbor vocabulary")).first?.item.uniqueIdentifier == "huge")
+    }
+
+    /// A new index owes its owner a reindex of everything, once: as a new SQLite file does.
+    @Test func aNewIndexOwesItsOwnerAReindexOnce() async throws {
+        let (_, postgres) = try indexes("carol")
+        #expect(try await postgres.read { try $0.meta("reindex_all_pending") } == "1")
+        try await postgres.write { try $0.setMeta("reindex_all_pending", nil) }
+        let (_, again) = try indexes("carol")
+        #expect(try await again.read { try $0.meta("reindex_all_pending") } == nil)
+    }
 }
