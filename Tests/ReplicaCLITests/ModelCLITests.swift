@@ -69,7 +69,7 @@ import ReplicaTestSupport
         #expect(imported.status == 0, "\(imported.standardError)")
 
         let watcher = try RunningProcess(replica: ["--store", store, "watch"], environment: environment)
-        let warned = await eventually(timeout: 60) { watcher.standardError.contains("embedding for semantic search failed") }
+        let warned = await eventually { watcher.standardError.contains("embedding for semantic search failed") }
         #expect(warned, "\(watcher.standardError)")
         watcher.signal(SIGTERM)
         let status = await watcher.exit(within: 60)
