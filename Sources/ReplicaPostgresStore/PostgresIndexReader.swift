@@ -280,8 +280,9 @@ package struct PostgresIndexReader: IndexReader {
 
     /// The index's vectors of `model`, from the cache while the index's `vectors_version` says they are current.
     func matrix(model: String) throws -> VectorMatrix {
-        try vectorCache.matrix(version: meta("vectors_version") ?? "0", model: model) {
-            var matrix = VectorMatrix(version: try meta("vectors_version") ?? "0", model: model)
+        let version = try meta("vectors_version") ?? "0"
+        return try vectorCache.matrix(version: version, model: model) {
+            var matrix = VectorMatrix(version: version, model: model)
             let result = try connection.execute("""
                 SELECT v.item, v.vector FROM replica.vectors AS v
                 JOIN replica.embedded AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item AND e.model = $3

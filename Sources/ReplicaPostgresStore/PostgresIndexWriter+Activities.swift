@@ -28,22 +28,7 @@ extension PostgresIndexWriter {
                     PostgresValue(activity.attributeSet.map { $0.json().serialized() }),
                     PostgresValue(activity.entity?.typeName), PostgresValue(activity.entity?.id),
                 ])
-            let aboutIndexedItem = try activity.relatedUniqueIdentifier.map { try rowID(of: $0) != nil } ?? false
-            if activity.isEligibleForSearch && !aboutIndexedItem {
-                var attributes = activity.attributeSet ?? AttributeSet()
-                if let title = activity.title { attributes.title = title }
-                if !activity.keywords.isEmpty { attributes.keywords = (attributes.keywords ?? []) + activity.keywords }
-                attributes[.lastUsedDate] = .date(date)
-                if let entity = activity.entity {
-                    attributes[.entityType] = .text(entity.typeName)
-                    attributes[.entityID] = .text(entity.id)
-                }
-                let item = SearchableItem(uniqueIdentifier: activity.itemIdentifier, attributeSet: attributes, expirationDate: .distantFuture)
-                try item.validate()
-                try index(item, origin: ItemOrigin(owner: .activities))
-            } else {
-                _ = try delete(identifiers: [activity.itemIdentifier], owner: .activities)
-            }
+            try updateStandIn(for: activity, at: date)
         }
     }
 

@@ -28,15 +28,7 @@ extension PostgresIndexWriter {
     package func applyEnrichment(to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?,
                                  skipped: [String]) throws -> SearchableItem? {
         guard try isStill(pending.rowID, indexedAt: pending.indexed) else { return nil }
-        var update = AttributeSet()
-        if let summary { update[.textContentSummary] = .text(summary) }
-        if let priority { update[.isPriority] = .bool(priority) }
-        var merged = pending.item
-        if !update.isEmpty {
-            let item = SearchableItem(uniqueIdentifier: pending.item.uniqueIdentifier, attributeSet: update, isUpdate: true)
-            guard try index(item, origin: pending.origin) == .merged else { return nil }
-            merged.attributeSet = merged.attributeSet.merging(update)
-        }
+        guard let merged = try mergeEnrichmentResults(into: pending, summary: summary, priority: priority) else { return nil }
         // After the merge, which queued the item again.
         try execute("""
             UPDATE replica.enrichment SET pending = false, input = $4, summary = coalesce($5, summary),

@@ -16,16 +16,7 @@ struct IsolationTests {
                          "tombstones", "quarantine", "source_entries", "vectors", "embedded", "enrichment", "activities"]
 
     init() throws {
-        database = try PostgresTestServer.makeDatabase()
-        // As an operator would: an owner role that may bypass the policies in the functions it owns.
-        let admin = try PostgresConnection(url: database.adminURL)
-        try admin.executeScript("""
-            DO $$ BEGIN CREATE ROLE replica_owner NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
-            GRANT CREATE ON DATABASE \(database.name) TO replica_owner;
-            SET ROLE replica_owner;
-            """)
-        try PostgresSchema.migrate(admin)
-        try admin.executeScript("RESET ROLE; " + PostgresSchema.grants(to: database.parameters["user"] ?? "replica_app"))
+        database = try migratedDatabase()
     }
 
     /// An app connection working as `account`, whose partitions it has made.

@@ -15,15 +15,7 @@ struct PostgresIndexTests {
     let folder: TemporaryDirectory
 
     init() throws {
-        database = try PostgresTestServer.makeDatabase()
-        let admin = try PostgresConnection(url: database.adminURL)
-        try admin.executeScript("""
-            DO $$ BEGIN CREATE ROLE replica_owner NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
-            GRANT CREATE ON DATABASE \(database.name) TO replica_owner;
-            SET ROLE replica_owner;
-            """)
-        try PostgresSchema.migrate(admin)
-        try admin.executeScript("RESET ROLE; " + PostgresSchema.grants(to: database.parameters["user"] ?? "replica_app"))
+        database = try migratedDatabase()
         pool = PostgresPool(url: database.url, maximumConnections: 2)
         folder = try TemporaryDirectory("replica-pg-index")
     }

@@ -16,16 +16,7 @@ struct PostgresIndexWriterTests {
     let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     init() throws {
-        database = try PostgresTestServer.makeDatabase()
-        // As an operator would (IsolationTests): the schema made by an owner role, the app role granted its use.
-        let admin = try PostgresConnection(url: database.adminURL)
-        try admin.executeScript("""
-            DO $$ BEGIN CREATE ROLE replica_owner NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
-            GRANT CREATE ON DATABASE \(database.name) TO replica_owner;
-            SET ROLE replica_owner;
-            """)
-        try PostgresSchema.migrate(admin)
-        try admin.executeScript("RESET ROLE; " + PostgresSchema.grants(to: database.parameters["user"] ?? "replica_app"))
+        database = try migratedDatabase()
         connection = try PostgresConnection(url: database.url)
     }
 

@@ -114,15 +114,7 @@ extension SQLiteIndexWriter {
     package func applyEnrichment(to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?,
                                  skipped: [String]) throws -> SearchableItem? {
         guard try isStill(pending.rowID, indexedAt: pending.indexed) else { return nil }
-        var update = AttributeSet()
-        if let summary { update[.textContentSummary] = .text(summary) }
-        if let priority { update[.isPriority] = .bool(priority) }
-        var merged = pending.item
-        if !update.isEmpty {
-            let item = SearchableItem(uniqueIdentifier: pending.item.uniqueIdentifier, attributeSet: update, isUpdate: true)
-            guard try index(item, origin: pending.origin) == .merged else { return nil }
-            merged.attributeSet = merged.attributeSet.merging(update)
-        }
+        guard let merged = try mergeEnrichmentResults(into: pending, summary: summary, priority: priority) else { return nil }
         // After the merge, which queued the item again.
         try connection.cached("""
             UPDATE enrichment SET pending = 0, input = ?2, summary = coalesce(?3, summary), priority = coalesce(?4, priority),

@@ -229,3 +229,43 @@ extension IndexWriter {
     @discardableResult
     package func purgeExpired() throws -> Int { try purgeExpired(limit: 1000) }
 }
+
+// Rules every backend's writer follows, written once over the protocol.
+extension IndexWriter {
+    /// Keeps a donated activity's own item as its rule says: a search-eligible activity about no item of
+    /// this index stands in as an item of its own (made by `.activities`); otherwise its stand-in goes.
+    package func updateStandIn(for activity: UserActivity, at date: Date) throws {
+        let aboutIndexedItem = try activity.relatedUniqueIdentifier.map { try rowID(of: $0) != nil } ?? false
+        guard activity.isEligibleForSearch && !aboutIndexedItem else {
+            _ = try delete(identifiers: [activity.itemIdentifier], owner: .activities)
+            return
+        }
+        var attributes = activity.attributeSet ?? AttributeSet()
+        if let title = activity.title { attributes.title = title }
+        if !activity.keywords.isEmpty { attributes.keywords = (attributes.keywords ?? []) + activity.keywords }
+        attributes[.lastUsedDate] = .date(date)
+        if let entity = activity.entity {
+            attributes[.entityType] = .text(entity.typeName)
+            attributes[.entityID] = .text(entity.id)
+        }
+        let item = SearchableItem(uniqueIdentifier: activity.itemIdentifier, attributeSet: attributes, expirationDate: .distantFuture)
+        try item.validate()
+        try index(item, origin: ItemOrigin(owner: .activities))
+    }
+
+    /// Merges an enrichment's summary and priority into the item as its own owner made it.
+    ///
+    /// - Returns: the item as merged (unchanged when there is nothing to merge), or `nil` when the merge
+    ///   found the item gone.
+    package func mergeEnrichmentResults(into pending: PendingEnrichment, summary: String?, priority: Bool?) throws -> SearchableItem? {
+        var update = AttributeSet()
+        if let summary { update[.textContentSummary] = .text(summary) }
+        if let priority { update[.isPriority] = .bool(priority) }
+        var merged = pending.item
+        guard !update.isEmpty else { return merged }
+        let item = SearchableItem(uniqueIdentifier: pending.item.uniqueIdentifier, attributeSet: update, isUpdate: true)
+        guard try index(item, origin: pending.origin) == .merged else { return nil }
+        merged.attributeSet = merged.attributeSet.merging(update)
+        return merged
+    }
+}
