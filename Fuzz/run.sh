@@ -28,10 +28,12 @@ case $target in
         sources=("${core[@]}" "${index[@]}" Sources/ReplicaSQLite/*.swift "$migrations") ;;
     extract) sources=(Plugins/FileTree/Extraction/*.swift) ;;
     inputs)
-        # Every module up to Replica, and the exec plugin's message reader, compiled as one module.
+        # Every module up to Replica (its PostgreSQL store included), and the exec plugin's message reader,
+        # compiled as one module.
         migrations=$(find .build -path "*outputs*ReplicaIndex*" -name EmbeddedMigrations.swift | head -1)
         [[ -n $migrations ]] || { echo "build the package first (swift build): the inputs target needs its generated migrations" >&2; exit 2; }
-        mapfile -t modules < <(find Sources/ReplicaIndex Sources/ReplicaEmbedding Sources/Replica -name "*.swift" ! -name Exports.swift | sort)
+        mapfile -t modules < <(find Sources/ReplicaIndex Sources/ReplicaEmbedding Sources/Replica Sources/ReplicaPostgres \
+            Sources/ReplicaPostgresStore -name "*.swift" ! -name Exports.swift | sort)
         sources=("${core[@]}" "${modules[@]}" Sources/ReplicaSQLite/*.swift "$migrations" Plugins/Exec/PluginMessage.swift) ;;
     *) echo "unknown target '$target'" >&2; exit 2 ;;
 esac
@@ -62,6 +64,7 @@ swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-n
     -Xcc -fmodule-map-file=Sources/CSpawn/include/module.modulemap -I Sources/CSpawn/include \
     -Xcc -fmodule-map-file=Sources/COpenBLAS/module.modulemap -I Sources/COpenBLAS \
     -Xcc -fmodule-map-file=Sources/CVectorKernels/include/module.modulemap -I Sources/CVectorKernels/include \
+    -Xcc -fmodule-map-file=Sources/CPostgres/module.modulemap -I Sources/CPostgres -Xcc -I/usr/include/postgresql -lpq \
     "$shim"/*.swift "${objects[@]}" -o "$build/fuzz-$target" 2> >(grep -v "ld.gold: warning" >&2)
 log=$build/fuzz-$target.log
 status=0
