@@ -98,6 +98,7 @@ public final class Store: Sendable {
     ///   - directory: the store's folder: everything, on SQLite; with a database, only what is local to
     ///     this machine (a file tree's scratch), never an account's content.
     ///   - database: where the accounts' content is kept; SQLite files in `directory` by default.
+    ///   - configuration: how the store behaves.
     /// - Throws: `ReplicaError` when the directory cannot be created or the catalog is unreadable or
     ///   written by a newer replica, and with code `fileSystem` when the store is on a file system mounted
     ///   read-only; with a database, `storage` in words when it cannot be reached or its schema is behind
