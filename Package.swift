@@ -105,7 +105,7 @@ let package = Package(
             path: "Sources/Build/EmbedMigrations"),
 
         // Tests mirror the targets; shared helpers live in a non-product target.
-        .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres"], path: "Tests/ReplicaTestSupport"),
+        .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresStoreTests", dependencies: ["ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport"]),

@@ -1,0 +1,76 @@
+import Foundation
+import Replica
+import ReplicaPostgres
+
+/// A store a test opened on one ``TestBackend``, with the folder and the database it keeps its data in:
+/// both live as long as this value (the folder is removed and the database dropped when it is released).
+///
+/// For example:
+/// ```swift
+/// let storage = try TestBackend.postgres.makeStore()
+/// try storage.store.signIn("alice")
+/// let other = try storage.open()        // another Store value on the same data, as another process
+/// ```
+public final class TestStore: Sendable {
+    /// The backend the store is on.
+    public let backend: TestBackend
+    /// The store's folder: all of its data on SQLite; on PostgreSQL, only what a store keeps locally.
+    public let directory: TemporaryDirectory
+    /// The store's database on PostgreSQL; `nil` on SQLite.
+    public let database: PostgresTestDatabase?
+    /// The store the test works on.
+    public let store: Store
+
+    init(backend: TestBackend, configuration: Store.Configuration) throws {
+        self.backend = backend
+        directory = try TemporaryDirectory()
+        database = backend == .postgres ? try PostgresTestServer.makeMigratedDatabase() : nil
+        store = try Self.open(backend, directory: directory.url, database: database, configuration: configuration)
+    }
+
+    /// Opens another store value on the same data, as another process (or the same one later) would.
+    ///
+    /// - Parameter configuration: how that store behaves.
+    /// - Throws: why it could not be opened.
+    public func open(configuration: Store.Configuration = Store.Configuration()) throws -> Store {
+        try Self.open(backend, directory: directory.url, database: database, configuration: configuration)
+    }
+
+    /// Opens a store on this backend in `directory` (which need not exist yet), on the same database.
+    ///
+    /// - Throws: why it could not be opened.
+    public func open(directory: URL, configuration: Store.Configuration = Store.Configuration()) throws -> Store {
+        try Self.open(backend, directory: directory, database: database, configuration: configuration)
+    }
+
+    private static func open(_ backend: TestBackend, directory: URL, database: PostgresTestDatabase?,
+                             configuration: Store.Configuration) throws -> Store {
+        switch backend {
+        case .sqlite:
+            return try Store(directory: directory, configuration: configuration)
+        case .postgres:
+            // PLACEHOLDER until Store opens on PostgreSQL (issue 20): Store(directory:database: .postgres(url:)configuration:).
+            _ = database
+            throw PostgresTestServerError(description: "Store cannot open on PostgreSQL yet")
+        }
+    }
+
+    /// The files that hold `word` in their bytes: on SQLite, under the store's folder; on PostgreSQL, under
+    /// it too (nothing of an account's content belongs there) and among the database's data files (tables,
+    /// indexes, TOAST) once a `CHECKPOINT` has written them out. A file that cannot be read counts, as it
+    /// might hold the word. The write-ahead log is not read: PostgreSQL keeps it until its segments are
+    /// recycled (docs/postgres.md says how an operator shortens that).
+    ///
+    /// - Throws: why the database's folder could not be found or read.
+    public func filesContaining(_ word: String) throws -> [String] {
+        let local = directory.filesContaining(word).map(\.path)
+        guard let database else { return local }
+        let admin = try PostgresConnection(url: database.adminURL)
+        try admin.executeScript("CHECKPOINT")
+        let query = "SELECT current_setting('data_directory') || '/base/' || oid FROM pg_database WHERE datname = current_database()"
+        guard let folder = try admin.execute(query).string(0, 0), FileManager.default.isReadableFile(atPath: folder) else {
+            throw PostgresTestServerError(description: "the test cannot read the database's data files")
+        }
+        return local + TemporaryDirectory.filesContaining(word, under: URL(fileURLWithPath: folder)).map(\.path)
+    }
+}
