@@ -49,9 +49,8 @@ public final class TestStore: Sendable {
         case .sqlite:
             return try Store(directory: directory, configuration: configuration)
         case .postgres:
-            // PLACEHOLDER until Store opens on PostgreSQL (issue 20): Store(directory:database: .postgres(url:)configuration:).
-            _ = database
-            throw PostgresTestServerError(description: "Store cannot open on PostgreSQL yet")
+            let url = try database.map(\.url) ?? { throw PostgresTestServerError(description: "no database was made for the store") }()
+            return try Store(directory: directory, database: .postgres(url: url), configuration: configuration)
         }
     }
 
