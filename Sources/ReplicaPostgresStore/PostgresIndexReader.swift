@@ -254,7 +254,7 @@ package struct PostgresIndexReader: IndexReader {
             sql += " AND (" + values.map { clause(&builder, $0) }.joined(separator: " OR ") + ")"
         }
         if !query.contentTypes.isEmpty && !query.contentTypes.contains(.item) {
-            let trees = query.contentTypes.map { "strpos(tree, \(builder.bind(.text(" \($0.rawValue) "))) > 0" }.joined(separator: " OR ")
+            let trees = query.contentTypes.map { "strpos(tree, \(builder.bind(.text(" \($0.rawValue) ")))) > 0" }.joined(separator: " OR ")
             sql += " AND i.content_type IN (SELECT name FROM replica.content_types WHERE account = \(builder.bind(.text(account.rawValue))) "
                 + "AND index_name = \(builder.bind(.text(indexName))) AND (\(trees)))"
         }
