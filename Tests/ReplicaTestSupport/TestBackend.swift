@@ -8,7 +8,7 @@ import Replica
 /// ```swift
 /// @Test(arguments: TestBackend.available)
 /// func findsWhatWasIndexed(_ backend: TestBackend) async throws {
-///     let storage = try backend.makeStore()
+///     let storage = try await backend.makeStore()
 ///     try await storage.store.signIn("alice")
 /// }
 /// ```
@@ -31,9 +31,10 @@ public enum TestBackend: String, CaseIterable, Sendable, CustomStringConvertible
     ///
     /// - Parameter configuration: how the store behaves.
     /// - Returns: the store with what it keeps its data in; keep the value for as long as the test uses
-    ///   the store (its folder is removed and its database dropped when it is released).
+    ///   the store (its folder is removed and its database dropped when it is released). On PostgreSQL,
+    ///   the call waits while other tests hold as many stores as the server has connections for.
     /// - Throws: why the folder, the database or the store could not be made.
-    public func makeStore(configuration: Store.Configuration = Store.Configuration()) throws -> TestStore {
-        try TestStore(backend: self, configuration: configuration)
+    public func makeStore(configuration: Store.Configuration = Store.Configuration()) async throws -> TestStore {
+        try await TestStore(backend: self, configuration: configuration)
     }
 }

@@ -7,7 +7,7 @@ import ReplicaPostgres
 ///
 /// For example:
 /// ```swift
-/// let storage = try TestBackend.postgres.makeStore()
+/// let storage = try await TestBackend.postgres.makeStore()
 /// try storage.store.signIn("alice")
 /// let other = try storage.open()        // another Store value on the same data, as another process
 /// ```
@@ -21,11 +21,47 @@ public final class TestStore: Sendable {
     /// The store the test works on.
     public let store: Store
 
-    init(backend: TestBackend, configuration: Store.Configuration) throws {
-        self.backend = backend
-        directory = try TemporaryDirectory()
-        database = backend == .postgres ? try PostgresTestServer.makeMigratedDatabase() : nil
-        store = try Self.open(backend, directory: directory.url, database: database, configuration: configuration)
+    init(backend: TestBackend, configuration: Store.Configuration) async throws {
+        // Each store on PostgreSQL holds a pool of connections; the suites' tests run at once, more of them
+        // than the server takes connections. A few stores at a time, the rest wait their turn.
+        if backend == .postgres { await Self.gate.enter() }
+        do {
+            self.backend = backend
+            directory = try TemporaryDirectory()
+            database = backend == .postgres ? try PostgresTestServer.makeMigratedDatabase() : nil
+            store = try Self.open(backend, directory: directory.url, database: database, configuration: configuration)
+        } catch {
+            if backend == .postgres { await Self.gate.leave() }
+            throw error
+        }
+    }
+
+    deinit {
+        if backend == .postgres { Task { [gate = Self.gate] in await gate.leave() } }
+    }
+
+    /// How many stores on PostgreSQL the tests of this process have open at once: each holds up to six
+    /// connections, and the test server takes 100.
+    static let gate = Gate(limit: 8)
+
+    /// Lets `limit` holders in at a time; the others wait, in order, without holding a thread.
+    actor Gate {
+        private var free: Int
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        init(limit: Int) { free = limit }
+
+        func enter() async {
+            if free > 0 {
+                free -= 1
+            } else {
+                await withCheckedContinuation { waiting.append($0) }
+            }
+        }
+
+        func leave() {
+            if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+        }
     }
 
     /// Opens another store value on the same data, as another process (or the same one later) would.

@@ -19,8 +19,8 @@ import ReplicaTestSupport
         let kept = Mutex<[TestStore]>([])
 
         /// A new store on `backend`, kept until the test ends.
-        func make(_ backend: TestBackend, configuration: Store.Configuration) throws -> TestStore {
-            let storage = try backend.makeStore(configuration: configuration)
+        func make(_ backend: TestBackend, configuration: Store.Configuration) async throws -> TestStore {
+            let storage = try await backend.makeStore(configuration: configuration)
             kept.withLock { $0.append(storage) }
             return storage
         }
@@ -57,12 +57,12 @@ import ReplicaTestSupport
         }
     }
 
-    func makeStore(_ backend: TestBackend) throws -> Store {
+    func makeStore(_ backend: TestBackend) async throws -> Store {
         var configuration = Fixtures.configuration(clock: clock)
         configuration.enrichment.summarizer = summarizer
         configuration.enrichment.me = { _ in ["ada@example.com"] }
-        let store = try storages.make(backend, configuration: configuration).store
-        try store.signIn("alice")
+        let store = try await storages.make(backend, configuration: configuration).store
+        try await store.signIn("alice")
         return store
     }
 
@@ -85,7 +85,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anEligibleMessageGetsASummaryAndAPriorityAndTheDelegateIsTold(_ backend: TestBackend) async throws {
-        let store = try makeStore(backend)
+        let store = try await makeStore(backend)
         let index = try await store.index(named: "Mail", account: "alice")
         let listener = Listener()
         try await index.setDelegate(listener)
@@ -112,7 +112,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func itemsThatMissARuleAreNotEnrichedAndTheReasonIsCounted(_ backend: TestBackend) async throws {
-        let store = try makeStore(backend)
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         // A recording is summarized from its transcript, as Core Spotlight's table says.
         var voicemail = mail("voicemail", type: .voiceAudio)
@@ -146,7 +146,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anUnchangedItemIsNeverEnrichedTwiceAndAChangedOneIsAgain(_ backend: TestBackend) async throws {
-        let store = try makeStore(backend)
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         try await index.indexItems([mail("m1")])
         try await store.enrichPendingItems()
@@ -169,7 +169,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anItemRewrittenAfterADayKeepsWhatItGotWhileNew(_ backend: TestBackend) async throws {
-        let store = try makeStore(backend)
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         try await index.indexItems([mail("m1")])
         try await store.enrichPendingItems()
@@ -208,7 +208,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func mailIsSummarizedFromItsHTMLButOtherMessagesAreNot(_ backend: TestBackend) async throws {
-        let store = try makeStore(backend)
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         let html = "<html><head><style>p { color: red }</style></head><body><p>" + Self.longText + "</p></body></html>"
         // Markup well over 200 characters around a line of text well under it.
@@ -234,7 +234,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aRecordingIsSummarizedFromItsTranscriptOnly(_ backend: TestBackend) async throws {
-        let store = try makeStore(backend)
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         try await index.indexItems([
             transcribed(mail("transcribed", thread: "voice.1", type: .voiceAudio, options: [.summarization])),
@@ -261,7 +261,7 @@ import ReplicaTestSupport
         var configuration = Fixtures.configuration(clock: clock)
         configuration.enrichment.summarizer = summarizer
         configuration.enrichment.priorityClassifier = TodayClassifier()
-        let store = try storages.make(backend, configuration: configuration).store
+        let store = try await storages.make(backend, configuration: configuration).store
         try await store.signIn("alice")
         let index = try await store.index(account: "alice")
         try await index.indexItems([
@@ -285,7 +285,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aFailingEnricherIsTriedAgainAfterItsBackoff(_ backend: TestBackend) async throws {
-        let store = try makeStore(backend)
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         summarizer.failures.withLock { $0 = 1 }
         try await index.indexItems([mail("m1")])
@@ -327,7 +327,7 @@ import ReplicaTestSupport
         configuration.enrichment.summarizer = program
         configuration.enrichment.priorityClassifier = program
         configuration.enrichment.me = { _ in ["ada@example.com"] }
-        let storage = try storages.make(backend, configuration: configuration)
+        let storage = try await storages.make(backend, configuration: configuration)
         let store = storage.store
         try await store.signIn("alice")
         let index = try await store.index(account: "alice")

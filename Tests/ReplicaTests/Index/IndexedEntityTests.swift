@@ -16,10 +16,10 @@ import ReplicaTestSupport
         let index: SearchableIndex
     }
 
-    func make(_ backend: TestBackend) throws -> Fixture {
-        let storage = try backend.makeStore()
-        try storage.store.signIn("alice")
-        return Fixture(storage: storage, index: try storage.store.index(named: "Landmarks", account: "alice"))
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore()
+        try await storage.store.signIn("alice")
+        return Fixture(storage: storage, index: try await storage.store.index(named: "Landmarks", account: "alice"))
     }
 
     struct LandmarkEntity: IndexedEntity {
@@ -40,7 +40,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anEntityBecomesAnItemWhosePropertiesWinOverItsAttributeSet(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         var extra = AttributeSet()
         extra.contentDescription = "loses to the property"
         extra.title = "loses to the display representation"
@@ -66,7 +66,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func priorityOrdersEqualMatchesButNeverBeatsAClearlyBetterOne(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let summary = "A mountain hut near the glacier"
         try await fixture.index.indexEntities([LandmarkEntity(id: "plain", name: "Hut A", summary: summary, continent: "Europe")], priority: 0)
         try await fixture.index.indexEntities([LandmarkEntity(id: "favourite", name: "Hut B", summary: summary, continent: "Europe")], priority: 100)
@@ -91,7 +91,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aNewIndexAsksTheEntityQueryToReindexEverythingOnce(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let fresh = try await fixture.store.index(named: "Fresh", account: "alice")
         let query = LandmarkQuery()
         try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
@@ -102,7 +102,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func eachReceiverIsAskedToReindexEverythingOnceWhicheverIsSetFirst(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let fresh = try await fixture.store.index(named: "Fresh", account: "alice")
         let query = LandmarkQuery()
         try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
@@ -125,7 +125,7 @@ import ReplicaTestSupport
 
     /// SQLite only: it damages the stored copy through the SQLite writer's connection.
     @Test func unreadableEntitiesAreAskedForByTheirTypesQuery() async throws {
-        let fixture = try make(.sqlite)
+        let fixture = try await make(.sqlite)
         let query = LandmarkQuery()
         try await fixture.index.setEntityQuery(query, forType: LandmarkEntity.typeName)
         query.asked.withLock { $0 = [] }

@@ -41,17 +41,17 @@ import ReplicaTestSupport
         }
     }
 
-    func make(_ backend: TestBackend) throws -> Fixture {
-        let storage = try backend.makeStore(configuration: Fixtures.configuration(clock: clock))
-        for account: AccountID in ["alice"] { try storage.store.signIn(account) }
-        return Fixture(storage: storage, index: try storage.store.index(named: "Notes", account: "alice"))
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        for account: AccountID in ["alice"] { try await storage.store.signIn(account) }
+        return Fixture(storage: storage, index: try await storage.store.index(named: "Notes", account: "alice"))
     }
 
     // MARK: Index, replace, update
 
     @Test(arguments: TestBackend.available)
     func indexingTheSameIdentifierReplacesTheItem(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([Fixtures.item("n1", title: "Launch plan", text: "supplier risk")])
         try await fixture.index.indexItems([Fixtures.item("n1", title: "Budget", text: "numbers only")])
         #expect(try await fixture.index.itemCount() == 1)
@@ -64,7 +64,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anUpdateMergesIntoTheStoredItem(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"
         attributes.textContent = "supplier risk"
@@ -92,7 +92,7 @@ import ReplicaTestSupport
         ["contentDescription"], ["contentDescription", "path"], ["displayName", "comment"], [],
     ])
     func storedAttributesReadBackExactly(_ backend: TestBackend, keys: [String]) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         var attributes = AttributeSet(contentType: keys.isEmpty ? nil : .markdown)
         for key in keys { attributes[AttributeKey(key)] = .text("\(key) value\nwith a second line") }
         attributes.keywords = ["k1", "k2"]
@@ -110,7 +110,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anUpdateOfAMissingItemIsIgnored(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         var change = AttributeSet()
         change.title = "Ghost"
         try await fixture.index.indexItems([SearchableItem(uniqueIdentifier: "missing", attributeSet: change, isUpdate: true)])
@@ -119,7 +119,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aBadItemStopsTheWholeCallBeforeAnythingIsWritten(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let good = Fixtures.item("good", text: "fine")
         let bad = Fixtures.item("", text: "no identifier")
         await #expect(throws: ReplicaError.self) { try await fixture.index.indexItems([good, bad]) }
@@ -130,7 +130,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func deletesByIdentifier(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([Fixtures.item("a", text: "alpha"), Fixtures.item("b", text: "alpha")])
         #expect(try await fixture.index.deleteItems(withIdentifiers: ["a", "unknown"]) == 1)
         #expect(try await fixture.identifiers("alpha") == ["b"])
@@ -138,7 +138,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aDomainDeleteCoversEveryDomainUnderIt(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("1", text: "word", domain: "account.a"),
             Fixtures.item("2", text: "word", domain: "account.a.notes"),
@@ -153,7 +153,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func deleteAllEmptiesTheIndexButKeepsItUsable(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems((0..<50).map { Fixtures.item("i\($0)", title: "Title \($0)", text: "common words") })
         // The SQLite file's full-text settings are read from the file itself.
         let settings = backend == .sqlite ? try fixture.fullTextSettings() : [:]
@@ -173,7 +173,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aBulkLoadIntoAnEmptyIndexRebuildsItsIndexesAndIdentifiersStayUnique(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         // The SQLite file's indexes are read from the file itself.
         let before = backend == .sqlite ? try fixture.itemIndexes() : []
         if backend == .sqlite { #expect(before.isSuperset(of: ["items_identifier", "items_domain", "items_expires"])) }
@@ -195,7 +195,7 @@ import ReplicaTestSupport
     /// differ from their neighbours in every field must each be stored, and found, exactly as given.
     @Test(arguments: TestBackend.available)
     func itemsThatDifferFromTheirNeighboursInEveryFieldAreStoredAsGiven(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let now = clock.now
         func item(_ n: Int, text: String = "body") -> SearchableItem {
             var attributes = AttributeSet(contentType: n % 2 == 0 ? .plainText : .markdown)
@@ -253,7 +253,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aBulkLoadThatRepeatsAnIdentifierKeepsTheLastItem(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let items = (0..<20_000).map { Fixtures.item("n\($0)", title: "note \($0)", text: "first") }
             + [Fixtures.item("n3", title: "note 3", text: "second")]
         try await fixture.index.indexItems(items)
@@ -265,7 +265,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anExpiredItemIsNeverReturnedAndIsPurged(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let now = clock.now
         try await fixture.index.indexItems([
             Fixtures.item("soon", text: "ephemeral", expiration: now.addingTimeInterval(60)),
@@ -295,7 +295,7 @@ import ReplicaTestSupport
     /// Semantic search looks up the expired items on every query: through the partial index, not by
     /// reading every row (which cost 21 ms a search at 100,000 items). SQLite only: SQLite's query plan.
     @Test func findingTheExpiredItemsReadsThePartialIndex() async throws {
-        let fixture = try make(.sqlite)
+        let fixture = try await make(.sqlite)
         try await fixture.index.indexItems([Fixtures.item("n", text: "kept")])
         let connection = try fixture.indexFile()
         let plan = try connection.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE \(SQLiteIndexReader.hasExpired)")
@@ -305,7 +305,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anItemWithoutExpirationGetsTheDefaultLifetime(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([Fixtures.item("n", text: "thirty days", expiration: nil)])
         let stored = try #require(try await fixture.index.items(withIdentifiers: ["n"]).first)
         #expect(stored.expirationDate == clock.now.addingTimeInterval(30 * 24 * 3600))
@@ -317,7 +317,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aBatchWritesNothingUntilItEndsThenEverythingWithItsState(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         #expect(try await fixture.index.fetchLastClientState() == nil)
         let batch = fixture.index.beginBatch()
         try batch.indexItems([Fixtures.item("a", text: "batched"), Fixtures.item("b", text: "batched")])
@@ -331,7 +331,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aCompareAndSwapBatchEndsOnlyFromTheExpectedState(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let first = fixture.index.beginBatch()
         try first.indexItems([Fixtures.item("a", text: "one")])
         try await first.end(expectedClientState: nil, newClientState: Data("1".utf8))
@@ -353,7 +353,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func refusesAnOversizedClientState(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let batch = fixture.index.beginBatch()
         await #expect(throws: ReplicaError.self) {
             try await batch.end(clientState: Data(count: SearchableIndex.maximumClientStateSize + 1))

@@ -18,10 +18,10 @@ import ReplicaTestSupport
         let index: SearchableIndex
     }
 
-    func make(_ backend: TestBackend) throws -> Fixture {
-        let storage = try backend.makeStore(configuration: Fixtures.configuration(clock: clock))
-        try storage.store.signIn("alice")
-        return Fixture(storage: storage, index: try storage.store.index(account: "alice"))
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        try await storage.store.signIn("alice")
+        return Fixture(storage: storage, index: try await storage.store.index(account: "alice"))
     }
 
     func view(_ item: String, at date: Date? = nil, prediction: Bool = true) -> UserActivity {
@@ -31,7 +31,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func engagementRaisesAnOftenAndRecentlyViewedItemButNotOverAClearlyBetterMatch(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("a", title: "Packing list", text: "boots and a rope for the glacier"),
             Fixtures.item("b", title: "Packing notes", text: "boots and a rope for the glacier"),
@@ -65,7 +65,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anActivityAboutNothingIndexedIsSearchableItselfAndDeletable(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let opened = UserActivity(activityType: "com.example.search", persistentIdentifier: "search:tents", title: "Searched for tents",
                                   keywords: ["camping"], isEligibleForSearch: true)
         try await fixture.index.donateUserActivities([opened])
@@ -80,7 +80,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anActivityDonatedBeforeItsItemStopsStandingInOnceTheItemIsIndexed(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.donateUserActivities([view("trip", at: clock.now)])
         #expect(try await fixture.index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == ["activity:view:trip"])
         try await fixture.index.indexItems([Fixtures.item("trip", title: "Viewed trip plan", text: "the trip to the glacier")])
@@ -94,7 +94,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func recentListsPredictionEligibleItemsMostEngagedFirst(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([Fixtures.item("a", title: "Alpha"), Fixtures.item("b", title: "Beta"), Fixtures.item("c", title: "Gamma")])
         try await fixture.index.donateUserActivities([view("a", at: clock.now.addingTimeInterval(-86_400))])
         for _ in 0..<3 { try await fixture.index.donateUserActivities([view("b")]) }
@@ -108,7 +108,7 @@ import ReplicaTestSupport
 
     /// SQLite only: the SQLite index file goes; on both backends, StoreTests' sign-out canary covers activities.
     @Test func activitiesGoWithTheAccount() async throws {
-        let fixture = try make(.sqlite)
+        let fixture = try await make(.sqlite)
         try await fixture.index.donateUserActivities([view("a")])
         let file = fixture.directory.path + "/accounts/alice/indexes/default.sqlite"
         #expect(FileManager.default.fileExists(atPath: file))

@@ -50,9 +50,9 @@ import ReplicaTestSupport
         }
     }
 
-    func make(_ backend: TestBackend) throws -> Fixture {
-        let storage = try backend.makeStore(configuration: Fixtures.configuration(clock: clock))
-        for account: AccountID in ["a", "b"] { try storage.store.signIn(account) }
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        for account: AccountID in ["a", "b"] { try await storage.store.signIn(account) }
         return Fixture(storage: storage, clock: clock)
     }
 
@@ -66,7 +66,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func createsEditsAndDeletesFollowTheRecords(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         try await fixture.store.records.write([note("1", 1, title: "Launch plan", body: "supplier risk"), note("2", 1, title: "Budget")])
         var report = try await engine.catchUp(account: "a")
@@ -89,7 +89,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anEditOutsideTheSearchableFieldsDoesNotReindex(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         try await fixture.store.records.write([note("1", 1, title: "Launch", body: "words", extra: "x")])
         _ = try await engine.catchUp(account: "a")
@@ -109,7 +109,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func outOfOrderAndDuplicatedDeliveriesChangeNothing(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         try await fixture.store.records.write([note("1", 3, title: "three")])
         try await fixture.store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three"), note("1", 1, title: "one")])
@@ -126,7 +126,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func replayingTheChangeLogChangesNothing(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         try await fixture.store.records.write((1...20).map { note("\($0)", 1, title: "title \($0)", body: "body \($0)") })
         try await fixture.store.records.write([note("3", 2, title: "edited"), note("4", 2, title: "x", deleted: true)])
@@ -149,7 +149,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func theChangeLogIsPrunedOnceApplied(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.store.records.write((1...5).map { note("\($0)", 1, title: "t") })
         _ = try await ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "a")
         let records = try #require(try await fixture.store.recordStorage(for: "a", creating: false))
@@ -160,7 +160,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aNewProjectionVersionRebuildsEveryItemWhileSearchKeepsAnswering(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.store.records.write((1...25).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
         let v1 = ProjectionSet(indexName: Store.defaultIndexName)
         _ = try await ProjectionEngine(store: fixture.store, projections: v1).catchUp(account: "a")
@@ -191,7 +191,7 @@ import ReplicaTestSupport
     /// they would rebuild back and forth.
     @Test(arguments: TestBackend.available)
     func anOlderProjectionVersionNeverRebuildsWhatANewerOneBuilt(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.store.records.write((1...5).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
         let v1 = ProjectionSet(indexName: Store.defaultIndexName)
         let v2 = ProjectionSet([Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])],
@@ -212,7 +212,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func anIndexRebuiltAfterDamageIsRefilledFromTheRecords(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.store.records.write((1...6).map { note("\($0)", 1, title: "title\($0)") })
         let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         _ = try await engine.catchUp(account: "a")
@@ -230,7 +230,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func messagesExpireAfterTheirKindsLifetime(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let projections = ProjectionSet([Projection(kind: "message", contentType: .message, attributes: [(.title, ["title"])], lifetime: 30 * 86_400)], indexName: Store.defaultIndexName)
         let engine = ProjectionEngine(store: fixture.store, projections: projections)
         let sent = clock.now
@@ -244,7 +244,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func switchingAccountsRemovesTheRecordsAndTheirItems(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         let canary = "zqcanary\(UInt32.random(in: 0..<UInt32.max))"
         try await fixture.store.records.write([note("1", 1, title: canary, body: "\(canary) body")])
@@ -259,7 +259,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aRecordThatDoesNotFitIsQuarantinedUntilANewerVersionFits(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         try await fixture.store.records.write([note("1", 1, title: "fine"), note("2", 1, title: "also fine")])
         _ = try await engine.catchUp(account: "a")
@@ -282,7 +282,7 @@ import ReplicaTestSupport
 
     /// SQLite only: it holds the SQLite index file's write lock.
     @Test func aDeletionThatFailsIsQueuedAndRetriedWithBackoffUntilItSucceeds() async throws {
-        let fixture = try make(.sqlite)
+        let fixture = try await make(.sqlite)
         var configuration = Fixtures.configuration(clock: clock)
         configuration.index.busyTimeout = 0.05
         let store = try fixture.storage.open(configuration: configuration)
@@ -316,7 +316,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func catchingUpAnAccountThatIsNotSignedInSaysSo(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         await #expect(performing: { try await ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "nobody") }, throws: { error in
             (error as? ReplicaError)?.code == .accountNotSignedIn && (error as? LocalizedError)?.errorDescription?.contains("not signed in") == true
         })

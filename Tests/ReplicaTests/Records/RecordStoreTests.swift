@@ -14,9 +14,9 @@ import ReplicaTestSupport
         var directory: TemporaryDirectory { storage.directory }
     }
 
-    func make(_ backend: TestBackend) throws -> Fixture {
-        let storage = try backend.makeStore()
-        for account: AccountID in ["a", "b"] { try storage.store.signIn(account) }
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore()
+        for account: AccountID in ["a", "b"] { try await storage.store.signIn(account) }
         return Fixture(storage: storage)
     }
 
@@ -25,48 +25,48 @@ import ReplicaTestSupport
     }
 
     @Test(arguments: TestBackend.available)
-    func keepsTheNewestVersionAndCountsOlderDeliveries(_ backend: TestBackend) throws {
-        let fixture = try make(backend)
-        var summary = try fixture.store.records.write([note("1", 3, title: "three")])
+    func keepsTheNewestVersionAndCountsOlderDeliveries(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        var summary = try await fixture.store.records.write([note("1", 3, title: "three")])
         #expect(summary.written == 1)
-        summary = try fixture.store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three again"), note("1", 1)])
+        summary = try await fixture.store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three again"), note("1", 1)])
         #expect(summary == { var s = RecordWriteSummary(); s.ignoredOlder = 2; s.unchanged = 1; return s }())
-        #expect(try fixture.store.records.record(account: "a", kind: "note", id: "1")?["title"] == "three")
-        #expect(try fixture.store.records.ignoredOlderCount(account: "a") == 2)
+        #expect(try await fixture.store.records.record(account: "a", kind: "note", id: "1")?["title"] == "three")
+        #expect(try await fixture.store.records.ignoredOlderCount(account: "a") == 2)
     }
 
     @Test(arguments: TestBackend.available)
-    func aTombstoneStaysEffectiveAgainstLateOlderWrites(_ backend: TestBackend) throws {
-        let fixture = try make(backend)
-        try fixture.store.records.write([note("1", 1, title: "secret text")])
-        try fixture.store.records.write([note("1", 5, deleted: true)])
-        try fixture.store.records.write([note("1", 4, title: "late")])
-        let stored = try #require(try fixture.store.records.record(account: "a", kind: "note", id: "1"))
+    func aTombstoneStaysEffectiveAgainstLateOlderWrites(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.store.records.write([note("1", 1, title: "secret text")])
+        try await fixture.store.records.write([note("1", 5, deleted: true)])
+        try await fixture.store.records.write([note("1", 4, title: "late")])
+        let stored = try #require(try await fixture.store.records.record(account: "a", kind: "note", id: "1"))
         #expect(stored.isDeleted)
         #expect(stored.version == 5)
         #expect(stored.fields.isEmpty, "a tombstone keeps no content")
-        try fixture.store.records.write([note("1", 6, title: "back")])
-        #expect(try fixture.store.records.record(account: "a", kind: "note", id: "1")?.isDeleted == false)
+        try await fixture.store.records.write([note("1", 6, title: "back")])
+        #expect(try await fixture.store.records.record(account: "a", kind: "note", id: "1")?.isDeleted == false)
     }
 
     @Test(arguments: TestBackend.available)
-    func everyStoredWriteIsInTheChangeLogInOrder(_ backend: TestBackend) throws {
-        let fixture = try make(backend)
-        try fixture.store.records.write([note("1", 1), note("2", 1), note("1", 1), note("1", 2)])
-        let database = try #require(try fixture.store.recordStorage(for: "a", creating: false))
-        let changes = try database.changes(after: 0, limit: 10).map(\.0)
+    func everyStoredWriteIsInTheChangeLogInOrder(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.store.records.write([note("1", 1), note("2", 1), note("1", 1), note("1", 2)])
+        let database = try #require(try await fixture.store.recordStorage(for: "a", creating: false))
+        let changes = try await Blocking.run { try database.changes(after: 0, limit: 10) }.map(\.0)
         #expect(changes.map(\.id) == ["1", "2", "1"])
         #expect(changes.map(\.version) == [1, 1, 2])
         #expect(changes.map(\.sequence) == changes.map(\.sequence).sorted())
     }
 
     @Test(arguments: TestBackend.available)
-    func signingOutRemovesTheAccountsRecords(_ backend: TestBackend) throws {
-        let fixture = try make(backend)
-        try fixture.store.records.write([note("1", 1, account: "b")])
-        #expect(try fixture.store.records.record(account: "b", kind: "note", id: "1") != nil)
-        try fixture.store.signOut("b")
-        #expect(try fixture.store.records.record(account: "b", kind: "note", id: "1") == nil)
+    func signingOutRemovesTheAccountsRecords(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.store.records.write([note("1", 1, account: "b")])
+        #expect(try await fixture.store.records.record(account: "b", kind: "note", id: "1") != nil)
+        try await fixture.store.signOut("b")
+        #expect(try await fixture.store.records.record(account: "b", kind: "note", id: "1") == nil)
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path + "/accounts/b/records.sqlite"))
     }
 

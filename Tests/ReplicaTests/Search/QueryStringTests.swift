@@ -198,16 +198,16 @@ import ReplicaTestSupport
         }
     }
 
-    func make(_ backend: TestBackend) throws -> Fixture {
-        let storage = try backend.makeStore(configuration: Fixtures.configuration(clock: clock))
-        try storage.store.signIn("alice")
-        try storage.store.signIn("bob")
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        try await storage.store.signIn("alice")
+        try await storage.store.signIn("bob")
         return Fixture(storage: storage)
     }
 
     @Test(arguments: TestBackend.available)
     func findsWhatTheStringSaysAcrossAccountsNewestFirstInEachIndex(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.fill()
         let query = try fixture.store.query(#"title == "launch*"cw"#)
         // a4 has no date of its own: it was indexed now, so it is the newest.
@@ -221,7 +221,7 @@ import ReplicaTestSupport
     /// predicate alone gives, for items with and without the attribute.
     @Test(arguments: TestBackend.available)
     func datesAndTypesGiveTheSameAnswerAsThePredicateAlone(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.fill()
         let strings = [
             "contentModificationDate > $time.today(-2)",
@@ -245,7 +245,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func fetchesOnlyTheAttributesAsked(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.fill()
         var results: [SearchResult] = []
         for try await result in try fixture.store.query(#"title == "Launch plan""#, fetchAttributes: [.title, .textContent]).results {
@@ -258,7 +258,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aPredicateFiltersWhatTypedWordsFindAndTheTextContentCanBeCompared(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.fill()
         var query = try SearchQuery(queryString: #"contentType != "public.email-message""#)
         query.text = "launch"
@@ -270,7 +270,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func fetchItemsReadsItemsBackWholeInTheOrderAsked(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.fill()
         try await fixture.store.index(named: "Mail", account: "alice").indexItems([fixture.item("m1", "Inbox", text: "body of m1", modified: nil)])
         let found = try await fixture.store.fetchItems(withIdentifiers: ["m1", "absent", "a1", "m1"], account: "alice")

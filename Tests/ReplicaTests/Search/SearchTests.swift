@@ -20,15 +20,15 @@ import ReplicaTestSupport
         }
     }
 
-    func make(_ backend: TestBackend) throws -> Fixture {
-        let storage = try backend.makeStore()
-        for account: AccountID in ["alice"] { try storage.store.signIn(account) }
-        return Fixture(storage: storage, index: try storage.store.index(account: "alice"))
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore()
+        for account: AccountID in ["alice"] { try await storage.store.signIn(account) }
+        return Fixture(storage: storage, index: try await storage.store.index(account: "alice"))
     }
 
     @Test(arguments: TestBackend.available)
     func ranksTitleAboveKeywordsAboveDescriptionAboveBody(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         func item(_ id: String, _ key: AttributeKey) -> SearchableItem {
             var attributes = AttributeSet(contentType: .plainText)
             attributes.title = "untitled \(id)"
@@ -49,7 +49,7 @@ import ReplicaTestSupport
     /// characters"; now the most a filter may list is said plainly, and that many work.
     @Test(arguments: TestBackend.available)
     func aFilterOfTooManyValuesIsRefusedInWordsAndTheMostAllowedWork(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([Fixtures.item("1", text: "harbor crane", domain: "d.7")])
         let most = SearchQuery.maximumFilterValues
         let found = try await fixture.found("harbor") { query in
@@ -83,7 +83,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func stemsPrefixesAndPhrases(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("1", text: "The launches were delayed by the supplier"),
             Fixtures.item("2", text: "delayed supplier launches"),
@@ -97,7 +97,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func snippetsMarkTheMatchedWords(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([Fixtures.item("1", text: "Budget review. The launch risk is the supplier. Other words follow.")])
         let result = try #require(try await fixture.index.search(SearchQuery("launch risk")).first)
         #expect(result.snippet?.contains("[launch] [risk]") == true)
@@ -105,7 +105,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func operatorWordsAndCharactersAreSearchedAsText(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("ops", text: "salt and pepper, near or far, not now"),
             Fixtures.item("other", text: "nothing relevant"),
@@ -129,7 +129,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func textFullOfQuerySyntaxFindsTheDocumentThatContainsIt(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let text = #"Use NEAR(alpha, 2) AND title:beta OR "gamma" NOT {delta} ^epsilon* in queries."#
         try await fixture.index.indexItems([Fixtures.item("syntax", text: text), Fixtures.item("other", text: "alpha beta")])
         // Words joined by punctuation are words: "other" has two of them, "syntax" has them as typed.
@@ -144,7 +144,7 @@ import ReplicaTestSupport
     /// (an invoice number, a date, a version) stays whole, and so does a quoted phrase.
     @Test(arguments: TestBackend.available)
     func wordsJoinedByPunctuationAreSearchedAsWords(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("sourdough", title: "Sourdough starter", text: "Feed the starter twice a day with equal weights of flour and water."),
             Fixtures.item("garage", title: "Friday", text: "Booked the garage for Friday: the winter tyres go on the car and the brakes get checked."),
@@ -167,7 +167,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func filtersOnContentTypeHierarchy(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("md", text: "shared", contentType: .markdown),
             Fixtures.item("mail", text: "shared", contentType: .emailMessage),
@@ -180,7 +180,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func filtersOnDomainsDatesAndPeople(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let day: TimeInterval = 86_400
         let base = Date(timeIntervalSince1970: 1_795_000_000)
         func item(_ id: String, domain: String, created: Date, authors: [String], recipients: [String]) -> SearchableItem {
@@ -212,7 +212,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func refusesALimitOutOfRange(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         await #expect(throws: ReplicaError.self) { try await fixture.index.search(SearchQuery("x", limit: 0)) }
         await #expect(throws: ReplicaError.self) { try await fixture.index.search(SearchQuery("x", limit: 1_000_000)) }
     }
@@ -221,7 +221,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func aQuestionFindsWhatItAsksAboutThoughNotEveryWordIsThere(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("ipsc", title: "Reprogramming without c-Myc", text: "Induction of pluripotent stem cells from fibroblasts without the c-Myc factor"),
             Fixtures.item("heart", title: "Cardiac repair", text: "Stem cell therapy after a heart attack"),
@@ -237,7 +237,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func moreOfTheWordsAndWordsNearEachOtherComeFirst(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let filler = Array(repeating: "lorem", count: 40).joined(separator: " ")
         try await fixture.index.indexItems([
             Fixtures.item("one", text: "orchid \(filler) plain"),
@@ -252,7 +252,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func theBestMatchWinsWhateverTheSizeOfItsIndex(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         // One item matching in title, keywords and body, alone in a small index; 300 body-only matches
         // in a big one. Raw BM25 depends on the index's size and ranked the small one last.
         var attributes = AttributeSet(contentType: .plainText)
@@ -277,7 +277,7 @@ import ReplicaTestSupport
     /// word finds, including for queries with more words than are counted.
     /// SQLite only: it checks the SQLite reader's FTS5 lookups against FTS5 itself.
     @Test func wordsPresentAgreeWithALookupPerCandidateAndWord() async throws {
-        let fixture = try make(.sqlite)
+        let fixture = try await make(.sqlite)
         let vocabulary = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo",
                           "jasper", "krill", "lagoon", "marsh", "nectar"]
         var generator = SplitMix(seed: 7)
@@ -312,7 +312,7 @@ import ReplicaTestSupport
 
     @Test(arguments: TestBackend.available)
     func suggestionsCompleteTheLastWordFromWordsAsWrittenThenTitles(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("1", title: "Supplier contracts", text: "the supplier was late; suppliers agree"),
             Fixtures.item("2", title: "Budget", text: "a supplier and a supply chain"),
@@ -330,7 +330,7 @@ import ReplicaTestSupport
     /// postings of every such word first); a rarer one still from every item.
     @Test(arguments: TestBackend.available)
     func aPrefixMostItemsHaveIsCompletedFromTheItemsAddedLast(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.index.indexItems((0..<200).map { Fixtures.item("old\($0)", title: "Old \($0)", text: "thunder rolled") })
         try await fixture.index.indexItems((0..<200).map { number in
             Fixtures.item("new\(number)", title: number >= 190 ? "Then and now \(number)" : "New \(number)",
@@ -349,7 +349,7 @@ import ReplicaTestSupport
     /// A word written with a separate accent (NFD) stays one word on both paths, as FTS5 keeps it.
     @Test(arguments: TestBackend.available)
     func anAccentWrittenApartStaysInItsWord(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let cafe = "cafe\u{301}"
         try await fixture.index.indexItems((0..<200).map { Fixtures.item("c\($0)", title: "Menu \($0)", text: "\(cafe) au lait") })
         #expect(try await fixture.index.completions(of: "caf").words.map { Array($0.key.unicodeScalars) } == [Array(cafe.unicodeScalars)])

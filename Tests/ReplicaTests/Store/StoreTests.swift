@@ -17,9 +17,9 @@ import Synchronization
         var directory: TemporaryDirectory { storage.directory }
     }
 
-    func make(_ backend: TestBackend) throws -> Fixture {
-        let storage = try backend.makeStore()
-        for account: AccountID in ["alice", "bob"] { try storage.store.signIn(account) }
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore()
+        for account: AccountID in ["alice", "bob"] { try await storage.store.signIn(account) }
         return Fixture(storage: storage)
     }
 
@@ -31,7 +31,7 @@ import Synchronization
     /// async work runs (or after 120 s). Were the waits on the pool, nothing else could run before the
     /// deadline. SQLite only: it holds the SQLite catalog's write lock.
     @Test func theAsyncFormsWaitOffTheCooperativePool() async throws {
-        let fixture = try make(.sqlite)
+        let fixture = try await make(.sqlite)
         let blocker = try Connection(path: fixture.directory.path + "/catalog.sqlite")
         try blocker.execute("BEGIN IMMEDIATE")
         let otherWorkRan = DispatchSemaphore(value: 0)
@@ -63,7 +63,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func onlyAnExplicitSignInBringsAnAccountIntoUse(_ backend: TestBackend) async throws {
-        let freshStorage = try backend.makeStore()
+        let freshStorage = try await backend.makeStore()
         let fresh = freshStorage.store
         #expect(throws: ReplicaError.self) { try fresh.index(account: "carol") }
         #expect(performing: { try fresh.index(account: "carol") }, throws: Self.isNotSignedIn)
@@ -79,7 +79,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func aLateWriteForASignedOutAccountIsRefusedAndDoesNotSignItBackIn(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let index = try await fixture.store.index(account: "bob")
         try await index.indexItems([Fixtures.item("b1", text: "before")])
         try await fixture.store.records.write([Record(account: "bob", kind: "note", id: "1", version: 1, fields: [("title", "before")])])
@@ -107,7 +107,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func searchSpansSignedInAccountsAndMergesByScore(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.store.index(account: "alice").indexItems([Fixtures.item("a1", title: "orchid", text: "orchid"), Fixtures.item("a2", text: "x orchid")])
         try await fixture.store.index(account: "bob").indexItems([Fixtures.item("b1", text: "orchid"), Fixtures.item("b2", text: "none")])
         try await fixture.store.index(named: "Mail", account: "bob").indexItems([Fixtures.item("m1", title: "orchid mail", text: "orchid orchid")])
@@ -123,7 +123,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func signingOutLeavesNoByteOfTheAccountsTextInAnyFile(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let canary = "zqxcanary\(UInt32.random(in: 0..<UInt32.max))"
         let alice = try await fixture.store.index(account: "alice")
         try await alice.indexItems((0..<200).map { Fixtures.item("n\($0)", title: "\(canary) title", text: "\($0) \(canary) body text") })
@@ -163,7 +163,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func switchingAccountsSignsOutEveryOther(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         for account: AccountID in ["a", "b", "c"] {
             try await fixture.store.signIn(account)
             try await fixture.store.index(account: account).indexItems([Fixtures.item("x", text: "shared word")])
@@ -178,7 +178,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func anotherStoreOnTheSameDirectorySeesASignOut(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         try await fixture.store.index(account: "alice").indexItems([Fixtures.item("x", text: "visible")])
         let other = try fixture.storage.open()
         #expect(try await other.search(SearchQuery("visible")).count == 1)
@@ -193,7 +193,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func anIndexHeldOpenByAnotherStoreNoticesASignOutMadeElsewhere(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let other = try fixture.storage.open()
         let held = try await other.index(account: "alice")
         let heldRecords = other.records
@@ -223,7 +223,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func aSwitchIsRecordedWholeBeforeAnythingIsDeleted(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         for account: AccountID in ["c", "d", "e"] {
             try await fixture.store.signIn(account)
             try await fixture.store.index(account: account).indexItems([Fixtures.item("x", text: "words")])
@@ -240,7 +240,7 @@ import Synchronization
 
     @Test(arguments: TestBackend.available)
     func accountIdentifiersMapToSafeFolders(_ backend: TestBackend) async throws {
-        let fixture = try make(backend)
+        let fixture = try await make(backend)
         let weird: AccountID = "..%2E\\etc ä b"
         try await fixture.store.signIn(weird)
         try await fixture.store.index(account: weird).indexItems([Fixtures.item("x", text: "contained")])
@@ -259,7 +259,7 @@ import Synchronization
 
     /// SQLite only: the modes of the SQLite files and their folders.
     @Test func storeFilesAreReadableByTheirOwnerOnly() async throws {
-        let fixture = try make(.sqlite)
+        let fixture = try await make(.sqlite)
         try await fixture.store.index(account: "alice").indexItems([Fixtures.item("x", text: "private")])
         for file in fixture.directory.allFiles() {
             let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
@@ -274,8 +274,8 @@ import Synchronization
     /// A store folder that already existed open to others (mode 0777) is made private when the store
     /// opens it, as a new one is.
     @Test(arguments: TestBackend.available)
-    func anExistingStoreFolderOpenToOthersIsMadePrivate(_ backend: TestBackend) throws {
-        let fixture = try make(backend)
+    func anExistingStoreFolderOpenToOthersIsMadePrivate(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         let folder = fixture.directory.path + "/shared-store"
         #expect(mkdir(folder, 0o777) == 0 && chmod(folder, 0o777) == 0)
         _ = try fixture.storage.open(directory: URL(fileURLWithPath: folder))

@@ -33,6 +33,7 @@ import ReplicaTestSupport
             #expect(try StructuredResult(result).ids.count == expected)
         case .compact:
             let lines = result.text.split(separator: "\n")
+            try #require(lines.count > 1, "\(result.text)")
             #expect(lines[1] == "\"launch\" found \(expected)")
             #expect(lines.count == 2 + expected)
         }

@@ -20,7 +20,7 @@ struct ToolFixture {
     static let priority = AttributeKey("priority")
 
     init(_ backend: TestBackend) async throws {
-        storage = try backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
         let store = storage.store
         for account: AccountID in ["a", "b"] { try await store.signIn(account) }
         var message = Projection.default(for: "message")
