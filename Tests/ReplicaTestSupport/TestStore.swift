@@ -94,7 +94,8 @@ public final class TestStore: Sendable {
     /// it too (nothing of an account's content belongs there) and among the database's data files (tables,
     /// indexes, TOAST) once a `CHECKPOINT` has written them out. A file that cannot be read counts, as it
     /// might hold the word. The write-ahead log is not read: PostgreSQL keeps it until its segments are
-    /// recycled (docs/postgres.md says how an operator shortens that).
+    /// recycled (docs/postgres.md says how an operator shortens that). A data file is named with the
+    /// relation it holds.
     ///
     /// - Throws: why the database's folder could not be found or read.
     public func filesContaining(_ word: String) throws -> [String] {
@@ -106,6 +107,11 @@ public final class TestStore: Sendable {
         guard let folder = try admin.execute(query).string(0, 0), FileManager.default.isReadableFile(atPath: folder) else {
             throw PostgresTestServerError(description: "the test cannot read the database's data files")
         }
-        return local + TemporaryDirectory.filesContaining(word, under: URL(fileURLWithPath: folder)).map(\.path)
+        // Each data file named with the relation it holds, so that a failure says which table kept the word.
+        return local + TemporaryDirectory.filesContaining(word, under: URL(fileURLWithPath: folder)).map { file in
+            let node = file.lastPathComponent.split(separator: ".").first.flatMap { Int64($0) } ?? 0
+            let relation = try? admin.execute("SELECT relname FROM pg_class WHERE pg_relation_filenode(oid) = $1", [.int(node)]).string(0, 0)
+            return file.path + " (" + (relation ?? "?") + ")"
+        }
     }
 }
