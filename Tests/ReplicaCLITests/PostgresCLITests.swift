@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import ReplicaCore
 import ReplicaTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The command line on a store kept in PostgreSQL (`--database URL`, `$REPLICA_DATABASE`): the README's
 /// commands, in the same order, with the same meaning as on SQLite, and nothing of an account's content
@@ -66,6 +69,50 @@ struct PostgresCLITests {
         #expect(try replica("switch-account", "bob").status == 0)
         #expect(try ids(replica("search", "--json", "launch").standardOutput) == [])
         #expect(try replica("accounts").standardOutput.contains("bob"))
+    }
+
+    @Test func sourcesSyncAndTheMCPServerWorkOnADatabase() throws {
+        try FileManager.default.createDirectory(atPath: directory.path + "/tree", withIntermediateDirectories: true)
+        try "the lighthouse keeper's log".write(toFile: directory.path + "/tree/log.txt", atomically: true, encoding: .utf8)
+        #expect(try replica("accounts", "sign-in", "alice").status == 0)
+        let added = try replica("sources", "add", "files", "--account", "alice", directory.path + "/tree")
+        #expect(added.status == 0, "\(added.standardError)")
+        #expect(try replica("sources", "list").standardOutput.contains("files-1"))
+        let synced = try replica("sync")
+        #expect(synced.status == 0, "\(synced.standardError)")
+        #expect(try replica("search", "lighthouse").standardOutput.contains("log.txt"))
+
+        let messages = [
+            #"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}"#,
+            #"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
+            #"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "lighthouse keeper"}}}"#,
+        ]
+        let served = try replica("mcp", "--format", "compact", input: messages.joined(separator: "\n") + "\n")
+        #expect(served.status == 0, "\(served.standardError)")
+        let responses = try served.standardOutput.split(separator: "\n").map { try JSON.parse(String($0)) }
+        #expect(responses.count == 2)
+        #expect(responses.last?["result"]?.serialized().contains("log.txt") == true, "\(served.standardOutput)")
+    }
+
+    @Test func watchFollowsFilesAndRecordsOnADatabase() async throws {
+        let tree = directory.path + "/tree"
+        try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+        let arguments = ["--store", store, "--database", database.url]
+        try await ReplicaProcess.running(arguments + ["accounts", "sign-in", "alice"])
+        try await ReplicaProcess.running(arguments + ["sources", "add", "files", "--account", "alice", tree])
+        let watcher = try RunningProcess(replica: arguments + ["watch"])
+        func found(_ word: String, _ identifier: String) async throws -> Bool {
+            try await ReplicaProcess.running(arguments + ["search", "--json", word]).standardOutput.contains(identifier)
+        }
+        #expect(try await eventually { try await ReplicaProcess.running(arguments + ["status"]).standardOutput.contains("files-1 (files, account alice): watching") })
+        try "meadow quartz words".write(toFile: tree + "/new.txt", atomically: false, encoding: .utf8)
+        #expect(try await eventually { try await found("meadow", "files-1:new.txt") })
+        // Records written by another process are applied by the watcher, which learns of them from the database.
+        try await ReplicaProcess.running(arguments + ["records", "import", "--no-embed", "-"],
+                                         input: #"{"account": "alice", "kind": "note", "id": "1", "version": 1, "fields": {"title": "recorded words"}}"#)
+        #expect(try await eventually { try await found("recorded", "note:alice:1") })
+        watcher.signal(SIGTERM)
+        #expect(await watcher.exit(within: 120) == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
     }
 
     @Test func theDatabaseCanComeFromTheEnvironment() throws {

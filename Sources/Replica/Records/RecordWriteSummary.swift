@@ -20,6 +20,30 @@ public struct RecordWriteSummary: Sendable, Equatable {
         sum.unchanged += rhs.unchanged
         return sum
     }
+
+    /// The rule every record storage writes by: a delivery older than the version held is counted in
+    /// ``ignoredOlder``, the same version again in ``unchanged``; either way it is not stored.
+    ///
+    /// - Parameter stored: the version the storage holds, `nil` when it has none.
+    /// - Returns: whether `record` is to be stored (and counted in ``written`` once it is).
+    mutating func admits(_ record: Record, over stored: Int64?) -> Bool {
+        guard let stored else { return true }
+        if record.version < stored { ignoredOlder += 1 }
+        if record.version == stored { unchanged += 1 }
+        return record.version > stored
+    }
+}
+
+extension Record {
+    /// The readers as a storage keeps them: a JSON array of account IDs, `nil` for the owner alone.
+    var storedReaders: String? {
+        readers.map { JSON.array($0.map { .string($0.rawValue) }).serialized() }
+    }
+
+    /// The fields as a storage keeps them: a JSON object, `{}` for a tombstone.
+    var storedFields: String {
+        isDeleted ? "{}" : JSON.object(fields).serialized()
+    }
 }
 
 /// One entry of an account's change log.

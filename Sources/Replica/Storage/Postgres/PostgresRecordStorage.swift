@@ -74,22 +74,14 @@ final class PostgresRecordStorage: RecordStorage {
                 CrashPoints.reach("records.record")
                 let stored = try connection.execute("SELECT version FROM replica.records WHERE account = $1 AND kind = $2 AND id = $3",
                                                     [.text(account.rawValue), .text(record.kind), .text(record.id)]).firstInt
-                if let stored, record.version < stored {
-                    summary.ignoredOlder += 1
-                    continue
-                }
-                if let stored, record.version == stored {
-                    summary.unchanged += 1
-                    continue
-                }
-                let readers = record.readers.map { JSON.array($0.map { .string($0.rawValue) }).serialized() }
-                let fields = record.isDeleted ? "{}" : JSON.object(record.fields).serialized()
+                guard summary.admits(record, over: stored) else { continue }
                 try connection.execute("""
                     INSERT INTO replica.records(account, kind, id, version, deleted, readers, modified, fields)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
                     ON CONFLICT (account, kind, id) DO UPDATE SET version = $4, deleted = $5, readers = $6, modified = $7, fields = $8
                     """, [.text(account.rawValue), .text(record.kind), .text(record.id), .int(record.version), .bool(record.isDeleted),
-                          PostgresValue(readers), PostgresValue(record.modified?.timeIntervalSince1970), .text(fields)])
+                          PostgresValue(record.storedReaders), PostgresValue(record.modified?.timeIntervalSince1970),
+                          .text(record.storedFields)])
                 sequence += 1
                 try connection.execute("INSERT INTO replica.changes(account, seq, kind, id, version, at) VALUES ($1, $2, $3, $4, $5, $6)",
                                        [.text(account.rawValue), .int(sequence), .text(record.kind), .text(record.id), .int(record.version),

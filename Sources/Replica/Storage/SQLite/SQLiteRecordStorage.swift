@@ -57,21 +57,12 @@ final class SQLiteRecordStorage: RecordStorage {
                 CrashPoints.reach("records.record")
                 let stored = try connection.cached("SELECT version FROM records WHERE kind = ? AND id = ?")
                     .firstRow([.text(record.kind), .text(record.id)]) { $0.int64(0) }
-                if let stored, record.version < stored {
-                    summary.ignoredOlder += 1
-                    continue
-                }
-                if let stored, record.version == stored {
-                    summary.unchanged += 1
-                    continue
-                }
-                let readers = record.readers.map { JSON.array($0.map { .string($0.rawValue) }).serialized() }
-                let fields = record.isDeleted ? "{}" : JSON.object(record.fields).serialized()
+                guard summary.admits(record, over: stored) else { continue }
                 try connection.cached("""
                     INSERT INTO records(kind, id, version, deleted, readers, modified, fields) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                     ON CONFLICT(kind, id) DO UPDATE SET version = ?3, deleted = ?4, readers = ?5, modified = ?6, fields = ?7
                     """).run([.text(record.kind), .text(record.id), .integer(record.version), SQLValue(record.isDeleted),
-                              SQLValue(readers), SQLValue(record.modified?.timeIntervalSince1970), .text(fields)])
+                              SQLValue(record.storedReaders), SQLValue(record.modified?.timeIntervalSince1970), .text(record.storedFields)])
                 try connection.cached("INSERT INTO changes(kind, id, version, at) VALUES (?, ?, ?, ?)")
                     .run([.text(record.kind), .text(record.id), .integer(record.version), .real(now.timeIntervalSince1970)])
                 summary.written += 1
