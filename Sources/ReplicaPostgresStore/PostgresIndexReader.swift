@@ -254,7 +254,7 @@ package struct PostgresIndexReader: IndexReader {
             sql += " AND (" + values.map { clause(&builder, $0) }.joined(separator: " OR ") + ")"
         }
         if !query.contentTypes.isEmpty && !query.contentTypes.contains(.item) {
-            let trees = query.contentTypes.map { "strpos(tree, \(builder.bind(.text(" \($0.rawValue) "))) > 0" }.joined(separator: " OR ")
+            let trees = query.contentTypes.map { "strpos(tree, \(builder.bind(.text(" \($0.rawValue) ")))) > 0" }.joined(separator: " OR ")
             sql += " AND i.content_type IN (SELECT name FROM replica.content_types WHERE account = \(builder.bind(.text(account.rawValue))) "
                 + "AND index_name = \(builder.bind(.text(indexName))) AND (\(trees)))"
         }
@@ -402,6 +402,7 @@ package struct PostgresIndexReader: IndexReader {
         let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
         guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return [] }
         let lowered = cleaned.lowercased()
+        if let common = try completionsAmongLastAdded(of: lowered, sample: sample) { return common }
         let term = PostgresIndexText.tokens(of: .word(cleaned, prefix: true))
         guard let tsquery = term.query else { return [] }
         let result = try connection.execute("""
@@ -422,6 +423,30 @@ package struct PostgresIndexReader: IndexReader {
             sources.append(CompletionSource(item: item, origin: origin, indexedAt: indexed, words: seen, title: title))
         }
         return sources
+    }
+
+    /// Completions of `prefix` (lowercased) from the last `sample` items added (by id: an update keeps
+    /// its row), item by item; or `nil` when fewer than a quarter of those items have such a word (or there
+    /// are fewer than 50 items), where the prefix query sees every item: as the SQLite reader chooses.
+    private func completionsAmongLastAdded(of prefix: String, sample: Int) throws -> [CompletionSource]? {
+        let result = try connection.execute("""
+            SELECT \(Self.itemColumns), i.title, i.keywords, i.people, i.description, substr(i.body, 1, 2000)
+            FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2 AND i.expires > $3 ORDER BY i.id DESC LIMIT $4
+            """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970), .int(Int64(sample))])
+        var sources: [CompletionSource] = []
+        for row in 0..<result.rowCount {
+            var seen = Set<String>()
+            var title: String?
+            for column in 10...14 {
+                guard let text = result.string(row, column) else { continue }
+                let before = seen.count
+                SQLiteIndexReader.forEachWord(in: text, beginning: prefix) { seen.insert($0) }
+                if column == 10, seen.count > before { title = text }
+            }
+            guard !seen.isEmpty, let (item, origin, indexed) = try? Self.decodeItem(result, row) else { continue }
+            sources.append(CompletionSource(item: item, origin: origin, indexedAt: indexed, words: seen, title: title))
+        }
+        return result.rowCount >= 50 && sources.count * 4 >= result.rowCount ? sources : nil
     }
 
     // MARK: Activities, enrichment, vectors

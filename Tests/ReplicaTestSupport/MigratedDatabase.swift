@@ -3,7 +3,10 @@ import ReplicaPostgresStore
 
 extension PostgresTestServer {
     /// A database of the test's own with replica's schema, set up as an operator would: made by an owner
-    /// role that may bypass row-level security, the app role (the database's URL) granted its use.
+    /// role that may bypass row-level security (`replica_owner`), the app role (the database's URL)
+    /// granted its use. A store opened with ``PostgresTestDatabase/url`` finds its schema current.
+    ///
+    /// - Throws: Why the server is not available, or the ``PostgresError`` of setting the database up.
     public static func makeMigratedDatabase() throws -> PostgresTestDatabase {
         let database = try makeDatabase()
         let admin = try PostgresConnection(url: database.adminURL)

@@ -6,11 +6,25 @@ import Synchronization
 @testable import ReplicaCore
 import ReplicaTestSupport
 
-/// The enrichment pass: which items are enriched, when, how often, and who is told.
+/// The enrichment pass: which items are enriched, when, how often, and who is told. Runs on both backends
+/// (``TestBackend``).
 @Suite struct EnrichmentTests {
     let directory: TemporaryDirectory
     let clock = Fixtures.ManualClock(ISO8601.date(from: "2026-11-23T12:00:00Z")!)
     let summarizer = CountingSummarizer()
+    /// The storage of the test's stores, kept for as long as the test (a database is dropped when released).
+    let storages = Storages()
+
+    final class Storages: Sendable {
+        let kept = Mutex<[TestStore]>([])
+
+        /// A new store on `backend`, kept until the test ends.
+        func make(_ backend: TestBackend, configuration: Store.Configuration) async throws -> TestStore {
+            let storage = try await backend.makeStore(configuration: configuration)
+            kept.withLock { $0.append(storage) }
+            return storage
+        }
+    }
 
     init() throws {
         directory = try TemporaryDirectory()
@@ -43,12 +57,12 @@ import ReplicaTestSupport
         }
     }
 
-    func makeStore() throws -> Store {
+    func makeStore(_ backend: TestBackend) async throws -> Store {
         var configuration = Fixtures.configuration(clock: clock)
         configuration.enrichment.summarizer = summarizer
         configuration.enrichment.me = { _ in ["ada@example.com"] }
-        let store = try Store(directory: directory.url, configuration: configuration)
-        try store.signIn("alice")
+        let store = try await storages.make(backend, configuration: configuration).store
+        try await store.signIn("alice")
         return store
     }
 
@@ -69,8 +83,9 @@ import ReplicaTestSupport
         return item
     }
 
-    @Test func anEligibleMessageGetsASummaryAndAPriorityAndTheDelegateIsTold() async throws {
-        let store = try makeStore()
+    @Test(arguments: TestBackend.available)
+    func anEligibleMessageGetsASummaryAndAPriorityAndTheDelegateIsTold(_ backend: TestBackend) async throws {
+        let store = try await makeStore(backend)
         let index = try await store.index(named: "Mail", account: "alice")
         let listener = Listener()
         try await index.setDelegate(listener)
@@ -95,8 +110,9 @@ import ReplicaTestSupport
         #expect(status == EnrichmentStatus(enriched: 2, pending: 0, failing: 0, skipped: [:]))
     }
 
-    @Test func itemsThatMissARuleAreNotEnrichedAndTheReasonIsCounted() async throws {
-        let store = try makeStore()
+    @Test(arguments: TestBackend.available)
+    func itemsThatMissARuleAreNotEnrichedAndTheReasonIsCounted(_ backend: TestBackend) async throws {
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         // A recording is summarized from its transcript, as Core Spotlight's table says.
         var voicemail = mail("voicemail", type: .voiceAudio)
@@ -128,8 +144,9 @@ import ReplicaTestSupport
         #expect(status.skipped["priority.type"] == 2 && status.pending == 0)
     }
 
-    @Test func anUnchangedItemIsNeverEnrichedTwiceAndAChangedOneIsAgain() async throws {
-        let store = try makeStore()
+    @Test(arguments: TestBackend.available)
+    func anUnchangedItemIsNeverEnrichedTwiceAndAChangedOneIsAgain(_ backend: TestBackend) async throws {
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         try await index.indexItems([mail("m1")])
         try await store.enrichPendingItems()
@@ -150,8 +167,9 @@ import ReplicaTestSupport
         #expect(summarizer.calls.withLock { $0.count } == 2)
     }
 
-    @Test func anItemRewrittenAfterADayKeepsWhatItGotWhileNew() async throws {
-        let store = try makeStore()
+    @Test(arguments: TestBackend.available)
+    func anItemRewrittenAfterADayKeepsWhatItGotWhileNew(_ backend: TestBackend) async throws {
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         try await index.indexItems([mail("m1")])
         try await store.enrichPendingItems()
@@ -188,8 +206,9 @@ import ReplicaTestSupport
         return item
     }
 
-    @Test func mailIsSummarizedFromItsHTMLButOtherMessagesAreNot() async throws {
-        let store = try makeStore()
+    @Test(arguments: TestBackend.available)
+    func mailIsSummarizedFromItsHTMLButOtherMessagesAreNot(_ backend: TestBackend) async throws {
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         let html = "<html><head><style>p { color: red }</style></head><body><p>" + Self.longText + "</p></body></html>"
         // Markup well over 200 characters around a line of text well under it.
@@ -213,8 +232,9 @@ import ReplicaTestSupport
         #expect(read.contains("the supplier is late") && !read.contains("<p>") && !read.contains("color"))
     }
 
-    @Test func aRecordingIsSummarizedFromItsTranscriptOnly() async throws {
-        let store = try makeStore()
+    @Test(arguments: TestBackend.available)
+    func aRecordingIsSummarizedFromItsTranscriptOnly(_ backend: TestBackend) async throws {
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         try await index.indexItems([
             transcribed(mail("transcribed", thread: "voice.1", type: .voiceAudio, options: [.summarization])),
@@ -236,11 +256,12 @@ import ReplicaTestSupport
         func isPriority(_ thread: MessageThread) async throws -> Bool { thread.current?.text.contains("today") == true }
     }
 
-    @Test func enrichedPriorityCanBeFilteredOn() async throws {
+    @Test(arguments: TestBackend.available)
+    func enrichedPriorityCanBeFilteredOn(_ backend: TestBackend) async throws {
         var configuration = Fixtures.configuration(clock: clock)
         configuration.enrichment.summarizer = summarizer
         configuration.enrichment.priorityClassifier = TodayClassifier()
-        let store = try Store(directory: directory.url, configuration: configuration)
+        let store = try await storages.make(backend, configuration: configuration).store
         try await store.signIn("alice")
         let index = try await store.index(account: "alice")
         try await index.indexItems([
@@ -262,8 +283,9 @@ import ReplicaTestSupport
         #expect(try await index.search(query).map(\.item.uniqueIdentifier) == ["urgent"])
     }
 
-    @Test func aFailingEnricherIsTriedAgainAfterItsBackoff() async throws {
-        let store = try makeStore()
+    @Test(arguments: TestBackend.available)
+    func aFailingEnricherIsTriedAgainAfterItsBackoff(_ backend: TestBackend) async throws {
+        let store = try await makeStore(backend)
         let index = try await store.index(account: "alice")
         summarizer.failures.withLock { $0 = 1 }
         try await index.indexItems([mail("m1")])
@@ -279,7 +301,8 @@ import ReplicaTestSupport
     }
 
     /// A host's own enricher, out of process: a Python program speaking the documented protocol.
-    @Test func anExecEnricherReplacesTheBuiltInsAndRunsOnceForManyRequests() async throws {
+    @Test(arguments: TestBackend.available)
+    func anExecEnricherReplacesTheBuiltInsAndRunsOnceForManyRequests(_ backend: TestBackend) async throws {
         let script = directory.path + "/enrich.py"
         let starts = directory.path + "/starts"
         try """
@@ -304,7 +327,8 @@ import ReplicaTestSupport
         configuration.enrichment.summarizer = program
         configuration.enrichment.priorityClassifier = program
         configuration.enrichment.me = { _ in ["ada@example.com"] }
-        let store = try Store(directory: directory.url, configuration: configuration)
+        let storage = try await storages.make(backend, configuration: configuration)
+        let store = storage.store
         try await store.signIn("alice")
         let index = try await store.index(account: "alice")
         try await index.indexItems([mail("m1"), mail("m2")])
@@ -321,7 +345,7 @@ import ReplicaTestSupport
         broken.enrichment.summarizer = ExecEnricher(command: ["python3", "-c", "import sys; sys.stderr.write('no model here'); sys.exit(3)"])
         let events = Mutex<[String]>([])
         broken.events = { event in events.withLock { $0.append(event.message) } }
-        let brokenStore = try Store(directory: directory.url, configuration: broken)
+        let brokenStore = try storage.open(configuration: broken)
         try await index.indexItems([mail("m1", text: Self.longText + " More.")])
         let report = try await brokenStore.enrichPendingItems()
         #expect(report.failed == 1)

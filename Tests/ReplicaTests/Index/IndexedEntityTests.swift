@@ -7,16 +7,19 @@ import Synchronization
 import ReplicaTestSupport
 
 /// App entities indexed directly: what item they become, how priority ranks them, and reindexing.
+/// Runs on both backends (``TestBackend``).
 @Suite struct IndexedEntityTests {
-    let directory: TemporaryDirectory
-    let store: Store
-    let index: SearchableIndex
+    /// What a test works on: a store with alice signed in, and her index "Landmarks".
+    struct Fixture {
+        let storage: TestStore
+        var store: Store { storage.store }
+        let index: SearchableIndex
+    }
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        store = try Store(directory: directory.url)
-        try store.signIn("alice")
-        index = try store.index(named: "Landmarks", account: "alice")
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore()
+        try await storage.store.signIn("alice")
+        return Fixture(storage: storage, index: try await storage.store.index(named: "Landmarks", account: "alice"))
     }
 
     struct LandmarkEntity: IndexedEntity {
@@ -35,14 +38,16 @@ import ReplicaTestSupport
         var attributeSet: AttributeSet { extra }
     }
 
-    @Test func anEntityBecomesAnItemWhosePropertiesWinOverItsAttributeSet() async throws {
+    @Test(arguments: TestBackend.available)
+    func anEntityBecomesAnItemWhosePropertiesWinOverItsAttributeSet(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         var extra = AttributeSet()
         extra.contentDescription = "loses to the property"
         extra.title = "loses to the display representation"
         extra.latitude = 45.98
-        try await index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A pyramid-shaped peak",
+        try await fixture.index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A pyramid-shaped peak",
                                                       continent: "Europe", extra: extra)], priority: 10)
-        let stored = try #require(try await index.fetchItems(withIdentifiers: ["entity:LandmarkEntity:42"]).first)
+        let stored = try #require(try await fixture.index.fetchItems(withIdentifiers: ["entity:LandmarkEntity:42"]).first)
         let attributes = stored.item.attributeSet
         #expect(attributes.title == "Matterhorn")
         #expect(attributes[.headline]?.textValue == "in Europe")
@@ -51,21 +56,23 @@ import ReplicaTestSupport
         #expect(attributes.latitude == 45.98)
         #expect(stored.item.entity == EntityReference(typeName: "LandmarkEntity", id: "42"))
         // Results say which entity they are; the same identifier updates.
-        let result = try #require(try await index.search(SearchQuery("pyramid")).first)
+        let result = try #require(try await fixture.index.search(SearchQuery("pyramid")).first)
         #expect(result.item.entity?.id == "42")
         #expect(result.json["entity"] == .object([("type", "LandmarkEntity"), ("id", "42")]))
-        try await index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A rocky peak", continent: "Europe")])
-        #expect(try await index.itemCount() == 1)
-        #expect(try await index.search(SearchQuery("pyramid")).isEmpty)
+        try await fixture.index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A rocky peak", continent: "Europe")])
+        #expect(try await fixture.index.itemCount() == 1)
+        #expect(try await fixture.index.search(SearchQuery("pyramid")).isEmpty)
     }
 
-    @Test func priorityOrdersEqualMatchesButNeverBeatsAClearlyBetterOne() async throws {
+    @Test(arguments: TestBackend.available)
+    func priorityOrdersEqualMatchesButNeverBeatsAClearlyBetterOne(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         let summary = "A mountain hut near the glacier"
-        try await index.indexEntities([LandmarkEntity(id: "plain", name: "Hut A", summary: summary, continent: "Europe")], priority: 0)
-        try await index.indexEntities([LandmarkEntity(id: "favourite", name: "Hut B", summary: summary, continent: "Europe")], priority: 100)
-        try await index.indexEntities([LandmarkEntity(id: "best", name: "Glacier hut", summary: "The glacier hut, by the glacier",
+        try await fixture.index.indexEntities([LandmarkEntity(id: "plain", name: "Hut A", summary: summary, continent: "Europe")], priority: 0)
+        try await fixture.index.indexEntities([LandmarkEntity(id: "favourite", name: "Hut B", summary: summary, continent: "Europe")], priority: 100)
+        try await fixture.index.indexEntities([LandmarkEntity(id: "best", name: "Glacier hut", summary: "The glacier hut, by the glacier",
                                                       continent: "Europe")], priority: 0)
-        let results = try await index.search(SearchQuery("glacier hut"))
+        let results = try await fixture.index.search(SearchQuery("glacier hut"))
         #expect(results.map { $0.item.entity?.id } == ["best", "favourite", "plain"])
         let scores = Dictionary(uniqueKeysWithValues: results.map { ($0.item.entity?.id ?? "", $0.score) })
         let bonus = try #require(scores["favourite"]) - #require(scores["plain"])
@@ -82,8 +89,10 @@ import ReplicaTestSupport
         }
     }
 
-    @Test func aNewIndexAsksTheEntityQueryToReindexEverythingOnce() async throws {
-        let fresh = try await store.index(named: "Fresh", account: "alice")
+    @Test(arguments: TestBackend.available)
+    func aNewIndexAsksTheEntityQueryToReindexEverythingOnce(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        let fresh = try await fixture.store.index(named: "Fresh", account: "alice")
         let query = LandmarkQuery()
         try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
         #expect(query.asked.withLock { $0 } == ["all alice/Fresh"])
@@ -91,8 +100,10 @@ import ReplicaTestSupport
         #expect(query.asked.withLock { $0 }.count == 1, "the request was delivered and cleared")
     }
 
-    @Test func eachReceiverIsAskedToReindexEverythingOnceWhicheverIsSetFirst() async throws {
-        let fresh = try await store.index(named: "Fresh", account: "alice")
+    @Test(arguments: TestBackend.available)
+    func eachReceiverIsAskedToReindexEverythingOnceWhicheverIsSetFirst(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        let fresh = try await fixture.store.index(named: "Fresh", account: "alice")
         let query = LandmarkQuery()
         try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
         let delegate = RecordingDelegate(items: [])
@@ -104,7 +115,7 @@ import ReplicaTestSupport
         // Set again, and through a store opened afresh: nobody is asked twice.
         try await fresh.setDelegate(delegate)
         try await fresh.setEntityQuery(query, forType: LandmarkEntity.typeName)
-        let reopened = try await Store(directory: directory.url).index(named: "Fresh", account: "alice")
+        let reopened = try await fixture.storage.open().index(named: "Fresh", account: "alice")
         try await reopened.setDelegate(delegate)
         try await reopened.setEntityQuery(later, forType: "TrailEntity")
         #expect(delegate.requests.all == ["all"])
@@ -112,16 +123,18 @@ import ReplicaTestSupport
         #expect(later.asked.withLock { $0 } == ["all alice/Fresh"])
     }
 
+    /// SQLite only: it damages the stored copy through the SQLite writer's connection.
     @Test func unreadableEntitiesAreAskedForByTheirTypesQuery() async throws {
+        let fixture = try await make(.sqlite)
         let query = LandmarkQuery()
-        try await index.setEntityQuery(query, forType: LandmarkEntity.typeName)
+        try await fixture.index.setEntityQuery(query, forType: LandmarkEntity.typeName)
         query.asked.withLock { $0 = [] }
-        try await index.indexEntities([LandmarkEntity(id: "7", name: "Eiger", summary: "north face", continent: "Europe")])
+        try await fixture.index.indexEntities([LandmarkEntity(id: "7", name: "Eiger", summary: "north face", continent: "Europe")])
         // The stored copy is damaged; reading it back drops it and owes a reindex of that identifier.
-        try await index.write { writer in
+        try await fixture.index.write { writer in
             try (writer as! SQLiteIndexWriter).connection.execute("UPDATE items SET attributes = 'not json' WHERE identifier = 'entity:LandmarkEntity:7'")
         }
-        _ = try await index.search(SearchQuery("eiger"))
+        _ = try await fixture.index.search(SearchQuery("eiger"))
         #expect(query.asked.withLock { $0 } == ["some Landmarks: [\"7\"]"])
     }
 

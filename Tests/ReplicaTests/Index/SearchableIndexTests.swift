@@ -6,66 +6,93 @@ import ReplicaSQLite
 @testable import ReplicaCore
 import ReplicaTestSupport
 
+/// Runs on both backends (``TestBackend``); the checks of the SQLite file's own tables and plans run on SQLite only.
 @Suite struct SearchableIndexTests {
-    let directory: TemporaryDirectory
     let clock = Fixtures.ManualClock()
-    let store: Store
-    let index: SearchableIndex
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
-        for account: AccountID in ["alice"] { try store.signIn(account) }
-        index = try store.index(named: "Notes", account: "alice")
+    /// What a test works on: a store with alice signed in, and her index "Notes".
+    struct Fixture {
+        let storage: TestStore
+        var store: Store { storage.store }
+        let index: SearchableIndex
+
+        func identifiers(_ text: String, in index: SearchableIndex? = nil, _ adjust: (inout SearchQuery) -> Void = { _ in }) async throws -> [String] {
+            var query = SearchQuery(text)
+            adjust(&query)
+            return try await (index ?? self.index).search(query).map(\.item.uniqueIdentifier.rawValue)
+        }
+
+        /// A connection of the test's own to the index file, to read what the index API does not show (SQLite only).
+        func indexFile() throws -> Connection {
+            try Connection(path: storage.directory.path + "/accounts/alice/indexes/Notes.sqlite")
+        }
+
+        /// The full-text table's settings, read from the index file itself.
+        func fullTextSettings() throws -> [String: String] {
+            let connection = try indexFile()
+            return Dictionary(uniqueKeysWithValues: try connection.prepare("SELECT k, CAST(v AS TEXT) FROM items_text_config WHERE k != 'version'")
+                .rows { ($0.text(0), $0.text(1)) })
+        }
+
+        /// The names of the indexes on the items table, read from the index file itself.
+        func itemIndexes() throws -> Set<String> {
+            let connection = try indexFile()
+            return Set(try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items'").rows { $0.text(0) })
+        }
     }
 
-    func identifiers(_ text: String, in index: SearchableIndex? = nil, _ adjust: (inout SearchQuery) -> Void = { _ in }) async throws -> [String] {
-        var query = SearchQuery(text)
-        adjust(&query)
-        return try await (index ?? self.index).search(query).map(\.item.uniqueIdentifier.rawValue)
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        for account: AccountID in ["alice"] { try await storage.store.signIn(account) }
+        return Fixture(storage: storage, index: try await storage.store.index(named: "Notes", account: "alice"))
     }
 
     // MARK: Index, replace, update
 
-    @Test func indexingTheSameIdentifierReplacesTheItem() async throws {
-        try await index.indexItems([Fixtures.item("n1", title: "Launch plan", text: "supplier risk")])
-        try await index.indexItems([Fixtures.item("n1", title: "Budget", text: "numbers only")])
-        #expect(try await index.itemCount() == 1)
-        #expect(try await identifiers("supplier").isEmpty)
-        #expect(try await identifiers("numbers") == ["n1"])
-        let stored = try await index.items(withIdentifiers: ["n1"])
+    @Test(arguments: TestBackend.available)
+    func indexingTheSameIdentifierReplacesTheItem(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.indexItems([Fixtures.item("n1", title: "Launch plan", text: "supplier risk")])
+        try await fixture.index.indexItems([Fixtures.item("n1", title: "Budget", text: "numbers only")])
+        #expect(try await fixture.index.itemCount() == 1)
+        #expect(try await fixture.identifiers("supplier").isEmpty)
+        #expect(try await fixture.identifiers("numbers") == ["n1"])
+        let stored = try await fixture.index.items(withIdentifiers: ["n1"])
         #expect(stored.first?.attributeSet.title == "Budget")
         #expect(stored.first?.attributeSet.textContent == "numbers only")
     }
 
-    @Test func anUpdateMergesIntoTheStoredItem() async throws {
+    @Test(arguments: TestBackend.available)
+    func anUpdateMergesIntoTheStoredItem(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"
         attributes.textContent = "supplier risk"
         attributes.keywords = ["q3"]
-        try await index.indexItems([SearchableItem(uniqueIdentifier: "n1", domainIdentifier: "account.alice.notes", attributeSet: attributes, expirationDate: .distantFuture)])
+        try await fixture.index.indexItems([SearchableItem(uniqueIdentifier: "n1", domainIdentifier: "account.alice.notes", attributeSet: attributes, expirationDate: .distantFuture)])
 
         var change = AttributeSet()
         change.title = "Launch plan v2"
         change.keywords = nil
-        try await index.indexItems([SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true)])
+        try await fixture.index.indexItems([SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true)])
 
-        let stored = try #require(try await index.items(withIdentifiers: ["n1"]).first)
+        let stored = try #require(try await fixture.index.items(withIdentifiers: ["n1"]).first)
         #expect(stored.attributeSet.title == "Launch plan v2")
         #expect(stored.attributeSet.textContent == "supplier risk")
         #expect(stored.attributeSet.keywords == nil)
         #expect(stored.attributeSet.contentType == .plainText)
         #expect(stored.domainIdentifier == "account.alice.notes")
         #expect(stored.expirationDate == .distantFuture)
-        #expect(try await identifiers("supplier") == ["n1"])
-        #expect(try await identifiers("q3").isEmpty)
+        #expect(try await fixture.identifiers("supplier") == ["n1"])
+        #expect(try await fixture.identifiers("q3").isEmpty)
     }
 
-    @Test(arguments: [
+    @Test(arguments: TestBackend.available, [
         ["title"], ["title", "displayName"], ["subject"], ["title", "subject", "contentDescription"],
         ["contentDescription"], ["contentDescription", "path"], ["displayName", "comment"], [],
     ])
-    func storedAttributesReadBackExactly(keys: [String]) async throws {
+    func storedAttributesReadBackExactly(_ backend: TestBackend, keys: [String]) async throws {
+        let fixture = try await make(backend)
         var attributes = AttributeSet(contentType: keys.isEmpty ? nil : .markdown)
         for key in keys { attributes[AttributeKey(key)] = .text("\(key) value\nwith a second line") }
         attributes.keywords = ["k1", "k2"]
@@ -73,38 +100,46 @@ import ReplicaTestSupport
         attributes.contentModificationDate = Date(timeIntervalSince1970: 1_795_168_800)
         attributes[AttributeKey("com.example.count")] = .number(3)
         let item = SearchableItem(uniqueIdentifier: "n", domainIdentifier: "d", attributeSet: attributes, expirationDate: .distantFuture)
-        try await index.indexItems([item])
-        #expect(try await index.items(withIdentifiers: ["n"]) == [item])
-        let found = try #require(try await index.search(SearchQuery("body")).first)
+        try await fixture.index.indexItems([item])
+        #expect(try await fixture.index.items(withIdentifiers: ["n"]) == [item])
+        let found = try #require(try await fixture.index.search(SearchQuery("body")).first)
         var withoutText = attributes
         withoutText.textContent = nil
         #expect(found.item.attributeSet.keys == withoutText.keys)
     }
 
-    @Test func anUpdateOfAMissingItemIsIgnored() async throws {
+    @Test(arguments: TestBackend.available)
+    func anUpdateOfAMissingItemIsIgnored(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         var change = AttributeSet()
         change.title = "Ghost"
-        try await index.indexItems([SearchableItem(uniqueIdentifier: "missing", attributeSet: change, isUpdate: true)])
-        #expect(try await index.itemCount() == 0)
+        try await fixture.index.indexItems([SearchableItem(uniqueIdentifier: "missing", attributeSet: change, isUpdate: true)])
+        #expect(try await fixture.index.itemCount() == 0)
     }
 
-    @Test func aBadItemStopsTheWholeCallBeforeAnythingIsWritten() async throws {
+    @Test(arguments: TestBackend.available)
+    func aBadItemStopsTheWholeCallBeforeAnythingIsWritten(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         let good = Fixtures.item("good", text: "fine")
         let bad = Fixtures.item("", text: "no identifier")
-        await #expect(throws: ReplicaError.self) { try await index.indexItems([good, bad]) }
-        #expect(try await index.itemCount() == 0)
+        await #expect(throws: ReplicaError.self) { try await fixture.index.indexItems([good, bad]) }
+        #expect(try await fixture.index.itemCount() == 0)
     }
 
     // MARK: Deletes
 
-    @Test func deletesByIdentifier() async throws {
-        try await index.indexItems([Fixtures.item("a", text: "alpha"), Fixtures.item("b", text: "alpha")])
-        #expect(try await index.deleteItems(withIdentifiers: ["a", "unknown"]) == 1)
-        #expect(try await identifiers("alpha") == ["b"])
+    @Test(arguments: TestBackend.available)
+    func deletesByIdentifier(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.indexItems([Fixtures.item("a", text: "alpha"), Fixtures.item("b", text: "alpha")])
+        #expect(try await fixture.index.deleteItems(withIdentifiers: ["a", "unknown"]) == 1)
+        #expect(try await fixture.identifiers("alpha") == ["b"])
     }
 
-    @Test func aDomainDeleteCoversEveryDomainUnderIt() async throws {
-        try await index.indexItems([
+    @Test(arguments: TestBackend.available)
+    func aDomainDeleteCoversEveryDomainUnderIt(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.indexItems([
             Fixtures.item("1", text: "word", domain: "account.a"),
             Fixtures.item("2", text: "word", domain: "account.a.notes"),
             Fixtures.item("3", text: "word", domain: "account.a.notes.archive"),
@@ -112,65 +147,55 @@ import ReplicaTestSupport
             Fixtures.item("5", text: "word", domain: "account.a-b"),
             Fixtures.item("6", text: "word"),
         ])
-        #expect(try await index.deleteItems(withDomainIdentifiers: ["account.a"]) == 3)
-        #expect(try await identifiers("word").sorted() == ["4", "5", "6"])
+        #expect(try await fixture.index.deleteItems(withDomainIdentifiers: ["account.a"]) == 3)
+        #expect(try await fixture.identifiers("word").sorted() == ["4", "5", "6"])
     }
 
-    /// The full-text table's settings, read from the index file itself.
-    func fullTextSettings() throws -> [String: String] {
-        let connection = try indexFile()
-        return Dictionary(uniqueKeysWithValues: try connection.prepare("SELECT k, CAST(v AS TEXT) FROM items_text_config WHERE k != 'version'")
-            .rows { ($0.text(0), $0.text(1)) })
-    }
-
-    @Test func deleteAllEmptiesTheIndexButKeepsItUsable() async throws {
-        try await index.indexItems((0..<50).map { Fixtures.item("i\($0)", title: "Title \($0)", text: "common words") })
-        let settings = try fullTextSettings()
-        #expect(settings["hashsize"] == "16777216")
-        #expect(try await index.deleteAllItems() == 50)
+    @Test(arguments: TestBackend.available)
+    func deleteAllEmptiesTheIndexButKeepsItUsable(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.indexItems((0..<50).map { Fixtures.item("i\($0)", title: "Title \($0)", text: "common words") })
+        // The SQLite file's full-text settings are read from the file itself.
+        let settings = backend == .sqlite ? try fixture.fullTextSettings() : [:]
+        if backend == .sqlite { #expect(settings["hashsize"] == "16777216") }
+        #expect(try await fixture.index.deleteAllItems() == 50)
         // The full-text table is recreated with every setting it had (the hash size, the field weights).
-        #expect(try fullTextSettings() == settings)
-        #expect(try await index.itemCount() == 0)
-        #expect(try await identifiers("common").isEmpty)
-        try await index.indexItems([Fixtures.item("after", title: "Launch", text: "common")])
+        if backend == .sqlite { #expect(try fixture.fullTextSettings() == settings) }
+        #expect(try await fixture.index.itemCount() == 0)
+        #expect(try await fixture.identifiers("common").isEmpty)
+        try await fixture.index.indexItems([Fixtures.item("after", title: "Launch", text: "common")])
         // Field weights survive the rebuild of the full-text table: a title match ranks first.
-        try await index.indexItems([Fixtures.item("body", title: "Other", text: "launch launch")])
-        #expect(try await identifiers("launch") == ["after", "body"])
+        try await fixture.index.indexItems([Fixtures.item("body", title: "Other", text: "launch launch")])
+        #expect(try await fixture.identifiers("launch") == ["after", "body"])
     }
 
     // MARK: Bulk loads
 
-    /// A connection of the test's own to the index file, to read what the index API does not show.
-    func indexFile() throws -> Connection {
-        try Connection(path: directory.path + "/accounts/alice/indexes/Notes.sqlite")
-    }
-
-    /// The names of the indexes on the items table, read from the index file itself.
-    func itemIndexes() throws -> Set<String> {
-        let connection = try indexFile()
-        return Set(try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items'").rows { $0.text(0) })
-    }
-
-    @Test func aBulkLoadIntoAnEmptyIndexRebuildsItsIndexesAndIdentifiersStayUnique() async throws {
-        let before = try itemIndexes()
-        #expect(before.isSuperset(of: ["items_identifier", "items_domain", "items_expires"]))
+    @Test(arguments: TestBackend.available)
+    func aBulkLoadIntoAnEmptyIndexRebuildsItsIndexesAndIdentifiersStayUnique(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        // The SQLite file's indexes are read from the file itself.
+        let before = backend == .sqlite ? try fixture.itemIndexes() : []
+        if backend == .sqlite { #expect(before.isSuperset(of: ["items_identifier", "items_domain", "items_expires"])) }
         // 20,000 items into an empty index: the secondary indexes, the identifier's too, are built at the end.
-        try await index.indexItems((0..<20_000).map {
+        try await fixture.index.indexItems((0..<20_000).map {
             Fixtures.item("n\($0)", title: "note \($0)", text: $0 == 7 ? "needle" : "hay", domain: "d.\($0 % 3)")
         })
-        #expect(try itemIndexes() == before)
-        #expect(try await index.itemCount() == 20_000)
-        #expect(try await identifiers("needle") == ["n7"])
-        try await index.indexItems([Fixtures.item("n7", title: "note 7", text: "moved")])
-        #expect(try await index.itemCount() == 20_000)
-        #expect(try await identifiers("needle").isEmpty)
-        #expect(try await identifiers("moved") == ["n7"])
-        #expect(try await index.deleteItems(withDomainIdentifiers: ["d.1"]) == 6_666)  // n7 is in no domain now
+        if backend == .sqlite { #expect(try fixture.itemIndexes() == before) }
+        #expect(try await fixture.index.itemCount() == 20_000)
+        #expect(try await fixture.identifiers("needle") == ["n7"])
+        try await fixture.index.indexItems([Fixtures.item("n7", title: "note 7", text: "moved")])
+        #expect(try await fixture.index.itemCount() == 20_000)
+        #expect(try await fixture.identifiers("needle").isEmpty)
+        #expect(try await fixture.identifiers("moved") == ["n7"])
+        #expect(try await fixture.index.deleteItems(withDomainIdentifiers: ["d.1"]) == 6_666)  // n7 is in no domain now
     }
 
     /// Within a load, each item binds only the values that differ from the item before it, so items that
     /// differ from their neighbours in every field must each be stored, and found, exactly as given.
-    @Test func itemsThatDifferFromTheirNeighboursInEveryFieldAreStoredAsGiven() async throws {
+    @Test(arguments: TestBackend.available)
+    func itemsThatDifferFromTheirNeighboursInEveryFieldAreStoredAsGiven(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         let now = clock.now
         func item(_ n: Int, text: String = "body") -> SearchableItem {
             var attributes = AttributeSet(contentType: n % 2 == 0 ? .plainText : .markdown)
@@ -187,13 +212,13 @@ import ReplicaTestSupport
         }
         // More than one chunk of the load pipeline, then single items in later transactions.
         var expected = (0..<1_500).map { item($0) }
-        try await index.indexItems(expected)
+        try await fixture.index.indexItems(expected)
         for n in [3, 4, 7] {
             expected[n] = item(n + 1, text: "changed")
             expected[n].uniqueIdentifier = ItemIdentifier("i\(n)")
-            try await index.indexItems([expected[n]])
+            try await fixture.index.indexItems([expected[n]])
         }
-        let stored = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0) })
+        let stored = Dictionary(uniqueKeysWithValues: try await fixture.index.allItems().map { ($0.uniqueIdentifier, $0) })
         #expect(stored.count == expected.count)
         for item in expected {
             let found = stored[item.uniqueIdentifier]
@@ -211,112 +236,125 @@ import ReplicaTestSupport
             Set(expected.filter { value($0.attributeSet)?.contains(word) == true }.map(\.uniqueIdentifier.rawValue))
         }
         for word in ["kw0", "kw1", "kw2", "kw3"] {
-            #expect(Set(try await identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.keywords), "\(word)")
+            #expect(Set(try await fixture.identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.keywords), "\(word)")
         }
         for word in ["Author0", "Author1"] {
-            #expect(Set(try await identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.authorNames), "\(word)")
+            #expect(Set(try await fixture.identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.authorNames), "\(word)")
         }
         for word in ["about0", "about1", "about2"] {
-            #expect(Set(try await identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, { $0.contentDescription.map { [$0] } }), "\(word)")
+            #expect(Set(try await fixture.identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, { $0.contentDescription.map { [$0] } }), "\(word)")
         }
-        #expect(Set(try await identifiers("changed")) == ["i3", "i4", "i7"])
+        #expect(Set(try await fixture.identifiers("changed")) == ["i3", "i4", "i7"])
         // The replaced items' old entries are gone from the full-text index.
-        let body = try await identifiers("body") { $0.limit = 2_000 }
+        let body = try await fixture.identifiers("body") { $0.limit = 2_000 }
         #expect(body.count == 1_497)
         #expect(Set(body).isDisjoint(with: ["i3", "i4", "i7"]))
     }
 
-    @Test func aBulkLoadThatRepeatsAnIdentifierKeepsTheLastItem() async throws {
+    @Test(arguments: TestBackend.available)
+    func aBulkLoadThatRepeatsAnIdentifierKeepsTheLastItem(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         let items = (0..<20_000).map { Fixtures.item("n\($0)", title: "note \($0)", text: "first") }
             + [Fixtures.item("n3", title: "note 3", text: "second")]
-        try await index.indexItems(items)
-        #expect(try await index.itemCount() == 20_000)
-        #expect(try await identifiers("second") == ["n3"])
+        try await fixture.index.indexItems(items)
+        #expect(try await fixture.index.itemCount() == 20_000)
+        #expect(try await fixture.identifiers("second") == ["n3"])
     }
 
     // MARK: Expiration
 
-    @Test func anExpiredItemIsNeverReturnedAndIsPurged() async throws {
+    @Test(arguments: TestBackend.available)
+    func anExpiredItemIsNeverReturnedAndIsPurged(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         let now = clock.now
-        try await index.indexItems([
+        try await fixture.index.indexItems([
             Fixtures.item("soon", text: "ephemeral", expiration: now.addingTimeInterval(60)),
             Fixtures.item("later", text: "ephemeral", expiration: now.addingTimeInterval(3600)),
         ])
-        #expect(try await identifiers("ephemeral").sorted() == ["later", "soon"])
+        #expect(try await fixture.identifiers("ephemeral").sorted() == ["later", "soon"])
         // Both given vectors, so the counts of semantic search see the expiry too.
-        let pending = try await index.read { try $0.pendingEmbeddings(model: "m", limit: 10) }
-        try await index.write(purgingExpired: false) { writer in
+        let pending = try await fixture.index.read { try $0.pendingEmbeddings(model: "m", limit: 10) }
+        try await fixture.index.write(purgingExpired: false) { writer in
             for item in pending { _ = try writer.setVectors([[0.5, 0.5]], for: item, model: "m") }
         }
-        #expect(try await index.embeddingCounts(model: "m") == (items: 2, passages: 2, backlog: 0))
+        #expect(try await fixture.index.embeddingCounts(model: "m") == (items: 2, passages: 2, backlog: 0))
         clock.advance(by: 61)
-        #expect(try await identifiers("ephemeral") == ["later"])
-        #expect(try await index.itemCount() == 1)
-        #expect(try await index.embeddingCounts(model: "m") == (items: 1, passages: 2, backlog: 0),
+        #expect(try await fixture.identifiers("ephemeral") == ["later"])
+        #expect(try await fixture.index.itemCount() == 1)
+        #expect(try await fixture.index.embeddingCounts(model: "m") == (items: 1, passages: 2, backlog: 0),
                 "the expired item is counted neither as embedded nor as waiting (its vectors go when it is purged)")
-        #expect(try await index.embeddingCounts(model: "other") == (items: 0, passages: 0, backlog: 1))
-        #expect(try await index.items(withIdentifiers: ["soon"]).isEmpty)
+        #expect(try await fixture.index.embeddingCounts(model: "other") == (items: 0, passages: 0, backlog: 1))
+        #expect(try await fixture.index.items(withIdentifiers: ["soon"]).isEmpty)
         var filterOnly = SearchQuery()
         filterOnly.limit = 10
-        #expect(try await index.search(filterOnly).map(\.item.uniqueIdentifier) == ["later"])
-        #expect(try await index.purgeExpiredItems() == 1)
-        #expect(try await index.purgeExpiredItems() == 0)
+        #expect(try await fixture.index.search(filterOnly).map(\.item.uniqueIdentifier) == ["later"])
+        #expect(try await fixture.index.purgeExpiredItems() == 1)
+        #expect(try await fixture.index.purgeExpiredItems() == 0)
     }
 
     /// Semantic search looks up the expired items on every query: through the partial index, not by
-    /// reading every row (which cost 21 ms a search at 100,000 items).
+    /// reading every row (which cost 21 ms a search at 100,000 items). SQLite only: SQLite's query plan.
     @Test func findingTheExpiredItemsReadsThePartialIndex() async throws {
-        try await index.indexItems([Fixtures.item("n", text: "kept")])
-        let connection = try indexFile()
+        let fixture = try await make(.sqlite)
+        try await fixture.index.indexItems([Fixtures.item("n", text: "kept")])
+        let connection = try fixture.indexFile()
         let plan = try connection.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE \(SQLiteIndexReader.hasExpired)")
             .rows([.real(clock.now.timeIntervalSince1970)]) { $0.text(3) }
         #expect(plan.contains { $0.contains("USING COVERING INDEX items_expires") }, "\(plan)")
     }
 
-    @Test func anItemWithoutExpirationGetsTheDefaultLifetime() async throws {
-        try await index.indexItems([Fixtures.item("n", text: "thirty days", expiration: nil)])
-        let stored = try #require(try await index.items(withIdentifiers: ["n"]).first)
+    @Test(arguments: TestBackend.available)
+    func anItemWithoutExpirationGetsTheDefaultLifetime(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.indexItems([Fixtures.item("n", text: "thirty days", expiration: nil)])
+        let stored = try #require(try await fixture.index.items(withIdentifiers: ["n"]).first)
         #expect(stored.expirationDate == clock.now.addingTimeInterval(30 * 24 * 3600))
         clock.advance(by: 30 * 24 * 3600 + 1)
-        #expect(try await identifiers("thirty").isEmpty)
+        #expect(try await fixture.identifiers("thirty").isEmpty)
     }
 
     // MARK: Batches and client state
 
-    @Test func aBatchWritesNothingUntilItEndsThenEverythingWithItsState() async throws {
-        #expect(try await index.fetchLastClientState() == nil)
-        let batch = index.beginBatch()
+    @Test(arguments: TestBackend.available)
+    func aBatchWritesNothingUntilItEndsThenEverythingWithItsState(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        #expect(try await fixture.index.fetchLastClientState() == nil)
+        let batch = fixture.index.beginBatch()
         try batch.indexItems([Fixtures.item("a", text: "batched"), Fixtures.item("b", text: "batched")])
         try batch.deleteItems(withIdentifiers: ["b"])
-        #expect(try await index.itemCount() == 0)
+        #expect(try await fixture.index.itemCount() == 0)
         try await batch.end(clientState: Data("cursor=2".utf8))
-        #expect(try await identifiers("batched") == ["a"])
-        #expect(try await index.fetchLastClientState() == Data("cursor=2".utf8))
+        #expect(try await fixture.identifiers("batched") == ["a"])
+        #expect(try await fixture.index.fetchLastClientState() == Data("cursor=2".utf8))
         #expect(performing: { try batch.indexItems([]) }, throws: { ($0 as? ReplicaError)?.code == .batchEnded })
     }
 
-    @Test func aCompareAndSwapBatchEndsOnlyFromTheExpectedState() async throws {
-        let first = index.beginBatch()
+    @Test(arguments: TestBackend.available)
+    func aCompareAndSwapBatchEndsOnlyFromTheExpectedState(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        let first = fixture.index.beginBatch()
         try first.indexItems([Fixtures.item("a", text: "one")])
         try await first.end(expectedClientState: nil, newClientState: Data("1".utf8))
 
-        let stale = index.beginBatch()
+        let stale = fixture.index.beginBatch()
         try stale.indexItems([Fixtures.item("b", text: "two")])
         await #expect(performing: {
             try await stale.end(expectedClientState: nil, newClientState: Data("2".utf8))
         }, throws: { ($0 as? ReplicaError)?.code == .clientStateMismatch })
-        #expect(try await index.items(withIdentifiers: ["b"]).isEmpty)
-        #expect(try await index.fetchLastClientState() == Data("1".utf8))
+        #expect(try await fixture.index.items(withIdentifiers: ["b"]).isEmpty)
+        #expect(try await fixture.index.fetchLastClientState() == Data("1".utf8))
 
-        let next = index.beginBatch()
+        let next = fixture.index.beginBatch()
         try next.indexItems([Fixtures.item("b", text: "two")])
         try await next.end(expectedClientState: Data("1".utf8), newClientState: Data("2".utf8))
-        #expect(try await index.fetchLastClientState() == Data("2".utf8))
-        #expect(try await index.itemCount() == 2)
+        #expect(try await fixture.index.fetchLastClientState() == Data("2".utf8))
+        #expect(try await fixture.index.itemCount() == 2)
     }
 
-    @Test func refusesAnOversizedClientState() async throws {
-        let batch = index.beginBatch()
+    @Test(arguments: TestBackend.available)
+    func refusesAnOversizedClientState(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        let batch = fixture.index.beginBatch()
         await #expect(throws: ReplicaError.self) {
             try await batch.end(clientState: Data(count: SearchableIndex.maximumClientStateSize + 1))
         }

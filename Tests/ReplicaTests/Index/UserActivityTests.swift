@@ -6,17 +6,22 @@ import Testing
 import ReplicaTestSupport
 
 /// User activities: engagement in ranking, activities searched on their own, predictions, deletion.
+/// Runs on both backends (``TestBackend``).
 @Suite struct UserActivityTests {
-    let directory: TemporaryDirectory
     let clock = Fixtures.ManualClock(ISO8601.date(from: "2026-11-23T12:00:00Z")!)
-    let store: Store
-    let index: SearchableIndex
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
-        try store.signIn("alice")
-        index = try store.index(account: "alice")
+    /// What a test works on: a store with alice signed in, and her default index.
+    struct Fixture {
+        let storage: TestStore
+        var store: Store { storage.store }
+        var directory: TemporaryDirectory { storage.directory }
+        let index: SearchableIndex
+    }
+
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        try await storage.store.signIn("alice")
+        return Fixture(storage: storage, index: try await storage.store.index(account: "alice"))
     }
 
     func view(_ item: String, at date: Date? = nil, prediction: Bool = true) -> UserActivity {
@@ -24,19 +29,21 @@ import ReplicaTestSupport
                      relatedUniqueIdentifier: ItemIdentifier(item), date: date, isEligibleForPrediction: prediction)
     }
 
-    @Test func engagementRaisesAnOftenAndRecentlyViewedItemButNotOverAClearlyBetterMatch() async throws {
-        try await index.indexItems([
+    @Test(arguments: TestBackend.available)
+    func engagementRaisesAnOftenAndRecentlyViewedItemButNotOverAClearlyBetterMatch(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.indexItems([
             Fixtures.item("a", title: "Packing list", text: "boots and a rope for the glacier"),
             Fixtures.item("b", title: "Packing notes", text: "boots and a rope for the glacier"),
             Fixtures.item("best", title: "Glacier rope", text: "The glacier rope: which rope for the glacier"),
         ])
-        let before = try await index.search(SearchQuery("glacier rope")).map(\.item.uniqueIdentifier)
+        let before = try await fixture.index.search(SearchQuery("glacier rope")).map(\.item.uniqueIdentifier)
         #expect(before.first == "best")
         let plain = before.filter { $0 != "best" }
         // The one of the equal pair that ranked second is viewed often, and lately.
         let viewed = plain[1]
-        for _ in 0..<15 { try await index.donateUserActivities([view(viewed.rawValue, at: clock.now.addingTimeInterval(-3600))]) }
-        let after = try await index.search(SearchQuery("glacier rope"))
+        for _ in 0..<15 { try await fixture.index.donateUserActivities([view(viewed.rawValue, at: clock.now.addingTimeInterval(-3600))]) }
+        let after = try await fixture.index.search(SearchQuery("glacier rope"))
         #expect(after.map(\.item.uniqueIdentifier) == ["best", viewed, plain[0]])
         let engaged = try #require(after.first { $0.item.uniqueIdentifier == viewed })
         #expect(engaged.engagement > 0.99 && engaged.engagement <= 1)
@@ -44,7 +51,7 @@ import ReplicaTestSupport
         #expect(after.count == 3)
         // Engagement fades: seven weeks later it is worth 1/128 of what it was.
         clock.advance(by: 7 * Engagement.halfLife)
-        let faded = try #require(try await index.search(SearchQuery("glacier rope")).first { $0.item.uniqueIdentifier == viewed })
+        let faded = try #require(try await fixture.index.search(SearchQuery("glacier rope")).first { $0.item.uniqueIdentifier == viewed })
         #expect(faded.engagement < 0.01)
     }
 
@@ -56,48 +63,56 @@ import ReplicaTestSupport
         #expect(abs(Engagement.value(lastViewed: now.addingTimeInterval(-Engagement.halfLife), views: 15, now: now) - 0.5) < 1e-12)
     }
 
-    @Test func anActivityAboutNothingIndexedIsSearchableItselfAndDeletable() async throws {
+    @Test(arguments: TestBackend.available)
+    func anActivityAboutNothingIndexedIsSearchableItselfAndDeletable(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
         let opened = UserActivity(activityType: "com.example.search", persistentIdentifier: "search:tents", title: "Searched for tents",
                                   keywords: ["camping"], isEligibleForSearch: true)
-        try await index.donateUserActivities([opened])
-        let found = try await index.search(SearchQuery("camping"))
+        try await fixture.index.donateUserActivities([opened])
+        let found = try await fixture.index.search(SearchQuery("camping"))
         #expect(found.map(\.item.uniqueIdentifier) == ["activity:search:tents"])
         #expect(found.first?.origin.owner == .activities)
         // Another owner's item cannot be removed through activities, nor can the app's deletes reach it.
-        #expect(try await index.deleteItems(withIdentifiers: ["activity:search:tents"]) == 0)
-        #expect(try await index.deleteSavedUserActivities(withPersistentIdentifiers: ["search:tents"]) == 1)
-        #expect(try await index.search(SearchQuery("camping")).isEmpty)
+        #expect(try await fixture.index.deleteItems(withIdentifiers: ["activity:search:tents"]) == 0)
+        #expect(try await fixture.index.deleteSavedUserActivities(withPersistentIdentifiers: ["search:tents"]) == 1)
+        #expect(try await fixture.index.search(SearchQuery("camping")).isEmpty)
     }
 
-    @Test func anActivityDonatedBeforeItsItemStopsStandingInOnceTheItemIsIndexed() async throws {
-        try await index.donateUserActivities([view("trip", at: clock.now)])
-        #expect(try await index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == ["activity:view:trip"])
-        try await index.indexItems([Fixtures.item("trip", title: "Viewed trip plan", text: "the trip to the glacier")])
-        let found = try await index.search(SearchQuery("viewed trip"))
+    @Test(arguments: TestBackend.available)
+    func anActivityDonatedBeforeItsItemStopsStandingInOnceTheItemIsIndexed(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.donateUserActivities([view("trip", at: clock.now)])
+        #expect(try await fixture.index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == ["activity:view:trip"])
+        try await fixture.index.indexItems([Fixtures.item("trip", title: "Viewed trip plan", text: "the trip to the glacier")])
+        let found = try await fixture.index.search(SearchQuery("viewed trip"))
         #expect(found.map(\.item.uniqueIdentifier) == ["trip"], "the item, not the item and its stand-in")
         #expect(try #require(found.first).engagement > 0)
         // Donated again, it is still no result of its own.
-        try await index.donateUserActivities([view("trip", at: clock.now)])
-        #expect(try await index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == ["trip"])
+        try await fixture.index.donateUserActivities([view("trip", at: clock.now)])
+        #expect(try await fixture.index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == ["trip"])
     }
 
-    @Test func recentListsPredictionEligibleItemsMostEngagedFirst() async throws {
-        try await index.indexItems([Fixtures.item("a", title: "Alpha"), Fixtures.item("b", title: "Beta"), Fixtures.item("c", title: "Gamma")])
-        try await index.donateUserActivities([view("a", at: clock.now.addingTimeInterval(-86_400))])
-        for _ in 0..<3 { try await index.donateUserActivities([view("b")]) }
-        try await index.donateUserActivities([view("c", prediction: false)])
-        let recent = try await store.recentActivities(accounts: ["alice"])
+    @Test(arguments: TestBackend.available)
+    func recentListsPredictionEligibleItemsMostEngagedFirst(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.indexItems([Fixtures.item("a", title: "Alpha"), Fixtures.item("b", title: "Beta"), Fixtures.item("c", title: "Gamma")])
+        try await fixture.index.donateUserActivities([view("a", at: clock.now.addingTimeInterval(-86_400))])
+        for _ in 0..<3 { try await fixture.index.donateUserActivities([view("b")]) }
+        try await fixture.index.donateUserActivities([view("c", prediction: false)])
+        let recent = try await fixture.store.recentActivities(accounts: ["alice"])
         #expect(recent.map(\.activity.identifier) == ["b", "a"])
         #expect(recent.first?.activity.views == 3 && recent.first?.activity.title == "Beta")
-        #expect(try await index.deleteAllSavedUserActivities() == 3)
-        #expect(try await store.recentActivities().isEmpty)
+        #expect(try await fixture.index.deleteAllSavedUserActivities() == 3)
+        #expect(try await fixture.store.recentActivities().isEmpty)
     }
 
+    /// SQLite only: the SQLite index file goes; on both backends, StoreTests' sign-out canary covers activities.
     @Test func activitiesGoWithTheAccount() async throws {
-        try await index.donateUserActivities([view("a")])
-        let file = directory.path + "/accounts/alice/indexes/default.sqlite"
+        let fixture = try await make(.sqlite)
+        try await fixture.index.donateUserActivities([view("a")])
+        let file = fixture.directory.path + "/accounts/alice/indexes/default.sqlite"
         #expect(FileManager.default.fileExists(atPath: file))
-        try await store.signOut("alice")
+        try await fixture.store.signOut("alice")
         #expect(!FileManager.default.fileExists(atPath: file))
     }
 }

@@ -5,56 +5,69 @@ import Testing
 @testable import ReplicaCore
 import ReplicaTestSupport
 
+/// Runs on both backends (``TestBackend``).
 @Suite struct RecordStoreTests {
-    let directory: TemporaryDirectory
-    let store: Store
+    /// What a test works on: a store with accounts a and b signed in.
+    struct Fixture {
+        let storage: TestStore
+        var store: Store { storage.store }
+        var directory: TemporaryDirectory { storage.directory }
+    }
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        store = try Store(directory: directory.url)
-        for account: AccountID in ["a", "b"] { try store.signIn(account) }
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore()
+        for account: AccountID in ["a", "b"] { try await storage.store.signIn(account) }
+        return Fixture(storage: storage)
     }
 
     func note(_ id: String, _ version: Int64, title: String = "t", deleted: Bool = false, account: AccountID = "a") -> Record {
         Record(account: account, kind: "note", id: id, version: version, isDeleted: deleted, fields: [("title", .string(title))])
     }
 
-    @Test func keepsTheNewestVersionAndCountsOlderDeliveries() throws {
-        var summary = try store.records.write([note("1", 3, title: "three")])
+    @Test(arguments: TestBackend.available)
+    func keepsTheNewestVersionAndCountsOlderDeliveries(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        var summary = try await fixture.store.records.write([note("1", 3, title: "three")])
         #expect(summary.written == 1)
-        summary = try store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three again"), note("1", 1)])
+        summary = try await fixture.store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three again"), note("1", 1)])
         #expect(summary == { var s = RecordWriteSummary(); s.ignoredOlder = 2; s.unchanged = 1; return s }())
-        #expect(try store.records.record(account: "a", kind: "note", id: "1")?["title"] == "three")
-        #expect(try store.records.ignoredOlderCount(account: "a") == 2)
+        #expect(try await fixture.store.records.record(account: "a", kind: "note", id: "1")?["title"] == "three")
+        #expect(try await fixture.store.records.ignoredOlderCount(account: "a") == 2)
     }
 
-    @Test func aTombstoneStaysEffectiveAgainstLateOlderWrites() throws {
-        try store.records.write([note("1", 1, title: "secret text")])
-        try store.records.write([note("1", 5, deleted: true)])
-        try store.records.write([note("1", 4, title: "late")])
-        let stored = try #require(try store.records.record(account: "a", kind: "note", id: "1"))
+    @Test(arguments: TestBackend.available)
+    func aTombstoneStaysEffectiveAgainstLateOlderWrites(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.store.records.write([note("1", 1, title: "secret text")])
+        try await fixture.store.records.write([note("1", 5, deleted: true)])
+        try await fixture.store.records.write([note("1", 4, title: "late")])
+        let stored = try #require(try await fixture.store.records.record(account: "a", kind: "note", id: "1"))
         #expect(stored.isDeleted)
         #expect(stored.version == 5)
         #expect(stored.fields.isEmpty, "a tombstone keeps no content")
-        try store.records.write([note("1", 6, title: "back")])
-        #expect(try store.records.record(account: "a", kind: "note", id: "1")?.isDeleted == false)
+        try await fixture.store.records.write([note("1", 6, title: "back")])
+        #expect(try await fixture.store.records.record(account: "a", kind: "note", id: "1")?.isDeleted == false)
     }
 
-    @Test func everyStoredWriteIsInTheChangeLogInOrder() throws {
-        try store.records.write([note("1", 1), note("2", 1), note("1", 1), note("1", 2)])
-        let database = try #require(try store.recordStorage(for: "a", creating: false))
-        let changes = try database.changes(after: 0, limit: 10).map(\.0)
+    @Test(arguments: TestBackend.available)
+    func everyStoredWriteIsInTheChangeLogInOrder(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.store.records.write([note("1", 1), note("2", 1), note("1", 1), note("1", 2)])
+        let database = try #require(try await fixture.store.recordStorage(for: "a", creating: false))
+        let changes = try await Blocking.run { try database.changes(after: 0, limit: 10) }.map(\.0)
         #expect(changes.map(\.id) == ["1", "2", "1"])
         #expect(changes.map(\.version) == [1, 1, 2])
         #expect(changes.map(\.sequence) == changes.map(\.sequence).sorted())
     }
 
-    @Test func signingOutRemovesTheAccountsRecords() throws {
-        try store.records.write([note("1", 1, account: "b")])
-        #expect(try store.records.record(account: "b", kind: "note", id: "1") != nil)
-        try store.signOut("b")
-        #expect(try store.records.record(account: "b", kind: "note", id: "1") == nil)
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/accounts/b/records.sqlite"))
+    @Test(arguments: TestBackend.available)
+    func signingOutRemovesTheAccountsRecords(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.store.records.write([note("1", 1, account: "b")])
+        #expect(try await fixture.store.records.record(account: "b", kind: "note", id: "1") != nil)
+        try await fixture.store.signOut("b")
+        #expect(try await fixture.store.records.record(account: "b", kind: "note", id: "1") == nil)
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path + "/accounts/b/records.sqlite"))
     }
 
     @Test(arguments: [

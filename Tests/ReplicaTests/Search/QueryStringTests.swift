@@ -164,56 +164,65 @@ import ReplicaTestSupport
 }
 
 /// Query strings run over a store: `Store.query`, `SearchQuery.predicate` with and without words.
+/// Runs on both backends (``TestBackend``).
 @Suite struct StoreQueryTests {
-    let directory: TemporaryDirectory
-    let store: Store
     let clock = Fixtures.ManualClock(ISO8601.date(from: "2026-11-23T12:00:00Z")!)
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
-        try store.signIn("alice")
-        try store.signIn("bob")
+    /// What a test works on: a store with alice and bob signed in, on the suite's clock.
+    struct Fixture {
+        let storage: TestStore
+        var store: Store { storage.store }
+
+        func item(_ id: String, _ title: String, text: String = "", type: ContentType = .plainText, modified: String?, rating: Double? = nil) -> SearchableItem {
+            var item = Fixtures.item(id, title: title, text: text, contentType: type, modified: modified.flatMap(ISO8601.date(from:)))
+            item.attributeSet.rating = rating
+            return item
+        }
+
+        func fill() async throws {
+            try await store.index(account: "alice").indexItems([
+                item("a1", "Launch plan", text: "the rocket launch is on Friday", modified: "2026-11-22T10:00:00Z", rating: 4),
+                item("a2", "Launch review", text: "what went wrong", type: .emailMessage, modified: "2026-11-20T10:00:00Z", rating: 2),
+                item("a3", "Café notes", text: "nothing about rockets", modified: "2026-10-01T10:00:00Z"),
+                item("a4", "undated launch", modified: nil),
+            ])
+            try await store.index(named: "Mail", account: "bob").indexItems([
+                item("b1", "launch party", type: .emailMessage, modified: "2026-11-23T09:00:00Z"),
+            ])
+        }
+
+        func identifiers(_ query: ItemQuery) async throws -> [String] {
+            var found: [String] = []
+            for try await result in query.results { found.append(result.item.uniqueIdentifier.rawValue) }
+            return found
+        }
     }
 
-    func item(_ id: String, _ title: String, text: String = "", type: ContentType = .plainText, modified: String?, rating: Double? = nil) -> SearchableItem {
-        var item = Fixtures.item(id, title: title, text: text, contentType: type, modified: modified.flatMap(ISO8601.date(from:)))
-        item.attributeSet.rating = rating
-        return item
+    func make(_ backend: TestBackend) async throws -> Fixture {
+        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        try await storage.store.signIn("alice")
+        try await storage.store.signIn("bob")
+        return Fixture(storage: storage)
     }
 
-    func fill() async throws {
-        try await store.index(account: "alice").indexItems([
-            item("a1", "Launch plan", text: "the rocket launch is on Friday", modified: "2026-11-22T10:00:00Z", rating: 4),
-            item("a2", "Launch review", text: "what went wrong", type: .emailMessage, modified: "2026-11-20T10:00:00Z", rating: 2),
-            item("a3", "Café notes", text: "nothing about rockets", modified: "2026-10-01T10:00:00Z"),
-            item("a4", "undated launch", modified: nil),
-        ])
-        try await store.index(named: "Mail", account: "bob").indexItems([
-            item("b1", "launch party", type: .emailMessage, modified: "2026-11-23T09:00:00Z"),
-        ])
-    }
-
-    func identifiers(_ query: ItemQuery) async throws -> [String] {
-        var found: [String] = []
-        for try await result in query.results { found.append(result.item.uniqueIdentifier.rawValue) }
-        return found
-    }
-
-    @Test func findsWhatTheStringSaysAcrossAccountsNewestFirstInEachIndex() async throws {
-        try await fill()
-        let query = try store.query(#"title == "launch*"cw"#)
+    @Test(arguments: TestBackend.available)
+    func findsWhatTheStringSaysAcrossAccountsNewestFirstInEachIndex(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.fill()
+        let query = try fixture.store.query(#"title == "launch*"cw"#)
         // a4 has no date of its own: it was indexed now, so it is the newest.
-        #expect(try await identifiers(query) == ["a4", "a1", "a2", "b1"])
+        #expect(try await fixture.identifiers(query) == ["a4", "a1", "a2", "b1"])
         #expect(query.foundItemCount == 4)
-        #expect(try await identifiers(store.query(#"title == "launch*"cw"#, accounts: ["bob"])) == ["b1"])
-        #expect(try await identifiers(store.query(#"title == "launch*"cw"#, limit: 2)) == ["a4", "a1"])
+        #expect(try await fixture.identifiers(fixture.store.query(#"title == "launch*"cw"#, accounts: ["bob"])) == ["b1"])
+        #expect(try await fixture.identifiers(fixture.store.query(#"title == "launch*"cw"#, limit: 2)) == ["a4", "a1"])
     }
 
     /// The dates and content type are also checked in SQL first: the answer must be the same as the
     /// predicate alone gives, for items with and without the attribute.
-    @Test func datesAndTypesGiveTheSameAnswerAsThePredicateAlone() async throws {
-        try await fill()
+    @Test(arguments: TestBackend.available)
+    func datesAndTypesGiveTheSameAnswerAsThePredicateAlone(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.fill()
         let strings = [
             "contentModificationDate > $time.today(-2)",
             "contentModificationDate != $time.iso(2026-11-22T10:00:00Z)",
@@ -223,21 +232,23 @@ import ReplicaTestSupport
             #"contentType == "public.email-message" || rating > 3"#,
             #"contentType == "public.email-message" && contentModificationDate >= $time.today(-3)"#,
         ]
-        let index = try await store.index(account: "alice")
+        let index = try await fixture.store.index(account: "alice")
         let all = try await index.allItems()
         for text in strings {
             let matcher = PredicateMatcher(try QueryPredicate(queryString: text), now: clock.now, timeZone: .current)
             let expected = Set(all.filter { matcher.matches($0.attributeSet) }.map(\.uniqueIdentifier.rawValue))
-            let found = Set(try await identifiers(store.query(text, accounts: ["alice"])))
+            let found = Set(try await fixture.identifiers(fixture.store.query(text, accounts: ["alice"])))
             #expect(found == expected, "\(text)")
             #expect(!expected.isEmpty || text.hasPrefix("!"), "\(text) should find something in this test")
         }
     }
 
-    @Test func fetchesOnlyTheAttributesAsked() async throws {
-        try await fill()
+    @Test(arguments: TestBackend.available)
+    func fetchesOnlyTheAttributesAsked(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.fill()
         var results: [SearchResult] = []
-        for try await result in try store.query(#"title == "Launch plan""#, fetchAttributes: [.title, .textContent]).results {
+        for try await result in try fixture.store.query(#"title == "Launch plan""#, fetchAttributes: [.title, .textContent]).results {
             results.append(result)
         }
         let attributes = try #require(results.first).item.attributeSet
@@ -245,32 +256,36 @@ import ReplicaTestSupport
         #expect(attributes.textContent == "the rocket launch is on Friday")
     }
 
-    @Test func aPredicateFiltersWhatTypedWordsFindAndTheTextContentCanBeCompared() async throws {
-        try await fill()
+    @Test(arguments: TestBackend.available)
+    func aPredicateFiltersWhatTypedWordsFindAndTheTextContentCanBeCompared(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.fill()
         var query = try SearchQuery(queryString: #"contentType != "public.email-message""#)
         query.text = "launch"
         query.accounts = ["alice"]
-        let found = try await store.search(query).map(\.item.uniqueIdentifier.rawValue)
+        let found = try await fixture.store.search(query).map(\.item.uniqueIdentifier.rawValue)
         #expect(Set(found) == ["a1", "a4"])
-        #expect(try await identifiers(store.query(#"textContent == "rocket*"w"#)) == ["a1", "a3"])
+        #expect(try await fixture.identifiers(fixture.store.query(#"textContent == "rocket*"w"#)) == ["a1", "a3"])
     }
 
-    @Test func fetchItemsReadsItemsBackWholeInTheOrderAsked() async throws {
-        try await fill()
-        try await store.index(named: "Mail", account: "alice").indexItems([item("m1", "Inbox", text: "body of m1", modified: nil)])
-        let found = try await store.fetchItems(withIdentifiers: ["m1", "absent", "a1", "m1"], account: "alice")
+    @Test(arguments: TestBackend.available)
+    func fetchItemsReadsItemsBackWholeInTheOrderAsked(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.fill()
+        try await fixture.store.index(named: "Mail", account: "alice").indexItems([fixture.item("m1", "Inbox", text: "body of m1", modified: nil)])
+        let found = try await fixture.store.fetchItems(withIdentifiers: ["m1", "absent", "a1", "m1"], account: "alice")
         #expect(found.map(\.item.uniqueIdentifier.rawValue) == ["m1", "a1"])
         #expect(found.map(\.indexName) == ["Mail", "default"])
         #expect(found[0].item.attributeSet.textContent == "body of m1")
         #expect(found[1].item.attributeSet.rating == 4)
         #expect(found[1].origin.owner == .api)
-        #expect(try await store.fetchItems(withIdentifiers: ["m1"], account: "alice", indexNames: ["default"]).isEmpty)
+        #expect(try await fixture.store.fetchItems(withIdentifiers: ["m1"], account: "alice", indexNames: ["default"]).isEmpty)
         // Identifiers are per index: a second item "a1" in Mail is read back too, after the first.
-        try await store.index(named: "Mail", account: "alice").indexItems([item("a1", "Mail's own", text: "another a1", modified: nil)])
-        let both = try await store.fetchItems(withIdentifiers: ["a1"], account: "alice")
+        try await fixture.store.index(named: "Mail", account: "alice").indexItems([fixture.item("a1", "Mail's own", text: "another a1", modified: nil)])
+        let both = try await fixture.store.fetchItems(withIdentifiers: ["a1"], account: "alice")
         #expect(both.map(\.indexName) == ["Mail", "default"])
         #expect(both[0].item.attributeSet.textContent == "another a1")
-        try await store.signOut("alice")
-        await #expect(throws: ReplicaError.self) { try await store.fetchItems(withIdentifiers: ["a1"], account: "alice") }
+        try await fixture.store.signOut("alice")
+        await #expect(throws: ReplicaError.self) { try await fixture.store.fetchItems(withIdentifiers: ["a1"], account: "alice") }
     }
 }

@@ -6,14 +6,17 @@ import Testing
 import ReplicaTestSupport
 
 /// What the model is shown at each guidance level and format, and what it may then send.
+/// Runs on both backends (``TestBackend``); the tool's schema and description, which no search goes
+/// into, on SQLite only.
 @Suite struct GuidanceTests {
     static let guides: [Guide] = [.complete, .dynamic(GuidanceProfile()), .dynamic(.all)]
         + ContentDomain.Kind.allCases.map { .focused(ContentDomain.named($0.rawValue)!) }
 
-    @Test(arguments: guides, [FormatLevel.structured, .compact])
-    func theSimplestCallWorksAtEveryLevelAndFormat(guide: Guide, format: FormatLevel) async throws {
-        let fixture = try await ToolFixture()
-        var guide = guide
+    @Test(arguments: TestBackend.available, guides.flatMap { guide in [FormatLevel.structured, .compact].map { (guide, $0) } })
+    func theSimplestCallWorksAtEveryLevelAndFormat(_ backend: TestBackend, _ combination: (guide: Guide, format: FormatLevel)) async throws {
+        let fixture = try await ToolFixture(backend)
+        let format = combination.format
+        var guide = combination.guide
         guide.format = format
         let result = await fixture.tool(guide).call(arguments: #"{"query": "launch"}"#)
         #expect(!result.isError, "\(result.text)")
@@ -30,13 +33,14 @@ import ReplicaTestSupport
             #expect(try StructuredResult(result).ids.count == expected)
         case .compact:
             let lines = result.text.split(separator: "\n")
+            try #require(lines.count > 1, "\(result.text)")
             #expect(lines[1] == "\"launch\" found \(expected)")
             #expect(lines.count == 2 + expected)
         }
     }
 
     func schema(_ guide: Guide, me: ResolvedContact? = nil, customStages: [any CustomStage] = []) async throws -> (text: String, json: JSON) {
-        let tool = try await ToolFixture().tool(guide, me: me, customStages: customStages)
+        let tool = try await ToolFixture(.sqlite).tool(guide, me: me, customStages: customStages)
         let text = tool.definitionJSON.serialized()
         return (text, try JSON.parse(text))
     }
@@ -65,13 +69,14 @@ import ReplicaTestSupport
         #expect(focused.json["inputSchema"]?["properties"]?["stages"] == nil)
     }
 
-    @Test func aDynamicWhitelistNamesTheOnlyAttributesAndRefusesOthers() async throws {
+    @Test(arguments: TestBackend.available)
+    func aDynamicWhitelistNamesTheOnlyAttributesAndRefusesOthers(_ backend: TestBackend) async throws {
         let guide = Guide.dynamic(GuidanceProfile(numericMatch: true, attributes: [ToolFixture.amount, .title]))
         let (_, json) = try await schema(guide)
         let names = json["inputSchema"]?["$defs"]?["condition"]?["properties"]?["attribute"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
         #expect(names == ["amount", "title"])
 
-        let fixture = try await ToolFixture()  // kept: its folder goes with it
+        let fixture = try await ToolFixture(backend)  // kept: its folder goes with it
         let tool = fixture.tool(guide)
         let allowed = await tool.call(arguments: #"{"query": "launch", "filters": {"where": [{"attribute": "amount", "op": ">", "value": 200}]}}"#)
         #expect(try StructuredResult(allowed).titles.sorted() == ["Launch flights", "Launch hotel"], "\(allowed.text)")
@@ -82,8 +87,9 @@ import ReplicaTestSupport
         #expect(noDates.text == "The search was not run: unknown filter 'created'; the filters are where.")
     }
 
-    @Test func aFocusedGuideMapsItsFieldsAndRefusesTheRest() async throws {
-        let fixture = try await ToolFixture()
+    @Test(arguments: TestBackend.available)
+    func aFocusedGuideMapsItsFieldsAndRefusesTheRest(_ backend: TestBackend) async throws {
+        let fixture = try await ToolFixture(backend)
         let tool = fixture.tool(.focused(.communications), me: ToolFixture.ada)
         let fromMe = await tool.call(arguments: #"{"query": "launch", "from": "me"}"#)
         #expect(try StructuredResult(fromMe).ids == ["message:a:m1"])
@@ -103,7 +109,7 @@ import ReplicaTestSupport
     }
 
     @Test func focusedCommunicationsGuidanceMentionsSummariesAndPriority() async throws {
-        let fixture = try await ToolFixture()
+        let fixture = try await ToolFixture(.sqlite)
         func description(_ guide: Guide) -> String { fixture.tool(guide).definitionJSON["description"]?.stringValue ?? "" }
         let communications = description(.focused(.communications))
         #expect(communications.contains("summary") && communications.contains("priority"), "\(communications)")
@@ -114,8 +120,9 @@ import ReplicaTestSupport
         }
     }
 
-    @Test func compactPagesAreAtMostHalfTheStructuredOnes() async throws {
-        let fixture = try await ToolFixture()
+    @Test(arguments: TestBackend.available)
+    func compactPagesAreAtMostHalfTheStructuredOnes(_ backend: TestBackend) async throws {
+        let fixture = try await ToolFixture(backend)
         let arguments = #"{"query": "launch"}"#
         let structured = await fixture.tool(Guide(level: .complete, format: .structured)).call(arguments: arguments)
         let compact = await fixture.tool(Guide(level: .complete, format: .compact)).call(arguments: arguments)

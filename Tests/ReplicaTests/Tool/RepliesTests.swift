@@ -6,9 +6,11 @@ import Testing
 import ReplicaTestSupport
 
 /// The stream of replies a host watches while the tool runs.
+/// Runs on both backends (``TestBackend``).
 @Suite struct RepliesTests {
-    @Test func repliesComeGroupedByQueryWithPartialThenComplete() async throws {
-        let fixture = try await ToolFixture()
+    @Test(arguments: TestBackend.available)
+    func repliesComeGroupedByQueryWithPartialThenComplete(_ backend: TestBackend) async throws {
+        let fixture = try await ToolFixture(backend)
         let tool = fixture.tool()
         let replies = Recorder<SearchReply>()
         let watcher = Task { [stream = tool.replies] in for await reply in stream { replies.append(reply) } }

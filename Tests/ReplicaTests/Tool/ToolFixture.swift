@@ -6,20 +6,22 @@ import Testing
 import ReplicaTestSupport
 
 /// A store holding notes, messages and expenses as records, projected into account `a`'s index, and
-/// helpers to run the search tool over it.
+/// helpers to run the search tool over it; on either backend (``TestBackend``).
 struct ToolFixture {
-    let directory: TemporaryDirectory
     let clock = Fixtures.ManualClock(Date(timeIntervalSince1970: 1_800_000_000))  // 2027-01-15T08:00:00Z
-    let store: Store
+    /// The store and what it keeps its data in (dropped with the fixture).
+    let storage: TestStore
+    var store: Store { storage.store }
+    var directory: TemporaryDirectory { storage.directory }
     let projections: ProjectionSet
 
     static let amount = AttributeKey("amount")
     static let category = AttributeKey("category")
     static let priority = AttributeKey("priority")
 
-    init() async throws {
-        directory = try TemporaryDirectory()
-        store = try Store(directory: directory.url, configuration: Fixtures.configuration(clock: clock))
+    init(_ backend: TestBackend) async throws {
+        storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock))
+        let store = storage.store
         for account: AccountID in ["a", "b"] { try await store.signIn(account) }
         var message = Projection.default(for: "message")
         message.attributes += [(.authorEmailAddresses, ["fromAddress"]), (.recipientEmailAddresses, ["toAddress"])]
