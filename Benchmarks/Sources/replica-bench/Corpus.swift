@@ -86,6 +86,21 @@ enum Corpus {
         }
     }
 
+    /// Eight-word questions: eight words in a row (letters only, lowercased) from a random paragraph, as
+    /// a person pastes a phrase or types a question; function words ("the", "of") included.
+    static func questions(from paragraphs: [Paragraph], count: Int, seed: UInt64) -> [String] {
+        var generator = SeededGenerator(seed: seed)
+        var questions: [String] = []
+        while questions.count < count {
+            let words = paragraphs.randomElement(using: &generator)!.body.lowercased()
+                .split(whereSeparator: { !$0.isLetter }).filter { $0.count <= 20 }
+            guard words.count >= 8 else { continue }
+            let start = Int.random(in: 0...(words.count - 8), using: &generator)
+            questions.append(words[start..<start + 8].joined(separator: " "))
+        }
+        return questions
+    }
+
     /// Single words found in more than 10% of paragraphs: the worst case for a ranked top 20.
     static func commonWords(from paragraphs: [Paragraph]) -> [String] {
         var documentFrequency: [String: Int] = [:]
