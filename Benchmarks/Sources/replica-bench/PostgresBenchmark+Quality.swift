@@ -68,9 +68,9 @@ extension PostgresBenchmark {
             for backend in ["sqlite", "pg"] {
                 let directory = try Measure.scratchDirectory("quality")
                 defer { Measure.removeDirectory(directory) }
-                let store = backend == "pg"
-                    ? try postgresStore(directory, url: server.appURL, configuration: configuration)
-                    : try Store(directory: URL(fileURLWithPath: directory), configuration: configuration)
+                let store = try backend == "pg"
+                    ? postgresStore(directory, url: server.appURL, configuration: configuration)
+                    : Store(directory: URL(fileURLWithPath: directory), configuration: configuration)
                 let account = AccountID("quality-\(set)")
                 try await store.signIn(account)
                 let indexing = try await Measure.seconds { try await store.index(account: account).indexItems(items) }

@@ -30,7 +30,7 @@ extension PostgresBenchmark {
         var signInTimes: [Double] = []
         let loading = try await Measure.seconds {
             for account in 0..<accounts {
-                signInTimes.append(try await Measure.seconds { try await shared.signIn(name(account)) })
+                signInTimes.append(try await Measure.seconds { _ = try await shared.signIn(name(account)) })
                 try await shared.index(account: name(account)).indexItems(slice(account))
                 if (account + 1) % 100 == 0 { FileHandle.standardError.write(Data("tenancy: \(account + 1) accounts loaded\n".utf8)) }
             }
@@ -86,7 +86,7 @@ extension PostgresBenchmark {
         // accounts' sign-outs from a SQLite store.
         let leaving = stride(from: 0, to: accounts, by: max(accounts / options.signOuts, 1)).filter { $0 != measured }.prefix(options.signOuts)
         var remote: [Double] = []
-        for account in leaving { remote.append(try await Measure.seconds { try await shared.signOut(name(account)) }) }
+        for account in leaving { remote.append(try await Measure.seconds { _ = try await shared.signOut(name(account)) }) }
         let sqliteDirectory = try Measure.scratchDirectory("sqlite-tenants")
         defer { Measure.removeDirectory(sqliteDirectory) }
         let local = try Store(directory: URL(fileURLWithPath: sqliteDirectory))
@@ -95,7 +95,7 @@ extension PostgresBenchmark {
             try await local.index(account: name(account)).indexItems(slice(account))
         }
         var localTimes: [Double] = []
-        for account in leaving { localTimes.append(try await Measure.seconds { try await local.signOut(name(account)) }) }
+        for account in leaving { localTimes.append(try await Measure.seconds { _ = try await local.signOut(name(account)) }) }
         let (a, b) = (Measure.median(remote), Measure.median(localTimes))
         print("| sign-out of a \(size)-item account, p50 (\(remote.count) accounts) (ms) | \(Measure.format(a * 1000)) | SQLite store: \(Measure.format(b * 1000)) "
             + "| \(Measure.format(a / b)) | ≤ 100 ms |")

@@ -113,7 +113,7 @@ enum PostgresBenchmark {
                     try settle(server)
                     times["pg"] = try await search(store, classes, adding: times["pg"] ?? [:])
                     sizes["pg"] = try partitionSize(server, account: account.rawValue)
-                    signOuts.append(try await Measure.seconds { try await store.signOut(account) })
+                    signOuts.append(try await Measure.seconds { _ = try await store.signOut(account) })
                 default:
                     let directory = try Measure.scratchDirectory("sqlite-store")
                     defer { Measure.removeDirectory(directory) }

@@ -104,7 +104,9 @@ final class RawPostgres {
                 """)
             if indexFirst { try connection.executeScript(index) }
             try connection.copy(into: table, columns: ["id", "title", "body"],
-                                rows: paragraphs.lazy.enumerated().map { [.int(Int64($0.offset)), .text($0.element.title), .text($0.element.body)] })
+                                rows: paragraphs.lazy.enumerated().map { number, paragraph -> [PostgresValue] in
+                                    [.int(Int64(number)), .text(paragraph.title), .text(paragraph.body)]
+                                })
             if !indexFirst { try connection.executeScript(index) }
         }
     }
