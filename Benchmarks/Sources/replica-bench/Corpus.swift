@@ -96,7 +96,7 @@ enum Corpus {
                 .split(whereSeparator: { !$0.isLetter }).filter { $0.count <= 20 }
             guard words.count >= 8 else { continue }
             let start = Int.random(in: 0...(words.count - 8), using: &generator)
-            questions.append(words[start..<start + 8].joined(separator: " "))
+            questions.append(words[start..<start + 8].map(String.init).joined(separator: " "))
         }
         return questions
     }

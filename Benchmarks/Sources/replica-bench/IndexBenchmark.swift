@@ -46,7 +46,7 @@ enum IndexBenchmark {
                 } else {
                     let store = try Store(directory: URL(fileURLWithPath: directory))
                     try await store.signIn("bench")
-                    let index = try store.index(account: "bench")
+                    let index = try await store.index(account: "bench")
                     let items = paragraphs.map(makeItem)
                     let seconds = try await Measure.seconds { try await index.indexItems(items) }
                     replicaRates.append(Double(paragraphs.count) / seconds)

@@ -99,7 +99,7 @@ do {
         FileHandle.standardError.write(Data("loaded\n".utf8))
         for _ in 0..<3 {
             let directory = try Measure.scratchDirectory("profile")
-            let index = try Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
+            let index = try await Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
             let seconds = try await Measure.seconds { try await index.indexItems(items) }
             print("\(Int(Double(items.count) / seconds)) items/s")
             Measure.removeDirectory(directory)
