@@ -77,7 +77,7 @@ let package = Package(
         // contract, the search tool. It re-exports ReplicaIndex, ReplicaCore and ReplicaEmbedding.
         .target(
             name: "Replica",
-            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "CSpawn"],
+            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaPostgresStore", "CSpawn"],
             plugins: ["EmbedMigrations"]),
 
         // Sources (plugins): they depend on the library's source contract; the library never on them.
@@ -85,9 +85,9 @@ let package = Package(
         .target(name: "ReplicaGit", dependencies: ["Replica", "ReplicaFileTree", "CGit2"], path: "Plugins/Git"),
         .target(name: "ReplicaExec", dependencies: ["Replica"], path: "Plugins/Exec", exclude: ["examples"]),
 
-        // replica's store on PostgreSQL (issue 20, in progress): the schema of migrations/postgres/, with
-        // row-level security and a partition per account, and an index kept there behind ReplicaIndex's
-        // seam. The catalog and the record store are not there yet, so no Store opens on a database.
+        // replica's store on PostgreSQL: the schema of migrations/postgres/, with row-level security and a
+        // partition per account, and an index kept there behind ReplicaIndex's seam. The library's catalog
+        // and record store on PostgreSQL build on it (Sources/Replica/Storage/Postgres).
         .target(
             name: "ReplicaPostgresStore",
             dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaPostgres", "ReplicaSQLite"],
@@ -105,7 +105,7 @@ let package = Package(
             path: "Sources/Build/EmbedMigrations"),
 
         // Tests mirror the targets; shared helpers live in a non-product target.
-        .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres"], path: "Tests/ReplicaTestSupport"),
+        .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresStoreTests", dependencies: ["ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport"]),

@@ -31,6 +31,11 @@ enum ReplicaCommand {
     /// The options that come before the command word.
     static let globalOptions: [Option] = [
         .value("--store", "DIR", "the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,\nelse ~/.local/share/replica)"),
+        .value("--database", "URL", """
+            keep the accounts' content in this PostgreSQL database, such as
+            postgresql://replica_app:PASSWORD@HOST/replica (default: $REPLICA_DATABASE, else
+            SQLite files in the store); --store still names where local files go
+            """),
         .value("--config", "FILE", """
             the configuration file (default: $REPLICA_CONFIG, else config.json in the
             store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
@@ -45,7 +50,7 @@ enum ReplicaCommand {
         return """
             replica — local, account-scoped search indexes, kept fresh.
 
-            Usage: replica [--store DIR] COMMAND [OPTIONS] [ARGUMENTS]
+            Usage: replica [--store DIR] [--database URL] COMMAND [OPTIONS] [ARGUMENTS]
 
             Commands:
             \(list.joined(separator: "\n"))
@@ -107,6 +112,7 @@ enum ReplicaCommand {
             }
             _ = globals.flag("--help")
             let store = try globals.value("--store")
+            let databaseURL = try globals.value("--database")
             let config = try globals.value("--config")
             try globals.finish()
             guard let word = rest.first else {
@@ -132,8 +138,10 @@ enum ReplicaCommand {
             let directory = store ?? environment["REPLICA_STORE"].flatMap { $0.isEmpty ? nil : $0 }
             let storeDirectory = directory.map { URL(fileURLWithPath: $0) } ?? Store.defaultDirectory
             let configurationFile = config ?? environment["REPLICA_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+            let url = databaseURL ?? environment["REPLICA_DATABASE"].flatMap { $0.isEmpty ? nil : $0 }
             let context = Context(
                 storeDirectory: storeDirectory,
+                database: url.map { .postgres(url: $0) } ?? .sqlite,
                 configurationFile: configurationFile.map { URL(fileURLWithPath: $0) }
                     ?? (directory != nil ? storeDirectory.appendingPathComponent("config.json")
                         : URL(fileURLWithPath: ConfigurationFile.defaultDirectory.path).appendingPathComponent("config.json")),

@@ -8,26 +8,32 @@ import ReplicaPostgres
 ///
 /// Each write is one transaction, each read one read-only snapshot (`REPEATABLE READ`); both name the
 /// account in `replica.account`, so the database's row-level security holds them to it, and every
-/// statement names the account and the index itself as well. A write that PostgreSQL rolls back for a
+/// statement names the account and the index itself as well. Opened under a sign-in (`generation`), each
+/// transaction first checks that the account is still signed in under it (``PostgresSignIn``). A write that PostgreSQL rolls back for a
 /// serialization failure or a deadlock runs again (the client's back-off), then fails in words.
 package final class PostgresIndexStorage: IndexStorage {
     let pool: PostgresPool
     let account: AccountID
     let indexName: String
+    /// The sign-in the index was opened under; `nil`: not checked (an index opened outside a store).
+    let generation: Int64?
     private let vectorCache = VectorCache()
 
     /// Opens the index `indexName` of `account`, making the account's partitions if it has none yet.
     ///
     /// The schema must be current (``PostgresSchema/migrate(_:)``, run as its owner).
+    ///
+    /// - Parameter generation: the sign-in every transaction checks first (see ``PostgresSignIn``).
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
-    package init(pool: PostgresPool, account: AccountID, indexName: String) throws {
+    package init(pool: PostgresPool, account: AccountID, indexName: String, generation: Int64? = nil) throws {
         self.pool = pool
         self.account = account
         self.indexName = indexName
+        self.generation = generation
         try Self.storageErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
-                    try Self.begin(connection, account: account)
+                    try begin(connection, writing: true)
                     try connection.execute("SELECT replica.add_account()")
                     // A new index owes its owner a reindex of everything, as a new SQLite file does; the
                     // 'created' row makes that happen once, not at every open.
@@ -43,19 +49,31 @@ package final class PostgresIndexStorage: IndexStorage {
         }
     }
 
-    /// Names the account for the transaction's policies.
-    static func begin(_ connection: PostgresConnection, account: AccountID) throws {
-        try connection.execute("SELECT set_config('replica.account', $1, true)", [.text(account.rawValue)])
+    /// Names the account for the transaction's policies, and checks the sign-in the index was opened under.
+    func begin(_ connection: PostgresConnection, writing: Bool) throws {
+        try PostgresSignIn.name(account, on: connection)
+        if let generation { try PostgresSignIn.check(connection, account: account, generation: generation, locking: writing) }
     }
 
-    /// The client's errors as the layers above the seam see them: ``ReplicaError/Code/storage``, in the
-    /// client's words (never row data).
-    static func storageErrors<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as PostgresError {
-            throw ReplicaError(.storage, error.message, cause: error)
+    /// The names of the indexes `account` has, in order.
+    @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
+    package static func indexNames(pool: PostgresPool, account: AccountID) throws -> [String] {
+        try storageErrors {
+            try pool.withConnection { connection in
+                try connection.transaction {
+                    try PostgresSignIn.name(account, on: connection)
+                    let result = try connection.execute(
+                        "SELECT index_name FROM replica.meta WHERE account = $1 AND key = 'created' ORDER BY index_name COLLATE \"C\"",
+                        [.text(account.rawValue)])
+                    return (0..<result.rowCount).compactMap { result.string($0, 0) }
+                }
+            }
         }
+    }
+
+    /// The client's errors as the layers above the seam see them (``translatingPostgresErrors(_:)``).
+    static func storageErrors<T>(_ body: () throws -> T) throws -> T {
+        try translatingPostgresErrors(body)
     }
 
     package func write<T: Sendable>(now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
@@ -71,7 +89,7 @@ package final class PostgresIndexStorage: IndexStorage {
         try Self.storageErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
-                    try Self.begin(connection, account: account)
+                    try begin(connection, writing: true)
                     try prepare()
                     return try body(PostgresIndexWriter(connection: connection, account: account, indexName: indexName, now: now,
                                                         defaultLifetime: defaultLifetime))
@@ -87,7 +105,7 @@ package final class PostgresIndexStorage: IndexStorage {
                 try pool.withConnection { connection in
                     try connection.transaction(.repeatableRead) {
                         try connection.executeScript("SET TRANSACTION READ ONLY")
-                        try Self.begin(connection, account: account)
+                        try begin(connection, writing: false)
                         try prepare()
                         return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName,
                                                             vectorCache: vectorCache, now: now))
@@ -101,7 +119,7 @@ package final class PostgresIndexStorage: IndexStorage {
     package func size() -> Int {
         let bytes = try? pool.withConnection { connection in
             try connection.transaction {
-                try Self.begin(connection, account: account)
+                try PostgresSignIn.name(account, on: connection)
                 return try connection.execute("""
                     SELECT (SELECT coalesce(sum(pg_column_size(i.*)), 0) FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2)
                          + (SELECT coalesce(sum(pg_column_size(v.*)), 0) FROM replica.vectors AS v WHERE v.account = $1 AND v.index_name = $2)

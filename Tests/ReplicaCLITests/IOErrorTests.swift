@@ -20,7 +20,9 @@ import ReplicaTestSupport
     /// A store with one committed record, projected, and a file tree source with one file, synced.
     static func makeTemplate(at directory: String) throws {
         let store = directory + "/template"
-        try Fixtures.signIn(store: store, "a")
+        // Signed in by a process, not a `Store` of the test process, which might close its catalog (and
+        // remove its `-shm` file) while a trial copies the template (SwitchAccountKillTests says more).
+        #expect(try ReplicaProcess.run(["--store", store, "accounts", "sign-in", "a"]).status == 0)
         #expect(try ReplicaProcess.run(["--store", store, "records", "import", "-"],
                                        input: #"{"account": "a", "kind": "note", "id": "1", "version": 1, "fields": {"title": "harbor plan"}}"#).status == 0)
         try FileManager.default.createDirectory(atPath: directory + "/tree", withIntermediateDirectories: true)

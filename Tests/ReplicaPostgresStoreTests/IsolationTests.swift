@@ -16,7 +16,7 @@ struct IsolationTests {
                          "tombstones", "quarantine", "source_entries", "vectors", "embedded", "enrichment", "activities"]
 
     init() throws {
-        database = try migratedDatabase()
+        database = try PostgresTestServer.makeMigratedDatabase()
     }
 
     /// An app connection working as `account`, whose partitions it has made.

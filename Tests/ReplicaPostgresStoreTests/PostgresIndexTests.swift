@@ -15,7 +15,7 @@ struct PostgresIndexTests {
     let folder: TemporaryDirectory
 
     init() throws {
-        database = try migratedDatabase()
+        database = try PostgresTestServer.makeMigratedDatabase()
         pool = PostgresPool(url: database.url, maximumConnections: 2)
         folder = try TemporaryDirectory("replica-pg-index")
     }

@@ -16,7 +16,7 @@ struct PostgresIndexWriterTests {
     let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     init() throws {
-        database = try migratedDatabase()
+        database = try PostgresTestServer.makeMigratedDatabase()
         connection = try PostgresConnection(url: database.url)
     }
 

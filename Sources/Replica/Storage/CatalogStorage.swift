@@ -130,8 +130,7 @@ extension CatalogStorage {
     @available(*, noasync, message: "it waits for the storage; in async code run it in Blocking.run")
     package func requireSignedIn(_ id: AccountID, generation: Int64) throws {
         guard let current = try account(id), current.state == .signedIn, current.generation == generation else {
-            throw ReplicaError(.accountNotSignedIn,
-                               "account '\(id)' was signed out after its files were opened; nothing was read or written. Sign it in again to use it")
+            throw ReplicaError.signedOutSinceOpened(id)
         }
     }
 

@@ -39,6 +39,9 @@ package struct SignInLease: Sendable {
     let catalog: any CatalogStorage
     package let account: AccountID
     package let generation: Int64
+    /// The storages check the sign-in themselves, in their own transactions (PostgreSQL): the index's
+    /// check of the catalog would only repeat it.
+    var checkedByStorage = false
 
     /// Fails with code `accountNotSignedIn` unless the account is still signed in under ``generation``.
     @available(*, noasync, message: "it waits for the catalog; in async code run it in Blocking.run")
@@ -48,6 +51,6 @@ package struct SignInLease: Sendable {
 
     /// The same check, as the index takes it.
     var index: IndexLease {
-        IndexLease(generation: generation, check: check)
+        checkedByStorage ? IndexLease(generation: generation, check: {}) : IndexLease(generation: generation, check: check)
     }
 }

@@ -61,6 +61,9 @@ public struct StoreStatus: Sendable {
 
     /// The store's directory.
     public var directory: URL
+    /// The database the accounts' content is in (role, server, database; never a password); `nil` when
+    /// it is in SQLite files in ``directory``.
+    public var database: String?
     /// The signed-in accounts.
     public var accounts: [AccountStatus]
     /// The embedding model semantic search uses, or why it is off.
@@ -94,7 +97,8 @@ extension Store {
             accounts.append(StoreStatus.AccountStatus(id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
                                                       records: records))
         }
-        return StoreStatus(directory: directory, accounts: accounts, semanticSearch: configuration.embedder?.modelIdentifier)
+        return StoreStatus(directory: directory, database: home.databaseDescription, accounts: accounts,
+                           semanticSearch: configuration.embedder?.modelIdentifier)
     }
 
     private func recordsStatus(_ account: AccountID) async throws -> StoreStatus.RecordsStatus? {
@@ -137,6 +141,7 @@ extension StoreStatus {
     public var json: JSON {
         .object([
             ("store", .string(directory.path)),
+            ("database", database.map(JSON.string) ?? .null),
             ("semanticSearch", semanticSearch.map { .object([("model", .string($0))]) } ?? .null),
             ("accounts", .array(accounts.map { account in
                 .object([

@@ -1,11 +1,15 @@
 import Foundation
 import Synchronization
 
-/// A directory holding every account's indexes, records and sources, and the catalog of accounts.
+/// Every account's indexes, records and sources, and the catalog of accounts: in a directory of SQLite
+/// files (the default, for devices), or in a PostgreSQL database that many app processes share (servers).
 ///
-/// Each account's files live in a folder of their own (`accounts/<id>/`), so signing an account out
-/// deletes every byte of its text by deleting that folder: nothing is left in shared index pages, free
-/// pages or write-ahead logs. Folders are created with mode 0700 and files with 0600.
+/// In a directory, each account's files live in a folder of their own (`accounts/<id>/`), so signing an
+/// account out deletes every byte of its text by deleting that folder: nothing is left in shared index
+/// pages, free pages or write-ahead logs. Folders are created with mode 0700 and files with 0600. In a
+/// database, each account's content is in partitions of its own, dropped at sign-out, and row-level
+/// security holds every transaction to one account (`docs/postgres.md`); the directory keeps only what
+/// is local to the machine.
 ///
 /// A store may be used by several processes at once: writers take turns and wait for each other.
 ///
@@ -18,7 +22,35 @@ import Synchronization
 /// let results = try await store.search(SearchQuery("launch risk"))
 /// try await store.switchAccount(to: "bob")   // on logout: alice's text is gone from disk
 /// ```
+///
+/// On a server, the same store in a PostgreSQL database:
+/// ```swift
+/// let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"),
+///                       database: .postgres(url: "postgresql://replica_app:secret@db.internal/replica"))
+/// ```
 public final class Store: Sendable {
+    /// Where a store keeps its accounts' content.
+    public enum Database: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+        /// SQLite files in the store's directory: the embedded default.
+        case sqlite
+        /// A PostgreSQL database, given as a libpq URL (`postgresql://USER:PASSWORD@HOST:PORT/DATABASE`,
+        /// or `postgresql:///DATABASE?host=/socket/folder`). Its schema is created or upgraded when the
+        /// store is opened as the schema's owner role (`docs/postgres.md`); the app's own role then finds
+        /// it current.
+        case postgres(url: String)
+
+        /// Which kind of database, never its URL (which may hold a password).
+        public var description: String {
+            switch self {
+            case .sqlite: "SQLite files"
+            case .postgres: "a PostgreSQL database"
+            }
+        }
+
+        /// The same as ``description``: a URL printed by a debugger or a log would show its password.
+        public var debugDescription: String { description }
+    }
+
     /// How a store behaves.
     public struct Configuration: Sendable {
         /// Settings for every index the store opens.
@@ -38,11 +70,14 @@ public final class Store: Sendable {
     /// The name of the index used when none is given; meant for prototypes — apps name theirs.
     public static let defaultIndexName = "default"
 
-    /// The store's directory.
+    /// The store's directory: all of it on SQLite; with a database, what is local to this machine.
     public let directory: URL
+    /// Where the accounts' content is kept.
+    public let database: Database
     /// How the store behaves.
     public let configuration: Configuration
-    let catalog: any CatalogStorage
+    let home: any StoreHome
+    var catalog: any CatalogStorage { home.catalog }
     private let cache = Mutex(Cache())
 
     private struct Cache {
@@ -56,14 +91,20 @@ public final class Store: Sendable {
         var name: String
     }
 
-    /// Opens (creating if needed) the store at `directory`, and finishes any sign-out a previous process
-    /// left halfway.
+    /// Opens (creating if needed) the store at `directory`, or in `database`, and finishes any sign-out a
+    /// previous process left halfway.
     ///
+    /// - Parameters:
+    ///   - directory: the store's folder: everything, on SQLite; with a database, only what is local to
+    ///     this machine (a file tree's scratch), never an account's content.
+    ///   - database: where the accounts' content is kept; SQLite files in `directory` by default.
     /// - Throws: `ReplicaError` when the directory cannot be created or the catalog is unreadable or
     ///   written by a newer replica, and with code `fileSystem` when the store is on a file system mounted
-    ///   read-only.
-    public init(directory: URL, configuration: Configuration = Configuration()) throws {
+    ///   read-only; with a database, `storage` in words when it cannot be reached or its schema is behind
+    ///   and the role may not upgrade it, and `newerSchema` for a schema a newer replica made.
+    public init(directory: URL, database: Database = .sqlite, configuration: Configuration = Configuration()) throws {
         self.directory = directory.standardizedFileURL
+        self.database = database
         self.configuration = configuration
         try FileSystem.makePrivateDirectory(self.directory.path)
         // Asked before SQLite is: whether SQLite can still read a read-only file depends on the write-ahead
@@ -71,8 +112,10 @@ public final class Store: Sendable {
         // database file … journal_mode") would not say why it cannot.
         guard !FileSystem.isOnReadOnlyFileSystem(self.directory.path) else { throw Self.readOnlyFileSystem(self.directory.path) }
         do {
-            try FileSystem.makeDirectory(self.directory.path + "/accounts")
-            catalog = try SQLiteCatalog(path: self.directory.path + "/catalog.sqlite")
+            switch database {
+            case .sqlite: home = try FolderHome(directory: self.directory.path)
+            case .postgres(let url): home = try PostgresHome(url: url, directory: self.directory.path)
+            }
         } catch where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
             throw Self.readOnlyFileSystem(self.directory.path, cause: error)
         }
@@ -181,7 +224,7 @@ public final class Store: Sendable {
     private func freeSpace(byRemoving account: AccountID) throws -> Bool {
         guard let record = try catalog.account(account) else { return false }
         forget(accounts: [account])
-        try FileSystem.removeTree(directory.path + "/" + record.directory)
+        try home.removeContent(of: record)
         configuration.events(StoreEvent(kind: .signOutCompleted, account: account, indexName: nil,
                                         message: "the disk was too full to record the sign-out of account '\(account)'; its files were deleted first to make room"))
         return true
@@ -199,7 +242,7 @@ public final class Store: Sendable {
     private func finishSignOut(_ account: AccountID) throws {
         guard let record = try catalog.account(account) else { return }
         forget(accounts: [account])
-        try FileSystem.removeTree(directory.path + "/" + record.directory)
+        try home.removeContent(of: record)
         CrashPoints.reach("signOut.filesRemoved")
         try catalog.deleteSignedOut(account)
     }
@@ -225,10 +268,8 @@ public final class Store: Sendable {
             // that file is gone; open the new one.
             forget(accounts: [account])
         }
-        let folder = directory.path + "/" + record.directory + "/indexes"
-        try FileSystem.makeDirectory(folder)
-        let index = try SearchableIndex(path: folder + "/\(name).sqlite", name: name, account: account,
-                                        signIn: lease(record).index, configuration: configuration.index, events: configuration.events)
+        let index = try home.openIndex(named: name, of: record, lease: lease(record), configuration: configuration.index,
+                                       events: configuration.events)
         return cache.withLock { cache in
             if let existing = cache.indexes[key], existing.signIn.generation == record.generation { return existing }
             cache.indexes[key] = index
@@ -237,14 +278,14 @@ public final class Store: Sendable {
     }
 
     private func lease(_ record: AccountRecord) -> SignInLease {
-        SignInLease(catalog: catalog, account: record.id, generation: record.generation)
+        SignInLease(catalog: catalog, account: record.id, generation: record.generation, checkedByStorage: home.storagesCheckSignIn)
     }
 
     /// The index if the account is signed in and the index exists; never creates either.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
         guard let record = try catalog.account(account), record.state == .signedIn,
-              FileSystem.exists(directory.path + "/" + record.directory + "/indexes/\(name).sqlite")
+              try home.indexNames(of: record).contains(name)
         else { return nil }
         return try index(named: name, account: account)
     }
@@ -298,9 +339,7 @@ public final class Store: Sendable {
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func indexNames(for account: AccountID) throws -> [String] {
         guard let record = try catalog.account(account) else { return [] }
-        return try FileSystem.entries(of: directory.path + "/" + record.directory + "/indexes")
-            .filter { $0.hasSuffix(".sqlite") }
-            .map { String($0.dropLast(".sqlite".count)) }
+        return try home.indexNames(of: record)
     }
 
     static func validateIndexName(_ name: String) throws {
@@ -360,11 +399,7 @@ public final class Store: Sendable {
             if storage.signIn.generation == record.generation { return storage }
             forget(accounts: [account])
         }
-        let folder = directory.path + "/" + record.directory
-        let path = folder + "/records.sqlite"
-        if !creating && !FileSystem.exists(path) { return nil }
-        try FileSystem.makeDirectory(folder)
-        let storage = try SQLiteRecordStorage(path: path, account: account, signIn: lease(record))
+        guard let storage = try home.openRecords(of: record, lease: lease(record), creating: creating) else { return nil }
         return cache.withLock { cache in
             if let existing = cache.records[account], existing.signIn.generation == record.generation { return existing }
             cache.records[account] = storage

@@ -43,6 +43,7 @@ enum StatusCommand: Command {
             return
         }
         Output.line("store: \(status.directory.path)")
+        if let database = status.database { Output.line("database: \(database)") }
         Output.line(status.semanticSearch.map { "semantic search: \($0)" } ?? Context.missingModelReason ?? "semantic search is off")
         if status.accounts.isEmpty {
             Output.line("no accounts signed in")

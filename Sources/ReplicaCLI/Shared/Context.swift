@@ -6,6 +6,9 @@ import ReplicaEmbedding
 struct Context {
     /// `--store DIR`, or `REPLICA_STORE`, or the XDG data directory.
     var storeDirectory: URL
+    /// `--database URL`, or `REPLICA_DATABASE`: where the accounts' content is kept (SQLite files in the
+    /// store's directory when neither is given).
+    var database: Store.Database = .sqlite
     /// `--config FILE`, or `REPLICA_CONFIG`, or `config.json` in the store given by `--store` or
     /// `REPLICA_STORE`, or the XDG configuration directory's `replica/config.json`.
     var configurationFile: URL
@@ -35,7 +38,7 @@ struct Context {
             if Self.modelFolderNamed { Output.note("semantic search is off: \(ReplicaError.message(of: error))") }
         }
         if enriching { try self.configuration().enrichment.apply(to: &configuration.enrichment) }
-        return try Store(directory: storeDirectory, configuration: configuration)
+        return try Store(directory: storeDirectory, database: database, configuration: configuration)
     }
 
     /// Whether semantic search was turned off on purpose (`REPLICA_MODEL_DIR=off`): nothing to warn of.

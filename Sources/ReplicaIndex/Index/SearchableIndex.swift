@@ -17,6 +17,15 @@ package struct IndexLease: Sendable {
     }
 }
 
+extension ReplicaError {
+    /// An account signed out (by this process or another) after its storage was opened under an earlier
+    /// sign-in: the same words whichever storage notices.
+    package static func signedOutSinceOpened(_ account: AccountID) -> ReplicaError {
+        ReplicaError(.accountNotSignedIn,
+                     "account '\(account)' was signed out after its files were opened; nothing was read or written. Sign it in again to use it")
+    }
+}
+
 /// One named index of one account: Core Spotlight's `CSSearchableIndex`, kept in a SQLite file.
 ///
 /// Get one from a ``Store``, for an account signed in with `Store.signIn`. Indexing an item whose

@@ -175,6 +175,12 @@ enum DocCommentSnippets {
 
     /// Sources/Replica/Store/Store.swift, snippet 2.
     static func Replica_Store_Store_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"),
+                              database: .postgres(url: "postgresql://replica_app:secret@db.internal/replica"))
+    }
+
+    /// Sources/Replica/Store/Store.swift, snippet 3.
+    static func Replica_Store_Store_3(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let found = try await store.fetchItems(withIdentifiers: ["note:alice:42"], account: "alice")
     }
 

@@ -6,17 +6,15 @@ import Replica
 @available(*, deprecated, message: "compiled only, to check the README; never called")
 enum READMESnippet11 {
     static func run() async throws {
-        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"))
-        var configuration = SearchTool.Configuration(guide: .focused(.communications))
-        configuration.contactResolver = FixedContactResolver(ResolvedContact(displayName: "Ada Lovelace",
-                                                                             emailAddresses: ["ada@example.com"]))
-        // The record store is asked about records, which the app projects into "Notes" (the same projections
-        // its engine uses; with them the tool catches up before each call). A delegate (HydrationDelegate)
-        // would be asked about items the app indexed itself.
-        configuration.hydration = Hydration(projections: ProjectionSet(indexName: "Notes"))
-        let tool = SearchTool(store: store, configuration: configuration)
-        let result = await tool.call(arguments: #"{"query": "launch", "from": "me", "sent": {"after": "-7d"}}"#)
-        print(result.text)
-        for await reply in tool.replies { print(reply.label ?? "") }   // query token, stage token, label, content, status
+        // The app's role, as an operator created it (below). The folder keeps only what is local to this
+        // machine (a file tree's scratch); no account's content is written there.
+        let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"),
+                              database: .postgres(url: "postgresql://replica_app:secret@db.internal/replica"))
+        try await store.signIn("alice")
+        let notes = try await store.index(named: "Notes", account: "alice")
+        var attributes = AttributeSet(contentType: .plainText)
+        attributes.title = "Launch plan"
+        try await notes.indexItems([SearchableItem(uniqueIdentifier: "note:alice:1", attributeSet: attributes)])
+        print(try await store.search(SearchQuery("launch")).count)   // any process on the database finds it
     }
 }

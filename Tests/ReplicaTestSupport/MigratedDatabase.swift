@@ -1,11 +1,11 @@
 import ReplicaPostgres
-import ReplicaTestSupport
-@testable import ReplicaPostgresStore
+import ReplicaPostgresStore
 
-/// A database of the test's own with replica's schema, set up as an operator would: made by an owner
-/// role that may bypass row-level security, the app role (the database's URL) granted its use.
-func migratedDatabase() throws -> PostgresTestDatabase {
-    let database = try PostgresTestServer.makeDatabase()
+extension PostgresTestServer {
+    /// A database of the test's own with replica's schema, set up as an operator would: made by an owner
+    /// role that may bypass row-level security, the app role (the database's URL) granted its use.
+    public static func makeMigratedDatabase() throws -> PostgresTestDatabase {
+        let database = try makeDatabase()
         let admin = try PostgresConnection(url: database.adminURL)
         try admin.executeScript("""
             DO $$ BEGIN CREATE ROLE replica_owner NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
@@ -14,5 +14,6 @@ func migratedDatabase() throws -> PostgresTestDatabase {
             """)
         try PostgresSchema.migrate(admin)
         try admin.executeScript("RESET ROLE; " + PostgresSchema.grants(to: database.parameters["user"] ?? "replica_app"))
-    return database
+        return database
+    }
 }

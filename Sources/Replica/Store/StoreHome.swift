@@ -1,0 +1,133 @@
+import Foundation
+import ReplicaPostgres
+import ReplicaPostgresStore
+
+/// Where a store keeps its accounts: the files of its folder (SQLite, the default) or a PostgreSQL
+/// database. `Store` asks this what differs between the two (opening an account's indexes and records,
+/// listing its indexes, removing everything of it) and nothing else; both give it the same storages.
+protocol StoreHome: Sendable {
+    /// The accounts and their sources.
+    var catalog: any CatalogStorage { get }
+
+    /// The database, for display (role, server and database name, never a password); `nil` for files.
+    var databaseDescription: String? { get }
+
+    /// Whether the storages check an account's sign-in themselves, inside their own transactions (so the
+    /// lease's check of the catalog would only repeat it).
+    var storagesCheckSignIn: Bool { get }
+
+    /// Opens (creating if needed) an index of a signed-in account.
+    @available(*, noasync, message: "it waits for the storage; in async code run it in Blocking.run")
+    func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
+                   events: @escaping @Sendable (StoreEvent) -> Void) throws -> SearchableIndex
+
+    /// The names of the account's indexes, in order.
+    @available(*, noasync, message: "it waits for the storage; in async code run it in Blocking.run")
+    func indexNames(of account: AccountRecord) throws -> [String]
+
+    /// Opens the account's records, creating them only when `creating`; `nil` when it has none and not
+    /// `creating`.
+    @available(*, noasync, message: "it waits for the storage; in async code run it in Blocking.run")
+    func openRecords(of account: AccountRecord, lease: SignInLease, creating: Bool) throws -> (any RecordStorage)?
+
+    /// Removes everything the home holds of an account being signed out: its indexes, records and sources'
+    /// scratch. Its catalog entry is left for the caller to delete last.
+    @available(*, noasync, message: "it waits for the storage; in async code run it in Blocking.run")
+    func removeContent(of account: AccountRecord) throws
+}
+
+/// The embedded default: a folder of SQLite files, `catalog.sqlite` and `accounts/<id>/` for each account
+/// (`records.sqlite`, `indexes/<name>.sqlite`). Removing an account removes its folder.
+struct FolderHome: StoreHome {
+    let directory: String
+    let catalog: any CatalogStorage
+
+    var storagesCheckSignIn: Bool { false }
+    var databaseDescription: String? { nil }
+
+    init(directory: String) throws {
+        self.directory = directory
+        try FileSystem.makeDirectory(directory + "/accounts")
+        catalog = try SQLiteCatalog(path: directory + "/catalog.sqlite")
+    }
+
+    func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
+                   events: @escaping @Sendable (StoreEvent) -> Void) throws -> SearchableIndex {
+        let folder = directory + "/" + account.directory + "/indexes"
+        try FileSystem.makeDirectory(folder)
+        return try SearchableIndex(path: folder + "/\(name).sqlite", name: name, account: account.id, signIn: lease.index,
+                                   configuration: configuration, events: events)
+    }
+
+    func indexNames(of account: AccountRecord) throws -> [String] {
+        try FileSystem.entries(of: directory + "/" + account.directory + "/indexes")
+            .filter { $0.hasSuffix(".sqlite") }
+            .map { String($0.dropLast(".sqlite".count)) }
+            .sorted()
+    }
+
+    func openRecords(of account: AccountRecord, lease: SignInLease, creating: Bool) throws -> (any RecordStorage)? {
+        let folder = directory + "/" + account.directory
+        let path = folder + "/records.sqlite"
+        if !creating && !FileSystem.exists(path) { return nil }
+        try FileSystem.makeDirectory(folder)
+        return try SQLiteRecordStorage(path: path, account: account.id, signIn: lease)
+    }
+
+    func removeContent(of account: AccountRecord) throws {
+        try FileSystem.removeTree(directory + "/" + account.directory)
+    }
+}
+
+/// A PostgreSQL database (schema `replica`), shared by every process of the app: the catalog, and each
+/// account's indexes and records in its rows and partitions, held to the account by row-level security.
+/// The store's folder keeps only what is local to this machine (a file tree's scratch). Removing an
+/// account drops its partitions and deletes its rows (`replica.remove_account()`).
+struct PostgresHome: StoreHome {
+    let directory: String
+    let catalog: any CatalogStorage
+    /// The connections of indexes and record stores; the catalog has a pool of its own.
+    let pool: PostgresPool
+    let databaseDescription: String?
+
+    var storagesCheckSignIn: Bool { true }
+
+    /// Connects, and brings the schema up to date when it is behind (which only its owner role may do).
+    @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
+    init(url: String, directory: String) throws {
+        self.directory = directory
+        databaseDescription = try translatingPostgresErrors {
+            let connection = try PostgresConnection(url: url)
+            try PostgresSchema.migrate(connection)
+            return "postgresql: \(connection.userName) on \(connection.serverDescription), database \(connection.databaseName)"
+        }
+        catalog = PostgresCatalog(pool: PostgresPool(url: url, maximumConnections: 2))
+        pool = PostgresPool(url: url, maximumConnections: 4)
+    }
+
+    func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
+                   events: @escaping @Sendable (StoreEvent) -> Void) throws -> SearchableIndex {
+        let storage = try PostgresIndexStorage(pool: pool, account: account.id, indexName: name, generation: account.generation)
+        return SearchableIndex(storage: storage, name: name, account: account.id, signIn: lease.index, configuration: configuration, events: events)
+    }
+
+    func indexNames(of account: AccountRecord) throws -> [String] {
+        try PostgresIndexStorage.indexNames(pool: pool, account: account.id)
+    }
+
+    func openRecords(of account: AccountRecord, lease: SignInLease, creating: Bool) throws -> (any RecordStorage)? {
+        try PostgresRecordStorage.open(pool: pool, account: account.id, signIn: lease, creating: creating)
+    }
+
+    func removeContent(of account: AccountRecord) throws {
+        try translatingPostgresErrors {
+            try pool.withConnection { connection in
+                try connection.transaction {
+                    try PostgresSignIn.name(account.id, on: connection)
+                    try connection.execute("SELECT replica.remove_account()")
+                }
+            }
+        }
+        try FileSystem.removeTree(directory + "/" + account.directory)
+    }
+}

@@ -1,0 +1,46 @@
+import ReplicaCore
+import ReplicaIndex
+import ReplicaPostgres
+
+/// The check every transaction on an account's rows makes first, in the transaction itself: that the
+/// account is still signed in under the sign-in its storage was opened with (`replica.accounts`).
+///
+/// A write takes a share lock on the account's catalog row. Recording a sign-out updates that row, so it
+/// waits for every write that passed the check to commit, and every write that starts after it was
+/// recorded fails the check: nothing is ever written into an account being removed, as on SQLite, where
+/// the check holds the file's write lock.
+package enum PostgresSignIn {
+    /// Fails with ``ReplicaError/Code/accountNotSignedIn`` unless `account` is signed in under `generation`.
+    ///
+    /// - Parameter locking: hold the account's catalog row until the transaction ends (writes).
+    package static func check(_ connection: PostgresConnection, account: AccountID, generation: Int64, locking: Bool) throws {
+        let found = try connection.execute(
+            locking ? "SELECT 1 FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn' FOR SHARE"
+                    : "SELECT 1 FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn'",
+            [.text(account.rawValue), .int(generation)])
+        guard found.rowCount == 1 else { throw ReplicaError.signedOutSinceOpened(account) }
+    }
+
+    /// Names the account for the transaction's row-level policies (`replica.account`).
+    package static func name(_ account: AccountID, on connection: PostgresConnection) throws {
+        try connection.execute("SELECT set_config('replica.account', $1, true)", [.text(account.rawValue)])
+    }
+}
+
+/// Runs `body`, turning a ``PostgresError`` it throws into a ``ReplicaError`` with code `storage`, in the
+/// client's words (never row data), with the client's error as the cause; any other error passes through.
+package func translatingPostgresErrors<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as PostgresError {
+        throw ReplicaError(.storage, error.message, cause: error)
+    }
+}
+
+extension PostgresResult {
+    /// The first column of the first row as an integer; `nil` when there is no row or it is NULL.
+    package var firstInt: Int64? { rowCount > 0 ? int(0, 0) : nil }
+
+    /// The first column of the first row as text; `nil` when there is no row or it is NULL.
+    package var firstString: String? { rowCount > 0 ? string(0, 0) : nil }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
+import ReplicaPostgres
+import ReplicaTestSupport
+import Synchronization
+
+/// What is particular to a store kept in PostgreSQL: several `Store` values (several app processes) on
+/// one database, nothing of an account's content on the local disk, a sign-out that removes every row of
+/// the account and waits for the writes that checked their sign-in, and the schema's owner. What both
+/// homes share is tested on both by the suites that take a backend as their argument.
+@Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+struct PostgresStoreTests {
+    let database: PostgresTestDatabase
+    let first: TemporaryDirectory
+    let second: TemporaryDirectory
+
+    init() throws {
+        database = try PostgresTestServer.makeMigratedDatabase()
+        first = try TemporaryDirectory()
+        second = try TemporaryDirectory()
+    }
+
+    func store(_ directory: TemporaryDirectory) throws -> Store {
+        try Store(directory: directory.url, database: .postgres(url: database.url))
+    }
+
+    /// Every row of `account` in replica's tables, and its partitions, counted as the superuser (no
+    /// policy applies to it).
+    func leftovers(of account: String) throws -> [String: Int64] {
+        let admin = try PostgresConnection(url: database.adminURL)
+        let tables = try admin.execute("""
+            SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid
+            WHERE n.nspname = 'replica' AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND a.attname = 'account'
+            """)
+        var found: [String: Int64] = [:]
+        for row in 0..<tables.rowCount {
+            let table = tables.string(row, 0)!
+            let count = try admin.execute("SELECT count(*) FROM replica.\(table) WHERE account = $1", [.text(account)]).int(0, 0) ?? 0
+            if count > 0 { found[table] = count }
+        }
+        let partitions = try admin.execute("""
+            SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = 'replica' AND c.relispartition AND pg_get_expr(c.relpartbound, c.oid) = format('FOR VALUES IN (%L)', $1::text)
+            """, [.text(account)]).int(0, 0) ?? 0
+        if partitions > 0 { found["partitions"] = partitions }
+        return found
+    }
+
+    @Test func twoStoresOnOneDatabaseSeeEachOthersWritesAndSignOuts() async throws {
+        let app = try store(first)
+        let other = try store(second)
+        try await app.signIn("alice")
+        let index = try await app.index(named: "notes", account: "alice")
+        try await index.indexItems([Fixtures.item("n1", title: "Launch plan", text: "the quarterly launch is at risk")])
+
+        #expect(try await other.signedInAccounts().map(\.id) == ["alice"])
+        #expect(try await other.indexNames(for: "alice") == ["notes"])
+        #expect(try await other.search(SearchQuery("launch risk")).map(\.item.uniqueIdentifier) == ["n1"])
+
+        try await other.signOut("alice")
+        await #expect(performing: { try await index.indexItems([Fixtures.item("n2", text: "written late")]) },
+                      throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
+        #expect(try await app.search(SearchQuery("launch")).isEmpty)
+        #expect(try leftovers(of: "alice") == [:])
+    }
+
+    @Test func recordsAndTheirIndexLeaveNothingBehindAtSignOut() async throws {
+        let app = try store(first)
+        try await app.signIn("alice")
+        try await app.signIn("bob")
+        try await app.records.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", .string("Canary"))])])
+        try await ProjectionEngine(store: app, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "alice")
+        #expect(try await app.search(SearchQuery("canary")).count == 1)
+        #expect(try leftovers(of: "alice")["records"] == 1)
+
+        try await app.switchAccount(to: "bob")
+        #expect(try leftovers(of: "alice") == [:])
+        #expect(try await app.signedInAccounts().map(\.id) == ["bob"])
+    }
+
+    @Test func nothingOfAnAccountIsWrittenToTheLocalFolder() async throws {
+        let app = try store(first)
+        try await app.signIn("alice")
+        let index = try await app.index(account: "alice")
+        try await index.indexItems([Fixtures.item("n1", text: "kept in the database")])
+        try await app.records.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", .string("Database"))])])
+        #expect(first.allFiles() == [])
+    }
+
+    /// Recording a sign-out waits for a write that checked its sign-in (it holds the account's catalog row
+    /// in share mode); the write commits, then the sign-out removes what it wrote.
+    @Test func aSignOutWaitsForAWriteThatCheckedItsSignIn() async throws {
+        let app = try store(first)
+        let record = try await app.signIn("alice")
+        let writer = try PostgresConnection(url: database.url)
+        try writer.executeScript("BEGIN")
+        try writer.execute("SELECT set_config('replica.account', 'alice', true)")
+        try writer.execute("SELECT 1 FROM replica.accounts WHERE account = 'alice' AND generation = $1 AND state = 'signedIn' FOR SHARE",
+                           [.int(record.generation)])
+        try writer.execute("INSERT INTO replica.meta(account, index_name, key, value) VALUES ('alice', 'late', 'created', '1')")
+
+        let signOut = Task { try await app.signOut("alice") }
+        // The sign-out's update is seen waiting for the writer's lock before the writer commits.
+        let admin = try PostgresConnection(url: database.adminURL)
+        let waiting = try await eventually {
+            try admin.execute("""
+                SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE replica.accounts%'
+                """, [.text(database.name)]).int(0, 0) == 1
+        }
+        #expect(waiting, "the sign-out waits for the write's lock")
+        try writer.executeScript("COMMIT")
+        #expect(try await signOut.value)
+        #expect(try leftovers(of: "alice") == [:])
+    }
+
+    @Test func theAppRoleOnADatabaseWithoutTheSchemaIsToldWhoCreatesIt() throws {
+        let empty = try PostgresTestServer.makeDatabase()
+        #expect {
+            try Store(directory: first.url, database: .postgres(url: empty.url))
+        } throws: { error in
+            let error = error as? ReplicaError
+            return error?.code == .storage && error?.message.contains("replica_owner") == true
+        }
+    }
+
+    @Test func statusNamesTheDatabaseWithoutItsPassword() async throws {
+        let app = try store(first)
+        try await app.signIn("alice")
+        let status = try await app.status()
+        let described = try #require(status.database)
+        #expect(described.contains(database.name))
+        #expect(!described.contains(database.parameters["password"] ?? "no password"))
+    }
+}
