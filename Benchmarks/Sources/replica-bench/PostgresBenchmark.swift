@@ -33,8 +33,7 @@ enum PostgresBenchmark {
 
     /// A store whose accounts live in the PostgreSQL database `url` names; `directory` holds its local things.
     static func postgresStore(_ directory: String, url: String, configuration: Store.Configuration = Store.Configuration()) throws -> Store {
-        // Until Store(directory:database:configuration:) is on main.
-        throw BenchError("Store(directory:database:) is not here yet: merge main")
+        try Store(directory: URL(fileURLWithPath: directory), database: .postgres(url: url), configuration: configuration)
     }
 
     /// Opens a store once as the owner, which applies the schema's migrations; the app role then finds
