@@ -92,11 +92,11 @@ enum Corpus {
         var generator = SeededGenerator(seed: seed)
         var questions: [String] = []
         while questions.count < count {
-            let words = paragraphs.randomElement(using: &generator)!.body.lowercased()
-                .split(whereSeparator: { !$0.isLetter }).filter { $0.count <= 20 }
+            let body = paragraphs.randomElement(using: &generator)!.body.lowercased()
+            let words: [String] = body.split(whereSeparator: { !$0.isLetter }).map { String($0) }.filter { $0.count <= 20 }
             guard words.count >= 8 else { continue }
             let start = Int.random(in: 0...(words.count - 8), using: &generator)
-            questions.append(words[start..<start + 8].map(String.init).joined(separator: " "))
+            questions.append(words[start..<start + 8].joined(separator: " "))
         }
         return questions
     }

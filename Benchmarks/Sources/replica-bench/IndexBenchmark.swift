@@ -83,6 +83,19 @@ enum IndexBenchmark {
             """)
     }
 
+    /// Loads the corpus, then only indexes, three times: for `perf record --delay`.
+    static func profile(corpus: String, itemCount: Int) async throws {
+        let items = try Corpus.paragraphs(in: corpus, count: itemCount).map(makeItem)
+        FileHandle.standardError.write(Data("loaded\n".utf8))
+        for _ in 0..<3 {
+            let directory = try Measure.scratchDirectory("profile")
+            let index = try await Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
+            let seconds = try await Measure.seconds { try await index.indexItems(items) }
+            print("\(Int(Double(items.count) / seconds)) items/s")
+            Measure.removeDirectory(directory)
+        }
+    }
+
     static func makeItem(_ paragraph: Paragraph) -> SearchableItem {
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = paragraph.title

@@ -94,16 +94,7 @@ do {
         try FilesBenchmark.rawLoad(corpus: corpus, database: database)
     case "profile-index":
         // Loads the corpus, then only indexes, three times: for `perf record --delay`.
-        let paragraphs = try Corpus.paragraphs(in: corpus, count: Int(option("--items") ?? "") ?? 100_000)
-        let items = paragraphs.map(IndexBenchmark.makeItem)
-        FileHandle.standardError.write(Data("loaded\n".utf8))
-        for _ in 0..<3 {
-            let directory = try Measure.scratchDirectory("profile")
-            let index = try await Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
-            let seconds = try await Measure.seconds { try await index.indexItems(items) }
-            print("\(Int(Double(items.count) / seconds)) items/s")
-            Measure.removeDirectory(directory)
-        }
+        try await IndexBenchmark.profile(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     case "sql-variants":
         try await SQLVariants.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     default:
