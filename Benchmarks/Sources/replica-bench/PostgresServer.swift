@@ -1,5 +1,8 @@
 import Foundation
 import ReplicaPostgres
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A throwaway PostgreSQL server in a scratch folder, started by `scripts/postgres.sh` (with `fsync` on:
 /// never `--fast` for figures that are reported) and stopped by ``stop()``.
@@ -41,24 +44,28 @@ final class PostgresServer {
 
     /// Runs the script and returns its standard output's last line; its standard error is shown only
     /// when it fails. Output goes to files, not pipes: the server the script starts must not hold them.
+    /// posix_spawn and waitpid, not Foundation's `Process`, whose `waitUntilExit` never returned here
+    /// (off the main thread; FilesBenchmark saw the same).
     static func run(_ script: String, _ arguments: [String]) throws -> String {
         let folder = try Measure.scratchDirectory("pg-script")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let out = folder + "/out", err = folder + "/err"
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        try process.run()
-        process.waitUntilExit()
+        var pid: pid_t = 0
+        let argv = ([script] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard posix_spawn(&pid, script, &actions, nil, argv, environ) == 0 else { throw BenchError("cannot start \(script)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let output = String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
+        guard status == 0 else {
             let message = String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self)
-            throw BenchError("\(script) \(arguments.first ?? "") failed (\(process.terminationStatus)): \(message)")
+            throw BenchError("\(script) \(arguments.first ?? "") failed (status \(status)): \(message)")
         }
         return output.split(separator: "\n").last.map(String.init) ?? ""
     }
