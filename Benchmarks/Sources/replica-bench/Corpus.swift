@@ -81,6 +81,8 @@ enum Corpus {
         let sample = Double(min(paragraphs.count, 20_000))
         let words = documentFrequency.filter { Double($0.value) / sample >= 0.001 && Double($0.value) / sample <= 0.03 }.keys.sorted()
         var generator = SeededGenerator(seed: seed)
+        // Too few paragraphs (a small account) can leave no word in that range: then no query.
+        guard !words.isEmpty else { return [] }
         return (0..<count).map { _ in
             "\(words.randomElement(using: &generator)!) \(words.randomElement(using: &generator)!)"
         }
