@@ -13,6 +13,7 @@ let package = Package(
                 .product(name: "Replica", package: "replica"),
                 .product(name: "ReplicaSQLite", package: "replica"),
                 .product(name: "ReplicaFileTree", package: "replica"),
+                .product(name: "ReplicaPostgres", package: "replica"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -81,9 +81,26 @@ enum Corpus {
         let sample = Double(min(paragraphs.count, 20_000))
         let words = documentFrequency.filter { Double($0.value) / sample >= 0.001 && Double($0.value) / sample <= 0.03 }.keys.sorted()
         var generator = SeededGenerator(seed: seed)
+        // Too few paragraphs (a small account) can leave no word in that range: then no query.
+        guard !words.isEmpty else { return [] }
         return (0..<count).map { _ in
             "\(words.randomElement(using: &generator)!) \(words.randomElement(using: &generator)!)"
         }
+    }
+
+    /// Eight-word questions: eight words in a row (letters only, lowercased) from a random paragraph, as
+    /// a person pastes a phrase or types a question; function words ("the", "of") included.
+    static func questions(from paragraphs: [Paragraph], count: Int, seed: UInt64) -> [String] {
+        var generator = SeededGenerator(seed: seed)
+        var questions: [String] = []
+        while questions.count < count {
+            let body = paragraphs.randomElement(using: &generator)!.body.lowercased()
+            let words: [String] = body.split(whereSeparator: { !$0.isLetter }).map { String($0) }.filter { $0.count <= 20 }
+            guard words.count >= 8 else { continue }
+            let start = Int.random(in: 0...(words.count - 8), using: &generator)
+            questions.append(words[start..<start + 8].joined(separator: " "))
+        }
+        return questions
     }
 
     /// Single words found in more than 10% of paragraphs: the worst case for a ranked top 20.

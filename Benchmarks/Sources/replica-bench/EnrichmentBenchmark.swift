@@ -16,7 +16,7 @@ enum EnrichmentBenchmark {
         let path = directory + "/watched"
         let store = try Store(directory: URL(fileURLWithPath: path))
         try await store.signIn("bench")
-        let index = try store.index(named: "mail", account: "bench")
+        let index = try await store.index(named: "mail", account: "bench")
         let watcher = try ChildProcess([replica, "--store", path, "watch", "--json"], environment: ProcessInfo.processInfo.environment,
                                        standardOutput: .pipe)
         defer { watcher.signal(SIGTERM); _ = watcher.wait(timeout: 20) }
@@ -81,9 +81,9 @@ enum EnrichmentBenchmark {
         }
 
         // 1. Throughput, the baseline first: the same messages indexed without asking for anything.
-        let plain = try store.index(named: "plain", account: "bench")
+        let plain = try await store.index(named: "plain", account: "bench")
         let indexSeconds = try await Measure.seconds { try await plain.indexItems(items) }
-        let enriched = try store.index(named: "enriched", account: "bench")
+        let enriched = try await store.index(named: "enriched", account: "bench")
         let askingSeconds = try await Measure.seconds { try await enriched.indexItems(asking) }
         var report = EnrichmentReport()
         let enrichSeconds = try await Measure.seconds { report = try await store.enrichPendingItems() }
@@ -111,7 +111,7 @@ enum EnrichmentBenchmark {
         // 2. The delay from indexing to the notification, with a pass every 50 ms (what a watcher polling
         // at that rate gives; replica watch polls every 250 ms, which adds up to 250 ms to this; 2b times it).
         let notified = NotificationClock()
-        let timed = try store.index(named: "timed", account: "bench")
+        let timed = try await store.index(named: "timed", account: "bench")
         try await timed.setDelegate(notified)
         let loop = Task {
             while !Task.isCancelled {

@@ -140,7 +140,7 @@ enum FilesBenchmark {
         try await store.signIn("bench")
         let definition = try await store.addSource(SourceDefinition(kind: .files, account: "bench", settings: .object([("root", .string(corpus))])))
         let source = try FileTreeSource(definition, storeDirectory: store.directory)
-        let context = try SourceContext(definition: definition, store: store)
+        let context = try await SourceContext(definition: definition, store: store)
         let watching = Task { try await source.watch(context) }
         defer { watching.cancel() }
         // Wait until the first reconcile is done and the watch has begun.

@@ -46,7 +46,7 @@ enum IndexBenchmark {
                 } else {
                     let store = try Store(directory: URL(fileURLWithPath: directory))
                     try await store.signIn("bench")
-                    let index = try store.index(account: "bench")
+                    let index = try await store.index(account: "bench")
                     let items = paragraphs.map(makeItem)
                     let seconds = try await Measure.seconds { try await index.indexItems(items) }
                     replicaRates.append(Double(paragraphs.count) / seconds)
@@ -81,6 +81,19 @@ enum IndexBenchmark {
 
             queries: \(queries.count) two-word queries × \(rounds) rounds; \(common.count) common words × \(rounds) rounds
             """)
+    }
+
+    /// Loads the corpus, then only indexes, three times: for `perf record --delay`.
+    static func profile(corpus: String, itemCount: Int) async throws {
+        let items = try Corpus.paragraphs(in: corpus, count: itemCount).map(makeItem)
+        FileHandle.standardError.write(Data("loaded\n".utf8))
+        for _ in 0..<3 {
+            let directory = try Measure.scratchDirectory("profile")
+            let index = try await Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
+            let seconds = try await Measure.seconds { try await index.indexItems(items) }
+            print("\(Int(Double(items.count) / seconds)) items/s")
+            Measure.removeDirectory(directory)
+        }
     }
 
     static func makeItem(_ paragraph: Paragraph) -> SearchableItem {

@@ -57,7 +57,7 @@ enum LoadBenchmark {
 
         let shared = Shared()
         let deadline = Date().addingTimeInterval(seconds)
-        let api = try store.index(named: "api", account: "load")
+        let api = try await store.index(named: "api", account: "load")
         let started = Date()
         await withTaskGroup(of: Void.self) { group in
             for writer in 0..<2 {

@@ -17,7 +17,7 @@ enum ReplicationBenchmark {
         let bulkStore = try Store(directory: URL(fileURLWithPath: directory + "/bulk"))
         try await bulkStore.signIn("bench")
         let items = try paragraphs.map { try Projection.default(for: "doc").item(for: record($0), now: Date()) }
-        let bulkIndex = try bulkStore.index(account: "bench")
+        let bulkIndex = try await bulkStore.index(account: "bench")
         let bulkSeconds = try await Measure.seconds { try await bulkIndex.indexItems(items) }
 
         // The records, written through the record store, then projected into a fresh index.
@@ -26,7 +26,7 @@ enum ReplicationBenchmark {
         let records = paragraphs.map(record)
         let writeSeconds = try await Measure.seconds {
             for start in stride(from: 0, to: records.count, by: 5000) {
-                try store.records.write(Array(records[start..<min(start + 5000, records.count)]))
+                try await store.records.write(Array(records[start..<min(start + 5000, records.count)]))
             }
         }
         let v1 = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
@@ -83,7 +83,7 @@ enum ReplicationBenchmark {
         // Switch-account: the 100,000-item account is signed out (its files deleted) and another signed in.
         try await store.signIn("other")
         try await store.index(account: "other").indexItems([items[0]])
-        let switchSeconds = try await Measure.seconds { try store.switchAccount(to: "other") }
+        let switchSeconds = try await Measure.seconds { try await store.switchAccount(to: "other") }
         let tenth = max(1, paragraphs.count / 10)
         let rawDeleteSeconds = try Measure.secondsNow {
             try raw.connection.transaction { try raw.connection.execute("DELETE FROM t WHERE rowid <= \(tenth)") }

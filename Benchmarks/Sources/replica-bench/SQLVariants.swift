@@ -49,7 +49,7 @@ enum SQLVariants {
         let searchableItems = paragraphs.map(IndexBenchmark.makeItem)
         for _ in 0..<5 {
             let directory = try Measure.scratchDirectory("replica")
-            let index = try signedInStore(directory).index(account: "bench")
+            let index = try await signedInStore(directory).index(account: "bench")
             let seconds = try await Measure.seconds { try await index.indexItems(searchableItems) }
             rates["replica", default: []].append(Double(searchableItems.count) / seconds)
             Measure.removeDirectory(directory)

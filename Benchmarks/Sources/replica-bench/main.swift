@@ -4,6 +4,7 @@ import Replica
 // replica-bench: the figures in BENCHMARKS.md, each beside a baseline measured in the same run.
 //
 //   swift run -c release --package-path Benchmarks replica-bench index --corpus DIR [--items N] [--rounds R]
+//   Benchmarks/.build/release/replica-bench postgres --corpus DIR   (issue 20 §6: replica on PostgreSQL)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -17,6 +18,8 @@ let usage = """
            replica-bench replication --corpus DIR [--items N] [--writes W]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
+           replica-bench postgres --corpus DIR [--items N] [--rounds R] [--queries Q] [--accounts A] [--account-items M]
+                                  [--sign-outs S] [--quality DIR] [--lexical-only] [--only load,quality,tenancy] [--script PATH]
            replica-bench hybrid --store DIR [--rounds R]
            replica-bench enrichment --messages FILE [--sample FILE --predictions OUT] [--replica PATH]
            replica-bench load --replica PATH [--seconds S] [--plugin PATH] [--rewrite]
@@ -27,6 +30,22 @@ do {
     if arguments.first == "hybrid" {
         guard let store = option("--store") else { throw BenchError("hybrid needs --store DIR (a store with items and vectors)") }
         try await HybridBenchmark.run(store: store, rounds: Int(option("--rounds") ?? "") ?? 5)
+        exit(0)
+    }
+    if arguments.first == "postgres" {
+        var options = PostgresBenchmark.Options()
+        options.corpus = option("--corpus")
+        if let value = option("--items") { options.itemCount = try require(Int(value), "--items takes a number") }
+        if let value = option("--rounds") { options.rounds = try require(Int(value), "--rounds takes a number") }
+        if let value = option("--queries") { options.queryCount = try require(Int(value), "--queries takes a number") }
+        if let value = option("--accounts") { options.accounts = try require(Int(value), "--accounts takes a number") }
+        if let value = option("--account-items") { options.accountItems = try require(Int(value), "--account-items takes a number") }
+        if let value = option("--sign-outs") { options.signOuts = try require(Int(value), "--sign-outs takes a number") }
+        if let value = option("--quality") { options.qualityData = value }
+        if let value = option("--script") { options.script = value }
+        if let value = option("--only") { options.parts = Set(value.split(separator: ",").map(String.init)) }
+        options.lexicalOnly = arguments.contains("--lexical-only")
+        try await PostgresBenchmark.run(options)
         exit(0)
     }
     if arguments.first == "load" {
@@ -75,16 +94,7 @@ do {
         try FilesBenchmark.rawLoad(corpus: corpus, database: database)
     case "profile-index":
         // Loads the corpus, then only indexes, three times: for `perf record --delay`.
-        let paragraphs = try Corpus.paragraphs(in: corpus, count: Int(option("--items") ?? "") ?? 100_000)
-        let items = paragraphs.map(IndexBenchmark.makeItem)
-        FileHandle.standardError.write(Data("loaded\n".utf8))
-        for _ in 0..<3 {
-            let directory = try Measure.scratchDirectory("profile")
-            let index = try Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
-            let seconds = try await Measure.seconds { try await index.indexItems(items) }
-            print("\(Int(Double(items.count) / seconds)) items/s")
-            Measure.removeDirectory(directory)
-        }
+        try await IndexBenchmark.profile(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     case "sql-variants":
         try await SQLVariants.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     default:

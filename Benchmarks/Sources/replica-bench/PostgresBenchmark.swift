@@ -1,0 +1,176 @@
+import Foundation
+import Replica
+import ReplicaPostgres
+
+/// Issue 20 §6: replica with its whole store on PostgreSQL, each figure beside raw PostgreSQL and beside
+/// replica on SQLite, measured in the same run on a server the benchmark starts (`scripts/postgres.sh`,
+/// `fsync` on) and stops.
+enum PostgresBenchmark {
+    struct Options {
+        var corpus: String?
+        var itemCount = 100_000
+        var rounds = 1
+        var queryCount = 200
+        var accounts = 1_000
+        var accountItems = 1_000
+        var signOuts = 20
+        var qualityData = "Benchmarks/quality/data"
+        var lexicalOnly = false
+        var script = "scripts/postgres.sh"
+        var parts: Set<String> = ["load", "quality", "tenancy"]
+    }
+
+    static func run(_ options: Options) async throws {
+        let server = try PostgresServer(script: options.script, name: "main")
+        defer { server.stop() }
+        try migrate(server)
+        let version = try server.ownerConnection().execute("SHOW server_version").string(0, 0) ?? "?"
+        print("PostgreSQL \(version), a throwaway server (scripts/postgres.sh, fsync on), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        if options.parts.contains("load") { try await loadAndSearch(server, options) }
+        if options.parts.contains("quality") { try await quality(server, options) }
+        if options.parts.contains("tenancy") { try await tenancy(server, options) }
+    }
+
+    /// A store whose accounts live in the PostgreSQL database `url` names; `directory` holds its local things.
+    static func postgresStore(_ directory: String, url: String, configuration: Store.Configuration = Store.Configuration()) throws -> Store {
+        try Store(directory: URL(fileURLWithPath: directory), database: .postgres(url: url), configuration: configuration)
+    }
+
+    /// Opens a store once as the owner, which applies the schema's migrations; the app role then finds
+    /// the schema current.
+    static func migrate(_ server: PostgresServer) throws {
+        let directory = try Measure.scratchDirectory("pg-migrate")
+        defer { Measure.removeDirectory(directory) }
+        _ = try postgresStore(directory, url: server.ownerURL)
+    }
+
+    /// `VACUUM ANALYZE` of replica's tables (all their partitions): what autovacuum would have done a
+    /// minute after the load, done now so that every search runs on the same settled state.
+    static func settle(_ server: PostgresServer) throws {
+        try server.ownerConnection().executeScript("VACUUM ANALYZE replica.items")
+    }
+
+    /// The bytes of an account's items partition (rows, TOAST, every index).
+    static func partitionSize(_ server: PostgresServer, account: String) throws -> Int {
+        Int(try server.ownerConnection().execute("""
+            SELECT pg_total_relation_size(format('replica.%I', replica.partition_name('items', $1))::regclass)
+            """, [.text(account)]).int(0, 0) ?? 0)
+    }
+
+    // MARK: Bulk indexing and ranked search
+
+    static func loadAndSearch(_ server: PostgresServer, _ options: Options) async throws {
+        let corpus = try require(options.corpus, "the load part needs --corpus DIR")
+        let paragraphs = try Corpus.paragraphs(in: corpus, count: options.itemCount)
+        let items = paragraphs.map(IndexBenchmark.makeItem)
+        let bytes = paragraphs.reduce(0) { $0 + $1.body.utf8.count + $1.title.utf8.count }
+        print("\n## Bulk indexing and ranked search: \(paragraphs.count) paragraphs, \(bytes / 1_048_576) MiB of text, \(options.rounds) round(s)")
+        let common = Corpus.commonWords(from: paragraphs)
+        let classes: [(name: String, queries: [String])] = [
+            ("two words", Corpus.queries(from: paragraphs, count: options.queryCount, seed: 2026)),
+            ("two words each in >10% of items", zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" }),
+            ("one word in >10% of items", common),
+            ("eight-word questions", Corpus.questions(from: paragraphs, count: max(options.queryCount / 2, 1), seed: 2027)),
+        ]
+        let questions = classes[3].queries
+        var rates: [String: [Double]] = [:]
+        var times: [String: [String: [Double]]] = [:]
+        var sizes: [String: Int] = [:]
+        var signOuts: [Double] = []
+        for round in 0..<options.rounds {
+            // Alternate who goes first, so that no one always gets the warmer cache.
+            let contestants = ["raw", "pg", "sqlite", "raw, index first"]
+            for contestant in (round % 2 == 0 ? contestants : contestants.reversed()) {
+                FileHandle.standardError.write(Data("round \(round + 1): \(contestant)\n".utf8))
+                switch contestant {
+                case "raw", "raw, index first":
+                    let raw = try RawPostgres(url: server.ownerURL, name: "raw_\(round)")
+                    let seconds = try Measure.secondsNow { try raw.load(paragraphs, indexFirst: contestant != "raw") }
+                    rates[contestant, default: []].append(Double(paragraphs.count) / seconds)
+                    if contestant == "raw" {
+                        try raw.connection.executeScript("VACUUM ANALYZE \(raw.table)")
+                        for query in classes[0].queries.prefix(10) { _ = try raw.timedSearch(query) }   // warm-up
+                        for (name, queries) in classes {
+                            for query in queries { times["raw", default: [:]][name, default: []].append(try raw.timedSearch(query)) }
+                        }
+                        for query in questions {
+                            times["raw, stop words dropped", default: [:]][classes[3].name, default: []]
+                                .append(try raw.timedSearch(query, dropStopWords: true))
+                        }
+                        sizes["raw"] = try raw.size
+                    }
+                    try raw.drop()
+                case "pg":
+                    let directory = try Measure.scratchDirectory("pg-store")
+                    defer { Measure.removeDirectory(directory) }
+                    let store = try postgresStore(directory, url: server.appURL)
+                    let account = AccountID("bench-\(round)")
+                    try await store.signIn(account)
+                    let index = try await store.index(account: account)
+                    let seconds = try await Measure.seconds { try await index.indexItems(items) }
+                    rates["pg", default: []].append(Double(items.count) / seconds)
+                    try settle(server)
+                    times["pg"] = try await search(store, classes, adding: times["pg"] ?? [:])
+                    sizes["pg"] = try partitionSize(server, account: account.rawValue)
+                    signOuts.append(try await Measure.seconds { _ = try await store.signOut(account) })
+                default:
+                    let directory = try Measure.scratchDirectory("sqlite-store")
+                    defer { Measure.removeDirectory(directory) }
+                    let store = try Store(directory: URL(fileURLWithPath: directory))
+                    try await store.signIn("bench")
+                    let index = try await store.index(account: "bench")
+                    let seconds = try await Measure.seconds { try await index.indexItems(items) }
+                    rates["sqlite", default: []].append(Double(items.count) / seconds)
+                    times["sqlite"] = try await search(store, classes, adding: times["sqlite"] ?? [:])
+                    sizes["sqlite"] = try await index.compactedFileSize()
+                }
+            }
+        }
+        let raw = Measure.median(rates["raw"]!), pg = Measure.median(rates["pg"]!), sqlite = Measure.median(rates["sqlite"]!)
+        let first = Measure.median(rates["raw, index first"]!)
+        let ratios = zip(rates["pg"]!, rates["raw"]!).map { $0 / $1 }
+        print("""
+
+            | measure | replica on PostgreSQL | raw PostgreSQL (COPY, then GIN index) | replica ÷ raw | replica on SQLite | PostgreSQL ÷ SQLite |
+            |---|---|---|---|---|---|
+            | items indexed per second (median of \(options.rounds)) | \(Int(pg)) | \(Int(raw)) | \(Measure.format(Measure.median(ratios))) (rounds: \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!))) | \(Int(sqlite)) | \(Measure.format(pg / sqlite)) |
+            | the same, raw's GIN index made before the COPY (not the baseline) | \(Int(pg)) | \(Int(first)) | \(Measure.format(pg / first)) | | |
+            | size on disk, rows + TOAST + indexes (MiB) | \(sizes["pg"]! / 1_048_576) | \(sizes["raw"]! / 1_048_576) | \(Measure.format(Double(sizes["pg"]!) / Double(sizes["raw"]!))) | \(sizes["sqlite"]! / 1_048_576) | \(Measure.format(Double(sizes["pg"]!) / Double(sizes["sqlite"]!))) |
+            """)
+        func ms(_ values: [Double]?, _ p: Double) -> String { values.map { Measure.format(Measure.percentile($0, p) * 1000) } ?? "–" }
+        func ratio(_ a: [Double]?, _ b: [Double]?, _ p: Double) -> String {
+            guard let a, let b else { return "–" }
+            return Measure.format(Measure.percentile(a, p) / Measure.percentile(b, p))
+        }
+        print("""
+
+            Ranked any-word top 20 (replica's default; raw: the words OR-ed, `ts_rank_cd`, `ORDER BY rank DESC LIMIT 20`), after `VACUUM ANALYZE`, ms:
+
+            | queries | percentile | replica on PostgreSQL | raw PostgreSQL | replica ÷ raw | replica on SQLite | PostgreSQL ÷ SQLite |
+            |---|---|---|---|---|---|---|
+            """)
+        for (name, queries) in classes {
+            for p in [50.0, 99.0] {
+                let mine = times["pg"]?[name], theirs = times["raw"]?[name], local = times["sqlite"]?[name]
+                print("| \(name) (\(queries.count)) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | \(ms(local, p)) | \(ratio(mine, local, p)) |")
+            }
+        }
+        for p in [50.0, 99.0] {
+            let mine = times["pg"]?[classes[3].name], theirs = times["raw, stop words dropped"]?[classes[3].name]
+            print("| eight-word questions, raw without English stop words (not the baseline) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | | |")
+        }
+        print("\nsign-out of the \(items.count)-item account on PostgreSQL: \(signOuts.map { Measure.format($0 * 1000) + " ms" }.joined(separator: ", "))")
+    }
+
+    /// Times every query of every class on `store` (ranked any-word top 20, by the words alone), after a
+    /// warm-up of ten two-word queries; returns `times` with the new times added, by class.
+    static func search(_ store: Store, _ classes: [(name: String, queries: [String])], adding times: [String: [Double]]) async throws
+        -> [String: [Double]] {
+        var times = times
+        for query in classes[0].queries.prefix(10) { _ = try await IndexBenchmark.timedSearch(store, query, ranked: true) }
+        for (name, queries) in classes {
+            for query in queries { times[name, default: []].append(try await IndexBenchmark.timedSearch(store, query, ranked: true)) }
+        }
+        return times
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import ReplicaPostgres
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL server in a scratch folder, started by `scripts/postgres.sh` (with `fsync` on:
+/// never `--fast` for figures that are reported) and stopped by ``stop()``.
+final class PostgresServer {
+    let directory: String
+    let script: String
+    /// The URL of `replica_app`, the role replica runs as.
+    let appURL: String
+    /// The URL of `replica_owner`, which owns the schema and applies its migrations.
+    let ownerURL: String
+    private var stopped = false
+
+    /// Starts a new server; `name` goes into the scratch folder's name.
+    init(script: String, name: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: script) else {
+            throw BenchError("no scripts/postgres.sh at \(script): run from the package folder, or give --script PATH")
+        }
+        self.script = script
+        // A short path: the server's socket (DIR/.s.PGSQL.5432) must fit in 107 bytes.
+        directory = try Measure.scratchDirectory("pg-\(name)")
+        appURL = try Self.run(script, ["start", directory])
+        ownerURL = try Self.run(script, ["owner-url", directory])
+    }
+
+    /// Stops the server and removes its folder (kept with `REPLICA_BENCH_KEEP`).
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        _ = try? Self.run(script, ["stop", directory])
+        Measure.removeDirectory(directory)
+    }
+
+    deinit { stop() }
+
+    /// A connection as the owner, for the raw baselines and for reading sizes.
+    func ownerConnection() throws -> PostgresConnection {
+        try PostgresConnection(url: ownerURL)
+    }
+
+    /// Runs the script and returns its standard output's last line; its standard error is shown only
+    /// when it fails. Output goes to files, not pipes: the server the script starts must not hold them.
+    /// posix_spawn and waitpid, not Foundation's `Process`, whose `waitUntilExit` never returned here
+    /// (off the main thread; FilesBenchmark saw the same).
+    static func run(_ script: String, _ arguments: [String]) throws -> String {
+        let folder = try Measure.scratchDirectory("pg-script")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let out = folder + "/out", err = folder + "/err"
+        var pid: pid_t = 0
+        let argv = ([script] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard posix_spawn(&pid, script, &actions, nil, argv, environ) == 0 else { throw BenchError("cannot start \(script)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let output = String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self)
+        guard status == 0 else {
+            let message = String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self)
+            throw BenchError("\(script) \(arguments.first ?? "") failed (status \(status)): \(message)")
+        }
+        return output.split(separator: "\n").last.map(String.init) ?? ""
+    }
+}
+
+/// The baseline on PostgreSQL: one table of (id, title, body) whose `tsvector` column PostgreSQL makes
+/// itself with `to_tsvector('simple', …)` (title weighted A, body D), loaded by one `COPY`, and a GIN
+/// index on it; searched with `ts_rank_cd` over that index.
+final class RawPostgres {
+    let connection: PostgresConnection
+    /// The table, `bench.NAME`.
+    let table: String
+
+    /// Connects as the owner and makes the schema `bench` and, once, the text search configuration
+    /// `bench.simple_stop` (`simple` with PostgreSQL's English stop words dropped: words kept as typed).
+    init(url: String, name: String) throws {
+        connection = try PostgresConnection(url: url)
+        table = "bench.\(name)"
+        try connection.executeScript("""
+            CREATE SCHEMA IF NOT EXISTS bench;
+            DROP TABLE IF EXISTS \(table);
+            DO $$ BEGIN
+                IF NOT EXISTS (SELECT FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace
+                               WHERE n.nspname = 'bench' AND c.cfgname = 'simple_stop') THEN
+                    CREATE TEXT SEARCH DICTIONARY bench.simple_stop (TEMPLATE = pg_catalog.simple, STOPWORDS = english);
+                    CREATE TEXT SEARCH CONFIGURATION bench.simple_stop (COPY = pg_catalog.simple);
+                    ALTER TEXT SEARCH CONFIGURATION bench.simple_stop ALTER MAPPING FOR asciiword, word, numword,
+                        asciihword, hword, numhword, hword_asciipart, hword_part, hword_numpart WITH bench.simple_stop;
+                END IF;
+            END $$;
+            """)
+    }
+
+    /// Loads the paragraphs in one transaction: the table made, one `COPY`, the GIN index made after
+    /// the rows (`indexFirst`: before them, so the `COPY` fills it as it goes).
+    func load(_ paragraphs: [Paragraph], indexFirst: Bool) throws {
+        let index = "CREATE INDEX ON \(table) USING gin (words)"
+        try connection.transaction {
+            try connection.executeScript("""
+                CREATE TABLE \(table) (id bigint NOT NULL, title text NOT NULL, body text NOT NULL,
+                    words tsvector GENERATED ALWAYS AS (setweight(to_tsvector('simple', title), 'A')
+                                                        || setweight(to_tsvector('simple', body), 'D')) STORED)
+                """)
+            if indexFirst { try connection.executeScript(index) }
+            try connection.copy(into: table, columns: ["id", "title", "body"],
+                                rows: paragraphs.lazy.enumerated().map { number, paragraph -> [PostgresValue] in
+                                    [.int(Int64(number)), .text(paragraph.title), .text(paragraph.body)]
+                                })
+            if !indexFirst { try connection.executeScript(index) }
+        }
+    }
+
+    /// A ranked top 20 of the items with any of the words, read into strings; `dropStopWords` leaves
+    /// out PostgreSQL's English stop words, as replica's ranked search leaves out function words.
+    func timedSearch(_ text: String, dropStopWords: Bool = false) throws -> Double {
+        let query = dropStopWords
+            ? "to_tsquery('simple', replace(plainto_tsquery('bench.simple_stop', $1)::text, ' & ', ' | '))"
+            : "to_tsquery('simple', $1)"
+        let argument = dropStopWords
+            ? text
+            : text.split(separator: " ").map { "'" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'" }
+                .joined(separator: " | ")
+        let start = DispatchTime.now().uptimeNanoseconds
+        let result = try connection.execute("""
+            SELECT id, title, body FROM \(table), \(query) AS q WHERE words @@ q ORDER BY ts_rank_cd(words, q) DESC LIMIT 20
+            """, [.text(argument)])
+        var bytes = 0
+        for row in 0..<result.rowCount { bytes += (result.string(row, 1)?.utf8.count ?? 0) + (result.string(row, 2)?.utf8.count ?? 0) }
+        _ = bytes
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// The table's size with its index and TOAST, in bytes.
+    var size: Int {
+        get throws { Int(try connection.execute("SELECT pg_total_relation_size($1::regclass)", [.text(table)]).int(0, 0) ?? 0) }
+    }
+
+    func drop() throws { try connection.executeScript("DROP TABLE IF EXISTS \(table)") }
+}
