@@ -61,6 +61,26 @@ struct IsolationTests {
         #expect(try admin.execute("SELECT count(*) FROM replica.items WHERE account = 'bob' AND body = 'alpine secret'").int(0, 0) == 1)
     }
 
+    /// A partition is a table of its own, with its own row-level security: the app's role, naming another
+    /// account's partition of any partitioned table, reads and changes none of its rows.
+    @Test func anotherAccountsPartitionIsClosedEvenByItsName() throws {
+        let bob = try app(as: "bob")
+        try insertItem(bob, account: "bob", identifier: "b1", words: "bob secret")
+        try bob.execute("INSERT INTO replica.activities(account, index_name, persistent, type, title, date, search, prediction) "
+            + "VALUES ('bob', 'default', 'p1', 'view', 'bob seen', 0, true, false)")
+        let alice = try app(as: "alice")
+        for table in ["items", "vectors", "enrichment", "activities", "records"] {
+            let partition = try #require(alice.execute("SELECT replica.partition_name($1, 'bob')", [.text(table)]).string(0, 0))
+            #expect(try alice.execute("SELECT count(*) FROM replica.\(partition)").int(0, 0) == 0, "\(table)")
+            #expect(try alice.execute("DELETE FROM replica.\(partition)").affectedRows == 0, "\(table)")
+        }
+        let items = try #require(alice.execute("SELECT replica.partition_name('items', 'bob')").string(0, 0))
+        #expect(try alice.execute("UPDATE replica.\(items) SET title = 'changed'").affectedRows == 0)
+        #expect(try bob.execute("SELECT count(*) FROM replica.\(items) WHERE title = ''").int(0, 0) == 1)
+        #expect(try bob.execute("SELECT identifier FROM replica.items_matching('default', 'secret')").string(0, 0) == "b1")
+        #expect(try alice.execute("SELECT count(*) FROM replica.items_matching('default', 'secret')").int(0, 0) == 0)
+    }
+
     @Test func theAppRoleCannotTurnThePoliciesOff() throws {
         let alice = try app(as: "alice")
         for statement in ["ALTER TABLE replica.items DISABLE ROW LEVEL SECURITY", "SET row_security = off; SELECT count(*) FROM replica.items",
@@ -89,9 +109,10 @@ struct IsolationTests {
         // What the function runs, as its owner runs it.
         let owner = try PostgresConnection(url: database.adminURL)
         try owner.executeScript("SET ROLE replica_owner; SET enable_seqscan = off; SELECT set_config('replica.account', 'alice', false)")
+        let partition = try #require(owner.execute("SELECT replica.partition_name('items', 'alice')").string(0, 0))
         let inside = try owner.execute("""
-            EXPLAIN SELECT * FROM replica.items
-            WHERE items.account = current_setting('replica.account') AND items.index_name = 'default' AND items.words @@ 'alpine'::tsquery
+            EXPLAIN SELECT * FROM replica.\(partition) AS items
+            WHERE items.account = 'alice' AND items.index_name = 'default' AND items.words @@ 'alpine'::tsquery
             """).rows.map { $0.first.flatMap { if case .text(let line) = $0 { line } else { nil } } ?? "" }.joined(separator: "\n")
         #expect(inside.contains("Bitmap Index Scan") && inside.contains("words_idx"), "\(inside)")
         #expect(try alice.execute("SELECT identifier FROM replica.items_matching('default', 'alpine')").string(0, 0) == "a1")

@@ -16,7 +16,13 @@ extension PostgresTestServer {
             SET ROLE replica_owner;
             """)
         try PostgresSchema.migrate(admin)
-        try admin.executeScript("RESET ROLE; " + PostgresSchema.grants(to: database.parameters["user"] ?? "replica_app"))
+        // As the README's operator does: what the owner creates later (each account's partitions) is the
+        // app's to use too, under its own row-level security.
+        let app = database.parameters["user"] ?? "replica_app"
+        try admin.executeScript("""
+            ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(app);
+            RESET ROLE;
+            """ + PostgresSchema.grants(to: app))
         return database
     }
 }
