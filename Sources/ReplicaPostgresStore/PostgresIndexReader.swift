@@ -409,6 +409,13 @@ package struct PostgresIndexReader: IndexReader {
             SELECT \(Self.itemColumns), i.title, i.keywords, i.people, i.description, substr(i.body, 1, 2000)
             FROM replica.items_matching($1, $2::tsquery) AS i WHERE i.account = $3 AND i.expires > $4 ORDER BY i.id LIMIT $5
             """, [.text(indexName), .text(tsquery), .text(account.rawValue), .double(now.timeIntervalSince1970), .int(Int64(sample))])
+        return Self.completionSources(in: result, beginning: lowered)
+    }
+
+    /// The items of `result` (``itemColumns``, then title, keywords, people, description and the start of
+    /// the body) that have a word beginning with `prefix`, each with those words and, when its title has
+    /// one, its title.
+    private static func completionSources(in result: PostgresResult, beginning prefix: String) -> [CompletionSource] {
         var sources: [CompletionSource] = []
         for row in 0..<result.rowCount {
             var seen = Set<String>()
@@ -416,10 +423,10 @@ package struct PostgresIndexReader: IndexReader {
             for column in 10...14 {
                 guard let text = result.string(row, column) else { continue }
                 let before = seen.count
-                SQLiteIndexReader.forEachWord(in: text, beginning: lowered) { seen.insert($0) }
+                SQLiteIndexReader.forEachWord(in: text, beginning: prefix) { seen.insert($0) }
                 if column == 10, seen.count > before { title = text }
             }
-            guard !seen.isEmpty, let (item, origin, indexed) = try? Self.decodeItem(result, row) else { continue }
+            guard !seen.isEmpty, let (item, origin, indexed) = try? decodeItem(result, row) else { continue }
             sources.append(CompletionSource(item: item, origin: origin, indexedAt: indexed, words: seen, title: title))
         }
         return sources
@@ -433,19 +440,7 @@ package struct PostgresIndexReader: IndexReader {
             SELECT \(Self.itemColumns), i.title, i.keywords, i.people, i.description, substr(i.body, 1, 2000)
             FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2 AND i.expires > $3 ORDER BY i.id DESC LIMIT $4
             """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970), .int(Int64(sample))])
-        var sources: [CompletionSource] = []
-        for row in 0..<result.rowCount {
-            var seen = Set<String>()
-            var title: String?
-            for column in 10...14 {
-                guard let text = result.string(row, column) else { continue }
-                let before = seen.count
-                SQLiteIndexReader.forEachWord(in: text, beginning: prefix) { seen.insert($0) }
-                if column == 10, seen.count > before { title = text }
-            }
-            guard !seen.isEmpty, let (item, origin, indexed) = try? Self.decodeItem(result, row) else { continue }
-            sources.append(CompletionSource(item: item, origin: origin, indexedAt: indexed, words: seen, title: title))
-        }
+        let sources = Self.completionSources(in: result, beginning: prefix)
         return result.rowCount >= 50 && sources.count * 4 >= result.rowCount ? sources : nil
     }
 

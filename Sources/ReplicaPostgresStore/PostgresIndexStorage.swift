@@ -30,7 +30,7 @@ package final class PostgresIndexStorage: IndexStorage {
         self.account = account
         self.indexName = indexName
         self.generation = generation
-        try Self.storageErrors {
+        try translatingPostgresErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
                     try begin(connection, writing: true)
@@ -58,7 +58,7 @@ package final class PostgresIndexStorage: IndexStorage {
     /// The names of the indexes `account` has, in order.
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
     package static func indexNames(pool: PostgresPool, account: AccountID) throws -> [String] {
-        try storageErrors {
+        try translatingPostgresErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
                     try PostgresSignIn.name(account, on: connection)
@@ -71,11 +71,6 @@ package final class PostgresIndexStorage: IndexStorage {
         }
     }
 
-    /// The client's errors as the layers above the seam see them (``translatingPostgresErrors(_:)``).
-    static func storageErrors<T>(_ body: () throws -> T) throws -> T {
-        try translatingPostgresErrors(body)
-    }
-
     package func write<T: Sendable>(now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
                                     _ body: @escaping @Sendable (any IndexWriter) throws -> T) async throws -> T {
         try await Blocking.run { [self] in
@@ -86,7 +81,7 @@ package final class PostgresIndexStorage: IndexStorage {
     @available(*, noasync, message: "it waits for the database; in async code call write(now:defaultLifetime:prepare:_:)")
     package func writeNow<T>(now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
                              _ body: (any IndexWriter) throws -> T) throws -> T {
-        try Self.storageErrors {
+        try translatingPostgresErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
                     try begin(connection, writing: true)
@@ -101,7 +96,7 @@ package final class PostgresIndexStorage: IndexStorage {
     package func read<T: Sendable>(now: Date, prepare: @escaping @Sendable () throws -> Void,
                                    _ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T {
         try await Blocking.run { [self] in
-            try Self.storageErrors {
+            try translatingPostgresErrors {
                 try pool.withConnection { connection in
                     try connection.transaction(.repeatableRead) {
                         try connection.executeScript("SET TRANSACTION READ ONLY")

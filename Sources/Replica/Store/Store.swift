@@ -170,7 +170,8 @@ public final class Store: Sendable {
         return record
     }
 
-    /// Signs an account out: destroys every file the store holds for it.
+    /// Signs an account out: destroys everything the store holds for it (its files, or its rows and
+    /// partitions in the database).
     ///
     /// The sign-out is recorded first, so from that moment the account is never searched again, and a
     /// process that dies halfway leaves it to be finished by the next one that opens the store.
@@ -285,9 +286,13 @@ public final class Store: Sendable {
     /// The index if the account is signed in and the index exists; never creates either.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
-        guard let record = try catalog.account(account), record.state == .signedIn,
-              try home.indexNames(of: record).contains(name)
-        else { return nil }
+        guard let record = try catalog.account(account), record.state == .signedIn else { return nil }
+        // An index open under this sign-in exists: only one not open yet is looked for where it is kept
+        // (a folder listing, or a query of the database), so a search's loop over an account's indexes
+        // does not list them again for each.
+        let key = IndexKey(account: account, name: name)
+        let isOpen = cache.withLock { $0.indexes[key]?.signIn.generation == record.generation }
+        guard try isOpen || home.indexNames(of: record).contains(name) else { return nil }
         return try index(named: name, account: account)
     }
 

@@ -1,4 +1,4 @@
--- Two fixes to the partitions made per account.
+-- Three fixes to the partitions made per account.
 --
 -- 1. Row-level security is a property of each table, and a partition does not take its parent's: the
 --    app's role, granted the partitions by the schema's default privileges, could read another account's
@@ -8,6 +8,10 @@
 --    prune partitions when it plans, and a SECURITY DEFINER function is never inlined: each call was
 --    planned over every account's partition (51 ms a call at 300 accounts, against 0.57 ms with the
 --    account written in; BENCHMARKS.md). They now read the calling account's own partition.
+-- 3. add_account told an account's own partition from another account's by comparing the bound that
+--    pg_get_expr prints with format('%L'), which writes E'…' for a name holding a backslash: signing such
+--    an account in a second time said its own partition was "taken by another account". The bound is now
+--    compared with the literal pg_get_expr prints (quotes doubled, backslashes as they are).
 
 CREATE FUNCTION replica.protect_partition(partition text) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
