@@ -21,7 +21,7 @@ extension PostgresConnection {
     ///   - rows: The rows, each with one value per column.
     /// - Returns: The number of rows written.
     /// - Throws: ``PostgresError`` in words (never quoting a row); ``PostgresError/Code/invalidValue``
-    ///   for a row of the wrong length or text holding U+0000, before the server sees any of it.
+    ///   for a row of the wrong length, before the server sees any of it.
     @discardableResult
     public func copy(into table: String, columns: [String], rows: some Sequence<[PostgresValue]>) throws -> Int {
         let sql = "COPY \(table.split(separator: ".", omittingEmptySubsequences: false).map { Self.quoted(String($0)) }.joined(separator: "."))"
@@ -42,10 +42,7 @@ extension PostgresConnection {
                     }
                     for (index, value) in row.enumerated() {
                         if index > 0 { buffer.append(UInt8(ascii: "\t")) }
-                        guard Self.appendCopyField(value, to: &buffer) else {
-                            throw PostgresError(.invalidValue, "row \(number + 1), column \(columns[index]) holds the character U+0000, "
-                                + "which PostgreSQL's text cannot store; nothing was written", sql: sql)
-                        }
+                        Self.appendCopyField(value, to: &buffer)
                     }
                     buffer.append(UInt8(ascii: "\n"))
                     if buffer.count >= 1 << 16 { try send(&buffer, sql: sql) }
@@ -82,8 +79,8 @@ extension PostgresConnection {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Appends one field in COPY's text format; `false` for text holding U+0000.
-    static func appendCopyField(_ value: PostgresValue, to buffer: inout [UInt8]) -> Bool {
+    /// Appends one field in COPY's text format, U+0000 escaped as ``PostgresValue/text(_:)`` says.
+    static func appendCopyField(_ value: PostgresValue, to buffer: inout [UInt8]) {
         switch value {
         case .null:
             buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "N")])
@@ -96,18 +93,22 @@ extension PostgresConnection {
                 buffer.append(digits[Int(byte & 0x0F)])
             }
         default:
-            for byte in value.textFormat!.utf8 {
-                switch byte {
-                case 0: return false
-                case UInt8(ascii: "\\"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-                case UInt8(ascii: "\t"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-                case UInt8(ascii: "\n"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-                case UInt8(ascii: "\r"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-                default: buffer.append(byte)
-                }
+            let text = value.textFormat!
+            if let escaped = PostgresValue.escapedUTF8(text) { appendCopyText(escaped, to: &buffer) } else { appendCopyText(text.utf8, to: &buffer) }
+        }
+    }
+
+    /// Appends text's UTF-8 with COPY's own escapes for backslash, tab and line ends.
+    private static func appendCopyText(_ utf8: some Sequence<UInt8>, to buffer: inout [UInt8]) {
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\t"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case UInt8(ascii: "\n"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            default: buffer.append(byte)
             }
         }
-        return true
     }
 
     /// `name` as a quoted SQL identifier: in double quotes, its own double quotes doubled.

@@ -236,14 +236,12 @@ public final class PostgresConnection: @unchecked Sendable {
                 lengths.append(Int32(bytes.count))
                 formats.append(1)
             default:
-                let text = parameter.textFormat!.utf8
-                guard !text.contains(0) else {
-                    throw PostgresError(.invalidValue, "parameter $\(index + 1) holds the character U+0000, which PostgreSQL's text cannot store", sql: sql)
-                }
-                offsets.append(buffer.count)
-                buffer.append(contentsOf: text)
+                let text = parameter.textFormat!
+                let start = buffer.count
+                offsets.append(start)
+                if let escaped = PostgresValue.escapedUTF8(text) { buffer += escaped } else { buffer += text.utf8 }
+                lengths.append(Int32(clamping: buffer.count - start))
                 buffer.append(0)
-                lengths.append(Int32(clamping: text.count))
                 formats.append(0)
             }
         }

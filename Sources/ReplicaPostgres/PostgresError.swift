@@ -58,7 +58,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         public static let insufficientPrivilege = Code(rawValue: "insufficientPrivilege")
         /// The database URL could not be read.
         public static let invalidURL = Code(rawValue: "invalidURL")
-        /// A value cannot be sent (text with U+0000, a row of the wrong length for `COPY`).
+        /// A value cannot be sent (a row of the wrong length for `COPY`, too many parameters).
         public static let invalidValue = Code(rawValue: "invalidValue")
         /// Any other failure; ``PostgresError/sqlState`` tells it apart.
         public static let other = Code(rawValue: "other")

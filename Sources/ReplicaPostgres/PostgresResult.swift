@@ -55,9 +55,10 @@ public final class PostgresResult: @unchecked Sendable {
         return PQgetisnull(handle, Int32(row), Int32(column)) == 1
     }
 
-    /// The value at `row`, `column` as text decoded from UTF-8 (any type's text form), or `nil` for NULL.
+    /// The value at `row`, `column` as text decoded from UTF-8 (any type's text form), or `nil` for NULL;
+    /// U+0000 and U+FFFF unescaped (``PostgresValue/nulEscape``).
     public func string(_ row: Int, _ column: Int) -> String? {
-        withText(row, column) { String(decoding: $0, as: UTF8.self) }
+        withText(row, column) { PostgresValue.unescaping($0) }
     }
 
     /// The value at `row`, `column` as an integer (`smallint`, `integer`, `bigint`, `oid`), or `nil`.

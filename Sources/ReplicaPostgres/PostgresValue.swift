@@ -12,8 +12,8 @@
 public enum PostgresValue: Sendable, Hashable {
     /// SQL `NULL`.
     case null
-    /// Text, sent as its UTF-8 bytes. PostgreSQL's text cannot hold U+0000: such a value is refused
-    /// before it is sent.
+    /// Text, sent as its UTF-8 bytes. PostgreSQL's text cannot hold U+0000, so it travels escaped (see
+    /// ``nulEscape``) and ``PostgresResult/string(_:_:)`` reads it back: every Swift string round-trips.
     case text(String)
     /// A 64-bit signed integer.
     case int(Int64)
@@ -79,5 +79,65 @@ extension PostgresValue {
         case "-Infinity": return -.infinity
         default: return Double(text)
         }
+    }
+}
+
+// MARK: U+0000 in text
+
+extension PostgresValue {
+    /// The character that escapes what PostgreSQL's text cannot hold: U+0000 is stored as U+FFFF then
+    /// `0`, and U+FFFF itself as U+FFFF then `1`. U+FFFF is a noncharacter, which no text is meant to hold,
+    /// so almost every string is stored exactly as it is. The code keeps equality, prefixes and the
+    /// order of strings without either character; SQL that works on such a string on the server
+    /// (`length`, `substr`, a `LIKE` pattern) sees its escaped form.
+    public static let nulEscape: Unicode.Scalar = "\u{FFFF}"
+
+    /// `text`'s UTF-8 with U+0000 and U+FFFF escaped, or `nil` when it holds neither (most text), to be
+    /// sent as it is.
+    static func escapedUTF8(_ text: String) -> [UInt8]? {
+        guard holdsEscapedCharacters(text.utf8) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 8)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\u{0}": bytes += [0xEF, 0xBF, 0xBF, UInt8(ascii: "0")]
+            case nulEscape: bytes += [0xEF, 0xBF, 0xBF, UInt8(ascii: "1")]
+            default: bytes += UTF8.encode(scalar)!
+            }
+        }
+        return bytes
+    }
+
+    /// Whether UTF-8 text holds U+0000 or U+FFFF (EF BF BF).
+    static func holdsEscapedCharacters(_ utf8: some Sequence<UInt8>) -> Bool {
+        var last: UInt8 = 0x20, beforeLast: UInt8 = 0x20
+        for byte in utf8 {
+            if byte == 0 || (byte == 0xBF && last == 0xBF && beforeLast == 0xEF) { return true }
+            beforeLast = last
+            last = byte
+        }
+        return false
+    }
+
+    /// Text read back from the server, its escapes undone. A U+FFFF at the very end with nothing after
+    /// it is what is left of an escape that a server-side `substr` cut in two, and is dropped.
+    static func unescaping(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard holdsEscapedCharacters(bytes) else { return text }
+        var scalars = String.UnicodeScalarView()
+        var rest = text.unicodeScalars[...]
+        while let scalar = rest.popFirst() {
+            guard scalar == nulEscape else {
+                scalars.append(scalar)
+                continue
+            }
+            switch rest.first {
+            case nil: break
+            case "0"?: scalars.append("\u{0}"); rest.removeFirst()
+            case "1"?: scalars.append(nulEscape); rest.removeFirst()
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars)
     }
 }
