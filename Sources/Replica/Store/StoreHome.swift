@@ -82,7 +82,7 @@ struct FolderHome: StoreHome {
 /// A PostgreSQL database (schema `replica`), shared by every process of the app: the catalog, and each
 /// account's indexes and records in its rows and partitions, held to the account by row-level security.
 /// The store's folder keeps only what is local to this machine (a file tree's scratch). Removing an
-/// account drops its partitions and deletes its rows (`replica.remove_account()`).
+/// account drops its partitions, one in every table (`replica.remove_account()`).
 struct PostgresHome: StoreHome {
     let directory: String
     let catalog: any CatalogStorage
