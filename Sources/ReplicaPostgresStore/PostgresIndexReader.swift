@@ -73,10 +73,25 @@ package struct PostgresIndexReader: IndexReader {
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
         let matcher = query.predicate.map { PredicateMatcher($0, now: now, timeZone: query.timeZone) }
         guard let pattern else { return try listing(query, limit: limit, matcher: matcher) }
+        guard let ranking = try ranking(pattern) else { return ([], [], []) }
+
+        // The server ranks and sends the best few when it can rank the query exactly; else every match's
+        // places come here to be scored. Either way the best are read whole and checked against the
+        // predicate until enough pass.
+        if let best = try rankedInServer(ranking, query, limit: limit, matcher: matcher) {
+            let found = try read(best, ranking, matcher: matcher, limit: limit)
+            if found.found.count == limit || best.scored.count < best.asked { return found }
+        }
+        return try read(rankedHere(ranking, query), ranking, matcher: matcher, limit: limit)
+    }
+
+    /// What ranking `pattern`'s matches needs, or `nil` when nothing can match: no term has a token, or
+    /// the index is empty.
+    func ranking(_ pattern: FTSPattern) throws -> Ranking? {
         let terms = (pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms).map(PostgresIndexText.tokens(of:))
         let queries = terms.compactMap(\.query)
         // A term with no token (punctuation alone) matches nothing in FTS5; under `requiresAll`, nothing does.
-        guard !queries.isEmpty, !(pattern.requiresAll && queries.count < terms.count) else { return ([], [], []) }
+        guard !queries.isEmpty, !(pattern.requiresAll && queries.count < terms.count) else { return nil }
         let searchable = terms.filter { $0.query != nil }
         let tsquery = queries.map { "(\($0))" }.joined(separator: pattern.requiresAll ? " & " : " | ")
 
@@ -87,21 +102,101 @@ package struct PostgresIndexReader: IndexReader {
             """, [.text(account.rawValue), .text(indexName)])
         let rows = Int(statistics.rowCount > 0 ? statistics.int(0, 0) ?? 0 : 0)
         let words = Double(statistics.rowCount > 0 ? statistics.int(0, 1) ?? 0 : 0)
-        guard rows > 0 else { return ([], [], []) }
-        let averageLength = max(words / Double(rows), 1e-9)
+        guard rows > 0 else { return nil }
         let hitCounts = try connection.execute("SELECT replica.items_matching_counts($1, $2::tsquery[])",
                                                [.text(indexName), SQLBuilder.textArray(queries)]).string(0, 0) ?? "{}"
         let hits = hitCounts.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap { Int($0) }
-        let idfs = hits.map { BM25.idf(hits: $0, rows: rows) }
+        return Ranking(terms: searchable, idfs: hits.map { BM25.idf(hits: $0, rows: rows) },
+                       averageLength: max(words / Double(rows), 1e-9), tsquery: tsquery)
+    }
 
-        // Every matching item's places of the searched words, scored.
+    /// What ranking a search's matches needs: its terms, BM25's inverse document frequencies and average
+    /// length, and the `tsquery` that finds the matches.
+    struct Ranking {
+        let terms: [PostgresIndexText.TermTokens]
+        let idfs: [Double]
+        let averageLength: Double
+        let tsquery: String
+
+        /// An item's BM25 score from its places of the terms, as FTS5 computes it.
+        func score(_ words: ItemWords, length: Int) -> Double {
+            BM25.score(frequencies: terms.map(words.weightedFrequency), idfs: idfs, length: length, averageLength: averageLength)
+        }
+    }
+
+    /// Matches in rank order, with the places of the searched words of each: all of them, or the best
+    /// `asked` when the server ranked them.
+    typealias Ranked = (scored: [(id: Int64, score: Double)], words: [Int64: ItemWords], asked: Int)
+
+    /// Every matching item's places of the searched words, scored here.
+    func rankedHere(_ ranking: Ranking, _ query: SearchQuery) throws -> Ranked {
         var builder = SQLBuilder()
         var sql = "SELECT i.id, i.length, u.lexeme, u.positions, u.weights FROM replica.items_matching("
-            + builder.bind(.text(indexName)) + ", " + builder.bind(.text(tsquery)) + "::tsquery) AS i, unnest(i.words) AS u "
+            + builder.bind(.text(indexName)) + ", " + builder.bind(.text(ranking.tsquery)) + "::tsquery) AS i, unnest(i.words) AS u "
             + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.expires > " + builder.bind(.double(now.timeIntervalSince1970))
         Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
-        sql += " AND " + Self.lexemeCondition(searchable, &builder)
-        let places = try connection.execute(sql, builder.arguments)
+        sql += " AND " + Self.lexemeCondition(ranking.terms, &builder)
+        let (itemWords, lengths) = try places(sql, builder.arguments)
+        let scored = itemWords.map { id, words in (id: id, score: ranking.score(words, length: lengths[id] ?? 0)) }
+            .sorted { ($0.score, -$0.id) > ($1.score, -$1.id) }
+        return (scored, itemWords, Int.max)
+    }
+
+    /// The best matches ranked by the server, BM25 and all, with only their places sent here; `nil` when
+    /// the server cannot rank this search exactly.
+    ///
+    /// A term's weighted frequency in an item (each instance counts its column's weight) is what
+    /// `ts_rank_cd` gives for that term alone, without normalisation, with the weights 0.1, 0.2, 0.5 and 1
+    /// for D to A (the columns' 1, 2, 5 and 10, scaled under `ts_rank_cd`'s limit of 1): each instance of
+    /// one lexeme is a cover of its own, counting its weight. That holds for a word and a prefix, not for
+    /// a phrase, so a search with a phrase, or with a predicate that may pass few of the best, is ranked
+    /// here. The server's scores are computed with the same operations in the same order as
+    /// ``BM25/score(frequencies:idfs:length:averageLength:)``, and checked: the best are scored here
+    /// from their places too, and a single difference sends the search to ``rankedHere(_:_:)``.
+    func rankedInServer(_ ranking: Ranking, _ query: SearchQuery, limit: Int, matcher: PredicateMatcher?) throws -> Ranked? {
+        guard matcher == nil, ranking.terms.allSatisfy({ $0.tokens.count == 1 }), let first = ranking.terms.first?.query else { return nil }
+        var builder = SQLBuilder()
+        let k1 = builder.bind(.double(BM25.k1)), k1PlusOne = builder.bind(.double(BM25.k1 + 1))
+        let lengthPart = "(\(builder.bind(.double(1 - BM25.b)))::float8 + \(builder.bind(.double(BM25.b)))::float8 * i.length "
+            + "/ \(builder.bind(.double(ranking.averageLength)))::float8)"
+        var frequencies: [String] = []
+        var parts: [String] = []
+        for (index, (term, idf)) in zip(ranking.terms, ranking.idfs).enumerated() {
+            frequencies.append("round(ts_rank_cd('{0.1,0.2,0.5,1}'::float4[], i.words, \(builder.bind(.text(term.query ?? first)))::tsquery, 0)::float8 * 10) AS f\(index)")
+            parts.append("\(builder.bind(.double(idf)))::float8 * (f.f\(index) * \(k1PlusOne)::float8) / (f.f\(index) + \(k1)::float8 * \(lengthPart))")
+        }
+        let asked = limit + 8
+        var sql = "SELECT i.id, i.length, " + parts.reduce("") { $0.isEmpty ? $1 : "(\($0)) + (\($1))" } + " AS score "
+            + "FROM replica.items_matching(" + builder.bind(.text(indexName)) + ", " + builder.bind(.text(ranking.tsquery)) + "::tsquery) AS i "
+            // OFFSET 0 keeps PostgreSQL from writing each ts_rank_cd into the score twice.
+            + "CROSS JOIN LATERAL (SELECT " + frequencies.joined(separator: ", ") + " OFFSET 0) AS f "
+            + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.expires > " + builder.bind(.double(now.timeIntervalSince1970))
+        Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
+        sql += " ORDER BY 3 DESC, 1 LIMIT " + builder.bind(.int(Int64(asked)))
+        let best = try connection.execute(sql, builder.arguments)
+        var scored: [(id: Int64, score: Double)] = []
+        var lengths: [Int64: Int] = [:]
+        for row in 0..<best.rowCount {
+            guard let id = best.int(row, 0), let score = best.double(row, 2) else { return nil }
+            scored.append((id, score))
+            lengths[id] = Int(best.int(row, 1) ?? 0)
+        }
+        guard !scored.isEmpty else { return (scored, [:], asked) }
+        var places = SQLBuilder()
+        let placesSQL = "SELECT i.id, i.length, u.lexeme, u.positions, u.weights FROM replica.items AS i, unnest(i.words) AS u "
+            + "WHERE i.account = " + places.bind(.text(account.rawValue)) + " AND i.index_name = " + places.bind(.text(indexName))
+            + " AND i.id = ANY(" + places.bind(SQLBuilder.integerArray(scored.map(\.id))) + "::bigint[]) AND "
+            + Self.lexemeCondition(ranking.terms, &places)
+        let itemWords = try self.places(placesSQL, places.arguments).words
+        for candidate in scored where ranking.score(itemWords[candidate.id] ?? ItemWords(), length: lengths[candidate.id] ?? 0) != candidate.score {
+            return nil
+        }
+        return (scored, itemWords, asked)
+    }
+
+    /// Reads a places statement's rows (id, length, lexeme, positions, weights) by item.
+    private func places(_ sql: String, _ arguments: [PostgresValue]) throws -> (words: [Int64: ItemWords], lengths: [Int64: Int]) {
+        let places = try connection.execute(sql, arguments)
         var itemWords: [Int64: ItemWords] = [:]
         var lengths: [Int64: Int] = [:]
         for row in 0..<places.rowCount {
@@ -110,12 +205,13 @@ package struct PostgresIndexReader: IndexReader {
             itemWords[id, default: ItemWords()].add(lexeme: places.string(row, 2) ?? "", positions: places.string(row, 3) ?? "{}",
                                                      weights: places.string(row, 4) ?? "{}")
         }
-        let scored = itemWords.map { id, item in
-            (id: id, score: BM25.score(frequencies: searchable.map(item.weightedFrequency), idfs: idfs, length: lengths[id] ?? 0,
-                                        averageLength: averageLength))
-        }.sorted { ($0.score, -$0.id) > ($1.score, -$1.id) }
+        return (itemWords, lengths)
+    }
 
-        // The best, read whole, checked against the predicate until enough pass.
+    /// The best of `ranked`, read whole and checked against the predicate, until `limit` pass.
+    private func read(_ ranked: Ranked, _ ranking: Ranking, matcher: PredicateMatcher?, limit: Int) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
+        let scored = ranked.scored
         var found: [(item: FoundItem, rowID: Int64)] = []
         var inHeading = Set<Int64>()
         var unreadable: [ItemIdentifier] = []
@@ -132,11 +228,11 @@ package struct PostgresIndexReader: IndexReader {
                     let (item, origin, indexed) = try Self.decodeItem(result, row, textContent: matcher?.readsTextContent == true ? body : nil)
                     if let matcher, !matcher.matches(item.attributeSet) { continue }
                     let columns = (11...15).map { result.string(row, $0) ?? "" }
-                    let snippet = Snippet.make(columns: columns, terms: searchable)
+                    let snippet = Snippet.make(columns: columns, terms: ranking.terms)
                     var shown = item
                     if matcher?.readsTextContent == true { shown.attributeSet.textContent = nil }
                     found.append((FoundItem(item: shown, score: candidate.score, snippet: snippet, origin: origin, indexedAt: indexed), candidate.id))
-                    if itemWords[candidate.id]?.isInHeading(searchable) == true { inHeading.insert(candidate.id) }
+                    if ranked.words[candidate.id]?.isInHeading(ranking.terms) == true { inHeading.insert(candidate.id) }
                 } catch {
                     unreadable.append(ItemIdentifier(result.string(row, 0) ?? ""))
                 }

@@ -33,6 +33,14 @@ struct PostgresIndexTests {
         return (sqlite, postgres)
     }
 
+    /// An index on PostgreSQL alone, with its storage.
+    func postgresIndex(_ account: AccountID = "alice") throws -> (PostgresIndexStorage, SearchableIndex) {
+        var configuration = SearchableIndex.Configuration()
+        configuration.defaultLifetime = 365 * 24 * 3600
+        let storage = try PostgresIndexStorage(pool: pool, account: account, indexName: "default")
+        return (storage, SearchableIndex(storage: storage, name: "default", account: account, signIn: Self.lease, configuration: configuration) { _ in })
+    }
+
     static let vocabulary = ["running", "runner", "ran", "runs", "café", "cafe", "garden", "gardening", "harbor", "harbour",
                              "invoice", "invoices", "sourdough", "bread", "starter", "Ångström", "naïve", "résumé", "tyres",
                              "garage", "state", "art", "launch", "risk", "meeting", "notes", "budget", "quarterly", "report",
@@ -90,6 +98,38 @@ struct PostgresIndexTests {
             compared += expected.isEmpty ? 0 : 1
         }
         #expect(compared > 150, "most queries find something, so the comparison means something")
+    }
+
+    /// Searches of words and prefixes are ranked by the server, which sends only the best: its ranking
+    /// must be the full ranking's best, score for score, or every such search pays for the full one too.
+    @Test func theServerRanksWordsAndPrefixesAsTheFullRankingDoes() async throws {
+        let (storage, index) = try postgresIndex()
+        try await index.indexItems(Self.items(count: 400, seed: 20_261_128))
+        var generator = SplitMix(seed: 11)
+        let queries = (0..<300).map { number in
+            let count = Int.random(in: 1...8, using: &generator)
+            var text = (0..<count).map { _ in Self.vocabulary.randomElement(using: &generator)! }.joined(separator: " ")
+            if number % 5 == 0 { text = String(text.prefix(3)) + "*" }
+            var query = SearchQuery(text)
+            query.requiresAllWords = number % 7 == 0
+            if number % 9 == 0 { query.domains = [DomainIdentifier("d\(number % 5)")] }
+            return query
+        }
+        let compared = try await storage.read(now: Date(), prepare: {}) { reader in
+            let reader = try #require(reader as? PostgresIndexReader)
+            var compared = 0
+            for query in queries {
+                guard let pattern = try query.validatedPattern(), let ranking = try reader.ranking(pattern) else { continue }
+                let full = try reader.rankedHere(ranking, query).scored
+                let best = try #require(try reader.rankedInServer(ranking, query, limit: 20, matcher: nil), "the server refused \(query.text ?? "")")
+                #expect(best.scored.count == min(full.count, 28), "\(query.text ?? "")")
+                #expect(best.scored.map(\.id) == full.prefix(best.scored.count).map(\.id), "\(query.text ?? "")")
+                #expect(best.scored.map(\.score) == full.prefix(best.scored.count).map(\.score), "\(query.text ?? "")")
+                compared += full.count > 28 ? 1 : 0
+            }
+            return compared
+        }
+        #expect(compared > 100, "most queries match more than the server sends, so its cut is tested")
     }
 
     @Test func anotherAccountsItemsAreNeitherFoundNorCounted() async throws {
