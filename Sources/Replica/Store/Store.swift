@@ -425,8 +425,7 @@ public final class Store: Sendable {
     public func search(_ query: SearchQuery, indexNames: [String]? = nil) async throws -> [SearchResult] {
         _ = try query.validatedPattern()
         await refreshIfCatalogChanged()
-        var accounts = try await signedInAccounts().map(\.id)
-        if !query.accounts.isEmpty { accounts = accounts.filter(query.accounts.contains) }
+        let accounts = try await searchedAccounts(query.accounts)
         // The query's vector is computed while the first index looks for the words.
         let embedding = Task { await semanticQuery(for: query) }
         var results: [SearchResult] = []
@@ -441,6 +440,14 @@ public final class Store: Sendable {
         // indexes sets the bar for the merged list too.
         let merged = Ranking.closeEnoughByMeaning(results.sorted(by: Self.ranking), score: \.score, match: \.match)
         return Array(merged.prefix(query.limit))
+    }
+
+    /// The signed-in accounts a search reads: those the query names, each looked up alone (a server with
+    /// thousands of accounts does not list them all for every search), or all of them.
+    private func searchedAccounts(_ named: some Collection<AccountID>) async throws -> [AccountID] {
+        guard !named.isEmpty else { return try await signedInAccounts().map(\.id) }
+        let wanted = Set(named).sorted { $0.rawValue < $1.rawValue }
+        return try await Blocking.run { [self] in try wanted.filter { try catalog.account($0)?.state == .signedIn } }
     }
 
     /// Better score first; among equal scores, newer first, then by identifier for a stable order.
