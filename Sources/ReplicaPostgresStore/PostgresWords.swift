@@ -156,7 +156,9 @@ enum Snippet {
             if count > most { (start, most) = (candidate, count) }
         }
         let end = min(start + words, best.tokens.count)
-        var snippet = start > 0 ? "…" : ""
+        // As FTS5's snippet(): a window that starts with the column keeps what comes before its first word,
+        // and one that ends with the column keeps what comes after its last (a full stop, a bracket).
+        var snippet = start > 0 ? "…" : String(decoding: text[0..<best.tokens[start].start], as: UTF8.self)
         for index in start..<end {
             let token = best.tokens[index]
             if index > start {
@@ -165,7 +167,7 @@ enum Snippet {
             let word = String(decoding: text[token.start..<token.end], as: UTF8.self)
             snippet += best.marked.contains(index) ? "[" + word + "]" : word
         }
-        if end < best.tokens.count { snippet += "…" }
+        snippet += end < best.tokens.count ? "…" : String(decoding: text[best.tokens[end - 1].end...], as: UTF8.self)
         return snippet
     }
 }

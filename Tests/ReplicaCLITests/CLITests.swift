@@ -5,19 +5,22 @@ import ReplicaSQLite
 import Replica
 
 /// End-to-end tests: they run the built `replica` binary and check what it prints and how it exits.
+/// Each test says its backend first (``CLIPlace/use(_:signingIn:)``); those not tied to SQLite's files run
+/// on both.
 @Suite struct CLITests {
     let directory: TemporaryDirectory
-    var store: String { directory.path + "/store" }
+    let place: CLIPlace
+    var store: String { place.store }
 
     init() throws {
         directory = try TemporaryDirectory()
-        try Fixtures.signIn(store: directory.path + "/store", "a")
+        place = CLIPlace(directory: directory)
     }
 
     @discardableResult
     @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
-        try ReplicaProcess.run(["--store", store] + arguments, input: input, environment: environment)
+        try ReplicaProcess.run(place.arguments + arguments, input: input, environment: environment)
     }
 
     static func line(_ id: String, title: String, text: String, domain: String? = nil, modified: String? = nil,
@@ -30,7 +33,9 @@ import Replica
 
     // MARK: Import and search
 
-    @Test func importThenSearchPrintsTheDocumentedJSON() throws {
+    @Test(arguments: TestBackend.available)
+    func importThenSearchPrintsTheDocumentedJSON(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let lines = [
             Self.line("n1", title: "Launch plan", text: "The launch risk is the supplier.", domain: "account.a.notes", modified: "2026-11-20T10:00:00Z"),
             Self.line("n2", title: "Budget", text: "Numbers, and no launch words at all... except launch.", domain: "account.a.notes"),
@@ -54,14 +59,18 @@ import Replica
         #expect(output[afterScore...].hasPrefix(#","matched":"lexical","title":"Launch plan","snippet":"The [launch] [risk] is the supplier.","contentType":"public.plain-text","contentModificationDate":"2026-11-20T10:00:00Z","#))
     }
 
-    @Test func noMatchPrintsAnEmptyListAndSucceeds() throws {
+    @Test(arguments: TestBackend.available)
+    func noMatchPrintsAnEmptyListAndSucceeds(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         try replica("import", "--account", "a", "-", input: Self.line("n1", title: "T", text: "words"))
         let search = try replica("search", "--json", "absent")
         #expect(search.status == 0)
         #expect(search.standardOutput == "{\"results\":[]}\n")
     }
 
-    @Test func aQueryWithNoWordFailsWithoutNamingTheEngine() throws {
+    @Test(arguments: TestBackend.available)
+    func aQueryWithNoWordFailsWithoutNamingTheEngine(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         try replica("import", "--account", "a", "-", input: Self.line("n1", title: "T", text: "words"))
         for query in [#"""#, "()", "* : ^", #""( )""#, "NEAR("] {
             let search = try replica("search", "--json", query)
@@ -79,7 +88,9 @@ import Replica
     }
 
     /// Words joined by punctuation are searched as words, as the README says: each of these finds the note.
-    @Test func wordsJoinedByPunctuationFindTheNoteThatHasTheWords() throws {
+    @Test(arguments: TestBackend.available)
+    func wordsJoinedByPunctuationFindTheNoteThatHasTheWords(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let lines = [
             Self.line("bread", title: "Sourdough starter", text: "Feed the starter twice a day with flour and water."),
             Self.line("car", title: "Friday", text: "Booked the garage for Friday: the winter tyres go on the car."),
@@ -93,7 +104,9 @@ import Replica
         }
     }
 
-    @Test func searchReadsDateAndTypeFiltersAndHumanOutput() throws {
+    @Test(arguments: TestBackend.available)
+    func searchReadsDateAndTypeFiltersAndHumanOutput(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let lines = [
             Self.line("old", title: "Old launch", text: "launch", modified: "2025-01-01T00:00:00Z"),
             Self.line("new", title: "New launch", text: "launch", modified: "2026-11-01T00:00:00Z", type: "net.daringfireball.markdown"),
@@ -111,7 +124,9 @@ import Replica
         #expect(bad.standardError.contains("ISO 8601"))
     }
 
-    @Test func anImportWithBadLinesAppliesTheRestAndExitsOne() throws {
+    @Test(arguments: TestBackend.available)
+    func anImportWithBadLinesAppliesTheRestAndExitsOne(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let input = [
             Self.line("good1", title: "Fine", text: "kept"),
             "{not json",
@@ -129,7 +144,9 @@ import Replica
         #expect(search.standardOutput.components(separatedBy: "uniqueIdentifier").count == 3)
     }
 
-    @Test func aLineThatIsNotUTF8IsReportedByNumber() throws {
+    @Test(arguments: TestBackend.available)
+    func aLineThatIsNotUTF8IsReportedByNumber(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         var bytes = Data((Self.line("ok", title: "Fine", text: "kept") + "\n").utf8)
         bytes.append(contentsOf: [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D, 0x0A])
         let file = directory.appending("bad.jsonl")
@@ -141,7 +158,9 @@ import Replica
 
     // MARK: Query strings
 
-    @Test func queryPrintsTheItemsAQueryStringSelects() throws {
+    @Test(arguments: TestBackend.available)
+    func queryPrintsTheItemsAQueryStringSelects(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let lines = [
             Self.line("n1", title: "Launch plan", text: "rocket", modified: "2026-11-20T10:00:00Z"),
             Self.line("n2", title: "Launch review", text: "debrief", modified: "2026-11-21T10:00:00Z", type: "public.email-message"),
@@ -157,7 +176,9 @@ import Replica
         #expect(plain.standardOutput.split(separator: "\n").filter { !$0.hasPrefix(" ") } == ["n3 — Budget", "n2 — Launch review"])
     }
 
-    @Test func aMistakeInTheQueryStringIsShownWhereItIs() throws {
+    @Test(arguments: TestBackend.available)
+    func aMistakeInTheQueryStringIsShownWhereItIs(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let query = try replica("query", #"title == "x" || rating > "high""#)
         #expect(query.status == 2)
         #expect(query.standardOutput.isEmpty)
@@ -169,7 +190,9 @@ import Replica
             """)
     }
 
-    @Test func getPrintsStoredItemsWholeAndNamesTheMissing() throws {
+    @Test(arguments: TestBackend.available)
+    func getPrintsStoredItemsWholeAndNamesTheMissing(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let line = #"{"uniqueIdentifier": "n1", "domainIdentifier": "account.a.notes", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "Launch plan", "textContent": "The whole text.", "keywords": ["q3"], "rating": 4}}"#
         try replica("import", "--account", "a", "--index", "Notes", "-", input: line)
         let get = try replica("get", "--account", "a", "--json", "n1", "gone", "n1")
@@ -186,7 +209,9 @@ import Replica
 
     // MARK: Entities, activities, enrichment
 
-    @Test func entitiesAreImportedAndFoundAsEntities() throws {
+    @Test(arguments: TestBackend.available)
+    func entitiesAreImportedAndFoundAsEntities(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let line = #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "subtitle": "Zermatt", "priority": 10, "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}, "continent": {"customKey": "com_example_continent", "value": "Europe"}}}"#
         let imported = try replica("entities", "import", "--account", "a", "-", input: line + "\n" + #"{"type": "LandmarkEntity"}"#)
         #expect(imported.status == 1)
@@ -197,7 +222,9 @@ import Replica
         #expect(get.standardOutput.contains(#""com_example_continent":"Europe""#) && !get.standardOutput.contains("replica."))
     }
 
-    @Test func activitiesFeedRecentAndCanBeDeleted() throws {
+    @Test(arguments: TestBackend.available)
+    func activitiesFeedRecentAndCanBeDeleted(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Alpha", text: "a") + "\n" + Self.line("n2", title: "Beta", text: "b"))
         let views = (0..<3).map { _ in #"{"activityType": "com.example.view", "persistentIdentifier": "view:n2", "relatedUniqueIdentifier": "n2", "eligibleForPrediction": true}"# }
             + [#"{"activityType": "com.example.view", "persistentIdentifier": "view:n1", "relatedUniqueIdentifier": "n1", "eligibleForPrediction": true, "date": "2026-01-01T00:00:00Z"}"#]
@@ -214,7 +241,9 @@ import Replica
 
     /// One activity too large to keep (a 20 MB title) used to cancel the whole donation; it is reported by
     /// its line number and skipped, and the rest are donated, as the help says.
-    @Test func anOversizedActivityIsSkippedAndTheRestAreDonated() throws {
+    @Test(arguments: TestBackend.available)
+    func anOversizedActivityIsSkippedAndTheRestAreDonated(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let view = { (id: Int) in #"{"activityType": "com.example.view", "persistentIdentifier": "view:\#(id)", "title": "Visit \#(id)", "eligibleForPrediction": true}"# }
         var lines = (1...10).map(view)
         lines.append(#"{"activityType": "com.example.view", "persistentIdentifier": "view:huge", "eligibleForPrediction": true, "title": ""# + String(repeating: "x", count: 20 << 20) + #""}"#)
@@ -228,7 +257,9 @@ import Replica
         #expect((try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).count == 11)
     }
 
-    @Test func getOfAnEntityNamesItsTypeAndIdentifier() throws {
+    @Test(arguments: TestBackend.available)
+    func getOfAnEntityNamesItsTypeAndIdentifier(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let entity = #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}}}"#
         #expect(try replica("entities", "import", "--account", "a", "-", input: entity).status == 0)
         #expect(try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Plain", text: "not an entity")).status == 0)
@@ -251,12 +282,14 @@ import Replica
     }
 
     func recentIdentifiers(_ arguments: String...) throws -> [String] {
-        let recent = try ReplicaProcess.run(["--store", store, "recent", "--json"] + arguments)
+        let recent = try ReplicaProcess.run(place.arguments + ["recent", "--json"] + arguments)
         #expect(recent.status == 0, "\(recent.standardError)")
         return (try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).compactMap { $0["uniqueIdentifier"]?.stringValue }
     }
 
-    @Test func activitiesDeleteByIdentifierRemovesJustThatActivity() throws {
+    @Test(arguments: TestBackend.available)
+    func activitiesDeleteByIdentifierRemovesJustThatActivity(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         try importAndView()
         #expect(try recentIdentifiers() == ["n2", "n1"])
         let deleted = try replica("activities", "delete", "--account", "a", "--id", "view:n2")
@@ -268,7 +301,9 @@ import Replica
         #expect(try replica("activities", "delete", "--account", "a", "--id", "view:n2").standardError.contains("deleted 0 activities"))
     }
 
-    @Test func recentKeepsToItsLimitAndTheAccountsAskedFor() throws {
+    @Test(arguments: TestBackend.available)
+    func recentKeepsToItsLimitAndTheAccountsAskedFor(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         try importAndView()
         try replica("accounts", "sign-in", "b")
         try replica("import", "--account", "b", "-", input: Self.line("b1", title: "Gamma", text: "g"))
@@ -282,7 +317,7 @@ import Replica
         #expect(lines.count == 2 && lines.first == "n2 — Beta", "one item, two lines: \(plain.standardOutput)")
         #expect(lines.last?.hasPrefix("  account a · 3 views · last ") == true)
 
-        let other = try ReplicaProcess.run(["--store", store, "recent", "--json", "--account", "b"])
+        let other = try ReplicaProcess.run(place.arguments + ["recent", "--json", "--account", "b"])
         let entries = try JSON.parse(other.standardOutput)["recent"]?.arrayValue ?? []
         #expect(entries.compactMap { $0["uniqueIdentifier"]?.stringValue } == ["b1"], "none of account a's items")
         #expect(entries.allSatisfy { $0["account"]?.stringValue == "b" })
@@ -291,7 +326,9 @@ import Replica
         #expect(absent.status != 0 && absent.standardError.contains("account 'nobody' is not signed in"))
     }
 
-    @Test func importedMessagesAreEnrichedAndStatusCountsWhatWasNot() throws {
+    @Test(arguments: TestBackend.available)
+    func importedMessagesAreEnrichedAndStatusCountsWhatWasNot(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let now = ISO8601.string(from: Date())
         let text = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5) + "Can you confirm by tomorrow?"
         let lines = [
@@ -310,10 +347,12 @@ import Replica
         #expect(try replica("status").standardOutput.contains("summaries and priority: 1 enriched; not enriched: 1 summarization.tooShort"))
     }
 
-    @Test func watchAnnouncesEnrichedItemsAsJSONLines() async throws {
-        let watcher = try RunningProcess(replica: ["--store", store, "watch", "--json"])
+    @Test(arguments: TestBackend.available)
+    func watchAnnouncesEnrichedItemsAsJSONLines(_ backend: TestBackend) async throws {
+        try await place.use(backend, signingIn: "a")
+        let watcher = try RunningProcess(replica: place.arguments + ["watch", "--json"])
         // Another process (the app) indexes a message that asks for a summary; the watcher enriches it.
-        let app = try Store(directory: URL(fileURLWithPath: store))
+        let app = try place.openStore()
         var attributes = AttributeSet(contentType: .emailMessage)
         attributes.textContent = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5)
         attributes.contentCreationDate = Date()
@@ -330,6 +369,7 @@ import Replica
     // MARK: Usage and exit codes
 
     @Test func usageErrorsExitTwoAndSayWhatToDo() throws {
+        try place.use(.sqlite, signingIn: "a")
         let cases: [([String], String)] = [
             (["frobnicate"], "unknown command 'frobnicate'"),
             (["import", "-"], "this command needs --account ID"),
@@ -341,7 +381,7 @@ import Replica
             (["switch-account"], "switch-account needs one account ID"),
         ]
         for (arguments, message) in cases {
-            let result = try ReplicaProcess.run(["--store", store] + arguments)
+            let result = try ReplicaProcess.run(place.arguments + arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
             #expect(result.standardOutput.isEmpty)
@@ -352,6 +392,7 @@ import Replica
     }
 
     @Test func everyCommandHasHelp() throws {
+        try place.use(.sqlite, signingIn: "a")
         for command in ["import", "search", "delete", "status", "accounts", "switch-account"] {
             for form in [[command, "--help"], ["--help", command], ["help", command], [command, "-h"]] {
                 let result = try ReplicaProcess.run(form)
@@ -366,6 +407,7 @@ import Replica
     }
 
     @Test func theStoreComesFromTheOptionTheEnvironmentOrXDG() throws {
+        try place.use(.sqlite, signingIn: "a")
         let input = Self.line("n1", title: "T", text: "located")
         let xdg = directory.path + "/xdg"
         try Fixtures.signIn(store: xdg + "/replica", "a")
@@ -380,6 +422,7 @@ import Replica
     /// The catalog says who is signed in: damaged, it stops every command with words that say so, and
     /// nothing is deleted; restored, the store works again.
     @Test func aDamagedCatalogStopsEveryCommandAndDeletesNothing() throws {
+        try place.use(.sqlite, signingIn: "a")
         #expect(try replica("import", "--account", "a", "-", input: Self.line("1", title: "harbor", text: "quay")).status == 0)
         let catalog = store + "/catalog.sqlite"
         try Connection(path: catalog).execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -390,7 +433,7 @@ import Replica
         try damaged.write(to: URL(fileURLWithPath: catalog))
         let files = TemporaryDirectory.allFiles(under: URL(fileURLWithPath: store + "/accounts")).map(\.path).sorted()
         for command in [["status"], ["search", "harbor"], ["accounts", "sign-out", "a"], ["import", "--account", "a", "-"]] {
-            let result = try ReplicaProcess.run(["--store", store] + command, input: Self.line("2", title: "late", text: "x"))
+            let result = try ReplicaProcess.run(place.arguments + command, input: Self.line("2", title: "late", text: "x"))
             #expect(result.status == 1, "\(command)")
             #expect(result.standardError.contains("the store's catalog (\(catalog)) is damaged or the disk could not read it")
                     && result.standardError.contains("has deleted nothing"), "\(command): \(result.standardError)")
@@ -402,7 +445,9 @@ import Replica
 
     // MARK: Deletes, accounts, status
 
-    @Test func deletesByIdentifierDomainAndAll() throws {
+    @Test(arguments: TestBackend.available)
+    func deletesByIdentifierDomainAndAll(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let lines = [
             Self.line("1", title: "a", text: "word", domain: "account.a"),
             Self.line("2", title: "b", text: "word", domain: "account.a.notes"),
@@ -418,7 +463,9 @@ import Replica
         #expect(try replica("accounts").standardOutput == "a\n", "deleting from an unknown account does not create it")
     }
 
-    @Test func statusShowsCountsSizesAndTheClientState() throws {
+    @Test(arguments: TestBackend.available)
+    func statusShowsCountsSizesAndTheClientState(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let lines = (1...3).map { Self.line("n\($0)", title: "t", text: "word") }.joined(separator: "\n")
         try replica("accounts", "sign-in", "b")
         try replica("import", "--account", "b", "--client-state", "cursor=3", "-", input: lines)
@@ -435,7 +482,9 @@ import Replica
         #expect(human.standardOutput.contains("client state cursor=3"))
     }
 
-    @Test func accountsSignInListSignOutAndSwitch() throws {
+    @Test(arguments: TestBackend.available)
+    func accountsSignInListSignOutAndSwitch(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         try replica("accounts", "sign-in", "x")
         try replica("accounts", "sign-in", "y")
         try replica("import", "--account", "y", "-", input: Self.line("n", title: "t", text: "word"))
@@ -454,7 +503,9 @@ import Replica
 
     // MARK: Crashes and concurrency
 
-    @Test func aBatchKilledBeforeItsCommitLeavesTheIndexAndStateAsTheyWere() throws {
+    @Test(arguments: TestBackend.available)
+    func aBatchKilledBeforeItsCommitLeavesTheIndexAndStateAsTheyWere(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let first = (1...5).map { Self.line("old\($0)", title: "t", text: "before") }.joined(separator: "\n")
         try replica("import", "--account", "a", "--client-state", "v1", "-", input: first)
         let second = (1...500).map { Self.line("new\($0)", title: "t", text: "after") }.joined(separator: "\n")
@@ -475,13 +526,15 @@ import Replica
         #expect(afterCommit.contains(#""lastClientState":"v2""#))
     }
 
-    @Test func concurrentWritersTakeTurnsInsteadOfFailing() throws {
+    @Test(arguments: TestBackend.available)
+    func concurrentWritersTakeTurnsInsteadOfFailing(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let group = DispatchGroup()
         let results = Recorder<ProcessResult>()
         for writer in 0..<3 {
             let lines = (0..<3000).map { Self.line("w\(writer)-\($0)", title: "t", text: "concurrent words \($0)") }.joined(separator: "\n")
             DispatchQueue.global().async(group: group) {
-                if let result = try? ReplicaProcess.run(["--store", store, "import", "--account", "a", "-"], input: lines) {
+                if let result = try? ReplicaProcess.run(place.arguments + ["import", "--account", "a", "-"], input: lines) {
                     results.append(result)
                 }
             }
@@ -493,6 +546,7 @@ import Replica
     }
 
     @Test func aSignOutInterruptedHalfwayHidesTheAccountAndIsFinishedNextTime() throws {
+        try place.use(.sqlite, signingIn: "a")
         let canary = "qqcanary\(UInt32.random(in: 0..<UInt32.max))"
         try replica("switch-account", "kept")
         try replica("accounts", "sign-in", "gone")
@@ -511,19 +565,18 @@ import Replica
 }
 
 /// Text from outside never acts on a terminal or splits a line of output.
+/// On both backends.
 @Suite struct ControlCharacterTests {
-    let directory: TemporaryDirectory
-    var store: String { directory.path + "/store" }
+    let place: CLIPlace
 
     init() throws {
-        directory = try TemporaryDirectory()
-        try Fixtures.signIn(store: store, "a")
+        place = CLIPlace(directory: try TemporaryDirectory())
     }
 
     @discardableResult
     @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
-        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+        try ReplicaProcess.run(place.arguments + arguments, input: input)
     }
 
     /// Raw characters that must never come out: ESC, other C0 and C1 controls, DEL, line and paragraph
@@ -532,7 +585,9 @@ import Replica
         text.unicodeScalars.filter { $0 != "\n" && DisplayText.isUnsafe($0) }.map { String($0.value, radix: 16) }
     }
 
-    @Test func titlesAndIdentifiersWithControlCharactersAreEscapedEverywhere() throws {
+    @Test(arguments: TestBackend.available)
+    func titlesAndIdentifiersWithControlCharactersAreEscapedEverywhere(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         // JSON escapes: ESC, CR, tab, a line break, U+2028, a C1 control and a right-to-left override.
         let evilID = #"evil\n1 99 fake\u2028line\u001b[2J\u0085"#
         let evilTitle = #"harbor \u001b[31mred\u001b[0m\r\nforged line\u202e\u009b"#

@@ -6,17 +6,18 @@ import ReplicaTestSupport
 /// The configuration file's `enrichment` setting, as the command line reads it.
 @Suite struct EnrichmentCLITests {
     let directory: TemporaryDirectory
-    var store: String { directory.path + "/store" }
+    let place: CLIPlace
+    var store: String { place.store }
 
     init() throws {
         directory = try TemporaryDirectory()
-        try Fixtures.signIn(store: directory.path + "/store", "a")
+        place = CLIPlace(directory: directory)
     }
 
     @discardableResult
     @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
-        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+        try ReplicaProcess.run(place.arguments + arguments, input: input)
     }
 
     func mail(_ id: String, to recipient: String) -> String {
@@ -24,7 +25,9 @@ import ReplicaTestSupport
         return #"{"uniqueIdentifier": "\#(id)", "domainIdentifier": "thread.\#(id)", "updateListenerOptions": ["summarization", "priority"], "attributes": {"contentType": "public.email-message", "title": "Launch", "textContent": "\#(text)", "contentCreationDate": "\#(ISO8601.string(from: Date()))", "authorNames": ["Bob"], "primaryRecipients": ["\#(recipient)"]}}"#
     }
 
-    @Test func theConfigurationChoosesAProgramForSummariesAndSaysWhoIsMe() throws {
+    @Test(arguments: TestBackend.available)
+    func theConfigurationChoosesAProgramForSummariesAndSaysWhoIsMe(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let script = directory.path + "/summarize.py"
         try """
             import json, sys

@@ -6,17 +6,18 @@ import ReplicaSQLite
 /// `replica records import`, `sync`, the configuration file and what `status` shows of records.
 @Suite struct RecordsCLITests {
     let directory: TemporaryDirectory
-    var store: String { directory.path + "/store" }
+    let place: CLIPlace
+    var store: String { place.store }
 
     init() throws {
         directory = try TemporaryDirectory()
-        try Fixtures.signIn(store: directory.path + "/store", "a", "b")
+        place = CLIPlace(directory: directory)
     }
 
     @discardableResult
     @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
-        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+        try ReplicaProcess.run(place.arguments + arguments, input: input)
     }
 
     static let records = """
@@ -28,7 +29,9 @@ import ReplicaSQLite
 
     /// A version is compared exactly: 1e3 is the version 1000, as the help now says, and a fraction or a
     /// number too large to be exact unless written in digits is refused with the rule.
-    @Test func aVersionIsAWholeNumberComparedExactly() throws {
+    @Test(arguments: TestBackend.available)
+    func aVersionIsAWholeNumberComparedExactly(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "b")
         let line = { (version: String) in #"{"account": "a", "kind": "note", "id": "v", "version": \#(version), "fields": {"title": "Versioned"}}"# }
         #expect(try replica("records", "import", "-", input: line("1e3")).status == 0)
         let same = try replica("records", "import", "--json", "-", input: line("1000"))
@@ -41,7 +44,9 @@ import ReplicaSQLite
         #expect(try replica("records", "--help").standardOutput.contains("1000 may be written 1e3"))
     }
 
-    @Test func importedRecordsAreSearchableWhenTheCommandReturns() throws {
+    @Test(arguments: TestBackend.available)
+    func importedRecordsAreSearchableWhenTheCommandReturns(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "b")
         let result = try replica("records", "import", "-", input: Self.records)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError == "replica: wrote 3 records, ignored 1 older version; indexed 3, removed 0\n")
@@ -54,7 +59,9 @@ import ReplicaSQLite
         #expect(again.standardOutput == #"{"written":0,"ignoredOlder":1,"unchanged":3,"rejected":0,"indexed":0,"removed":0,"quarantined":0}"# + "\n")
     }
 
-    @Test func badLinesAndRecordsThatDoNotFitAreReportedWithoutContent() throws {
+    @Test(arguments: TestBackend.available)
+    func badLinesAndRecordsThatDoNotFitAreReportedWithoutContent(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "b")
         let input = Self.records + "\n" + """
             {"account": "a", "kind": "note", "id": "3"}
             {"account": "a", "kind": "note", "id": "4", "version": 1, "fields": {"title": 42, "body": "zzsecret"}}
@@ -70,7 +77,9 @@ import ReplicaSQLite
         #expect(try replica("status").standardOutput.contains("    quarantined: note '4' version 1: field 'title' is a number"))
     }
 
-    @Test func syncRebuildsWhenAProjectionVersionChanges() throws {
+    @Test(arguments: TestBackend.available)
+    func syncRebuildsWhenAProjectionVersionChanges(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "b")
         try replica("records", "import", "-", input: Self.records)
         try #"{ "projections": { "note": { "version": 2, "contentType": "net.daringfireball.markdown", "attributes": {"title": "body"} } } }"#
             .write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
@@ -83,7 +92,9 @@ import ReplicaSQLite
         #expect(plain.standardOutput.contains("records: applied 0 changes (indexed 0, removed 0, rebuilt 0, quarantined 0)"))
     }
 
-    @Test func aBrokenConfigurationIsRefusedWithWhereAndWhat() throws {
+    @Test(arguments: TestBackend.available)
+    func aBrokenConfigurationIsRefusedWithWhereAndWhat(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "b")
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
         try "{ \"projections\": { \"note\": { \"version\": \"two\" } } }".write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
         let result = try replica("sync")
@@ -91,12 +102,14 @@ import ReplicaSQLite
         #expect(result.standardError.contains("\(store)/config.json: projection 'note': 'version' must be a whole number from 1"))
         let other = directory.path + "/other.json"
         try "{ \"index\": \"Notes\" }".write(toFile: other, atomically: true, encoding: .utf8)
-        #expect(try ReplicaProcess.run(["--store", store, "--config", other, "records", "import", "-"], input: Self.records).status == 0)
+        #expect(try ReplicaProcess.run(place.arguments + ["--config", other, "records", "import", "-"], input: Self.records).status == 0)
         #expect(try replica("status").standardOutput.contains("index Notes: 2 items"))
     }
 
     /// Issue 19, 4.1: `query --fetch` used to remove every record item it read from the index, for good.
-    @Test func aQueryWithFetchRemovesNothing() throws {
+    @Test(arguments: TestBackend.available)
+    func aQueryWithFetchRemovesNothing(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "b")
         try replica("records", "import", "-", input: #"{"account":"a","kind":"note","id":"1","version":1,"fields":{"title":"t","body":"recordbody"}}"#)
         for fetch in ["title", "textContent", "title,contentType"] {
             let query = try replica("query", "--fetch", fetch, #"title == "*""#)
@@ -110,7 +123,9 @@ import ReplicaSQLite
     }
 
     /// Issue 19, 4.3: a record whose readers leave out the account shows nothing of itself in any command.
-    @Test func aRecordTheAccountMayNotReadShowsNothingAnywhere() throws {
+    @Test(arguments: TestBackend.available)
+    func aRecordTheAccountMayNotReadShowsNothingAnywhere(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "b")
         let records = """
             {"account":"a","kind":"note","id":"secret","version":1,"readers":["b"],"fields":{"title":"Zanzibar hidden plan","body":"quokkamystery"}}
             {"account":"a","kind":"note","id":"open","version":1,"fields":{"title":"Quokka open notes","body":"quokkas everywhere"}}
@@ -125,7 +140,7 @@ import ReplicaSQLite
                           ["get", "--account", "a", "note:a:secret"], ["get", "--account", "a", "--json", "note:a:secret"],
                           ["recent", "--account", "a"], ["recent", "--json"], ["search", "quokkamystery"],
                           ["query", "--fetch", "title,textContent", #"title == "*""#]] {
-            let result = try ReplicaProcess.run(["--store", store] + arguments)
+            let result = try ReplicaProcess.run(place.arguments + arguments)
             shown.append(result.standardOutput + result.standardError)
             #expect(!result.standardOutput.contains("Zanzibar") && !result.standardOutput.contains("quokkamystery"),
                     "\(arguments): \(result.standardOutput)")
@@ -140,6 +155,7 @@ import ReplicaSQLite
     /// A damaged record store (truncated here) is the canonical copy: it is reported plainly, never
     /// rebuilt, and the rest of the store keeps working.
     @Test func aDamagedRecordStoreIsReportedPlainlyAndTheRestWorks() throws {
+        try place.use(.sqlite, signingIn: "a", "b")
         #expect(try replica("records", "import", "-", input: #"{"account": "a", "kind": "note", "id": "1", "version": 1, "fields": {"title": "harbor"}}"#).status == 0)
         let file = directory.path + "/store/accounts/a/records.sqlite"
         // The command may exit before its connections close, leaving the record in the write-ahead log;

@@ -9,12 +9,13 @@ import Glibc
 /// `replica sources`, `sync` and `watch` with file-tree, git and plugin sources.
 @Suite struct SourcesCLITests {
     let directory: TemporaryDirectory
-    var store: String { directory.path + "/store" }
+    let place: CLIPlace
+    var store: String { place.store }
     var tree: String { directory.path + "/tree" }
 
     init() throws {
         directory = try TemporaryDirectory()
-        try Fixtures.signIn(store: directory.path + "/store", "a", "alice")
+        place = CLIPlace(directory: directory)
         try FileManager.default.createDirectory(atPath: directory.path + "/tree/docs", withIntermediateDirectories: true)
         try "# Guide\n\nharbor orchid words".write(toFile: directory.path + "/tree/docs/guide.md", atomically: true, encoding: .utf8)
         try Data([0, 1, 2, 3]).write(to: URL(fileURLWithPath: directory.path + "/tree/blob.bin"))
@@ -23,15 +24,17 @@ import Glibc
     @discardableResult
     /// ``replica(_:)`` for async tests: waits off the cooperative pool.
     func running(_ arguments: String...) async throws -> ProcessResult {
-        try await ReplicaProcess.running(["--store", store] + arguments)
+        try await ReplicaProcess.running(place.arguments + arguments)
     }
 
     @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String...) throws -> ProcessResult {
-        try ReplicaProcess.run(["--store", store] + arguments)
+        try ReplicaProcess.run(place.arguments + arguments)
     }
 
-    @Test func addListSyncAndRemoveAFileTree() throws {
+    @Test(arguments: TestBackend.available)
+    func addListSyncAndRemoveAFileTree(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "alice")
         let added = try replica("sources", "add", "files", "--account", "alice", tree)
         #expect(added.status == 0)
         #expect(added.standardError.contains("added source 'files-1' for account 'alice'"))
@@ -58,7 +61,9 @@ import Glibc
     /// What the walk skips before reading (a symbolic link, a special file) is seen too: a summary said
     /// "11 files seen, 9 indexed, 10 skipped". Every file met is seen, and seen files are indexed,
     /// skipped or unchanged.
-    @Test func theSyncSummaryCountsEveryFileItMetAsSeen() throws {
+    @Test(arguments: TestBackend.available)
+    func theSyncSummaryCountsEveryFileItMetAsSeen(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "alice")
         #expect(symlink(tree + "/docs/guide.md", tree + "/link.md") == 0)
         #expect(mkfifo(tree + "/pipe", 0o600) == 0)
         #expect(try replica("sources", "add", "files", "--account", "alice", tree).status == 0)
@@ -71,7 +76,9 @@ import Glibc
         #expect((again["filesIndexed"]?.intValue ?? 0) + (again["filesSkipped"]?.intValue ?? 0) <= (again["filesSeen"]?.intValue ?? 0))
     }
 
-    @Test func aNameThatIsNotUTF8IsSkippedWithTheReasonNotIgnored() throws {
+    @Test(arguments: TestBackend.available)
+    func aNameThatIsNotUTF8IsSkippedWithTheReasonNotIgnored(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "alice")
         let bad = tree + "/docs/bad\u{FF}name.txt"
         let badPath = Array(tree.utf8) + Array("/docs/bad".utf8) + [0xFF] + Array("name.txt".utf8) + [0]
         let descriptor = badPath.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644) }
@@ -84,26 +91,32 @@ import Glibc
         #expect(try replica("search", "--json", "orchid").standardOutput.contains("files-1:docs/guide.md"), "the rest is indexed")
     }
 
+    // On SQLite only: the test runs replica without root's override of file modes, and the test server's
+    // socket is in a folder only its OS user (and root with that override) may open.
     @Test func aFileThatBecomesReadableIsIndexedByTheNextSync() throws {
+        try place.use(.sqlite, signingIn: "a", "alice")
         let locked = tree + "/docs/locked.md"
         try "# Locked\n\nquartz meadow".write(toFile: locked, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: locked)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: locked) }
         #expect(try replica("sources", "add", "files", "--account", "alice", tree).status == 0)
-        #expect(try ReplicaProcess.runWithoutOverride(["--store", store, "sync"]).status == 0)
+        #expect(try ReplicaProcess.runWithoutOverride(place.arguments + ["sync"]).status == 0)
         #expect(try replica("status").standardOutput.contains("cannot be read: permission denied"))
         #expect(try replica("search", "--json", "quartz").standardOutput == "{\"results\":[]}\n")
 
         // Readable again, with the same size and modification time: the next sync reads it.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: locked)
-        #expect(try ReplicaProcess.runWithoutOverride(["--store", store, "sync"]).status == 0)
+        #expect(try ReplicaProcess.runWithoutOverride(place.arguments + ["sync"]).status == 0)
         #expect(try replica("search", "--json", "quartz").standardOutput.contains("files-1:docs/locked.md"))
         #expect(!(try replica("status").standardOutput.contains("cannot be read")))
     }
 
     /// A plugin that never answers a hydration request: its item is left out of search (the host is
     /// told how many and why), never shown unchecked, and the search still ends.
+    // On SQLite only: the test runs replica without root's override of file modes, and the test server's
+    // socket is in a folder only its OS user (and root with that override) may open.
     @Test func aPluginThatDoesNotAnswerHydrationInTimeHasItsItemsLeftOut() throws {
+        try place.use(.sqlite, signingIn: "a", "alice")
         let plugin = directory.path + "/silent.py"
         try """
             import json, sys, time
@@ -123,7 +136,7 @@ import Glibc
                     # hydrate requests are never answered
             """.write(toFile: plugin, atomically: true, encoding: .utf8)
         #expect(try replica("sources", "add", "exec", "--account", "alice", "--", "python3", plugin).status == 0)
-        #expect(try ReplicaProcess.runWithoutOverride(["--store", store, "sync"]).status == 0)
+        #expect(try ReplicaProcess.runWithoutOverride(place.arguments + ["sync"]).status == 0)
         let search = try replica("search", "--json", "heron")
         #expect(search.status == 0)
         #expect(search.standardOutput == "{\"results\":[]}\n", "an item its owner did not vouch for is not shown")
@@ -131,6 +144,7 @@ import Glibc
     }
 
     @Test func badSourcesAreRefusedWithTheReason() throws {
+        try place.use(.sqlite, signingIn: "a", "alice")
         let inside = try ReplicaProcess.run(["--store", tree + "/.replica", "sources", "add", "files", "--account", "a", tree])
         #expect(inside.status == 1)
         #expect(inside.standardError.contains("would watch its own writes"))
@@ -149,7 +163,9 @@ import Glibc
         #expect(taken.standardError.contains("already has a source named 'docs'"))
     }
 
-    @Test func aFailingSourceIsReportedAndTheOthersStillSync() throws {
+    @Test(arguments: TestBackend.available)
+    func aFailingSourceIsReportedAndTheOthersStillSync(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "alice")
         try replica("sources", "add", "exec", "--account", "a", "--", "/bin/false")
         try replica("sources", "add", "files", "--account", "a", tree)
         let sync = try replica("sync")
@@ -160,14 +176,16 @@ import Glibc
         #expect(try replica("status").standardOutput.contains("source exec-1 (exec, account a): failed"))
     }
 
-    @Test func watchFollowsChangesAndStopsCleanlyOnSIGTERM() async throws {
+    @Test(arguments: TestBackend.available)
+    func watchFollowsChangesAndStopsCleanlyOnSIGTERM(_ backend: TestBackend) async throws {
+        try await place.use(backend, signingIn: "a", "alice")
         try await running("sources", "add", "files", "--account", "alice", tree)
-        let watcher = try RunningProcess(replica: ["--store", store, "watch"])
+        let watcher = try RunningProcess(replica: place.arguments + ["watch"])
         #expect(try await eventually { try await running("status").standardOutput.contains("files-1 (files, account alice): watching") })
         try "meadow quartz words".write(toFile: tree + "/docs/new.txt", atomically: false, encoding: .utf8)
         #expect(try await eventually { try await running("search", "--json", "meadow").standardOutput.contains("files-1:docs/new.txt") })
         // Records written by another process are applied by the watcher too.
-        try await ReplicaProcess.running(["--store", store, "records", "import", "-"],
+        try await ReplicaProcess.running(place.arguments + ["records", "import", "-"],
                                input: #"{"account": "alice", "kind": "note", "id": "1", "version": 1, "fields": {"title": "recorded words"}}"#)
         #expect(try await eventually { try await running("search", "--json", "recorded").standardOutput.contains("note:alice:1") })
         // A source added while watching is picked up.
@@ -183,12 +201,14 @@ import Glibc
         #expect(try await running("status").standardOutput.contains("files-1 (files, account alice): stopped"))
     }
 
-    @Test func onSIGTERMTheStagesStopInOrderAndAChangeMadeJustBeforeIsCommittedOnce() async throws {
+    @Test(arguments: TestBackend.available)
+    func onSIGTERMTheStagesStopInOrderAndAChangeMadeJustBeforeIsCommittedOnce(_ backend: TestBackend) async throws {
+        try await place.use(backend, signingIn: "a", "alice")
         try await running("sources", "add", "files", "--account", "alice", tree)
-        let watcher = try RunningProcess(replica: ["--store", store, "watch"])
+        let watcher = try RunningProcess(replica: place.arguments + ["watch"])
         #expect(try await eventually { try await running("status").standardOutput.contains("files-1 (files, account alice): watching") })
         // Right before the signal: a record imported by another process, and a file written.
-        try await ReplicaProcess.running(["--store", store, "records", "import", "-"],
+        try await ReplicaProcess.running(place.arguments + ["records", "import", "-"],
                                input: #"{"account": "alice", "kind": "note", "id": "9", "version": 1, "fields": {"title": "lastminute words"}}"#)
         try "eleventhhour words".write(toFile: tree + "/docs/last.txt", atomically: false, encoding: .utf8)
         watcher.signal(SIGTERM)

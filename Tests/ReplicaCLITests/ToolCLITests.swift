@@ -6,18 +6,19 @@ import ReplicaTestSupport
 /// `replica tool schema`, `replica tool call`, and `replica search` going through the same hydration.
 @Suite struct ToolCLITests {
     let directory: TemporaryDirectory
-    var store: String { directory.path + "/store" }
+    let place: CLIPlace
+    var store: String { place.store }
     var tree: String { directory.path + "/tree" }
 
     init() throws {
         directory = try TemporaryDirectory()
-        try Fixtures.signIn(store: directory.path + "/store", "a", "alice")
+        place = CLIPlace(directory: directory)
     }
 
     @discardableResult
     @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
-        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+        try ReplicaProcess.run(place.arguments + arguments, input: input)
     }
 
     static let records = """
@@ -28,7 +29,9 @@ import ReplicaTestSupport
 
     // MARK: Schema
 
-    @Test func theSchemaIsOneLineAndShrinksWithTheGuidance() throws {
+    @Test(arguments: TestBackend.available)
+    func theSchemaIsOneLineAndShrinksWithTheGuidance(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "alice")
         var sizes: [String: Int] = [:]
         for guidance in ["complete", "dynamic:textMatch,dates", "dynamic:textMatch", "focused:communications"] {
             let result = try replica("tool", "schema", "--guidance", guidance)
@@ -56,7 +59,7 @@ import ReplicaTestSupport
         (["--format", "tiny"], "--format is structured or compact, not 'tiny'"),
     ])
     func badOptionsAreUsageErrors(options: [String], message: String) throws {
-        let result = try ReplicaProcess.run(["--store", store, "tool", "schema"] + options)
+        let result = try ReplicaProcess.run(place.arguments + ["tool", "schema"] + options)
         #expect(result.status == 2)
         #expect(result.standardError.hasPrefix("replica: error: \(message)\n"))
         #expect(result.standardOutput.isEmpty)
@@ -64,7 +67,9 @@ import ReplicaTestSupport
 
     // MARK: Calls
 
-    @Test func aCallPrintsWhatTheModelReadsAndLogsTheReplies() throws {
+    @Test(arguments: TestBackend.available)
+    func aCallPrintsWhatTheModelReadsAndLogsTheReplies(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "alice")
         try replica("records", "import", "-", input: Self.records)
         let log = directory.path + "/replies.jsonl"
         let result = try replica("tool", "call", "--me", "Ada Lovelace,ada@example.com", "--replies", log, #"""
@@ -94,7 +99,9 @@ import ReplicaTestSupport
         #expect(lines.last?.hasSuffix(#" m2026-11-20 "Launch plan" "[supplier] risk""#) == true)
     }
 
-    @Test func badArgumentsAreToldToTheModelAndLogged() throws {
+    @Test(arguments: TestBackend.available)
+    func badArgumentsAreToldToTheModelAndLogged(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "alice")
         try replica("records", "import", "-", input: Self.records)
         let log = directory.path + "/replies.jsonl"
         let result = try replica("tool", "call", "--replies", log, #"{"query": "launch", "limit": 1000000}"#)
@@ -108,7 +115,9 @@ import ReplicaTestSupport
 
     /// Issue 19, 4.8: over twenty titled items, `count title` said 0; `sum title` said 0 and
     /// `sum contentModificationDate` a date in 2482.
-    @Test func statisticsCountTitledItemsAndRefuseSumsTheyCannotMake() throws {
+    @Test(arguments: TestBackend.available)
+    func statisticsCountTitledItemsAndRefuseSumsTheyCannotMake(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a", "alice")
         let records = (1...20).map { number in
             #"{"account": "a", "kind": "note", "id": "\#(number)", "version": 1, "modified": "2026-11-20T10:00:00Z", "fields": {"title": "Gazette \#(number)", "body": "gazette"}}"#
         }.joined(separator: "\n")
@@ -144,10 +153,13 @@ import ReplicaTestSupport
     /// Runs `replica` as a process that cannot read what its file modes forbid, even as root.
     @available(*, noasync, message: "it waits for a process")
     func replicaWithoutOverride(_ arguments: String...) throws -> ProcessResult {
-        try ReplicaProcess.runWithoutOverride(["--store", store] + arguments)
+        try ReplicaProcess.runWithoutOverride(place.arguments + arguments)
     }
 
+    // On SQLite only: the test runs replica without root's override of file modes, and the test server's
+    // socket is in a folder only its OS user (and root with that override) may open.
     @Test func filesThatAreGoneUnreadableOrChangedAreNeverShown() throws {
+        try place.use(.sqlite, signingIn: "a", "alice")
         try writeTree()
         try FileManager.default.removeItem(atPath: tree + "/deleted.txt")
         try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: tree + "/locked.txt")
