@@ -131,7 +131,7 @@ import ReplicaTestSupport
             let result = Result { _ = try MiniLMEmbedder(directory: folder) }
             outcome.withLock { $0 = result }
         }
-        let finished = await eventually(timeout: 120) { outcome.withLock { $0 != nil } }
+        let finished = await eventually { outcome.withLock { $0 != nil } }
         if !finished {
             // Free the thread blocked in open(): a writer that opens and closes gives the reader its end of file.
             for name in ["model.safetensors", "vocab.txt"] {
@@ -172,7 +172,7 @@ import ReplicaTestSupport
         }
         #expect(await eventually { embedder.entered.withLock { $0 } })
         task.cancel()
-        let stopped = await eventually(timeout: 120) { ended.withLock { $0 != nil } }
+        let stopped = await eventually { ended.withLock { $0 != nil } }
         embedder.release.signal()
         #expect(stopped, "the cancelled task waited for the model")
         let wasCancelled = ended.withLock { result in
