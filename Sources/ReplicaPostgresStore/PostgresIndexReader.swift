@@ -106,14 +106,15 @@ package struct PostgresIndexReader: IndexReader {
         let hitCounts = try connection.execute("SELECT replica.items_matching_counts($1, $2::tsquery[])",
                                                [.text(indexName), SQLBuilder.textArray(queries)]).string(0, 0) ?? "{}"
         let hits = hitCounts.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap { Int($0) }
-        return Ranking(terms: searchable, idfs: hits.map { BM25.idf(hits: $0, rows: rows) },
+        return Ranking(terms: searchable, queries: queries, idfs: hits.map { BM25.idf(hits: $0, rows: rows) },
                        averageLength: max(words / Double(rows), 1e-9), tsquery: tsquery)
     }
 
-    /// What ranking a search's matches needs: its terms, BM25's inverse document frequencies and average
-    /// length, and the `tsquery` that finds the matches.
+    /// What ranking a search's matches needs: its terms and each one's `tsquery`, BM25's inverse document
+    /// frequencies and average length, and the `tsquery` that finds the matches.
     struct Ranking {
         let terms: [PostgresIndexText.TermTokens]
+        let queries: [String]
         let idfs: [Double]
         let averageLength: Double
         let tsquery: String
@@ -131,7 +132,7 @@ package struct PostgresIndexReader: IndexReader {
     /// Every matching item's places of the searched words, scored here.
     func rankedHere(_ ranking: Ranking, _ query: SearchQuery) throws -> Ranked {
         var builder = SQLBuilder()
-        var sql = "SELECT i.id, i.length, u.lexeme, u.positions, u.weights FROM replica.items_matching("
+        var sql = Self.placesColumns + "FROM replica.items_matching("
             + builder.bind(.text(indexName)) + ", " + builder.bind(.text(ranking.tsquery)) + "::tsquery) AS i, unnest(i.words) AS u "
             + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.expires > " + builder.bind(.double(now.timeIntervalSince1970))
         Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
@@ -154,15 +155,15 @@ package struct PostgresIndexReader: IndexReader {
     /// ``BM25/score(frequencies:idfs:length:averageLength:)``, and checked: the best are scored here
     /// from their places too, and a single difference sends the search to ``rankedHere(_:_:)``.
     func rankedInServer(_ ranking: Ranking, _ query: SearchQuery, limit: Int, matcher: PredicateMatcher?) throws -> Ranked? {
-        guard matcher == nil, ranking.terms.allSatisfy({ $0.tokens.count == 1 }), let first = ranking.terms.first?.query else { return nil }
+        guard matcher == nil, ranking.terms.allSatisfy({ $0.tokens.count == 1 }) else { return nil }
         var builder = SQLBuilder()
         let k1 = builder.bind(.double(BM25.k1)), k1PlusOne = builder.bind(.double(BM25.k1 + 1))
         let lengthPart = "(\(builder.bind(.double(1 - BM25.b)))::float8 + \(builder.bind(.double(BM25.b)))::float8 * i.length "
             + "/ \(builder.bind(.double(ranking.averageLength)))::float8)"
         var frequencies: [String] = []
         var parts: [String] = []
-        for (index, (term, idf)) in zip(ranking.terms, ranking.idfs).enumerated() {
-            frequencies.append("round(ts_rank_cd('{0.1,0.2,0.5,1}'::float4[], i.words, \(builder.bind(.text(term.query ?? first)))::tsquery, 0)::float8 * 10) AS f\(index)")
+        for (index, (query, idf)) in zip(ranking.queries, ranking.idfs).enumerated() {
+            frequencies.append("round(ts_rank_cd('{0.1,0.2,0.5,1}'::float4[], i.words, \(builder.bind(.text(query)))::tsquery, 0)::float8 * 10) AS f\(index)")
             parts.append("\(builder.bind(.double(idf)))::float8 * (f.f\(index) * \(k1PlusOne)::float8) / (f.f\(index) + \(k1)::float8 * \(lengthPart))")
         }
         let asked = limit + 8
@@ -183,7 +184,7 @@ package struct PostgresIndexReader: IndexReader {
         }
         guard !scored.isEmpty else { return (scored, [:], asked) }
         var places = SQLBuilder()
-        let placesSQL = "SELECT i.id, i.length, u.lexeme, u.positions, u.weights FROM replica.items AS i, unnest(i.words) AS u "
+        let placesSQL = Self.placesColumns + "FROM replica.items AS i, unnest(i.words) AS u "
             + "WHERE i.account = " + places.bind(.text(account.rawValue)) + " AND i.index_name = " + places.bind(.text(indexName))
             + " AND i.id = ANY(" + places.bind(SQLBuilder.integerArray(scored.map(\.id))) + "::bigint[]) AND "
             + Self.lexemeCondition(ranking.terms, &places)
@@ -194,7 +195,10 @@ package struct PostgresIndexReader: IndexReader {
         return (scored, itemWords, asked)
     }
 
-    /// Reads a places statement's rows (id, length, lexeme, positions, weights) by item.
+    /// What a places statement selects, for ``places(_:_:)``.
+    static let placesColumns = "SELECT i.id, i.length, u.lexeme, u.positions, u.weights "
+
+    /// Reads a places statement's rows (``placesColumns``) by item.
     private func places(_ sql: String, _ arguments: [PostgresValue]) throws -> (words: [Int64: ItemWords], lengths: [Int64: Int]) {
         let places = try connection.execute(sql, arguments)
         var itemWords: [Int64: ItemWords] = [:]

@@ -22,23 +22,23 @@ struct PostgresIndexTests {
 
     static let lease = IndexLease(generation: 1) {}
 
-    func indexes(_ account: AccountID = "alice") throws -> (sqlite: SearchableIndex, postgres: SearchableIndex) {
+    /// Both backends' indexes keep an item a year unless it says otherwise.
+    static let configuration: SearchableIndex.Configuration = {
         var configuration = SearchableIndex.Configuration()
         configuration.defaultLifetime = 365 * 24 * 3600
+        return configuration
+    }()
+
+    func indexes(_ account: AccountID = "alice") throws -> (sqlite: SearchableIndex, postgres: SearchableIndex) {
         let sqlite = try SearchableIndex(path: folder.path + "/\(account.rawValue).sqlite", name: "default", account: account, signIn: Self.lease,
-                                         configuration: configuration) { _ in }
-        let storage = try PostgresIndexStorage(pool: pool, account: account, indexName: "default")
-        let postgres = SearchableIndex(storage: storage, name: "default", account: account, signIn: Self.lease,
-                                       configuration: configuration) { _ in }
-        return (sqlite, postgres)
+                                         configuration: Self.configuration) { _ in }
+        return (sqlite, try postgresIndex(account).1)
     }
 
     /// An index on PostgreSQL alone, with its storage.
     func postgresIndex(_ account: AccountID = "alice") throws -> (PostgresIndexStorage, SearchableIndex) {
-        var configuration = SearchableIndex.Configuration()
-        configuration.defaultLifetime = 365 * 24 * 3600
         let storage = try PostgresIndexStorage(pool: pool, account: account, indexName: "default")
-        return (storage, SearchableIndex(storage: storage, name: "default", account: account, signIn: Self.lease, configuration: configuration) { _ in })
+        return (storage, SearchableIndex(storage: storage, name: "default", account: account, signIn: Self.lease, configuration: Self.configuration) { _ in })
     }
 
     static let vocabulary = ["running", "runner", "ran", "runs", "café", "cafe", "garden", "gardening", "harbor", "harbour",

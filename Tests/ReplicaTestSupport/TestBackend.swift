@@ -27,14 +27,18 @@ public enum TestBackend: String, CaseIterable, Sendable, CustomStringConvertible
 
     public var description: String { rawValue }
 
-    /// Opens a new, empty store on this backend.
+    /// Opens a new store on this backend, with `accounts` signed in (none by default).
     ///
-    /// - Parameter configuration: how the store behaves.
+    /// - Parameters:
+    ///   - configuration: how the store behaves.
+    ///   - accounts: the accounts to sign in.
     /// - Returns: the store with what it keeps its data in; keep the value for as long as the test uses
     ///   the store (its folder is removed and its database dropped when it is released). On PostgreSQL,
     ///   the call waits while other tests hold as many stores as the server has connections for.
     /// - Throws: why the folder, the database or the store could not be made.
-    public func makeStore(configuration: Store.Configuration = Store.Configuration()) async throws -> TestStore {
-        try await TestStore(backend: self, configuration: configuration)
+    public func makeStore(configuration: Store.Configuration = Store.Configuration(), signingIn accounts: AccountID...) async throws -> TestStore {
+        let made = try await TestStore(backend: self, configuration: configuration)
+        for account in accounts { try await made.store.signIn(account) }
+        return made
     }
 }

@@ -16,8 +16,21 @@ AS $$ SELECT ARRAY['items', 'vectors', 'enrichment', 'activities', 'records', 'i
                    'client_state', 'meta', 'checkpoints', 'projections', 'tombstones', 'quarantine', 'source_entries',
                    'embedded', 'changes', 'record_logs', 'pending_deletions', 'record_counters'] $$;
 
-CREATE OR REPLACE FUNCTION replica.plain_tables() RETURNS text[] LANGUAGE sql IMMUTABLE
-AS $$ SELECT ARRAY[]::text[] $$;
+-- No table is left whose rows are deleted one by one: removing an account is dropping its partitions.
+CREATE OR REPLACE FUNCTION replica.remove_account() RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    name text;
+BEGIN
+    FOREACH name IN ARRAY replica.partitioned_tables() LOOP
+        EXECUTE format('DROP TABLE IF EXISTS replica.%I', replica.partition_name(name, current_setting('replica.account')));
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION replica.remove_account() FROM PUBLIC;
+DROP FUNCTION replica.plain_tables();
 
 DO $$
 DECLARE
@@ -44,11 +57,8 @@ BEGIN
             EXECUTE format('GRANT %s ON replica.%I TO %s', grant_row.privilege_type, name,
                            CASE WHEN grant_row.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(grant_row.grantee) END);
         END LOOP;
-        EXECUTE format('ALTER TABLE replica.%I ENABLE ROW LEVEL SECURITY', name);
-        EXECUTE format('ALTER TABLE replica.%I FORCE ROW LEVEL SECURITY', name);
-        EXECUTE format($policy$CREATE POLICY account_rows ON replica.%I
-                           USING (account = current_setting('replica.account', true))
-                           WITH CHECK (account = current_setting('replica.account', true))$policy$, name);
+        -- The same policy as every table and partition (0003's protect_partition works on any table).
+        PERFORM replica.protect_partition(name);
     END LOOP;
 
     -- 2. The partitions of every account that has rows, then the rows.

@@ -7,17 +7,9 @@ import ReplicaTestSupport
 
 /// Runs on both backends (``TestBackend``).
 @Suite struct RecordStoreTests {
-    /// What a test works on: a store with accounts a and b signed in.
-    struct Fixture {
-        let storage: TestStore
-        var store: Store { storage.store }
-        var directory: TemporaryDirectory { storage.directory }
-    }
-
-    func make(_ backend: TestBackend) async throws -> Fixture {
-        let storage = try await backend.makeStore()
-        for account: AccountID in ["a", "b"] { try await storage.store.signIn(account) }
-        return Fixture(storage: storage)
+    /// A store with accounts a and b signed in.
+    func make(_ backend: TestBackend) async throws -> TestStore {
+        try await backend.makeStore(signingIn: "a", "b")
     }
 
     func note(_ id: String, _ version: Int64, title: String = "t", deleted: Bool = false, account: AccountID = "a") -> Record {

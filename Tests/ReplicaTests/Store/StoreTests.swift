@@ -10,17 +10,9 @@ import Synchronization
 /// Runs on both backends (``TestBackend``); what is about SQLite's files (their locks, modes and folders)
 /// runs on SQLite only.
 @Suite struct StoreTests {
-    /// What a test works on: a store with alice and bob signed in.
-    struct Fixture {
-        let storage: TestStore
-        var store: Store { storage.store }
-        var directory: TemporaryDirectory { storage.directory }
-    }
-
-    func make(_ backend: TestBackend) async throws -> Fixture {
-        let storage = try await backend.makeStore()
-        for account: AccountID in ["alice", "bob"] { try await storage.store.signIn(account) }
-        return Fixture(storage: storage)
+    /// A store with alice and bob signed in.
+    func make(_ backend: TestBackend) async throws -> TestStore {
+        try await backend.makeStore(signingIn: "alice", "bob")
     }
 
     static func isNotSignedIn(_ error: any Error) -> Bool { (error as? ReplicaError)?.code == .accountNotSignedIn }
@@ -154,10 +146,10 @@ import Synchronization
         try await alice.indexItems([mail])
         #expect(try await fixture.store.enrichPendingItems(accounts: ["alice"]).enriched == 1)
         try await fixture.store.index(account: "bob").indexItems([Fixtures.item("b", text: "bob's own words")])
-        #expect(!(try fixture.storage.filesContaining(canary)).isEmpty, "the canary should be on disk before the sign-out")
+        #expect(!(try fixture.filesContaining(canary)).isEmpty, "the canary should be on disk before the sign-out")
 
         #expect(try await fixture.store.signOut("alice"))
-        let left = try fixture.storage.filesContaining(canary)
+        let left = try fixture.filesContaining(canary)
         #expect(left.isEmpty, "found in \(left)")
         #expect(try await fixture.store.signedInAccounts().map(\.id) == ["bob"])
         #expect(try await fixture.store.search(SearchQuery(canary)).isEmpty)
@@ -185,7 +177,7 @@ import Synchronization
     func anotherStoreOnTheSameDirectorySeesASignOut(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         try await fixture.store.index(account: "alice").indexItems([Fixtures.item("x", text: "visible")])
-        let other = try fixture.storage.open()
+        let other = try fixture.open()
         #expect(try await other.search(SearchQuery("visible")).count == 1)
         try await fixture.store.signOut("alice")
         #expect(try await other.search(SearchQuery("visible")).isEmpty)
@@ -199,7 +191,7 @@ import Synchronization
     @Test(arguments: TestBackend.available)
     func anIndexHeldOpenByAnotherStoreNoticesASignOutMadeElsewhere(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let other = try fixture.storage.open()
+        let other = try fixture.open()
         let held = try await other.index(account: "alice")
         let heldRecords = other.records
         try await held.indexItems([Fixtures.item("x", text: "visible")])
@@ -283,7 +275,7 @@ import Synchronization
         let fixture = try await make(backend)
         let folder = fixture.directory.path + "/shared-store"
         #expect(mkdir(folder, 0o777) == 0 && chmod(folder, 0o777) == 0)
-        _ = try fixture.storage.open(directory: URL(fileURLWithPath: folder))
+        _ = try fixture.open(directory: URL(fileURLWithPath: folder))
         let mode = try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int
         #expect(mode == 0o700)
     }
