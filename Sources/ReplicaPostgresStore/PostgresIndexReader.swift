@@ -73,41 +73,61 @@ package struct PostgresIndexReader: IndexReader {
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
         let matcher = query.predicate.map { PredicateMatcher($0, now: now, timeZone: query.timeZone) }
         guard let pattern else { return try listing(query, limit: limit, matcher: matcher) }
-        guard let ranking = try ranking(pattern) else { return ([], [], []) }
+        guard let terms = SearchTerms(pattern) else { return ([], [], []) }
 
         // The server ranks and sends the best few when it can rank the query exactly; else every match's
         // places come here to be scored. Either way the best are read whole and checked against the
         // predicate until enough pass.
-        if let best = try rankedInServer(ranking, query, limit: limit, matcher: matcher) {
-            let found = try read(best, ranking, matcher: matcher, limit: limit)
-            if found.found.count == limit || best.scored.count < best.asked { return found }
+        if matcher == nil, terms.terms.allSatisfy({ $0.tokens.count == 1 }) {
+            guard let (ranking, best) = try rankedInServer(terms, query, limit: limit) else { return ([], [], []) }
+            if let best {
+                let found = try read(best, ranking, matcher: matcher, limit: limit)
+                if found.found.count == limit || best.scored.count < best.asked { return found }
+            }
+            return try read(rankedHere(ranking, query), ranking, matcher: matcher, limit: limit)
         }
+        guard let ranking = try ranking(terms) else { return ([], [], []) }
         return try read(rankedHere(ranking, query), ranking, matcher: matcher, limit: limit)
     }
 
-    /// What ranking `pattern`'s matches needs, or `nil` when nothing can match: no term has a token, or
-    /// the index is empty.
-    func ranking(_ pattern: FTSPattern) throws -> Ranking? {
-        let terms = (pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms).map(PostgresIndexText.tokens(of:))
-        let queries = terms.compactMap(\.query)
-        // A term with no token (punctuation alone) matches nothing in FTS5; under `requiresAll`, nothing does.
-        guard !queries.isEmpty, !(pattern.requiresAll && queries.count < terms.count) else { return nil }
-        let searchable = terms.filter { $0.query != nil }
-        let tsquery = queries.map { "(\($0))" }.joined(separator: pattern.requiresAll ? " & " : " | ")
+    /// A search's terms with a token each, each one's `tsquery`, and the `tsquery` that finds the matches.
+    struct SearchTerms {
+        let terms: [PostgresIndexText.TermTokens]
+        let queries: [String]
+        let tsquery: String
+        let requiresAll: Bool
 
+        /// `nil` when nothing can match: no term has a token (punctuation alone matches nothing in FTS5),
+        /// or, when every term is required, one has none.
+        init?(_ pattern: FTSPattern) {
+            let all = (pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms).map(PostgresIndexText.tokens(of:))
+            let queries = all.compactMap(\.query)
+            guard !queries.isEmpty, !(pattern.requiresAll && queries.count < all.count) else { return nil }
+            terms = all.filter { $0.query != nil }
+            self.queries = queries
+            requiresAll = pattern.requiresAll
+            tsquery = queries.map { "(\($0))" }.joined(separator: pattern.requiresAll ? " & " : " | ")
+        }
+    }
+
+    /// What ranking the matches of `terms` needs, or `nil` when the index is empty.
+    func ranking(_ terms: SearchTerms) throws -> Ranking? {
         // BM25's numbers for this index: rows and words in all (expired rows count, as in FTS5's table),
         // and how many rows hold each term.
         let statistics = try connection.execute("""
             SELECT items, words FROM replica.index_statistics WHERE account = $1 AND index_name = $2
             """, [.text(account.rawValue), .text(indexName)])
         let rows = Int(statistics.rowCount > 0 ? statistics.int(0, 0) ?? 0 : 0)
-        let words = Double(statistics.rowCount > 0 ? statistics.int(0, 1) ?? 0 : 0)
+        let words = Int(statistics.rowCount > 0 ? statistics.int(0, 1) ?? 0 : 0)
         guard rows > 0 else { return nil }
         let hitCounts = try connection.execute("SELECT replica.items_matching_counts($1, $2::tsquery[])",
-                                               [.text(indexName), SQLBuilder.textArray(queries)]).string(0, 0) ?? "{}"
-        let hits = hitCounts.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap { Int($0) }
-        return Ranking(terms: searchable, queries: queries, idfs: hits.map { BM25.idf(hits: $0, rows: rows) },
-                       averageLength: max(words / Double(rows), 1e-9), tsquery: tsquery)
+                                               [.text(indexName), SQLBuilder.textArray(terms.queries)]).string(0, 0) ?? "{}"
+        return Ranking(terms, hits: Self.integers(inArray: hitCounts), rows: rows, words: words)
+    }
+
+    /// The integers of a PostgreSQL array's text form (`{1,2}`).
+    static func integers(inArray text: String) -> [Int] {
+        text.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap { Int($0) }
     }
 
     /// What ranking a search's matches needs: its terms and each one's `tsquery`, BM25's inverse document
@@ -118,6 +138,15 @@ package struct PostgresIndexReader: IndexReader {
         let idfs: [Double]
         let averageLength: Double
         let tsquery: String
+
+        /// From the index's rows and words and how many rows hold each term.
+        init(_ search: SearchTerms, hits: [Int], rows: Int, words: Int) {
+            terms = search.terms
+            queries = search.queries
+            tsquery = search.tsquery
+            idfs = hits.map { BM25.idf(hits: $0, rows: rows) }
+            averageLength = max(Double(words) / Double(rows), 1e-9)
+        }
 
         /// An item's BM25 score from its places of the terms, as FTS5 computes it.
         func score(_ words: ItemWords, length: Int) -> Double {
@@ -143,8 +172,9 @@ package struct PostgresIndexReader: IndexReader {
         return (scored, itemWords, Int.max)
     }
 
-    /// The best matches ranked by the server, BM25 and all, with only their places sent here; `nil` when
-    /// the server cannot rank this search exactly.
+    /// The best matches ranked by the server in one statement (`replica.ranked_matches`: the terms'
+    /// document frequencies, BM25 and all), with only their places sent here. `nil` when nothing passes;
+    /// the ranking without `best` when the server's scores cannot be used.
     ///
     /// A term's weighted frequency in an item (each instance counts its column's weight) is what
     /// `ts_rank_cd` gives for that term alone, without normalisation, with the weights 0.1, 0.2, 0.5 and 1
@@ -154,35 +184,32 @@ package struct PostgresIndexReader: IndexReader {
     /// here. The server's scores are computed with the same operations in the same order as
     /// ``BM25/score(frequencies:idfs:length:averageLength:)``, and checked: the best are scored here
     /// from their places too, and a single difference sends the search to ``rankedHere(_:_:)``.
-    func rankedInServer(_ ranking: Ranking, _ query: SearchQuery, limit: Int, matcher: PredicateMatcher?) throws -> Ranked? {
-        guard matcher == nil, ranking.terms.allSatisfy({ $0.tokens.count == 1 }) else { return nil }
-        var builder = SQLBuilder()
-        let k1 = builder.bind(.double(BM25.k1)), k1PlusOne = builder.bind(.double(BM25.k1 + 1))
-        let lengthPart = "(\(builder.bind(.double(1 - BM25.b)))::float8 + \(builder.bind(.double(BM25.b)))::float8 * i.length "
-            + "/ \(builder.bind(.double(ranking.averageLength)))::float8)"
-        var frequencies: [String] = []
-        var parts: [String] = []
-        for (index, (query, idf)) in zip(ranking.queries, ranking.idfs).enumerated() {
-            frequencies.append("round(ts_rank_cd('{0.1,0.2,0.5,1}'::float4[], i.words, \(builder.bind(.text(query)))::tsquery, 0)::float8 * 10) AS f\(index)")
-            parts.append("\(builder.bind(.double(idf)))::float8 * (f.f\(index) * \(k1PlusOne)::float8) / (f.f\(index) + \(k1)::float8 * \(lengthPart))")
-        }
+    func rankedInServer(_ terms: SearchTerms, _ query: SearchQuery, limit: Int) throws -> (Ranking, best: Ranked?)? {
         let asked = limit + 8
-        var sql = "SELECT i.id, i.length, " + parts.reduce("") { $0.isEmpty ? $1 : "(\($0)) + (\($1))" } + " AS score "
-            + "FROM replica.items_matching(" + builder.bind(.text(indexName)) + ", " + builder.bind(.text(ranking.tsquery)) + "::tsquery) AS i "
-            // OFFSET 0 keeps PostgreSQL from writing each ts_rank_cd into the score twice.
-            + "CROSS JOIN LATERAL (SELECT " + frequencies.joined(separator: ", ") + " OFFSET 0) AS f "
-            + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.expires > " + builder.bind(.double(now.timeIntervalSince1970))
-        Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
-        sql += " ORDER BY 3 DESC, 1 LIMIT " + builder.bind(.int(Int64(asked)))
-        let best = try connection.execute(sql, builder.arguments)
+        func values(_ list: [String]) -> PostgresValue { list.isEmpty ? .null : SQLBuilder.textArray(list) }
+        func time(_ date: Date?) -> PostgresValue { date.map { .double($0.timeIntervalSince1970) } ?? .null }
+        let types = query.contentTypes.isEmpty || query.contentTypes.contains(.item) ? [] : query.contentTypes.map { " \($0.rawValue) " }
+        let best = try connection.execute("""
+            SELECT id, length, score, hits, items, words FROM replica.ranked_matches($1, $2::tsquery[], $3, $4, $5,
+                $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+            """, [
+                .text(indexName), SQLBuilder.textArray(terms.queries), .bool(terms.requiresAll), .double(now.timeIntervalSince1970),
+                .int(Int64(asked)), .double(BM25.k1), .double(BM25.k1 + 1), .double(1 - BM25.b), .double(BM25.b),
+                values(query.domains.map(\.rawValue)), values(types), values(query.owners.map(\.rawValue)),
+                values(query.excludedOwners.map(\.rawValue)), values(query.authors.map { $0.lowercased() }),
+                values(query.recipients.map { $0.lowercased() }), time(query.created?.start), time(query.created?.end),
+                time(query.modified?.start), time(query.modified?.end),
+            ])
+        guard best.rowCount > 0 else { return nil }
+        let ranking = Ranking(terms, hits: Self.integers(inArray: best.string(0, 3) ?? "{}"), rows: Int(best.int(0, 4) ?? 0),
+                              words: Int(best.int(0, 5) ?? 0))
         var scored: [(id: Int64, score: Double)] = []
         var lengths: [Int64: Int] = [:]
         for row in 0..<best.rowCount {
-            guard let id = best.int(row, 0), let score = best.double(row, 2) else { return nil }
+            guard let id = best.int(row, 0), let score = best.double(row, 2) else { return (ranking, nil) }
             scored.append((id, score))
             lengths[id] = Int(best.int(row, 1) ?? 0)
         }
-        guard !scored.isEmpty else { return (scored, [:], asked) }
         var places = SQLBuilder()
         let placesSQL = Self.placesColumns + "FROM replica.items AS i, unnest(i.words) AS u "
             + "WHERE i.account = " + places.bind(.text(account.rawValue)) + " AND i.index_name = " + places.bind(.text(indexName))
@@ -190,9 +217,9 @@ package struct PostgresIndexReader: IndexReader {
             + Self.lexemeCondition(ranking.terms, &places)
         let itemWords = try self.places(placesSQL, places.arguments).words
         for candidate in scored where ranking.score(itemWords[candidate.id] ?? ItemWords(), length: lengths[candidate.id] ?? 0) != candidate.score {
-            return nil
+            return (ranking, nil)
         }
-        return (scored, itemWords, asked)
+        return (ranking, (scored, itemWords, asked))
     }
 
     /// What a places statement selects, for ``places(_:_:)``.

@@ -113,15 +113,25 @@ struct PostgresIndexTests {
             var query = SearchQuery(text)
             query.requiresAllWords = number % 7 == 0
             if number % 9 == 0 { query.domains = [DomainIdentifier("d\(number % 5)")] }
+            // Every item is plain text: a filter by text passes them all, one by image none.
+            if number % 11 == 0 { query.contentTypes = [number % 2 == 0 ? .text : .image] }
+            if number % 13 == 0 { query.excludedOwners = [number % 2 == 0 ? .api : .records] }
             return query
         }
         let compared = try await storage.read(now: Date(), prepare: {}) { reader in
             let reader = try #require(reader as? PostgresIndexReader)
             var compared = 0
             for query in queries {
-                guard let pattern = try query.validatedPattern(), let ranking = try reader.ranking(pattern) else { continue }
+                guard let pattern = try query.validatedPattern(), let terms = PostgresIndexReader.SearchTerms(pattern),
+                      let ranking = try reader.ranking(terms) else { continue }
                 let full = try reader.rankedHere(ranking, query).scored
-                let best = try #require(try reader.rankedInServer(ranking, query, limit: 20, matcher: nil), "the server refused \(query.text ?? "")")
+                // The server finds nothing exactly when the full ranking does.
+                guard let (counted, server) = try reader.rankedInServer(terms, query, limit: 20) else {
+                    #expect(full.isEmpty, "\(query.text ?? "")")
+                    continue
+                }
+                #expect(counted.idfs == ranking.idfs && counted.averageLength == ranking.averageLength, "\(query.text ?? "")")
+                let best = try #require(server, "the server's scores differ from the full ranking's for \(query.text ?? "")")
                 #expect(best.scored.count == min(full.count, 28), "\(query.text ?? "")")
                 #expect(best.scored.map(\.id) == full.prefix(best.scored.count).map(\.id), "\(query.text ?? "")")
                 #expect(best.scored.map(\.score) == full.prefix(best.scored.count).map(\.score), "\(query.text ?? "")")

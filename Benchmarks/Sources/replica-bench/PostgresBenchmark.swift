@@ -112,6 +112,8 @@ enum PostgresBenchmark {
                     try settle(server)
                     times["pg"] = try await search(store, classes, adding: times["pg"] ?? [:])
                     sizes["pg"] = try partitionSize(server, account: account.rawValue)
+                    // With REPLICA_BENCH_KEEP, the account stays for looking at its rows afterwards.
+                    guard ProcessInfo.processInfo.environment["REPLICA_BENCH_KEEP"] == nil else { continue }
                     signOuts.append(try await Measure.seconds { _ = try await store.signOut(account) })
                 default:
                     let directory = try Measure.scratchDirectory("sqlite-store")
