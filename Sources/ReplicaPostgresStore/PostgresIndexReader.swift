@@ -156,7 +156,15 @@ package struct PostgresIndexReader: IndexReader {
 
     /// Matches in rank order, with the places of the searched words of each: all of them, or the best
     /// `asked` when the server ranked them.
-    typealias Ranked = (scored: [(id: Int64, score: Double)], words: [Int64: ItemWords], asked: Int)
+    /// `rows`: the best already read whole (``textColumns`` after the item's), when they were.
+    typealias Ranked = (scored: [(id: Int64, score: Double)], words: [Int64: ItemWords], asked: Int, rows: ItemRows?)
+
+    /// Items' rows as ``itemRows(_:extra:)`` reads them: the result and each id's row in it.
+    typealias ItemRows = (result: PostgresResult, rows: [Int64: Int])
+
+    /// The text columns a found item's snippet is made from, read after the item's own.
+    static let textColumns = "i.title, i.keywords, i.people, i.description, i.body"
+
 
     /// Every matching item's places of the searched words, scored here.
     func rankedHere(_ ranking: Ranking, _ query: SearchQuery) throws -> Ranked {
@@ -169,7 +177,7 @@ package struct PostgresIndexReader: IndexReader {
         let (itemWords, lengths) = try places(sql, builder.arguments)
         let scored = itemWords.map { id, words in (id: id, score: ranking.score(words, length: lengths[id] ?? 0)) }
             .sorted { ($0.score, -$0.id) > ($1.score, -$1.id) }
-        return (scored, itemWords, Int.max)
+        return (scored, itemWords, Int.max, nil)
     }
 
     /// The best matches ranked by the server in one statement (`replica.ranked_matches`: the terms'
@@ -210,16 +218,37 @@ package struct PostgresIndexReader: IndexReader {
             scored.append((id, score))
             lengths[id] = Int(best.int(row, 1) ?? 0)
         }
-        var places = SQLBuilder()
-        let placesSQL = Self.placesColumns + "FROM replica.items AS i, unnest(i.words) AS u "
-            + "WHERE i.account = " + places.bind(.text(account.rawValue)) + " AND i.index_name = " + places.bind(.text(indexName))
-            + " AND i.id = ANY(" + places.bind(SQLBuilder.integerArray(scored.map(\.id))) + "::bigint[]) AND "
-            + Self.lexemeCondition(ranking.terms, &places)
-        let itemWords = try self.places(placesSQL, places.arguments).words
+        // The best read whole, each with the places of the searched words, in one statement.
+        var builder = SQLBuilder()
+        let sql = "SELECT " + Self.itemColumns + ", i.id, " + Self.textColumns + ", p.lexemes, p.positions, p.weights "
+            + "FROM replica.items AS i CROSS JOIN LATERAL (SELECT string_agg(u.lexeme, E'\\x1f') AS lexemes, "
+            + "string_agg(array_to_string(u.positions, ','), E'\\x1f') AS positions, string_agg(array_to_string(u.weights, ','), E'\\x1f') AS weights "
+            + "FROM unnest(i.words) AS u WHERE " + Self.lexemeCondition(ranking.terms, &builder) + ") AS p "
+            + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
+            + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(scored.map(\.id))) + "::bigint[])"
+        let result = try connection.execute(sql, builder.arguments)
+        var rows: [Int64: Int] = [:]
+        var itemWords: [Int64: ItemWords] = [:]
+        for row in 0..<result.rowCount {
+            guard let id = result.int(row, 10) else { continue }
+            rows[id] = row
+            // Lexemes hold no control character (the tokenizer splits at them): U+001F separates them.
+            let separator: Character = "\u{1F}"
+            let lexemes = (result.string(row, 16) ?? "").split(separator: separator, omittingEmptySubsequences: false)
+            let positions = (result.string(row, 17) ?? "").split(separator: separator, omittingEmptySubsequences: false)
+            let weights = (result.string(row, 18) ?? "").split(separator: separator, omittingEmptySubsequences: false)
+            var words = ItemWords()
+            if result.string(row, 16) != nil {
+                for (lexeme, (places, letters)) in zip(lexemes, zip(positions, weights)) {
+                    words.add(lexeme: String(lexeme), positions: String(places), weights: String(letters))
+                }
+            }
+            itemWords[id] = words
+        }
         for candidate in scored where ranking.score(itemWords[candidate.id] ?? ItemWords(), length: lengths[candidate.id] ?? 0) != candidate.score {
             return (ranking, nil)
         }
-        return (ranking, (scored, itemWords, asked))
+        return (ranking, (scored, itemWords, asked, (result, rows)))
     }
 
     /// What a places statement selects, for ``places(_:_:)``.
@@ -250,7 +279,11 @@ package struct PostgresIndexReader: IndexReader {
         while found.count < limit && next < scored.count {
             let chunk = Array(scored[next..<min(scored.count, next + max(limit - found.count, 32))])
             next += chunk.count
-            let read = try itemRows(chunk.map(\.id), extra: "i.title, i.keywords, i.people, i.description, i.body")
+            let read = if let prefetched = ranked.rows, chunk.allSatisfy({ prefetched.rows[$0.id] != nil }) {
+                prefetched
+            } else {
+                try itemRows(chunk.map(\.id), extra: Self.textColumns)
+            }
             for candidate in chunk {
                 guard let row = read.rows[candidate.id] else { continue }
                 let result = read.result
