@@ -54,11 +54,6 @@ public final class PostgresConnection: @unchecked Sendable {
         /// How many prepared statements a connection keeps before it deallocates them all and starts
         /// again (SQL built with a varying shape would otherwise grow the server's memory without end).
         public var preparedStatementLimit = 256
-        /// Plan each run of a prepared statement for its own parameters (`plan_cache_mode` set to
-        /// `force_custom_plan`). On a table partitioned into thousands of partitions, PostgreSQL 15's
-        /// generic plan locks every partition at each run before it prunes them; a custom plan is pruned
-        /// to the partition the parameters name while it is made.
-        public var plansEachRun = false
 
         /// Makes the default options: no statement timeout, a 10-second connect timeout, 5 attempts per
         /// transaction.
@@ -121,10 +116,9 @@ public final class PostgresConnection: @unchecked Sendable {
         serverDescription = Self.describeServer(handle)
         userName = String(cString: PQuser(handle))
         databaseName = String(cString: PQdb(handle))
-        var settings: [String] = []
-        if let timeout = options.statementTimeout { settings.append("SET statement_timeout = \(max(1, timeout.milliseconds))") }
-        if options.plansEachRun { settings.append("SET plan_cache_mode = force_custom_plan") }
-        if !settings.isEmpty { try executeScript(settings.joined(separator: "; ")) }
+        if let timeout = options.statementTimeout {
+            try executeScript("SET statement_timeout = \(max(1, timeout.milliseconds))")
+        }
     }
 
     deinit {

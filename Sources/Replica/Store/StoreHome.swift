@@ -102,10 +102,7 @@ struct PostgresHome: StoreHome {
             return "postgresql: \(connection.userName) on \(connection.serverDescription), database \(connection.databaseName)"
         }
         catalog = PostgresCatalog(pool: PostgresPool(url: url, maximumConnections: 2))
-        // Every account's rows are partitions of the same tables: each statement is planned for its account.
-        var options = PostgresConnection.Options()
-        options.plansEachRun = true
-        pool = PostgresPool(url: url, options: options, maximumConnections: 4)
+        pool = PostgresPool(url: url, maximumConnections: 4)
     }
 
     func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
