@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReplicaCore
 import ReplicaIndex
 import ReplicaPostgres
@@ -40,6 +41,10 @@ package struct PostgresIndexReader: IndexReader {
     let indexName: String
     let vectorCache: VectorCache
     package let now: Date
+    /// The places of the searched words in the items this read has ranked, kept for the checks that
+    /// follow the ranking (which of the words each best item holds, and how close): the server is asked
+    /// again only for items or words not among them.
+    let placesSeen = PlacesSeen()
 
     /// The item columns every read decodes an item from, in the order ``decodeItem(_:_:offset:textContent:)`` reads them.
     static let itemColumns = """
@@ -177,6 +182,7 @@ package struct PostgresIndexReader: IndexReader {
         let (itemWords, lengths) = try places(sql, builder.arguments)
         let scored = itemWords.map { id, words in (id: id, score: ranking.score(words, length: lengths[id] ?? 0)) }
             .sorted { ($0.score, -$0.id) > ($1.score, -$1.id) }
+        placesSeen.keep(itemWords, of: ranking.terms)
         return (scored, itemWords, Int.max, nil)
     }
 
@@ -248,6 +254,7 @@ package struct PostgresIndexReader: IndexReader {
         for candidate in scored where ranking.score(itemWords[candidate.id] ?? ItemWords(), length: lengths[candidate.id] ?? 0) != candidate.score {
             return (ranking, nil)
         }
+        placesSeen.keep(itemWords, of: ranking.terms)
         return (ranking, (scored, itemWords, asked, (result, rows)))
     }
 
@@ -368,6 +375,7 @@ package struct PostgresIndexReader: IndexReader {
             }
         }
         collect(match)
+        if let known = placesSeen.words(of: rowIDs, for: terms) { return Set(known.filter { $0.value.holds(match) }.keys) }
         var builder = SQLBuilder()
         let sql = "SELECT i.id, u.lexeme, u.positions, u.weights FROM replica.items AS i, unnest(i.words) AS u WHERE i.account = "
             + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
@@ -753,5 +761,37 @@ package struct PostgresIndexReader: IndexReader {
             WHERE account = $1 AND index_name = $2 AND source = $3 AND skip_reason IS NOT NULL GROUP BY 1 ORDER BY 2 DESC
             """, [.text(account.rawValue), .text(indexName), .text(source)])
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 1) ?? 0)) }
+    }
+}
+
+/// The places of searched words a read has fetched, by item, and which words they cover.
+final class PlacesSeen: Sendable {
+    private let state = Mutex<(words: [Int64: ItemWords], exact: Set<String>, prefixes: Set<String>)>(([:], [], []))
+
+    /// Keeps `words`, the places of every item's lexemes that `terms` match, all of them.
+    func keep(_ words: [Int64: ItemWords], of terms: [PostgresIndexText.TermTokens]) {
+        state.withLock { state in
+            // Places kept before covered other terms: only these items' places cover these terms.
+            state = (words, [], [])
+            for term in terms {
+                for (index, token) in term.tokens.enumerated() {
+                    if term.prefix && index == term.tokens.count - 1 { state.prefixes.insert(token) } else { state.exact.insert(token) }
+                }
+            }
+        }
+    }
+
+    /// The places of `terms` in each of `rowIDs`, when all of them were kept; else `nil`. An item kept
+    /// with no place of a term does not hold it.
+    func words(of rowIDs: [Int64], for terms: [PostgresIndexText.TermTokens]) -> [Int64: ItemWords]? {
+        state.withLock { state in
+            let covered = terms.allSatisfy { term in
+                term.tokens.enumerated().allSatisfy { index, token in
+                    term.prefix && index == term.tokens.count - 1 ? state.prefixes.contains(token) : state.exact.contains(token)
+                }
+            }
+            guard covered, rowIDs.allSatisfy({ state.words[$0] != nil }) else { return nil }
+            return Dictionary(uniqueKeysWithValues: rowIDs.map { ($0, state.words[$0]!) })
+        }
     }
 }
