@@ -6,8 +6,9 @@ import ReplicaPostgresStore
 /// a store opened with ``Store/Database/postgres(url:)``, shared by every process of the app.
 ///
 /// Each operation is one transaction on a pool of the catalog's own, so that a check of the catalog made
-/// while an index or record write holds a connection never waits for that same pool. The client's errors
-/// leave this type as ``ReplicaError``s with code `storage`.
+/// while an index or record write holds a connection never waits for that same pool; a read of one
+/// statement is its own transaction (one round trip, not `BEGIN`, the read and `COMMIT`). The client's
+/// errors leave this type as ``ReplicaError``s with code `storage`.
 struct PostgresCatalog: CatalogStorage {
     let pool: PostgresPool
 
@@ -16,6 +17,11 @@ struct PostgresCatalog: CatalogStorage {
     @discardableResult
     private func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try translatingPostgresErrors { try pool.withConnection { connection in try connection.transaction { try body(connection) } } }
+    }
+
+    /// Runs one statement, which is a transaction of its own: a search reads the catalog several times.
+    private func statement<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try translatingPostgresErrors { try pool.withConnection { try body($0) } }
     }
 
     private static func decode(_ result: PostgresResult) -> [AccountRecord] {
@@ -51,11 +57,11 @@ struct PostgresCatalog: CatalogStorage {
     // MARK: Accounts
 
     func accounts() throws -> [AccountRecord] {
-        try transaction { Self.decode(try $0.execute("SELECT \(Self.accountColumns) FROM replica.accounts ORDER BY account")) }
+        try statement { Self.decode(try $0.execute("SELECT \(Self.accountColumns) FROM replica.accounts ORDER BY account")) }
     }
 
     func account(_ id: AccountID) throws -> AccountRecord? {
-        try transaction { try Self.account(id, $0) }
+        try statement { try Self.account(id, $0) }
     }
 
     func signIn(_ id: AccountID) throws -> AccountRecord {
@@ -90,7 +96,7 @@ struct PostgresCatalog: CatalogStorage {
     }
 
     func dataVersion() throws -> Int {
-        try transaction { Int(try $0.execute("SELECT version FROM replica.catalog_version").firstInt ?? 0) }
+        try statement { Int(try $0.execute("SELECT version FROM replica.catalog_version").firstInt ?? 0) }
     }
 
     // MARK: Sources
