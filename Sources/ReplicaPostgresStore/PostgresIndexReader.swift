@@ -83,15 +83,18 @@ package struct PostgresIndexReader: IndexReader {
         // The server ranks and sends the best few when it can rank the query exactly; else every match's
         // places come here to be scored. Either way the best are read whole and checked against the
         // predicate until enough pass.
+        let ranking: Ranking
         if matcher == nil, terms.terms.allSatisfy({ $0.tokens.count == 1 }) {
-            guard let (ranking, best) = try rankedInServer(terms, query, limit: limit) else { return ([], [], []) }
+            guard let (counted, best) = try rankedInServer(terms, query, limit: limit) else { return ([], [], []) }
             if let best {
-                let found = try read(best, ranking, matcher: matcher, limit: limit)
+                let found = try read(best, counted, matcher: matcher, limit: limit)
                 if found.found.count == limit || best.scored.count < best.asked { return found }
             }
-            return try read(rankedHere(ranking, query), ranking, matcher: matcher, limit: limit)
+            ranking = counted
+        } else {
+            guard let counted = try self.ranking(terms) else { return ([], [], []) }
+            ranking = counted
         }
-        guard let ranking = try ranking(terms) else { return ([], [], []) }
         return try read(rankedHere(ranking, query), ranking, matcher: matcher, limit: limit)
     }
 
@@ -135,11 +138,10 @@ package struct PostgresIndexReader: IndexReader {
         text.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap { Int($0) }
     }
 
-    /// What ranking a search's matches needs: its terms and each one's `tsquery`, BM25's inverse document
-    /// frequencies and average length, and the `tsquery` that finds the matches.
+    /// What ranking a search's matches needs: its terms, BM25's inverse document frequencies and average
+    /// length, and the `tsquery` that finds the matches.
     struct Ranking {
         let terms: [PostgresIndexText.TermTokens]
-        let queries: [String]
         let idfs: [Double]
         let averageLength: Double
         let tsquery: String
@@ -147,7 +149,6 @@ package struct PostgresIndexReader: IndexReader {
         /// From the index's rows and words and how many rows hold each term.
         init(_ search: SearchTerms, hits: [Int], rows: Int, words: Int) {
             terms = search.terms
-            queries = search.queries
             tsquery = search.tsquery
             idfs = hits.map { BM25.idf(hits: $0, rows: rows) }
             averageLength = max(Double(words) / Double(rows), 1e-9)
@@ -170,7 +171,6 @@ package struct PostgresIndexReader: IndexReader {
     /// The text columns a found item's snippet is made from, read after the item's own.
     static let textColumns = "i.title, i.keywords, i.people, i.description, i.body"
 
-
     /// Every matching item's places of the searched words, scored here.
     func rankedHere(_ ranking: Ranking, _ query: SearchQuery) throws -> Ranked {
         var builder = SQLBuilder()
@@ -187,8 +187,8 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     /// The best matches ranked by the server in one statement (`replica.ranked_matches`: the terms'
-    /// document frequencies, BM25 and all), with only their places sent here. `nil` when nothing passes;
-    /// the ranking without `best` when the server's scores cannot be used.
+    /// document frequencies, BM25 and all), then read whole with the places of the searched words in a
+    /// second. `nil` when nothing passes; the ranking without `best` when the server's scores cannot be used.
     ///
     /// A term's weighted frequency in an item (each instance counts its column's weight) is what
     /// `ts_rank_cd` gives for that term alone, without normalisation, with the weights 0.1, 0.2, 0.5 and 1
@@ -202,14 +202,13 @@ package struct PostgresIndexReader: IndexReader {
         let asked = limit + 8
         func values(_ list: [String]) -> PostgresValue { list.isEmpty ? .null : SQLBuilder.textArray(list) }
         func time(_ date: Date?) -> PostgresValue { date.map { .double($0.timeIntervalSince1970) } ?? .null }
-        let types = query.contentTypes.isEmpty || query.contentTypes.contains(.item) ? [] : query.contentTypes.map { " \($0.rawValue) " }
         let best = try connection.execute("""
             SELECT id, length, score, hits, items, words FROM replica.ranked_matches($1, $2::tsquery[], $3, $4, $5,
                 $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
             """, [
                 .text(indexName), SQLBuilder.textArray(terms.queries), .bool(terms.requiresAll), .double(now.timeIntervalSince1970),
                 .int(Int64(asked)), .double(BM25.k1), .double(BM25.k1 + 1), .double(1 - BM25.b), .double(BM25.b),
-                values(query.domains.map(\.rawValue)), values(types), values(query.owners.map(\.rawValue)),
+                values(query.domains.map(\.rawValue)), values(Self.contentTrees(of: query)), values(query.owners.map(\.rawValue)),
                 values(query.excludedOwners.map(\.rawValue)), values(query.authors.map { $0.lowercased() }),
                 values(query.recipients.map { $0.lowercased() }), time(query.created?.start), time(query.created?.end),
                 time(query.modified?.start), time(query.modified?.end),
@@ -238,24 +237,28 @@ package struct PostgresIndexReader: IndexReader {
         for row in 0..<result.rowCount {
             guard let id = result.int(row, 10) else { continue }
             rows[id] = row
-            // Lexemes hold no control character (the tokenizer splits at them): U+001F separates them.
-            let separator: Character = "\u{1F}"
-            let lexemes = (result.string(row, 16) ?? "").split(separator: separator, omittingEmptySubsequences: false)
-            let positions = (result.string(row, 17) ?? "").split(separator: separator, omittingEmptySubsequences: false)
-            let weights = (result.string(row, 18) ?? "").split(separator: separator, omittingEmptySubsequences: false)
-            var words = ItemWords()
-            if result.string(row, 16) != nil {
-                for (lexeme, (places, letters)) in zip(lexemes, zip(positions, weights)) {
-                    words.add(lexeme: String(lexeme), positions: String(places), weights: String(letters))
-                }
-            }
-            itemWords[id] = words
+            itemWords[id] = Self.aggregatedWords(result, row, from: 16)
         }
         for candidate in scored where ranking.score(itemWords[candidate.id] ?? ItemWords(), length: lengths[candidate.id] ?? 0) != candidate.score {
             return (ranking, nil)
         }
         placesSeen.keep(itemWords, of: ranking.terms)
         return (ranking, (scored, itemWords, asked, (result, rows)))
+    }
+
+    /// An item's places as the statement of ``rankedInServer(_:_:limit:)`` aggregates them: its lexemes,
+    /// their positions and their weights in three columns from `column`, one entry per lexeme. Lexemes
+    /// hold no control character (the tokenizer splits at them), so U+001F separates the entries.
+    static func aggregatedWords(_ result: PostgresResult, _ row: Int, from column: Int) -> ItemWords {
+        var words = ItemWords()
+        guard let lexemes = result.string(row, column) else { return words }
+        let separator: Character = "\u{1F}"
+        let positions = (result.string(row, column + 1) ?? "").split(separator: separator, omittingEmptySubsequences: false)
+        let weights = (result.string(row, column + 2) ?? "").split(separator: separator, omittingEmptySubsequences: false)
+        for (lexeme, (places, letters)) in zip(lexemes.split(separator: separator, omittingEmptySubsequences: false), zip(positions, weights)) {
+            words.add(lexeme: String(lexeme), positions: String(places), weights: String(letters))
+        }
+        return words
     }
 
     /// What a places statement selects, for ``places(_:_:)``.
@@ -340,6 +343,15 @@ package struct PostgresIndexReader: IndexReader {
 
     /// The condition on `u.lexeme` that keeps the lexemes the terms' tokens match.
     static func lexemeCondition(_ terms: [PostgresIndexText.TermTokens], _ builder: inout SQLBuilder) -> String {
+        let (exact, prefixes) = tokens(of: terms)
+        let patterns = prefixes.sorted().map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%" }
+        return "(u.lexeme = ANY(\(builder.bind(SQLBuilder.textArray(exact.sorted())))::text[]) "
+            + "OR u.lexeme LIKE ANY(\(builder.bind(SQLBuilder.textArray(patterns)))::text[]))"
+    }
+
+    /// The tokens `terms` look for: those matched whole, and the last tokens of prefix terms.
+    static func tokens(of terms: [PostgresIndexText.TermTokens]) -> (exact: Set<String>, prefixes: Set<String>) {
         var exact = Set<String>()
         var prefixes = Set<String>()
         for term in terms {
@@ -347,10 +359,7 @@ package struct PostgresIndexReader: IndexReader {
                 if term.prefix && index == term.tokens.count - 1 { prefixes.insert(token) } else { exact.insert(token) }
             }
         }
-        let patterns = prefixes.sorted().map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_") + "%" }
-        return "(u.lexeme = ANY(\(builder.bind(SQLBuilder.textArray(exact.sorted())))::text[]) "
-            + "OR u.lexeme LIKE ANY(\(builder.bind(SQLBuilder.textArray(patterns)))::text[]))"
+        return (exact, prefixes)
     }
 
     /// These items' rows (not expired), with the item columns first and `extra` after them, by id.
@@ -413,7 +422,14 @@ package struct PostgresIndexReader: IndexReader {
         return passing
     }
 
-    /// Adds the query's filters as `AND …` clauses on `replica.items AS i`, as the SQLite reader does.
+    /// What a content type filter looks for in `replica.content_types.tree`: each type asked for as a
+    /// space-delimited word; none when the query asks for no type, or for every item.
+    static func contentTrees(of query: SearchQuery) -> [String] {
+        query.contentTypes.isEmpty || query.contentTypes.contains(.item) ? [] : query.contentTypes.map { " \($0.rawValue) " }
+    }
+
+    /// Adds the query's filters as `AND …` clauses on `replica.items AS i`, as the SQLite reader does
+    /// (`replica.ranked_matches` applies the same filters, given as values).
     /// (The predicate's necessary condition, which only spares the SQLite reader work, is not added: the
     /// predicate itself decides, row by row.)
     static func appendFilters(for query: SearchQuery, account: AccountID, indexName: String, to sql: inout String, builder: inout SQLBuilder) {
@@ -421,8 +437,9 @@ package struct PostgresIndexReader: IndexReader {
             guard !values.isEmpty else { return }
             sql += " AND (" + values.map { clause(&builder, $0) }.joined(separator: " OR ") + ")"
         }
-        if !query.contentTypes.isEmpty && !query.contentTypes.contains(.item) {
-            let trees = query.contentTypes.map { "strpos(tree, \(builder.bind(.text(" \($0.rawValue) ")))) > 0" }.joined(separator: " OR ")
+        let wanted = Self.contentTrees(of: query)
+        if !wanted.isEmpty {
+            let trees = wanted.map { "strpos(tree, \(builder.bind(.text($0)))) > 0" }.joined(separator: " OR ")
             sql += " AND i.content_type IN (SELECT name FROM replica.content_types WHERE account = \(builder.bind(.text(account.rawValue))) "
                 + "AND index_name = \(builder.bind(.text(indexName))) AND (\(trees)))"
         }
@@ -770,27 +787,17 @@ final class PlacesSeen: Sendable {
 
     /// Keeps `words`, the places of every item's lexemes that `terms` match, all of them.
     func keep(_ words: [Int64: ItemWords], of terms: [PostgresIndexText.TermTokens]) {
-        state.withLock { state in
-            // Places kept before covered other terms: only these items' places cover these terms.
-            state = (words, [], [])
-            for term in terms {
-                for (index, token) in term.tokens.enumerated() {
-                    if term.prefix && index == term.tokens.count - 1 { state.prefixes.insert(token) } else { state.exact.insert(token) }
-                }
-            }
-        }
+        // Places kept before covered other terms: only these items' places cover these terms.
+        let (exact, prefixes) = PostgresIndexReader.tokens(of: terms)
+        state.withLock { $0 = (words, exact, prefixes) }
     }
 
     /// The places of `terms` in each of `rowIDs`, when all of them were kept; else `nil`. An item kept
     /// with no place of a term does not hold it.
     func words(of rowIDs: [Int64], for terms: [PostgresIndexText.TermTokens]) -> [Int64: ItemWords]? {
-        state.withLock { state in
-            let covered = terms.allSatisfy { term in
-                term.tokens.enumerated().allSatisfy { index, token in
-                    term.prefix && index == term.tokens.count - 1 ? state.prefixes.contains(token) : state.exact.contains(token)
-                }
-            }
-            guard covered, rowIDs.allSatisfy({ state.words[$0] != nil }) else { return nil }
+        let (exact, prefixes) = PostgresIndexReader.tokens(of: terms)
+        return state.withLock { state in
+            guard exact.isSubset(of: state.exact), prefixes.isSubset(of: state.prefixes), rowIDs.allSatisfy({ state.words[$0] != nil }) else { return nil }
             return Dictionary(uniqueKeysWithValues: rowIDs.map { ($0, state.words[$0]!) })
         }
     }

@@ -36,19 +36,18 @@ DECLARE
     score text := '';
     part text;
     passes text := 'true';
-    held text;
+    every_term text;
     any_term tsquery;
 BEGIN
     IF to_regclass(format('replica.%I', partition)) IS NULL OR coalesce(cardinality(terms), 0) = 0 THEN RETURN; END IF;
+    every_term := (SELECT string_agg(format('h.h%s', x), ' AND ') FROM generate_series(1, cardinality(terms)) AS x);
     FOR t IN 1..cardinality(terms) LOOP
         any_term := CASE WHEN t = 1 THEN terms[1] ELSE any_term || terms[t] END;
         flags := flags || format('%s i.words @@ $3[%s] AS h%s', CASE WHEN t > 1 THEN ',' ELSE '' END, t, t);
         -- A term's frequency is read only where it can count: in a row that holds it (and every term, when all are required).
-        held := CASE WHEN requires_all THEN (SELECT string_agg(format('h.h%s', x), ' AND ') FROM generate_series(1, cardinality(terms)) AS x)
-                     ELSE format('h.h%s', t) END;
         frequencies := frequencies || format(
             ', CASE WHEN %s THEN round(ts_rank_cd(''{0.1,0.2,0.5,1}''::float4[], i.words, $3[%s], 0)::float8 * 10) ELSE 0 END AS f%s',
-            held, t, t);
+            CASE WHEN requires_all THEN every_term ELSE format('h.h%s', t) END, t, t);
         counts := counts || format('%s count(*) FILTER (WHERE m.h%s) AS n%s', CASE WHEN t > 1 THEN ',' ELSE '' END, t, t);
         -- BM25.idf: log((rows - hits + 0.5) / (hits + 0.5)), 1e-6 when not above 0 (NaN, as log's, below 0).
         idfs := idfs || format(
@@ -59,9 +58,7 @@ BEGIN
         part := format('s.i%s * (m.f%s * $7) / (m.f%s + $6 * ($8 + $9 * m.length / s.average))', t, t, t);
         score := CASE WHEN t = 1 THEN part ELSE '(' || score || ') + (' || part || ')' END;
     END LOOP;
-    IF requires_all THEN
-        passes := passes || ' AND ' || (SELECT string_agg(format('h.h%s', x), ' AND ') FROM generate_series(1, cardinality(terms)) AS x);
-    END IF;
+    IF requires_all THEN passes := passes || ' AND ' || every_term; END IF;
     IF domains IS NOT NULL THEN
         -- A domain and its subdomains; the range compares bytes, as SQLite does.
         passes := passes || ' AND EXISTS (SELECT 1 FROM unnest($11) AS d WHERE i.domain = d '
