@@ -121,3 +121,11 @@ public final class PostgresResult: @unchecked Sendable {
         precondition(column >= 0 && column < columnCount, "column \(column) is out of range (0..<\(columnCount))")
     }
 }
+
+extension PostgresResult {
+    /// The first column of the first row as an integer; `nil` when there is no row or it is NULL.
+    package var firstInt: Int64? { rowCount > 0 ? int(0, 0) : nil }
+
+    /// The first column of the first row as text; `nil` when there is no row or it is NULL.
+    package var firstString: String? { rowCount > 0 ? string(0, 0) : nil }
+}

@@ -36,11 +36,3 @@ package func translatingPostgresErrors<T>(_ body: () throws -> T) throws -> T {
         throw ReplicaError(.storage, error.message, cause: error)
     }
 }
-
-extension PostgresResult {
-    /// The first column of the first row as an integer; `nil` when there is no row or it is NULL.
-    package var firstInt: Int64? { rowCount > 0 ? int(0, 0) : nil }
-
-    /// The first column of the first row as text; `nil` when there is no row or it is NULL.
-    package var firstString: String? { rowCount > 0 ? string(0, 0) : nil }
-}
