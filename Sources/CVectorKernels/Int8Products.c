@@ -1,0 +1,280 @@
+// The encoder's dense layers in int8: weights quantised once per output (symmetric, [-127, 127]),
+// activations per row (asymmetric, [0, 127] with a zero point), products summed exactly in int32, then
+// scaled back to floats. AVX2 has no int8 dot product that sums into int32 at once: `vpmaddubsw`
+// multiplies unsigned by signed bytes and adds pairs into int16 with saturation, then `vpmaddwd` by ones
+// widens to int32. Activations of 7 bits keep the int16 pairs exact (2 × 127 × 127 = 32,258 < 32,767).
+
+#include "CVectorKernels.h"
+#include <math.h>
+#include <string.h>
+
+enum { QUAD = 4, BLOCK = 16, ROWS_PER_CHUNK = 64, STEPS = 126, TOP = 127 };
+
+size_t replica_int8_padded_inputs(size_t inputs) { return (inputs + QUAD - 1) / QUAD * QUAD; }
+size_t replica_int8_padded_outputs(size_t outputs) { return (outputs + BLOCK - 1) / BLOCK * BLOCK; }
+
+// Where weight (output o, input k) sits in the packed matrix: blocks of 16 outputs, within a block the
+// inputs in quads, within a quad two halves of 8 outputs, each output's 4 bytes together. One 32-byte
+// load then holds 4 inputs of 8 outputs, what `vpmaddubsw` against 4 broadcast activation bytes needs.
+static size_t packed_index(size_t o, size_t k, size_t paddedInputs) {
+    return (o / BLOCK) * BLOCK * paddedInputs + (k / QUAD) * (BLOCK * QUAD) + ((o % BLOCK) / 8) * 32 + (o % 8) * QUAD + k % QUAD;
+}
+
+void replica_int8_pack(const float *weights, size_t outputs, size_t inputs, int8_t *packed, float *scales, int32_t *sums) {
+    size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
+    memset(packed, 0, op * kp);
+    for (size_t o = 0; o < op; o++) {
+        if (o >= outputs) { scales[o] = 0; sums[o] = 0; continue; }
+        const float *row = weights + o * inputs;
+        float largest = 0;
+        for (size_t k = 0; k < inputs; k++) largest = fmaxf(largest, fabsf(row[k]));
+        float scale = largest > 0 ? largest / 127 : 1;
+        int32_t sum = 0;
+        for (size_t k = 0; k < inputs; k++) {
+            long v = lrintf(row[k] / scale);
+            v = v < -127 ? -127 : v > 127 ? 127 : v;
+            packed[packed_index(o, k, kp)] = (int8_t)v;
+            sum += (int32_t)v;
+        }
+        scales[o] = scale;
+        sums[o] = sum;
+    }
+}
+
+// A row's range, widened to hold 0, mapped onto [0, 127]: value ≈ scale × (q − zero). The span is cut in
+// 126 steps rather than 127, so that rounding both ends up stays within 127 and no value is clamped.
+static void row_parameters(float lowest, float highest, float *scale, int32_t *zero) {
+    lowest = fminf(lowest, 0);
+    highest = fmaxf(highest, 0);
+    float s = (highest - lowest) / STEPS;
+    if (!(s > 0) || !isfinite(s)) s = 1;
+    *scale = s;
+    *zero = (int32_t)lrintf(-lowest / s);
+}
+
+static uint8_t clamp_level(long v) { return (uint8_t)(v < 0 ? 0 : v > TOP ? TOP : v); }
+
+// A row with the outlier columns zeroed, in `copy` (which holds `inputs` floats): what is quantised.
+static const float *without_outliers(const float *row, size_t inputs, replica_int8_outliers outliers, float *copy) {
+    if (outliers.count == 0) return row;
+    memcpy(copy, row, inputs * sizeof(float));
+    for (size_t j = 0; j < outliers.count; j++) copy[outliers.columns[j]] = 0;
+    return copy;
+}
+
+static void quantize_rows_plain(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers, float *copy,
+                                uint8_t *q, float *scales, int32_t *zeros) {
+    size_t kp = replica_int8_padded_inputs(inputs);
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = without_outliers(x + r * inputs, inputs, outliers, copy);
+        float lowest = 0, highest = 0;
+        for (size_t k = 0; k < inputs; k++) { lowest = fminf(lowest, row[k]); highest = fmaxf(highest, row[k]); }
+        row_parameters(lowest, highest, &scales[r], &zeros[r]);
+        float inverse = 1 / scales[r];
+        uint8_t *out = q + r * kp;
+        for (size_t k = 0; k < inputs; k++) out[k] = clamp_level(lrintf(row[k] * inverse) + zeros[r]);
+        for (size_t k = inputs; k < kp; k++) out[k] = 0;
+    }
+}
+
+static void products_plain(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
+                           const int8_t *packed, const float *scales, const int32_t *sums, size_t outputs,
+                           replica_int8_outliers outliers, float *out) {
+    size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t o = 0; o < outputs; o++) {
+            int32_t sum = 0;
+            for (size_t k = 0; k < inputs; k++) sum += (int32_t)q[r * kp + k] * packed[packed_index(o, k, kp)];
+            float value = (float)(sum - zeros[r] * sums[o]) * (rowScales[r] * scales[o]);
+            for (size_t j = 0; j < outliers.count; j++) value += x[r * inputs + outliers.columns[j]] * outliers.weights[j * op + o];
+            out[r * outputs + o] += value;
+        }
+    }
+}
+
+void replica_column_maxima_plain(const float *x, size_t rows, size_t width, float *maxima) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t k = 0; k < width; k++) maxima[k] = fmaxf(maxima[k], fabsf(x[r * width + k]));
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("avx2,fma")))
+static void quantize_rows_avx2(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers, float *copy,
+                               uint8_t *q, float *scales, int32_t *zeros) {
+    size_t kp = replica_int8_padded_inputs(inputs);
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = without_outliers(x + r * inputs, inputs, outliers, copy);
+        __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
+        size_t k = 0;
+        for (; k + 8 <= inputs; k += 8) {
+            __m256 v = _mm256_loadu_ps(row + k);
+            low = _mm256_min_ps(low, v);
+            high = _mm256_max_ps(high, v);
+        }
+        float lows[8], highs[8];
+        _mm256_storeu_ps(lows, low);
+        _mm256_storeu_ps(highs, high);
+        float lowest = 0, highest = 0;
+        for (int i = 0; i < 8; i++) { lowest = fminf(lowest, lows[i]); highest = fmaxf(highest, highs[i]); }
+        for (size_t t = k; t < inputs; t++) { lowest = fminf(lowest, row[t]); highest = fmaxf(highest, row[t]); }
+        row_parameters(lowest, highest, &scales[r], &zeros[r]);
+        float inverse = 1 / scales[r];
+        __m256 inverses = _mm256_set1_ps(inverse);
+        __m256i zero = _mm256_set1_epi32(zeros[r]), top = _mm256_set1_epi32(TOP), bottom = _mm256_setzero_si256();
+        uint8_t *out = q + r * kp;
+        k = 0;
+        for (; k + 8 <= inputs; k += 8) {
+            // Rounds to nearest even, as lrintf does in the plain path.
+            __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(row + k), inverses)), zero);
+            v = _mm256_min_epi32(_mm256_max_epi32(v, bottom), top);
+            __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            _mm_storel_epi64((__m128i *)(out + k), _mm_packus_epi16(words, words));
+        }
+        for (; k < inputs; k++) out[k] = clamp_level(lrintf(row[k] * inverse) + zeros[r]);
+        for (; k < kp; k++) out[k] = 0;
+    }
+}
+
+// Adds one row's sums for 8 outputs, scaled back, and its outlier columns' products to those outputs:
+// out += (sum − zero × Σw) × rowScale × scale + Σ x[column] × weight.
+__attribute__((target("avx2,fma")))
+static inline void finish_avx2(__m256i sum, float rowScale, int32_t zero, const float *scales, const int32_t *sums,
+                               const float *row, replica_int8_outliers outliers, size_t paddedOutputs, size_t o, float *out) {
+    __m256i exact = _mm256_sub_epi32(sum, _mm256_mullo_epi32(_mm256_set1_epi32(zero), _mm256_loadu_si256((const __m256i *)(sums + o))));
+    __m256 factor = _mm256_mul_ps(_mm256_set1_ps(rowScale), _mm256_loadu_ps(scales + o));
+    __m256 value = _mm256_mul_ps(_mm256_cvtepi32_ps(exact), factor);
+    for (size_t j = 0; j < outliers.count; j++)
+        value = _mm256_fmadd_ps(_mm256_set1_ps(row[outliers.columns[j]]), _mm256_loadu_ps(outliers.weights + j * paddedOutputs + o), value);
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_loadu_ps(out), value));
+}
+
+__attribute__((target("avx2,fma")))
+static void column_maxima_avx2(const float *x, size_t rows, size_t width, float *maxima) {
+    const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = x + r * width;
+        size_t k = 0;
+        for (; k + 8 <= width; k += 8)
+            _mm256_storeu_ps(maxima + k, _mm256_max_ps(_mm256_loadu_ps(maxima + k), _mm256_and_ps(_mm256_loadu_ps(row + k), magnitude)));
+        for (; k < width; k++) maxima[k] = fmaxf(maxima[k], fabsf(row[k]));
+    }
+}
+
+static inline int32_t load4(const uint8_t *p) { int32_t v; memcpy(&v, p, 4); return v; }
+
+#define REPLICA_PRODUCT(acc, x, w) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, w), ones))
+
+// Four rows against one block of 16 outputs: eight int32 accumulators, 32 products per instruction pair.
+__attribute__((target("avx2,fma")))
+static void block4_avx2(const uint8_t *q, size_t kp, const int8_t *block, __m256i sums[8]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    const uint8_t *a0 = q, *a1 = q + kp, *a2 = q + 2 * kp, *a3 = q + 3 * kp;
+    for (size_t k = 0; k < kp; k += QUAD, block += BLOCK * QUAD) {
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)block), w1 = _mm256_loadu_si256((const __m256i *)(block + 32));
+        __m256i x = _mm256_set1_epi32(load4(a0 + k));
+        REPLICA_PRODUCT(c0, x, w0); REPLICA_PRODUCT(c1, x, w1);
+        x = _mm256_set1_epi32(load4(a1 + k));
+        REPLICA_PRODUCT(c2, x, w0); REPLICA_PRODUCT(c3, x, w1);
+        x = _mm256_set1_epi32(load4(a2 + k));
+        REPLICA_PRODUCT(c4, x, w0); REPLICA_PRODUCT(c5, x, w1);
+        x = _mm256_set1_epi32(load4(a3 + k));
+        REPLICA_PRODUCT(c6, x, w0); REPLICA_PRODUCT(c7, x, w1);
+    }
+    sums[0] = c0; sums[1] = c1; sums[2] = c2; sums[3] = c3; sums[4] = c4; sums[5] = c5; sums[6] = c6; sums[7] = c7;
+}
+
+__attribute__((target("avx2,fma")))
+static void block1_avx2(const uint8_t *q, size_t kp, const int8_t *block, __m256i sums[2]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0;
+    for (size_t k = 0; k < kp; k += QUAD, block += BLOCK * QUAD) {
+        __m256i x = _mm256_set1_epi32(load4(q + k));
+        REPLICA_PRODUCT(c0, x, _mm256_loadu_si256((const __m256i *)block));
+        REPLICA_PRODUCT(c1, x, _mm256_loadu_si256((const __m256i *)(block + 32)));
+    }
+    sums[0] = c0; sums[1] = c1;
+}
+
+#undef REPLICA_PRODUCT
+
+// Rows in chunks of 64 (their bytes stay in the L2 cache while every block of weights passes them),
+// within a chunk each block of 16 outputs against four rows at a time, so that a block's weights are read
+// from the L1 cache sixteen times over. (Tiling the outputs as well, so that a tile's weights stay in
+// the L2 cache, measured no faster here.)
+__attribute__((target("avx2,fma")))
+static void products_avx2(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
+                          const int8_t *packed, const float *scales, const int32_t *sums, size_t outputs,
+                          replica_int8_outliers outliers, float *out) {
+    size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
+    for (size_t chunk = 0; chunk < rows; chunk += ROWS_PER_CHUNK) {
+        size_t end = chunk + ROWS_PER_CHUNK < rows ? chunk + ROWS_PER_CHUNK : rows;
+        for (size_t o = 0; o < outputs; o += BLOCK) {
+            const int8_t *block = packed + o * kp;
+            // A last block past the outputs is finished through a buffer, one value at a time.
+            size_t width = outputs - o < BLOCK ? outputs - o : BLOCK;
+            for (size_t r = chunk; r < end; ) {
+                size_t group = end - r >= 4 ? 4 : 1;
+                __m256i acc[8];
+                if (group == 4) block4_avx2(q + r * kp, kp, block, acc);
+                else block1_avx2(q + r * kp, kp, block, acc);
+                for (size_t g = 0; g < group; g++) {
+                    float *row = out + (r + g) * outputs + o, *target = row;
+                    const float *in = x + (r + g) * inputs;
+                    float partial[BLOCK] = {0};
+                    if (width < BLOCK) {
+                        memcpy(partial, row, width * sizeof(float));
+                        target = partial;
+                    }
+                    finish_avx2(acc[2 * g], rowScales[r + g], zeros[r + g], scales, sums, in, outliers, op, o, target);
+                    finish_avx2(acc[2 * g + 1], rowScales[r + g], zeros[r + g], scales, sums, in, outliers, op, o + 8, target + 8);
+                    if (width < BLOCK) memcpy(row, partial, width * sizeof(float));
+                }
+                r += group;
+            }
+        }
+    }
+}
+
+int replica_int8_fast(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                         const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
+                         uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+    if (replica_int8_fast()) {
+        quantize_rows_avx2(input, rows, inputs, outliers, copy, scratch, rowScales, zeros);
+        products_avx2(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, outputs, outliers, out);
+    } else {
+        replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, outputs, outliers, out, scratch, rowScales, zeros, copy);
+    }
+}
+
+void replica_column_maxima(const float *x, size_t rows, size_t width, float *maxima) {
+    if (replica_int8_fast()) column_maxima_avx2(x, rows, width, maxima);
+    else replica_column_maxima_plain(x, rows, width, maxima);
+}
+
+#else
+
+int replica_int8_fast(void) { return 0; }
+
+void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                         const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
+                         uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+    replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, outputs, outliers, out, scratch, rowScales, zeros, copy);
+}
+
+void replica_column_maxima(const float *x, size_t rows, size_t width, float *maxima) {
+    replica_column_maxima_plain(x, rows, width, maxima);
+}
+
+#endif
+
+void replica_int8_linear_plain(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                               const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
+                               uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+    quantize_rows_plain(input, rows, inputs, outliers, copy, scratch, rowScales, zeros);
+    products_plain(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, outputs, outliers, out);
+}
