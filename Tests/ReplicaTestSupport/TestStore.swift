@@ -90,6 +90,16 @@ public final class TestStore: Sendable {
         }
     }
 
+    /// On PostgreSQL, `ANALYZE` of the whole database as its owner, as autovacuum or an operator may run
+    /// it at any moment: what the planner's statistics sample of each table is then in `pg_statistic`.
+    /// Nothing on SQLite.
+    ///
+    /// - Throws: why the database could not be analysed.
+    public func analyzeDatabase() throws {
+        guard let database else { return }
+        try PostgresConnection(url: database.adminURL).executeScript("ANALYZE")
+    }
+
     /// The files that hold `word` in their bytes: on SQLite, under the store's folder; on PostgreSQL, under
     /// it too (nothing of an account's content belongs there) and among the database's data files (tables,
     /// indexes, TOAST) once a `CHECKPOINT` has written them out. A file that cannot be read counts, as it
