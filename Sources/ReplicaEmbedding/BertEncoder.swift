@@ -217,6 +217,9 @@ struct BertEncoder: Sendable {
     /// Rows of a dense layer one processor takes at least: below it, splitting costs more than it saves.
     static let rowsPerPart = 32
 
+    /// Outputs of a float32 product of a few rows one processor takes at least.
+    static let outputsPerPart = 128
+
     static let processors = ProcessInfo.processInfo.activeProcessorCount
 
     /// OpenBLAS runs single-threaded in this process, and the encoder splits its work across the
@@ -254,6 +257,25 @@ struct BertEncoder: Sendable {
         var outlierWeights = [Float](repeating: 0, count: columns.count * paddedOutputs)
         for (j, k) in columns.enumerated() {
             for o in 0..<outputs { outlierWeights[j * paddedOutputs + o] = dense.weights.values[o * inputs + k] }
+        }
+        if dense.quantized == nil && parts(rows, least: rowsPerPart) == 1 {
+            // Too few rows to split (a query): the outputs are split instead, so that each processor
+            // reads its share of the weights, which is what a product of a few rows waits on.
+            for r in 0..<rows {
+                for c in 0..<outputs { output[r * outputs + c] += dense.bias[c] }
+            }
+            input.withUnsafeBufferPointer { input in
+                output.withUnsafeMutableBufferPointer { output in
+                    // Each part writes its own columns.
+                    nonisolated(unsafe) let (x, out) = (input.baseAddress!, output.baseAddress!)
+                    split(outputs, least: outputsPerPart) { _, part in
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(part.count), Int32(inputs),
+                                    1, x, Int32(inputs), dense.weights.values.baseAddress! + part.lowerBound * inputs, Int32(inputs),
+                                    1, out + part.lowerBound, Int32(outputs))
+                    }
+                }
+            }
+            return output
         }
         input.withUnsafeBufferPointer { input in
             output.withUnsafeMutableBufferPointer { output in
