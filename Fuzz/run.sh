@@ -39,12 +39,15 @@ case $target in
 esac
 build=.build/fuzz
 mkdir -p "$build" "Fuzz/corpus/$target"
-# The index module's vector scan is C: compiled with the toolchain's own clang and linked in.
+# The index module's vector scan and the encoder's int8 products are C: every file of CVectorKernels is
+# compiled with the toolchain's own clang and linked in.
 objects=()
-if printf '%s\n' "${sources[@]}" | grep -q '^Sources/ReplicaIndex/Index/'; then
-    "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I Sources/CVectorKernels/include \
-        -c Sources/CVectorKernels/VectorKernels.c -o "$build/VectorKernels-$target.o"
-    objects=("$build/VectorKernels-$target.o")
+if printf '%s\n' "${sources[@]}" | grep -qE '^Sources/(ReplicaIndex/Index|ReplicaEmbedding)/'; then
+    for file in Sources/CVectorKernels/*.c; do
+        object=$build/$(basename "$file" .c)-$target.o
+        "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I Sources/CVectorKernels/include -c "$file" -o "$object"
+        objects+=("$object")
+    done
 fi
 # The library starts children through a C supervisor (CSpawn): compiled and linked in the same way.
 if printf '%s\n' "${sources[@]}" | grep -q '^Sources/Replica/Processes/'; then
