@@ -11,8 +11,9 @@ import ReplicaCore
 /// (one matrix product each), and attention runs per sequence and head (through OpenBLAS).
 ///
 /// The dense layers multiply in float32 through OpenBLAS, or in int8 (``MiniLMEmbedder/Precision``):
-/// weights quantised per output at load, each row of activations per row as it comes, products summed
-/// exactly in int32 by `CVectorKernels`, the rows split across the processors.
+/// weights quantised per output at load, activations row by row as they come (but for the few columns
+/// with outsized values, multiplied in float32), products summed exactly in int32 by `CVectorKernels`.
+/// The encoder splits its work across the processors itself; OpenBLAS runs on one thread.
 struct BertEncoder: Sendable {
     let hidden = 384
     let heads = 12
