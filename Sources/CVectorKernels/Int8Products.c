@@ -223,8 +223,9 @@ static void products_avx2(const float *x, const uint8_t *q, const float *rowScal
                 for (size_t g = 0; g < group; g++) {
                     float *row = out + (r + g) * outputs + o, *target = row;
                     const float *in = x + (r + g) * inputs;
-                    float partial[BLOCK] = {0};
+                    float partial[BLOCK];
                     if (width < BLOCK) {
+                        memset(partial, 0, sizeof partial);
                         memcpy(partial, row, width * sizeof(float));
                         target = partial;
                     }

@@ -85,8 +85,7 @@ struct BertEncoder: Sendable {
         tokenType = Array(try weights.tensor("embeddings.token_type_embeddings.weight", shape: [2, h]).values.prefix(h))
         embeddingNorm = Norm(gain: try weights.tensor("embeddings.LayerNorm.weight", shape: [h]).array,
                              bias: try weights.tensor("embeddings.LayerNorm.bias", shape: [h]).array)
-        var layers: [Layer] = []
-        for n in 0..<layerCount {
+        layers = try (0..<layerCount).map { n in
             let p = "encoder.layer.\(n)."
             func t(_ name: String, _ shape: [Int]) throws -> SafeTensors.Tensor { try weights.tensor(p + name, shape: shape) }
             func w(_ name: String, _ shape: [Int]) throws -> [Float] { try t(name, shape).array }
@@ -96,7 +95,7 @@ struct BertEncoder: Sendable {
             }
             let stacked = try w("attention.self.query.weight", [h, h]) + w("attention.self.key.weight", [h, h]) + w("attention.self.value.weight", [h, h])
             let copy = stacked.withUnsafeBytes { AlignedFloats(copying: $0) }
-            layers.append(Layer(
+            return Layer(
                 qkv: Dense(SafeTensors.Tensor(shape: [3 * h, h], owner: copy, values: UnsafeBufferPointer(copy.values)),
                            bias: try w("attention.self.query.bias", [h]) + w("attention.self.key.bias", [h]) + w("attention.self.value.bias", [h]),
                            precision: precision),
@@ -104,9 +103,8 @@ struct BertEncoder: Sendable {
                 norm1: try norm("attention.output.LayerNorm"),
                 up: try dense("intermediate.dense", [inner, h]),
                 down: try dense("output.dense", [h, inner]),
-                norm2: try norm("output.LayerNorm")))
+                norm2: try norm("output.LayerNorm"))
         }
-        self.layers = layers
     }
 
     /// One unit vector per sequence of token ids ([CLS] … [SEP], at most 512).
@@ -245,69 +243,79 @@ struct BertEncoder: Sendable {
         }
     }
 
-    /// `input · weightsᵀ + bias (+ residual)` for `rows` rows, the rows split across the processors.
-    ///
-    /// In int8, the few columns with the largest values in the batch are multiplied in float32 and the
-    /// rest in int8: MiniLM's hidden states carry one dimension ten to twenty times larger than the
-    /// others, and left in, it would stretch every row's one scale and coarsen all its other values.
+    /// `input · weightsᵀ + bias (+ residual)` for `rows` rows, split across the processors.
     private static func linear(_ input: [Float], rows: Int, _ dense: Dense, adding residual: [Float]? = nil) -> [Float] {
+        var output = residual ?? [Float](repeating: 0, count: rows * dense.outputs)
+        input.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { output in
+                if let quantized = dense.quantized {
+                    int8Product(input.baseAddress!, rows: rows, dense, quantized, into: output.baseAddress!)
+                } else {
+                    floatProduct(input.baseAddress!, rows: rows, dense, into: output.baseAddress!)
+                }
+            }
+        }
+        return output
+    }
+
+    /// Adds `bias` to each of `rows` of `out`, rows of `bias.count` values.
+    private static func addBias(_ bias: [Float], rows: Range<Int>, to out: UnsafeMutablePointer<Float>) {
+        for r in rows {
+            for c in bias.indices { out[r * bias.count + c] += bias[c] }
+        }
+    }
+
+    /// The float32 product through OpenBLAS, split by rows; a product of too few rows to split (a query)
+    /// is split by outputs, so that each processor reads its share of the weights, which is what a
+    /// product of a few rows waits on.
+    private static func floatProduct(_ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, into out: UnsafeMutablePointer<Float>) {
+        let (inputs, outputs, weights) = (dense.inputs, dense.outputs, dense.weights.values.baseAddress!)
+        // Each part writes its own rows, or its own columns.
+        nonisolated(unsafe) let (x, out) = (x, out)
+        guard parts(rows, least: rowsPerPart) > 1 else {
+            addBias(dense.bias, rows: 0..<rows, to: out)
+            split(outputs, least: outputsPerPart) { _, part in
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(part.count), Int32(inputs),
+                            1, x, Int32(inputs), weights + part.lowerBound * inputs, Int32(inputs), 1, out + part.lowerBound, Int32(outputs))
+            }
+            return
+        }
+        split(rows, least: rowsPerPart) { _, part in
+            addBias(dense.bias, rows: part, to: out)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(part.count), Int32(outputs), Int32(inputs),
+                        1, x + part.lowerBound * inputs, Int32(inputs), weights, Int32(inputs), 1, out + part.lowerBound * outputs, Int32(outputs))
+        }
+    }
+
+    /// The int8 product (`replica_int8_linear`), split by rows. The few columns with the largest values in
+    /// the batch are multiplied in float32 and the rest in int8: MiniLM's hidden states carry one
+    /// dimension ten to twenty times larger than the others, and left in, it would stretch every row's one
+    /// scale and coarsen all its other values.
+    private static func int8Product(_ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, _ quantized: Dense.Quantized,
+                                    into out: UnsafeMutablePointer<Float>) {
         let (inputs, outputs) = (dense.inputs, dense.outputs)
-        var output = residual ?? [Float](repeating: 0, count: rows * outputs)
-        let columns = dense.quantized == nil ? [] : largestColumns(of: input, rows: rows, width: inputs, count: min(inputs, outlierColumns))
+        let columns = largestColumns(of: x, rows: rows, width: inputs, count: min(inputs, outlierColumns))
         let paddedOutputs = replica_int8_padded_outputs(outputs)
         var outlierWeights = [Float](repeating: 0, count: columns.count * paddedOutputs)
         for (j, k) in columns.enumerated() {
             for o in 0..<outputs { outlierWeights[j * paddedOutputs + o] = dense.weights.values[o * inputs + k] }
         }
-        if dense.quantized == nil && parts(rows, least: rowsPerPart) == 1 {
-            // Too few rows to split (a query): the outputs are split instead, so that each processor
-            // reads its share of the weights, which is what a product of a few rows waits on.
-            for r in 0..<rows {
-                for c in 0..<outputs { output[r * outputs + c] += dense.bias[c] }
-            }
-            input.withUnsafeBufferPointer { input in
-                output.withUnsafeMutableBufferPointer { output in
-                    // Each part writes its own columns.
-                    nonisolated(unsafe) let (x, out) = (input.baseAddress!, output.baseAddress!)
-                    split(outputs, least: outputsPerPart) { _, part in
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(part.count), Int32(inputs),
-                                    1, x, Int32(inputs), dense.weights.values.baseAddress! + part.lowerBound * inputs, Int32(inputs),
-                                    1, out + part.lowerBound, Int32(outputs))
-                    }
-                }
-            }
-            return output
-        }
-        input.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { output in
-                // Each part reads and writes its own rows.
-                nonisolated(unsafe) let (x, out) = (input.baseAddress!, output.baseAddress!)
-                split(rows, least: rowsPerPart) { _, part in
-                    let (first, count) = (part.lowerBound, part.count)
-                    for r in part {
-                        for c in 0..<outputs { out[r * outputs + c] += dense.bias[c] }
-                    }
-                    guard let quantized = dense.quantized else {
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(count), Int32(outputs), Int32(inputs),
-                                    1, x + first * inputs, Int32(inputs), dense.weights.values.baseAddress!, Int32(inputs),
-                                    1, out + first * outputs, Int32(outputs))
-                        return
-                    }
-                    var scratch = [UInt8](repeating: 0, count: count * replica_int8_padded_inputs(inputs))
-                    var rowScales = [Float](repeating: 0, count: count)
-                    var zeros = [Int32](repeating: 0, count: count)
-                    var copy = [Float](repeating: 0, count: inputs)
-                    columns.withUnsafeBufferPointer { columns in
-                        outlierWeights.withUnsafeBufferPointer { outlierWeights in
-                            let outliers = replica_int8_outliers(columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
-                            replica_int8_linear(x + first * inputs, count, inputs, quantized.packed, quantized.scales, quantized.sums,
-                                                outputs, outliers, out + first * outputs, &scratch, &rowScales, &zeros, &copy)
-                        }
-                    }
+        // Each part reads and writes its own rows.
+        nonisolated(unsafe) let (x, out) = (x, out)
+        split(rows, least: rowsPerPart) { _, part in
+            addBias(dense.bias, rows: part, to: out)
+            var scratch = [UInt8](repeating: 0, count: part.count * replica_int8_padded_inputs(inputs))
+            var rowScales = [Float](repeating: 0, count: part.count)
+            var zeros = [Int32](repeating: 0, count: part.count)
+            var copy = [Float](repeating: 0, count: inputs)
+            columns.withUnsafeBufferPointer { columns in
+                outlierWeights.withUnsafeBufferPointer { outlierWeights in
+                    let outliers = replica_int8_outliers(columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
+                    replica_int8_linear(x + part.lowerBound * inputs, part.count, inputs, quantized.packed, quantized.scales, quantized.sums,
+                                        outputs, outliers, out + part.lowerBound * outputs, &scratch, &rowScales, &zeros, &copy)
                 }
             }
         }
-        return output
     }
 
     /// How many columns of a dense layer's input int8 leaves to float32: those with the largest values.
@@ -315,19 +323,20 @@ struct BertEncoder: Sendable {
     static let outlierColumns = 4
 
     /// The `count` columns holding the largest magnitudes of `x`'s rows, in increasing order.
-    private static func largestColumns(of x: [Float], rows: Int, width: Int, count: Int) -> [Int] {
+    private static func largestColumns(of x: UnsafePointer<Float>, rows: Int, width: Int, count: Int) -> [Int] {
         let parts = parts(rows, least: rowsPerPart)
         var largest = [Float](repeating: 0, count: parts * width)
-        x.withUnsafeBufferPointer { x in
-            largest.withUnsafeMutableBufferPointer { largest in
-                // Each part keeps its own maxima.
-                nonisolated(unsafe) let (x, largest) = (x.baseAddress!, largest.baseAddress!)
-                split(rows, least: rowsPerPart) { number, part in
-                    replica_column_maxima(x + part.lowerBound * width, part.count, width, largest + number * width)
-                }
+        largest.withUnsafeMutableBufferPointer { largest in
+            // Each part keeps its own maxima.
+            nonisolated(unsafe) let (x, largest) = (x, largest.baseAddress!)
+            split(rows, least: rowsPerPart) { number, part in
+                replica_column_maxima(x + part.lowerBound * width, part.count, width, largest + number * width)
             }
         }
-        let merged = (0..<width).map { k in (0..<parts).map { largest[$0 * width + k] }.max()! }
+        var merged = Array(largest[0..<width])
+        for part in 1..<parts {
+            for k in 0..<width { merged[k] = max(merged[k], largest[part * width + k]) }
+        }
         return merged.indices.sorted { merged[$0] > merged[$1] }.prefix(count).sorted()
     }
 

@@ -39,7 +39,7 @@ public final class MiniLMEmbedder: Embedder {
         case float32
         /// Weights quantised to int8 per output, activations to 7 bits per row (the few columns with
         /// outsized values kept in float32), products summed exactly in int32 (AVX2): the matrix
-        /// products run 1.5 to 1.9 times as fast as float32's, vectors within cosine 0.99 of float32's
+        /// products run 1.3 to 1.9 times as fast as float32's, vectors within cosine 0.99 of float32's
         /// (BENCHMARKS.md, "Embedding").
         case int8
 
