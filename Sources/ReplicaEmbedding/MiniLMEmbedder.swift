@@ -162,10 +162,10 @@ public final class LazyMiniLMEmbedder: Embedder {
     ///   `REPLICA_MODEL_DIR` names a folder that cannot be used, or `REPLICA_EMBEDDING_PRECISION` names
     ///   no precision (saying why).
     public init(directory: URL? = nil, precision: MiniLMEmbedder.Precision? = nil) throws {
-        let directory = try directory ?? MiniLMEmbedder.locateDirectory()
+        // The precision first: a value that names none is an error whether or not the model is found.
         self.precision = try precision ?? MiniLMEmbedder.Precision.automatic()
-        self.directory = directory
-        modelIdentifier = MiniLMEmbedder.identifier(of: directory)
+        self.directory = try directory ?? MiniLMEmbedder.locateDirectory()
+        modelIdentifier = MiniLMEmbedder.identifier(of: self.directory)
     }
 
     private func model() throws -> MiniLMEmbedder {

@@ -58,6 +58,27 @@ import ReplicaTestSupport
         #expect(searchNotes.count == 1 && searchNotes[0].contains("semantic search is off"), "\(damage): \(searchNotes)")
     }
 
+    /// A precision `REPLICA_EMBEDDING_PRECISION` cannot use ("fp16") is said on every command, with what
+    /// to write instead; search answers by the words and exits 0, where it used to turn meaning off in
+    /// silence.
+    @Test func anUnknownPrecisionIsSaidOnEveryCommand() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = scratch.path + "/store"
+        try Fixtures.signIn(store: store, "a")
+        // Semantic search left on (the test helper turns it off), wherever the model is or is not installed.
+        let environment = ["REPLICA_EMBEDDING_PRECISION": "fp16", "REPLICA_MODEL_DIR": ""]
+        let imported = try await Self.replica(store, environment: environment, ["import", "--account", "a", "--no-embed", "-"], input: Self.item)
+        #expect(imported.status == 0, "\(imported.standardError)")
+        for arguments in [["search", "feline"], ["status"]] {
+            let run = try await Self.replica(store, environment: environment, arguments)
+            #expect(run.status == 0 && !run.wasSignaled, "\(arguments): \(run.standardError)")
+            let notes = Self.lines(run.standardError).filter { $0.contains("semantic search is off") }
+            #expect(notes.count == 1 && notes[0].contains("fp16") && notes[0].contains("float32 or int8"), "\(arguments): \(run.standardError)")
+        }
+        let search = try await Self.replica(store, environment: environment, ["search", "feline"])
+        #expect(search.standardOutput.hasPrefix("cat — Afternoon\n"), "\(search.standardOutput)")
+    }
+
     /// `replica watch` with a FIFO for the installed model's weights says the model failed, and stops
     /// at SIGTERM.
     @Test func watchWithAFIFOForWeightsWarnsAndStopsAtSIGTERM() async throws {

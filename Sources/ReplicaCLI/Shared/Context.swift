@@ -35,7 +35,7 @@ struct Context {
         } catch {
             // A model asked for by name and not used is said on every command, once: the others are
             // said where the model would be used (embedding, status).
-            if Self.modelFolderNamed { Output.note("semantic search is off: \(ReplicaError.message(of: error))") }
+            if !Self.semanticSearchTurnedOff && (Self.modelFolderNamed || Self.precisionNamed) { Output.note("semantic search is off: \(ReplicaError.message(of: error))") }
         }
         if enriching { try self.configuration().enrichment.apply(to: &configuration.enrichment) }
         return try Store(directory: storeDirectory, database: database, configuration: configuration)
@@ -49,6 +49,13 @@ struct Context {
     static var modelFolderNamed: Bool {
         let named = ProcessInfo.processInfo.environment["REPLICA_MODEL_DIR"] ?? ""
         return !named.isEmpty && named != "off"
+    }
+
+    /// Whether `REPLICA_EMBEDDING_PRECISION` is set: a value it cannot use was asked for by name, so
+    /// ``openStore(longRunning:enriching:)`` says so on every command rather than searching by the words
+    /// alone in silence.
+    static var precisionNamed: Bool {
+        !(ProcessInfo.processInfo.environment["REPLICA_EMBEDDING_PRECISION"] ?? "").isEmpty
     }
 
     /// Why semantic search is off, or `nil` when a model was found (loading it may still fail: that is
@@ -66,7 +73,7 @@ struct Context {
     /// Why semantic search is off, for a command about to embed to say once; `nil` when it was turned
     /// off on purpose, or said already when the store was opened.
     static var unsaidMissingModelReason: String? {
-        semanticSearchTurnedOff || modelFolderNamed ? nil : missingModelReason
+        semanticSearchTurnedOff || modelFolderNamed || precisionNamed ? nil : missingModelReason
     }
 }
 
