@@ -8,8 +8,13 @@
 #   scripts/postgres.sh run DIR [--fast] [--port N]     as start, but the server stays in the foreground,
 #                                                       a child of the script (for a supervisor: the
 #                                                       tests' ChildProcess); it ends as the script does
+#   scripts/postgres.sh standby PRIMARY_DIR DIR [--fast] [--run]
+#                                                       make DIR a streaming-replication standby of the
+#                                                       running server of PRIMARY_DIR (a base backup, the
+#                                                       first time) and start it; with --run, in the
+#                                                       foreground as run does. Stop it with stop DIR
 #
-# start and run print the URL replica connects with (`--database`, `$REPLICA_DATABASE`) as the only
+# start, run and standby print the URL replica connects with (`--database`, `$REPLICA_DATABASE`) as the only
 # line on standard output; everything else goes to standard error:
 #
 #   postgresql://replica_app:PASSWORD@/replica?host=DIR&port=5432
@@ -30,7 +35,7 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 start DIR [--fast] [--port N] | run DIR [--fast] [--port N] | stop DIR | owner-url DIR" >&2
+    echo "usage: $0 start DIR [--fast] [--port N] | run DIR [--fast] [--port N] | standby PRIMARY_DIR DIR [--fast] [--run] | stop DIR | owner-url DIR" >&2
     exit 2
 }
 say() { echo "postgres.sh: $*" >&2; }
@@ -38,19 +43,27 @@ fail() { say "$*"; exit 1; }
 
 (($# >= 2)) || usage
 command=$1
+primary=""
+if [[ $command == standby ]]; then
+    (($# >= 3)) || usage
+    primary=$2
+    shift
+fi
 dir=$2
 shift 2
 fast=0
 port=5432
+foreground=0
 while (($#)); do
     case $1 in
         --fast) fast=1 ;;
-        --port) (($# >= 2)) || usage; port=$2; shift ;;
+        --port) [[ $command != standby ]] && (($# >= 2)) || usage; port=$2; shift ;;
+        --run) [[ $command == standby ]] || usage; foreground=1 ;;
         *) usage ;;
     esac
     shift
 done
-[[ $command == start || $command == stop || $command == run || $command == owner-url ]] || usage
+[[ $command == start || $command == stop || $command == run || $command == owner-url || $command == standby ]] || usage
 [[ $port =~ ^[0-9]+$ ]] || fail "--port takes a number, not '$port'"
 
 bin=/usr/lib/postgresql/15/bin
@@ -187,8 +200,50 @@ SQL
     # e.g. `hostssl replica replica_app 10.0.0.0/8 scram-sha-256`.
 }
 
+# A standby of PRIMARY_DIR's server in DIR/data: a base backup streamed from the primary with its WAL,
+# which `-R` marks as a standby (standby.signal) following the primary (primary_conninfo), then its own
+# socket in DIR. The roles and their passwords are the primary's: they come with the backup.
+make_standby() {
+    [[ -d $primary ]] || fail "no folder $primary: start the primary first ($0 start $primary)"
+    primary=$(cd "$primary" && pwd -P)
+    [[ -f $primary/data/PG_VERSION && -f $primary/replica_app.password ]] ||
+        fail "no server was set up in $primary (start one with: $0 start $primary)"
+    [[ $primary != "$dir" ]] || fail "the standby needs a folder of its own, not the primary's"
+    local primary_port
+    primary_port=$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$primary/data/postgresql.conf" | tail -1)
+    "$bin/pg_isready" -q -h "$primary" -p "$primary_port" || fail "the server in $primary is not running: start it first ($0 start $primary)"
+    # The primary lets its superuser stream from its own socket (a replication connection matches only
+    # lines that name `replication`); a primary set up before this line existed gets it now.
+    if ! grep -q '^local *replication *postgres *trust' "$primary/data/pg_hba.conf"; then
+        as_server sh -c "echo 'local   replication postgres               trust' >> '$primary/data/pg_hba.conf'"
+        psql -X -q -c 'SELECT pg_reload_conf()' "postgresql:///postgres?host=$(percent_encode "$primary")&port=$primary_port&user=postgres" >/dev/null ||
+            fail "could not reload the primary's sign-in rules"
+    fi
+    if [[ $server_user != $(id -un) ]]; then
+        chown "$server_user:" "$dir"
+        as_server test -x "$dir" ||
+            fail "the user '$server_user' cannot reach $dir: make its parent folders searchable (chmod o+x), or choose a folder under /tmp"
+    fi
+    chmod 0700 "$dir"
+    say "making $data a standby of the server in $primary (a base backup)"
+    as_server "$bin/pg_basebackup" -D "$data" -h "$primary" -p "$primary_port" -U postgres -R -X stream -c fast --no-sync \
+        >"$dir/basebackup.log" 2>&1 || fail "pg_basebackup failed; its output is in $dir/basebackup.log: $(tail -3 "$dir/basebackup.log")"
+    # Its own socket, in its own folder; the same port number names it (no TCP, so no clash).
+    as_server sh -c "cat >> '$data/postgresql.conf'" <<CONF
+
+# scripts/postgres.sh standby: this copy's socket is in its own folder.
+unix_socket_directories = '$dir'
+CONF
+    as_server rm -f "$data/postmaster.pid" "$data/postmaster.opts"
+    (umask 077 && cp "$primary/replica_app.password" "$primary/replica_owner.password" "$dir/")
+}
+
 fresh=0
-if [[ ! -f $data/PG_VERSION ]]; then
+if [[ $command == standby ]]; then
+    [[ -f $data/PG_VERSION ]] || make_standby
+    [[ -f $data/standby.signal ]] || fail "$data is not a standby's data folder"
+    ((foreground)) && command=run || command=start
+elif [[ ! -f $data/PG_VERSION ]]; then
     initialise
     fresh=1
 fi

@@ -36,6 +36,11 @@ enum ReplicaCommand {
             postgresql://replica_app:PASSWORD@HOST/replica (default: $REPLICA_DATABASE, else
             SQLite files in the store); --store still names where local files go
             """),
+        .value("--read-database", "URL", """
+            serve searches from this streaming-replication standby of --database
+            (default: $REPLICA_READ_DATABASE); after a write, a search waits for the
+            standby to replay it (up to 250 ms), else asks the primary
+            """),
         .value("--config", "FILE", """
             the configuration file (default: $REPLICA_CONFIG, else config.json in the
             store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
@@ -50,7 +55,7 @@ enum ReplicaCommand {
         return """
             replica — local, account-scoped search indexes, kept fresh.
 
-            Usage: replica [--store DIR] [--database URL] COMMAND [OPTIONS] [ARGUMENTS]
+            Usage: replica [--store DIR] [--database URL [--read-database URL]] COMMAND [OPTIONS] [ARGUMENTS]
 
             Commands:
             \(list.joined(separator: "\n"))
@@ -113,6 +118,7 @@ enum ReplicaCommand {
             _ = globals.flag("--help")
             let store = try globals.value("--store")
             let databaseURL = try globals.value("--database")
+            let readDatabaseURL = try globals.value("--read-database")
             let config = try globals.value("--config")
             try globals.finish()
             guard let word = rest.first else {
@@ -139,9 +145,15 @@ enum ReplicaCommand {
             let storeDirectory = directory.map { URL(fileURLWithPath: $0) } ?? Store.defaultDirectory
             let configurationFile = config ?? environment["REPLICA_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
             let url = databaseURL ?? environment["REPLICA_DATABASE"].flatMap { $0.isEmpty ? nil : $0 }
+            let readURL = readDatabaseURL ?? environment["REPLICA_READ_DATABASE"].flatMap { $0.isEmpty ? nil : $0 }
+            if readURL != nil && url == nil {
+                throw CLIError.usage("--read-database (or $REPLICA_READ_DATABASE) names a standby of the database, and no database was given",
+                                     hint: "Give the primary with --database URL (or $REPLICA_DATABASE), or leave the read database out.")
+            }
             let context = Context(
                 storeDirectory: storeDirectory,
                 database: url.map { .postgres(url: $0) } ?? .sqlite,
+                readDatabase: readURL.map { Store.ReadDatabase(url: $0) },
                 configurationFile: configurationFile.map { URL(fileURLWithPath: $0) }
                     ?? (directory != nil ? storeDirectory.appendingPathComponent("config.json")
                         : URL(fileURLWithPath: ConfigurationFile.defaultDirectory.path).appendingPathComponent("config.json")),

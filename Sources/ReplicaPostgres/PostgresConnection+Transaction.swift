@@ -65,7 +65,15 @@ extension PostgresConnection {
                 throw PostgresError(.other, "a statement of the transaction failed and the error was not passed on; "
                     + "the transaction was rolled back")
             }
-            try executeScript("COMMIT")
+            if let committed = options.committed {
+                // One round trip: a failed COMMIT stops the string there, and its error is thrown.
+                let position = try exclusively {
+                    try checked(PQexec(handle, "COMMIT; SELECT pg_current_wal_insert_lsn()::text"), sql: "COMMIT").string(0, 0)
+                }
+                if let position = position.flatMap(WALPosition.init(text:)) { committed(position) }
+            } else {
+                try executeScript("COMMIT")
+            }
             return value
         } catch {
             if isInTransaction { try? executeScript("ROLLBACK") }

@@ -17,19 +17,24 @@ package final class PostgresIndexStorage: IndexStorage {
     let indexName: String
     /// The sign-in the index was opened under; `nil`: not checked (an index opened outside a store).
     let generation: Int64?
+    /// The standby that serves the index's reads, when the store has one.
+    let standby: StandbyReads?
     private let vectorCache = VectorCache()
 
     /// Opens the index `indexName` of `account`, making the account's partitions if it has none yet.
     ///
     /// The schema must be current (``PostgresSchema/migrate(_:)``, run as its owner).
     ///
-    /// - Parameter generation: the sign-in every transaction checks first (see ``PostgresSignIn``).
+    /// - Parameters:
+    ///   - generation: the sign-in every transaction checks first (see ``PostgresSignIn``).
+    ///   - standby: a standby of `pool`'s database that serves the index's reads (``StandbyReads``).
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
-    package init(pool: PostgresPool, account: AccountID, indexName: String, generation: Int64? = nil) throws {
+    package init(pool: PostgresPool, account: AccountID, indexName: String, generation: Int64? = nil, standby: StandbyReads? = nil) throws {
         self.pool = pool
         self.account = account
         self.indexName = indexName
         self.generation = generation
+        self.standby = standby
         try translatingPostgresErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
@@ -97,7 +102,7 @@ package final class PostgresIndexStorage: IndexStorage {
                                    _ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T {
         try await Blocking.run { [self] in
             try translatingPostgresErrors {
-                try pool.withConnection { connection in
+                func reading(_ connection: PostgresConnection) throws -> T {
                     try connection.transaction(.repeatableRead) {
                         try connection.executeScript("SET TRANSACTION READ ONLY")
                         try begin(connection, writing: false)
@@ -106,6 +111,8 @@ package final class PostgresIndexStorage: IndexStorage {
                                                             vectorCache: vectorCache, now: now))
                     }
                 }
+                if let standby, let value = standby.read(reading) { return value }
+                return try pool.withConnection(reading)
             }
         }
     }

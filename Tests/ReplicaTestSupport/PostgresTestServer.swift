@@ -213,7 +213,7 @@ final class PostgresTestServerInstance: Sendable {
     }
 
     /// One line read from `descriptor`, without its newline; `nil` at the end of the stream before any byte.
-    private static func readLine(_ descriptor: Int32) -> String? {
+    static func readLine(_ descriptor: Int32) -> String? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while true {

@@ -199,3 +199,14 @@ extension StoreStatus {
         ])
     }
 }
+
+extension Store {
+    /// Where the indexes' reads went so far, when the store has a standby (``Configuration/readDatabase``);
+    /// `nil` without one.
+    public var readRouting: ReadRouting? {
+        guard let standby = (home as? PostgresHome)?.standby else { return nil }
+        let routing = standby.routing
+        return ReadRouting(servedByStandby: routing.standby, servedByPrimaryAfterWaiting: routing.primaryAfterWaiting,
+                           servedByPrimaryStandbyUnavailable: routing.primaryStandbyUnavailable, replayWaits: routing.replayWaits)
+    }
+}

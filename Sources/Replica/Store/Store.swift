@@ -62,9 +62,52 @@ public final class Store: Sendable {
         public var embedder: (any Embedder)?
         /// Summaries and priority for the items that ask for them (``enrichPendingItems(accounts:)``).
         public var enrichment = EnrichmentConfiguration()
+        /// A streaming-replication standby of the store's PostgreSQL database that serves the indexes'
+        /// reads (searches, suggestions, `get`, listings), with this process's own writes always seen;
+        /// `nil` reads from the database itself. Only for ``Database/postgres(url:)``.
+        public var readDatabase: ReadDatabase?
 
-        /// Creates the default configuration: default index settings, events ignored, no embedder, default enrichment.
+        /// Creates the default configuration: default index settings, events ignored, no embedder,
+        /// default enrichment, no standby.
         public init() {}
+    }
+
+    /// A standby that serves reads (``Configuration/readDatabase``).
+    ///
+    /// After this process writes, a read waits until the standby has replayed that write, up to
+    /// ``replayWait``, then reads from the primary instead; a standby that cannot be reached sends reads
+    /// to the primary too, and is tried again a second later. Writes by other processes show on the
+    /// standby once it replays them (its replication lag).
+    public struct ReadDatabase: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+        /// The standby, as a libpq URL: the same role and database as the primary's.
+        public var url: String
+        /// The longest a read waits for the standby to replay this process's last write: 250 ms.
+        public var replayWait: Duration
+
+        /// A standby at `url`; reads wait up to `replayWait` for this process's writes to reach it.
+        public init(url: String, replayWait: Duration = .milliseconds(250)) {
+            self.url = url
+            self.replayWait = replayWait
+        }
+
+        /// Never the URL, which may hold a password.
+        public var description: String { "a PostgreSQL standby" }
+        /// The same as ``description``.
+        public var debugDescription: String { description }
+    }
+
+    /// Where the indexes' reads went, with a standby (``Configuration/readDatabase``); `nil` without one.
+    public struct ReadRouting: Sendable {
+        /// Reads the standby served.
+        public var servedByStandby: Int
+        /// Reads the primary served because the standby had not replayed this process's last write
+        /// within ``ReadDatabase/replayWait``.
+        public var servedByPrimaryAfterWaiting: Int
+        /// Reads the primary served because the standby could not be reached or failed.
+        public var servedByPrimaryStandbyUnavailable: Int
+        /// How long each standby read that followed a write of this process waited for the standby to
+        /// replay it (the latest 10,000).
+        public var replayWaits: [Duration]
     }
 
     /// The name of the index used when none is given; meant for prototypes — apps name theirs.
@@ -112,10 +155,13 @@ public final class Store: Sendable {
         // log and shared-memory files some earlier process happened to leave, and its words ("unable to open
         // database file … journal_mode") would not say why it cannot.
         guard !FileSystem.isOnReadOnlyFileSystem(self.directory.path) else { throw Self.readOnlyFileSystem(self.directory.path) }
+        if configuration.readDatabase != nil, case .sqlite = database {
+            throw ReplicaError(.invalidConfiguration, "a read database (a standby) needs the store on PostgreSQL: give the primary's URL as the database too, or leave the read database out")
+        }
         do {
             switch database {
             case .sqlite: home = try FolderHome(directory: self.directory.path)
-            case .postgres(let url): home = try PostgresHome(url: url, directory: self.directory.path)
+            case .postgres(let url): home = try PostgresHome(url: url, readDatabase: configuration.readDatabase, directory: self.directory.path)
             }
         } catch where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
             throw Self.readOnlyFileSystem(self.directory.path, cause: error)

@@ -89,25 +89,37 @@ struct PostgresHome: StoreHome {
     /// The connections of indexes and record stores; the catalog has a pool of its own.
     let pool: PostgresPool
     let databaseDescription: String?
+    /// The standby that serves the indexes' reads, when there is one.
+    let standby: StandbyReads?
 
     var storagesCheckSignIn: Bool { true }
 
     /// Connects, and brings the schema up to date when it is behind (which only its owner role may do).
+    /// With `readDatabase`, every transaction committed on the primary leaves its position for the
+    /// standby's reads to wait for (``StandbyReads``); the standby is not connected to until a read.
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
-    init(url: String, directory: String) throws {
+    init(url: String, readDatabase: Store.ReadDatabase?, directory: String) throws {
         self.directory = directory
         databaseDescription = try translatingPostgresErrors {
             let connection = try PostgresConnection(url: url)
             try PostgresSchema.migrate(connection)
             return "postgresql: \(connection.userName) on \(connection.serverDescription), database \(connection.databaseName)"
         }
-        catalog = PostgresCatalog(pool: PostgresPool(url: url, maximumConnections: 2))
-        pool = PostgresPool(url: url, maximumConnections: 4)
+        var options = PostgresConnection.Options()
+        if let readDatabase {
+            let standby = StandbyReads(pool: PostgresPool(url: readDatabase.url, maximumConnections: 4), replayWait: readDatabase.replayWait)
+            options.committed = { standby.noteCommit($0) }
+            self.standby = standby
+        } else {
+            standby = nil
+        }
+        catalog = PostgresCatalog(pool: PostgresPool(url: url, options: options, maximumConnections: 2))
+        pool = PostgresPool(url: url, options: options, maximumConnections: 4)
     }
 
     func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
                    events: @escaping @Sendable (StoreEvent) -> Void) throws -> SearchableIndex {
-        let storage = try PostgresIndexStorage(pool: pool, account: account.id, indexName: name, generation: account.generation)
+        let storage = try PostgresIndexStorage(pool: pool, account: account.id, indexName: name, generation: account.generation, standby: standby)
         return SearchableIndex(storage: storage, name: name, account: account.id, signIn: lease.index, configuration: configuration, events: events)
     }
 

@@ -9,6 +9,8 @@ struct Context {
     /// `--database URL`, or `REPLICA_DATABASE`: where the accounts' content is kept (SQLite files in the
     /// store's directory when neither is given).
     var database: Store.Database = .sqlite
+    /// `--read-database URL`, or `REPLICA_READ_DATABASE`: a standby of the database that serves searches.
+    var readDatabase: Store.ReadDatabase?
     /// `--config FILE`, or `REPLICA_CONFIG`, or `config.json` in the store given by `--store` or
     /// `REPLICA_STORE`, or the XDG configuration directory's `replica/config.json`.
     var configurationFile: URL
@@ -29,6 +31,7 @@ struct Context {
     func openStore(longRunning: Bool = false, enriching: Bool = false) throws -> Store {
         var configuration = Store.Configuration()
         if longRunning { configuration.index.cacheKiB = 8_192 }
+        configuration.readDatabase = readDatabase
         configuration.events = { event in Output.note(event.message) }
         do {
             configuration.embedder = try LazyMiniLMEmbedder()
