@@ -17,7 +17,8 @@ enum PostgresBenchmark {
         var qualityData = "Benchmarks/quality/data"
         var lexicalOnly = false
         var script = "scripts/postgres.sh"
-        var parts: Set<String> = ["load", "quality", "tenancy"]
+        var parts: Set<String> = ["load", "quality", "tenancy", "standby"]
+        var writes = 300
     }
 
     static func run(_ options: Options) async throws {
@@ -29,6 +30,7 @@ enum PostgresBenchmark {
         if options.parts.contains("load") { try await loadAndSearch(server, options) }
         if options.parts.contains("quality") { try await quality(server, options) }
         if options.parts.contains("tenancy") { try await tenancy(server, options) }
+        if options.parts.contains("standby") { try await standby(server, options) }
     }
 
     /// A store whose accounts live in the PostgreSQL database `url` names; `directory` holds its local things.

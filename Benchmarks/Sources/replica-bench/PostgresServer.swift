@@ -15,16 +15,22 @@ final class PostgresServer {
     let ownerURL: String
     private var stopped = false
 
-    /// Starts a new server; `name` goes into the scratch folder's name.
-    init(script: String, name: String) throws {
+    /// Starts a new server; `name` goes into the scratch folder's name. With `primary`, the server is a
+    /// streaming-replication standby of that one (`scripts/postgres.sh standby`).
+    init(script: String, name: String, standbyOf primary: PostgresServer? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: script) else {
             throw BenchError("no scripts/postgres.sh at \(script): run from the package folder, or give --script PATH")
         }
         self.script = script
         // A short path: the server's socket (DIR/.s.PGSQL.5432) must fit in 107 bytes.
         directory = try Measure.scratchDirectory("pg-\(name)")
-        appURL = try Self.run(script, ["start", directory])
-        ownerURL = try Self.run(script, ["owner-url", directory])
+        if let primary {
+            appURL = try Self.run(script, ["standby", primary.directory, directory])
+            ownerURL = try Self.run(script, ["owner-url", directory])
+        } else {
+            appURL = try Self.run(script, ["start", directory])
+            ownerURL = try Self.run(script, ["owner-url", directory])
+        }
     }
 
     /// Stops the server and removes its folder (kept with `REPLICA_BENCH_KEEP`).

@@ -19,7 +19,8 @@ let usage = """
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
            replica-bench postgres --corpus DIR [--items N] [--rounds R] [--queries Q] [--accounts A] [--account-items M]
-                                  [--sign-outs S] [--quality DIR] [--lexical-only] [--only load,quality,tenancy] [--script PATH]
+                                  [--sign-outs S] [--quality DIR] [--lexical-only] [--writes W]
+                                  [--only load,quality,tenancy,standby] [--script PATH]
            replica-bench hybrid --store DIR [--rounds R]
            replica-bench enrichment --messages FILE [--sample FILE --predictions OUT] [--replica PATH]
            replica-bench load --replica PATH [--seconds S] [--plugin PATH] [--rewrite]
@@ -42,6 +43,7 @@ do {
         if let value = option("--account-items") { options.accountItems = try require(Int(value), "--account-items takes a number") }
         if let value = option("--sign-outs") { options.signOuts = try require(Int(value), "--sign-outs takes a number") }
         if let value = option("--quality") { options.qualityData = value }
+        if let value = option("--writes") { options.writes = try require(Int(value), "--writes takes a number") }
         if let value = option("--script") { options.script = value }
         if let value = option("--only") { options.parts = Set(value.split(separator: ",").map(String.init)) }
         options.lexicalOnly = arguments.contains("--lexical-only")
