@@ -4,12 +4,13 @@ import Foundation
 extension ProjectionEngine {
     // MARK: Following an app's table
 
-    func appDatabase(_ path: String) throws -> AppDatabase {
-        if let database = appDatabases.withLock({ $0[path] }) { return database }
-        let database = try AppDatabase(path: path)
+    func appDatabase(_ table: FollowedTable) throws -> any FollowedDatabase {
+        let key = table.isOnPostgres ? table.database.absoluteString : table.database.standardizedFileURL.path
+        if let database = appDatabases.withLock({ $0[key] }) { return database }
+        let database = try table.openDatabase()
         return appDatabases.withLock { cache in
-            if let existing = cache[path] { return existing }
-            cache[path] = database
+            if let existing = cache[key] { return existing }
+            cache[key] = database
             return database
         }
     }
@@ -17,7 +18,7 @@ extension ProjectionEngine {
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     func followTable(_ table: FollowedTable, account: AccountID, index: SearchableIndex) throws -> CatchUpReport {
         var report = CatchUpReport()
-        let app = try appDatabase(table.database.standardizedFileURL.path)
+        let app = try appDatabase(table)
         let triggersWereMissing = try app.installTriggers(table)
         let projection = projections.projection(for: table.kind)
         var position = try index.writeNow { try $0.checkpoint(table.consumer) }.flatMap { Int64($0) }
@@ -69,7 +70,7 @@ extension ProjectionEngine {
 
     /// Reads every row of the account in the table, and removes the items of rows no longer there.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func scan(_ table: FollowedTable, app: AppDatabase, projection: Projection, account: AccountID,
+    func scan(_ table: FollowedTable, app: any FollowedDatabase, projection: Projection, account: AccountID,
                       index: SearchableIndex) throws -> CatchUpReport {
         var report = CatchUpReport()
         var unseen = Set(try index.writeNow { writer in
@@ -110,7 +111,7 @@ extension ProjectionEngine {
 
     /// Drops the table's change-log entries that every signed-in account following it has applied.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func pruneTableLog(_ table: FollowedTable, app: AppDatabase) throws {
+    func pruneTableLog(_ table: FollowedTable, app: any FollowedDatabase) throws {
         var lowest = Int64.max
         for account in try store.signedInAccounts().map(\.id) where !isFixed(table, toOtherThan: account) {
             guard let index = try store.existingIndex(named: projections.indexName, account: account) else { return }

@@ -54,7 +54,7 @@ public final class ProjectionEngine: Sendable {
     public let projections: ProjectionSet
     /// Tables of apps' own databases followed through triggers.
     public let followedTables: [FollowedTable]
-    let appDatabases = Mutex<[String: AppDatabase]>([:])
+    let appDatabases = Mutex<[String: any FollowedDatabase]>([:])
     /// Changes read and applied per transaction; a rebuild reads twenty times as many records at once.
     let batchSize: Int
 

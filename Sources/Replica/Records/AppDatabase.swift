@@ -9,16 +9,45 @@ struct TableChange: Sendable {
     var isDeletion: Bool
 }
 
+/// An app's own database holding a followed table, as replica reads it: the triggers it installs,
+/// their change log, and the rows they point at. SQLite files (``AppDatabase``) and PostgreSQL databases
+/// (``PostgresAppDatabase``).
+protocol FollowedDatabase: AnyObject, Sendable {
+    /// Installs the change log and the table's triggers; returns `true` when triggers were missing,
+    /// which means changes may have gone unrecorded and the table must be read in full again.
+    @discardableResult
+    func installTriggers(_ table: FollowedTable) throws -> Bool
+    /// The number of the table's last change: every change numbered up to it is committed, and no change
+    /// will be numbered below it (changes are numbered in the order their transactions commit).
+    func lastSequence(_ table: FollowedTable) throws -> Int64
+    /// The table's changes after `sequence` that concern `account`, oldest first.
+    func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws -> [TableChange]
+    /// Drops change-log entries at or before `sequence` for the table.
+    func prune(_ table: FollowedTable, through sequence: Int64) throws
+    /// The row with this id as a record of `account`, or `nil` when it is gone or belongs to another account.
+    func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record?
+    /// The account's rows with ids after `cursor`, in id order: a full read in batches.
+    func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws -> [Record]
+}
+
+extension FollowedTable {
+    /// Opens the app's database the table is in: a PostgreSQL database for a `postgresql://` URL, else
+    /// a SQLite file.
+    func openDatabase() throws -> any FollowedDatabase {
+        isOnPostgres ? try PostgresAppDatabase.shared(url: database.absoluteString) : try AppDatabase(path: database.standardizedFileURL.path)
+    }
+}
+
 /// A followed table that no longer has what its configuration names.
 struct FollowProblem: Error, CustomStringConvertible {
     var table: FollowedTable
     var message: String
-    var description: String { "table '\(table.table)' of \(table.database.path): \(message)" }
+    var description: String { "table '\(table.table)' of \(table.location): \(message)" }
 }
 
 /// An app's own SQLite database, as replica reads it: the triggers it installs, their change log, and
 /// the rows they point at.
-final class AppDatabase: @unchecked Sendable {
+final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     let path: String
     private let connection: Connection
     private let lock = NSLock()

@@ -1,18 +1,28 @@
 import Foundation
 
-/// A table in an app's own SQLite database that replica follows instead of a record store.
+/// A table in an app's own database, SQLite or PostgreSQL, that replica follows instead of a record store.
 ///
 /// replica installs triggers on the table that append every insert, update and delete to a change log
-/// table, `replica_changes`, in the app's database (triggers cannot write to another file). The
-/// projection engine follows that log like the record store's, from a checkpoint kept in each account's
-/// index. The app's database stays the app's: signing an account out removes what replica holds for it,
-/// never the app's rows.
+/// table, `replica_changes`, in the app's database, in the app's own transaction (triggers cannot write
+/// to another file). The projection engine follows that log like the record store's, from a checkpoint
+/// kept in each account's index and written in the same transaction as what it applied. The app's
+/// database stays the app's: signing an account out removes what replica holds for it, never the app's
+/// rows.
+///
+/// A `postgresql://` URL as the database names a table of a PostgreSQL database (in the schema the URL's
+/// role finds first). There the log also names each change's transaction, and the engine reads a change
+/// only once every transaction that began before it has ended, so a change committed late is never
+/// passed over; the triggers `NOTIFY replica_changes`, which a running engine listens for. The role
+/// needs `SELECT` and `TRIGGER` on the table and `CREATE` on its schema (for the log and the trigger
+/// function, which runs as that role).
 ///
 /// For example:
 /// ```swift
 /// let notes = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
 ///                           kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
-/// let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: [notes])
+/// let tasks = FollowedTable(database: URL(string: "postgresql://replica_app:secret@db.internal/app")!, table: "tasks",
+///                           kind: "task", account: .column("owner"))
+/// let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: [notes, tasks])
 /// ```
 public struct FollowedTable: Sendable, Equatable {
     /// Whose rows these are.
@@ -23,7 +33,7 @@ public struct FollowedTable: Sendable, Equatable {
         case column(String)
     }
 
-    /// The app's SQLite file.
+    /// The app's SQLite file, or its PostgreSQL database as a `postgresql://` URL.
     public var database: URL
     /// The table followed, in the app's database.
     public var table: String
@@ -61,8 +71,24 @@ public struct FollowedTable: Sendable, Equatable {
         self.fieldColumns = fieldColumns
     }
 
-    /// The checkpoint name of this table in an index.
-    var owner: ItemOwner { .table("\(database.standardizedFileURL.path)#\(table)") }
+    /// Whether the table is in a PostgreSQL database (its URL's scheme is `postgresql` or `postgres`).
+    var isOnPostgres: Bool { ["postgresql", "postgres"].contains(database.scheme?.lowercased() ?? "") }
+
+    /// The checkpoint name of this table in an index: the file's path and the table; for PostgreSQL, the
+    /// server, database and table, never the role or its password.
+    var owner: ItemOwner { .table("\(location)#\(table)") }
+
+    /// Where the table's database is, to name it: the file's path, or the PostgreSQL server and database
+    /// without the role or its password.
+    var location: String {
+        guard isOnPostgres else { return database.standardizedFileURL.path }
+        var place = URLComponents(url: database, resolvingAgainstBaseURL: false) ?? URLComponents()
+        place.user = nil
+        place.password = nil
+        place.queryItems = place.queryItems?.filter { ["host", "hostaddr", "port", "dbname"].contains($0.name) }
+        if place.queryItems?.isEmpty == true { place.queryItems = nil }
+        return place.string ?? "postgresql"
+    }
     /// The name its checkpoint is kept under in an index: its owner's.
     var consumer: String { owner.rawValue }
 
@@ -95,7 +121,9 @@ extension FollowedTable {
         if let unknown = members.first(where: { !known.contains($0.0) }) {
             throw invalid("unknown setting '\(unknown.0)'; the settings are \(known.sorted().joined(separator: ", "))")
         }
-        guard let path = try string("database") else { throw invalid("'database' (the app's SQLite file) is required") }
+        guard let path = try string("database") else {
+            throw invalid("'database' (the app's SQLite file, or a postgresql:// URL) is required")
+        }
         guard let table = try string("table") else { throw invalid("'table' is required") }
         guard let kind = try string("kind") else { throw invalid("'kind' is required") }
         do { try Record.validateKind(kind) } catch let error as ReplicaError { throw invalid(error.message) }
@@ -112,7 +140,14 @@ extension FollowedTable {
             guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else { throw invalid("'fields' must be a list of column names") }
             fields = list.compactMap(\.stringValue)
         }
-        let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path)
+        let lowered = path.lowercased()
+        let url: URL
+        if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") {
+            guard let parsed = URL(string: path) else { throw invalid("'database' is not a URL libpq can read") }
+            url = parsed
+        } else {
+            url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path)
+        }
         return FollowedTable(database: url, table: table, kind: kind, account: account, idColumn: try string("id") ?? "id",
                              versionColumn: try string("version") ?? "version", deletedColumn: try string("deleted"),
                              readersColumn: try string("readers"), modifiedColumn: try string("modified"), fieldColumns: fields)

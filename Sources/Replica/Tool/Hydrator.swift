@@ -218,7 +218,7 @@ struct Hydrator: Sendable {
     private func checkTable(_ batch: [SearchResult], traces: [ItemIdentifier: RecordTrace], table: FollowedTable,
                             includingContent: Bool) async throws -> [Verdict] {
         try await Blocking.run { [self] in
-            let app = try AppDatabase(path: table.database.standardizedFileURL.path)
+            let app = try table.openDatabase()
             return try batch.map { result in
                 guard let id = traces[result.item.uniqueIdentifier]?.id ?? result.item.attributeSet[.recordID]?.textValue else {
                     return .drop("it cannot be traced to its row", remove: true)
