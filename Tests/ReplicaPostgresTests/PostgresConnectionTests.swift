@@ -265,3 +265,22 @@ struct PostgresConnectionTests {
         #expect(try connection.execute("SHOW application_name").string(0, 0) == "replica")
     }
 }
+
+/// `LISTEN` and waiting for notifications.
+@Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+struct PostgresNotificationTests {
+    @Test func aNotificationEndsTheWaitAndNamesItsChannel() throws {
+        let database = try PostgresTestServer.makeDatabase()
+        let listener = try PostgresConnection(url: database.url)
+        try listener.executeScript("LISTEN replica_changes; LISTEN other")
+        #expect(try listener.waitForNotifications(timeout: .zero).isEmpty)
+        let sender = try PostgresConnection(url: database.url)
+        try sender.executeScript("NOTIFY replica_changes, 'notes'")
+        #expect(try listener.waitForNotifications(timeout: .seconds(600)) == ["replica_changes"])
+        // Sent inside a transaction, it arrives at the commit, not before.
+        try sender.executeScript("BEGIN; NOTIFY other")
+        #expect(try listener.waitForNotifications(timeout: .zero).isEmpty)
+        try sender.executeScript("COMMIT")
+        #expect(try listener.waitForNotifications(timeout: .seconds(600)) == ["other"])
+    }
+}

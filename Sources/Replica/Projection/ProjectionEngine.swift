@@ -100,8 +100,10 @@ public final class ProjectionEngine: Sendable {
     }
 
     /// Follows every signed-in account's change log (and the followed tables) until cancelled: a catch-up
-    /// whenever a record store changed, checked every `interval`; followed tables every second. On
-    /// cancellation, one last catch-up commits what is in flight.
+    /// whenever a record store changed, checked every `interval`; followed tables every second, and a
+    /// followed PostgreSQL table as soon as its trigger's `NOTIFY replica_changes` arrives (the log's
+    /// numbers stay the truth: a notification only says when to look). On cancellation, one last
+    /// catch-up commits what is in flight.
     ///
     /// A catch-up that fails is tried again at the next check; `onError` hears of it once per failure
     /// streak (and again when the error changes), never silently.
@@ -116,13 +118,16 @@ public final class ProjectionEngine: Sendable {
         var versions: [AccountID: Int] = [:]
         var lastTables = ContinuousClock.now
         var lastFailure: String?
+        let listener = TableChangeListener(tables: followedTables)
+        var notified = false
         func failed(_ error: any Error) {
             let description = String(describing: error)
             if description != lastFailure { onError(error) }
             lastFailure = description
         }
         while !Task.isCancelled {
-            let dueTables = !followedTables.isEmpty && ContinuousClock.now - lastTables >= .seconds(1)
+            let dueTables = !followedTables.isEmpty && (notified || ContinuousClock.now - lastTables >= .seconds(1))
+            notified = false
             if dueTables { lastTables = .now }
             let known = versions
             do {
@@ -148,7 +153,11 @@ public final class ProjectionEngine: Sendable {
             } catch {
                 failed(error)
             }
-            try? await Task.sleep(for: interval)
+            if listener.isEmpty {
+                try? await Task.sleep(for: interval)
+            } else {
+                notified = (try? await Blocking.run { listener.wait(upTo: interval) }) ?? false
+            }
         }
         do {
             let report = try await catchUpAllAccounts()

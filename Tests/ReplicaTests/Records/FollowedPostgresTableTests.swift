@@ -149,6 +149,24 @@ struct FollowedPostgresTableTests {
         #expect(try await Self.found(test.store, "before") == ["note:alice:1"])
     }
 
+    /// A running engine hears of a change through the trigger's notification: the listener's wait ends
+    /// when a row is written, long before its deadline (a wait that is not woken returns `false`).
+    @Test func theTriggerWakesAListeningEngine() async throws {
+        let app = try App()
+        let test = try await TestBackend.sqlite.makeStore(signingIn: "alice")
+        _ = try await Self.engine(test.store, [app.table]).catchUpAllAccounts()   // installs the trigger
+        let listener = TableChangeListener(tables: [app.table])
+        #expect(try await Blocking.run { listener.wait(upTo: .zero) }, "a new connection may have missed changes")
+        #expect(try await !Blocking.run { listener.wait(upTo: .zero) }, "nothing changed since")
+        let url = app.database.url
+        let writer = Task.detached {
+            try await Task.sleep(for: .milliseconds(50))
+            try PostgresConnection(url: url).executeScript("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'Bell')")
+        }
+        #expect(try await Blocking.run { listener.wait(upTo: .seconds(600)) })
+        try await writer.value
+    }
+
     /// The checkpoint's name holds the server, database and table, never the role or its password.
     @Test func theOwnerNamesNoPassword() throws {
         let table = FollowedTable(database: try #require(URL(string: "postgresql://replica_app:s3cret@db.internal:5433/app?sslmode=require")),
