@@ -17,8 +17,9 @@ enum PostgresBenchmark {
         var qualityData = "Benchmarks/quality/data"
         var lexicalOnly = false
         var script = "scripts/postgres.sh"
-        var parts: Set<String> = ["load", "quality", "tenancy", "standby"]
+        var parts: Set<String> = ["load", "quality", "tenancy", "standby", "follow"]
         var writes = 300
+        var followSeconds = 30
     }
 
     static func run(_ options: Options) async throws {
@@ -31,6 +32,7 @@ enum PostgresBenchmark {
         if options.parts.contains("quality") { try await quality(server, options) }
         if options.parts.contains("tenancy") { try await tenancy(server, options) }
         if options.parts.contains("standby") { try await standby(server, options) }
+        if options.parts.contains("follow") { try await follow(server, options) }
     }
 
     /// A store whose accounts live in the PostgreSQL database `url` names; `directory` holds its local things.

@@ -20,7 +20,7 @@ let usage = """
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
            replica-bench postgres --corpus DIR [--items N] [--rounds R] [--queries Q] [--accounts A] [--account-items M]
                                   [--sign-outs S] [--quality DIR] [--lexical-only] [--writes W]
-                                  [--only load,quality,tenancy,standby] [--script PATH]
+                                  [--follow-seconds S] [--only load,quality,tenancy,standby,follow] [--script PATH]
            replica-bench hybrid --store DIR [--rounds R]
            replica-bench enrichment --messages FILE [--sample FILE --predictions OUT] [--replica PATH]
            replica-bench load --replica PATH [--seconds S] [--plugin PATH] [--rewrite]
@@ -44,6 +44,7 @@ do {
         if let value = option("--sign-outs") { options.signOuts = try require(Int(value), "--sign-outs takes a number") }
         if let value = option("--quality") { options.qualityData = value }
         if let value = option("--writes") { options.writes = try require(Int(value), "--writes takes a number") }
+        if let value = option("--follow-seconds") { options.followSeconds = try require(Int(value), "--follow-seconds takes a number") }
         if let value = option("--script") { options.script = value }
         if let value = option("--only") { options.parts = Set(value.split(separator: ",").map(String.init)) }
         options.lexicalOnly = arguments.contains("--lexical-only")

@@ -47,13 +47,15 @@ extension ProjectionEngine {
             let outcome = try index.writeNow { writer -> CatchUpReport in
                 var outcome = CatchUpReport()
                 try writer.noteProjectionVersion(table.kind, projection.version)
+                // The rows as they are now, read together.
+                let rows = try app.records(table, ids: changes.filter { !$0.isDeletion }.map(\.rowID), account: account)
                 for change in changes {
                     let identifier = projection.identifier(account: account, id: change.rowID)
                     if change.isDeletion {
                         outcome.removed += try writer.delete(identifiers: [identifier], owner: table.owner)
                         try writer.setTombstone(identifier, version: change.version ?? .max)
                         try writer.releaseFromQuarantine(identifier)
-                    } else if let record = try app.record(table, id: change.rowID, account: account) {
+                    } else if let record = rows[change.rowID] {
                         try applyVersioned(record, projection, writer, owner: table.owner, &outcome)
                     }
                 }
