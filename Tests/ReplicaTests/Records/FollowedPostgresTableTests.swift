@@ -167,6 +167,17 @@ struct FollowedPostgresTableTests {
         try await writer.value
     }
 
+    /// A `follow` entry of the configuration file names a PostgreSQL table by its URL, taken as it is
+    /// (not as a file beside the configuration).
+    @Test func aFollowEntryTakesAPostgresURL() throws {
+        let entry = try JSON.parse(#"{"database": "postgresql://replica_app:pw@db.internal/app", "table": "tasks", "kind": "task", "account": {"column": "owner"}}"#)
+        let table = try FollowedTable.fromConfiguration(entry, relativeTo: URL(fileURLWithPath: "/etc/replica"))
+        #expect(table.isOnPostgres && table.database.absoluteString == "postgresql://replica_app:pw@db.internal/app")
+        let file = try FollowedTable.fromConfiguration(try JSON.parse(#"{"database": "app.sqlite", "table": "t", "kind": "task", "account": "a"}"#),
+                                                       relativeTo: URL(fileURLWithPath: "/etc/replica"))
+        #expect(!file.isOnPostgres && file.database.path == "/etc/replica/app.sqlite")
+    }
+
     /// The checkpoint's name holds the server, database and table, never the role or its password.
     @Test func theOwnerNamesNoPassword() throws {
         let table = FollowedTable(database: try #require(URL(string: "postgresql://replica_app:s3cret@db.internal:5433/app?sslmode=require")),
