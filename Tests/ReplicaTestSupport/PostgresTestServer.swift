@@ -225,3 +225,18 @@ final class PostgresTestServerInstance: Sendable {
         }
     }
 }
+
+extension PostgresTestDatabase {
+    /// The database as a `postgresql://` URL (``url`` is libpq's `key=value` form), for what takes a
+    /// `URL`, such as a followed table's database.
+    public var postgresURL: URL {
+        var components = URLComponents()
+        components.scheme = "postgresql"
+        components.user = parameters["user"]
+        components.password = parameters["password"]
+        components.host = ""
+        components.path = "/" + (parameters["dbname"] ?? "")
+        components.queryItems = ["host", "port"].compactMap { key in parameters[key].map { URLQueryItem(name: key, value: $0) } }
+        return components.url!
+    }
+}

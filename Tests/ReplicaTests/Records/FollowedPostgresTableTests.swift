@@ -23,23 +23,12 @@ struct FollowedPostgresTableTests {
                 CREATE TABLE notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text,
                                     gone boolean NOT NULL DEFAULT false, internal text, tags jsonb);
                 """)
-            table = FollowedTable(database: try Self.url(database.parameters), table: "notes", kind: "note", account: .column("owner"),
+            table = FollowedTable(database: database.postgresURL, table: "notes", kind: "note", account: .column("owner"),
                                   idColumn: "id", versionColumn: "revision", deletedColumn: "gone", fieldColumns: ["title", "body", "tags"])
         }
 
         func execute(_ sql: String) throws { try connection.executeScript(sql) }
 
-        /// The test database as a `postgresql://` URL (its own URL is libpq's `key=value` form).
-        static func url(_ parameters: [String: String]) throws -> URL {
-            var components = URLComponents()
-            components.scheme = "postgresql"
-            components.user = parameters["user"]
-            components.password = parameters["password"]
-            components.host = ""
-            components.path = "/" + (parameters["dbname"] ?? "")
-            components.queryItems = ["host", "port"].compactMap { key in parameters[key].map { URLQueryItem(name: key, value: $0) } }
-            return try #require(components.url)
-        }
     }
 
     static func engine(_ store: Store, _ tables: [FollowedTable]) -> ProjectionEngine {
