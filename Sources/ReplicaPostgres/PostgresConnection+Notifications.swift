@@ -11,9 +11,10 @@ extension PostgresConnection {
     ///
     /// For example:
     /// ```swift
-    /// let listener = try PostgresConnection(url: url)
+    /// let listener = try PostgresConnection(url: "postgresql:///app?host=/run/postgresql")
     /// try listener.executeScript("LISTEN replica_changes")
     /// let channels = try listener.waitForNotifications(timeout: .milliseconds(100))
+    /// print(channels.contains("replica_changes"))
     /// ```
     ///
     /// - Throws: ``PostgresError`` with ``PostgresError/Code/connectionLost`` when the connection broke.

@@ -92,7 +92,9 @@ enum DocCommentSnippets {
     static func Replica_Records_FollowedTable_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let notes = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
                                   kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
-        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: [notes])
+        let tasks = FollowedTable(database: URL(string: "postgresql://replica_app:secret@db.internal/app")!, table: "tasks",
+                                  kind: "task", account: .column("owner"))
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: [notes, tasks])
     }
 
     /// Sources/Replica/Records/Record.swift, snippet 1.
@@ -461,6 +463,14 @@ enum DocCommentSnippets {
     static func ReplicaPostgres_PostgresConnection_Copy_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let postgres = try PostgresConnection(url: "postgresql:///replica?host=/tmp/pg")
         try postgres.copy(into: "notes", columns: ["id", "body"], rows: [[1, "first\tline"], [2, nil]])
+    }
+
+    /// Sources/ReplicaPostgres/PostgresConnection+Notifications.swift, snippet 1.
+    static func ReplicaPostgres_PostgresConnection_Notifications_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let listener = try PostgresConnection(url: "postgresql:///app?host=/run/postgresql")
+        try listener.executeScript("LISTEN replica_changes")
+        let channels = try listener.waitForNotifications(timeout: .milliseconds(100))
+        print(channels.contains("replica_changes"))
     }
 
     /// Sources/ReplicaPostgres/PostgresConnection+Open.swift, snippet 1.
