@@ -121,7 +121,7 @@ import Testing
         ("{\"projections\": {\"note\": {\"expiresAfter\": \"soon\"}}}", "must be a duration"),
         ("{\"projections\": {\"note\": {\"colour\": 1}}}", "unknown setting 'colour'"),
         ("{\"projection\": {}}", "unknown setting 'projection'"),
-        ("{\"follow\": [{\"table\": \"t\"}]}", "'database' (the app's SQLite file) is required"),
+        ("{\"follow\": [{\"table\": \"t\"}]}", "'database' (the app's SQLite file, or a postgresql:// URL) is required"),
         ("{\n\"index\": \"x\",\n nope }", "not valid JSON on line 3"),
     ])
     func aBadConfigurationSaysWhereAndWhat(text: String, message: String) {
