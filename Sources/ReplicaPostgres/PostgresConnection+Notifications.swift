@@ -26,7 +26,7 @@ extension PostgresConnection {
             while channels.isEmpty {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { break }
-                let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                let milliseconds = Int32(clamping: left.milliseconds + 1)
                 var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
                 let ready = poll(&descriptor, 1, milliseconds)
                 if ready < 0 && errno == EINTR { continue }

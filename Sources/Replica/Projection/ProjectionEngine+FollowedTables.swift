@@ -166,7 +166,7 @@ final class TableChangeListener: @unchecked Sendable {
                 // this waits out its turn rather than trying again at once.
                 let hadConnection = connections.removeValue(forKey: url) != nil
                 changed = changed || hadConnection
-                if position == 0 { Thread.sleep(forTimeInterval: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18) }
+                if position == 0 { Thread.sleep(forTimeInterval: Double(timeout.milliseconds) / 1000) }
             }
         }
         return changed

@@ -103,13 +103,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
 
     /// Checks that the table still has every column the configuration names.
     func checkSchema(_ table: FollowedTable) throws {
-        let columns = Set(try columns(of: table.table))
-        guard !columns.isEmpty else { throw FollowProblem(table: table, message: "the table no longer exists") }
-        let missing = table.namedColumns.filter { !columns.contains($0) }
-        guard missing.isEmpty else {
-            throw FollowProblem(table: table, message: "the table has no column \(missing.map { "'\($0)'" }.joined(separator: ", ")) "
-                + "(its schema changed); following it stopped until the configuration or the table is fixed")
-        }
+        try table.checkColumns(Set(try columns(of: table.table)), missingTable: "the table no longer exists")
     }
 
     /// Installs the change-log table and the table's triggers; returns `true` when triggers were missing,

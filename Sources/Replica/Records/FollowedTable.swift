@@ -10,11 +10,11 @@ import Foundation
 /// rows.
 ///
 /// A `postgresql://` URL as the database names a table of a PostgreSQL database (in the schema the URL's
-/// role finds first). There the log also names each change's transaction, and the engine reads a change
-/// only once every transaction that began before it has ended, so a change committed late is never
-/// passed over; the triggers `NOTIFY replica_changes`, which a running engine listens for. The role
-/// needs `SELECT` and `TRIGGER` on the table and `CREATE` on its schema (for the log and the trigger
-/// function, which runs as that role).
+/// role finds first). There the trigger numbers changes in the order their transactions commit (the
+/// app's writers of the table take turns from their first write of it to their commit), so a change
+/// committed late is never passed over, and it sends `NOTIFY replica_changes`, which a running engine
+/// listens for. The role needs `SELECT` and `TRIGGER` on the table and `CREATE` on its schema (for the
+/// log and the trigger function, which runs as that role).
 ///
 /// For example:
 /// ```swift
@@ -91,6 +91,17 @@ public struct FollowedTable: Sendable, Equatable {
     }
     /// The name its checkpoint is kept under in an index: its owner's.
     var consumer: String { owner.rawValue }
+
+    /// Throws the table's problem when `columns` (the table's, empty when it does not exist) lack one
+    /// the configuration names.
+    func checkColumns(_ columns: Set<String>, missingTable: String) throws {
+        guard !columns.isEmpty else { throw FollowProblem(table: self, message: missingTable) }
+        let missing = namedColumns.filter { !columns.contains($0) }
+        guard missing.isEmpty else {
+            throw FollowProblem(table: self, message: "the table has no column \(missing.map { "'\($0)'" }.joined(separator: ", ")) "
+                + "(its schema changed); following it stopped until the configuration or the table is fixed")
+        }
+    }
 
     /// Every column the configuration names, which must exist in the table.
     var namedColumns: [String] {

@@ -42,26 +42,18 @@ final class PostgresAppDatabase: FollowedDatabase {
         try translatingPostgresErrors { try pool.withConnection(body) }
     }
 
-    static func quote(_ name: String) -> String { Quoting.enclosed(name, in: "\"") }
-
     // MARK: Schema
 
     /// The table's column names in order, or an empty list if it does not exist.
     func columns(of table: String, on connection: PostgresConnection) throws -> [String] {
         let result = try connection.execute("""
             SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum
-            """, [.text(Self.quote(table))])
+            """, [.text(AppDatabase.quote(table))])
         return (0..<result.rowCount).compactMap { result.string($0, 0) }
     }
 
     func checkSchema(_ table: FollowedTable, on connection: PostgresConnection) throws {
-        let columns = Set(try columns(of: table.table, on: connection))
-        guard !columns.isEmpty else { throw FollowProblem(table: table, message: "the table does not exist (or this role may not see it)") }
-        let missing = table.namedColumns.filter { !columns.contains($0) }
-        guard missing.isEmpty else {
-            throw FollowProblem(table: table, message: "the table has no column \(missing.map { "'\($0)'" }.joined(separator: ", ")) "
-                + "(its schema changed); following it stopped until the configuration or the table is fixed")
-        }
+        try table.checkColumns(Set(try columns(of: table.table, on: connection)), missingTable: "the table does not exist (or this role may not see it)")
     }
 
     func installTriggers(_ table: FollowedTable) throws -> Bool {
@@ -69,12 +61,12 @@ final class PostgresAppDatabase: FollowedDatabase {
         return try using { connection in
             try checkSchema(table, on: connection)
             let present = try connection.execute("SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2",
-                                                 [.text(Self.quote(table.table)), .text(trigger)]).int(0, 0) ?? 0
+                                                 [.text(AppDatabase.quote(table.table)), .text(trigger)]).int(0, 0) ?? 0
             guard present == 0 else { return false }
             try connection.transaction {
                 // Two processes installing at once take turns.
                 try connection.execute("SELECT pg_advisory_xact_lock(hashtext('replica_changes'))")
-                let schema = Self.quote(try connection.execute("SELECT current_schema()").string(0, 0) ?? "public")
+                let schema = AppDatabase.quote(try connection.execute("SELECT current_schema()").string(0, 0) ?? "public")
                 let account: String
                 if case .column(let column) = table.account { account = column } else { account = "" }
                 try connection.executeScript("""
@@ -121,17 +113,15 @@ final class PostgresAppDatabase: FollowedDatabase {
                         RETURN NULL;
                     END
                     $body$;
-                    DROP TRIGGER IF EXISTS \(trigger) ON \(Self.quote(table.table));
-                    CREATE TRIGGER \(trigger) AFTER INSERT OR UPDATE OR DELETE ON \(Self.quote(table.table))
-                    FOR EACH ROW EXECUTE FUNCTION \(schema).replica_record_change(\(Self.literal(table.table)), \(Self.literal(table.idColumn)),
-                        \(Self.literal(table.versionColumn)), \(Self.literal(account)));
+                    DROP TRIGGER IF EXISTS \(trigger) ON \(AppDatabase.quote(table.table));
+                    CREATE TRIGGER \(trigger) AFTER INSERT OR UPDATE OR DELETE ON \(AppDatabase.quote(table.table))
+                    FOR EACH ROW EXECUTE FUNCTION \(schema).replica_record_change(\(AppDatabase.literal(table.table)), \(AppDatabase.literal(table.idColumn)),
+                        \(AppDatabase.literal(table.versionColumn)), \(AppDatabase.literal(account)));
                     """)
             }
             return true
         }
     }
-
-    static func literal(_ text: String) -> String { Quoting.enclosed(text, in: "'") }
 
     // MARK: The change log
 
@@ -170,7 +160,7 @@ final class PostgresAppDatabase: FollowedDatabase {
     // MARK: Rows
 
     func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
-        try records(table, account: account, where: "t.\(Self.quote(table.idColumn))::text = $1", [.text(id)], limit: 1).first
+        try records(table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text = $1", [.text(id)], limit: 1).first
     }
 
     /// One statement for them all: a server's round trips, not its work, would otherwise set the pace.
@@ -178,14 +168,14 @@ final class PostgresAppDatabase: FollowedDatabase {
         guard !ids.isEmpty else { return [:] }
         let list = "{" + Set(ids).map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
             .joined(separator: ",") + "}"
-        let found = try records(table, account: account, where: "t.\(Self.quote(table.idColumn))::text = ANY($1::text[])", [.text(list)],
+        let found = try records(table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text = ANY($1::text[])", [.text(list)],
                                 limit: ids.count)
         return Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws -> [Record] {
-        try records(table, account: account, where: "t.\(Self.quote(table.idColumn))::text > $1", [.text(cursor ?? "")], limit: limit,
-                    order: "t.\(Self.quote(table.idColumn))::text COLLATE \"C\"")
+        try records(table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text > $1", [.text(cursor ?? "")], limit: limit,
+                    order: "t.\(AppDatabase.quote(table.idColumn))::text COLLATE \"C\"")
     }
 
     /// Rows as records: each row read as JSON (`to_json`), so every column type arrives as the JSON value
@@ -195,10 +185,10 @@ final class PostgresAppDatabase: FollowedDatabase {
         try using { connection in
             let all = try columns(of: table.table, on: connection)
             let fields = table.fieldColumns ?? all.filter { !Set(table.namedColumns).contains($0) }
-            var sql = "SELECT to_json(t)::text FROM \(Self.quote(table.table)) AS t WHERE \(condition)"
+            var sql = "SELECT to_json(t)::text FROM \(AppDatabase.quote(table.table)) AS t WHERE \(condition)"
             var values = arguments
             if case .column(let column) = table.account {
-                sql += " AND t.\(Self.quote(column))::text = $\(values.count + 1)"
+                sql += " AND t.\(AppDatabase.quote(column))::text = $\(values.count + 1)"
                 values.append(.text(account.rawValue))
             }
             if let order { sql += " ORDER BY \(order)" }
