@@ -8,7 +8,13 @@ import ReplicaPostgres
 extension PostgresIndexWriter {
     // MARK: Client state and facts
 
+    /// The stored client state, read under a lock the transaction keeps to its end: a batch that compares
+    /// it before writing its own (``IndexBatch/end(expectedClientState:newClientState:)``) must not read
+    /// the state another session is about to replace. Without the lock two sessions could both find the
+    /// state they expected, and the later commit would overwrite the earlier one's. The index's `created`
+    /// row is locked rather than the state's own, which a first batch has not written yet.
     package func clientState() throws -> Data? {
+        try execute("SELECT 1 FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = 'created' FOR UPDATE")
         let result = try execute("SELECT state FROM replica.client_state WHERE account = $1 AND index_name = $2")
         return result.rowCount > 0 ? result.bytes(0, 0).map { Data($0) } : nil
     }
@@ -66,6 +72,9 @@ extension PostgresIndexWriter {
             INSERT INTO replica.checkpoints(account, index_name, consumer, position, updated) VALUES ($1, $2, $3, $4, $5)
             ON CONFLICT (account, index_name, consumer) DO UPDATE SET position = excluded.position, updated = excluded.updated
             """, [.text(consumer), .text(position), .double(now.timeIntervalSince1970)])
+        // Sent when the transaction commits: waiters for a write to become searchable
+        // (`RecordStore.waitUntilSearchable`) look at the checkpoint again.
+        try execute("SELECT pg_notify('replica_projected', $1::text || '/' || $2::text)")
     }
 
     package func removeCheckpoint(_ consumer: String) throws {

@@ -6,7 +6,8 @@ enum ImportCommand: Command {
     static let name = "import"
     static let summary = "index JSON lines of items into an account"
     static let usage = """
-        Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT] [--no-embed] [--json] FILE|-
+        Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT]
+                                     [--expected-client-state TEXT|--expect-no-client-state] [--no-embed] [--json] FILE|-
 
         Reads searchable items, one JSON object per line, from FILE (or standard input for -) and indexes
         them into the account's index. The account must be signed in (`replica accounts sign-in ID`):
@@ -27,12 +28,18 @@ enum ImportCommand: Command {
         a source), is reported with its number and skipped; the rest is imported, and the exit status is
         1. With --client-state, the import is one transaction: a refused line means nothing is written
         and the client state stays as it was, so the sync that sent the lines can send them again.
+        With --expected-client-state as well, the import is a compare-and-swap: it is written only if the
+        index's client state is still that one when it commits (checked under a lock, so of several
+        imports expecting the same state, in this process or others, exactly one lands); otherwise
+        nothing is written and the exit status is 1. --expect-no-client-state expects none.
 
         """
     static let options: [Option] = [
         .value("--account", "ID", "the account to import into (required)"),
         .value("--index", "NAME", "the named index (default: default)"),
         .value("--client-state", "TEXT", "store TEXT as the index's client state, in the same transaction as the\nitems: all of the import and its state are written, or none (none\nwhen any line was refused)"),
+        .value("--expected-client-state", "TEXT", "with --client-state: write only if the index's client state is still TEXT\n(compare-and-swap); otherwise nothing is written"),
+        .flag("--expect-no-client-state", "with --client-state: write only if the index has no client state yet"),
         .flag("--no-embed", "leave the items to be embedded for semantic search later (by watch\nor the next command); by default they are embedded before it exits"),
         .flag("--json", "print a summary object on standard output"),
     ]
@@ -46,6 +53,14 @@ enum ImportCommand: Command {
         let account = try requiredAccount(&arguments)
         let indexName = try indexName(&arguments)
         let clientState = try arguments.value("--client-state")
+        let expectedState = try arguments.value("--expected-client-state")
+        let expectsNone = arguments.flag("--expect-no-client-state")
+        guard clientState != nil || (expectedState == nil && !expectsNone) else {
+            throw CLIError.usage("--expected-client-state and --expect-no-client-state go with --client-state: give the state to write")
+        }
+        guard expectedState == nil || !expectsNone else {
+            throw CLIError.usage("give --expected-client-state TEXT or --expect-no-client-state, not both")
+        }
         let json = arguments.flag("--json")
         let noEmbed = arguments.flag("--no-embed")
         let inputs = try arguments.positionals()
@@ -124,8 +139,12 @@ enum ImportCommand: Command {
                 throw CLIError.failure("nothing was imported into account '\(account)' and its client state was not changed: \(rejected) line\(rejected == 1 ? " was" : "s were") refused (reasons above); fix them and import again")
             }
             do {
-                try await batch.end(clientState: Data(clientState.utf8))
-            } catch let error as ReplicaError where error.code == .notOwner || error.code == .accountNotSignedIn {
+                if expectedState != nil || expectsNone {
+                    try await batch.end(expectedClientState: expectedState.map { Data($0.utf8) }, newClientState: Data(clientState.utf8))
+                } else {
+                    try await batch.end(clientState: Data(clientState.utf8))
+                }
+            } catch let error as ReplicaError where [.notOwner, .accountNotSignedIn, .clientStateMismatch].contains(error.code) {
                 Progress.clear()
                 throw CLIError.failure("nothing was imported into account '\(account)' and its client state was not changed: \(error.message)")
             }
