@@ -7,18 +7,23 @@ public final class RunningProcess: @unchecked Sendable {
     private let scratch: TemporaryDirectory
 
     /// Starts `replica` with `arguments`; its output goes to files read when it ends.
-    public init(replica arguments: [String], environment: [String: String] = [:]) throws {
+    ///
+    /// - Parameter input: a file the process reads as its standard input (`/dev/null` by default).
+    public init(replica arguments: [String], environment: [String: String] = [:], input: String? = nil) throws {
         scratch = try TemporaryDirectory("replica-running")
         _ = FileManager.default.createFile(atPath: scratch.path + "/out", contents: nil)
         _ = FileManager.default.createFile(atPath: scratch.path + "/err", contents: nil)
         let output = try FileHandle(forWritingTo: scratch.appending("out"))
         let errors = try FileHandle(forWritingTo: scratch.appending("err"))
+        let reading = try input.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) }
         defer {
             try? output.close()
             try? errors.close()
+            try? reading?.close()
         }
         child = try ChildProcess([ReplicaProcess.executable.path] + arguments,
                                  environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                 standardInput: reading.map { .descriptor($0.fileDescriptor) } ?? .null,
                                  standardOutput: .descriptor(output.fileDescriptor), standardError: .descriptor(errors.fileDescriptor))
     }
 
