@@ -40,7 +40,9 @@ enum SharedLoadBenchmark {
         var stale = 0
         var errors: [String: Int] = [:]
         var searches: [Double] = []
+        /// Record writes → searchable (the one writer that waits).
         var waits: [Double] = []
+        var replayWaits: [Double] = []
         var routing: [String: Int] = [:]
         var seconds = 0.0
 
@@ -52,6 +54,7 @@ enum SharedLoadBenchmark {
                 ("words", .array(words.map { .array([.string($0.account), .string($0.word)]) })),
                 ("errors", .object(errors.map { ($0.key, .number(Double($0.value))) })),
                 ("searches", .array(searches.map(JSON.number))), ("waits", .array(waits.map(JSON.number))),
+                ("replayWaits", .array(replayWaits.map(JSON.number))),
                 ("routing", .object(routing.map { ($0.key, .number(Double($0.value))) })),
             ])
         }
@@ -71,6 +74,7 @@ enum SharedLoadBenchmark {
             for (reason, count) in json["errors"]?.objectValue ?? [] { errors[reason] = count.intValue ?? 0 }
             searches = json["searches"]?.arrayValue?.compactMap(\.doubleValue) ?? []
             waits = json["waits"]?.arrayValue?.compactMap(\.doubleValue) ?? []
+            replayWaits = json["replayWaits"]?.arrayValue?.compactMap(\.doubleValue) ?? []
             for (name, count) in json["routing"]?.objectValue ?? [] { routing[name] = count.intValue ?? 0 }
         }
 
@@ -90,8 +94,11 @@ enum SharedLoadBenchmark {
         /// The app's table's database: a `postgresql://` URL, or a SQLite file's path.
         var app: String
 
+        var searchRate: Double?
+
         var environment: [String: String] {
             var environment = ProcessInfo.processInfo.environment
+            environment["REPLICA_BENCH_SEARCH_RATE"] = searchRate.map { String($0) }
             environment["REPLICA_MODEL_DIR"] = "off"
             environment["REPLICA_BENCH_STORE"] = store
             environment["REPLICA_BENCH_APP"] = app
@@ -104,7 +111,8 @@ enum SharedLoadBenchmark {
             let environment = ProcessInfo.processInfo.environment
             return Place(store: try require(environment["REPLICA_BENCH_STORE"], "the worker needs REPLICA_BENCH_STORE"),
                          database: environment["REPLICA_DATABASE"], readDatabase: environment["REPLICA_READ_DATABASE"],
-                         app: try require(environment["REPLICA_BENCH_APP"], "the worker needs REPLICA_BENCH_APP"))
+                         app: try require(environment["REPLICA_BENCH_APP"], "the worker needs REPLICA_BENCH_APP"),
+                         searchRate: environment["REPLICA_BENCH_SEARCH_RATE"].flatMap(Double.init))
         }
 
         func openStore() throws -> Store {
@@ -117,10 +125,13 @@ enum SharedLoadBenchmark {
 
     // MARK: The run
 
-    static func run(replica: String, script: String, seconds: Int, backends: [String]) async throws {
+    /// - Parameter searchRate: searches a second, all searchers together (each waits its share between
+    ///   searches); `nil`: each searcher searches again 20 ms after its last search ended.
+    static func run(replica: String, script: String, seconds: Int, backends: [String], searchRate: Double?) async throws {
         let me = try require(Bundle.main.executablePath, "cannot tell where replica-bench is")
         print("shared load: \(seconds) s a backend; 8 writer processes (3 API, 3 record store, 2 a followed table of the app's), "
-            + "8 searcher processes, `replica watch` in its own; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+            + "8 searcher processes (\(searchRate.map { "\(Measure.format($0, 1)) searches a second in all" } ?? "each 20 ms after the last"))"
+            + ", `replica watch` in its own; \(ProcessInfo.processInfo.activeProcessorCount) cores")
         for backend in backends {
             FileHandle.standardError.write(Data("shared load: \(backend)\n".utf8))
             let root = try Measure.scratchDirectory("shared-load")
@@ -140,13 +151,13 @@ enum SharedLoadBenchmark {
                     CREATE TABLE app.notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text);
                     """)
                 followed = primary.ownerURL + "&options=-csearch_path%3Dapp"
-                place = Place(store: root + "/store", database: primary.appURL, readDatabase: standby.appURL, app: followed)
+                place = Place(store: root + "/store", database: primary.appURL, readDatabase: standby.appURL, app: followed, searchRate: searchRate)
             } else {
                 followed = root + "/app.sqlite"
                 let app = try Connection(path: followed)
                 try app.execute("PRAGMA journal_mode = WAL")
                 try app.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT, body TEXT)")
-                place = Place(store: root + "/store", database: nil, readDatabase: nil, app: followed)
+                place = Place(store: root + "/store", database: nil, readDatabase: nil, app: followed, searchRate: searchRate)
             }
             let config = root + "/config.json"
             try JSON.object([("follow", .array([.object([
@@ -234,7 +245,7 @@ enum SharedLoadBenchmark {
             }
 
             func ms(_ values: [Double], _ p: Double) -> String { values.isEmpty ? "–" : Measure.format(Measure.percentile(values, p) * 1000) }
-            let searches = reports.flatMap(\.searches), waits = reports.flatMap(\.waits)
+            let searches = reports.flatMap(\.searches), waits = reports.flatMap(\.replayWaits), searchable = reports.flatMap(\.waits)
             let elapsed = Double(seconds)
             print("\n## \(backend == "postgres" ? "PostgreSQL (a primary and a streaming standby; reads through the standby)" : "SQLite files (one store folder)")")
             print("| writers | processes | writes | writes a second | not in the index 2 min after the end |\n|---|---|---|---|---|")
@@ -257,6 +268,7 @@ enum SharedLoadBenchmark {
                 - stale reads (an API write not found by a search of the same process right after it): \(reports.reduce(0) { $0 + $1.stale })
                 - errors: \(errors.isEmpty ? "none" : errors.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: "; "))
                 - searches: \(searches.count) (\(Int(Double(searches.count) / elapsed)) a second), ranked top 20, p50 \(ms(searches, 50)) ms, p99 \(ms(searches, 99)) ms
+                - a batch of 5 records written → searchable (`records.waitUntilSearchable`; the watcher projects it): p50 \(ms(searchable, 50)) ms, p99 \(ms(searchable, 99)) ms, \(searchable.count) batches
                 - read-your-writes waits for the standby: p50 \(ms(waits, 50)) ms, p99 \(ms(waits, 99)) ms, max \(ms(waits, 100)) ms
                 - reads: \(routing.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
                 - replica watch: peak resident \(peak / 1024) MiB; ended \(watchEnding.map { $0.wasSignaled ? "by signal \($0.status)" : "with status \($0.status)" } ?? "not within 30 s")
@@ -319,6 +331,17 @@ enum SharedLoadBenchmark {
                 }
                 do {
                     _ = try await store.records.write(batch)
+                    if number == 3 {
+                        // This writer waits for its batch to be searchable (the watcher, another process,
+                        // projects it): the figure of write → searchable for records.
+                        let written = ContinuousClock.now
+                        if try await store.records.waitUntilSearchable(account: account, timeout: .seconds(60)) {
+                            let took = ContinuousClock.now - written
+                            report.waits.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
+                        } else {
+                            report.errors["not searchable within 60 s", default: 0] += 1
+                        }
+                    }
                     report.writes += batch.count
                     for record in batch {
                         report.identifiers[account.rawValue, default: []].append("memo:\(account.rawValue):\(record.id)")
@@ -346,12 +369,20 @@ enum SharedLoadBenchmark {
                 try await Task.sleep(for: .milliseconds(100))
             }
         default:   // search
+            // With a rate, each of the 8 searchers starts a search every 8/rate seconds (skipping a turn it
+            // is late for), so that both backends get the same searches to serve.
+            let interval = place.searchRate.map { Duration.seconds(8 / $0) }
+            var next = ContinuousClock.now + (interval ?? .zero) * (Double(number % 8) / 8)
             while ContinuousClock.now < deadline {
+                if let interval {
+                    if next > ContinuousClock.now { try await Task.sleep(until: next, clock: .continuous) }
+                    while next <= ContinuousClock.now { next += interval }
+                }
                 let query = SearchQuery(sentence(2), limit: 20)
                 do {
                     report.searches.append(try await Measure.seconds { _ = try await store.search(query) })
                 } catch { report.note(error) }
-                try await Task.sleep(for: .milliseconds(20))
+                if interval == nil { try await Task.sleep(for: .milliseconds(20)) }
             }
         }
         let took = ContinuousClock.now - started
@@ -359,7 +390,7 @@ enum SharedLoadBenchmark {
         if let routing = store.readRouting {
             report.routing = ["standby": routing.servedByStandby, "primary after waiting": routing.servedByPrimaryAfterWaiting,
                               "primary, standby unavailable": routing.servedByPrimaryStandbyUnavailable]
-            report.waits = routing.replayWaits.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+            report.replayWaits = routing.replayWaits.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         }
         try report.json.serialized().write(toFile: output, atomically: true, encoding: .utf8)
     }

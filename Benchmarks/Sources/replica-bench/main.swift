@@ -24,7 +24,7 @@ let usage = """
            replica-bench hybrid --store DIR [--rounds R]
            replica-bench enrichment --messages FILE [--sample FILE --predictions OUT] [--replica PATH]
            replica-bench load --replica PATH [--seconds S] [--plugin PATH] [--rewrite]
-           replica-bench shared-load --replica PATH [--seconds S] [--only postgres,sqlite] [--script PATH]
+           replica-bench shared-load --replica PATH [--seconds S] [--only postgres,sqlite] [--search-rate R] [--script PATH]
       DIR is the corpus Benchmarks/make-corpus.sh builds (Debian's linux-doc).
     """
 
@@ -67,7 +67,8 @@ do {
         guard let replica = option("--replica") else { throw BenchError("shared-load needs --replica PATH (the built replica binary)") }
         try await SharedLoadBenchmark.run(replica: replica, script: option("--script") ?? "scripts/postgres.sh",
                                           seconds: try require(Int(option("--seconds") ?? "600"), "--seconds takes a number"),
-                                          backends: (option("--only") ?? "postgres,sqlite").split(separator: ",").map(String.init))
+                                          backends: (option("--only") ?? "postgres,sqlite").split(separator: ",").map(String.init),
+                                          searchRate: try option("--search-rate").map { try require(Double($0), "--search-rate takes a number") })
         exit(0)
     }
     if arguments.first == "shared-load-worker", arguments.count == 5, let number = Int(arguments[2]), let seconds = Int(arguments[3]) {
