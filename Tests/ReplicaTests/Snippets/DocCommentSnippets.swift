@@ -117,6 +117,15 @@ enum DocCommentSnippets {
                                 encoding: Note(title: "Launch plan", body: "The launch risk …"))
     }
 
+    /// Sources/Replica/Records/RecordStore+Waiting.swift, snippet 1.
+    static func Replica_Records_RecordStore_Waiting_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        try await store.records.write([Record(account: "alice", kind: "note", id: "42", version: 8, fields: ["title": "Launch plan"])])
+        if try await store.records.waitUntilSearchable(account: "alice", timeout: .seconds(2)) {
+            let found = try await store.search(SearchQuery("launch"))
+            print(found.count)
+        }
+    }
+
     /// Sources/Replica/Records/RecordStore.swift, snippet 1.
     static func Replica_Records_RecordStore_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let summary = try await store.records.write([
