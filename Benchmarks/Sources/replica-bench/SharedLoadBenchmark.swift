@@ -179,7 +179,6 @@ enum SharedLoadBenchmark {
             let watcher = try ChildProcess([replica, "--store", place.store, "--config", config, "watch"], environment: place.environment,
                                            standardError: .descriptor(watchLog))
             var peak = 0
-            let started = Date()
             var workers: [ChildProcess] = []
             for (number, role) in roles.enumerated() {
                 workers.append(try ChildProcess([me, "shared-load-worker", role, String(number), String(seconds), logs + "/\(number).json"],
@@ -274,7 +273,6 @@ enum SharedLoadBenchmark {
                 - replica watch: peak resident \(peak / 1024) MiB; ended \(watchEnding.map { $0.wasSignaled ? "by signal \($0.status)" : "with status \($0.status)" } ?? "not within 30 s")
                 - \(size)
                 """)
-            _ = started
         }
     }
 
