@@ -199,8 +199,23 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     }
 
     /// The row with this id as a record of `account`, or `nil` when it is gone or belongs to another account.
+    ///
+    /// The id column is compared as it is, so that its index (or the rowid) finds the row: the text id
+    /// matches a column of text, integer or real affinity (SQLite converts it to the column's type), and
+    /// the number, when the id is one, matches a column of no affinity that holds numbers. The text
+    /// comparison after it keeps the match exact. A real that its text does not read back as (more
+    /// digits than SQLite writes) is looked for by its text alone, reading the whole table, as every
+    /// lookup did before: that read every row for every change, and under the shared-load benchmark the
+    /// watcher spent most of its time turning ids into text and fell behind as the app's table grew.
     func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
-        try records(table, account: account, where: "CAST(\(Self.quote(table.idColumn)) AS TEXT) = ?", [.text(id)], limit: 1).first
+        let column = Self.quote(table.idColumn)
+        let number: SQLValue = Int64(id).map { .integer($0) } ?? Double(id).map { .real($0) } ?? .null
+        if let found = try records(table, account: account, where: "\(column) IN (?1, ?2) AND CAST(\(column) AS TEXT) = ?1",
+                                   [.text(id), number], limit: 1).first {
+            return found
+        }
+        guard Int64(id) == nil, Double(id) != nil else { return nil }
+        return try records(table, account: account, where: "CAST(\(column) AS TEXT) = ?", [.text(id)], limit: 1).first
     }
 
     /// The account's rows with ids after `cursor`, in id order: a full read in batches.

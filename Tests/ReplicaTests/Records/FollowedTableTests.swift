@@ -66,6 +66,36 @@ import ReplicaTestSupport
         #expect(try await found("zzinternal").isEmpty)
     }
 
+    /// A row is found by its id whatever the id column's type: integers in a column of integer affinity
+    /// or of none, text (one that looks like a number, with a leading zero kept apart), and reals.
+    @Test(arguments: [
+        ("INTEGER PRIMARY KEY", "(7, 'alice', 1, 'seventh zebra'), (12, 'bob', 1, 'twelfth emu')"),
+        ("PRIMARY KEY", "(7, 'alice', 1, 'seventh zebra'), ('07', 'alice', 1, 'padded gnu'), ('x7', 'bob', 1, 'lettered emu'), (2.5, 'alice', 1, 'half yak')"),
+        ("TEXT PRIMARY KEY", "('07', 'alice', 1, 'padded gnu'), ('x7', 'bob', 1, 'lettered emu'), (7, 'alice', 1, 'seventh zebra')"),
+        ("REAL PRIMARY KEY", "(2.5, 'alice', 1, 'half yak'), (7, 'bob', 1, 'seventh zebra')"),
+        ("NUMERIC", "(7, 'alice', 1, 'seventh zebra'), (2.5, 'alice', 1, 'half yak'), ('x7', 'bob', 1, 'lettered emu')"),
+    ])
+    func rowsAreFoundByIdWhateverTheIdColumnsType(_ declaration: String, _ rows: String) async throws {
+        try app.execute("CREATE TABLE items (id \(declaration), owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT)")
+        let items = FollowedTable(database: table.database, table: "items", kind: "thing", account: .column("owner"),
+                                  idColumn: "id", versionColumn: "revision", fieldColumns: ["title"])
+        _ = try await engine([items]).catchUpAllAccounts()
+        try app.execute("INSERT INTO items(id, owner, revision, title) VALUES \(rows)")
+        let report = try await engine([items]).catchUpAllAccounts()
+        #expect(report.problems.isEmpty)
+        // What each id became in this column, as the app's table holds it.
+        let held = try app.cached("SELECT CAST(id AS TEXT), owner, title FROM items").rows([]) { ($0.text(0), $0.text(1), $0.text(2)) }
+        #expect(held.count >= 2)
+        for (id, owner, title) in held {
+            let word = String(title.split(separator: " ")[1])
+            #expect(try await found(word) == ["thing:\(owner):\(id)"], "\(declaration): '\(title)' with id \(id)")
+        }
+        // An update of each is found by its id again.
+        try app.execute("UPDATE items SET revision = 2, title = title || ' again'")
+        _ = try await engine([items]).catchUpAllAccounts()
+        #expect(try await found("again").count == held.count)
+    }
+
     @Test func anOlderVersionNeverOverwritesANewerOneNorRevivesADeletion() async throws {
         try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 5, 'five')")
         _ = try await engine().catchUpAllAccounts()
