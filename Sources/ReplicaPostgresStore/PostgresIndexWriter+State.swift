@@ -67,14 +67,17 @@ extension PostgresIndexWriter {
         try firstText("SELECT position FROM replica.checkpoints WHERE account = $1 AND index_name = $2 AND consumer = $3", [.text(consumer)])
     }
 
+    /// Saves the position and, in the same statement, notifies `replica_projected` (delivered when the
+    /// transaction commits), so that waiters for a write to become searchable
+    /// (`RecordStore.waitUntilSearchable`) look at the checkpoint again.
     package func setCheckpoint(_ consumer: String, _ position: String) throws {
         try execute("""
-            INSERT INTO replica.checkpoints(account, index_name, consumer, position, updated) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (account, index_name, consumer) DO UPDATE SET position = excluded.position, updated = excluded.updated
+            WITH saved AS (
+                INSERT INTO replica.checkpoints(account, index_name, consumer, position, updated) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (account, index_name, consumer) DO UPDATE SET position = excluded.position, updated = excluded.updated
+                RETURNING 1)
+            SELECT pg_notify('replica_projected', $1::text || '/' || $2::text) FROM saved
             """, [.text(consumer), .text(position), .double(now.timeIntervalSince1970)])
-        // Sent when the transaction commits: waiters for a write to become searchable
-        // (`RecordStore.waitUntilSearchable`) look at the checkpoint again.
-        try execute("SELECT pg_notify('replica_projected', $1::text || '/' || $2::text)")
     }
 
     package func removeCheckpoint(_ consumer: String) throws {

@@ -40,22 +40,19 @@ struct SharedDatabaseKillTests {
             admin = try PostgresConnection(url: database.adminURL)
         }
 
+        /// The arguments that name the store, for the processes started here rather than through ``run``.
         var arguments: [String] { ["--store", directory.path + "/store", "--database", database.url] }
 
         func random(_ bound: Int) -> Int { Int(generator.next() % UInt64(bound)) }
 
-        /// Runs replica to its end, or kills it after `delay` if it is still running by then; returns
-        /// whether it was killed.
+        /// Runs replica to its end, or kills it after `delay` if it is still running by then (counted by
+        /// command); returns whether it was killed.
         @discardableResult
         func run(_ command: [String], killAfter delay: TimeInterval? = nil) async throws -> Bool {
-            let process = try RunningProcess(replica: arguments + command, environment: ["REPLICA_MODEL_DIR": "off"])
-            guard let status = await process.exit(within: delay ?? 120) else {
-                if delay == nil { Issue.record("seed \(seed): replica \(command.joined(separator: " ")) did not end in 120 s") }
-                if delay != nil { kills[command[0], default: 0] += 1 }
-                return delay != nil
-            }
-            #expect(status == 0, "seed \(seed): replica \(command.joined(separator: " ")) failed: \(process.standardError)")
-            return false
+            let killed = try await OutsideKillTests.run(directory.path + "/store", ["--database", database.url] + command,
+                                                        killAfter: delay, what: "seed \(seed)")
+            if killed { kills[command[0], default: 0] += 1 }
+            return killed
         }
 
         func startWatcher() throws {

@@ -209,12 +209,13 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     /// watcher spent most of its time turning ids into text and fell behind as the app's table grew.
     func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
         let column = Self.quote(table.idColumn)
-        let number: SQLValue = Int64(id).map { .integer($0) } ?? Double(id).map { .real($0) } ?? .null
+        let integer = Int64(id), real = Double(id)
+        let number: SQLValue = integer.map { .integer($0) } ?? real.map { .real($0) } ?? .null
         if let found = try records(table, account: account, where: "\(column) IN (?1, ?2) AND CAST(\(column) AS TEXT) = ?1",
                                    [.text(id), number], limit: 1).first {
             return found
         }
-        guard Int64(id) == nil, Double(id) != nil else { return nil }
+        guard integer == nil, real != nil else { return nil }
         return try records(table, account: account, where: "CAST(\(column) AS TEXT) = ?", [.text(id)], limit: 1).first
     }
 
