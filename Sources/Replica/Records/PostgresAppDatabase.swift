@@ -152,7 +152,7 @@ final class PostgresAppDatabase: FollowedDatabase {
     }
 
     func prune(_ table: FollowedTable, through sequence: Int64) throws {
-        try using { connection in
+        _ = try using { connection in
             try connection.execute("DELETE FROM replica_changes WHERE tbl = $1 AND seq <= $2", [.text(table.table), .int(sequence)])
         }
     }
