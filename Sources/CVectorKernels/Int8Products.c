@@ -3,12 +3,14 @@
 // scaled back to floats. AVX2 has no int8 dot product that sums into int32 at once: `vpmaddubsw`
 // multiplies unsigned by signed bytes and adds pairs into int16 with saturation, then `vpmaddwd` by ones
 // widens to int32. Activations of 7 bits keep the int16 pairs exact (2 × 127 × 127 = 32,258 < 32,767).
+// AVX-512 VNNI has that product in one instruction without saturation (`vpdpbusd`: 64 byte pairs summed
+// by fours into 16 int32 lanes); it takes the same 7-bit activations, so both paths sum the same integers.
 
 #include "CVectorKernels.h"
 #include <math.h>
 #include <string.h>
 
-enum { QUAD = 4, BLOCK = 16, ROWS_PER_CHUNK = 64, STEPS = 126, TOP = 127 };
+enum { QUAD = 4, BLOCK = 16, STEPS = 126, TOP = 127 };
 
 size_t replica_int8_padded_inputs(size_t inputs) { return (inputs + QUAD - 1) / QUAD * QUAD; }
 size_t replica_int8_padded_outputs(size_t outputs) { return (outputs + BLOCK - 1) / BLOCK * BLOCK; }
@@ -78,8 +80,8 @@ static void quantize_rows_plain(const float *x, size_t rows, size_t inputs, repl
 }
 
 static void products_plain(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
-                           const int8_t *packed, const float *scales, const int32_t *sums, size_t outputs,
-                           replica_int8_outliers outliers, float *out) {
+                           const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
+                           replica_int8_outliers outliers, const float *residual, float *out) {
     size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
     for (size_t r = 0; r < rows; r++) {
         for (size_t o = 0; o < outputs; o++) {
@@ -87,7 +89,9 @@ static void products_plain(const float *x, const uint8_t *q, const float *rowSca
             for (size_t k = 0; k < inputs; k++) sum += (int32_t)q[r * kp + k] * packed[packed_index(o, k, kp)];
             float value = (float)(sum - zeros[r] * sums[o]) * (rowScales[r] * scales[o]);
             for (size_t j = 0; j < outliers.count; j++) value += x[r * inputs + outliers.columns[j]] * outliers.weights[j * op + o];
-            out[r * outputs + o] += value;
+            value += bias[o];
+            if (residual) value += residual[r * outputs + o];
+            out[r * outputs + o] = value;
         }
     }
 }
@@ -100,31 +104,44 @@ void replica_column_maxima_plain(const float *x, size_t rows, size_t width, floa
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+// Widens [lowest, highest] to hold the `count` values at `p`.
 __attribute__((target("avx2,fma")))
-static void quantize_rows_avx2(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers, float *copy,
+static void widen_range_avx2(const float *p, size_t count, float *lowest, float *highest) {
+    __m256 low = _mm256_set1_ps(*lowest), high = _mm256_set1_ps(*highest);
+    size_t k = 0;
+    for (; k + 8 <= count; k += 8) {
+        __m256 v = _mm256_loadu_ps(p + k);
+        low = _mm256_min_ps(low, v);
+        high = _mm256_max_ps(high, v);
+    }
+    float lows[8], highs[8];
+    _mm256_storeu_ps(lows, low);
+    _mm256_storeu_ps(highs, high);
+    for (int i = 0; i < 8; i++) { *lowest = fminf(*lowest, lows[i]); *highest = fmaxf(*highest, highs[i]); }
+    for (; k < count; k++) { *lowest = fminf(*lowest, p[k]); *highest = fmaxf(*highest, p[k]); }
+}
+
+// As quantize_rows_plain, without copying the row: its range is taken around the outlier columns (in
+// increasing order), and those columns' levels are set to the row's zero afterwards.
+__attribute__((target("avx2,fma")))
+static void quantize_rows_avx2(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers,
                                uint8_t *q, float *scales, int32_t *zeros) {
     size_t kp = replica_int8_padded_inputs(inputs);
     for (size_t r = 0; r < rows; r++) {
-        const float *row = without_outliers(x + r * inputs, inputs, outliers, copy);
-        __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
-        size_t k = 0;
-        for (; k + 8 <= inputs; k += 8) {
-            __m256 v = _mm256_loadu_ps(row + k);
-            low = _mm256_min_ps(low, v);
-            high = _mm256_max_ps(high, v);
-        }
-        float lows[8], highs[8];
-        _mm256_storeu_ps(lows, low);
-        _mm256_storeu_ps(highs, high);
+        const float *row = x + r * inputs;
         float lowest = 0, highest = 0;
-        for (int i = 0; i < 8; i++) { lowest = fminf(lowest, lows[i]); highest = fmaxf(highest, highs[i]); }
-        for (size_t t = k; t < inputs; t++) { lowest = fminf(lowest, row[t]); highest = fmaxf(highest, row[t]); }
+        size_t from = 0;
+        for (size_t j = 0; j <= outliers.count; j++) {
+            size_t to = j < outliers.count ? outliers.columns[j] : inputs;
+            if (to > from) widen_range_avx2(row + from, to - from, &lowest, &highest);
+            from = to + 1;
+        }
         row_parameters(lowest, highest, &scales[r], &zeros[r]);
         float inverse = 1 / scales[r];
         __m256 inverses = _mm256_set1_ps(inverse);
         __m256i zero = _mm256_set1_epi32(zeros[r]), top = _mm256_set1_epi32(TOP), bottom = _mm256_setzero_si256();
         uint8_t *out = q + r * kp;
-        k = 0;
+        size_t k = 0;
         for (; k + 8 <= inputs; k += 8) {
             // Rounds to nearest even, as lrintf does in the plain path.
             __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(row + k), inverses)), zero);
@@ -134,20 +151,25 @@ static void quantize_rows_avx2(const float *x, size_t rows, size_t inputs, repli
         }
         for (; k < inputs; k++) out[k] = clamp_level(lrintf(row[k] * inverse) + zeros[r]);
         for (; k < kp; k++) out[k] = 0;
+        for (size_t j = 0; j < outliers.count; j++) out[outliers.columns[j]] = (uint8_t)zeros[r];
     }
 }
 
-// Adds one row's sums for 8 outputs, scaled back, and its outlier columns' products to those outputs:
-// out += (sum − zero × Σw) × rowScale × scale + Σ x[column] × weight.
+// One row's sums for 8 outputs, scaled back, with its outlier columns' products, the bias and the
+// residual (when there is one) added: (sum − zero × Σw) × rowScale × scale + Σ x[column] × weight + bias
+// + residual, stored in `out`. `residual` and `out` point at the row's 8 outputs.
 __attribute__((target("avx2,fma")))
-static inline void finish_avx2(__m256i sum, float rowScale, int32_t zero, const float *scales, const int32_t *sums,
-                               const float *row, replica_int8_outliers outliers, size_t paddedOutputs, size_t o, float *out) {
+static inline void finish_avx2(__m256i sum, float rowScale, int32_t zero, const float *scales, const int32_t *sums, const float *bias,
+                               const float *row, replica_int8_outliers outliers, size_t paddedOutputs, size_t o,
+                               const float *residual, float *out) {
     __m256i exact = _mm256_sub_epi32(sum, _mm256_mullo_epi32(_mm256_set1_epi32(zero), _mm256_loadu_si256((const __m256i *)(sums + o))));
     __m256 factor = _mm256_mul_ps(_mm256_set1_ps(rowScale), _mm256_loadu_ps(scales + o));
     __m256 value = _mm256_mul_ps(_mm256_cvtepi32_ps(exact), factor);
     for (size_t j = 0; j < outliers.count; j++)
         value = _mm256_fmadd_ps(_mm256_set1_ps(row[outliers.columns[j]]), _mm256_loadu_ps(outliers.weights + j * paddedOutputs + o), value);
-    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_loadu_ps(out), value));
+    value = _mm256_add_ps(value, _mm256_loadu_ps(bias + o));
+    if (residual) value = _mm256_add_ps(value, _mm256_loadu_ps(residual));
+    _mm256_storeu_ps(out, value);
 }
 
 __attribute__((target("avx2,fma")))
@@ -200,55 +222,148 @@ static void block1_avx2(const uint8_t *q, size_t kp, const int8_t *block, __m256
 
 #undef REPLICA_PRODUCT
 
-// Rows in chunks of 64 (their bytes stay in the L2 cache while every block of weights passes them),
-// within a chunk each block of 16 outputs against four rows at a time, so that a block's weights are read
-// from the L1 cache sixteen times over. (Tiling the outputs as well, so that a tile's weights stay in
-// the L2 cache, measured no faster here.)
+// Each group of four rows against every block of 16 outputs in turn: a block's weights are read from
+// the L1 cache four times over, the whole matrix from the L2 cache once per group, and each row's outputs
+// are written in order, once (reading and writing them by blocks, a column of rows at a time, left the
+// processor waiting on the memory behind them).
 __attribute__((target("avx2,fma")))
 static void products_avx2(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
-                          const int8_t *packed, const float *scales, const int32_t *sums, size_t outputs,
-                          replica_int8_outliers outliers, float *out) {
+                          const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
+                          replica_int8_outliers outliers, const float *residual, float *out) {
     size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
-    for (size_t chunk = 0; chunk < rows; chunk += ROWS_PER_CHUNK) {
-        size_t end = chunk + ROWS_PER_CHUNK < rows ? chunk + ROWS_PER_CHUNK : rows;
+    for (size_t r = 0; r < rows; ) {
+        size_t group = rows - r >= 4 ? 4 : 1;
         for (size_t o = 0; o < outputs; o += BLOCK) {
             const int8_t *block = packed + o * kp;
-            // A last block past the outputs is finished through a buffer, one value at a time.
+            __m256i acc[8];
+            if (group == 4) block4_avx2(q + r * kp, kp, block, acc);
+            else block1_avx2(q + r * kp, kp, block, acc);
+            // A last block past the outputs is finished through a buffer.
             size_t width = outputs - o < BLOCK ? outputs - o : BLOCK;
-            for (size_t r = chunk; r < end; ) {
-                size_t group = end - r >= 4 ? 4 : 1;
-                __m256i acc[8];
-                if (group == 4) block4_avx2(q + r * kp, kp, block, acc);
-                else block1_avx2(q + r * kp, kp, block, acc);
-                for (size_t g = 0; g < group; g++) {
-                    float *row = out + (r + g) * outputs + o, *target = row;
-                    const float *in = x + (r + g) * inputs;
-                    float partial[BLOCK];
-                    if (width < BLOCK) {
-                        memset(partial, 0, sizeof partial);
-                        memcpy(partial, row, width * sizeof(float));
-                        target = partial;
+            for (size_t g = 0; g < group; g++) {
+                const float *in = x + (r + g) * inputs, *added = residual ? residual + (r + g) * outputs + o : NULL;
+                float *target = out + (r + g) * outputs + o;
+                float partial[BLOCK], partialResidual[BLOCK];
+                if (width < BLOCK) {
+                    if (added) {
+                        memset(partialResidual, 0, sizeof partialResidual);
+                        memcpy(partialResidual, added, width * sizeof(float));
+                        added = partialResidual;
                     }
-                    finish_avx2(acc[2 * g], rowScales[r + g], zeros[r + g], scales, sums, in, outliers, op, o, target);
-                    finish_avx2(acc[2 * g + 1], rowScales[r + g], zeros[r + g], scales, sums, in, outliers, op, o + 8, target + 8);
-                    if (width < BLOCK) memcpy(row, partial, width * sizeof(float));
+                    target = partial;
                 }
-                r += group;
+                finish_avx2(acc[2 * g], rowScales[r + g], zeros[r + g], scales, sums, bias, in, outliers, op, o, added, target);
+                finish_avx2(acc[2 * g + 1], rowScales[r + g], zeros[r + g], scales, sums, bias, in, outliers, op, o + 8,
+                            added ? added + 8 : NULL, target + 8);
+                if (width < BLOCK) memcpy(out + (r + g) * outputs + o, partial, width * sizeof(float));
             }
         }
+        r += group;
     }
 }
 
-int replica_int8_fast(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+#define REPLICA_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
 
-void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
-                         const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
-                         uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
-    if (replica_int8_fast()) {
-        quantize_rows_avx2(input, rows, inputs, outliers, copy, scratch, rowScales, zeros);
-        products_avx2(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, outputs, outliers, out);
+// As finish_avx2 for 16 outputs, the same operations in the same order (so the two paths agree to the
+// bit); `mask` keeps a last block past the outputs from reading or writing beyond them.
+REPLICA_VNNI
+static inline void finish_vnni(__m512i sum, float rowScale, int32_t zero, const float *scales, const int32_t *sums, const float *bias,
+                               const float *row, replica_int8_outliers outliers, size_t paddedOutputs, size_t o,
+                               const float *residual, float *out, __mmask16 mask) {
+    __m512i exact = _mm512_sub_epi32(sum, _mm512_mullo_epi32(_mm512_set1_epi32(zero), _mm512_loadu_si512(sums + o)));
+    __m512 factor = _mm512_mul_ps(_mm512_set1_ps(rowScale), _mm512_loadu_ps(scales + o));
+    __m512 value = _mm512_mul_ps(_mm512_cvtepi32_ps(exact), factor);
+    for (size_t j = 0; j < outliers.count; j++)
+        value = _mm512_fmadd_ps(_mm512_set1_ps(row[outliers.columns[j]]), _mm512_loadu_ps(outliers.weights + j * paddedOutputs + o), value);
+    value = _mm512_add_ps(value, _mm512_loadu_ps(bias + o));
+    if (residual) value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, residual));
+    _mm512_mask_storeu_ps(out, mask, value);
+}
+
+// `rows` rows (at most 8) against `blocks` blocks of 16 outputs (at most 2): one 64-byte load holds a
+// block's 4 inputs of its 16 outputs, each output's 4 bytes together (the packed layout), and `vpdpbusd`
+// against the row's 4 activation bytes broadcast adds their 4 products into each output's lane. Called
+// with constants, so the loops unroll and the accumulators stay in registers (16 + 2 + 1 of 32).
+REPLICA_VNNI __attribute__((always_inline))
+static inline void tile_vnni(const uint8_t *q, size_t kp, const int8_t *block, size_t rows, size_t blocks, __m512i acc[16]) {
+    __m512i c[8][2];
+    for (size_t r = 0; r < rows; r++) for (size_t b = 0; b < blocks; b++) c[r][b] = _mm512_setzero_si512();
+    const int8_t *second = block + BLOCK * kp;
+    for (size_t k = 0; k < kp; k += QUAD) {
+        __m512i w[2];
+        w[0] = _mm512_loadu_si512(block + k * BLOCK);
+        if (blocks > 1) w[1] = _mm512_loadu_si512(second + k * BLOCK);
+        for (size_t r = 0; r < rows; r++) {
+            __m512i x = _mm512_set1_epi32(load4(q + r * kp + k));
+            for (size_t b = 0; b < blocks; b++) c[r][b] = _mm512_dpbusd_epi32(c[r][b], x, w[b]);
+        }
+    }
+    for (size_t r = 0; r < rows; r++) for (size_t b = 0; b < blocks; b++) acc[r * 2 + b] = c[r][b];
+}
+
+REPLICA_VNNI static void tile8x2_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m512i acc[16]) { tile_vnni(q, kp, block, 8, 2, acc); }
+REPLICA_VNNI static void tile8x1_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m512i acc[16]) { tile_vnni(q, kp, block, 8, 1, acc); }
+REPLICA_VNNI static void tile1x2_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m512i acc[16]) { tile_vnni(q, kp, block, 1, 2, acc); }
+REPLICA_VNNI static void tile1x1_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m512i acc[16]) { tile_vnni(q, kp, block, 1, 1, acc); }
+
+// As on AVX2, each group of rows against every block of outputs in turn; here groups of 8 rows against
+// pairs of blocks (32 outputs; a last single block, or the last rows one at a time, in smaller tiles):
+// each weight load feeds 8 products, each broadcast 2.
+REPLICA_VNNI
+static void products_vnni(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
+                          const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
+                          replica_int8_outliers outliers, const float *residual, float *out) {
+    size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
+    for (size_t r = 0; r < rows; ) {
+        size_t group = rows - r >= 8 ? 8 : 1;
+        for (size_t o = 0; o < outputs; ) {
+            size_t blocks = op - o >= 2 * BLOCK ? 2 : 1;
+            const int8_t *block = packed + o * kp;
+            __m512i acc[16];
+            if (group == 8) (blocks == 2 ? tile8x2_vnni : tile8x1_vnni)(q + r * kp, kp, block, acc);
+            else (blocks == 2 ? tile1x2_vnni : tile1x1_vnni)(q + r * kp, kp, block, acc);
+            for (size_t g = 0; g < group; g++) {
+                for (size_t b = 0; b < blocks; b++) {
+                    size_t first = o + b * BLOCK;
+                    if (first >= outputs) break;
+                    size_t width = outputs - first < BLOCK ? outputs - first : BLOCK;
+                    __mmask16 mask = (__mmask16)((1u << width) - 1);
+                    size_t at = (r + g) * outputs + first;
+                    finish_vnni(acc[g * 2 + b], rowScales[r + g], zeros[r + g], scales, sums, bias, x + (r + g) * inputs, outliers,
+                                op, first, residual ? residual + at : NULL, out + at, mask);
+                }
+            }
+            o += blocks * BLOCK;
+        }
+        r += group;
+    }
+}
+
+#undef REPLICA_VNNI
+
+static int has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+static int has_vnni(void) {
+    return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+
+int replica_int8_fast(void) { return has_avx2(); }
+
+int replica_int8_kernels(void) { return (has_avx2() ? REPLICA_INT8_AVX2 : 0) | (has_vnni() ? REPLICA_INT8_AVX512_VNNI : 0); }
+
+void replica_int8_linear_using(int kernel, const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                               const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+    int available = replica_int8_kernels();
+    if ((kernel & REPLICA_INT8_AVX512_VNNI) && (available & REPLICA_INT8_AVX512_VNNI)) {
+        quantize_rows_avx2(input, rows, inputs, outliers, scratch, rowScales, zeros);
+        products_vnni(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out);
+    } else if ((kernel & REPLICA_INT8_AVX2) && (available & REPLICA_INT8_AVX2)) {
+        quantize_rows_avx2(input, rows, inputs, outliers, scratch, rowScales, zeros);
+        products_avx2(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out);
     } else {
-        replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, outputs, outliers, out, scratch, rowScales, zeros, copy);
+        replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, scratch, rowScales, zeros, copy);
     }
 }
 
@@ -261,10 +376,12 @@ void replica_column_maxima(const float *x, size_t rows, size_t width, float *max
 
 int replica_int8_fast(void) { return 0; }
 
-void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
-                         const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
-                         uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
-    replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, outputs, outliers, out, scratch, rowScales, zeros, copy);
+int replica_int8_kernels(void) { return 0; }
+
+void replica_int8_linear_using(int kernel, const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                               const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+    replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, scratch, rowScales, zeros, copy);
 }
 
 void replica_column_maxima(const float *x, size_t rows, size_t width, float *maxima) {
@@ -273,9 +390,16 @@ void replica_column_maxima(const float *x, size_t rows, size_t width, float *max
 
 #endif
 
+void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                         const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
+                         const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+    replica_int8_linear_using(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI, input, rows, inputs, packed, scales, sums, bias, outputs,
+                              outliers, residual, out, scratch, rowScales, zeros, copy);
+}
+
 void replica_int8_linear_plain(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
-                               const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
-                               uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+                               const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
     quantize_rows_plain(input, rows, inputs, outliers, copy, scratch, rowScales, zeros);
-    products_plain(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, outputs, outliers, out);
+    products_plain(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out);
 }

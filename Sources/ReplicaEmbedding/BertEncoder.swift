@@ -30,8 +30,9 @@ struct BertEncoder: Sendable {
     /// (``SafeTensors/Tensor``), but for the stacked query-key-value matrix, a copy of its own.
     private struct Dense: Sendable {
         struct Quantized: Sendable {
-            /// As `replica_int8_pack` lays them out, with each output's scale and sum of its int8 weights.
-            var packed: [Int8], scales: [Float], sums: [Int32]
+            /// As `replica_int8_pack` lays them out, with each output's scale and sum of its int8 weights,
+            /// and the bias padded as they are.
+            var packed: [Int8], scales: [Float], sums: [Int32], bias: [Float]
         }
         let weights: SafeTensors.Tensor
         let bias: [Float]
@@ -46,7 +47,8 @@ struct BertEncoder: Sendable {
             let (outputs, inputs) = (weights.shape[0], weights.shape[1])
             let paddedOutputs = replica_int8_padded_outputs(outputs)
             var quantized = Quantized(packed: [Int8](repeating: 0, count: paddedOutputs * replica_int8_padded_inputs(inputs)),
-                                      scales: [Float](repeating: 0, count: paddedOutputs), sums: [Int32](repeating: 0, count: paddedOutputs))
+                                      scales: [Float](repeating: 0, count: paddedOutputs), sums: [Int32](repeating: 0, count: paddedOutputs),
+                                      bias: bias + [Float](repeating: 0, count: paddedOutputs - outputs))
             replica_int8_pack(weights.values.baseAddress!, outputs, inputs, &quantized.packed, &quantized.scales, &quantized.sums)
             self.quantized = quantized
         }
@@ -180,16 +182,7 @@ struct BertEncoder: Sendable {
                         // scores = Q·Kᵀ/√d, each row a softmax, then context = scores·V.
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(n), Int32(n), Int32(headSize),
                                     scale, q, Int32(3 * h), k, Int32(3 * h), 0, &scores, Int32(n))
-                        scores.withUnsafeMutableBufferPointer { scores in
-                            for r in 0..<n {
-                                let row = scores.baseAddress! + r * n
-                                var largest = -Float.infinity
-                                for c in 0..<n { largest = max(largest, row[c]) }
-                                let sum = VectorMath.exponentiate(UnsafeMutableBufferPointer(start: row, count: n), subtracting: largest)
-                                let inverse = 1 / sum
-                                for c in 0..<n { row[c] *= inverse }
-                            }
-                        }
+                        replica_softmax_rows(&scores, n, n)
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(n), Int32(headSize), Int32(n),
                                     1, scores, Int32(n), v, Int32(3 * h), 0, context + start * h + head * headSize, Int32(h))
                     }
@@ -205,7 +198,7 @@ struct BertEncoder: Sendable {
         up.withUnsafeMutableBufferPointer { up in
             nonisolated(unsafe) let up = up
             Self.split(rows, least: Self.rowsPerPart) { _, part in
-                VectorMath.gelu(UnsafeMutableBufferPointer(rebasing: up[(part.lowerBound * inner)..<(part.upperBound * inner)]))
+                replica_gelu(up.baseAddress! + part.lowerBound * inner, part.count * inner)
             }
         }
         var down = Self.linear(up, rows: rows, layer.down, adding: attended)
@@ -245,14 +238,22 @@ struct BertEncoder: Sendable {
 
     /// `input · weightsᵀ + bias (+ residual)` for `rows` rows, split across the processors.
     private static func linear(_ input: [Float], rows: Int, _ dense: Dense, adding residual: [Float]? = nil) -> [Float] {
+        if let quantized = dense.quantized {
+            // The int8 product writes every output itself, bias and residual added.
+            return [Float](unsafeUninitializedCapacity: rows * dense.outputs) { output, count in
+                input.withUnsafeBufferPointer { input in
+                    func product(_ residual: UnsafePointer<Float>?) {
+                        int8Product(input.baseAddress!, rows: rows, dense, quantized, adding: residual, into: output.baseAddress!)
+                    }
+                    if let residual { residual.withUnsafeBufferPointer { product($0.baseAddress!) } } else { product(nil) }
+                }
+                count = rows * dense.outputs
+            }
+        }
         var output = residual ?? [Float](repeating: 0, count: rows * dense.outputs)
         input.withUnsafeBufferPointer { input in
             output.withUnsafeMutableBufferPointer { output in
-                if let quantized = dense.quantized {
-                    int8Product(input.baseAddress!, rows: rows, dense, quantized, into: output.baseAddress!)
-                } else {
-                    floatProduct(input.baseAddress!, rows: rows, dense, into: output.baseAddress!)
-                }
+                floatProduct(input.baseAddress!, rows: rows, dense, into: output.baseAddress!)
             }
         }
         return output
@@ -292,7 +293,7 @@ struct BertEncoder: Sendable {
     /// dimension ten to twenty times larger than the others, and left in, it would stretch every row's one
     /// scale and coarsen all its other values.
     private static func int8Product(_ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, _ quantized: Dense.Quantized,
-                                    into out: UnsafeMutablePointer<Float>) {
+                                    adding residual: UnsafePointer<Float>?, into out: UnsafeMutablePointer<Float>) {
         let (inputs, outputs) = (dense.inputs, dense.outputs)
         let columns = largestColumns(of: x, rows: rows, width: inputs, count: min(inputs, outlierColumns))
         let paddedOutputs = replica_int8_padded_outputs(outputs)
@@ -301,9 +302,8 @@ struct BertEncoder: Sendable {
             for o in 0..<outputs { outlierWeights[j * paddedOutputs + o] = dense.weights.values[o * inputs + k] }
         }
         // Each part reads and writes its own rows.
-        nonisolated(unsafe) let (x, out) = (x, out)
+        nonisolated(unsafe) let (x, out, residual) = (x, out, residual)
         split(rows, least: rowsPerPart) { _, part in
-            addBias(dense.bias, rows: part, to: out)
             var scratch = [UInt8](repeating: 0, count: part.count * replica_int8_padded_inputs(inputs))
             var rowScales = [Float](repeating: 0, count: part.count)
             var zeros = [Int32](repeating: 0, count: part.count)
@@ -312,7 +312,8 @@ struct BertEncoder: Sendable {
                 outlierWeights.withUnsafeBufferPointer { outlierWeights in
                     let outliers = replica_int8_outliers(columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
                     replica_int8_linear(x + part.lowerBound * inputs, part.count, inputs, quantized.packed, quantized.scales, quantized.sums,
-                                        outputs, outliers, out + part.lowerBound * outputs, &scratch, &rowScales, &zeros, &copy)
+                                        quantized.bias, outputs, outliers, residual.map { $0 + part.lowerBound * outputs },
+                                        out + part.lowerBound * outputs, &scratch, &rowScales, &zeros, &copy)
                 }
             }
         }
@@ -346,23 +347,7 @@ struct BertEncoder: Sendable {
             // Each part normalises its own rows.
             nonisolated(unsafe) let x = x.baseAddress!
             split(rows, least: rowsPerPart) { _, part in
-                norm.gain.withUnsafeBufferPointer { gain in
-                    norm.bias.withUnsafeBufferPointer { bias in
-                        for r in part {
-                            let row = x + r * width
-                            var mean: Float = 0
-                            for i in 0..<width { mean += row[i] }
-                            mean /= Float(width)
-                            var variance: Float = 0
-                            for i in 0..<width {
-                                let d = row[i] - mean
-                                variance += d * d
-                            }
-                            let inverse = 1 / (variance / Float(width) + 1e-12).squareRoot()
-                            for i in 0..<width { row[i] = (row[i] - mean) * inverse * gain[i] + bias[i] }
-                        }
-                    }
-                }
+                replica_layer_norm(x + part.lowerBound * width, part.count, width, norm.gain, norm.bias)
             }
         }
     }

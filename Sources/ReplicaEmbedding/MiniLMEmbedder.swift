@@ -38,13 +38,13 @@ public final class MiniLMEmbedder: Embedder {
         /// Float32 matrix products through OpenBLAS: the model as trained.
         case float32
         /// Weights quantised to int8 per output, activations to 7 bits per row (the few columns with
-        /// outsized values kept in float32), products summed exactly in int32 (AVX2): the matrix
-        /// products run 1.3 to 1.9 times as fast as float32's, vectors within cosine 0.99 of float32's
-        /// (BENCHMARKS.md, "Embedding").
+        /// outsized values kept in float32), products summed exactly in int32 (AVX-512 VNNI, else AVX2): the
+        /// matrix products run 1.3 to 1.9 times as fast as float32's on AVX2 and about three times as
+        /// fast as AVX2's on VNNI, vectors within cosine 0.99 of float32's (BENCHMARKS.md, "Embedding").
         case int8
 
-        /// int8 where the processor has a fast path for it (AVX2 with FMA), float32 elsewhere; or what
-        /// `REPLICA_EMBEDDING_PRECISION` names (`float32`, `int8`).
+        /// int8 where the processor has a fast path for it (AVX-512 VNNI, or AVX2 with FMA), float32
+        /// elsewhere; or what `REPLICA_EMBEDDING_PRECISION` names (`float32`, `int8`).
         ///
         /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the variable names neither.
         public static func automatic(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Precision {

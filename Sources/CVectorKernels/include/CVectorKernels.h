@@ -29,26 +29,42 @@ size_t replica_int8_padded_outputs(size_t outputs);
 void replica_int8_pack(const float *weights, size_t outputs, size_t inputs, int8_t *packed, float *scales, int32_t *sums);
 
 /// Columns of a dense layer's input multiplied in float32 rather than int8 (those with outsized values):
-/// their indices, and their weights as `count` rows of padded outputs floats.
+/// their indices, in increasing order, and their weights as `count` rows of padded outputs floats.
 typedef struct {
     const size_t *columns;
     size_t count;
     const float *weights;
 } replica_int8_outliers;
 
-/// Adds `input · weightsᵀ` to `out` ([rows × outputs]): each input row, its outlier columns left out,
-/// quantised to 7 bits on its own range and multiplied in int8 with the sums exact in int32; the outlier
-/// columns multiplied in float32. `scratch` holds rows × padded inputs bytes, `rowScales` and `zeros`
-/// rows values each, `copy` inputs floats. Uses AVX2 when the processor has it (checked once), plain C
-/// otherwise.
+/// Writes `input · weightsᵀ + bias + residual` to `out` ([rows × outputs]; `residual` the same shape, or
+/// NULL for none): each input row, its outlier columns left out, quantised to 7 bits on its own range and
+/// multiplied in int8 with the sums exact in int32; the outlier columns multiplied in float32. `bias`
+/// holds padded outputs values, `scratch` rows × padded inputs bytes, `rowScales` and `zeros` rows values
+/// each, `copy` inputs floats. Uses AVX-512 VNNI when the processor has it, else AVX2, else plain C
+/// (checked at each call).
 void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
-                         const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
-                         uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
+                         const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
+                         const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
+
+/// The instruction sets ``replica_int8_linear_using`` can choose between.
+enum {
+    REPLICA_INT8_AVX2 = 1,
+    REPLICA_INT8_AVX512_VNNI = 2,
+};
+
+/// Which of `REPLICA_INT8_AVX2` and `REPLICA_INT8_AVX512_VNNI` this processor has (0: neither).
+int replica_int8_kernels(void);
+
+/// ``replica_int8_linear`` on the best of the instruction sets `kernel` allows that the processor has
+/// (plain C when none): so that tests check every path the processor can run, and benchmarks compare them.
+void replica_int8_linear_using(int kernel, const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
+                               const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
 
 /// The same in plain C, whatever the processor: what tests check the fast path against.
 void replica_int8_linear_plain(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
-                               const int32_t *sums, size_t outputs, replica_int8_outliers outliers, float *out,
-                               uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
+                               const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
 
 /// Raises each of `maxima`'s `width` values to the largest magnitude its column has in `x`'s rows.
 void replica_column_maxima(const float *x, size_t rows, size_t width, float *maxima);
@@ -58,5 +74,29 @@ void replica_column_maxima_plain(const float *x, size_t rows, size_t width, floa
 /// Whether ``replica_int8_linear`` has a fast path on this processor (AVX2 with FMA); without one, the
 /// encoder keeps its float32 matrix products.
 int replica_int8_fast(void);
+
+/// Replaces each of `rows` rows of `width` values by its softmax: e^(x − the row's largest), divided by
+/// their sum. AVX-512 or AVX2 when the processor has them (checked at each call), plain C otherwise.
+void replica_softmax_rows(float *x, size_t rows, size_t width);
+/// The same in plain C, whatever the processor: what tests check the vector paths against.
+void replica_softmax_rows_plain(float *x, size_t rows, size_t width);
+
+/// Applies BERT's GELU, `x · (1 + erf(x / √2)) / 2`, to each of `count` values, as
+/// ``replica_softmax_rows`` chooses its path.
+void replica_gelu(float *x, size_t count);
+/// The same in plain C, whatever the processor.
+void replica_gelu_plain(float *x, size_t count);
+
+/// Normalises each of `rows` rows of `width` values to mean 0 and variance 1 (plus 10^-12), then scales
+/// each column by `gain` and adds `bias`: BERT's layer normalisation, as ``replica_softmax_rows`` chooses
+/// its path.
+void replica_layer_norm(float *x, size_t rows, size_t width, const float *gain, const float *bias);
+/// The same in plain C, whatever the processor.
+void replica_layer_norm_plain(float *x, size_t rows, size_t width, const float *gain, const float *bias);
+
+/// The exponential and erf those use, one value at a time: polynomials within a few units in the last
+/// place of a float (against the C library's `expf` and `erff` in the tests).
+float replica_exp(float x);
+float replica_erf(float x);
 
 #endif

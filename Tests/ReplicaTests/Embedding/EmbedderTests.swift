@@ -55,23 +55,74 @@ import ReplicaTestSupport
     }
 
     /// The encoder's erf and exp against glibc's, on a dense grid over the ranges GELU and softmax meet
-    /// (and past them, where erf saturates and exp reaches the smallest normal floats).
+    /// (and past them, where erf saturates and exp reaches the smallest normal floats); the softmax and
+    /// GELU built on them, on the vector path this processor takes and in plain C, against the C library.
     @Test func fastErfAndExpAgreeWithTheCLibrary() {
-        let erfError = stride(from: Float(-12), to: 12, by: 0.0007).map { abs(VectorMath.erf($0) - erff($0)) }.max()!
-        let expError = stride(from: Float(-87), to: 20, by: 0.0031).map { abs(VectorMath.exp($0) - expf($0)) / expf($0) }.max()!
+        let erfError = stride(from: Float(-12), to: 12, by: 0.0007).map { abs(replica_erf($0) - erff($0)) }.max()!
+        let expError = stride(from: Float(-87), to: 20, by: 0.0031).map { abs(replica_exp($0) - expf($0)) / expf($0) }.max()!
         #expect(erfError < 1e-6, "erf is off by \(erfError)")
         #expect(expError < 1e-6, "exp is off by \(expError) of its value")
-        var row: [Float] = (0..<37).map { Float($0) * 0.37 - 5 }
-        let sum = row.withUnsafeMutableBufferPointer { VectorMath.exponentiate($0, subtracting: 8) }
-        let expected: [Float] = (0..<37).map { expf(Float($0) * 0.37 - 5 - 8) }
-        #expect(zip(row, expected).allSatisfy { abs($0 - $1) <= 1e-6 * $1 } && abs(sum - expected.reduce(0, +)) <= 1e-5 * sum)
-        var values: [Float] = [-5, -1, -0.5, 0, 0.3, 1, 2.5, 7]
-        values.withUnsafeMutableBufferPointer { VectorMath.gelu($0) }
-        let gelu: [Float] = [-5, -1, -0.5, 0, 0.3, 1, 2.5, 7].map { 0.5 * $0 * (1 + erff($0 * 0.70710678)) }
-        #expect(zip(values, gelu).allSatisfy { abs($0 - $1) <= 1e-6 })
+        // Widths the vector loops do not divide, and rows whose largest value sits anywhere.
+        var generator = SystemRandomNumberGenerator()
+        for width in [1, 7, 8, 15, 16, 17, 37, 200] {
+            let rows = 3
+            let input = (0..<rows * width).map { _ in Float.random(in: -30...12, using: &generator) }
+            for (path, softmax) in [("chosen", replica_softmax_rows), ("plain", replica_softmax_rows_plain)] {
+                var values = input
+                softmax(&values, rows, width)
+                for r in 0..<rows {
+                    let row = input[(r * width)..<((r + 1) * width)].map(Double.init)
+                    let exponentials = row.map { Foundation.exp($0 - row.max()!) }
+                    let sum = exponentials.reduce(0, +)
+                    for c in 0..<width {
+                        let expected = exponentials[c] / sum
+                        // x − largest is rounded to a float first: its error, up to half a unit in its last
+                        // place, moves e^(x − largest) by that much of itself.
+                        let rounding = abs(row[c] - row.max()!) * Double(Float.ulpOfOne)
+                        #expect(abs(Double(values[r * width + c]) - expected) <= (2e-6 + rounding) * expected + 1e-37,
+                                "\(path), width \(width), row \(r), column \(c): \(values[r * width + c]) against \(expected)")
+                    }
+                }
+            }
+        }
+        let grid = Array(stride(from: Float(-12), to: 12, by: 0.0013))
+        let gelu = grid.map { 0.5 * $0 * (1 + erff($0 * 0.70710678)) }
+        for (path, apply) in [("chosen", replica_gelu), ("plain", replica_gelu_plain)] {
+            var values = grid
+            apply(&values, values.count)
+            let error = zip(values, gelu).map { abs($0 - $1) }.max()!
+            #expect(error <= 2e-6, "\(path) GELU is off by \(error)")
+        }
     }
 
-    /// The int8 matrix products, on the path this processor takes and on the plain one, against the
+    /// Layer normalisation on the vector path and in plain C against double arithmetic, for widths the
+    /// vector loops do not divide and rows far from mean 0 (a hidden state's outsized column included).
+    @Test func layerNormalisationMatchesDoubleArithmetic() {
+        var generator = SystemRandomNumberGenerator()
+        for width in [1, 5, 16, 23, 384] {
+            let rows = 4
+            var input = (0..<rows * width).map { _ in Float.random(in: -2...6, using: &generator) }
+            input[width / 2] = 40
+            let gain = (0..<width).map { _ in Float.random(in: 0.5...1.5, using: &generator) }
+            let bias = (0..<width).map { _ in Float.random(in: -1...1, using: &generator) }
+            for (path, normalize) in [("chosen", replica_layer_norm), ("plain", replica_layer_norm_plain)] {
+                var values = input
+                normalize(&values, rows, width, gain, bias)
+                for r in 0..<rows {
+                    let row = input[(r * width)..<((r + 1) * width)].map(Double.init)
+                    let mean = row.reduce(0, +) / Double(width)
+                    let deviation = (row.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(width) + 1e-12).squareRoot()
+                    for c in 0..<width {
+                        let expected = (row[c] - mean) / deviation * Double(gain[c]) + Double(bias[c])
+                        #expect(abs(Double(values[r * width + c]) - expected) <= 1e-5 * max(1, abs(expected)),
+                                "\(path), width \(width), row \(r), column \(c): \(values[r * width + c]) against \(expected)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The int8 matrix products, on every path this processor can take (AVX-512 VNNI, AVX2, plain C), against the
     /// product of the float matrices in double precision: each output within what quantising can move
     /// it (half a step of each weight times its input, half a step of each input times its weight), for
     /// shapes the vector loops do not divide, with and without columns left to float32 (those are
@@ -79,28 +130,38 @@ import ReplicaTestSupport
     @Test func int8ProductsStayWithinTheirQuantisationBound() {
         var generator = SystemRandomNumberGenerator()
         for (rows, inputs, outputs, outliers) in [(1, 4, 16, [Int]()), (3, 7, 5, [2]), (4, 384, 32, []), (9, 33, 17, [0, 32]),
-                                                  (70, 40, 48, [5, 6, 7, 39]), (5, 1536, 24, [99, 1000])] {
+                                                  (70, 40, 48, [5, 6, 7, 39]), (5, 1536, 24, [99, 1000]), (19, 64, 40, [3]), (130, 96, 80, [])] {
             var input = (0..<rows * inputs).map { _ in Float.random(in: -3...2, using: &generator) }
             // The outlier columns hold values far out of the others' range.
             for r in 0..<rows { for k in outliers { input[r * inputs + k] = Float.random(in: 20...40, using: &generator) } }
             let weights = (0..<outputs * inputs).map { _ in Float.random(in: -0.2...0.25, using: &generator) }
-            let start = (0..<rows * outputs).map { _ in Float.random(in: -1...1, using: &generator) }
+            // Every other shape without a residual; the bias padded as the kernel reads it.
+            let residual: [Float]? = outputs % 2 == 0 ? (0..<rows * outputs).map { _ in Float.random(in: -1...1, using: &generator) } : nil
             let paddedOutputs = replica_int8_padded_outputs(outputs), paddedInputs = replica_int8_padded_inputs(inputs)
             var packed = [Int8](repeating: 0, count: paddedOutputs * paddedInputs)
             var scales = [Float](repeating: 0, count: paddedOutputs), sums = [Int32](repeating: 0, count: paddedOutputs)
             replica_int8_pack(weights, outputs, inputs, &packed, &scales, &sums)
+            let bias = (0..<paddedOutputs).map { $0 < outputs ? Float.random(in: -0.5...0.5, using: &generator) : 0 }
             var outlierWeights = [Float](repeating: 0, count: outliers.count * paddedOutputs)
             for (j, k) in outliers.enumerated() { for o in 0..<outputs { outlierWeights[j * paddedOutputs + o] = weights[o * inputs + k] } }
             var results: [String: [Float]] = [:]
-            for (path, linear) in [("chosen", replica_int8_linear), ("plain", replica_int8_linear_plain)] {
-                var out = start
+            // Every path this processor runs: the one chosen (AVX-512 VNNI where there is one), AVX2's, plain C's.
+            let paths: [(String, Int32)] = [("chosen", Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI)),
+                                            ("avx2", Int32(REPLICA_INT8_AVX2)), ("plain", 0)]
+            for (path, kernel) in paths {
+                // Every output is written, whatever was there.
+                var out = [Float](repeating: .nan, count: rows * outputs)
                 var scratch = [UInt8](repeating: 0, count: rows * paddedInputs)
                 var rowScales = [Float](repeating: 0, count: rows), zeros = [Int32](repeating: 0, count: rows)
                 var copy = [Float](repeating: 0, count: inputs)
                 outliers.withUnsafeBufferPointer { columns in
                     outlierWeights.withUnsafeBufferPointer { outlierWeights in
                         let left = replica_int8_outliers(columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
-                        linear(input, rows, inputs, packed, scales, sums, outputs, left, &out, &scratch, &rowScales, &zeros, &copy)
+                        func product(adding residual: UnsafePointer<Float>?) {
+                            replica_int8_linear_using(kernel, input, rows, inputs, packed, scales, sums, bias, outputs, left, residual, &out,
+                                                      &scratch, &rowScales, &zeros, &copy)
+                        }
+                        if let residual { residual.withUnsafeBufferPointer { product(adding: $0.baseAddress) } } else { product(adding: nil) }
                     }
                 }
                 results[path] = out
@@ -111,7 +172,7 @@ import ReplicaTestSupport
                 for o in 0..<outputs {
                     let column = weights[(o * inputs)..<((o + 1) * inputs)]
                     let weightStep = Double(column.map(abs).max()!) / 127
-                    var exact = Double(start[r * outputs + o]), bound = 0.0, magnitude = 0.0
+                    var exact = Double(bias[o]) + Double(residual?[r * outputs + o] ?? 0), bound = 0.0, magnitude = 0.0
                     for (k, w) in column.enumerated() {
                         let a = Double(input[r * inputs + k])
                         exact += a * Double(w)
@@ -123,8 +184,10 @@ import ReplicaTestSupport
                         #expect(abs(Double(out[r * outputs + o]) - exact) <= bound,
                                 "\(path), \(rows)×\(inputs)·\(outputs), row \(r), output \(o): \(out[r * outputs + o]) against \(exact) ± \(bound)")
                     }
-                    let (chosen, plain) = (results["chosen"]![r * outputs + o], results["plain"]![r * outputs + o])
+                    let (chosen, avx2, plain) = (results["chosen"]![r * outputs + o], results["avx2"]![r * outputs + o], results["plain"]![r * outputs + o])
                     #expect(abs(chosen - plain) <= 1e-5 * max(1, abs(plain)), "the paths differ at row \(r), output \(o): \(chosen) and \(plain)")
+                    // The vector paths sum the same integers and finish them with the same operations.
+                    #expect(chosen == avx2, "VNNI and AVX2 differ at row \(r), output \(o): \(chosen) and \(avx2)")
                 }
             }
         }

@@ -1,0 +1,108 @@
+// The vector forms of Activations.c's exp, erf, GELU and softmax, for one vector width: Activations.c
+// includes this file once per instruction set, with ACT_NAME, ACT_TARGET, ACT_WIDTH and the V_ macros
+// naming that set's types and operations. The operations and their order are exp_one's and erf_one's.
+
+ACT_TARGET
+static inline VF ACT_NAME(exp_vector)(VF value) {
+    VF x = V_MIN(V_MAX(value, V_SET1(EXP_LOWEST)), V_SET1(EXP_HIGHEST));
+    VF shifted = V_ADD(V_MUL(x, V_SET1(LOG2E)), V_SET1(ROUNDER));
+    VF n = V_SUB(shifted, V_SET1(ROUNDER));
+    VF r = V_SUB(V_SUB(x, V_MUL(n, V_SET1(LN2_HIGH))), V_MUL(n, V_SET1(LN2_LOW)));
+    VF p = V_ADD(V_MUL(r, V_SET1(EXP_P0)), V_SET1(EXP_P1));
+    p = V_ADD(V_MUL(p, r), V_SET1(EXP_P2));
+    p = V_ADD(V_MUL(p, r), V_SET1(EXP_P3));
+    p = V_ADD(V_MUL(p, r), V_SET1(EXP_P4));
+    p = V_ADD(V_MUL(p, r), V_SET1(EXP_P5));
+    VF y = V_ADD(V_ADD(V_MUL(V_MUL(p, r), r), r), V_SET1(1));
+    VI bits = VI_SHIFT_LEFT(VI_ADD(VI_SUB(V_BITS(shifted), VI_SET1(0x4B400000)), VI_SET1(127)), 23);
+    return V_MUL(y, V_FLOATS(bits));
+}
+
+ACT_TARGET
+static inline VF ACT_NAME(erf_vector)(VF value) {
+    VF x = V_MIN(V_MAX(value, V_SET1(-4)), V_SET1(4));
+    VF x2 = V_MUL(x, x);
+    VF p = V_ADD(V_MUL(x2, V_SET1(ERF_P0)), V_SET1(ERF_P1));
+    p = V_ADD(V_MUL(x2, p), V_SET1(ERF_P2));
+    p = V_ADD(V_MUL(x2, p), V_SET1(ERF_P3));
+    p = V_ADD(V_MUL(x2, p), V_SET1(ERF_P4));
+    p = V_ADD(V_MUL(x2, p), V_SET1(ERF_P5));
+    p = V_ADD(V_MUL(x2, p), V_SET1(ERF_P6));
+    VF q = V_ADD(V_MUL(x2, V_SET1(ERF_Q0)), V_SET1(ERF_Q1));
+    q = V_ADD(V_MUL(x2, q), V_SET1(ERF_Q2));
+    q = V_ADD(V_MUL(x2, q), V_SET1(ERF_Q3));
+    q = V_ADD(V_MUL(x2, q), V_SET1(ERF_Q4));
+    return V_DIV(V_MUL(x, p), q);
+}
+
+ACT_TARGET
+static void ACT_NAME(gelu)(float *x, size_t count) {
+    size_t i = 0;
+    for (; i + ACT_WIDTH <= count; i += ACT_WIDTH) {
+        VF v = V_LOAD(x + i);
+        VF e = ACT_NAME(erf_vector)(V_MUL(v, V_SET1(SQRT_HALF)));
+        V_STORE(x + i, V_MUL(V_MUL(V_SET1(0.5f), v), V_ADD(V_SET1(1), e)));
+    }
+    if (i < count) {
+        // The last few through a vector of their own, padded with zeros: one value at a time costs more.
+        float tail[ACT_WIDTH] = {0};
+        memcpy(tail, x + i, (count - i) * sizeof(float));
+        ACT_NAME(gelu)(tail, ACT_WIDTH);
+        memcpy(x + i, tail, (count - i) * sizeof(float));
+    }
+}
+
+ACT_TARGET
+static void ACT_NAME(softmax_rows)(float *x, size_t rows, size_t width) {
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * width;
+        VF most = V_SET1(-INFINITY);
+        size_t c = 0;
+        for (; c + ACT_WIDTH <= width; c += ACT_WIDTH) most = V_MAX(most, V_LOAD(row + c));
+        float largest = V_REDUCE_MAX(most);
+        for (; c < width; c++) largest = row[c] > largest ? row[c] : largest;
+        VF sums = V_SET1(0), shift = V_SET1(largest);
+        for (c = 0; c + ACT_WIDTH <= width; c += ACT_WIDTH) {
+            VF e = ACT_NAME(exp_vector)(V_SUB(V_LOAD(row + c), shift));
+            V_STORE(row + c, e);
+            sums = V_ADD(sums, e);
+        }
+        float sum = V_REDUCE_ADD(sums);
+        if (c < width) {
+            // The last few through a vector of their own, padded with the smallest exponent (whose
+            // e^x, 10^-38, leaves a sum of at least 1 as it is).
+            float tail[ACT_WIDTH];
+            for (size_t t = 0; t < ACT_WIDTH; t++) tail[t] = c + t < width ? row[c + t] - largest : EXP_LOWEST;
+            V_STORE(tail, ACT_NAME(exp_vector)(V_LOAD(tail)));
+            for (size_t t = 0; c < width; t++, c++) { row[c] = tail[t]; sum += tail[t]; }
+        }
+        VF inverse = V_SET1(1 / sum);
+        for (c = 0; c + ACT_WIDTH <= width; c += ACT_WIDTH) V_STORE(row + c, V_MUL(V_LOAD(row + c), inverse));
+        for (; c < width; c++) row[c] *= 1 / sum;
+    }
+}
+
+ACT_TARGET
+static void ACT_NAME(layer_norm)(float *x, size_t rows, size_t width, const float *gain, const float *bias) {
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * width;
+        VF sums = V_SET1(0);
+        size_t c = 0;
+        for (; c + ACT_WIDTH <= width; c += ACT_WIDTH) sums = V_ADD(sums, V_LOAD(row + c));
+        float sum = V_REDUCE_ADD(sums);
+        for (; c < width; c++) sum += row[c];
+        float mean = sum / (float)width;
+        VF means = V_SET1(mean), squares = V_SET1(0);
+        for (c = 0; c + ACT_WIDTH <= width; c += ACT_WIDTH) {
+            VF d = V_SUB(V_LOAD(row + c), means);
+            squares = V_ADD(squares, V_MUL(d, d));
+        }
+        float variance = V_REDUCE_ADD(squares);
+        for (; c < width; c++) variance += (row[c] - mean) * (row[c] - mean);
+        float inverse = 1 / sqrtf(variance / (float)width + 1e-12f);
+        VF inverses = V_SET1(inverse);
+        for (c = 0; c + ACT_WIDTH <= width; c += ACT_WIDTH)
+            V_STORE(row + c, V_ADD(V_MUL(V_MUL(V_SUB(V_LOAD(row + c), means), inverses), V_LOAD(gain + c)), V_LOAD(bias + c)));
+        for (; c < width; c++) row[c] = (row[c] - mean) * inverse * gain[c] + bias[c];
+    }
+}
