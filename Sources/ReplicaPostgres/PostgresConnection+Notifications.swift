@@ -19,11 +19,25 @@ extension PostgresConnection {
     ///
     /// - Throws: ``PostgresError`` with ``PostgresError/Code/connectionLost`` when the connection broke.
     public func waitForNotifications(timeout: Duration) throws -> Set<String> {
+        Set(try waitForNotices(timeout: timeout).map(\.channel))
+    }
+
+    /// A notification: its channel and its payload (empty when it was sent without one).
+    public struct Notice: Sendable, Hashable {
+        public var channel: String
+        public var payload: String
+    }
+
+    /// As ``waitForNotifications(timeout:)``, with each notification's payload: those that arrived, in the
+    /// order they came (PostgreSQL sends a transaction's identical notifications once).
+    ///
+    /// - Throws: ``PostgresError`` with ``PostgresError/Code/connectionLost`` when the connection broke.
+    public func waitForNotices(timeout: Duration) throws -> [Notice] {
         try exclusively {
-            var channels = takeNotifications()
-            guard channels.isEmpty else { return channels }
+            var notices = takeNotifications()
+            guard notices.isEmpty else { return notices }
             let deadline = ContinuousClock.now + timeout
-            while channels.isEmpty {
+            while notices.isEmpty {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { break }
                 let milliseconds = Int32(clamping: left.milliseconds + 1)
@@ -34,19 +48,20 @@ extension PostgresConnection {
                 guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
                     throw PostgresError(.connectionLost, "the connection waiting for notifications broke: \(libpqMessage ?? "the server went away")")
                 }
-                channels = takeNotifications()
+                notices = takeNotifications()
             }
-            return channels
+            return notices
         }
     }
 
-    /// The channels of the notifications libpq has read and not handed out yet.
-    private func takeNotifications() -> Set<String> {
-        var channels = Set<String>()
+    /// The notifications libpq has read and not handed out yet.
+    private func takeNotifications() -> [Notice] {
+        var notices: [Notice] = []
         while let notification = PQnotifies(handle) {
-            channels.insert(String(cString: notification.pointee.relname))
+            notices.append(Notice(channel: String(cString: notification.pointee.relname),
+                                  payload: notification.pointee.extra.map { String(cString: $0) } ?? ""))
             PQfreemem(notification)
         }
-        return channels
+        return notices
     }
 }

@@ -19,7 +19,9 @@ package final class PostgresIndexStorage: IndexStorage {
     let generation: Int64?
     /// The standby that serves the index's reads, when the store has one.
     let standby: StandbyReads?
-    private let vectorCache = VectorCache()
+    /// What refreshes the vectors held when another process changes them, when the store listens.
+    let vectorNotices: VectorNotices?
+    let vectorCache = VectorCache()
 
     /// Opens the index `indexName` of `account`, making the account's partitions if it has none yet.
     ///
@@ -28,13 +30,16 @@ package final class PostgresIndexStorage: IndexStorage {
     /// - Parameters:
     ///   - generation: the sign-in every transaction checks first (see ``PostgresSignIn``).
     ///   - standby: a standby of `pool`'s database that serves the index's reads (``StandbyReads``).
+    ///   - vectorNotices: the store's listener for other processes' vector writes (``VectorNotices``).
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
-    package init(pool: PostgresPool, account: AccountID, indexName: String, generation: Int64? = nil, standby: StandbyReads? = nil) throws {
+    package init(pool: PostgresPool, account: AccountID, indexName: String, generation: Int64? = nil, standby: StandbyReads? = nil,
+                 vectorNotices: VectorNotices? = nil) throws {
         self.pool = pool
         self.account = account
         self.indexName = indexName
         self.generation = generation
         self.standby = standby
+        self.vectorNotices = vectorNotices
         try translatingPostgresErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
@@ -101,20 +106,36 @@ package final class PostgresIndexStorage: IndexStorage {
     package func read<T: Sendable>(now: Date, prepare: @escaping @Sendable () throws -> Void,
                                    _ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T {
         try await Blocking.run { [self] in
-            try translatingPostgresErrors {
-                func reading(_ connection: PostgresConnection) throws -> T {
-                    try connection.transaction(.repeatableRead) {
-                        try connection.executeScript("SET TRANSACTION READ ONLY")
-                        try begin(connection, writing: false)
-                        try prepare()
-                        return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName,
-                                                            vectorCache: vectorCache, now: now))
-                    }
-                }
-                if let standby, let value = standby.read(reading) { return value }
-                return try pool.withConnection(reading)
-            }
+            let value = try readNow(now: now, prepare: prepare, body)
+            // Vectors held from now on are kept current by the store's listener.
+            if let vectorNotices, vectorCache.held != nil { vectorNotices.watch(self) }
+            return value
         }
+    }
+
+    @available(*, noasync, message: "it waits for the database; in async code call read(now:prepare:_:)")
+    func readNow<T>(now: Date, prepare: () throws -> Void, _ body: (PostgresIndexReader) throws -> T) throws -> T {
+        try translatingPostgresErrors {
+            func reading(_ connection: PostgresConnection) throws -> T {
+                try connection.transaction(.repeatableRead) {
+                    try connection.executeScript("SET TRANSACTION READ ONLY")
+                    try begin(connection, writing: false)
+                    try prepare()
+                    return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName,
+                                                        vectorCache: vectorCache, now: now))
+                }
+            }
+            if let standby, let value = standby.read(reading) { return value }
+            return try pool.withConnection(reading)
+        }
+    }
+
+    /// Reads the index's vectors into the cache when they moved since it was filled: what the store's
+    /// listener does when another process changed them. A failure leaves it to the next search.
+    @available(*, noasync, message: "it waits for the database")
+    func refreshHeldVectors() {
+        guard let held = vectorCache.held else { return }
+        _ = try? readNow(now: Date(), prepare: {}) { try $0.matrix(model: held.model) }
     }
 
     /// The bytes of the index's rows (PostgreSQL's own measure of each row, its text and vectors included).

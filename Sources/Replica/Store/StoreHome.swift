@@ -91,6 +91,8 @@ struct PostgresHome: StoreHome {
     let databaseDescription: String?
     /// The standby that serves the indexes' reads, when there is one.
     let standby: StandbyReads?
+    /// Keeps the vectors the store's indexes hold current when other processes change them.
+    let vectorNotices: VectorNotices
 
     var storagesCheckSignIn: Bool { true }
 
@@ -115,11 +117,13 @@ struct PostgresHome: StoreHome {
         }
         catalog = PostgresCatalog(pool: PostgresPool(url: url, options: options, maximumConnections: 2))
         pool = PostgresPool(url: url, options: options, maximumConnections: 4)
+        vectorNotices = VectorNotices(url: url)
     }
 
     func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
                    events: @escaping @Sendable (StoreEvent) -> Void) throws -> SearchableIndex {
-        let storage = try PostgresIndexStorage(pool: pool, account: account.id, indexName: name, generation: account.generation, standby: standby)
+        let storage = try PostgresIndexStorage(pool: pool, account: account.id, indexName: name, generation: account.generation, standby: standby,
+                                               vectorNotices: vectorNotices)
         return SearchableIndex(storage: storage, name: name, account: account.id, signIn: lease.index, configuration: configuration, events: events)
     }
 

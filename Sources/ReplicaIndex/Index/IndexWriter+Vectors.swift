@@ -297,6 +297,7 @@ package struct VectorMatrix: Sendable {
 /// An index's vectors kept in memory between searches, read again when the index's vectors change.
 package final class VectorCache: Sendable {
     private let matrix = Mutex<VectorMatrix?>(nil)
+    private let reads = Mutex(0)
 
     package init() {}
 
@@ -310,6 +311,13 @@ package final class VectorCache: Sendable {
         if let held = matrix.withLock({ $0 }), held.version == version, held.model == model { return held }
         let fresh = try read()
         matrix.withLock { $0 = fresh }
+        reads.withLock { $0 += 1 }
         return fresh
     }
+
+    /// The model and version of the vectors held, if any.
+    package var held: (model: String, version: String)? { matrix.withLock { $0.map { ($0.model, $0.version) } } }
+
+    /// How many times the vectors were read into the cache.
+    package var readCount: Int { reads.withLock { $0 } }
 }
