@@ -47,3 +47,42 @@ static inline void replica_fts5_tokenizer_delete(replica_fts5_tokenizer *tokeniz
     if (tokenizer->instance != 0) tokenizer->methods.xDelete(tokenizer->instance);
     tokenizer->instance = 0;
 }
+
+// replica_frequencies(items_text, w0, w1, …): for the current row of an FTS5 query, a blob of doubles:
+// the row's length in tokens (all columns), then for each phrase of the query the sum over its hits of
+// the weight of the column it is in (a column without a weight weighs 1). These are exactly the
+// numbers FTS5's bm25() computes for a row before it combines them with each phrase's frequency among
+// all rows, which this function does not count: replica ranks a few rows with numbers it keeps itself.
+static inline void replica_fts5_frequencies(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *context,
+                                     int argc, sqlite3_value **argv) {
+    int phrases = api->xPhraseCount(fts);
+    double *out = sqlite3_malloc64(sizeof(double) * (sqlite3_uint64)(phrases + 1));
+    if (out == 0) { sqlite3_result_error_nomem(context); return; }
+    for (int i = 0; i <= phrases; i++) out[i] = 0;
+    int length = 0;
+    int rc = api->xColumnSize(fts, -1, &length);
+    int instances = 0;
+    if (rc == SQLITE_OK) rc = api->xInstCount(fts, &instances);
+    for (int i = 0; rc == SQLITE_OK && i < instances; i++) {
+        int phrase = 0, column = 0, offset = 0;
+        rc = api->xInst(fts, i, &phrase, &column, &offset);
+        if (rc == SQLITE_OK) out[1 + phrase] += column < argc ? sqlite3_value_double(argv[column]) : 1.0;
+    }
+    if (rc != SQLITE_OK) { sqlite3_free(out); sqlite3_result_error_code(context, rc); return; }
+    out[0] = (double)length;
+    sqlite3_result_blob(context, out, (int)sizeof(double) * (phrases + 1), sqlite3_free);
+}
+
+// Registers replica_frequencies on `db` (an FTS5 auxiliary function lives on one connection).
+static inline int replica_fts5_register_frequencies(sqlite3 *db) {
+    fts5_api *api = 0;
+    sqlite3_stmt *statement = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, 0);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", 0);
+    sqlite3_step(statement);
+    rc = sqlite3_finalize(statement);
+    if (rc != SQLITE_OK) return rc;
+    if (api == 0) return SQLITE_ERROR;
+    return api->xCreateFunction(api, "replica_frequencies", 0, replica_fts5_frequencies, 0);
+}

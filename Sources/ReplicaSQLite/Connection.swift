@@ -96,6 +96,10 @@ public final class Connection: @unchecked Sendable {
             }
             try execute("PRAGMA synchronous = NORMAL")
         }
+        // The FTS5 auxiliary function replica's ranked search reads each row's numbers with (see
+        // `replica_fts5_frequencies` in CSQLite's shim.h); it lives on the connection.
+        let registered = replica_fts5_register_frequencies(handle)
+        guard registered == SQLITE_OK else { throw error(code: registered, sql: nil) }
         try execute("PRAGMA cache_size = -\(options.cacheKiB)")
         try execute("PRAGMA secure_delete = ON")
         try execute("PRAGMA temp_store = MEMORY")

@@ -31,6 +31,10 @@ package struct SQLiteIndexReader: IndexReader {
     /// The index's vectors held in memory between searches, when the index keeps them.
     var vectorCache: VectorCache?
     package let now: Date
+    /// Whether ranked searches may go through the ranking lists (tests turn it off for the full ranking).
+    package var usesRankingLists = true
+    /// What the last search through the ranking lists learnt of its items' words, for the second step.
+    let rankedWords = RankedWords()
 
     /// The condition of an item whose expiration date has passed, with `now` bound to its one parameter.
     /// Its second half is the partial index `items_expires`'s own, so that index is used: without it,
@@ -65,6 +69,7 @@ package struct SQLiteIndexReader: IndexReader {
     /// The items that match `pattern` (or the listing), by FTS5's BM25 with the column weights.
     package func matches(_ query: SearchQuery, pattern: FTSPattern?, limit candidates: Int) throws
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
+        if usesRankingLists, let pattern, let found = try rankedByLists(query, pattern: pattern, limit: candidates) { return found }
         var sql = "SELECT \(Self.itemColumns), "
         var arguments: [SQLValue] = []
         let matcher = query.predicate.map { PredicateMatcher($0, now: now, timeZone: query.timeZone) }
@@ -115,6 +120,54 @@ package struct SQLiteIndexReader: IndexReader {
         return (found, inHeading, unreadable)
     }
 
+    /// The tokenizer of `items_text`, for the words FTS5 stores for a query's words.
+    static let tokenizer = Result { try FTS5Tokenizer("porter unicode61 remove_diacritics 2") }
+
+    /// ``matches(_:pattern:limit:)`` for a ranked search of any of several single words, through the
+    /// ranking lists (``RankingLists``): the same items in the same order, without scoring every match;
+    /// `nil` when the lists do not apply or cannot prove the top.
+    func rankedByLists(_ query: SearchQuery, pattern: FTSPattern, limit candidates: Int) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
+        guard !pattern.requiresAll, query.predicate == nil, let tokenizer = try? Self.tokenizer.get() else { return nil }
+        var phrases: [(token: String, expression: String)] = []
+        for term in pattern.meaningfulTerms {
+            guard case .word(let word, prefix: false) = term else { return nil }
+            let tokens = tokenizer.tokens(in: word, for: .query(prefix: false))
+            guard tokens.count == 1 else { return nil }
+            phrases.append((tokens[0].text, term.expression))
+        }
+        var filters = ""
+        var arguments: [SQLValue] = []
+        Self.appendFilters(for: query, now: now, to: &filters, arguments: &arguments)
+        guard let top = try RankingLists.top(candidates, phrases: phrases, expression: pattern.matchExpression, connection: connection,
+                                             now: now, filters: filters, filterArguments: arguments) else { return nil }
+        // The rows as ``matches(_:pattern:limit:)`` reads them, one by one, with the score just computed;
+        // each matched against the words it has only (the same snippet, at a seek per word it has).
+        let row = try connection.cached("""
+            SELECT \(Self.itemColumns), snippet(items_text, -1, '[', ']', '…', 24),
+                instr(highlight(items_text, 0, char(1), '') || highlight(items_text, 1, char(1), '') || highlight(items_text, 2, char(1), ''), char(1)) > 0
+            FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND items_text.rowid = ?
+            """)
+        rankedWords.record(terms: phrases.map(\.expression), present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
+        var found: [(item: FoundItem, rowID: Int64)] = []
+        var inHeading = Set<Int64>()
+        var unreadable: [ItemIdentifier] = []
+        for (rowID, score, present) in top {
+            let expression = zip(phrases, present).filter(\.1).map(\.0.expression).joined(separator: " OR ")
+            try row.each([.text(expression), .integer(rowID)]) { row in
+                do {
+                    let (item, origin, indexed) = try Self.decodeItem(row)
+                    found.append((FoundItem(item: item, score: score, snippet: row.optionalText(10), origin: origin, indexedAt: indexed), rowID))
+                    if row.int(11) != 0 { inHeading.insert(rowID) }
+                } catch {
+                    unreadable.append(ItemIdentifier(row.text(0)))
+                }
+                return false
+            }
+        }
+        return (found, inHeading, unreadable)
+    }
+
     /// An item's attributes with its text content from `column` of `row` when `needed`, for a predicate.
     static func attributes(of item: SearchableItem, body row: Statement, column: Int32, if needed: Bool) -> AttributeSet {
         var attributes = item.attributeSet
@@ -160,6 +213,12 @@ package struct SQLiteIndexReader: IndexReader {
     /// Which of `rowIDs` match `expression`: one FTS5 query over their range of row ids.
     func rows(matching expression: String, among rowIDs: [Int64]) throws -> Set<Int64> {
         guard let low = rowIDs.min(), let high = rowIDs.max() else { return [] }
+        // Items just ranked through the ranking lists: their build merged FTS5 into one segment, so a
+        // look-up per item costs a seek per word, where the range below can span every item with the words.
+        if rankedWords.knows(rowIDs) {
+            let lookup = try connection.cached("SELECT rowid FROM items_text WHERE items_text MATCH ? AND rowid = ?")
+            return Set(try rowIDs.filter { rowID in try lookup.firstRow([.text(expression), .integer(rowID)], { $0.int64(0) }) != nil })
+        }
         let wanted = Set(rowIDs)
         var found = Set<Int64>()
         try connection.cached("SELECT rowid FROM items_text WHERE items_text MATCH ? AND rowid >= ? AND rowid <= ?")

@@ -58,6 +58,7 @@ extension SQLiteIndexWriter {
         }
         // Its settings (ranking weights, hash size) are kept; 'version' belongs to FTS5 itself.
         let settings = try connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows { ($0.text(0), $0.value(1)) }
+        try RankingLists.clear(connection)
         try connection.execute("DROP TABLE items_text")
         try connection.execute("DELETE FROM items")
         try connection.execute(sql)
@@ -81,5 +82,12 @@ extension SQLiteIndexWriter {
             .rows([.real(now.timeIntervalSince1970), .integer(Int64(limit))]) { $0.int64(0) }
         for id in ids { try deleteRow(id) }
         return ids.count
+    }
+}
+
+extension SQLiteIndexWriter {
+    /// Builds the ranking lists from the index as it is (``RankingLists``), replacing any.
+    package func rebuildRankingLists() throws -> RankingLists.Summary? {
+        try RankingLists.build(connection, now: now)
     }
 }

@@ -230,6 +230,22 @@ public final class SearchableIndex: Sendable {
         }
     }
 
+    /// Builds the lists that let a ranked search of common words read a few hundred items instead of
+    /// every item with the words, from the index as it is; searches stay exact whatever is written
+    /// afterwards, and score every match again once more than a few hundred items have changed since
+    /// the last build (see BENCHMARKS.md). Returns how many words got a list. A backend without such
+    /// lists (PostgreSQL) returns 0.
+    @discardableResult
+    public func rebuildRankingLists() async throws -> Int {
+        try await write(purgingExpired: false) { writer in try writer.rebuildRankingLists()?.terms ?? 0 }
+    }
+
+    /// Whether the ranking lists are missing or behind enough that ranked searches score every match:
+    /// a watcher rebuilds them when idle (``rebuildRankingLists()``).
+    public func rankingListsAreStale(minimumItems: Int = 10_000) async throws -> Bool {
+        try await read { reader in try reader.rankingListsAreStale(minimumItems: minimumItems) }
+    }
+
     // MARK: Batches
 
     /// Starts a batch: its changes and its client state are written together when it ends.

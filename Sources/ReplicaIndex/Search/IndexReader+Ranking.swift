@@ -237,6 +237,7 @@ extension IndexReader {
     /// among none of them holds one term (`allMatched`: the terms are all the query's), or, when the query
     /// has more terms than are counted, one or none, which one more query tells.
     func wordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64], allMatched: Bool) throws -> [Int64: Int] {
+        if let known = knownWordsPresent(terms, in: rowIDs) { return known }
         var counts = Dictionary(uniqueKeysWithValues: rowIDs.map { ($0, 0) })
         guard !rowIDs.isEmpty else { return counts }
         if terms.count == 2 {

@@ -87,6 +87,13 @@ package protocol IndexReader {
     func allItems() throws -> [(SearchableItem, ItemOrigin, Date)]
     /// How many items are searchable now.
     func count() throws -> Int
+    /// Whether the backend's structures for ranked search of common words are missing (with at least
+    /// `minimumItems` items) or too far behind to be used (see ``RankingLists``); false when it keeps none.
+    func rankingListsAreStale(minimumItems: Int) throws -> Bool
+
+    /// How many of `terms` each of `rowIDs` holds, when this reader knows it for every one already (the
+    /// SQLite reader, for the items it has just ranked through its ranking lists); `nil` otherwise.
+    func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]?
     /// The client state of the last batch that set one.
     func clientState() throws -> Data?
     /// A value the index keeps about itself.
@@ -160,6 +167,9 @@ package protocol IndexWriter: AnyObject {
     /// Deletes up to `limit` expired items.
     @discardableResult
     func purgeExpired(limit: Int) throws -> Int
+    /// Builds the backend's structures for ranked search of common words from the index as it is
+    /// (SQLite: ``RankingLists``); `nil` when the backend keeps none.
+    func rebuildRankingLists() throws -> RankingLists.Summary?
 
     // MARK: State kept beside the items
 
@@ -228,6 +238,8 @@ extension IndexWriter {
 
     @discardableResult
     package func purgeExpired() throws -> Int { try purgeExpired(limit: 1000) }
+
+    package func rebuildRankingLists() throws -> RankingLists.Summary? { nil }
 }
 
 // Rules every backend's writer follows, written once over the protocol.
@@ -268,4 +280,9 @@ extension IndexWriter {
         merged.attributeSet = merged.attributeSet.merging(update)
         return merged
     }
+}
+
+extension IndexReader {
+    package func rankingListsAreStale(minimumItems: Int) throws -> Bool { false }
+    package func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]? { nil }
 }

@@ -1,0 +1,494 @@
+import Foundation
+import ReplicaCore
+import ReplicaSQLite
+import Synchronization
+
+/// Impact-ordered postings beside FTS5, so that a ranked search of common words reads the few hundred
+/// items where they weigh most instead of scoring every item that has them, and still returns exactly
+/// the items FTS5's ranking would put first (issue 22; BENCHMARKS.md says why this method and what else
+/// was measured).
+///
+/// For each word in at least ``threshold`` items when the lists were built, `ranking_lists` keeps every
+/// item that has it, ordered by "impact" (the part of the word's BM25 term that depends on the item:
+/// its weighted frequency against the item's length), cut in tiers of growing length (``firstTier``,
+/// then four times as many each time). Each tier keeps its items' numbers (row id, weighted frequency,
+/// length) and the highest impact of an item in a later tier ("floor"). A search of words that are all
+/// single words (no phrases or prefixes, no predicate), at least one with a list, then proves its top
+/// results, MaxScore-style:
+/// - the first tier of each word with a list is read; a word without one is in few items, all read
+///   through FTS5 with their numbers; every item written since the build (`ranking_changes`, kept by
+///   triggers in the writing transaction) is ranked by FTS5 itself;
+/// - an item whose every word's contribution is known (read, or known absent since the word's tiers are
+///   all read) has its exact score, the sum FTS5's `bm25()` makes; such items are checked against
+///   expiry and the filters best first until the `limit`-th best score is known;
+/// - an unchanged item not read yet scores at most the sum of the floors, and an item read for some
+///   words at most its known part plus the floors of the others. While either can pass the `limit`-th
+///   best score, the next tier of the word with the highest floor is read (a tier of a few thousand
+///   entries costs about what FTS5 spends looking up one item, so items are never scored one by one).
+/// The lists hold every posting of the words they cover, so the loop always ends with the exact top.
+///
+/// A build also merges FTS5's segments into one (`optimize`): the result rows are then read through
+/// FTS5 (for their snippets) at one seek per word instead of one per word and segment.
+///
+/// A word's frequency among all items (BM25's idf) is the one kept with its list while nothing changed,
+/// and FTS5's own count (`count(*)` of the word's matches) after a change. The floors were computed at
+/// the average item length of the build; a bound at another average scales with it (see ``bound``).
+package enum RankingLists {
+    /// FTS5's bm25 constants (fts5_aux.c).
+    static let k1 = 1.2
+    static let b = 0.75
+    /// The column weights of the `rank` setting in migrations/index/0001-items.sql, in column order.
+    static let weights: [Double] = [10, 5, 5, 2, 1]
+    static let weightArguments = "10.0, 5.0, 5.0, 2.0, 1.0"
+
+    /// How many items the first tier of each list keeps; each later tier keeps four times as many as
+    /// the one before.
+    package static let firstTier = 256
+    /// A word in fewer items than this, or than 1/64 of the items in a smaller index, gets no list: all
+    /// its items are read through FTS5 at search time.
+    package static let threshold = 256
+    /// More items changed since the build than this and a search scores every match: rebuild then.
+    package static let maximumChanges = 512
+
+    /// What the lists were built from, as `ranking_state` keeps it.
+    struct State {
+        var rows: Int64
+        var tokens: Int64
+    }
+
+    /// What a build did.
+    package struct Summary: Sendable, Equatable {
+        /// Words with a list.
+        package var terms: Int
+        /// Entries over all lists.
+        package var entries: Int
+    }
+
+    // MARK: BM25
+
+    /// A word's idf as FTS5 computes it: never zero or below.
+    static func idf(rows: Int64, documents: Int64) -> Double {
+        let idf = log((Double(rows) - Double(documents) + 0.5) / (Double(documents) + 0.5))
+        return idf <= 0 ? 1e-6 : idf
+    }
+
+    /// The part of one word's BM25 term that depends on the item: FTS5's expression, without the idf.
+    @inline(__always)
+    static func impact(frequency: Double, length: Double, averageLength: Double) -> Double {
+        (frequency * (k1 + 1.0)) / (frequency + k1 * (1 - b + b * length / averageLength))
+    }
+
+    /// The most an unread, unchanged item's impact can be at `averageLength`, when it was at most
+    /// `floor` at `builtAverage`: the length's share of the denominator shrinks by at most
+    /// `builtAverage ÷ averageLength` when the average grows, so the impact grows by at most its inverse.
+    static func bound(floor: Double, builtAverage: Double, averageLength: Double) -> Double {
+        guard floor > 0 else { return 0 }
+        return min(k1 + 1, floor * max(1, averageLength / builtAverage))
+    }
+
+    // MARK: FTS5's own records
+
+    /// FTS5's row count and token count (all columns), from its averages record (`%_data` row 1).
+    static func totals(_ connection: Connection) throws -> State? {
+        guard let record = try connection.cached("SELECT block FROM items_text_data WHERE id = 1").firstRow([], { $0.blob(0) }) else {
+            return State(rows: 0, tokens: 0)
+        }
+        var offset = 0
+        guard let rows = varint(record, &offset) else { return nil }
+        var tokens: Int64 = 0
+        while offset < record.count {
+            guard let column = varint(record, &offset) else { return nil }
+            tokens += column
+        }
+        return State(rows: rows, tokens: tokens)
+    }
+
+    /// An SQLite/FTS5 varint: big-endian groups of 7 bits, the ninth byte whole.
+    static func varint(_ bytes: [UInt8], _ offset: inout Int) -> Int64? {
+        var value: UInt64 = 0
+        for index in 0..<9 {
+            guard offset < bytes.count else { return nil }
+            let byte = bytes[offset]
+            offset += 1
+            if index == 8 { return Int64(bitPattern: (value << 8) | UInt64(byte)) }
+            value = (value << 7) | UInt64(byte & 0x7f)
+            if byte & 0x80 == 0 { return Int64(bitPattern: value) }
+        }
+        return nil
+    }
+
+    // MARK: Tiers
+
+    /// A tier's entries: by row id, each the row id's difference from the one before, the weighted
+    /// frequency and the length, as little-endian base-128 numbers (three or four bytes an entry).
+    static func encode(_ entries: [(rowID: Int64, frequency: Int64, length: Int64)]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.count * 4)
+        func append(_ value: Int64) {
+            var value = UInt64(bitPattern: value)
+            while value >= 0x80 {
+                bytes.append(UInt8(value & 0x7f) | 0x80)
+                value >>= 7
+            }
+            bytes.append(UInt8(value))
+        }
+        var previous: Int64 = 0
+        for entry in entries {
+            append(entry.rowID - previous)
+            append(entry.frequency)
+            append(entry.length)
+            previous = entry.rowID
+        }
+        return bytes
+    }
+
+    /// Calls `body` with each entry of an encoded tier; `false` when the tier is damaged.
+    static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (_ rowID: Int64, _ frequency: Double, _ length: Double) -> Void) -> Bool {
+        var offset = 0
+        func next() -> Int64? {
+            var value: UInt64 = 0, shift: UInt64 = 0
+            while offset < bytes.count, shift < 64 {
+                let byte = bytes[offset]
+                offset += 1
+                value |= UInt64(byte & 0x7f) << shift
+                if byte & 0x80 == 0 { return Int64(bitPattern: value) }
+                shift += 7
+            }
+            return nil
+        }
+        var rowID: Int64 = 0
+        while offset < bytes.count {
+            guard let delta = next(), let frequency = next(), let length = next() else { return false }
+            rowID += delta
+            body(rowID, Double(frequency), Double(length))
+        }
+        return true
+    }
+
+    // MARK: Building
+
+    /// Builds the lists from the index as it is, replacing any, inside the caller's write transaction.
+    static func build(_ connection: Connection, now: Date, firstTier: Int = firstTier, threshold: Int? = nil) throws -> Summary {
+        try clear(connection)
+        try connection.execute("INSERT INTO items_text(items_text) VALUES ('optimize')")
+        guard let totals = try totals(connection) else {
+            throw ReplicaError(.corruptIndex, "the full-text index's totals could not be read; rebuild the index")
+        }
+        let threshold = threshold ?? min(Self.threshold, max(8, Int(totals.rows / 64)))
+        var summary = Summary(terms: 0, entries: 0)
+        if totals.rows > 0 {
+            summary = try writeLists(connection, totals: totals, firstTier: firstTier, threshold: threshold)
+        }
+        try connection.cached("INSERT INTO ranking_state(id, rows, tokens, first_tier, threshold, built) VALUES (1, ?, ?, ?, ?, ?)")
+            .run([.integer(totals.rows), .integer(totals.tokens), .integer(Int64(firstTier)), .integer(Int64(threshold)),
+                  .real(now.timeIntervalSince1970)])
+        return summary
+    }
+
+    /// Removes the lists: searches score every match until they are built again.
+    static func clear(_ connection: Connection) throws {
+        // The state first, so the triggers stop recording changes for what follows.
+        try connection.execute("DELETE FROM ranking_state")
+        try connection.execute("DELETE FROM ranking_changes")
+        try connection.execute("DELETE FROM ranking_lists")
+    }
+
+    /// One pass over FTS5's instances (term, item, column), in term order.
+    private static func writeLists(_ connection: Connection, totals: State, firstTier: Int, threshold: Int) throws -> Summary {
+        // Each item's length in tokens, from FTS5's own sizes (`%_docsize`: a varint per column).
+        var lengths: [Int64: Int64] = [:]
+        try connection.prepare("SELECT id, sz FROM items_text_docsize").each { row in
+            let sizes = row.blob(1)
+            var offset = 0, total: Int64 = 0
+            while offset < sizes.count, let size = varint(sizes, &offset) { total += size }
+            lengths[row.int64(0)] = total
+            return true
+        }
+        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_text_instances USING fts5vocab(main, items_text, instance)")
+        defer { try? connection.execute("DROP TABLE IF EXISTS temp.items_text_instances") }
+        let columnWeights = ["title": Int64(weights[0]), "keywords": Int64(weights[1]), "people": Int64(weights[2]),
+                             "description": Int64(weights[3]), "body": Int64(weights[4])]
+        let averageLength = Double(totals.tokens) / Double(totals.rows)
+        let insert = try connection.prepare("INSERT INTO ranking_lists(term, tier, documents, floor, entries) VALUES (?, ?, ?, ?, ?)")
+        var summary = Summary(terms: 0, entries: 0)
+
+        var term = ""
+        var items: [Int64] = []
+        var frequencies: [Int64] = []
+        func finish() throws {
+            defer { items.removeAll(keepingCapacity: true); frequencies.removeAll(keepingCapacity: true) }
+            guard items.count >= threshold else { return }
+            let impacts = items.indices.map { index in
+                impact(frequency: Double(frequencies[index]), length: Double(lengths[items[index]] ?? 0), averageLength: averageLength)
+            }
+            let order = items.indices.sorted { impacts[$0] != impacts[$1] ? impacts[$0] > impacts[$1] : items[$0] < items[$1] }
+            var start = 0, length = firstTier, tier: Int64 = 0
+            while start < order.count {
+                let end = min(order.count, start + length)
+                let entries = order[start..<end].sorted { items[$0] < items[$1] }
+                    .map { (rowID: items[$0], frequency: frequencies[$0], length: lengths[items[$0]] ?? 0) }
+                let floor = end < order.count ? impacts[order[end]] : 0
+                try insert.run([.text(term), .integer(tier), .integer(Int64(items.count)), .real(floor), .blob(encode(entries))])
+                start = end
+                length *= 4
+                tier += 1
+            }
+            summary.terms += 1
+            summary.entries += items.count
+        }
+        try connection.prepare("SELECT term, doc, col FROM temp.items_text_instances").each { row in
+            let rowTerm = row.text(0)
+            if rowTerm != term {
+                try finish()
+                term = rowTerm
+            }
+            let item = row.int64(1)
+            let weight = columnWeights[row.text(2)] ?? 1
+            if items.last == item {
+                frequencies[frequencies.count - 1] += weight
+            } else {
+                items.append(item)
+                frequencies.append(weight)
+            }
+            return true
+        }
+        try finish()
+        return summary
+    }
+
+    // MARK: Searching
+
+    /// The `limit` items with the best BM25 for `expression` among those not expired that pass
+    /// `filters` (`AND …` clauses on `items`), best first, with their BM25 as FTS5 computes it; `nil` when
+    /// the lists do not help (none built, no word with a list, too many changes, or too many items to
+    /// score one by one), and the caller scores every match.
+    ///
+    /// - Parameter phrases: the phrases of `expression` (OR-ed), in its order: each the one word FTS5
+    ///   stores for it (`token`) and the phrase as typed, quoted for `MATCH` (`expression`).
+    /// - Returns: each item with its score and, per phrase, whether the item has it.
+    static func top(_ limit: Int, phrases terms: [(token: String, expression: String)], expression: String, connection: Connection,
+                    now: Date, filters: String, filterArguments: [SQLValue]) throws -> [(rowID: Int64, score: Double, present: [Bool])]? {
+        guard limit > 0, !terms.isEmpty,
+              let (built, threshold) = try connection.cached("SELECT rows, tokens, threshold FROM ranking_state WHERE id = 1")
+                .firstRow([], { (State(rows: $0.int64(0), tokens: $0.int64(1)), Int($0.int64(2))) }),
+              built.rows > 0 else { return nil }
+        let tier = try connection.cached("SELECT documents, floor, entries FROM ranking_lists WHERE term = ? AND tier = ?")
+        // Without a word in many items, FTS5 ranks the few matches quickly on its own.
+        let firstTiers = try terms.map { term in
+            try tier.firstRow([.text(term.token), .integer(0)]) { (documents: $0.int64(0), floor: $0.double(1), entries: $0.blob(2)) }
+        }
+        guard firstTiers.contains(where: { $0 != nil }) else { return nil }
+        let changes = try connection.cached("SELECT id FROM ranking_changes LIMIT ?").rows([.integer(Int64(maximumChanges + 1))]) { $0.int64(0) }
+        guard changes.count <= maximumChanges, let totals = try totals(connection), totals.rows > 0 else { return nil }
+        // Unchanged, the index must still be what the lists were built from.
+        if changes.isEmpty && (totals.rows != built.rows || totals.tokens != built.tokens) { return nil }
+        let changed = Set(changes)
+        let averageLength = Double(totals.tokens) / Double(totals.rows)
+        let builtAverage = Double(built.tokens) / Double(built.rows)
+        let phrases = terms.count
+        let now = now.timeIntervalSince1970
+
+        // The candidates: for each, its contribution per phrase where known (NaN where not).
+        var slots: [Int64: Int] = [:]
+        var rowIDs: [Int64] = []
+        var contributions: [Double] = []
+        func note(_ rowID: Int64, _ phrase: Int, _ contribution: Double) {
+            let slot: Int
+            if let existing = slots[rowID] {
+                slot = existing
+            } else {
+                slot = rowIDs.count
+                slots[rowID] = slot
+                rowIDs.append(rowID)
+                contributions += repeatElement(Double.nan, count: phrases)
+            }
+            contributions[slot * phrases + phrase] = contribution
+        }
+
+        // Per phrase: its idf, the floor of what is unread, whether every item with it is known, and its
+        // next tier.
+        var idfs = [Double](repeating: 0, count: phrases)
+        var floors = [Double](repeating: 0, count: phrases)
+        var complete = [Bool](repeating: false, count: phrases)
+        var nextTier = [Int64](repeating: 1, count: phrases)
+        func read(_ entries: [UInt8], phrase: Int) -> Bool {
+            let idf = idfs[phrase]
+            return entries.withUnsafeBytes { raw in
+                decode(raw) { rowID, frequency, length in
+                    guard !changed.contains(rowID) else { return }
+                    note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
+                }
+            }
+        }
+        let count = try connection.cached("SELECT count(*) FROM items_text WHERE items_text MATCH ?")
+        let postings = try connection.cached(
+            "SELECT rowid, replica_frequencies(items_text, \(weightArguments)) FROM items_text WHERE items_text MATCH ? LIMIT ?")
+        for (phrase, (_, quoted)) in terms.enumerated() {
+            if let first = firstTiers[phrase] {
+                let live = changes.isEmpty ? first.documents : Int64(try count.firstRow([.text(quoted)], { $0.int64(0) }) ?? 0)
+                idfs[phrase] = idf(rows: totals.rows, documents: live)
+                floors[phrase] = first.floor
+                complete[phrase] = first.floor == 0
+                guard read(first.entries, phrase: phrase) else { return nil }
+            } else {
+                // No list: a word in few items when the lists were built (fewer than `threshold` then,
+                // and at most every changed item more since). All its items are read, with their numbers.
+                let most = threshold + changes.count
+                var found: [(Int64, Double, Double)] = []
+                try postings.each([.text(quoted), .integer(Int64(most + 1))]) { row in
+                    let numbers = row.withBlob(1) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
+                    found.append((row.int64(0), numbers.count > 1 ? numbers[1] : 0, numbers.first ?? 0))
+                    return true
+                }
+                guard found.count <= most else { return nil }
+                let idf = idf(rows: totals.rows, documents: Int64(found.count))
+                idfs[phrase] = idf
+                complete[phrase] = true
+                for (rowID, frequency, length) in found where !changed.contains(rowID) {
+                    note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
+                }
+            }
+        }
+
+        // Exact scores of items that pass expiry and the filters, with the phrases each has.
+        var accepted: [(rowID: Int64, score: Double, present: [Bool])] = []
+        var decided = Set<Int64>()
+        func score(_ numbers: [Double]) -> Double {
+            // FTS5's sum, in its order.
+            var score = 0.0
+            for phrase in 0..<phrases {
+                score += idfs[phrase] * impact(frequency: numbers[phrase + 1], length: numbers[0], averageLength: averageLength)
+            }
+            return score
+        }
+        // The items changed since the build, ranked by FTS5 itself: one by one when they are few, else
+        // in one pass over the words' matches (`+` keeps FTS5 from taking the row ids one by one).
+        if !changes.isEmpty {
+            let few = changes.count * phrases <= 64
+            let sql = few ? """
+                SELECT items_text.rowid, replica_frequencies(items_text, \(weightArguments))
+                FROM ranking_changes CROSS JOIN items_text CROSS JOIN items ON items.id = items_text.rowid
+                WHERE items_text.rowid = ranking_changes.id AND items_text MATCH ? AND items.expires > ?\(filters)
+                """ : """
+                SELECT items_text.rowid, replica_frequencies(items_text, \(weightArguments))
+                FROM items_text JOIN items ON items.id = items_text.rowid
+                WHERE items_text MATCH ? AND +items_text.rowid IN (SELECT id FROM ranking_changes) AND items.expires > ?\(filters)
+                """
+            try connection.cached(sql).each([.text(expression), .real(now)] + filterArguments) { row in
+                let numbers = row.withBlob(1) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
+                if numbers.count == phrases + 1 { accepted.append((row.int64(0), score(numbers), numbers.dropFirst().map { $0 > 0 })) }
+                return true
+            }
+        }
+        let check = try connection.cached(
+            "SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)")
+
+        while true {
+            let unseen = (0..<phrases).map { complete[$0] ? 0 : idfs[$0] * bound(floor: floors[$0], builtAverage: builtAverage, averageLength: averageLength) }
+            // Read items: exact where every phrase is known, else bounded.
+            var exact: [(rowID: Int64, score: Double, slot: Int)] = []
+            var partial: [(bound: Double, slot: Int)] = []
+            for (slot, rowID) in rowIDs.enumerated() where !decided.contains(rowID) {
+                var sum = 0.0, rest = 0.0, isExact = true
+                for phrase in 0..<phrases {
+                    let contribution = contributions[slot * phrases + phrase]
+                    if !contribution.isNaN {
+                        sum += contribution
+                    } else if !complete[phrase] {
+                        isExact = false
+                        rest += unseen[phrase]
+                    }
+                }
+                if isExact { exact.append((rowID, sum, slot)) } else { partial.append((sum + rest, slot)) }
+            }
+            // Exact items are checked best first until the limit-th best accepted score is known.
+            exact.sort { $0.score != $1.score ? $0.score > $1.score : $0.rowID < $1.rowID }
+            var theta = -Double.infinity
+            func settle() {
+                accepted.sort { $0.score != $1.score ? $0.score > $1.score : $0.rowID < $1.rowID }
+                if accepted.count >= limit { theta = accepted[limit - 1].score }
+            }
+            settle()
+            var position = 0
+            while position < exact.count, accepted.count < limit || exact[position].score > theta {
+                let batch = exact[position..<min(exact.count, position + max(limit, 64))]
+                position += batch.count
+                let found = Dictionary(batch.map { ($0.rowID, $0) }, uniquingKeysWith: { first, _ in first })
+                let list = "[" + batch.map { String($0.rowID) }.joined(separator: ",") + "]"
+                try check.each([.text(list), .real(now)] + filterArguments) { row in
+                    if let item = found[row.int64(0)] {
+                        let present = (0..<phrases).map { !contributions[item.slot * phrases + $0].isNaN }
+                        accepted.append((item.rowID, item.score, present))
+                    }
+                    return true
+                }
+                decided.formUnion(batch.map(\.rowID))
+                settle()
+            }
+
+            // Proven when no unread item and no partly read item can pass the limit-th score (ties aside).
+            let unread = unseen.reduce(0, +)
+            let open = partial.filter { $0.bound > theta }
+            if open.isEmpty && (unread == 0 || unread <= theta) { break }
+            // Else the next tier of the word whose unread items could weigh most: among all words while
+            // unread items could pass, else among the words the partly read ones miss. Reading a tier
+            // costs about as much as FTS5 scoring one item, so items are never scored one by one.
+            var wanted = [Bool](repeating: unread > theta, count: phrases)
+            for item in open {
+                for phrase in 0..<phrases where contributions[item.slot * phrases + phrase].isNaN { wanted[phrase] = true }
+            }
+            guard let phrase = (0..<phrases).filter({ wanted[$0] && !complete[$0] }).max(by: { unseen[$0] < unseen[$1] }),
+                  let next = try tier.firstRow([.text(terms[phrase].token), .integer(nextTier[phrase])], { (floor: $0.double(1), entries: $0.blob(2)) })
+            else { return nil }   // A tier missing: the lists are damaged.
+            nextTier[phrase] += 1
+            floors[phrase] = next.floor
+            complete[phrase] = next.floor == 0
+            guard read(next.entries, phrase: phrase) else { return nil }
+        }
+        return Array(accepted.prefix(limit))
+    }
+}
+
+/// What a reader's last search through the ranking lists learnt, for the ranking's second step: the
+/// words it searched (as their `MATCH` expressions) and, for each item it returned, which of them it has.
+package final class RankedWords: Sendable {
+    private let state = Mutex<(terms: [String], present: [Int64: [Bool]])>(([], [:]))
+
+    package init() {}
+
+    func record(terms: [String], present: [Int64: [Bool]]) {
+        state.withLock { $0 = (terms, present) }
+    }
+
+    /// Whether every one of `rowIDs` was returned by the last search through the lists.
+    func knows(_ rowIDs: [Int64]) -> Bool {
+        state.withLock { state in !state.present.isEmpty && rowIDs.allSatisfy { state.present[$0] != nil } }
+    }
+
+    /// How many of `terms` (the first of the words searched) each of `rowIDs` has, when known for all.
+    func counts(_ terms: [String], in rowIDs: [Int64]) -> [Int64: Int]? {
+        state.withLock { state in
+            guard terms.count <= state.terms.count, Array(state.terms.prefix(terms.count)) == terms else { return nil }
+            var counts: [Int64: Int] = [:]
+            for rowID in rowIDs {
+                guard let present = state.present[rowID] else { return nil }
+                counts[rowID] = present.prefix(terms.count).filter { $0 }.count
+            }
+            return counts
+        }
+    }
+}
+
+extension SQLiteIndexReader {
+    package func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]? {
+        rankedWords.counts(terms.map(\.expression), in: rowIDs)
+    }
+
+    package func rankingListsAreStale(minimumItems: Int) throws -> Bool {
+        guard try connection.scalar("SELECT 1 FROM ranking_state") != nil else {
+            return try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM items LIMIT ?)", [.integer(Int64(minimumItems))]) ?? 0 >= minimumItems
+        }
+        return try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM ranking_changes LIMIT ?)",
+                                         [.integer(Int64(RankingLists.maximumChanges + 1))]) ?? 0 > RankingLists.maximumChanges
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+@testable import Replica
+@testable import ReplicaIndex
+@testable import ReplicaCore
+import ReplicaSQLite
+import ReplicaTestSupport
+
+/// The ranking lists (issue 22, SQLite only: the PostgreSQL backend keeps none): a ranked search that
+/// goes through them returns the top of scoring every match, item for item and score for score, before
+/// and after every kind of write the index takes, and goes through them often enough to matter.
+@Suite struct RankingListsTests {
+    let clock = Fixtures.ManualClock()
+
+    /// Made-up words of two or three syllables, used with Zipf's law: a few in most items, most in few.
+    static let vocabulary: [String] = {
+        let syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sho", "bu", "dra"]
+        var words: [String] = []
+        for first in syllables {
+            for second in syllables where second != first {
+                words.append(first + second)
+                if words.count % 3 == 0 { words.append(first + second + "n") }
+            }
+        }
+        return words
+    }()
+
+    static func word(_ random: inout SplitMix) -> String {
+        // Zipf: P(rank r) ∝ 1/(r+1), by inverting the harmonic sums.
+        let harmonics = vocabulary.indices.reduce(into: [Double]()) { sums, rank in sums.append((sums.last ?? 0) + 1 / Double(rank + 1)) }
+        let target = Double.random(in: 0..<harmonics[harmonics.count - 1], using: &random)
+        let rank = harmonics.firstIndex { $0 > target } ?? harmonics.count - 1
+        return vocabulary[rank]
+    }
+
+    static func words(_ count: ClosedRange<Int>, _ random: inout SplitMix) -> String {
+        (0..<Int.random(in: count, using: &random)).map { _ in word(&random) }.joined(separator: " ")
+    }
+
+    func item(_ number: Int, _ random: inout SplitMix, tag: String = "") -> SearchableItem {
+        var attributes = AttributeSet(contentType: number % 5 == 0 ? .html : .plainText)
+        attributes.title = Self.words(1...4, &random) + tag
+        if number % 3 == 0 { attributes.keywords = [Self.words(1...2, &random)] }
+        if number % 4 == 0 { attributes.contentDescription = Self.words(2...6, &random) }
+        attributes.textContent = Self.words(3...60, &random)
+        // Some items expire: the clock is moved past them later.
+        let expiration = number % 11 == 0 ? clock.now + 500 : Date.distantFuture
+        let domain = DomainIdentifier(rawValue: number % 29 == 0 ? "small" : "d\(number % 4)")
+        return SearchableItem(uniqueIdentifier: ItemIdentifier("i\(number)"), domainIdentifier: domain,
+                              attributeSet: attributes, expirationDate: expiration)
+    }
+
+    /// A query of one to eight words, common and rare, sometimes with a prefix, a phrase, a function
+    /// word or an unknown word, and sometimes a filter.
+    static func query(_ random: inout SplitMix) -> SearchQuery {
+        var parts = (0..<Int.random(in: 1...8, using: &random)).map { _ in word(&random) }
+        switch Int.random(in: 0..<12, using: &random) {
+        case 0: parts[0] += "*"
+        case 1: parts.append("\"\(word(&random)) \(word(&random))\"")
+        case 2: parts.append("the")
+        case 3: parts.append("qqqzz")
+        default: break
+        }
+        var query = SearchQuery(parts.joined(separator: " "))
+        switch Int.random(in: 0..<8, using: &random) {
+        case 0: query.domains = [DomainIdentifier(rawValue: "d\(Int.random(in: 0..<4, using: &random))")]
+        case 1: query.contentTypes = [.html]
+        case 2: query.domains = ["small"]
+        default: break
+        }
+        return query
+    }
+
+    /// Compares each query's candidates with and without the lists; returns how many used them.
+    func compare(_ index: SearchableIndex, queries: Int, seed: UInt64) async throws -> (usedLists: Int, rankedByWords: Int) {
+        var random = SplitMix(seed: seed)
+        let batch = (0..<queries).map { _ in Self.query(&random) }
+        return try await index.read { reader in
+            let reader = reader as! SQLiteIndexReader
+            var full = reader
+            full.usesRankingLists = false
+            var used = 0, ranked = 0
+            for query in batch {
+                let pattern = try #require(try query.validatedPattern())
+                let limit = Ranking.candidateCount(query, pattern: pattern)
+                if !pattern.requiresAll && pattern.meaningfulTerms.allSatisfy({ if case .word(_, false) = $0 { true } else { false } }) {
+                    ranked += 1
+                }
+                // Without the lists, `matches` is the full ranking itself: only what the lists give is compared.
+                guard let fast = try reader.rankedByLists(query, pattern: pattern, limit: limit)?.found else { continue }
+                used += 1
+                let slow = try full.matches(query, pattern: pattern, limit: limit).found
+                let text = query.text ?? ""
+                try #require(fast.count == slow.count, "\(text): \(fast.count) found through the lists, \(slow.count) by scoring every match")
+                for (a, b) in zip(fast, slow) {
+                    try #require(abs(a.item.score - b.item.score) <= 1e-9 * max(1, abs(b.item.score)),
+                                 "\(text): score \(a.item.score) through the lists, \(b.item.score) by scoring every match")
+                }
+                // An item in both has the same snippet, though read through the words it has only.
+                let snippets = Dictionary(slow.map { ($0.rowID, $0.item.snippet) }, uniquingKeysWith: { first, _ in first })
+                for found in fast {
+                    if let snippet = snippets[found.rowID] { try #require(found.item.snippet == snippet, "\(text): a different snippet") }
+                }
+                // The same items, ties aside: every item scoring above the last score is in both.
+                guard let last = slow.last?.item.score else { continue }
+                let above = { (found: [(item: FoundItem, rowID: Int64)]) in
+                    Set(found.filter { $0.item.score > last + 1e-9 * max(1, last) }.map(\.rowID))
+                }
+                try #require(above(fast) == above(slow), "\(text): different items")
+                let order = { (found: [(item: FoundItem, rowID: Int64)]) in
+                    found.filter { $0.item.score > last + 1e-9 * max(1, last) }.map(\.item.item.uniqueIdentifier)
+                }
+                // Scores equal position by position, so only ties can change the order.
+                if Set(order(fast).map(\.rawValue)).count == order(fast).count {
+                    #expect(zip(fast, slow).allSatisfy { abs($0.item.score - $1.item.score) <= 1e-9 * max(1, abs($1.item.score)) })
+                }
+            }
+            return (used, ranked)
+        }
+    }
+
+    /// Builds the lists with a small first tier (shorter than the 60 candidates a search ranks), so a
+    /// test-sized index has lists of several tiers and words without one.
+    func buildLists(_ index: SearchableIndex) async throws {
+        let summary = try await index.write(purgingExpired: false) { writer in
+            let writer = writer as! SQLiteIndexWriter
+            return try RankingLists.build(writer.connection, now: writer.now, firstTier: 32, threshold: 60)
+        }
+        #expect(summary.terms > 20)
+    }
+
+    @Test func listsGiveTheFullRankingsTopUnderEveryWrite() async throws {
+        let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
+        let index = try await storage.store.index(account: "alice")
+        var random = SplitMix(seed: 22)
+        try await index.indexItems((0..<1_500).map { item($0, &random) })
+        try await buildLists(index)
+
+        // Built: nearly every ranked search of single words goes through the lists, and all agree.
+        var (used, ranked) = try await compare(index, queries: 700, seed: 1)
+        #expect(used >= ranked * 9 / 10, "only \(used) of \(ranked) searches used the lists")
+
+        // Every kind of write after the build: in place, merged, deleted by id and by domain, new
+        // items, and time passing some items' expiration.
+        try await index.indexItems((0..<60).map { item($0 * 7, &random, tag: " kalo") })
+        var merge = AttributeSet()
+        merge.title = "rumi kalo lomi"
+        try await index.indexItems((0..<20).map { SearchableItem(uniqueIdentifier: ItemIdentifier("i\($0 * 13 + 1)"), attributeSet: merge, isUpdate: true) })
+        try await index.deleteItems(withIdentifiers: (0..<20).map { ItemIdentifier("i\($0 * 17 + 2)") })
+        try await index.deleteItems(withDomainIdentifiers: ["small"])
+        try await index.indexItems((1_500..<1_540).map { item($0, &random) })
+        clock.advance(by: 600)
+        (used, ranked) = try await compare(index, queries: 700, seed: 2)
+        #expect(used >= ranked * 9 / 10, "only \(used) of \(ranked) searches used the lists after writes")
+
+        // Purged expired items, then a rebuild.
+        try await index.purgeExpiredItems()
+        try await buildLists(index)
+        (used, ranked) = try await compare(index, queries: 500, seed: 3)
+        #expect(used >= ranked * 9 / 10)
+
+        // More changes than the lists follow: every search scores every match, and still agrees.
+        try await index.indexItems((2_000..<2_000 + RankingLists.maximumChanges + 10).map { item($0, &random) })
+        (used, _) = try await compare(index, queries: 100, seed: 4)
+        #expect(used == 0)
+        #expect(try await index.rankingListsAreStale())
+        try await index.rebuildRankingLists()
+        #expect(try await !index.rankingListsAreStale())
+    }
+
+    @Test func damagedListsAreNotUsedAndARebuildMendsThem() async throws {
+        let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
+        let index = try await storage.store.index(account: "alice")
+        var random = SplitMix(seed: 7)
+        try await index.indexItems((0..<400).map { item($0, &random) })
+        try await buildLists(index)
+        // The full-text index changed behind the lists' back (no trigger saw it): the totals differ.
+        try await index.write(purgingExpired: false) { writer in
+            let connection = (writer as! SQLiteIndexWriter).connection
+            try connection.execute("DROP TRIGGER items_inserted_ranking")
+            try connection.execute("INSERT INTO items(identifier, expires, attributes, indexed, title) VALUES ('x', 32503680000, '{}', 0, 'kalo kalo')")
+            try connection.execute("INSERT INTO items_text(rowid, title) SELECT id, title FROM items WHERE identifier = 'x'")
+        }
+        let (used, _) = try await compare(index, queries: 200, seed: 5)
+        #expect(used == 0)
+    }
+}
