@@ -10,7 +10,9 @@ import ReplicaTestSupport
 /// an exec source and `switch-account`. After each kill the same command runs again (or `sync`, after a
 /// watcher), and the index files are compared with what the inputs and the declared mappings say they
 /// must hold — read with SQL, not through replica's projection or search code — and checked with
-/// SQLite's `integrity_check` and FTS5's own `integrity-check`.
+/// SQLite's `integrity_check`, FTS5's own `integrity-check`, and the ranking lists against FTS5
+/// (``StoreFiles/expectRankingListsMatch(_:_:)``; `sync` and `records import` build them here from 50
+/// items on).
 ///
 /// Unlike ``CrashTests``, which stops at instrumented points, a kill here lands anywhere: in SQLite, in
 /// a system call, between two writes replica never thought about.
@@ -104,7 +106,9 @@ import ReplicaTestSupport
     /// Returns whether it was killed.
     @discardableResult
     static func run(_ store: String, _ arguments: [String], killAfter delay: TimeInterval? = nil, what: String) async throws -> Bool {
-        let process = try RunningProcess(replica: ["--store", store] + arguments, environment: ["REPLICA_MODEL_DIR": "off"])
+        // Ranking lists from 50 items on, so that kills land in their builds and in the writes they follow.
+        let process = try RunningProcess(replica: ["--store", store] + arguments,
+                                         environment: ["REPLICA_MODEL_DIR": "off", "REPLICA_RANKING_LISTS_MINIMUM_ITEMS": "50"])
         guard let status = await process.exit(within: delay ?? 120) else {
             if delay == nil { Issue.record("\(what): replica \(arguments.joined(separator: " ")) did not end in 120 s") }
             return delay != nil
@@ -259,6 +263,9 @@ import ReplicaTestSupport
         try await run(store, ["records", "import", directory.path + "/records.jsonl"], what: "seed \(seed)")
         for account in ["a", "b"] { expected[account] = ["records": inputs.recordRows(account: account, version2: false)] }
         try check(store: store, expected: expected, what: "seed \(seed), after the import")
+        // The import built ranking lists, which the checks compare with FTS5 from here on.
+        let lists = try StoreFiles.expectSound(store + "/accounts/a/indexes/default.sqlite", "seed \(seed)").scalarInt("SELECT count(*) FROM ranking_lists")
+        #expect(lists ?? 0 > 0, "seed \(seed): the import built no ranking lists")
 
         // 2. A projection version change, rebuilt by sync, killed, synced again.
         try CrashTests.version2.write(toFile: store + "/config.json", atomically: true, encoding: .utf8)

@@ -550,6 +550,26 @@ public final class Store: Sendable {
         return done
     }
 
+    /// Builds the ranking lists of every index of `accounts` (every signed-in account when `nil`) that
+    /// holds at least `minimumItems` items and has none, or has more changes since its last build than
+    /// the lists follow (``SearchableIndex/rankingListsAreStale(minimumItems:)``), so that ranked
+    /// searches of common words stay fast. Returns how many indexes were rebuilt. `sync`, `import` and
+    /// `replica watch` call it after their writes.
+    @discardableResult
+    public func rebuildStaleRankingLists(accounts: [AccountID]? = nil, minimumItems: Int = 10_000) async throws -> Int {
+        var rebuilt = 0
+        let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
+        for account in accounts {
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account),
+                      try await index.rankingListsAreStale(minimumItems: minimumItems) else { continue }
+                try await index.rebuildRankingLists()
+                rebuilt += 1
+            }
+        }
+        return rebuilt
+    }
+
     /// What semantic search holds for an index: the model, items and passages with vectors, and items
     /// waiting to be embedded.
     public func embeddingStatus(of index: SearchableIndex) async throws -> EmbeddingStatus? {

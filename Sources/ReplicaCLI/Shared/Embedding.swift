@@ -10,6 +10,7 @@ enum Embedding {
     /// and is embedded by a later command or `replica watch`.
     @discardableResult
     static func bringUpToDate(_ store: Store, accounts: [AccountID]?, skip: Bool) async throws -> Int {
+        await refreshRankingLists(store, accounts: accounts)
         guard !skip else { return 0 }
         guard store.configuration.embedder != nil else {
             if let reason = Context.unsaidMissingModelReason { Output.note(reason) }
@@ -28,6 +29,21 @@ enum Embedding {
         } catch {
             Output.note("embedding for semantic search failed: \(ReplicaError.message(of: error)); the items are searchable by their words, and are embedded by a later command or replica watch")
             return 0
+        }
+    }
+
+    /// How many items an index holds before it gets ranking lists: 10,000, or
+    /// `$REPLICA_RANKING_LISTS_MINIMUM_ITEMS` (the kill tests build them on small indexes).
+    static let rankingListsMinimumItems = ProcessInfo.processInfo.environment["REPLICA_RANKING_LISTS_MINIMUM_ITEMS"].flatMap(Int.init) ?? 10_000
+
+    /// Rebuilds the ranking lists of big indexes that have none or are behind, so ranked searches of
+    /// common words stay fast (``Store/rebuildStaleRankingLists(accounts:minimumItems:)``); a failure is a
+    /// note: searches are exact without the lists, only slower.
+    static func refreshRankingLists(_ store: Store, accounts: [AccountID]?) async {
+        do {
+            try await store.rebuildStaleRankingLists(accounts: accounts, minimumItems: rankingListsMinimumItems)
+        } catch {
+            Output.note("the ranking lists could not be rebuilt: \(ReplicaError.message(of: error)); searches score every match until a later command rebuilds them")
         }
     }
 

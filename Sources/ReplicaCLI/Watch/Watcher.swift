@@ -71,22 +71,23 @@ final class Watcher: Sendable {
     }
 
     /// Embeds new and changed items for semantic search, at low priority, a batch at a time: searches
-    /// answer by the words until an item's vectors are in. A failing model is reported once per failure
-    /// streak, and tried again later.
+    /// answer by the words until an item's vectors are in. Rebuilds the ranking lists of big indexes that
+    /// fell behind first (cheap when none did). A failure is reported once per failure streak, and tried
+    /// again later.
     private func embed() async {
-        guard store.configuration.embedder != nil else {
-            if let reason = Context.unsaidMissingModelReason { Output.note(reason) }
-            return
-        }
+        let embeds = store.configuration.embedder != nil
+        if !embeds, let reason = Context.unsaidMissingModelReason { Output.note(reason) }
         var failing = false
         while !Task.isCancelled {
             do {
-                _ = try await store.embedPendingItems()
+                // The ranking lists of big indexes follow in the same quiet moments (see Store).
+                try await store.rebuildStaleRankingLists(minimumItems: Embedding.rankingListsMinimumItems)
+                if embeds { _ = try await store.embedPendingItems() }
                 failing = false
             } catch is CancellationError {
                 break   // the watcher is stopping
             } catch {
-                if !failing { Output.note("embedding for semantic search failed: \(ReplicaError.message(of: error)); trying again later") }
+                if !failing { Output.note("embedding for semantic search or rebuilding the ranking lists failed: \(ReplicaError.message(of: error)); trying again later") }
                 failing = true
             }
             try? await Task.sleep(for: reloadInterval * 2)
