@@ -315,7 +315,7 @@ package enum RankingLists {
             let idf = idfs[phrase]
             return entries.withUnsafeBytes { raw in
                 decode(raw) { rowID, frequency, length in
-                    guard !changed.contains(rowID) else { return }
+                    guard changed.isEmpty || !changed.contains(rowID) else { return }
                     note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
                 }
             }
@@ -352,7 +352,6 @@ package enum RankingLists {
 
         // Exact scores of items that pass expiry and the filters, with the phrases each has.
         var accepted: [(rowID: Int64, score: Double, present: [Bool])] = []
-        var decided = Set<Int64>()
         func score(_ numbers: [Double]) -> Double {
             // FTS5's sum, in its order.
             var score = 0.0
@@ -383,12 +382,22 @@ package enum RankingLists {
         let check = try connection.cached(
             "SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)")
 
+        // The limit-th best accepted score: it only rises, so an item whose score or bound is at or below
+        // it is out for good (ties aside), and is not looked at again.
+        var theta = -Double.infinity
+        func settle() {
+            accepted.sort { $0.score != $1.score ? $0.score > $1.score : $0.rowID < $1.rowID }
+            if accepted.count >= limit { theta = accepted[limit - 1].score }
+        }
+        settle()
+        var decided: [Bool] = []
         while true {
             let unseen = (0..<phrases).map { complete[$0] ? 0 : idfs[$0] * bound(floor: floors[$0], builtAverage: builtAverage, averageLength: averageLength) }
+            decided += repeatElement(false, count: rowIDs.count - decided.count)
             // Read items: exact where every phrase is known, else bounded.
-            var exact: [(rowID: Int64, score: Double, slot: Int)] = []
-            var partial: [(bound: Double, slot: Int)] = []
-            for (slot, rowID) in rowIDs.enumerated() where !decided.contains(rowID) {
+            var exact: [(score: Double, slot: Int)] = []
+            var open: [(bound: Double, slot: Int)] = []
+            for slot in 0..<rowIDs.count where !decided[slot] {
                 var sum = 0.0, rest = 0.0, isExact = true
                 for phrase in 0..<phrases {
                     let contribution = contributions[slot * phrases + phrase]
@@ -399,40 +408,40 @@ package enum RankingLists {
                         rest += unseen[phrase]
                     }
                 }
-                if isExact { exact.append((rowID, sum, slot)) } else { partial.append((sum + rest, slot)) }
+                if isExact ? sum > theta : sum + rest > theta {
+                    if isExact { exact.append((sum, slot)) } else { open.append((sum + rest, slot)) }
+                } else {
+                    decided[slot] = true
+                }
             }
             // Exact items are checked best first until the limit-th best accepted score is known.
-            exact.sort { $0.score != $1.score ? $0.score > $1.score : $0.rowID < $1.rowID }
-            var theta = -Double.infinity
-            func settle() {
-                accepted.sort { $0.score != $1.score ? $0.score > $1.score : $0.rowID < $1.rowID }
-                if accepted.count >= limit { theta = accepted[limit - 1].score }
-            }
-            settle()
+            exact.sort { $0.score != $1.score ? $0.score > $1.score : rowIDs[$0.slot] < rowIDs[$1.slot] }
             var position = 0
             while position < exact.count, accepted.count < limit || exact[position].score > theta {
                 let batch = exact[position..<min(exact.count, position + max(limit, 64))]
                 position += batch.count
-                let found = Dictionary(batch.map { ($0.rowID, $0) }, uniquingKeysWith: { first, _ in first })
-                let list = "[" + batch.map { String($0.rowID) }.joined(separator: ",") + "]"
+                let found = Dictionary(batch.map { (rowIDs[$0.slot], $0) }, uniquingKeysWith: { first, _ in first })
+                let list = "[" + batch.map { String(rowIDs[$0.slot]) }.joined(separator: ",") + "]"
                 try check.each([.text(list), .real(now)] + filterArguments) { row in
-                    if let item = found[row.int64(0)] {
+                    let rowID = row.int64(0)
+                    if let item = found[rowID] {
                         let present = (0..<phrases).map { !contributions[item.slot * phrases + $0].isNaN }
-                        accepted.append((item.rowID, item.score, present))
+                        accepted.append((rowID, item.score, present))
                     }
                     return true
                 }
-                decided.formUnion(batch.map(\.rowID))
+                for item in batch { decided[item.slot] = true }
                 settle()
             }
+            open.removeAll { $0.bound <= theta }
 
             // Proven when no unread item and no partly read item can pass the limit-th score (ties aside).
             let unread = unseen.reduce(0, +)
-            let open = partial.filter { $0.bound > theta }
             if open.isEmpty && (unread == 0 || unread <= theta) { break }
             // Else the next tier of the word whose unread items could weigh most: among all words while
-            // unread items could pass, else among the words the partly read ones miss. Reading a tier
-            // costs about as much as FTS5 scoring one item, so items are never scored one by one.
+            // unread items could pass, else among the words the partly read ones miss. Reading a tier of
+            // a few thousand entries costs about what FTS5 spends scoring one item, so items are never
+            // scored one by one.
             var wanted = [Bool](repeating: unread > theta, count: phrases)
             for item in open {
                 for phrase in 0..<phrases where contributions[item.slot * phrases + phrase].isNaN { wanted[phrase] = true }
@@ -443,7 +452,23 @@ package enum RankingLists {
             nextTier[phrase] += 1
             floors[phrase] = next.floor
             complete[phrase] = next.floor == 0
-            guard read(next.entries, phrase: phrase) else { return nil }
+            if unread > theta {
+                guard read(next.entries, phrase: phrase) else { return nil }
+            } else {
+                // No unread item can pass any more (and none will: θ only rises, floors only fall), so
+                // the tier only tells the open items their part: a merge by row id, no new candidates.
+                let wanted = open.map { (rowID: rowIDs[$0.slot], slot: $0.slot) }.sorted { $0.rowID < $1.rowID }
+                var position = 0
+                let idf = idfs[phrase]
+                let intact = next.entries.withUnsafeBytes { raw in
+                    decode(raw) { rowID, frequency, length in
+                        while position < wanted.count && wanted[position].rowID < rowID { position += 1 }
+                        guard position < wanted.count, wanted[position].rowID == rowID else { return }
+                        contributions[wanted[position].slot * phrases + phrase] = idf * impact(frequency: frequency, length: length, averageLength: averageLength)
+                    }
+                }
+                guard intact else { return nil }
+            }
         }
         return Array(accepted.prefix(limit))
     }
