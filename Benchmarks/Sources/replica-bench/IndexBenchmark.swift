@@ -14,6 +14,12 @@ enum IndexBenchmark {
         let common = Corpus.commonWords(from: paragraphs)
         // Two words each in more than 10% of items: the case where ranking any word costs the most.
         let commonPairs = zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" }
+        let questions = Corpus.questions(from: paragraphs, count: queryCount, seed: 2027)
+        // Issue 22: the ranked any-word classes, by scoring every match (no lists) and through the ranking lists.
+        var rawCommonOr: [Double] = [], rawQuestions: [Double] = []
+        var full = RankedClasses(), listed = RankedClasses(), changed = RankedClasses(), merged = RankedClasses()
+        var updateRates: [Double] = [], listedUpdateRates: [Double] = []
+        var listBuild: [Double] = [], listedSize = 0
 
         var rawRates: [Double] = [], replicaRates: [Double] = [], tunedRates: [Double] = []
         var rawTimes: [Double] = [], replicaTimes: [Double] = []
@@ -41,6 +47,8 @@ enum IndexBenchmark {
                     rawAny += try queries.map { query in try raw.timedSearch(query, any: true) }
                     rawCommon += try common.map { word in try raw.timedSearch(word) }
                     rawCommonAny += try commonPairs.map { pair in try raw.timedSearch(pair, any: true) }
+                    rawCommonOr += try common.map { word in try raw.timedSearch(word, any: true) }
+                    rawQuestions += try questions.map { question in try raw.timedSearch(question, any: true) }
                     try raw.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     rawSize = raw.size
                 } else {
@@ -55,6 +63,33 @@ enum IndexBenchmark {
                     for word in common { replicaCommon.append(try await timedSearch(store, word)) }
                     for pair in commonPairs { replicaCommonRanked.append(try await timedSearch(store, pair, ranked: true)) }
                     replicaSize = try await index.compactedFileSize()
+                    try await full.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+                    // Writes without and with the lists: the same items updated in place with a changed title
+                    // (an unchanged item is not written at all), 100 a batch.
+                    func revised(_ item: SearchableItem, _ mark: String) -> SearchableItem {
+                        var item = item
+                        item.attributeSet.title = (item.attributeSet.title ?? "") + " " + mark
+                        return item
+                    }
+                    var updated = items.prefix(2_000).map { revised($0, "revised") }
+                    func updateRate() async throws -> Double {
+                        let seconds = try await Measure.seconds {
+                            for start in stride(from: 0, to: updated.count, by: 100) { try await index.indexItems(Array(updated[start..<start + 100])) }
+                        }
+                        return Double(updated.count) / seconds
+                    }
+                    updateRates.append(try await updateRate())
+                    listBuild.append(try await Measure.seconds { try await index.rebuildRankingLists() })
+                    try await listed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+                    listedSize = try await index.compactedFileSize()
+                    // 100 items changed since the build: searches rank them through FTS5 beside the lists.
+                    try await index.indexItems(items.dropFirst(5_000).prefix(100).map { revised($0, "changed") })
+                    try await changed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+                    updated = items.prefix(2_000).map { revised($0, "again") }
+                    listedUpdateRates.append(try await updateRate())
+                    // Past 512 changes the lists are left aside: every match is scored again, now on the
+                    // index the build merged into one segment (the fair comparison for the lists).
+                    try await merged.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
                 }
             }
         }
@@ -80,6 +115,20 @@ enum IndexBenchmark {
             | index size on disk (MiB) | \(rawSize / 1_048_576) | \(replicaSize / 1_048_576) | \(Measure.format(Double(replicaSize) / Double(rawSize))) |
 
             queries: \(queries.count) two-word queries × \(rounds) rounds; \(common.count) common words × \(rounds) rounds
+
+            Ranked any-word top-20 (issue 22): raw FTS5's ranked OR query; replica scoring every match (as indexed, and
+            after the lists' build merged FTS5 into one segment); replica through its ranking lists (built, with the merge,
+            in \(Measure.format(Measure.median(listBuild))) s; index \(replicaSize / 1_048_576) MiB without them,
+            \(listedSize / 1_048_576) MiB with them, \(Measure.format(Double(listedSize) / Double(replicaSize)))×), and through them
+            with 100 items changed since the build. Updates in place, 100 a batch: \(Int(Measure.median(updateRates))) items/s
+            without lists, \(Int(Measure.median(listedUpdateRates))) with them (\(Measure.format(Measure.median(listedUpdateRates) / Measure.median(updateRates)))×).
+
+            | query class | raw FTS5 p50 / p99 (ms) | every match p50 / p99 | every match, merged | lists p50 / p99 | lists, 100 changed | lists ÷ raw p99 | lists ÷ merged p99 |
+            |---|---|---|---|---|---|---|---|
+            \(RankedClasses.row("two words", rawAny, full.pairs, merged.pairs, listed.pairs, changed.pairs))
+            \(RankedClasses.row("two words each in >10% of items", rawCommonAny, full.commonPairs, merged.commonPairs, listed.commonPairs, changed.commonPairs))
+            \(RankedClasses.row("one word in >10% of items", rawCommonOr, full.common, merged.common, listed.common, changed.common))
+            \(RankedClasses.row("eight-word questions", rawQuestions, full.questions, merged.questions, listed.questions, changed.questions))
             """)
     }
 
@@ -158,5 +207,26 @@ final class RawFTS5 {
         ["", "-wal"].reduce(0) { total, suffix in
             total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)
         }
+    }
+}
+
+/// The ranked any-word query classes of issue 22, timed through the store.
+struct RankedClasses {
+    var pairs: [Double] = [], commonPairs: [Double] = [], common: [Double] = [], questions: [Double] = []
+
+    mutating func measure(_ store: Store, queries: [String], commonPairs pairsOfCommon: [String], common words: [String],
+                          questions sentences: [String]) async throws {
+        for query in queries { pairs.append(try await IndexBenchmark.timedSearch(store, query, ranked: true)) }
+        for pair in pairsOfCommon { commonPairs.append(try await IndexBenchmark.timedSearch(store, pair, ranked: true)) }
+        for word in words { common.append(try await IndexBenchmark.timedSearch(store, word, ranked: true)) }
+        for question in sentences { questions.append(try await IndexBenchmark.timedSearch(store, question, ranked: true)) }
+    }
+
+    static func row(_ name: String, _ raw: [Double], _ full: [Double], _ merged: [Double], _ listed: [Double], _ changed: [Double]) -> String {
+        func ms(_ values: [Double]) -> String {
+            Measure.format(Measure.percentile(values, 50) * 1000) + " / " + Measure.format(Measure.percentile(values, 99) * 1000)
+        }
+        func ratio(_ values: [Double]) -> String { Measure.format(Measure.percentile(listed, 99) / Measure.percentile(values, 99)) }
+        return "| \(name) | \(ms(raw)) | \(ms(full)) | \(ms(merged)) | \(ms(listed)) | \(ms(changed)) | \(ratio(raw)) | \(ratio(merged)) |"
     }
 }
