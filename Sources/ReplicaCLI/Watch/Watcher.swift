@@ -77,18 +77,28 @@ final class Watcher: Sendable {
     private func embed() async {
         let embeds = store.configuration.embedder != nil
         if !embeds, let reason = Context.unsaidMissingModelReason { Output.note(reason) }
-        var failing = false
+        var failing = false, listsFailing = false
         while !Task.isCancelled {
+            // The ranking lists of big indexes follow in the same quiet moments (see Store).
             do {
-                // The ranking lists of big indexes follow in the same quiet moments (see Store).
                 try await store.rebuildStaleRankingLists(minimumItems: Embedding.rankingListsMinimumItems)
-                if embeds { _ = try await store.embedPendingItems() }
-                failing = false
+                listsFailing = false
             } catch is CancellationError {
                 break   // the watcher is stopping
             } catch {
-                if !failing { Output.note("embedding for semantic search or rebuilding the ranking lists failed: \(ReplicaError.message(of: error)); trying again later") }
-                failing = true
+                if !listsFailing { Output.note("the ranking lists could not be rebuilt: \(ReplicaError.message(of: error)); searches score every match until they are; trying again later") }
+                listsFailing = true
+            }
+            if embeds {
+                do {
+                    _ = try await store.embedPendingItems()
+                    failing = false
+                } catch is CancellationError {
+                    break
+                } catch {
+                    if !failing { Output.note("embedding for semantic search failed: \(ReplicaError.message(of: error)); trying again later") }
+                    failing = true
+                }
             }
             try? await Task.sleep(for: reloadInterval * 2)
         }

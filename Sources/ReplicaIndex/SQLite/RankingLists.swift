@@ -30,8 +30,8 @@ import Synchronization
 /// A build also merges FTS5's segments into one (`optimize`): the result rows are then read through
 /// FTS5 (for their snippets) at one seek per word instead of one per word and segment.
 ///
-/// A word's frequency among all items (BM25's idf) is the one kept with its list while nothing changed,
-/// and FTS5's own count (`count(*)` of the word's matches) after a change. The floors were computed at
+/// A word's frequency among all items (BM25's idf) is the one kept with its list, corrected after changes
+/// by the changed items that had the word at the build (in its tiers) and those that have it now. The floors were computed at
 /// the average item length of the build; a bound at another average scales with it (see ``bound``).
 package enum RankingLists {
     /// FTS5's bm25 constants (fts5_aux.c).
@@ -278,7 +278,7 @@ package enum RankingLists {
             try tier.firstRow([.text(term.token), .integer(0)]) { (documents: $0.int64(0), floor: $0.double(1), entries: $0.blob(2)) }
         }
         guard firstTiers.contains(where: { $0 != nil }) else { return nil }
-        let changes = try connection.cached("SELECT id FROM ranking_changes LIMIT ?").rows([.integer(Int64(maximumChanges + 1))]) { $0.int64(0) }
+        let changes = try connection.cached("SELECT id FROM ranking_changes ORDER BY id LIMIT ?").rows([.integer(Int64(maximumChanges + 1))]) { $0.int64(0) }
         guard changes.count <= maximumChanges, let totals = try totals(connection), totals.rows > 0 else { return nil }
         // Unchanged, the index must still be what the lists were built from.
         if changes.isEmpty && (totals.rows != built.rows || totals.tokens != built.tokens) { return nil }
@@ -320,12 +320,41 @@ package enum RankingLists {
                 }
             }
         }
-        let count = try connection.cached("SELECT count(*) FROM items_text WHERE items_text MATCH ?")
+        // The changed items' numbers now, from FTS5 itself, one by one (a seek per word and segment each:
+        // one pass over the words' matches would read every item that has them).
+        var changedNumbers: [(rowID: Int64, numbers: [Double])] = []
+        if !changes.isEmpty {
+            try connection.cached("""
+                SELECT items_text.rowid, replica_frequencies(items_text, \(weightArguments)) FROM ranking_changes CROSS JOIN items_text
+                WHERE items_text.rowid = ranking_changes.id AND items_text MATCH ?
+                """).each([.text(expression)]) { row in
+                let numbers = row.withBlob(1) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
+                if numbers.count == phrases + 1 { changedNumbers.append((row.int64(0), numbers)) }
+                return true
+            }
+        }
+        let allTiers = try connection.cached("SELECT entries FROM ranking_lists WHERE term = ? ORDER BY tier")
         let postings = try connection.cached(
             "SELECT rowid, replica_frequencies(items_text, \(weightArguments)) FROM items_text WHERE items_text MATCH ? LIMIT ?")
-        for (phrase, (_, quoted)) in terms.enumerated() {
+        for (phrase, (token, quoted)) in terms.enumerated() {
             if let first = firstTiers[phrase] {
-                let live = changes.isEmpty ? first.documents : Int64(try count.firstRow([.text(quoted)], { $0.int64(0) }) ?? 0)
+                var live = first.documents
+                if !changes.isEmpty {
+                    // FTS5's count now: the build's, less the changed items that had the word then (found
+                    // in its tiers, by row id like `changes`), plus those that have it now.
+                    var before: Int64 = 0
+                    for entries in try allTiers.rows([.text(token)], { $0.blob(0) }) {
+                        var position = 0
+                        let intact = entries.withUnsafeBytes { raw in
+                            decode(raw) { rowID, _, _ in
+                                while position < changes.count && changes[position] < rowID { position += 1 }
+                                if position < changes.count && changes[position] == rowID { before += 1 }
+                            }
+                        }
+                        guard intact else { return nil }
+                    }
+                    live += Int64(changedNumbers.count { $0.numbers[phrase + 1] > 0 }) - before
+                }
                 idfs[phrase] = idf(rows: totals.rows, documents: live)
                 floors[phrase] = first.floor
                 complete[phrase] = first.floor == 0
@@ -360,27 +389,18 @@ package enum RankingLists {
             }
             return score
         }
-        // The items changed since the build, ranked by FTS5 itself: one by one when they are few, else
-        // in one pass over the words' matches (`+` keeps FTS5 from taking the row ids one by one).
-        if !changes.isEmpty {
-            let few = changes.count * phrases <= 64
-            let sql = few ? """
-                SELECT items_text.rowid, replica_frequencies(items_text, \(weightArguments))
-                FROM ranking_changes CROSS JOIN items_text CROSS JOIN items ON items.id = items_text.rowid
-                WHERE items_text.rowid = ranking_changes.id AND items_text MATCH ? AND items.expires > ?\(filters)
-                """ : """
-                SELECT items_text.rowid, replica_frequencies(items_text, \(weightArguments))
-                FROM items_text JOIN items ON items.id = items_text.rowid
-                WHERE items_text MATCH ? AND +items_text.rowid IN (SELECT id FROM ranking_changes) AND items.expires > ?\(filters)
-                """
-            try connection.cached(sql).each([.text(expression), .real(now)] + filterArguments) { row in
-                let numbers = row.withBlob(1) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
-                if numbers.count == phrases + 1 { accepted.append((row.int64(0), score(numbers), numbers.dropFirst().map { $0 > 0 })) }
+        let check = try connection.cached(
+            "SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)")
+        // The changed items that pass expiry and the filters, scored as FTS5 scores them.
+        for start in stride(from: 0, to: changedNumbers.count, by: 256) {
+            let batch = changedNumbers[start..<min(changedNumbers.count, start + 256)]
+            let numbers = Dictionary(batch.map { ($0.rowID, $0.numbers) }, uniquingKeysWith: { first, _ in first })
+            try check.each([.text("[" + batch.map { String($0.rowID) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
+                let rowID = row.int64(0)
+                if let numbers = numbers[rowID] { accepted.append((rowID, score(numbers), numbers.dropFirst().map { $0 > 0 })) }
                 return true
             }
         }
-        let check = try connection.cached(
-            "SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)")
 
         // The limit-th best accepted score: it only rises, so an item whose score or bound is at or below
         // it is out for good (ties aside), and is not looked at again.
