@@ -557,6 +557,8 @@ public final class Store: Sendable {
     /// `replica watch` call it after their writes.
     @discardableResult
     public func rebuildStaleRankingLists(accounts: [AccountID]? = nil, minimumItems: Int = 10_000) async throws -> Int {
+        // PostgreSQL keeps no ranking lists: nothing to open or ask.
+        guard database == .sqlite else { return 0 }
         var rebuilt = 0
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
         for account in accounts {
