@@ -20,18 +20,25 @@ typedef struct replica_fts5_tokenizer {
     Fts5Tokenizer *instance;
 } replica_fts5_tokenizer;
 
+// FTS5's API object of `db` (the documented `SELECT fts5(?1)` handshake).
+static inline int replica_fts5_api(sqlite3 *db, fts5_api **out) {
+    *out = 0;
+    sqlite3_stmt *statement = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, 0);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_pointer(statement, 1, (void *)out, "fts5_api_ptr", 0);
+    sqlite3_step(statement);
+    rc = sqlite3_finalize(statement);
+    if (rc != SQLITE_OK) return rc;
+    return *out == 0 ? SQLITE_ERROR : SQLITE_OK;
+}
+
 // Creates tokenizer `name` with `arguments` through `db`, which must stay open while it is used.
 static inline int replica_fts5_tokenizer_create(sqlite3 *db, const char *name, const char **arguments, int count,
                                                 replica_fts5_tokenizer *out) {
     fts5_api *api = 0;
-    sqlite3_stmt *statement = 0;
-    int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, 0);
+    int rc = replica_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;
-    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", 0);
-    sqlite3_step(statement);
-    rc = sqlite3_finalize(statement);
-    if (rc != SQLITE_OK) return rc;
-    if (api == 0) return SQLITE_ERROR;
     void *context = 0;
     rc = api->xFindTokenizer(api, name, &context, &out->methods);
     if (rc != SQLITE_OK) return rc;
@@ -76,13 +83,7 @@ static inline void replica_fts5_frequencies(const Fts5ExtensionApi *api, Fts5Con
 // Registers replica_frequencies on `db` (an FTS5 auxiliary function lives on one connection).
 static inline int replica_fts5_register_frequencies(sqlite3 *db) {
     fts5_api *api = 0;
-    sqlite3_stmt *statement = 0;
-    int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, 0);
+    int rc = replica_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;
-    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", 0);
-    sqlite3_step(statement);
-    rc = sqlite3_finalize(statement);
-    if (rc != SQLITE_OK) return rc;
-    if (api == 0) return SQLITE_ERROR;
     return api->xCreateFunction(api, "replica_frequencies", 0, replica_fts5_frequencies, 0);
 }

@@ -553,8 +553,8 @@ public final class Store: Sendable {
     /// Builds the ranking lists of every index of `accounts` (every signed-in account when `nil`) that
     /// holds at least `minimumItems` items and has none, or has more changes since its last build than
     /// the lists follow (``SearchableIndex/rankingListsAreStale(minimumItems:)``), so that ranked
-    /// searches of common words stay fast. Returns how many indexes were rebuilt. `sync`, `import` and
-    /// `replica watch` call it after their writes.
+    /// searches of common words stay fast. Returns how many indexes were rebuilt (always 0 on PostgreSQL,
+    /// which keeps no such lists). `sync`, `import`, `records import` and `replica watch` call it.
     @discardableResult
     public func rebuildStaleRankingLists(accounts: [AccountID]? = nil, minimumItems: Int = 10_000) async throws -> Int {
         // PostgreSQL keeps no ranking lists: nothing to open or ask.

@@ -37,9 +37,15 @@ package enum RankingLists {
     /// FTS5's bm25 constants (fts5_aux.c).
     static let k1 = 1.2
     static let b = 0.75
-    /// The column weights of the `rank` setting in migrations/index/0001-items.sql, in column order.
-    static let weights: [Double] = [10, 5, 5, 2, 1]
+    /// The column weights of the `rank` setting in migrations/index/0001-items.sql, by column, and as
+    /// `replica_frequencies`' arguments in column order.
+    static let columnWeights: [String: Int64] = ["title": 10, "keywords": 5, "people": 5, "description": 2, "body": 1]
     static let weightArguments = "10.0, 5.0, 5.0, 2.0, 1.0"
+
+    /// A `replica_frequencies` blob in `column` of `row`: the row's length, then each phrase's weighted frequency.
+    static func frequencies(_ row: Statement, column: Int32) -> [Double] {
+        row.withBlob(column) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
+    }
 
     /// How many items the first tier of each list keeps; each later tier keeps four times as many as
     /// the one before.
@@ -206,8 +212,6 @@ package enum RankingLists {
         }
         try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_text_instances USING fts5vocab(main, items_text, instance)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.items_text_instances") }
-        let columnWeights = ["title": Int64(weights[0]), "keywords": Int64(weights[1]), "people": Int64(weights[2]),
-                             "description": Int64(weights[3]), "body": Int64(weights[4])]
         let averageLength = Double(totals.tokens) / Double(totals.rows)
         let insert = try connection.prepare("INSERT INTO ranking_lists(term, tier, documents, floor, entries) VALUES (?, ?, ?, ?, ?)")
         var summary = Summary(terms: 0, entries: 0)
@@ -328,7 +332,7 @@ package enum RankingLists {
                 SELECT items_text.rowid, replica_frequencies(items_text, \(weightArguments)) FROM ranking_changes CROSS JOIN items_text
                 WHERE items_text.rowid = ranking_changes.id AND items_text MATCH ?
                 """).each([.text(expression)]) { row in
-                let numbers = row.withBlob(1) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
+                let numbers = frequencies(row, column: 1)
                 if numbers.count == phrases + 1 { changedNumbers.append((row.int64(0), numbers)) }
                 return true
             }
@@ -365,7 +369,7 @@ package enum RankingLists {
                 let most = threshold + changes.count
                 var found: [(Int64, Double, Double)] = []
                 try postings.each([.text(quoted), .integer(Int64(most + 1))]) { row in
-                    let numbers = row.withBlob(1) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
+                    let numbers = frequencies(row, column: 1)
                     found.append((row.int64(0), numbers.count > 1 ? numbers[1] : 0, numbers.first ?? 0))
                     return true
                 }
