@@ -7,14 +7,14 @@ import ReplicaSQLite
 /// items), in a `tsvector` whose weights say the column (A title, B keywords and people, C description, D
 /// body: BM25's column weights 10, 5, 5, 2 and 1) and whose positions keep the columns apart.
 package enum PostgresIndexText {
-    /// The tokenizer the SQLite index's FTS5 table is made with (`migrations/index/0001-items.sql`).
-    package static let tokenizer: FTS5Tokenizer = {
+    /// The tokenizer the SQLite index's FTS5 table is made with (``IndexTokenizer``).
+    package static var tokenizer: FTS5Tokenizer {
         do {
-            return try FTS5Tokenizer("porter unicode61 remove_diacritics 2")
+            return try IndexTokenizer.shared.get()
         } catch {
             fatalError("SQLite was built without FTS5's porter and unicode61 tokenizers: \(error)")
         }
-    }()
+    }
 
     /// The five full-text columns, in FTS5's order, with their `tsvector` weight and BM25 weight.
     package static let columns: [(weight: Character, bm25: Double)] = [("A", 10), ("B", 5), ("B", 5), ("C", 2), ("D", 1)]

@@ -120,15 +120,12 @@ package struct SQLiteIndexReader: IndexReader {
         return (found, inHeading, unreadable)
     }
 
-    /// The tokenizer of `items_text`, for the words FTS5 stores for a query's words.
-    static let tokenizer = Result { try FTS5Tokenizer("porter unicode61 remove_diacritics 2") }
-
     /// ``matches(_:pattern:limit:)`` for a ranked search of any of several single words, through the
     /// ranking lists (``RankingLists``): the same items in the same order, without scoring every match;
     /// `nil` when the lists do not apply or cannot prove the top.
     func rankedByLists(_ query: SearchQuery, pattern: FTSPattern, limit candidates: Int) throws
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
-        guard !pattern.requiresAll, query.predicate == nil, let tokenizer = try? Self.tokenizer.get() else { return nil }
+        guard !pattern.requiresAll, query.predicate == nil, let tokenizer = try? IndexTokenizer.shared.get() else { return nil }
         var phrases: [(token: String, expression: String)] = []
         for term in pattern.meaningfulTerms {
             guard case .word(let word, prefix: false) = term else { return nil }

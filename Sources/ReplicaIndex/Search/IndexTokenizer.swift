@@ -1,0 +1,11 @@
+import ReplicaSQLite
+
+/// The tokenizer of the index's full-text table (`tokenize` in `migrations/index/0001-items.sql`), made
+/// once per process. The SQLite reader splits a query's words with it as FTS5 stored them; the
+/// PostgreSQL store builds its `tsvector`s with it, so that both backends match the same items.
+package enum IndexTokenizer {
+    package static let specification = "porter unicode61 remove_diacritics 2"
+
+    /// The tokenizer, or why this SQLite cannot make it (built without FTS5's porter or unicode61).
+    package static let shared = Result { try FTS5Tokenizer(specification) }
+}
