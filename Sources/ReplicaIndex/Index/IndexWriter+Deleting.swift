@@ -59,6 +59,7 @@ extension SQLiteIndexWriter {
         // Its settings (ranking weights, hash size) are kept; 'version' belongs to FTS5 itself.
         let settings = try connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows { ($0.text(0), $0.value(1)) }
         try RankingLists.clear(connection)
+        keepsRankingLists = false
         try connection.execute("DROP TABLE items_text")
         try connection.execute("DELETE FROM items")
         try connection.execute(sql)
@@ -88,6 +89,12 @@ extension SQLiteIndexWriter {
 extension SQLiteIndexWriter {
     /// Builds the ranking lists from the index as it is (``RankingLists``), replacing any.
     package func rebuildRankingLists() throws -> RankingLists.Summary? {
-        try RankingLists.build(connection, now: now)
+        keepsRankingLists = nil
+        return try RankingLists.build(connection, now: now)
+    }
+
+    package func removeRankingLists() throws {
+        keepsRankingLists = false
+        try RankingLists.clear(connection)
     }
 }

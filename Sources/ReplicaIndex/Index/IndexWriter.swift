@@ -32,6 +32,10 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Set while a bulk load into an empty index runs without the identifier index (its identifiers are
     /// known to be distinct): rows are inserted without looking for one to replace.
     var insertsAreNew = false
+    /// Whether the index keeps ranking lists, which the writer tells of every row whose text it indexes
+    /// (deletes reach them through a trigger; see migration 0011): read once per writer, and again after
+    /// it builds or removes them.
+    var keepsRankingLists: Bool?
     private lazy var indexTextStatement = Result { try connection.cached(Self.indexTextSQL) }
     private lazy var updateStatement = Result { try connection.cached(Self.updateSQL) }
     private lazy var storedRowStatement = Result { try connection.cached(Self.storedRowSQL) }
@@ -236,6 +240,13 @@ package final class SQLiteIndexWriter: IndexWriter {
     }
 
     /// Adds the full-text entries of a row just written.
+    private func rankingListsAreKept() throws -> Bool {
+        if let keepsRankingLists { return keepsRankingLists }
+        let kept = try RankingLists.areKept(connection)
+        keepsRankingLists = kept
+        return kept
+    }
+
     private func indexText(_ id: Int64, _ text: TextColumns) throws {
         let statement = try indexTextStatement.get()
         let previous = lastBoundText
@@ -245,6 +256,7 @@ package final class SQLiteIndexWriter: IndexWriter {
         try text.bind(to: statement, from: 2, after: previous)
         try statement.step()
         lastBoundText = text
+        if try rankingListsAreKept() { try RankingLists.recordChange(id, connection) }
     }
 
     /// Records a content type's tree once per transaction, so filters can match types under it.

@@ -240,6 +240,13 @@ public final class SearchableIndex: Sendable {
         try await write(purgingExpired: false) { writer in try writer.rebuildRankingLists()?.terms ?? 0 }
     }
 
+    /// Drops the ranking lists and stops recording changes for them: ranked searches score every match,
+    /// and writes pay nothing for the lists, until ``rebuildRankingLists()`` builds them again. Returns at
+    /// once on a backend without them.
+    public func removeRankingLists() async throws {
+        try await write(purgingExpired: false) { writer in try writer.removeRankingLists() }
+    }
+
     /// Whether the ranking lists are missing or behind enough that ranked searches score every match:
     /// a watcher rebuilds them when idle (``rebuildRankingLists()``).
     public func rankingListsAreStale(minimumItems: Int = 10_000) async throws -> Bool {

@@ -16,8 +16,8 @@ import Synchronization
 /// single words (no phrases or prefixes, no predicate), at least one with a list, then proves its top
 /// results, MaxScore-style:
 /// - the first tier of each word with a list is read; a word without one is in few items, all read
-///   through FTS5 with their numbers; every item written since the build (`ranking_changes`, kept by
-///   triggers in the writing transaction) is ranked by FTS5 itself;
+///   through FTS5 with their numbers; every item written since the build (`ranking_changes`, kept in
+///   the writing transaction by the writer, and by a trigger for deletes) is ranked by FTS5 itself;
 /// - an item whose every word's contribution is known (read, or known absent since the word's tiers are
 ///   all read) has its exact score, the sum FTS5's `bm25()` makes; such items are checked against
 ///   expiry and the filters best first until the `limit`-th best score is known;
@@ -189,6 +189,18 @@ package enum RankingLists {
             .run([.integer(totals.rows), .integer(totals.tokens), .integer(Int64(firstTier)), .integer(Int64(threshold)),
                   .real(now.timeIntervalSince1970)])
         return summary
+    }
+
+    /// Whether the index keeps lists, so that its writes must be recorded (``recordChange(_:_:)``).
+    static func areKept(_ connection: Connection) throws -> Bool {
+        try connection.cached("SELECT 1 FROM ranking_state").firstRow([], { _ in true }) == true
+    }
+
+    /// Records a row the lists do not know, written in the current transaction: searches rank it through
+    /// FTS5 until the next build. The writer calls it for every row whose text it indexes (new or
+    /// rewritten); a trigger records deleted ones (migrations 0010 and 0011).
+    static func recordChange(_ id: Int64, _ connection: Connection) throws {
+        try connection.cached("INSERT OR IGNORE INTO ranking_changes(id) VALUES (?)").run([.integer(id)])
     }
 
     /// Removes the lists: searches score every match until they are built again.

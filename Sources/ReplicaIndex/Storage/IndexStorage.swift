@@ -170,6 +170,8 @@ package protocol IndexWriter: AnyObject {
     /// Builds the backend's structures for ranked search of common words from the index as it is
     /// (SQLite: ``RankingLists``); `nil` when the backend keeps none.
     func rebuildRankingLists() throws -> RankingLists.Summary?
+    /// Drops those structures (a no-op for a backend that keeps none).
+    func removeRankingLists() throws
 
     // MARK: State kept beside the items
 
@@ -240,6 +242,8 @@ extension IndexWriter {
     package func purgeExpired() throws -> Int { try purgeExpired(limit: 1000) }
 
     package func rebuildRankingLists() throws -> RankingLists.Summary? { nil }
+
+    package func removeRankingLists() throws {}
 }
 
 // Rules every backend's writer follows, written once over the protocol.

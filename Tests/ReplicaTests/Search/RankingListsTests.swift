@@ -174,14 +174,32 @@ import ReplicaTestSupport
         var random = SplitMix(seed: 7)
         try await index.indexItems((0..<400).map { item($0, &random) })
         try await buildLists(index)
-        // The full-text index changed behind the lists' back (no trigger saw it): the totals differ.
+        // The full-text index changed behind the lists' back (not through the writer, which records what it
+        // inserts): the totals differ.
         try await index.write(purgingExpired: false) { writer in
             let connection = (writer as! SQLiteIndexWriter).connection
-            try connection.execute("DROP TRIGGER items_inserted_ranking")
             try connection.execute("INSERT INTO items(identifier, expires, attributes, indexed, title) VALUES ('x', 32503680000, '{}', 0, 'kalo kalo')")
             try connection.execute("INSERT INTO items_text(rowid, title) SELECT id, title FROM items WHERE identifier = 'x'")
         }
         let (used, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used == 0)
+    }
+    @Test func removedListsAreNotUsedAndWritesRecordNothingForThem() async throws {
+        let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
+        let index = try await storage.store.index(account: "alice")
+        var random = SplitMix(seed: 9)
+        try await index.indexItems((0..<400).map { item($0, &random) })
+        try await buildLists(index)
+        try await index.removeRankingLists()
+        #expect(try await index.rankingListsAreStale(minimumItems: 100))
+        try await index.indexItems((400..<420).map { item($0, &random) })
+        let recorded = try await index.read { reader in
+            try (reader as! SQLiteIndexReader).connection.scalarInt("SELECT (SELECT count(*) FROM ranking_changes) + (SELECT count(*) FROM ranking_lists)")
+        }
+        #expect(recorded == 0)
+        let (used, _) = try await compare(index, queries: 100, seed: 6)
+        #expect(used == 0)
+        try await index.rebuildRankingLists()
+        #expect(try await !index.rankingListsAreStale(minimumItems: 100))
     }
 }
