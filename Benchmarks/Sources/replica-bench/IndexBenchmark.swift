@@ -19,6 +19,8 @@ enum IndexBenchmark {
         var rawCommonOr: [Double] = [], rawQuestions: [Double] = []
         var full = RankedClasses(), listed = RankedClasses(), changed = RankedClasses(), merged = RankedClasses()
         var updateRates: [Double] = [], listedUpdateRates: [Double] = []
+        // The lists' cost to writes on one index, with them and without them (items/s per pass).
+        var withLists = (updates: [Double](), inserts: [Double]()), withoutLists = (updates: [Double](), inserts: [Double]())
         var listBuild: [Double] = [], listedSize = 0
 
         var rawRates: [Double] = [], replicaRates: [Double] = [], tunedRates: [Double] = []
@@ -90,6 +92,32 @@ enum IndexBenchmark {
                     // Past 512 changes the lists are left aside: every match is scored again, now on the
                     // index the build merged into one segment (the fair comparison for the lists).
                     try await merged.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+                    // What the lists cost writes, on the same index: passes with and without them, each right
+                    // after a build (which merges FTS5 into one segment), so that only the lists differ. Each
+                    // pass updates 2,000 items in place and adds 2,000 new ones, 100 a batch.
+                    func batchRate(_ batch: [SearchableItem]) async throws -> Double {
+                        let seconds = try await Measure.seconds {
+                            for start in stride(from: 0, to: batch.count, by: 100) { try await index.indexItems(Array(batch[start..<min(start + 100, batch.count)])) }
+                        }
+                        return Double(batch.count) / seconds
+                    }
+                    for pass in 0..<(itemCount > 200_000 ? 1 : 3) {
+                        for listed in [true, false] {
+                            try await index.rebuildRankingLists()
+                            if !listed { try await index.removeRankingLists() }
+                            let mark = "pass\(pass)\(listed ? "with" : "without")"
+                            let updates = try await batchRate(items.prefix(2_000).map { revised($0, mark) })
+                            let inserts = try await batchRate(items.dropFirst(10_000).prefix(2_000).map { item in
+                                SearchableItem(uniqueIdentifier: ItemIdentifier("\(mark)-\(item.uniqueIdentifier.rawValue)"), domainIdentifier: item.domainIdentifier,
+                                               attributeSet: item.attributeSet, expirationDate: item.expirationDate)
+                            })
+                            if listed {
+                                withLists.updates.append(updates); withLists.inserts.append(inserts)
+                            } else {
+                                withoutLists.updates.append(updates); withoutLists.inserts.append(inserts)
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -121,7 +149,13 @@ enum IndexBenchmark {
             in \(Measure.format(Measure.median(listBuild))) s; index \(replicaSize / 1_048_576) MiB without them,
             \(listedSize / 1_048_576) MiB with them, \(Measure.format(Double(listedSize) / Double(replicaSize)))×), and through them
             with 100 items changed since the build. Updates in place, 100 a batch: \(Int(Measure.median(updateRates))) items/s
-            without lists, \(Int(Measure.median(listedUpdateRates))) with them (\(Measure.format(Measure.median(listedUpdateRates) / Measure.median(updateRates)))×).
+            without lists, \(Int(Measure.median(listedUpdateRates))) with them (\(Measure.format(Measure.median(listedUpdateRates) / Measure.median(updateRates)))×;
+            the first before the build, the second after it: not like for like).
+            The lists' cost to writes on one index, passes alternating, each right after a build (medians of \(withLists.updates.count)):
+            updates in place \(Int(Measure.median(withLists.updates))) items/s with the lists, \(Int(Measure.median(withoutLists.updates))) without
+            (\(Measure.format(Measure.median(withLists.updates) / Measure.median(withoutLists.updates)))×; passes \(withLists.updates.map { String(Int($0)) }.joined(separator: ", ")) / \(withoutLists.updates.map { String(Int($0)) }.joined(separator: ", ")));
+            new items \(Int(Measure.median(withLists.inserts))) with, \(Int(Measure.median(withoutLists.inserts))) without
+            (\(Measure.format(Measure.median(withLists.inserts) / Measure.median(withoutLists.inserts)))×; passes \(withLists.inserts.map { String(Int($0)) }.joined(separator: ", ")) / \(withoutLists.inserts.map { String(Int($0)) }.joined(separator: ", "))).
 
             | query class | raw FTS5 p50 / p99 (ms) | every match p50 / p99 | every match, merged | lists p50 / p99 | lists, 100 changed | lists ÷ raw p99 | lists ÷ merged p99 |
             |---|---|---|---|---|---|---|---|
@@ -138,10 +172,49 @@ enum IndexBenchmark {
         FileHandle.standardError.write(Data("loaded\n".utf8))
         for _ in 0..<3 {
             let directory = try Measure.scratchDirectory("profile")
-            let index = try await Store(directory: URL(fileURLWithPath: directory)).index(account: "bench")
+            let store = try Store(directory: URL(fileURLWithPath: directory))
+            try await store.signIn("bench")
+            let index = try await store.index(account: "bench")
             let seconds = try await Measure.seconds { try await index.indexItems(items) }
             print("\(Int(Double(items.count) / seconds)) items/s")
             Measure.removeDirectory(directory)
+        }
+    }
+
+    /// Loads the corpus into a store, then updates 2,000 items in place (100 a batch) six times, every other
+    /// time with triggers on items' INSERT and UPDATE made by hand (never firing, as migration 0010's did
+    /// before lists were built): for `perf record`, and to compare the two.
+    static func profileUpdates(corpus: String, itemCount: Int) async throws {
+        let items = try Corpus.paragraphs(in: corpus, count: itemCount).map(makeItem)
+        let directory = try Measure.scratchDirectory("profile-updates")
+        defer { Measure.removeDirectory(directory) }
+        let store = try Store(directory: URL(fileURLWithPath: directory))
+        try await store.signIn("bench")
+        let index = try await store.index(account: "bench")
+        try await index.indexItems(items)
+        guard let file = FileManager.default.enumerator(atPath: directory)?.compactMap({ $0 as? String }).first(where: { $0.hasSuffix("/default.sqlite") }) else {
+            throw BenchError("no index file")
+        }
+        let raw = try Connection(path: directory + "/" + file)
+        FileHandle.standardError.write(Data("loaded\n".utf8))
+        for pass in 0..<6 {
+            let trigger = pass % 2 == 1
+            if trigger {
+                try raw.execute("CREATE TRIGGER bench_inserted AFTER INSERT ON items WHEN new.id < 0 BEGIN SELECT 1; END")
+                try raw.execute("CREATE TRIGGER bench_updated AFTER UPDATE OF title ON items WHEN new.id < 0 BEGIN SELECT 1; END")
+            } else {
+                try raw.execute("DROP TRIGGER IF EXISTS bench_inserted")
+                try raw.execute("DROP TRIGGER IF EXISTS bench_updated")
+            }
+            let updated = items.prefix(2_000).map { item in
+                var item = item
+                item.attributeSet.title = (item.attributeSet.title ?? "") + " pass\(pass)"
+                return item
+            }
+            let seconds = try await Measure.seconds {
+                for start in stride(from: 0, to: updated.count, by: 100) { try await index.indexItems(Array(updated[start..<start + 100])) }
+            }
+            print("pass \(pass)\(trigger ? ", with triggers" : ""): \(Int(Double(updated.count) / seconds)) updates/s")
         }
     }
 

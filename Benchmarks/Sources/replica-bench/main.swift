@@ -108,6 +108,8 @@ do {
     case "raw-load":
         guard let database = option("--database") else { throw BenchError("raw-load needs --database PATH") }
         try FilesBenchmark.rawLoad(corpus: corpus, database: database)
+    case "profile-updates":
+        try await IndexBenchmark.profileUpdates(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     case "profile-index":
         // Loads the corpus, then only indexes, three times: for `perf record --delay`.
         try await IndexBenchmark.profile(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
