@@ -73,13 +73,9 @@ enum IndexBenchmark {
                         item.attributeSet.title = (item.attributeSet.title ?? "") + " " + mark
                         return item
                     }
+                    func batchRate(_ batch: [SearchableItem]) async throws -> Double { try await rate(index, writing: batch) }
                     var updated = items.prefix(2_000).map { revised($0, "revised") }
-                    func updateRate() async throws -> Double {
-                        let seconds = try await Measure.seconds {
-                            for start in stride(from: 0, to: updated.count, by: 100) { try await index.indexItems(Array(updated[start..<start + 100])) }
-                        }
-                        return Double(updated.count) / seconds
-                    }
+                    func updateRate() async throws -> Double { try await batchRate(updated) }
                     updateRates.append(try await updateRate())
                     listBuild.append(try await Measure.seconds { try await index.rebuildRankingLists() })
                     try await listed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
@@ -95,12 +91,6 @@ enum IndexBenchmark {
                     // What the lists cost writes, on the same index: passes with and without them, each right
                     // after a build (which merges FTS5 into one segment), so that only the lists differ. Each
                     // pass updates 2,000 items in place and adds 2,000 new ones, 100 a batch.
-                    func batchRate(_ batch: [SearchableItem]) async throws -> Double {
-                        let seconds = try await Measure.seconds {
-                            for start in stride(from: 0, to: batch.count, by: 100) { try await index.indexItems(Array(batch[start..<min(start + 100, batch.count)])) }
-                        }
-                        return Double(batch.count) / seconds
-                    }
                     for pass in 0..<(itemCount > 200_000 ? 1 : 3) {
                         for listed in [true, false] {
                             try await index.rebuildRankingLists()
@@ -211,11 +201,16 @@ enum IndexBenchmark {
                 item.attributeSet.title = (item.attributeSet.title ?? "") + " pass\(pass)"
                 return item
             }
-            let seconds = try await Measure.seconds {
-                for start in stride(from: 0, to: updated.count, by: 100) { try await index.indexItems(Array(updated[start..<start + 100])) }
-            }
-            print("pass \(pass)\(trigger ? ", with triggers" : ""): \(Int(Double(updated.count) / seconds)) updates/s")
+            print("pass \(pass)\(trigger ? ", with triggers" : ""): \(Int(try await rate(index, writing: updated))) updates/s")
         }
+    }
+
+    /// Items per second writing `batch` into `index`, 100 items a call.
+    static func rate(_ index: SearchableIndex, writing batch: [SearchableItem]) async throws -> Double {
+        let seconds = try await Measure.seconds {
+            for start in stride(from: 0, to: batch.count, by: 100) { try await index.indexItems(Array(batch[start..<min(start + 100, batch.count)])) }
+        }
+        return Double(batch.count) / seconds
     }
 
     static func makeItem(_ paragraph: Paragraph) -> SearchableItem {
