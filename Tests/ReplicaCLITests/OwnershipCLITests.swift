@@ -3,10 +3,12 @@ import Testing
 import ReplicaTestSupport
 
 /// An owner (the API, the record store, one named source) changes only the items it made, whatever
-/// identifiers it sends: the attacks of a source or an import that reuse another owner's identifier.
+/// identifiers it sends: the attacks of a source or an import that reuse another owner's identifier. On
+/// both backends.
 @Suite struct OwnershipCLITests {
     let directory: TemporaryDirectory
-    var store: String { directory.path + "/store" }
+    let place: CLIPlace
+    var store: String { place.store }
     var notes: String { directory.path + "/notes" }
 
     static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -14,8 +16,14 @@ import ReplicaTestSupport
 
     init() throws {
         directory = try TemporaryDirectory()
-        try Fixtures.signIn(store: store, "a")
+        place = CLIPlace(directory: directory)
         try FileManager.default.createDirectory(atPath: notes, withIntermediateDirectories: true)
+    }
+
+    /// The store on `backend`, account `a` signed in, with one record the record store made.
+    @available(*, noasync, message: "it waits for a process")
+    func start(on backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let record = #"{"account": "a", "kind": "note", "id": "r1", "version": 1, "fields": {"title": "original quarterly plan"}}"#
         #expect(try replica("records", "import", "-", input: record).status == 0)
     }
@@ -23,7 +31,7 @@ import ReplicaTestSupport
     @discardableResult
     @available(*, noasync, message: "it waits for a process")
     func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
-        try ReplicaProcess.run(["--store", store] + arguments, input: input)
+        try ReplicaProcess.run(place.arguments + arguments, input: input)
     }
 
     @available(*, noasync, message: "it waits for a process")
@@ -31,7 +39,9 @@ import ReplicaTestSupport
         try replica("search", "--json", word).standardOutput
     }
 
-    @Test func aSourceNamedLikeARecordKindCannotReplaceOrDeleteTheRecordsItem() throws {
+    @Test(arguments: TestBackend.available)
+    func aSourceNamedLikeARecordKindCannotReplaceOrDeleteTheRecordsItem(_ backend: TestBackend) throws {
+        try start(on: backend)
         // A plugin source named `note` whose key `a:r1` makes the identifier `note:a:r1`: the record's.
         try #"{"title": "forged words", "body": "forged"}"#.write(toFile: notes + "/a:r1.json", atomically: true, encoding: .utf8)
         try #"{"title": "honest words", "body": "its own"}"#.write(toFile: notes + "/own.json", atomically: true, encoding: .utf8)
@@ -56,7 +66,9 @@ import ReplicaTestSupport
 
     /// A plugin's deletion of another owner's item is kept out, and `status` says so (it said nothing);
     /// changes dropped when a plugin goes idle without committing them no longer show as waiting.
-    @Test func aPluginsRefusedDeletionAndDroppedChangesAreShownInStatus() throws {
+    @Test(arguments: TestBackend.available)
+    func aPluginsRefusedDeletionAndDroppedChangesAreShownInStatus(_ backend: TestBackend) throws {
+        try start(on: backend)
         func plugin(_ name: String, _ messages: [String]) throws -> String {
             let path = directory.path + "/\(name).py"
             try (["import sys", "sys.stdin.readline()"] + messages.map { "print(\(String(reflecting: $0)), flush=True)" }
@@ -76,7 +88,9 @@ import ReplicaTestSupport
         #expect(!status.contains("1 changes waiting"), "\(status)")
     }
 
-    @Test func anImportCannotReplaceOrDeleteAnItemTheRecordStoreMade() throws {
+    @Test(arguments: TestBackend.available)
+    func anImportCannotReplaceOrDeleteAnItemTheRecordStoreMade(_ backend: TestBackend) throws {
+        try start(on: backend)
         let lines = [
             #"{"uniqueIdentifier": "note:a:r1", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "forged"}}"#,
             #"{"uniqueIdentifier": "mine", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "mine forged"}}"#,
@@ -95,8 +109,10 @@ import ReplicaTestSupport
         #expect(!(try replica("status", "--json").standardOutput.contains(#""lastClientState":"v9""#)))
     }
 
-    @Test func aLateLineForASignedOutAccountIsRefusedAndTheOthersAreWritten() throws {
-        try Fixtures.signIn(store: store, "b")
+    @Test(arguments: TestBackend.available)
+    func aLateLineForASignedOutAccountIsRefusedAndTheOthersAreWritten(_ backend: TestBackend) throws {
+        try start(on: backend)
+        #expect(try replica("accounts", "sign-in", "b").status == 0)
         #expect(try replica("accounts", "sign-out", "b").status == 0)
         let records = [
             #"{"account": "b", "kind": "note", "id": "1", "version": 2, "fields": {"title": "late delivery"}}"#,
