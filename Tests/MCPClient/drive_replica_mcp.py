@@ -1,6 +1,7 @@
 """Drives `replica mcp` with the official MCP Python client (`pip install mcp`).
 
-Usage: python drive_replica_mcp.py REPLICA STORE
+Usage: python drive_replica_mcp.py REPLICA STORE_ARGUMENTS…
+(what names the store, such as `--store DIR` or `--store DIR --database URL`)
 Prints one JSON object with what the client saw; any failure to connect or call raises (non-zero exit).
 """
 import asyncio
@@ -12,8 +13,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 
-async def main(replica: str, store: str) -> None:
-    server = StdioServerParameters(command=replica, args=["--store", store, "mcp", "--me", "Ada Lovelace,ada@example.com"])
+async def main(replica: str, store: list[str]) -> None:
+    server = StdioServerParameters(command=replica, args=[*store, "mcp", "--me", "Ada Lovelace,ada@example.com"])
     seen = {}
     async with Client(server, read_timeout_seconds=30) as client:
         seen["server"] = client.server_info.name if client.server_info else None
@@ -33,4 +34,4 @@ async def main(replica: str, store: str) -> None:
     print(json.dumps(seen))
 
 
-asyncio.run(main(sys.argv[1], sys.argv[2]))
+asyncio.run(main(sys.argv[1], sys.argv[2:]))

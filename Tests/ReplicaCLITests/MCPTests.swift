@@ -4,19 +4,23 @@ import Replica
 import ReplicaTestSupport
 
 /// `replica mcp`: the search tool over the Model Context Protocol, checked with the official client and
-/// with malformed messages no client would send.
+/// with malformed messages no client would send, on both backends.
 @Suite struct MCPTests {
-    let directory: TemporaryDirectory
-    var store: String { directory.path + "/store" }
+    let place: CLIPlace
 
     init() throws {
-        directory = try TemporaryDirectory()
-        try Fixtures.signIn(store: directory.path + "/store", "a")
+        place = CLIPlace(directory: try TemporaryDirectory())
+    }
+
+    /// The store on `backend`, with account `a`'s two messages from the record store.
+    @available(*, noasync, message: "it waits for a process")
+    func start(on backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
         let records = """
             {"account": "a", "kind": "message", "id": "m1", "version": 1, "fields": {"title": "Launch party", "text": "launch party", "authors": "Ada Lovelace"}}
             {"account": "a", "kind": "message", "id": "m2", "version": 1, "fields": {"title": "Re: launch", "text": "launch is late", "authors": "Grace Hopper"}}
             """
-        #expect(try ReplicaProcess.run(["--store", store, "records", "import", "-"], input: records).status == 0)
+        #expect(try ReplicaProcess.run(place.arguments + ["records", "import", "-"], input: records).status == 0)
     }
 
     static var packageRoot: URL {
@@ -30,12 +34,14 @@ import ReplicaTestSupport
         return packageRoot.appendingPathComponent(".tools/mcp-venv/bin/python3")
     }
 
-    @Test func theOfficialPythonClientConnectsListsAndCalls() throws {
+    @Test(arguments: TestBackend.available)
+    func theOfficialPythonClientConnectsListsAndCalls(_ backend: TestBackend) throws {
         // This test must run: without the client it fails, saying how to install it.
         try #require(FileManager.default.isExecutableFile(atPath: Self.python.path),
                      "the official MCP client is not installed at \(Self.python.path): run scripts/setup-mcp-client.sh")
+        try start(on: backend)
         let script = Self.packageRoot.appendingPathComponent("Tests/MCPClient/drive_replica_mcp.py").path
-        let result = try ReplicaProcess.run(executable: Self.python, [script, ReplicaProcess.executable.path, store], timeout: 120)
+        let result = try ReplicaProcess.run(executable: Self.python, [script, ReplicaProcess.executable.path] + place.arguments, timeout: 120)
         try #require(result.status == 0, "the client failed: \(result.standardError)")
         let seen = try JSON.parse(result.standardOutput)
         #expect(seen["server"]?.stringValue == "replica")
@@ -54,7 +60,9 @@ import ReplicaTestSupport
         #expect(seen["unknownTool"]?.intValue == -32602)
     }
 
-    @Test func malformedMessagesGetJSONRPCErrorsAndTheServerGoesOn() throws {
+    @Test(arguments: TestBackend.available)
+    func malformedMessagesGetJSONRPCErrorsAndTheServerGoesOn(_ backend: TestBackend) throws {
+        try start(on: backend)
         let messages = [
             #"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}"#,
             #"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
@@ -68,7 +76,7 @@ import ReplicaTestSupport
             #"{"jsonrpc": "2.0", "id": "eight", "method": "tools/call", "params": {"name": "search", "arguments": {"query": "party"}}}"#,
             #"{"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"protocolVersion": "1999-01-01"}}"#,
         ]
-        let result = try ReplicaProcess.run(["--store", store, "mcp", "--format", "compact"], input: messages.joined(separator: "\n") + "\n")
+        let result = try ReplicaProcess.run(place.arguments + ["mcp", "--format", "compact"], input: messages.joined(separator: "\n") + "\n")
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError == "replica: mcp: serving the tool 'search' on standard input and output\n")
         let responses = try result.standardOutput.split(separator: "\n").map { try JSON.parse(String($0)) }
