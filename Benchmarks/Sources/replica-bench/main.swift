@@ -109,6 +109,7 @@ do {
         guard let database = option("--database") else { throw BenchError("raw-load needs --database PATH") }
         try FilesBenchmark.rawLoad(corpus: corpus, database: database)
     case "profile-updates":
+        // A bulk load, then updates in place, every other pass with never-firing triggers on items.
         try await IndexBenchmark.profileUpdates(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     case "profile-index":
         // Loads the corpus, then only indexes, three times: for `perf record --delay`.

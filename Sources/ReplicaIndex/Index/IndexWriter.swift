@@ -239,7 +239,6 @@ package final class SQLiteIndexWriter: IndexWriter {
         try dropVectorsOfChangedText(id)
     }
 
-    /// Adds the full-text entries of a row just written.
     private func rankingListsAreKept() throws -> Bool {
         if let keepsRankingLists { return keepsRankingLists }
         let kept = try RankingLists.areKept(connection)
@@ -247,6 +246,7 @@ package final class SQLiteIndexWriter: IndexWriter {
         return kept
     }
 
+    /// Adds the full-text entries of a row just written, and tells the ranking lists of it.
     private func indexText(_ id: Int64, _ text: TextColumns) throws {
         let statement = try indexTextStatement.get()
         let previous = lastBoundText

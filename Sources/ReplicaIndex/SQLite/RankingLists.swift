@@ -205,7 +205,7 @@ package enum RankingLists {
 
     /// Removes the lists: searches score every match until they are built again.
     static func clear(_ connection: Connection) throws {
-        // The state first, so the triggers stop recording changes for what follows.
+        // The state first, so that nothing records changes for what follows (the DELETE trigger tests it).
         try connection.execute("DELETE FROM ranking_state")
         try connection.execute("DELETE FROM ranking_changes")
         try connection.execute("DELETE FROM ranking_lists")

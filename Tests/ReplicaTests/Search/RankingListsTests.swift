@@ -129,12 +129,21 @@ import ReplicaTestSupport
         #expect(summary.terms > 20)
     }
 
-    @Test func listsGiveTheFullRankingsTopUnderEveryWrite() async throws {
+    /// A SQLite store with alice's index of `count` random items and its lists built (``buildLists(_:)``);
+    /// keep `storage` for as long as the index is used, and `random` to make more items.
+    func listedIndex(of count: Int, seed: UInt64) async throws -> (storage: TestStore, index: SearchableIndex, random: SplitMix) {
         let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
         let index = try await storage.store.index(account: "alice")
-        var random = SplitMix(seed: 22)
-        try await index.indexItems((0..<1_500).map { item($0, &random) })
+        var random = SplitMix(seed: seed)
+        try await index.indexItems((0..<count).map { item($0, &random) })
         try await buildLists(index)
+        return (storage, index, random)
+    }
+
+    @Test func listsGiveTheFullRankingsTopUnderEveryWrite() async throws {
+        let (storage, index, seeded) = try await listedIndex(of: 1_500, seed: 22)
+        defer { withExtendedLifetime(storage) {} }
+        var random = seeded
 
         // Built: nearly every ranked search of single words goes through the lists, and all agree.
         var (used, ranked) = try await compare(index, queries: 700, seed: 1)
@@ -169,11 +178,8 @@ import ReplicaTestSupport
     }
 
     @Test func damagedListsAreNotUsedAndARebuildMendsThem() async throws {
-        let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
-        let index = try await storage.store.index(account: "alice")
-        var random = SplitMix(seed: 7)
-        try await index.indexItems((0..<400).map { item($0, &random) })
-        try await buildLists(index)
+        let (storage, index, _) = try await listedIndex(of: 400, seed: 7)
+        defer { withExtendedLifetime(storage) {} }
         // The full-text index changed behind the lists' back (not through the writer, which records what it
         // inserts): the totals differ.
         try await index.write(purgingExpired: false) { writer in
@@ -184,12 +190,11 @@ import ReplicaTestSupport
         let (used, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used == 0)
     }
+
     @Test func removedListsAreNotUsedAndWritesRecordNothingForThem() async throws {
-        let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
-        let index = try await storage.store.index(account: "alice")
-        var random = SplitMix(seed: 9)
-        try await index.indexItems((0..<400).map { item($0, &random) })
-        try await buildLists(index)
+        let (storage, index, seeded) = try await listedIndex(of: 400, seed: 9)
+        defer { withExtendedLifetime(storage) {} }
+        var random = seeded
         try await index.removeRankingLists()
         #expect(try await index.rankingListsAreStale(minimumItems: 100))
         try await index.indexItems((400..<420).map { item($0, &random) })
