@@ -5,18 +5,19 @@ import ReplicaTestSupport
 
 /// What the command line does when the embedding model cannot be used — damaged, a FIFO, or a
 /// `REPLICA_MODEL_DIR` naming a folder without one: it answers by the words, says why in one line on
-/// standard error, exits 0, and never crashes, hangs or quietly uses another model.
+/// standard error, exits 0, and never crashes, hangs or quietly uses another model. On both backends.
 @Suite(.serialized) struct ModelCLITests {
     static let item = #"{"uniqueIdentifier": "cat", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "Afternoon", "textContent": "The feline dozed on the rug all afternoon.", "contentType": "public.plain-text"}}"#
 
-    /// Runs `replica` on `store` with `REPLICA_MODEL_DIR=model`, killed (and the test failed) after 120 s.
-    static func replica(_ store: String, model: String, _ arguments: [String], input: String? = nil) async throws -> ProcessResult {
-        try await replica(store, environment: ["REPLICA_MODEL_DIR": model], arguments, input: input)
+    /// Runs `replica` on the store of `place` with `REPLICA_MODEL_DIR=model`, killed (and the test failed)
+    /// after 120 s.
+    static func replica(_ place: CLIPlace, model: String, _ arguments: [String], input: String? = nil) async throws -> ProcessResult {
+        try await replica(place, environment: ["REPLICA_MODEL_DIR": model], arguments, input: input)
     }
 
-    /// Runs `replica` on `store` with `environment`, killed (and the test failed) after 120 s.
-    static func replica(_ store: String, environment: [String: String], _ arguments: [String], input: String? = nil) async throws -> ProcessResult {
-        try await ReplicaProcess.running(["--store", store] + arguments, input: input, environment: environment, timeout: 120)
+    /// Runs `replica` on the store of `place` with `environment`, killed (and the test failed) after 120 s.
+    static func replica(_ place: CLIPlace, environment: [String: String], _ arguments: [String], input: String? = nil) async throws -> ProcessResult {
+        try await ReplicaProcess.running(place.arguments + arguments, input: input, environment: environment, timeout: 120)
     }
 
     /// The environment that has replica find `folder` where the model is installed: as
@@ -37,21 +38,22 @@ import ReplicaTestSupport
     /// Each damage, to the model named by `REPLICA_MODEL_DIR` or (FIFOs) to the installed one:
     /// `import` exits 0 with its items indexed and one line on what went wrong with the model; `search`
     /// prints its results by the words with one such line, and exits 0.
-    @Test(arguments: [ModelCopy.Damage.headerLength, .dataOffsets, .hugeShape, .notANumber, .infinity, .weightsFIFO, .vocabularyFIFO])
-    func aDamagedModelLeavesSearchToTheWordsWithOneWarning(_ damage: ModelCopy.Damage) async throws {
+    @Test(arguments: [ModelCopy.Damage.headerLength, .dataOffsets, .hugeShape, .notANumber, .infinity, .weightsFIFO, .vocabularyFIFO],
+          TestBackend.available)
+    func aDamagedModelLeavesSearchToTheWordsWithOneWarning(_ damage: ModelCopy.Damage, _ backend: TestBackend) async throws {
         let scratch = try TemporaryDirectory()
         let folder = try ModelCopy.make(damage, in: scratch.url)
         let environment = damage == .weightsFIFO || damage == .vocabularyFIFO
             ? try Self.installing(folder, in: scratch) : ["REPLICA_MODEL_DIR": folder.path]
-        let store = scratch.path + "/store"
-        try Fixtures.signIn(store: store, "a")
+        let place = CLIPlace(directory: scratch)
+        try await place.use(backend, signingIn: "a")
 
-        let imported = try await Self.replica(store, environment: environment, ["import", "--account", "a", "-"], input: Self.item)
+        let imported = try await Self.replica(place, environment: environment, ["import", "--account", "a", "-"], input: Self.item)
         #expect(imported.status == 0 && !imported.wasSignaled, "\(damage): import ended with \(imported.status): \(imported.standardError)")
         let importNotes = Self.lines(imported.standardError)
         #expect(importNotes.count == 1 && importNotes[0].contains("model"), "\(damage): \(importNotes)")
 
-        let search = try await Self.replica(store, environment: environment, ["search", "feline"])
+        let search = try await Self.replica(place, environment: environment, ["search", "feline"])
         #expect(search.status == 0 && !search.wasSignaled, "\(damage): search ended with \(search.status): \(search.standardError)")
         #expect(search.standardOutput.hasPrefix("cat — Afternoon\n") && !search.standardOutput.contains("meaning"), "\(search.standardOutput)")
         let searchNotes = Self.lines(search.standardError)
@@ -61,35 +63,37 @@ import ReplicaTestSupport
     /// A precision `REPLICA_EMBEDDING_PRECISION` cannot use ("fp16") is said on every command, with what
     /// to write instead; search answers by the words and exits 0, where it used to turn meaning off in
     /// silence.
-    @Test func anUnknownPrecisionIsSaidOnEveryCommand() async throws {
+    @Test(arguments: TestBackend.available)
+    func anUnknownPrecisionIsSaidOnEveryCommand(_ backend: TestBackend) async throws {
         let scratch = try TemporaryDirectory()
-        let store = scratch.path + "/store"
-        try Fixtures.signIn(store: store, "a")
+        let place = CLIPlace(directory: scratch)
+        try await place.use(backend, signingIn: "a")
         // Semantic search left on (the test helper turns it off), wherever the model is or is not installed.
         let environment = ["REPLICA_EMBEDDING_PRECISION": "fp16", "REPLICA_MODEL_DIR": ""]
-        let imported = try await Self.replica(store, environment: environment, ["import", "--account", "a", "--no-embed", "-"], input: Self.item)
+        let imported = try await Self.replica(place, environment: environment, ["import", "--account", "a", "--no-embed", "-"], input: Self.item)
         #expect(imported.status == 0, "\(imported.standardError)")
         for arguments in [["search", "feline"], ["status"]] {
-            let run = try await Self.replica(store, environment: environment, arguments)
+            let run = try await Self.replica(place, environment: environment, arguments)
             #expect(run.status == 0 && !run.wasSignaled, "\(arguments): \(run.standardError)")
             let notes = Self.lines(run.standardError).filter { $0.contains("semantic search is off") }
             #expect(notes.count == 1 && notes[0].contains("fp16") && notes[0].contains("float32 or int8"), "\(arguments): \(run.standardError)")
         }
-        let search = try await Self.replica(store, environment: environment, ["search", "feline"])
+        let search = try await Self.replica(place, environment: environment, ["search", "feline"])
         #expect(search.standardOutput.hasPrefix("cat — Afternoon\n"), "\(search.standardOutput)")
     }
 
     /// `replica watch` with a FIFO for the installed model's weights says the model failed, and stops
     /// at SIGTERM.
-    @Test func watchWithAFIFOForWeightsWarnsAndStopsAtSIGTERM() async throws {
+    @Test(arguments: TestBackend.available)
+    func watchWithAFIFOForWeightsWarnsAndStopsAtSIGTERM(_ backend: TestBackend) async throws {
         let scratch = try TemporaryDirectory()
         let environment = try Self.installing(try ModelCopy.make(.weightsFIFO, in: scratch.url), in: scratch)
-        let store = scratch.path + "/store"
-        try Fixtures.signIn(store: store, "a")
-        let imported = try await Self.replica(store, model: "off", ["import", "--account", "a", "--no-embed", "-"], input: Self.item)
+        let place = CLIPlace(directory: scratch)
+        try await place.use(backend, signingIn: "a")
+        let imported = try await Self.replica(place, model: "off", ["import", "--account", "a", "--no-embed", "-"], input: Self.item)
         #expect(imported.status == 0, "\(imported.standardError)")
 
-        let watcher = try RunningProcess(replica: ["--store", store, "watch"], environment: environment)
+        let watcher = try RunningProcess(replica: place.arguments + ["watch"], environment: environment)
         let warned = await eventually { watcher.standardError.contains("embedding for semantic search failed") }
         #expect(warned, "\(watcher.standardError)")
         watcher.signal(SIGTERM)
@@ -99,8 +103,8 @@ import ReplicaTestSupport
 
     /// `REPLICA_MODEL_DIR` naming a folder that cannot be used is said, with the folder and why, on each
     /// command that would use the model: no other model is used in its place, and search answers by the words.
-    @Test(arguments: ["missing", "empty", "loop", "no vocabulary"])
-    func aNamedModelFolderThatCannotBeUsedIsSaidNotSilentlyReplaced(_ kind: String) async throws {
+    @Test(arguments: ["missing", "empty", "loop", "no vocabulary"], TestBackend.available)
+    func aNamedModelFolderThatCannotBeUsedIsSaidNotSilentlyReplaced(_ kind: String, _ backend: TestBackend) async throws {
         let scratch = try TemporaryDirectory()
         let model = scratch.path + "/model"
         let reason: String
@@ -120,22 +124,22 @@ import ReplicaTestSupport
             try FileManager.default.copyItem(atPath: try #require(ModelCopy.installed).path + "/model.safetensors", toPath: model + "/model.safetensors")
             reason = "has no vocab.txt"
         }
-        let store = scratch.path + "/store"
-        try Fixtures.signIn(store: store, "a")
+        let place = CLIPlace(directory: scratch)
+        try await place.use(backend, signingIn: "a")
 
-        let imported = try await Self.replica(store, model: model, ["import", "--account", "a", "-"], input: Self.item)
+        let imported = try await Self.replica(place, model: model, ["import", "--account", "a", "-"], input: Self.item)
         let importNotes = Self.lines(imported.standardError)
         #expect(imported.status == 0 && importNotes.count == 1, "\(kind): \(importNotes)")
         #expect(importNotes.first?.contains(model) == true && importNotes.first?.contains(reason) == true, "\(kind): \(importNotes)")
 
         // By meaning alone, the installed model would find the cat: nothing is found, and it says why.
-        let search = try await Self.replica(store, model: model, ["search", "--semantic", "cat", "sleeping", "on", "a", "carpet"])
+        let search = try await Self.replica(place, model: model, ["search", "--semantic", "cat", "sleeping", "on", "a", "carpet"])
         let searchNotes = Self.lines(search.standardError)
         #expect(search.status == 0 && search.standardOutput.isEmpty, "\(kind): \(search.standardOutput)")
         #expect(searchNotes.count == 1 && searchNotes.first?.contains(model) == true && searchNotes.first?.contains(reason) == true,
                 "\(kind): \(searchNotes)")
 
-        let status = try await Self.replica(store, model: model, ["status"])
+        let status = try await Self.replica(place, model: model, ["status"])
         #expect(status.standardOutput.contains("semantic search is off") && status.standardOutput.contains(model), "\(kind): \(status.standardOutput)")
         #expect(!status.standardOutput.contains("vectors for 1 items"), "nothing was embedded by another model")
     }

@@ -31,6 +31,10 @@ public final class CLIPlace: Sendable {
     /// The URL of the test's database, or `nil` on SQLite.
     public var databaseURL: String? { database.withLock { $0?.url } }
 
+    /// The URL a superuser reaches the test's database with (to look at every row, whatever the row
+    /// security), or `nil` on SQLite.
+    public var databaseAdminURL: String? { database.withLock { $0?.adminURL } }
+
     /// The arguments that name the store: `--store`, and `--database` on PostgreSQL.
     public var arguments: [String] { ["--store", store] + (databaseURL.map { ["--database", $0] } ?? []) }
 
