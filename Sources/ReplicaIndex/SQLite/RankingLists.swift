@@ -22,8 +22,10 @@ import Synchronization
 ///   all read) has its exact score, the sum FTS5's `bm25()` makes; such items are checked against
 ///   expiry and the filters best first until the `limit`-th best score is known;
 /// - an unchanged item not read yet scores at most the sum of the floors, and an item read for some
-///   words at most its known part plus the floors of the others. While either can pass the `limit`-th
-///   best score, the next tier of the word with the highest floor is read (a tier of a few thousand
+///   words at most its known part plus the floors of the others; and it scores at least its known part,
+///   so the best partly read items, checked against expiry and the filters, put a floor under the
+///   `limit`-th best score long before any item of a many-word search is known whole. While an item can
+///   pass that score, the next tier of the word with the highest floor is read (a tier of a few thousand
 ///   entries costs about what FTS5 spends looking up one item, so items are never scored one by one).
 /// The lists hold every posting of the words they cover, so the loop always ends with the exact top.
 ///
@@ -304,22 +306,9 @@ package enum RankingLists {
         let phrases = terms.count
         let now = now.timeIntervalSince1970
 
-        // The candidates: for each, its contribution per phrase where known (NaN where not).
-        var slots: [Int64: Int] = [:]
-        var rowIDs: [Int64] = []
-        var contributions: [Double] = []
-        func note(_ rowID: Int64, _ phrase: Int, _ contribution: Double) {
-            let slot: Int
-            if let existing = slots[rowID] {
-                slot = existing
-            } else {
-                slot = rowIDs.count
-                slots[rowID] = slot
-                rowIDs.append(rowID)
-                contributions += repeatElement(Double.nan, count: phrases)
-            }
-            contributions[slot * phrases + phrase] = contribution
-        }
+        // The candidates: for each, its contribution per phrase where known.
+        guard phrases <= Candidates.mostPhrases else { return nil }
+        var candidates = Candidates(phrases: phrases)
 
         // Per phrase: its idf, the floor of what is unread, whether every item with it is known, and its
         // next tier.
@@ -327,12 +316,14 @@ package enum RankingLists {
         var floors = [Double](repeating: 0, count: phrases)
         var complete = [Bool](repeating: false, count: phrases)
         var nextTier = [Int64](repeating: 1, count: phrases)
-        func read(_ entries: [UInt8], phrase: Int) -> Bool {
+        func read(_ entries: [UInt8], phrase: Int, into candidates: inout Candidates) -> Bool {
             let idf = idfs[phrase]
+            // An entry takes three bytes at least.
+            candidates.reserve(entries.count / 3)
             return entries.withUnsafeBytes { raw in
                 decode(raw) { rowID, frequency, length in
                     guard changed.isEmpty || !changed.contains(rowID) else { return }
-                    note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
+                    candidates.note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
                 }
             }
         }
@@ -374,7 +365,7 @@ package enum RankingLists {
                 idfs[phrase] = idf(rows: totals.rows, documents: live)
                 floors[phrase] = first.floor
                 complete[phrase] = first.floor == 0
-                guard read(first.entries, phrase: phrase) else { return nil }
+                guard read(first.entries, phrase: phrase, into: &candidates) else { return nil }
             } else {
                 // No list: a word in few items when the lists were built (fewer than `threshold` then,
                 // and at most every changed item more since). All its items are read, with their numbers.
@@ -390,7 +381,7 @@ package enum RankingLists {
                 idfs[phrase] = idf
                 complete[phrase] = true
                 for (rowID, frequency, length) in found where !changed.contains(rowID) {
-                    note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
+                    candidates.note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
                 }
             }
         }
@@ -426,81 +417,163 @@ package enum RankingLists {
             if accepted.count >= limit { theta = accepted[limit - 1].score }
         }
         settle()
+        // A floor under the limit-th best score of all, from partly read items: what is known of an item
+        // is at most its score, so once `limit` items that pass expiry and the filters are known to score
+        // at least `lowest`, an item that scores less is out. Strictly less: the items that set it are
+        // never ruled out by it. Without it, eight common words leave θ unknown (no item is exact until
+        // it is read in every word's list) while tens of thousands of items are read and kept.
+        var lowest = -Double.infinity
+        // Partly read items found to pass expiry and the filters, and whether each slot was checked.
+        var passing: [Int] = []
+        var checked: [Bool] = []
+        func isOut(_ value: Double) -> Bool { value <= theta || value < lowest }
+        // The slots not yet decided (scored or ruled out), and whether each slot is.
+        var active: [Int] = []
         var decided: [Bool] = []
+        // Each exact item's score, once known (NaN before).
+        var exactScores: [Double] = []
+        let everyPhrase: UInt64 = phrases == 64 ? ~0 : (1 << UInt64(phrases)) - 1
         while true {
             let unseen = (0..<phrases).map { complete[$0] ? 0 : idfs[$0] * bound(floor: floors[$0], builtAverage: builtAverage, averageLength: averageLength) }
-            decided += repeatElement(false, count: rowIDs.count - decided.count)
-            // Read items: exact where every phrase is known, else bounded.
+            var incomplete: UInt64 = 0
+            for phrase in 0..<phrases where !complete[phrase] { incomplete |= 1 << UInt64(phrase) }
+            // The items noted since the last round join.
+            for slot in decided.count..<candidates.count { active.append(slot) }
+            decided += repeatElement(false, count: candidates.count - decided.count)
+            exactScores += repeatElement(Double.nan, count: candidates.count - exactScores.count)
+            checked += repeatElement(false, count: candidates.count - checked.count)
+            // Read items: exact where every phrase is known, else bounded; those that cannot pass are out.
             var exact: [(score: Double, slot: Int)] = []
             var open: [(bound: Double, slot: Int)] = []
-            for slot in 0..<rowIDs.count where !decided[slot] {
-                var sum = 0.0, rest = 0.0, isExact = true
-                for phrase in 0..<phrases {
-                    let contribution = contributions[slot * phrases + phrase]
-                    if !contribution.isNaN {
-                        sum += contribution
-                    } else if !complete[phrase] {
-                        isExact = false
-                        rest += unseen[phrase]
+            var kept = 0
+            for slot in active where !decided[slot] {
+                let missing = incomplete & ~candidates.knownPhrases[slot] & everyPhrase
+                if missing == 0 {
+                    if exactScores[slot].isNaN { exactScores[slot] = candidates.exactScore(slot) }
+                    let score = exactScores[slot]
+                    guard !isOut(score) else {
+                        decided[slot] = true
+                        continue
                     }
-                }
-                if isExact ? sum > theta : sum + rest > theta {
-                    if isExact { exact.append((sum, slot)) } else { open.append((sum + rest, slot)) }
+                    exact.append((score, slot))
                 } else {
-                    decided[slot] = true
+                    var rest = 0.0, bits = missing
+                    while bits != 0 {
+                        rest += unseen[bits.trailingZeroBitCount]
+                        bits &= bits - 1
+                    }
+                    let bound = candidates.knownSums[slot] + rest
+                    guard !isOut(bound) else {
+                        decided[slot] = true
+                        continue
+                    }
+                    open.append((bound, slot))
                 }
+                active[kept] = slot
+                kept += 1
             }
+            active.removeLast(active.count - kept)
             // Exact items are checked best first until the limit-th best accepted score is known.
-            exact.sort { $0.score != $1.score ? $0.score > $1.score : rowIDs[$0.slot] < rowIDs[$1.slot] }
+            exact.sort { $0.score != $1.score ? $0.score > $1.score : candidates.rowIDs[$0.slot] < candidates.rowIDs[$1.slot] }
             var position = 0
             while position < exact.count, accepted.count < limit || exact[position].score > theta {
                 let batch = exact[position..<min(exact.count, position + max(limit, 64))]
                 position += batch.count
-                let found = Dictionary(batch.map { (rowIDs[$0.slot], $0) }, uniquingKeysWith: { first, _ in first })
-                let list = "[" + batch.map { String(rowIDs[$0.slot]) }.joined(separator: ",") + "]"
+                let found = Dictionary(batch.map { (candidates.rowIDs[$0.slot], $0) }, uniquingKeysWith: { first, _ in first })
+                let list = "[" + batch.map { String(candidates.rowIDs[$0.slot]) }.joined(separator: ",") + "]"
                 try check.each([.text(list), .real(now)] + filterArguments) { row in
                     let rowID = row.int64(0)
                     if let item = found[rowID] {
-                        let present = (0..<phrases).map { !contributions[item.slot * phrases + $0].isNaN }
-                        accepted.append((rowID, item.score, present))
+                        accepted.append((rowID, item.score, (0..<phrases).map { candidates.has(item.slot, $0) }))
                     }
                     return true
                 }
                 for item in batch { decided[item.slot] = true }
                 settle()
             }
-            open.removeAll { $0.bound <= theta }
+            // The floor: the best partly read items by what is known of them are checked (a few batches a
+            // round), then the limit-th best of what the checked and the accepted items are known to score.
+            passing.removeAll { decided[$0] }
+            func raiseLowest() {
+                var known = accepted.map(\.score) + passing.map { candidates.knownSums[$0] }
+                guard known.count >= limit else { return }
+                known.sort(by: >)
+                // Less a margin far above the rounding of a sum taken in another order than FTS5's, so
+                // that an item scoring exactly the limit-th best is never ruled out by its own bound.
+                let value = known[limit - 1]
+                lowest = max(lowest, value - abs(value) * 1e-12)
+            }
+            raiseLowest()
+            // The best unchecked open items above the floor, one batch a round: kept in order as they
+            // come, so that the round costs one pass over the open items, not a sort of them.
+            let batchSize = max(limit, 64)
+            var batch: [Int] = []
+            for item in open where !checked[item.slot] {
+                let known = candidates.knownSums[item.slot]
+                guard known > lowest, batch.count < batchSize || known > candidates.knownSums[batch[batch.count - 1]] else { continue }
+                var low = 0, high = batch.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if candidates.knownSums[batch[middle]] >= known { low = middle + 1 } else { high = middle }
+                }
+                batch.insert(item.slot, at: low)
+                if batch.count > batchSize { batch.removeLast() }
+            }
+            if !batch.isEmpty {
+                var passed = Set<Int64>()
+                try check.each([.text("[" + batch.map { String(candidates.rowIDs[$0]) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
+                    passed.insert(row.int64(0))
+                    return true
+                }
+                for slot in batch {
+                    checked[slot] = true
+                    if passed.contains(candidates.rowIDs[slot]) { passing.append(slot) } else { decided[slot] = true }
+                }
+                raiseLowest()
+            }
+            open.removeAll { decided[$0.slot] || isOut($0.bound) }
 
             // Proven when no unread item and no partly read item can pass the limit-th score (ties aside).
             let unread = unseen.reduce(0, +)
-            if open.isEmpty && (unread == 0 || unread <= theta) { break }
+            let unreadCanPass = unread > 0 && !isOut(unread)
+            if open.isEmpty && !unreadCanPass { break }
             // Else the next tier of the word whose unread items could weigh most: among all words while
             // unread items could pass, else among the words the partly read ones miss. Reading a tier of
             // a few thousand entries costs about what FTS5 spends scoring one item, so items are never
             // scored one by one.
-            var wanted = [Bool](repeating: unread > theta, count: phrases)
-            for item in open {
-                for phrase in 0..<phrases where contributions[item.slot * phrases + phrase].isNaN { wanted[phrase] = true }
-            }
-            guard let phrase = (0..<phrases).filter({ wanted[$0] && !complete[$0] }).max(by: { unseen[$0] < unseen[$1] }),
+            var wantedPhrases: UInt64 = unreadCanPass ? everyPhrase : 0
+            for item in open { wantedPhrases |= ~candidates.knownPhrases[item.slot] & everyPhrase }
+            guard let phrase = (0..<phrases).filter({ wantedPhrases & (1 << UInt64($0)) != 0 && !complete[$0] }).max(by: { unseen[$0] < unseen[$1] }),
                   let next = try tier.firstRow([.text(terms[phrase].token), .integer(nextTier[phrase])], { (floor: $0.double(1), entries: $0.blob(2)) })
             else { return nil }   // A tier missing: the lists are damaged.
             nextTier[phrase] += 1
             floors[phrase] = next.floor
             complete[phrase] = next.floor == 0
-            if unread > theta {
-                guard read(next.entries, phrase: phrase) else { return nil }
+            if unreadCanPass {
+                guard read(next.entries, phrase: phrase, into: &candidates) else { return nil }
             } else {
                 // No unread item can pass any more (and none will: θ only rises, floors only fall), so
-                // the tier only tells the open items their part: a merge by row id, no new candidates.
-                let wanted = open.map { (rowID: rowIDs[$0.slot], slot: $0.slot) }.sorted { $0.rowID < $1.rowID }
-                var position = 0
+                // the tier only tells the items still open their part: no new candidates. Few open items
+                // are sorted by row id and merged with the tier, which is in that order; many are
+                // looked up one entry at a time (sorting them would cost more).
                 let idf = idfs[phrase]
-                let intact = next.entries.withUnsafeBytes { raw in
-                    decode(raw) { rowID, frequency, length in
-                        while position < wanted.count && wanted[position].rowID < rowID { position += 1 }
-                        guard position < wanted.count, wanted[position].rowID == rowID else { return }
-                        contributions[wanted[position].slot * phrases + phrase] = idf * impact(frequency: frequency, length: length, averageLength: averageLength)
+                let intact: Bool
+                if open.count <= 4_096 {
+                    let wanted = open.map { (rowID: candidates.rowIDs[$0.slot], slot: $0.slot) }.sorted { $0.rowID < $1.rowID }
+                    var position = 0
+                    intact = next.entries.withUnsafeBytes { raw in
+                        decode(raw) { rowID, frequency, length in
+                            while position < wanted.count && wanted[position].rowID < rowID { position += 1 }
+                            guard position < wanted.count, wanted[position].rowID == rowID else { return }
+                            candidates.set(wanted[position].slot, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
+                        }
+                    }
+                } else {
+                    intact = next.entries.withUnsafeBytes { raw in
+                        decode(raw) { rowID, frequency, length in
+                            guard let slot = candidates.slot(of: rowID), !decided[slot] else { return }
+                            candidates.set(slot, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
+                        }
                     }
                 }
                 guard intact else { return nil }
