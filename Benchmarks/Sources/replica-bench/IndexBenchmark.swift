@@ -171,6 +171,37 @@ enum IndexBenchmark {
         }
     }
 
+    /// Ranked any-word searches through the ranking lists, class by class, on a store kept in `store`
+    /// between runs (loaded with the corpus and given its lists the first time): p50 and p99 of each
+    /// class, `repeats` times over, for `perf record` and for trying changes to the search quickly.
+    static func profileRanked(corpus: String, itemCount: Int, store path: String, queryCount: Int, repeats: Int) async throws {
+        let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
+        let fresh = !FileManager.default.fileExists(atPath: path)
+        let store = try Store(directory: URL(fileURLWithPath: path))
+        if fresh {
+            try await store.signIn("bench")
+            let index = try await store.index(account: "bench")
+            try await index.indexItems(paragraphs.map(makeItem))
+            try await index.rebuildRankingLists()
+        }
+        FileHandle.standardError.write(Data("ready\n".utf8))
+        let common = Corpus.commonWords(from: paragraphs)
+        let classes: [(String, [String])] = [
+            ("two words", Corpus.queries(from: paragraphs, count: queryCount, seed: 2026)),
+            ("two common words", zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" }),
+            ("one common word", common),
+            ("eight-word questions", Corpus.questions(from: paragraphs, count: queryCount, seed: 2027)),
+        ]
+        for _ in 0..<repeats {
+            for (name, queries) in classes {
+                var times: [Double] = []
+                for query in queries { times.append(try await timedSearch(store, query, ranked: true)) }
+                print("\(name) (\(queries.count)): p50 \(Measure.format(Measure.percentile(times, 50) * 1000)) ms, "
+                    + "p99 \(Measure.format(Measure.percentile(times, 99) * 1000)) ms")
+            }
+        }
+    }
+
     /// Loads the corpus into a store, then updates 2,000 items in place (100 a batch) six times, every other
     /// time with triggers on items' INSERT and UPDATE made by hand (never firing, as migration 0010's did
     /// before lists were built): for `perf record`, and to compare the two.

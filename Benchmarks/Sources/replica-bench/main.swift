@@ -114,6 +114,11 @@ do {
     case "profile-index":
         // Loads the corpus, then only indexes, three times: for `perf record --delay`.
         try await IndexBenchmark.profile(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
+    case "profile-ranked":
+        // Ranked searches through the lists on a store kept in --store DIR (built there the first time).
+        guard let store = option("--store") else { throw BenchError("profile-ranked needs --store DIR") }
+        try await IndexBenchmark.profileRanked(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000, store: store,
+                                               queryCount: Int(option("--queries") ?? "") ?? 100, repeats: Int(option("--repeat") ?? "") ?? 1)
     case "sql-variants":
         try await SQLVariants.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     default:
