@@ -57,7 +57,8 @@ extension RankingLists {
             contributions.reserveCapacity(capacity * phrases)
             knownSums.reserveCapacity(capacity)
             knownPhrases.reserveCapacity(capacity)
-            if wanted * 2 > table.count { rehash(capacity: wanted * 2) }
+            // Four times over: each rehash places every row id again.
+            if wanted * 2 > table.count { rehash(capacity: max(wanted * 2, table.count * 4)) }
         }
 
         /// Records `contribution` as what `phrase` adds to the score of `rowID`, noting the item first if
@@ -82,7 +83,7 @@ extension RankingLists {
                 knownSums.append(0)
                 knownPhrases.append(0)
                 table[position] = (rowID, Int32(slot + 1))
-                if rowIDs.count * 2 > table.count { rehash(capacity: table.count * 2) }
+                if rowIDs.count * 2 > table.count { rehash(capacity: table.count * 4) }
             }
             set(slot, phrase, contribution)
         }
