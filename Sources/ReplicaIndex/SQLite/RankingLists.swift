@@ -445,6 +445,10 @@ package enum RankingLists {
             // Read items: exact where every phrase is known, else bounded; those that cannot pass are out.
             var exact: [(score: Double, slot: Int)] = []
             var open: [(bound: Double, slot: Int)] = []
+            // The best unchecked open items above the floor, for the floor (one batch a round), kept in
+            // order as they come: no sort of every open item.
+            let batchSize = max(limit, 64)
+            var batch: [Int] = []
             var kept = 0
             for slot in active where !decided[slot] {
                 let missing = incomplete & ~candidates.knownPhrases[slot] & everyPhrase
@@ -468,6 +472,16 @@ package enum RankingLists {
                         continue
                     }
                     open.append((bound, slot))
+                    let known = candidates.knownSums[slot]
+                    if !checked[slot], known > lowest, batch.count < batchSize || known > candidates.knownSums[batch[batch.count - 1]] {
+                        var low = 0, high = batch.count
+                        while low < high {
+                            let middle = (low + high) / 2
+                            if candidates.knownSums[batch[middle]] >= known { low = middle + 1 } else { high = middle }
+                        }
+                        batch.insert(slot, at: low)
+                        if batch.count > batchSize { batch.removeLast() }
+                    }
                 }
                 active[kept] = slot
                 kept += 1
@@ -504,21 +518,7 @@ package enum RankingLists {
                 lowest = max(lowest, value - abs(value) * 1e-12)
             }
             raiseLowest()
-            // The best unchecked open items above the floor, one batch a round: kept in order as they
-            // come, so that the round costs one pass over the open items, not a sort of them.
-            let batchSize = max(limit, 64)
-            var batch: [Int] = []
-            for item in open where !checked[item.slot] {
-                let known = candidates.knownSums[item.slot]
-                guard known > lowest, batch.count < batchSize || known > candidates.knownSums[batch[batch.count - 1]] else { continue }
-                var low = 0, high = batch.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if candidates.knownSums[batch[middle]] >= known { low = middle + 1 } else { high = middle }
-                }
-                batch.insert(item.slot, at: low)
-                if batch.count > batchSize { batch.removeLast() }
-            }
+            batch.removeAll { decided[$0] }
             if !batch.isEmpty {
                 var passed = Set<Int64>()
                 try check.each([.text("[" + batch.map { String(candidates.rowIDs[$0]) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
@@ -531,18 +531,22 @@ package enum RankingLists {
                 }
                 raiseLowest()
             }
-            open.removeAll { decided[$0.slot] || isOut($0.bound) }
 
             // Proven when no unread item and no partly read item can pass the limit-th score (ties aside).
             let unread = unseen.reduce(0, +)
             let unreadCanPass = unread > 0 && !isOut(unread)
-            if open.isEmpty && !unreadCanPass { break }
             // Else the next tier of the word whose unread items could weigh most: among all words while
             // unread items could pass, else among the words the partly read ones miss. Reading a tier of
             // a few thousand entries costs about what FTS5 spends scoring one item, so items are never
             // scored one by one.
-            var wantedPhrases: UInt64 = unreadCanPass ? everyPhrase : 0
-            for item in open { wantedPhrases |= ~candidates.knownPhrases[item.slot] & everyPhrase }
+            var wantedPhrases = everyPhrase
+            if !unreadCanPass {
+                // (While unread items can pass, every word is wanted and the open items are not looked at.)
+                open.removeAll { decided[$0.slot] || isOut($0.bound) }
+                if open.isEmpty { break }
+                wantedPhrases = 0
+                for item in open { wantedPhrases |= ~candidates.knownPhrases[item.slot] & everyPhrase }
+            }
             guard let phrase = (0..<phrases).filter({ wantedPhrases & (1 << UInt64($0)) != 0 && !complete[$0] }).max(by: { unseen[$0] < unseen[$1] }),
                   let next = try tier.firstRow([.text(terms[phrase].token), .integer(nextTier[phrase])], { (floor: $0.double(1), entries: $0.blob(2)) })
             else { return nil }   // A tier missing: the lists are damaged.
