@@ -6,7 +6,7 @@ import ReplicaSQLite
 enum IndexBenchmark {
     static let tokenizer = "porter unicode61 remove_diacritics 2"
 
-    static func run(corpus: String, itemCount: Int, rounds: Int, queryCount: Int) async throws {
+    static func run(corpus: String, itemCount: Int, rounds: Int, queryCount: Int, writePasses: Int? = nil) async throws {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let bytes = paragraphs.reduce(0) { $0 + $1.body.utf8.count + $1.title.utf8.count }
         print("corpus: \(paragraphs.count) paragraphs, \(bytes / 1_048_576) MiB of text, \(rounds) rounds")
@@ -91,8 +91,9 @@ enum IndexBenchmark {
                     // What the lists cost writes, on the same index: passes with and without them, each right
                     // after a build (which merges FTS5 into one segment), so that only the lists differ. Each
                     // pass updates 2,000 items in place and adds 2,000 new ones, 100 a batch.
-                    for pass in 0..<(itemCount > 200_000 ? 1 : 3) {
-                        for listed in [true, false] {
+                    // Which goes first alternates: the index grows by each pass's new items.
+                    for pass in 0..<(writePasses ?? (itemCount > 200_000 ? 1 : 3)) {
+                        for listed in pass % 2 == 0 ? [true, false] : [false, true] {
                             try await index.rebuildRankingLists()
                             if !listed { try await index.removeRankingLists() }
                             let mark = "pass\(pass)\(listed ? "with" : "without")"
@@ -146,6 +147,7 @@ enum IndexBenchmark {
             (\(Measure.format(Measure.median(withLists.updates) / Measure.median(withoutLists.updates)))×; passes \(withLists.updates.map { String(Int($0)) }.joined(separator: ", ")) / \(withoutLists.updates.map { String(Int($0)) }.joined(separator: ", ")));
             new items \(Int(Measure.median(withLists.inserts))) with, \(Int(Measure.median(withoutLists.inserts))) without
             (\(Measure.format(Measure.median(withLists.inserts) / Measure.median(withoutLists.inserts)))×; passes \(withLists.inserts.map { String(Int($0)) }.joined(separator: ", ")) / \(withoutLists.inserts.map { String(Int($0)) }.joined(separator: ", "))).
+            Each pair's own ratio (with ÷ without, the two passes back to back), median and range: updates \(pairedRatios(withLists.updates, withoutLists.updates)); new items \(pairedRatios(withLists.inserts, withoutLists.inserts)).
 
             | query class | raw FTS5 p50 / p99 (ms) | every match p50 / p99 | every match, merged | lists p50 / p99 | lists, 100 changed | lists ÷ raw p99 | lists ÷ merged p99 |
             |---|---|---|---|---|---|---|---|
@@ -157,6 +159,14 @@ enum IndexBenchmark {
     }
 
     /// Loads the corpus, then only indexes, three times: for `perf record --delay`.
+    /// The median of each pair's ratio, with their range: a pair ran back to back, so its ratio is steadier
+    /// than the ratio of two medians on a shared machine.
+    static func pairedRatios(_ with: [Double], _ without: [Double]) -> String {
+        let ratios = zip(with, without).map { $0 / $1 }.sorted()
+        guard let low = ratios.first, let high = ratios.last else { return "none" }
+        return "\(Measure.format(Measure.median(ratios)))× (\(Measure.format(low))–\(Measure.format(high)), \(ratios.count) pairs)"
+    }
+
     static func profile(corpus: String, itemCount: Int) async throws {
         let items = try Corpus.paragraphs(in: corpus, count: itemCount).map(makeItem)
         FileHandle.standardError.write(Data("loaded\n".utf8))

@@ -14,7 +14,7 @@ func option(_ name: String) -> String? {
 }
 
 let usage = """
-    usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q]
+    usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q] [--write-passes P]
            replica-bench replication --corpus DIR [--items N] [--writes W]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
@@ -93,7 +93,8 @@ do {
             corpus: corpus,
             itemCount: Int(option("--items") ?? "") ?? 100_000,
             rounds: Int(option("--rounds") ?? "") ?? 3,
-            queryCount: Int(option("--queries") ?? "") ?? 200)
+            queryCount: Int(option("--queries") ?? "") ?? 200,
+            writePasses: option("--write-passes").flatMap { Int($0) })
     case "replication":
         try await ReplicationBenchmark.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
                                            writes: Int(option("--writes") ?? "") ?? 200)
