@@ -437,6 +437,16 @@ package enum RankingLists {
             let unseen = (0..<phrases).map { complete[$0] ? 0 : idfs[$0] * bound(floor: floors[$0], builtAverage: builtAverage, averageLength: averageLength) }
             var incomplete: UInt64 = 0
             for phrase in 0..<phrases where !complete[phrase] { incomplete |= 1 << UInt64(phrase) }
+            // What the words an item misses can add, by the set of them, for up to 12 words (4,096 sums a
+            // round): a look-up per item instead of a loop over its missing words (a fifth of a search of
+            // eight words went to that loop).
+            var restOfMissing: [Double] = []
+            if phrases <= 12 {
+                restOfMissing = [Double](repeating: 0, count: 1 << phrases)
+                for missing in 1..<restOfMissing.count {
+                    restOfMissing[missing] = restOfMissing[missing & (missing - 1)] + unseen[missing.trailingZeroBitCount]
+                }
+            }
             // The items noted since the last round join.
             for slot in decided.count..<candidates.count { active.append(slot) }
             decided += repeatElement(false, count: candidates.count - decided.count)
@@ -450,7 +460,10 @@ package enum RankingLists {
             let batchSize = max(limit, 64)
             var batch: [Int] = []
             var kept = 0
-            for slot in active where !decided[slot] {
+            // By index: iterating over `active` itself would copy it at the first write below.
+            for index in active.indices {
+                let slot = active[index]
+                if decided[slot] { continue }
                 let missing = incomplete & ~candidates.knownPhrases[slot] & everyPhrase
                 if missing == 0 {
                     if exactScores[slot].isNaN { exactScores[slot] = candidates.exactScore(slot) }
@@ -461,10 +474,15 @@ package enum RankingLists {
                     }
                     exact.append((score, slot))
                 } else {
-                    var rest = 0.0, bits = missing
-                    while bits != 0 {
-                        rest += unseen[bits.trailingZeroBitCount]
-                        bits &= bits - 1
+                    var rest = 0.0
+                    if restOfMissing.isEmpty {
+                        var bits = missing
+                        while bits != 0 {
+                            rest += unseen[bits.trailingZeroBitCount]
+                            bits &= bits - 1
+                        }
+                    } else {
+                        rest = restOfMissing[Int(missing)]
                     }
                     let bound = candidates.knownSums[slot] + rest
                     guard !isOut(bound) else {
