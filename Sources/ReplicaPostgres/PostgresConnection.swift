@@ -21,6 +21,19 @@ import Glibc
 /// let body = try postgres.execute("SELECT body FROM notes WHERE id = $1", [1]).string(0, 0)
 /// ```
 public final class PostgresConnection: @unchecked Sendable {
+    /// Asks OpenSSL (which libpq signs in with: SCRAM's digests, TLS) not to tear itself down in an exit
+    /// handler, before the first connection initialises it. Otherwise a process that exits while another
+    /// of its threads is opening a connection (the vectors' listener, a pool's next connection) crashes
+    /// in OpenSSL's freed locks: `replica search` on PostgreSQL did, about one run in four. Run once;
+    /// nothing happens where libpq has no OpenSSL.
+    static let keepOpenSSLUntilTheEnd: Void = {
+        // OPENSSL_INIT_NO_ATEXIT (OpenSSL 1.1.1b and later), looked up rather than linked: libpq brings
+        // libcrypto into the process, and replica links no OpenSSL of its own.
+        typealias Initialise = @convention(c) (UInt64, OpaquePointer?) -> Int32
+        guard let symbol = dlsym(nil, "OPENSSL_init_crypto") else { return }
+        _ = unsafeBitCast(symbol, to: Initialise.self)(0x0008_0000, nil)
+    }()
+
     let handle: OpaquePointer
     let options: Options
     /// Which server this is, for messages: its host and port or its socket folder (never a password).
@@ -79,6 +92,7 @@ public final class PostgresConnection: @unchecked Sendable {
     ///   ``PostgresError/Code/serverUnreachable``, ``PostgresError/Code/authenticationFailed``,
     ///   ``PostgresError/Code/databaseMissing``, ``PostgresError/Code/invalidURL``, … in words.
     public init(url: String, options: Options = Options()) throws {
+        Self.keepOpenSSLUntilTheEnd
         let password = try Self.parameters(in: url)["password"]
         var keywords = ["dbname"], values = [url]
         if let name = options.applicationName {

@@ -71,6 +71,22 @@ struct PostgresCLITests {
         #expect(try replica("accounts").standardOutput.contains("bob"))
     }
 
+    /// A search that holds the index's vectors starts a listener for their changes, which may still be
+    /// signing in (SCRAM, through OpenSSL) when the command ends. OpenSSL's exit handler used to free its
+    /// locks under it: about one such search in four ended with SIGSEGV after printing its results.
+    @Test func searchesHoldingVectorsEndWithoutACrash() throws {
+        let model = try #require(ModelCopy.installed, "the embedding model is not installed (scripts/setup-model.sh)")
+        let withModel = ["REPLICA_MODEL_DIR": model.path]
+        #expect(try replica("accounts", "sign-in", "alice").status == 0)
+        let imported = try ReplicaProcess.run(["--store", store, "--database", database.url, "import", "--account", "alice", "-"],
+                                              input: Self.items, environment: withModel)
+        #expect(imported.status == 0, "\(imported.standardError)")
+        for run in 0..<16 {
+            let search = try ReplicaProcess.run(["--store", store, "--database", database.url, "search", "launch", "risk"], environment: withModel)
+            #expect(!search.wasSignaled && search.status == 0, "search \(run) ended with \(search.status): \(search.standardError.suffix(400))")
+        }
+    }
+
     @Test func sourcesSyncAndTheMCPServerWorkOnADatabase() throws {
         try FileManager.default.createDirectory(atPath: directory.path + "/tree", withIntermediateDirectories: true)
         try "the lighthouse keeper's log".write(toFile: directory.path + "/tree/log.txt", atomically: true, encoding: .utf8)
