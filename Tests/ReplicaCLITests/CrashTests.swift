@@ -115,12 +115,12 @@ import ReplicaTestSupport
         // How many crash points each phase goes through, measured once on an undisturbed run.
         let calibration = try TemporaryDirectory()
         let calibrationStream = Stream(seed: baseSeed, count: 1200)
-        let calibrationStore = CLIPlace(directory: calibration)
-        try await calibrationStore.use(backend, signingIn: "a", "b")
-        let importPoints = try await Self.run(calibrationStore, ["records", "import", "-"], input: calibrationStream.lines.joined(separator: "\n")).points
-        try Self.version2.write(toFile: calibrationStore.store + "/config.json", atomically: true, encoding: .utf8)
-        let rebuildPoints = try await Self.run(calibrationStore, ["sync"]).points
-        let switchPoints = try await Self.run(calibrationStore, ["switch-account", "b"]).points
+        let calibrationPlace = CLIPlace(directory: calibration)
+        try await calibrationPlace.use(backend, signingIn: "a", "b")
+        let importPoints = try await Self.run(calibrationPlace, ["records", "import", "-"], input: calibrationStream.lines.joined(separator: "\n")).points
+        try Self.version2.write(toFile: calibrationPlace.store + "/config.json", atomically: true, encoding: .utf8)
+        let rebuildPoints = try await Self.run(calibrationPlace, ["sync"]).points
+        let switchPoints = try await Self.run(calibrationPlace, ["switch-account", "b"]).points
         // On PostgreSQL an account's content goes in one transaction: the switch has two points (recorded,
         // content removed) where SQLite has more (its files, one by one).
         try #require(importPoints > 100 && rebuildPoints > 20 && switchPoints >= (backend == .postgres ? 2 : 4),

@@ -22,8 +22,8 @@ struct PostgresCLITests {
 
     @discardableResult
     @available(*, noasync, message: "it waits for a process")
-    func replica(_ arguments: String..., input: String? = nil) throws -> ProcessResult {
-        try ReplicaProcess.run(["--store", store, "--database", database.url] + arguments, input: input)
+    func replica(_ arguments: String..., input: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
+        try ReplicaProcess.run(["--store", store, "--database", database.url] + arguments, input: input, environment: environment)
     }
 
     func ids(_ output: String) throws -> [String] {
@@ -75,14 +75,12 @@ struct PostgresCLITests {
     /// signing in (SCRAM, through OpenSSL) when the command ends. OpenSSL's exit handler used to free its
     /// locks under it: about one such search in four ended with SIGSEGV after printing its results.
     @Test func searchesHoldingVectorsEndWithoutACrash() throws {
-        let model = try #require(ModelCopy.installed, "the embedding model is not installed (scripts/setup-model.sh)")
-        let withModel = ["REPLICA_MODEL_DIR": model.path]
+        _ = try #require(ModelCopy.installed, "the embedding model is not installed (scripts/setup-model.sh)")
         #expect(try replica("accounts", "sign-in", "alice").status == 0)
-        let imported = try ReplicaProcess.run(["--store", store, "--database", database.url, "import", "--account", "alice", "-"],
-                                              input: Self.items, environment: withModel)
+        let imported = try replica("import", "--account", "alice", "-", input: Self.items, environment: ReplicaProcess.withModel)
         #expect(imported.status == 0, "\(imported.standardError)")
         for run in 0..<16 {
-            let search = try ReplicaProcess.run(["--store", store, "--database", database.url, "search", "launch", "risk"], environment: withModel)
+            let search = try replica("search", "launch", "risk", environment: ReplicaProcess.withModel)
             #expect(!search.wasSignaled && search.status == 0, "search \(run) ended with \(search.status): \(search.standardError.suffix(400))")
         }
     }

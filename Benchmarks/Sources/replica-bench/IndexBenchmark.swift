@@ -10,11 +10,7 @@ enum IndexBenchmark {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let bytes = paragraphs.reduce(0) { $0 + $1.body.utf8.count + $1.title.utf8.count }
         print("corpus: \(paragraphs.count) paragraphs, \(bytes / 1_048_576) MiB of text, \(rounds) rounds")
-        let queries = Corpus.queries(from: paragraphs, count: queryCount, seed: 2026)
-        let common = Corpus.commonWords(from: paragraphs)
-        // Two words each in more than 10% of items: the case where ranking any word costs the most.
-        let commonPairs = zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" }
-        let questions = Corpus.questions(from: paragraphs, count: queryCount, seed: 2027)
+        let (queries, commonPairs, common, questions) = rankedQueries(from: paragraphs, count: queryCount)
         // Issue 22: the ranked any-word classes, by scoring every match (no lists) and through the ranking lists.
         var rawCommonOr: [Double] = [], rawQuestions: [Double] = []
         var full = RankedClasses(), listed = RankedClasses(), changed = RankedClasses(), merged = RankedClasses()
@@ -158,7 +154,17 @@ enum IndexBenchmark {
             """)
     }
 
-    /// Loads the corpus, then only indexes, three times: for `perf record --delay`.
+    /// The query classes of the ranked search: two-word queries, two words each in more than 10% of items
+    /// (the case where ranking any word costs the most), one such word, and eight-word questions.
+    static func rankedQueries(from paragraphs: [Paragraph], count: Int)
+        -> (queries: [String], commonPairs: [String], common: [String], questions: [String]) {
+        let common = Corpus.commonWords(from: paragraphs)
+        return (Corpus.queries(from: paragraphs, count: count, seed: 2026),
+                zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" },
+                common,
+                Corpus.questions(from: paragraphs, count: count, seed: 2027))
+    }
+
     /// The median of each pair's ratio, with their range: a pair ran back to back, so its ratio is steadier
     /// than the ratio of two medians on a shared machine.
     static func pairedRatios(_ with: [Double], _ without: [Double]) -> String {
@@ -167,6 +173,7 @@ enum IndexBenchmark {
         return "\(Measure.format(Measure.median(ratios)))× (\(Measure.format(low))–\(Measure.format(high)), \(ratios.count) pairs)"
     }
 
+    /// Loads the corpus, then only indexes, three times: for `perf record --delay`.
     static func profile(corpus: String, itemCount: Int) async throws {
         let items = try Corpus.paragraphs(in: corpus, count: itemCount).map(makeItem)
         FileHandle.standardError.write(Data("loaded\n".utf8))
@@ -195,18 +202,13 @@ enum IndexBenchmark {
             try await index.rebuildRankingLists()
         }
         FileHandle.standardError.write(Data("ready\n".utf8))
-        let common = Corpus.commonWords(from: paragraphs)
-        let classes: [(String, [String])] = [
-            ("two words", Corpus.queries(from: paragraphs, count: queryCount, seed: 2026)),
-            ("two common words", zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" }),
-            ("one common word", common),
-            ("eight-word questions", Corpus.questions(from: paragraphs, count: queryCount, seed: 2027)),
-        ]
+        let (queries, commonPairs, common, questions) = rankedQueries(from: paragraphs, count: queryCount)
         for _ in 0..<repeats {
-            for (name, queries) in classes {
-                var times: [Double] = []
-                for query in queries { times.append(try await timedSearch(store, query, ranked: true)) }
-                print("\(name) (\(queries.count)): p50 \(Measure.format(Measure.percentile(times, 50) * 1000)) ms, "
+            var classes = RankedClasses()
+            try await classes.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+            for (name, times) in [("two words", classes.pairs), ("two common words", classes.commonPairs),
+                                  ("one common word", classes.common), ("eight-word questions", classes.questions)] {
+                print("\(name) (\(times.count)): p50 \(Measure.format(Measure.percentile(times, 50) * 1000)) ms, "
                     + "p99 \(Measure.format(Measure.percentile(times, 99) * 1000)) ms")
             }
         }

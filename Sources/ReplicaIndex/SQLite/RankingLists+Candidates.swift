@@ -35,17 +35,20 @@ extension RankingLists {
             Int(truncatingIfNeeded: (UInt64(bitPattern: rowID) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
         }
 
-        /// The slot of `rowID`, if it was noted.
-        func slot(of rowID: Int64) -> Int? {
+        /// Where `rowID` is in the table, or the empty place where it would go; and its slot, if noted.
+        private func find(_ rowID: Int64) -> (position: Int, slot: Int?) {
             let mask = table.count - 1
             var position = Self.hash(rowID, mask)
             while true {
                 let entry = table[position]
-                if entry.slot == 0 { return nil }
-                if entry.rowID == rowID { return Int(entry.slot) - 1 }
+                if entry.slot == 0 { return (position, nil) }
+                if entry.rowID == rowID { return (position, Int(entry.slot) - 1) }
                 position = (position + 1) & mask
             }
         }
+
+        /// The slot of `rowID`, if it was noted.
+        func slot(of rowID: Int64) -> Int? { find(rowID).slot }
 
         /// Makes room for `extra` more items at once, rather than growing while they come.
         mutating func reserve(_ extra: Int) {
@@ -64,27 +67,18 @@ extension RankingLists {
         /// Records `contribution` as what `phrase` adds to the score of `rowID`, noting the item first if
         /// it is new.
         mutating func note(_ rowID: Int64, _ phrase: Int, _ contribution: Double) {
-            let mask = table.count - 1
-            var position = Self.hash(rowID, mask)
-            var slot = -1
-            while true {
-                let entry = table[position]
-                if entry.slot == 0 { break }
-                if entry.rowID == rowID {
-                    slot = Int(entry.slot) - 1
-                    break
-                }
-                position = (position + 1) & mask
+            let (position, found) = find(rowID)
+            if let found {
+                set(found, phrase, contribution)
+                return
             }
-            if slot < 0 {
-                slot = rowIDs.count
-                rowIDs.append(rowID)
-                for _ in 0..<phrases { contributions.append(.nan) }
-                knownSums.append(0)
-                knownPhrases.append(0)
-                table[position] = (rowID, Int32(slot + 1))
-                if rowIDs.count * 2 > table.count { rehash(capacity: table.count * 4) }
-            }
+            let slot = rowIDs.count
+            rowIDs.append(rowID)
+            for _ in 0..<phrases { contributions.append(.nan) }
+            knownSums.append(0)
+            knownPhrases.append(0)
+            table[position] = (rowID, Int32(slot + 1))
+            if rowIDs.count * 2 > table.count { rehash(capacity: table.count * 4) }
             set(slot, phrase, contribution)
         }
 

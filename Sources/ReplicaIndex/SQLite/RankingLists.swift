@@ -398,14 +398,21 @@ package enum RankingLists {
         }
         let check = try connection.cached(
             "SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)")
+        /// Which of `rowIDs` (a batch: a few hundred at most) are items that pass expiry and the filters.
+        func passingFilters(_ rowIDs: some Sequence<Int64>) throws -> Set<Int64> {
+            var passed = Set<Int64>()
+            try check.each([.text("[" + rowIDs.map { String($0) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
+                passed.insert(row.int64(0))
+                return true
+            }
+            return passed
+        }
         // The changed items that pass expiry and the filters, scored as FTS5 scores them.
         for start in stride(from: 0, to: changedNumbers.count, by: 256) {
             let batch = changedNumbers[start..<min(changedNumbers.count, start + 256)]
             let numbers = Dictionary(batch.map { ($0.rowID, $0.numbers) }, uniquingKeysWith: { first, _ in first })
-            try check.each([.text("[" + batch.map { String($0.rowID) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
-                let rowID = row.int64(0)
+            for rowID in try passingFilters(numbers.keys) {
                 if let numbers = numbers[rowID] { accepted.append((rowID, score(numbers), numbers.dropFirst().map { $0 > 0 })) }
-                return true
             }
         }
 
@@ -433,6 +440,8 @@ package enum RankingLists {
         // Each exact item's score, once known (NaN before).
         var exactScores: [Double] = []
         let everyPhrase: UInt64 = phrases == 64 ? ~0 : (1 << UInt64(phrases)) - 1
+        // How many items a statement checks against expiry and the filters.
+        let batchSize = max(limit, 64)
         while true {
             let unseen = (0..<phrases).map { complete[$0] ? 0 : idfs[$0] * bound(floor: floors[$0], builtAverage: builtAverage, averageLength: averageLength) }
             var incomplete: UInt64 = 0
@@ -457,14 +466,13 @@ package enum RankingLists {
             var open: [(bound: Double, slot: Int)] = []
             // The best unchecked open items above the floor, for the floor (one batch a round), kept in
             // order as they come: no sort of every open item.
-            let batchSize = max(limit, 64)
             var batch: [Int] = []
             var kept = 0
             // By index: iterating over `active` itself would copy it at the first write below.
             for index in active.indices {
                 let slot = active[index]
                 if decided[slot] { continue }
-                let missing = incomplete & ~candidates.knownPhrases[slot] & everyPhrase
+                let missing = incomplete & ~candidates.knownPhrases[slot]
                 if missing == 0 {
                     if exactScores[slot].isNaN { exactScores[slot] = candidates.exactScore(slot) }
                     let score = exactScores[slot]
@@ -509,21 +517,18 @@ package enum RankingLists {
             exact.sort { $0.score != $1.score ? $0.score > $1.score : candidates.rowIDs[$0.slot] < candidates.rowIDs[$1.slot] }
             var position = 0
             while position < exact.count, accepted.count < limit || exact[position].score > theta {
-                let batch = exact[position..<min(exact.count, position + max(limit, 64))]
+                let batch = exact[position..<min(exact.count, position + batchSize)]
                 position += batch.count
                 let found = Dictionary(batch.map { (candidates.rowIDs[$0.slot], $0) }, uniquingKeysWith: { first, _ in first })
-                let list = "[" + batch.map { String(candidates.rowIDs[$0.slot]) }.joined(separator: ",") + "]"
-                try check.each([.text(list), .real(now)] + filterArguments) { row in
-                    let rowID = row.int64(0)
+                for rowID in try passingFilters(found.keys) {
                     if let item = found[rowID] {
                         accepted.append((rowID, item.score, (0..<phrases).map { candidates.has(item.slot, $0) }))
                     }
-                    return true
                 }
                 for item in batch { decided[item.slot] = true }
                 settle()
             }
-            // The floor: the best partly read items by what is known of them are checked (a few batches a
+            // The floor: the best partly read items by what is known of them are checked (one batch a
             // round), then the limit-th best of what the checked and the accepted items are known to score.
             passing.removeAll { decided[$0] }
             func raiseLowest() {
@@ -538,11 +543,7 @@ package enum RankingLists {
             raiseLowest()
             batch.removeAll { decided[$0] }
             if !batch.isEmpty {
-                var passed = Set<Int64>()
-                try check.each([.text("[" + batch.map { String(candidates.rowIDs[$0]) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
-                    passed.insert(row.int64(0))
-                    return true
-                }
+                let passed = try passingFilters(batch.map { candidates.rowIDs[$0] })
                 for slot in batch {
                     checked[slot] = true
                     if passed.contains(candidates.rowIDs[slot]) { passing.append(slot) } else { decided[slot] = true }
