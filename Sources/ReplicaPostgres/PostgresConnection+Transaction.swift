@@ -35,16 +35,18 @@ extension PostgresConnection {
     ///
     /// - Parameters:
     ///   - isolation: The isolation level of a new transaction (not of a savepoint).
+    ///   - readOnly: Begin a new transaction `READ ONLY` (in the `BEGIN` itself, so it costs no
+    ///     round trip of its own): PostgreSQL refuses its writes. A savepoint keeps its transaction's mode.
     ///   - body: The transaction's work.
     /// - Returns: What `body` returned in the attempt that committed.
     /// - Throws: What `body` threw, or ``PostgresError`` for `BEGIN`/`COMMIT`; a transaction whose
     ///   statement failed without `body` throwing is rolled back and reported.
-    public func transaction<T>(_ isolation: IsolationLevel = .readCommitted, _ body: () throws -> T) throws -> T {
+    public func transaction<T>(_ isolation: IsolationLevel = .readCommitted, readOnly: Bool = false, _ body: () throws -> T) throws -> T {
         if isInTransaction { return try savepoint(body) }
         var attempt = 1
         while true {
             do {
-                return try transactionOnce(isolation, body)
+                return try transactionOnce(isolation, readOnly: readOnly, body)
             } catch var error as PostgresError where error.isTransient {
                 guard let delay = options.transactionRetry.delay(afterFailedAttempt: attempt, jitter: Double.random(in: 0...1)) else {
                     if attempt > 1 { error.message += " (the transaction ran \(attempt) times, and failed each time)" }
@@ -56,8 +58,8 @@ extension PostgresConnection {
         }
     }
 
-    private func transactionOnce<T>(_ isolation: IsolationLevel, _ body: () throws -> T) throws -> T {
-        try executeScript("BEGIN ISOLATION LEVEL \(isolation.rawValue)")
+    private func transactionOnce<T>(_ isolation: IsolationLevel, readOnly: Bool, _ body: () throws -> T) throws -> T {
+        try executeScript("BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : ""))
         do {
             let value = try body()
             // COMMIT of a failed transaction rolls it back without an error: say so instead.

@@ -61,8 +61,11 @@ package final class PostgresIndexStorage: IndexStorage {
 
     /// Names the account for the transaction's policies, and checks the sign-in the index was opened under.
     func begin(_ connection: PostgresConnection, writing: Bool) throws {
-        try PostgresSignIn.name(account, on: connection)
-        if let generation { try PostgresSignIn.check(connection, account: account, generation: generation, locking: writing) }
+        if let generation {
+            try PostgresSignIn.nameAndCheck(account, generation: generation, on: connection, locking: writing)
+        } else {
+            try PostgresSignIn.name(account, on: connection)
+        }
     }
 
     /// The names of the indexes `account` has, in order.
@@ -117,8 +120,7 @@ package final class PostgresIndexStorage: IndexStorage {
     func readNow<T>(now: Date, prepare: () throws -> Void, _ body: (PostgresIndexReader) throws -> T) throws -> T {
         try translatingPostgresErrors {
             func reading(_ connection: PostgresConnection) throws -> T {
-                try connection.transaction(.repeatableRead) {
-                    try connection.executeScript("SET TRANSACTION READ ONLY")
+                try connection.transaction(.repeatableRead, readOnly: true) {
                     try begin(connection, writing: false)
                     try prepare()
                     return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName,

@@ -10,13 +10,16 @@ import ReplicaPostgres
 /// recorded fails the check: nothing is ever written into an account being removed, as on SQLite, where
 /// the check holds the file's write lock.
 package enum PostgresSignIn {
-    /// Fails with ``ReplicaError/Code/accountNotSignedIn`` unless `account` is signed in under `generation`.
+    /// Names the account for the transaction's row-level policies (`replica.account`) and fails with
+    /// ``ReplicaError/Code/accountNotSignedIn`` unless it is signed in under `generation`: one statement,
+    /// one round trip. The setting is made only for the catalog row that passes; with none, the
+    /// transaction is failed here and names no account.
     ///
     /// - Parameter locking: hold the account's catalog row until the transaction ends (writes).
-    package static func check(_ connection: PostgresConnection, account: AccountID, generation: Int64, locking: Bool) throws {
+    package static func nameAndCheck(_ account: AccountID, generation: Int64, on connection: PostgresConnection, locking: Bool) throws {
         let found = try connection.execute(
-            locking ? "SELECT 1 FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn' FOR SHARE"
-                    : "SELECT 1 FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn'",
+            "SELECT set_config('replica.account', $1, true) FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn'"
+                + (locking ? " FOR SHARE" : ""),
             [.text(account.rawValue), .int(generation)])
         guard found.rowCount == 1 else { throw ReplicaError.signedOutSinceOpened(account) }
     }

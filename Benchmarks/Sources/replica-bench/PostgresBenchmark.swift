@@ -115,6 +115,13 @@ enum PostgresBenchmark {
                     rates["pg", default: []].append(Double(items.count) / seconds)
                     try settle(server)
                     times["pg"] = try await search(store, classes, adding: times["pg"] ?? [:])
+                    // Raw over the rows replica wrote, after replica's searches (so with as warm a cache).
+                    let sameRows = try RawOverReplicaRows(server, account: account.rawValue)
+                    let stemmed = try classes.map { (name: $0.name, queries: try $0.queries.map(sameRows.tsquery)) }
+                    for query in stemmed[0].queries.prefix(10) { _ = try sameRows.timedSearch(query) }   // warm-up
+                    for (name, queries) in stemmed {
+                        for query in queries { times["raw, replica's rows", default: [:]][name, default: []].append(try sameRows.timedSearch(query)) }
+                    }
                     sizes["pg"] = try partitionSize(server, account: account.rawValue)
                     // With REPLICA_BENCH_KEEP, the account stays for looking at its rows afterwards.
                     guard ProcessInfo.processInfo.environment["REPLICA_BENCH_KEEP"] == nil else { continue }
@@ -164,6 +171,12 @@ enum PostgresBenchmark {
         for p in [50.0, 99.0] {
             let mine = times["pg"]?[classes[3].name], theirs = times["raw, stop words dropped"]?[classes[3].name]
             print("| eight-word questions, raw without English stop words (not the baseline) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | | |")
+        }
+        for (name, queries) in classes {
+            for p in [50.0, 99.0] {
+                let mine = times["pg"]?[name], theirs = times["raw, replica's rows"]?[name]
+                print("| \(name) (\(queries.count)), raw over replica's own rows: its tsvectors, GIN index and stems (like for like) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | | |")
+            }
         }
         print("\nsign-out of the \(items.count)-item account on PostgreSQL: \(signOuts.map { Measure.format($0 * 1000) + " ms" }.joined(separator: ", "))")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ReplicaPostgres
+import ReplicaSQLite
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -150,4 +151,49 @@ final class RawPostgres {
     }
 
     func drop() throws { try connection.executeScript("DROP TABLE IF EXISTS \(table)") }
+}
+
+/// The raw baseline over replica's own rows: `ts_rank_cd` over the `tsvector`s replica wrote and their
+/// GIN index, the words OR-ed as the stems replica searches for them. Like for like with replica's
+/// search: the same rows match (the raw table of ``RawPostgres`` holds words as typed, unstemmed, so a
+/// word matches fewer rows there).
+final class RawOverReplicaRows {
+    let connection: PostgresConnection
+    let partition: String
+    /// FTS5 with the index's tokenizer, in memory: replica's stems of a word (its `fts5vocab` instances).
+    private let stemmer: Connection
+
+    /// Reads the account's items partition as the schema's owner (no row-level policy applies to it).
+    init(_ server: PostgresServer, account: String) throws {
+        connection = try server.ownerConnection()
+        partition = try connection.execute("SELECT replica.partition_name('items', $1)", [.text(account)]).string(0, 0) ?? ""
+        stemmer = try Connection(path: ":memory:")
+        try stemmer.execute("CREATE VIRTUAL TABLE words USING fts5(x, tokenize = '\(IndexBenchmark.tokenizer)')")
+        try stemmer.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, 'instance')")
+    }
+
+    /// The query as replica ranks it: the stems of the words PostgreSQL's English stop list keeps (replica
+    /// leaves out its own, nearly the same, list of function words), or of every word when none is kept.
+    func tsquery(_ text: String) throws -> String {
+        let kept = try connection.execute("SELECT word FROM unnest(string_to_array($1, ' ')) AS word WHERE to_tsvector('bench.simple_stop', word) <> ''",
+                                          [.text(text)])
+        let words = kept.rowCount > 0 ? (0..<kept.rowCount).compactMap { kept.string($0, 0) } : text.split(separator: " ").map(String.init)
+        try stemmer.execute("DELETE FROM words")
+        try stemmer.execute("INSERT INTO words(x) VALUES (?)", [.text(words.joined(separator: " "))])
+        let stems = try stemmer.cached("SELECT DISTINCT term FROM stems").rows { $0.text(0) ?? "" }
+        return stems.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " | ")
+    }
+
+    /// A ranked top 20 of the rows with any of the stems, read into strings (the query made beforehand).
+    func timedSearch(_ tsquery: String) throws -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let result = try connection.execute("""
+            SELECT i.id, i.title, i.body FROM replica.\(partition) AS i, CAST($1 AS tsquery) AS q WHERE i.words @@ q
+            ORDER BY ts_rank_cd(i.words, q) DESC LIMIT 20
+            """, [.text(tsquery)])
+        var bytes = 0
+        for row in 0..<result.rowCount { bytes += (result.string(row, 1)?.utf8.count ?? 0) + (result.string(row, 2)?.utf8.count ?? 0) }
+        _ = bytes
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
 }

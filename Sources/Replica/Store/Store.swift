@@ -472,14 +472,19 @@ public final class Store: Sendable {
         _ = try query.validatedPattern()
         await refreshIfCatalogChanged()
         let accounts = try await searchedAccounts(query.accounts)
-        // The query's vector is computed while the first index looks for the words.
-        let embedding = Task { await semanticQuery(for: query) }
+        // The query's vector is computed while the first index looks for the words. A search that
+        // cannot have one reads each index once, not in two snapshots.
+        let embedding = searchesByMeaning(query) ? Task { await semanticQuery(for: query) } : nil
         var results: [SearchResult] = []
         for account in accounts {
             let names = if let indexNames { indexNames } else { try await self.indexNames(for: account) }
             for name in names {
                 guard let index = try await existingIndex(named: name, account: account) else { continue }
-                results += try await index.search(query, embedding: embedding)
+                if let embedding {
+                    results += try await index.search(query, embedding: embedding)
+                } else {
+                    results += try await index.search(query, semantic: nil)
+                }
             }
         }
         // Each index cut what it found by meaning alone against its own best; the best of all accounts and
@@ -510,8 +515,14 @@ public final class Store: Sendable {
     /// The query's vector, when the store has an embedder and the query has words and allows it. An
     /// embedder that fails, or gives a vector that is not finite numbers, leaves the search to the
     /// words, and the host is told. A cancelled search does not wait for the model.
+    /// Whether `query` is searched by meaning too: the store has a model, and the query has text and
+    /// does not turn meaning off.
+    func searchesByMeaning(_ query: SearchQuery) -> Bool {
+        configuration.embedder != nil && query.text != nil && !query.disablesSemanticSearch
+    }
+
     func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
-        guard let embedder = configuration.embedder, let text = query.text, !query.disablesSemanticSearch else { return nil }
+        guard searchesByMeaning(query), let embedder = configuration.embedder, let text = query.text else { return nil }
         do {
             let vector = try await Blocking.runAbandoningOnCancellation { try embedder.embed(query: text) }
             guard !vector.isEmpty, vector.allSatisfy(\.isFinite) else {

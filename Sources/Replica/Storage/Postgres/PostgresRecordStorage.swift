@@ -43,10 +43,8 @@ final class PostgresRecordStorage: RecordStorage {
     private func transaction<T>(writing: Bool, _ body: (PostgresConnection) throws -> T) throws -> T {
         try translatingPostgresErrors {
             try pool.withConnection { connection in
-                try connection.transaction {
-                    if !writing { try connection.executeScript("SET TRANSACTION READ ONLY") }
-                    try PostgresSignIn.name(account, on: connection)
-                    try PostgresSignIn.check(connection, account: account, generation: signIn.generation, locking: writing)
+                try connection.transaction(readOnly: !writing) {
+                    try PostgresSignIn.nameAndCheck(account, generation: signIn.generation, on: connection, locking: writing)
                     return try body(connection)
                 }
             }
