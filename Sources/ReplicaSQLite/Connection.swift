@@ -60,7 +60,8 @@ public final class Connection: @unchecked Sendable {
     /// - Throws: ``SQLiteError`` when the file cannot be opened or is not a database.
     public init(path: String, options: Options = Options()) throws {
         _ = Self.configureSQLite
-        if options.create && !options.readOnly {
+        if options.create && !options.readOnly && path != ":memory:" && !path.isEmpty {
+            // (An in-memory database, or SQLite's private temporary one for "", has no file to make.)
             // Only a file this call creates (O_EXCL) is opened and closed here. Closing a descriptor of a
             // file the process already has open releases every POSIX lock the process holds on it, SQLite's
             // included, while SQLite goes on believing it holds them
