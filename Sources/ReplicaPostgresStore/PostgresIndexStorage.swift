@@ -42,6 +42,16 @@ package final class PostgresIndexStorage: IndexStorage {
         self.vectorNotices = vectorNotices
         try translatingPostgresErrors {
             try pool.withConnection { connection in
+                // An index opened before has its 'created' row, and its account its partitions (made in
+                // the transaction that wrote the row; a migration that adds a table makes the partitions
+                // of the accounts already there): a read says so, and a process that only searches makes
+                // no write, and waits for no commit's flush, to open it.
+                let opened = try connection.transaction(.readCommitted, readOnly: true) {
+                    try begin(connection, writing: false)
+                    return try connection.execute("SELECT 1 FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = 'created'",
+                                                  [.text(account.rawValue), .text(indexName)]).rowCount == 1
+                }
+                guard !opened else { return }
                 try connection.transaction {
                     try begin(connection, writing: true)
                     try connection.execute("SELECT replica.add_account()")
