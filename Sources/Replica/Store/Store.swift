@@ -308,7 +308,12 @@ public final class Store: Sendable {
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func index(named name: String = Store.defaultIndexName, account: AccountID) throws -> SearchableIndex {
         try Self.validateIndexName(name)
-        let record = try requireSignedIn(account)
+        return try index(named: name, of: try requireSignedIn(account))
+    }
+
+    /// The named index of an account whose catalog entry, signed in, was just read.
+    private func index(named name: String, of record: AccountRecord) throws -> SearchableIndex {
+        let account = record.id
         let key = IndexKey(account: account, name: name)
         if let index = cache.withLock({ $0.indexes[key] }) {
             if index.signIn.generation == record.generation { return index }
@@ -333,13 +338,28 @@ public final class Store: Sendable {
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
         guard let record = try catalog.account(account), record.state == .signedIn else { return nil }
-        // An index open under this sign-in exists: only one not open yet is looked for where it is kept
-        // (a folder listing, or a query of the database), so a search's loop over an account's indexes
-        // does not list them again for each.
-        let key = IndexKey(account: account, name: name)
-        let isOpen = cache.withLock { $0.indexes[key]?.signIn.generation == record.generation }
-        guard try isOpen || home.indexNames(of: record).contains(name) else { return nil }
-        return try index(named: name, account: account)
+        return try searchedIndexes(of: record, named: [name]).first
+    }
+
+    /// The indexes of a signed-in account a search reads, from its catalog entry read once for the whole
+    /// search: those of `names` that exist, or all of them.
+    ///
+    /// An index open under this sign-in exists: only one not open yet is looked for where it is kept (a
+    /// folder listing, or a query of the database), and the account's indexes are listed at most once.
+    @available(*, noasync, message: "it waits on SQLite; in async code run it in Blocking.run")
+    func searchedIndexes(of record: AccountRecord, named names: [String]?) throws -> [SearchableIndex] {
+        var listed: [String]?
+        func listing() throws -> [String] {
+            if let listed { return listed }
+            let names = try home.indexNames(of: record)
+            listed = names
+            return names
+        }
+        return try (names ?? listing()).compactMap { name in
+            let isOpen = cache.withLock { $0.indexes[IndexKey(account: record.id, name: name)]?.signIn.generation == record.generation }
+            guard try isOpen || listing().contains(name) else { return nil }
+            return try index(named: name, of: record)
+        }
     }
 
     /// Reads items back whole from an account's indexes: each identifier from every index that holds it,
@@ -477,9 +497,7 @@ public final class Store: Sendable {
         let embedding = searchesByMeaning(query) ? Task { await semanticQuery(for: query) } : nil
         var results: [SearchResult] = []
         for account in accounts {
-            let names = if let indexNames { indexNames } else { try await self.indexNames(for: account) }
-            for name in names {
-                guard let index = try await existingIndex(named: name, account: account) else { continue }
+            for index in try await Blocking.run({ [self] in try searchedIndexes(of: account, named: indexNames) }) {
                 if let embedding {
                     results += try await index.search(query, embedding: embedding)
                 } else {
@@ -495,10 +513,10 @@ public final class Store: Sendable {
 
     /// The signed-in accounts a search reads: those the query names, each looked up alone (a server with
     /// thousands of accounts does not list them all for every search), or all of them.
-    private func searchedAccounts(_ named: some Collection<AccountID>) async throws -> [AccountID] {
-        guard !named.isEmpty else { return try await signedInAccounts().map(\.id) }
+    private func searchedAccounts(_ named: some Collection<AccountID>) async throws -> [AccountRecord] {
+        guard !named.isEmpty else { return try await signedInAccounts() }
         let wanted = Set(named).sorted { $0.rawValue < $1.rawValue }
-        return try await Blocking.run { [self] in try wanted.filter { try catalog.account($0)?.state == .signedIn } }
+        return try await Blocking.run { [self] in try wanted.compactMap { try catalog.account($0) }.filter { $0.state == .signedIn } }
     }
 
     /// Better score first; among equal scores, newer first, then by identifier for a stable order.
