@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Replica
 @testable import ReplicaCore
+import ReplicaPostgres
 import ReplicaSQLite
 import ReplicaTestSupport
 
@@ -20,6 +21,11 @@ import ReplicaTestSupport
 /// A trial prints its seed; `REPLICA_KILL_SEED=<seed>` replays it (the same inputs and the same kill
 /// delays; where a delay lands depends on the machine). `REPLICA_KILL_TRIALS=1000` runs 1,000 trials
 /// (`scripts/kill-trials.sh`).
+///
+/// On PostgreSQL the same trials run against a database of their own, and the rows are read with SQL
+/// as a superuser (no row-level policy, no replica code); the server answers for its own files, so the
+/// SQLite file checks and the ranking lists (SQLite's alone) are not made there. After the switch, no
+/// row of any table holds the signed-out account's canary (``CrashTests/placesHolding(_:_:)``).
 @Suite(.serialized) struct OutsideKillTests {
 
     static let environment = ProcessInfo.processInfo.environment
@@ -102,12 +108,22 @@ import ReplicaTestSupport
 
     // MARK: Running and killing
 
-    /// Runs replica on `store`; with a delay, kills it with SIGKILL if it is still running by then.
+    /// Runs replica on `place`; with a delay, kills it with SIGKILL if it is still running by then.
     /// Returns whether it was killed.
     @discardableResult
+    static func run(_ place: CLIPlace, _ arguments: [String], killAfter delay: TimeInterval? = nil, what: String) async throws -> Bool {
+        try await run(replica: place.arguments, arguments, killAfter: delay, what: what)
+    }
+
+    /// ``run(_:_:killAfter:what:)`` on the SQLite store in the folder `store`.
+    @discardableResult
     static func run(_ store: String, _ arguments: [String], killAfter delay: TimeInterval? = nil, what: String) async throws -> Bool {
+        try await run(replica: ["--store", store], arguments, killAfter: delay, what: what)
+    }
+
+    private static func run(replica global: [String], _ arguments: [String], killAfter delay: TimeInterval?, what: String) async throws -> Bool {
         // Ranking lists from 50 items on, so that kills land in their builds and in the writes they follow.
-        let process = try RunningProcess(replica: ["--store", store] + arguments,
+        let process = try RunningProcess(replica: global + arguments,
                                          environment: ["REPLICA_MODEL_DIR": "off", "REPLICA_RANKING_LISTS_MINIMUM_ITEMS": "50"])
         guard let status = await process.exit(within: delay ?? 120) else {
             if delay == nil { Issue.record("\(what): replica \(arguments.joined(separator: " ")) did not end in 120 s") }
@@ -126,10 +142,26 @@ import ReplicaTestSupport
 
     // MARK: Checking, with SQL of its own
 
+    /// The rows of an account's default index by identifier, split by owner; on SQLite, its file must
+    /// be sound.
+    static func indexRows(_ place: CLIPlace, account: String, what: String) throws -> [String: [String: Row]] {
+        var rows: [String: [String: Row]] = [:]
+        if let admin = place.databaseAdminURL {
+            let result = try PostgresConnection(url: admin).execute(
+                "SELECT identifier, owner, title, body FROM replica.items WHERE account = $1 AND index_name = 'default'", [.text(account)])
+            for row in 0..<result.rowCount {
+                rows[result.string(row, 1) ?? "", default: [:]][result.string(row, 0) ?? ""] = Row(title: result.string(row, 2) ?? "",
+                                                                                                 body: result.string(row, 3) ?? "")
+            }
+            return rows
+        }
+        return try indexRows(place.store + "/accounts/\(account)/indexes/default.sqlite", what: what)
+    }
+
     /// The rows of an index file by identifier, split by owner; the file must be sound.
     static func indexRows(_ path: String, what: String) throws -> [String: [String: Row]] {
-        let connection = try StoreFiles.expectSound(path, what)
         var rows: [String: [String: Row]] = [:]
+        let connection = try StoreFiles.expectSound(path, what)
         let statement = try connection.prepare("SELECT identifier, owner, title, body FROM items")
         for (identifier, owner, row) in try statement.rows([], { ($0.text(0), $0.text(1), Row(title: $0.text(2), body: $0.text(3))) }) {
             rows[owner, default: [:]][identifier] = row
@@ -147,15 +179,15 @@ import ReplicaTestSupport
                 "\(what): \(missing.count) missing \(missing.prefix(3)), \(extra.count) stale \(extra.prefix(3)), \(wrong.count) wrong \(wrong.prefix(2).map { "\($0): \(actual[$0]!) instead of \(expected[$0]!)" })")
     }
 
-    /// Checks every file of the store: the default index of each account holds exactly `expected`
-    /// (by owner), and every database file is intact.
-    static func check(store: String, expected: [String: [String: [String: Row]]], what: String) throws {
+    /// Checks the store: the default index of each account holds exactly `expected` (by owner), and, on
+    /// SQLite, every database file is intact.
+    static func check(_ place: CLIPlace, expected: [String: [String: [String: Row]]], what: String) throws {
         for (account, owners) in expected {
-            let rows = try indexRows(store + "/accounts/\(account)/indexes/default.sqlite", what: what)
+            let rows = try indexRows(place, account: account, what: what)
             for owner in Set(owners.keys).union(rows.keys) {
                 expect(rows[owner], equals: owners[owner] ?? [:], "\(what), account \(account), owner \(owner)")
             }
-            try StoreFiles.expectSound(store + "/accounts/\(account)/records.sqlite", what)
+            if place.databaseURL == nil { try StoreFiles.expectSound(place.store + "/accounts/\(account)/records.sqlite", what) }
         }
     }
 
@@ -206,10 +238,11 @@ import ReplicaTestSupport
         }
     }
 
-    /// Sets a trial up in `directory`: accounts a and b, the tree and the plugin's folder.
-    static func prepare(_ directory: String, _ inputs: Inputs) throws -> String {
-        let store = directory + "/store"
-        try Fixtures.signIn(store: store, "a", "b")
+    /// Sets a trial up in `folder` on `backend`: accounts a and b, the tree and the plugin's folder.
+    static func prepare(_ folder: TemporaryDirectory, _ backend: TestBackend, _ inputs: Inputs) async throws -> CLIPlace {
+        let place = CLIPlace(directory: folder)
+        try await place.use(backend, signingIn: "a", "b")
+        let directory = folder.path
         for (path, content) in inputs.files {
             let url = URL(fileURLWithPath: directory + "/tree/" + path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -221,7 +254,7 @@ import ReplicaTestSupport
             JSON.object([("key", .string(key))] + (text.map { [("title", .string($0.title)), ("body", .string($0.body))] } ?? [])).serialized()
         }.joined(separator: "\n").write(toFile: directory + "/plugin/items.jsonl", atomically: true, encoding: .utf8)
         try inputs.stream.lines.joined(separator: "\n").write(toFile: directory + "/records.jsonl", atomically: true, encoding: .utf8)
-        return store
+        return place
     }
 
     /// Changes the tree: edits, deletes and new files, `count` of them, calling `after` after each.
@@ -248,93 +281,103 @@ import ReplicaTestSupport
         }
     }
 
-    static func runTrial(seed: UInt64, durations: [TimeInterval], kills killed: inout [Int]) async throws {
+    static func runTrial(_ backend: TestBackend, seed: UInt64, durations: [TimeInterval], kills killed: inout [Int]) async throws {
         let kills = Kills(seed: seed)
         print("outside kill trial: seed \(seed), delays \(zip(kills.fractions, durations).map { String(format: "%.3f s", $0 * $1) }.joined(separator: ", ")), watcher after change \(kills.watchChange)")
         let directory = try TemporaryDirectory()
         var inputs = Inputs(seed: seed)
-        let store = try prepare(directory.path, inputs)
+        let place = try await prepare(directory, backend, inputs)
         func delay(_ phase: Int) -> TimeInterval { kills.fractions[phase] * durations[phase] }
         func count(_ phase: Int, _ wasKilled: Bool) { if wasKilled { killed[phase] += 1 } }
         var expected: [String: [String: [String: Row]]] = [:]
 
         // 1. records import, killed, then the same file again.
-        count(0, try await run(store, ["records", "import", directory.path + "/records.jsonl"], killAfter: delay(0), what: "seed \(seed)"))
-        try await run(store, ["records", "import", directory.path + "/records.jsonl"], what: "seed \(seed)")
+        count(0, try await run(place, ["records", "import", directory.path + "/records.jsonl"], killAfter: delay(0), what: "seed \(seed)"))
+        try await run(place, ["records", "import", directory.path + "/records.jsonl"], what: "seed \(seed)")
         for account in ["a", "b"] { expected[account] = ["records": inputs.recordRows(account: account, version2: false)] }
-        try check(store: store, expected: expected, what: "seed \(seed), after the import")
-        // The import built ranking lists, which the checks compare with FTS5 from here on.
-        let lists = try StoreFiles.expectSound(store + "/accounts/a/indexes/default.sqlite", "seed \(seed)").scalarInt("SELECT count(*) FROM ranking_lists")
-        #expect(lists ?? 0 > 0, "seed \(seed): the import built no ranking lists")
+        try check(place, expected: expected, what: "seed \(seed), after the import")
+        // The import built ranking lists, which the checks compare with FTS5 from here on (SQLite's alone).
+        if place.databaseURL == nil {
+            let lists = try StoreFiles.expectSound(place.store + "/accounts/a/indexes/default.sqlite", "seed \(seed)")
+                .scalarInt("SELECT count(*) FROM ranking_lists")
+            #expect(lists ?? 0 > 0, "seed \(seed): the import built no ranking lists")
+        }
 
         // 2. A projection version change, rebuilt by sync, killed, synced again.
-        try CrashTests.version2.write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
-        count(1, try await run(store, ["sync"], killAfter: delay(1), what: "seed \(seed)"))
-        try await run(store, ["sync"], what: "seed \(seed)")
+        try CrashTests.version2.write(toFile: place.store + "/config.json", atomically: true, encoding: .utf8)
+        count(1, try await run(place, ["sync"], killAfter: delay(1), what: "seed \(seed)"))
+        try await run(place, ["sync"], what: "seed \(seed)")
         for account in ["a", "b"] { expected[account] = ["records": inputs.recordRows(account: account, version2: true)] }
-        try check(store: store, expected: expected, what: "seed \(seed), after the rebuild")
+        try check(place, expected: expected, what: "seed \(seed), after the rebuild")
 
         // 3. The tree, synced and killed; changed; synced again.
-        try await run(store, ["sources", "add", "files", "--account", "a", directory.path + "/tree"], what: "seed \(seed)")
-        count(2, try await run(store, ["sync"], killAfter: delay(2), what: "seed \(seed)"))
+        try await run(place, ["sources", "add", "files", "--account", "a", directory.path + "/tree"], what: "seed \(seed)")
+        count(2, try await run(place, ["sync"], killAfter: delay(2), what: "seed \(seed)"))
         try changeFiles(directory.path, &inputs, seed: seed &+ 1, count: 30)
-        try await run(store, ["sync"], what: "seed \(seed)")
+        try await run(place, ["sync"], what: "seed \(seed)")
         expected["a"]!["source:files-1"] = inputs.fileRows(source: "files-1")
-        try check(store: store, expected: expected, what: "seed \(seed), after the tree's sync")
+        try check(place, expected: expected, what: "seed \(seed), after the tree's sync")
 
         // 4. The watcher, killed while files change; what it missed, the next sync finds.
-        let watcher = try RunningProcess(replica: ["--store", store, "watch"], environment: ["REPLICA_MODEL_DIR": "off"])
+        let watcher = try RunningProcess(replica: place.arguments + ["watch"], environment: ["REPLICA_MODEL_DIR": "off"])
         try changeFiles(directory.path, &inputs, seed: seed &+ 2, count: 120) { change in
             if change == kills.watchChange { watcher.signal(SIGKILL) }
         }
         _ = await watcher.exit(within: 60)
         killed[3] += 1
-        try await run(store, ["sync"], what: "seed \(seed)")
+        try await run(place, ["sync"], what: "seed \(seed)")
         expected["a"]!["source:files-1"] = inputs.fileRows(source: "files-1")
-        try check(store: store, expected: expected, what: "seed \(seed), after the watcher")
+        try check(place, expected: expected, what: "seed \(seed), after the watcher")
 
         // 5. The exec source, synced and killed, synced again: it resumes from its last commit.
-        try await run(store, ["sources", "add", "exec", "--account", "b", "--", "python3", directory.path + "/plugin/plugin.py"], what: "seed \(seed)")
-        count(4, try await run(store, ["sync"], killAfter: delay(4), what: "seed \(seed)"))
-        try await run(store, ["sync"], what: "seed \(seed)")
+        try await run(place, ["sources", "add", "exec", "--account", "b", "--", "python3", directory.path + "/plugin/plugin.py"], what: "seed \(seed)")
+        count(4, try await run(place, ["sync"], killAfter: delay(4), what: "seed \(seed)"))
+        try await run(place, ["sync"], what: "seed \(seed)")
         expected["b"]!["source:exec-1"] = inputs.pluginRows
-        try check(store: store, expected: expected, what: "seed \(seed), after the exec source")
+        try check(place, expected: expected, what: "seed \(seed), after the exec source")
 
         // 6. A switch to b, killed: the next command finishes it, or nothing had changed.
-        count(5, try await run(store, ["switch-account", "b"], killAfter: delay(5), what: "seed \(seed)"))
-        let accounts = try await ReplicaProcess.running(["--store", store, "accounts"])
+        if place.databaseURL != nil {
+            #expect(try !CrashTests.placesHolding(inputs.stream.canary, place).isEmpty, "seed \(seed): the check does not see account a's text")
+        }
+        count(5, try await run(place, ["switch-account", "b"], killAfter: delay(5), what: "seed \(seed)"))
+        let accounts = try await ReplicaProcess.running(place.arguments + ["accounts"])
         if accounts.standardOutput != "b\n" {
             #expect(accounts.standardOutput == "a\nb\n", "seed \(seed): half a switch: \(accounts.standardOutput)")
-            try await run(store, ["switch-account", "b"], what: "seed \(seed)")
+            try await run(place, ["switch-account", "b"], what: "seed \(seed)")
         }
-        #expect(try await ReplicaProcess.running(["--store", store, "accounts"]).standardOutput == "b\n", "seed \(seed)")
-        #expect(TemporaryDirectory.filesContaining(inputs.stream.canary, under: URL(fileURLWithPath: store)).isEmpty,
+        #expect(try await ReplicaProcess.running(place.arguments + ["accounts"]).standardOutput == "b\n", "seed \(seed)")
+        #expect(TemporaryDirectory.filesContaining(inputs.stream.canary, under: URL(fileURLWithPath: place.store)).isEmpty,
                 "seed \(seed): account a's text is still on disk after the switch")
+        if place.databaseURL != nil {
+            #expect(try CrashTests.placesHolding(inputs.stream.canary, place) == [], "seed \(seed): account a's text is still kept after the switch")
+        }
         expected["a"] = nil
-        try check(store: store, expected: expected, what: "seed \(seed), after the switch")
+        try check(place, expected: expected, what: "seed \(seed), after the switch")
     }
 
-    @Test func theIndexIsWhatTheInputsSayAfterAKillAtAnyInstant() async throws {
+    @Test(arguments: TestBackend.available)
+    func theIndexIsWhatTheInputsSayAfterAKillAtAnyInstant(_ backend: TestBackend) async throws {
         let baseSeed = Self.replayedSeed ?? UInt64.random(in: 1..<1_000_000_000)
         // How long each phase takes undisturbed, on this machine, now: kills land within that.
         var durations = [TimeInterval](repeating: 0, count: Self.phases.count)
         do {
             let directory = try TemporaryDirectory()
             var inputs = Inputs(seed: baseSeed)
-            let store = try Self.prepare(directory.path, inputs)
-            durations[0] = try await Self.duration { try await Self.run(store, ["records", "import", directory.path + "/records.jsonl"], what: "calibration") }
-            try CrashTests.version2.write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
-            durations[1] = try await Self.duration { try await Self.run(store, ["sync"], what: "calibration") }
-            try await Self.run(store, ["sources", "add", "files", "--account", "a", directory.path + "/tree"], what: "calibration")
-            durations[2] = try await Self.duration { try await Self.run(store, ["sync"], what: "calibration") }
+            let place = try await Self.prepare(directory, backend, inputs)
+            durations[0] = try await Self.duration { try await Self.run(place, ["records", "import", directory.path + "/records.jsonl"], what: "calibration") }
+            try CrashTests.version2.write(toFile: place.store + "/config.json", atomically: true, encoding: .utf8)
+            durations[1] = try await Self.duration { try await Self.run(place, ["sync"], what: "calibration") }
+            try await Self.run(place, ["sources", "add", "files", "--account", "a", directory.path + "/tree"], what: "calibration")
+            durations[2] = try await Self.duration { try await Self.run(place, ["sync"], what: "calibration") }
             try Self.changeFiles(directory.path, &inputs, seed: 1, count: 1)
-            try await Self.run(store, ["sources", "add", "exec", "--account", "b", "--", "python3", directory.path + "/plugin/plugin.py"], what: "calibration")
-            durations[4] = try await Self.duration { try await Self.run(store, ["sync"], what: "calibration") }
-            durations[5] = try await Self.duration { try await Self.run(store, ["switch-account", "b"], what: "calibration") }
+            try await Self.run(place, ["sources", "add", "exec", "--account", "b", "--", "python3", directory.path + "/plugin/plugin.py"], what: "calibration")
+            durations[4] = try await Self.duration { try await Self.run(place, ["sync"], what: "calibration") }
+            durations[5] = try await Self.duration { try await Self.run(place, ["switch-account", "b"], what: "calibration") }
         }
         var killed = [Int](repeating: 0, count: Self.phases.count)
         for trial in 0..<Self.trials {
-            try await Self.runTrial(seed: baseSeed &+ UInt64(trial), durations: durations, kills: &killed)
+            try await Self.runTrial(backend, seed: baseSeed &+ UInt64(trial), durations: durations, kills: &killed)
         }
         print("outside kills: \(Self.trials) trials; killed while running: \(zip(Self.phases, killed).map { "\($0) \($1)" }.joined(separator: ", "))")
         // A kill lands uniformly within the length of one undisturbed run, timed once at the start: on a
