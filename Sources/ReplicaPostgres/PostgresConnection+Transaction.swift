@@ -67,7 +67,8 @@ extension PostgresConnection {
                 throw PostgresError(.other, "a statement of the transaction failed and the error was not passed on; "
                     + "the transaction was rolled back")
             }
-            if let committed = options.committed {
+            // A read-only transaction wrote nothing: no position of its own for a standby to reach.
+            if let committed = options.committed, !readOnly {
                 // One round trip: a failed COMMIT stops the string there, and its error is thrown.
                 let position = try exclusively {
                     try checked(PQexec(handle, "COMMIT; SELECT pg_current_wal_insert_lsn()::text"), sql: "COMMIT").string(0, 0)

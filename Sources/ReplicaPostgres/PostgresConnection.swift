@@ -62,12 +62,12 @@ public final class PostgresConnection: @unchecked Sendable {
         public var statementTimeout: Duration?
         /// How long opening may take, from the first packet to the signed-in session.
         public var connectTimeout: Duration = .seconds(10)
-        /// How ``PostgresConnection/transaction(_:_:)`` retries serialization failures and deadlocks.
+        /// How ``PostgresConnection/transaction(_:readOnly:_:)`` retries serialization failures and deadlocks.
         public var transactionRetry = TransactionRetry()
         /// How many prepared statements a connection keeps before it deallocates them all and starts
         /// again (SQL built with a varying shape would otherwise grow the server's memory without end).
         public var preparedStatementLimit = 256
-        /// Called after each transaction the connection commits, with the server's write-ahead log
+        /// Called after each transaction the connection commits (but one begun read-only), with the server's write-ahead log
         /// position just past the commit (`pg_current_wal_insert_lsn()`, asked in the same round trip as
         /// `COMMIT`): what a standby must have replayed to show the transaction. `nil` asks nothing.
         public var committed: (@Sendable (WALPosition) -> Void)?

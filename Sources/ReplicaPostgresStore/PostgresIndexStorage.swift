@@ -23,7 +23,8 @@ package final class PostgresIndexStorage: IndexStorage {
     let vectorNotices: VectorNotices?
     let vectorCache = VectorCache()
 
-    /// Opens the index `indexName` of `account`, making the account's partitions if it has none yet.
+    /// Opens the index `indexName` of `account`. An index that exists is only read; a new one is recorded,
+    /// with the account's partitions made if it has none yet.
     ///
     /// The schema must be current (``PostgresSchema/migrate(_:)``, run as its owner).
     ///
@@ -83,7 +84,7 @@ package final class PostgresIndexStorage: IndexStorage {
     package static func indexNames(pool: PostgresPool, account: AccountID) throws -> [String] {
         try translatingPostgresErrors {
             try pool.withConnection { connection in
-                try connection.transaction {
+                try connection.transaction(readOnly: true) {
                     try PostgresSignIn.name(account, on: connection)
                     let result = try connection.execute(
                         "SELECT index_name FROM replica.meta WHERE account = $1 AND key = 'created' ORDER BY index_name COLLATE \"C\"",
@@ -153,7 +154,7 @@ package final class PostgresIndexStorage: IndexStorage {
     /// The bytes of the index's rows (PostgreSQL's own measure of each row, its text and vectors included).
     package func size() -> Int {
         let bytes = try? pool.withConnection { connection in
-            try connection.transaction {
+            try connection.transaction(readOnly: true) {
                 try PostgresSignIn.name(account, on: connection)
                 return try connection.execute("""
                     SELECT (SELECT coalesce(sum(pg_column_size(i.*)), 0) FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2)

@@ -10,6 +10,9 @@ import ReplicaSQLite
 /// README's `replica_owner`, which may bypass row-level security in the search functions it owns), once
 /// per upgrade; the role the app connects as (`replica_app`) then finds the schema current. A schema
 /// newer than this replica knows is refused, never guessed at.
+///
+/// A migration that adds a table keyed by account makes its partitions for the accounts already there,
+/// as 0004 does: an index that exists is opened by a read, which takes its account's partitions as made.
 package enum PostgresSchema {
     /// The migrations, in order.
     static let migrations = EmbeddedMigrations.postgres

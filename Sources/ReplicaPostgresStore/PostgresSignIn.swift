@@ -12,8 +12,8 @@ import ReplicaPostgres
 package enum PostgresSignIn {
     /// Names the account for the transaction's row-level policies (`replica.account`) and fails with
     /// ``ReplicaError/Code/accountNotSignedIn`` unless it is signed in under `generation`: one statement,
-    /// one round trip. The setting is made only for the catalog row that passes; with none, the
-    /// transaction is failed here and names no account.
+    /// one round trip. With no row that passes, this throws, and the transaction's rollback discards
+    /// any setting made (it is the transaction's own, `set_config(…, true)`).
     ///
     /// - Parameter locking: hold the account's catalog row until the transaction ends (writes).
     package static func nameAndCheck(_ account: AccountID, generation: Int64, on connection: PostgresConnection, locking: Bool) throws {

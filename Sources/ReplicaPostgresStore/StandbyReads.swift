@@ -6,7 +6,8 @@ import Synchronization
 /// Reads served by a streaming-replication standby of the store's database, without losing this
 /// process's own writes.
 ///
-/// Every transaction this process commits on the primary leaves its write-ahead log position here
+/// Every transaction this process commits on the primary (but those begun read-only, which wrote
+/// nothing) leaves its write-ahead log position here
 /// (``noteCommit(_:)``, from the primary pools' ``PostgresConnection/Options/committed``). A read on the
 /// standby first waits, up to ``replayWait``, until the standby has replayed past the latest of them
 /// (`pg_last_wal_replay_lsn()`), and only then takes its snapshot; past the wait, or when the standby

@@ -164,6 +164,23 @@ struct PostgresConnectionTests {
         #expect(try connection.execute("SELECT x FROM t ORDER BY x").rows == [[1], [3]])
     }
 
+    /// A transaction begun read-only refuses writes (in its `BEGIN`: no statement of its own), reads as any
+    /// other, and leaves no write-ahead log position for a standby to reach; a writing one does.
+    @Test func aReadOnlyTransactionRefusesWritesAndLeavesNoPosition() throws {
+        let positions = Mutex<[WALPosition]>([])
+        var options = PostgresConnection.Options()
+        options.committed = { position in positions.withLock { $0.append(position) } }
+        let noted = try PostgresConnection(url: database.url, options: options)
+        try noted.execute("CREATE TABLE t(x int)")
+        try noted.transaction { try noted.execute("INSERT INTO t VALUES (1)") }
+        #expect(positions.withLock { $0.count } == 1)
+        #expect(postgresError {
+            try noted.transaction(readOnly: true) { try noted.execute("INSERT INTO t VALUES (2)") }
+        }?.code == .readOnly)
+        #expect(try noted.transaction(.repeatableRead, readOnly: true) { try noted.execute("SELECT count(*) FROM t").int(0, 0) } == 1)
+        #expect(positions.withLock { $0.count } == 1, "a read-only transaction noted a position")
+    }
+
     @Test func aTransactionWhoseErrorWasSwallowedIsReportedNotCommitted() throws {
         try connection.execute("CREATE TABLE t(x int)")
         #expect(throws: PostgresError.self) {

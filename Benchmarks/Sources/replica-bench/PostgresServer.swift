@@ -184,6 +184,12 @@ final class RawOverReplicaRows {
         return stems.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " | ")
     }
 
+    /// Whether any row holds any of the stems.
+    func matches(_ tsquery: String) throws -> Bool {
+        try connection.execute("SELECT EXISTS (SELECT 1 FROM replica.\(partition) AS i WHERE i.words @@ CAST($1 AS tsquery))", [.text(tsquery)])
+            .bool(0, 0) ?? false
+    }
+
     /// A ranked top 20 of the rows with any of the stems, read into strings (the query made beforehand).
     func timedSearch(_ tsquery: String) throws -> Double {
         let start = DispatchTime.now().uptimeNanoseconds

@@ -312,11 +312,15 @@ public final class Store: Sendable {
     }
 
     /// The named index of an account whose catalog entry, signed in, was just read.
+    ///
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when an index of a later sign-in is open:
+    ///   the entry is out of date (the account was signed out and in again since it was read).
     private func index(named name: String, of record: AccountRecord) throws -> SearchableIndex {
         let account = record.id
         let key = IndexKey(account: account, name: name)
         if let index = cache.withLock({ $0.indexes[key] }) {
             if index.signIn.generation == record.generation { return index }
+            if index.signIn.generation > record.generation { throw ReplicaError.signedOutSinceOpened(account) }
             // Signed out and in again since it was opened (by another process, or another Store value):
             // that file is gone; open the new one.
             forget(accounts: [account])
@@ -497,12 +501,17 @@ public final class Store: Sendable {
         let embedding = searchesByMeaning(query) ? Task { await semanticQuery(for: query) } : nil
         var results: [SearchResult] = []
         for account in accounts {
-            for index in try await Blocking.run({ [self] in try searchedIndexes(of: account, named: indexNames) }) {
-                if let embedding {
-                    results += try await index.search(query, embedding: embedding)
-                } else {
-                    results += try await index.search(query, semantic: nil)
+            // An account signed out while the search ran is left out, as if it had been before.
+            do {
+                for index in try await Blocking.run({ [self] in try searchedIndexes(of: account, named: indexNames) }) {
+                    if let embedding {
+                        results += try await index.search(query, embedding: embedding)
+                    } else {
+                        results += try await index.search(query, semantic: nil)
+                    }
                 }
+            } catch let error as ReplicaError where error.code == .accountNotSignedIn {
+                continue
             }
         }
         // Each index cut what it found by meaning alone against its own best; the best of all accounts and
@@ -530,15 +539,15 @@ public final class Store: Sendable {
 
     // MARK: Semantic search
 
-    /// The query's vector, when the store has an embedder and the query has words and allows it. An
-    /// embedder that fails, or gives a vector that is not finite numbers, leaves the search to the
-    /// words, and the host is told. A cancelled search does not wait for the model.
     /// Whether `query` is searched by meaning too: the store has a model, and the query has text and
     /// does not turn meaning off.
     func searchesByMeaning(_ query: SearchQuery) -> Bool {
         configuration.embedder != nil && query.text != nil && !query.disablesSemanticSearch
     }
 
+    /// The query's vector, when the store has an embedder and the query has words and allows it. An
+    /// embedder that fails, or gives a vector that is not finite numbers, leaves the search to the
+    /// words, and the host is told. A cancelled search does not wait for the model.
     func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
         guard searchesByMeaning(query), let embedder = configuration.embedder, let text = query.text else { return nil }
         do {

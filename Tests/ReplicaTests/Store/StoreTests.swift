@@ -53,6 +53,34 @@ import Synchronization
         #expect(try await store.signedInAccounts().map(\.id).contains("bob"))
     }
 
+    /// A search reads each account's catalog entry once. An entry read before the account was signed out
+    /// and in again opens nothing and closes nothing of the new sign-in: it is refused, and the new
+    /// sign-in's index goes on answering, by itself and through the store's search.
+    @Test(arguments: TestBackend.available)
+    func aSearchWithAnOutOfDateEntryTouchesNothingOfTheNewSignIn(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        let store = fixture.store
+        try await store.index(account: "alice").indexItems([Fixtures.item("old", text: "harbor lantern")])
+        let stale = try #require(try await Blocking.run { try store.catalog.account("alice") })
+        _ = try await store.signOut("alice")
+        try await store.signIn("alice")
+        let fresh = try await store.index(account: "alice")
+        try await fresh.indexItems([Fixtures.item("new", text: "harbor meadow")])
+        let refused = try await Blocking.run {
+            [nil, ["default"]].map { (names: [String]?) in
+                Result { try store.searchedIndexes(of: stale, named: names) }.mapError { $0 as any Error }
+            }
+        }
+        for result in refused {
+            #expect(performing: { _ = try result.get() }, throws: Self.isNotSignedIn)
+        }
+        #expect(try await fresh.search(SearchQuery("harbor")).map(\.item.uniqueIdentifier.rawValue) == ["new"])
+        let current = try await Blocking.run { try store.searchedIndexes(of: try #require(try store.catalog.account("alice")), named: nil) }
+        #expect(current.map(\.name) == ["default"])
+        _ = try await store.signOut("bob")
+        #expect(try await store.search(SearchQuery("harbor")).map(\.item.uniqueIdentifier.rawValue) == ["new"])
+    }
+
     @Test(arguments: TestBackend.available)
     func onlyAnExplicitSignInBringsAnAccountIntoUse(_ backend: TestBackend) async throws {
         let freshStorage = try await backend.makeStore()
