@@ -228,11 +228,14 @@ import Glibc
 
         // Both changes are in, once each, and nothing of the change log waits.
         let file = try await running("search", "--json", "eleventhhour").standardOutput
-        #expect(file.components(separatedBy: #""uniqueIdentifier":"#).count == 2 && file.contains("files-1:docs/last.txt"), "\(file)")
+        #expect(file.components(separatedBy: #""uniqueIdentifier":"#).count == 2 && file.contains("files-1:docs/last.txt"),
+                "\(file); the watcher said: \(watcher.standardError.suffix(1_500))")
         let record = try await running("search", "--json", "lastminute").standardOutput
         #expect(record.components(separatedBy: #""uniqueIdentifier":"#).count == 2 && record.contains("note:alice:9"),
                 "\(record); the watcher said: \(watcher.standardError.suffix(1_500))")
-        #expect(try await running("status", "--json").standardOutput.contains(#""records":{"recordCount":1,"pendingChanges":0,"#))
+        let status = try await running("status", "--json").standardOutput
+        #expect(status.contains(#""records":{"recordCount":1,"pendingChanges":0,"#),
+                "\(status); records import said: \(imported.standardError); the watcher said: \(watcher.standardError.suffix(1_500))")
         #expect(try await running("status").standardOutput.contains("files-1 (files, account alice): stopped"))
     }
 }
