@@ -27,7 +27,8 @@
 #
 # --fast turns off fsync, synchronous commit and full-page writes: for tests only. A crash of the
 # machine can then corrupt the data folder, and figures measured with it are not PostgreSQL's: never
-# use it for the benchmarks you report.
+# use it for the benchmarks you report. It also allows 400 connections, not 100: the test suites run
+# in parallel on one server, each replica process they start with a pool of its own.
 #
 # PostgreSQL refuses to run as root: run as root, the script runs initdb, pg_ctl and postgres as the OS
 # user `postgres` (which the Debian package creates) and gives DIR to that user. Run as an ordinary
@@ -100,7 +101,7 @@ if [[ $command == stop ]]; then
 fi
 
 if ((fast)); then
-    options=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off)
+    options=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400)
 else
     options=()
 fi
