@@ -21,9 +21,11 @@ extension PostgresBenchmark {
         defer { alone.stop() }
         try migrate(alone)
         let sharedDirectory = try Measure.scratchDirectory("pg-shared"), aloneDirectory = try Measure.scratchDirectory("pg-alone")
+        let laterDirectory = try Measure.scratchDirectory("pg-later")
         defer {
             Measure.removeDirectory(sharedDirectory)
             Measure.removeDirectory(aloneDirectory)
+            Measure.removeDirectory(laterDirectory)
         }
         let shared = try postgresStore(sharedDirectory, url: server.appURL)
         let single = try postgresStore(aloneDirectory, url: alone.appURL)
@@ -54,32 +56,46 @@ extension PostgresBenchmark {
             query.accounts = [name(measured)]
             return try await Measure.seconds { _ = try await store.search(query) }
         }
+        // Also among all the accounts, a store opened after the load: its connections' server processes
+        // have not read the other accounts' tables (the loading store's have read every one).
+        let later = try postgresStore(laterDirectory, url: server.appURL)
         for query in classes[0].queries.prefix(10) {
             _ = try await timed(shared, query)
             _ = try await timed(single, query)
+            _ = try await timed(later, query)
         }
         print("""
 
             | measure | among \(accounts) accounts | alone in its database | ratio | target |
             |---|---|---|---|---|
             """)
+        var afterLoad: [(label: String, times: [Double], apart: [Double])] = []
         for (label, queries) in classes {
-            var among: [Double] = [], apart: [Double] = []
+            var among: [Double] = [], apart: [Double] = [], opened: [Double] = []
             for (number, query) in queries.enumerated() {
                 // Alternate who goes first.
                 if number % 2 == 0 {
                     among.append(try await timed(shared, query))
                     apart.append(try await timed(single, query))
+                    opened.append(try await timed(later, query))
                 } else {
+                    opened.append(try await timed(later, query))
                     apart.append(try await timed(single, query))
                     among.append(try await timed(shared, query))
                 }
             }
+            afterLoad.append((label, opened, apart))
             for p in [50.0, 99.0] {
                 let a = Measure.percentile(among, p), b = Measure.percentile(apart, p)
                 print("| one account's ranked top 20, \(label) (\(queries.count)), p\(Int(p)) (ms) | \(Measure.format(a * 1000)) | \(Measure.format(b * 1000)) "
                     + "| \(Measure.format(a / b)) | \(p == 50 ? "≤ 1.2" : "") |")
             }
+        }
+
+        for (label, opened, apart) in afterLoad {
+            let a = Measure.percentile(opened, 50), b = Measure.percentile(apart, 50)
+            print("| the same, \(label), p50, a store opened after the load (ms) | \(Measure.format(a * 1000)) | \(Measure.format(b * 1000)) "
+                + "| \(Measure.format(a / b)) | |")
         }
 
         // Sign-outs of accounts spread over the database (not the measured one), beside the same
