@@ -44,6 +44,28 @@ import ReplicaSQLite
         #expect(try replica("records", "--help").standardOutput.contains("1000 may be written 1e3"))
     }
 
+    /// A `records import` killed after indexing, before it built the ranking lists, leaves them to the
+    /// next command: sending the same records again, which indexes nothing, builds them. (Found by the
+    /// outside kill suite.) SQLite only: the lists are SQLite's.
+    @Test func aRunThatIndexesNothingStillBuildsTheListsAKilledRunLeft() async throws {
+        try await place.use(.sqlite, signingIn: "a")
+        let lines = (0..<60).map { #"{"account": "a", "kind": "note", "id": "\#($0)", "version": 1, "fields": {"title": "note \#($0)", "body": "harbor lantern \#($0)"}}"# }
+            .joined(separator: "\n")
+        let environment = ["REPLICA_RANKING_LISTS_MINIMUM_ITEMS": "50"]
+        func lists() throws -> Int {
+            try Connection(path: store + "/accounts/a/indexes/default.sqlite").scalarInt("SELECT count(*) FROM ranking_lists") ?? 0
+        }
+        #expect(try await ReplicaProcess.running(place.arguments + ["records", "import", "-"], input: lines, environment: environment).status == 0)
+        #expect(try lists() > 0)
+        // What a kill between the indexing and the lists leaves: the items without their lists.
+        let index = try await place.openStore().index(account: "a")
+        try await index.removeRankingLists()
+        #expect(try lists() == 0)
+        let again = try await ReplicaProcess.running(place.arguments + ["records", "import", "--json", "-"], input: lines, environment: environment)
+        #expect(again.standardOutput.contains(#""indexed":0"#), "\(again.standardOutput)")
+        #expect(try lists() > 0, "the second run did not build the lists the first left")
+    }
+
     @Test(arguments: TestBackend.available)
     func importedRecordsAreSearchableWhenTheCommandReturns(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a", "b")

@@ -150,10 +150,10 @@ enum ImportCommand: Command {
             }
         }
         Progress.clear()
-        if imported > 0 {
-            try await Embedding.bringUpToDate(store, accounts: [account], skip: noEmbed)
-            await Embedding.enrich(store, accounts: [account])
-        }
+        // Even when nothing was imported: a run killed after indexing left its ranking lists, vectors or
+        // summaries to the next command (each a cheap look when nothing waits).
+        try await Embedding.bringUpToDate(store, accounts: [account], skip: noEmbed)
+        await Embedding.enrich(store, accounts: [account])
 
         if json {
             Output.printJSON(.object([

@@ -100,10 +100,10 @@ enum RecordsCommand: Command {
             report.quarantined += caughtUp.quarantined
         }
         Progress.clear()
-        if report.indexed > 0 {
-            try await Embedding.bringUpToDate(store, accounts: accounts, skip: noEmbed)
-            await Embedding.enrich(store, accounts: accounts)
-        }
+        // Even when nothing new was indexed: a run killed after indexing left its ranking lists, vectors
+        // or summaries to the next command (each a cheap look when nothing waits).
+        try await Embedding.bringUpToDate(store, accounts: accounts, skip: noEmbed)
+        await Embedding.enrich(store, accounts: accounts)
         for entry in report.quarantined {
             Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)")
         }
