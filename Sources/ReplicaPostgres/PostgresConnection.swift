@@ -67,9 +67,10 @@ public final class PostgresConnection: @unchecked Sendable {
         /// How many prepared statements a connection keeps before it deallocates them all and starts
         /// again (SQL built with a varying shape would otherwise grow the server's memory without end).
         public var preparedStatementLimit = 256
-        /// Called after each transaction the connection commits (but one begun read-only), with the server's write-ahead log
-        /// position just past the commit (`pg_current_wal_insert_lsn()`, asked in the same round trip as
-        /// `COMMIT`): what a standby must have replayed to show the transaction. `nil` asks nothing.
+        /// Called after each transaction the connection commits (but one begun read-only), with the
+        /// server's write-ahead log position just past the commit (`pg_current_wal_insert_lsn()`, asked in
+        /// the same round trip as `COMMIT`): what a standby must have replayed to show the transaction.
+        /// `nil` asks nothing.
         public var committed: (@Sendable (WALPosition) -> Void)?
 
         /// Makes the default options: no statement timeout, a 10-second connect timeout, 5 attempts per

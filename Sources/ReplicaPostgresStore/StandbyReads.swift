@@ -7,8 +7,8 @@ import Synchronization
 /// process's own writes.
 ///
 /// Every transaction this process commits on the primary (but those begun read-only, which wrote
-/// nothing) leaves its write-ahead log position here
-/// (``noteCommit(_:)``, from the primary pools' ``PostgresConnection/Options/committed``). A read on the
+/// nothing) leaves its write-ahead log position here (``noteCommit(_:)``, from the primary pools'
+/// ``PostgresConnection/Options/committed``). A read on the
 /// standby first waits, up to ``replayWait``, until the standby has replayed past the latest of them
 /// (`pg_last_wal_replay_lsn()`), and only then takes its snapshot; past the wait, or when the standby
 /// cannot be reached or its read fails, the read goes to the primary (``read(_:)`` returns `nil`). After a

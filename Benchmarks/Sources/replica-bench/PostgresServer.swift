@@ -133,8 +133,7 @@ final class RawPostgres {
             : "to_tsquery('simple', $1)"
         let argument = dropStopWords
             ? text
-            : text.split(separator: " ").map { "'" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'" }
-                .joined(separator: " | ")
+            : text.split(separator: " ").map { Self.quoted(String($0)) }.joined(separator: " | ")
         let start = DispatchTime.now().uptimeNanoseconds
         let result = try connection.execute("""
             SELECT id, title, body FROM \(table), \(query) AS q WHERE words @@ q ORDER BY ts_rank_cd(words, q) DESC LIMIT 20
@@ -143,6 +142,11 @@ final class RawPostgres {
         for row in 0..<result.rowCount { bytes += (result.string(row, 1)?.utf8.count ?? 0) + (result.string(row, 2)?.utf8.count ?? 0) }
         _ = bytes
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// A word as a `tsquery` operand: in single quotes, quotes and backslashes escaped.
+    static func quoted(_ word: String) -> String {
+        "'" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     /// The table's size with its index and TOAST, in bytes.
@@ -181,7 +185,7 @@ final class RawOverReplicaRows {
         try stemmer.execute("DELETE FROM words")
         try stemmer.execute("INSERT INTO words(x) VALUES (?)", [.text(words.joined(separator: " "))])
         let stems = try stemmer.cached("SELECT DISTINCT term FROM stems").rows { $0.text(0) ?? "" }
-        return stems.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " | ")
+        return stems.map(RawPostgres.quoted).joined(separator: " | ")
     }
 
     /// Whether any row holds any of the stems.
