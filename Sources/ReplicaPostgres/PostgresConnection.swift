@@ -173,6 +173,23 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs one statement with its parameters bound, without preparing it: parsed, planned for these
+    /// values and run in one round trip (libpq's unnamed statement), and kept nowhere.
+    ///
+    /// For SQL text that differs by account, such as a statement that names one account's partition:
+    /// prepared, a connection would keep one statement per account it served.
+    ///
+    /// - Throws: ``PostgresError`` in words, without the parameters.
+    @discardableResult
+    public func executeUnprepared(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+        try exclusively {
+            let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
+                PQexecParams(handle, sql, count, nil, values, lengths, formats, 0)
+            }
+            return try checked(result, sql: sql)
+        }
+    }
+
     private func executePrepared(_ sql: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
         let name = try preparedName(for: sql)
         let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in

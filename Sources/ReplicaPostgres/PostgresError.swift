@@ -124,6 +124,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         self.sql = sql
     }
 
+    /// Whether a table the statement names does not exist (`42P01`), such as an account's partition
+    /// dropped by its sign-out.
+    public var isUndefinedTable: Bool { sqlState == "42P01" }
+
     /// The message, then the SQLSTATE, the server's message where kept, and the statement's SQL text.
     public var description: String {
         var text = message

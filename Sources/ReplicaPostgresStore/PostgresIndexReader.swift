@@ -39,6 +39,8 @@ package struct PostgresIndexReader: IndexReader {
     let connection: PostgresConnection
     let account: AccountID
     let indexName: String
+    /// The account's own partitions, which every statement on a table reads (see ``AccountPartitions``).
+    let table: AccountPartitions
     let vectorCache: VectorCache
     package let now: Date
     /// The places of the searched words in the items this read has ranked, kept for the checks that
@@ -65,10 +67,16 @@ package struct PostgresIndexReader: IndexReader {
         return (item, origin, Date(timeIntervalSince1970: result.double(row, offset + 5) ?? 0))
     }
 
-    /// The start of every statement on `replica.items` as `i`: this account's items of this index that
+    /// Runs a statement that names the account's partitions: unprepared, since its text is the account's own.
+    @discardableResult
+    func run(_ sql: String, _ arguments: [PostgresValue]) throws -> PostgresResult {
+        try connection.executeUnprepared(sql, arguments)
+    }
+
+    /// The start of every statement on the account's `replica.items` as `i`: this account's items of this index that
     /// have not expired.
     func items(_ columns: String, _ builder: inout SQLBuilder) -> String {
-        "SELECT \(columns) FROM replica.items AS i WHERE i.account = \(builder.bind(.text(account.rawValue))) "
+        "SELECT \(columns) FROM \(table("items")) AS i WHERE i.account = \(builder.bind(.text(account.rawValue))) "
             + "AND i.index_name = \(builder.bind(.text(indexName))) AND i.expires > \(builder.bind(.double(now.timeIntervalSince1970)))"
     }
 
@@ -122,8 +130,8 @@ package struct PostgresIndexReader: IndexReader {
     func ranking(_ terms: SearchTerms) throws -> Ranking? {
         // BM25's numbers for this index: rows and words in all (expired rows count, as in FTS5's table),
         // and how many rows hold each term.
-        let statistics = try connection.execute("""
-            SELECT items, words FROM replica.index_statistics WHERE account = $1 AND index_name = $2
+        let statistics = try run("""
+            SELECT items, words FROM \(table("index_statistics")) WHERE account = $1 AND index_name = $2
             """, [.text(account.rawValue), .text(indexName)])
         let rows = Int(statistics.rowCount > 0 ? statistics.int(0, 0) ?? 0 : 0)
         let words = Int(statistics.rowCount > 0 ? statistics.int(0, 1) ?? 0 : 0)
@@ -177,7 +185,7 @@ package struct PostgresIndexReader: IndexReader {
         var sql = Self.placesColumns + "FROM replica.items_matching("
             + builder.bind(.text(indexName)) + ", " + builder.bind(.text(ranking.tsquery)) + "::tsquery) AS i, unnest(i.words) AS u "
             + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.expires > " + builder.bind(.double(now.timeIntervalSince1970))
-        Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
+        appendFilters(for: query, to: &sql, builder: &builder)
         sql += " AND " + Self.lexemeCondition(ranking.terms, &builder)
         let (itemWords, lengths) = try places(sql, builder.arguments)
         let scored = itemWords.map { id, words in (id: id, score: ranking.score(words, length: lengths[id] ?? 0)) }
@@ -226,12 +234,12 @@ package struct PostgresIndexReader: IndexReader {
         // The best read whole, each with the places of the searched words, in one statement.
         var builder = SQLBuilder()
         let sql = "SELECT " + Self.itemColumns + ", i.id, " + Self.textColumns + ", p.lexemes, p.positions, p.weights "
-            + "FROM replica.items AS i CROSS JOIN LATERAL (SELECT string_agg(u.lexeme, E'\\x1f') AS lexemes, "
+            + "FROM \(table("items")) AS i CROSS JOIN LATERAL (SELECT string_agg(u.lexeme, E'\\x1f') AS lexemes, "
             + "string_agg(array_to_string(u.positions, ','), E'\\x1f') AS positions, string_agg(array_to_string(u.weights, ','), E'\\x1f') AS weights "
             + "FROM unnest(i.words) AS u WHERE " + Self.lexemeCondition(ranking.terms, &builder) + ") AS p "
             + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
             + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(scored.map(\.id))) + "::bigint[])"
-        let result = try connection.execute(sql, builder.arguments)
+        let result = try run(sql, builder.arguments)
         var rows: [Int64: Int] = [:]
         var itemWords: [Int64: ItemWords] = [:]
         for row in 0..<result.rowCount {
@@ -266,7 +274,7 @@ package struct PostgresIndexReader: IndexReader {
 
     /// Reads a places statement's rows (``placesColumns``) by item.
     private func places(_ sql: String, _ arguments: [PostgresValue]) throws -> (words: [Int64: ItemWords], lengths: [Int64: Int]) {
-        let places = try connection.execute(sql, arguments)
+        let places = try run(sql, arguments)
         var itemWords: [Int64: ItemWords] = [:]
         var lengths: [Int64: Int] = [:]
         for row in 0..<places.rowCount {
@@ -321,10 +329,10 @@ package struct PostgresIndexReader: IndexReader {
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
         var builder = SQLBuilder()
         var sql = items(Self.itemColumns + ", i.id" + (matcher?.readsTextContent == true ? ", i.body" : ""), &builder)
-        Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
+        appendFilters(for: query, to: &sql, builder: &builder)
         sql += " ORDER BY coalesce(i.modified, i.created, i.indexed) DESC, i.id"
         if matcher == nil { sql += " LIMIT " + builder.bind(.int(Int64(limit))) }
-        let result = try connection.execute(sql, builder.arguments)
+        let result = try run(sql, builder.arguments)
         var found: [(item: FoundItem, rowID: Int64)] = []
         var unreadable: [ItemIdentifier] = []
         for row in 0..<result.rowCount where found.count < limit {
@@ -366,7 +374,7 @@ package struct PostgresIndexReader: IndexReader {
     func itemRows(_ ids: [Int64], extra: String) throws -> (result: PostgresResult, rows: [Int64: Int]) {
         var builder = SQLBuilder()
         let sql = items(Self.itemColumns + ", i.id, " + extra, &builder) + " AND i.id = ANY(\(builder.bind(SQLBuilder.integerArray(ids)))::bigint[])"
-        let result = try connection.execute(sql, builder.arguments)
+        let result = try run(sql, builder.arguments)
         var rows: [Int64: Int] = [:]
         for row in 0..<result.rowCount { if let id = result.int(row, 10) { rows[id] = row } }
         return (result, rows)
@@ -386,10 +394,10 @@ package struct PostgresIndexReader: IndexReader {
         collect(match)
         if let known = placesSeen.words(of: rowIDs, for: terms) { return Set(known.filter { $0.value.holds(match) }.keys) }
         var builder = SQLBuilder()
-        let sql = "SELECT i.id, u.lexeme, u.positions, u.weights FROM replica.items AS i, unnest(i.words) AS u WHERE i.account = "
+        let sql = "SELECT i.id, u.lexeme, u.positions, u.weights FROM \(table("items")) AS i, unnest(i.words) AS u WHERE i.account = "
             + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
             + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(rowIDs)) + "::bigint[]) AND " + Self.lexemeCondition(terms, &builder)
-        let result = try connection.execute(sql, builder.arguments)
+        let result = try run(sql, builder.arguments)
         var words: [Int64: ItemWords] = [:]
         for row in 0..<result.rowCount {
             guard let id = result.int(row, 0) else { continue }
@@ -403,15 +411,15 @@ package struct PostgresIndexReader: IndexReader {
         var builder = SQLBuilder()
         var sql = items("i.id", &builder)
         let unfiltered = sql
-        Self.appendFilters(for: query, account: account, indexName: indexName, to: &sql, builder: &builder)
+        appendFilters(for: query, to: &sql, builder: &builder)
         guard let predicate = query.predicate else {
             guard sql != unfiltered else { return nil }
-            let result = try connection.execute(sql, builder.arguments)
+            let result = try run(sql, builder.arguments)
             return Set((0..<result.rowCount).compactMap { result.int($0, 0) })
         }
         let matcher = PredicateMatcher(predicate, now: now, timeZone: query.timeZone)
         sql = sql.replacingOccurrences(of: "SELECT i.id FROM", with: "SELECT \(Self.itemColumns), i.id\(matcher.readsTextContent ? ", i.body" : "") FROM")
-        let result = try connection.execute(sql, builder.arguments)
+        let result = try run(sql, builder.arguments)
         var passing = Set<Int64>()
         for row in 0..<result.rowCount {
             if let (item, _, _) = try? Self.decodeItem(result, row, textContent: matcher.readsTextContent ? result.string(row, 11) : nil),
@@ -428,11 +436,11 @@ package struct PostgresIndexReader: IndexReader {
         query.contentTypes.isEmpty || query.contentTypes.contains(.item) ? [] : query.contentTypes.map { " \($0.rawValue) " }
     }
 
-    /// Adds the query's filters as `AND …` clauses on `replica.items AS i`, as the SQLite reader does
+    /// Adds the query's filters as `AND …` clauses on the account's `replica.items AS i`, as the SQLite reader does
     /// (`replica.ranked_matches` applies the same filters, given as values).
     /// (The predicate's necessary condition, which only spares the SQLite reader work, is not added: the
     /// predicate itself decides, row by row.)
-    static func appendFilters(for query: SearchQuery, account: AccountID, indexName: String, to sql: inout String, builder: inout SQLBuilder) {
+    func appendFilters(for query: SearchQuery, to sql: inout String, builder: inout SQLBuilder) {
         func anyOf(_ values: [String], _ clause: (inout SQLBuilder, String) -> String) {
             guard !values.isEmpty else { return }
             sql += " AND (" + values.map { clause(&builder, $0) }.joined(separator: " OR ") + ")"
@@ -440,7 +448,7 @@ package struct PostgresIndexReader: IndexReader {
         let wanted = Self.contentTrees(of: query)
         if !wanted.isEmpty {
             let trees = wanted.map { "strpos(tree, \(builder.bind(.text($0)))) > 0" }.joined(separator: " OR ")
-            sql += " AND i.content_type IN (SELECT name FROM replica.content_types WHERE account = \(builder.bind(.text(account.rawValue))) "
+            sql += " AND i.content_type IN (SELECT name FROM \(table("content_types")) WHERE account = \(builder.bind(.text(account.rawValue))) "
                 + "AND index_name = \(builder.bind(.text(indexName))) AND (\(trees)))"
         }
         // The range of a domain's subdomains compares bytes, as SQLite does, whatever the database's collation.
@@ -468,9 +476,9 @@ package struct PostgresIndexReader: IndexReader {
         let version = try meta("vectors_version") ?? "0"
         return try vectorCache.matrix(version: version, model: model) {
             var matrix = VectorMatrix(version: version, model: model)
-            let result = try connection.execute("""
-                SELECT v.item, v.vector FROM replica.vectors AS v
-                JOIN replica.embedded AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item AND e.model = $3
+            let result = try run("""
+                SELECT v.item, v.vector FROM \(table("vectors")) AS v
+                JOIN \(table("embedded")) AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item AND e.model = $3
                 WHERE v.account = $1 AND v.index_name = $2 ORDER BY v.item, v.passage
                 """, [.text(account.rawValue), .text(indexName), .text(model)])
             for row in 0..<result.rowCount {
@@ -487,8 +495,8 @@ package struct PostgresIndexReader: IndexReader {
         let allowed = try rowIDs(passing: filters)
         let expired: Set<Int64>
         if allowed == nil {
-            let result = try connection.execute("""
-                SELECT id FROM replica.items WHERE account = $1 AND index_name = $2 AND expires <= $3 AND expires < 32503680000
+            let result = try run("""
+                SELECT id FROM \(table("items")) WHERE account = $1 AND index_name = $2 AND expires <= $3 AND expires < 32503680000
                 """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970)])
             expired = Set((0..<result.rowCount).compactMap { result.int($0, 0) })
         } else {
@@ -518,8 +526,8 @@ package struct PostgresIndexReader: IndexReader {
 
     package func textContents(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: String] {
         guard !identifiers.isEmpty else { return [:] }
-        let result = try connection.execute("""
-            SELECT identifier, body FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = ANY($3::text[])
+        let result = try run("""
+            SELECT identifier, body FROM \(table("items")) WHERE account = $1 AND index_name = $2 AND identifier = ANY($3::text[])
             """, [.text(account.rawValue), .text(indexName), SQLBuilder.textArray(identifiers.map(\.rawValue))])
         var texts: [ItemIdentifier: String] = [:]
         for row in 0..<result.rowCount {
@@ -530,8 +538,8 @@ package struct PostgresIndexReader: IndexReader {
 
     package func engagement(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: Double] {
         guard !identifiers.isEmpty else { return [:] }
-        let result = try connection.execute("""
-            SELECT related, max(date), sum(views) FROM replica.activities
+        let result = try run("""
+            SELECT related, max(date), sum(views) FROM \(table("activities"))
             WHERE account = $1 AND index_name = $2 AND search AND related = ANY($3::text[]) GROUP BY related
             """, [.text(account.rawValue), .text(indexName), SQLBuilder.textArray(identifiers.map(\.rawValue))])
         var engagement: [ItemIdentifier: Double] = [:]
@@ -549,7 +557,7 @@ package struct PostgresIndexReader: IndexReader {
         guard !identifiers.isEmpty else { return [] }
         var builder = SQLBuilder()
         let sql = items(Self.itemColumns + ", i.body", &builder) + " AND i.identifier = ANY(\(builder.bind(SQLBuilder.textArray(identifiers.map(\.rawValue))))::text[])"
-        let result = try connection.execute(sql, builder.arguments)
+        let result = try run(sql, builder.arguments)
         var byIdentifier: [String: Int] = [:]
         for row in 0..<result.rowCount { if let identifier = result.string(row, 0) { byIdentifier[identifier] = row } }
         return try identifiers.compactMap { identifier in
@@ -560,23 +568,23 @@ package struct PostgresIndexReader: IndexReader {
 
     package func allItems() throws -> [(SearchableItem, ItemOrigin, Date)] {
         var builder = SQLBuilder()
-        let result = try connection.execute(items(Self.itemColumns + ", i.body", &builder) + " ORDER BY i.identifier COLLATE \"C\"", builder.arguments)
+        let result = try run(items(Self.itemColumns + ", i.body", &builder) + " ORDER BY i.identifier COLLATE \"C\"", builder.arguments)
         return try (0..<result.rowCount).map { try Self.decodeItem(result, $0, textContent: result.string($0, 10)) }
     }
 
     package func count() throws -> Int {
         var builder = SQLBuilder()
-        return Int(try connection.execute(items("count(*)", &builder), builder.arguments).int(0, 0) ?? 0)
+        return Int(try run(items("count(*)", &builder), builder.arguments).int(0, 0) ?? 0)
     }
 
     package func clientState() throws -> Data? {
-        let result = try connection.execute("SELECT state FROM replica.client_state WHERE account = $1 AND index_name = $2",
+        let result = try run("SELECT state FROM \(table("client_state")) WHERE account = $1 AND index_name = $2",
                                             [.text(account.rawValue), .text(indexName)])
         return result.rowCount > 0 ? result.bytes(0, 0).map { Data($0) } : nil
     }
 
     package func meta(_ key: String) throws -> String? {
-        let result = try connection.execute("SELECT value FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = $3",
+        let result = try run("SELECT value FROM \(table("meta")) WHERE account = $1 AND index_name = $2 AND key = $3",
                                             [.text(account.rawValue), .text(indexName), .text(key)])
         return result.rowCount > 0 ? result.string(0, 0) : nil
     }
@@ -621,9 +629,9 @@ package struct PostgresIndexReader: IndexReader {
     /// its row), item by item; or `nil` when fewer than a quarter of those items have such a word (or there
     /// are fewer than 50 items), where the prefix query sees every item: as the SQLite reader chooses.
     private func completionsAmongLastAdded(of prefix: String, sample: Int) throws -> [CompletionSource]? {
-        let result = try connection.execute("""
+        let result = try run("""
             SELECT \(Self.itemColumns), i.title, i.keywords, i.people, i.description, substr(i.body, 1, 2000)
-            FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2 AND i.expires > $3 ORDER BY i.id DESC LIMIT $4
+            FROM \(table("items")) AS i WHERE i.account = $1 AND i.index_name = $2 AND i.expires > $3 ORDER BY i.id DESC LIMIT $4
             """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970), .int(Int64(sample))])
         let sources = Self.completionSources(in: result, beginning: prefix)
         return result.rowCount >= 50 && sources.count * 4 >= result.rowCount ? sources : nil
@@ -632,12 +640,12 @@ package struct PostgresIndexReader: IndexReader {
     // MARK: Activities, enrichment, vectors
 
     package func recentActivities(limit: Int) throws -> [RecentActivity] {
-        let result = try connection.execute("""
+        let result = try run("""
             SELECT coalesce(a.related, 'activity:' || a.persistent), max(a.date), sum(a.views),
                 (array_agg(a.type ORDER BY a.date DESC))[1], coalesce(nullif(max(i.title), ''), (array_agg(a.title ORDER BY a.date DESC))[1]),
                 (array_agg(a.entity_type ORDER BY a.date DESC))[1], (array_agg(a.entity_id ORDER BY a.date DESC))[1]
-            FROM replica.activities AS a
-            LEFT JOIN replica.items AS i ON i.account = a.account AND i.index_name = a.index_name AND i.identifier = a.related AND i.expires > $3
+            FROM \(table("activities")) AS a
+            LEFT JOIN \(table("items")) AS i ON i.account = a.account AND i.index_name = a.index_name AND i.identifier = a.related AND i.expires > $3
             WHERE a.account = $1 AND a.index_name = $2 AND a.prediction AND (a.related IS NULL OR i.id IS NOT NULL)
             GROUP BY 1
             """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970)])
@@ -653,9 +661,9 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     package func pendingEnrichment(limit: Int) throws -> [PendingEnrichment] {
-        let result = try connection.execute("""
+        let result = try run("""
             SELECT \(Self.itemColumns), i.body, i.id, e.input, e.summary, e.priority, e.attempts
-            FROM replica.enrichment AS e JOIN replica.items AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
+            FROM \(table("enrichment")) AS e JOIN \(table("items")) AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
             WHERE e.account = $1 AND e.index_name = $2 AND e.pending AND (e.next_attempt IS NULL OR e.next_attempt <= $3) AND i.expires > $3
             ORDER BY e.item LIMIT $4
             """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970), .int(Int64(limit))])
@@ -672,15 +680,15 @@ package struct PostgresIndexReader: IndexReader {
         var sql = items(Self.itemColumns + ", i.body", &builder) + " AND i.domain = " + builder.bind(.text(domain.rawValue))
         if let date { sql += " AND coalesce(i.created, i.indexed) <= " + builder.bind(.double(date.timeIntervalSince1970)) }
         sql += " ORDER BY coalesce(i.created, i.indexed) DESC, i.id DESC LIMIT " + builder.bind(.int(Int64(limit)))
-        let result = try connection.execute(sql, builder.arguments)
+        let result = try run(sql, builder.arguments)
         return try (0..<result.rowCount).map { try Self.decodeItem(result, $0, textContent: result.string($0, 10)).0 }.reversed()
     }
 
     package func enrichmentCounts() throws -> EnrichmentCounts {
         var counts = EnrichmentCounts()
-        let result = try connection.execute("""
+        let result = try run("""
             SELECT pending, attempts > 0, input IS NOT NULL AND (summary IS NOT NULL OR priority IS NOT NULL), skipped, count(*)
-            FROM replica.enrichment WHERE account = $1 AND index_name = $2 GROUP BY 1, 2, 3, 4
+            FROM \(table("enrichment")) WHERE account = $1 AND index_name = $2 GROUP BY 1, 2, 3, 4
             """, [.text(account.rawValue), .text(indexName)])
         for row in 0..<result.rowCount {
             let number = Int(result.int(row, 4) ?? 0)
@@ -698,9 +706,9 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     package func pendingEmbeddings(model: String, limit: Int) throws -> [PendingEmbedding] {
-        let result = try connection.execute("""
-            SELECT i.id, i.indexed, i.title, i.description, i.body FROM replica.items AS i
-            LEFT JOIN replica.embedded AS e ON e.account = i.account AND e.index_name = i.index_name AND e.item = i.id AND e.model = $3
+        let result = try run("""
+            SELECT i.id, i.indexed, i.title, i.description, i.body FROM \(table("items")) AS i
+            LEFT JOIN \(table("embedded")) AS e ON e.account = i.account AND e.index_name = i.index_name AND e.item = i.id AND e.model = $3
             WHERE i.account = $1 AND i.index_name = $2 AND e.item IS NULL AND i.expires > $4 ORDER BY i.id LIMIT $5
             """, [.text(account.rawValue), .text(indexName), .text(model), .double(now.timeIntervalSince1970), .int(Int64(limit))])
         return (0..<result.rowCount).map { row in
@@ -712,9 +720,9 @@ package struct PostgresIndexReader: IndexReader {
 
     package func embeddingCounts(model: String) throws -> (items: Int, passages: Int, backlog: Int) {
         let items = try embeddedCount(model: model)
-        let passages = try connection.execute("""
-            SELECT count(*) FROM replica.vectors AS v
-            JOIN replica.embedded AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item
+        let passages = try run("""
+            SELECT count(*) FROM \(table("vectors")) AS v
+            JOIN \(table("embedded")) AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item
             WHERE v.account = $1 AND v.index_name = $2 AND e.model = $3
             """, [.text(account.rawValue), .text(indexName), .text(model)]).int(0, 0) ?? 0
         return (items, Int(passages), try count() - items)
@@ -726,9 +734,9 @@ package struct PostgresIndexReader: IndexReader {
 
     /// The live items with vectors from `model`.
     private func embeddedCount(model: String) throws -> Int {
-        Int(try connection.execute("""
-            SELECT count(*) FROM replica.embedded AS e
-            JOIN replica.items AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
+        Int(try run("""
+            SELECT count(*) FROM \(table("embedded")) AS e
+            JOIN \(table("items")) AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
             WHERE e.account = $1 AND e.index_name = $2 AND e.model = $3 AND i.expires > $4
             """, [.text(account.rawValue), .text(indexName), .text(model), .double(now.timeIntervalSince1970)]).int(0, 0) ?? 0)
     }
@@ -736,8 +744,8 @@ package struct PostgresIndexReader: IndexReader {
     // MARK: Projection and sources
 
     package func quarantined(account: AccountID) throws -> [QuarantinedRecord] {
-        let result = try connection.execute("""
-            SELECT kind, record_id, version, reason FROM replica.quarantine WHERE account = $1 AND index_name = $2
+        let result = try run("""
+            SELECT kind, record_id, version, reason FROM \(table("quarantine")) WHERE account = $1 AND index_name = $2
             ORDER BY kind COLLATE "C", record_id COLLATE "C"
             """, [.text(self.account.rawValue), .text(indexName)])
         return (0..<result.rowCount).map { row in
@@ -747,22 +755,22 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     package func checkpoint(_ consumer: String) throws -> String? {
-        let result = try connection.execute("SELECT position FROM replica.checkpoints WHERE account = $1 AND index_name = $2 AND consumer = $3",
+        let result = try run("SELECT position FROM \(table("checkpoints")) WHERE account = $1 AND index_name = $2 AND consumer = $3",
                                             [.text(account.rawValue), .text(indexName), .text(consumer)])
         return result.rowCount > 0 ? result.string(0, 0) : nil
     }
 
     package func rebuildsInProgress() throws -> [(kind: String, target: Int, cursor: String?)] {
-        let result = try connection.execute("""
-            SELECT kind, target_version, cursor FROM replica.projections
+        let result = try run("""
+            SELECT kind, target_version, cursor FROM \(table("projections"))
             WHERE account = $1 AND index_name = $2 AND target_version IS NOT NULL ORDER BY kind COLLATE "C"
             """, [.text(account.rawValue), .text(indexName)])
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 1) ?? 0), result.string($0, 2)) }
     }
 
     package func sourceEntries(_ source: String) throws -> [String: SourceEntry] {
-        let result = try connection.execute("""
-            SELECT key, stamp, skip_reason FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3
+        let result = try run("""
+            SELECT key, stamp, skip_reason FROM \(table("source_entries")) WHERE account = $1 AND index_name = $2 AND source = $3
             """, [.text(account.rawValue), .text(indexName), .text(source)])
         var entries: [String: SourceEntry] = [:]
         for row in 0..<result.rowCount {
@@ -773,8 +781,8 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     package func skippedEntries(_ source: String) throws -> [(String, Int)] {
-        let result = try connection.execute("""
-            SELECT skip_reason, count(*) FROM replica.source_entries
+        let result = try run("""
+            SELECT skip_reason, count(*) FROM \(table("source_entries"))
             WHERE account = $1 AND index_name = $2 AND source = $3 AND skip_reason IS NOT NULL GROUP BY 1 ORDER BY 2 DESC
             """, [.text(account.rawValue), .text(indexName), .text(source)])
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 1) ?? 0)) }

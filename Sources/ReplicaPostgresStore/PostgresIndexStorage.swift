@@ -71,7 +71,10 @@ package final class PostgresIndexStorage: IndexStorage {
     }
 
     /// Names the account for the transaction's policies, and checks the sign-in the index was opened under.
-    func begin(_ connection: PostgresConnection, writing: Bool) throws {
+    ///
+    /// - Returns: the account's partitions.
+    @discardableResult
+    func begin(_ connection: PostgresConnection, writing: Bool) throws -> AccountPartitions {
         if let generation {
             try PostgresSignIn.nameAndCheck(account, generation: generation, on: connection, locking: writing)
         } else {
@@ -84,12 +87,17 @@ package final class PostgresIndexStorage: IndexStorage {
     package static func indexNames(pool: PostgresPool, account: AccountID) throws -> [String] {
         try translatingPostgresErrors {
             try pool.withConnection { connection in
-                try connection.transaction(readOnly: true) {
-                    try PostgresSignIn.name(account, on: connection)
-                    let result = try connection.execute(
-                        "SELECT index_name FROM replica.meta WHERE account = $1 AND key = 'created' ORDER BY index_name COLLATE \"C\"",
-                        [.text(account.rawValue)])
-                    return (0..<result.rowCount).compactMap { result.string($0, 0) }
+                do {
+                    return try connection.transaction(readOnly: true) {
+                        let table = try PostgresSignIn.name(account, on: connection)
+                        let result = try connection.executeUnprepared(
+                            "SELECT index_name FROM \(table("meta")) WHERE account = $1 AND key = 'created' ORDER BY index_name COLLATE \"C\"",
+                            [.text(account.rawValue)])
+                        return (0..<result.rowCount).compactMap { result.string($0, 0) }
+                    }
+                } catch let error as PostgresError where error.isUndefinedTable {
+                    // No partitions: the account has never opened an index, or has just been signed out.
+                    return []
                 }
             }
         }
@@ -131,16 +139,30 @@ package final class PostgresIndexStorage: IndexStorage {
     func readNow<T>(now: Date, prepare: () throws -> Void, _ body: (PostgresIndexReader) throws -> T) throws -> T {
         try translatingPostgresErrors {
             func reading(_ connection: PostgresConnection) throws -> T {
-                try connection.transaction(.repeatableRead, readOnly: true) {
-                    try begin(connection, writing: false)
-                    try prepare()
-                    return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName,
-                                                        vectorCache: vectorCache, now: now))
+                do {
+                    return try connection.transaction(.repeatableRead, readOnly: true) {
+                        let table = try begin(connection, writing: false)
+                        try prepare()
+                        return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName, table: table,
+                                                            vectorCache: vectorCache, now: now))
+                    }
+                } catch let error as PostgresError where error.isUndefinedTable && generation != nil {
+                    // A read names the account's partitions, which a sign-out that commits after the
+                    // read's check drops: the read ends as one begun after the sign-out would.
+                    if try stillSignedIn(on: connection) { throw error }
+                    throw ReplicaError.signedOutSinceOpened(account)
                 }
             }
             if let standby, let value = standby.read(reading) { return value }
             return try pool.withConnection(reading)
         }
+    }
+
+    /// Whether the account is still signed in under the sign-in the index was opened under.
+    private func stillSignedIn(on connection: PostgresConnection) throws -> Bool {
+        guard let generation else { return true }
+        return try connection.execute("SELECT 1 FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn'",
+                                      [.text(account.rawValue), .int(generation)]).rowCount == 1
     }
 
     /// Reads the index's vectors into the cache when they moved since it was filled: what the store's

@@ -4,6 +4,7 @@ import Testing
 @testable import ReplicaIndex
 @testable import ReplicaCore
 import ReplicaPostgres
+import ReplicaPostgresStore
 import ReplicaTestSupport
 import Synchronization
 
@@ -183,6 +184,27 @@ struct PostgresStoreTests {
         #expect(waiting, "the sign-out waits for the write's lock")
         try writer.executeScript("COMMIT")
         #expect(try await signOut.value)
+        #expect(try leftovers(of: "alice") == [:])
+    }
+
+    /// A read names the account's own partitions. A sign-out that commits between the read's check of its
+    /// sign-in and its statements drops them: the read ends as one begun after the sign-out would, not with
+    /// the database's "relation does not exist".
+    @Test func aReadOvertakenByASignOutEndsAsSignedOut() async throws {
+        let app = try store(first)
+        let record = try await app.signIn("alice")
+        try await app.index(named: "notes", account: "alice").indexItems([Fixtures.item("n1", text: "the quarterly launch")])
+        let storage = try await Blocking.run { [database] in
+            try PostgresIndexStorage(pool: PostgresPool(url: database.url, maximumConnections: 1), account: "alice", indexName: "notes",
+                                     generation: record.generation)
+        }
+        #expect(try await storage.read(now: Date(), prepare: {}) { try $0.count() } == 1)
+
+        let other = try store(second)
+        await #expect(performing: {
+            // `prepare` runs in the read's transaction, after its check.
+            try await storage.read(now: Date(), prepare: { _ = try other.signOut("alice") }) { try $0.count() }
+        }, throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
         #expect(try leftovers(of: "alice") == [:])
     }
 
