@@ -67,16 +67,16 @@ package struct PostgresIndexReader: IndexReader {
         return (item, origin, Date(timeIntervalSince1970: result.double(row, offset + 5) ?? 0))
     }
 
-    /// Runs a statement that names the account's partitions: unprepared, since its text is the account's own.
+    /// Runs a statement on the account's own partitions of the tables it names (``AccountPartitions``).
     @discardableResult
     func run(_ sql: String, _ arguments: [PostgresValue]) throws -> PostgresResult {
-        try connection.executeUnprepared(sql, arguments)
+        try table.run(sql, arguments, on: connection)
     }
 
     /// The start of every statement on the account's `replica.items` as `i`: this account's items of this index that
     /// have not expired.
     func items(_ columns: String, _ builder: inout SQLBuilder) -> String {
-        "SELECT \(columns) FROM \(table("items")) AS i WHERE i.account = \(builder.bind(.text(account.rawValue))) "
+        "SELECT \(columns) FROM replica.items AS i WHERE i.account = \(builder.bind(.text(account.rawValue))) "
             + "AND i.index_name = \(builder.bind(.text(indexName))) AND i.expires > \(builder.bind(.double(now.timeIntervalSince1970)))"
     }
 
@@ -131,7 +131,7 @@ package struct PostgresIndexReader: IndexReader {
         // BM25's numbers for this index: rows and words in all (expired rows count, as in FTS5's table),
         // and how many rows hold each term.
         let statistics = try run("""
-            SELECT items, words FROM \(table("index_statistics")) WHERE account = $1 AND index_name = $2
+            SELECT items, words FROM replica.index_statistics WHERE account = $1 AND index_name = $2
             """, [.text(account.rawValue), .text(indexName)])
         let rows = Int(statistics.rowCount > 0 ? statistics.int(0, 0) ?? 0 : 0)
         let words = Int(statistics.rowCount > 0 ? statistics.int(0, 1) ?? 0 : 0)
@@ -234,7 +234,7 @@ package struct PostgresIndexReader: IndexReader {
         // The best read whole, each with the places of the searched words, in one statement.
         var builder = SQLBuilder()
         let sql = "SELECT " + Self.itemColumns + ", i.id, " + Self.textColumns + ", p.lexemes, p.positions, p.weights "
-            + "FROM \(table("items")) AS i CROSS JOIN LATERAL (SELECT string_agg(u.lexeme, E'\\x1f') AS lexemes, "
+            + "FROM replica.items AS i CROSS JOIN LATERAL (SELECT string_agg(u.lexeme, E'\\x1f') AS lexemes, "
             + "string_agg(array_to_string(u.positions, ','), E'\\x1f') AS positions, string_agg(array_to_string(u.weights, ','), E'\\x1f') AS weights "
             + "FROM unnest(i.words) AS u WHERE " + Self.lexemeCondition(ranking.terms, &builder) + ") AS p "
             + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
@@ -394,7 +394,7 @@ package struct PostgresIndexReader: IndexReader {
         collect(match)
         if let known = placesSeen.words(of: rowIDs, for: terms) { return Set(known.filter { $0.value.holds(match) }.keys) }
         var builder = SQLBuilder()
-        let sql = "SELECT i.id, u.lexeme, u.positions, u.weights FROM \(table("items")) AS i, unnest(i.words) AS u WHERE i.account = "
+        let sql = "SELECT i.id, u.lexeme, u.positions, u.weights FROM replica.items AS i, unnest(i.words) AS u WHERE i.account = "
             + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
             + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(rowIDs)) + "::bigint[]) AND " + Self.lexemeCondition(terms, &builder)
         let result = try run(sql, builder.arguments)
@@ -448,7 +448,7 @@ package struct PostgresIndexReader: IndexReader {
         let wanted = Self.contentTrees(of: query)
         if !wanted.isEmpty {
             let trees = wanted.map { "strpos(tree, \(builder.bind(.text($0)))) > 0" }.joined(separator: " OR ")
-            sql += " AND i.content_type IN (SELECT name FROM \(table("content_types")) WHERE account = \(builder.bind(.text(account.rawValue))) "
+            sql += " AND i.content_type IN (SELECT name FROM replica.content_types WHERE account = \(builder.bind(.text(account.rawValue))) "
                 + "AND index_name = \(builder.bind(.text(indexName))) AND (\(trees)))"
         }
         // The range of a domain's subdomains compares bytes, as SQLite does, whatever the database's collation.
@@ -477,8 +477,8 @@ package struct PostgresIndexReader: IndexReader {
         return try vectorCache.matrix(version: version, model: model) {
             var matrix = VectorMatrix(version: version, model: model)
             let result = try run("""
-                SELECT v.item, v.vector FROM \(table("vectors")) AS v
-                JOIN \(table("embedded")) AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item AND e.model = $3
+                SELECT v.item, v.vector FROM replica.vectors AS v
+                JOIN replica.embedded AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item AND e.model = $3
                 WHERE v.account = $1 AND v.index_name = $2 ORDER BY v.item, v.passage
                 """, [.text(account.rawValue), .text(indexName), .text(model)])
             for row in 0..<result.rowCount {
@@ -496,7 +496,7 @@ package struct PostgresIndexReader: IndexReader {
         let expired: Set<Int64>
         if allowed == nil {
             let result = try run("""
-                SELECT id FROM \(table("items")) WHERE account = $1 AND index_name = $2 AND expires <= $3 AND expires < 32503680000
+                SELECT id FROM replica.items WHERE account = $1 AND index_name = $2 AND expires <= $3 AND expires < 32503680000
                 """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970)])
             expired = Set((0..<result.rowCount).compactMap { result.int($0, 0) })
         } else {
@@ -527,7 +527,7 @@ package struct PostgresIndexReader: IndexReader {
     package func textContents(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: String] {
         guard !identifiers.isEmpty else { return [:] }
         let result = try run("""
-            SELECT identifier, body FROM \(table("items")) WHERE account = $1 AND index_name = $2 AND identifier = ANY($3::text[])
+            SELECT identifier, body FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = ANY($3::text[])
             """, [.text(account.rawValue), .text(indexName), SQLBuilder.textArray(identifiers.map(\.rawValue))])
         var texts: [ItemIdentifier: String] = [:]
         for row in 0..<result.rowCount {
@@ -539,7 +539,7 @@ package struct PostgresIndexReader: IndexReader {
     package func engagement(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: Double] {
         guard !identifiers.isEmpty else { return [:] }
         let result = try run("""
-            SELECT related, max(date), sum(views) FROM \(table("activities"))
+            SELECT related, max(date), sum(views) FROM replica.activities
             WHERE account = $1 AND index_name = $2 AND search AND related = ANY($3::text[]) GROUP BY related
             """, [.text(account.rawValue), .text(indexName), SQLBuilder.textArray(identifiers.map(\.rawValue))])
         var engagement: [ItemIdentifier: Double] = [:]
@@ -578,13 +578,13 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     package func clientState() throws -> Data? {
-        let result = try run("SELECT state FROM \(table("client_state")) WHERE account = $1 AND index_name = $2",
+        let result = try run("SELECT state FROM replica.client_state WHERE account = $1 AND index_name = $2",
                                             [.text(account.rawValue), .text(indexName)])
         return result.rowCount > 0 ? result.bytes(0, 0).map { Data($0) } : nil
     }
 
     package func meta(_ key: String) throws -> String? {
-        let result = try run("SELECT value FROM \(table("meta")) WHERE account = $1 AND index_name = $2 AND key = $3",
+        let result = try run("SELECT value FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = $3",
                                             [.text(account.rawValue), .text(indexName), .text(key)])
         return result.rowCount > 0 ? result.string(0, 0) : nil
     }
@@ -631,7 +631,7 @@ package struct PostgresIndexReader: IndexReader {
     private func completionsAmongLastAdded(of prefix: String, sample: Int) throws -> [CompletionSource]? {
         let result = try run("""
             SELECT \(Self.itemColumns), i.title, i.keywords, i.people, i.description, substr(i.body, 1, 2000)
-            FROM \(table("items")) AS i WHERE i.account = $1 AND i.index_name = $2 AND i.expires > $3 ORDER BY i.id DESC LIMIT $4
+            FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2 AND i.expires > $3 ORDER BY i.id DESC LIMIT $4
             """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970), .int(Int64(sample))])
         let sources = Self.completionSources(in: result, beginning: prefix)
         return result.rowCount >= 50 && sources.count * 4 >= result.rowCount ? sources : nil
@@ -644,8 +644,8 @@ package struct PostgresIndexReader: IndexReader {
             SELECT coalesce(a.related, 'activity:' || a.persistent), max(a.date), sum(a.views),
                 (array_agg(a.type ORDER BY a.date DESC))[1], coalesce(nullif(max(i.title), ''), (array_agg(a.title ORDER BY a.date DESC))[1]),
                 (array_agg(a.entity_type ORDER BY a.date DESC))[1], (array_agg(a.entity_id ORDER BY a.date DESC))[1]
-            FROM \(table("activities")) AS a
-            LEFT JOIN \(table("items")) AS i ON i.account = a.account AND i.index_name = a.index_name AND i.identifier = a.related AND i.expires > $3
+            FROM replica.activities AS a
+            LEFT JOIN replica.items AS i ON i.account = a.account AND i.index_name = a.index_name AND i.identifier = a.related AND i.expires > $3
             WHERE a.account = $1 AND a.index_name = $2 AND a.prediction AND (a.related IS NULL OR i.id IS NOT NULL)
             GROUP BY 1
             """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970)])
@@ -663,7 +663,7 @@ package struct PostgresIndexReader: IndexReader {
     package func pendingEnrichment(limit: Int) throws -> [PendingEnrichment] {
         let result = try run("""
             SELECT \(Self.itemColumns), i.body, i.id, e.input, e.summary, e.priority, e.attempts
-            FROM \(table("enrichment")) AS e JOIN \(table("items")) AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
+            FROM replica.enrichment AS e JOIN replica.items AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
             WHERE e.account = $1 AND e.index_name = $2 AND e.pending AND (e.next_attempt IS NULL OR e.next_attempt <= $3) AND i.expires > $3
             ORDER BY e.item LIMIT $4
             """, [.text(account.rawValue), .text(indexName), .double(now.timeIntervalSince1970), .int(Int64(limit))])
@@ -688,7 +688,7 @@ package struct PostgresIndexReader: IndexReader {
         var counts = EnrichmentCounts()
         let result = try run("""
             SELECT pending, attempts > 0, input IS NOT NULL AND (summary IS NOT NULL OR priority IS NOT NULL), skipped, count(*)
-            FROM \(table("enrichment")) WHERE account = $1 AND index_name = $2 GROUP BY 1, 2, 3, 4
+            FROM replica.enrichment WHERE account = $1 AND index_name = $2 GROUP BY 1, 2, 3, 4
             """, [.text(account.rawValue), .text(indexName)])
         for row in 0..<result.rowCount {
             let number = Int(result.int(row, 4) ?? 0)
@@ -707,8 +707,8 @@ package struct PostgresIndexReader: IndexReader {
 
     package func pendingEmbeddings(model: String, limit: Int) throws -> [PendingEmbedding] {
         let result = try run("""
-            SELECT i.id, i.indexed, i.title, i.description, i.body FROM \(table("items")) AS i
-            LEFT JOIN \(table("embedded")) AS e ON e.account = i.account AND e.index_name = i.index_name AND e.item = i.id AND e.model = $3
+            SELECT i.id, i.indexed, i.title, i.description, i.body FROM replica.items AS i
+            LEFT JOIN replica.embedded AS e ON e.account = i.account AND e.index_name = i.index_name AND e.item = i.id AND e.model = $3
             WHERE i.account = $1 AND i.index_name = $2 AND e.item IS NULL AND i.expires > $4 ORDER BY i.id LIMIT $5
             """, [.text(account.rawValue), .text(indexName), .text(model), .double(now.timeIntervalSince1970), .int(Int64(limit))])
         return (0..<result.rowCount).map { row in
@@ -721,8 +721,8 @@ package struct PostgresIndexReader: IndexReader {
     package func embeddingCounts(model: String) throws -> (items: Int, passages: Int, backlog: Int) {
         let items = try embeddedCount(model: model)
         let passages = try run("""
-            SELECT count(*) FROM \(table("vectors")) AS v
-            JOIN \(table("embedded")) AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item
+            SELECT count(*) FROM replica.vectors AS v
+            JOIN replica.embedded AS e ON e.account = v.account AND e.index_name = v.index_name AND e.item = v.item
             WHERE v.account = $1 AND v.index_name = $2 AND e.model = $3
             """, [.text(account.rawValue), .text(indexName), .text(model)]).int(0, 0) ?? 0
         return (items, Int(passages), try count() - items)
@@ -735,8 +735,8 @@ package struct PostgresIndexReader: IndexReader {
     /// The live items with vectors from `model`.
     private func embeddedCount(model: String) throws -> Int {
         Int(try run("""
-            SELECT count(*) FROM \(table("embedded")) AS e
-            JOIN \(table("items")) AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
+            SELECT count(*) FROM replica.embedded AS e
+            JOIN replica.items AS i ON i.account = e.account AND i.index_name = e.index_name AND i.id = e.item
             WHERE e.account = $1 AND e.index_name = $2 AND e.model = $3 AND i.expires > $4
             """, [.text(account.rawValue), .text(indexName), .text(model), .double(now.timeIntervalSince1970)]).int(0, 0) ?? 0)
     }
@@ -745,7 +745,7 @@ package struct PostgresIndexReader: IndexReader {
 
     package func quarantined(account: AccountID) throws -> [QuarantinedRecord] {
         let result = try run("""
-            SELECT kind, record_id, version, reason FROM \(table("quarantine")) WHERE account = $1 AND index_name = $2
+            SELECT kind, record_id, version, reason FROM replica.quarantine WHERE account = $1 AND index_name = $2
             ORDER BY kind COLLATE "C", record_id COLLATE "C"
             """, [.text(self.account.rawValue), .text(indexName)])
         return (0..<result.rowCount).map { row in
@@ -755,14 +755,14 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     package func checkpoint(_ consumer: String) throws -> String? {
-        let result = try run("SELECT position FROM \(table("checkpoints")) WHERE account = $1 AND index_name = $2 AND consumer = $3",
+        let result = try run("SELECT position FROM replica.checkpoints WHERE account = $1 AND index_name = $2 AND consumer = $3",
                                             [.text(account.rawValue), .text(indexName), .text(consumer)])
         return result.rowCount > 0 ? result.string(0, 0) : nil
     }
 
     package func rebuildsInProgress() throws -> [(kind: String, target: Int, cursor: String?)] {
         let result = try run("""
-            SELECT kind, target_version, cursor FROM \(table("projections"))
+            SELECT kind, target_version, cursor FROM replica.projections
             WHERE account = $1 AND index_name = $2 AND target_version IS NOT NULL ORDER BY kind COLLATE "C"
             """, [.text(account.rawValue), .text(indexName)])
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 1) ?? 0), result.string($0, 2)) }
@@ -770,7 +770,7 @@ package struct PostgresIndexReader: IndexReader {
 
     package func sourceEntries(_ source: String) throws -> [String: SourceEntry] {
         let result = try run("""
-            SELECT key, stamp, skip_reason FROM \(table("source_entries")) WHERE account = $1 AND index_name = $2 AND source = $3
+            SELECT key, stamp, skip_reason FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3
             """, [.text(account.rawValue), .text(indexName), .text(source)])
         var entries: [String: SourceEntry] = [:]
         for row in 0..<result.rowCount {
@@ -782,7 +782,7 @@ package struct PostgresIndexReader: IndexReader {
 
     package func skippedEntries(_ source: String) throws -> [(String, Int)] {
         let result = try run("""
-            SELECT skip_reason, count(*) FROM \(table("source_entries"))
+            SELECT skip_reason, count(*) FROM replica.source_entries
             WHERE account = $1 AND index_name = $2 AND source = $3 AND skip_reason IS NOT NULL GROUP BY 1 ORDER BY 2 DESC
             """, [.text(account.rawValue), .text(indexName), .text(source)])
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 1) ?? 0)) }

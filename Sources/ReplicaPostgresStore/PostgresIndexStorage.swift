@@ -47,24 +47,29 @@ package final class PostgresIndexStorage: IndexStorage {
                 // the transaction that wrote the row; a migration that adds a table makes the partitions
                 // of the accounts already there): a read says so, and a process that only searches makes
                 // no write, and waits for no commit's flush, to open it.
-                let opened = try connection.transaction(.readCommitted, readOnly: true) {
-                    try begin(connection, writing: false)
-                    return try connection.execute("SELECT 1 FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = 'created'",
-                                                  [.text(account.rawValue), .text(indexName)]).rowCount == 1
+                let opened: Bool
+                do {
+                    opened = try connection.transaction(.readCommitted, readOnly: true) {
+                        let table = try begin(connection, writing: false)
+                        return try table.run("SELECT 1 FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = 'created'",
+                                             [.text(account.rawValue), .text(indexName)], on: connection).rowCount == 1
+                    }
+                } catch let error as PostgresError where error.isUndefinedTable {
+                    opened = false  // the account has no partitions yet
                 }
                 guard !opened else { return }
                 try connection.transaction {
-                    try begin(connection, writing: true)
+                    let table = try begin(connection, writing: true)
                     try connection.execute("SELECT replica.add_account()")
                     // A new index owes its owner a reindex of everything, as a new SQLite file does; the
                     // 'created' row makes that happen once, not at every open.
-                    try connection.execute("""
+                    try table.run("""
                         WITH created AS (
                             INSERT INTO replica.meta(account, index_name, key, value) VALUES ($1, $2, 'created', '1')
                             ON CONFLICT DO NOTHING RETURNING 1)
                         INSERT INTO replica.meta(account, index_name, key, value)
                         SELECT $1, $2, 'reindex_all_pending', '1' FROM created ON CONFLICT DO NOTHING
-                        """, [.text(account.rawValue), .text(indexName)])
+                        """, [.text(account.rawValue), .text(indexName)], on: connection)
                 }
             }
         }
@@ -90,9 +95,9 @@ package final class PostgresIndexStorage: IndexStorage {
                 do {
                     return try connection.transaction(readOnly: true) {
                         let table = try PostgresSignIn.name(account, on: connection)
-                        let result = try connection.executeUnprepared(
-                            "SELECT index_name FROM \(table("meta")) WHERE account = $1 AND key = 'created' ORDER BY index_name COLLATE \"C\"",
-                            [.text(account.rawValue)])
+                        let result = try table.run(
+                            "SELECT index_name FROM replica.meta WHERE account = $1 AND key = 'created' ORDER BY index_name COLLATE \"C\"",
+                            [.text(account.rawValue)], on: connection)
                         return (0..<result.rowCount).compactMap { result.string($0, 0) }
                     }
                 } catch let error as PostgresError where error.isUndefinedTable {
@@ -116,9 +121,9 @@ package final class PostgresIndexStorage: IndexStorage {
         try translatingPostgresErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
-                    try begin(connection, writing: true)
+                    let table = try begin(connection, writing: true)
                     try prepare()
-                    return try body(PostgresIndexWriter(connection: connection, account: account, indexName: indexName, now: now,
+                    return try body(PostgresIndexWriter(connection: connection, account: account, indexName: indexName, table: table, now: now,
                                                         defaultLifetime: defaultLifetime))
                 }
             }
@@ -139,30 +144,18 @@ package final class PostgresIndexStorage: IndexStorage {
     func readNow<T>(now: Date, prepare: () throws -> Void, _ body: (PostgresIndexReader) throws -> T) throws -> T {
         try translatingPostgresErrors {
             func reading(_ connection: PostgresConnection) throws -> T {
-                do {
-                    return try connection.transaction(.repeatableRead, readOnly: true) {
+                try PostgresSignIn.endingAsSignedOut(account, generation: generation, on: connection) {
+                    try connection.transaction(.repeatableRead, readOnly: true) {
                         let table = try begin(connection, writing: false)
                         try prepare()
                         return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName, table: table,
                                                             vectorCache: vectorCache, now: now))
                     }
-                } catch let error as PostgresError where error.isUndefinedTable && generation != nil {
-                    // A read names the account's partitions, which a sign-out that commits after the
-                    // read's check drops: the read ends as one begun after the sign-out would.
-                    if try stillSignedIn(on: connection) { throw error }
-                    throw ReplicaError.signedOutSinceOpened(account)
                 }
             }
             if let standby, let value = standby.read(reading) { return value }
             return try pool.withConnection(reading)
         }
-    }
-
-    /// Whether the account is still signed in under the sign-in the index was opened under.
-    private func stillSignedIn(on connection: PostgresConnection) throws -> Bool {
-        guard let generation else { return true }
-        return try connection.execute("SELECT 1 FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn'",
-                                      [.text(account.rawValue), .int(generation)]).rowCount == 1
     }
 
     /// Reads the index's vectors into the cache when they moved since it was filled: what the store's
@@ -177,11 +170,11 @@ package final class PostgresIndexStorage: IndexStorage {
     package func size() -> Int {
         let bytes = try? pool.withConnection { connection in
             try connection.transaction(readOnly: true) {
-                try PostgresSignIn.name(account, on: connection)
-                return try connection.execute("""
+                let table = try PostgresSignIn.name(account, on: connection)
+                return try table.run("""
                     SELECT (SELECT coalesce(sum(pg_column_size(i.*)), 0) FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2)
                          + (SELECT coalesce(sum(pg_column_size(v.*)), 0) FROM replica.vectors AS v WHERE v.account = $1 AND v.index_name = $2)
-                    """, [.text(account.rawValue), .text(indexName)]).int(0, 0)
+                    """, [.text(account.rawValue), .text(indexName)], on: connection).int(0, 0)
             }
         }
         return Int((bytes ?? nil) ?? 0)

@@ -18,9 +18,9 @@ import ReplicaPostgres
 /// For example:
 /// ```
 /// try connection.transaction {
-///     try connection.execute("SELECT set_config('replica.account', $1, true)", ["alice"])
+///     let table = try PostgresSignIn.name("alice", on: connection)
 ///     try connection.execute("SELECT replica.add_account()")
-///     let writer = PostgresIndexWriter(connection: connection, account: "alice", indexName: "default",
+///     let writer = PostgresIndexWriter(connection: connection, account: "alice", indexName: "default", table: table,
 ///                                      now: Date(), defaultLifetime: 30 * 24 * 3600)
 ///     try writer.index(SearchableItem(uniqueIdentifier: "n1", attributeSet: AttributeSet(contentType: .plainText)))
 /// }
@@ -29,6 +29,8 @@ package final class PostgresIndexWriter: IndexWriter {
     let connection: PostgresConnection
     let account: AccountID
     let indexName: String
+    /// The account's own partitions, which every statement writes (see ``AccountPartitions``).
+    let table: AccountPartitions
     package let now: Date
     let defaultLifetime: TimeInterval
     /// Content types (and trees) already recorded in this transaction.
@@ -43,20 +45,24 @@ package final class PostgresIndexWriter: IndexWriter {
     ///
     /// - Parameters:
     ///   - connection: A connection in a transaction whose `replica.account` is `account`.
+    ///   - table: The account's partitions, which exist.
     ///   - now: The time the writes take as now: new items expire from it, and what expired by then is purged.
     ///   - defaultLifetime: How long an item without an expiration date lives.
-    package init(connection: PostgresConnection, account: AccountID, indexName: String, now: Date, defaultLifetime: TimeInterval) {
+    package init(connection: PostgresConnection, account: AccountID, indexName: String, table: AccountPartitions, now: Date,
+                 defaultLifetime: TimeInterval) {
         self.connection = connection
         self.account = account
         self.indexName = indexName
+        self.table = table
         self.now = now
         self.defaultLifetime = defaultLifetime
     }
 
-    /// Runs a statement whose `$1` and `$2` are the account and the index name, and `$3`… `parameters`.
+    /// Runs a statement whose `$1` and `$2` are the account and the index name, and `$3`… `parameters`,
+    /// on the account's partitions of the tables it names.
     @discardableResult
     func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
-        try connection.execute(sql, [.text(account.rawValue), .text(indexName)] + parameters)
+        try table.run(sql, [.text(account.rawValue), .text(indexName)] + parameters, on: connection)
     }
 
     // MARK: Statements

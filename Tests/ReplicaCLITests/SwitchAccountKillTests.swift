@@ -25,13 +25,18 @@ import ReplicaTestSupport
     /// of such a store closed more than a minute after it was released (SQLite removes a `-shm` file at
     /// its last close), while the trials copied the template. A process that has exited holds nothing.
     static func makeTemplate(at path: String) async throws {
+        try await makeTemplate(["--store", path])
+    }
+
+    /// The same accounts, records and items, in the store `place` names (`--store`, `--database`).
+    static func makeTemplate(_ place: [String]) async throws {
         for account in accounts {
             let canary = canary(account)
             let item = #"{"uniqueIdentifier": "item", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "\#(canary)", "textContent": "\#(canary) body", "contentType": "public.plain-text"}}"#
             let record = #"{"account": "\#(account)", "kind": "note", "id": "1", "version": 1, "fields": {"title": "\#(canary)"}}"#
             for (arguments, input) in [(["accounts", "sign-in", account.rawValue], nil), (["import", "--account", account.rawValue, "-"], item),
                                        (["records", "import", "-"], record)] {
-                let result = try await ReplicaProcess.running(["--store", path] + arguments, input: input)
+                let result = try await ReplicaProcess.running(place + arguments, input: input)
                 #expect(result.status == 0, "\(arguments): \(result.standardError)")
             }
         }
@@ -92,5 +97,57 @@ import ReplicaTestSupport
         // Most kills land after the switch was recorded, and those are the ones that must be finished.
         #expect(recordedBeforeKill > kills.values.reduce(0, +) / 2, "\(recordedBeforeKill) of \(kills) kills came after the switch was recorded")
         print("switch-account killed at \(kills.map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", "))")
+    }
+
+    /// On PostgreSQL, killed as it sends each statement (`sendto`, one a statement: libpq writes a message
+    /// whole), one trial per statement, each on a copy of the same database. A switch is recorded in one
+    /// transaction and each account's content goes in one more, so after each kill the next command
+    /// finds a alone signed in with no row of the others' text, or all five signed in and the rest of
+    /// their text where it was; then a switch run again completes.
+    @Test(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+    func onPostgreSQLASwitchKilledAtAnyStatementIsFinishedByTheNextCommand() async throws {
+        let strace = try #require(Self.strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
+        let template = CLIPlace(directory: try TemporaryDirectory())
+        try await template.use(.postgres)
+        try await Self.makeTemplate(template.arguments)
+        for account in Self.accounts {
+            #expect(try !CrashTests.placesHolding(Self.canary(account), template).isEmpty, "the template holds \(account)'s text")
+        }
+
+        var kills = 0
+        var recordedBeforeKill = 0
+        for step in 1...500 {
+            let trial = CLIPlace(directory: try TemporaryDirectory())
+            try trial.use(copyOf: template)
+            let switched = try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
+                "-f", "-o", "/dev/null", "-e", "trace=sendto", "-e", "inject=sendto:signal=KILL:when=\(step)",
+                ReplicaProcess.executable.path] + trial.arguments + ["switch-account", "a"])
+            let what = "killed at sendto #\(step)"
+            if !switched.wasSignaled {
+                #expect(switched.status == 0, "\(what): \(switched.standardError)")
+            }
+            let next = try await ReplicaProcess.running(trial.arguments + ["accounts"])
+            #expect(next.status == 0, "\(what): \(next.standardError)")
+            let signedIn = next.standardOutput
+            let left = try Self.accounts.dropFirst().filter { try !CrashTests.placesHolding(Self.canary($0), trial).isEmpty }
+            if signedIn == "a\n" {
+                #expect(left.isEmpty, "\(what): the text of \(left) is still in the database")
+                switched.wasSignaled ? (recordedBeforeKill += 1) : ()
+            } else {
+                #expect(switched.wasSignaled && signedIn == "a\nb\nc\nd\ne\n" && left.count == 4,
+                        "\(what): half a switch: signed in \(signedIn.split(separator: "\n")), text left of \(left)")
+                #expect(try await ReplicaProcess.running(trial.arguments + ["switch-account", "a"]).status == 0, "\(what)")
+                #expect(try await ReplicaProcess.running(trial.arguments + ["accounts"]).standardOutput == "a\n", "\(what)")
+            }
+            let search = try await ReplicaProcess.running(trial.arguments + ["search", "--json", Self.canary("a")])
+            #expect(search.standardOutput.contains(#""account":"a""#), "\(what): a's items are not searchable")
+            #expect(try CrashTests.placesHolding(Self.canary("a"), trial).count >= 1, "\(what): a's text is gone")
+            guard switched.wasSignaled else { break }
+            kills += 1
+        }
+        // A switch of four accounts sends more than a handful of statements, and most come after it is recorded.
+        #expect(kills >= 8, "only \(kills) statements were killed")
+        #expect(recordedBeforeKill > kills / 2, "\(recordedBeforeKill) of \(kills) kills came after the switch was recorded")
+        print("switch-account on PostgreSQL killed at each of its \(kills) statements, \(recordedBeforeKill) after it was recorded")
     }
 }

@@ -81,6 +81,22 @@ struct IsolationTests {
         #expect(try alice.execute("SELECT count(*) FROM replica.items_matching('default', 'secret')").int(0, 0) == 0)
     }
 
+    /// replica's statements name the parent tables and run on the account's own partitions: those of every
+    /// table `replica.partitioned_tables()` lists, functions and other tables left as they are.
+    @Test func statementsRunOnTheAccountsOwnPartitions() throws {
+        let alice = try app(as: "alice")
+        let listed = try #require(alice.execute("SELECT array_to_string(replica.partitioned_tables(), ',')").string(0, 0))
+        #expect(Set(listed.split(separator: ",")) == AccountPartitions.tables)
+        let table = try PostgresSignIn.name("alice", on: alice)
+        let suffix = try #require(alice.execute("SELECT replica.partition_name('', 'alice')").string(0, 0))
+        #expect(table.naming("INSERT INTO replica.items(account) SELECT x FROM replica.items_matching($1) JOIN replica.meta AS m ON replica.accounts")
+            == "INSERT INTO replica.items\(suffix) AS items(account) SELECT x FROM replica.items_matching($1) JOIN replica.meta\(suffix) AS m "
+            + "ON replica.accounts")
+        try insertItem(alice, account: "alice", identifier: "a1", words: "alpine meadow")
+        #expect(try table.run("SELECT count(*) FROM replica.items WHERE account = $1", [.text("alice")], on: alice).int(0, 0) == 1)
+        #expect(try table.run("SELECT count(*) FROM replica.items WHERE items.identifier = 'a1'", [], on: alice).int(0, 0) == 1)
+    }
+
     @Test func theAppRoleCannotTurnThePoliciesOff() throws {
         let alice = try app(as: "alice")
         for statement in ["ALTER TABLE replica.items DISABLE ROW LEVEL SECURITY", "SET row_security = off; SELECT count(*) FROM replica.items",

@@ -25,9 +25,9 @@ struct PostgresIndexWriterTests {
     func write<T>(account: AccountID = "alice", index: String = "default", at now: Date? = nil, lifetime: TimeInterval = 30 * 24 * 3600,
                   _ body: (PostgresIndexWriter) throws -> T) throws -> T {
         try connection.transaction {
-            try connection.execute("SELECT set_config('replica.account', $1, true)", [.text(account.rawValue)])
+            let table = try PostgresSignIn.name(account, on: connection)
             try connection.execute("SELECT replica.add_account()")
-            return try body(PostgresIndexWriter(connection: connection, account: account, indexName: index, now: now ?? start,
+            return try body(PostgresIndexWriter(connection: connection, account: account, indexName: index, table: table, now: now ?? start,
                                                 defaultLifetime: lifetime))
         }
     }

@@ -58,6 +58,15 @@ public final class CLIPlace: Sendable {
         for account in accounts { try store.signIn(account) }
     }
 
+    /// Puts the store on a copy of `other`'s database, rows and all (on PostgreSQL; `other` must be on it).
+    public func use(copyOf other: CLIPlace) throws {
+        guard let template = other.database.withLock({ $0 }) else {
+            throw PostgresTestServerError(description: "the place copied is not on PostgreSQL")
+        }
+        let made = try PostgresTestServer.makeDatabase(copying: template)
+        database.withLock { $0 = made }
+    }
+
     /// The store opened in this process, as the app beside the commands would.
     public func openStore(configuration: Store.Configuration = Store.Configuration()) throws -> Store {
         let folder = URL(fileURLWithPath: store)

@@ -6,9 +6,10 @@ extension PostgresTestServer {
     /// role that may bypass row-level security (`replica_owner`), the app role (the database's URL)
     /// granted its use. A store opened with ``PostgresTestDatabase/url`` finds its schema current.
     ///
+    /// - Parameter tablespace: where the database's files go (``makeTablespace(at:)``); `nil`, the server's own.
     /// - Throws: Why the server is not available, or the ``PostgresError`` of setting the database up.
-    public static func makeMigratedDatabase() throws -> PostgresTestDatabase {
-        let database = try makeDatabase()
+    public static func makeMigratedDatabase(tablespace: String? = nil) throws -> PostgresTestDatabase {
+        let database = try makeDatabase(tablespace: tablespace)
         let admin = try PostgresConnection(url: database.adminURL)
         try admin.executeScript("""
             DO $$ BEGIN CREATE ROLE replica_owner NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;

@@ -52,10 +52,44 @@ public enum PostgresTestServer {
     ///
     /// - Throws: Why the server is not available (under `CI=true`, where the tests run regardless), or
     ///   the ``PostgresError`` of creating the database.
-    public static func makeDatabase() throws -> PostgresTestDatabase {
+    ///
+    /// - Parameter tablespace: where the database's files go (``makeTablespace(at:)``); `nil`, the server's own.
+    public static func makeDatabase(tablespace: String? = nil) throws -> PostgresTestDatabase {
         let server = try shared.get()
         let name = "replica_test_\(getpid())_\(databaseCounter.add(1, ordering: .relaxed).newValue)"
-        try server.admin.withConnection { try $0.executeScript("CREATE DATABASE \(name) OWNER \(server.role) TEMPLATE template0 ENCODING 'UTF8'") }
+        let placed = tablespace.map { " TABLESPACE \($0)" } ?? ""
+        try server.admin.withConnection {
+            try $0.executeScript("CREATE DATABASE \(name) OWNER \(server.role) TEMPLATE template0 ENCODING 'UTF8'\(placed)")
+        }
+        return PostgresTestDatabase(name: name, server: server)
+    }
+
+    /// Makes a tablespace in `folder` (empty, and writable by the server's OS user) and returns its name;
+    /// ``dropTablespace(_:)`` drops it once no database is in it.
+    public static func makeTablespace(at folder: String) throws -> String {
+        let server = try shared.get()
+        let name = "replica_space_\(getpid())_\(databaseCounter.add(1, ordering: .relaxed).newValue)"
+        try server.admin.withConnection { try $0.executeScript("CREATE TABLESPACE \(name) LOCATION '\(folder)'") }
+        return name
+    }
+
+    /// Drops the tablespace `name`.
+    public static func dropTablespace(_ name: String) throws {
+        try shared.get().admin.withConnection { try $0.executeScript("DROP TABLESPACE IF EXISTS \(name)") }
+    }
+
+    /// Creates a database of its own for one test as a copy of `template`, rows and all (`CREATE DATABASE
+    /// … TEMPLATE`): what a test that starts many trials from one state uses. Sessions still open on
+    /// `template` are ended first, since PostgreSQL copies only a database nobody is in.
+    public static func makeDatabase(copying template: PostgresTestDatabase) throws -> PostgresTestDatabase {
+        let server = try shared.get()
+        let name = "replica_test_\(getpid())_\(databaseCounter.add(1, ordering: .relaxed).newValue)"
+        try server.admin.withConnection { admin in
+            try admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+                              [.text(template.name)])
+            // The server waits a few seconds for the ended sessions to go before it gives up.
+            try admin.executeScript("CREATE DATABASE \(name) OWNER \(server.role) TEMPLATE \(template.name)")
+        }
         return PostgresTestDatabase(name: name, server: server)
     }
 

@@ -21,15 +21,19 @@ final class PostgresRecordStorage: RecordStorage {
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
     static func open(pool: PostgresPool, account: AccountID, signIn: SignInLease, creating: Bool) throws -> PostgresRecordStorage? {
         let storage = PostgresRecordStorage(pool: pool, account: account, signIn: signIn)
-        let exists = try storage.transaction(writing: creating) { connection in
-            if creating {
-                try connection.execute("SELECT replica.add_account()")
-                try connection.execute("INSERT INTO replica.record_logs(account) VALUES ($1) ON CONFLICT DO NOTHING", [.text(account.rawValue)])
-                return true
+        do {
+            let exists = try storage.transaction(writing: creating) { connection in
+                if creating {
+                    try connection.execute("SELECT replica.add_account()")
+                    try connection.execute("INSERT INTO replica.record_logs(account) VALUES ($1) ON CONFLICT DO NOTHING", [.text(account.rawValue)])
+                    return true
+                }
+                return try connection.execute("SELECT 1 FROM replica.record_logs WHERE account = $1", [.text(account.rawValue)]).rowCount == 1
             }
-            return try connection.execute("SELECT 1 FROM replica.record_logs WHERE account = $1", [.text(account.rawValue)]).rowCount == 1
+            return exists ? storage : nil
+        } catch let error as ReplicaError where !creating && (error.cause as? PostgresError)?.isUndefinedTable == true {
+            return nil  // the account has no partitions yet
         }
-        return exists ? storage : nil
     }
 
     private init(pool: PostgresPool, account: AccountID, signIn: SignInLease) {
@@ -38,22 +42,36 @@ final class PostgresRecordStorage: RecordStorage {
         self.signIn = signIn
     }
 
-    /// Runs `body` in one transaction for the account, once its sign-in is checked.
+    /// Runs `body` in one transaction for the account, once its sign-in is checked, its statements on the
+    /// account's partitions.
     @discardableResult
-    private func transaction<T>(writing: Bool, _ body: (PostgresConnection) throws -> T) throws -> T {
+    private func transaction<T>(writing: Bool, _ body: (AccountConnection) throws -> T) throws -> T {
         try translatingPostgresErrors {
             try pool.withConnection { connection in
-                try connection.transaction(readOnly: !writing) {
-                    try PostgresSignIn.nameAndCheck(account, generation: signIn.generation, on: connection, locking: writing)
-                    return try body(connection)
+                try PostgresSignIn.endingAsSignedOut(account, generation: signIn.generation, on: connection) {
+                    try connection.transaction(readOnly: !writing) {
+                        let table = try PostgresSignIn.nameAndCheck(account, generation: signIn.generation, on: connection, locking: writing)
+                        return try body(AccountConnection(connection: connection, table: table))
+                    }
                 }
             }
         }
     }
 
+    /// A connection in one of the account's transactions, whose statements run on its partitions.
+    struct AccountConnection {
+        let connection: PostgresConnection
+        let table: AccountPartitions
+
+        @discardableResult
+        func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+            try table.run(sql, parameters, on: connection)
+        }
+    }
+
     /// Takes the account's log row (writers of the account wait here for each other) and notes that the
     /// records changed; returns the last change-log number given.
-    private func lockLog(_ connection: PostgresConnection) throws -> Int64 {
+    private func lockLog(_ connection: AccountConnection) throws -> Int64 {
         let result = try connection.execute("UPDATE replica.record_logs SET version = version + 1 WHERE account = $1 RETURNING last_seq",
                                             [.text(account.rawValue)])
         guard result.rowCount == 1, let last = result.int(0, 0) else {
@@ -162,7 +180,7 @@ final class PostgresRecordStorage: RecordStorage {
         try transaction(writing: false) { connection in
             let result = try connection.execute("""
                 SELECT c.seq, c.kind, c.id, c.version, r.kind, r.id, r.version, r.deleted, r.readers, r.modified, r.fields
-                FROM replica.changes c LEFT JOIN replica.records r ON r.account = c.account AND r.kind = c.kind AND r.id = c.id
+                FROM replica.changes AS c LEFT JOIN replica.records AS r ON r.account = c.account AND r.kind = c.kind AND r.id = c.id
                 WHERE c.account = $1 AND c.seq > $2 ORDER BY c.seq LIMIT $3
                 """, [.text(account.rawValue), .int(sequence), .int(Int64(limit))])
             return try (0..<result.rowCount).map { row in
