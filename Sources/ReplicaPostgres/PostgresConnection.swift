@@ -45,6 +45,11 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The names of the statements prepared on this connection, by SQL text.
     private var preparedNames: [String: String] = [:]
     private var preparedCount = 0
+    /// Of the varying statements (``executeVarying(_:_:)``): those prepared, by SQL text, and in the order
+    /// they were; and the texts run once, not prepared yet.
+    private var varyingNames: [String: String] = [:]
+    private var varyingOrder: [String] = []
+    private var varyingSeen: Set<String> = []
     var savepointDepth = 0
     /// The thread inside libpq on this connection right now (0: none).
     private let user = Atomic<UInt>(0)
@@ -67,6 +72,9 @@ public final class PostgresConnection: @unchecked Sendable {
         /// How many prepared statements a connection keeps before it deallocates them all and starts
         /// again (SQL built with a varying shape would otherwise grow the server's memory without end).
         public var preparedStatementLimit = 256
+        /// How many varying statements (``PostgresConnection/executeVarying(_:_:)``) a connection keeps
+        /// prepared; past it, the oldest go.
+        public var varyingStatementLimit = 64
         /// Called after each transaction the connection commits (but one begun read-only), with the
         /// server's write-ahead log position just past the commit (`pg_current_wal_insert_lsn()`, asked in
         /// the same round trip as `COMMIT`): what a standby must have replayed to show the transaction.
@@ -173,25 +181,69 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Runs one statement with its parameters bound, without preparing it: parsed, planned for these
-    /// values and run in one round trip (libpq's unnamed statement), and kept nowhere.
+    /// Runs one statement with its parameters bound, where the SQL text is one of many variants, such as
+    /// a statement that names one account's partition: prepared, a connection serving many accounts would
+    /// keep one statement per account, and prepare each before its first and only run.
     ///
-    /// For SQL text that differs by account, such as a statement that names one account's partition:
-    /// prepared, a connection would keep one statement per account it served.
+    /// A text run for the first time (among the connection's recent ones) is not prepared: it is parsed,
+    /// planned for these values and run in one round trip (libpq's unnamed statement). From its second
+    /// run it is prepared and reused, as ``execute(_:_:)`` does, among the last
+    /// ``Options/varyingStatementLimit`` texts prepared so; the oldest are deallocated when more come.
     ///
     /// - Throws: ``PostgresError`` in words, without the parameters.
     @discardableResult
-    public func executeUnprepared(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+    public func executeVarying(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
         try exclusively {
-            let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
-                PQexecParams(handle, sql, count, nil, values, lengths, formats, 0)
+            if let name = varyingNames[sql] {
+                do {
+                    return try executePrepared(name: name, sql, parameters)
+                } catch let error as PostgresError where error.sqlState == "0A000" {
+                    // Prepared before a schema change (see execute(_:_:)): run unprepared, prepared anew later.
+                    varyingNames[sql] = nil
+                    varyingOrder.removeAll { $0 == sql }
+                    if isInTransaction { throw error }
+                    return try executeUnprepared(sql, parameters)
+                }
             }
-            return try checked(result, sql: sql)
+            guard varyingSeen.contains(sql) else {
+                if varyingSeen.count >= 4 * options.varyingStatementLimit { varyingSeen.removeAll() }
+                varyingSeen.insert(sql)
+                return try executeUnprepared(sql, parameters)
+            }
+            varyingSeen.remove(sql)
+            try makeRoomForVarying()
+            preparedCount += 1
+            let name = "replica_\(preparedCount)"
+            _ = try checked(PQprepare(handle, name, sql, 0, nil), sql: sql)
+            varyingNames[sql] = name
+            varyingOrder.append(sql)
+            return try executePrepared(name: name, sql, parameters)
         }
     }
 
+    /// Deallocates the oldest quarter of the varying statements, in one round trip, when there is no room
+    /// for another; not in a failed transaction, which refuses every statement.
+    private func makeRoomForVarying() throws {
+        guard varyingNames.count >= max(1, options.varyingStatementLimit), PQtransactionStatus(handle) != PQTRANS_INERROR else { return }
+        let oldest = varyingOrder.prefix(max(1, options.varyingStatementLimit / 4))
+        let script = oldest.compactMap { varyingNames[$0].map { "DEALLOCATE \($0);" } }.joined(separator: " ")
+        _ = try checked(PQexec(handle, script), sql: "DEALLOCATE")
+        for sql in oldest { varyingNames[sql] = nil }
+        varyingOrder.removeFirst(oldest.count)
+    }
+
+    private func executeUnprepared(_ sql: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
+        let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
+            PQexecParams(handle, sql, count, nil, values, lengths, formats, 0)
+        }
+        return try checked(result, sql: sql)
+    }
+
     private func executePrepared(_ sql: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
-        let name = try preparedName(for: sql)
+        try executePrepared(name: try preparedName(for: sql), sql, parameters)
+    }
+
+    private func executePrepared(name: String, _ sql: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
         let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
             PQexecPrepared(handle, name, count, values, lengths, formats, 0)
         }
@@ -212,6 +264,8 @@ public final class PostgresConnection: @unchecked Sendable {
         if preparedNames.count >= options.preparedStatementLimit, PQtransactionStatus(handle) != PQTRANS_INERROR,
            (try? checked(PQexec(handle, "DEALLOCATE ALL"), sql: "DEALLOCATE ALL")) != nil {
             preparedNames.removeAll()
+            varyingNames.removeAll()
+            varyingOrder.removeAll()
         }
         preparedCount += 1
         let name = "replica_\(preparedCount)"

@@ -108,11 +108,12 @@ package struct AccountPartitions: Sendable {
         return named + rest
     }
 
-    /// Runs `sql`, written for the parent tables, on the account's partitions: unprepared (libpq's
-    /// unnamed statement, one round trip), since its text is now the account's own.
+    /// Runs `sql`, written for the parent tables, on the account's partitions, as a varying statement
+    /// (``PostgresConnection/executeVarying(_:_:)``), since its text is now the account's own: unprepared
+    /// the first time, prepared and reused when the connection runs it again.
     @discardableResult
     package func run(_ sql: String, _ arguments: [PostgresValue], on connection: PostgresConnection) throws -> PostgresResult {
-        try connection.executeUnprepared(naming(sql), arguments)
+        try connection.executeVarying(naming(sql), arguments)
     }
 }
 

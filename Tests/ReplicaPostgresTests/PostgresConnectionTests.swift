@@ -96,6 +96,30 @@ struct PostgresConnectionTests {
                 "the statement, the query above and this one, each prepared once")
     }
 
+    /// A varying statement (one account's text among many) runs unprepared the first time, is prepared
+    /// from its second run and reused, and the connection keeps only the last few prepared so.
+    @Test func aVaryingStatementIsPreparedFromItsSecondRunAndTheOldestGo() throws {
+        var options = PostgresConnection.Options()
+        options.varyingStatementLimit = 8
+        let connection = try PostgresConnection(url: database.url, options: options)
+        func prepared(_ sql: String) throws -> Int64? {
+            try connection.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [.text(sql)]).int(0, 0)
+        }
+        func text(_ number: Int) -> String { "SELECT $1::int + \(number)" }
+        #expect(try connection.executeVarying(text(0), [.int(1)]).int(0, 0) == 1)
+        #expect(try prepared(text(0)) == 0, "not prepared at its first run")
+        for _ in 1...3 { #expect(try connection.executeVarying(text(0), [.int(2)]).int(0, 0) == 2) }
+        #expect(try prepared(text(0)) == 1, "prepared once from its second run, then reused")
+        for number in 1...8 {
+            for _ in 1...2 { #expect(try connection.executeVarying(text(number), [.int(1)]).int(0, 0) == Int64(1 + number)) }
+        }
+        #expect(try prepared(text(0)) == 0, "the oldest went to make room")
+        #expect(try prepared(text(8)) == 1)
+        let kept = try connection.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT $1::int + %'").int(0, 0) ?? 0
+        #expect(kept <= 8 && kept >= 6)
+        #expect(try connection.executeVarying(text(0), [.int(5)]).int(0, 0) == 5, "a text gone runs again")
+    }
+
     @Test func aStatementPreparedBeforeASchemaChangeIsPreparedAgain() throws {
         try connection.execute("CREATE TABLE t(a int)")
         try connection.execute("INSERT INTO t VALUES (1)")
