@@ -116,7 +116,12 @@ extension PostgresError {
         case .tooManyConnections:
             message = "\(server) has no connection slot left: lower the pool's size, or raise max_connections on the server"
         default:
-            message = "could not connect to \(server) as the role \(user)"
+            // A refusal as a session starts names roles, databases and files, never rows (the password,
+            // if the line held it, is starred out above).
+            let reason = kept.map { line in
+                line.range(of: "FATAL:").map { "; the server said: " + line[$0.lowerBound...].split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") } ?? ""
+            } ?? ""
+            message = "could not connect to \(server) as the role \(user)\(reason)"
         }
         return PostgresError(code, message, sqlState: sqlState, serverMessage: kept)
     }

@@ -46,6 +46,23 @@ struct PostgresErrorTests {
         #expect(!error.description.contains(password), "the password never appears")
     }
 
+    /// A session the server ends as it starts, for a reason of its own, says the server's reason: here a
+    /// database that accepts no connections (on a full disk, it is the relation cache file the server
+    /// could not write).
+    @Test func aSessionRefusedAsItStartsSaysTheServersReason() throws {
+        // From another database: the server refuses to close the one a session is in.
+        let admin = try PostgresConnection(url: database.adminURL.replacingOccurrences(of: "dbname='\(database.name)'", with: "dbname='postgres'"))
+        try admin.executeScript("ALTER DATABASE \(database.name) ALLOW_CONNECTIONS false")
+        defer { try? admin.executeScript("ALTER DATABASE \(database.name) ALLOW_CONNECTIONS true") }
+        let password = try #require(database.parameters["password"])
+        let error = try #require(postgresError { try PostgresConnection(url: database.url) })
+        #expect(error.sqlState == "55000")
+        #expect(error.message.contains("could not connect to the PostgreSQL server on the socket in "))
+        #expect(error.message.contains("as the role replica_app; the server said: FATAL: 55000: database \"\(database.name)\" is not currently accepting connections"),
+                "\(error.message)")
+        #expect(!error.description.contains(password))
+    }
+
     @Test func anUnreadableURLIsNotRepeated() throws {
         let error = try #require(postgresError { try PostgresConnection(url: "postgresql://replica_app:s3cr%zzet@/replica") })
         #expect(error.code == .invalidURL)
