@@ -24,7 +24,9 @@ extension PostgresError {
                 return PostgresError(.connectionLost, "the connection to \(server) was lost (the server ended the session, "
                     + "restarted or went away): run the command again once the server is up", serverMessage: text, sql: sql)
             }
-            return PostgresError(.other, "libpq could not run the statement on \(server)", serverMessage: text, sql: sql)
+            // libpq's own words (such as "could not receive data from server: Input/output error").
+            return PostgresError(.other, "libpq could not run the statement on \(server)" + (text.map { ": " + $0 } ?? ""),
+                                 serverMessage: text, sql: sql)
         }
         let primary = field("M")
         let kept = classesWithoutData.contains(sqlState.prefix(2)) ? primary : nil

@@ -112,4 +112,70 @@ import ReplicaTestSupport
         #expect(failures >= 1, "no failed read reached replica")
         print("search: \(failures) failed pread64 calls reported in words, the rest absorbed")
     }
+
+    // MARK: On PostgreSQL: the connection to the server fails
+
+    /// On PostgreSQL the disk is the server's; what replica's process can lose is its connection. Each
+    /// `recvfrom` of a search (the server's answers, and the sign-in's) fails in turn with EIO, each trial
+    /// on a copy of one template database: the search succeeds or says in words what failed, and changes
+    /// nothing.
+    ///
+    /// (Failing each `sendto` instead is not tested: libpq, when a send fails on a socket that stays
+    /// open, waits for the server's answer without end, and the server, which got nothing, waits too. On
+    /// a real network a failed send means a broken connection, whose reads fail as well; a silent one is
+    /// what TCP keepalives and `tcp_user_timeout` in the database URL are for.)
+    @Test(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+    func onPostgreSQLAnAnswerThatCannotBeReadIsReportedInWordsAndChangesNothing() async throws {
+        let template = CLIPlace(directory: try TemporaryDirectory())
+        try await template.use(.postgres)
+        try await Self.makePostgresTemplate(template)
+        var failures = 0
+        for step in 1...400 {
+            let trial = CLIPlace(directory: try TemporaryDirectory())
+            try trial.use(copyOf: template)
+            guard let result = try await Self.runFailing(trial, "recvfrom", when: step, ["search", "--json", "plan"]) else { break }
+            let what = "search with recvfrom #\(step) failing"
+            #expect(!result.wasSignaled && [0, 1].contains(result.status), "\(what): \(result.standardError)")
+            if result.status == 1 {
+                failures += 1
+                #expect(Self.saysTheConnectionFailed(result.standardError), "\(what): \(result.standardError)")
+            }
+            #expect(try await Self.titles(trial) == ["harbor plan"], "\(what)")
+        }
+        #expect(failures >= 3, "only \(failures) failed reads reached replica")
+        print("search on PostgreSQL: \(failures) failed recvfrom calls reported in words")
+    }
+
+    /// A store on PostgreSQL with one committed record, projected.
+    static func makePostgresTemplate(_ place: CLIPlace) async throws {
+        #expect(try await ReplicaProcess.running(place.arguments + ["accounts", "sign-in", "a"]).status == 0)
+        #expect(try await ReplicaProcess.running(place.arguments + ["records", "import", "-"],
+                                                 input: #"{"account": "a", "kind": "note", "id": "1", "version": 1, "fields": {"title": "harbor plan"}}"#).status == 0)
+    }
+
+    static func titles(_ place: CLIPlace) async throws -> Set<String> {
+        let search = try await ReplicaProcess.running(place.arguments + ["search", "--json", "plan"])
+        let results = try JSON.parse(search.standardOutput)["results"]?.arrayValue ?? []
+        return Set(results.compactMap { $0["title"]?.stringValue })
+    }
+
+    /// Whether `said` is replica's own words for a connection that failed: it names the server and what
+    /// went wrong (libpq's words, which quote no data), not SQL or a raw server message.
+    static func saysTheConnectionFailed(_ said: String) -> Bool {
+        said.hasPrefix("replica: error: ") && said.contains("the PostgreSQL server on the socket in")
+            && ["could not receive data from server", "could not be reached", "did not answer in time", "connection"].contains { said.contains($0) }
+    }
+
+    /// Runs `arguments` on `place` with the `when`-th `syscall` failing with EIO; `nil` once the command
+    /// makes fewer such calls than that.
+    static func runFailing(_ place: CLIPlace, _ syscall: String, when step: Int, _ arguments: [String],
+                           input: String? = nil) async throws -> ProcessResult? {
+        let strace = try #require(strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
+        let log = place.directory.path + "/strace.log"
+        let result = try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
+            "-f", "-o", log, "-e", "trace=\(syscall)", "-e", "inject=\(syscall):error=EIO:when=\(step)",
+            ReplicaProcess.executable.path,
+        ] + place.arguments + arguments, input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
+        return try String(contentsOfFile: log, encoding: .utf8).contains("(INJECTED)") ? result : nil
+    }
 }
