@@ -97,7 +97,7 @@ extension PostgresError {
         } else {
             code = .serverUnreachable
         }
-        let message: String
+        var message: String
         switch code {
         case .connectionRefused:
             message = "\(server) refused the connection: is it running? Start it (scripts/postgres.sh start DIR starts a "
@@ -118,12 +118,12 @@ extension PostgresError {
         case .tooManyConnections:
             message = "\(server) has no connection slot left: lower the pool's size, or raise max_connections on the server"
         default:
+            message = "could not connect to \(server) as the role \(user)"
             // A refusal as a session starts names roles, databases and files, never rows (the password,
-            // if the line held it, is starred out above).
-            let reason = kept.map { line in
-                line.range(of: "FATAL:").map { "; the server said: " + line[$0.lowerBound...].split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") } ?? ""
-            } ?? ""
-            message = "could not connect to \(server) as the role \(user)\(reason)"
+            // if the line held it, is starred out above); libpq's double spaces squeezed.
+            if let fatal = firstLine.range(of: "FATAL:") {
+                message += "; the server said: " + firstLine[fatal.lowerBound...].split(separator: " ").joined(separator: " ")
+            }
         }
         return PostgresError(code, message, sqlState: sqlState, serverMessage: kept)
     }

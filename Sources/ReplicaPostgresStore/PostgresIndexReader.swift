@@ -73,8 +73,8 @@ package struct PostgresIndexReader: IndexReader {
         try table.run(sql, arguments, on: connection)
     }
 
-    /// The start of every statement on the account's `replica.items` as `i`: this account's items of this index that
-    /// have not expired.
+    /// The start of every statement on the account's `replica.items` as `i`: this account's items of
+    /// this index that have not expired.
     func items(_ columns: String, _ builder: inout SQLBuilder) -> String {
         "SELECT \(columns) FROM replica.items AS i WHERE i.account = \(builder.bind(.text(account.rawValue))) "
             + "AND i.index_name = \(builder.bind(.text(indexName))) AND i.expires > \(builder.bind(.double(now.timeIntervalSince1970)))"
@@ -436,8 +436,8 @@ package struct PostgresIndexReader: IndexReader {
         query.contentTypes.isEmpty || query.contentTypes.contains(.item) ? [] : query.contentTypes.map { " \($0.rawValue) " }
     }
 
-    /// Adds the query's filters as `AND …` clauses on the account's `replica.items AS i`, as the SQLite reader does
-    /// (`replica.ranked_matches` applies the same filters, given as values).
+    /// Adds the query's filters as `AND …` clauses on the account's `replica.items AS i`, as the SQLite
+    /// reader does (`replica.ranked_matches` applies the same filters, given as values).
     /// (The predicate's necessary condition, which only spares the SQLite reader work, is not added: the
     /// predicate itself decides, row by row.)
     func appendFilters(for query: SearchQuery, to sql: inout String, builder: inout SQLBuilder) {

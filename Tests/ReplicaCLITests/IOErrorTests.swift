@@ -39,7 +39,12 @@ import ReplicaTestSupport
     }
 
     static func titles(_ store: String) async throws -> Set<String> {
-        let search = try await ReplicaProcess.running(["--store", store, "search", "--json", "plan OR lantern"])
+        try await titles(["--store", store])
+    }
+
+    /// The titles a search of "plan OR lantern" finds in the store `place` names (`--store`, `--database`).
+    static func titles(_ place: [String]) async throws -> Set<String> {
+        let search = try await ReplicaProcess.running(place + ["search", "--json", "plan OR lantern"])
         let results = try JSON.parse(search.standardOutput)["results"]?.arrayValue ?? []
         return Set(results.compactMap { $0["title"]?.stringValue })
     }
@@ -48,17 +53,23 @@ import ReplicaTestSupport
     /// Returns `nil` once the command makes fewer such calls than that.
     static func runFailing(_ directory: String, _ syscall: String, error: String, when step: Int, _ arguments: [String],
                            input: String? = nil) async throws -> (store: String, result: ProcessResult)? {
-        let strace = try #require(strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
         let trial = directory + "/trial"
         try? FileManager.default.removeItem(atPath: trial)
         try FileManager.default.copyItem(atPath: directory + "/template", toPath: trial)
-        let log = directory + "/strace.log"
+        return try await runFailing(["--store", trial], syscall, error: error, when: step, arguments, input: input, log: directory + "/strace.log")
+            .map { (trial, $0) }
+    }
+
+    /// Runs `arguments` on the store `place` names with the `when`-th `syscall` failing with `error`
+    /// (strace writes what it did to `log`); `nil` once the command makes fewer such calls than that.
+    static func runFailing(_ place: [String], _ syscall: String, error: String, when step: Int, _ arguments: [String],
+                           input: String?, log: String) async throws -> ProcessResult? {
+        let strace = try #require(strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
         let result = try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
             "-f", "-o", log, "-e", "trace=\(syscall)", "-e", "inject=\(syscall):error=\(error):when=\(step)",
-            ReplicaProcess.executable.path, "--store", trial,
-        ] + arguments, input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
-        let injected = try String(contentsOfFile: log, encoding: .utf8).contains("(INJECTED)")
-        return injected ? (trial, result) : nil
+            ReplicaProcess.executable.path,
+        ] + place + arguments, input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
+        return try String(contentsOfFile: log, encoding: .utf8).contains("(INJECTED)") ? result : nil
     }
 
     @Test(arguments: [("pwrite64", "EIO"), ("fdatasync", "EIO"), ("pwrite64", "ENOSPC")])
@@ -133,14 +144,15 @@ import ReplicaTestSupport
         for step in 1...400 {
             let trial = CLIPlace(directory: try TemporaryDirectory())
             try trial.use(copyOf: template)
-            guard let result = try await Self.runFailing(trial, "recvfrom", when: step, ["search", "--json", "plan"]) else { break }
+            guard let result = try await Self.runFailing(trial.arguments, "recvfrom", error: "EIO", when: step, ["search", "--json", "plan"],
+                                                         input: nil, log: trial.directory.path + "/strace.log") else { break }
             let what = "search with recvfrom #\(step) failing"
             #expect(!result.wasSignaled && [0, 1].contains(result.status), "\(what): \(result.standardError)")
             if result.status == 1 {
                 failures += 1
                 #expect(Self.saysTheConnectionFailed(result.standardError), "\(what): \(result.standardError)")
             }
-            #expect(try await Self.titles(trial) == ["harbor plan"], "\(what)")
+            #expect(try await Self.titles(trial.arguments) == ["harbor plan"], "\(what)")
         }
         #expect(failures >= 3, "only \(failures) failed reads reached replica")
         print("search on PostgreSQL: \(failures) failed recvfrom calls reported in words")
@@ -153,29 +165,10 @@ import ReplicaTestSupport
                                                  input: #"{"account": "a", "kind": "note", "id": "1", "version": 1, "fields": {"title": "harbor plan"}}"#).status == 0)
     }
 
-    static func titles(_ place: CLIPlace) async throws -> Set<String> {
-        let search = try await ReplicaProcess.running(place.arguments + ["search", "--json", "plan"])
-        let results = try JSON.parse(search.standardOutput)["results"]?.arrayValue ?? []
-        return Set(results.compactMap { $0["title"]?.stringValue })
-    }
-
     /// Whether `said` is replica's own words for a connection that failed: it names the server and what
     /// went wrong (libpq's words, which quote no data), not SQL or a raw server message.
     static func saysTheConnectionFailed(_ said: String) -> Bool {
         said.hasPrefix("replica: error: ") && said.contains("the PostgreSQL server on the socket in")
             && ["could not receive data from server", "could not be reached", "did not answer in time", "connection"].contains { said.contains($0) }
-    }
-
-    /// Runs `arguments` on `place` with the `when`-th `syscall` failing with EIO; `nil` once the command
-    /// makes fewer such calls than that.
-    static func runFailing(_ place: CLIPlace, _ syscall: String, when step: Int, _ arguments: [String],
-                           input: String? = nil) async throws -> ProcessResult? {
-        let strace = try #require(strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
-        let log = place.directory.path + "/strace.log"
-        let result = try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
-            "-f", "-o", log, "-e", "trace=\(syscall)", "-e", "inject=\(syscall):error=EIO:when=\(step)",
-            ReplicaProcess.executable.path,
-        ] + place.arguments + arguments, input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
-        return try String(contentsOfFile: log, encoding: .utf8).contains("(INJECTED)") ? result : nil
     }
 }

@@ -42,6 +42,41 @@ import ReplicaTestSupport
         }
     }
 
+    /// `replica switch-account a` on the store `place` names, killed by strace at the `step`-th `syscall`
+    /// (or finished, when it makes fewer).
+    static func switchToA(_ place: [String], killedAt syscall: String, step: Int, strace: String) async throws -> ProcessResult {
+        try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
+            "-f", "-o", "/dev/null", "-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=KILL:when=\(step)",
+            ReplicaProcess.executable.path] + place + ["switch-account", "a"])
+    }
+
+    /// After `switched`: the next command, whatever it is, finishes the switch if it was recorded; if the
+    /// kill came before that, nothing changed at all. Nothing in between. A switch run again, as the user
+    /// would, completes; a's items stay searchable. `textLeft` names the other accounts whose canary is
+    /// still kept. Returns whether the switch had been recorded.
+    static func expectFinished(_ switched: ProcessResult, _ place: [String], _ what: String,
+                               textLeft: () throws -> [AccountID]) async throws -> Bool {
+        if !switched.wasSignaled {
+            #expect(switched.status == 0, "\(what): \(switched.standardError)")
+        }
+        let next = try await ReplicaProcess.running(place + ["accounts"])
+        #expect(next.status == 0, "\(what): \(next.standardError)")
+        let signedIn = next.standardOutput
+        let left = try textLeft()
+        let recorded = signedIn == "a\n"
+        if recorded {
+            #expect(left.isEmpty, "\(what): the text of \(left) is still kept")
+        } else {
+            #expect(switched.wasSignaled && signedIn == "a\nb\nc\nd\ne\n" && left.count == 4,
+                    "\(what): half a switch: signed in \(signedIn.split(separator: "\n")), text left of \(left)")
+            #expect(try await ReplicaProcess.running(place + ["switch-account", "a"]).status == 0, "\(what)")
+            #expect(try await ReplicaProcess.running(place + ["accounts"]).standardOutput == "a\n", "\(what)")
+        }
+        let search = try await ReplicaProcess.running(place + ["search", "--json", Self.canary("a")])
+        #expect(search.standardOutput.contains(#""account":"a""#), "\(what): a's items are not searchable")
+        return recorded
+    }
+
     @Test func aSwitchKilledAtAnyStepIsFinishedByTheNextCommand() async throws {
         let strace = try #require(Self.strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
         let directory = try TemporaryDirectory()
@@ -58,34 +93,13 @@ import ReplicaTestSupport
                 let trial = directory.path + "/trial"
                 try? FileManager.default.removeItem(atPath: trial)
                 try FileManager.default.copyItem(atPath: template, toPath: trial)
-                let switched = try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
-                    "-f", "-o", "/dev/null", "-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=KILL:when=\(step)",
-                    ReplicaProcess.executable.path, "--store", trial, "switch-account", "a",
-                ])
-                let what = "killed at \(syscall) #\(step)"
-                if !switched.wasSignaled {
-                    #expect(switched.status == 0, "\(what): \(switched.standardError)")
+                let switched = try await Self.switchToA(["--store", trial], killedAt: syscall, step: step, strace: strace)
+                let recorded = try await Self.expectFinished(switched, ["--store", trial], "killed at \(syscall) #\(step)") {
+                    Self.accounts.dropFirst().filter { account in
+                        directory.filesContaining(Self.canary(account)).contains { $0.path.hasPrefix(trial + "/") }
+                    }
                 }
-                // The next command, whatever it is, finishes the switch if it was recorded; if the kill came
-                // before that, nothing changed at all. Nothing in between.
-                let next = try await ReplicaProcess.running(["--store", trial, "accounts"])
-                #expect(next.status == 0, "\(what): \(next.standardError)")
-                let signedIn = next.standardOutput
-                let left = Self.accounts.dropFirst().filter { account in
-                    directory.filesContaining(Self.canary(account)).contains { $0.path.hasPrefix(trial + "/") }
-                }
-                if signedIn == "a\n" {
-                    #expect(left.isEmpty, "\(what): the text of \(left) is still on disk")
-                    switched.wasSignaled ? (recordedBeforeKill += 1) : ()
-                } else {
-                    #expect(switched.wasSignaled && signedIn == "a\nb\nc\nd\ne\n" && left.count == 4,
-                            "\(what): half a switch: signed in \(signedIn.split(separator: "\n")), text left of \(left)")
-                    // Run again, as the user would, it completes.
-                    #expect(try await ReplicaProcess.running(["--store", trial, "switch-account", "a"]).status == 0, "\(what)")
-                    #expect(try await ReplicaProcess.running(["--store", trial, "accounts"]).standardOutput == "a\n", "\(what)")
-                }
-                let search = try await ReplicaProcess.running(["--store", trial, "search", "--json", Self.canary("a")])
-                #expect(search.standardOutput.contains(#""account":"a""#), "\(what): a's items are not searchable")
+                if recorded && switched.wasSignaled { recordedBeforeKill += 1 }
                 guard switched.wasSignaled else { break }
                 kills[syscall, default: 0] += 1
             }
@@ -119,28 +133,12 @@ import ReplicaTestSupport
         for step in 1...500 {
             let trial = CLIPlace(directory: try TemporaryDirectory())
             try trial.use(copyOf: template)
-            let switched = try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
-                "-f", "-o", "/dev/null", "-e", "trace=sendto", "-e", "inject=sendto:signal=KILL:when=\(step)",
-                ReplicaProcess.executable.path] + trial.arguments + ["switch-account", "a"])
+            let switched = try await Self.switchToA(trial.arguments, killedAt: "sendto", step: step, strace: strace)
             let what = "killed at sendto #\(step)"
-            if !switched.wasSignaled {
-                #expect(switched.status == 0, "\(what): \(switched.standardError)")
+            let recorded = try await Self.expectFinished(switched, trial.arguments, what) {
+                try Self.accounts.dropFirst().filter { try !CrashTests.placesHolding(Self.canary($0), trial).isEmpty }
             }
-            let next = try await ReplicaProcess.running(trial.arguments + ["accounts"])
-            #expect(next.status == 0, "\(what): \(next.standardError)")
-            let signedIn = next.standardOutput
-            let left = try Self.accounts.dropFirst().filter { try !CrashTests.placesHolding(Self.canary($0), trial).isEmpty }
-            if signedIn == "a\n" {
-                #expect(left.isEmpty, "\(what): the text of \(left) is still in the database")
-                switched.wasSignaled ? (recordedBeforeKill += 1) : ()
-            } else {
-                #expect(switched.wasSignaled && signedIn == "a\nb\nc\nd\ne\n" && left.count == 4,
-                        "\(what): half a switch: signed in \(signedIn.split(separator: "\n")), text left of \(left)")
-                #expect(try await ReplicaProcess.running(trial.arguments + ["switch-account", "a"]).status == 0, "\(what)")
-                #expect(try await ReplicaProcess.running(trial.arguments + ["accounts"]).standardOutput == "a\n", "\(what)")
-            }
-            let search = try await ReplicaProcess.running(trial.arguments + ["search", "--json", Self.canary("a")])
-            #expect(search.standardOutput.contains(#""account":"a""#), "\(what): a's items are not searchable")
+            if recorded && switched.wasSignaled { recordedBeforeKill += 1 }
             #expect(try CrashTests.placesHolding(Self.canary("a"), trial).count >= 1, "\(what): a's text is gone")
             guard switched.wasSignaled else { break }
             kills += 1

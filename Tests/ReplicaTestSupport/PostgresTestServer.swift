@@ -56,7 +56,7 @@ public enum PostgresTestServer {
     /// - Parameter tablespace: where the database's files go (``makeTablespace(at:)``); `nil`, the server's own.
     public static func makeDatabase(tablespace: String? = nil) throws -> PostgresTestDatabase {
         let server = try shared.get()
-        let name = "replica_test_\(getpid())_\(databaseCounter.add(1, ordering: .relaxed).newValue)"
+        let name = uniqueName("replica_test")
         let placed = tablespace.map { " TABLESPACE \($0)" } ?? ""
         try server.admin.withConnection {
             try $0.executeScript("CREATE DATABASE \(name) OWNER \(server.role) TEMPLATE template0 ENCODING 'UTF8'\(placed)")
@@ -68,7 +68,7 @@ public enum PostgresTestServer {
     /// ``dropTablespace(_:)`` drops it once no database is in it.
     public static func makeTablespace(at folder: String) throws -> String {
         let server = try shared.get()
-        let name = "replica_space_\(getpid())_\(databaseCounter.add(1, ordering: .relaxed).newValue)"
+        let name = uniqueName("replica_space")
         try server.admin.withConnection { try $0.executeScript("CREATE TABLESPACE \(name) LOCATION '\(folder)'") }
         return name
     }
@@ -83,7 +83,7 @@ public enum PostgresTestServer {
     /// `template` are ended first, since PostgreSQL copies only a database nobody is in.
     public static func makeDatabase(copying template: PostgresTestDatabase) throws -> PostgresTestDatabase {
         let server = try shared.get()
-        let name = "replica_test_\(getpid())_\(databaseCounter.add(1, ordering: .relaxed).newValue)"
+        let name = uniqueName("replica_test")
         try server.admin.withConnection { admin in
             try admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
                               [.text(template.name)])
@@ -94,6 +94,11 @@ public enum PostgresTestServer {
     }
 
     static let shared: Result<PostgresTestServerInstance, any Error> = Result { try PostgresTestServerInstance.start() }
+
+    /// `prefix`, this process and a number it has not given before: a name no other test takes.
+    private static func uniqueName(_ prefix: String) -> String {
+        "\(prefix)_\(getpid())_\(databaseCounter.add(1, ordering: .relaxed).newValue)"
+    }
 
     private static let reportedSkip = Atomic<Bool>(false)
     private static let databaseCounter = Atomic<Int>(0)
