@@ -190,8 +190,10 @@ enum IndexBenchmark {
 
     /// Ranked any-word searches through the ranking lists, class by class, on a store kept in `store`
     /// between runs (loaded with the corpus and given its lists the first time): p50 and p99 of each
-    /// class, `repeats` times over, for `perf record` and for trying changes to the search quickly.
-    static func profileRanked(corpus: String, itemCount: Int, store path: String, queryCount: Int, repeats: Int) async throws {
+    /// class, `repeats` times over, for `perf record` and for trying changes to the search quickly;
+    /// the eight-word questions alone when `questionsOnly`.
+    static func profileRanked(corpus: String, itemCount: Int, store path: String, queryCount: Int, repeats: Int,
+                              questionsOnly: Bool = false) async throws {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let fresh = !FileManager.default.fileExists(atPath: path)
         let store = try Store(directory: URL(fileURLWithPath: path))
@@ -205,7 +207,11 @@ enum IndexBenchmark {
         let (queries, commonPairs, common, questions) = rankedQueries(from: paragraphs, count: queryCount)
         for _ in 0..<repeats {
             var classes = RankedClasses()
-            try await classes.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+            if questionsOnly {
+                try await classes.measure(store, queries: [], commonPairs: [], common: [], questions: questions)
+            } else {
+                try await classes.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+            }
             for (name, times) in [("two words", classes.pairs), ("two common words", classes.commonPairs),
                                   ("one common word", classes.common), ("eight-word questions", classes.questions)] {
                 print("\(name) (\(times.count)): p50 \(Measure.format(Measure.percentile(times, 50) * 1000)) ms, "

@@ -15,6 +15,7 @@ func option(_ name: String) -> String? {
 
 let usage = """
     usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q] [--write-passes P]
+           replica-bench profile-ranked --corpus DIR --store DIR [--items N] [--queries Q] [--repeat R] [--questions-only]
            replica-bench replication --corpus DIR [--items N] [--writes W]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
@@ -119,7 +120,8 @@ do {
         // Ranked searches through the lists on a store kept in --store DIR (built there the first time).
         guard let store = option("--store") else { throw BenchError("profile-ranked needs --store DIR") }
         try await IndexBenchmark.profileRanked(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000, store: store,
-                                               queryCount: Int(option("--queries") ?? "") ?? 100, repeats: Int(option("--repeat") ?? "") ?? 1)
+                                               queryCount: Int(option("--queries") ?? "") ?? 100, repeats: Int(option("--repeat") ?? "") ?? 1,
+                                               questionsOnly: arguments.contains("--questions-only"))
     case "sql-variants":
         try await SQLVariants.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     default:

@@ -1,11 +1,10 @@
 extension RankingLists {
     /// The items a search through the lists has met, and what it knows of each: per phrase, its
     /// contribution to the score (NaN while unknown), the sum of those known, and which phrases they are
-    /// (a bit each, so at most 64 phrases).
-    ///
-    /// A value type with its own table from row ids to slots: with the candidates in a `Dictionary` and
-    /// arrays captured by nested functions, a search of eight common words at a million items spent a
-    /// fifth of its time hashing and another fifth in the runtime's exclusivity checks.
+    /// (a bit each, so at most 64 phrases). Each item has a slot, in the order the items were met; the
+    /// search keeps the row ids of those still in play in row id order beside them, the order of the
+    /// tiers, so that reading a tier is one merge of two sorted lists, with no table from row ids to slots
+    /// (at a million items such a table outgrew the caches, and a look-up missed them on most entries).
     struct Candidates {
         let phrases: Int
         private(set) var rowIDs: [Int64] = []
@@ -16,39 +15,15 @@ extension RankingLists {
         private(set) var knownSums: [Double] = []
         /// Each slot's known phrases, a bit each.
         private(set) var knownPhrases: [UInt64] = []
-        /// Open addressing by the row id's hash: each place the row id and its slot + 1 (0 where empty),
-        /// together so that a look-up reads one cache line; a power of two long, at most half full.
-        private var table: [(rowID: Int64, slot: Int32)]
 
         static let mostPhrases = 64
 
         init(phrases: Int) {
             precondition(phrases <= Self.mostPhrases)
             self.phrases = phrases
-            table = Array(repeating: (0, 0), count: 1024)
         }
 
         var count: Int { rowIDs.count }
-
-        @inline(__always)
-        private static func hash(_ rowID: Int64, _ mask: Int) -> Int {
-            Int(truncatingIfNeeded: (UInt64(bitPattern: rowID) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
-        }
-
-        /// Where `rowID` is in the table, or the empty place where it would go; and its slot, if noted.
-        private func find(_ rowID: Int64) -> (position: Int, slot: Int?) {
-            let mask = table.count - 1
-            var position = Self.hash(rowID, mask)
-            while true {
-                let entry = table[position]
-                if entry.slot == 0 { return (position, nil) }
-                if entry.rowID == rowID { return (position, Int(entry.slot) - 1) }
-                position = (position + 1) & mask
-            }
-        }
-
-        /// The slot of `rowID`, if it was noted.
-        func slot(of rowID: Int64) -> Int? { find(rowID).slot }
 
         /// Makes room for `extra` more items at once, rather than growing while they come.
         mutating func reserve(_ extra: Int) {
@@ -60,26 +35,16 @@ extension RankingLists {
             contributions.reserveCapacity(capacity * phrases)
             knownSums.reserveCapacity(capacity)
             knownPhrases.reserveCapacity(capacity)
-            // Four times over: each rehash places every row id again.
-            if wanted * 2 > table.count { rehash(capacity: max(wanted * 2, table.count * 4)) }
         }
 
-        /// Records `contribution` as what `phrase` adds to the score of `rowID`, noting the item first if
-        /// it is new.
-        mutating func note(_ rowID: Int64, _ phrase: Int, _ contribution: Double) {
-            let (position, found) = find(rowID)
-            if let found {
-                set(found, phrase, contribution)
-                return
-            }
+        /// A slot for `rowID`, met for the first time, with nothing known of it.
+        mutating func add(_ rowID: Int64) -> Int {
             let slot = rowIDs.count
             rowIDs.append(rowID)
-            for _ in 0..<phrases { contributions.append(.nan) }
+            contributions.append(contentsOf: repeatElement(.nan, count: phrases))
             knownSums.append(0)
             knownPhrases.append(0)
-            table[position] = (rowID, Int32(slot + 1))
-            if rowIDs.count * 2 > table.count { rehash(capacity: table.count * 4) }
-            set(slot, phrase, contribution)
+            return slot
         }
 
         /// Records `contribution` as what `phrase` adds to the score of the item in `slot`.
@@ -106,18 +71,74 @@ extension RankingLists {
         func has(_ slot: Int, _ phrase: Int) -> Bool {
             knownPhrases[slot] & (1 << UInt64(phrase)) != 0
         }
+    }
+}
 
-        /// Makes the table at least `capacity` long (a power of two) and places every row id again.
-        private mutating func rehash(capacity: Int) {
-            var length = table.count
-            while length < capacity { length *= 2 }
-            table = Array(repeating: (0, 0), count: length)
-            let mask = length - 1
-            for (slot, rowID) in rowIDs.enumerated() {
-                var position = Self.hash(rowID, mask)
-                while table[position].slot != 0 { position = (position + 1) & mask }
-                table[position] = (rowID, Int32(slot + 1))
+extension RankingLists.Candidates {
+    /// An item in play: its row id and its slot.
+    typealias Entry = (rowID: Int64, slot: Int)
+
+    /// Which items met for the first time join those in play: none, or those whose contribution plus
+    /// `othersCanAdd` is above `theta` and not below `lowest` (what the search's bounds must pass).
+    struct Admission {
+        var othersCanAdd: Double, theta: Double, lowest: Double
+
+        static let everyItem = Admission(othersCanAdd: 0, theta: -.infinity, lowest: -.infinity)
+
+        @inline(__always)
+        func admits(_ contribution: Double) -> Bool {
+            let bound = contribution + othersCanAdd
+            return !(bound <= theta || bound < lowest)
+        }
+    }
+
+    /// What a phrase adds to an item's score, from the item's weighted frequency of it and its length.
+    struct Weighing {
+        var idf: Double, averageLength: Double
+
+        @inline(__always)
+        func contribution(frequency: Double, length: Double) -> Double {
+            idf * RankingLists.impact(frequency: frequency, length: length, averageLength: averageLength)
+        }
+    }
+
+    /// Merges one phrase's entries, given in row id order by `entries` (which calls its argument with
+    /// each row id, weighted frequency and length, and returns false when what it reads is damaged), into
+    /// the items in play, `active`, in the same order: an item in play gets its contribution; one met for
+    /// the first time joins as `admission` says.
+    mutating func merge(into active: inout [Entry], phrase: Int, weighing: Weighing, admission: Admission?,
+                        _ entries: ((Int64, Double, Double) -> Void) -> Bool) -> Bool {
+        var position = 0
+        guard let admission else {
+            // Nothing joins: the contributions of the items in play are set where they are, and only
+            // theirs are computed.
+            return entries { rowID, frequency, length in
+                while position < active.count && active[position].rowID < rowID { position += 1 }
+                if position < active.count && active[position].rowID == rowID {
+                    set(active[position].slot, phrase, weighing.contribution(frequency: frequency, length: length))
+                }
             }
         }
+        var merged: [Entry] = []
+        merged.reserveCapacity(active.count + 1_024)
+        let intact = entries { rowID, frequency, length in
+            let contribution = weighing.contribution(frequency: frequency, length: length)
+            while position < active.count && active[position].rowID < rowID {
+                merged.append(active[position])
+                position += 1
+            }
+            if position < active.count && active[position].rowID == rowID {
+                set(active[position].slot, phrase, contribution)
+                merged.append(active[position])
+                position += 1
+            } else if admission.admits(contribution) {
+                let slot = add(rowID)
+                set(slot, phrase, contribution)
+                merged.append((rowID, slot))
+            }
+        }
+        merged.append(contentsOf: active[position...])
+        active = merged
+        return intact
     }
 }

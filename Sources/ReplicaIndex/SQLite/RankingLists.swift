@@ -316,14 +316,36 @@ package enum RankingLists {
         var floors = [Double](repeating: 0, count: phrases)
         var complete = [Bool](repeating: false, count: phrases)
         var nextTier = [Int64](repeating: 1, count: phrases)
-        func read(_ entries: [UInt8], phrase: Int, into candidates: inout Candidates) -> Bool {
-            let idf = idfs[phrase]
+        // The limit-th best accepted score: it only rises, so an item whose score or bound is at or below
+        // it is out for good (ties aside), and is not looked at again.
+        var theta = -Double.infinity
+        // A floor under the limit-th best score of all, from partly read items: what is known of an item
+        // is at most its score, so once `limit` items that pass expiry and the filters are known to score
+        // at least `lowest`, an item that scores less is out. Strictly less: the items that set it are
+        // never ruled out by it. Without it, eight common words leave θ unknown (no item is exact until
+        // it is read in every word's list) while tens of thousands of items are read and kept.
+        var lowest = -Double.infinity
+        func isOut(_ value: Double) -> Bool { value <= theta || value < lowest }
+        // The items in play (not decided: scored or ruled out), in row id order, the order of the tiers.
+        var active: [Candidates.Entry] = []
+        /// Merges a tier's entries into the items in play. An item not in play can add at most
+        /// `othersCanAdd` through the other words, so one whose part here plus that is out (``isOut``)
+        /// is left out. An item ruled out before, or left out, and met again joins as if new: what is
+        /// then known of it is less than all its parts, so its score from them is at most its own, which
+        /// was out and stays out (the limit-th score only rises); and an item accepted is never met
+        /// again, since every word it can be met in was read for it.
+        func read(_ entries: [UInt8], phrase: Int, admitsNew: Bool = true, othersCanAdd: Double = .infinity,
+                  into candidates: inout Candidates, _ active: inout [Candidates.Entry]) -> Bool {
             // An entry takes three bytes at least.
-            candidates.reserve(entries.count / 3)
-            return entries.withUnsafeBytes { raw in
-                decode(raw) { rowID, frequency, length in
-                    guard changed.isEmpty || !changed.contains(rowID) else { return }
-                    candidates.note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
+            if admitsNew { candidates.reserve(entries.count / 3) }
+            let admission = admitsNew ? Candidates.Admission(othersCanAdd: othersCanAdd, theta: theta, lowest: lowest) : nil
+            let weighing = Candidates.Weighing(idf: idfs[phrase], averageLength: averageLength)
+            return candidates.merge(into: &active, phrase: phrase, weighing: weighing, admission: admission) { body in
+                entries.withUnsafeBytes { raw in
+                    decode(raw) { rowID, frequency, length in
+                        guard changed.isEmpty || !changed.contains(rowID) else { return }
+                        body(rowID, frequency, length)
+                    }
                 }
             }
         }
@@ -365,7 +387,7 @@ package enum RankingLists {
                 idfs[phrase] = idf(rows: totals.rows, documents: live)
                 floors[phrase] = first.floor
                 complete[phrase] = first.floor == 0
-                guard read(first.entries, phrase: phrase, into: &candidates) else { return nil }
+                guard read(first.entries, phrase: phrase, into: &candidates, &active) else { return nil }
             } else {
                 // No list: a word in few items when the lists were built (fewer than `threshold` then,
                 // and at most every changed item more since). All its items are read, with their numbers.
@@ -380,8 +402,11 @@ package enum RankingLists {
                 let idf = idf(rows: totals.rows, documents: Int64(found.count))
                 idfs[phrase] = idf
                 complete[phrase] = true
-                for (rowID, frequency, length) in found where !changed.contains(rowID) {
-                    candidates.note(rowID, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
+                found.sort { $0.0 < $1.0 }
+                let weighing = Candidates.Weighing(idf: idf, averageLength: averageLength)
+                _ = candidates.merge(into: &active, phrase: phrase, weighing: weighing, admission: .everyItem) { body in
+                    for (rowID, frequency, length) in found where !changed.contains(rowID) { body(rowID, frequency, length) }
+                    return true
                 }
             }
         }
@@ -416,26 +441,15 @@ package enum RankingLists {
             }
         }
 
-        // The limit-th best accepted score: it only rises, so an item whose score or bound is at or below
-        // it is out for good (ties aside), and is not looked at again.
-        var theta = -Double.infinity
         func settle() {
             accepted.sort { $0.score != $1.score ? $0.score > $1.score : $0.rowID < $1.rowID }
             if accepted.count >= limit { theta = accepted[limit - 1].score }
         }
         settle()
-        // A floor under the limit-th best score of all, from partly read items: what is known of an item
-        // is at most its score, so once `limit` items that pass expiry and the filters are known to score
-        // at least `lowest`, an item that scores less is out. Strictly less: the items that set it are
-        // never ruled out by it. Without it, eight common words leave θ unknown (no item is exact until
-        // it is read in every word's list) while tens of thousands of items are read and kept.
-        var lowest = -Double.infinity
         // Partly read items found to pass expiry and the filters, and whether each slot was checked.
         var passing: [Int] = []
         var checked: [Bool] = []
-        func isOut(_ value: Double) -> Bool { value <= theta || value < lowest }
-        // The slots not yet decided (scored or ruled out), and whether each slot is.
-        var active: [Int] = []
+        // Whether each slot is decided (scored or ruled out).
         var decided: [Bool] = []
         // Each exact item's score, once known (NaN before).
         var exactScores: [Double] = []
@@ -456,8 +470,6 @@ package enum RankingLists {
                     restOfMissing[missing] = restOfMissing[missing & (missing - 1)] + unseen[missing.trailingZeroBitCount]
                 }
             }
-            // The items noted since the last round join.
-            for slot in decided.count..<candidates.count { active.append(slot) }
             decided += repeatElement(false, count: candidates.count - decided.count)
             exactScores += repeatElement(Double.nan, count: candidates.count - exactScores.count)
             checked += repeatElement(false, count: candidates.count - checked.count)
@@ -470,7 +482,8 @@ package enum RankingLists {
             var kept = 0
             // By index: iterating over `active` itself would copy it at the first write below.
             for index in active.indices {
-                let slot = active[index]
+                let entry = active[index]
+                let slot = entry.slot
                 if decided[slot] { continue }
                 let missing = incomplete & ~candidates.knownPhrases[slot]
                 if missing == 0 {
@@ -492,13 +505,13 @@ package enum RankingLists {
                     } else {
                         rest = restOfMissing[Int(missing)]
                     }
-                    let bound = candidates.knownSums[slot] + rest
+                    let known = candidates.knownSums[slot]
+                    let bound = known + rest
                     guard !isOut(bound) else {
                         decided[slot] = true
                         continue
                     }
                     open.append((bound, slot))
-                    let known = candidates.knownSums[slot]
                     if !checked[slot], known > lowest, batch.count < batchSize || known > candidates.knownSums[batch[batch.count - 1]] {
                         var low = 0, high = batch.count
                         while low < high {
@@ -509,7 +522,7 @@ package enum RankingLists {
                         if batch.count > batchSize { batch.removeLast() }
                     }
                 }
-                active[kept] = slot
+                active[kept] = entry
                 kept += 1
             }
             active.removeLast(active.count - kept)
@@ -550,7 +563,6 @@ package enum RankingLists {
                 }
                 raiseLowest()
             }
-
             // Proven when no unread item and no partly read item can pass the limit-th score (ties aside).
             let unread = unseen.reduce(0, +)
             let unreadCanPass = unread > 0 && !isOut(unread)
@@ -573,33 +585,12 @@ package enum RankingLists {
             floors[phrase] = next.floor
             complete[phrase] = next.floor == 0
             if unreadCanPass {
-                guard read(next.entries, phrase: phrase, into: &candidates) else { return nil }
+                let othersCanAdd = (0..<phrases).reduce(0.0) { $0 + ($1 == phrase ? 0 : unseen[$1]) }
+                guard read(next.entries, phrase: phrase, othersCanAdd: othersCanAdd, into: &candidates, &active) else { return nil }
             } else {
                 // No unread item can pass any more (and none will: θ only rises, floors only fall), so
-                // the tier only tells the items still open their part: no new candidates. Few open items
-                // are sorted by row id and merged with the tier, which is in that order; many are
-                // looked up one entry at a time (sorting them would cost more).
-                let idf = idfs[phrase]
-                let intact: Bool
-                if open.count <= 4_096 {
-                    let wanted = open.map { (rowID: candidates.rowIDs[$0.slot], slot: $0.slot) }.sorted { $0.rowID < $1.rowID }
-                    var position = 0
-                    intact = next.entries.withUnsafeBytes { raw in
-                        decode(raw) { rowID, frequency, length in
-                            while position < wanted.count && wanted[position].rowID < rowID { position += 1 }
-                            guard position < wanted.count, wanted[position].rowID == rowID else { return }
-                            candidates.set(wanted[position].slot, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
-                        }
-                    }
-                } else {
-                    intact = next.entries.withUnsafeBytes { raw in
-                        decode(raw) { rowID, frequency, length in
-                            guard let slot = candidates.slot(of: rowID), !decided[slot] else { return }
-                            candidates.set(slot, phrase, idf * impact(frequency: frequency, length: length, averageLength: averageLength))
-                        }
-                    }
-                }
-                guard intact else { return nil }
+                // the tier only tells the items still open their part: no new candidates.
+                guard read(next.entries, phrase: phrase, admitsNew: false, into: &candidates, &active) else { return nil }
             }
         }
         return Array(accepted.prefix(limit))
