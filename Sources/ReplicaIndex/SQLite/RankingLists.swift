@@ -423,8 +423,15 @@ package enum RankingLists {
         }
         let check = try connection.cached(
             "SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)")
+        // Without filters, and with no item expired now (one look at the index of the items that expire),
+        // every item passes, and nothing is checked: a many-word search checks about a thousand items,
+        // a seek each. The row ids all name items: those of the tiers not changed since the build, and
+        // the changed ones FTS5 matched.
+        let everyItemPasses = try filters.isEmpty
+            && connection.cached("SELECT 1 FROM items WHERE \(SQLiteIndexReader.hasExpired) LIMIT 1").firstRow([.real(now)], { _ in true }) == nil
         /// Which of `rowIDs` (a batch: a few hundred at most) are items that pass expiry and the filters.
         func passingFilters(_ rowIDs: some Sequence<Int64>) throws -> Set<Int64> {
+            if everyItemPasses { return Set(rowIDs) }
             var passed = Set<Int64>()
             try check.each([.text("[" + rowIDs.map { String($0) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
                 passed.insert(row.int64(0))
@@ -463,19 +470,27 @@ package enum RankingLists {
             // What the words an item misses can add, by the set of them, for up to 12 words (4,096 sums a
             // round): a look-up per item instead of a loop over its missing words (a fifth of a search of
             // eight words went to that loop).
-            var restOfMissing: [Double] = []
-            if phrases <= 12 {
-                restOfMissing = [Double](repeating: 0, count: 1 << phrases)
-                for missing in 1..<restOfMissing.count {
-                    restOfMissing[missing] = restOfMissing[missing & (missing - 1)] + unseen[missing.trailingZeroBitCount]
+            let restOfMissing: [Double] = phrases > 12 ? [] : {
+                var sums = [Double](repeating: 0, count: 1 << phrases)
+                for missing in 1..<sums.count { sums[missing] = sums[missing & (missing - 1)] + unseen[missing.trailingZeroBitCount] }
+                return sums
+            }()
+            /// What the words in `missing` can add to an item.
+            @inline(__always)
+            func rest(_ missing: UInt64) -> Double {
+                guard restOfMissing.isEmpty else { return restOfMissing[Int(missing)] }
+                var rest = 0.0, bits = missing
+                while bits != 0 {
+                    rest += unseen[bits.trailingZeroBitCount]
+                    bits &= bits - 1
                 }
+                return rest
             }
             decided += repeatElement(false, count: candidates.count - decided.count)
             exactScores += repeatElement(Double.nan, count: candidates.count - exactScores.count)
             checked += repeatElement(false, count: candidates.count - checked.count)
             // Read items: exact where every phrase is known, else bounded; those that cannot pass are out.
             var exact: [(score: Double, slot: Int)] = []
-            var open: [(bound: Double, slot: Int)] = []
             // The best unchecked open items above the floor, for the floor (one batch a round), kept in
             // order as they come: no sort of every open item.
             var batch: [Int] = []
@@ -495,23 +510,11 @@ package enum RankingLists {
                     }
                     exact.append((score, slot))
                 } else {
-                    var rest = 0.0
-                    if restOfMissing.isEmpty {
-                        var bits = missing
-                        while bits != 0 {
-                            rest += unseen[bits.trailingZeroBitCount]
-                            bits &= bits - 1
-                        }
-                    } else {
-                        rest = restOfMissing[Int(missing)]
-                    }
                     let known = candidates.knownSums[slot]
-                    let bound = known + rest
-                    guard !isOut(bound) else {
+                    guard !isOut(known + rest(missing)) else {
                         decided[slot] = true
                         continue
                     }
-                    open.append((bound, slot))
                     if !checked[slot], known > lowest, batch.count < batchSize || known > candidates.knownSums[batch[batch.count - 1]] {
                         var low = 0, high = batch.count
                         while low < high {
@@ -572,11 +575,14 @@ package enum RankingLists {
             // scored one by one.
             var wantedPhrases = everyPhrase
             if !unreadCanPass {
-                // (While unread items can pass, every word is wanted and the open items are not looked at.)
-                open.removeAll { decided[$0.slot] || isOut($0.bound) }
-                if open.isEmpty { break }
+                // The words the items still open miss (looked for only now: while unread items can pass,
+                // every word is wanted, and there are many more items in play).
                 wantedPhrases = 0
-                for item in open { wantedPhrases |= ~candidates.knownPhrases[item.slot] & everyPhrase }
+                for entry in active where !decided[entry.slot] {
+                    let missing = incomplete & ~candidates.knownPhrases[entry.slot]
+                    if missing != 0 && !isOut(candidates.knownSums[entry.slot] + rest(missing)) { wantedPhrases |= missing }
+                }
+                if wantedPhrases == 0 { break }
             }
             guard let phrase = (0..<phrases).filter({ wantedPhrases & (1 << UInt64($0)) != 0 && !complete[$0] }).max(by: { unseen[$0] < unseen[$1] }),
                   let next = try tier.firstRow([.text(terms[phrase].token), .integer(nextTier[phrase])], { (floor: $0.double(1), entries: $0.blob(2)) })
