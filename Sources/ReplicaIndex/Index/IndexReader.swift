@@ -7,6 +7,10 @@ package struct FoundItem: Sendable {
     package var item: SearchableItem
     package var score: Double
     package var snippet: String?
+    /// The `MATCH` expression the snippet is still to be made with, when the reader left it to be made
+    /// for the items a search returns (``IndexReader/snippets(_:)``): a candidate through the ranking
+    /// lists, where making it costs a full-text look-up per candidate.
+    package var pendingSnippet: String?
     package var origin: ItemOrigin
     package var indexedAt: Date
     package var match: SearchMatch = .lexical
@@ -138,31 +142,48 @@ package struct SQLiteIndexReader: IndexReader {
         Self.appendFilters(for: query, now: now, to: &filters, arguments: &arguments)
         guard let top = try RankingLists.top(candidates, phrases: phrases, expression: pattern.matchExpression, connection: connection,
                                              now: now, filters: filters, filterArguments: arguments) else { return nil }
-        // The rows as ``matches(_:pattern:limit:)`` reads them, one by one, with the score just computed;
-        // each matched against the words it has only (the same snippet, at a seek per word it has).
-        let row = try connection.cached("""
-            SELECT \(Self.itemColumns), snippet(items_text, -1, '[', ']', '…', 24),
-                instr(highlight(items_text, 0, char(1), '') || highlight(items_text, 1, char(1), '') || highlight(items_text, 2, char(1), ''), char(1)) > 0
-            FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND items_text.rowid = ?
-            """)
+        // The rows in one statement, with the score just computed. A word is in a heading column when
+        // one of its tokens is a searched word's, as FTS5 would mark it (its own tokenizer splits them);
+        // the snippet is made later, for the items returned only (``snippets(_:)``), from the words the
+        // item has: a full-text look-up each, which for all the candidates took most of a question's time.
         rankedWords.record(terms: phrases.map(\.expression), present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
+        let searched = Set(phrases.map(\.token))
+        var rows: [Int64: (item: FoundItem, inHeading: Bool)] = [:]
+        var unreadable: [ItemIdentifier] = []
+        try connection.cached("""
+            SELECT \(Self.itemColumns), items.id, items.keywords, items.people FROM items WHERE items.id IN (SELECT value FROM json_each(?))
+            """).each([.text("[" + top.map { String($0.rowID) }.joined(separator: ",") + "]")]) { row in
+            do {
+                let (item, origin, indexed) = try Self.decodeItem(row)
+                let headings = [row.optionalText(8), row.optionalText(11), row.optionalText(12)].compactMap { $0 }
+                let inHeading = headings.contains { tokenizer.tokens(in: $0).contains { searched.contains($0.text) } }
+                rows[row.int64(10)] = (FoundItem(item: item, score: 0, snippet: nil, origin: origin, indexedAt: indexed), inHeading)
+            } catch {
+                unreadable.append(ItemIdentifier(row.text(0)))
+            }
+            return true
+        }
         var found: [(item: FoundItem, rowID: Int64)] = []
         var inHeading = Set<Int64>()
-        var unreadable: [ItemIdentifier] = []
         for (rowID, score, present) in top {
-            let expression = zip(phrases, present).filter(\.1).map(\.0.expression).joined(separator: " OR ")
-            try row.each([.text(expression), .integer(rowID)]) { row in
-                do {
-                    let (item, origin, indexed) = try Self.decodeItem(row)
-                    found.append((FoundItem(item: item, score: score, snippet: row.optionalText(10), origin: origin, indexedAt: indexed), rowID))
-                    if row.int(11) != 0 { inHeading.insert(rowID) }
-                } catch {
-                    unreadable.append(ItemIdentifier(row.text(0)))
-                }
-                return false
-            }
+            guard var (item, heading) = rows[rowID] else { continue }
+            item.score = score
+            item.pendingSnippet = zip(phrases, present).filter(\.1).map(\.0.expression).joined(separator: " OR ")
+            found.append((item, rowID))
+            if heading { inHeading.insert(rowID) }
         }
         return (found, inHeading, unreadable)
+    }
+
+    package func snippets(_ pending: [(rowID: Int64, expression: String)]) throws -> [Int64: String] {
+        let row = try connection.cached("""
+            SELECT snippet(items_text, -1, '[', ']', '…', 24) FROM items_text WHERE items_text MATCH ? AND items_text.rowid = ?
+            """)
+        var snippets: [Int64: String] = [:]
+        for (rowID, expression) in pending {
+            if let snippet = try row.firstRow([.text(expression), .integer(rowID)], { $0.optionalText(0) }) ?? nil { snippets[rowID] = snippet }
+        }
+        return snippets
     }
 
     /// An item's attributes with its text content from `column` of `row` when `needed`, for a predicate.

@@ -102,7 +102,22 @@ extension IndexReader {
             found = try fuse(found, semantic, query: query, candidates: candidates)
         }
         found = try raisingPriorityAndEngagement(found)
-        return try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item))
+        return try fetching(query.fetchAttributes, try withSnippets(found.prefix(query.limit)))
+    }
+
+    /// The items, each with its snippet made where the reader left it to be made (``snippets(_:)``).
+    func withSnippets(_ found: ArraySlice<(item: FoundItem, rowID: Int64)>) throws -> [FoundItem] {
+        let pending = found.compactMap { candidate in candidate.item.pendingSnippet.map { (rowID: candidate.rowID, expression: $0) } }
+        guard !pending.isEmpty else { return found.map(\.item) }
+        let snippets = try self.snippets(pending)
+        return found.map { candidate in
+            var item = candidate.item
+            if item.pendingSnippet != nil {
+                item.snippet = snippets[candidate.rowID]
+                item.pendingSnippet = nil
+            }
+            return item
+        }
     }
 
     /// Completions of a typed prefix: words of the index that begin with it (as they are written, not as

@@ -87,19 +87,28 @@ import ReplicaTestSupport
                     ranked += 1
                 }
                 // Without the lists, `matches` is the full ranking itself: only what the lists give is compared.
-                guard let fast = try reader.rankedByLists(query, pattern: pattern, limit: limit)?.found else { continue }
+                guard let listed = try reader.rankedByLists(query, pattern: pattern, limit: limit) else { continue }
+                let fast = listed.found
                 used += 1
-                let slow = try full.matches(query, pattern: pattern, limit: limit).found
+                let scored = try full.matches(query, pattern: pattern, limit: limit)
+                let slow = scored.found
                 let text = query.text ?? ""
                 try #require(fast.count == slow.count, "\(text): \(fast.count) found through the lists, \(slow.count) by scoring every match")
                 for (a, b) in zip(fast, slow) {
                     try #require(abs(a.item.score - b.item.score) <= 1e-9 * max(1, abs(b.item.score)),
                                  "\(text): score \(a.item.score) through the lists, \(b.item.score) by scoring every match")
                 }
-                // An item in both has the same snippet, though read through the words it has only.
+                // An item in both has the same snippet, made later (for the items a search returns) and
+                // through the words it has only, and a word in a heading column in both or neither.
+                let made = try reader.snippets(fast.compactMap { found in found.item.pendingSnippet.map { (found.rowID, $0) } })
                 let snippets = Dictionary(slow.map { ($0.rowID, $0.item.snippet) }, uniquingKeysWith: { first, _ in first })
                 for found in fast {
-                    if let snippet = snippets[found.rowID] { try #require(found.item.snippet == snippet, "\(text): a different snippet") }
+                    try #require(found.item.snippet == nil && found.item.pendingSnippet != nil, "\(text): a snippet made with the candidates")
+                    if let snippet = snippets[found.rowID] { try #require(made[found.rowID] == snippet, "\(text): a different snippet") }
+                    if snippets[found.rowID] != nil {
+                        try #require(listed.inHeading.contains(found.rowID) == scored.inHeading.contains(found.rowID),
+                                     "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
+                    }
                 }
                 // The same items, ties aside: every item scoring above the last score is in both.
                 guard let last = slow.last?.item.score else { continue }
