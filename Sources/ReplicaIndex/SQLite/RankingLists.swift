@@ -29,8 +29,8 @@ import Synchronization
 ///   entries costs about what FTS5 spends looking up one item, so items are never scored one by one).
 /// The lists hold every posting of the words they cover, so the loop always ends with the exact top.
 ///
-/// A build also merges FTS5's segments into one (`optimize`): the result rows are then read through
-/// FTS5 (for their snippets) at one seek per word instead of one per word and segment.
+/// A build also merges FTS5's segments into one (`optimize`): the snippets of the items a search
+/// returns are then made through FTS5 at one seek per word instead of one per word and segment.
 ///
 /// A word's frequency among all items (BM25's idf) is the one kept with its list, corrected after changes
 /// by the changed items that had the word at the build (in its tiers) and those that have it now. The floors were computed at
