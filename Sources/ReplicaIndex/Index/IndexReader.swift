@@ -7,15 +7,24 @@ package struct FoundItem: Sendable {
     package var item: SearchableItem
     package var score: Double
     package var snippet: String?
-    /// The `MATCH` expression the snippet is still to be made with, when the reader left it to be made
-    /// for the items a search returns (``IndexReader/snippets(_:)``): a candidate through the ranking
-    /// lists, where making it costs a full-text look-up per candidate.
-    package var pendingSnippet: String?
+    /// How the snippet is still to be made, when the reader left it for the items a search returns:
+    /// making it costs a full-text look-up per candidate through SQLite's ranking lists, and a pass of
+    /// the tokenizer over the item's text on PostgreSQL.
+    package var pendingSnippet: PendingSnippet?
     package var origin: ItemOrigin
     package var indexedAt: Date
     package var match: SearchMatch = .lexical
     /// How engaged the person is with the item (``Engagement``), from 0 to 1.
     package var engagement: Double = 0
+}
+
+/// How a found item's snippet is still to be made (``FoundItem/pendingSnippet``).
+package enum PendingSnippet: Sendable {
+    /// By the reader (``IndexReader/snippets(_:)``), through the full-text index with this `MATCH`
+    /// expression (the words the item has).
+    case matching(String)
+    /// From what the reader read already.
+    case made(@Sendable () -> String?)
 }
 
 /// A query's vector for semantic search, and the model that made it (only vectors of that model count).
@@ -168,7 +177,7 @@ package struct SQLiteIndexReader: IndexReader {
         for (rowID, score, present) in top {
             guard var (item, heading) = rows[rowID] else { continue }
             item.score = score
-            item.pendingSnippet = zip(phrases, present).filter(\.1).map(\.0.expression).joined(separator: " OR ")
+            item.pendingSnippet = .matching(zip(phrases, present).filter(\.1).map(\.0.expression).joined(separator: " OR "))
             found.append((item, rowID))
             if heading { inHeading.insert(rowID) }
         }

@@ -105,17 +105,22 @@ extension IndexReader {
         return try fetching(query.fetchAttributes, try withSnippets(found.prefix(query.limit)))
     }
 
-    /// The items, each with its snippet made where the reader left it to be made (``snippets(_:)``).
+    /// The items, each with its snippet made where the reader left it to be made (``FoundItem/pendingSnippet``).
     func withSnippets(_ found: ArraySlice<(item: FoundItem, rowID: Int64)>) throws -> [FoundItem] {
-        let pending = found.compactMap { candidate in candidate.item.pendingSnippet.map { (rowID: candidate.rowID, expression: $0) } }
-        guard !pending.isEmpty else { return found.map(\.item) }
-        let snippets = try self.snippets(pending)
+        guard found.contains(where: { $0.item.pendingSnippet != nil }) else { return found.map(\.item) }
+        let matching = found.compactMap { candidate -> (rowID: Int64, expression: String)? in
+            guard case .matching(let expression) = candidate.item.pendingSnippet else { return nil }
+            return (candidate.rowID, expression)
+        }
+        let snippets = matching.isEmpty ? [:] : try self.snippets(matching)
         return found.map { candidate in
             var item = candidate.item
-            if item.pendingSnippet != nil {
-                item.snippet = snippets[candidate.rowID]
-                item.pendingSnippet = nil
+            switch item.pendingSnippet {
+            case .matching: item.snippet = snippets[candidate.rowID]
+            case .made(let make): item.snippet = make()
+            case nil: break
             }
+            item.pendingSnippet = nil
             return item
         }
     }

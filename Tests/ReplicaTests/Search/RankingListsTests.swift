@@ -100,7 +100,10 @@ import ReplicaTestSupport
                 }
                 // An item in both has the same snippet, made later (for the items a search returns) and
                 // through the words it has only, and a word in a heading column in both or neither.
-                let made = try reader.snippets(fast.compactMap { found in found.item.pendingSnippet.map { (found.rowID, $0) } })
+                let made = try reader.snippets(fast.compactMap { found in
+                    guard case .matching(let expression) = found.item.pendingSnippet else { return nil }
+                    return (found.rowID, expression)
+                })
                 let snippets = Dictionary(slow.map { ($0.rowID, $0.item.snippet) }, uniquingKeysWith: { first, _ in first })
                 for found in fast {
                     try #require(found.item.snippet == nil && found.item.pendingSnippet != nil, "\(text): a snippet made with the candidates")
