@@ -310,7 +310,8 @@ package struct PostgresIndexReader: IndexReader {
                     let (item, origin, indexed) = try Self.decodeItem(result, row, textContent: matcher?.readsTextContent == true ? body : nil)
                     if let matcher, !matcher.matches(item.attributeSet) { continue }
                     // The snippet is made for the items the search returns only (a pass of the tokenizer
-                    // over the text each: about 2 of a two-word search's 16 ms for all 60 candidates).
+                    // over the text each: about 2 of a two-word search's 16 ms for all 60 candidates). The
+                    // candidates' text, which this statement read whole anyway, is kept until then.
                     let columns = (11...15).map { result.string(row, $0) ?? "" }
                     let terms = ranking.terms
                     var shown = item

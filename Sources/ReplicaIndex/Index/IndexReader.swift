@@ -184,13 +184,18 @@ package struct SQLiteIndexReader: IndexReader {
         return (found, inHeading, unreadable)
     }
 
-    package func snippets(_ pending: [(rowID: Int64, expression: String)]) throws -> [Int64: String] {
+    package func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64: String] {
+        // The identifier too: in a search whose halves read two snapshots, a row id freed by a delete in
+        // between can name another item by now.
         let row = try connection.cached("""
-            SELECT snippet(items_text, -1, '[', ']', '…', 24) FROM items_text WHERE items_text MATCH ? AND items_text.rowid = ?
+            SELECT snippet(items_text, -1, '[', ']', '…', 24) FROM items_text JOIN items ON items.id = items_text.rowid
+            WHERE items_text MATCH ? AND items_text.rowid = ? AND items.identifier = ?
             """)
         var snippets: [Int64: String] = [:]
-        for (rowID, expression) in pending {
-            if let snippet = try row.firstRow([.text(expression), .integer(rowID)], { $0.optionalText(0) }) ?? nil { snippets[rowID] = snippet }
+        for (rowID, identifier, expression) in pending {
+            if let snippet = try row.firstRow([.text(expression), .integer(rowID), .text(identifier.rawValue)], { $0.optionalText(0) }) ?? nil {
+                snippets[rowID] = snippet
+            }
         }
         return snippets
     }

@@ -318,8 +318,9 @@ public final class SearchableIndex: Sendable {
     /// Searches while the query's vector is still being computed: the candidates by their words are
     /// found first, then fused with those by meaning once `embedding` has the vector. The two halves
     /// read two snapshots a few milliseconds apart (an item found by its words in the first is returned
-    /// as a search begun a moment earlier would return it), and the embedding no longer adds to the time
-    /// the words take.
+    /// as a search begun a moment earlier would return it, except its snippet, which a ranked search
+    /// through SQLite's ranking lists makes in the second: from the item's text then, none if the item
+    /// is gone), and the embedding no longer adds to the time the words take.
     package func search(_ query: SearchQuery, embedding: Task<SemanticQuery?, Never>) async throws -> [SearchResult] {
         let pattern = try query.validatedPattern()
         let (candidates, unreadable) = try await read { reader in try reader.lexicalCandidates(query, pattern: pattern) }

@@ -1,7 +1,8 @@
 extension RankingLists {
     /// The items a search through the lists has met, and what it knows of each: per phrase, its
     /// contribution to the score (NaN while unknown), the sum of those known, and which phrases they are
-    /// (a bit each, so at most 64 phrases). Each item has a slot, in the order the items were met; the
+    /// (a bit each, so at most 64 phrases). Each item has a slot, in the order the items were met (an item
+    /// ruled out and met again, a new one); the
     /// search keeps the row ids of those still in play in row id order beside them, the order of the
     /// tiers, so that reading a tier is one merge of two sorted lists, with no table from row ids to slots
     /// (at a million items such a table outgrew the caches, and a look-up missed them on most entries).

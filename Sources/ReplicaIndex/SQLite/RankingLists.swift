@@ -22,7 +22,8 @@ import Synchronization
 ///   all read) has its exact score, the sum FTS5's `bm25()` makes; such items are checked against
 ///   expiry and the filters best first until the `limit`-th best score is known;
 /// - an unchanged item not read yet scores at most the sum of the floors, and an item read for some
-///   words at most its known part plus the floors of the others; and it scores at least its known part,
+///   words at most its known part plus the floors of the others (an item ruled out and met again is
+///   known by the words met since only, and stays out); and it scores at least its known part,
 ///   so the best partly read items, checked against expiry and the filters, put a floor under the
 ///   `limit`-th best score long before any item of a many-word search is known whole. While an item can
 ///   pass that score, the next tier of the word with the highest floor is read (a tier of a few thousand
@@ -317,7 +318,7 @@ package enum RankingLists {
         var complete = [Bool](repeating: false, count: phrases)
         var nextTier = [Int64](repeating: 1, count: phrases)
         // The limit-th best accepted score: it only rises, so an item whose score or bound is at or below
-        // it is out for good (ties aside), and is not looked at again.
+        // it is out for good (ties aside), and leaves the items in play.
         var theta = -Double.infinity
         // A floor under the limit-th best score of all, from partly read items: what is known of an item
         // is at most its score, so once `limit` items that pass expiry and the filters are known to score
@@ -330,9 +331,10 @@ package enum RankingLists {
         var active: [Candidates.Entry] = []
         /// Merges a tier's entries into the items in play. An item not in play can add at most
         /// `othersCanAdd` through the other words, so one whose part here plus that is out (``isOut``)
-        /// is left out. An item ruled out before, or left out, and met again joins as if new: what is
-        /// then known of it is less than all its parts, so its score from them is at most its own, which
-        /// was out and stays out (the limit-th score only rises); and an item accepted is never met
+        /// is left out. An item ruled out before, or left out, and met again joins as if new, in a slot of
+        /// its own: what is then known of it is less than all its parts, so its score from them is at
+        /// most its own, which was out and stays out (the limit-th score only rises); one that failed
+        /// expiry or the filters fails them again when checked; and an item accepted is never met
         /// again, since every word it can be met in was read for it.
         func read(_ entries: [UInt8], phrase: Int, admitsNew: Bool = true, othersCanAdd: Double = .infinity,
                   into candidates: inout Candidates, _ active: inout [Candidates.Entry]) -> Bool {

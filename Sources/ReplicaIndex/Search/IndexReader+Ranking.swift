@@ -108,9 +108,9 @@ extension IndexReader {
     /// The items, each with its snippet made where the reader left it to be made (``FoundItem/pendingSnippet``).
     func withSnippets(_ found: ArraySlice<(item: FoundItem, rowID: Int64)>) throws -> [FoundItem] {
         guard found.contains(where: { $0.item.pendingSnippet != nil }) else { return found.map(\.item) }
-        let matching = found.compactMap { candidate -> (rowID: Int64, expression: String)? in
+        let matching = found.compactMap { candidate -> (rowID: Int64, identifier: ItemIdentifier, expression: String)? in
             guard case .matching(let expression) = candidate.item.pendingSnippet else { return nil }
-            return (candidate.rowID, expression)
+            return (candidate.rowID, candidate.item.item.uniqueIdentifier, expression)
         }
         let snippets = matching.isEmpty ? [:] : try self.snippets(matching)
         return found.map { candidate in

@@ -50,8 +50,8 @@ package protocol IndexReader {
 
     /// The items that match `pattern` (or, without one, the listing, most recently changed first) and
     /// pass the query's filters, best BM25 first, at most `limit`; each with its BM25 as its score (higher
-    /// is better), its snippet (or what it is to be made with: ``snippets(_:)``), and whether a term is in
-    /// its title, keywords or people (`inHeading`).
+    /// is better), its snippet (or how it is to be made: ``FoundItem/pendingSnippet``), and whether a term
+    /// is in its title, keywords or people (`inHeading`).
     /// Items whose stored attributes cannot be read are left out and named in `unreadable`.
     func matches(_ query: SearchQuery, pattern: FTSPattern?, limit: Int) throws
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])
@@ -95,9 +95,10 @@ package protocol IndexReader {
     /// How many of `terms` each of `rowIDs` holds, when this reader knows it for every one already (the
     /// SQLite reader, for the items it has just ranked through its ranking lists); `nil` otherwise.
     func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]?
-    /// The snippets of the candidates ``matches(_:pattern:limit:)`` left to be made
-    /// (``FoundItem/pendingSnippet``), by row id: a search makes those of the items it returns only.
-    func snippets(_ pending: [(rowID: Int64, expression: String)]) throws -> [Int64: String]
+    /// The snippets of the candidates ``matches(_:pattern:limit:)`` left to the reader
+    /// (``PendingSnippet/matching(_:)``), by row id: a search makes those of the items it returns only.
+    /// An item no longer under its identifier at that row gets none.
+    func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64: String]
     /// The client state of the last batch that set one.
     func clientState() throws -> Data?
     /// A value the index keeps about itself.
@@ -294,5 +295,5 @@ extension IndexReader {
     package func rankingListsAreStale(minimumItems: Int) throws -> Bool { false }
     package func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]? { nil }
     /// None: a backend that leaves no snippet to be made.
-    package func snippets(_ pending: [(rowID: Int64, expression: String)]) throws -> [Int64: String] { [:] }
+    package func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64: String] { [:] }
 }

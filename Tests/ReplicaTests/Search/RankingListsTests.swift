@@ -102,8 +102,12 @@ import ReplicaTestSupport
                 // through the words it has only, and a word in a heading column in both or neither.
                 let made = try reader.snippets(fast.compactMap { found in
                     guard case .matching(let expression) = found.item.pendingSnippet else { return nil }
-                    return (found.rowID, expression)
+                    return (found.rowID, found.item.item.uniqueIdentifier, expression)
                 })
+                // None for a row id that no longer names the item (freed and taken by another in between).
+                if let first = fast.first, case .matching(let expression) = first.item.pendingSnippet {
+                    try #require(try reader.snippets([(first.rowID, ItemIdentifier("another item"), expression)]).isEmpty)
+                }
                 let snippets = Dictionary(slow.map { ($0.rowID, $0.item.snippet) }, uniquingKeysWith: { first, _ in first })
                 for found in fast {
                     try #require(found.item.snippet == nil && found.item.pendingSnippet != nil, "\(text): a snippet made with the candidates")
