@@ -212,9 +212,7 @@ public final class PostgresConnection: @unchecked Sendable {
             }
             varyingSeen.remove(sql)
             try makeRoomForVarying()
-            preparedCount += 1
-            let name = "replica_\(preparedCount)"
-            _ = try checked(PQprepare(handle, name, sql, 0, nil), sql: sql)
+            let name = try prepare(sql)
             varyingNames[sql] = name
             varyingOrder.append(sql)
             return try executePrepared(name: name, sql, parameters)
@@ -267,10 +265,16 @@ public final class PostgresConnection: @unchecked Sendable {
             varyingNames.removeAll()
             varyingOrder.removeAll()
         }
+        let name = try prepare(sql)
+        preparedNames[sql] = name
+        return name
+    }
+
+    /// Prepares `sql` on the server under a name of its own, returned.
+    private func prepare(_ sql: String) throws -> String {
         preparedCount += 1
         let name = "replica_\(preparedCount)"
         _ = try checked(PQprepare(handle, name, sql, 0, nil), sql: sql)
-        preparedNames[sql] = name
         return name
     }
 

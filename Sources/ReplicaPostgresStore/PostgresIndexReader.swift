@@ -316,9 +316,9 @@ package struct PostgresIndexReader: IndexReader {
                     let terms = ranking.terms
                     var shown = item
                     if matcher?.readsTextContent == true { shown.attributeSet.textContent = nil }
-                    var candidateFound = FoundItem(item: shown, score: candidate.score, snippet: nil, origin: origin, indexedAt: indexed)
-                    candidateFound.pendingSnippet = .made { Snippet.make(columns: columns, terms: terms) }
-                    found.append((candidateFound, candidate.id))
+                    var foundItem = FoundItem(item: shown, score: candidate.score, snippet: nil, origin: origin, indexedAt: indexed)
+                    foundItem.pendingSnippet = .made { Snippet.make(columns: columns, terms: terms) }
+                    found.append((foundItem, candidate.id))
                     if ranked.words[candidate.id]?.isInHeading(ranking.terms) == true { inHeading.insert(candidate.id) }
                 } catch {
                     unreadable.append(ItemIdentifier(result.string(row, 0) ?? ""))

@@ -204,14 +204,11 @@ enum IndexBenchmark {
             try await index.rebuildRankingLists()
         }
         FileHandle.standardError.write(Data("ready\n".utf8))
-        let (queries, commonPairs, common, questions) = rankedQueries(from: paragraphs, count: queryCount)
+        let (everyPair, everyCommonPair, everyCommon, questions) = rankedQueries(from: paragraphs, count: queryCount)
+        let (queries, commonPairs, common) = questionsOnly ? ([], [], []) : (everyPair, everyCommonPair, everyCommon)
         for _ in 0..<repeats {
             var classes = RankedClasses()
-            if questionsOnly {
-                try await classes.measure(store, queries: [], commonPairs: [], common: [], questions: questions)
-            } else {
-                try await classes.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
-            }
+            try await classes.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
             for (name, times) in [("two words", classes.pairs), ("two common words", classes.commonPairs),
                                   ("one common word", classes.common), ("eight-word questions", classes.questions)] {
                 print("\(name) (\(times.count)): p50 \(Measure.format(Measure.percentile(times, 50) * 1000)) ms, "

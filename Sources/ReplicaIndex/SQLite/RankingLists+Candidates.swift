@@ -2,10 +2,10 @@ extension RankingLists {
     /// The items a search through the lists has met, and what it knows of each: per phrase, its
     /// contribution to the score (NaN while unknown), the sum of those known, and which phrases they are
     /// (a bit each, so at most 64 phrases). Each item has a slot, in the order the items were met (an item
-    /// ruled out and met again, a new one); the
-    /// search keeps the row ids of those still in play in row id order beside them, the order of the
-    /// tiers, so that reading a tier is one merge of two sorted lists, with no table from row ids to slots
-    /// (at a million items such a table outgrew the caches, and a look-up missed them on most entries).
+    /// ruled out and met again, a new one). The search keeps the row ids of those still in play in row
+    /// id order beside them, the order of the tiers, so that reading a tier is one merge of two sorted
+    /// lists (``merge(into:phrase:weighing:admission:_:)``), with no table from row ids to slots: at a
+    /// million items such a table outgrew the caches, and a look-up missed them on most entries.
     struct Candidates {
         let phrases: Int
         private(set) var rowIDs: [Int64] = []
@@ -79,11 +79,13 @@ extension RankingLists.Candidates {
     /// An item in play: its row id and its slot.
     typealias Entry = (rowID: Int64, slot: Int)
 
-    /// Which items met for the first time join those in play: none, or those whose contribution plus
-    /// `othersCanAdd` is above `theta` and not below `lowest` (what the search's bounds must pass).
+    /// Which items met for the first time join those in play: those whose contribution plus
+    /// `othersCanAdd` is above `theta` and not below `lowest`, the test of the search's `isOut`, held as
+    /// values so that the merge calls no closure per entry.
     struct Admission {
         var othersCanAdd: Double, theta: Double, lowest: Double
 
+        /// Every item: before any bound is known, and for a word without a list, all of whose items are read.
         static let everyItem = Admission(othersCanAdd: 0, theta: -.infinity, lowest: -.infinity)
 
         @inline(__always)

@@ -329,18 +329,18 @@ package enum RankingLists {
         func isOut(_ value: Double) -> Bool { value <= theta || value < lowest }
         // The items in play (not decided: scored or ruled out), in row id order, the order of the tiers.
         var active: [Candidates.Entry] = []
-        /// Merges a tier's entries into the items in play. An item not in play can add at most
-        /// `othersCanAdd` through the other words, so one whose part here plus that is out (``isOut``)
-        /// is left out. An item ruled out before, or left out, and met again joins as if new, in a slot of
-        /// its own: what is then known of it is less than all its parts, so its score from them is at
-        /// most its own, which was out and stays out (the limit-th score only rises); one that failed
-        /// expiry or the filters fails them again when checked; and an item accepted is never met
-        /// again, since every word it can be met in was read for it.
-        func read(_ entries: [UInt8], phrase: Int, admitsNew: Bool = true, othersCanAdd: Double = .infinity,
+        /// Merges a tier's entries into the items in play, taking in new items as `admission` says (none
+        /// when `nil`). While unread items can pass, an item not in play can add at most what the other
+        /// words' unread tiers can, so one whose part here plus that is out (``isOut``) is left out. An
+        /// item ruled out before, or left out, and met again joins as if new, in a slot of its own: what
+        /// is then known of it is less than all its parts, so its score from them is at most its own,
+        /// which was out and stays out (the limit-th score only rises); one that failed expiry or the
+        /// filters fails them again when checked; and an item accepted is never met again, since every
+        /// word it can be met in was read for it.
+        func read(_ entries: [UInt8], phrase: Int, admission: Candidates.Admission?,
                   into candidates: inout Candidates, _ active: inout [Candidates.Entry]) -> Bool {
             // An entry takes three bytes at least.
-            if admitsNew { candidates.reserve(entries.count / 3) }
-            let admission = admitsNew ? Candidates.Admission(othersCanAdd: othersCanAdd, theta: theta, lowest: lowest) : nil
+            if admission != nil { candidates.reserve(entries.count / 3) }
             let weighing = Candidates.Weighing(idf: idfs[phrase], averageLength: averageLength)
             return candidates.merge(into: &active, phrase: phrase, weighing: weighing, admission: admission) { body in
                 entries.withUnsafeBytes { raw in
@@ -389,7 +389,7 @@ package enum RankingLists {
                 idfs[phrase] = idf(rows: totals.rows, documents: live)
                 floors[phrase] = first.floor
                 complete[phrase] = first.floor == 0
-                guard read(first.entries, phrase: phrase, into: &candidates, &active) else { return nil }
+                guard read(first.entries, phrase: phrase, admission: .everyItem, into: &candidates, &active) else { return nil }
             } else {
                 // No list: a word in few items when the lists were built (fewer than `threshold` then,
                 // and at most every changed item more since). All its items are read, with their numbers.
@@ -594,11 +594,12 @@ package enum RankingLists {
             complete[phrase] = next.floor == 0
             if unreadCanPass {
                 let othersCanAdd = (0..<phrases).reduce(0.0) { $0 + ($1 == phrase ? 0 : unseen[$1]) }
-                guard read(next.entries, phrase: phrase, othersCanAdd: othersCanAdd, into: &candidates, &active) else { return nil }
+                let admission = Candidates.Admission(othersCanAdd: othersCanAdd, theta: theta, lowest: lowest)
+                guard read(next.entries, phrase: phrase, admission: admission, into: &candidates, &active) else { return nil }
             } else {
                 // No unread item can pass any more (and none will: θ only rises, floors only fall), so
                 // the tier only tells the items still open their part: no new candidates.
-                guard read(next.entries, phrase: phrase, admitsNew: false, into: &candidates, &active) else { return nil }
+                guard read(next.entries, phrase: phrase, admission: nil, into: &candidates, &active) else { return nil }
             }
         }
         return Array(accepted.prefix(limit))

@@ -111,8 +111,8 @@ import ReplicaTestSupport
                 let snippets = Dictionary(slow.map { ($0.rowID, $0.item.snippet) }, uniquingKeysWith: { first, _ in first })
                 for found in fast {
                     try #require(found.item.snippet == nil && found.item.pendingSnippet != nil, "\(text): a snippet made with the candidates")
-                    if let snippet = snippets[found.rowID] { try #require(made[found.rowID] == snippet, "\(text): a different snippet") }
-                    if snippets[found.rowID] != nil {
+                    if let snippet = snippets[found.rowID] {
+                        try #require(made[found.rowID] == snippet, "\(text): a different snippet")
                         try #require(listed.inHeading.contains(found.rowID) == scored.inHeading.contains(found.rowID),
                                      "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
                     }
