@@ -42,6 +42,8 @@
 #define ERF_Q3 -7.37332916720468e-03f
 #define ERF_Q4 -1.42647390514189e-02f
 #define SQRT_HALF 0.70710678118654752f
+/* Rows of scores attention computes at a time (each score vector is read by that many rows). */
+#define ATTENTION_ROWS 4
 
 static inline float exp_one(float value) {
     float x = value < EXP_LOWEST ? EXP_LOWEST : (value > EXP_HIGHEST ? EXP_HIGHEST : value);
@@ -98,6 +100,29 @@ void replica_softmax_rows_plain(float *x, size_t rows, size_t width) {
     }
 }
 
+size_t replica_attention_scratch(size_t n, size_t size) {
+    size_t padded = (n + 31) / 32 * 32;  /* two vectors of the widest path */
+    return (size + ATTENTION_ROWS) * padded;
+}
+
+void replica_attention_plain(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t size, float scale,
+                             float *out, size_t outStride, float *scratch) {
+    for (size_t i = 0; i < n; i++) {
+        const float *query = q + i * stride;
+        for (size_t j = 0; j < n; j++) {
+            float sum = 0;
+            for (size_t d = 0; d < size; d++) sum = fmaf(query[d], k[j * stride + d], sum);
+            scratch[j] = sum * scale;
+        }
+        replica_softmax_rows_plain(scratch, 1, n);
+        for (size_t c = 0; c < size; c++) {
+            float sum = 0;
+            for (size_t j = 0; j < n; j++) sum = fmaf(scratch[j], v[j * stride + c], sum);
+            out[i * outStride + c] = sum;
+        }
+    }
+}
+
 void replica_layer_norm_plain(float *x, size_t rows, size_t width, const float *gain, const float *bias) {
     for (size_t r = 0; r < rows; r++) {
         float *row = x + r * width;
@@ -125,6 +150,7 @@ void replica_layer_norm_plain(float *x, size_t rows, size_t width, const float *
 #define V_ADD _mm512_add_ps
 #define V_SUB _mm512_sub_ps
 #define V_MUL _mm512_mul_ps
+#define V_FMA _mm512_fmadd_ps
 #define V_DIV _mm512_div_ps
 #define V_MIN _mm512_min_ps
 #define V_MAX _mm512_max_ps
@@ -148,6 +174,7 @@ void replica_layer_norm_plain(float *x, size_t rows, size_t width, const float *
 #undef V_ADD
 #undef V_SUB
 #undef V_MUL
+#undef V_FMA
 #undef V_DIV
 #undef V_MIN
 #undef V_MAX
@@ -185,6 +212,7 @@ static inline float reduce_add_avx2(__m256 v) {
 #define V_ADD _mm256_add_ps
 #define V_SUB _mm256_sub_ps
 #define V_MUL _mm256_mul_ps
+#define V_FMA _mm256_fmadd_ps
 #define V_DIV _mm256_div_ps
 #define V_MIN _mm256_min_ps
 #define V_MAX _mm256_max_ps
@@ -213,6 +241,13 @@ void replica_softmax_rows(float *x, size_t rows, size_t width) {
     else replica_softmax_rows_plain(x, rows, width);
 }
 
+void replica_attention(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t size, float scale,
+                       float *out, size_t outStride, float *scratch) {
+    if (size % 16 == 0 && has_avx512()) attention_avx512(q, k, v, stride, n, size, scale, out, outStride, scratch);
+    else if (size % 8 == 0 && has_avx2()) attention_avx2(q, k, v, stride, n, size, scale, out, outStride, scratch);
+    else replica_attention_plain(q, k, v, stride, n, size, scale, out, outStride, scratch);
+}
+
 void replica_layer_norm(float *x, size_t rows, size_t width, const float *gain, const float *bias) {
     if (has_avx512()) layer_norm_avx512(x, rows, width, gain, bias);
     else if (has_avx2()) layer_norm_avx2(x, rows, width, gain, bias);
@@ -226,5 +261,9 @@ void replica_layer_norm(float *x, size_t rows, size_t width, const float *gain, 
 }
 void replica_gelu(float *x, size_t count) { replica_gelu_plain(x, count); }
 void replica_softmax_rows(float *x, size_t rows, size_t width) { replica_softmax_rows_plain(x, rows, width); }
+void replica_attention(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t size, float scale,
+                       float *out, size_t outStride, float *scratch) {
+    replica_attention_plain(q, k, v, stride, n, size, scale, out, outStride, scratch);
+}
 
 #endif

@@ -173,18 +173,16 @@ struct BertEncoder: Sendable {
                 // Each head of each sequence writes its own columns of its own rows of `context`.
                 nonisolated(unsafe) let (qkv, context) = (qkv.baseAddress!, context.baseAddress!)
                 Self.split(sequences.count * heads, least: 1) { _, tasks in
-                    var scores = [Float](repeating: 0, count: longest * longest)
+                    var scratch = [Float](repeating: 0, count: replica_attention_scratch(longest, headSize))
                     for task in tasks {
                         let (number, head) = task.quotientAndRemainder(dividingBy: heads)
                         let n = sequences[number].count, start = starts[number]
                         let q = qkv + start * 3 * h + head * headSize
                         let k = q + h, v = q + 2 * h
-                        // scores = Q·Kᵀ/√d, each row a softmax, then context = scores·V.
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(n), Int32(n), Int32(headSize),
-                                    scale, q, Int32(3 * h), k, Int32(3 * h), 0, &scores, Int32(n))
-                        replica_softmax_rows(&scores, n, n)
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(n), Int32(headSize), Int32(n),
-                                    1, scores, Int32(n), v, Int32(3 * h), 0, context + start * h + head * headSize, Int32(h))
+                        // Each row of softmax(Q·Kᵀ/√d)·V, in one pass over the head's rows (not OpenBLAS:
+                        // products this small cost it more to set up than to do, and on a processor it
+                        // does not know, such as a virtual one, it takes its SSE3 kernels).
+                        replica_attention(q, k, v, 3 * h, n, headSize, scale, context + start * h + head * headSize, h, &scratch)
                     }
                 }
             }

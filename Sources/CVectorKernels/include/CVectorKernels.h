@@ -87,6 +87,21 @@ void replica_gelu(float *x, size_t count);
 /// The same in plain C, whatever the processor.
 void replica_gelu_plain(float *x, size_t count);
 
+/// One head's attention over a sequence of `n` tokens: row i of `out` (rows `outStride` floats apart)
+/// becomes softmax(scale · qᵢ · Kᵀ) · V, where qᵢ, kⱼ and vⱼ are `size` floats at q + i·stride,
+/// k + j·stride and v + j·stride. Each score sums its products in order of the dimensions, each output
+/// in order of the tokens, each product added by a fused multiply-add (`fmaf` in plain C), so that every
+/// path gives the plain C one's values but for the order of the softmax's sums. AVX-512 when `size` is a multiple of 16, AVX2 when
+/// of 8, as ``replica_softmax_rows`` chooses; plain C otherwise. `scratch` holds at least
+/// ``replica_attention_scratch`` floats.
+void replica_attention(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t size, float scale,
+                       float *out, size_t outStride, float *scratch);
+/// The same in plain C, whatever the processor (it needs `n` floats of scratch).
+void replica_attention_plain(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t size, float scale,
+                             float *out, size_t outStride, float *scratch);
+/// The floats of scratch ``replica_attention`` needs for `n` tokens of `size` values.
+size_t replica_attention_scratch(size_t n, size_t size);
+
 /// Normalises each of `rows` rows of `width` values to mean 0 and variance 1 (plus 10^-12), then scales
 /// each column by `gain` and adds `bias`: BERT's layer normalisation, as ``replica_softmax_rows`` chooses
 /// its path.
