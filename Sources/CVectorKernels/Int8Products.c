@@ -339,6 +339,60 @@ static void products_vnni(const float *x, const uint8_t *q, const float *rowScal
     }
 }
 
+// quantize_rows_avx2 and column_maxima_avx2 sixteen floats at a time (the same operations, so the same
+// levels: rounding to nearest even, then clamping).
+REPLICA_VNNI static void widen_range_avx512(const float *p, size_t count, float *lowest, float *highest) {
+    __m512 low = _mm512_set1_ps(*lowest), high = _mm512_set1_ps(*highest);
+    size_t k = 0;
+    for (; k + 16 <= count; k += 16) {
+        __m512 v = _mm512_loadu_ps(p + k);
+        low = _mm512_min_ps(low, v);
+        high = _mm512_max_ps(high, v);
+    }
+    *lowest = fminf(*lowest, _mm512_reduce_min_ps(low));
+    *highest = fmaxf(*highest, _mm512_reduce_max_ps(high));
+    for (; k < count; k++) { *lowest = fminf(*lowest, p[k]); *highest = fmaxf(*highest, p[k]); }
+}
+
+REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers,
+                                              uint8_t *q, float *scales, int32_t *zeros) {
+    size_t kp = replica_int8_padded_inputs(inputs);
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = x + r * inputs;
+        float lowest = 0, highest = 0;
+        size_t from = 0;
+        for (size_t j = 0; j <= outliers.count; j++) {
+            size_t to = j < outliers.count ? outliers.columns[j] : inputs;
+            if (to > from) widen_range_avx512(row + from, to - from, &lowest, &highest);
+            from = to + 1;
+        }
+        row_parameters(lowest, highest, &scales[r], &zeros[r]);
+        float inverse = 1 / scales[r];
+        __m512 inverses = _mm512_set1_ps(inverse);
+        __m512i zero = _mm512_set1_epi32(zeros[r]), top = _mm512_set1_epi32(TOP), bottom = _mm512_setzero_si512();
+        uint8_t *out = q + r * kp;
+        size_t k = 0;
+        for (; k + 16 <= inputs; k += 16) {
+            __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + k), inverses)), zero);
+            v = _mm512_min_epi32(_mm512_max_epi32(v, bottom), top);
+            _mm_storeu_si128((__m128i *)(out + k), _mm512_cvtepi32_epi8(v));
+        }
+        for (; k < inputs; k++) out[k] = clamp_level(lrintf(row[k] * inverse) + zeros[r]);
+        for (; k < kp; k++) out[k] = 0;
+        for (size_t j = 0; j < outliers.count; j++) out[outliers.columns[j]] = (uint8_t)zeros[r];
+    }
+}
+
+REPLICA_VNNI static void column_maxima_avx512(const float *x, size_t rows, size_t width, float *maxima) {
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = x + r * width;
+        size_t k = 0;
+        for (; k + 16 <= width; k += 16)
+            _mm512_storeu_ps(maxima + k, _mm512_max_ps(_mm512_loadu_ps(maxima + k), _mm512_abs_ps(_mm512_loadu_ps(row + k))));
+        for (; k < width; k++) maxima[k] = fmaxf(maxima[k], fabsf(row[k]));
+    }
+}
+
 #undef REPLICA_VNNI
 
 static int has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
@@ -357,7 +411,7 @@ void replica_int8_linear_using(int kernel, const float *input, size_t rows, size
                                const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
     int available = replica_int8_kernels();
     if ((kernel & REPLICA_INT8_AVX512_VNNI) && (available & REPLICA_INT8_AVX512_VNNI)) {
-        quantize_rows_avx2(input, rows, inputs, outliers, scratch, rowScales, zeros);
+        quantize_rows_avx512(input, rows, inputs, outliers, scratch, rowScales, zeros);
         products_vnni(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out);
     } else if ((kernel & REPLICA_INT8_AVX2) && (available & REPLICA_INT8_AVX2)) {
         quantize_rows_avx2(input, rows, inputs, outliers, scratch, rowScales, zeros);
@@ -368,7 +422,8 @@ void replica_int8_linear_using(int kernel, const float *input, size_t rows, size
 }
 
 void replica_column_maxima(const float *x, size_t rows, size_t width, float *maxima) {
-    if (replica_int8_fast()) column_maxima_avx2(x, rows, width, maxima);
+    if (has_vnni()) column_maxima_avx512(x, rows, width, maxima);
+    else if (replica_int8_fast()) column_maxima_avx2(x, rows, width, maxima);
     else replica_column_maxima_plain(x, rows, width, maxima);
 }
 
