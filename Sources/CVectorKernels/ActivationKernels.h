@@ -111,8 +111,10 @@ ACT_TARGET
 static void ACT_NAME(attention)(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t size, float scale,
                                 float *out, size_t outStride, float *scratch) {
     // Keys transposed, `size` lines of `padded` values (zeros past n), so that a vector holds one
-    // dimension of ACT_WIDTH keys; then ATTENTION_ROWS rows of scores at a time. Two vectors of keys
-    // (or of values) at a time: eight sums in flight, enough to keep the multiply-adds busy.
+    // dimension of ACT_WIDTH keys; then ATTENTION_BLOCK rows of scores at a time, each against two
+    // vectors of keys (and then of values) at a time: 2 × ATTENTION_BLOCK sums in flight, enough to
+    // keep the multiply-adds busy, in the registers the instruction set has.
+    enum { block = ACT_WIDTH == 16 ? 8 : 4 };
     size_t padded = (n + 2 * ACT_WIDTH - 1) / (2 * ACT_WIDTH) * (2 * ACT_WIDTH);
     float *keys = scratch, *scores = scratch + size * padded;
     for (size_t d = 0; d < size; d++) {
@@ -120,65 +122,46 @@ static void ACT_NAME(attention)(const float *q, const float *k, const float *v, 
         for (size_t j = 0; j < n; j++) line[j] = k[j * stride + d];
         for (size_t j = n; j < padded; j++) line[j] = 0;
     }
-    for (size_t i = 0; i < n; i += ATTENTION_ROWS) {
-        size_t rows = n - i < ATTENTION_ROWS ? n - i : ATTENTION_ROWS;
+    VF scales = V_SET1(scale);
+    for (size_t i = 0; i < n; i += block) {
+        size_t rows = n - i < block ? n - i : block;
         // A short last block repeats its last row, computed and not kept.
-        const float *q0 = q + i * stride, *q1 = q + (i + (rows > 1 ? 1 : 0)) * stride;
-        const float *q2 = q + (i + (rows > 2 ? 2 : rows - 1)) * stride, *q3 = q + (i + (rows > 3 ? 3 : rows - 1)) * stride;
-        VF scales = V_SET1(scale);
+        const float *queries[block];
+        for (size_t r = 0; r < block; r++) queries[r] = q + (i + (r < rows ? r : rows - 1)) * stride;
         for (size_t j = 0; j < padded; j += 2 * ACT_WIDTH) {
-            VF s0 = V_SET1(0), s1 = V_SET1(0), s2 = V_SET1(0), s3 = V_SET1(0);
-            VF t0 = V_SET1(0), t1 = V_SET1(0), t2 = V_SET1(0), t3 = V_SET1(0);
+            VF first[block], second[block];
+            for (size_t r = 0; r < block; r++) first[r] = second[r] = V_SET1(0);
             for (size_t d = 0; d < size; d++) {
                 VF key = V_LOAD(keys + d * padded + j), next = V_LOAD(keys + d * padded + j + ACT_WIDTH);
-                VF a0 = V_SET1(q0[d]), a1 = V_SET1(q1[d]), a2 = V_SET1(q2[d]), a3 = V_SET1(q3[d]);
-                s0 = V_FMA(a0, key, s0);
-                s1 = V_FMA(a1, key, s1);
-                s2 = V_FMA(a2, key, s2);
-                s3 = V_FMA(a3, key, s3);
-                t0 = V_FMA(a0, next, t0);
-                t1 = V_FMA(a1, next, t1);
-                t2 = V_FMA(a2, next, t2);
-                t3 = V_FMA(a3, next, t3);
+                for (size_t r = 0; r < block; r++) {
+                    VF weight = V_SET1(queries[r][d]);
+                    first[r] = V_FMA(weight, key, first[r]);
+                    second[r] = V_FMA(weight, next, second[r]);
+                }
             }
-            V_STORE(scores + j, V_MUL(s0, scales));
-            V_STORE(scores + padded + j, V_MUL(s1, scales));
-            V_STORE(scores + 2 * padded + j, V_MUL(s2, scales));
-            V_STORE(scores + 3 * padded + j, V_MUL(s3, scales));
-            V_STORE(scores + j + ACT_WIDTH, V_MUL(t0, scales));
-            V_STORE(scores + padded + j + ACT_WIDTH, V_MUL(t1, scales));
-            V_STORE(scores + 2 * padded + j + ACT_WIDTH, V_MUL(t2, scales));
-            V_STORE(scores + 3 * padded + j + ACT_WIDTH, V_MUL(t3, scales));
+            for (size_t r = 0; r < block; r++) {
+                V_STORE(scores + r * padded + j, V_MUL(first[r], scales));
+                V_STORE(scores + r * padded + j + ACT_WIDTH, V_MUL(second[r], scales));
+            }
         }
         for (size_t r = 0; r < rows; r++) ACT_NAME(softmax_rows)(scores + r * padded, 1, n);
-        const float *p0 = scores, *p1 = scores + padded, *p2 = scores + 2 * padded, *p3 = scores + 3 * padded;
         for (size_t c = 0; c < size; c += 2 * ACT_WIDTH) {
             // The second vector of values is the first again when `size` holds an odd number of vectors.
-            size_t second = c + 2 * ACT_WIDTH <= size ? c + ACT_WIDTH : c;
-            VF o0 = V_SET1(0), o1 = V_SET1(0), o2 = V_SET1(0), o3 = V_SET1(0);
-            VF u0 = V_SET1(0), u1 = V_SET1(0), u2 = V_SET1(0), u3 = V_SET1(0);
+            size_t other = c + 2 * ACT_WIDTH <= size ? c + ACT_WIDTH : c;
+            VF first[block], second[block];
+            for (size_t r = 0; r < block; r++) first[r] = second[r] = V_SET1(0);
             for (size_t j = 0; j < n; j++) {
-                VF value = V_LOAD(v + j * stride + c), next = V_LOAD(v + j * stride + second);
-                VF w0 = V_SET1(p0[j]), w1 = V_SET1(p1[j]), w2 = V_SET1(p2[j]), w3 = V_SET1(p3[j]);
-                o0 = V_FMA(w0, value, o0);
-                o1 = V_FMA(w1, value, o1);
-                o2 = V_FMA(w2, value, o2);
-                o3 = V_FMA(w3, value, o3);
-                u0 = V_FMA(w0, next, u0);
-                u1 = V_FMA(w1, next, u1);
-                u2 = V_FMA(w2, next, u2);
-                u3 = V_FMA(w3, next, u3);
+                VF value = V_LOAD(v + j * stride + c), next = V_LOAD(v + j * stride + other);
+                for (size_t r = 0; r < block; r++) {
+                    VF weight = V_SET1(scores[r * padded + j]);
+                    first[r] = V_FMA(weight, value, first[r]);
+                    second[r] = V_FMA(weight, next, second[r]);
+                }
             }
-            float *row = out + i * outStride;
-            V_STORE(row + c, o0);
-            if (rows > 1) V_STORE(row + outStride + c, o1);
-            if (rows > 2) V_STORE(row + 2 * outStride + c, o2);
-            if (rows > 3) V_STORE(row + 3 * outStride + c, o3);
-            if (second == c) continue;
-            V_STORE(row + second, u0);
-            if (rows > 1) V_STORE(row + outStride + second, u1);
-            if (rows > 2) V_STORE(row + 2 * outStride + second, u2);
-            if (rows > 3) V_STORE(row + 3 * outStride + second, u3);
+            for (size_t r = 0; r < rows; r++) {
+                V_STORE(out + (i + r) * outStride + c, first[r]);
+                if (other != c) V_STORE(out + (i + r) * outStride + other, second[r]);
+            }
         }
     }
 }
