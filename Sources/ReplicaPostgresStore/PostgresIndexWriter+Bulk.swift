@@ -12,15 +12,6 @@ extension PostgresIndexWriter {
     static let chunkSize = 500
     /// The most text (in UTF-8 bytes, roughly) one statement carries.
     static let statementBytes = 16 << 20
-    /// From how many items a call lets the GIN index's pending list grow to ``pendingWordsLimit`` and
-    /// merges it at the end.
-    static let largeWriteThreshold = 2_000
-    /// How far the pending list of new words may grow in a large write before it is merged into the GIN
-    /// index (`gin_pending_list_limit`, 4 MB by default), and the memory each merge gathers words in
-    /// (`work_mem`, also 4 MB by default), both for the write's transaction only, in kB. Fewer, larger
-    /// merges, the last one before the write commits: measured on 100,000 paragraphs in three alternating
-    /// pairs, 6,252 items a second against 5,862 at the median (BENCHMARKS.md, "Issue 20 §6, seventh").
-    static let pendingWordsLimit = 65_536
 
     /// A row ready to write: its values and its words.
     struct ReadyRow: Sendable {
@@ -41,11 +32,6 @@ extension PostgresIndexWriter {
         guard entries.count >= Self.bulkThreshold else {
             for (item, origin) in entries { try index(item, origin: origin) }
             return
-        }
-        let large = entries.count >= Self.largeWriteThreshold
-        if large {
-            try connection.execute("SELECT set_config('gin_pending_list_limit', $1, true), set_config('work_mem', $2, true)",
-                                   [.text(String(Self.pendingWordsLimit)), .text("\(Self.pendingWordsLimit)kB")])
         }
         let chunks = stride(from: 0, to: entries.count, by: Self.chunkSize).map { entries[$0..<min($0 + Self.chunkSize, entries.count)] }
         let now = self.now, lifetime = self.defaultLifetime
@@ -83,11 +69,6 @@ extension PostgresIndexWriter {
                 runSize += ready.size
             }
             try insertMany(run)
-        }
-        if large {
-            // Merged now, in the write's transaction: the next search does not scan up to 64 MB of
-            // pending words, and the settings end with the transaction.
-            try connection.execute("SELECT replica.clean_pending_words()")
         }
     }
 

@@ -323,27 +323,6 @@ struct PostgresIndexWriterTests {
         #expect(types.count == 2 && types == typesOneByOne)
     }
 
-    /// A large write lets the GIN index's pending list grow, then merges it before it commits: the next
-    /// search reads no pending words. A small write leaves its words pending, as PostgreSQL does by
-    /// default (the control: the check can see pending words).
-    @Test func aLargeWriteLeavesNoPendingWords() throws {
-        let count = PostgresIndexWriter.largeWriteThreshold
-        try write { writer in
-            try writer.index(contentsOf: (0..<count).map { (item("i\($0)", title: "title \($0)", text: "body of item number \($0)"), .api) })
-        }
-        func pendingPagesMerged() throws -> Int64? {
-            try query("SELECT replica.clean_pending_words()").int(0, 0)
-        }
-        #expect(try pendingPagesMerged() == 0)
-        let found = try query("SELECT count(*) FROM replica.items WHERE account = 'alice' AND words @@ $1::tsquery", [.text("'number'")])
-        #expect(found.int(0, 0) == Int64(count))
-        try write { writer in
-            try writer.index(contentsOf: (0..<PostgresIndexWriter.bulkThreshold).map { (item("small\($0)", text: "a few more words \($0)"), .api) })
-        }
-        #expect(try pendingPagesMerged() ?? 0 > 0)
-        try expectExactStatistics()
-    }
-
     // MARK: Vectors
 
     @Test func setVectorsRefusesAnItemThatChangedSinceItWasRead() throws {

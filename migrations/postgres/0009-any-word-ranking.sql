@@ -1,5 +1,3 @@
--- Two changes for large loads and common words.
---
 -- An any-word search no longer tests each match for each term (`words @@ term`, in a lateral subquery per
 -- row) before ranking it: a term's weighted frequency, which ts_rank_cd gives for every match anyway, is
 -- above 0 exactly where the match holds the term (every instance of a lexeme counts a weight of at least
@@ -7,11 +5,6 @@
 -- paragraphs, two words each in about 12% of them: 90 ms a search instead of 104 (BENCHMARKS.md,
 -- "Issue 20 §6, seventh"). A search that requires every word keeps the tests, which spare it the
 -- frequencies of the rows that lack a word.
---
--- replica.clean_pending_words() merges the GIN pending list of the account's items partition into the
--- index (gin_clean_pending_list, which only the index's owner may call). A large write lets the pending
--- list grow past its usual 4 MB, which merges in fewer, larger passes, and then calls it, so that no
--- search after the write scans a long pending list.
 
 CREATE OR REPLACE FUNCTION replica.ranked_matches(
     index_name text, terms tsquery[], requires_all boolean, now float8, asked integer,
@@ -109,21 +102,3 @@ $$;
 REVOKE ALL ON FUNCTION replica.ranked_matches(text, tsquery[], boolean, float8, integer, float8, float8, float8, float8,
     text[], text[], text[], text[], text[], text[], float8, float8, float8, float8) FROM PUBLIC;
 
--- The account's items partition's GIN pending list merged into the index; returns the pages it merged.
-CREATE FUNCTION replica.clean_pending_words() RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    partition regclass := to_regclass(format('replica.%I', replica.partition_name('items', current_setting('replica.account'))));
-    words regclass;
-BEGIN
-    IF partition IS NULL THEN RETURN 0; END IF;
-    SELECT i.indexrelid::regclass INTO words
-    FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid JOIN pg_am AS a ON a.oid = c.relam
-    WHERE i.indrelid = partition AND a.amname = 'gin';
-    IF words IS NULL THEN RETURN 0; END IF;
-    RETURN gin_clean_pending_list(words);
-END
-$$;
-REVOKE ALL ON FUNCTION replica.clean_pending_words() FROM PUBLIC;
