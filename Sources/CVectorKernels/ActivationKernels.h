@@ -1,6 +1,7 @@
-// The vector forms of Activations.c's exp, erf, GELU and softmax, for one vector width: Activations.c
-// includes this file once per instruction set, with ACT_NAME, ACT_TARGET, ACT_WIDTH and the V_ macros
-// naming that set's types and operations. The operations and their order are exp_one's and erf_one's.
+// The vector forms of Activations.c's exp, erf, GELU, softmax, layer normalisation and attention, for one
+// vector width: Activations.c includes this file once per instruction set, with ACT_NAME, ACT_TARGET,
+// ACT_WIDTH and the V_ macros naming that set's types and operations. The operations and their order
+// are exp_one's and erf_one's, and attention's are replica_attention_plain's.
 
 ACT_TARGET
 static inline VF ACT_NAME(exp_vector)(VF value) {
@@ -111,9 +112,10 @@ ACT_TARGET
 static void ACT_NAME(attention)(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t size, float scale,
                                 float *out, size_t outStride, float *scratch) {
     // Keys transposed, `size` lines of `padded` values (zeros past n), so that a vector holds one
-    // dimension of ACT_WIDTH keys; then ATTENTION_BLOCK rows of scores at a time, each against two
-    // vectors of keys (and then of values) at a time: 2 × ATTENTION_BLOCK sums in flight, enough to
-    // keep the multiply-adds busy, in the registers the instruction set has.
+    // dimension of ACT_WIDTH keys; then `block` rows of scores at a time (at most ATTENTION_ROWS, which
+    // the scratch is sized for), each against two vectors of keys (and then of values) at a time:
+    // 2 × `block` sums in flight, enough to keep the multiply-adds busy, in the registers the
+    // instruction set has.
     enum { block = ACT_WIDTH == 16 ? 8 : 4 };
     size_t padded = (n + 2 * ACT_WIDTH - 1) / (2 * ACT_WIDTH) * (2 * ACT_WIDTH);
     float *keys = scratch, *scores = scratch + size * padded;

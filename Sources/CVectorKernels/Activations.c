@@ -1,5 +1,7 @@
-// The encoder's softmax, GELU and layer normalisation, where it spends its time outside its matrix
-// products (a passage of 200 word pieces makes 2.9 million exponentials in attention and 1.8 million GELUs).
+// The encoder's attention, softmax, GELU and layer normalisation, where it spends its time outside its
+// dense layers' products (a passage of 200 word pieces makes 2.9 million exponentials in attention and
+// 1.8 million GELUs). Attention is here rather than in OpenBLAS: each head's products are too small for
+// OpenBLAS to set up cheaply, and on a processor it does not recognise it takes its SSE3 kernels.
 // Swift compiles for the baseline x86-64 and its loops of the same arithmetic ran four floats at a time
 // at best; here the same polynomials run sixteen at a time on AVX-512 and eight on AVX2, chosen at run
 // time, and one value at a time in plain C elsewhere.
