@@ -121,6 +121,30 @@ static void widen_range_avx2(const float *p, size_t count, float *lowest, float 
     for (; k < count; k++) { *lowest = fminf(*lowest, p[k]); *highest = fmaxf(*highest, p[k]); }
 }
 
+// A row's scale and zero from its range, taken around the outlier columns (in increasing order) by
+// `widen` (each vector width's own).
+typedef void (*replica_widen_range)(const float *p, size_t count, float *lowest, float *highest);
+static void row_range_parameters(const float *row, size_t inputs, replica_int8_outliers outliers, replica_widen_range widen,
+                                 float *scale, int32_t *zero) {
+    float lowest = 0, highest = 0;
+    size_t from = 0;
+    for (size_t j = 0; j <= outliers.count; j++) {
+        size_t to = j < outliers.count ? outliers.columns[j] : inputs;
+        if (to > from) widen(row + from, to - from, &lowest, &highest);
+        from = to + 1;
+    }
+    row_parameters(lowest, highest, scale, zero);
+}
+
+// A row's levels from column `k` on, one at a time (the vector loops leave the last few), then zeros
+// to the padded width, and the outlier columns set to the row's zero.
+static void finish_row_levels(const float *row, size_t k, size_t inputs, size_t kp, float inverse, int32_t zero,
+                              replica_int8_outliers outliers, uint8_t *out) {
+    for (; k < inputs; k++) out[k] = clamp_level(lrintf(row[k] * inverse) + zero);
+    for (; k < kp; k++) out[k] = 0;
+    for (size_t j = 0; j < outliers.count; j++) out[outliers.columns[j]] = (uint8_t)zero;
+}
+
 // As quantize_rows_plain, without copying the row: its range is taken around the outlier columns (in
 // increasing order), and those columns' levels are set to the row's zero afterwards.
 __attribute__((target("avx2,fma")))
@@ -129,14 +153,7 @@ static void quantize_rows_avx2(const float *x, size_t rows, size_t inputs, repli
     size_t kp = replica_int8_padded_inputs(inputs);
     for (size_t r = 0; r < rows; r++) {
         const float *row = x + r * inputs;
-        float lowest = 0, highest = 0;
-        size_t from = 0;
-        for (size_t j = 0; j <= outliers.count; j++) {
-            size_t to = j < outliers.count ? outliers.columns[j] : inputs;
-            if (to > from) widen_range_avx2(row + from, to - from, &lowest, &highest);
-            from = to + 1;
-        }
-        row_parameters(lowest, highest, &scales[r], &zeros[r]);
+        row_range_parameters(row, inputs, outliers, widen_range_avx2, &scales[r], &zeros[r]);
         float inverse = 1 / scales[r];
         __m256 inverses = _mm256_set1_ps(inverse);
         __m256i zero = _mm256_set1_epi32(zeros[r]), top = _mm256_set1_epi32(TOP), bottom = _mm256_setzero_si256();
@@ -149,9 +166,7 @@ static void quantize_rows_avx2(const float *x, size_t rows, size_t inputs, repli
             __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
             _mm_storel_epi64((__m128i *)(out + k), _mm_packus_epi16(words, words));
         }
-        for (; k < inputs; k++) out[k] = clamp_level(lrintf(row[k] * inverse) + zeros[r]);
-        for (; k < kp; k++) out[k] = 0;
-        for (size_t j = 0; j < outliers.count; j++) out[outliers.columns[j]] = (uint8_t)zeros[r];
+        finish_row_levels(row, k, inputs, kp, inverse, zeros[r], outliers, out);
     }
 }
 
@@ -359,14 +374,7 @@ REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_
     size_t kp = replica_int8_padded_inputs(inputs);
     for (size_t r = 0; r < rows; r++) {
         const float *row = x + r * inputs;
-        float lowest = 0, highest = 0;
-        size_t from = 0;
-        for (size_t j = 0; j <= outliers.count; j++) {
-            size_t to = j < outliers.count ? outliers.columns[j] : inputs;
-            if (to > from) widen_range_avx512(row + from, to - from, &lowest, &highest);
-            from = to + 1;
-        }
-        row_parameters(lowest, highest, &scales[r], &zeros[r]);
+        row_range_parameters(row, inputs, outliers, widen_range_avx512, &scales[r], &zeros[r]);
         float inverse = 1 / scales[r];
         __m512 inverses = _mm512_set1_ps(inverse);
         __m512i zero = _mm512_set1_epi32(zeros[r]), top = _mm512_set1_epi32(TOP), bottom = _mm512_setzero_si512();
@@ -377,9 +385,7 @@ REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_
             v = _mm512_min_epi32(_mm512_max_epi32(v, bottom), top);
             _mm_storeu_si128((__m128i *)(out + k), _mm512_cvtepi32_epi8(v));
         }
-        for (; k < inputs; k++) out[k] = clamp_level(lrintf(row[k] * inverse) + zeros[r]);
-        for (; k < kp; k++) out[k] = 0;
-        for (size_t j = 0; j < outliers.count; j++) out[outliers.columns[j]] = (uint8_t)zeros[r];
+        finish_row_levels(row, k, inputs, kp, inverse, zeros[r], outliers, out);
     }
 }
 
