@@ -77,6 +77,7 @@ int replica_int8_fast(void);
 
 /// Replaces each of `rows` rows of `width` values by its softmax: e^(x − the row's largest), divided by
 /// their sum. AVX-512 or AVX2 when the processor has them (checked at each call), plain C otherwise.
+/// The encoder reaches these paths through ``replica_attention``; this entry is how tests check them.
 void replica_softmax_rows(float *x, size_t rows, size_t width);
 /// The same in plain C, whatever the processor: what tests check the vector paths against.
 void replica_softmax_rows_plain(float *x, size_t rows, size_t width);

@@ -175,7 +175,8 @@ package struct SQLiteIndexReader: IndexReader {
         var found: [(item: FoundItem, rowID: Int64)] = []
         var inHeading = Set<Int64>()
         for (rowID, score, present) in top {
-            guard var (item, heading) = rows[rowID] else { continue }
+            guard let (read, heading) = rows[rowID] else { continue }
+            var item = read
             item.score = score
             item.pendingSnippet = .matching(zip(phrases, present).filter(\.1).map(\.0.expression).joined(separator: " OR "))
             found.append((item, rowID))
