@@ -27,7 +27,7 @@ extension PostgresConnection {
         let sql = "COPY \(table.split(separator: ".", omittingEmptySubsequences: false).map { Self.quoted(String($0)) }.joined(separator: "."))"
             + " (\(columns.map(Self.quoted).joined(separator: ", "))) FROM STDIN"
         return try exclusively {
-            guard let started = PQexec(handle, sql) else { throw PostgresError.statementFailure(nil, on: self, sql: sql) }
+            guard let started = run({ PQsendQuery(handle, sql) }) else { throw PostgresError.statementFailure(nil, on: self, sql: sql) }
             guard PQresultStatus(started) == PGRES_COPY_IN else {
                 _ = try checked(started, sql: sql)
                 throw PostgresError(.other, "the server did not start the COPY", sql: sql)
@@ -51,13 +51,13 @@ extension PostgresConnection {
             } catch {
                 // Ends the COPY with a failure so that the server writes nothing and the connection goes on.
                 _ = PQputCopyEnd(handle, "replica: the rows could not be sent")
-                while let result = PQgetResult(handle) { PQclear(result) }
+                while let result = nextResult() { PQclear(result) }
                 throw error
             }
             guard PQputCopyEnd(handle, nil) == 1 else { throw PostgresError.statementFailure(nil, on: self, sql: sql) }
             var failure: PostgresError?
             var written = 0
-            while let result = PQgetResult(handle) {
+            while let result = nextResult() {
                 if failure == nil {
                     do { written = try checked(result, sql: sql).affectedRows } catch let error as PostgresError { failure = error }
                 } else {

@@ -71,7 +71,7 @@ extension PostgresConnection {
             if let committed = options.committed, !readOnly {
                 // One round trip: a failed COMMIT stops the string there, and its error is thrown.
                 let position = try exclusively {
-                    try checked(PQexec(handle, "COMMIT; SELECT pg_current_wal_insert_lsn()::text"), sql: "COMMIT").string(0, 0)
+                    try checked(run { PQsendQuery(handle, "COMMIT; SELECT pg_current_wal_insert_lsn()::text") }, sql: "COMMIT").string(0, 0)
                 }
                 if let position = position.flatMap(WALPosition.init(text:)) { committed(position) }
             } else {

@@ -11,7 +11,8 @@ import Glibc
 /// A connection is used by one thread at a time (``PostgresPool`` hands each to one caller); a call from a
 /// second thread while another is inside libpq on it stops the process. Statements run with their
 /// parameters bound, never spliced into the SQL text, and each distinct SQL text is prepared once per
-/// connection and reused (`PQprepare`, then `PQexecPrepared`).
+/// connection and reused (`PQsendPrepare`, then `PQsendQueryPrepared`). The reply is waited for on the
+/// connection's socket, and checked on when it is long in coming (``awaitReply()``).
 ///
 /// For example:
 /// ```swift
@@ -36,6 +37,11 @@ public final class PostgresConnection: @unchecked Sendable {
 
     let handle: OpaquePointer
     let options: Options
+    /// The URL the connection was opened with, for the second connection that checks on a reply long in
+    /// coming (``awaitReply()``).
+    let url: String
+    /// Why replica gave the connection up while waiting for a reply, when it did.
+    var abandonment: String?
     /// Which server this is, for messages: its host and port or its socket folder (never a password).
     public let serverDescription: String
     /// The role the connection signed in as.
@@ -65,7 +71,8 @@ public final class PostgresConnection: @unchecked Sendable {
         /// The longest a statement may run before the server stops it (`statement_timeout`); `nil` keeps
         /// the server's setting for the role and database.
         public var statementTimeout: Duration?
-        /// How long opening may take, from the first packet to the signed-in session.
+        /// How long opening may take, from the first packet to the signed-in session. A `connect_timeout`
+        /// in the URL (in seconds, as libpq reads it) takes its place.
         public var connectTimeout: Duration = .seconds(10)
         /// How ``PostgresConnection/transaction(_:readOnly:_:)`` retries serialization failures and deadlocks.
         public var transactionRetry = TransactionRetry()
@@ -80,6 +87,10 @@ public final class PostgresConnection: @unchecked Sendable {
         /// the same round trip as `COMMIT`): what a standby must have replayed to show the transaction.
         /// `nil` asks nothing.
         public var committed: (@Sendable (WALPosition) -> Void)?
+
+        /// Whether a reply long in coming is checked on from a second connection (``awaitReply()``); off
+        /// for that second connection itself, which waits a fixed time instead.
+        var checksLateReplies = true
 
         /// Makes the default options: no statement timeout, a 10-second connect timeout, 5 attempts per
         /// transaction.
@@ -102,7 +113,13 @@ public final class PostgresConnection: @unchecked Sendable {
     ///   ``PostgresError/Code/databaseMissing``, ``PostgresError/Code/invalidURL``, … in words.
     public init(url: String, options: Options = Options()) throws {
         Self.keepOpenSSLUntilTheEnd
-        let password = try Self.parameters(in: url)["password"]
+        let parameters = try Self.parameters(in: url)
+        let password = parameters["password"]
+        var connectTimeout = options.connectTimeout
+        if let text = parameters["connect_timeout"], let seconds = Int(text), seconds > 0 {
+            // libpq takes less than 2 seconds as 2.
+            connectTimeout = .seconds(max(2, seconds))
+        }
         var keywords = ["dbname"], values = [url]
         if let name = options.applicationName {
             keywords.append("application_name")
@@ -126,7 +143,7 @@ public final class PostgresConnection: @unchecked Sendable {
             let word = String(cString: severity)
             if word == "FATAL" || word == "PANIC" { flag.assumingMemoryBound(to: Bool.self).pointee = true }
         }, sessionEnded)
-        let timedOut = Self.finishConnecting(handle, within: options.connectTimeout)
+        let timedOut = Self.finishConnecting(handle, within: connectTimeout)
         guard PQstatus(handle) == CONNECTION_OK else {
             let error = PostgresError.connectionFailure(
                 message: String(cString: PQerrorMessage(handle)), server: Self.describeServer(handle),
@@ -140,6 +157,7 @@ public final class PostgresConnection: @unchecked Sendable {
         self.handle = handle
         self.sessionEnded = sessionEnded
         self.options = options
+        self.url = url
         serverDescription = Self.describeServer(handle)
         userName = String(cString: PQuser(handle))
         databaseName = String(cString: PQdb(handle))
@@ -225,14 +243,14 @@ public final class PostgresConnection: @unchecked Sendable {
         guard varyingNames.count >= max(1, options.varyingStatementLimit), PQtransactionStatus(handle) != PQTRANS_INERROR else { return }
         let oldest = varyingOrder.prefix(max(1, options.varyingStatementLimit / 4))
         let script = oldest.compactMap { varyingNames[$0].map { "DEALLOCATE \($0);" } }.joined(separator: " ")
-        _ = try checked(PQexec(handle, script), sql: "DEALLOCATE")
+        _ = try checked(run { PQsendQuery(handle, script) }, sql: "DEALLOCATE")
         for sql in oldest { varyingNames[sql] = nil }
         varyingOrder.removeFirst(oldest.count)
     }
 
     private func executeUnprepared(_ sql: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
         let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
-            PQexecParams(handle, sql, count, nil, values, lengths, formats, 0)
+            run { PQsendQueryParams(handle, sql, count, nil, values, lengths, formats, 0) }
         }
         return try checked(result, sql: sql)
     }
@@ -243,7 +261,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func executePrepared(name: String, _ sql: String, _ parameters: [PostgresValue]) throws -> PostgresResult {
         let result = try Self.withParameters(parameters, sql: sql) { count, values, lengths, formats in
-            PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+            run { PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0) }
         }
         return try checked(result, sql: sql)
     }
@@ -253,14 +271,14 @@ public final class PostgresConnection: @unchecked Sendable {
     ///
     /// - Throws: ``PostgresError`` in words.
     public func executeScript(_ sql: String) throws {
-        try exclusively { _ = try checked(PQexec(handle, sql), sql: sql) }
+        try exclusively { _ = try checked(run { PQsendQuery(handle, sql) }, sql: sql) }
     }
 
     /// The statement name prepared for `sql`, preparing it first when this connection has not yet.
     private func preparedName(for sql: String) throws -> String {
         if let name = preparedNames[sql] { return name }
         if preparedNames.count >= options.preparedStatementLimit, PQtransactionStatus(handle) != PQTRANS_INERROR,
-           (try? checked(PQexec(handle, "DEALLOCATE ALL"), sql: "DEALLOCATE ALL")) != nil {
+           (try? checked(run { PQsendQuery(handle, "DEALLOCATE ALL") }, sql: "DEALLOCATE ALL")) != nil {
             preparedNames.removeAll()
             varyingNames.removeAll()
             varyingOrder.removeAll()
@@ -274,7 +292,7 @@ public final class PostgresConnection: @unchecked Sendable {
     private func prepare(_ sql: String) throws -> String {
         preparedCount += 1
         let name = "replica_\(preparedCount)"
-        _ = try checked(PQprepare(handle, name, sql, 0, nil), sql: sql)
+        _ = try checked(run { PQsendPrepare(handle, name, sql, 0, nil) }, sql: sql)
         return name
     }
 
@@ -301,7 +319,7 @@ public final class PostgresConnection: @unchecked Sendable {
         _ = PQputCopyEnd(handle, "replica: COPY runs through copy(into:columns:rows:)")
         var buffer: UnsafeMutablePointer<CChar>?
         while PQgetCopyData(handle, &buffer, 0) > 0 { PQfreemem(buffer) }
-        while let result = PQgetResult(handle) { PQclear(result) }
+        while let result = nextResult() { PQclear(result) }
     }
 
     /// Lays `parameters` out for libpq in one buffer: text values NUL-terminated in the text format,

@@ -20,6 +20,10 @@ extension PostgresError {
         guard let sqlState = field("C") else {
             // libpq's own failure (no server reply): its message quotes nothing of the data.
             let text = connection.libpqMessage
+            if let abandonment = connection.abandonment {
+                return PostgresError(.connectionLost, "the connection to \(server) was lost: " + abandonment + "; run the command again",
+                                     serverMessage: text, sql: sql)
+            }
             if PQstatus(connection.handle) != CONNECTION_OK {
                 return PostgresError(.connectionLost, "the connection to \(server) was lost (the server ended the session, "
                     + "restarted or went away): run the command again once the server is up", serverMessage: text, sql: sql)

@@ -130,11 +130,6 @@ import ReplicaTestSupport
     /// `recvfrom` of a search (the server's answers, and the sign-in's) fails in turn with EIO, each trial
     /// on a copy of one template database: the search succeeds or says in words what failed, and changes
     /// nothing.
-    ///
-    /// (Failing each `sendto` instead is not tested: libpq, when a send fails on a socket that stays
-    /// open, waits for the server's answer without end, and the server, which got nothing, waits too. On
-    /// a real network a failed send means a broken connection, whose reads fail as well; a silent one is
-    /// what TCP keepalives and `tcp_user_timeout` in the database URL are for.)
     @Test(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
     func onPostgreSQLAnAnswerThatCannotBeReadIsReportedInWordsAndChangesNothing() async throws {
         let template = CLIPlace(directory: try TemporaryDirectory())
@@ -156,6 +151,38 @@ import ReplicaTestSupport
         }
         #expect(failures >= 3, "only \(failures) failed reads reached replica")
         print("search on PostgreSQL: \(failures) failed recvfrom calls reported in words")
+    }
+
+    /// A `sendto` of `records import` fails with EIO, every seventh in turn, each trial on a copy of one
+    /// template database. libpq drops what it could not send and says nothing until it reads, and the
+    /// server, which got nothing, waits for the statement; without replica's check on a late reply the
+    /// command waited for ever. Each trial ends within its time: the import succeeds or says in words
+    /// that the connection failed, what was committed before is there, and the same import run again
+    /// completes the work. The URL's `connect_timeout` of 2 seconds bounds a failure while signing in.
+    @Test(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+    func onPostgreSQLAStatementThatCannotBeSentIsReportedInWordsAndLosesNothing() async throws {
+        let template = CLIPlace(directory: try TemporaryDirectory())
+        try await template.use(.postgres)
+        try await Self.makePostgresTemplate(template)
+        var failures = 0
+        for step in stride(from: 3, through: 400, by: 7) {
+            let trial = CLIPlace(directory: try TemporaryDirectory())
+            try trial.use(copyOf: template)
+            let place = try #require(trial.databaseURL.map { ["--store", trial.store, "--database", $0 + " connect_timeout=2"] })
+            guard let result = try await Self.runFailing(place, "sendto", error: "EIO", when: step, ["records", "import", "-"],
+                                                         input: Self.batch, log: trial.directory.path + "/strace.log") else { break }
+            let what = "records import with sendto #\(step) failing"
+            #expect(!result.wasSignaled && [0, 1].contains(result.status), "\(what): \(result.standardError)")
+            if result.status == 1 {
+                failures += 1
+                #expect(Self.saysTheConnectionFailed(result.standardError), "\(what): \(result.standardError)")
+            }
+            #expect(try await Self.titles(place).isSuperset(of: ["harbor plan"]), "\(what)")
+            #expect(try await ReplicaProcess.running(place + ["records", "import", "-"], input: Self.batch).status == 0, "\(what)")
+            #expect(try await Self.titles(place) == ["harbor plan", "meadow plan", "orchid plan"], "\(what)")
+        }
+        #expect(failures >= 3, "only \(failures) failed sends reached replica")
+        print("records import on PostgreSQL: \(failures) failed sendto calls reported in words")
     }
 
     /// A store on PostgreSQL with one committed record, projected.
