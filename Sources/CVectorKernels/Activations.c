@@ -9,9 +9,11 @@
 // exp: x = n·ln 2 + r with |r| ≤ ln 2 / 2, e^r by Cephes' polynomial of degree 6 for `expf`, 2^n put
 // straight into the exponent bits, x clamped to the range of normal floats. erf: an odd polynomial of
 // degree 13 over an even one of degree 8 (the rational form and coefficients XLA uses for float erf),
-// x clamped to ±4, beyond which float erf is ±1. Both are within a few units in the last place; every
-// path does the same operations in the same order (no fused multiply-adds), so they agree to the bit
-// but for the order of a row's sum.
+// x clamped to ±4, beyond which float erf is ±1. Both are within a few units in the last place. The
+// polynomials are evaluated with fused multiply-adds (`fmaf` in plain C, which is one instruction where
+// the processor has it), half the operations of a multiply and an add; every path does the same
+// operations in the same order, so they agree to the bit but for the order of a row's sum. Attention
+// divides each row's weighted values by the exponentials' sum at the end, rather than each weight.
 
 #pragma STDC FP_CONTRACT OFF
 
@@ -49,15 +51,15 @@
 
 static inline float exp_one(float value) {
     float x = value < EXP_LOWEST ? EXP_LOWEST : (value > EXP_HIGHEST ? EXP_HIGHEST : value);
-    float shifted = x * LOG2E + ROUNDER;
+    float shifted = fmaf(x, LOG2E, ROUNDER);
     float n = shifted - ROUNDER;
-    float r = x - n * LN2_HIGH - n * LN2_LOW;
-    float p = r * EXP_P0 + EXP_P1;
-    p = p * r + EXP_P2;
-    p = p * r + EXP_P3;
-    p = p * r + EXP_P4;
-    p = p * r + EXP_P5;
-    float y = p * r * r + r + 1;
+    float r = fmaf(n, -LN2_LOW, fmaf(n, -LN2_HIGH, x));
+    float p = fmaf(r, EXP_P0, EXP_P1);
+    p = fmaf(p, r, EXP_P2);
+    p = fmaf(p, r, EXP_P3);
+    p = fmaf(p, r, EXP_P4);
+    p = fmaf(p, r, EXP_P5);
+    float y = fmaf(p, r * r, r) + 1;
     int32_t bits;
     memcpy(&bits, &shifted, 4);
     bits = (int32_t)((uint32_t)(bits - 0x4B400000 + 127) << 23);
@@ -69,20 +71,23 @@ static inline float exp_one(float value) {
 static inline float erf_one(float value) {
     float x = value < -4 ? -4 : (value > 4 ? 4 : value);
     float x2 = x * x;
-    float p = x2 * ERF_P0 + ERF_P1;
-    p = x2 * p + ERF_P2;
-    p = x2 * p + ERF_P3;
-    p = x2 * p + ERF_P4;
-    p = x2 * p + ERF_P5;
-    p = x2 * p + ERF_P6;
-    float q = x2 * ERF_Q0 + ERF_Q1;
-    q = x2 * q + ERF_Q2;
-    q = x2 * q + ERF_Q3;
-    q = x2 * q + ERF_Q4;
+    float p = fmaf(x2, ERF_P0, ERF_P1);
+    p = fmaf(x2, p, ERF_P2);
+    p = fmaf(x2, p, ERF_P3);
+    p = fmaf(x2, p, ERF_P4);
+    p = fmaf(x2, p, ERF_P5);
+    p = fmaf(x2, p, ERF_P6);
+    float q = fmaf(x2, ERF_Q0, ERF_Q1);
+    q = fmaf(x2, q, ERF_Q2);
+    q = fmaf(x2, q, ERF_Q3);
+    q = fmaf(x2, q, ERF_Q4);
     return x * p / q;
 }
 
-static inline float gelu_one(float x) { return 0.5f * x * (1 + erf_one(x * SQRT_HALF)); }
+static inline float gelu_one(float x) {
+    float half = 0.5f * x;
+    return fmaf(half, erf_one(x * SQRT_HALF), half);
+}
 
 float replica_exp(float x) { return exp_one(x); }
 float replica_erf(float x) { return erf_one(x); }
@@ -116,11 +121,14 @@ void replica_attention_plain(const float *q, const float *k, const float *v, siz
             for (size_t d = 0; d < size; d++) sum = fmaf(query[d], k[j * stride + d], sum);
             scratch[j] = sum * scale;
         }
-        replica_softmax_rows_plain(scratch, 1, n);
+        float largest = -INFINITY, total = 0;
+        for (size_t j = 0; j < n; j++) largest = scratch[j] > largest ? scratch[j] : largest;
+        for (size_t j = 0; j < n; j++) { scratch[j] = exp_one(scratch[j] - largest); total += scratch[j]; }
+        float inverse = 1 / total;
         for (size_t c = 0; c < size; c++) {
             float sum = 0;
             for (size_t j = 0; j < n; j++) sum = fmaf(scratch[j], v[j * stride + c], sum);
-            out[i * outStride + c] = sum;
+            out[i * outStride + c] = sum * inverse;
         }
     }
 }

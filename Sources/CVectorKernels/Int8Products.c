@@ -56,6 +56,13 @@ static void row_parameters(float lowest, float highest, float *scale, int32_t *z
 
 static uint8_t clamp_level(long v) { return (uint8_t)(v < 0 ? 0 : v > TOP ? TOP : v); }
 
+// The epilogue on `count` complete rows of `width` outputs.
+static void finish_rows(float *rows, size_t count, size_t width, replica_int8_epilogue epilogue) {
+    if (epilogue.kind == REPLICA_EPILOGUE_LAYER_NORM) replica_layer_norm(rows, count, width, epilogue.gain, epilogue.bias);
+    else if (epilogue.kind == REPLICA_EPILOGUE_GELU) replica_gelu(rows, count * width);
+    if (epilogue.maxima) replica_column_maxima(rows, count, width, epilogue.maxima);
+}
+
 // A row with the outlier columns zeroed, in `copy` (which holds `inputs` floats): what is quantised.
 static const float *without_outliers(const float *row, size_t inputs, replica_int8_outliers outliers, float *copy) {
     if (outliers.count == 0) return row;
@@ -81,7 +88,7 @@ static void quantize_rows_plain(const float *x, size_t rows, size_t inputs, repl
 
 static void products_plain(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
                            const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
-                           replica_int8_outliers outliers, const float *residual, float *out) {
+                           replica_int8_outliers outliers, const float *residual, float *out, replica_int8_epilogue epilogue) {
     size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
     for (size_t r = 0; r < rows; r++) {
         for (size_t o = 0; o < outputs; o++) {
@@ -93,6 +100,7 @@ static void products_plain(const float *x, const uint8_t *q, const float *rowSca
             if (residual) value += residual[r * outputs + o];
             out[r * outputs + o] = value;
         }
+        finish_rows(out + r * outputs, 1, outputs, epilogue);
     }
 }
 
@@ -244,7 +252,7 @@ static void block1_avx2(const uint8_t *q, size_t kp, const int8_t *block, __m256
 __attribute__((target("avx2,fma")))
 static void products_avx2(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
                           const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
-                          replica_int8_outliers outliers, const float *residual, float *out) {
+                          replica_int8_outliers outliers, const float *residual, float *out, replica_int8_epilogue epilogue) {
     size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
     for (size_t r = 0; r < rows; ) {
         size_t group = rows - r >= 4 ? 4 : 1;
@@ -273,26 +281,43 @@ static void products_avx2(const float *x, const uint8_t *q, const float *rowScal
                 if (width < BLOCK) memcpy(out + (r + g) * outputs + o, partial, width * sizeof(float));
             }
         }
+        finish_rows(out + r * outputs, group, outputs, epilogue);
         r += group;
     }
 }
 
 #define REPLICA_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
 
-// As finish_avx2 for 16 outputs, the same operations in the same order (so the two paths agree to the
-// bit); `mask` keeps a last block past the outputs from reading or writing beyond them.
+// As finish_avx2 for one block of 16 outputs of each of a group's `group` rows: the same operations in
+// the same order (so the two paths agree to the bit), with what the rows share read once: the block's
+// scales, sums, bias and outlier weights (`picked` holds each row's values in the outlier columns, row
+// after row). `mask` keeps a last block past the outputs from reading or writing beyond them.
 REPLICA_VNNI
-static inline void finish_vnni(__m512i sum, float rowScale, int32_t zero, const float *scales, const int32_t *sums, const float *bias,
-                               const float *row, replica_int8_outliers outliers, size_t paddedOutputs, size_t o,
-                               const float *residual, float *out, __mmask16 mask) {
-    __m512i exact = _mm512_sub_epi32(sum, _mm512_mullo_epi32(_mm512_set1_epi32(zero), _mm512_loadu_si512(sums + o)));
-    __m512 factor = _mm512_mul_ps(_mm512_set1_ps(rowScale), _mm512_loadu_ps(scales + o));
-    __m512 value = _mm512_mul_ps(_mm512_cvtepi32_ps(exact), factor);
-    for (size_t j = 0; j < outliers.count; j++)
-        value = _mm512_fmadd_ps(_mm512_set1_ps(row[outliers.columns[j]]), _mm512_loadu_ps(outliers.weights + j * paddedOutputs + o), value);
-    value = _mm512_add_ps(value, _mm512_loadu_ps(bias + o));
-    if (residual) value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, residual));
-    _mm512_mask_storeu_ps(out, mask, value);
+static inline void finish_block_vnni(const __m512i *acc, size_t group, const float *rowScales, const int32_t *zeros, const float *scales,
+                                     const int32_t *sums, const float *bias, const float *picked, replica_int8_outliers outliers,
+                                     size_t paddedOutputs, size_t o, const float *residual, float *out, size_t stride, __mmask16 mask) {
+    enum { CHUNK = 8 };
+    __m512i blockSums = _mm512_loadu_si512(sums + o);
+    __m512 blockScales = _mm512_loadu_ps(scales + o);
+    __m512 value[8];
+    for (size_t g = 0; g < group; g++) {
+        __m512i exact = _mm512_sub_epi32(acc[g * 2], _mm512_mullo_epi32(_mm512_set1_epi32(zeros[g]), blockSums));
+        value[g] = _mm512_mul_ps(_mm512_cvtepi32_ps(exact), _mm512_mul_ps(_mm512_set1_ps(rowScales[g]), blockScales));
+    }
+    for (size_t first = 0; first < outliers.count; first += CHUNK) {
+        size_t count = outliers.count - first < CHUNK ? outliers.count - first : CHUNK;
+        __m512 weights[CHUNK];
+        for (size_t j = 0; j < count; j++) weights[j] = _mm512_loadu_ps(outliers.weights + (first + j) * paddedOutputs + o);
+        for (size_t g = 0; g < group; g++)
+            for (size_t j = 0; j < count; j++)
+                value[g] = _mm512_fmadd_ps(_mm512_set1_ps(picked[g * outliers.count + first + j]), weights[j], value[g]);
+    }
+    __m512 blockBias = _mm512_loadu_ps(bias + o);
+    for (size_t g = 0; g < group; g++) {
+        __m512 v = _mm512_add_ps(value[g], blockBias);
+        if (residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, residual + g * stride));
+        _mm512_mask_storeu_ps(out + g * stride, mask, v);
+    }
 }
 
 // `rows` rows (at most 8) against `blocks` blocks of 16 outputs (at most 2): one 64-byte load holds a
@@ -321,35 +346,64 @@ REPLICA_VNNI static void tile8x1_vnni(const uint8_t *q, size_t kp, const int8_t 
 REPLICA_VNNI static void tile1x2_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m512i acc[16]) { tile_vnni(q, kp, block, 1, 2, acc); }
 REPLICA_VNNI static void tile1x1_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m512i acc[16]) { tile_vnni(q, kp, block, 1, 1, acc); }
 
+// Asks for the cache lines of `count` floats at `p` to be brought into the second-level cache.
+static inline void prefetch_lines(const float *p, size_t count) {
+    const char *line = (const char *)p, *end = (const char *)(p + count);
+    for (; line < end; line += 64) _mm_prefetch(line, _MM_HINT_T1);
+}
+
+REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers,
+                                              uint8_t *q, float *scales, int32_t *zeros);
+
 // As on AVX2, each group of rows against every block of outputs in turn; here groups of 8 rows against
 // pairs of blocks (32 outputs; a last single block, or the last rows one at a time, in smaller tiles):
-// each weight load feeds 8 products, each broadcast 2.
+// each weight load feeds 8 products, each broadcast 2. Each group's rows are quantised just before its
+// products, and the next group's rows and residual fetched into the cache meanwhile, so that the rows'
+// floats, read again for the outlier columns, and their residual, read at the end, come from the cache
+// rather than from memory: with the whole input quantised first, the last step waited on those loads.
 REPLICA_VNNI
-static void products_vnni(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
+static void products_vnni(const float *x, uint8_t *q, float *rowScales, int32_t *zeros, size_t rows, size_t inputs,
                           const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
-                          replica_int8_outliers outliers, const float *residual, float *out) {
+                          replica_int8_outliers outliers, const float *residual, float *out, replica_int8_epilogue epilogue) {
     size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
     for (size_t r = 0; r < rows; ) {
         size_t group = rows - r >= 8 ? 8 : 1;
-        for (size_t o = 0; o < outputs; ) {
+        // The next group's rows and residual are fetched into the second-level cache while this one is
+        // multiplied, a share of them before each tile (all at once, the requests waited on each other).
+        size_t next = r + group, after = rows - next >= 8 ? next + 8 : rows, steps = (outputs + 2 * BLOCK - 1) / (2 * BLOCK);
+        const float *rowsAhead = x + next * inputs, *residualAhead = residual ? residual + next * outputs : NULL;
+        size_t rowShare = ((after - next) * inputs + steps - 1) / steps, residualShare = ((after - next) * outputs + steps - 1) / steps;
+        quantize_rows_avx512(x + r * inputs, group, inputs, outliers, q + r * kp, rowScales + r, zeros + r);
+        // The group's values in the outlier columns, row after row.
+        float picked[8 * outliers.count + 1];
+        for (size_t g = 0; g < group; g++)
+            for (size_t j = 0; j < outliers.count; j++) picked[g * outliers.count + j] = x[(r + g) * inputs + outliers.columns[j]];
+        for (size_t o = 0, step = 0; o < outputs; step++) {
             size_t blocks = op - o >= 2 * BLOCK ? 2 : 1;
+            if (step * rowShare < (after - next) * inputs) {
+                size_t left = (after - next) * inputs - step * rowShare;
+                prefetch_lines(rowsAhead + step * rowShare, left < rowShare ? left : rowShare);
+            }
+            if (residualAhead && step * residualShare < (after - next) * outputs) {
+                size_t left = (after - next) * outputs - step * residualShare;
+                prefetch_lines(residualAhead + step * residualShare, left < residualShare ? left : residualShare);
+            }
             const int8_t *block = packed + o * kp;
             __m512i acc[16];
             if (group == 8) (blocks == 2 ? tile8x2_vnni : tile8x1_vnni)(q + r * kp, kp, block, acc);
             else (blocks == 2 ? tile1x2_vnni : tile1x1_vnni)(q + r * kp, kp, block, acc);
-            for (size_t g = 0; g < group; g++) {
-                for (size_t b = 0; b < blocks; b++) {
-                    size_t first = o + b * BLOCK;
-                    if (first >= outputs) break;
-                    size_t width = outputs - first < BLOCK ? outputs - first : BLOCK;
-                    __mmask16 mask = (__mmask16)((1u << width) - 1);
-                    size_t at = (r + g) * outputs + first;
-                    finish_vnni(acc[g * 2 + b], rowScales[r + g], zeros[r + g], scales, sums, bias, x + (r + g) * inputs, outliers,
-                                op, first, residual ? residual + at : NULL, out + at, mask);
-                }
+            for (size_t b = 0; b < blocks; b++) {
+                size_t first = o + b * BLOCK;
+                if (first >= outputs) break;
+                size_t width = outputs - first < BLOCK ? outputs - first : BLOCK;
+                __mmask16 mask = (__mmask16)((1u << width) - 1);
+                size_t at = r * outputs + first;
+                finish_block_vnni(acc + b, group, rowScales + r, zeros + r, scales, sums, bias, picked, outliers, op, first,
+                                  residual ? residual + at : NULL, out + at, outputs, mask);
             }
             o += blocks * BLOCK;
         }
+        finish_rows(out + r * outputs, group, outputs, epilogue);
         r += group;
     }
 }
@@ -414,16 +468,17 @@ int replica_int8_kernels(void) { return (has_avx2() ? REPLICA_INT8_AVX2 : 0) | (
 
 void replica_int8_linear_using(int kernel, const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                                const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
-                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
+                               replica_int8_epilogue epilogue) {
     int available = replica_int8_kernels();
     if ((kernel & REPLICA_INT8_AVX512_VNNI) && (available & REPLICA_INT8_AVX512_VNNI)) {
-        quantize_rows_avx512(input, rows, inputs, outliers, scratch, rowScales, zeros);
-        products_vnni(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out);
+        products_vnni(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, epilogue);
     } else if ((kernel & REPLICA_INT8_AVX2) && (available & REPLICA_INT8_AVX2)) {
         quantize_rows_avx2(input, rows, inputs, outliers, scratch, rowScales, zeros);
-        products_avx2(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out);
+        products_avx2(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, epilogue);
     } else {
-        replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, scratch, rowScales, zeros, copy);
+        replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, scratch, rowScales, zeros, copy,
+                                  epilogue);
     }
 }
 
@@ -441,8 +496,10 @@ int replica_int8_kernels(void) { return 0; }
 
 void replica_int8_linear_using(int kernel, const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                                const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
-                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
-    replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, scratch, rowScales, zeros, copy);
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
+                               replica_int8_epilogue epilogue) {
+    replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, scratch, rowScales, zeros, copy,
+                              epilogue);
 }
 
 void replica_column_maxima(const float *x, size_t rows, size_t width, float *maxima) {
@@ -453,14 +510,16 @@ void replica_column_maxima(const float *x, size_t rows, size_t width, float *max
 
 void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                          const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
-                         const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+                         const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
+                         replica_int8_epilogue epilogue) {
     replica_int8_linear_using(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI, input, rows, inputs, packed, scales, sums, bias, outputs,
-                              outliers, residual, out, scratch, rowScales, zeros, copy);
+                              outliers, residual, out, scratch, rowScales, zeros, copy, epilogue);
 }
 
 void replica_int8_linear_plain(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                                const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
-                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy) {
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
+                               replica_int8_epilogue epilogue) {
     quantize_rows_plain(input, rows, inputs, outliers, copy, scratch, rowScales, zeros);
-    products_plain(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out);
+    products_plain(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, epilogue);
 }

@@ -36,15 +36,35 @@ typedef struct {
     const float *weights;
 } replica_int8_outliers;
 
+/// What ``replica_int8_linear`` does to each group of its output rows as soon as the group is complete,
+/// while it is still in the cache, rather than in another pass over all of them: `kind` is
+/// `REPLICA_EPILOGUE_NONE`, `REPLICA_EPILOGUE_LAYER_NORM` (``replica_layer_norm`` with `gain` and `bias`)
+/// or `REPLICA_EPILOGUE_GELU` (``replica_gelu``); then, when `maxima` is not NULL, each output column's
+/// largest magnitude is raised into it (``replica_column_maxima``, `outputs` floats): what the next
+/// product chooses its outlier columns by.
+typedef struct {
+    int kind;
+    const float *gain;
+    const float *bias;
+    float *maxima;
+} replica_int8_epilogue;
+
+enum {
+    REPLICA_EPILOGUE_NONE = 0,
+    REPLICA_EPILOGUE_LAYER_NORM = 1,
+    REPLICA_EPILOGUE_GELU = 2,
+};
+
 /// Writes `input · weightsᵀ + bias + residual` to `out` ([rows × outputs]; `residual` the same shape, or
 /// NULL for none): each input row, its outlier columns left out, quantised to 7 bits on its own range and
 /// multiplied in int8 with the sums exact in int32; the outlier columns multiplied in float32. `bias`
 /// holds padded outputs values, `scratch` rows × padded inputs bytes, `rowScales` and `zeros` rows values
-/// each, `copy` inputs floats. Uses AVX-512 VNNI when the processor has it, else AVX2, else plain C
-/// (checked at each call).
+/// each, `copy` inputs floats. `epilogue` is applied to the outputs, rows in groups. Uses AVX-512 VNNI
+/// when the processor has it, else AVX2, else plain C (checked at each call).
 void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                          const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
-                         const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
+                         const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
+                         replica_int8_epilogue epilogue);
 
 /// The instruction sets ``replica_int8_linear_using`` can choose between.
 enum {
@@ -59,12 +79,14 @@ int replica_int8_kernels(void);
 /// (plain C when none): so that tests check every path the processor can run, and benchmarks compare them.
 void replica_int8_linear_using(int kernel, const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                                const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
-                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
+                               replica_int8_epilogue epilogue);
 
 /// The same in plain C, whatever the processor: what tests check the fast path against.
 void replica_int8_linear_plain(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                                const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
-                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy);
+                               const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
+                               replica_int8_epilogue epilogue);
 
 /// Raises each of `maxima`'s `width` values to the largest magnitude its column has in `x`'s rows.
 void replica_column_maxima(const float *x, size_t rows, size_t width, float *maxima);
@@ -91,8 +113,9 @@ void replica_gelu_plain(float *x, size_t count);
 /// One head's attention over a sequence of `n` tokens: row i of `out` (rows `outStride` floats apart)
 /// becomes softmax(scale · qᵢ · Kᵀ) · V, where qᵢ, kⱼ and vⱼ are `size` floats at q + i·stride,
 /// k + j·stride and v + j·stride. Each score sums its products in order of the dimensions, each output
-/// in order of the tokens, each product added by a fused multiply-add (`fmaf` in plain C), so that every
-/// path gives the plain C one's values but for the order of the softmax's sums. AVX-512 when `size` is a multiple of 16, AVX2 when
+/// in order of the tokens (then divided by the sum of the row's exponentials), each product added by a
+/// fused multiply-add (`fmaf` in plain C), so that every path gives the plain C one's values but for the
+/// order of the softmax's sums. AVX-512 when `size` is a multiple of 16, AVX2 when
 /// of 8, as ``replica_softmax_rows`` chooses; plain C otherwise. `scratch` holds at least
 /// ``replica_attention_scratch`` floats.
 void replica_attention(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t size, float scale,

@@ -208,7 +208,7 @@ import ReplicaTestSupport
                         let left = replica_int8_outliers(columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
                         func product(adding residual: UnsafePointer<Float>?) {
                             replica_int8_linear_using(kernel, input, rows, inputs, packed, scales, sums, bias, outputs, left, residual, &out,
-                                                      &scratch, &rowScales, &zeros, &copy)
+                                                      &scratch, &rowScales, &zeros, &copy, Self.noEpilogue)
                         }
                         if let residual { residual.withUnsafeBufferPointer { product(adding: $0.baseAddress) } } else { product(adding: nil) }
                     }
@@ -237,6 +237,55 @@ import ReplicaTestSupport
                     #expect(abs(chosen - plain) <= 1e-5 * max(1, abs(plain)), "the paths differ at row \(r), output \(o): \(chosen) and \(plain)")
                     // The vector paths sum the same integers and finish them with the same operations.
                     #expect(chosen == avx2, "VNNI and AVX2 differ at row \(r), output \(o): \(chosen) and \(avx2)")
+                }
+            }
+        }
+    }
+
+    static var noEpilogue: replica_int8_epilogue { replica_int8_epilogue(kind: Int32(REPLICA_EPILOGUE_NONE), gain: nil, bias: nil, maxima: nil) }
+
+    /// The int8 products' epilogues, on every path: layer normalisation or GELU applied to each group of
+    /// rows as it is completed, and the columns' largest magnitudes noted, give exactly what the product
+    /// alone and then a pass of each over all the rows give, for row counts the groups of 8 and 4 do not
+    /// divide.
+    @Test func int8EpiloguesGiveWhatTheirSeparatePassesGive() {
+        var generator = SystemRandomNumberGenerator()
+        for (rows, inputs, outputs) in [(1, 8, 16), (11, 40, 48), (70, 64, 40), (33, 96, 384)] {
+            let input = (0..<rows * inputs).map { _ in Float.random(in: -3...2, using: &generator) }
+            let weights = (0..<outputs * inputs).map { _ in Float.random(in: -0.2...0.25, using: &generator) }
+            let paddedOutputs = replica_int8_padded_outputs(outputs), paddedInputs = replica_int8_padded_inputs(inputs)
+            var packed = [Int8](repeating: 0, count: paddedOutputs * paddedInputs)
+            var scales = [Float](repeating: 0, count: paddedOutputs), sums = [Int32](repeating: 0, count: paddedOutputs)
+            replica_int8_pack(weights, outputs, inputs, &packed, &scales, &sums)
+            let bias = (0..<paddedOutputs).map { $0 < outputs ? Float.random(in: -0.5...0.5, using: &generator) : 0 }
+            let gain = (0..<outputs).map { _ in Float.random(in: 0.5...1.5, using: &generator) }
+            let shift = (0..<outputs).map { _ in Float.random(in: -1...1, using: &generator) }
+            let none = replica_int8_outliers(columns: nil, count: 0, weights: nil)
+            for kernel in [Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI), Int32(REPLICA_INT8_AVX2), 0] {
+                func product(_ kind: Int, noting maxima: UnsafeMutablePointer<Float>?) -> [Float] {
+                    var out = [Float](repeating: .nan, count: rows * outputs)
+                    var scratch = [UInt8](repeating: 0, count: rows * paddedInputs)
+                    var rowScales = [Float](repeating: 0, count: rows), zeros = [Int32](repeating: 0, count: rows)
+                    var copy = [Float](repeating: 0, count: inputs)
+                    gain.withUnsafeBufferPointer { gain in
+                        shift.withUnsafeBufferPointer { shift in
+                            let epilogue = replica_int8_epilogue(kind: Int32(kind), gain: gain.baseAddress, bias: shift.baseAddress, maxima: maxima)
+                            replica_int8_linear_using(kernel, input, rows, inputs, packed, scales, sums, bias, outputs, none, nil, &out,
+                                                      &scratch, &rowScales, &zeros, &copy, epilogue)
+                        }
+                    }
+                    return out
+                }
+                let plain = product(REPLICA_EPILOGUE_NONE, noting: nil)
+                var normalised = plain, activated = plain
+                replica_layer_norm(&normalised, rows, outputs, gain, shift)
+                replica_gelu(&activated, rows * outputs)
+                for (kind, expected) in [(REPLICA_EPILOGUE_LAYER_NORM, normalised), (REPLICA_EPILOGUE_GELU, activated)] {
+                    var maxima = [Float](repeating: 0, count: outputs), expectedMaxima = [Float](repeating: 0, count: outputs)
+                    let out = product(kind, noting: &maxima)
+                    replica_column_maxima(expected, rows, outputs, &expectedMaxima)
+                    #expect(out == expected, "kernel \(kernel), epilogue \(kind), \(rows)×\(inputs)·\(outputs)")
+                    #expect(maxima == expectedMaxima, "kernel \(kernel), epilogue \(kind), \(rows)×\(inputs)·\(outputs): maxima")
                 }
             }
         }
