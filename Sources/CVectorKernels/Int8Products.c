@@ -349,7 +349,8 @@ REPLICA_VNNI static void tile1x1_vnni(const uint8_t *q, size_t kp, const int8_t 
 // Asks for the cache lines of `count` floats at `p` to be brought into the second-level cache.
 static inline void prefetch_lines(const float *p, size_t count) {
     const char *line = (const char *)p, *end = (const char *)(p + count);
-    for (; line < end; line += 64) _mm_prefetch(line, _MM_HINT_T1);
+    // Every other line: the second-level cache's own prefetcher brings each line's pair.
+    for (; line < end; line += 128) _mm_prefetch(line, _MM_HINT_T1);
 }
 
 REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers,
@@ -408,27 +409,25 @@ static void products_vnni(const float *x, uint8_t *q, float *rowScales, int32_t 
     }
 }
 
-// quantize_rows_avx2 and column_maxima_avx2 sixteen floats at a time (the same operations, so the same
-// levels: rounding to nearest even, then clamping).
-REPLICA_VNNI static void widen_range_avx512(const float *p, size_t count, float *lowest, float *highest) {
-    __m512 low = _mm512_set1_ps(*lowest), high = _mm512_set1_ps(*highest);
-    size_t k = 0;
-    for (; k + 16 <= count; k += 16) {
-        __m512 v = _mm512_loadu_ps(p + k);
-        low = _mm512_min_ps(low, v);
-        high = _mm512_max_ps(high, v);
-    }
-    *lowest = fminf(*lowest, _mm512_reduce_min_ps(low));
-    *highest = fmaxf(*highest, _mm512_reduce_max_ps(high));
-    for (; k < count; k++) { *lowest = fminf(*lowest, p[k]); *highest = fmaxf(*highest, p[k]); }
-}
-
+// quantize_rows_avx2 and column_maxima_avx2 sixteen floats at a time (the same levels: the same range,
+// its outlier columns masked out rather than skipped, then rounding to nearest even and clamping).
 REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers,
                                               uint8_t *q, float *scales, int32_t *zeros) {
-    size_t kp = replica_int8_padded_inputs(inputs);
+    size_t kp = replica_int8_padded_inputs(inputs), chunks = (inputs + 15) / 16;
+    // Which columns of each 16 count towards a row's range: all but the outlier columns (and those past
+    // the row). A column left out reads as 0, which the range holds anyway.
+    __mmask16 kept[chunks];
+    for (size_t c = 0; c < chunks; c++) kept[c] = (__mmask16)(inputs - c * 16 >= 16 ? 0xFFFF : (1u << (inputs - c * 16)) - 1);
+    for (size_t j = 0; j < outliers.count; j++) kept[outliers.columns[j] / 16] &= (__mmask16)~(1u << (outliers.columns[j] % 16));
     for (size_t r = 0; r < rows; r++) {
         const float *row = x + r * inputs;
-        row_range_parameters(row, inputs, outliers, widen_range_avx512, &scales[r], &zeros[r]);
+        __m512 low = _mm512_setzero_ps(), high = _mm512_setzero_ps();
+        for (size_t c = 0; c < chunks; c++) {
+            __m512 v = _mm512_maskz_loadu_ps(kept[c], row + c * 16);
+            low = _mm512_min_ps(low, v);
+            high = _mm512_max_ps(high, v);
+        }
+        row_parameters(_mm512_reduce_min_ps(low), _mm512_reduce_max_ps(high), &scales[r], &zeros[r]);
         float inverse = 1 / scales[r];
         __m512 inverses = _mm512_set1_ps(inverse);
         __m512i zero = _mm512_set1_epi32(zeros[r]), top = _mm512_set1_epi32(TOP), bottom = _mm512_setzero_si512();
