@@ -129,16 +129,14 @@ static void widen_range_avx2(const float *p, size_t count, float *lowest, float 
     for (; k < count; k++) { *lowest = fminf(*lowest, p[k]); *highest = fmaxf(*highest, p[k]); }
 }
 
-// A row's scale and zero from its range, taken around the outlier columns (in increasing order) by
-// `widen` (each vector width's own).
-typedef void (*replica_widen_range)(const float *p, size_t count, float *lowest, float *highest);
-static void row_range_parameters(const float *row, size_t inputs, replica_int8_outliers outliers, replica_widen_range widen,
-                                 float *scale, int32_t *zero) {
+// A row's scale and zero from its range, taken around the outlier columns (in increasing order).
+__attribute__((target("avx2,fma")))
+static void row_range_parameters_avx2(const float *row, size_t inputs, replica_int8_outliers outliers, float *scale, int32_t *zero) {
     float lowest = 0, highest = 0;
     size_t from = 0;
     for (size_t j = 0; j <= outliers.count; j++) {
         size_t to = j < outliers.count ? outliers.columns[j] : inputs;
-        if (to > from) widen(row + from, to - from, &lowest, &highest);
+        if (to > from) widen_range_avx2(row + from, to - from, &lowest, &highest);
         from = to + 1;
     }
     row_parameters(lowest, highest, scale, zero);
@@ -161,7 +159,7 @@ static void quantize_rows_avx2(const float *x, size_t rows, size_t inputs, repli
     size_t kp = replica_int8_padded_inputs(inputs);
     for (size_t r = 0; r < rows; r++) {
         const float *row = x + r * inputs;
-        row_range_parameters(row, inputs, outliers, widen_range_avx2, &scales[r], &zeros[r]);
+        row_range_parameters_avx2(row, inputs, outliers, &scales[r], &zeros[r]);
         float inverse = 1 / scales[r];
         __m256 inverses = _mm256_set1_ps(inverse);
         __m256i zero = _mm256_set1_epi32(zeros[r]), top = _mm256_set1_epi32(TOP), bottom = _mm256_setzero_si256();
@@ -346,71 +344,18 @@ REPLICA_VNNI static void tile8x1_vnni(const uint8_t *q, size_t kp, const int8_t 
 REPLICA_VNNI static void tile1x2_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m512i acc[16]) { tile_vnni(q, kp, block, 1, 2, acc); }
 REPLICA_VNNI static void tile1x1_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m512i acc[16]) { tile_vnni(q, kp, block, 1, 1, acc); }
 
-// Asks for the cache lines of `count` floats at `p` to be brought into the second-level cache.
-static inline void prefetch_lines(const float *p, size_t count) {
-    const char *line = (const char *)p, *end = (const char *)(p + count);
+// Asks for the `step`-th share (`share` floats each) of the `count` floats at `p` to be brought into the
+// second-level cache; nothing once the shares are done.
+static inline void prefetch_share(const float *p, size_t count, size_t share, size_t step) {
+    if (!p || step * share >= count) return;
+    const char *line = (const char *)(p + step * share);
+    const char *end = (const char *)(p + (count - step * share < share ? count : (step + 1) * share));
     // Every other line: the second-level cache's own prefetcher brings each line's pair.
     for (; line < end; line += 128) _mm_prefetch(line, _MM_HINT_T1);
 }
 
-REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers,
-                                              uint8_t *q, float *scales, int32_t *zeros);
-
-// As on AVX2, each group of rows against every block of outputs in turn; here groups of 8 rows against
-// pairs of blocks (32 outputs; a last single block, or the last rows one at a time, in smaller tiles):
-// each weight load feeds 8 products, each broadcast 2. Each group's rows are quantised just before its
-// products, and the next group's rows and residual fetched into the cache meanwhile, so that the rows'
-// floats, read again for the outlier columns, and their residual, read at the end, come from the cache
-// rather than from memory: with the whole input quantised first, the last step waited on those loads.
-REPLICA_VNNI
-static void products_vnni(const float *x, uint8_t *q, float *rowScales, int32_t *zeros, size_t rows, size_t inputs,
-                          const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
-                          replica_int8_outliers outliers, const float *residual, float *out, replica_int8_epilogue epilogue) {
-    size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
-    for (size_t r = 0; r < rows; ) {
-        size_t group = rows - r >= 8 ? 8 : 1;
-        // The next group's rows and residual are fetched into the second-level cache while this one is
-        // multiplied, a share of them before each tile (all at once, the requests waited on each other).
-        size_t next = r + group, after = rows - next >= 8 ? next + 8 : rows, steps = (outputs + 2 * BLOCK - 1) / (2 * BLOCK);
-        const float *rowsAhead = x + next * inputs, *residualAhead = residual ? residual + next * outputs : NULL;
-        size_t rowShare = ((after - next) * inputs + steps - 1) / steps, residualShare = ((after - next) * outputs + steps - 1) / steps;
-        quantize_rows_avx512(x + r * inputs, group, inputs, outliers, q + r * kp, rowScales + r, zeros + r);
-        // The group's values in the outlier columns, row after row.
-        float picked[8 * outliers.count + 1];
-        for (size_t g = 0; g < group; g++)
-            for (size_t j = 0; j < outliers.count; j++) picked[g * outliers.count + j] = x[(r + g) * inputs + outliers.columns[j]];
-        for (size_t o = 0, step = 0; o < outputs; step++) {
-            size_t blocks = op - o >= 2 * BLOCK ? 2 : 1;
-            if (step * rowShare < (after - next) * inputs) {
-                size_t left = (after - next) * inputs - step * rowShare;
-                prefetch_lines(rowsAhead + step * rowShare, left < rowShare ? left : rowShare);
-            }
-            if (residualAhead && step * residualShare < (after - next) * outputs) {
-                size_t left = (after - next) * outputs - step * residualShare;
-                prefetch_lines(residualAhead + step * residualShare, left < residualShare ? left : residualShare);
-            }
-            const int8_t *block = packed + o * kp;
-            __m512i acc[16];
-            if (group == 8) (blocks == 2 ? tile8x2_vnni : tile8x1_vnni)(q + r * kp, kp, block, acc);
-            else (blocks == 2 ? tile1x2_vnni : tile1x1_vnni)(q + r * kp, kp, block, acc);
-            for (size_t b = 0; b < blocks; b++) {
-                size_t first = o + b * BLOCK;
-                if (first >= outputs) break;
-                size_t width = outputs - first < BLOCK ? outputs - first : BLOCK;
-                __mmask16 mask = (__mmask16)((1u << width) - 1);
-                size_t at = r * outputs + first;
-                finish_block_vnni(acc + b, group, rowScales + r, zeros + r, scales, sums, bias, picked, outliers, op, first,
-                                  residual ? residual + at : NULL, out + at, outputs, mask);
-            }
-            o += blocks * BLOCK;
-        }
-        finish_rows(out + r * outputs, group, outputs, epilogue);
-        r += group;
-    }
-}
-
-// quantize_rows_avx2 and column_maxima_avx2 sixteen floats at a time (the same levels: the same range,
-// its outlier columns masked out rather than skipped, then rounding to nearest even and clamping).
+// quantize_rows_avx2 sixteen floats at a time (the same levels: the same range, its outlier columns
+// masked out rather than skipped, then rounding to nearest even and clamping).
 REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_t inputs, replica_int8_outliers outliers,
                                               uint8_t *q, float *scales, int32_t *zeros) {
     size_t kp = replica_int8_padded_inputs(inputs), chunks = (inputs + 15) / 16;
@@ -442,6 +387,54 @@ REPLICA_VNNI static void quantize_rows_avx512(const float *x, size_t rows, size_
     }
 }
 
+// As on AVX2, each group of rows against every block of outputs in turn; here groups of 8 rows against
+// pairs of blocks (32 outputs; a last single block, or the last rows one at a time, in smaller tiles):
+// each weight load feeds 8 products, each broadcast 2. Each group's rows are quantised just before its
+// products, and the next group's rows and residual fetched into the cache meanwhile, so that the rows'
+// floats, read again for the outlier columns, and their residual, read at the end, come from the cache
+// rather than from memory: with the whole input quantised first, the last step waited on those loads.
+REPLICA_VNNI
+static void products_vnni(const float *x, uint8_t *q, float *rowScales, int32_t *zeros, size_t rows, size_t inputs,
+                          const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
+                          replica_int8_outliers outliers, const float *residual, float *out, replica_int8_epilogue epilogue) {
+    size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
+    for (size_t r = 0; r < rows; ) {
+        size_t group = rows - r >= 8 ? 8 : 1;
+        // The next group's rows and residual are fetched into the second-level cache while this one is
+        // multiplied, a share of them before each tile (all at once, the requests waited on each other).
+        size_t next = r + group, ahead = (rows - next >= 8 ? 8 : rows - next), steps = (outputs + 2 * BLOCK - 1) / (2 * BLOCK);
+        const float *rowsAhead = x + next * inputs, *residualAhead = residual ? residual + next * outputs : NULL;
+        size_t rowShare = (ahead * inputs + steps - 1) / steps, residualShare = (ahead * outputs + steps - 1) / steps;
+        quantize_rows_avx512(x + r * inputs, group, inputs, outliers, q + r * kp, rowScales + r, zeros + r);
+        // The group's values in the outlier columns, row after row.
+        float picked[8 * outliers.count + 1];
+        for (size_t g = 0; g < group; g++)
+            for (size_t j = 0; j < outliers.count; j++) picked[g * outliers.count + j] = x[(r + g) * inputs + outliers.columns[j]];
+        for (size_t o = 0, step = 0; o < outputs; step++) {
+            size_t blocks = op - o >= 2 * BLOCK ? 2 : 1;
+            prefetch_share(rowsAhead, ahead * inputs, rowShare, step);
+            prefetch_share(residualAhead, ahead * outputs, residualShare, step);
+            const int8_t *block = packed + o * kp;
+            __m512i acc[16];
+            if (group == 8) (blocks == 2 ? tile8x2_vnni : tile8x1_vnni)(q + r * kp, kp, block, acc);
+            else (blocks == 2 ? tile1x2_vnni : tile1x1_vnni)(q + r * kp, kp, block, acc);
+            for (size_t b = 0; b < blocks; b++) {
+                size_t first = o + b * BLOCK;
+                if (first >= outputs) break;
+                size_t width = outputs - first < BLOCK ? outputs - first : BLOCK;
+                __mmask16 mask = (__mmask16)((1u << width) - 1);
+                size_t at = r * outputs + first;
+                finish_block_vnni(acc + b, group, rowScales + r, zeros + r, scales, sums, bias, picked, outliers, op, first,
+                                  residual ? residual + at : NULL, out + at, outputs, mask);
+            }
+            o += blocks * BLOCK;
+        }
+        finish_rows(out + r * outputs, group, outputs, epilogue);
+        r += group;
+    }
+}
+
+// column_maxima_avx2 sixteen floats at a time.
 REPLICA_VNNI static void column_maxima_avx512(const float *x, size_t rows, size_t width, float *maxima) {
     for (size_t r = 0; r < rows; r++) {
         const float *row = x + r * width;

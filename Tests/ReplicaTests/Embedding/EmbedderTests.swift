@@ -198,22 +198,17 @@ import ReplicaTestSupport
             let paths: [(String, Int32)] = [("chosen", Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI)),
                                             ("avx2", Int32(REPLICA_INT8_AVX2)), ("plain", 0)]
             for (path, kernel) in paths {
-                // Every output is written, whatever was there.
-                var out = [Float](repeating: .nan, count: rows * outputs)
-                var scratch = [UInt8](repeating: 0, count: rows * paddedInputs)
-                var rowScales = [Float](repeating: 0, count: rows), zeros = [Int32](repeating: 0, count: rows)
-                var copy = [Float](repeating: 0, count: inputs)
-                outliers.withUnsafeBufferPointer { columns in
+                results[path] = outliers.withUnsafeBufferPointer { columns in
                     outlierWeights.withUnsafeBufferPointer { outlierWeights in
                         let left = replica_int8_outliers(columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
-                        func product(adding residual: UnsafePointer<Float>?) {
-                            replica_int8_linear_using(kernel, input, rows, inputs, packed, scales, sums, bias, outputs, left, residual, &out,
-                                                      &scratch, &rowScales, &zeros, &copy, Self.noEpilogue)
+                        func product(adding residual: UnsafePointer<Float>?) -> [Float] {
+                            Self.int8Linear(kernel, input, rows: rows, inputs: inputs, packed: packed, scales: scales, sums: sums, bias: bias,
+                                            outputs: outputs, outliers: left, residual: residual, epilogue: Self.noEpilogue)
                         }
-                        if let residual { residual.withUnsafeBufferPointer { product(adding: $0.baseAddress) } } else { product(adding: nil) }
+                        if let residual { return residual.withUnsafeBufferPointer { product(adding: $0.baseAddress) } }
+                        return product(adding: nil)
                     }
                 }
-                results[path] = out
             }
             for r in 0..<rows {
                 let row = (0..<inputs).map { outliers.contains($0) ? 0 : input[r * inputs + $0] }
@@ -242,6 +237,20 @@ import ReplicaTestSupport
         }
     }
 
+    /// `replica_int8_linear_using` on `kernel`'s path, with buffers of its own and every output NaN
+    /// before, so that one left unwritten shows.
+    static func int8Linear(_ kernel: Int32, _ input: [Float], rows: Int, inputs: Int, packed: [Int8], scales: [Float], sums: [Int32],
+                           bias: [Float], outputs: Int, outliers: replica_int8_outliers, residual: UnsafePointer<Float>?,
+                           epilogue: replica_int8_epilogue) -> [Float] {
+        var out = [Float](repeating: .nan, count: rows * outputs)
+        var scratch = [UInt8](repeating: 0, count: rows * replica_int8_padded_inputs(inputs))
+        var rowScales = [Float](repeating: 0, count: rows), zeros = [Int32](repeating: 0, count: rows)
+        var copy = [Float](repeating: 0, count: inputs)
+        replica_int8_linear_using(kernel, input, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, &out,
+                                  &scratch, &rowScales, &zeros, &copy, epilogue)
+        return out
+    }
+
     static var noEpilogue: replica_int8_epilogue { replica_int8_epilogue(kind: Int32(REPLICA_EPILOGUE_NONE), gain: nil, bias: nil, maxima: nil) }
 
     /// The int8 products' epilogues, on every path: layer normalisation or GELU applied to each group of
@@ -263,18 +272,13 @@ import ReplicaTestSupport
             let none = replica_int8_outliers(columns: nil, count: 0, weights: nil)
             for kernel in [Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI), Int32(REPLICA_INT8_AVX2), 0] {
                 func product(_ kind: Int, noting maxima: UnsafeMutablePointer<Float>?) -> [Float] {
-                    var out = [Float](repeating: .nan, count: rows * outputs)
-                    var scratch = [UInt8](repeating: 0, count: rows * paddedInputs)
-                    var rowScales = [Float](repeating: 0, count: rows), zeros = [Int32](repeating: 0, count: rows)
-                    var copy = [Float](repeating: 0, count: inputs)
                     gain.withUnsafeBufferPointer { gain in
                         shift.withUnsafeBufferPointer { shift in
                             let epilogue = replica_int8_epilogue(kind: Int32(kind), gain: gain.baseAddress, bias: shift.baseAddress, maxima: maxima)
-                            replica_int8_linear_using(kernel, input, rows, inputs, packed, scales, sums, bias, outputs, none, nil, &out,
-                                                      &scratch, &rowScales, &zeros, &copy, epilogue)
+                            return Self.int8Linear(kernel, input, rows: rows, inputs: inputs, packed: packed, scales: scales, sums: sums,
+                                                   bias: bias, outputs: outputs, outliers: none, residual: nil, epilogue: epilogue)
                         }
                     }
-                    return out
                 }
                 let plain = product(REPLICA_EPILOGUE_NONE, noting: nil)
                 var normalised = plain, activated = plain
