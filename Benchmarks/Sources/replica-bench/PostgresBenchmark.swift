@@ -20,6 +20,9 @@ enum PostgresBenchmark {
         var parts: Set<String> = ["load", "quality", "tenancy", "standby", "follow"]
         var writes = 300
         var followSeconds = 30
+        /// Who loads and searches in the load part (all four unless `--contestants` names some, for
+        /// profiling one of them alone).
+        var contestants = ["raw", "pg", "sqlite", "raw, index first"]
     }
 
     static func run(_ options: Options) async throws {
@@ -83,7 +86,7 @@ enum PostgresBenchmark {
         var signOuts: [Double] = []
         for round in 0..<options.rounds {
             // Alternate who goes first, so that no one always gets the warmer cache.
-            let contestants = ["raw", "pg", "sqlite", "raw, index first"]
+            let contestants = options.contestants
             for contestant in (round % 2 == 0 ? contestants : contestants.reversed()) {
                 FileHandle.standardError.write(Data("round \(round + 1): \(contestant)\n".utf8))
                 switch contestant {
@@ -143,16 +146,19 @@ enum PostgresBenchmark {
                 }
             }
         }
-        let raw = Measure.median(rates["raw"]!), pg = Measure.median(rates["pg"]!), sqlite = Measure.median(rates["sqlite"]!)
-        let first = Measure.median(rates["raw, index first"]!)
-        let ratios = zip(rates["pg"]!, rates["raw"]!).map { $0 / $1 }
+        func median(_ name: String) -> Double? { rates[name].map(Measure.median) }
+        func rate(_ name: String) -> String { median(name).map { String(Int($0)) } ?? "–" }
+        func divided(_ a: Double?, _ b: Double?) -> String { a.flatMap { a in b.map { Measure.format(a / $0) } } ?? "–" }
+        func mebibytes(_ name: String) -> String { sizes[name].map { String($0 / 1_048_576) } ?? "–" }
+        let ratios = zip(rates["pg"] ?? [], rates["raw"] ?? []).map { $0 / $1 }
+        let spread = ratios.isEmpty ? "" : " (rounds: \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!)))"
         print("""
 
             | measure | replica on PostgreSQL | raw PostgreSQL (COPY, then GIN index) | replica ÷ raw | replica on SQLite | PostgreSQL ÷ SQLite |
             |---|---|---|---|---|---|
-            | items indexed per second (median of \(options.rounds)) | \(Int(pg)) | \(Int(raw)) | \(Measure.format(Measure.median(ratios))) (rounds: \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!))) | \(Int(sqlite)) | \(Measure.format(pg / sqlite)) |
-            | the same, raw's GIN index made before the COPY (not the baseline) | \(Int(pg)) | \(Int(first)) | \(Measure.format(pg / first)) | | |
-            | size on disk, rows + TOAST + indexes (MiB) | \(sizes["pg"]! / 1_048_576) | \(sizes["raw"]! / 1_048_576) | \(Measure.format(Double(sizes["pg"]!) / Double(sizes["raw"]!))) | \(sizes["sqlite"]! / 1_048_576) | \(Measure.format(Double(sizes["pg"]!) / Double(sizes["sqlite"]!))) |
+            | items indexed per second (median of \(options.rounds)) | \(rate("pg")) | \(rate("raw")) | \(ratios.isEmpty ? "–" : Measure.format(Measure.median(ratios)))\(spread) | \(rate("sqlite")) | \(divided(median("pg"), median("sqlite"))) |
+            | the same, raw's GIN index made before the COPY (not the baseline) | \(rate("pg")) | \(rate("raw, index first")) | \(divided(median("pg"), median("raw, index first"))) | | |
+            | size on disk, rows + TOAST + indexes (MiB) | \(mebibytes("pg")) | \(mebibytes("raw")) | \(divided(sizes["pg"].map(Double.init), sizes["raw"].map(Double.init))) | \(mebibytes("sqlite")) | \(divided(sizes["pg"].map(Double.init), sizes["sqlite"].map(Double.init))) |
             """)
         func ms(_ values: [Double]?, _ p: Double) -> String { values.map { Measure.format(Measure.percentile($0, p) * 1000) } ?? "–" }
         func ratio(_ a: [Double]?, _ b: [Double]?, _ p: Double) -> String {

@@ -22,6 +22,7 @@ let usage = """
            replica-bench postgres --corpus DIR [--items N] [--rounds R] [--queries Q] [--accounts A] [--account-items M]
                                   [--sign-outs S] [--quality DIR] [--lexical-only] [--writes W]
                                   [--follow-seconds S] [--only load,quality,tenancy,standby,follow] [--script PATH]
+                                  [--contestants raw,pg,sqlite,raw-index-first]
            replica-bench hybrid --store DIR [--rounds R]
            replica-bench enrichment --messages FILE [--sample FILE --predictions OUT] [--replica PATH]
            replica-bench load --replica PATH [--seconds S] [--plugin PATH] [--rewrite]
@@ -49,6 +50,9 @@ do {
         if let value = option("--follow-seconds") { options.followSeconds = try require(Int(value), "--follow-seconds takes a number") }
         if let value = option("--script") { options.script = value }
         if let value = option("--only") { options.parts = Set(value.split(separator: ",").map(String.init)) }
+        if let value = option("--contestants") {
+            options.contestants = value.split(separator: ",").map { $0 == "raw-index-first" ? "raw, index first" : String($0) }
+        }
         options.lexicalOnly = arguments.contains("--lexical-only")
         try await PostgresBenchmark.run(options)
         exit(0)
