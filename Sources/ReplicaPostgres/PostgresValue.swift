@@ -92,6 +92,13 @@ extension PostgresValue {
     /// (`length`, `substr`, a `LIKE` pattern) sees its escaped form.
     public static let nulEscape: Unicode.Scalar = "\u{FFFF}"
 
+    /// The bytes the server stores for `text`: its UTF-8, with U+0000 and U+FFFF escaped as
+    /// ``text(_:)`` escapes them. For values built in a binary format (``PostgresBinaryArray``,
+    /// ``PostgresTSVector``), which must match what the same text sent as ``text(_:)`` stores.
+    public static func storedUTF8(_ text: String) -> [UInt8] {
+        escapedUTF8(text) ?? Array(text.utf8)
+    }
+
     /// `text`'s UTF-8 with U+0000 and U+FFFF escaped, or `nil` when it holds neither (most text), to be
     /// sent as it is.
     static func escapedUTF8(_ text: String) -> [UInt8]? {

@@ -1,6 +1,7 @@
 import Foundation
 import ReplicaCore
 import ReplicaIndex
+import ReplicaPostgres
 import ReplicaSQLite
 
 /// An item's words as the PostgreSQL store keeps them: FTS5's own tokens (so both stores match the same
@@ -18,6 +19,8 @@ package enum PostgresIndexText {
 
     /// The five full-text columns, in FTS5's order, with their `tsvector` weight and BM25 weight.
     package static let columns: [(weight: Character, bm25: Double)] = [("A", 10), ("B", 5), ("B", 5), ("C", 2), ("D", 1)]
+    /// The same weights as the binary `tsvector` holds them.
+    static let columnWeights: [PostgresTSVector.Weight] = [.a, .b, .b, .c, .d]
 
     /// How far apart two columns' positions are kept: more than any phrase or closeness the search asks
     /// for spans (its NEAR distance is at most 2 × 12 + 4), so positions alone tell that two words are in
@@ -25,45 +28,99 @@ package enum PostgresIndexText {
     static let columnGap = 64
 
     /// The largest position a `tsvector` keeps; PostgreSQL stores later ones as this.
-    static let maximumPosition = 16_383
+    static let maximumPosition = PostgresTSVector.maximumPosition
 
-    /// The `tsvector` literal of an item's five columns, and its length in words (BM25's document length,
-    /// as FTS5 counts it: every token of every column).
-    package static func vector(title: String, keywords: String, people: String, description: String, body: String)
-        -> (literal: String, length: Int) {
-        var places: [String: [(position: Int, weight: Character)]] = [:]
+    /// An item's words: its `tsvector` in the binary format, and its length in words.
+    package struct Words: Sendable {
+        /// The `tsvector`, for a parameter `$n::tsvector` (sent as bytes) or an element of a `tsvector[]`.
+        package var binary: [UInt8]
+        /// BM25's document length, as FTS5 counts it: every token of every column.
+        package var length: Int
+
+        /// The words as a parameter.
+        package var value: PostgresValue { .bytes(binary) }
+    }
+
+    /// The `tsvector` of an item's five columns, and its length in words.
+    ///
+    /// It holds what PostgreSQL's text input made of the literal replica used to send (`'word':1A,5D …`),
+    /// byte for byte: each lexeme's first 256 positions, a position past the largest kept as the largest
+    /// once (with the highest weight among those it stands for), and, for an item whose words would not
+    /// fit in a `tsvector`, the lexemes met first while that literal stays under
+    /// ``maximumLiteralBytes``.
+    package static func vector(title: String, keywords: String, people: String, description: String, body: String) -> Words {
+        var slots: [String: Int] = [:]
+        var lexemes: [String] = []
+        var positions: [[UInt16]] = []
+        // How many positions each lexeme was given (the first 256 count), and its literal's size in bytes.
+        var given: [Int] = []
+        var literalSizes: [Int] = []
         var base = 1
         var length = 0
-        var firstSeen: [String: Int] = [:]
         for (column, text) in [title, keywords, people, description, body].enumerated() {
+            let weight = columnWeights[column]
             let tokens = tokenizer.tokens(in: text)
             length += tokens.count
             for token in tokens {
                 let word = lexeme(token.text)
-                if places[word] == nil { firstSeen[word] = firstSeen.count }
-                places[word, default: []].append((min(base + token.position, maximumPosition), columns[column].weight))
+                let slot: Int
+                if let known = slots[word] {
+                    slot = known
+                } else {
+                    slot = lexemes.count
+                    slots[word] = slot
+                    lexemes.append(word)
+                    positions.append([])
+                    given.append(0)
+                    literalSizes.append(quotedLength(word) + 1)
+                }
+                guard given[slot] < PostgresTSVector.maximumPositions else { continue }
+                let place = min(base + token.position, maximumPosition)
+                literalSizes[slot] += digits(place) + 1 + (given[slot] > 0 ? 1 : 0)
+                given[slot] += 1
+                let stored = PostgresTSVector.position(place, weight: weight)
+                if let last = positions[slot].last, PostgresTSVector.place(of: last) == place {
+                    // Only at the largest position: kept once, with the higher weight, as the text input does.
+                    if stored >> 14 > last >> 14 { positions[slot][positions[slot].count - 1] = stored }
+                } else {
+                    positions[slot].append(stored)
+                }
             }
             base += (tokens.last.map { $0.position + 1 } ?? 0) + columnGap
         }
         // A `tsvector` holds at most 1 MB: an item with more distinct words keeps those it has first (the
         // literal is larger than the stored form, so the cut is on the safe side), and BM25 still counts
         // every word in its length.
-        var entries: [(lexeme: String, entry: String)] = []
+        var kept = lexemes.count
         var size = 0
-        for lexeme in places.keys.sorted(by: { firstSeen[$0]! < firstSeen[$1]! }) {
-            let entry = quoted(lexeme) + ":" + places[lexeme]!.prefix(256).map { "\($0.position)\($0.weight)" }.joined(separator: ",")
-            size += entry.utf8.count + 1
-            if size > maximumLiteralBytes { break }
-            entries.append((lexeme, entry))
+        for slot in lexemes.indices {
+            size += literalSizes[slot] + 1
+            if size > maximumLiteralBytes {
+                kept = slot
+                break
+            }
         }
-        return (entries.sorted { $0.lexeme < $1.lexeme }.map(\.entry).joined(separator: " "), length)
+        let entries = (0..<kept).map { slot in
+            (lexeme: PostgresValue.storedUTF8(lexemes[slot]), positions: positions[slot])
+        }
+        return Words(binary: PostgresTSVector.binary(entries), length: length)
+    }
+
+    /// How many bytes ``quoted(_:)`` makes of a lexeme.
+    static func quotedLength(_ lexeme: String) -> Int {
+        lexeme.utf8.reduce(2) { $0 + ($1 == UInt8(ascii: "'") || $1 == UInt8(ascii: "\\") ? 2 : 1) }
+    }
+
+    /// How many decimal digits a position has.
+    static func digits(_ number: Int) -> Int {
+        number < 10 ? 1 : number < 100 ? 2 : number < 1_000 ? 3 : number < 10_000 ? 4 : 5
     }
 
     /// The most bytes of `tsvector` literal an item gets: under PostgreSQL's 1 MB for the stored form.
     static let maximumLiteralBytes = 900_000
 
     /// The most bytes of one lexeme PostgreSQL keeps (it refuses longer words: "word is too long").
-    static let maximumLexemeBytes = 2046
+    static let maximumLexemeBytes = PostgresTSVector.maximumLexemeBytes
 
     /// A token as a lexeme: itself, or, for a token longer than PostgreSQL keeps, its first 200 bytes
     /// and a digest of the whole, the same on the index's side and the query's, so the word is still found.
@@ -78,7 +135,8 @@ package enum PostgresIndexText {
 
     /// A lexeme as a `tsvector` or `tsquery` literal: in single quotes, quotes and backslashes escaped.
     package static func quoted(_ lexeme: String) -> String {
-        "'" + lexeme.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
+        guard lexeme.utf8.contains(where: { $0 == UInt8(ascii: "'") || $0 == UInt8(ascii: "\\") }) else { return "'" + lexeme + "'" }
+        return "'" + lexeme.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     /// What one search term is, in the tokens the index holds: a word, a prefix, or a phrase of several

@@ -16,12 +16,12 @@ extension PostgresIndexWriter {
     /// A row ready to write: its values and its words.
     struct ReadyRow: Sendable {
         var row: PreparedRow
-        var words: (literal: String, length: Int)
+        var words: PostgresIndexText.Words
 
         /// About how many bytes the row sends.
         var size: Int {
             row.attributes.utf8.count + row.text.title.utf8.count + row.text.keywords.utf8.count + row.text.people.utf8.count
-                + row.text.description.utf8.count + row.text.body.utf8.count + words.literal.utf8.count + 256
+                + row.text.description.utf8.count + row.text.body.utf8.count + words.binary.count + 256
         }
     }
 
@@ -85,17 +85,30 @@ extension PostgresIndexWriter {
         }
         var seen = Set<String>()
         let firsts = rows.indices.filter { seen.insert(rows[$0].row.identifier).inserted }
-        func column(_ value: (ReadyRow) -> String?) -> PostgresValue {
-            Self.arrayLiteral(firsts.map { value(rows[$0]) })
+        // One array per column, in the binary format: the server copies the values instead of parsing them.
+        func texts(_ value: (ReadyRow) -> String?) -> PostgresValue {
+            var array = PostgresBinaryArray(of: .text)
+            for index in firsts { array.append(value(rows[index])) }
+            return array.value
+        }
+        func numbers(_ value: (ReadyRow) -> Double?) -> PostgresValue {
+            var array = PostgresBinaryArray(of: .float8)
+            for index in firsts { array.append(value(rows[index])) }
+            return array.value
+        }
+        var words = PostgresBinaryArray(of: .tsvector, reservingBytes: firsts.reduce(0) { $0 + rows[$1].words.binary.count + 4 })
+        var lengths = PostgresBinaryArray(of: .int4)
+        for index in firsts {
+            words.append(binary: rows[index].words.binary)
+            lengths.append(Int64(rows[index].words.length))
         }
         let result = try execute(Self.bulkInsertSQL, [
-            column { $0.row.identifier }, column { $0.row.domain }, column { $0.row.contentType },
-            column { $0.row.created.map(Self.text) }, column { $0.row.modified.map(Self.text) }, column { Self.text($0.row.expires) },
-            column { $0.row.authors }, column { $0.row.recipients }, column { $0.row.attributes },
-            column { $0.row.origin.owner.rawValue }, column { $0.row.origin.version }, column { Self.text($0.row.indexed) },
-            column { $0.row.text.title }, column { $0.row.text.keywords }, column { $0.row.text.people },
-            column { $0.row.text.description }, column { $0.row.text.body }, column { $0.words.literal },
-            column { String($0.words.length) },
+            texts { $0.row.identifier }, texts { $0.row.domain }, texts { $0.row.contentType },
+            numbers { $0.row.created }, numbers { $0.row.modified }, numbers { $0.row.expires },
+            texts { $0.row.authors }, texts { $0.row.recipients }, texts { $0.row.attributes },
+            texts { $0.row.origin.owner.rawValue }, texts { $0.row.origin.version }, numbers { $0.row.indexed },
+            texts { $0.row.text.title }, texts { $0.row.text.keywords }, texts { $0.row.text.people },
+            texts { $0.row.text.description }, texts { $0.row.text.body }, words.value, lengths.value,
         ])
         var inserted: [String: Int64] = [:]
         for row in 0..<result.rowCount {
@@ -113,19 +126,19 @@ extension PostgresIndexWriter {
         }
     }
 
-    /// Inserts the rows given as one array per column (`$3`…`$21`) whose identifiers are not taken,
+    /// Inserts the rows given as one array per column (`$3`…`$21`, in the binary format) whose identifiers are not taken,
     /// counting them; returns the identifier and id of each row inserted.
     static let bulkInsertSQL = """
         WITH given AS (
             SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::text[],
                 $10::text[], $11::text[], $12::text[], $13::text[], $14::float8[], $15::text[], $16::text[], $17::text[],
-                $18::text[], $19::text[], $20::text[], $21::integer[]) WITH ORDINALITY
+                $18::text[], $19::text[], $20::tsvector[], $21::integer[]) WITH ORDINALITY
                 AS given(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
                          source_version, indexed, title, keywords, people, description, body, words, length, ordinal)
         ), inserted AS (
             INSERT INTO replica.items(account, index_name, \(itemColumns))
             SELECT $1::text, $2::text, identifier, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
-                source_version, indexed, title, keywords, people, description, body, words::tsvector, length
+                source_version, indexed, title, keywords, people, description, body, words, length
             FROM given ORDER BY ordinal
             ON CONFLICT (account, index_name, identifier) DO NOTHING
             RETURNING identifier, id, length
@@ -134,11 +147,4 @@ extension PostgresIndexWriter {
         )
         SELECT identifier, id FROM inserted
         """
-
-    /// A double as PostgreSQL's `float8` input reads it back exactly.
-    static func text(_ number: Double) -> String {
-        if number.isNaN { return "NaN" }
-        if number.isInfinite { return number < 0 ? "-Infinity" : "Infinity" }
-        return "\(number)"
-    }
 }

@@ -143,7 +143,7 @@ package final class PostgresIndexWriter: IndexWriter {
     /// Parameters 3… of ``insertSQL`` and ``replaceSQL`` (the first twelve of them, ``updateSQL``'s) for a row.
     ///
     /// - Parameter words: the row's words and length, or `nil` for ``updateSQL``.
-    static func values(of row: PreparedRow, words: (literal: String, length: Int)?) -> [PostgresValue] {
+    static func values(of row: PreparedRow, words: PostgresIndexText.Words?) -> [PostgresValue] {
         var values: [PostgresValue] = [
             .text(row.identifier), PostgresValue(row.domain), PostgresValue(row.contentType), PostgresValue(row.created),
             PostgresValue(row.modified), .double(row.expires), PostgresValue(row.authors), PostgresValue(row.recipients),
@@ -151,13 +151,13 @@ package final class PostgresIndexWriter: IndexWriter {
         ]
         if let words {
             values += [.text(row.text.title), .text(row.text.keywords), .text(row.text.people), .text(row.text.description),
-                       .text(row.text.body), .text(words.literal), .int(Int64(words.length))]
+                       .text(row.text.body), words.value, .int(Int64(words.length))]
         }
         return values
     }
 
     /// A row's words as ``PostgresIndexText`` makes them.
-    static func words(of row: PreparedRow) -> (literal: String, length: Int) {
+    static func words(of row: PreparedRow) -> PostgresIndexText.Words {
         PostgresIndexText.vector(title: row.text.title, keywords: row.text.keywords, people: row.text.people,
                                  description: row.text.description, body: row.text.body)
     }
@@ -179,7 +179,7 @@ package final class PostgresIndexWriter: IndexWriter {
     ///   - taken: its identifier was just found taken (a bulk insert skipped it): the stored row is read
     ///     first, and the insert tried only when it has gone since.
     @discardableResult
-    func insert(_ row: PreparedRow, words: (literal: String, length: Int)? = nil, typeRecorded: Bool = false,
+    func insert(_ row: PreparedRow, words: PostgresIndexText.Words? = nil, typeRecorded: Bool = false,
                 taken: Bool = false) throws -> UpsertOutcome {
         CrashPoints.reach("index.item")
         if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
@@ -236,7 +236,7 @@ package final class PostgresIndexWriter: IndexWriter {
 
     /// Writes a row over the item `id` (the row's identifier's), its words included; its vectors, made of
     /// the old text, go.
-    private func replace(_ id: Int64, with row: PreparedRow, words: (literal: String, length: Int)? = nil) throws {
+    private func replace(_ id: Int64, with row: PreparedRow, words: PostgresIndexText.Words? = nil) throws {
         try execute(Self.replaceSQL, Self.values(of: row, words: words ?? Self.words(of: row)))
         if row.asksForEnrichment { try queueEnrichment(id) }
         try dropVectorsOfChangedText(id)

@@ -468,6 +468,17 @@ enum DocCommentSnippets {
         query.fetchAttributes = [.title, .authorNames]
     }
 
+    /// Sources/ReplicaPostgres/PostgresBinaryArray.swift, snippet 1.
+    static func ReplicaPostgres_PostgresBinaryArray_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        var titles = PostgresBinaryArray(of: .text)
+        titles.append("Launch plan")
+        titles.append(nil as String?)
+        var sizes = PostgresBinaryArray(of: .float8)
+        sizes.append(2.5)
+        sizes.append(nil as Double?)
+        let parameters = [titles.value, sizes.value]   // for `unnest($1::text[], $2::float8[])`
+    }
+
     /// Sources/ReplicaPostgres/PostgresConnection+Copy.swift, snippet 1.
     static func ReplicaPostgres_PostgresConnection_Copy_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let postgres = try PostgresConnection(url: "postgresql:///replica?host=/tmp/pg")
@@ -538,6 +549,15 @@ enum DocCommentSnippets {
         for row in 0..<result.rowCount {
             print(result.int(row, 0) ?? 0, result.string(row, 1) ?? "")
         }
+    }
+
+    /// Sources/ReplicaPostgres/PostgresTSVector.swift, snippet 1.
+    static func ReplicaPostgres_PostgresTSVector_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let words = PostgresTSVector.binary([
+            (lexeme: Array("plan".utf8), positions: [PostgresTSVector.position(2, weight: .a)]),
+            (lexeme: Array("launch".utf8), positions: [PostgresTSVector.position(1, weight: .a)]),
+        ])
+        // a parameter `.bytes(words)` for `$1::tsvector`, or an element of a `tsvector[]`
     }
 
     /// Sources/ReplicaPostgres/PostgresValue.swift, snippet 1.
