@@ -149,8 +149,9 @@ package struct SQLiteIndexReader: IndexReader {
         var filters = ""
         var arguments: [SQLValue] = []
         Self.appendFilters(for: query, now: now, to: &filters, arguments: &arguments)
-        guard let top = try RankingLists.top(candidates, phrases: phrases, expression: pattern.matchExpression, connection: connection,
-                                             now: now, filters: filters, filterArguments: arguments) else { return nil }
+        let source = SQLiteRankingSource(connection: connection, phrases: phrases, expression: pattern.matchExpression,
+                                         now: now.timeIntervalSince1970, filters: filters, filterArguments: arguments)
+        guard let top = try RankingLists.top(candidates, tokens: phrases.map(\.token), source: source) else { return nil }
         // The rows in one statement, with the score just computed. A word is in a heading column when
         // one of its tokens is a searched word's, as FTS5 would mark it (its own tokenizer splits them);
         // the snippet is made later, for the items returned only (``snippets(_:)``), from the words the

@@ -1,11 +1,11 @@
 import Foundation
 import ReplicaCore
-import ReplicaSQLite
-import Synchronization
 
-/// Impact-ordered postings beside FTS5, so that a ranked search of common words reads the few hundred
-/// items where they weigh most instead of scoring every item that has them, and still returns exactly
-/// the items FTS5's ranking would put first (issue 22; BENCHMARKS.md says why this method and what else
+
+/// Impact-ordered postings beside the full-text index (FTS5's on SQLite, the GIN-indexed `tsvector`s on
+/// PostgreSQL), so that a ranked search of common words reads the few hundred items where they weigh
+/// most instead of scoring every item that has them, and still returns exactly the items the full
+/// ranking would put first (issue 22; BENCHMARKS.md says why this method and what else
 /// was measured).
 ///
 /// For each word in at least ``threshold`` items when the lists were built, `ranking_lists` keeps every
@@ -36,33 +36,46 @@ import Synchronization
 /// A word's frequency among all items (BM25's idf) is the one kept with its list, corrected after changes
 /// by the changed items that had the word at the build (in its tiers) and those that have it now. The floors were computed at
 /// the average item length of the build; a bound at another average scales with it (see ``bound``).
+///
+/// The search itself (``top(_:tokens:source:)``) is the same on both backends; what it reads, it reads
+/// through a ``RankingListSource``, which each backend implements over its own tables.
 package enum RankingLists {
     /// FTS5's bm25 constants (fts5_aux.c).
     static let k1 = 1.2
     static let b = 0.75
-    /// The column weights of the `rank` setting in migrations/index/0001-items.sql, by column, and as
-    /// `replica_frequencies`' arguments in column order.
-    static let columnWeights: [String: Int64] = ["title": 10, "keywords": 5, "people": 5, "description": 2, "body": 1]
-    static let weightArguments = "10.0, 5.0, 5.0, 2.0, 1.0"
-
-    /// A `replica_frequencies` blob in `column` of `row`: the row's length, then each phrase's weighted frequency.
-    static func frequencies(_ row: Statement, column: Int32) -> [Double] {
-        row.withBlob(column) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
-    }
 
     /// How many items the first tier of each list keeps; each later tier keeps four times as many as
     /// the one before.
     package static let firstTier = 256
     /// A word in fewer items than this, or than 1/64 of the items in a smaller index, gets no list: all
-    /// its items are read through FTS5 at search time.
+    /// its items are read through the full-text index at search time.
     package static let threshold = 256
     /// More items changed since the build than this and a search scores every match: rebuild then.
     package static let maximumChanges = 512
 
-    /// What the lists were built from, as `ranking_state` keeps it.
-    struct State {
-        var rows: Int64
-        var tokens: Int64
+    /// What the lists were built from, as `ranking_state` keeps it: the index's rows and tokens.
+    package struct State: Sendable, Equatable {
+        package var rows: Int64
+        package var tokens: Int64
+
+        package init(rows: Int64, tokens: Int64) {
+            self.rows = rows
+            self.tokens = tokens
+        }
+    }
+
+    /// One tier of a word's list as stored: how many items had the word at the build, the highest impact
+    /// of an item in a later tier (0 for the last), and the entries (``encode(_:)``).
+    package struct Tier: Sendable {
+        package var documents: Int64
+        package var floor: Double
+        package var entries: [UInt8]
+
+        package init(documents: Int64, floor: Double, entries: [UInt8]) {
+            self.documents = documents
+            self.floor = floor
+            self.entries = entries
+        }
     }
 
     /// What a build did.
@@ -71,6 +84,11 @@ package enum RankingLists {
         package var terms: Int
         /// Entries over all lists.
         package var entries: Int
+    }
+
+    /// The threshold a build of an index of `rows` items uses.
+    package static func threshold(rows: Int64) -> Int {
+        min(threshold, max(8, Int(rows / 64)))
     }
 
     // MARK: BM25
@@ -93,37 +111,6 @@ package enum RankingLists {
     static func bound(floor: Double, builtAverage: Double, averageLength: Double) -> Double {
         guard floor > 0 else { return 0 }
         return min(k1 + 1, floor * max(1, averageLength / builtAverage))
-    }
-
-    // MARK: FTS5's own records
-
-    /// FTS5's row count and token count (all columns), from its averages record (`%_data` row 1).
-    static func totals(_ connection: Connection) throws -> State? {
-        guard let record = try connection.cached("SELECT block FROM items_text_data WHERE id = 1").firstRow([], { $0.blob(0) }) else {
-            return State(rows: 0, tokens: 0)
-        }
-        var offset = 0
-        guard let rows = varint(record, &offset) else { return nil }
-        var tokens: Int64 = 0
-        while offset < record.count {
-            guard let column = varint(record, &offset) else { return nil }
-            tokens += column
-        }
-        return State(rows: rows, tokens: tokens)
-    }
-
-    /// An SQLite/FTS5 varint: big-endian groups of 7 bits, the ninth byte whole.
-    static func varint(_ bytes: [UInt8], _ offset: inout Int) -> Int64? {
-        var value: UInt64 = 0
-        for index in 0..<9 {
-            guard offset < bytes.count else { return nil }
-            let byte = bytes[offset]
-            offset += 1
-            if index == 8 { return Int64(bitPattern: (value << 8) | UInt64(byte)) }
-            value = (value << 7) | UInt64(byte & 0x7f)
-            if byte & 0x80 == 0 { return Int64(bitPattern: value) }
-        }
-        return nil
     }
 
     // MARK: Tiers
@@ -174,138 +161,59 @@ package enum RankingLists {
         return true
     }
 
+
     // MARK: Building
 
-    /// Builds the lists from the index as it is, replacing any, inside the caller's write transaction.
-    static func build(_ connection: Connection, now: Date, firstTier: Int = firstTier, threshold: Int? = nil) throws -> Summary {
-        try clear(connection)
-        try connection.execute("INSERT INTO items_text(items_text) VALUES ('optimize')")
-        guard let totals = try totals(connection) else {
-            throw ReplicaError(.corruptIndex, "the full-text index's totals could not be read; rebuild the index")
+    /// The tiers of one word's list, from every item that has it (ascending row ids, each with its
+    /// weighted frequency) and the items' lengths: ordered by impact at `averageLength`, cut into tiers
+    /// of ``firstTier`` entries, then four times as many each time, each tier's entries by row id.
+    package static func tiers(items: [Int64], frequencies: [Int64], length: (Int64) -> Int64, averageLength: Double,
+                              firstTier: Int = firstTier) -> [(tier: Int64, floor: Double, entries: [UInt8])] {
+        let impacts = items.indices.map { index in
+            impact(frequency: Double(frequencies[index]), length: Double(length(items[index])), averageLength: averageLength)
         }
-        let threshold = threshold ?? min(Self.threshold, max(8, Int(totals.rows / 64)))
-        var summary = Summary(terms: 0, entries: 0)
-        if totals.rows > 0 {
-            summary = try writeLists(connection, totals: totals, firstTier: firstTier, threshold: threshold)
+        let order = items.indices.sorted { impacts[$0] != impacts[$1] ? impacts[$0] > impacts[$1] : items[$0] < items[$1] }
+        var tiers: [(tier: Int64, floor: Double, entries: [UInt8])] = []
+        var start = 0, size = firstTier, tier: Int64 = 0
+        while start < order.count {
+            let end = min(order.count, start + size)
+            let entries = order[start..<end].sorted { items[$0] < items[$1] }
+                .map { (rowID: items[$0], frequency: frequencies[$0], length: length(items[$0])) }
+            let floor = end < order.count ? impacts[order[end]] : 0
+            tiers.append((tier, floor, encode(entries)))
+            start = end
+            size *= 4
+            tier += 1
         }
-        try connection.cached("INSERT INTO ranking_state(id, rows, tokens, first_tier, threshold, built) VALUES (1, ?, ?, ?, ?, ?)")
-            .run([.integer(totals.rows), .integer(totals.tokens), .integer(Int64(firstTier)), .integer(Int64(threshold)),
-                  .real(now.timeIntervalSince1970)])
-        return summary
-    }
-
-    /// Whether the index keeps lists, so that its writes must be recorded (``recordChange(_:_:)``).
-    static func areKept(_ connection: Connection) throws -> Bool {
-        try connection.cached("SELECT 1 FROM ranking_state").firstRow([], { _ in true }) == true
-    }
-
-    /// Records a row the lists do not know, written in the current transaction: searches rank it through
-    /// FTS5 until the next build. The writer calls it for every row whose text it indexes (new or
-    /// rewritten); a trigger records deleted ones (migrations 0010 and 0011).
-    static func recordChange(_ id: Int64, _ connection: Connection) throws {
-        try connection.cached("INSERT OR IGNORE INTO ranking_changes(id) VALUES (?)").run([.integer(id)])
-    }
-
-    /// Removes the lists: searches score every match until they are built again.
-    static func clear(_ connection: Connection) throws {
-        // The state first, so that nothing records changes for what follows (the DELETE trigger tests it).
-        try connection.execute("DELETE FROM ranking_state")
-        try connection.execute("DELETE FROM ranking_changes")
-        try connection.execute("DELETE FROM ranking_lists")
-    }
-
-    /// One pass over FTS5's instances (term, item, column), in term order.
-    private static func writeLists(_ connection: Connection, totals: State, firstTier: Int, threshold: Int) throws -> Summary {
-        // Each item's length in tokens, from FTS5's own sizes (`%_docsize`: a varint per column).
-        var lengths: [Int64: Int64] = [:]
-        try connection.prepare("SELECT id, sz FROM items_text_docsize").each { row in
-            let sizes = row.blob(1)
-            var offset = 0, total: Int64 = 0
-            while offset < sizes.count, let size = varint(sizes, &offset) { total += size }
-            lengths[row.int64(0)] = total
-            return true
-        }
-        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_text_instances USING fts5vocab(main, items_text, instance)")
-        defer { try? connection.execute("DROP TABLE IF EXISTS temp.items_text_instances") }
-        let averageLength = Double(totals.tokens) / Double(totals.rows)
-        let insert = try connection.prepare("INSERT INTO ranking_lists(term, tier, documents, floor, entries) VALUES (?, ?, ?, ?, ?)")
-        var summary = Summary(terms: 0, entries: 0)
-
-        var term = ""
-        var items: [Int64] = []
-        var frequencies: [Int64] = []
-        func finish() throws {
-            defer { items.removeAll(keepingCapacity: true); frequencies.removeAll(keepingCapacity: true) }
-            guard items.count >= threshold else { return }
-            let impacts = items.indices.map { index in
-                impact(frequency: Double(frequencies[index]), length: Double(lengths[items[index]] ?? 0), averageLength: averageLength)
-            }
-            let order = items.indices.sorted { impacts[$0] != impacts[$1] ? impacts[$0] > impacts[$1] : items[$0] < items[$1] }
-            var start = 0, length = firstTier, tier: Int64 = 0
-            while start < order.count {
-                let end = min(order.count, start + length)
-                let entries = order[start..<end].sorted { items[$0] < items[$1] }
-                    .map { (rowID: items[$0], frequency: frequencies[$0], length: lengths[items[$0]] ?? 0) }
-                let floor = end < order.count ? impacts[order[end]] : 0
-                try insert.run([.text(term), .integer(tier), .integer(Int64(items.count)), .real(floor), .blob(encode(entries))])
-                start = end
-                length *= 4
-                tier += 1
-            }
-            summary.terms += 1
-            summary.entries += items.count
-        }
-        try connection.prepare("SELECT term, doc, col FROM temp.items_text_instances").each { row in
-            let rowTerm = row.text(0)
-            if rowTerm != term {
-                try finish()
-                term = rowTerm
-            }
-            let item = row.int64(1)
-            let weight = columnWeights[row.text(2)] ?? 1
-            if items.last == item {
-                frequencies[frequencies.count - 1] += weight
-            } else {
-                items.append(item)
-                frequencies.append(weight)
-            }
-            return true
-        }
-        try finish()
-        return summary
+        return tiers
     }
 
     // MARK: Searching
 
-    /// The `limit` items with the best BM25 for `expression` among those not expired that pass
-    /// `filters` (`AND …` clauses on `items`), best first, with their BM25 as FTS5 computes it; `nil` when
+    /// The `limit` items with the best BM25 for the words `tokens` (OR-ed) among those not expired that
+    /// pass the search's filters, best first, with their BM25 as the full ranking computes it; `nil` when
     /// the lists do not help (none built, no word with a list, too many changes, or too many items to
     /// score one by one), and the caller scores every match.
     ///
-    /// - Parameter phrases: the phrases of `expression` (OR-ed), in its order: each the one word FTS5
-    ///   stores for it (`token`) and the phrase as typed, quoted for `MATCH` (`expression`).
-    /// - Returns: each item with its score and, per phrase, whether the item has it.
-    static func top(_ limit: Int, phrases terms: [(token: String, expression: String)], expression: String, connection: Connection,
-                    now: Date, filters: String, filterArguments: [SQLValue]) throws -> [(rowID: Int64, score: Double, present: [Bool])]? {
-        guard limit > 0, !terms.isEmpty,
-              let (built, threshold) = try connection.cached("SELECT rows, tokens, threshold FROM ranking_state WHERE id = 1")
-                .firstRow([], { (State(rows: $0.int64(0), tokens: $0.int64(1)), Int($0.int64(2))) }),
-              built.rows > 0 else { return nil }
-        let tier = try connection.cached("SELECT documents, floor, entries FROM ranking_lists WHERE term = ? AND tier = ?")
-        // Without a word in many items, FTS5 ranks the few matches quickly on its own.
-        let firstTiers = try terms.map { term in
-            try tier.firstRow([.text(term.token), .integer(0)]) { (documents: $0.int64(0), floor: $0.double(1), entries: $0.blob(2)) }
-        }
+    /// - Parameters:
+    ///   - tokens: the search's words, each as the index stores it (one token a word: no phrase, no prefix).
+    ///   - source: the lists and the index of the search, read in one snapshot; it knows the search's
+    ///     filters and the time it is searched at.
+    /// - Returns: each item with its score and, per word, whether the item has it.
+    package static func top(_ limit: Int, tokens terms: [String], source: some RankingListSource) throws
+        -> [(rowID: Int64, score: Double, present: [Bool])]? {
+        guard limit > 0, !terms.isEmpty, let (built, threshold) = try source.built(), built.rows > 0 else { return nil }
+        // Without a word in many items, the full-text index ranks the few matches quickly on its own.
+        let firstTiers = try source.firstTiers(of: terms)
         guard firstTiers.contains(where: { $0 != nil }) else { return nil }
-        let changes = try connection.cached("SELECT id FROM ranking_changes ORDER BY id LIMIT ?").rows([.integer(Int64(maximumChanges + 1))]) { $0.int64(0) }
-        guard changes.count <= maximumChanges, let totals = try totals(connection), totals.rows > 0 else { return nil }
+        let changes = try source.changes(limit: maximumChanges + 1)
+        guard changes.count <= maximumChanges, let totals = try source.totals(), totals.rows > 0 else { return nil }
         // Unchanged, the index must still be what the lists were built from.
         if changes.isEmpty && (totals.rows != built.rows || totals.tokens != built.tokens) { return nil }
         let changed = Set(changes)
         let averageLength = Double(totals.tokens) / Double(totals.rows)
         let builtAverage = Double(built.tokens) / Double(built.rows)
         let phrases = terms.count
-        let now = now.timeIntervalSince1970
 
         // The candidates: for each, its contribution per phrase where known.
         guard phrases <= Candidates.mostPhrases else { return nil }
@@ -351,30 +259,16 @@ package enum RankingLists {
                 }
             }
         }
-        // The changed items' numbers now, from FTS5 itself, one by one (a seek per word and segment each:
-        // one pass over the words' matches would read every item that has them).
-        var changedNumbers: [(rowID: Int64, numbers: [Double])] = []
-        if !changes.isEmpty {
-            try connection.cached("""
-                SELECT items_text.rowid, replica_frequencies(items_text, \(weightArguments)) FROM ranking_changes CROSS JOIN items_text
-                WHERE items_text.rowid = ranking_changes.id AND items_text MATCH ?
-                """).each([.text(expression)]) { row in
-                let numbers = frequencies(row, column: 1)
-                if numbers.count == phrases + 1 { changedNumbers.append((row.int64(0), numbers)) }
-                return true
-            }
-        }
-        let allTiers = try connection.cached("SELECT entries FROM ranking_lists WHERE term = ? ORDER BY tier")
-        let postings = try connection.cached(
-            "SELECT rowid, replica_frequencies(items_text, \(weightArguments)) FROM items_text WHERE items_text MATCH ? LIMIT ?")
-        for (phrase, (token, quoted)) in terms.enumerated() {
+        // The changed items' numbers now, from the full-text index itself.
+        let changedNumbers = changes.isEmpty ? [] : try source.changedNumbers(changes).filter { $0.numbers.count == phrases + 1 }
+        for (phrase, token) in terms.enumerated() {
             if let first = firstTiers[phrase] {
                 var live = first.documents
                 if !changes.isEmpty {
-                    // FTS5's count now: the build's, less the changed items that had the word then (found
-                    // in its tiers, by row id like `changes`), plus those that have it now.
+                    // The full-text index's count now: the build's, less the changed items that had the word
+                    // then (found in its tiers, by row id like `changes`), plus those that have it now.
                     var before: Int64 = 0
-                    for entries in try allTiers.rows([.text(token)], { $0.blob(0) }) {
+                    for entries in try source.tiers(of: token) {
                         var position = 0
                         let intact = entries.withUnsafeBytes { raw in
                             decode(raw) { rowID, _, _ in
@@ -394,17 +288,12 @@ package enum RankingLists {
                 // No list: a word in few items when the lists were built (fewer than `threshold` then,
                 // and at most every changed item more since). All its items are read, with their numbers.
                 let most = threshold + changes.count
-                var found: [(Int64, Double, Double)] = []
-                try postings.each([.text(quoted), .integer(Int64(most + 1))]) { row in
-                    let numbers = frequencies(row, column: 1)
-                    found.append((row.int64(0), numbers.count > 1 ? numbers[1] : 0, numbers.first ?? 0))
-                    return true
-                }
+                var found = try source.postings(ofWord: phrase, limit: most + 1)
                 guard found.count <= most else { return nil }
                 let idf = idf(rows: totals.rows, documents: Int64(found.count))
                 idfs[phrase] = idf
                 complete[phrase] = true
-                found.sort { $0.0 < $1.0 }
+                found.sort { $0.rowID < $1.rowID }
                 let weighing = Candidates.Weighing(idf: idf, averageLength: averageLength)
                 _ = candidates.merge(into: &active, phrase: phrase, weighing: weighing, admission: .everyItem) { body in
                     for (rowID, frequency, length) in found where !changed.contains(rowID) { body(rowID, frequency, length) }
@@ -423,23 +312,15 @@ package enum RankingLists {
             }
             return score
         }
-        let check = try connection.cached(
-            "SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)")
         // Without filters, and with no item expired now (one look at the index of the items that expire),
         // every item passes, and nothing is checked: a many-word search checks about a thousand items,
         // a seek each. The row ids all name items: those of the tiers not changed since the build, and
-        // the changed ones FTS5 matched.
-        let everyItemPasses = try filters.isEmpty
-            && connection.cached("SELECT 1 FROM items WHERE \(SQLiteIndexReader.hasExpired) LIMIT 1").firstRow([.real(now)], { _ in true }) == nil
+        // the changed ones the full-text index matched.
+        let everyItemPasses = try source.everyItemPasses()
         /// Which of `rowIDs` (a batch: a few hundred at most) are items that pass expiry and the filters.
-        func passingFilters(_ rowIDs: some Sequence<Int64>) throws -> Set<Int64> {
+        func passingFilters(_ rowIDs: some Collection<Int64>) throws -> Set<Int64> {
             if everyItemPasses { return Set(rowIDs) }
-            var passed = Set<Int64>()
-            try check.each([.text("[" + rowIDs.map { String($0) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
-                passed.insert(row.int64(0))
-                return true
-            }
-            return passed
+            return try source.passing(Array(rowIDs))
         }
         // The changed items that pass expiry and the filters, scored as FTS5 scores them.
         for start in stride(from: 0, to: changedNumbers.count, by: 256) {
@@ -587,7 +468,7 @@ package enum RankingLists {
                 if wantedPhrases == 0 { break }
             }
             guard let phrase = (0..<phrases).filter({ wantedPhrases & (1 << UInt64($0)) != 0 && !complete[$0] }).max(by: { unseen[$0] < unseen[$1] }),
-                  let next = try tier.firstRow([.text(terms[phrase].token), .integer(nextTier[phrase])], { (floor: $0.double(1), entries: $0.blob(2)) })
+                  let next = try source.tier(nextTier[phrase], of: terms[phrase])
             else { return nil }   // A tier missing: the lists are damaged.
             nextTier[phrase] += 1
             floors[phrase] = next.floor
@@ -606,46 +487,32 @@ package enum RankingLists {
     }
 }
 
-/// What a reader's last search through the ranking lists learnt, for the ranking's second step: the
-/// words it searched (as their `MATCH` expressions) and, for each item it returned, which of them it has.
-package final class RankedWords: Sendable {
-    private let state = Mutex<(terms: [String], present: [Int64: [Bool]])>(([], [:]))
-
-    package init() {}
-
-    func record(terms: [String], present: [Int64: [Bool]]) {
-        state.withLock { $0 = (terms, present) }
-    }
-
-    /// Whether every one of `rowIDs` was returned by the last search through the lists.
-    func knows(_ rowIDs: [Int64]) -> Bool {
-        state.withLock { state in !state.present.isEmpty && rowIDs.allSatisfy { state.present[$0] != nil } }
-    }
-
-    /// How many of `terms` (the first of the words searched) each of `rowIDs` has, when known for all.
-    func counts(_ terms: [String], in rowIDs: [Int64]) -> [Int64: Int]? {
-        state.withLock { state in
-            guard terms.count <= state.terms.count, Array(state.terms.prefix(terms.count)) == terms else { return nil }
-            var counts: [Int64: Int] = [:]
-            for rowID in rowIDs {
-                guard let present = state.present[rowID] else { return nil }
-                counts[rowID] = present.prefix(terms.count).filter { $0 }.count
-            }
-            return counts
-        }
-    }
-}
-
-extension SQLiteIndexReader {
-    package func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]? {
-        rankedWords.counts(terms.map(\.expression), in: rowIDs)
-    }
-
-    package func rankingListsAreStale(minimumItems: Int) throws -> Bool {
-        guard try connection.scalar("SELECT 1 FROM ranking_state") != nil else {
-            return try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM items LIMIT ?)", [.integer(Int64(minimumItems))]) ?? 0 >= minimumItems
-        }
-        return try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM ranking_changes LIMIT ?)",
-                                         [.integer(Int64(RankingLists.maximumChanges + 1))]) ?? 0 > RankingLists.maximumChanges
-    }
+/// What a search through the ranking lists reads, all in one snapshot of one index: the lists and what
+/// they were built from, the items changed since, and the full-text index for what the lists do not
+/// hold. A source is made for one search: it knows the search's words (in the order ``RankingLists/top(_:tokens:source:)``
+/// is given them), its filters and the time it searches at.
+package protocol RankingListSource {
+    /// What the lists were built from and the threshold the build used; `nil` when none are built.
+    func built() throws -> (state: RankingLists.State, threshold: Int)?
+    /// The first tier of each word's list, in order; `nil` for a word without one.
+    func firstTiers(of tokens: [String]) throws -> [RankingLists.Tier?]
+    /// A tier of a word's list; `nil` when it has no such tier.
+    func tier(_ number: Int64, of token: String) throws -> RankingLists.Tier?
+    /// Every tier's entries of a word's list, in tier order.
+    func tiers(of token: String) throws -> [[UInt8]]
+    /// The row ids of the items written or deleted since the build, ascending, at most `limit`.
+    func changes(limit: Int) throws -> [Int64]
+    /// The index's rows and tokens now (expired items included, as the full-text index counts them);
+    /// `nil` when they cannot be read.
+    func totals() throws -> RankingLists.State?
+    /// Of the changed items (`changes`, ascending), those that have any of the words now, each with
+    /// its numbers: its length, then its weighted frequency of each word.
+    func changedNumbers(_ changes: [Int64]) throws -> [(rowID: Int64, numbers: [Double])]
+    /// Every item that has the search's `word`-th word (expired ones too), with its weighted frequency
+    /// of it and its length, at most `limit`.
+    func postings(ofWord word: Int, limit: Int) throws -> [(rowID: Int64, frequency: Double, length: Double)]
+    /// Whether every item passes: no filters, and no item expired at the search's time.
+    func everyItemPasses() throws -> Bool
+    /// Which of `rowIDs` (a few hundred at most) are items that have not expired and pass the filters.
+    func passing(_ rowIDs: [Int64]) throws -> Set<Int64>
 }
