@@ -30,6 +30,7 @@ public struct PostgresBinaryArray: Sendable {
         public static let int8 = ElementType(name: "bigint", oid: 20)
         public static let float8 = ElementType(name: "float8", oid: 701)
         public static let tsvector = ElementType(name: "tsvector", oid: 3614)
+        public static let bytea = ElementType(name: "bytea", oid: 17)
     }
 
     /// The type of every element.
@@ -113,7 +114,7 @@ public struct PostgresBinaryArray: Sendable {
     }
 
     /// Appends an element already in its type's binary format (a `tsvector` from
-    /// ``PostgresTSVector``, say).
+    /// ``PostgresTSVector``, say; a `bytea`'s bytes as they are).
     public mutating func append(binary: [UInt8]) {
         appendElement { $0 += binary }
     }

@@ -47,6 +47,11 @@ package struct PostgresIndexReader: IndexReader {
     /// follow the ranking (which of the words each best item holds, and how close): the server is asked
     /// again only for items or words not among them.
     let placesSeen = PlacesSeen()
+    /// Which words each item the last search through the ranking lists returned has.
+    let wordsSeen = WordsSeen()
+    /// Whether a ranked search of common words goes through the ranking lists when the index keeps
+    /// them (``rankedByLists(_:_:limit:)``); tests turn it off to compare with the full ranking.
+    var usesRankingLists = true
 
     /// The item columns every read decodes an item from, in the order ``decodeItem(_:_:offset:textContent:)`` reads them.
     static let itemColumns = """
@@ -92,10 +97,11 @@ package struct PostgresIndexReader: IndexReader {
         // places come here to be scored. Either way the best are read whole and checked against the
         // predicate until enough pass.
         let ranking: Ranking
+        if matcher == nil, let listed = try matchesThroughRankingLists(query, terms: terms, limit: limit) { return listed }
         if matcher == nil, terms.terms.allSatisfy({ $0.tokens.count == 1 }) {
             guard let (counted, best) = try rankedInServer(terms, query, limit: limit) else { return ([], [], []) }
             if let best {
-                let found = try read(best, counted, matcher: matcher, limit: limit)
+                let found = try read(best, counted.terms, matcher: matcher, limit: limit)
                 if found.found.count == limit || best.scored.count < best.asked { return found }
             }
             ranking = counted
@@ -103,7 +109,7 @@ package struct PostgresIndexReader: IndexReader {
             guard let counted = try self.ranking(terms) else { return ([], [], []) }
             ranking = counted
         }
-        return try read(rankedHere(ranking, query), ranking, matcher: matcher, limit: limit)
+        return try read(rankedHere(ranking, query), ranking.terms, matcher: matcher, limit: limit)
     }
 
     /// A search's terms with a token each, each one's `tsquery`, and the `tsquery` that finds the matches.
@@ -231,14 +237,23 @@ package struct PostgresIndexReader: IndexReader {
             scored.append((id, score))
             lengths[id] = Int(best.int(row, 1) ?? 0)
         }
-        // The best read whole, each with the places of the searched words, in one statement.
+        let (rows, itemWords) = try bestRows(scored.map(\.id), terms: ranking.terms)
+        for candidate in scored where ranking.score(itemWords[candidate.id] ?? ItemWords(), length: lengths[candidate.id] ?? 0) != candidate.score {
+            return (ranking, nil)
+        }
+        placesSeen.keep(itemWords, of: ranking.terms)
+        return (ranking, (scored, itemWords, asked, rows))
+    }
+
+    /// The best items of a ranking read whole, each with the places of the searched words, in one statement.
+    func bestRows(_ ids: [Int64], terms: [PostgresIndexText.TermTokens]) throws -> (rows: ItemRows, words: [Int64: ItemWords]) {
         var builder = SQLBuilder()
         let sql = "SELECT " + Self.itemColumns + ", i.id, " + Self.textColumns + ", p.lexemes, p.positions, p.weights "
             + "FROM replica.items AS i CROSS JOIN LATERAL (SELECT string_agg(u.lexeme, E'\\x1f') AS lexemes, "
             + "string_agg(array_to_string(u.positions, ','), E'\\x1f') AS positions, string_agg(array_to_string(u.weights, ','), E'\\x1f') AS weights "
-            + "FROM unnest(i.words) AS u WHERE " + Self.lexemeCondition(ranking.terms, &builder) + ") AS p "
+            + "FROM unnest(i.words) AS u WHERE " + Self.lexemeCondition(terms, &builder) + ") AS p "
             + "WHERE i.account = " + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
-            + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(scored.map(\.id))) + "::bigint[])"
+            + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(ids)) + "::bigint[])"
         let result = try run(sql, builder.arguments)
         var rows: [Int64: Int] = [:]
         var itemWords: [Int64: ItemWords] = [:]
@@ -247,11 +262,7 @@ package struct PostgresIndexReader: IndexReader {
             rows[id] = row
             itemWords[id] = Self.aggregatedWords(result, row, from: 16)
         }
-        for candidate in scored where ranking.score(itemWords[candidate.id] ?? ItemWords(), length: lengths[candidate.id] ?? 0) != candidate.score {
-            return (ranking, nil)
-        }
-        placesSeen.keep(itemWords, of: ranking.terms)
-        return (ranking, (scored, itemWords, asked, (result, rows)))
+        return ((result, rows), itemWords)
     }
 
     /// An item's places as the statement of ``rankedInServer(_:_:limit:)`` aggregates them: its lexemes,
@@ -287,7 +298,7 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     /// The best of `ranked`, read whole and checked against the predicate, until `limit` pass.
-    private func read(_ ranked: Ranked, _ ranking: Ranking, matcher: PredicateMatcher?, limit: Int) throws
+    func read(_ ranked: Ranked, _ terms: [PostgresIndexText.TermTokens], matcher: PredicateMatcher?, limit: Int) throws
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
         let scored = ranked.scored
         var found: [(item: FoundItem, rowID: Int64)] = []
@@ -313,13 +324,12 @@ package struct PostgresIndexReader: IndexReader {
                     // over the text each: about 2 of a two-word search's 16 ms for all 60 candidates). The
                     // candidates' text, which this statement read whole anyway, is kept until then.
                     let columns = (11...15).map { result.string(row, $0) ?? "" }
-                    let terms = ranking.terms
                     var shown = item
                     if matcher?.readsTextContent == true { shown.attributeSet.textContent = nil }
                     var foundItem = FoundItem(item: shown, score: candidate.score, snippet: nil, origin: origin, indexedAt: indexed)
                     foundItem.pendingSnippet = .made { Snippet.make(columns: columns, terms: terms) }
                     found.append((foundItem, candidate.id))
-                    if ranked.words[candidate.id]?.isInHeading(ranking.terms) == true { inHeading.insert(candidate.id) }
+                    if ranked.words[candidate.id]?.isInHeading(terms) == true { inHeading.insert(candidate.id) }
                 } catch {
                     unreadable.append(ItemIdentifier(result.string(row, 0) ?? ""))
                 }

@@ -106,6 +106,66 @@ package enum PostgresIndexText {
         return Words(binary: PostgresTSVector.binary(entries), length: length)
     }
 
+    /// Calls `body` with each lexeme of a `tsvector` in PostgreSQL's text output (`'word':1A,5 'it''s':3`)
+    /// and its weighted frequency: each position counts its column's BM25 weight (A 10, B 5, C 2, D 1),
+    /// what `ts_rank_cd` gives the lexeme alone with the search's weights. A lexeme without positions
+    /// counts once.
+    package static func weightedFrequencies(inText text: String, _ body: (String, Int64) -> Void) {
+        var text = text
+        text.withUTF8 { bytes in
+            var index = 0
+            let count = bytes.count
+            var lexeme: [UInt8] = []
+            while index < count {
+                // A quoted lexeme: quotes and backslashes doubled.
+                guard bytes[index] == UInt8(ascii: "'") else { index += 1; continue }
+                index += 1
+                lexeme.removeAll(keepingCapacity: true)
+                while index < count {
+                    let byte = bytes[index]
+                    if byte == UInt8(ascii: "'") {
+                        if index + 1 < count && bytes[index + 1] == UInt8(ascii: "'") {
+                            lexeme.append(byte)
+                            index += 2
+                            continue
+                        }
+                        index += 1
+                        break
+                    }
+                    if byte == UInt8(ascii: "\\"), index + 1 < count {
+                        lexeme.append(bytes[index + 1])
+                        index += 2
+                        continue
+                    }
+                    lexeme.append(byte)
+                    index += 1
+                }
+                var frequency: Int64 = 0
+                if index < count && bytes[index] == UInt8(ascii: ":") {
+                    index += 1
+                    // Positions: digits, then a weight letter unless D, separated by commas.
+                    while index < count && bytes[index] != UInt8(ascii: " ") {
+                        let byte = bytes[index]
+                        switch byte {
+                        case UInt8(ascii: "A"): frequency += 10
+                        case UInt8(ascii: "B"): frequency += 5
+                        case UInt8(ascii: "C"): frequency += 2
+                        case UInt8(ascii: ","): break
+                        default:
+                            // The last digit of a position without a letter is a D.
+                            let next = index + 1 < count ? bytes[index + 1] : UInt8(ascii: " ")
+                            if next == UInt8(ascii: ",") || next == UInt8(ascii: " ") { frequency += 1 }
+                        }
+                        index += 1
+                    }
+                } else {
+                    frequency = 1
+                }
+                body(String(decoding: lexeme, as: UTF8.self), frequency)
+            }
+        }
+    }
+
     /// How many bytes ``quoted(_:)`` makes of a lexeme.
     static func quotedLength(_ lexeme: String) -> Int {
         lexeme.utf8.reduce(2) { $0 + ($1 == UInt8(ascii: "'") || $1 == UInt8(ascii: "\\") ? 2 : 1) }

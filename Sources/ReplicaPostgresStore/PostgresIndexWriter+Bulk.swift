@@ -144,6 +144,8 @@ extension PostgresIndexWriter {
             RETURNING identifier, id, length
         ), counted AS (
             \(countStatistics(of: "inserted", sign: 1))
+        ), changed AS (
+            \(recordRankingChanges(of: "inserted"))
         )
         SELECT identifier, id FROM inserted
         """

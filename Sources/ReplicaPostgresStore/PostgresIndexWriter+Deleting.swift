@@ -22,6 +22,8 @@ extension PostgresIndexWriter {
                 RETURNING id, length
             ), counted AS (
                 \(Self.countStatistics(of: "deleted", sign: -1))
+            ), changed AS (
+                \(Self.recordRankingChanges(of: "deleted"))
             ), vectors AS (
                 DELETE FROM replica.vectors WHERE account = $1 AND index_name = $2 AND item IN (SELECT id FROM deleted)
             ), embedded AS (
@@ -67,11 +69,14 @@ extension PostgresIndexWriter {
         try deleteItems(where: "owner = $3", [.text(owner.rawValue)])
     }
 
-    /// Deletes every item `owner` made (every item when `owner` is `nil`).
+    /// Deletes every item `owner` made (every item, and the ranking lists, when `owner` is `nil`).
     @discardableResult
     package func deleteAll(owner: ItemOwner?) throws -> Int {
         if let owner { return try delete(owner: owner) }
-        return try deleteItems(where: "true", [])
+        let count = try deleteItems(where: "true", [])
+        // Nothing left for the lists to know: they go, and so does every write's record for them.
+        try removeRankingLists()
+        return count
     }
 
     /// Deletes one row, whoever made it.

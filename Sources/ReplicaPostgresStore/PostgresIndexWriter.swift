@@ -85,6 +85,19 @@ package final class PostgresIndexWriter: IndexWriter {
             """
     }
 
+    /// Records the rows of the statement's `rows` (a `WITH` query with an `id` column) as changed since the
+    /// ranking lists were built, when the index keeps lists: a search then ranks them through the GIN
+    /// index, not through the lists (``RankingLists``). The statement that writes an item's text records
+    /// it, so the record cannot miss a build: a build locks the items against writers first.
+    static func recordRankingChanges(of rows: String) -> String {
+        """
+        INSERT INTO replica.ranking_changes (account, index_name, id)
+            SELECT $1::text, $2::text, id FROM \(rows)
+            WHERE EXISTS (SELECT 1 FROM replica.ranking_state WHERE account = $1 AND index_name = $2)
+            ON CONFLICT DO NOTHING
+        """
+    }
+
     /// Adds the number of rows of the statement's `rows` (a `WITH` query) to the meta value
     /// `vectors_version`, the change sequence of the index's vectors; nothing when there are none.
     static func bumpVectorsVersion(by rows: String) -> String {
@@ -104,6 +117,8 @@ package final class PostgresIndexWriter: IndexWriter {
             RETURNING id, length
         ), counted AS (
             \(countStatistics(of: "inserted", sign: 1))
+        ), changed AS (
+            \(recordRankingChanges(of: "inserted"))
         )
         SELECT id FROM inserted
         """
@@ -123,7 +138,9 @@ package final class PostgresIndexWriter: IndexWriter {
                 authors = $9, recipients = $10, attributes = $11, owner = $12, source_version = $13, indexed = $14,
                 title = $15, keywords = $16, people = $17, description = $18, body = $19, words = $20::tsvector, length = $21
             WHERE account = $1 AND index_name = $2 AND identifier = $3
-            RETURNING length
+            RETURNING id, length
+        ), changed AS (
+            \(recordRankingChanges(of: "updated"))
         ), counted AS (
             INSERT INTO replica.index_statistics AS statistics (account, index_name, items, words)
                 SELECT $1::text, $2::text, 0, sum(updated.length - previous.length) FROM updated, previous

@@ -591,12 +591,10 @@ public final class Store: Sendable {
     /// Builds the ranking lists of every index of `accounts` (every signed-in account when `nil`) that
     /// holds at least `minimumItems` items and has none, or has more changes since its last build than
     /// the lists follow (``SearchableIndex/rankingListsAreStale(minimumItems:)``), so that ranked
-    /// searches of common words stay fast. Returns how many indexes were rebuilt (always 0 on PostgreSQL,
-    /// which keeps no such lists). `sync`, `import`, `records import` and `replica watch` call it.
+    /// searches of common words stay fast. Returns how many indexes were rebuilt. `sync`, `import`,
+    /// `records import` and `replica watch` call it.
     @discardableResult
     public func rebuildStaleRankingLists(accounts: [AccountID]? = nil, minimumItems: Int = 10_000) async throws -> Int {
-        // PostgreSQL keeps no ranking lists: nothing to open or ask.
-        guard database == .sqlite else { return 0 }
         var rebuilt = 0
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
         for account in accounts {

@@ -84,6 +84,11 @@ package enum RankingLists {
         package var terms: Int
         /// Entries over all lists.
         package var entries: Int
+
+        package init(terms: Int, entries: Int) {
+            self.terms = terms
+            self.entries = entries
+        }
     }
 
     /// The threshold a build of an index of `rows` items uses.

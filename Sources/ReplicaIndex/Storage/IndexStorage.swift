@@ -173,7 +173,7 @@ package protocol IndexWriter: AnyObject {
     @discardableResult
     func purgeExpired(limit: Int) throws -> Int
     /// Builds the backend's structures for ranked search of common words from the index as it is
-    /// (SQLite: ``RankingLists``); `nil` when the backend keeps none.
+    /// (``RankingLists``, on both backends); `nil` when the backend keeps none.
     func rebuildRankingLists() throws -> RankingLists.Summary?
     /// Drops those structures (a no-op for a backend that keeps none).
     func removeRankingLists() throws

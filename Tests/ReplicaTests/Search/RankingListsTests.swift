@@ -4,11 +4,13 @@ import Testing
 @testable import ReplicaIndex
 @testable import ReplicaCore
 import ReplicaSQLite
+@testable import ReplicaPostgresStore
 import ReplicaTestSupport
 
-/// The ranking lists (issue 22, SQLite only: the PostgreSQL backend keeps none): a ranked search that
-/// goes through them returns the top of scoring every match, item for item and score for score, before
-/// and after every kind of write the index takes, and goes through them often enough to matter.
+/// The ranking lists (issue 22 on SQLite, issue 20 on PostgreSQL: the same search over each backend's
+/// tables): a ranked search that goes through them returns the top of scoring every match, item for item
+/// and score for score, before and after every kind of write the index takes, and goes through them
+/// often enough to matter.
 @Suite struct RankingListsTests {
     let clock = Fixtures.ManualClock()
 
@@ -71,11 +73,17 @@ import ReplicaTestSupport
         return query
     }
 
+    /// Whether a search's words can go through the lists: any of several single words.
+    static func isRankedByWords(_ pattern: FTSPattern) -> Bool {
+        !pattern.requiresAll && pattern.meaningfulTerms.allSatisfy({ if case .word(_, false) = $0 { true } else { false } })
+    }
+
     /// Compares each query's candidates with and without the lists; returns how many used them.
     func compare(_ index: SearchableIndex, queries: Int, seed: UInt64) async throws -> (usedLists: Int, rankedByWords: Int) {
         var random = SplitMix(seed: seed)
         let batch = (0..<queries).map { _ in Self.query(&random) }
         return try await index.read { reader in
+            if let reader = reader as? PostgresIndexReader { return try Self.compare(reader, batch) }
             let reader = reader as! SQLiteIndexReader
             var full = reader
             full.usesRankingLists = false
@@ -83,9 +91,7 @@ import ReplicaTestSupport
             for query in batch {
                 let pattern = try #require(try query.validatedPattern())
                 let limit = Ranking.candidateCount(query, pattern: pattern)
-                if !pattern.requiresAll && pattern.meaningfulTerms.allSatisfy({ if case .word(_, false) = $0 { true } else { false } }) {
-                    ranked += 1
-                }
+                if Self.isRankedByWords(pattern) { ranked += 1 }
                 // Without the lists, `matches` is the full ranking itself: only what the lists give is compared.
                 guard let listed = try reader.rankedByLists(query, pattern: pattern, limit: limit) else { continue }
                 let fast = listed.found
@@ -93,11 +99,7 @@ import ReplicaTestSupport
                 let scored = try full.matches(query, pattern: pattern, limit: limit)
                 let slow = scored.found
                 let text = query.text ?? ""
-                try #require(fast.count == slow.count, "\(text): \(fast.count) found through the lists, \(slow.count) by scoring every match")
-                for (a, b) in zip(fast, slow) {
-                    try #require(abs(a.item.score - b.item.score) <= 1e-9 * max(1, abs(b.item.score)),
-                                 "\(text): score \(a.item.score) through the lists, \(b.item.score) by scoring every match")
-                }
+                try Self.expectTheSameTop(fast, slow, text)
                 // An item in both has the same snippet, made later (for the items a search returns) and
                 // through the words it has only, and a word in a heading column in both or neither.
                 let made = try reader.snippets(fast.compactMap { found in
@@ -117,38 +119,73 @@ import ReplicaTestSupport
                                      "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
                     }
                 }
-                // The same items, ties aside: every item scoring above the last score is in both.
-                guard let last = slow.last?.item.score else { continue }
-                let above = { (found: [(item: FoundItem, rowID: Int64)]) in
-                    Set(found.filter { $0.item.score > last + 1e-9 * max(1, last) }.map(\.rowID))
-                }
-                try #require(above(fast) == above(slow), "\(text): different items")
-                let order = { (found: [(item: FoundItem, rowID: Int64)]) in
-                    found.filter { $0.item.score > last + 1e-9 * max(1, last) }.map(\.item.item.uniqueIdentifier)
-                }
-                // Scores equal position by position, so only ties can change the order.
-                if Set(order(fast).map(\.rawValue)).count == order(fast).count {
-                    #expect(zip(fast, slow).allSatisfy { abs($0.item.score - $1.item.score) <= 1e-9 * max(1, abs($1.item.score)) })
-                }
             }
             return (used, ranked)
         }
+    }
+
+    /// ``compare(_:queries:seed:)`` on PostgreSQL, where the full ranking is the server's
+    /// (`replica.ranked_matches`) and snippets are made by replica's own code from the text.
+    static func compare(_ reader: PostgresIndexReader, _ batch: [SearchQuery]) throws -> (usedLists: Int, rankedByWords: Int) {
+        var full = reader
+        full.usesRankingLists = false
+        var used = 0, ranked = 0
+        func snippet(_ found: FoundItem) -> String? {
+            if case .made(let make)? = found.pendingSnippet { return make() }
+            return found.snippet
+        }
+        for query in batch {
+            let pattern = try #require(try query.validatedPattern())
+            let limit = Ranking.candidateCount(query, pattern: pattern)
+            if isRankedByWords(pattern) { ranked += 1 }
+            guard let listed = try reader.matchesThroughRankingLists(query, pattern: pattern, limit: limit) else { continue }
+            used += 1
+            let scored = try full.matches(query, pattern: pattern, limit: limit)
+            let text = query.text ?? ""
+            try expectTheSameTop(listed.found, scored.found, text)
+            let slow = Dictionary(scored.found.map { ($0.rowID, snippet($0.item)) }, uniquingKeysWith: { first, _ in first })
+            for found in listed.found {
+                guard let expected = slow[found.rowID] else { continue }
+                try #require(snippet(found.item) == expected, "\(text): a different snippet")
+                try #require(listed.inHeading.contains(found.rowID) == scored.inHeading.contains(found.rowID),
+                             "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
+            }
+        }
+        return (used, ranked)
+    }
+
+    /// Expects the candidates through the lists (`fast`) to be those of scoring every match (`slow`):
+    /// as many, the same score position by position, and the same items above the last score (ties aside).
+    static func expectTheSameTop(_ fast: [(item: FoundItem, rowID: Int64)], _ slow: [(item: FoundItem, rowID: Int64)], _ text: String) throws {
+        try #require(fast.count == slow.count, "\(text): \(fast.count) found through the lists, \(slow.count) by scoring every match")
+        for (a, b) in zip(fast, slow) {
+            try #require(abs(a.item.score - b.item.score) <= 1e-9 * max(1, abs(b.item.score)),
+                         "\(text): score \(a.item.score) through the lists, \(b.item.score) by scoring every match")
+        }
+        // The same items, ties aside: every item scoring above the last score is in both.
+        guard let last = slow.last?.item.score else { return }
+        let above = { (found: [(item: FoundItem, rowID: Int64)]) in
+            Set(found.filter { $0.item.score > last + 1e-9 * max(1, last) }.map(\.rowID))
+        }
+        try #require(above(fast) == above(slow), "\(text): different items")
     }
 
     /// Builds the lists with a small first tier (shorter than the 60 candidates a search ranks), so a
     /// test-sized index has lists of several tiers and words without one.
     func buildLists(_ index: SearchableIndex) async throws {
         let summary = try await index.write(purgingExpired: false) { writer in
+            if let writer = writer as? PostgresIndexWriter { return try writer.buildRankingLists(firstTier: 32, threshold: 60) }
             let writer = writer as! SQLiteIndexWriter
             return try RankingLists.build(writer.connection, now: writer.now, firstTier: 32, threshold: 60)
         }
         #expect(summary.terms > 20)
     }
 
-    /// A SQLite store with alice's index of `count` random items and its lists built (``buildLists(_:)``);
+    /// A store with alice's index of `count` random items and its lists built (``buildLists(_:)``);
     /// keep `storage` for as long as the index is used, and `random` to make more items.
-    func listedIndex(of count: Int, seed: UInt64) async throws -> (storage: TestStore, index: SearchableIndex, random: SplitMix) {
-        let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
+    func listedIndex(of count: Int, seed: UInt64, on backend: TestBackend = .sqlite) async throws
+        -> (storage: TestStore, index: SearchableIndex, random: SplitMix) {
+        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
         let index = try await storage.store.index(account: "alice")
         var random = SplitMix(seed: seed)
         try await index.indexItems((0..<count).map { item($0, &random) })
@@ -156,8 +193,9 @@ import ReplicaTestSupport
         return (storage, index, random)
     }
 
-    @Test func listsGiveTheFullRankingsTopUnderEveryWrite() async throws {
-        let (storage, index, seeded) = try await listedIndex(of: 1_500, seed: 22)
+    @Test(arguments: TestBackend.available)
+    func listsGiveTheFullRankingsTopUnderEveryWrite(_ backend: TestBackend) async throws {
+        let (storage, index, seeded) = try await listedIndex(of: 1_500, seed: 22, on: backend)
         defer { withExtendedLifetime(storage) {} }
         var random = seeded
 
@@ -207,15 +245,44 @@ import ReplicaTestSupport
         #expect(used == 0)
     }
 
-    @Test func removedListsAreNotUsedAndWritesRecordNothingForThem() async throws {
-        let (storage, index, seeded) = try await listedIndex(of: 400, seed: 9)
+    @Test(.enabled(if: PostgresTestServer.isEnabled, "needs a PostgreSQL server"))
+    func listsOfAnIndexChangedBehindTheirBackAreNotUsedOnPostgreSQL() async throws {
+        let (storage, index, _) = try await listedIndex(of: 400, seed: 7, on: .postgres)
+        defer { withExtendedLifetime(storage) {} }
+        // The index's numbers moved without the writer, which records what it writes: they differ from
+        // what the lists were built from, and nothing says which items changed.
+        try await index.write(purgingExpired: false) { writer in
+            try (writer as! PostgresIndexWriter).execute("""
+                UPDATE replica.index_statistics SET items = items + 1, words = words + 2 WHERE account = $1 AND index_name = $2
+                """)
+        }
+        var (used, _) = try await compare(index, queries: 200, seed: 5)
+        #expect(used == 0)
+        try await index.write(purgingExpired: false) { writer in
+            try (writer as! PostgresIndexWriter).execute("""
+                UPDATE replica.index_statistics SET items = items - 1, words = words - 2 WHERE account = $1 AND index_name = $2
+                """)
+        }
+        (used, _) = try await compare(index, queries: 200, seed: 5)
+        #expect(used > 100)
+    }
+
+    @Test(arguments: TestBackend.available)
+    func removedListsAreNotUsedAndWritesRecordNothingForThem(_ backend: TestBackend) async throws {
+        let (storage, index, seeded) = try await listedIndex(of: 400, seed: 9, on: backend)
         defer { withExtendedLifetime(storage) {} }
         var random = seeded
         try await index.removeRankingLists()
         #expect(try await index.rankingListsAreStale(minimumItems: 100))
         try await index.indexItems((400..<420).map { item($0, &random) })
         let recorded = try await index.read { reader in
-            try (reader as! SQLiteIndexReader).connection.scalarInt("SELECT (SELECT count(*) FROM ranking_changes) + (SELECT count(*) FROM ranking_lists)")
+            if let reader = reader as? PostgresIndexReader {
+                return try reader.run("""
+                    SELECT (SELECT count(*) FROM replica.ranking_changes) + (SELECT count(*) FROM replica.ranking_lists)
+                        + (SELECT count(*) FROM replica.ranking_state)
+                    """, []).int(0, 0).map(Int.init)
+            }
+            return try (reader as! SQLiteIndexReader).connection.scalarInt("SELECT (SELECT count(*) FROM ranking_changes) + (SELECT count(*) FROM ranking_lists)")
         }
         #expect(recorded == 0)
         let (used, _) = try await compare(index, queries: 100, seed: 6)

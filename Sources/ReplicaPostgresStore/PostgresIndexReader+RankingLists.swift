@@ -1,0 +1,236 @@
+import Foundation
+import ReplicaCore
+import ReplicaIndex
+import ReplicaPostgres
+import Synchronization
+
+// A ranked search of common words through the index's ranking lists (migration 0009), by the same
+// search as on SQLite (``RankingLists/top(_:tokens:source:)``).
+extension PostgresIndexReader {
+    /// The best `limit` items of a ranked search of single words through the ranking lists, scored as
+    /// the full ranking scores them, with the best read whole; `nil` when the lists do not apply (none
+    /// built, a phrase or a prefix, every word required, too many changes since the build), and the
+    /// caller ranks every match.
+    func rankedByLists(_ terms: SearchTerms, _ query: SearchQuery, limit: Int) throws -> Ranked? {
+        guard usesRankingLists, !terms.requiresAll, !terms.terms.isEmpty,
+              terms.terms.allSatisfy({ $0.tokens.count == 1 && !$0.prefix }) else { return nil }
+        let tokens = terms.terms.map { $0.tokens[0] }
+        let source = try PostgresRankingSource(self, tokens: tokens, queries: terms.queries, anyTerm: terms.tsquery, query: query)
+        guard let top = try RankingLists.top(limit, tokens: tokens, source: source) else { return nil }
+        // The best read whole, without the places of their words: which words each has, the lists said
+        // (``knownWordsPresent(_:in:)``); whether one is in a heading, its heading columns say (FTS5's
+        // tokenizer made the words from them); and only the ranking's check of closeness, for the few
+        // with every word, asks the server for places.
+        let rows = try itemRows(top.map(\.rowID), extra: Self.textColumns)
+        wordsSeen.record(tokens: tokens, present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
+        var headings: [Int64: ItemWords] = [:]
+        for (id, row) in rows.rows {
+            headings[id] = Self.headingWords(of: Set(tokens), title: rows.result.string(row, 11) ?? "", keywords: rows.result.string(row, 12) ?? "",
+                                             people: rows.result.string(row, 13) ?? "")
+        }
+        return (top.map { (id: $0.rowID, score: $0.score) }, headings, limit, rows)
+    }
+
+    /// The searched words an item's heading columns hold, each with a place of the column's weight (A for
+    /// the title, B for keywords and people): what ``ItemWords/isInHeading(_:)`` reads, and nothing more.
+    /// The `tsvector` was made from the same columns with the same tokenizer, so it has these words there.
+    static func headingWords(of tokens: Set<String>, title: String, keywords: String, people: String) -> ItemWords {
+        var words = ItemWords()
+        for (text, weight) in [(title, Character("A")), (keywords, "B"), (people, "B")] where !text.isEmpty {
+            for token in PostgresIndexText.tokenizer.tokens(in: text) {
+                let lexeme = PostgresIndexText.lexeme(token.text)
+                if tokens.contains(lexeme) { words.places[lexeme, default: []].append((token.position + 1, weight)) }
+            }
+        }
+        return words
+    }
+
+    package func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]? {
+        wordsSeen.counts(terms.map(PostgresIndexText.tokens(of:)), in: rowIDs)
+    }
+
+    /// ``matches(_:pattern:limit:)`` through the ranking lists, or `nil` when they do not apply or cannot
+    /// prove the top (tests compare it with the full ranking).
+    package func matchesThroughRankingLists(_ query: SearchQuery, pattern: FTSPattern, limit: Int) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
+        guard query.predicate == nil, let terms = SearchTerms(pattern) else { return nil }
+        return try matchesThroughRankingLists(query, terms: terms, limit: limit)
+    }
+
+    func matchesThroughRankingLists(_ query: SearchQuery, terms: SearchTerms, limit: Int) throws
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
+        guard let listed = try rankedByLists(terms, query, limit: limit) else { return nil }
+        return try read(listed, terms.terms, matcher: nil, limit: limit)
+    }
+
+    package func rankingListsAreStale(minimumItems: Int) throws -> Bool {
+        let result = try run("""
+            SELECT EXISTS (SELECT 1 FROM replica.ranking_state WHERE account = $1 AND index_name = $2),
+                (SELECT count(*) FROM (SELECT 1 FROM replica.ranking_changes WHERE account = $1 AND index_name = $2 LIMIT $3) AS c),
+                coalesce((SELECT items FROM replica.index_statistics WHERE account = $1 AND index_name = $2), 0)
+            """, [.text(account.rawValue), .text(indexName), .int(Int64(RankingLists.maximumChanges + 1))])
+        guard result.bool(0, 0) == true else { return (result.int(0, 2) ?? 0) >= Int64(minimumItems) }
+        return (result.int(0, 1) ?? 0) > Int64(RankingLists.maximumChanges)
+    }
+}
+
+/// Which of the words of the last search through the ranking lists each item it returned has, for the
+/// ranking's second step (``PostgresIndexReader/knownWordsPresent(_:in:)``).
+final class WordsSeen: Sendable {
+    private let state = Mutex<(tokens: [String], present: [Int64: [Bool]])>(([], [:]))
+
+    func record(tokens: [String], present: [Int64: [Bool]]) {
+        state.withLock { $0 = (tokens, present) }
+    }
+
+    /// How many of `terms` each of `rowIDs` has, when every term is one of the words searched (a single
+    /// word, as the lists hold them) and every item was returned; else `nil`.
+    func counts(_ terms: [PostgresIndexText.TermTokens], in rowIDs: [Int64]) -> [Int64: Int]? {
+        state.withLock { state in
+            var indexes: [Int] = []
+            for term in terms {
+                guard term.tokens.count == 1, !term.prefix, let index = state.tokens.firstIndex(of: term.tokens[0]) else { return nil }
+                indexes.append(index)
+            }
+            var counts: [Int64: Int] = [:]
+            for rowID in rowIDs {
+                guard let present = state.present[rowID] else { return nil }
+                counts[rowID] = indexes.count { present[$0] }
+            }
+            return counts
+        }
+    }
+}
+
+/// The ranking lists of one index on PostgreSQL, for one search. What every search needs (the lists'
+/// state, the index's totals, each word's first two tiers, the changes since the build and their
+/// numbers, the items of the words without a list, whether any item has expired) comes in one statement
+/// when the source is made; a later tier, a word's every tier and the filters' checks, each in one more.
+struct PostgresRankingSource: RankingListSource {
+    let reader: PostgresIndexReader
+    let query: SearchQuery
+    private var state: (state: RankingLists.State, threshold: Int)?
+    private var totalsNow: RankingLists.State?
+    private var first: [RankingLists.Tier?]
+    /// The second tier of each word with one, read with the first: most searches through the lists read it.
+    private var second: [String: RankingLists.Tier] = [:]
+    private var changed: [Int64] = []
+    private var numbers: [(rowID: Int64, numbers: [Double])] = []
+    private var unlisted: [Int: [(rowID: Int64, frequency: Double, length: Double)]] = [:]
+    private var someExpired = false
+
+    /// Reads what every search through the lists needs.
+    ///
+    /// - Parameters:
+    ///   - tokens: the search's words as the index stores them.
+    ///   - queries: each word as a `tsquery`, in the same order.
+    ///   - anyTerm: the `tsquery` of any of them.
+    init(_ reader: PostgresIndexReader, tokens: [String], queries: [String], anyTerm: String, query: SearchQuery) throws {
+        self.reader = reader
+        self.query = query
+        first = Array(repeating: nil, count: tokens.count)
+        let result = try reader.run("""
+            SELECT 'b', 0, s.rows, s.tokens::float8, s.threshold::float8, NULL::float8[], NULL::bytea
+            FROM replica.ranking_state AS s WHERE s.account = $1 AND s.index_name = $2
+            UNION ALL
+            SELECT 't', 0, st.items, st.words::float8, 0, NULL, NULL
+            FROM replica.index_statistics AS st WHERE st.account = $1 AND st.index_name = $2
+            UNION ALL
+            SELECT 'f', w.ordinal::integer, l.documents, l.floor, l.tier, NULL, l.entries
+            FROM unnest($3::text[]) WITH ORDINALITY AS w(term, ordinal)
+            CROSS JOIN LATERAL (SELECT l.documents, l.floor, l.tier, l.entries FROM replica.ranking_lists AS l
+                                WHERE l.account = $1 AND l.index_name = $2 AND l.term = w.term AND l.tier <= 1) AS l
+            UNION ALL
+            (SELECT 'c', 0, c.id, 0, 0, NULL, NULL FROM replica.ranking_changes AS c
+             WHERE c.account = $1 AND c.index_name = $2 ORDER BY c.id LIMIT $4)
+            UNION ALL
+            SELECT 'e', 0, 0, 0, 0, NULL, NULL
+            WHERE EXISTS (SELECT 1 FROM replica.items AS i
+                          WHERE i.account = $1 AND i.index_name = $2 AND i.expires <= $5 AND i.expires < 32503680000)
+            UNION ALL
+            SELECT 'n', 0, i.id, i.length::float8, 0,
+                ARRAY(SELECT round(ts_rank_cd('{0.1,0.2,0.5,1}'::float4[], i.words, t.term, 0)::float8 * 10)
+                      FROM unnest($7::tsquery[]) WITH ORDINALITY AS t(term, ordinal) ORDER BY t.ordinal), NULL
+            FROM (SELECT c.id FROM replica.ranking_changes AS c WHERE c.account = $1 AND c.index_name = $2 ORDER BY c.id LIMIT $4) AS c
+            JOIN replica.items AS i ON i.account = $1 AND i.index_name = $2 AND i.id = c.id
+            WHERE i.words @@ $6::tsquery
+            UNION ALL
+            SELECT 'p', p.word, p.id, p.frequency, p.length, NULL, NULL
+            FROM replica.unlisted_postings($2, $3::text[], $7::tsquery[], $8) AS p
+            """, [
+                .text(reader.account.rawValue), .text(reader.indexName), SQLBuilder.textArray(tokens),
+                .int(Int64(RankingLists.maximumChanges + 1)), .double(reader.now.timeIntervalSince1970), .text(anyTerm),
+                SQLBuilder.textArray(queries), .int(Int64(PostgresIndexWriter.rankingThreshold + RankingLists.maximumChanges + 1)),
+            ])
+        for row in 0..<result.rowCount {
+            let word = Int(result.int(row, 1) ?? 0)
+            let number = result.int(row, 2) ?? 0
+            let a = result.double(row, 3) ?? 0, b = result.double(row, 4) ?? 0
+            switch result.string(row, 0) {
+            case "b": state = (RankingLists.State(rows: number, tokens: Int64(a)), Int(b))
+            case "t": totalsNow = RankingLists.State(rows: number, tokens: Int64(a))
+            case "f":
+                guard word >= 1, word <= tokens.count, let entries = result.bytes(row, 6) else { continue }
+                let tier = RankingLists.Tier(documents: number, floor: a, entries: entries)
+                if b == 0 { first[word - 1] = tier } else { second[tokens[word - 1]] = tier }
+            case "c": changed.append(number)
+            case "e": someExpired = true
+            case "n": numbers.append((number, [a] + Self.doubles(inArray: result.string(row, 5) ?? "{}")))
+            case "p": unlisted[word - 1, default: []].append((number, a, b))
+            default: break
+            }
+        }
+        changed.sort()
+    }
+
+    /// The numbers of a `float8[]` in its text form (`{1,2.5}`).
+    static func doubles(inArray text: String) -> [Double] {
+        text.dropFirst().dropLast().split(separator: ",").compactMap { Double($0) }
+    }
+
+    func built() throws -> (state: RankingLists.State, threshold: Int)? { state }
+
+    func firstTiers(of tokens: [String]) throws -> [RankingLists.Tier?] { first }
+
+    func tier(_ number: Int64, of token: String) throws -> RankingLists.Tier? {
+        if number == 1, let tier = second[token] { return tier }
+        let result = try reader.run("""
+            SELECT documents, floor, entries FROM replica.ranking_lists WHERE account = $1 AND index_name = $2 AND term = $3 AND tier = $4
+            """, [.text(reader.account.rawValue), .text(reader.indexName), .text(token), .int(number)])
+        guard result.rowCount == 1, let entries = result.bytes(0, 2) else { return nil }
+        return RankingLists.Tier(documents: result.int(0, 0) ?? 0, floor: result.double(0, 1) ?? 0, entries: entries)
+    }
+
+    func tiers(of token: String) throws -> [[UInt8]] {
+        let result = try reader.run("""
+            SELECT entries FROM replica.ranking_lists WHERE account = $1 AND index_name = $2 AND term = $3 ORDER BY tier
+            """, [.text(reader.account.rawValue), .text(reader.indexName), .text(token)])
+        return (0..<result.rowCount).compactMap { result.bytes($0, 0) }
+    }
+
+    func changes(limit: Int) throws -> [Int64] { Array(changed.prefix(limit)) }
+
+    func totals() throws -> RankingLists.State? { totalsNow ?? RankingLists.State(rows: 0, tokens: 0) }
+
+    func changedNumbers(_ changes: [Int64]) throws -> [(rowID: Int64, numbers: [Double])] { numbers }
+
+    func postings(ofWord word: Int, limit: Int) throws -> [(rowID: Int64, frequency: Double, length: Double)] {
+        Array((unlisted[word] ?? []).prefix(limit))
+    }
+
+    func everyItemPasses() throws -> Bool {
+        guard !someExpired else { return false }
+        var filters = ""
+        var builder = SQLBuilder()
+        reader.appendFilters(for: query, to: &filters, builder: &builder)
+        return filters.isEmpty
+    }
+
+    func passing(_ rowIDs: [Int64]) throws -> Set<Int64> {
+        var builder = SQLBuilder()
+        var sql = reader.items("i.id", &builder) + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(rowIDs)) + "::bigint[])"
+        reader.appendFilters(for: query, to: &sql, builder: &builder)
+        let result = try reader.run(sql, builder.arguments)
+        return Set((0..<result.rowCount).compactMap { result.int($0, 0) })
+    }
+}
