@@ -57,10 +57,11 @@ enum PostgresBenchmark {
         try server.ownerConnection().executeScript("VACUUM ANALYZE replica.items")
     }
 
-    /// The bytes of an account's items partition (rows, TOAST, every index).
+    /// The bytes of an account's items and ranking lists partitions (rows, TOAST, every index).
     static func partitionSize(_ server: PostgresServer, account: String) throws -> Int {
         Int(try server.ownerConnection().execute("""
-            SELECT pg_total_relation_size(format('replica.%I', replica.partition_name('items', $1))::regclass)
+            SELECT sum(pg_total_relation_size(format('replica.%I', replica.partition_name(t, $1))::regclass))::bigint
+            FROM unnest(ARRAY['items', 'ranking_lists', 'ranking_changes', 'ranking_state']) AS t
             """, [.text(account)]).int(0, 0) ?? 0)
     }
 
@@ -81,6 +82,8 @@ enum PostgresBenchmark {
         ]
         let questions = classes[3].queries
         var rates: [String: [Double]] = [:]
+        // How long building the ranking lists took after each load, in seconds.
+        var builds: [String: [Double]] = [:]
         var times: [String: [String: [Double]]] = [:]
         var sizes: [String: Int] = [:]
         var signOuts: [Double] = []
@@ -116,6 +119,8 @@ enum PostgresBenchmark {
                     let index = try await store.index(account: account)
                     let seconds = try await Measure.seconds { try await index.indexItems(items) }
                     rates["pg", default: []].append(Double(items.count) / seconds)
+                    // As `replica sync` and `watch` do after a load: the ranking lists built.
+                    builds["pg", default: []].append(try await Measure.seconds { try await index.rebuildRankingLists() })
                     try settle(server)
                     times["pg"] = try await search(store, classes, adding: times["pg"] ?? [:])
                     // Raw over the rows replica wrote, after replica's searches (so with as warm a cache).
@@ -141,6 +146,7 @@ enum PostgresBenchmark {
                     let index = try await store.index(account: "bench")
                     let seconds = try await Measure.seconds { try await index.indexItems(items) }
                     rates["sqlite", default: []].append(Double(items.count) / seconds)
+                    builds["sqlite", default: []].append(try await Measure.seconds { try await index.rebuildRankingLists() })
                     times["sqlite"] = try await search(store, classes, adding: times["sqlite"] ?? [:])
                     sizes["sqlite"] = try await index.compactedFileSize()
                 }
@@ -158,6 +164,7 @@ enum PostgresBenchmark {
             |---|---|---|---|---|---|
             | items indexed per second (median of \(options.rounds)) | \(rate("pg")) | \(rate("raw")) | \(ratios.isEmpty ? "–" : Measure.format(Measure.median(ratios)))\(spread) | \(rate("sqlite")) | \(divided(median("pg"), median("sqlite"))) |
             | the same, raw's GIN index made before the COPY (not the baseline) | \(rate("pg")) | \(rate("raw, index first")) | \(divided(median("pg"), median("raw, index first"))) | | |
+            | the ranking lists' build after the load, s (median) | \(builds["pg"].map { Measure.format(Measure.median($0)) } ?? "–") | – | – | \(builds["sqlite"].map { Measure.format(Measure.median($0)) } ?? "–") | \(divided(builds["pg"].map(Measure.median), builds["sqlite"].map(Measure.median))) |
             | size on disk, rows + TOAST + indexes (MiB) | \(mebibytes("pg")) | \(mebibytes("raw")) | \(divided(sizes["pg"].map(Double.init), sizes["raw"].map(Double.init))) | \(mebibytes("sqlite")) | \(divided(sizes["pg"].map(Double.init), sizes["sqlite"].map(Double.init))) |
             """)
         func ms(_ values: [Double]?, _ p: Double) -> String { values.map { Measure.format(Measure.percentile($0, p) * 1000) } ?? "–" }

@@ -32,6 +32,15 @@ final class PostgresServer {
             appURL = try Self.run(script, ["start", directory])
             ownerURL = try Self.run(script, ["owner-url", directory])
         }
+        // For looking at where a search's time goes: every statement's duration in the server's log
+        // (DIR/postgres.log; keep it with REPLICA_BENCH_KEEP). It slows every contestant.
+        if ProcessInfo.processInfo.environment["REPLICA_BENCH_LOG_STATEMENTS"] != nil {
+            // As the superuser, who signs in on the server's socket without a password (scripts/postgres.sh).
+            let superuser = ownerURL.replacingOccurrences(of: #"//[^@/]*@"#, with: "//postgres@", options: .regularExpression)
+            let connection = try PostgresConnection(url: superuser)
+            try connection.executeScript("ALTER SYSTEM SET log_min_duration_statement = 0")
+            try connection.executeScript("SELECT pg_reload_conf()")
+        }
     }
 
     /// Stops the server and removes its folder (kept with `REPLICA_BENCH_KEEP`).
@@ -91,9 +100,14 @@ final class RawPostgres {
     init(url: String, name: String) throws {
         connection = try PostgresConnection(url: url)
         table = "bench.\(name)"
+        try Self.makeSchema(on: connection)
+        try connection.executeScript("DROP TABLE IF EXISTS \(table)")
+    }
+
+    /// The schema `bench` and, once, its text search configuration `bench.simple_stop`.
+    static func makeSchema(on connection: PostgresConnection) throws {
         try connection.executeScript("""
             CREATE SCHEMA IF NOT EXISTS bench;
-            DROP TABLE IF EXISTS \(table);
             DO $$ BEGIN
                 IF NOT EXISTS (SELECT FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace
                                WHERE n.nspname = 'bench' AND c.cfgname = 'simple_stop') THEN
@@ -168,8 +182,13 @@ final class RawOverReplicaRows {
     private let stemmer: Connection
 
     /// Reads the account's items partition as the schema's owner (no row-level policy applies to it).
-    init(_ server: PostgresServer, account: String) throws {
-        connection = try server.ownerConnection()
+    convenience init(_ server: PostgresServer, account: String) throws {
+        try self.init(ownerURL: server.ownerURL, account: account)
+    }
+
+    init(ownerURL: String, account: String) throws {
+        connection = try PostgresConnection(url: ownerURL)
+        try RawPostgres.makeSchema(on: connection)
         partition = try connection.execute("SELECT replica.partition_name('items', $1)", [.text(account)]).string(0, 0) ?? ""
         stemmer = try Connection(path: ":memory:")
         try stemmer.execute("CREATE VIRTUAL TABLE words USING fts5(x, tokenize = '\(IndexBenchmark.tokenizer)')")

@@ -23,6 +23,8 @@ let usage = """
                                   [--sign-outs S] [--quality DIR] [--lexical-only] [--writes W]
                                   [--follow-seconds S] [--only load,quality,tenancy,standby,follow] [--script PATH]
                                   [--contestants raw,pg,sqlite,raw-index-first]
+           replica-bench postgres-profile --corpus DIR --database URL --owner-database URL --store DIR [--items N]
+                                  [--queries Q] [--repeat R] [--account A]
            replica-bench hybrid --store DIR [--rounds R]
            replica-bench enrichment --messages FILE [--sample FILE --predictions OUT] [--replica PATH]
            replica-bench load --replica PATH [--seconds S] [--plugin PATH] [--rewrite]
@@ -55,6 +57,18 @@ do {
         }
         options.lexicalOnly = arguments.contains("--lexical-only")
         try await PostgresBenchmark.run(options)
+        exit(0)
+    }
+    if arguments.first == "postgres-profile" {
+        try await PostgresBenchmark.profile(
+            corpus: try require(option("--corpus"), "postgres-profile needs --corpus DIR"),
+            items: try require(Int(option("--items") ?? "100000"), "--items takes a number"),
+            queryCount: try require(Int(option("--queries") ?? "100"), "--queries takes a number"),
+            repeats: try require(Int(option("--repeat") ?? "3"), "--repeat takes a number"),
+            url: try require(option("--database"), "postgres-profile needs --database URL (the app role's)"),
+            ownerURL: try require(option("--owner-database"), "postgres-profile needs --owner-database URL"),
+            store: try require(option("--store"), "postgres-profile needs --store DIR"),
+            account: option("--account") ?? "bench-0")
         exit(0)
     }
     if arguments.first == "load" {
