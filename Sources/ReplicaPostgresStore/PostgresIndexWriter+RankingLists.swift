@@ -44,6 +44,8 @@ extension PostgresIndexWriter {
             INSERT INTO replica.ranking_state (account, index_name, rows, tokens, first_tier, threshold, built)
             VALUES ($1, $2, $3, $4, $5, $6, $7)
             """, [.int(totals.rows), .int(totals.tokens), .int(Int64(firstTier)), .int(Int64(threshold)), .double(now.timeIntervalSince1970)])
+        // The planner's numbers for the new lists, now: searches planned them as empty until autovacuum came.
+        try connection.execute("SELECT replica.analyze_ranking_lists()")
         return summary
     }
 
