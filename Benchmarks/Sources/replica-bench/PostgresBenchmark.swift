@@ -51,10 +51,12 @@ enum PostgresBenchmark {
         _ = try postgresStore(directory, url: server.ownerURL)
     }
 
-    /// `VACUUM ANALYZE` of replica's tables (all their partitions): what autovacuum would have done a
-    /// minute after the load, done now so that every search runs on the same settled state.
+    /// `VACUUM ANALYZE` of replica's tables (all their partitions), then a checkpoint: what autovacuum and
+    /// the checkpointer would have done within minutes of the load, done now so that every search (raw's
+    /// too) runs on the same settled state, with no checkpoint writing the load's pages meanwhile.
     static func settle(_ server: PostgresServer) throws {
         try server.ownerConnection().executeScript("VACUUM ANALYZE replica.items")
+        try server.superuserConnection().executeScript("CHECKPOINT")
     }
 
     /// The bytes of an account's items and ranking lists partitions (rows, TOAST, every index).
@@ -99,6 +101,7 @@ enum PostgresBenchmark {
                     rates[contestant, default: []].append(Double(paragraphs.count) / seconds)
                     if contestant == "raw" {
                         try raw.connection.executeScript("VACUUM ANALYZE \(raw.table)")
+                        try server.superuserConnection().executeScript("CHECKPOINT")
                         for query in classes[0].queries.prefix(10) { _ = try raw.timedSearch(query) }   // warm-up
                         for (name, queries) in classes {
                             for query in queries { times["raw", default: [:]][name, default: []].append(try raw.timedSearch(query)) }
@@ -122,17 +125,21 @@ enum PostgresBenchmark {
                     // As `replica sync` and `watch` do after a load: the ranking lists built.
                     builds["pg", default: []].append(try await Measure.seconds { try await index.rebuildRankingLists() })
                     try settle(server)
-                    times["pg"] = try await search(store, classes, adding: times["pg"] ?? [:])
-                    // Raw over the rows replica wrote, after replica's searches (so with as warm a cache).
+                    // Raw over the rows replica wrote, query by query in turn with replica's own searches, so
+                    // that both meet the same moments of this shared machine (and as warm a cache).
                     let sameRows = try RawOverReplicaRows(server, account: account.rawValue)
-                    let stemmed = try classes.map { (name: $0.name, queries: try $0.queries.map(sameRows.tsquery)) }
+                    let stemmed = try classes.map { try $0.queries.map(sameRows.tsquery) }
                     // Warm-up, and a check that the baseline finds rows (it reads as the owner, under no policy).
-                    guard try stemmed[0].queries.prefix(10).contains(where: { try sameRows.matches($0) }) else {
+                    guard try stemmed[0].prefix(10).contains(where: { try sameRows.matches($0) }) else {
                         throw BenchError("raw over replica's rows found nothing for the first ten two-word queries")
                     }
-                    for query in stemmed[0].queries.prefix(10) { _ = try sameRows.timedSearch(query) }
-                    for (name, queries) in stemmed {
-                        for query in queries { times["raw, replica's rows", default: [:]][name, default: []].append(try sameRows.timedSearch(query)) }
+                    for query in stemmed[0].prefix(10) { _ = try sameRows.timedSearch(query) }
+                    for query in classes[0].queries.prefix(10) { _ = try await IndexBenchmark.timedSearch(store, query, ranked: true) }
+                    for ((name, queries), tsqueries) in zip(classes, stemmed) {
+                        for (query, tsquery) in zip(queries, tsqueries) {
+                            times["pg", default: [:]][name, default: []].append(try await IndexBenchmark.timedSearch(store, query, ranked: true))
+                            times["raw, replica's rows", default: [:]][name, default: []].append(try sameRows.timedSearch(tsquery))
+                        }
                     }
                     sizes["pg"] = try partitionSize(server, account: account.rawValue)
                     // With REPLICA_BENCH_KEEP, the account stays for looking at its rows afterwards.

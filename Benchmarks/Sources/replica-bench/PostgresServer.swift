@@ -35,9 +35,7 @@ final class PostgresServer {
         // For looking at where a search's time goes: every statement's duration in the server's log
         // (DIR/postgres.log; keep it with REPLICA_BENCH_KEEP). It slows every contestant.
         if ProcessInfo.processInfo.environment["REPLICA_BENCH_LOG_STATEMENTS"] != nil {
-            // As the superuser, who signs in on the server's socket without a password (scripts/postgres.sh).
-            let superuser = ownerURL.replacingOccurrences(of: #"//[^@/]*@"#, with: "//postgres@", options: .regularExpression)
-            let connection = try PostgresConnection(url: superuser)
+            let connection = try superuserConnection()
             try connection.executeScript("ALTER SYSTEM SET log_min_duration_statement = 0")
             try connection.executeScript("SELECT pg_reload_conf()")
         }
@@ -52,6 +50,12 @@ final class PostgresServer {
     }
 
     deinit { stop() }
+
+    /// A connection as the superuser, who signs in on the server's socket without a password
+    /// (scripts/postgres.sh): for what only a superuser may do (`CHECKPOINT`, `ALTER SYSTEM`).
+    func superuserConnection() throws -> PostgresConnection {
+        try PostgresConnection(url: ownerURL.replacingOccurrences(of: #"//[^@/]*@"#, with: "//postgres@", options: .regularExpression))
+    }
 
     /// A connection as the owner, for the raw baselines and for reading sizes.
     func ownerConnection() throws -> PostgresConnection {
