@@ -63,14 +63,22 @@ extension PostgresIndexReader {
         return try read(listed, terms.terms, matcher: nil, limit: limit)
     }
 
+    /// Missing with at least `minimumItems` items, more changes than the lists follow, or, with no change
+    /// recorded, numbers that are not those the lists were built from (written behind the writer's back):
+    /// the cases where a search through them scores every match.
     package func rankingListsAreStale(minimumItems: Int) throws -> Bool {
         let result = try run("""
-            SELECT EXISTS (SELECT 1 FROM replica.ranking_state WHERE account = $1 AND index_name = $2),
-                (SELECT count(*) FROM (SELECT 1 FROM replica.ranking_changes WHERE account = $1 AND index_name = $2 LIMIT $3) AS c),
-                coalesce((SELECT items FROM replica.index_statistics WHERE account = $1 AND index_name = $2), 0)
+            SELECT s.rows, s.tokens, st.items, st.words,
+                (SELECT count(*) FROM (SELECT 1 FROM replica.ranking_changes WHERE account = $1 AND index_name = $2 LIMIT $3) AS c)
+            FROM (SELECT 1) AS one
+            LEFT JOIN replica.ranking_state AS s ON s.account = $1 AND s.index_name = $2
+            LEFT JOIN replica.index_statistics AS st ON st.account = $1 AND st.index_name = $2
             """, [.text(account.rawValue), .text(indexName), .int(Int64(RankingLists.maximumChanges + 1))])
-        guard result.bool(0, 0) == true else { return (result.int(0, 2) ?? 0) >= Int64(minimumItems) }
-        return (result.int(0, 1) ?? 0) > Int64(RankingLists.maximumChanges)
+        let items = result.int(0, 2) ?? 0
+        guard let builtRows = result.int(0, 0) else { return items >= Int64(minimumItems) }
+        let changes = result.int(0, 4) ?? 0
+        if changes == 0 { return builtRows != items || result.int(0, 1) != (result.int(0, 3) ?? 0) }
+        return changes > Int64(RankingLists.maximumChanges)
     }
 }
 

@@ -258,6 +258,7 @@ import ReplicaTestSupport
         }
         var (used, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used == 0)
+        #expect(try await index.rankingListsAreStale(minimumItems: 100), "a watcher would rebuild them")
         try await index.write(purgingExpired: false) { writer in
             try (writer as! PostgresIndexWriter).execute("""
                 UPDATE replica.index_statistics SET items = items - 1, words = words - 2 WHERE account = $1 AND index_name = $2
@@ -265,6 +266,7 @@ import ReplicaTestSupport
         }
         (used, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used > 100)
+        #expect(try await !index.rankingListsAreStale(minimumItems: 100))
     }
 
     @Test(arguments: TestBackend.available)
