@@ -114,7 +114,10 @@ struct BertEncoder: Sendable {
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when a word's row of the table, or a
     ///   vector made, holds a value that is not a finite number (a damaged weights file): no such vector
     ///   is ever returned.
-    func embed(_ sequences: [[Int32]]) throws -> [[Float]] {
+    ///
+    /// - Parameter threads: how many processors the products, attention and normalisations split across;
+    ///   1 runs everything on the calling thread (when the caller runs batches side by side itself).
+    func embed(_ sequences: [[Int32]], threads: Int = BertEncoder.processors) throws -> [[Float]] {
         guard !sequences.isEmpty else { return [] }
         let h = hidden
         let rows = sequences.reduce(0) { $0 + $1.count }
@@ -133,9 +136,9 @@ struct BertEncoder: Sendable {
                 row += 1
             }
         }
-        Self.normalize(&x, rows: rows, width: h, embeddingNorm)
+        Self.normalize(&x, rows: rows, width: h, embeddingNorm, threads: threads)
         var columns: [Int]?
-        for layer in layers { apply(layer, to: &x, columns: &columns, rows: rows, sequences: sequences) }
+        for layer in layers { apply(layer, to: &x, columns: &columns, rows: rows, sequences: sequences, threads: threads) }
 
         // Mean of each sequence's token vectors, then unit length.
         var vectors: [[Float]] = []
@@ -158,9 +161,9 @@ struct BertEncoder: Sendable {
 
     /// One layer over the rows of `x`. `columns` are the outlier columns of `x` when the product that made
     /// it noted them (in int8), and become those of the layer's output.
-    private func apply(_ layer: Layer, to x: inout [Float], columns: inout [Int]?, rows: Int, sequences: [[Int32]]) {
+    private func apply(_ layer: Layer, to x: inout [Float], columns: inout [Int]?, rows: Int, sequences: [[Int32]], threads: Int) {
         let h = hidden, headSize = hidden / heads
-        var qkv = Self.linear(x, rows: rows, layer.qkv, columns: columns).output
+        var qkv = Self.linear(x, rows: rows, layer.qkv, columns: columns, threads: threads).output
         // Every column of every row is written below, by its head.
         var context = [Float](unsafeUninitializedCapacity: rows * h) { _, count in count = rows * h }
         var starts: [Int] = []
@@ -176,7 +179,7 @@ struct BertEncoder: Sendable {
             context.withUnsafeMutableBufferPointer { context in
                 // Each head of each sequence writes its own columns of its own rows of `context`.
                 nonisolated(unsafe) let (qkv, context) = (qkv.baseAddress!, context.baseAddress!)
-                Self.split(sequences.count * heads, least: 1) { _, tasks in
+                Self.split(sequences.count * heads, least: 1, threads: threads) { _, tasks in
                     var scratch = [Float](repeating: 0, count: replica_attention_scratch(longest, headSize))
                     for task in tasks {
                         let (number, head) = task.quotientAndRemainder(dividingBy: heads)
@@ -194,10 +197,11 @@ struct BertEncoder: Sendable {
         // Each product adds its residual itself and finishes its rows as it completes them: layer
         // normalisation or GELU, and, in int8, their columns' largest values noted, from which the next
         // product chooses its outlier columns.
-        let attended = Self.linear(context, rows: rows, layer.attentionOutput, adding: x, then: .layerNorm(layer.norm1), noting: true)
-        let up = Self.linear(attended.output, rows: rows, layer.up, columns: attended.columns, then: .gelu, noting: true)
+        let attended = Self.linear(context, rows: rows, layer.attentionOutput, adding: x, then: .layerNorm(layer.norm1), noting: true,
+                                   threads: threads)
+        let up = Self.linear(attended.output, rows: rows, layer.up, columns: attended.columns, then: .gelu, noting: true, threads: threads)
         let down = Self.linear(up.output, rows: rows, layer.down, columns: up.columns, adding: attended.output,
-                               then: .layerNorm(layer.norm2), noting: true)
+                               then: .layerNorm(layer.norm2), noting: true, threads: threads)
         x = down.output
         columns = down.columns
     }
@@ -221,14 +225,14 @@ struct BertEncoder: Sendable {
     /// product, and took the processors from the int8 products and from searches running beside.
     static let openBLASOnOneThread: Void = openblas_set_num_threads(1)
 
-    /// How many parts ``split(_:least:_:)`` cuts `count` items into: one per processor, none smaller
+    /// How many parts ``split(_:least:threads:_:)`` cuts `count` items into: one per thread, none smaller
     /// than `least` items, at least one.
-    private static func parts(_ count: Int, least: Int) -> Int { max(1, min(processors, count / max(1, least))) }
+    private static func parts(_ count: Int, least: Int, threads: Int) -> Int { max(1, min(threads, count / max(1, least))) }
 
-    /// Runs `body` on the parts of `0..<count` at once (``parts(_:least:)`` of them), each with its
+    /// Runs `body` on the parts of `0..<count` at once (``parts(_:least:threads:)`` of them), each with its
     /// number; a single part runs on the calling thread.
-    private static func split(_ count: Int, least: Int, _ body: (_ part: Int, _ range: Range<Int>) -> Void) {
-        let parts = parts(count, least: least)
+    private static func split(_ count: Int, least: Int, threads: Int, _ body: (_ part: Int, _ range: Range<Int>) -> Void) {
+        let parts = parts(count, least: least, threads: threads)
         guard parts > 1 else { return body(0, 0..<count) }
         withoutActuallyEscaping(body) { body in
             nonisolated(unsafe) let body = body
@@ -242,7 +246,7 @@ struct BertEncoder: Sendable {
     /// `epilogue`. In int8, `columns` are the input's outlier columns when known (else found here), and
     /// with `noting`, those of the output are returned.
     private static func linear(_ input: [Float], rows: Int, _ dense: Dense, columns: [Int]? = nil, adding residual: [Float]? = nil,
-                               then epilogue: Epilogue = .none, noting: Bool = false) -> (output: [Float], columns: [Int]?) {
+                               then epilogue: Epilogue = .none, noting: Bool = false, threads: Int) -> (output: [Float], columns: [Int]?) {
         if let quantized = dense.quantized {
             // The int8 product writes every output itself, bias and residual added.
             var noted: [Int]?
@@ -250,7 +254,7 @@ struct BertEncoder: Sendable {
                 input.withUnsafeBufferPointer { input in
                     func product(_ residual: UnsafePointer<Float>?) {
                         noted = int8Product(input.baseAddress!, rows: rows, dense, quantized, columns: columns, adding: residual,
-                                            then: epilogue, noting: noting, into: output.baseAddress!)
+                                            then: epilogue, noting: noting, into: output.baseAddress!, threads: threads)
                     }
                     if let residual { residual.withUnsafeBufferPointer { product($0.baseAddress!) } } else { product(nil) }
                 }
@@ -261,24 +265,24 @@ struct BertEncoder: Sendable {
         var output = residual ?? [Float](repeating: 0, count: rows * dense.outputs)
         input.withUnsafeBufferPointer { input in
             output.withUnsafeMutableBufferPointer { output in
-                floatProduct(input.baseAddress!, rows: rows, dense, into: output.baseAddress!)
+                floatProduct(input.baseAddress!, rows: rows, dense, into: output.baseAddress!, threads: threads)
             }
         }
         switch epilogue {
         case .none: break
-        case .layerNorm(let norm): normalize(&output, rows: rows, width: dense.outputs, norm)
-        case .gelu: gelu(&output, rows: rows, width: dense.outputs)
+        case .layerNorm(let norm): normalize(&output, rows: rows, width: dense.outputs, norm, threads: threads)
+        case .gelu: gelu(&output, rows: rows, width: dense.outputs, threads: threads)
         }
         return (output, nil)
     }
 
     /// BERT's GELU (the form with erf, not the tanh approximation) on every value, the rows split across
     /// the processors.
-    private static func gelu(_ x: inout [Float], rows: Int, width: Int) {
+    private static func gelu(_ x: inout [Float], rows: Int, width: Int, threads: Int) {
         x.withUnsafeMutableBufferPointer { x in
             // Each part changes its own rows.
             nonisolated(unsafe) let x = x.baseAddress!
-            split(rows, least: rowsPerPart) { _, part in
+            split(rows, least: rowsPerPart, threads: threads) { _, part in
                 replica_gelu(x + part.lowerBound * width, part.count * width)
             }
         }
@@ -294,19 +298,19 @@ struct BertEncoder: Sendable {
     /// The float32 product through OpenBLAS, split by rows; a product of too few rows to split (a query)
     /// is split by outputs, so that each processor reads its share of the weights, which is what a
     /// product of a few rows waits on.
-    private static func floatProduct(_ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, into out: UnsafeMutablePointer<Float>) {
+    private static func floatProduct(_ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, into out: UnsafeMutablePointer<Float>, threads: Int) {
         let (inputs, outputs, weights) = (dense.inputs, dense.outputs, dense.weights.values.baseAddress!)
         // Each part writes its own rows, or its own columns.
         nonisolated(unsafe) let (x, out) = (x, out)
-        guard parts(rows, least: rowsPerPart) > 1 else {
+        guard parts(rows, least: rowsPerPart, threads: threads) > 1 else {
             addBias(dense.bias, rows: 0..<rows, to: out)
-            split(outputs, least: outputsPerPart) { _, part in
+            split(outputs, least: outputsPerPart, threads: threads) { _, part in
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(part.count), Int32(inputs),
                             1, x, Int32(inputs), weights + part.lowerBound * inputs, Int32(inputs), 1, out + part.lowerBound, Int32(outputs))
             }
             return
         }
-        split(rows, least: rowsPerPart) { _, part in
+        split(rows, least: rowsPerPart, threads: threads) { _, part in
             addBias(dense.bias, rows: part, to: out)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(part.count), Int32(outputs), Int32(inputs),
                         1, x + part.lowerBound * inputs, Int32(inputs), weights, Int32(inputs), 1, out + part.lowerBound * outputs, Int32(outputs))
@@ -319,21 +323,21 @@ struct BertEncoder: Sendable {
     /// scale and coarsen all its other values.
     private static func int8Product(_ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, _ quantized: Dense.Quantized, columns known: [Int]?,
                                     adding residual: UnsafePointer<Float>?, then epilogue: Epilogue, noting: Bool,
-                                    into out: UnsafeMutablePointer<Float>) -> [Int]? {
+                                    into out: UnsafeMutablePointer<Float>, threads: Int) -> [Int]? {
         let (inputs, outputs) = (dense.inputs, dense.outputs)
-        let columns = known ?? largestColumns(of: x, rows: rows, width: inputs, count: min(inputs, outlierColumns))
+        let columns = known ?? largestColumns(of: x, rows: rows, width: inputs, count: min(inputs, outlierColumns), threads: threads)
         let paddedOutputs = replica_int8_padded_outputs(outputs)
         var outlierWeights = [Float](repeating: 0, count: columns.count * paddedOutputs)
         for (j, k) in columns.enumerated() {
             for o in 0..<outputs { outlierWeights[j * paddedOutputs + o] = dense.weights.values[o * inputs + k] }
         }
         // Each part's outputs' largest magnitudes, when noted.
-        let parts = parts(rows, least: rowsPerPart)
+        let parts = parts(rows, least: rowsPerPart, threads: threads)
         var maxima = [Float](repeating: 0, count: noting ? parts * outputs : 0)
         maxima.withUnsafeMutableBufferPointer { maxima in
             // Each part reads and writes its own rows, and its own maxima.
             nonisolated(unsafe) let (x, out, residual, maxima) = (x, out, residual, maxima.baseAddress)
-            split(rows, least: rowsPerPart) { number, part in
+            split(rows, least: rowsPerPart, threads: threads) { number, part in
                 // Every byte of a row's levels is written, padding included, before it is read.
                 var scratch = [UInt8](unsafeUninitializedCapacity: part.count * replica_int8_padded_inputs(inputs)) { _, count in
                     count = part.count * replica_int8_padded_inputs(inputs)
@@ -380,13 +384,13 @@ struct BertEncoder: Sendable {
     static let outlierColumns = 8
 
     /// The `count` columns holding the largest magnitudes of `x`'s rows, in increasing order.
-    private static func largestColumns(of x: UnsafePointer<Float>, rows: Int, width: Int, count: Int) -> [Int] {
-        let parts = parts(rows, least: rowsPerPart)
+    private static func largestColumns(of x: UnsafePointer<Float>, rows: Int, width: Int, count: Int, threads: Int) -> [Int] {
+        let parts = parts(rows, least: rowsPerPart, threads: threads)
         var maxima = [Float](repeating: 0, count: parts * width)
         maxima.withUnsafeMutableBufferPointer { maxima in
             // Each part keeps its own maxima.
             nonisolated(unsafe) let (x, maxima) = (x, maxima.baseAddress!)
-            split(rows, least: rowsPerPart) { number, part in
+            split(rows, least: rowsPerPart, threads: threads) { number, part in
                 replica_column_maxima(x + part.lowerBound * width, part.count, width, maxima + number * width)
             }
         }
@@ -404,11 +408,11 @@ struct BertEncoder: Sendable {
     }
 
     /// Layer normalisation of each row (ε 1e-12, as BERT's), the rows split across the processors.
-    private static func normalize(_ x: inout [Float], rows: Int, width: Int, _ norm: Norm) {
+    private static func normalize(_ x: inout [Float], rows: Int, width: Int, _ norm: Norm, threads: Int) {
         x.withUnsafeMutableBufferPointer { x in
             // Each part normalises its own rows.
             nonisolated(unsafe) let x = x.baseAddress!
-            split(rows, least: rowsPerPart) { _, part in
+            split(rows, least: rowsPerPart, threads: threads) { _, part in
                 replica_layer_norm(x + part.lowerBound * width, part.count, width, norm.gain, norm.bias)
             }
         }
