@@ -13,7 +13,9 @@ import ReplicaCore
 /// The dense layers multiply in float32 through OpenBLAS, or in int8 (``MiniLMEmbedder/Precision``):
 /// weights quantised per output at load, activations row by row as they come (but for the few columns
 /// with outsized values, multiplied in float32), products summed exactly in int32 by `CVectorKernels`.
-/// The encoder splits its work across the processors itself; OpenBLAS runs on one thread.
+/// The encoder splits a batch's work across the processors itself, or runs it on the calling thread
+/// (`threads: 1`) when its caller runs batches side by side (``MiniLMEmbedder/embed(documents:)``);
+/// OpenBLAS runs on one thread.
 struct BertEncoder: Sendable {
     let hidden = 384
     let heads = 12
