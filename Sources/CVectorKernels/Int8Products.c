@@ -5,6 +5,8 @@
 // widens to int32. Activations of 7 bits keep the int16 pairs exact (2 × 127 × 127 = 32,258 < 32,767).
 // AVX-512 VNNI has that product in one instruction without saturation (`vpdpbusd`: 64 byte pairs summed
 // by fours into 16 int32 lanes); it takes the same 7-bit activations, so both paths sum the same integers.
+// AVX-VNNI (processors with AVX2 but no AVX-512, and some with both) has the same instruction on 256-bit
+// registers: the AVX2 path's loops with each pair of instructions and its addition made one.
 
 #include "CVectorKernels.h"
 #include <math.h>
@@ -243,22 +245,61 @@ static void block1_avx2(const uint8_t *q, size_t kp, const int8_t *block, __m256
 
 #undef REPLICA_PRODUCT
 
+#define REPLICA_AVX_VNNI __attribute__((target("avx2,fma,avxvnni")))
+#define REPLICA_PRODUCT(acc, x, w) acc = _mm256_dpbusd_avx_epi32(acc, x, w)
+
+// Six rows against one block of 16 outputs with `vpdpbusd`, the AVX2 path's sums: twelve accumulators,
+// two weight registers and one broadcast fill the 16 registers (AVX2's pair of instructions needs two
+// more, so it takes four rows), and each weight load feeds six products rather than four.
+REPLICA_AVX_VNNI
+static void block6_avx_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m256i sums[12]) {
+    __m256i c[12];
+    for (int i = 0; i < 12; i++) c[i] = _mm256_setzero_si256();
+    for (size_t k = 0; k < kp; k += QUAD, block += BLOCK * QUAD) {
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)block), w1 = _mm256_loadu_si256((const __m256i *)(block + 32));
+        for (int r = 0; r < 6; r++) {
+            __m256i x = _mm256_set1_epi32(load4(q + r * kp + k));
+            REPLICA_PRODUCT(c[2 * r], x, w0); REPLICA_PRODUCT(c[2 * r + 1], x, w1);
+        }
+    }
+    for (int i = 0; i < 12; i++) sums[i] = c[i];
+}
+
+REPLICA_AVX_VNNI
+static void block1_avx_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m256i sums[2]) {
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0;
+    for (size_t k = 0; k < kp; k += QUAD, block += BLOCK * QUAD) {
+        __m256i x = _mm256_set1_epi32(load4(q + k));
+        REPLICA_PRODUCT(c0, x, _mm256_loadu_si256((const __m256i *)block));
+        REPLICA_PRODUCT(c1, x, _mm256_loadu_si256((const __m256i *)(block + 32)));
+    }
+    sums[0] = c0; sums[1] = c1;
+}
+
+#undef REPLICA_PRODUCT
+#undef REPLICA_AVX_VNNI
+
 // Each group of four rows against every block of 16 outputs in turn: a block's weights are read from
 // the L1 cache four times over, the whole matrix from the L2 cache once per group, and each row's outputs
 // are written in order, once (reading and writing them by blocks, a column of rows at a time, left the
-// processor waiting on the memory behind them).
+// processor waiting on the memory behind them). With `dotProducts`, the blocks are AVX-VNNI's, six rows
+// a group.
 __attribute__((target("avx2,fma")))
 static void products_avx2(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
                           const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
-                          replica_int8_outliers outliers, const float *residual, float *out, replica_int8_epilogue epilogue) {
+                          replica_int8_outliers outliers, const float *residual, float *out, replica_int8_epilogue epilogue,
+                          int dotProducts) {
     size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
+    void (*blockRows)(const uint8_t *, size_t, const int8_t *, __m256i *) = dotProducts ? block6_avx_vnni : block4_avx2;
+    void (*block1)(const uint8_t *, size_t, const int8_t *, __m256i *) = dotProducts ? block1_avx_vnni : block1_avx2;
+    size_t groupRows = dotProducts ? 6 : 4;
     for (size_t r = 0; r < rows; ) {
-        size_t group = rows - r >= 4 ? 4 : 1;
+        size_t group = rows - r >= groupRows ? groupRows : 1;
         for (size_t o = 0; o < outputs; o += BLOCK) {
             const int8_t *block = packed + o * kp;
-            __m256i acc[8];
-            if (group == 4) block4_avx2(q + r * kp, kp, block, acc);
-            else block1_avx2(q + r * kp, kp, block, acc);
+            __m256i acc[12];
+            if (group > 1) blockRows(q + r * kp, kp, block, acc);
+            else block1(q + r * kp, kp, block, acc);
             // A last block past the outputs is finished through a buffer.
             size_t width = outputs - o < BLOCK ? outputs - o : BLOCK;
             for (size_t g = 0; g < group; g++) {
@@ -456,7 +497,11 @@ static int has_vnni(void) {
 
 int replica_int8_fast(void) { return has_avx2(); }
 
-int replica_int8_kernels(void) { return (has_avx2() ? REPLICA_INT8_AVX2 : 0) | (has_vnni() ? REPLICA_INT8_AVX512_VNNI : 0); }
+static int has_avx_vnni(void) { return has_avx2() && __builtin_cpu_supports("avxvnni"); }
+
+int replica_int8_kernels(void) {
+    return (has_avx2() ? REPLICA_INT8_AVX2 : 0) | (has_vnni() ? REPLICA_INT8_AVX512_VNNI : 0) | (has_avx_vnni() ? REPLICA_INT8_AVX_VNNI : 0);
+}
 
 void replica_int8_linear_using(int kernel, const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                                const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
@@ -465,9 +510,11 @@ void replica_int8_linear_using(int kernel, const float *input, size_t rows, size
     int available = replica_int8_kernels();
     if ((kernel & REPLICA_INT8_AVX512_VNNI) && (available & REPLICA_INT8_AVX512_VNNI)) {
         products_vnni(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, epilogue);
-    } else if ((kernel & REPLICA_INT8_AVX2) && (available & REPLICA_INT8_AVX2)) {
+    } else if ((kernel & (REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI)) && (available & REPLICA_INT8_AVX2)) {
+        int dotProducts = (kernel & REPLICA_INT8_AVX_VNNI) && (available & REPLICA_INT8_AVX_VNNI);
         quantize_rows_avx2(input, rows, inputs, outliers, scratch, rowScales, zeros);
-        products_avx2(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, epilogue);
+        products_avx2(input, scratch, rowScales, zeros, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, epilogue,
+                      dotProducts);
     } else {
         replica_int8_linear_plain(input, rows, inputs, packed, scales, sums, bias, outputs, outliers, residual, out, scratch, rowScales, zeros, copy,
                                   epilogue);
@@ -504,7 +551,7 @@ void replica_int8_linear(const float *input, size_t rows, size_t inputs, const i
                          const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
                          const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
                          replica_int8_epilogue epilogue) {
-    replica_int8_linear_using(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI, input, rows, inputs, packed, scales, sums, bias, outputs,
+    replica_int8_linear_using(REPLICA_INT8_ALL, input, rows, inputs, packed, scales, sums, bias, outputs,
                               outliers, residual, out, scratch, rowScales, zeros, copy, epilogue);
 }
 

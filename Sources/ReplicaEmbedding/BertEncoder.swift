@@ -33,8 +33,9 @@ struct BertEncoder: Sendable {
     private struct Dense: Sendable {
         struct Quantized: Sendable {
             /// As `replica_int8_pack` lays them out, with each output's scale and sum of its int8 weights,
-            /// and the bias padded as they are.
-            var packed: [Int8], scales: [Float], sums: [Int32], bias: [Float]
+            /// and the bias padded as they are; the instruction sets the products may use
+            /// (`REPLICA_INT8_ALL`, or fewer: ``MiniLMEmbedder/int8Kernels(environment:)``).
+            var packed: [Int8], scales: [Float], sums: [Int32], bias: [Float], kernels: Int32
         }
         let weights: SafeTensors.Tensor
         let bias: [Float]
@@ -42,7 +43,7 @@ struct BertEncoder: Sendable {
         var outputs: Int { weights.shape[0] }
         var inputs: Int { weights.shape[1] }
 
-        init(_ weights: SafeTensors.Tensor, bias: [Float], precision: MiniLMEmbedder.Precision) {
+        init(_ weights: SafeTensors.Tensor, bias: [Float], precision: MiniLMEmbedder.Precision, kernels: Int32) {
             self.weights = weights
             self.bias = bias
             guard precision == .int8 else { quantized = nil; return }
@@ -50,7 +51,7 @@ struct BertEncoder: Sendable {
             let paddedOutputs = replica_int8_padded_outputs(outputs)
             var quantized = Quantized(packed: [Int8](repeating: 0, count: paddedOutputs * replica_int8_padded_inputs(inputs)),
                                       scales: [Float](repeating: 0, count: paddedOutputs), sums: [Int32](repeating: 0, count: paddedOutputs),
-                                      bias: bias + [Float](repeating: 0, count: paddedOutputs - outputs))
+                                      bias: bias + [Float](repeating: 0, count: paddedOutputs - outputs), kernels: kernels)
             replica_int8_pack(weights.values.baseAddress!, outputs, inputs, &quantized.packed, &quantized.scales, &quantized.sums)
             self.quantized = quantized
         }
@@ -81,7 +82,8 @@ struct BertEncoder: Sendable {
     ///
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` for a missing tensor, one of another
     ///   shape, or one holding NaN or infinity.
-    init(weights: SafeTensors, vocabularySize: Int, layerCount: Int = 6, precision: MiniLMEmbedder.Precision = .float32) throws {
+    init(weights: SafeTensors, vocabularySize: Int, layerCount: Int = 6, precision: MiniLMEmbedder.Precision = .float32,
+         int8Kernels: Int32 = Int32(REPLICA_INT8_ALL)) throws {
         Self.openBLASOnOneThread
         let h = 384, inner = 1536, positionCount = 512
         words = try weights.tensor(Self.wordTableName, shape: [vocabularySize, h], checkingValues: false)
@@ -95,14 +97,14 @@ struct BertEncoder: Sendable {
             func w(_ name: String, _ shape: [Int]) throws -> [Float] { try t(name, shape).array }
             func norm(_ name: String) throws -> Norm { Norm(gain: try w(name + ".weight", [h]), bias: try w(name + ".bias", [h])) }
             func dense(_ name: String, _ shape: [Int]) throws -> Dense {
-                Dense(try t(name + ".weight", shape), bias: try w(name + ".bias", [shape[0]]), precision: precision)
+                Dense(try t(name + ".weight", shape), bias: try w(name + ".bias", [shape[0]]), precision: precision, kernels: int8Kernels)
             }
             let stacked = try w("attention.self.query.weight", [h, h]) + w("attention.self.key.weight", [h, h]) + w("attention.self.value.weight", [h, h])
             let copy = stacked.withUnsafeBytes { AlignedFloats(copying: $0) }
             return Layer(
                 qkv: Dense(SafeTensors.Tensor(shape: [3 * h, h], owner: copy, values: UnsafeBufferPointer(copy.values)),
                            bias: try w("attention.self.query.bias", [h]) + w("attention.self.key.bias", [h]) + w("attention.self.value.bias", [h]),
-                           precision: precision),
+                           precision: precision, kernels: int8Kernels),
                 attentionOutput: try dense("attention.output.dense", [h, h]),
                 norm1: try norm("attention.output.LayerNorm"),
                 up: try dense("intermediate.dense", [inner, h]),
@@ -319,7 +321,7 @@ struct BertEncoder: Sendable {
         }
     }
 
-    /// The int8 product (`replica_int8_linear`), split by rows. The few columns with the largest values in
+    /// The int8 product (`replica_int8_linear_using`, on the kernels the weights allow), split by rows. The few columns with the largest values in
     /// the batch are multiplied in float32 and the rest in int8: MiniLM's hidden states carry one
     /// dimension ten to twenty times larger than the others, and left in, it would stretch every row's one
     /// scale and coarsen all its other values.
@@ -351,9 +353,10 @@ struct BertEncoder: Sendable {
                     outlierWeights.withUnsafeBufferPointer { outlierWeights in
                         let outliers = replica_int8_outliers(columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
                         withEpilogue(epilogue, maxima: noting ? maxima! + number * outputs : nil) { epilogue in
-                            replica_int8_linear(x + part.lowerBound * inputs, part.count, inputs, quantized.packed, quantized.scales, quantized.sums,
-                                                quantized.bias, outputs, outliers, residual.map { $0 + part.lowerBound * outputs },
-                                                out + part.lowerBound * outputs, &scratch, &rowScales, &zeros, &copy, epilogue)
+                            replica_int8_linear_using(quantized.kernels, x + part.lowerBound * inputs, part.count, inputs, quantized.packed,
+                                                      quantized.scales, quantized.sums, quantized.bias, outputs, outliers,
+                                                      residual.map { $0 + part.lowerBound * outputs }, out + part.lowerBound * outputs,
+                                                      &scratch, &rowScales, &zeros, &copy, epilogue)
                         }
                     }
                 }

@@ -39,7 +39,8 @@ public final class MiniLMEmbedder: Embedder {
         /// Float32 matrix products through OpenBLAS: the model as trained.
         case float32
         /// Weights quantised to int8 per output, activations to 7 bits per row (the few columns with
-        /// outsized values kept in float32), products summed exactly in int32 (AVX-512 VNNI, else AVX2): the
+        /// outsized values kept in float32), products summed exactly in int32 (AVX-512 VNNI, else
+        /// AVX-VNNI, else AVX2; ``MiniLMEmbedder/int8Kernels(environment:)``): the
         /// matrix products run 1.3 to 1.9 times as fast as float32's on AVX2 and about three times as
         /// fast as AVX2's on VNNI, vectors within cosine 0.99 of float32's (BENCHMARKS.md, "Embedding").
         case int8
@@ -59,6 +60,23 @@ public final class MiniLMEmbedder: Embedder {
         }
     }
 
+    /// The instruction sets the int8 products may use, as `replica_int8_linear_using` takes them: every one
+    /// the processor has (AVX-512 VNNI first, then AVX-VNNI, then AVX2), or at most the one
+    /// `REPLICA_INT8_KERNELS` names (`avx512-vnni`, `avx-vnni`, `avx2`, or `plain` for portable C), so that
+    /// one processor can run and measure each path. Only the products' kernels are chosen this way.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the variable names none of them.
+    static func int8Kernels(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int32 {
+        let named: [String: Int32] = ["avx512-vnni": Int32(REPLICA_INT8_ALL), "avx-vnni": Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI),
+                                      "avx2": Int32(REPLICA_INT8_AVX2), "plain": 0]
+        guard let name = environment["REPLICA_INT8_KERNELS"], !name.isEmpty else { return Int32(REPLICA_INT8_ALL) }
+        guard let kernels = named[name] else {
+            throw ReplicaError(.invalidConfiguration,
+                               "REPLICA_INT8_KERNELS is \"\(name)\"; use avx512-vnni, avx-vnni, avx2 or plain, or unset it")
+        }
+        return kernels
+    }
+
     /// How this model's dense layers multiply.
     public let precision: Precision
     private let tokenizer: WordPieceTokenizer
@@ -71,13 +89,21 @@ public final class MiniLMEmbedder: Embedder {
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not there, cannot be
     ///   read, is damaged (a header or tensor that does not fit the file, weights that are not finite
     ///   numbers) or is not all-MiniLM-L6-v2, saying what was wrong and how to install it.
-    public init(directory: URL? = nil, precision: Precision? = nil) throws {
+    public convenience init(directory: URL? = nil, precision: Precision? = nil) throws {
+        try self.init(directory: directory, precision: precision, int8Kernels: nil)
+    }
+
+    /// As ``init(directory:precision:)``, its int8 products on at most `int8Kernels`
+    /// (``int8Kernels(environment:)`` when `nil`).
+    init(directory: URL?, precision: Precision?, int8Kernels: Int32?) throws {
         let directory = try directory ?? Self.locateDirectory()
         let precision = try precision ?? Precision.automatic()
         let weights = directory.appendingPathComponent("model.safetensors").path
         let vocabulary = directory.appendingPathComponent("vocab.txt").path
         tokenizer = try WordPieceTokenizer(vocabularyFile: vocabulary)
-        encoder = try BertEncoder(weights: SafeTensors(path: weights), vocabularySize: tokenizer.vocabularySize, precision: precision)
+        let kernels = try int8Kernels ?? Self.int8Kernels()
+        encoder = try BertEncoder(weights: SafeTensors(path: weights), vocabularySize: tokenizer.vocabularySize, precision: precision,
+                                  int8Kernels: kernels)
         self.precision = precision
         modelIdentifier = Self.identifier(of: directory)
     }
@@ -94,7 +120,7 @@ public final class MiniLMEmbedder: Embedder {
     }
 
     /// Each document as one unit vector per passage, in the order given; passages are encoded in batches of at most
-    /// 4,096 word pieces to bound memory.
+    /// 256 word pieces (`REPLICA_EMBEDDING_BATCH_PIECES`), each processor running whole batches.
     ///
     /// - Parameter documents: The texts to embed.
     /// - Returns: For each document, the vectors of its passages (at most ``maximumPassages``).

@@ -60,7 +60,7 @@ enum {
 /// multiplied in int8 with the sums exact in int32; the outlier columns multiplied in float32. `bias`
 /// holds padded outputs values, `scratch` rows × padded inputs bytes, `rowScales` and `zeros` rows values
 /// each, `copy` inputs floats. `epilogue` is applied to the outputs, rows in groups. Uses AVX-512 VNNI
-/// when the processor has it, else AVX2, else plain C (checked at each call).
+/// when the processor has it, else AVX-VNNI, else AVX2, else plain C (checked at each call).
 void replica_int8_linear(const float *input, size_t rows, size_t inputs, const int8_t *packed, const float *scales,
                          const int32_t *sums, const float *bias, size_t outputs, replica_int8_outliers outliers,
                          const float *residual, float *out, uint8_t *scratch, float *rowScales, int32_t *zeros, float *copy,
@@ -70,9 +70,13 @@ void replica_int8_linear(const float *input, size_t rows, size_t inputs, const i
 enum {
     REPLICA_INT8_AVX2 = 1,
     REPLICA_INT8_AVX512_VNNI = 2,
+    /// AVX-VNNI: `vpdpbusd` on 256-bit registers, with AVX2.
+    REPLICA_INT8_AVX_VNNI = 4,
+    REPLICA_INT8_ALL = 7,
 };
 
-/// Which of `REPLICA_INT8_AVX2` and `REPLICA_INT8_AVX512_VNNI` this processor has (0: neither).
+/// Which of `REPLICA_INT8_AVX2`, `REPLICA_INT8_AVX512_VNNI` and `REPLICA_INT8_AVX_VNNI` this processor
+/// has (0: none).
 int replica_int8_kernels(void);
 
 /// ``replica_int8_linear`` on the best of the instruction sets `kernel` allows that the processor has

@@ -194,8 +194,9 @@ import ReplicaTestSupport
             var outlierWeights = [Float](repeating: 0, count: outliers.count * paddedOutputs)
             for (j, k) in outliers.enumerated() { for o in 0..<outputs { outlierWeights[j * paddedOutputs + o] = weights[o * inputs + k] } }
             var results: [String: [Float]] = [:]
-            // Every path this processor runs: the one chosen (AVX-512 VNNI where there is one), AVX2's, plain C's.
-            let paths: [(String, Int32)] = [("chosen", Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI)),
+            // Every path this processor runs: the one chosen (AVX-512 VNNI where there is one), AVX-VNNI's
+            // (AVX2's where there is none), AVX2's, plain C's.
+            let paths: [(String, Int32)] = [("chosen", Int32(REPLICA_INT8_ALL)), ("avx-vnni", Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI)),
                                             ("avx2", Int32(REPLICA_INT8_AVX2)), ("plain", 0)]
             for (path, kernel) in paths {
                 results[path] = outliers.withUnsafeBufferPointer { columns in
@@ -229,9 +230,11 @@ import ReplicaTestSupport
                                 "\(path), \(rows)×\(inputs)·\(outputs), row \(r), output \(o): \(out[r * outputs + o]) against \(exact) ± \(bound)")
                     }
                     let (chosen, avx2, plain) = (results["chosen"]![r * outputs + o], results["avx2"]![r * outputs + o], results["plain"]![r * outputs + o])
+                    let avxVNNI = results["avx-vnni"]![r * outputs + o]
                     #expect(abs(chosen - plain) <= 1e-5 * max(1, abs(plain)), "the paths differ at row \(r), output \(o): \(chosen) and \(plain)")
                     // The vector paths sum the same integers and finish them with the same operations.
                     #expect(chosen == avx2, "VNNI and AVX2 differ at row \(r), output \(o): \(chosen) and \(avx2)")
+                    #expect(avxVNNI == avx2, "AVX-VNNI and AVX2 differ at row \(r), output \(o): \(avxVNNI) and \(avx2)")
                 }
             }
         }
@@ -270,7 +273,7 @@ import ReplicaTestSupport
             let gain = (0..<outputs).map { _ in Float.random(in: 0.5...1.5, using: &generator) }
             let shift = (0..<outputs).map { _ in Float.random(in: -1...1, using: &generator) }
             let none = replica_int8_outliers(columns: nil, count: 0, weights: nil)
-            for kernel in [Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX512_VNNI), Int32(REPLICA_INT8_AVX2), 0] {
+            for kernel in [Int32(REPLICA_INT8_ALL), Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI), Int32(REPLICA_INT8_AVX2), 0] {
                 func product(_ kind: Int, noting maxima: UnsafeMutablePointer<Float>?) -> [Float] {
                     gain.withUnsafeBufferPointer { gain in
                         shift.withUnsafeBufferPointer { shift in
@@ -307,6 +310,45 @@ import ReplicaTestSupport
                 maxima(x, rows, width, &found)
                 #expect(found == expected, "\(path), width \(width)")
             }
+        }
+    }
+
+    /// The int8 products' instruction sets by name, and a name that is none of them refused with the
+    /// ones to write instead.
+    @Test func int8KernelsAreChosenByNameAndAnUnknownOneIsRefused() throws {
+        #expect(try MiniLMEmbedder.int8Kernels(environment: [:]) == Int32(REPLICA_INT8_ALL))
+        #expect(try MiniLMEmbedder.int8Kernels(environment: ["REPLICA_INT8_KERNELS": "avx2"]) == Int32(REPLICA_INT8_AVX2))
+        #expect(try MiniLMEmbedder.int8Kernels(environment: ["REPLICA_INT8_KERNELS": "avx-vnni"]) == Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI))
+        #expect(try MiniLMEmbedder.int8Kernels(environment: ["REPLICA_INT8_KERNELS": "plain"]) == 0)
+        let error = #expect(throws: ReplicaError.self) { try MiniLMEmbedder.int8Kernels(environment: ["REPLICA_INT8_KERNELS": "vnni"]) }
+        #expect(error?.message.contains("use avx512-vnni, avx-vnni, avx2 or plain") == true)
+    }
+
+    /// The int8 kernels found at run time are those the kernel lists for the processor in
+    /// `/proc/cpuinfo`: AVX2 with FMA; AVX-512 VNNI with AVX-512 F, BW and VL; AVX-VNNI.
+    @Test func theInt8KernelsFoundAreThoseTheProcessorHas() throws {
+        let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        let line = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") } ?? ""
+        let flags = Set(line.split(separator: " ").map(String.init))
+        let avx2 = flags.isSuperset(of: ["avx2", "fma"])
+        var expected: Int32 = avx2 ? Int32(REPLICA_INT8_AVX2) : 0
+        if avx2 && flags.isSuperset(of: ["avx512f", "avx512bw", "avx512vl", "avx512_vnni"]) { expected |= Int32(REPLICA_INT8_AVX512_VNNI) }
+        if avx2 && flags.contains("avx_vnni") { expected |= Int32(REPLICA_INT8_AVX_VNNI) }
+        #expect(replica_int8_kernels() == expected, "flags: \(flags.filter { $0.hasPrefix("avx") || $0 == "fma" }.sorted())")
+    }
+
+    /// Documents embedded in int8 on each instruction set the processor has give the very same vectors:
+    /// the paths sum the same integers and finish them with the same operations.
+    @Test func int8VectorsAreTheSameOnEveryInstructionSet() throws {
+        let chosen = try model(.int8)
+        let documents = ["Signing out removes the account's index and its vectors.",
+                         String(repeating: "A long passage about matrix products in eight-bit integers, summed exactly. ", count: 40),
+                         "Kurz: ein Satz, und noch einer."]
+        let expected = try chosen.embed(documents: documents)
+        for (name, kernels) in [("avx-vnni", Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI)), ("avx2", Int32(REPLICA_INT8_AVX2))] {
+            let other = try MiniLMEmbedder(directory: nil, precision: .int8, int8Kernels: kernels)
+            #expect(try other.embed(documents: documents) == expected, "\(name)")
+            #expect(try other.embed(query: documents[0]) == chosen.embed(query: documents[0]), "\(name), a query")
         }
     }
 
