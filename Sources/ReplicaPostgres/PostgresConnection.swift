@@ -348,10 +348,16 @@ public final class PostgresConnection: @unchecked Sendable {
                 lengths.append(Int32(bytes.count))
                 formats.append(1)
             default:
-                let text = parameter.textFormat!
+                var text = parameter.textFormat!
                 let start = buffer.count
                 offsets.append(start)
-                if let escaped = PostgresValue.escapedUTF8(text) { buffer += escaped } else { buffer += text.utf8 }
+                // The bytes copied at once where nothing needs escaping (the usual case).
+                let needsEscapes = text.withUTF8 { utf8 in
+                    guard !PostgresValue.holdsEscapedCharacters(utf8) else { return true }
+                    buffer.append(contentsOf: utf8)
+                    return false
+                }
+                if needsEscapes, let escaped = PostgresValue.escapedUTF8(text) { buffer += escaped }
                 lengths.append(Int32(clamping: buffer.count - start))
                 buffer.append(0)
                 formats.append(0)

@@ -22,8 +22,20 @@ struct SQLBuilder {
 
     /// A text array parameter's literal: each element double-quoted, quotes and backslashes escaped.
     static func textArray(_ values: [String]) -> PostgresValue {
-        .text("{" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-            .joined(separator: ",") + "}")
+        var literal = "{"
+        for (number, value) in values.enumerated() {
+            literal += number == 0 ? "\"" : ",\""
+            if value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
+                for scalar in value.unicodeScalars {
+                    if scalar == "\\" || scalar == "\"" { literal.unicodeScalars.append("\\") }
+                    literal.unicodeScalars.append(scalar)
+                }
+            } else {
+                literal += value
+            }
+            literal += "\""
+        }
+        return .text(literal + "}")
     }
 
     /// A bigint array parameter's literal.

@@ -59,6 +59,17 @@ struct PostgresIndexTextTests {
                 "\(comment): \(result.int(0, 1) ?? -1) lexemes made, \(result.int(0, 2) ?? -1) in the reference", sourceLocation: sourceLocation)
     }
 
+    /// A text array parameter's literal reads back on the server element by element, quotes,
+    /// backslashes, braces, commas and spaces included.
+    @Test func textArrayLiteralsReadBackElementByElement() throws {
+        let texts = ["", "plain", "été 日本語", "'single' and \"double\"", "back\\slash \\N", "{braces}, commas", "NULL", "  spaced  "]
+        for values in [[], texts, [texts[3]]] {
+            let result = try connection.execute(
+                "SELECT element FROM unnest($1::text[]) WITH ORDINALITY AS u(element, ordinal) ORDER BY ordinal", [SQLBuilder.textArray(values)])
+            #expect((0..<result.rowCount).map { result.string($0, 0) } == values.map(Optional.some), "\(values)")
+        }
+    }
+
     @Test func randomItemsGetTheWordsTheirLiteralGave() throws {
         var generator = SplitMix(seed: 2026)
         let vocabulary = ["launch", "launched", "running", "ran", "it's", "o'clock", "back\\slash", "café", "Zürich", "日本語", "ﬁle",

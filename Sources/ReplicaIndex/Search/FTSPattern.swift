@@ -98,11 +98,14 @@ package struct FTSPattern: Hashable, Sendable {
         }
         self.groups = groups
         self.requiresAll = requiringAll
+        meaningfulTerms = Self.meaningfulTerms(of: groups.flatMap(\.terms))
     }
 
     /// The terms that carry meaning: the function words are left out, unless nothing else is left.
-    /// Repeated terms count once.
-    package var meaningfulTerms: [Term] {
+    /// Repeated terms count once. Found once, with the pattern: a search asks for them several times.
+    package let meaningfulTerms: [Term]
+
+    private static func meaningfulTerms(of terms: [Term]) -> [Term] {
         var seen = Set<Term>()
         let distinct = terms.filter { seen.insert($0).inserted }
         let meaningful = distinct.filter { !$0.isFunctionWord }
