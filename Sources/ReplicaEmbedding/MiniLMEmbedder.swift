@@ -40,7 +40,7 @@ public final class MiniLMEmbedder: Embedder {
         case float32
         /// Weights quantised to int8 per output, activations to 7 bits per row (the few columns with
         /// outsized values kept in float32), products summed exactly in int32 (AVX-512 VNNI, else
-        /// AVX-VNNI, else AVX2; ``MiniLMEmbedder/int8Kernels(environment:)``): the
+        /// AVX-VNNI, else AVX2; `REPLICA_INT8_KERNELS` limits them to one): the
         /// matrix products run 1.3 to 1.9 times as fast as float32's on AVX2 and about three times as
         /// fast as AVX2's on VNNI, vectors within cosine 0.99 of float32's (BENCHMARKS.md, "Embedding").
         case int8
