@@ -265,25 +265,14 @@ static void block6_avx_vnni(const uint8_t *q, size_t kp, const int8_t *block, __
     for (int i = 0; i < 12; i++) sums[i] = c[i];
 }
 
-REPLICA_AVX_VNNI
-static void block1_avx_vnni(const uint8_t *q, size_t kp, const int8_t *block, __m256i sums[2]) {
-    __m256i c0 = _mm256_setzero_si256(), c1 = c0;
-    for (size_t k = 0; k < kp; k += QUAD, block += BLOCK * QUAD) {
-        __m256i x = _mm256_set1_epi32(load4(q + k));
-        REPLICA_PRODUCT(c0, x, _mm256_loadu_si256((const __m256i *)block));
-        REPLICA_PRODUCT(c1, x, _mm256_loadu_si256((const __m256i *)(block + 32)));
-    }
-    sums[0] = c0; sums[1] = c1;
-}
-
 #undef REPLICA_PRODUCT
 #undef REPLICA_AVX_VNNI
 
 // Each group of four rows against every block of 16 outputs in turn: a block's weights are read from
 // the L1 cache four times over, the whole matrix from the L2 cache once per group, and each row's outputs
 // are written in order, once (reading and writing them by blocks, a column of rows at a time, left the
-// processor waiting on the memory behind them). With `dotProducts`, the blocks are AVX-VNNI's, six rows
-// a group.
+// processor waiting on the memory behind them). With `dotProducts`, groups of six rows take AVX-VNNI's
+// block; the last few rows, one at a time, still take AVX2's, which sums the same integers.
 __attribute__((target("avx2,fma")))
 static void products_avx2(const float *x, const uint8_t *q, const float *rowScales, const int32_t *zeros, size_t rows, size_t inputs,
                           const int8_t *packed, const float *scales, const int32_t *sums, const float *bias, size_t outputs,
@@ -291,7 +280,6 @@ static void products_avx2(const float *x, const uint8_t *q, const float *rowScal
                           int dotProducts) {
     size_t kp = replica_int8_padded_inputs(inputs), op = replica_int8_padded_outputs(outputs);
     void (*blockRows)(const uint8_t *, size_t, const int8_t *, __m256i *) = dotProducts ? block6_avx_vnni : block4_avx2;
-    void (*block1)(const uint8_t *, size_t, const int8_t *, __m256i *) = dotProducts ? block1_avx_vnni : block1_avx2;
     size_t groupRows = dotProducts ? 6 : 4;
     for (size_t r = 0; r < rows; ) {
         size_t group = rows - r >= groupRows ? groupRows : 1;
@@ -299,7 +287,7 @@ static void products_avx2(const float *x, const uint8_t *q, const float *rowScal
             const int8_t *block = packed + o * kp;
             __m256i acc[12];
             if (group > 1) blockRows(q + r * kp, kp, block, acc);
-            else block1(q + r * kp, kp, block, acc);
+            else block1_avx2(q + r * kp, kp, block, acc);
             // A last block past the outputs is finished through a buffer.
             size_t width = outputs - o < BLOCK ? outputs - o : BLOCK;
             for (size_t g = 0; g < group; g++) {

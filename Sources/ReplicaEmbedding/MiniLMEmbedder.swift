@@ -131,19 +131,18 @@ public final class MiniLMEmbedder: Embedder {
         // batches and runs them alone, one after another: a batch's activations stay in its processor's
         // own cache, and no processor waits for the other at the end of every product (with the
         // products split across processors, the two cores were both busy less than half the time).
-        var batches: [[[Int32]]] = []
+        var batches: [[[Int32]]] = [[]]
         var pieces = 0
         for passage in all {
-            if pieces + passage.count > Self.batchPieces && !(batches.last?.isEmpty ?? true) {
+            if pieces + passage.count > Self.batchPieces && !batches[batches.count - 1].isEmpty {
                 batches.append([])
                 pieces = 0
             }
-            if batches.isEmpty { batches.append([]) }
             batches[batches.count - 1].append(passage)
             pieces += passage.count
         }
         let processors = BertEncoder.processors
-        var vectors: [[Float]]
+        let vectors: [[Float]]
         if batches.count < processors {
             vectors = try batches.flatMap { try encoder.embed($0) }
         } else {

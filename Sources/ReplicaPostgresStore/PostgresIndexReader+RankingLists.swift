@@ -256,6 +256,8 @@ final class PostgresRankingSource: RankingListSource {
 
     func totals() throws -> RankingLists.State? { totalsNow ?? RankingLists.State(rows: 0, tokens: 0) }
 
+    /// `changes` are what ``changes(limit:)`` gave the search: the statement of ``readRest()`` reads the
+    /// same rows again, by the same limit, beside the unlisted words' items.
     func changedNumbers(_ changes: [Int64]) throws -> [(rowID: Int64, numbers: [Double])] { try readRest().numbers }
 
     func postings(ofWord word: Int, limit: Int) throws -> [(rowID: Int64, frequency: Double, length: Double)] {

@@ -107,7 +107,8 @@ package enum PostgresIndexText {
     }
 
     /// Calls `body` with each lexeme of a `tsvector` in PostgreSQL's text output (`'word':1A,5 'it''s':3`)
-    /// and its weighted frequency: each position counts its column's BM25 weight (A 10, B 5, C 2, D 1),
+    /// and its weighted frequency: each position counts its column's BM25 weight
+    /// (``ItemWords/columnWeight(_:)``: A 10, B 5, C 2, D 1),
     /// what `ts_rank_cd` gives the lexeme alone with the search's weights. A lexeme without positions
     /// counts once.
     package static func weightedFrequencies(inText text: String, _ body: (String, Int64) -> Void) {
@@ -147,14 +148,13 @@ package enum PostgresIndexText {
                     while index < count && bytes[index] != UInt8(ascii: " ") {
                         let byte = bytes[index]
                         switch byte {
-                        case UInt8(ascii: "A"): frequency += 10
-                        case UInt8(ascii: "B"): frequency += 5
-                        case UInt8(ascii: "C"): frequency += 2
+                        case UInt8(ascii: "A"), UInt8(ascii: "B"), UInt8(ascii: "C"):
+                            frequency += Int64(ItemWords.columnWeight(Character(Unicode.Scalar(byte))))
                         case UInt8(ascii: ","): break
                         default:
                             // The last digit of a position without a letter is a D.
                             let next = index + 1 < count ? bytes[index + 1] : UInt8(ascii: " ")
-                            if next == UInt8(ascii: ",") || next == UInt8(ascii: " ") { frequency += 1 }
+                            if next == UInt8(ascii: ",") || next == UInt8(ascii: " ") { frequency += Int64(ItemWords.columnWeight("D")) }
                         }
                         index += 1
                     }

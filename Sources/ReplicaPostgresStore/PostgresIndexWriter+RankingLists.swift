@@ -14,7 +14,7 @@ extension PostgresIndexWriter {
     /// about twenty times what it costs FTS5.
     static let rankingThreshold = 32
 
-    package func rebuildRankingLists() throws -> RankingLists.Summary? {
+    package func rebuildRankingLists() throws -> RankingLists.Summary {
         try buildRankingLists()
     }
 

@@ -88,7 +88,7 @@ extension SQLiteIndexWriter {
 
 extension SQLiteIndexWriter {
     /// Builds the ranking lists from the index as it is (``RankingLists``), replacing any.
-    package func rebuildRankingLists() throws -> RankingLists.Summary? {
+    package func rebuildRankingLists() throws -> RankingLists.Summary {
         keepsRankingLists = nil
         return try RankingLists.build(connection, now: now)
     }

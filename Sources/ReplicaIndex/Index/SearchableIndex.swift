@@ -237,7 +237,7 @@ public final class SearchableIndex: Sendable {
     /// (on PostgreSQL the account's other writers wait while they are built).
     @discardableResult
     public func rebuildRankingLists() async throws -> Int {
-        try await write(purgingExpired: false) { writer in try writer.rebuildRankingLists()?.terms ?? 0 }
+        try await write(purgingExpired: false) { writer in try writer.rebuildRankingLists().terms }
     }
 
     /// Drops the ranking lists and stops recording changes for them: ranked searches score every match,

@@ -89,11 +89,11 @@ package protocol IndexReader {
     /// How many items are searchable now.
     func count() throws -> Int
     /// Whether the backend's structures for ranked search of common words are missing (with at least
-    /// `minimumItems` items) or too far behind to be used (see ``RankingLists``); false when it keeps none.
+    /// `minimumItems` items) or too far behind to be used (see ``RankingLists``).
     func rankingListsAreStale(minimumItems: Int) throws -> Bool
 
-    /// How many of `terms` each of `rowIDs` holds, when this reader knows it for every one already (the
-    /// SQLite reader, for the items it has just ranked through its ranking lists); `nil` otherwise.
+    /// How many of `terms` each of `rowIDs` holds, when this reader knows it for every one already (for
+    /// the items it has just ranked through the ranking lists); `nil` otherwise.
     func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]?
     /// The snippets of the candidates ``matches(_:pattern:limit:)`` left to the reader
     /// (``PendingSnippet/matching(_:)``), by row id: a search makes those of the items it returns only.
@@ -172,10 +172,9 @@ package protocol IndexWriter: AnyObject {
     /// Deletes up to `limit` expired items.
     @discardableResult
     func purgeExpired(limit: Int) throws -> Int
-    /// Builds the backend's structures for ranked search of common words from the index as it is
-    /// (``RankingLists``, on both backends); `nil` when the backend keeps none.
-    func rebuildRankingLists() throws -> RankingLists.Summary?
-    /// Drops those structures (a no-op for a backend that keeps none).
+    /// Builds the ranking lists (``RankingLists``) from the index as it is, replacing any.
+    func rebuildRankingLists() throws -> RankingLists.Summary
+    /// Drops the ranking lists: ranked searches score every match until they are built again.
     func removeRankingLists() throws
 
     // MARK: State kept beside the items
@@ -245,10 +244,6 @@ extension IndexWriter {
 
     @discardableResult
     package func purgeExpired() throws -> Int { try purgeExpired(limit: 1000) }
-
-    package func rebuildRankingLists() throws -> RankingLists.Summary? { nil }
-
-    package func removeRankingLists() throws {}
 }
 
 // Rules every backend's writer follows, written once over the protocol.
@@ -292,8 +287,6 @@ extension IndexWriter {
 }
 
 extension IndexReader {
-    package func rankingListsAreStale(minimumItems: Int) throws -> Bool { false }
-    package func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]? { nil }
     /// None: a backend that leaves no snippet to be made.
     package func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64: String] { [:] }
 }
