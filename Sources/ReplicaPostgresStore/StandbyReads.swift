@@ -4,33 +4,56 @@ import ReplicaPostgres
 import Synchronization
 
 /// Reads served by a streaming-replication standby of the store's database, without losing this
-/// process's own writes.
+/// process's own writes and never from a standby that has stopped keeping up.
 ///
 /// Every transaction this process commits on the primary (but those begun read-only, which wrote
 /// nothing) leaves its write-ahead log position here (``noteCommit(_:)``, from the primary pools'
-/// ``PostgresConnection/Options/committed``). A read on the
-/// standby first waits, up to ``replayWait``, until the standby has replayed past the latest of them
-/// (`pg_last_wal_replay_lsn()`), and only then takes its snapshot; past the wait, or when the standby
-/// cannot be reached or its read fails, the read goes to the primary (``read(_:)`` returns `nil`). After a
-/// standby that could not be reached, reads go to the primary for ``retryAfter`` before it is tried again.
+/// ``PostgresConnection/Options/committed``). A read on the standby first waits, up to ``replayWait``,
+/// until the standby has replayed past the latest of them (`pg_last_wal_replay_lsn()`), and only then
+/// takes its snapshot; past the wait, the read goes to the primary (``read(_:)`` returns `nil`).
 ///
-/// Writes by other processes are seen once the standby replays them: a standby is behind its primary
-/// by its replication lag, which PostgreSQL reports in `pg_stat_replication`.
+/// Writes by other processes are seen once the standby replays them, so the standby's own state is
+/// checked too, on the standby itself, and the answer kept for ``checkEvery``
+/// (``Condition``): a standby whose replay is paused, or that has received log it has not replayed for
+/// longer than ``maximumLag``, is stale, and reads go to the primary until it catches up. A standby
+/// that cannot be reached, refuses the sign-in, or is not a standby of this database (a server not in
+/// recovery, or one whose system identifier is not the primary's) is unavailable: reads go to the
+/// primary, and it is tried again after ``retryAfter``. Each reason is said once (`say`), never with
+/// the URL.
 package final class StandbyReads: Sendable {
     /// The standby's connections.
     package let pool: PostgresPool
     /// How long a read waits for the standby to replay this process's last commit before it goes to the primary.
     package let replayWait: Duration
-    /// How long reads go to the primary after the standby could not be reached.
+    /// How long the standby may hold log it has received and not replayed before its reads go to the primary.
+    package let maximumLag: Duration
+    /// How long an answer about the standby's state is used before the standby is asked again.
+    package let checkEvery: Duration
+    /// How long reads go to the primary after the standby could not be used.
     package let retryAfter: Duration
+    /// The primary's system identifier (`pg_control_system()`), which its standbys share; `nil` skips the check.
+    private let primarySystem: String?
+    private let say: @Sendable (String) -> Void
     private let state = Mutex(State())
     private let clock = ContinuousClock()
+
+    /// What the standby was found to be, the last time it was asked.
+    package enum Condition: Sendable, Equatable {
+        /// It replays the primary's log, `lag` behind (zero when it has replayed all it received).
+        case serving(lag: Duration)
+        /// Its reads go to the primary: its replay is paused, or it is more than ``maximumLag`` behind.
+        case stale(reason: String, lag: Duration?)
+        /// Its reads go to the primary: it could not be reached or used (`reason` says why).
+        case unavailable(reason: String)
+    }
 
     private struct State {
         /// The latest commit position this process saw on the primary.
         var written = WALPosition(0)
-        /// Until when the standby is passed over, after it could not be reached.
-        var passOverUntil: ContinuousClock.Instant?
+        /// The standby's condition and when it was found.
+        var condition: (Condition, ContinuousClock.Instant)?
+        /// The reasons said so far, each once.
+        var said: Set<String> = []
         var statistics = ReadRouting()
     }
 
@@ -41,7 +64,9 @@ package final class StandbyReads: Sendable {
         /// Reads that went to the primary because the standby had not replayed this process's last
         /// write within the wait.
         package var primaryAfterWaiting = 0
-        /// Reads that went to the primary because the standby could not be reached or its read failed.
+        /// Reads that went to the primary because the standby was stale (paused, or behind past the maximum lag).
+        package var primaryStandbyStale = 0
+        /// Reads that went to the primary because the standby could not be reached or used, or its read failed.
         package var primaryStandbyUnavailable = 0
         /// How long each standby read waited for the replay of this process's last write, the latest
         /// 10,000 (reads with no write of this process before them do not wait and are not counted).
@@ -51,11 +76,20 @@ package final class StandbyReads: Sendable {
     /// - Parameters:
     ///   - pool: connections to the standby.
     ///   - replayWait: the longest a read waits for the standby to catch up with this process's writes.
-    ///   - retryAfter: how long reads pass the standby over after it could not be reached.
-    package init(pool: PostgresPool, replayWait: Duration, retryAfter: Duration = .seconds(1)) {
+    ///   - maximumLag: how far behind the standby may be before its reads go to the primary.
+    ///   - checkEvery: how long the standby's state, once asked, is taken as it was.
+    ///   - retryAfter: how long reads pass the standby over after it could not be used.
+    ///   - primarySystem: the primary's system identifier, which a standby of it shares.
+    ///   - say: told each reason the standby is not used, once.
+    package init(pool: PostgresPool, replayWait: Duration, maximumLag: Duration = .seconds(1), checkEvery: Duration = .milliseconds(250),
+                 retryAfter: Duration = .seconds(1), primarySystem: String? = nil, say: @escaping @Sendable (String) -> Void = { _ in }) {
         self.pool = pool
         self.replayWait = replayWait
+        self.maximumLag = maximumLag
+        self.checkEvery = checkEvery
         self.retryAfter = retryAfter
+        self.primarySystem = primarySystem
+        self.say = say
     }
 
     /// Records a commit this process made on the primary: reads after it wait for the standby to replay it.
@@ -66,22 +100,35 @@ package final class StandbyReads: Sendable {
     /// Where reads went so far.
     package var routing: ReadRouting { state.withLock { $0.statistics } }
 
+    /// The standby's condition, asked of it now (not the kept answer); the answer is kept for the reads after.
+    @available(*, noasync, message: "it asks the standby; in async code run it in Blocking.run")
+    package func checkNow() -> Condition {
+        do {
+            return try pool.withConnection { connection in try check(on: connection) }
+        } catch {
+            return unavailable(error)
+        }
+    }
+
     /// Runs `body` on a standby connection that has replayed this process's last commit, or returns
-    /// `nil` when the read must go to the primary instead (the standby is behind past ``replayWait``,
-    /// cannot be reached, or `body` failed there: the primary's answer is the one that counts).
+    /// `nil` when the read must go to the primary instead (the standby is stale or unavailable, behind
+    /// this process's writes past ``replayWait``, or `body` failed there: the primary's answer is the
+    /// one that counts).
     @available(*, noasync, message: "it waits for the standby; in async code run it in Blocking.run")
     package func read<T>(_ body: (PostgresConnection) throws -> T) -> T? {
-        let (needed, passOver) = state.withLock { state -> (WALPosition, Bool) in
-            if let until = state.passOverUntil, clock.now < until { return (state.written, true) }
-            state.passOverUntil = nil
-            return (state.written, false)
+        let (needed, kept) = state.withLock { state -> (WALPosition, Condition?) in
+            (state.written, state.condition.flatMap { condition, at in clock.now - at < holding(condition) ? condition : nil })
         }
-        if passOver {
-            count { $0.primaryStandbyUnavailable += 1 }
-            return nil
-        }
+        if let kept, !count(kept) { return nil }
+        var checked = false
         do {
             return try pool.withConnection { connection -> T? in
+                if kept == nil {
+                    let condition = try check(on: connection)
+                    checked = true
+                    guard count(condition) else { return nil }
+                }
+                checked = true
                 guard let waited = try waitForReplay(of: needed, on: connection) else {
                     count { $0.primaryAfterWaiting += 1 }
                     return nil
@@ -97,13 +144,99 @@ package final class StandbyReads: Sendable {
                 return value
             }
         } catch {
-            let unreachable = (error as? PostgresError).map { [.connectionRefused, .serverUnreachable, .connectionLost].contains($0.code) } ?? false
-            state.withLock { state in
-                if unreachable { state.passOverUntil = clock.now.advanced(by: retryAfter) }
-                state.statistics.primaryStandbyUnavailable += 1
+            // A failure before the standby was found usable (connecting, signing in, asking its state), or
+            // one that lost the connection, passes the standby over; one in the read itself is the
+            // read's alone.
+            let lost = (error as? PostgresError).map { [.connectionRefused, .serverUnreachable, .connectionLost].contains($0.code) } ?? false
+            if !checked || lost {
+                _ = unavailable(error)
+            } else {
+                count { $0.primaryStandbyUnavailable += 1 }
             }
             return nil
         }
+    }
+
+    /// How long an answer is kept: an unavailable standby is passed over for ``retryAfter``.
+    private func holding(_ condition: Condition) -> Duration {
+        if case .unavailable = condition { return retryAfter }
+        return checkEvery
+    }
+
+    /// Counts a read that the condition sends to the primary; whether the standby may serve it.
+    private func count(_ condition: Condition) -> Bool {
+        switch condition {
+        case .serving: return true
+        case .stale: count { $0.primaryStandbyStale += 1 }
+        case .unavailable: count { $0.primaryStandbyUnavailable += 1 }
+        }
+        return false
+    }
+
+    /// Asks the standby what it is and how far behind, keeps the answer, and says a new reason to pass it over.
+    private func check(on connection: PostgresConnection) throws -> Condition {
+        // The lag is the time since the last transaction it replayed was committed, while it holds log it
+        // has not replayed; a standby that has replayed all it received (an idle primary) is not behind.
+        let row = try connection.execute("""
+            SELECT pg_is_in_recovery(),
+                   (SELECT system_identifier FROM pg_control_system())::text,
+                   CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() END,
+                   CASE WHEN pg_is_in_recovery() AND pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()
+                        THEN coalesce(extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()), 'Infinity')
+                        ELSE 0 END::float8
+            """)
+        let lagSeconds = max(0, Double(row.string(0, 3) ?? "") ?? .infinity)
+        let lag: Duration? = lagSeconds.isFinite ? .milliseconds(Int64((lagSeconds * 1000).rounded())) : nil
+        let condition: Condition
+        var key: String?
+        if row.string(0, 0) != "t" {
+            condition = .unavailable(reason: "the read database is not a standby: it is not replaying a primary's log (the primary "
+                + "itself, or a standby that was promoted); name a streaming-replication standby of the database")
+        } else if let primarySystem, let system = row.string(0, 1), system != primarySystem {
+            condition = .unavailable(reason: "the read database is a standby of another database cluster (its system identifier is not "
+                + "the database's); name a standby of the database")
+        } else if row.string(0, 2) == "t" {
+            key = "paused"
+            condition = .stale(reason: "the standby's replay is paused (pg_wal_replay_pause); reads go to the database until "
+                + "pg_wal_replay_resume()", lag: lag)
+        } else if let lag, lag <= maximumLag {
+            condition = .serving(lag: lag)
+        } else {
+            key = "behind"
+            condition = .stale(reason: "the standby is \(lag.map(Self.describe) ?? "an unknown time") behind, past its maximum lag of "
+                + "\(Self.describe(maximumLag)); reads go to the database until it catches up", lag: lag)
+        }
+        keep(condition, sayingOnceAs: key)
+        return condition
+    }
+
+    /// Keeps an unavailable standby's condition, from the error that made it so.
+    private func unavailable(_ error: any Error) -> Condition {
+        let condition = Condition.unavailable(reason: "the read database cannot be used (\(ReplicaError.message(of: error))); reads go to the database")
+        keep(condition)
+        _ = count(condition)
+        return condition
+    }
+
+    /// Keeps the condition for the reads after, and says why the standby is passed over the first time
+    /// that kind of reason (`key`; an unavailable standby's reason is its own key) comes up.
+    private func keep(_ condition: Condition, sayingOnceAs key: String? = nil) {
+        let why: String
+        switch condition {
+        case .serving: why = ""
+        case .stale(let reason, _), .unavailable(let reason): why = reason
+        }
+        let sayIt = state.withLock { state -> Bool in
+            state.condition = (condition, clock.now)
+            return !why.isEmpty && state.said.insert(key ?? why).inserted
+        }
+        if sayIt { say(why) }
+    }
+
+    /// A duration in seconds, with a tenth.
+    private static func describe(_ duration: Duration) -> String {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return String(format: "%.1f s", seconds)
     }
 
     /// Waits until the standby has replayed `position`, polling its replay position; how long that took,

@@ -8,7 +8,7 @@ import ReplicaTestSupport
 /// Searches served by a streaming-replication standby (`Store.Configuration.readDatabase`,
 /// `--read-database`), against two real servers the test starts: a write is found by the next search
 /// through the standby; a standby held behind sends the search to the primary past the wait; a stopped
-/// standby sends searches to the primary.
+/// standby sends searches to the primary; a paused or late standby is passed over; a wrong one is said.
 @Suite(.serialized, .enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
 struct StandbyTests {
     static func item(_ identifier: String, _ title: String) -> SearchableItem {
@@ -19,10 +19,33 @@ struct StandbyTests {
                               expirationDate: .distantFuture)
     }
 
-    static func store(_ pair: PostgresStandbyPair, in directory: TemporaryDirectory, replayWait: Duration) throws -> Store {
+    static func store(_ pair: PostgresStandbyPair, in directory: TemporaryDirectory, replayWait: Duration, maximumLag: Duration = .seconds(1),
+                      events: Recorder<StoreEvent>? = nil) throws -> Store {
         var configuration = Store.Configuration()
-        configuration.readDatabase = Store.ReadDatabase(url: pair.standbyURL, replayWait: replayWait)
+        configuration.readDatabase = Store.ReadDatabase(url: pair.standbyURL, replayWait: replayWait, maximumLag: maximumLag)
+        if let events { configuration.events = { events.append($0) } }
         return try Store(directory: directory.url, database: .postgres(url: pair.primaryURL), configuration: configuration)
+    }
+
+    /// Makes the standby apply each transaction `delay` after its commit (`recovery_min_apply_delay`):
+    /// it receives the log at once and replays it late, as a slow standby does.
+    static func delayReplay(_ pair: PostgresStandbyPair, by delay: String) throws {
+        let admin = try PostgresConnection(url: pair.standbyAdminURL)
+        try admin.executeScript("ALTER SYSTEM SET recovery_min_apply_delay = '\(delay)'")
+        try admin.executeScript("SELECT pg_reload_conf()")
+    }
+
+    /// Waits until the standby has replayed everything the primary has written.
+    static func caughtUp(_ pair: PostgresStandbyPair) async throws -> Bool {
+        let primary = try PostgresConnection(url: pair.primaryAdminURL), standby = try PostgresConnection(url: pair.standbyAdminURL)
+        let current = try primary.execute("SELECT pg_current_wal_lsn()::text").string(0, 0)
+        let written = try #require(current.flatMap(WALPosition.init(text:)))
+        return try await eventually {
+            guard let text = try standby.execute("SELECT pg_last_wal_replay_lsn()::text").string(0, 0), let replayed = WALPosition(text: text) else {
+                return false
+            }
+            return replayed >= written
+        }
     }
 
     static func found(_ store: Store, _ text: String) async throws -> [String] {
@@ -54,16 +77,17 @@ struct StandbyTests {
                 "\(routing)")
         #expect(!routing.replayWaits.isEmpty)
 
-        // The standby held behind (its replay paused): the write is not on it, and the search finds it on
-        // the primary once the wait has passed.
-        try admin.executeScript("SELECT pg_wal_replay_pause()")
-        let impatient = try Self.store(pair, in: scratch, replayWait: .milliseconds(50))
+        // The standby held behind (it applies the log a minute late, and may be an hour behind): the write
+        // is not on it, and the search finds it on the primary once the wait has passed.
+        try Self.delayReplay(pair, by: "60s")
+        let impatient = try Self.store(pair, in: scratch, replayWait: .milliseconds(50), maximumLag: .seconds(3_600))
         try await impatient.index(account: "alice").indexItems([Self.item("a2", "Lighthouse keeper")])
         #expect(try await Self.found(impatient, "lighthouse") == ["a2"])
         #expect(try !Self.standbyHolds(pair, "a2"))
         let heldBack = try #require(impatient.readRouting)
-        #expect(heldBack.servedByPrimaryAfterWaiting >= 1 && heldBack.servedByStandby == 0, "\(heldBack)")
-        try admin.executeScript("SELECT pg_wal_replay_resume()")
+        #expect(heldBack.servedByPrimaryAfterWaiting >= 1 && heldBack.servedByStandby == 0 && heldBack.servedByPrimaryStandbyStale == 0,
+                "\(heldBack)")
+        try Self.delayReplay(pair, by: "0")
 
         // The command line: the same, through --read-database.
         let cli = try await ReplicaProcess.running(["--store", scratch.path + "/cli", "--database", pair.primaryURL,
@@ -75,6 +99,93 @@ struct StandbyTests {
         try await store.index(account: "alice").indexItems([Self.item("a3", "Harbour master")])
         #expect(Set(try await Self.found(store, "harbour")) == ["a1", "a3"])
         #expect(try #require(store.readRouting).servedByPrimaryStandbyUnavailable >= 1)
+    }
+
+    /// A standby whose replay is paused, or that applies the log late (past the maximum lag), is stale: its
+    /// reads go to the primary, so no face (search, get, query, suggest, the tool) returns an item deleted
+    /// or an old title; the reason is said once, and status shows the standby's state and lag.
+    @Test func aStaleStandbyIsPassedOverAndSaysSo() async throws {
+        let pair = try PostgresStandbyPair()
+        let scratch = try TemporaryDirectory()
+        let writer = try Store(directory: scratch.url.appendingPathComponent("writer"), database: .postgres(url: pair.ownerURL))
+        try await writer.signIn("alice")
+        try await writer.index(account: "alice").indexItems([Self.item("t1", "Harbour tides"), Self.item("k1", "Lighthouse keeper")])
+        #expect(try await Self.caughtUp(pair))
+
+        let events = Recorder<StoreEvent>()
+        let reader = try Self.store(pair, in: try TemporaryDirectory(), replayWait: .milliseconds(50), events: events)
+        #expect(try await Self.found(reader, "lighthouse") == ["k1"])
+        #expect(try #require(reader.readRouting).servedByStandby >= 1)
+        #expect(try await #require(reader.standbyStatus()).state == .serving)
+
+        // Paused: another process retitles one item and deletes the other; once the standby is asked again
+        // (status asks it now; reads do after a quarter of a second), every read sees the change.
+        let admin = try PostgresConnection(url: pair.standbyAdminURL)
+        try admin.executeScript("SELECT pg_wal_replay_pause()")
+        try await writer.index(account: "alice").indexItems([Self.item("t1", "Harbour festival")])
+        try await writer.index(account: "alice").deleteItems(withIdentifiers: ["k1"])
+        let paused = try #require(await reader.standbyStatus())
+        #expect(paused.state == .stale && paused.reason?.contains("paused") == true, "\(paused)")
+        #expect(try await Self.found(reader, "lighthouse") == [])
+        #expect(try await Self.found(reader, "festival") == ["t1"])
+        #expect(try await reader.fetchItems(withIdentifiers: ["k1", "t1"], account: "alice").map(\.item.attributeSet.title) == ["Harbour festival"])
+        #expect(try #require(reader.readRouting).servedByPrimaryStandbyStale >= 2)
+        #expect(events.all.filter { $0.kind == .standbyPassedOver }.count == 1, "\(events.all.map(\.message))")
+
+        // The command line, with the standby alone to read from: each face answers from the primary, and
+        // the reason is said once on standard error.
+        let cliStore = scratch.path + "/cli"
+        func cli(_ arguments: String...) async throws -> ProcessResult {
+            try await ReplicaProcess.running(["--store", cliStore, "--database", pair.primaryURL, "--read-database", pair.standbyURL] + arguments)
+        }
+        let search = try await cli("search", "--account", "alice", "lighthouse festival")
+        #expect(search.status == 0 && search.standardOutput.hasPrefix("t1 — Harbour festival") && !search.standardOutput.contains("k1"),
+                "\(search.standardOutput)\(search.standardError)")
+        #expect(search.standardError.components(separatedBy: "replay is paused").count == 2, "\(search.standardError)")
+        let get = try await cli("get", "--account", "alice", "k1")
+        #expect(get.status == 1, "\(get.standardOutput)")
+        let tool = try await cli("tool", "call", #"{"query": "lighthouse festival"}"#)
+        #expect(tool.status == 0 && tool.standardOutput.contains("t1") && !tool.standardOutput.contains("k1"), "\(tool.standardOutput)")
+        let status = try await cli("status")
+        #expect(status.standardOutput.contains("read database: a standby, stale"), "\(status.standardOutput)")
+
+        // Resumed, it serves again; then made to apply the log a minute late, it is behind past its lag.
+        try admin.executeScript("SELECT pg_wal_replay_resume()")
+        #expect(try await Self.caughtUp(pair))
+        let fresh = try Self.store(pair, in: try TemporaryDirectory(), replayWait: .milliseconds(50))
+        #expect(try await #require(fresh.standbyStatus()).state == .serving)
+        try Self.delayReplay(pair, by: "60s")
+        defer { try? Self.delayReplay(pair, by: "0") }
+        try await writer.index(account: "alice").indexItems([Self.item("t1", "Harbour regatta")])
+        #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.state == .stale })
+        #expect(try await Self.found(fresh, "regatta") == ["t1"])
+        let behind = try #require(await fresh.standbyStatus())
+        #expect(behind.reason?.contains("behind") == true && (behind.lag ?? .zero) > .seconds(1), "\(behind)")
+    }
+
+    /// A read database that cannot be used (not a URL, a wrong password, no server at its socket, a server
+    /// that is not a standby) sends reads to the primary, says why once on standard error, and status shows it.
+    @Test func aWrongReadDatabaseIsSaidOnce() async throws {
+        let pair = try PostgresStandbyPair()
+        let scratch = try TemporaryDirectory()
+        _ = try Store(directory: scratch.url, database: .postgres(url: pair.ownerURL))
+        let seeder = try Store(directory: scratch.url.appendingPathComponent("seed"), database: .postgres(url: pair.primaryURL))
+        try await seeder.signIn("alice")
+        try await seeder.index(account: "alice").indexItems([Self.item("h1", "Harbour tides")])
+        let password = try #require(try PostgresConnection.parameters(in: pair.standbyURL)["password"])
+        let wrongPassword = pair.standbyURL.replacingOccurrences(of: ":\(password)@", with: ":Xyzzy-not-it@")
+        #expect(wrongPassword != pair.standbyURL)
+        let wrong = ["notaurl": "notaurl", "a wrong password": wrongPassword,
+                     "no server": "postgresql:///replica?host=\(scratch.path)/nowhere", "the primary itself": pair.primaryURL]
+        for (what, url) in wrong {
+            let arguments = ["--store", scratch.path + "/cli", "--database", pair.primaryURL, "--read-database", url]
+            let search = try await ReplicaProcess.running(arguments + ["search", "--account", "alice", "harbour"])
+            #expect(search.status == 0 && search.standardOutput.hasPrefix("h1 — Harbour tides"), "\(what): \(search.standardError)")
+            #expect(search.standardError.components(separatedBy: "read database").count == 2, "\(what): \(search.standardError)")
+            #expect(!search.standardError.contains("Xyzzy"), "the password is never shown")
+            let status = try await ReplicaProcess.running(arguments + ["status"])
+            #expect(status.standardOutput.contains("read database: unavailable"), "\(what): \(status.standardOutput)")
+        }
     }
 
     /// A standby named without the database it follows is refused, in the library and on the command line.

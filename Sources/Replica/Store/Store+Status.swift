@@ -68,6 +68,31 @@ public struct StoreStatus: Sendable {
     public var accounts: [AccountStatus]
     /// The embedding model semantic search uses, or why it is off.
     public var semanticSearch: String?
+    /// The read database (a standby), asked now, when the store has one.
+    public var standby: StandbyStatus? = nil
+
+    /// A standby that serves reads (``Store/Configuration/readDatabase``), as it was found when asked.
+    public struct StandbyStatus: Sendable {
+        /// Whether it serves reads.
+        public enum State: String, Sendable {
+            /// It serves reads: it replays the database's log, within its maximum lag.
+            case serving
+            /// Its reads go to the database: its replay is paused, or it is behind past its maximum lag.
+            case stale
+            /// Its reads go to the database: it cannot be reached or used (``reason`` says why).
+            case unavailable
+        }
+        /// Whether it serves reads.
+        public var state: State
+        /// How far behind the database it is, when that can be told: the time since the last transaction
+        /// it replayed was committed, while it holds log it has not replayed; zero when it has replayed all
+        /// it received.
+        public var lag: Duration?
+        /// Why it does not serve reads; `nil` while it does.
+        public var reason: String?
+        /// Where this process's reads went so far.
+        public var routing: Store.ReadRouting
+    }
 }
 
 extension Store {
@@ -98,7 +123,18 @@ extension Store {
                                                       records: records))
         }
         return StoreStatus(directory: directory, database: home.databaseDescription, accounts: accounts,
-                           semanticSearch: configuration.embedder?.modelIdentifier)
+                           semanticSearch: configuration.embedder?.modelIdentifier, standby: await standbyStatus())
+    }
+
+    /// The standby's state, asked of it now; `nil` without one.
+    public func standbyStatus() async -> StoreStatus.StandbyStatus? {
+        guard let standby = (home as? PostgresHome)?.standby, let routing = readRouting else { return nil }
+        let condition = (try? await Blocking.run { standby.checkNow() }) ?? .unavailable(reason: "the standby could not be asked")
+        switch condition {
+        case .serving(let lag): return StoreStatus.StandbyStatus(state: .serving, lag: lag, reason: nil, routing: routing)
+        case .stale(let reason, let lag): return StoreStatus.StandbyStatus(state: .stale, lag: lag, reason: reason, routing: routing)
+        case .unavailable(let reason): return StoreStatus.StandbyStatus(state: .unavailable, lag: nil, reason: reason, routing: routing)
+        }
     }
 
     private func recordsStatus(_ account: AccountID) async throws -> StoreStatus.RecordsStatus? {
@@ -143,6 +179,15 @@ extension StoreStatus {
             ("store", .string(directory.path)),
             ("database", database.map(JSON.string) ?? .null),
             ("semanticSearch", semanticSearch.map { .object([("model", .string($0))]) } ?? .null),
+            ("standby", standby.map { standby in
+                .object([("state", .string(standby.state.rawValue)),
+                         ("lagSeconds", standby.lag.map { .number(Self.seconds($0)) } ?? .null),
+                         ("reason", standby.reason.map(JSON.string) ?? .null),
+                         ("reads", .object([("standby", .number(Double(standby.routing.servedByStandby))),
+                                            ("primaryAfterWaiting", .number(Double(standby.routing.servedByPrimaryAfterWaiting))),
+                                            ("primaryStandbyStale", .number(Double(standby.routing.servedByPrimaryStandbyStale))),
+                                            ("primaryStandbyUnavailable", .number(Double(standby.routing.servedByPrimaryStandbyUnavailable)))]))])
+            } ?? .null),
             ("accounts", .array(accounts.map { account in
                 .object([
                     ("id", .string(account.id.rawValue)),
@@ -178,6 +223,11 @@ extension StoreStatus {
         ])
     }
 
+    /// A duration in seconds.
+    public static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
     /// One index as `replica status --json` prints it.
     static func json(_ index: IndexStatus) -> JSON {
         let vectors: JSON = index.embedding.map { embedding in
@@ -207,6 +257,7 @@ extension Store {
         guard let standby = (home as? PostgresHome)?.standby else { return nil }
         let routing = standby.routing
         return ReadRouting(servedByStandby: routing.standby, servedByPrimaryAfterWaiting: routing.primaryAfterWaiting,
+                           servedByPrimaryStandbyStale: routing.primaryStandbyStale,
                            servedByPrimaryStandbyUnavailable: routing.primaryStandbyUnavailable, replayWaits: routing.replayWaits)
     }
 }

@@ -75,19 +75,30 @@ public final class Store: Sendable {
     /// A standby that serves reads (``Configuration/readDatabase``).
     ///
     /// After this process writes, a read waits until the standby has replayed that write, up to
-    /// ``replayWait``, then reads from the primary instead; a standby that cannot be reached sends reads
-    /// to the primary too, and is tried again a second later. Writes by other processes show on the
-    /// standby once it replays them (its replication lag).
+    /// ``replayWait``, then reads from the primary instead. Writes by other processes show on the
+    /// standby once it replays them, so its staleness is bounded: a standby whose replay is paused, or
+    /// that holds log it received and has not replayed for longer than ``maximumLag``, is stale, and
+    /// reads go to the primary until it catches up (the standby is asked, at most every quarter of a
+    /// second, never the primary). A standby that cannot be reached or used (a wrong URL or password, a
+    /// server that is not a standby of the database) sends reads to the primary too, and is tried again
+    /// a second later. Each reason is reported once as a ``StoreEvent`` (``StoreEvent/Kind/standbyPassedOver``),
+    /// and ``Store/status()`` shows the standby's state and lag.
     public struct ReadDatabase: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
         /// The standby, as a libpq URL: the same role and database as the primary's.
         public var url: String
         /// The longest a read waits for the standby to replay this process's last write: 250 ms.
         public var replayWait: Duration
+        /// How long the standby may hold log it has received and not replayed before it counts as stale
+        /// and reads go to the primary: a second. The lag is the time since the last transaction it
+        /// replayed was committed on the primary, so it assumes the two machines' clocks agree.
+        public var maximumLag: Duration
 
-        /// A standby at `url`; reads wait up to `replayWait` for this process's writes to reach it.
-        public init(url: String, replayWait: Duration = .milliseconds(250)) {
+        /// A standby at `url`; reads wait up to `replayWait` for this process's writes to reach it, and go
+        /// to the primary while the standby is paused or more than `maximumLag` behind.
+        public init(url: String, replayWait: Duration = .milliseconds(250), maximumLag: Duration = .seconds(1)) {
             self.url = url
             self.replayWait = replayWait
+            self.maximumLag = maximumLag
         }
 
         /// Never the URL, which may hold a password.
@@ -103,7 +114,10 @@ public final class Store: Sendable {
         /// Reads the primary served because the standby had not replayed this process's last write
         /// within ``ReadDatabase/replayWait``.
         public var servedByPrimaryAfterWaiting: Int
-        /// Reads the primary served because the standby could not be reached or failed.
+        /// Reads the primary served because the standby was stale: paused, or behind past
+        /// ``ReadDatabase/maximumLag``.
+        public var servedByPrimaryStandbyStale: Int
+        /// Reads the primary served because the standby could not be reached or used, or failed.
         public var servedByPrimaryStandbyUnavailable: Int
         /// How long each standby read that followed a write of this process waited for the standby to
         /// replay it (the latest 10,000).
@@ -161,7 +175,8 @@ public final class Store: Sendable {
         do {
             switch database {
             case .sqlite: home = try FolderHome(directory: self.directory.path)
-            case .postgres(let url): home = try PostgresHome(url: url, readDatabase: configuration.readDatabase, directory: self.directory.path)
+            case .postgres(let url):
+                home = try PostgresHome(url: url, readDatabase: configuration.readDatabase, directory: self.directory.path, events: configuration.events)
             }
         } catch where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
             throw Self.readOnlyFileSystem(self.directory.path, cause: error)

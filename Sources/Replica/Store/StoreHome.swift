@@ -100,16 +100,22 @@ struct PostgresHome: StoreHome {
     /// With `readDatabase`, every transaction committed on the primary leaves its position for the
     /// standby's reads to wait for (``StandbyReads``); the standby is not connected to until a read.
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
-    init(url: String, readDatabase: Store.ReadDatabase?, directory: String) throws {
+    init(url: String, readDatabase: Store.ReadDatabase?, directory: String, events: @escaping @Sendable (StoreEvent) -> Void) throws {
         self.directory = directory
-        databaseDescription = try translatingPostgresErrors {
+        let (description, system) = try translatingPostgresErrors {
             let connection = try PostgresConnection(url: url)
             try PostgresSchema.migrate(connection)
-            return "postgresql: \(connection.userName) on \(connection.serverDescription), database \(connection.databaseName)"
+            // A standby shares its primary's system identifier: it tells a standby of another cluster apart.
+            let system = readDatabase == nil ? nil : try connection.execute("SELECT system_identifier::text FROM pg_control_system()").string(0, 0)
+            return ("postgresql: \(connection.userName) on \(connection.serverDescription), database \(connection.databaseName)", system)
         }
+        databaseDescription = description
         var options = PostgresConnection.Options()
         if let readDatabase {
-            let standby = StandbyReads(pool: PostgresPool(url: readDatabase.url, maximumConnections: 4), replayWait: readDatabase.replayWait)
+            let standby = StandbyReads(pool: PostgresPool(url: readDatabase.url, maximumConnections: 4), replayWait: readDatabase.replayWait,
+                                       maximumLag: readDatabase.maximumLag, primarySystem: system) { reason in
+                events(StoreEvent(kind: .standbyPassedOver, account: nil, indexName: nil, message: reason))
+            }
             options.committed = { standby.noteCommit($0) }
             self.standby = standby
         } else {

@@ -21,7 +21,8 @@ enum StatusCommand: Command {
         """
     static let options: [Option] = [
         .flag("--json", """
-            one JSON object: {"store": …, "semanticSearch": {"model"} or null,
+            one JSON object: {"store": …, "semanticSearch": {"model"} or null, "standby": {"state"
+            (serving, stale, unavailable), "lagSeconds", "reason", "reads": {…}} or null,
             "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
             "indexes": [{"name", "itemCount", "bytes", "lastClientState",
             "vectors": {"items", "passages", "bytes", "backlog"},
@@ -44,6 +45,14 @@ enum StatusCommand: Command {
         }
         Output.line("store: \(status.directory.path)")
         if let database = status.database { Output.line("database: \(database)") }
+        if let standby = status.standby {
+            let lag = standby.lag.map { String(format: "%.1f s behind", StoreStatus.seconds($0)) } ?? "lag unknown"
+            switch standby.state {
+            case .serving: Output.line("read database: a standby serving reads, \(lag)")
+            case .stale: Output.line("read database: a standby, stale (\(lag)): \(standby.reason ?? "")")
+            case .unavailable: Output.line("read database: unavailable: \(standby.reason ?? "")")
+            }
+        }
         Output.line(status.semanticSearch.map { "semantic search: \($0)" } ?? Context.missingModelReason ?? "semantic search is off")
         if status.accounts.isEmpty {
             Output.line("no accounts signed in")

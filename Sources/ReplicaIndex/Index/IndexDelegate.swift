@@ -78,6 +78,10 @@ public struct StoreEvent: Sendable, CustomStringConvertible {
         public static let enrichmentFailed = Kind(rawValue: "enrichmentFailed")
         /// Items could not be deleted, nor their deletion queued to be retried (a full disk, say).
         public static let deletionFailed = Kind(rawValue: "deletionFailed")
+        /// The read database (a standby) is passed over, its reads sent to the database: it is stale (its
+        /// replay paused, or behind past its maximum lag) or cannot be used (unreachable, a wrong URL or
+        /// password, not a standby of the database). Said once per reason.
+        public static let standbyPassedOver = Kind(rawValue: "standbyPassedOver")
     }
 
     /// What kind of thing happened.
