@@ -205,6 +205,19 @@ import Replica
         #expect(plain.status == 0)
         #expect(plain.standardOutput.contains("  textContent: The whole text.\n"))
         #expect(try replica("get", "--account", "b", "n1").status == 1)
+        // search, suggest and recent refuse an account that is unknown or signed out the same way, rather
+        // than answer that it holds nothing.
+        try replica("accounts", "sign-in", "c")
+        try replica("accounts", "sign-out", "c")
+        for account in ["b", "c"] {
+            for arguments in [["search", "--account", account, "launch"], ["search", "--json", "--account", "a", "--account", account, "launch"],
+                              ["suggest", "--account", account, "lau"], ["recent", "--account", account]] {
+                let refused = try ReplicaProcess.run(place.arguments + arguments)
+                #expect(refused.status == 1 && refused.standardOutput.isEmpty && refused.standardError.contains("account '\(account)' is not signed in"),
+                        "\(arguments): \(refused.status) \(refused.standardOutput) \(refused.standardError)")
+            }
+        }
+        #expect(try replica("search", "--account", "a", "launch").standardOutput.hasPrefix("n1 — Launch plan"))
     }
 
     // MARK: Entities, activities, enrichment

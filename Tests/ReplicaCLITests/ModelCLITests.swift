@@ -37,7 +37,7 @@ import ReplicaTestSupport
 
     /// Each damage, to the model named by `REPLICA_MODEL_DIR` or (FIFOs) to the installed one:
     /// `import` exits 0 with its items indexed and one line on what went wrong with the model; `search`
-    /// prints its results by the words with one such line, and exits 0.
+    /// prints its results by the words with one such line, and exits 0; `status` says the model is damaged.
     @Test(arguments: [ModelCopy.Damage.headerLength, .dataOffsets, .hugeShape, .notANumber, .infinity, .weightsFIFO, .vocabularyFIFO],
           TestBackend.available)
     func aDamagedModelLeavesSearchToTheWordsWithOneWarning(_ damage: ModelCopy.Damage, _ backend: TestBackend) async throws {
@@ -58,6 +58,11 @@ import ReplicaTestSupport
         #expect(search.standardOutput.hasPrefix("cat — Afternoon\n") && !search.standardOutput.contains("meaning"), "\(search.standardOutput)")
         let searchNotes = Self.lines(search.standardError)
         #expect(searchNotes.count == 1 && searchNotes[0].contains("semantic search is off"), "\(damage): \(searchNotes)")
+
+        // status says the model is damaged, not only its name and size as if it worked.
+        let status = try await Self.replica(place, environment: environment, ["status"])
+        let modelLine = Self.lines(status.standardOutput).first { $0.hasPrefix("semantic search") } ?? ""
+        #expect(status.status == 0 && modelLine.contains("damaged") && modelLine.contains("words alone"), "\(damage): \(status.standardOutput)")
     }
 
     /// A precision `REPLICA_EMBEDDING_PRECISION` cannot use ("fp16") is said on every command, with what

@@ -24,11 +24,7 @@ extension Store {
     public func recentActivities(accounts: [AccountID] = [], limit: Int = 10, hydration: Hydration = Hydration()) async throws
         -> [(account: AccountID, indexName: String, activity: RecentActivity)] {
         var found: [(account: AccountID, indexName: String, activity: RecentActivity)] = []
-        var signedIn = try await signedInAccounts().map(\.id)
-        if let absent = accounts.first(where: { !signedIn.contains($0) }) {
-            throw ReplicaError(.accountNotSignedIn, "account '\(absent)' is not signed in; sign it in first (replica accounts sign-in \(absent))")
-        }
-        if !accounts.isEmpty { signedIn = signedIn.filter(accounts.contains) }
+        let signedIn = try await signedInAccounts(among: accounts).map(\.id)
         guard limit > 0 else { return [] }
         for account in signedIn {
             for name in try await indexNames(for: account) {

@@ -94,8 +94,7 @@ public final class ItemQuery: Sendable {
                 if targets == nil {
                     query.found.withLock { $0 = 0 }
                     await store.refreshIfCatalogChanged()
-                    var accounts = try await store.signedInAccounts().map(\.id)
-                    if !query.query.accounts.isEmpty { accounts = accounts.filter(query.query.accounts.contains) }
+                    let accounts = try await store.signedInAccounts(among: query.query.accounts).map(\.id)
                     var found: [(AccountID, String)] = []
                     for account in accounts {
                         let names = if let indexNames = query.indexNames { indexNames } else { try await store.indexNames(for: account) }

@@ -68,6 +68,9 @@ public struct StoreStatus: Sendable {
     public var accounts: [AccountStatus]
     /// The embedding model semantic search uses, or why it is off.
     public var semanticSearch: String?
+    /// Why the model cannot be used (a damaged or unreadable weights file), so that searches answer by
+    /// the words alone; `nil` when it embeds, or when there is none.
+    public var semanticSearchProblem: String? = nil
     /// The read database (a standby), asked now, when the store has one.
     public var standby: StandbyStatus? = nil
 
@@ -122,8 +125,18 @@ extension Store {
             accounts.append(StoreStatus.AccountStatus(id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
                                                       records: records))
         }
+        // The model is tried on a query, as a search would: a damaged one is said, not shown as working.
+        var modelProblem: String?
+        if let embedder = configuration.embedder {
+            do {
+                _ = try await Self.queryVector("status", by: embedder)
+            } catch {
+                modelProblem = "the model cannot be used (\(ReplicaError.message(of: error))): searches answer by the words alone"
+            }
+        }
         return StoreStatus(directory: directory, database: home.databaseDescription, accounts: accounts,
-                           semanticSearch: configuration.embedder?.modelIdentifier, standby: await standbyStatus())
+                           semanticSearch: configuration.embedder?.modelIdentifier, semanticSearchProblem: modelProblem,
+                           standby: await standbyStatus())
     }
 
     /// The standby's state, asked of it now; `nil` without one.
@@ -178,7 +191,7 @@ extension StoreStatus {
         .object([
             ("store", .string(directory.path)),
             ("database", database.map(JSON.string) ?? .null),
-            ("semanticSearch", semanticSearch.map { .object([("model", .string($0))]) } ?? .null),
+            ("semanticSearch", semanticSearch.map { .object(omittingNil: [("model", .string($0)), ("problem", semanticSearchProblem.map(JSON.string))]) } ?? .null),
             ("standby", standby.map { standby in
                 .object([("state", .string(standby.state.rawValue)),
                          ("lagSeconds", standby.lag.map { .number(Self.seconds($0)) } ?? .null),

@@ -506,11 +506,12 @@ public final class Store: Sendable {
     /// - Parameters:
     ///   - query: the words and filters.
     ///   - indexNames: the indexes to search in each account; `nil` searches all of them.
-    /// - Throws: `ReplicaError` with code `invalidQuery` when the text has no searchable word.
+    /// - Throws: `ReplicaError` with code `invalidQuery` when the text has no searchable word, and
+    ///   `accountNotSignedIn` when the query names an account that is not signed in.
     public func search(_ query: SearchQuery, indexNames: [String]? = nil) async throws -> [SearchResult] {
         _ = try query.validatedPattern()
         await refreshIfCatalogChanged()
-        let accounts = try await searchedAccounts(query.accounts)
+        let accounts = try await signedInAccounts(among: query.accounts)
         // The query's vector is computed while the first index looks for the words. A search that
         // cannot have one reads each index once, not in two snapshots.
         let embedding = searchesByMeaning(query) ? Task { await semanticQuery(for: query) } : nil
@@ -537,10 +538,18 @@ public final class Store: Sendable {
 
     /// The signed-in accounts a search reads: those the query names, each looked up alone (a server with
     /// thousands of accounts does not list them all for every search), or all of them.
-    private func searchedAccounts(_ named: some Collection<AccountID>) async throws -> [AccountRecord] {
-        guard !named.isEmpty else { return try await signedInAccounts() }
-        let wanted = Set(named).sorted { $0.rawValue < $1.rawValue }
-        return try await Blocking.run { [self] in try wanted.compactMap { try catalog.account($0) }.filter { $0.state == .signedIn } }
+    /// The accounts a read names, or every signed-in account when it names none.
+    ///
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when an account named is unknown or not
+    ///   signed in, as reading its items by identifier does: an empty answer would say it has none.
+    func signedInAccounts(among named: some Collection<AccountID>) async throws -> [AccountRecord] {
+        let signedIn = try await signedInAccounts()
+        guard !named.isEmpty else { return signedIn }
+        let wanted = Set(named)
+        if let absent = wanted.sorted(by: { $0.rawValue < $1.rawValue }).first(where: { name in !signedIn.contains { $0.id == name } }) {
+            throw ReplicaError(.accountNotSignedIn, "account '\(absent)' is not signed in; sign it in first (replica accounts sign-in \(absent))")
+        }
+        return signedIn.filter { wanted.contains($0.id) }.sorted { $0.id.rawValue < $1.id.rawValue }
     }
 
     /// Better score first; among equal scores, newer first, then by identifier for a stable order.
@@ -566,11 +575,7 @@ public final class Store: Sendable {
     func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
         guard searchesByMeaning(query), let embedder = configuration.embedder, let text = query.text else { return nil }
         do {
-            let vector = try await Blocking.runAbandoningOnCancellation { try embedder.embed(query: text) }
-            guard !vector.isEmpty, vector.allSatisfy(\.isFinite) else {
-                throw ReplicaError(.invalidArgument, "it gave a query vector holding a value that is not a finite number")
-            }
-            return SemanticQuery(vector: vector, model: embedder.modelIdentifier)
+            return SemanticQuery(vector: try await Self.queryVector(text, by: embedder), model: embedder.modelIdentifier)
         } catch is CancellationError {
             return nil     // the search was given up: nothing failed
         } catch {
@@ -578,6 +583,15 @@ public final class Store: Sendable {
                                             message: "semantic search is off for this query: the embedding model failed (\(ReplicaError.message(of: error)))"))
             return nil
         }
+    }
+
+    /// The query's vector by `embedder`, checked to be finite numbers (a damaged model's are not).
+    static func queryVector(_ text: String, by embedder: any Embedder) async throws -> [Float] {
+        let vector = try await Blocking.runAbandoningOnCancellation { try embedder.embed(query: text) }
+        guard !vector.isEmpty, vector.allSatisfy(\.isFinite) else {
+            throw ReplicaError(.invalidArgument, "it gave a query vector holding a value that is not a finite number")
+        }
+        return vector
     }
 
     /// Embeds every item of the signed-in accounts' indexes that has no vectors from the store's model
@@ -667,13 +681,13 @@ extension Store {
     ///   - limit: the most suggestions.
     ///   - hydration: how the items suggestions come from are checked with their owners; without a
     ///     source resolver, words of sources' items are not suggested.
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when an account of `accounts` is not signed in.
     public func suggestions(for prefix: String, accounts: [AccountID] = [], limit: Int = 10,
                             hydration: Hydration = Hydration()) async throws -> [String] {
         let parts = prefix.split(separator: " ", omittingEmptySubsequences: false)
         guard let last = parts.last, !last.isEmpty, limit > 0 else { return [] }
         let head = parts.dropLast().joined(separator: " ")
-        var searched = try await signedInAccounts().map(\.id)
-        if !accounts.isEmpty { searched = searched.filter(accounts.contains) }
+        let searched = try await signedInAccounts(among: accounts).map(\.id)
         let hydrator = try await Hydrator(store: self, accounts: searched, hydration: hydration)
         var readable: [CompletionSource] = []
         for account in searched {

@@ -21,7 +21,7 @@ enum StatusCommand: Command {
         """
     static let options: [Option] = [
         .flag("--json", """
-            one JSON object: {"store": …, "semanticSearch": {"model"} or null, "standby": {"state"
+            one JSON object: {"store": …, "semanticSearch": {"model", "problem" when it is damaged} or null, "standby": {"state"
             (serving, stale, unavailable), "lagSeconds", "reason", "reads": {…}} or null,
             "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
             "indexes": [{"name", "itemCount", "bytes", "lastClientState",
@@ -53,7 +53,8 @@ enum StatusCommand: Command {
             case .unavailable: Output.line("read database: unavailable: \(standby.reason ?? "")")
             }
         }
-        Output.line(status.semanticSearch.map { "semantic search: \($0)" } ?? Context.missingModelReason ?? "semantic search is off")
+        Output.line(status.semanticSearch.map { model in "semantic search: \(model)" + (status.semanticSearchProblem.map { ", damaged: \($0)" } ?? "") }
+            ?? Context.missingModelReason ?? "semantic search is off")
         if status.accounts.isEmpty {
             Output.line("no accounts signed in")
         }
