@@ -97,7 +97,9 @@ static void products_plain(const float *x, const uint8_t *q, const float *rowSca
             int32_t sum = 0;
             for (size_t k = 0; k < inputs; k++) sum += (int32_t)q[r * kp + k] * packed[packed_index(o, k, kp)];
             float value = (float)(sum - zeros[r] * sums[o]) * (rowScales[r] * scales[o]);
-            for (size_t j = 0; j < outliers.count; j++) value += x[r * inputs + outliers.columns[j]] * outliers.weights[j * op + o];
+            // Each outlier column's product added by a fused multiply-add, as the vector paths' `vfmadd` adds
+            // it: a product rounded before its addition gives other vectors.
+            for (size_t j = 0; j < outliers.count; j++) value = fmaf(x[r * inputs + outliers.columns[j]], outliers.weights[j * op + o], value);
             value += bias[o];
             if (residual) value += residual[r * outputs + o];
             out[r * outputs + o] = value;
