@@ -144,6 +144,27 @@ import Replica
         #expect(search.standardOutput.components(separatedBy: "uniqueIdentifier").count == 3)
     }
 
+    /// U+0000 in an identifier is refused by every importer (items, entities, activities, records): no
+    /// command could name such an item to get or delete it.
+    @Test(arguments: TestBackend.available)
+    func identifiersHoldingNULAreRefusedByEveryImporter(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
+        let items = [Self.line("fine", title: "Fine", text: "kept"), Self.line(#"nul\u0000id"#, title: "Nul", text: "kept"),
+                     Self.line("dom", title: "Domain", text: "kept", domain: #"account.a\u0000.x"#)].joined(separator: "\n")
+        let imported = try replica("import", "--account", "a", "-", input: items)
+        #expect(imported.status == 1 && imported.standardError.contains("line 2: uniqueIdentifier holds the character U+0000"), "\(imported.standardError)")
+        #expect(imported.standardError.contains("line 3: item 'dom': domainIdentifier holds the character U+0000"), "\(imported.standardError)")
+        #expect(imported.standardError.contains("imported 1 item into"), "\(imported.standardError)")
+        let entity = try replica("entities", "import", "--account", "a", "-", input: #"{"type": "Landmark", "id": "x\u0000y", "title": "Peak"}"#)
+        #expect(entity.status == 1 && entity.standardError.contains("U+0000"), "\(entity.standardError)")
+        let activity = try replica("activities", "donate", "--account", "a", "-",
+                                   input: #"{"activityType": "view", "persistentIdentifier": "p\u0000q", "title": "Seen"}"#)
+        #expect(activity.status == 1 && activity.standardError.contains("U+0000"), "\(activity.standardError)")
+        let record = try replica("records", "import", "-", input: #"{"account": "a", "kind": "note", "id": "r\u0000s", "version": 1, "fields": {}}"#)
+        #expect(record.status == 1 && record.standardError.contains("U+0000"), "\(record.standardError)")
+        #expect(try replica("get", "--account", "a", "fine").status == 0)
+    }
+
     @Test(arguments: TestBackend.available)
     func aLineThatIsNotUTF8IsReportedByNumber(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")

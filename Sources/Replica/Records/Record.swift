@@ -119,6 +119,9 @@ public struct Record: Sendable, Equatable {
         try Self.validateKind(kind)
         if id.isEmpty { throw ReplicaError(.invalidItem, "a record needs a non-empty id (\(reference))") }
         if id.utf8.count > 512 { throw ReplicaError(.invalidItem, "a record id can be at most 512 bytes (\(reference))") }
+        if id.utf8.contains(0) {
+            throw ReplicaError(.invalidItem, "a record id cannot hold the character U+0000 (NUL), which no command can name: take it out (kind '\(kind)')")
+        }
         for reader in readers ?? [] { try reader.validate() }
     }
 }

@@ -108,6 +108,9 @@ public struct EntityReference: Hashable, Sendable {
         }
         guard valid else { throw ReplicaError(.invalidItem, "entity type '\(typeName)' must be 1 to 128 ASCII letters, digits, '.', '-' or '_'") }
         guard !id.isEmpty else { throw ReplicaError(.invalidItem, "an entity of type '\(typeName)' has an empty id") }
+        guard !id.utf8.contains(0) else {
+            throw ReplicaError(.invalidItem, "an entity of type '\(typeName)' has an id holding the character U+0000 (NUL), which no command can name: take it out")
+        }
     }
 }
 

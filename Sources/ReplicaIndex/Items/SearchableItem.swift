@@ -61,7 +61,15 @@ public struct SearchableItem: Hashable, Sendable {
         if identifier.utf8.count > ItemIdentifier.maximumLength {
             throw ReplicaError(.invalidItem, "uniqueIdentifier is longer than \(ItemIdentifier.maximumLength) bytes")
         }
+        if identifier.utf8.contains(0) {
+            throw ReplicaError(.invalidItem, "uniqueIdentifier holds the character U+0000 (NUL), which no command or query can name: "
+                + "take it out of the identifier")
+        }
         if let domain = domainIdentifier?.rawValue {
+            if domain.utf8.contains(0) {
+                throw ReplicaError(.invalidItem, "item '\(identifier)': domainIdentifier holds the character U+0000 (NUL), which no delete "
+                    + "can name: take it out")
+            }
             if domain.isEmpty || domain.hasPrefix(".") || domain.hasSuffix(".") || Self.hasEmptyLevel(domain) {
                 throw ReplicaError(.invalidItem, "item '\(identifier)': domainIdentifier must be non-empty names separated by single dots")
             }

@@ -65,6 +65,9 @@ public struct UserActivity: Hashable, Sendable {
     public func validate() throws {
         if activityType.isEmpty { throw ReplicaError(.invalidItem, "an activity needs an activityType") }
         if persistentIdentifier.isEmpty { throw ReplicaError(.invalidItem, "an activity needs a persistentIdentifier") }
+        if persistentIdentifier.utf8.contains(0) {
+            throw ReplicaError(.invalidItem, "activity persistentIdentifier holds the character U+0000 (NUL), which no command can name: take it out")
+        }
         if persistentIdentifier.utf8.count > 512 {
             throw ReplicaError(.invalidItem, "activity persistentIdentifier is longer than 512 bytes")
         }
