@@ -410,16 +410,21 @@ package struct PostgresIndexReader: IndexReader {
     package func rows(matching match: TermMatch, among rowIDs: [Int64]) throws -> Set<Int64> {
         guard !rowIDs.isEmpty else { return [] }
         var terms: [PostgresIndexText.TermTokens] = []
+        var tokens: [FTSPattern.Term: PostgresIndexText.TermTokens] = [:]
+        func add(_ term: FTSPattern.Term) {
+            let made = tokens[term] ?? PostgresIndexText.tokens(of: term)
+            tokens[term] = made
+            terms.append(made)
+        }
         func collect(_ match: TermMatch) {
             switch match {
-            case .term(let term): terms.append(PostgresIndexText.tokens(of: term))
+            case .term(let term): add(term)
             case .all(let matches), .any(let matches): matches.forEach(collect)
-            case .near(let groups, _):
-                terms += groups.flatMap { group in group.joined.map { [$0] } ?? group.terms }.map(PostgresIndexText.tokens(of:))
+            case .near(let groups, _): groups.flatMap { group in group.joined.map { [$0] } ?? group.terms }.forEach(add)
             }
         }
         collect(match)
-        if let known = placesSeen.words(of: rowIDs, for: terms) { return Set(known.filter { $0.value.holds(match) }.keys) }
+        if let known = placesSeen.words(of: rowIDs, for: terms) { return Set(known.filter { $0.value.holds(match, tokens: tokens) }.keys) }
         var builder = SQLBuilder()
         let sql = "SELECT i.id, u.lexeme, u.positions, u.weights FROM replica.items AS i, unnest(i.words) AS u WHERE i.account = "
             + builder.bind(.text(account.rawValue)) + " AND i.index_name = " + builder.bind(.text(indexName))
@@ -431,7 +436,7 @@ package struct PostgresIndexReader: IndexReader {
             words[id, default: ItemWords()].add(lexeme: result.string(row, 1) ?? "", positions: result.string(row, 2) ?? "{}",
                                                 weights: result.string(row, 3) ?? "{}")
         }
-        return Set(words.filter { $0.value.holds(match) }.keys)
+        return Set(words.filter { $0.value.holds(match, tokens: tokens) }.keys)
     }
 
     package func rowIDs(passing query: SearchQuery) throws -> Set<Int64>? {

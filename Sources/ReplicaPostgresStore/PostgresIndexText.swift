@@ -186,11 +186,18 @@ package enum PostgresIndexText {
     /// and a digest of the whole, the same on the index's side and the query's, so the word is still found.
     package static func lexeme(_ token: String) -> String {
         guard token.utf8.count > maximumLexemeBytes else { return token }
+        return longLexeme(token)
+    }
+
+    /// The lexeme of a token longer than PostgreSQL keeps, in steps linear in its length: written over
+    /// any collection of characters, so that a test can count the steps.
+    package static func longLexeme<Word: Collection<Character>>(_ token: Word) -> String {
         var digest: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in token.utf8 { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        var head = Substring(token)
-        while head.utf8.count > 200 { head = head.dropLast() }
-        return head + "~" + String(digest, radix: 16)
+        for character in token {
+            for byte in character.utf8 { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        let head = token[..<token.endOfPrefix(within: 200) { $0.utf8.count }]
+        return String(head) + "~" + String(digest, radix: 16)
     }
 
     /// A lexeme as a `tsvector` or `tsquery` literal: in single quotes, quotes and backslashes escaped.

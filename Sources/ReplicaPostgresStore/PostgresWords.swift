@@ -49,21 +49,23 @@ struct ItemWords {
         instances(of: term).starts.reduce(0) { $0 + Self.columnWeight($1.weight) }
     }
 
-    /// Whether the item holds what `match` asks for.
-    func holds(_ match: TermMatch) -> Bool {
+    /// Whether the item holds what `match` asks for, its terms' tokens made once per search (`tokens`),
+    /// not once per item.
+    func holds(_ match: TermMatch, tokens: [FTSPattern.Term: PostgresIndexText.TermTokens]) -> Bool {
+        func tokensOf(_ term: FTSPattern.Term) -> PostgresIndexText.TermTokens { tokens[term] ?? PostgresIndexText.tokens(of: term) }
         switch match {
-        case .term(let term): !instances(of: PostgresIndexText.tokens(of: term)).starts.isEmpty
-        case .all(let matches): matches.allSatisfy(holds)
-        case .any(let matches): matches.contains(where: holds)
-        case .near(let groups, let distance): isNear(groups, distance: distance)
+        case .term(let term): return !instances(of: tokensOf(term)).starts.isEmpty
+        case .all(let matches): return matches.allSatisfy { holds($0, tokens: tokens) }
+        case .any(let matches): return matches.contains { holds($0, tokens: tokens) }
+        case .near(let groups, let distance): return isNear(groups.flatMap { group in group.joined.map { [$0] } ?? group.terms }.map(tokensOf),
+                                                            distance: distance)
         }
     }
 
     /// FTS5's `NEAR(p1 p2 …, distance)`: an instance of every phrase, with at most `distance` tokens between
     /// the end of the first and the start of the last. Each group is one phrase when its word was split
     /// at punctuation (its parts side by side), else its terms are phrases of their own.
-    func isNear(_ groups: [FTSPattern.Group], distance: Int) -> Bool {
-        let phrases = groups.flatMap { group in group.joined.map { [$0] } ?? group.terms }.map(PostgresIndexText.tokens(of:))
+    func isNear(_ phrases: [PostgresIndexText.TermTokens], distance: Int) -> Bool {
         var instances: [(phrase: Int, start: Int, end: Int)] = []
         for (index, phrase) in phrases.enumerated() {
             let (starts, length) = self.instances(of: phrase)

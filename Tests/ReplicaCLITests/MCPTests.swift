@@ -95,4 +95,35 @@ import ReplicaTestSupport
         #expect(responses[8]["result"]?["content"]?.arrayValue?.first?["text"]?.stringValue?.contains("1 message:a:m1 records@1") == true)
         #expect(responses[9]["result"]?["protocolVersion"]?.stringValue == "2025-11-25", "else the newest")
     }
+
+    /// A line that is not UTF-8, a message over 1 MiB (a 10 MB query) and a query over 64 KiB each get
+    /// their error at once, in order, and the lines after them are served: no bad byte is repaired into
+    /// a message the client did not send, and no long word stalls the server.
+    @Test(arguments: TestBackend.available)
+    func badBytesAndOversizedRequestsAreAnsweredAtOnce(_ backend: TestBackend) throws {
+        try start(on: backend)
+        func call(_ id: Int, _ query: String) -> String {
+            #"{"jsonrpc": "2.0", "id": \#(id), "method": "tools/call", "params": {"name": "search", "arguments": {"query": "\#(query)"}}}"#
+        }
+        var input = Data((#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"# + "\n").utf8)
+        input.append(Data(#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "pa"#.utf8))
+        input.append(contentsOf: [0xFF, 0xFE])
+        input.append(Data((#"rty"}}}"# + "\n").utf8))
+        input.append(Data((call(3, String(repeating: "x", count: 10_000_000)) + "\n").utf8))
+        input.append(Data((call(4, String(repeating: "x", count: 100_000)) + "\n").utf8))
+        input.append(Data((call(5, "party") + "\n").utf8))
+        let result = try ReplicaProcess.run(executable: ReplicaProcess.executable, place.arguments + ["mcp", "--format", "compact"], input: input,
+                                            environment: ["REPLICA_MODEL_DIR": "off"], timeout: 60)
+        #expect(result.status == 0, "\(result.standardError)")
+        let responses = try result.standardOutput.split(separator: "\n").map { try JSON.parse(String($0)) }
+        try #require(responses.count == 5, "\(result.standardOutput.prefix(2_000))")
+        #expect(responses[0]["id"]?.intValue == 1 && responses[0]["result"] != nil)
+        #expect(responses[1]["id"] == .null && responses[1]["error"]?["code"]?.intValue == -32700
+                && responses[1]["error"]?["message"]?.stringValue?.contains("UTF-8") == true, "\(responses[1])")
+        #expect(responses[2]["id"] == .null && responses[2]["error"]?["code"]?.intValue == -32600
+                && responses[2]["error"]?["message"]?.stringValue?.contains("1 MiB") == true, "\(responses[2])")
+        #expect(responses[3]["id"]?.intValue == 4 && responses[3]["result"]?["isError"]?.boolValue == true
+                && responses[3]["result"]?["content"]?.arrayValue?.first?["text"]?.stringValue?.contains("64 KiB") == true, "\(responses[3])")
+        #expect(responses[4]["id"]?.intValue == 5 && responses[4]["result"]?["content"]?.arrayValue?.first?["text"]?.stringValue?.contains("message:a:m1") == true)
+    }
 }

@@ -16,13 +16,14 @@ struct LineReader {
 
     private let descriptor: Int32
     private let ownsDescriptor: Bool
-    private var lines = LineBuffer(maximumLineLength: LineReader.maximumLineLength)
+    private var lines: LineBuffer
     private var atEnd = false
     /// The number of the line last returned, from 1.
     private(set) var lineNumber = 0
 
-    /// Opens `path`, or standard input for `-`.
-    init(path: String) throws {
+    /// Opens `path`, or standard input for `-`; lines longer than `maximumLineLength` bytes are skipped.
+    init(path: String, maximumLineLength: Int = LineReader.maximumLineLength) throws {
+        lines = LineBuffer(maximumLineLength: maximumLineLength)
         if path == "-" {
             descriptor = STDIN_FILENO
             ownsDescriptor = false

@@ -27,7 +27,15 @@ enum MCPCommand: Command {
         Output.note("mcp: serving the tool '\(server.tool.name)' on standard input and output")
         let input = StandardInputLines()
         while let line = try await input.next() {
-            guard let response = await server.handle(line) else { continue }
+            let response: String?
+            switch line {
+            case .text(let text): response = await server.handle(text)
+            // Answered at once, in order, like any other mistake: the lines after it are served as usual.
+            case .notUTF8: response = MCPServer.error(id: .null, .parseError, "the message is not valid UTF-8 text")
+            case .tooLong: response = MCPServer.error(id: .null, .invalidRequest, "the message is longer than "
+                + "\(StandardInputLines.maximumLineLength >> 20) MiB, the most a message may hold; it was skipped")
+            }
+            guard let response else { continue }
             Output.write(response + "\n", to: STDOUT_FILENO)
         }
     }
@@ -39,15 +47,33 @@ final class StandardInputLines: @unchecked Sendable {
     // Only one `next()` runs at a time (the server waits for each line), so the reader is never shared.
     private var reader: LineReader
 
-    init() {
-        // "-" names standard input, which always opens.
-        reader = try! LineReader(path: "-")
+    /// The most bytes one message may hold: 1 MiB, far past any request the tool takes (a query holds at
+    /// most 64 KiB); a longer line is skipped as it is read, never held whole.
+    static let maximumLineLength = 1 << 20
+
+    /// A line of the input.
+    enum Line {
+        /// A line of UTF-8 text.
+        case text(String)
+        /// A line that is not UTF-8 (its bytes are not repaired: the message would not be the client's).
+        case notUTF8
+        /// A line longer than ``maximumLineLength``, skipped.
+        case tooLong
     }
 
-    /// The next line as text (invalid UTF-8 repaired), or `nil` at the end of the input.
-    func next() async throws -> String? {
+    init() {
+        // "-" names standard input, which always opens.
+        reader = try! LineReader(path: "-", maximumLineLength: Self.maximumLineLength)
+    }
+
+    /// The next line, or `nil` at the end of the input.
+    func next() async throws -> Line? {
         try await Blocking.run { [self] in
-            try reader.nextLine().map { String(decoding: $0, as: UTF8.self) }
+            switch try reader.next() {
+            case .line(let bytes)?: String(validating: bytes, as: UTF8.self).map(Line.text) ?? .notUTF8
+            case .tooLong?: .tooLong
+            case nil: nil
+            }
         }
     }
 }

@@ -177,12 +177,8 @@ package struct FTSPattern: Hashable, Sendable {
         var word = ""
 
         func flushWord() {
-            var body = Substring(word)
-            var prefix = false
-            while body.hasSuffix("*") {
-                body = body.dropLast()
-                prefix = true
-            }
+            let (body, stars) = Substring(word).removingTrailing("*")
+            let prefix = stars > 0
             word = ""
             if let group = Self.group(ofWord: body, prefix: prefix) { groups.append(group) }
         }

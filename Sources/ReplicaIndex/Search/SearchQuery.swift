@@ -80,6 +80,9 @@ public struct SearchQuery: Hashable, Sendable {
     /// The most values one filter may list (``contentTypes``, ``domains``, ``authors``, …): each is a term
     /// of one SQL expression, and SQLite refuses an expression nested more than 1,000 deep.
     public static let maximumFilterValues = 200
+    /// The most bytes a query's text may hold (64 KiB): far past any question, and a bound on what one
+    /// request costs (its words are also limited to 64).
+    public static let maximumTextBytes = 65_536
 
     /// Creates a query for these words (or, with `nil`, a listing), returning at most `limit` results.
     public init(_ text: String? = nil, limit: Int = 20) {
@@ -120,6 +123,10 @@ public struct SearchQuery: Hashable, Sendable {
                 + "Name fewer, or a type or domain above them (account.a matches account.a.notes)")
         }
         guard let text else { return nil }
+        guard text.utf8.count <= Self.maximumTextBytes else {
+            throw ReplicaError(.invalidQuery, "the query is \(text.utf8.count) bytes long; the most a query may hold is "
+                + "\(Self.maximumTextBytes / 1024) KiB: search for its words, not the whole text")
+        }
         return try FTSPattern(text: text, requiringAll: requiresAllWords)
     }
 }
