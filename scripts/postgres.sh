@@ -179,7 +179,8 @@ create_role_and_database() {
     #   row-level security (BYPASSRLS), stating the account condition themselves;
     # - replica_app is the role replica runs as: it signs in and does nothing else server-wide (not a
     #   superuser, no database, no role, NOBYPASSRLS), owns nothing, and reads and writes replica's tables
-    #   under their policies, through the default privileges below.
+    #   under their policies, through the default privileges below. The functions it may call (the eight
+    #   replica calls as it) are granted by replica's migrations, never through default privileges.
     psql -X -q -v ON_ERROR_STOP=1 -v password="$(cat "$dir/replica_app.password")" \
         -v owner_password="$(cat "$dir/replica_owner.password")" \
         "postgresql:///postgres?host=$(percent_encode "$dir")&port=$port&user=postgres" >&2 <<'SQL'
@@ -195,7 +196,6 @@ CREATE SCHEMA replica;
 GRANT USAGE ON SCHEMA replica TO replica_app;
 ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO replica_app;
 ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT USAGE ON SEQUENCES TO replica_app;
-ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT EXECUTE ON FUNCTIONS TO replica_app;
 SQL
     # pg_hba.conf, for an operator: a line for replica_app with scram-sha-256 over the way it connects,
     # e.g. `hostssl replica replica_app 10.0.0.0/8 scram-sha-256`.

@@ -84,16 +84,35 @@ package enum PostgresSchema {
 }
 
 extension PostgresSchema {
-    /// What an operator grants the role the app connects as, once the schema is there (the README shows
-    /// the same statements): it may read and write replica's tables, under their row-level security, and
-    /// call the search functions; it owns nothing and may not bypass the policies.
+    /// The functions the role the app connects as calls, and the only ones of the schema it may: the
+    /// partitions' names (`partition_name`, run as the caller), and, run as the schema's owner, making and
+    /// dropping the partitions of the account the transaction names (`add_account`, `remove_account`),
+    /// sampling its ranking lists' numbers and the four searches, each on that account's partitions only.
+    /// Migration 0010 grants them to the roles the schema's tables are given to; a migration that adds
+    /// one the app calls grants it the same way and adds it here.
+    package static let appFunctions = [
+        "replica.partition_name(text, text)",
+        "replica.add_account()",
+        "replica.remove_account()",
+        "replica.analyze_ranking_lists()",
+        "replica.items_matching(text, tsquery)",
+        "replica.items_matching_counts(text, tsquery[])",
+        "replica.ranked_matches(text, tsquery[], boolean, float8, integer, float8, float8, float8, float8, "
+            + "text[], text[], text[], text[], text[], text[], float8, float8, float8, float8)",
+        "replica.unlisted_postings(text, text[], tsquery[], integer)",
+    ]
+
+    /// What an operator grants the role the app connects as, once the schema is there (docs/postgres.md
+    /// shows the set-up that does the same through default privileges): it may read and write replica's
+    /// tables, under their row-level security, and call ``appFunctions``; it owns nothing, may not bypass
+    /// the policies, and may call none of the owner's helpers.
     package static func grants(to role: String) -> String {
         let role = "\"" + role.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         return """
             GRANT USAGE ON SCHEMA replica TO \(role);
             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA replica TO \(role);
             GRANT USAGE ON ALL SEQUENCES IN SCHEMA replica TO \(role);
-            GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA replica TO \(role);
+            GRANT EXECUTE ON FUNCTION \(appFunctions.joined(separator: ", ")) TO \(role);
             """
     }
 }
