@@ -792,12 +792,12 @@ package struct PostgresIndexReader: IndexReader {
         return result.rowCount > 0 ? result.string(0, 0) : nil
     }
 
-    package func rebuildsInProgress() throws -> [(kind: String, target: Int, cursor: String?)] {
+    package func rebuildsInProgress() throws -> [(kind: String, from: Int, target: Int, cursor: String?)] {
         let result = try run("""
-            SELECT kind, target_version, cursor FROM replica.projections
+            SELECT kind, target_version, cursor, version FROM replica.projections
             WHERE account = $1 AND index_name = $2 AND target_version IS NOT NULL ORDER BY kind COLLATE "C"
             """, [.text(account.rawValue), .text(indexName)])
-        return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 1) ?? 0), result.string($0, 2)) }
+        return (0..<result.rowCount).map { (result.string($0, 0) ?? "", Int(result.int($0, 3) ?? 0), Int(result.int($0, 1) ?? 0), result.string($0, 2)) }
     }
 
     package func sourceEntries(_ source: String) throws -> [String: SourceEntry] {

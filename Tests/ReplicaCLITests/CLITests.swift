@@ -165,6 +165,22 @@ import Replica
         #expect(try replica("get", "--account", "a", "fine").status == 0)
     }
 
+    /// An import into an account that is not signed in (signed out before it, or while it runs) stops at
+    /// the first refusal with one line that says how many lines were not written, not one line per line.
+    @Test(arguments: TestBackend.available)
+    func anImportRefusedForASignedOutAccountSaysSoOnce(_ backend: TestBackend) throws {
+        try place.use(backend, signingIn: "a")
+        try replica("accounts", "sign-in", "b")
+        try replica("accounts", "sign-out", "b")
+        let lines = (1...3_000).map { Self.line("n\($0)", title: "Note", text: "kept") }.joined(separator: "\n")
+        let imported = try replica("import", "--account", "b", "-", input: lines)
+        #expect(imported.status == 1)
+        let notes = imported.standardError.split(separator: "\n").filter { $0.contains("is not signed in") }
+        #expect(notes.count == 1 && notes.first?.contains("line 1: account 'b' is not signed in") == true
+                && notes.first?.contains("3000 lines from there on were not written") == true, "\(imported.standardError.prefix(2_000))")
+        #expect(imported.standardError.contains("imported 0 items into account 'b'; rejected 3000 lines"), "\(imported.standardError.suffix(500))")
+    }
+
     @Test(arguments: TestBackend.available)
     func aLineThatIsNotUTF8IsReportedByNumber(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")

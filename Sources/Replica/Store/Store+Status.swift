@@ -32,6 +32,9 @@ public struct StoreStatus: Sendable {
         public var quarantined: [QuarantinedRecord]
         /// Kinds being rebuilt for a new projection version.
         public var rebuilding: [String]
+        /// Kinds projected into the index for the first time, not done yet (a `records import` or `sync`
+        /// stopped before it finished): the next `sync` or `watch` projects them.
+        public var waitingForFirstSync: [String] = []
         /// Why the record store cannot be read (a damaged file), when it cannot; the counts above are 0.
         public var problem: String? = nil
     }
@@ -156,24 +159,27 @@ extension Store {
         var checkpoint: Int64?
         var quarantined: [QuarantinedRecord] = []
         var rebuilding: [String] = []
+        var firstSync: [String] = []
         for name in try await indexNames(for: account) {
             guard let index = try await existingIndex(named: name, account: account) else { continue }
             let found = try await index.read { reader in
-                (try reader.checkpoint(ProjectionEngine.consumer), try reader.quarantined(account: account), try reader.rebuildsInProgress().map(\.kind))
+                (try reader.checkpoint(ProjectionEngine.consumer), try reader.quarantined(account: account), try reader.rebuildsInProgress())
             }
             if let position = found.0 {
                 checkpoint = Int64(position)
                 quarantined = found.1
-                rebuilding = found.2
+                // A kind at version 0 has never been projected: its first projection, not a rebuild.
+                rebuilding = found.2.filter { $0.from > 0 }.map(\.kind)
+                firstSync = found.2.filter { $0.from == 0 }.map(\.kind)
             }
         }
-        let (position, quarantinedRecords, rebuildingKinds) = (checkpoint ?? 0, quarantined, rebuilding)
+        let (position, quarantinedRecords, rebuildingKinds, firstSyncKinds) = (checkpoint ?? 0, quarantined, rebuilding, firstSync)
         return try await Blocking.run {
             let pending = try records.changeCount(after: position)
             return StoreStatus.RecordsStatus(
                 recordCount: try records.liveRecordCount(), pendingChanges: pending,
                 ignoredOlder: try records.counter("ignoredOlder"), pendingDeletions: try records.pendingDeletions(),
-                quarantined: quarantinedRecords, rebuilding: rebuildingKinds)
+                quarantined: quarantinedRecords, rebuilding: rebuildingKinds, waitingForFirstSync: firstSyncKinds)
         }
     }
 }
@@ -227,6 +233,7 @@ extension StoreStatus {
                                          ("version", .number(Double(entry.version))), ("reason", .string(entry.reason))])
                             })),
                             ("rebuilding", .array(records.rebuilding.map(JSON.string))),
+                            ("waitingForFirstSync", .array(records.waitingForFirstSync.map(JSON.string))),
                             ("problem", records.problem.map(JSON.string) ?? .null),
                         ])
                     } ?? .null),

@@ -89,11 +89,18 @@ enum ImportCommand: Command {
             rejected += entries.count
             for entry in entries { Output.note("line \(entry.line): \(error.message)") }
         }
+        // The first line an account that is not signed in refused: nothing from there on is written.
+        var stoppedAt: Int?
+        var unwritten = 0
 
         func flush() async throws {
             guard !pending.isEmpty else { return }
             defer { pending.removeAll(keepingCapacity: true) }
-            if let refusal { return refuse(pending, refusal) }
+            if refusal != nil {
+                stoppedAt = stoppedAt ?? pending[0].line
+                unwritten += pending.count
+                return
+            }
             guard let index else { return }
             if let batch {
                 try batch.indexItems(pending.map(\.item))
@@ -105,7 +112,8 @@ enum ImportCommand: Command {
                 imported += pending.count
             } catch let error as ReplicaError where error.code == .accountNotSignedIn {
                 refusal = error
-                refuse(pending, error)
+                stoppedAt = pending[0].line
+                unwritten += pending.count
             } catch let error as ReplicaError where error.code == .notOwner {
                 // Some identifiers belong to another owner's items: write the lines one by one, so only
                 // those are refused.
@@ -128,11 +136,23 @@ enum ImportCommand: Command {
                 Output.note("line \(reader.lineNumber): \(error.message)")
                 continue
             }
-            if pending.count >= 2000 { try await flush() }
+            if pending.count >= 2000 || refusal != nil { try await flush() }
+            if refusal != nil { break }
             let rate = Double(imported + pending.count) / max(Date().timeIntervalSince(started), 0.001)
             Progress.update("importing: \(imported + pending.count) items, \(rejected) rejected (\(Int(rate))/s)")
         }
         try await flush()
+        if let refusal, let stoppedAt {
+            // One line for the whole refusal, not one per line: the lines left are counted, not read as items.
+            while let next = try reader.next() {
+                if case .line(let bytes) = next, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                unwritten += 1
+            }
+            rejected += unwritten
+            let kept = imported > 0 ? " (the \(imported) item\(imported == 1 ? "" : "s") before \(imported == 1 ? "it was" : "them were") written)" : ""
+            Output.note("line \(stoppedAt): \(refusal.message); the import stopped there: \(unwritten) line\(unwritten == 1 ? "" : "s") "
+                + "from there on \(unwritten == 1 ? "was" : "were") not written\(kept)")
+        }
         if let batch, let clientState {
             guard rejected == 0 else {
                 Progress.clear()

@@ -27,7 +27,7 @@ enum StatusCommand: Command {
             "indexes": [{"name", "itemCount", "bytes", "lastClientState",
             "vectors": {"items", "passages", "bytes", "backlog"},
             "enrichment": {"enriched", "pending", "failing", "skipped": {REASON: N}}}], "records": {"recordCount",
-            "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding"}}],
+            "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding", "waitingForFirstSync"}}],
             "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
             "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
             """),
@@ -95,6 +95,10 @@ enum StatusCommand: Command {
                     }
                     Output.line("    to delete: \(target) from index \(deletion.indexName), \(deletion.attempts) attempts, next "
                         + ISO8601.string(from: deletion.nextAttempt) + (deletion.lastError.map { " (\($0))" } ?? ""))
+                }
+                if !records.waitingForFirstSync.isEmpty {
+                    Output.line("    waiting for its first sync (replica sync or watch projects the records): "
+                        + records.waitingForFirstSync.joined(separator: ", "))
                 }
                 if !records.rebuilding.isEmpty {
                     Output.line("    rebuilding for a new projection version: \(records.rebuilding.joined(separator: ", "))")

@@ -129,9 +129,9 @@ extension SQLiteIndexReader {
         return value
     }
 
-    package func rebuildsInProgress() throws -> [(kind: String, target: Int, cursor: String?)] {
-        try connection.cached("SELECT kind, target_version, cursor FROM projections WHERE target_version IS NOT NULL ORDER BY kind").rows { row in
-            (row.text(0), row.int(1), row.optionalText(2))
+    package func rebuildsInProgress() throws -> [(kind: String, from: Int, target: Int, cursor: String?)] {
+        try connection.cached("SELECT kind, target_version, cursor, version FROM projections WHERE target_version IS NOT NULL ORDER BY kind").rows { row in
+            (row.text(0), row.int(3), row.int(1), row.optionalText(2))
         }
     }
 }

@@ -99,7 +99,16 @@ package struct FTSPattern: Hashable, Sendable {
         self.groups = groups
         self.requiresAll = requiringAll
         meaningfulTerms = Self.meaningfulTerms(of: groups.flatMap(\.terms))
+        hasMeaningfulWord = meaningfulTerms.contains { !$0.isFunctionWord }
     }
+
+    /// Whether any word carries meaning: a query of function words alone ("the which how") has none, and
+    /// is ranked by them anyway with scores far below a real match's (``functionWordsScoreScale``).
+    package let hasMeaningfulWord: Bool
+
+    /// What the scores of a query of function words alone are multiplied by: at most 0.3, below the
+    /// 0.65 of the best match of any query with a meaningful word.
+    package static let functionWordsScoreScale = 0.3
 
     /// The terms that carry meaning: the function words are left out, unless nothing else is left.
     /// Repeated terms count once. Found once, with the pattern: a search asks for them several times.

@@ -67,6 +67,8 @@ extension IndexReader {
     ///   + 0.10 if a word is in the title, keywords or people
     ///   + 0.05 if all the words are near each other (within 2 per word + 4)
     ///
+    /// A query of function words alone ("the which how") is ranked by them, its scores multiplied by
+    /// ``FTSPattern/functionWordsScoreScale`` (0.3): never as high as the best match of a real word.
     /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see BENCHMARKS.md).
     /// With `semantic`, items are also found by meaning, and each result's score is
     /// 0.4 × the score above + 0.6 × the cosine of its best passage with the query (an item not embedded
@@ -244,6 +246,9 @@ extension IndexReader {
             scored.item.score = 0.65 * candidate.item.score / best + 0.20 * Double(present) / Double(max(terms.count, 1))
                 + (inHeading ? 0.10 : 0) + (close ? 0.05 : 0)
             return scored
+        }
+        if !pattern.hasMeaningfulWord {
+            for position in ranked.indices { ranked[position].item.score *= FTSPattern.functionWordsScoreScale }
         }
         ranked.sort { $0.item.score > $1.item.score }
         return ranked

@@ -131,7 +131,7 @@ package protocol IndexReader {
     /// A consumer's position in its change log.
     func checkpoint(_ consumer: String) throws -> String?
     /// The projection rebuilds that have not finished.
-    func rebuildsInProgress() throws -> [(kind: String, target: Int, cursor: String?)]
+    func rebuildsInProgress() throws -> [(kind: String, from: Int, target: Int, cursor: String?)]
     /// A source's entries by key.
     func sourceEntries(_ source: String) throws -> [String: SourceEntry]
     /// A source's skipped entries: how many for each reason.

@@ -158,6 +158,21 @@ import ReplicaTestSupport
 
     // MARK: Projection versions
 
+    /// A first projection stopped partway (a `records import` killed, say) is said to wait for its first
+    /// sync, not to be rebuilding for a new projection version.
+    @Test(arguments: TestBackend.available)
+    func aFirstProjectionStoppedPartwayWaitsForItsFirstSync(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.store.records.write((1...25).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
+        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName), batchSize: 1)
+        _ = try await Blocking.run { try engine.catchUpNow(account: "a", rebuildBatchLimit: 1) }
+        let partway = try #require(try await fixture.store.status().accounts.first?.records)
+        #expect(partway.waitingForFirstSync == ["note"] && partway.rebuilding == [], "\(partway)")
+        _ = try await engine.catchUp(account: "a")
+        let done = try #require(try await fixture.store.status().accounts.first?.records)
+        #expect(done.waitingForFirstSync == [] && done.rebuilding == [])
+    }
+
     @Test(arguments: TestBackend.available)
     func aNewProjectionVersionRebuildsEveryItemWhileSearchKeepsAnswering(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)

@@ -68,7 +68,7 @@ struct LongWordTests {
     }
 
     /// A megabyte-long word is indexed and its item found on each backend; a 50 KB word is found by itself.
-    @Test(.timeLimit(.minutes(1)), arguments: TestBackend.available)
+    @Test(arguments: TestBackend.available)
     func aMegabyteWordIsIndexedAndFound(_ backend: TestBackend) async throws {
         let fixture = try await backend.makeStore(signingIn: "alice")
         let word = String(repeating: "QUJD", count: 250_000)

@@ -45,6 +45,20 @@ import ReplicaTestSupport
         #expect(scores.allSatisfy { $0 > 0 })
     }
 
+    /// A query of function words alone ("the which how") is still ranked by them, but never scores as
+    /// high as a real match: it scored 0.717 before, above many real matches.
+    @Test(arguments: TestBackend.available)
+    func aQueryOfFunctionWordsAloneScoresBelowARealMatch(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.index.indexItems([Fixtures.item("a", title: "Which harbour", text: "the tide and how it turns"),
+                                            Fixtures.item("b", text: "the crane and the harbour")])
+        let functionWords = try await fixture.index.search(SearchQuery("the which how"))
+        #expect(!functionWords.isEmpty, "ranked by the words anyway")
+        #expect(functionWords.allSatisfy { $0.score <= FTSPattern.functionWordsScoreScale }, "\(functionWords.map(\.score))")
+        let real = try await fixture.index.search(SearchQuery("the harbour"))
+        #expect(real.count == 2 && real.allSatisfy { $0.score > FTSPattern.functionWordsScoreScale }, "\(real.map(\.score))")
+    }
+
     /// 500 content types or domains used to reach SQLite's expression depth and fail with "remove unusual
     /// characters"; now the most a filter may list is said plainly, and that many work.
     @Test(arguments: TestBackend.available)
