@@ -53,8 +53,8 @@ enum SQLVariants {
             let seconds = try await Measure.seconds { try await index.indexItems(searchableItems) }
             rates["replica", default: []].append(Double(searchableItems.count) / seconds)
             Measure.removeDirectory(directory)
-            rates["replica's SQL alone", default: []].append(try replicaSQLRate(paragraphs, bulk: false))
-            rates["replica's bulk SQL alone", default: []].append(try replicaSQLRate(paragraphs, bulk: true))
+            rates["replica's SQL alone", default: []].append(try await replicaSQLRate(paragraphs, bulk: false))
+            rates["replica's bulk SQL alone", default: []].append(try await replicaSQLRate(paragraphs, bulk: true))
             for (name, schema, insert) in all {
                 let directory = try Measure.scratchDirectory("variant")
                 defer { Measure.removeDirectory(directory) }
@@ -75,10 +75,10 @@ enum SQLVariants {
     /// Items per second for replica's own statements on replica's schema, bound from Swift without
     /// replica's Swift work. `bulk` runs them as a bulk load into an empty index does: the identifier,
     /// domain and expiration indexes dropped first and built at the end, no conflict clause.
-    static func replicaSQLRate(_ paragraphs: [Paragraph], bulk: Bool) throws -> Double {
+    static func replicaSQLRate(_ paragraphs: [Paragraph], bulk: Bool) async throws -> Double {
         let directory = try Measure.scratchDirectory("schema")
         defer { Measure.removeDirectory(directory) }
-        _ = try signedInStore(directory).index(account: "bench")
+        _ = try await signedInStore(directory).index(account: "bench")
         let connection = try Connection(path: directory + "/accounts/bench/indexes/default.sqlite")
         let insert = """
             INSERT INTO items(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes,
@@ -129,8 +129,8 @@ enum SQLVariants {
 }
 
 /// A store at `directory` with the benchmark's account signed in.
-func signedInStore(_ directory: String) throws -> Store {
+func signedInStore(_ directory: String) async throws -> Store {
     let store = try Store(directory: URL(fileURLWithPath: directory))
-    try store.signIn("bench")
+    try await store.signIn("bench")
     return store
 }

@@ -26,7 +26,7 @@ public struct RecordStore: Sendable {
     ///   inside each account's transaction).
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     @discardableResult
-    public func write(_ records: [Record]) throws -> RecordWriteSummary {
+    package func write(_ records: [Record]) throws -> RecordWriteSummary {
         for record in records { try record.validate() }
         var byAccount: [AccountID: [Record]] = [:]
         var order: [AccountID] = []
@@ -46,13 +46,13 @@ public struct RecordStore: Sendable {
 
     /// The record as stored (a tombstone for a deleted one), or `nil` if the store does not have it.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func record(account: AccountID, kind: String, id: String) throws -> Record? {
+    package func record(account: AccountID, kind: String, id: String) throws -> Record? {
         try store.recordStorage(for: account, creating: false)?.record(kind: kind, id: id)
     }
 
     /// How many deliveries of an older version were ignored for the account, over its lifetime.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func ignoredOlderCount(account: AccountID) throws -> Int {
+    package func ignoredOlderCount(account: AccountID) throws -> Int {
         try store.recordStorage(for: account, creating: false)?.counter("ignoredOlder") ?? 0
     }
 }

@@ -47,14 +47,22 @@ public final class SourceContext: Sendable {
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the source's account is not signed in, and
     ///   when its index cannot be opened (a bad index name, a file written by a newer replica).
     @available(*, noasync, message: "it waits on SQLite; in async code write 'try await SourceContext(…)'")
-    public convenience init(definition: SourceDefinition, store: Store,
+    package convenience init(definition: SourceDefinition, store: Store,
                             onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) throws {
         self.init(definition: definition, store: store, index: try store.index(named: definition.indexName, account: definition.account),
                   onProgress: onProgress)
     }
 
-    /// Makes a context for a source without blocking the caller: the form async code uses (see the
-    /// synchronous initializer for the parameters and errors).
+    /// Makes a context for a source, opening the index it fills.
+    ///
+    /// - Parameters:
+    ///   - definition: The source.
+    ///   - store: The store the source belongs to.
+    ///   - onProgress: Called with each report made through ``progress(_:)``; does nothing by default.
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the source's account is not signed in, and
+    ///   when its index cannot be opened (a bad index name, a file written by a newer replica).
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public convenience init(definition: SourceDefinition, store: Store,
                             onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) async throws {
         self.init(definition: definition, store: store,
@@ -141,35 +149,40 @@ public final class SourceContext: Sendable {
     /// Tells the host what the source is doing now; shown by `replica status`. For threads and other
     /// synchronous callers: it waits for the catalog's write lock.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func report(_ state: SourceState, detail: String? = nil) {
+    package func report(_ state: SourceState, detail: String? = nil) {
         store.reportSourceState(definition.name, state, detail: detail)
     }
 
     /// Records a failure (never quoting indexed content); shown by `replica status`.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func report(error message: String) {
+    package func report(error message: String) {
         store.reportSourceError(definition.name, message, at: now)
     }
 
     /// Tells the host how many changes the source has seen but not committed yet; shown by `replica status`.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func reportPending(_ count: Int) {
+    package func reportPending(_ count: Int) {
         store.reportSourcePending(definition.name, count)
     }
 
-    /// Tells the host what the source is doing now, without blocking the caller: the form async code
-    /// (`sync`, `watch`) uses; shown by `replica status`.
+    /// Tells the host what the source is doing now; shown by `replica status`. For threads and other
+    /// synchronous callers: it waits for the catalog's write lock.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func report(_ state: SourceState, detail: String? = nil) async {
         await store.reportSourceState(definition.name, state, detail: detail)
     }
 
-    /// Records a failure (never quoting indexed content) without blocking the caller; shown by `replica status`.
+    /// Records a failure (never quoting indexed content); shown by `replica status`.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func report(error message: String) async {
         await store.reportSourceError(definition.name, message, at: now)
     }
 
-    /// Tells the host how many changes the source has seen but not committed yet, without blocking the
-    /// caller; shown by `replica status`.
+    /// Tells the host how many changes the source has seen but not committed yet; shown by `replica status`.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func reportPending(_ count: Int) async {
         await store.reportSourcePending(definition.name, count)
     }

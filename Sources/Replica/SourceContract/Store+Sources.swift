@@ -28,7 +28,7 @@ extension Store {
     ///   when the account is not signed in.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     @discardableResult
-    public func addSource(_ definition: SourceDefinition) throws -> SourceDefinition {
+    package func addSource(_ definition: SourceDefinition) throws -> SourceDefinition {
         try definition.account.validate()
         try Self.validateIndexName(definition.indexName)
         return try catalog.addSource(definition, at: Date())
@@ -36,13 +36,13 @@ extension Store {
 
     /// The sources of signed-in accounts, by name.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func sources() throws -> [SourceDefinition] {
+    package func sources() throws -> [SourceDefinition] {
         try catalog.sources()
     }
 
     /// The source with this name, if the store has it.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func source(named name: String) throws -> SourceDefinition? {
+    package func source(named name: String) throws -> SourceDefinition? {
         try sources().first { $0.name == name }
     }
 
@@ -96,7 +96,7 @@ extension Store {
 
     /// Records how many changes a source has seen but not committed yet.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func reportSourcePending(_ name: String, _ count: Int) {
+    package func reportSourcePending(_ name: String, _ count: Int) {
         try? catalog.setSourcePending(name, count, at: Date())
     }
 }

@@ -1,76 +1,124 @@
 import Foundation
 
-// The forms of the store's blocking calls for async code. Each does the same work as its synchronous
-// twin on a thread of its own (SQLite's busy waits can last up to the busy timeout, 600 s by default),
-// so that the caller's executor and Swift's cooperative pool are never held. In async code, Swift picks
-// these forms: write `try await store.signIn("alice")`.
+// The store's calls that wait on SQLite or the database, as apps call them: each does its work on a
+// thread of its own (SQLite's busy waits can last up to the busy timeout, 600 s by default), so that the
+// caller's executor and Swift's cooperative pool are never held. Their blocking twins are the package's
+// own (the command line's threads and the tests): outside it there is one name per operation, so that
+// top-level code in a `main.swift`, which Swift's overload ranking takes for synchronous code, cannot
+// pick a blocking form it then refuses.
 
 extension Store {
-    /// Signs an account in without blocking the caller (see the synchronous `signIn(_:)`).
+    /// Signs an account in (a no-op if it is already).
+    ///
+    /// This is the only way an account comes into use: writes for an account that is not signed in are
+    /// refused with `ReplicaError/Code/accountNotSignedIn`, so that a sync layer delivering late for an
+    /// account that was signed out cannot bring it back.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     @discardableResult
     public func signIn(_ account: AccountID) async throws -> AccountRecord {
         try await Blocking.run { [self] in try signInNow(account) }
     }
 
-    /// Signs an account out without blocking the caller (see the synchronous `signOut(_:)`).
+    /// Signs an account out: destroys everything the store holds for it (its files, or its rows and
+    /// partitions in the database).
+    ///
+    /// The sign-out is recorded first, so from that moment the account is never searched again, and a
+    /// process that dies halfway leaves it to be finished by the next one that opens the store.
+    ///
+    /// - Returns: `false` when the store held nothing for the account.
+    ///
+    /// On a disk too full to record the sign-out, the account's files are deleted first (that is what
+    /// frees the room), then it is recorded and finished as usual.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     @discardableResult
     public func signOut(_ account: AccountID) async throws -> Bool {
         try await Blocking.run { [self] in try signOutNow(account) }
     }
 
-    /// Switches accounts without blocking the caller (see the synchronous `switchAccount(to:)`).
+    /// Signs out every signed-in account but `account`, and signs `account` in: what an app does on logout.
+    ///
+    /// The whole switch is recorded in one transaction before any file is deleted: every other account is
+    /// marked as signing out (never searched or written again from that moment) and `account` is signed
+    /// in. A process killed at any later instant leaves the rest to the next one that opens the store.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func switchAccount(to account: AccountID) async throws {
         try await Blocking.run { [self] in try switchAccountNow(to: account) }
     }
 
-    /// Adds a source without blocking the caller (see the synchronous `addSource(_:)`).
+    /// Adds a source to a signed-in account of the store, naming it `<kind>-<n>` when it has no name.
+    ///
+    /// - Returns: the definition as stored, with its name.
+    /// - Throws: `ReplicaError` for a name already taken or not valid, or with code `accountNotSignedIn`
+    ///   when the account is not signed in.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     @discardableResult
     public func addSource(_ definition: SourceDefinition) async throws -> SourceDefinition {
         try await Blocking.run { [self] in try addSourceNow(definition) }
     }
 
-    /// The accounts that are signed in, in identifier order, without blocking the caller (see the
-    /// synchronous `signedInAccounts()`).
+    /// The accounts that are signed in, in identifier order.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func signedInAccounts() async throws -> [AccountRecord] {
         try await Blocking.run { [self] in try signedInAccountsNow() }
     }
 
-    /// The named index of a signed-in account, created if it does not exist yet, without blocking the
-    /// caller (opening a file and reading the catalog wait on SQLite; see the synchronous
-    /// `index(named:account:)`).
+    /// The named index of a signed-in account, created if it does not exist yet.
+    ///
+    /// - Parameters:
+    ///   - name: letters, digits, `.`, `-` and `_`, up to 64 characters.
+    ///   - account: a signed-in account.
+    /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the account is not signed in (sign it
+    ///   in with `signIn(_:)` first), and for a bad name or account, or an index file written by a newer
+    ///   replica.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func index(named name: String = Store.defaultIndexName, account: AccountID) async throws -> SearchableIndex {
         try await Blocking.run { [self] in try indexNow(named: name, account: account) }
     }
 
-    /// The index if the account is signed in and the index exists, without blocking the caller (see the
-    /// synchronous `existingIndex(named:account:)`).
+    /// The index if the account is signed in and the index exists; never creates either.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func existingIndex(named name: String, account: AccountID) async throws -> SearchableIndex? {
         try await Blocking.run { [self] in try existingIndexNow(named: name, account: account) }
     }
 
-    /// The names of the indexes an account has, without blocking the caller (see the synchronous
-    /// `indexNames(for:)`).
+    /// The names of the indexes an account has.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func indexNames(for account: AccountID) async throws -> [String] {
         try await Blocking.run { [self] in try indexNamesNow(for: account) }
     }
 
-    /// The sources of signed-in accounts, by name, without blocking the caller (see the synchronous
-    /// `sources()`).
+    /// The sources of signed-in accounts, by name.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func sources() async throws -> [SourceDefinition] {
         try await Blocking.run { [self] in try sourcesNow() }
     }
 
-    /// The source with this name, if the store has it, without blocking the caller.
+    /// The source with this name, if the store has it.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func source(named name: String) async throws -> SourceDefinition? {
         try await sources().first { $0.name == name }
     }
 
-    /// The deletions queued for an account, due or not, without blocking the caller.
+    /// The deletions queued for an account, due or not.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func pendingDeletions(account: AccountID) async throws -> [PendingDeletion] {
         try await Blocking.run { [self] in try pendingDeletionsNow(account: account) }
     }
 
-    /// Records how many changes a source has seen but not committed yet, without blocking the caller.
+    /// Records how many changes a source has seen but not committed yet.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func reportSourcePending(_ name: String, _ count: Int) async {
         _ = try? await Blocking.run { [self] in reportSourcePendingNow(name, count) }
     }
@@ -122,19 +170,29 @@ extension Store {
 }
 
 extension RecordStore {
-    /// Stores records without blocking the caller (see the synchronous `write(_:)`).
+    /// Stores records, each account's in one transaction, and appends them to the change log.
+    ///
+    /// - Throws: `ReplicaError` with code `invalidItem` for a record missing what the store needs, or
+    ///   `accountNotSignedIn` for a record of an account that is not signed in (both checked for all
+    ///   before anything is written; a sign-out that lands while the accounts are written is checked again
+    ///   inside each account's transaction).
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     @discardableResult
     public func write(_ records: [Record]) async throws -> RecordWriteSummary {
         try await Blocking.run { [self] in try writeNow(records) }
     }
 
-    /// The record as stored (a tombstone for a deleted one), or `nil` if the store does not have it,
-    /// without blocking the caller (see the synchronous `record(account:kind:id:)`).
+    /// The record as stored (a tombstone for a deleted one), or `nil` if the store does not have it.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func record(account: AccountID, kind: String, id: String) async throws -> Record? {
         try await Blocking.run { [self] in try recordNow(account: account, kind: kind, id: id) }
     }
 
-    /// How many deliveries of an older version were ignored for the account, without blocking the caller.
+    /// How many deliveries of an older version were ignored for the account, over its lifetime.
+    ///
+    /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func ignoredOlderCount(account: AccountID) async throws -> Int {
         try await Blocking.run { [self] in try ignoredOlderCountNow(account: account) }
     }

@@ -81,7 +81,7 @@ extension Store {
 
     /// The deletions queued for an account, due or not.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func pendingDeletions(account: AccountID) throws -> [PendingDeletion] {
+    package func pendingDeletions(account: AccountID) throws -> [PendingDeletion] {
         try recordStorage(for: account, creating: false)?.pendingDeletions() ?? []
     }
 

@@ -199,7 +199,7 @@ public final class Store: Sendable {
 
     /// The accounts that are signed in, in identifier order.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func signedInAccounts() throws -> [AccountRecord] {
+    package func signedInAccounts() throws -> [AccountRecord] {
         try catalog.accounts().filter { $0.state == .signedIn }
     }
 
@@ -210,7 +210,7 @@ public final class Store: Sendable {
     /// account that was signed out cannot bring it back.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     @discardableResult
-    public func signIn(_ account: AccountID) throws -> AccountRecord {
+    package func signIn(_ account: AccountID) throws -> AccountRecord {
         try account.validate()
         if let record = try catalog.account(account), record.state == .signedIn {
             return record
@@ -243,7 +243,7 @@ public final class Store: Sendable {
     /// frees the room), then it is recorded and finished as usual.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
     @discardableResult
-    public func signOut(_ account: AccountID) throws -> Bool {
+    package func signOut(_ account: AccountID) throws -> Bool {
         let record = { [catalog] in try catalog.markSigningOut(account) }
         let recorded: Bool
         do {
@@ -264,7 +264,7 @@ public final class Store: Sendable {
     /// marked as signing out (never searched or written again from that moment) and `account` is signed
     /// in. A process killed at any later instant leaves the rest to the next one that opens the store.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func switchAccount(to account: AccountID) throws {
+    package func switchAccount(to account: AccountID) throws {
         try account.validate()
         // Whatever an earlier switch left halfway, including a sign-out of `account` itself, ends first.
         try finishInterruptedSignOuts()
@@ -321,7 +321,7 @@ public final class Store: Sendable {
     ///   in with `signIn(_:)` first), and for a bad name or account, or an index file written by a newer
     ///   replica.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func index(named name: String = Store.defaultIndexName, account: AccountID) throws -> SearchableIndex {
+    package func index(named name: String = Store.defaultIndexName, account: AccountID) throws -> SearchableIndex {
         try Self.validateIndexName(name)
         return try index(named: name, of: try requireSignedIn(account))
     }
@@ -355,7 +355,7 @@ public final class Store: Sendable {
 
     /// The index if the account is signed in and the index exists; never creates either.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
+    package func existingIndex(named name: String, account: AccountID) throws -> SearchableIndex? {
         guard let record = try catalog.account(account), record.state == .signedIn else { return nil }
         return try searchedIndexes(of: record, named: [name]).first
     }
@@ -428,7 +428,7 @@ public final class Store: Sendable {
 
     /// The names of the indexes an account has.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    public func indexNames(for account: AccountID) throws -> [String] {
+    package func indexNames(for account: AccountID) throws -> [String] {
         guard let record = try catalog.account(account) else { return [] }
         return try home.indexNames(of: record)
     }
