@@ -7,7 +7,7 @@ extension Collection {
     ///
     /// For example:
     /// ```swift
-    /// "añb".endOfPrefix(within: 2) { $0.utf8.count }   // after "a": "ñ" takes two bytes more
+    /// let end = "añb".endOfPrefix(within: 2) { $0.utf8.count }   // after "a": "ñ" takes two bytes more
     /// ```
     package func endOfPrefix(within limit: Int, size: (Element) -> Int) -> Index {
         var end = startIndex
