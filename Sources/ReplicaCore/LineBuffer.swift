@@ -30,6 +30,11 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
     private var scanned = 0
     /// Inside a line that was too long: its bytes are dropped until its line break.
     private var skipping = false
+    /// The first bytes (at most ``headLength``) of the last line reported as too long: enough for a
+    /// reader to say which message it was (a JSON-RPC request's `id`), never the whole line.
+    public private(set) var lastTooLongHead: ArraySlice<UInt8> = []
+    /// How many of a too-long line's first bytes ``lastTooLongHead`` keeps.
+    public static let headLength = 256
 
     /// Makes an empty buffer.
     ///
@@ -66,6 +71,7 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
                     return nil
                 }
                 if buffer.count - start > maximumLineLength {
+                    lastTooLongHead = ArraySlice(buffer[start..<min(start + Self.headLength, buffer.count)])
                     skipping = true
                     start = buffer.count
                     return .tooLong
@@ -79,7 +85,10 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
                 skipping = false
                 continue
             }
-            if newline - lineStart > maximumLineLength { return .tooLong }
+            if newline - lineStart > maximumLineLength {
+                lastTooLongHead = ArraySlice(buffer[lineStart..<min(lineStart + Self.headLength, newline)])
+                return .tooLong
+            }
             var line = buffer[lineStart..<newline]
             if line.last == 0x0D { line = line.dropLast() }
             return .line(line)
@@ -96,7 +105,10 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
         }
         if skipping { return nil }
         guard start < buffer.count else { return nil }
-        if buffer.count - start > maximumLineLength { return .tooLong }
+        if buffer.count - start > maximumLineLength {
+            lastTooLongHead = ArraySlice(buffer[start..<min(start + Self.headLength, buffer.count)])
+            return .tooLong
+        }
         return .line(buffer[start...])
     }
 }

@@ -20,6 +20,8 @@ struct LineReader {
     private var atEnd = false
     /// The number of the line last returned, from 1.
     private(set) var lineNumber = 0
+    /// The first bytes of the last line that was too long (``LineBuffer/lastTooLongHead``).
+    var lastTooLongHead: ArraySlice<UInt8> { lines.lastTooLongHead }
 
     /// Opens `path`, or standard input for `-`; lines longer than `maximumLineLength` bytes are skipped.
     init(path: String, maximumLineLength: Int = LineReader.maximumLineLength) throws {

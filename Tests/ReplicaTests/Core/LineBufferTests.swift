@@ -42,6 +42,8 @@ import Replica
         #expect(buffer.next() == nil)
         buffer.append(Array(repeating: UInt8(ascii: "x"), count: 600))
         #expect(buffer.next() == .tooLong)
+        // Its first bytes are kept for the reader to say which line it was, never more.
+        #expect(buffer.lastTooLongHead.count == LineBuffer.headLength && buffer.lastTooLongHead.allSatisfy { $0 == UInt8(ascii: "x") })
         // The rest of it is dropped as it comes: nothing builds up.
         for _ in 0..<100 {
             buffer.append(Array(repeating: UInt8(ascii: "x"), count: 10_000))
