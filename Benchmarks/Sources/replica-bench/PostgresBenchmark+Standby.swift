@@ -77,7 +77,8 @@ extension PostgresBenchmark {
             | read-your-writes wait for the standby's replay, p50 / p99 (ms) | \(ms(waits, 50)) / \(ms(waits, 99)) | | |
 
             reads: \(routing.servedByStandby) served by the standby, \(routing.servedByPrimaryAfterWaiting) by the primary after waiting \
-            250 ms, \(routing.servedByPrimaryStandbyUnavailable) by the primary with the standby unavailable
+            250 ms, \(routing.servedByPrimaryStandbyStale) by the primary with the standby stale (paused, or behind past its \
+            maximum lag), \(routing.servedByPrimaryStandbyUnavailable) by the primary with the standby unavailable
             """)
     }
 
