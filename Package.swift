@@ -63,6 +63,11 @@ let package = Package(
         // Values every layer shares: JSON, errors, dates, line reading, escaping for display.
         .target(name: "ReplicaCore"),
 
+        // The text analyzer on ICU (libicu-dev), in C: ICU's C API names its functions by its version,
+        // which Swift cannot call through the header's macros. Every script's words, folded.
+        .target(name: "CAnalyzer", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icui18n")]),
+        .target(name: "ReplicaText", dependencies: ["CAnalyzer"]),
+
         // The index: the one owner of every statement on an index file (items, full text, checkpoints,
         // source entries, projection state, quarantine, tombstones). Everything above uses its API.
         .target(
@@ -110,9 +115,9 @@ let package = Package(
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresStoreTests", dependencies: ["ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaPostgresStore", "CVectorKernels", "ReplicaTestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaPostgresStore", "CVectorKernels", "ReplicaText", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite"]),
-        .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres"]),
+        .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaText"]),
         .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
         .testTarget(name: "ReplicaExecTests", dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
     ],

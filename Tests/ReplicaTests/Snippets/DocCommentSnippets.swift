@@ -4,6 +4,7 @@ import Foundation
 import Replica
 import ReplicaSQLite
 import ReplicaPostgres
+import ReplicaText
 
 @available(*, deprecated, message: "compiled only, to check the doc comments of public declarations under Sources/; never called")
 enum DocCommentSnippets {
@@ -595,5 +596,11 @@ enum DocCommentSnippets {
     static func ReplicaSQLite_SQLiteError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         do { try connection.execute("BEGIN IMMEDIATE") }
         catch SQLiteError.ResultCode.busy { print("another connection is writing") }
+    }
+
+    /// Sources/ReplicaText/TextAnalyzer.swift, snippet 1.
+    static func ReplicaText_TextAnalyzer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let chinese = TextAnalyzer.tokens(in: "我们明天在北京开会").map(\.text)   // ["我们", "明天", "在", "北京", "开会"]
+        let german = TextAnalyzer.tokens(in: "Die Häuser, ＡＢＣ").map(\.text)   // ["die", "hauser", "abc"]
     }
 }

@@ -1,0 +1,290 @@
+#include "Analyzer.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unicode/ubrk.h>
+#include <unicode/uchar.h>
+#include <unicode/unorm2.h>
+#include <unicode/uscript.h>
+#include <unicode/ustring.h>
+#include <unicode/utf16.h>
+#include <unicode/utf8.h>
+#include <unicode/uversion.h>
+
+// A growable UTF-16 or UTF-8 buffer; `failed` once an allocation did not succeed.
+typedef struct {
+    UChar *units;
+    int32_t length;
+    int32_t capacity;
+} Units;
+
+typedef struct {
+    char *bytes;
+    int32_t length;
+    int32_t capacity;
+} Bytes;
+
+static int reserve_units(Units *buffer, int32_t capacity) {
+    if (capacity <= buffer->capacity) return 1;
+    int32_t grown = buffer->capacity ? buffer->capacity : 64;
+    while (grown < capacity) grown = grown > INT32_MAX / 2 ? capacity : grown * 2;
+    UChar *units = realloc(buffer->units, (size_t)grown * sizeof(UChar));
+    if (!units) return 0;
+    buffer->units = units;
+    buffer->capacity = grown;
+    return 1;
+}
+
+static int reserve_bytes(Bytes *buffer, int32_t capacity) {
+    if (capacity <= buffer->capacity) return 1;
+    int32_t grown = buffer->capacity ? buffer->capacity : 64;
+    while (grown < capacity) grown = grown > INT32_MAX / 2 ? capacity : grown * 2;
+    char *bytes = realloc(buffer->bytes, (size_t)grown);
+    if (!bytes) return 0;
+    buffer->bytes = bytes;
+    buffer->capacity = grown;
+    return 1;
+}
+
+// The analyzer's own steps on this thread (a unit converted, a character looked at, a unit normalized,
+// a pair made), for tests that check the cost stays linear without timing it.
+static _Thread_local long long thread_steps;
+
+long long replica_analyzer_steps(void) { return thread_steps; }
+
+// A word break iterator per thread, cloned once from ICU's rules: opening one loads and compiles its
+// data (tens of microseconds), which an analysis per item would pay each time.
+static _Thread_local UBreakIterator *thread_words;
+
+static UBreakIterator *word_iterator(UErrorCode *status) {
+    if (!thread_words) thread_words = ubrk_open(UBRK_WORD, "", NULL, 0, status);
+    return thread_words;
+}
+
+// Characters a word is made of, as in SQLite's unicode61 (letters, numbers, private use) and marks, so
+// that the vowel signs of Indic scripts stay in their words: the rest (punctuation, apostrophes, symbols,
+// emoji) separates words, also inside what ICU takes as one ("don't", "U.S.A", "foo_bar").
+static int is_word_character(UChar32 c) {
+    int8_t type = u_charType(c);
+    switch (type) {
+    case U_UPPERCASE_LETTER: case U_LOWERCASE_LETTER: case U_TITLECASE_LETTER: case U_MODIFIER_LETTER: case U_OTHER_LETTER:
+    case U_DECIMAL_DIGIT_NUMBER: case U_LETTER_NUMBER: case U_OTHER_NUMBER:
+    case U_NON_SPACING_MARK: case U_COMBINING_SPACING_MARK: case U_ENCLOSING_MARK:
+    case U_PRIVATE_USE_CHAR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+// Scripts whose long words also get their pairs of characters: written without spaces, or (Hangul)
+// with particles joined to the word.
+static int is_paired_script(UChar32 c) {
+    UErrorCode status = U_ZERO_ERROR;
+    UScriptCode script = uscript_getScript(c, &status);
+    return U_SUCCESS(status) && (script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA
+                                 || script == USCRIPT_HANGUL);
+}
+
+// Scripts whose accents are folded (é as e, ά as α), as SQLite's remove_diacritics folds Latin's.
+static int folds_accents(UChar32 c) {
+    UErrorCode status = U_ZERO_ERROR;
+    UScriptCode script = uscript_getScript(c, &status);
+    return U_SUCCESS(status) && (script == USCRIPT_LATIN || script == USCRIPT_GREEK);
+}
+
+// What one analysis holds: the text in UTF-16 with each unit's byte offset, and scratch buffers.
+typedef struct {
+    const UNormalizer2 *fold;       // NFKC with case folded
+    const UNormalizer2 *decompose;  // NFD
+    const UNormalizer2 *compose;    // NFC
+    Units folded, decomposed, stripped, composed;
+    Bytes token;
+    void *context;
+    replica_token_sink sink;
+} Analysis;
+
+// `units` normalized by `normalizer` into `into` (which grows as needed).
+static int normalize(const UNormalizer2 *normalizer, const UChar *units, int32_t length, Units *into) {
+    UErrorCode status = U_ZERO_ERROR;
+    thread_steps += length;
+    if (!reserve_units(into, length + 16)) return 0;
+    into->length = unorm2_normalize(normalizer, units, length, into->units, into->capacity, &status);
+    if (status == U_BUFFER_OVERFLOW_ERROR) {
+        status = U_ZERO_ERROR;
+        if (!reserve_units(into, into->length + 1)) return 0;
+        into->length = unorm2_normalize(normalizer, units, length, into->units, into->capacity, &status);
+    }
+    return U_SUCCESS(status);
+}
+
+// Sends `units` as UTF-8.
+static int emit(Analysis *analysis, int flags, const UChar *units, int32_t length, int start, int end) {
+    UErrorCode status = U_ZERO_ERROR;
+    if (!reserve_bytes(&analysis->token, length * 3 + 1)) return -1;
+    int32_t written = 0;
+    u_strToUTF8(analysis->token.bytes, analysis->token.capacity, &written, units, length, &status);
+    if (U_FAILURE(status)) return -1;
+    return analysis->sink(analysis->context, flags, analysis->token.bytes, written, start, end);
+}
+
+// One word (a run of word characters), from `units`, at bytes [start, end) of the text.
+static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, int start, int end, int options) {
+    if (!normalize(analysis->fold, units, length, &analysis->folded)) return -1;
+    Units *word = &analysis->folded;
+    // Accents off Latin and Greek letters: decomposed, their nonspacing marks dropped, composed again.
+    int needs_folding = 0;
+    for (int32_t i = 0; i < word->length && !needs_folding;) {
+        UChar32 c;
+        U16_NEXT(word->units, i, word->length, c);
+        needs_folding = c >= 0x80 && folds_accents(c);
+    }
+    if (needs_folding) {
+        if (!normalize(analysis->decompose, word->units, word->length, &analysis->decomposed)) return -1;
+        Units *from = &analysis->decomposed, *to = &analysis->stripped;
+        if (!reserve_units(to, from->length)) return -1;
+        to->length = 0;
+        int base_folds = 0;
+        for (int32_t i = 0; i < from->length;) {
+            int32_t at = i;
+            UChar32 c;
+            U16_NEXT(from->units, i, from->length, c);
+            if (u_charType(c) == U_NON_SPACING_MARK) {
+                if (base_folds) continue;
+            } else {
+                base_folds = folds_accents(c);
+            }
+            for (int32_t k = at; k < i; k++) to->units[to->length++] = from->units[k];
+        }
+        if (!normalize(analysis->compose, to->units, to->length, &analysis->composed)) return -1;
+        word = &analysis->composed;
+    }
+    if (word->length == 0) return 0;
+    int result = emit(analysis, 0, word->units, word->length, start, end);
+    if (result || !(options & REPLICA_ANALYZE_BIGRAMS)) return result;
+
+    // The pairs of a long Han, kana or Hangul word, beside it.
+    int32_t count = u_countChar32(word->units, word->length);
+    if (count < 3) return 0;
+    UChar32 first;
+    int32_t probe = 0;
+    U16_NEXT(word->units, probe, word->length, first);
+    if (!is_paired_script(first)) return 0;
+    int32_t previous = 0, current = 0;
+    U16_FWD_1(word->units, current, word->length);
+    while (current < word->length) {
+        thread_steps++;
+        int32_t next = current;
+        U16_FWD_1(word->units, next, word->length);
+        UChar32 left, right;
+        U16_GET(word->units, 0, previous, word->length, left);
+        U16_GET(word->units, 0, current, word->length, right);
+        if (is_paired_script(left) && is_paired_script(right)) {
+            result = emit(analysis, REPLICA_TOKEN_COLOCATED, word->units + previous, next - previous, start, end);
+            if (result) return result;
+        }
+        previous = current;
+        current = next;
+    }
+    return 0;
+}
+
+int replica_analyze(const char *text, size_t length, int options, void *context, replica_token_sink sink) {
+    if (length > INT32_MAX / 2) return -1;
+    int32_t bytes = (int32_t)length;
+    UErrorCode status = U_ZERO_ERROR;
+    Analysis analysis = {0};
+    analysis.fold = unorm2_getNFKCCasefoldInstance(&status);
+    analysis.decompose = unorm2_getNFDInstance(&status);
+    analysis.compose = unorm2_getNFCInstance(&status);
+    analysis.context = context;
+    analysis.sink = sink;
+    UBreakIterator *words = word_iterator(&status);
+    if (U_FAILURE(status) || !words) return -1;
+
+    // The text in UTF-16 (never more units than bytes), and each unit's byte offset (one more at the end).
+    UChar *units = malloc(((size_t)bytes + 1) * sizeof(UChar));
+    int32_t *offsets = malloc(((size_t)bytes + 1) * sizeof(int32_t));
+    int result = 0;
+    if (!units || !offsets) {
+        result = -1;
+        goto done;
+    }
+    int32_t count = 0;
+    for (int32_t i = 0; i < bytes;) {
+        thread_steps++;
+        int32_t at = i;
+        UChar32 c;
+        U8_NEXT(text, i, bytes, c);
+        if (c < 0) c = 0xFFFD;
+        offsets[count] = at;
+        if (U_IS_BMP(c)) {
+            units[count++] = (UChar)c;
+        } else {
+            units[count] = U16_LEAD(c);
+            offsets[count + 1] = at;
+            units[count + 1] = U16_TRAIL(c);
+            count += 2;
+        }
+    }
+    offsets[count] = bytes;
+
+    ubrk_setText(words, units, count, &status);
+    if (U_FAILURE(status)) {
+        result = -1;
+        goto done;
+    }
+    int32_t start = ubrk_first(words);
+    for (int32_t end = ubrk_next(words); end != UBRK_DONE && !result; start = end, end = ubrk_next(words)) {
+        if (ubrk_getRuleStatus(words) < UBRK_WORD_NONE_LIMIT) continue;
+        // Runs of word characters within ICU's word.
+        int32_t run = -1;
+        for (int32_t i = start; i <= end && !result;) {
+            thread_steps++;
+            int32_t at = i;
+            UChar32 c = 0;
+            int inside = 0;
+            if (i < end) {
+                U16_NEXT(units, i, end, c);
+                inside = is_word_character(c);
+            } else {
+                i++;
+            }
+            if (inside && run < 0) run = at;
+            if (!inside && run >= 0) {
+                result = analyze_word(&analysis, units + run, at - run, offsets[run], offsets[at], options);
+                run = -1;
+            }
+        }
+    }
+    // The text is the caller's: the iterator must not keep pointing at it.
+    ubrk_setText(words, NULL, 0, &status);
+
+done:
+    free(units);
+    free(offsets);
+    free(analysis.folded.units);
+    free(analysis.decomposed.units);
+    free(analysis.stripped.units);
+    free(analysis.composed.units);
+    free(analysis.token.bytes);
+    return result;
+}
+
+const char *replica_analyzer_icu_version(void) {
+    static char version[64];
+    if (!version[0]) {
+        UVersionInfo icu, unicode;
+        char icu_text[U_MAX_VERSION_STRING_LENGTH], unicode_text[U_MAX_VERSION_STRING_LENGTH];
+        u_getVersion(icu);
+        u_getUnicodeVersion(unicode);
+        u_versionToString(icu, icu_text);
+        u_versionToString(unicode, unicode_text);
+        strcpy(version, "icu ");
+        strcat(version, icu_text);
+        strcat(version, ", unicode ");
+        strcat(version, unicode_text);
+    }
+    return version;
+}

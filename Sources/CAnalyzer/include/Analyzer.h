@@ -1,0 +1,47 @@
+#ifndef REPLICA_ANALYZER_H
+#define REPLICA_ANALYZER_H
+
+#include <stddef.h>
+
+// replica's text analyzer on ICU: text of any script into the words an index holds and a query looks
+// for. Each word is Unicode NFKC with case folded (full-width forms, ligatures, ß as ss), accents
+// folded from Latin and Greek letters, cut by ICU's word break rules with its dictionaries for Chinese,
+// Japanese, Thai, Lao, Khmer and Burmese. A word of three or more Han, kana or Hangul characters is
+// followed, with REPLICA_ANALYZE_BIGRAMS, by its overlapping pairs of characters at its own position
+// (REPLICA_TOKEN_COLOCATED), so that a shorter word a query cuts differently is still found (农业 in
+// 中国农业发展银行 when the dictionary keeps it whole; 김치 in 김치를).
+//
+// Every step is linear in the text's length: one pass from UTF-8 to UTF-16, one break iterator, each
+// word normalized once.
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The token is at the same position as the token before it (a pair of characters beside its word).
+#define REPLICA_TOKEN_COLOCATED 1
+
+// Also emit the pairs of characters of long Han, kana and Hangul words (for the index's side).
+#define REPLICA_ANALYZE_BIGRAMS 1
+
+// Told each token: its folded UTF-8 bytes, and where its word lies in the text (byte offsets, the end
+// excluded). A nonzero return stops the analysis and is returned.
+typedef int (*replica_token_sink)(void *context, int flags, const char *token, int length, int start, int end);
+
+// Analyzes `length` bytes of UTF-8 (bytes that are not UTF-8 count as U+FFFD, which is no word).
+// Returns 0, the sink's nonzero return, or -1 when ICU failed (out of memory, its data missing).
+int replica_analyze(const char *text, size_t length, int options, void *context, replica_token_sink sink);
+
+// The analyzer's own steps on the calling thread so far (each unit of the text converted and looked at,
+// each unit normalized, each pair made): a test compares them across lengths rather than timing them.
+long long replica_analyzer_steps(void);
+
+// ICU's version, and its Unicode data's: what an index records, so that words made by another
+// analyzer are known for what they are.
+const char *replica_analyzer_icu_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,77 @@
+internal import CAnalyzer
+
+/// Turns text of any script into the words an index holds and a query looks for, on ICU.
+///
+/// Each word is Unicode NFKC with its case folded (full-width forms, ligatures and `ß` become plain
+/// letters), its accents folded off Latin and Greek letters (as SQLite's `remove_diacritics` folds
+/// Latin's), and cut by ICU's word break rules, with ICU's dictionaries for Chinese, Japanese, Thai,
+/// Lao, Khmer and Burmese. Punctuation, apostrophes, symbols and emoji separate words, also inside what
+/// ICU keeps as one (`don't` is `don` and `t`, as SQLite's `unicode61` makes it). For indexing, a word of
+/// three or more Han, kana or Hangul characters is followed by its overlapping pairs of characters at
+/// its own position (``Token/isColocated``), so that a shorter word is still found inside it: `김치` in
+/// `김치를`, `新幹` in `新幹線`.
+///
+/// For example:
+/// ```swift
+/// let chinese = TextAnalyzer.tokens(in: "我们明天在北京开会").map(\.text)   // ["我们", "明天", "在", "北京", "开会"]
+/// let german = TextAnalyzer.tokens(in: "Die Häuser, ＡＢＣ").map(\.text)   // ["die", "hauser", "abc"]
+/// ```
+///
+/// Every step is linear in the text's length (a megabyte of Chinese without a space, a 100 KB word).
+/// Not yet used by the indexes: their words are still SQLite's `porter unicode61`.
+public enum TextAnalyzer {
+    /// One word of a text.
+    public struct Token: Hashable, Sendable {
+        /// The word, folded.
+        public var text: String
+        /// Where its word lies in the text, in UTF-8 bytes.
+        public var byteRange: Range<Int>
+        /// Whether it stands at the position of the token before it (a pair of characters beside its word).
+        public var isColocated: Bool
+
+        /// Makes a token.
+        public init(text: String, byteRange: Range<Int>, isColocated: Bool = false) {
+            self.text = text
+            self.byteRange = byteRange
+            self.isColocated = isColocated
+        }
+    }
+
+    /// What the words are for.
+    public enum Purpose: Sendable {
+        /// An item's text: long Han, kana and Hangul words also give their pairs of characters.
+        case indexing
+        /// A query's text: the words alone.
+        case query
+    }
+
+    /// ICU's version and its Unicode data's (`icu 72.1, unicode 15.0`): what an index records of the
+    /// analyzer that made its words.
+    public static let icuVersion = String(cString: replica_analyzer_icu_version())
+
+    /// The words of `text`, in order.
+    public static func tokens(in text: String, for purpose: Purpose = .indexing) -> [Token] {
+        var tokens: [Token] = []
+        var text = text
+        text.withUTF8 { bytes in
+            withUnsafeMutablePointer(to: &tokens) { tokens in
+                let options = purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS : 0
+                let result = replica_analyze(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                                             bytes.count, options, tokens) { context, flags, token, length, start, end in
+                    guard let context, let token else { return 0 }
+                    let tokens = context.assumingMemoryBound(to: [Token].self)
+                    let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
+                    tokens.pointee.append(Token(text: String(decoding: bytes, as: UTF8.self), byteRange: Int(start)..<Int(end),
+                                                isColocated: flags & REPLICA_TOKEN_COLOCATED != 0))
+                    return 0
+                }
+                // ICU fails only out of memory or without its data, which a process cannot go on from.
+                precondition(result == 0, "ICU could not analyze the text (out of memory, or its data is missing)")
+            }
+        }
+        return tokens
+    }
+
+    /// The analyzer's own steps on this thread so far: a test compares them across lengths, never times them.
+    public static var steps: Int { Int(replica_analyzer_steps()) }
+}

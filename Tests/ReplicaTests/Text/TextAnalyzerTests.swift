@@ -1,0 +1,85 @@
+import Testing
+import ReplicaText
+
+/// The analyzer's words in every script, with fixed expectations: what ICU's word breaks and
+/// dictionaries cut, folded as the index will hold them.
+struct TextAnalyzerTests {
+    static func words(_ text: String, for purpose: TextAnalyzer.Purpose = .query) -> [String] {
+        TextAnalyzer.tokens(in: text, for: purpose).map(\.text)
+    }
+
+    @Test(arguments: [
+        // Chinese: the dictionary's words.
+        ("我们明天在北京开会讨论预算问题", ["我们", "明天", "在", "北京", "开会", "讨论", "预算", "问题"]),
+        ("中国农业发展银行 安装简单", ["中国", "农业", "发展", "银行", "安装", "简单"]),
+        // Japanese: kanji and kana.
+        ("東京駅で新幹線の切符を買いました", ["東京", "駅", "で", "新幹線", "の", "切符", "を", "買い", "ま", "した"]),
+        // Korean: a word with its particle stays whole (its pairs, for indexing, find 김치).
+        ("김치를 먹었다", ["김치를", "먹었다"]),
+        // Thai, Arabic, Hebrew, Hindi (its vowel signs kept in the word).
+        ("ภาษาไทยง่ายนิดเดียว", ["ภาษา", "ไทย", "ง่าย", "นิด", "เดียว"]),
+        ("مرحبا بالعالم", ["مرحبا", "بالعالم"]),
+        ("שלום עולם", ["שלום", "עולם"]),
+        ("नमस्ते दुनिया", ["नमस्ते", "दुनिया"]),
+        // Russian (ё is a letter of its own), Greek (accents folded, final sigma as sigma), Vietnamese.
+        ("Привет, Мир! Ёлка", ["привет", "мир", "ёлка"]),
+        ("Καλημέρα κόσμε, ΟΔΥΣΣΕΑΣ", ["καλημερα", "κοσμε", "οδυσσεασ"]),
+        ("Tiếng Việt", ["tieng", "viet"]),
+        // Emoji separate words and are none; mixed scripts split at the script.
+        ("I ❤️ Swift 🚀 👩‍👩‍👧", ["i", "swift"]),
+        ("Swift言語でiOSアプリ", ["swift", "言語", "で", "ios", "アプリ"]),
+        // NFKC and case folding: full-width forms, ligatures, ß.
+        ("ＡＢＣ１２３ ﬁle Straße", ["abc123", "file", "strasse"]),
+        // Punctuation inside what ICU keeps as one word separates, as SQLite's unicode61 does.
+        ("don't U.S.A foo_bar 3.14 e-mail", ["don", "t", "u", "s", "a", "foo", "bar", "3", "14", "e", "mail"]),
+        ("Die Häuser wurden im Winter renoviert", ["die", "hauser", "wurden", "im", "winter", "renoviert"]),
+    ])
+    func wordsOfEveryScript(_ text: String, _ expected: [String]) {
+        #expect(Self.words(text) == expected)
+    }
+
+    /// For indexing, a long Han, kana or Hangul word is followed by its pairs of characters at its own
+    /// position and byte range, so a word the query cuts shorter is found inside it.
+    @Test func longCJKWordsAlsoGiveTheirPairsForIndexing() {
+        let tokens = TextAnalyzer.tokens(in: "김치를 新幹線 北京", for: .indexing)
+        #expect(tokens.map(\.text) == ["김치를", "김치", "치를", "新幹線", "新幹", "幹線", "北京"])
+        #expect(tokens.map(\.isColocated) == [false, true, true, false, true, true, false])
+        #expect(tokens[1].byteRange == tokens[0].byteRange && tokens[4].byteRange == tokens[3].byteRange)
+        #expect(Self.words("김치를 新幹線", for: .query) == ["김치를", "新幹線"], "a query's words are the words alone")
+    }
+
+    /// Byte ranges are the word's place in the original text: a highlight never cuts a character.
+    @Test func rangesAreTheWordsBytesInTheText() {
+        let text = "Ａlpha béta 北京"
+        for token in TextAnalyzer.tokens(in: text) {
+            let bytes = Array(text.utf8)[token.byteRange]
+            #expect(String(validating: bytes, as: UTF8.self) != nil, "\(token)")
+        }
+        #expect(TextAnalyzer.tokens(in: text).map(\.byteRange) == [0..<7, 8..<13, 14..<20])
+    }
+
+    /// Bytes that are not UTF-8 are no word and break nothing around them.
+    @Test func bytesThatAreNotUTF8AreNoWord() {
+        let text = String(decoding: Array("alpha ".utf8) + [0xFF, 0xFE] + Array(" beta".utf8), as: UTF8.self)
+        #expect(Self.words(text) == ["alpha", "beta"])
+    }
+
+    /// Linear in the text's length, counted in the analyzer's own steps (never timed): a megabyte costs
+    /// at most 12 times 100 KB, for a run of Chinese without a space, one long word, a Hangul run (all
+    /// pairs) and English.
+    @Test(arguments: ["我们明天在北京开会讨论预算问题", "x", "김치를", "ภาษาไทยง่าย", "The launch risk is the supplier. "])
+    func stepsAreLinearInTheTextsLength(_ unit: String) {
+        func steps(_ bytes: Int) -> Int {
+            let text = String(repeating: unit, count: bytes / unit.utf8.count + 1)
+            let before = TextAnalyzer.steps
+            _ = TextAnalyzer.tokens(in: text, for: .indexing)
+            return TextAnalyzer.steps - before
+        }
+        let short = steps(100_000), long = steps(1_000_000)
+        #expect(short > 0 && long <= 12 * short, "100 KB: \(short) steps; 1 MB: \(long)")
+    }
+
+    @Test func theICUVersionIsKnown() {
+        #expect(TextAnalyzer.icuVersion.hasPrefix("icu ") && TextAnalyzer.icuVersion.contains("unicode "))
+    }
+}
