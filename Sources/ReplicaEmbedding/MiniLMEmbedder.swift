@@ -42,7 +42,8 @@ public final class MiniLMEmbedder: Embedder {
         /// outsized values kept in float32), products summed exactly in int32 (AVX-512 VNNI, else
         /// AVX-VNNI, else AVX2; `REPLICA_INT8_KERNELS` limits them to one): the
         /// matrix products run 1.3 to 1.9 times as fast as float32's on AVX2 and about three times as
-        /// fast as AVX2's on VNNI, vectors within cosine 0.99 of float32's (BENCHMARKS.md, "Embedding").
+        /// fast as AVX2's on VNNI, vectors within cosine 0.99 of float32's (BENCHMARKS.md, "Embedding";
+        /// `docs/benchmarks/embedding.md`).
         case int8
 
         /// int8 where the processor has a fast path for it (AVX-512 VNNI, or AVX2 with FMA), float32

@@ -3,7 +3,7 @@ import Replica
 import ReplicaSQLite
 
 /// What each part of the index schema costs per insert, each beside raw FTS5: the table under "Where the
-/// indexing time goes" in BENCHMARKS.md.
+/// indexing time goes" in `docs/benchmarks/indexing.md`.
 enum SQLVariants {
     static func run(corpus: String, itemCount: Int) async throws {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)

@@ -233,7 +233,7 @@ public final class SearchableIndex: Sendable {
     /// Builds the lists that let a ranked search of common words read a few hundred items instead of
     /// every item with the words, from the index as it is; searches stay exact whatever is written
     /// afterwards, and score every match again once more than a few hundred items have changed since
-    /// the last build (see BENCHMARKS.md). Returns how many words got a list. Both backends keep them
+    /// the last build (see `docs/benchmarks/ranked-search.md`). Returns how many words got a list. Both backends keep them
     /// (on PostgreSQL the account's other writers wait while they are built).
     @discardableResult
     public func rebuildRankingLists() async throws -> Int {

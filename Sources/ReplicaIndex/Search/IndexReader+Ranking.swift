@@ -5,7 +5,7 @@ import ReplicaCore
 package enum Ranking {
     /// How close in meaning (cosine) an item must be to be found by meaning beside the words: a floor
     /// under the relative cut of ``closeEnoughByMeaning(_:score:match:)``. 0.30 lets "pet health" find a
-    /// vet's note (0.33) that 0.35 left out; the relative cut keeps the rest out (BENCHMARKS.md).
+    /// vet's note (0.33) that 0.35 left out; the relative cut keeps the rest out (`docs/benchmarks/quality.md`).
     package static let minimumSimilarity = 0.30
 
     /// The floor by meaning alone (`disablesLexicalSearch`), lower: the person asked for meaning, and no
@@ -69,10 +69,10 @@ extension IndexReader {
     ///
     /// A query of function words alone ("the which how") is ranked by them, its scores multiplied by
     /// ``FTSPattern/functionWordsScoreScale`` (0.3): never as high as the best match of a real word.
-    /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see BENCHMARKS.md).
+    /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see `docs/benchmarks/quality.md`).
     /// With `semantic`, items are also found by meaning, and each result's score is
     /// 0.4 × the score above + 0.6 × the cosine of its best passage with the query (an item not embedded
-    /// yet keeps the score above): see BENCHMARKS.md for the weights' measurements. An item found by
+    /// yet keeps the score above): see `docs/benchmarks/quality.md` for the weights' measurements. An item found by
     /// meaning alone needs a cosine of at least ``Ranking/minimumSimilarity`` and half the search's best
     /// score (``Ranking/closeEnoughByMeaning(_:score:match:)``).
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
@@ -257,7 +257,7 @@ extension IndexReader {
     /// How many of `terms` each of `rowIDs` holds, each of which matched at least one of the query's terms.
     ///
     /// One query a term instead of a lookup per candidate and term (on the 100,000-item latency store,
-    /// 9.6 ms of lookups a question became 5.7 ms of queries: BENCHMARKS.md): the items with the term and
+    /// 9.6 ms of lookups a question became 5.7 ms of queries: `docs/benchmarks/indexing.md`): the items with the term and
     /// any other term. An item with two or more of the terms is among those of each of its terms; an item
     /// among none of them holds one term (`allMatched`: the terms are all the query's), or, when the query
     /// has more terms than are counted, one or none, which one more query tells.

@@ -5,8 +5,8 @@ import ReplicaCore
 /// Impact-ordered postings beside the full-text index (FTS5's on SQLite, the GIN-indexed `tsvector`s on
 /// PostgreSQL), so that a ranked search of common words reads the few hundred items where they weigh
 /// most instead of scoring every item that has them, and still returns exactly the items the full
-/// ranking would put first (issue 22; BENCHMARKS.md says why this method and what else
-/// was measured).
+/// ranking would put first (issue 22; `docs/benchmarks/ranked-search.md` says why this method and
+/// what else was measured).
 ///
 /// For each word in at least ``threshold`` items when the lists were built, `ranking_lists` keeps every
 /// item that has it, ordered by "impact" (the part of the word's BM25 term that depends on the item:

@@ -4,6 +4,7 @@ import Foundation
 import Replica
 import ReplicaSQLite
 import ReplicaPostgres
+import ReplicaText
 import ReplicaFileTree
 
 @available(*, deprecated, message: "compiled only, to check the doc comments of public declarations under Plugins/FileTree/; never called")
