@@ -21,6 +21,7 @@ cleanup() {
     rm -rf "$scratch"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$scratch/bin" "$scratch/work"
 ln -s "$binary" "$scratch/bin/replica"
 ln -s "$root/scripts" "$scratch/work/scripts"

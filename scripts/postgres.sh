@@ -239,8 +239,22 @@ CONF
     (umask 077 && cp "$primary/replica_app.password" "$primary/replica_owner.password" "$dir/")
 }
 
+# A standby is ready once it streams from its primary (its WAL receiver is up): before that, replica
+# would find it receiving nothing and pass it over.
+wait_streaming() {
+    local waited
+    for ((waited = 0; ; waited++)); do
+        [[ $(psql -X -A -t -q "postgresql:///postgres?host=$(percent_encode "$dir")&port=$port&user=postgres" \
+            -c "SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming'" 2>/dev/null) == 1 ]] && return 0
+        ((waited < 600)) || { say "the standby in $dir did not stream from its primary within 60 s (its log says why)"; return 1; }
+        sleep 0.1
+    done
+}
+
 fresh=0
+standby=0
 if [[ $command == standby ]]; then
+    standby=1
     [[ -f $data/PG_VERSION ]] || make_standby
     [[ -f $data/standby.signal ]] || fail "$data is not a standby's data folder"
     ((foreground)) && command=run || command=start
@@ -260,6 +274,7 @@ if [[ $command == start ]]; then
                 { as_server "$bin/pg_ctl" -D "$data" stop -m immediate >/dev/null 2>&1; fail "creating the role and the database failed"; }
         fi
     fi
+    ((standby)) && { wait_streaming || fail "the standby is not streaming"; }
     url
     exit 0
 fi
@@ -286,6 +301,7 @@ done
 if ((fresh)); then
     create_role_and_database || { kill -INT "$server"; fail "creating the role and the database failed"; }
 fi
+if ((standby)); then wait_streaming || { kill -INT "$server"; fail "the standby is not streaming"; }; fi
 url
 status=0
 while kill -0 "$server" 2>/dev/null; do wait "$server" && status=0 || status=$?; done

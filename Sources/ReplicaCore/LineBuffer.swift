@@ -31,16 +31,40 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
     /// Inside a line that was too long: its bytes are dropped until its line break.
     private var skipping = false
     /// The first bytes (at most ``headLength``) of the last line reported as too long: enough for a
-    /// reader to say which message it was (a JSON-RPC request's `id`), never the whole line.
+    /// reader to say which message it was (a JSON-RPC request's `id`), never the whole line. (Copies,
+    /// never slices of the buffer, which would make its next change copy it whole.)
     public private(set) var lastTooLongHead: ArraySlice<UInt8> = []
-    /// How many of a too-long line's first bytes ``lastTooLongHead`` keeps.
+    /// The last bytes (at most ``headLength``) of the last too-long line whose end has been read (a
+    /// JSON-RPC request's `id` may come after its parameters).
+    public private(set) var lastTooLongTail: ArraySlice<UInt8> = []
+    /// The last bytes of the too-long line being skipped, so far.
+    private var skippedTail: [UInt8] = []
+    /// How many of a too-long line's first and last bytes are kept.
     public static let headLength = 256
+    /// Whether a too-long line is reported when its end is read (its tail known) rather than as soon as
+    /// it passes the cap.
+    public let reportsTooLongAtItsEnd: Bool
 
     /// Makes an empty buffer.
     ///
-    /// - Parameter maximumLineLength: The most bytes a line may hold; longer lines come out as ``Line/tooLong``.
-    public init(maximumLineLength: Int) {
+    /// - Parameters:
+    ///   - maximumLineLength: The most bytes a line may hold; longer lines come out as ``Line/tooLong``.
+    ///   - reportsTooLongAtItsEnd: Report a too-long line once its end is read, with its first and last
+    ///     bytes known (a reader that answers each line), rather than as soon as it passes the cap (a
+    ///     reader that must stop a writer that never ends its line).
+    public init(maximumLineLength: Int, reportsTooLongAtItsEnd: Bool = false) {
         self.maximumLineLength = maximumLineLength
+        self.reportsTooLongAtItsEnd = reportsTooLongAtItsEnd
+    }
+
+    /// Keeps the last ``headLength`` bytes of a skipped line, `bytes` coming after those kept.
+    private mutating func keepTail(_ bytes: ArraySlice<UInt8>) {
+        if bytes.count >= Self.headLength {
+            skippedTail = Array(bytes.suffix(Self.headLength))
+        } else {
+            skippedTail.append(contentsOf: bytes)
+            if skippedTail.count > Self.headLength { skippedTail.removeFirst(skippedTail.count - Self.headLength) }
+        }
     }
 
     /// How many bytes the buffer holds (of an incomplete line); never much more than the cap plus the
@@ -67,14 +91,17 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
             guard let newline = buffer[from...].firstIndex(of: 0x0A) else {
                 scanned = buffer.count
                 if skipping {
+                    keepTail(buffer[start...])
                     start = buffer.count
                     return nil
                 }
                 if buffer.count - start > maximumLineLength {
-                    lastTooLongHead = ArraySlice(buffer[start..<min(start + Self.headLength, buffer.count)])
+                    lastTooLongHead = ArraySlice(Array(buffer[start..<min(start + Self.headLength, buffer.count)]))
+                    skippedTail = []
+                    keepTail(buffer[start...])
                     skipping = true
                     start = buffer.count
-                    return .tooLong
+                    return reportsTooLongAtItsEnd ? nil : .tooLong
                 }
                 return nil
             }
@@ -83,10 +110,14 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
             scanned = start
             if skipping {
                 skipping = false
+                keepTail(buffer[lineStart..<newline])
+                lastTooLongTail = ArraySlice(skippedTail)
+                if reportsTooLongAtItsEnd { return .tooLong }
                 continue
             }
             if newline - lineStart > maximumLineLength {
-                lastTooLongHead = ArraySlice(buffer[lineStart..<min(lineStart + Self.headLength, newline)])
+                lastTooLongHead = ArraySlice(Array(buffer[lineStart..<min(lineStart + Self.headLength, newline)]))
+                lastTooLongTail = ArraySlice(Array(buffer[max(newline - Self.headLength, lineStart)..<newline]))
                 return .tooLong
             }
             var line = buffer[lineStart..<newline]
@@ -103,10 +134,15 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
             scanned = 0
             skipping = false
         }
-        if skipping { return nil }
+        if skipping {
+            keepTail(buffer[start...])
+            lastTooLongTail = ArraySlice(skippedTail)
+            return reportsTooLongAtItsEnd ? .tooLong : nil
+        }
         guard start < buffer.count else { return nil }
         if buffer.count - start > maximumLineLength {
-            lastTooLongHead = ArraySlice(buffer[start..<min(start + Self.headLength, buffer.count)])
+            lastTooLongHead = ArraySlice(Array(buffer[start..<min(start + Self.headLength, buffer.count)]))
+            lastTooLongTail = ArraySlice(Array(buffer[max(buffer.count - Self.headLength, start)...]))
             return .tooLong
         }
         return .line(buffer[start...])

@@ -14,8 +14,9 @@ import Synchronization
 ///
 /// Writes by other processes are seen once the standby replays them, so the standby's own state is
 /// checked too, on the standby itself, and the answer kept for ``checkEvery``
-/// (``Condition``): a standby whose replay is paused, or that has received log it has not replayed for
-/// longer than ``maximumLag``, is stale, and reads go to the primary until it catches up. A standby
+/// (``Condition``): a standby whose replay is paused, that has received log it has not replayed for
+/// longer than ``maximumLag``, or that receives no log (no WAL receiver), is stale, and reads go to the
+/// primary until it catches up (``check(on:)`` says how behind is measured). A standby
 /// that cannot be reached, refuses the sign-in, or is not a standby of this database (a server not in
 /// recovery, or one whose system identifier is not the primary's) is unavailable: reads go to the
 /// primary, and it is tried again after ``retryAfter``. Each reason is said once (`say`), never with
@@ -52,6 +53,11 @@ package final class StandbyReads: Sendable {
         var written = WALPosition(0)
         /// The standby's condition and when it was found.
         var condition: (Condition, ContinuousClock.Instant)?
+        /// Log the standby had received and not replayed, as first seen, and when: it is behind by at
+        /// least the time since, until it has replayed that far.
+        var pending: (received: WALPosition, since: ContinuousClock.Instant)?
+        /// When the standby was first seen receiving no log (no WAL receiver).
+        var notReceivingSince: ContinuousClock.Instant?
         /// The reasons said so far, each once.
         var said: Set<String> = []
         var statistics = ReadRouting()
@@ -148,11 +154,8 @@ package final class StandbyReads: Sendable {
             // one that lost the connection, passes the standby over; one in the read itself is the
             // read's alone.
             let lost = (error as? PostgresError).map { [.connectionRefused, .serverUnreachable, .connectionLost].contains($0.code) } ?? false
-            if !checked || lost {
-                _ = unavailable(error)
-            } else {
-                count { $0.primaryStandbyUnavailable += 1 }
-            }
+            if !checked || lost { _ = unavailable(error) }
+            count { $0.primaryStandbyUnavailable += 1 }
             return nil
         }
     }
@@ -174,53 +177,86 @@ package final class StandbyReads: Sendable {
     }
 
     /// Asks the standby what it is and how far behind, keeps the answer, and says a new reason to pass it over.
+    ///
+    /// Behind is measured on the standby, by log position: log it has received and not replayed, first
+    /// seen a while ago and still not replayed, is that while behind. Log just received (this process's
+    /// own write, say) is given up to ``replayWait`` to be replayed before it counts; past that, a standby
+    /// whose last replayed transaction was committed more than ``maximumLag`` ago is behind at once (a
+    /// process that asks once, such as a command, cannot watch it for a second). A standby receiving no
+    /// log (its WAL receiver gone: cut off from the primary) cannot say how far behind it is, and counts
+    /// as stale once that has lasted ``maximumLag``, or at once when its last replayed transaction is older.
     private func check(on connection: PostgresConnection) throws -> Condition {
-        // The lag is the time since the last transaction it replayed was committed, while it holds log it
-        // has not replayed; a standby that has replayed all it received (an idle primary) is not behind.
         let row = try connection.execute("""
             SELECT pg_is_in_recovery(),
                    (SELECT system_identifier FROM pg_control_system())::text,
                    CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() END,
-                   CASE WHEN pg_is_in_recovery() AND pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()
-                        THEN coalesce(extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()), 'Infinity')
-                        ELSE 0 END::float8
+                   pg_last_wal_receive_lsn()::text,
+                   pg_last_wal_replay_lsn()::text,
+                   (SELECT pid FROM pg_stat_wal_receiver) IS NOT NULL,
+                   extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8
             """)
-        let lagSeconds = max(0, Double(row.string(0, 3) ?? "") ?? .infinity)
-        let lag: Duration? = lagSeconds.isFinite ? .milliseconds(Int64((lagSeconds * 1000).rounded())) : nil
-        let condition: Condition
-        var key: String?
-        if row.string(0, 0) != "t" {
-            condition = .unavailable(reason: "the read database is not a standby: it is not replaying a primary's log (the primary "
-                + "itself, or a standby that was promoted); name a streaming-replication standby of the database")
-        } else if let primarySystem, let system = row.string(0, 1), system != primarySystem {
-            condition = .unavailable(reason: "the read database is a standby of another database cluster (its system identifier is not "
-                + "the database's); name a standby of the database")
-        } else if row.string(0, 2) == "t" {
-            key = "paused"
-            condition = .stale(reason: "the standby's replay is paused (pg_wal_replay_pause); reads go to the database until "
-                + "pg_wal_replay_resume()", lag: lag)
-        } else if let lag, lag <= maximumLag {
-            condition = .serving(lag: lag)
-        } else {
-            key = "behind"
-            condition = .stale(reason: "the standby is \(lag.map(Self.describe) ?? "an unknown time") behind, past its maximum lag of "
-                + "\(Self.describe(maximumLag)); reads go to the database until it catches up", lag: lag)
+        guard row.string(0, 0) == "t" else {
+            return keep(.unavailable(reason: "the read database is not a standby: it is not replaying a primary's log (the primary "
+                + "itself, or a standby that was promoted); name a streaming-replication standby of the database"))
         }
-        keep(condition, sayingOnceAs: key)
-        return condition
+        if let primarySystem, let system = row.string(0, 1), system != primarySystem {
+            return keep(.unavailable(reason: "the read database is a standby of another database cluster (its system identifier is not "
+                + "the database's); name a standby of the database"))
+        }
+        // Since its last replayed transaction's commit; unknown before it has replayed one.
+        let sinceLastReplayed = row.string(0, 6).flatMap(Double.init).map { Duration.milliseconds(Int64(max($0, 0) * 1000)) }
+        let now = clock.now
+        let receiving = row.string(0, 5) == "t"
+        let notReceivingFor: Duration? = state.withLock { state in
+            if receiving { state.notReceivingSince = nil } else if state.notReceivingSince == nil { state.notReceivingSince = now }
+            return state.notReceivingSince.map { now - $0 }
+        }
+        var lag = Duration.zero
+        if let received = row.string(0, 3).flatMap(WALPosition.init(text:)),
+           let replayed = row.string(0, 4).flatMap(WALPosition.init(text:)), received > replayed {
+            let since = state.withLock { state -> ContinuousClock.Instant in
+                if let pending = state.pending, pending.received > replayed { return pending.since }
+                state.pending = (received, now)
+                return now
+            }
+            lag = now - since
+            if lag <= maximumLag, row.string(0, 2) != "t" {
+                // Just received: replayed within the wait, it is not behind.
+                if try waitForReplay(of: received, on: connection, upTo: replayWait) != nil {
+                    state.withLock { $0.pending = nil }
+                    lag = .zero
+                } else if let sinceLastReplayed, sinceLastReplayed > maximumLag {
+                    lag = sinceLastReplayed
+                }
+            }
+        } else {
+            state.withLock { $0.pending = nil }
+        }
+        if row.string(0, 2) == "t" {
+            return keep(.stale(reason: "the standby's replay is paused (pg_wal_replay_pause); reads go to the database until "
+                + "pg_wal_replay_resume()", lag: lag), sayingOnceAs: "paused")
+        }
+        if let notReceivingFor, notReceivingFor > maximumLag || (sinceLastReplayed ?? .seconds(Int64.max)) > maximumLag {
+            return keep(.stale(reason: "the standby is receiving no log from the database (its WAL receiver is not running: cut off "
+                + "from the primary?), so it cannot tell how far behind it is; reads go to the database until it receives again",
+                lag: nil), sayingOnceAs: "not receiving")
+        }
+        if lag > maximumLag {
+            return keep(.stale(reason: "the standby is \(Self.describe(lag)) behind, past its maximum lag of \(Self.describe(maximumLag)); "
+                + "reads go to the database until it catches up", lag: lag), sayingOnceAs: "behind")
+        }
+        return keep(.serving(lag: lag))
     }
 
     /// Keeps an unavailable standby's condition, from the error that made it so.
     private func unavailable(_ error: any Error) -> Condition {
-        let condition = Condition.unavailable(reason: "the read database cannot be used (\(ReplicaError.message(of: error))); reads go to the database")
-        keep(condition)
-        _ = count(condition)
-        return condition
+        keep(.unavailable(reason: "the read database cannot be used (\(ReplicaError.message(of: error))); reads go to the database"))
     }
 
     /// Keeps the condition for the reads after, and says why the standby is passed over the first time
     /// that kind of reason (`key`; an unavailable standby's reason is its own key) comes up.
-    private func keep(_ condition: Condition, sayingOnceAs key: String? = nil) {
+    @discardableResult
+    private func keep(_ condition: Condition, sayingOnceAs key: String? = nil) -> Condition {
         let why: String
         switch condition {
         case .serving: why = ""
@@ -231,6 +267,7 @@ package final class StandbyReads: Sendable {
             return !why.isEmpty && state.said.insert(key ?? why).inserted
         }
         if sayIt { say(why) }
+        return condition
     }
 
     /// A duration in seconds, with a tenth.
@@ -242,7 +279,8 @@ package final class StandbyReads: Sendable {
     /// Waits until the standby has replayed `position`, polling its replay position; how long that took,
     /// or `nil` past ``replayWait``. A server that is not in recovery (the primary itself) has nothing
     /// to replay.
-    private func waitForReplay(of position: WALPosition, on connection: PostgresConnection) throws -> Duration? {
+    private func waitForReplay(of position: WALPosition, on connection: PostgresConnection, upTo limit: Duration? = nil) throws -> Duration? {
+        let replayWait = limit ?? self.replayWait
         let start = clock.now
         guard position.value > 0 else { return .zero }
         var pause = Duration.microseconds(200)

@@ -110,20 +110,24 @@ import ReplicaTestSupport
         input.append(contentsOf: [0xFF, 0xFE])
         input.append(Data((#"rty"}}}"# + "\n").utf8))
         input.append(Data((call(3, String(repeating: "x", count: 10_000_000)) + "\n").utf8))
+        // The TypeScript SDK writes the id after the parameters: its error still names it.
+        input.append(Data((#"{"method": "tools/call", "params": {"name": "search", "arguments": {"query": ""#
+            + String(repeating: "y", count: 2_000_000) + #""}}, "jsonrpc": "2.0", "id": "late-id"}"# + "\n").utf8))
         input.append(Data((call(4, String(repeating: "x", count: 100_000)) + "\n").utf8))
         input.append(Data((call(5, "party") + "\n").utf8))
         let result = try ReplicaProcess.run(executable: ReplicaProcess.executable, place.arguments + ["mcp", "--format", "compact"], input: input,
                                             environment: ["REPLICA_MODEL_DIR": "off"], timeout: 60)
         #expect(result.status == 0, "\(result.standardError)")
         let responses = try result.standardOutput.split(separator: "\n").map { try JSON.parse(String($0)) }
-        try #require(responses.count == 5, "\(result.standardOutput.prefix(2_000))")
+        try #require(responses.count == 6, "\(result.standardOutput.prefix(2_000))")
         #expect(responses[0]["id"]?.intValue == 1 && responses[0]["result"] != nil)
         #expect(responses[1]["id"] == .null && responses[1]["error"]?["code"]?.intValue == -32700
                 && responses[1]["error"]?["message"]?.stringValue?.contains("UTF-8") == true, "\(responses[1])")
         #expect(responses[2]["id"]?.intValue == 3 && responses[2]["error"]?["code"]?.intValue == -32600
                 && responses[2]["error"]?["message"]?.stringValue?.contains("1 MiB") == true, "\(responses[2])")
-        #expect(responses[3]["id"]?.intValue == 4 && responses[3]["result"]?["isError"]?.boolValue == true
-                && responses[3]["result"]?["content"]?.arrayValue?.first?["text"]?.stringValue?.contains("64 KiB") == true, "\(responses[3])")
-        #expect(responses[4]["id"]?.intValue == 5 && responses[4]["result"]?["content"]?.arrayValue?.first?["text"]?.stringValue?.contains("message:a:m1") == true)
+        #expect(responses[3]["id"]?.stringValue == "late-id" && responses[3]["error"]?["code"]?.intValue == -32600, "\(responses[3])")
+        #expect(responses[4]["id"]?.intValue == 4 && responses[4]["result"]?["isError"]?.boolValue == true
+                && responses[4]["result"]?["content"]?.arrayValue?.first?["text"]?.stringValue?.contains("64 KiB") == true, "\(responses[4])")
+        #expect(responses[5]["id"]?.intValue == 5 && responses[5]["result"]?["content"]?.arrayValue?.first?["text"]?.stringValue?.contains("message:a:m1") == true)
     }
 }

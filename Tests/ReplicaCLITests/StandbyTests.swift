@@ -28,11 +28,22 @@ struct StandbyTests {
     }
 
     /// Makes the standby apply each transaction `delay` after its commit (`recovery_min_apply_delay`):
-    /// it receives the log at once and replays it late, as a slow standby does.
-    static func delayReplay(_ pair: PostgresStandbyPair, by delay: String) throws {
+    /// it receives the log at once and replays it late, as a slow standby does. The standby's startup
+    /// process takes the setting at its own pace, so this returns once it is seen holding a commit back
+    /// (waiting on `RecoveryApplyDelay`), a new commit made on the primary until it is.
+    static func delayReplay(_ pair: PostgresStandbyPair, by delay: String) async throws {
         let admin = try PostgresConnection(url: pair.standbyAdminURL)
         try admin.executeScript("ALTER SYSTEM SET recovery_min_apply_delay = '\(delay)'")
         try admin.executeScript("SELECT pg_reload_conf()")
+        guard delay != "0" else { return }
+        let primary = try PostgresConnection(url: pair.primaryAdminURL)
+        let held = try await eventually(timeout: 120) {
+            try primary.executeScript("SELECT pg_current_xact_id()")
+            return try await eventually(timeout: 2) {
+                try admin.execute("SELECT wait_event FROM pg_stat_activity WHERE backend_type = 'startup'").string(0, 0) == "RecoveryApplyDelay"
+            }
+        }
+        try #require(held, "the standby never held a commit back for recovery_min_apply_delay")
     }
 
     /// Waits until the standby has replayed everything the primary has written.
@@ -77,9 +88,17 @@ struct StandbyTests {
                 "\(routing)")
         #expect(!routing.replayWaits.isEmpty)
 
+        // Log just received (this process's write) is not lag, however long ago the standby's last
+        // replayed commit was: here longer than a maximum lag of a millisecond.
+        let strict = try Self.store(pair, in: scratch, replayWait: .seconds(60), maximumLag: .milliseconds(1))
+        try await strict.index(account: "alice").indexItems([Self.item("a0", "Pilot boat")])
+        #expect(try await Self.found(strict, "pilot") == ["a0"])
+        let strictRouting = try #require(strict.readRouting)
+        #expect(strictRouting.servedByStandby >= 1 && strictRouting.servedByPrimaryStandbyStale == 0, "\(strictRouting)")
+
         // The standby held behind (it applies the log a minute late, and may be an hour behind): the write
         // is not on it, and the search finds it on the primary once the wait has passed.
-        try Self.delayReplay(pair, by: "60s")
+        try await Self.delayReplay(pair, by: "60s")
         let impatient = try Self.store(pair, in: scratch, replayWait: .milliseconds(50), maximumLag: .seconds(3_600))
         try await impatient.index(account: "alice").indexItems([Self.item("a2", "Lighthouse keeper")])
         #expect(try await Self.found(impatient, "lighthouse") == ["a2"])
@@ -87,7 +106,7 @@ struct StandbyTests {
         let heldBack = try #require(impatient.readRouting)
         #expect(heldBack.servedByPrimaryAfterWaiting >= 1 && heldBack.servedByStandby == 0 && heldBack.servedByPrimaryStandbyStale == 0,
                 "\(heldBack)")
-        try Self.delayReplay(pair, by: "0")
+        try await Self.delayReplay(pair, by: "0")
 
         // The command line: the same, through --read-database.
         let cli = try await ReplicaProcess.running(["--store", scratch.path + "/cli", "--database", pair.primaryURL,
@@ -154,13 +173,21 @@ struct StandbyTests {
         #expect(try await Self.caughtUp(pair))
         let fresh = try Self.store(pair, in: try TemporaryDirectory(), replayWait: .milliseconds(50))
         #expect(try await #require(fresh.standbyStatus()).state == .serving)
-        try Self.delayReplay(pair, by: "60s")
-        defer { try? Self.delayReplay(pair, by: "0") }
+        try await Self.delayReplay(pair, by: "60s")
         try await writer.index(account: "alice").indexItems([Self.item("t1", "Harbour regatta")])
         #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.state == .stale })
         #expect(try await Self.found(fresh, "regatta") == ["t1"])
         let behind = try #require(await fresh.standbyStatus())
         #expect(behind.reason?.contains("behind") == true && (behind.lag ?? .zero) > .seconds(1), "\(behind)")
+
+        // Cut off from its primary (no WAL receiver), it cannot tell how far behind it is: stale too.
+        try await Self.delayReplay(pair, by: "0")
+        #expect(try await Self.caughtUp(pair))
+        #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.state == .serving })
+        try admin.executeScript("ALTER SYSTEM SET primary_conninfo = ''")
+        try admin.executeScript("SELECT pg_reload_conf()")
+        #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.reason?.contains("receiving no log") == true })
+        #expect(try await Self.found(fresh, "regatta") == ["t1"])
     }
 
     /// A read database that cannot be used (not a URL, a wrong password, no server at its socket, a server

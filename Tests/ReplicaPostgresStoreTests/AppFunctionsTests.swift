@@ -44,12 +44,17 @@ struct AppFunctionsTests {
             // The hole, as the issue reports it, then the migration that closes and repairs it.
             let appConnection = try PostgresConnection(url: database.url)
             try appConnection.execute("SELECT replica.protect_partition('accounts')")
+            try appConnection.execute("SELECT replica.keep_words_out_of_statistics('sources')")
             #expect(try appConnection.execute("SELECT count(*) FROM replica.accounts").int(0, 0) == 0, "the old set-up's hole is there")
+            let zeroTargets = "SELECT count(*) FROM pg_attribute WHERE attrelid IN ('replica.accounts'::regclass, 'replica.sources'::regclass) "
+                + "AND attnum > 0 AND attstattarget = 0"
+            #expect(try admin.execute(zeroTargets).int(0, 0) ?? 0 > 0, "and the catalog's statistics were turned off")
             try admin.executeScript("SET ROLE replica_owner")
             try PostgresSchema.migrate(admin)
             try admin.executeScript("RESET ROLE")
             #expect(try PostgresSchema.version(admin) == PostgresSchema.newestVersion)
             #expect(try appConnection.execute("SELECT count(*) FROM replica.accounts").int(0, 0) == 3, "0010 took the policy off the catalog")
+            #expect(try admin.execute(zeroTargets).int(0, 0) == 0, "0010 gave the catalog its statistics back")
         }
         if setUp == .everythingGrantedAnyway {
             try admin.executeScript("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA replica TO \(app)")

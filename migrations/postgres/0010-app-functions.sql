@@ -68,7 +68,7 @@ BEGIN
     FOR column_name IN
         SELECT a.attname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
         WHERE a.attrelid = format('replica.%I', relation)::regclass AND a.attnum > 0 AND NOT a.attisdropped
-          AND t.typcategory IN ('S', 'A', 'U') AND a.attstattarget <> 0
+          AND t.typcategory IN ('S', 'A', 'U') AND coalesce(a.attstattarget, -1) <> 0
           AND a.attname NOT IN ('account', 'index_name', 'owner')
     LOOP
         EXECUTE format('ALTER TABLE ONLY replica.%I ALTER COLUMN %I SET STATISTICS 0', relation, column_name);
@@ -178,18 +178,29 @@ BEGIN
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM %I CASCADE', entry.function, pg_get_userbyid(entry.grantee));
     END LOOP;
 
-    -- The default privileges that granted them: of every role this one may act for (the others' do not
-    -- apply to what the migrations create).
+    -- The schema's default privileges that granted them: of every role this one may act for (the others'
+    -- do not apply to what the migrations create). Database-wide defaults also reach other schemas, so
+    -- they are the operator's to change: one that would give the app's role a later migration's function
+    -- is warned of, not changed.
     FOR entry IN
-        SELECT DISTINCT d.defaclrole, d.defaclnamespace, a.grantee
+        SELECT DISTINCT d.defaclrole, a.grantee
         FROM pg_default_acl d CROSS JOIN LATERAL aclexplode(d.defaclacl) AS a
-        WHERE d.defaclobjtype = 'f' AND d.defaclnamespace IN (0, 'replica'::regnamespace)
+        WHERE d.defaclobjtype = 'f' AND d.defaclnamespace = 'replica'::regnamespace
           AND a.privilege_type = 'EXECUTE' AND a.grantee NOT IN (0, d.defaclrole) AND pg_has_role(d.defaclrole, 'MEMBER')
     LOOP
-        EXECUTE format('ALTER DEFAULT PRIVILEGES FOR ROLE %I %s REVOKE EXECUTE ON FUNCTIONS FROM %I',
-                       pg_get_userbyid(entry.defaclrole),
-                       CASE WHEN entry.defaclnamespace = 0 THEN '' ELSE 'IN SCHEMA replica' END,
-                       pg_get_userbyid(entry.grantee));
+        EXECUTE format('ALTER DEFAULT PRIVILEGES FOR ROLE %I IN SCHEMA replica REVOKE EXECUTE ON FUNCTIONS FROM %I',
+                       pg_get_userbyid(entry.defaclrole), pg_get_userbyid(entry.grantee));
+    END LOOP;
+    FOR entry IN
+        SELECT DISTINCT d.defaclrole, a.grantee
+        FROM pg_default_acl d CROSS JOIN LATERAL aclexplode(d.defaclacl) AS a
+        WHERE d.defaclobjtype = 'f' AND d.defaclnamespace = 0 AND a.privilege_type = 'EXECUTE'
+          AND a.grantee = ANY (app_roles) AND pg_has_role(d.defaclrole, 'MEMBER')
+    LOOP
+        RAISE WARNING 'the database-wide default privileges of % give % every function % makes, replica''s later ones too: '
+            'take that back (ALTER DEFAULT PRIVILEGES FOR ROLE % REVOKE EXECUTE ON FUNCTIONS FROM %)',
+            pg_get_userbyid(entry.defaclrole), pg_get_userbyid(entry.grantee), pg_get_userbyid(entry.defaclrole),
+            pg_get_userbyid(entry.defaclrole), pg_get_userbyid(entry.grantee);
     END LOOP;
 
     -- The app's functions, to the app's roles.

@@ -165,8 +165,7 @@ public final class SourceContext: Sendable {
         store.reportSourcePending(definition.name, count)
     }
 
-    /// Tells the host what the source is doing now; shown by `replica status`. For threads and other
-    /// synchronous callers: it waits for the catalog's write lock.
+    /// Tells the host what the source is doing now; shown by `replica status`.
     ///
     /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
     public func report(_ state: SourceState, detail: String? = nil) async {

@@ -83,16 +83,16 @@ public struct StoreStatus: Sendable {
         public enum State: String, Sendable {
             /// It serves reads: it replays the database's log, within its maximum lag.
             case serving
-            /// Its reads go to the database: its replay is paused, or it is behind past its maximum lag.
+            /// Its reads go to the database: its replay is paused, it is behind past its maximum lag, or it
+            /// receives no log.
             case stale
             /// Its reads go to the database: it cannot be reached or used (``reason`` says why).
             case unavailable
         }
         /// Whether it serves reads.
         public var state: State
-        /// How far behind the database it is, when that can be told: the time since the last transaction
-        /// it replayed was committed, while it holds log it has not replayed; zero when it has replayed all
-        /// it received.
+        /// How far behind the database it is, when that can be told: how long it has held log it received
+        /// and has not replayed; zero when it has replayed all it received; `nil` when it receives none.
         public var lag: Duration?
         /// Why it does not serve reads; `nil` while it does.
         public var reason: String?

@@ -77,9 +77,9 @@ public final class Store: Sendable {
     /// After this process writes, a read waits until the standby has replayed that write, up to
     /// ``replayWait``, then reads from the primary instead. Writes by other processes show on the
     /// standby once it replays them, so its staleness is bounded: a standby whose replay is paused, or
-    /// that holds log it received and has not replayed for longer than ``maximumLag``, is stale, and
-    /// reads go to the primary until it catches up (the standby is asked, at most every quarter of a
-    /// second, never the primary). A standby that cannot be reached or used (a wrong URL or password, a
+    /// that holds log it received and has not replayed for longer than ``maximumLag``, or that receives
+    /// no log (cut off from the primary), is stale, and reads go to the primary until it catches up (the
+    /// standby is asked, at most every quarter of a second, never the primary). A standby that cannot be reached or used (a wrong URL or password, a
     /// server that is not a standby of the database) sends reads to the primary too, and is tried again
     /// a second later. Each reason is reported once as a ``StoreEvent`` (``StoreEvent/Kind/standbyPassedOver``),
     /// and ``Store/status()`` shows the standby's state and lag.
@@ -89,8 +89,9 @@ public final class Store: Sendable {
         /// The longest a read waits for the standby to replay this process's last write: 250 ms.
         public var replayWait: Duration
         /// How long the standby may hold log it has received and not replayed before it counts as stale
-        /// and reads go to the primary: a second. The lag is the time since the last transaction it
-        /// replayed was committed on the primary, so it assumes the two machines' clocks agree.
+        /// and reads go to the primary: a second. Measured on the standby by log position; a standby that
+        /// sits on log past ``replayWait`` is also behind at once when the last transaction it replayed
+        /// was committed on the primary longer ago than this (which assumes the machines' clocks agree).
         public var maximumLag: Duration
 
         /// A standby at `url`; reads wait up to `replayWait` for this process's writes to reach it, and go
@@ -536,20 +537,22 @@ public final class Store: Sendable {
         return Array(merged.prefix(query.limit))
     }
 
-    /// The signed-in accounts a search reads: those the query names, each looked up alone (a server with
-    /// thousands of accounts does not list them all for every search), or all of them.
-    /// The accounts a read names, or every signed-in account when it names none.
+    /// The signed-in accounts a read names, each looked up alone (a server with thousands of accounts
+    /// does not list them all for every search), or every signed-in account when it names none.
     ///
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when an account named is unknown or not
     ///   signed in, as reading its items by identifier does: an empty answer would say it has none.
     func signedInAccounts(among named: some Collection<AccountID>) async throws -> [AccountRecord] {
-        let signedIn = try await signedInAccounts()
-        guard !named.isEmpty else { return signedIn }
-        let wanted = Set(named)
-        if let absent = wanted.sorted(by: { $0.rawValue < $1.rawValue }).first(where: { name in !signedIn.contains { $0.id == name } }) {
-            throw ReplicaError(.accountNotSignedIn, "account '\(absent)' is not signed in; sign it in first (replica accounts sign-in \(absent))")
+        guard !named.isEmpty else { return try await signedInAccounts() }
+        let wanted = Set(named).sorted { $0.rawValue < $1.rawValue }
+        return try await Blocking.run { [self] in
+            try wanted.map { account in
+                guard let record = try catalog.account(account), record.state == .signedIn else {
+                    throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in; sign it in first (replica accounts sign-in \(account))")
+                }
+                return record
+            }
         }
-        return signedIn.filter { wanted.contains($0.id) }.sorted { $0.id.rawValue < $1.id.rawValue }
     }
 
     /// Better score first; among equal scores, newer first, then by identifier for a stable order.

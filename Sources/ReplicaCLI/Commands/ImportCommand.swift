@@ -117,12 +117,17 @@ enum ImportCommand: Command {
             } catch let error as ReplicaError where error.code == .notOwner {
                 // Some identifiers belong to another owner's items: write the lines one by one, so only
                 // those are refused.
-                for entry in pending {
+                for (position, entry) in pending.enumerated() {
                     do {
                         try await index.indexItems([entry.item])
                         imported += 1
                     } catch let error as ReplicaError where error.code == .notOwner {
                         refuse([entry], error)
+                    } catch let error as ReplicaError where error.code == .accountNotSignedIn {
+                        refusal = error
+                        stoppedAt = entry.line
+                        unwritten += pending.count - position
+                        break
                     }
                 }
             }

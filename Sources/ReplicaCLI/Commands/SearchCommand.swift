@@ -25,7 +25,8 @@ enum SearchCommand: Command {
         Each result's score runs from 0 to 1 and means the same in every account and index. By the
         words: 0.65 for the best text match of its index (BM25), 0.20 for having every word, 0.10 for a
         word in the title, keywords or people, 0.05 for the words standing close together; a query of
-        function words alone ("the which how") is ranked by them at 0.3 of that, below any real match. With
+        function words alone ("the which how") is ranked by them at 0.3 of that, below the best match
+        (0.65 at least) of any query with a meaningful word. With
         semantic search: 0.4 × that + 0.6 × the cosine of the item's best passage with the question. An
         item found by meaning alone is listed only when it scores at least half the best result (and,
         by default, has a cosine of at least 0.30; with --semantic, 0.20).

@@ -20,12 +20,13 @@ struct LineReader {
     private var atEnd = false
     /// The number of the line last returned, from 1.
     private(set) var lineNumber = 0
-    /// The first bytes of the last line that was too long (``LineBuffer/lastTooLongHead``).
-    var lastTooLongHead: ArraySlice<UInt8> { lines.lastTooLongHead }
+    /// The first and last bytes of the last line that was too long (``LineBuffer/lastTooLongHead``).
+    var lastTooLong: (head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) { (lines.lastTooLongHead, lines.lastTooLongTail) }
 
-    /// Opens `path`, or standard input for `-`; lines longer than `maximumLineLength` bytes are skipped.
-    init(path: String, maximumLineLength: Int = LineReader.maximumLineLength) throws {
-        lines = LineBuffer(maximumLineLength: maximumLineLength)
+    /// Opens `path`, or standard input for `-`; lines longer than `maximumLineLength` bytes are skipped
+    /// (and reported at their end with `reportingTooLongAtItsEnd`: ``LineBuffer/reportsTooLongAtItsEnd``).
+    init(path: String, maximumLineLength: Int = LineReader.maximumLineLength, reportingTooLongAtItsEnd: Bool = false) throws {
+        lines = LineBuffer(maximumLineLength: maximumLineLength, reportsTooLongAtItsEnd: reportingTooLongAtItsEnd)
         if path == "-" {
             descriptor = STDIN_FILENO
             ownsDescriptor = false

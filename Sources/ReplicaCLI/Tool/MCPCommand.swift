@@ -32,7 +32,7 @@ enum MCPCommand: Command {
             case .text(let text): response = await server.handle(text)
             // Answered at once, in order, like any other mistake: the lines after it are served as usual.
             case .notUTF8: response = MCPServer.error(id: .null, .parseError, "the message is not valid UTF-8 text")
-            case .tooLong(let head): response = MCPServer.error(id: MCPServer.requestID(in: head), .invalidRequest, "the message is longer than "
+            case .tooLong(let head, let tail): response = MCPServer.error(id: MCPServer.requestID(head: head, tail: tail), .invalidRequest, "the message is longer than "
                 + "\(StandardInputLines.maximumLineLength >> 20) MiB, the most a message may hold; it was skipped")
             }
             guard let response else { continue }
@@ -57,13 +57,14 @@ final class StandardInputLines: @unchecked Sendable {
         case text(String)
         /// A line that is not UTF-8 (its bytes are not repaired: the message would not be the client's).
         case notUTF8
-        /// A line longer than ``maximumLineLength``, skipped; its first bytes.
-        case tooLong(head: ArraySlice<UInt8>)
+        /// A line longer than ``maximumLineLength``, skipped; its first and last bytes.
+        case tooLong(head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>)
     }
 
     init() {
         // "-" names standard input, which always opens.
-        reader = try! LineReader(path: "-", maximumLineLength: Self.maximumLineLength)
+        // A too-long message is answered once its end is read: its id may come after its parameters.
+        reader = try! LineReader(path: "-", maximumLineLength: Self.maximumLineLength, reportingTooLongAtItsEnd: true)
     }
 
     /// The next line, or `nil` at the end of the input.
@@ -71,7 +72,7 @@ final class StandardInputLines: @unchecked Sendable {
         try await Blocking.run { [self] in
             switch try reader.next() {
             case .line(let bytes)?: String(validating: bytes, as: UTF8.self).map(Line.text) ?? .notUTF8
-            case .tooLong?: .tooLong(head: reader.lastTooLongHead)
+            case .tooLong?: .tooLong(head: reader.lastTooLong.head, tail: reader.lastTooLong.tail)
             case nil: nil
             }
         }
@@ -161,15 +162,23 @@ struct MCPServer: Sendable {
         ])
     }
 
-    /// The `id` of a request too long to be read, from its first bytes, so that its error answers it: the
-    /// first `"id"` member before `"params"` (clients write the envelope first), a number or a plain
-    /// string; `null` when none is found there.
-    static func requestID(in head: ArraySlice<UInt8>) -> JSON {
-        // The head may end inside a character: up to three bytes are left off until it reads as UTF-8.
-        guard let text = (0...3).lazy.compactMap({ String(validating: head.dropLast($0), as: UTF8.self) }).first else { return .null }
-        let envelope = text.components(separatedBy: "\"params\"")[0]
-        guard let match = envelope.firstMatch(of: /"id"\s*:\s*(-?[0-9]+|"[^"\\]*")/) else { return .null }
-        return (try? JSON.parse(String(match.output.1))) ?? .null
+    /// The `id` of a request too long to be read, from its first and last bytes, so that its error
+    /// answers it: the first `"id"` member before `"params"` (a client that writes the envelope first),
+    /// else the last `"id"` member of its end, followed by `,` or `}` (one that writes it after the
+    /// parameters, as the TypeScript SDK does); a number or a plain string; `null` when neither has one.
+    static func requestID(head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) -> JSON {
+        // The ends may cut a character: up to three bytes are left off until each reads as UTF-8.
+        func text(_ bytes: ArraySlice<UInt8>, fromEnd: Bool) -> String? {
+            (0...3).lazy.compactMap { String(validating: fromEnd ? bytes.dropLast($0) : bytes.dropFirst($0), as: UTF8.self) }.first
+        }
+        let member = /"id"\s*:\s*(-?[0-9]+|"[^"\\]*")\s*[,}]/
+        if let head = text(head, fromEnd: true), let match = head.components(separatedBy: "\"params\"")[0].firstMatch(of: member) {
+            return (try? JSON.parse(String(match.output.1))) ?? .null
+        }
+        if let tail = text(tail, fromEnd: false), let match = tail.matches(of: member).last {
+            return (try? JSON.parse(String(match.output.1))) ?? .null
+        }
+        return .null
     }
 
     static func result(id: JSON, _ result: JSON) -> String {

@@ -103,7 +103,7 @@ package struct FTSPattern: Hashable, Sendable {
     }
 
     /// Whether any word carries meaning: a query of function words alone ("the which how") has none, and
-    /// is ranked by them anyway with scores far below a real match's (``functionWordsScoreScale``).
+    /// is ranked by them anyway with scores below the best match of any real query (``functionWordsScoreScale``).
     package let hasMeaningfulWord: Bool
 
     /// What the scores of a query of function words alone are multiplied by: at most 0.3, below the

@@ -68,7 +68,8 @@ extension IndexReader {
     ///   + 0.05 if all the words are near each other (within 2 per word + 4)
     ///
     /// A query of function words alone ("the which how") is ranked by them, its scores multiplied by
-    /// ``FTSPattern/functionWordsScoreScale`` (0.3): never as high as the best match of a real word.
+    /// ``FTSPattern/functionWordsScoreScale`` (0.3): never as high as the best match (0.65 at least) of a
+    /// query with a meaningful word.
     /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see `docs/benchmarks/quality.md`).
     /// With `semantic`, items are also found by meaning, and each result's score is
     /// 0.4 × the score above + 0.6 × the cosine of its best passage with the query (an item not embedded
