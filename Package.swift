@@ -44,8 +44,9 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
 
-        // The SQLite wrapper and migration runner: the only importer of CSQLite.
-        .target(name: "ReplicaSQLite", dependencies: ["CSQLite"]),
+        // The SQLite wrapper and migration runner: the only importer of CSQLite (it registers the text
+        // analyzer of CAnalyzer as FTS5's tokenizer `replica` on each connection).
+        .target(name: "ReplicaSQLite", dependencies: ["CSQLite", "CAnalyzer"]),
 
         // The PostgreSQL client: connections, bound parameters, prepared statements, COPY, transactions
         // retried on serialization failures, a pool, errors in words. The only importer of CPostgres.
@@ -64,8 +65,9 @@ let package = Package(
         .target(name: "ReplicaCore"),
 
         // The text analyzer on ICU (libicu-dev), in C: ICU's C API names its functions by its version,
-        // which Swift cannot call through the header's macros. Every script's words, folded.
-        .target(name: "CAnalyzer", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icui18n")]),
+        // which Swift cannot call through the header's macros. Every script's words, folded; also FTS5's
+        // tokenizer `replica` (SQLite's header and allocator).
+        .target(name: "CAnalyzer", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icui18n"), .linkedLibrary("sqlite3")]),
         .target(name: "ReplicaText", dependencies: ["CAnalyzer"]),
 
         // The index: the one owner of every statement on an index file (items, full text, checkpoints,

@@ -52,6 +52,16 @@ if printf '%s\n' "${sources[@]}" | grep -qE '^Sources/(ReplicaIndex/Index|Replic
         objects+=("$object")
     done
 fi
+# SQLite's connections register the text analyzer (CAnalyzer, on ICU) as FTS5's tokenizer: compiled and
+# linked in the same way, with ICU.
+if printf '%s\n' "${sources[@]}" | grep -q '^Sources/ReplicaSQLite/'; then
+    for file in Sources/CAnalyzer/*.c; do
+        object=$build/$(basename "$file" .c)-$target.o
+        "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I Sources/CAnalyzer/include -c "$file" -o "$object"
+        objects+=("$object")
+    done
+    objects+=(-licuuc -licui18n)
+fi
 # The library starts children through a C supervisor (CSpawn): compiled and linked in the same way.
 if printf '%s\n' "${sources[@]}" | grep -q '^Sources/Replica/Processes/'; then
     "$(dirname "$(command -v swiftc)")/clang" -O2 -D_GNU_SOURCE -fsanitize=address -I Sources/CSpawn/include \
@@ -70,6 +80,7 @@ swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-n
     -Xcc -fmodule-map-file=Sources/CSpawn/include/module.modulemap -I Sources/CSpawn/include \
     -Xcc -fmodule-map-file=Sources/COpenBLAS/module.modulemap -I Sources/COpenBLAS \
     -Xcc -fmodule-map-file=Sources/CVectorKernels/include/module.modulemap -I Sources/CVectorKernels/include \
+    -Xcc -fmodule-map-file=Sources/CAnalyzer/include/module.modulemap -I Sources/CAnalyzer/include \
     -Xcc -fmodule-map-file=Sources/CPostgres/module.modulemap -I Sources/CPostgres -Xcc -I/usr/include/postgresql -lpq \
     "$shim"/*.swift "${objects[@]}" -o "$build/fuzz-$target" 2> >(grep -v "ld.gold: warning" >&2)
 log=$build/fuzz-$target.log

@@ -1,4 +1,5 @@
 import CSQLite
+import CAnalyzer
 import Synchronization
 import Foundation
 import Dispatch
@@ -101,6 +102,11 @@ public final class Connection: @unchecked Sendable {
         // `replica_fts5_frequencies` in CSQLite's shim.h); it lives on the connection.
         let registered = replica_fts5_register_frequencies(handle)
         guard registered == SQLITE_OK else { throw error(code: registered, sql: nil) }
+        // The text analyzer (ReplicaText's, on ICU) as FTS5's tokenizer `replica`, on the connection too.
+        var api: UnsafeMutablePointer<fts5_api>?
+        var analyzer = replica_fts5_api(handle, &api)
+        if analyzer == SQLITE_OK, let api { analyzer = replica_fts5_register_analyzer(api) }
+        guard analyzer == SQLITE_OK else { throw error(code: analyzer, sql: nil) }
         try execute("PRAGMA cache_size = -\(options.cacheKiB)")
         try execute("PRAGMA secure_delete = ON")
         try execute("PRAGMA temp_store = MEMORY")

@@ -55,3 +55,36 @@ import Testing
         #expect(throws: SQLiteError.self) { try FTS5Tokenizer("nonesuch") }
     }
 }
+
+/// The analyzer as FTS5's tokenizer `replica`, registered on every connection: words of every script
+/// found, highlighted whole, by phrase and by prefix (not yet the tokenizer of replica's index tables).
+@Suite struct AnalyzerTokenizerTests {
+    @Test func theAnalyzerIsAnFTS5TokenizerOnEveryConnection() throws {
+        var template = Array((NSTemporaryDirectory() + "/replica-analyzer-XXXXXX").utf8CString)
+        let folder = String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!)! })
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let connection = try Connection(path: folder + "/words.sqlite")
+        try connection.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'replica')")
+        for text in ["我们明天在北京开会讨论预算问题", "東京駅で新幹線の切符を買いました", "김치를 먹었다", "Die Häuser wurden im Winter renoviert"] {
+            try connection.execute("INSERT INTO t(body) VALUES (?)", [.text(text)])
+        }
+        func found(_ query: String) throws -> [String] {
+            var rows: [String] = []
+            try connection.prepare("SELECT highlight(t, 0, '[', ']') FROM t WHERE t MATCH ? ORDER BY rowid").each([.text(query)]) { row in
+                rows.append(row.text(0))
+                return true
+            }
+            return rows
+        }
+        #expect(try found("北京") == ["我们明天在[北京]开会讨论预算问题"])
+        #expect(try found("\"北京 开会\"") == ["我们明天在[北京开会]讨论预算问题"])
+        #expect(try found("北*") == ["我们明天在[北京]开会讨论预算问题"])
+        #expect(try found("新幹線") == ["東京駅で[新幹線]の切符を買いました"])
+        #expect(try found("幹線") == ["東京駅で[新幹線]の切符を買いました"], "a pair inside a longer word")
+        #expect(try found("김치") == ["[김치를] 먹었다"])
+        #expect(try found("hauser") == ["Die [Häuser] wurden im Winter renoviert"])
+        // A second connection to the same file reads the table: the tokenizer is on every connection.
+        let other = try Connection(path: folder + "/words.sqlite")
+        #expect(try other.scalar("SELECT count(*) FROM t WHERE t MATCH '预算'") == .integer(1))
+    }
+}

@@ -1,0 +1,46 @@
+#include "AnalyzerFTS5.h"
+#include "Analyzer.h"
+
+#include <stdlib.h>
+
+// FTS5 needs an instance per table; the analyzer keeps no state of its own.
+typedef struct {
+    int unused;
+} Instance;
+
+static int create(void *context, const char **arguments, int count, Fts5Tokenizer **out) {
+    (void)context;
+    (void)arguments;
+    if (count != 0) return SQLITE_ERROR;   // the analyzer takes no options
+    Instance *instance = sqlite3_malloc(sizeof(Instance));
+    if (!instance) return SQLITE_NOMEM;
+    *out = (Fts5Tokenizer *)instance;
+    return SQLITE_OK;
+}
+
+static void destroy(Fts5Tokenizer *tokenizer) { sqlite3_free(tokenizer); }
+
+typedef struct {
+    void *context;
+    int (*token)(void *, int, const char *, int, int, int);
+} Forward;
+
+static int forward(void *context, int flags, const char *token, int length, int start, int end) {
+    Forward *to = context;
+    return to->token(to->context, (flags & REPLICA_TOKEN_COLOCATED) ? FTS5_TOKEN_COLOCATED : 0, token, length, start, end);
+}
+
+static int tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const char *text, int length,
+                    int (*token)(void *, int, const char *, int, int, int)) {
+    (void)tokenizer;
+    Forward to = {context, token};
+    // A document (and its text read again for a highlight or snippet) has the pairs; a query looks for words.
+    int options = (flags & FTS5_TOKENIZE_QUERY) ? 0 : REPLICA_ANALYZE_BIGRAMS;
+    int rc = replica_analyze(text, length < 0 ? 0 : (size_t)length, options, &to, forward);
+    return rc < 0 ? SQLITE_NOMEM : rc;
+}
+
+int replica_fts5_register_analyzer(fts5_api *api) {
+    static fts5_tokenizer methods = {create, destroy, tokenize};
+    return api->xCreateTokenizer(api, "replica", 0, &methods, 0);
+}
