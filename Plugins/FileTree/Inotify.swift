@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Replica
 #if canImport(Glibc)
 import Glibc
@@ -10,18 +11,23 @@ import Glibc
 /// directories are watched as they appear. When `inotify_add_watch` fails with `ENOSPC` the per-user watch
 /// limit (`/proc/sys/fs/inotify/max_user_watches`) is reached: the directory is recorded as unwatched so the
 /// source can scan it on a timer instead, and say so.
-package final class Inotify: @unchecked Sendable {
+package final class Inotify: Sendable {
     let root: String
     private let descriptor: Int32
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let lock = NSLock()
-    private var paths: [Int32: String] = [:]
-    private var descriptors: [String: Int32] = [:]
-    private var unwatched: Set<String> = []
+    /// The watches, under one lock: the watcher's thread reads events while sources add and move watches.
+    private let watches = Mutex(Watches())
     /// Refuse watches beyond this many, as the kernel does at its limit (tests use it; `nil`: the kernel decides).
     let watchLimit: Int?
-    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The events read from the kernel, under a lock of its own (one reader at a time).
+    private let buffer = Mutex([UInt8](repeating: 0, count: 64 * 1024))
+
+    private struct Watches {
+        var paths: [Int32: String] = [:]
+        var descriptors: [String: Int32] = [:]
+        var unwatched: Set<String> = []
+    }
 
     private static let mask = UInt32(IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO
         | IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
@@ -64,57 +70,57 @@ package final class Inotify: @unchecked Sendable {
     /// Watches a directory (relative to the root; `""` is the root itself).
     package func watch(_ directory: String) -> WatchOutcome {
         let full = directory.isEmpty ? root : root + "/" + directory
-        return lock.withLock {
-            if descriptors[directory] != nil { return .watching }
-            if let watchLimit, descriptors.count >= watchLimit {
-                unwatched.insert(directory)
+        return watches.withLock { watches in
+            if watches.descriptors[directory] != nil { return .watching }
+            if let watchLimit, watches.descriptors.count >= watchLimit {
+                watches.unwatched.insert(directory)
                 return .limitReached
             }
             let watch = inotify_add_watch(descriptor, full, Self.mask)
             if watch < 0 {
                 if errno == ENOSPC {
-                    unwatched.insert(directory)
+                    watches.unwatched.insert(directory)
                     return .limitReached
                 }
                 return .failed(String(cString: strerror(errno)))
             }
             // The same directory reached by two names gets one watch; keep the newer name.
-            if let previous = paths[watch] { descriptors[previous] = nil }
-            paths[watch] = directory
-            descriptors[directory] = watch
-            unwatched.remove(directory)
+            if let previous = watches.paths[watch] { watches.descriptors[previous] = nil }
+            watches.paths[watch] = directory
+            watches.descriptors[directory] = watch
+            watches.unwatched.remove(directory)
             return .watching
         }
     }
 
     /// Stops watching a directory and everything under it (moved out of the root, or gone).
     func unwatch(tree directory: String) {
-        lock.withLock {
-            for (path, watch) in descriptors where path == directory || path.hasPrefix(directory + "/") {
+        watches.withLock { watches in
+            for (path, watch) in watches.descriptors where path == directory || path.hasPrefix(directory + "/") {
                 inotify_rm_watch(descriptor, watch)
-                descriptors[path] = nil
-                paths[watch] = nil
+                watches.descriptors[path] = nil
+                watches.paths[watch] = nil
             }
-            unwatched = unwatched.filter { !($0 == directory || $0.hasPrefix(directory + "/")) }
+            watches.unwatched = watches.unwatched.filter { !($0 == directory || $0.hasPrefix(directory + "/")) }
         }
     }
 
     /// Follows a directory moved within the root: its watches stay, their names change.
     func move(tree from: String, to: String) {
-        lock.withLock {
-            for (path, watch) in descriptors where path == from || path.hasPrefix(from + "/") {
+        watches.withLock { watches in
+            for (path, watch) in watches.descriptors where path == from || path.hasPrefix(from + "/") {
                 let renamed = to + path.dropFirst(from.count)
-                descriptors[path] = nil
-                descriptors[renamed] = watch
-                paths[watch] = renamed
+                watches.descriptors[path] = nil
+                watches.descriptors[renamed] = watch
+                watches.paths[watch] = renamed
             }
         }
     }
 
     /// Directories that could not be watched because of the watch limit.
-    var unwatchedDirectories: Set<String> { lock.withLock { unwatched } }
+    var unwatchedDirectories: Set<String> { watches.withLock { $0.unwatched } }
 
-    var watchCount: Int { lock.withLock { descriptors.count } }
+    var watchCount: Int { watches.withLock { $0.descriptors.count } }
 
     /// Interrupts a `wait` in progress.
     package func wake() {
@@ -147,6 +153,10 @@ package final class Inotify: @unchecked Sendable {
 
     /// Reads every event queued now (without waiting).
     func readEvents() -> [FileSystemEvent] {
+        buffer.withLock { buffer in readEvents(into: &buffer) }
+    }
+
+    private func readEvents(into buffer: inout [UInt8]) -> [FileSystemEvent] {
         var events: [FileSystemEvent] = []
         while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
@@ -174,12 +184,12 @@ package final class Inotify: @unchecked Sendable {
     private func translate(watch: Int32, mask: UInt32, cookie: UInt32, name: String) -> FileSystemEvent? {
         if mask & UInt32(IN_Q_OVERFLOW) != 0 { return .overflow }
         if mask & UInt32(IN_IGNORED) != 0 {
-            lock.withLock {
-                if let path = paths.removeValue(forKey: watch) { descriptors[path] = nil }
+            watches.withLock { watches in
+                if let path = watches.paths.removeValue(forKey: watch) { watches.descriptors[path] = nil }
             }
             return nil
         }
-        guard let directory = lock.withLock({ paths[watch] }) else { return nil }
+        guard let directory = watches.withLock({ $0.paths[watch] }) else { return nil }
         if mask & UInt32(IN_DELETE_SELF) != 0 {
             return directory.isEmpty ? .deleted("", isDirectory: true) : nil
         }

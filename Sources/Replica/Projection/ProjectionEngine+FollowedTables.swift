@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReplicaPostgres
 
 // Following an app's own SQLite tables through the triggers replica installs.
@@ -132,9 +133,11 @@ extension ProjectionEngine {
 /// that a running engine applies a change at once rather than at its next once-a-second look. One
 /// connection per database, opened at the first wait and again after it breaks; used by one loop at a
 /// time (``ProjectionEngine/run(every:onReport:onError:)``).
-final class TableChangeListener: @unchecked Sendable {
+final class TableChangeListener: Sendable {
     private let urls: [String]
-    private var connections: [String: PostgresConnection] = [:]
+    /// The listening connections, held for the whole of a wait (one loop waits at a time, so the lock is
+    /// never contended; it makes a second caller wait its turn rather than share a connection).
+    private let connections = Mutex<[String: PostgresConnection]>([:])
 
     init(tables: [FollowedTable]) {
         urls = Set(tables.filter(\.isOnPostgres).map(\.database.absoluteString)).sorted()
@@ -148,6 +151,10 @@ final class TableChangeListener: @unchecked Sendable {
     /// meanwhile were not heard).
     @available(*, noasync, message: "it waits on the databases; in async code run it in Blocking.run")
     func wait(upTo timeout: Duration) -> Bool {
+        connections.withLock { connections in wait(upTo: timeout, on: &connections) }
+    }
+
+    private func wait(upTo timeout: Duration, on connections: inout [String: PostgresConnection]) -> Bool {
         var changed = false
         for (position, url) in urls.enumerated() {
             do {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Replica
 
 /// `replica mcp`: the search tool served over the Model Context Protocol on standard input and output.
@@ -43,9 +44,9 @@ enum MCPCommand: Command {
 
 /// Standard input, a line at a time, read on a thread of its own so that waiting for the client never
 /// holds one of the cooperative threads.
-final class StandardInputLines: @unchecked Sendable {
-    // Only one `next()` runs at a time (the server waits for each line), so the reader is never shared.
-    private var reader: LineReader
+final class StandardInputLines: Sendable {
+    // Only one `next()` runs at a time (the server waits for each line): the lock is never contended.
+    private let reader: Mutex<LineReader>
 
     /// The most bytes one message may hold: 1 MiB, far past any request the tool takes (a query holds at
     /// most 64 KiB); a longer line is skipped as it is read, never held whole.
@@ -64,16 +65,18 @@ final class StandardInputLines: @unchecked Sendable {
     init() {
         // "-" names standard input, which always opens.
         // A too-long message is answered once its end is read: its id may come after its parameters.
-        reader = try! LineReader(path: "-", maximumLineLength: Self.maximumLineLength, reportingTooLongAtItsEnd: true)
+        reader = Mutex(try! LineReader(path: "-", maximumLineLength: Self.maximumLineLength, reportingTooLongAtItsEnd: true))
     }
 
     /// The next line, or `nil` at the end of the input.
     func next() async throws -> Line? {
         try await Blocking.run { [self] in
-            switch try reader.next() {
-            case .line(let bytes)?: String(validating: bytes, as: UTF8.self).map(Line.text) ?? .notUTF8
-            case .tooLong?: .tooLong(head: reader.lastTooLong.head, tail: reader.lastTooLong.tail)
-            case nil: nil
+            try reader.withLock { reader in
+                switch try reader.next() {
+                case .line(let bytes)?: String(validating: bytes, as: UTF8.self).map(Line.text) ?? .notUTF8
+                case .tooLong?: .tooLong(head: reader.lastTooLong.head, tail: reader.lastTooLong.tail)
+                case nil: nil
+                }
             }
         }
     }
