@@ -125,3 +125,8 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every Swift target names its existential types (`any Protocol`), as Swift 7 will ask.
+for target in package.targets where target.type != .system && target.type != .plugin {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny")]
+}

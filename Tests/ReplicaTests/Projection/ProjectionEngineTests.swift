@@ -333,7 +333,7 @@ import ReplicaTestSupport
     func catchingUpAnAccountThatIsNotSignedInSaysSo(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         await #expect(performing: { try await ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "nobody") }, throws: { error in
-            (error as? ReplicaError)?.code == .accountNotSignedIn && (error as? LocalizedError)?.errorDescription?.contains("not signed in") == true
+            (error as? ReplicaError)?.code == .accountNotSignedIn && (error as? any LocalizedError)?.errorDescription?.contains("not signed in") == true
         })
     }
 }
