@@ -126,7 +126,8 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// Every Swift target names its existential types (`any Protocol`), as Swift 7 will ask.
+// Every Swift target names its existential types (`any Protocol`) and makes an import internal unless it says
+// `public` or `package` (what a module shows of its dependencies is said where it is shown), as Swift 7 will ask.
 for target in package.targets where target.type != .system && target.type != .plugin {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny")]
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("InternalImportsByDefault")]
 }

@@ -73,7 +73,7 @@ shim=$build/shim-$target
 rm -rf "$shim"
 mkdir -p "$shim"
 for file in "${sources[@]}" "Fuzz/targets/$target.swift"; do
-    sed -E -e '/^(@_exported )?import Replica[A-Za-z]*$/d' "$file" > "$shim/$(basename "$file")"
+    sed -E -e '/^(@_exported |public |package |internal )?import Replica[A-Za-z]*$/d' "$file" > "$shim/$(basename "$file")"
 done
 swiftc -O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name replica -module-name ReplicaFuzz \
     -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap -I Sources/CSQLite -lsqlite3 \

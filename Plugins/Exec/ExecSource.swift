@@ -1,5 +1,5 @@
 import Foundation
-import Replica
+public import Replica
 
 /// Any executable that speaks replica's line-delimited JSON protocol on its standard input and output is
 /// a source (`Plugins/README.md` describes the protocol).

@@ -1,5 +1,5 @@
-import Foundation
-import Replica
+public import Foundation
+public import Replica
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import Foundation
-import Replica
+public import Replica
 import ReplicaFileTree
 
 /// The tree at a branch's head, kept in an account's index: every file's text, with the commit, its

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An error from replica: what went wrong, how to fix it, and where it came from.
 ///

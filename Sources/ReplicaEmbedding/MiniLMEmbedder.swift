@@ -1,8 +1,8 @@
 import CVectorKernels
-import Foundation
+public import Foundation
 import Synchronization
 import ReplicaCore
-import ReplicaIndex
+public import ReplicaIndex
 
 /// sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0; 22.7 million parameters, 384 dimensions), run
 /// in-process on the CPU: the WordPiece tokenizer, the six-layer BERT encoder (int8 or float32 matrix

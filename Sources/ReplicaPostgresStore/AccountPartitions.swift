@@ -1,4 +1,4 @@
-import ReplicaPostgres
+package import ReplicaPostgres
 import Synchronization
 
 /// One account's own partitions of the tables keyed by account (`replica.partition_name`), and how a

@@ -1,7 +1,7 @@
-import Foundation
+package import Foundation
 import Synchronization
 import ReplicaCore
-import ReplicaIndex
+package import ReplicaIndex
 import ReplicaPostgres
 
 /// SQL text with its parameters numbered as they are added (`$1`, `$2`, …), never spliced.

@@ -1,7 +1,7 @@
-import Foundation
+package import Foundation
 import ReplicaCore
-import ReplicaIndex
-import ReplicaPostgres
+package import ReplicaIndex
+package import ReplicaPostgres
 
 /// One index of one account kept in a PostgreSQL database (schema `replica`), through a pool of
 /// connections the store shares between its indexes.

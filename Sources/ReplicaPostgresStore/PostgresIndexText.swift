@@ -1,8 +1,8 @@
 import Foundation
 import ReplicaCore
-import ReplicaIndex
-import ReplicaPostgres
-import ReplicaSQLite
+package import ReplicaIndex
+package import ReplicaPostgres
+package import ReplicaSQLite
 
 /// An item's words as the PostgreSQL store keeps them: FTS5's own tokens (so both stores match the same
 /// items), in a `tsvector` whose weights say the column (A title, B keywords and people, C description, D

@@ -1,6 +1,6 @@
 import Foundation
 import ReplicaCore
-import ReplicaIndex
+package import ReplicaIndex
 import ReplicaPostgres
 
 extension PostgresIndexWriter {

@@ -1,6 +1,6 @@
 import Foundation
 import ReplicaCore
-import ReplicaIndex
+package import ReplicaIndex
 import ReplicaPostgres
 
 // Many items at once: rows and their words prepared on a second core a chunk ahead, and the new ones

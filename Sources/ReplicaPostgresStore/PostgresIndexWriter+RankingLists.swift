@@ -1,6 +1,6 @@
 import Foundation
 import ReplicaCore
-import ReplicaIndex
+package import ReplicaIndex
 import ReplicaPostgres
 
 // The ranking lists of an index on PostgreSQL (migration 0009): built here from the items' `tsvector`s,

@@ -1,6 +1,6 @@
-import Foundation
+package import Foundation
 import ReplicaCore
-import ReplicaIndex
+package import ReplicaIndex
 import ReplicaPostgres
 
 // What an index keeps beside its items: the client state, facts about itself, the projection engine's

@@ -1,7 +1,7 @@
-import Foundation
+package import Foundation
 import ReplicaCore
-import ReplicaIndex
-import ReplicaPostgres
+package import ReplicaIndex
+package import ReplicaPostgres
 
 /// The SQL that changes one index of one account in PostgreSQL, run inside a transaction the caller owns:
 /// the PostgreSQL side of what `SQLiteIndexWriter` does, with the same outcomes.

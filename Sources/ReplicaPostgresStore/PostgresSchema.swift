@@ -1,6 +1,6 @@
 import Foundation
 import ReplicaCore
-import ReplicaPostgres
+package import ReplicaPostgres
 import ReplicaSQLite
 
 /// replica's tables in a PostgreSQL database: the schema `replica`, brought to the newest version at

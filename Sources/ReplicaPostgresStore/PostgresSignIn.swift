@@ -1,6 +1,6 @@
 import ReplicaCore
-import ReplicaIndex
-import ReplicaPostgres
+package import ReplicaIndex
+package import ReplicaPostgres
 
 /// The check every transaction on an account's rows makes first, in the transaction itself: that the
 /// account is still signed in under the sign-in its storage was opened with (`replica.accounts`).

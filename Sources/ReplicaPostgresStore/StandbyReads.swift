@@ -1,6 +1,6 @@
 import Foundation
 import ReplicaCore
-import ReplicaPostgres
+package import ReplicaPostgres
 import Synchronization
 
 /// Reads served by a streaming-replication standby of the store's database, without losing this

@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+public import Foundation
 
 /// A value SQLite can store or return.
 public enum SQLValue: Sendable, Equatable {

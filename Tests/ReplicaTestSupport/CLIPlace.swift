@@ -1,5 +1,5 @@
 import Foundation
-import Replica
+public import Replica
 import ReplicaCore
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Waits for a condition that something else (a watcher, a child process) makes true.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import Replica
+public import Foundation
+public import Replica
 
 /// Small builders for items and stores used across tests.
 public enum Fixtures {

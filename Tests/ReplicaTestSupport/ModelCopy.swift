@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Replica
 
 /// Copies of the installed embedding model, damaged in one way each, for tests of what a bad model does:

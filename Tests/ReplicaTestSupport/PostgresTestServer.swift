@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Replica
 import ReplicaPostgres
 import Synchronization

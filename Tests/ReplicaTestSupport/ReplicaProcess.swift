@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Replica
 
 /// The result of running the built `replica` binary.

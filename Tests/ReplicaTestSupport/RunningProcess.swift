@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Replica
 
 /// A child process left running while a test does other things: `replica watch`, say.

@@ -1,5 +1,5 @@
 import Foundation
-import Replica
+public import Replica
 
 /// Where a test keeps its store: the two homes replica's store has, which the conformance suites run
 /// against alike (a behaviour that differs between them is a failing test).

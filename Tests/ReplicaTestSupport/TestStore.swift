@@ -1,5 +1,5 @@
-import Foundation
-import Replica
+public import Foundation
+public import Replica
 import ReplicaPostgres
 
 /// A store a test opened on one ``TestBackend``, with the folder and the database it keeps its data in:

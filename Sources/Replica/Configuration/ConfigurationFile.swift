@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// replica's configuration file: JSON with `//` and `/* */` comments (see `config/README.md`).
 ///

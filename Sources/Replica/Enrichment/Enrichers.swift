@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One message of a conversation as an enricher sees it: who wrote it, to whom, when, and its text.
 public struct ThreadMessage: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Summaries and priority for messages, mail and recordings that ask for them, as Core Spotlight's
 /// `updateListenerOptions` do: written into `textContentSummary` and `isPriority` after the item is

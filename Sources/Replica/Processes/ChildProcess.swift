@@ -1,5 +1,5 @@
-import CSpawn
-import Foundation
+public import CSpawn
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif

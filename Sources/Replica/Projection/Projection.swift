@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How the records of one kind become searchable items: which fields become which attributes, the
 /// content type, how long items stay, and a version. Bumping the version rebuilds every item of the kind.

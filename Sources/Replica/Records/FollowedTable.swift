@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A table in an app's own database, SQLite or PostgreSQL, that replica follows instead of a record store.
 ///

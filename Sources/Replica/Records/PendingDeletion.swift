@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A deletion from an index still to be done.
 public struct PendingDeletion: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One record of an app's canonical data: a note, a task, a message.
 ///

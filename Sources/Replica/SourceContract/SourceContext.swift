@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How far a source has got in one pass, for progress lines.
 public struct SourceProgress: Sendable, Equatable {

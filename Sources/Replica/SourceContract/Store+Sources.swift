@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A source with what the watcher last said about it.
 public struct SourceStatus: Sendable {

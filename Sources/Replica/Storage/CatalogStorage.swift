@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 // The seam between the store and where it keeps its catalog. `Store` and its extensions speak only this
 // protocol; the SQLite file (`SQLiteCatalog`) is one implementation of it. No type of a storage engine

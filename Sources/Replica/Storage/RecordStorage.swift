@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 // The seam between the store and where it keeps an account's records. `RecordStore`, the projection
 // engine, hydration, maintenance and status speak only this protocol; the SQLite file of each account

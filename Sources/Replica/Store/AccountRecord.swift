@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An account as the catalog records it.
 public struct AccountRecord: Hashable, Sendable {

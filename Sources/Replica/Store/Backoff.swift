@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// When to try a failed piece of work again: doubling delays from `initial` up to `maximum`.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What a store holds, for `replica status`.
 public struct StoreStatus: Sendable {

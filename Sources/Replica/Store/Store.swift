@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Every account's indexes, records and sources, and the catalog of accounts: in a directory of SQLite

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What a pipeline stage takes and makes.
 public enum PipelineDataType: String, Sendable, CaseIterable, CustomStringConvertible {

@@ -1,6 +1,6 @@
-import Foundation
+package import Foundation
 import ReplicaCore
-import ReplicaSQLite
+package import ReplicaSQLite
 
 /// A row a search found, before it is tied to an account.
 package struct FoundItem: Sendable {

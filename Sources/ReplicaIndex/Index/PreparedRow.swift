@@ -1,6 +1,6 @@
-import Foundation
+package import Foundation
 import ReplicaCore
-import ReplicaSQLite
+package import ReplicaSQLite
 /// The values of an items row, worked out from an item without touching the database, so that many can
 /// be prepared on another thread; bound straight into a statement, without an intermediate array.
 /// Both stores write these values (the PostgreSQL store in a module of its own).

@@ -1,5 +1,5 @@
-import Foundation
-import ReplicaCore
+public import Foundation
+package import ReplicaCore
 import Synchronization
 
 /// What an index checks before every operation: that its account is still signed in under the sign-in it

@@ -1,5 +1,5 @@
-import Foundation
-import ReplicaCore
+public import Foundation
+public import ReplicaCore
 
 /// The attributes of a searchable item: system keys with typed accessors, plus custom keys.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import ReplicaCore
+public import Foundation
+public import ReplicaCore
 
 /// A person named in an item: an author, a recipient.
 ///

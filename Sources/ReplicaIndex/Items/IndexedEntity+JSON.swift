@@ -1,5 +1,5 @@
 import Foundation
-import ReplicaCore
+public import ReplicaCore
 
 extension SearchableItem {
     /// Reads an entity from one line of `replica entities import`:

@@ -1,5 +1,5 @@
 import Foundation
-import ReplicaCore
+public import ReplicaCore
 
 /// An app entity that can be indexed directly, as App Intents' `IndexedEntity` is: a type name, a stable
 /// identifier, a display representation, and properties mapped to attribute keys.

@@ -1,5 +1,5 @@
-import Foundation
-import ReplicaCore
+public import Foundation
+public import ReplicaCore
 
 /// An item read back whole, as its index holds it: every attribute (the text content included), where
 /// it lives, who made it and when it was written.

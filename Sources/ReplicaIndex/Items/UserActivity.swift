@@ -1,5 +1,5 @@
-import Foundation
-import ReplicaCore
+public import Foundation
+public import ReplicaCore
 
 /// Something the account's person did in the app — viewed a note, opened a landmark — as
 /// `NSUserActivity` records it, donated so that search and suggestions can use it.

@@ -1,4 +1,4 @@
-import ReplicaSQLite
+package import ReplicaSQLite
 
 /// The tokenizer of the index's full-text table (`tokenize` in `migrations/index/0001-items.sql`), made
 /// once per process. The SQLite reader splits a query's words with it as FTS5 stored them; the

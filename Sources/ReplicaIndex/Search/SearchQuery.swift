@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import ReplicaCore
 
 /// A range of dates; either end may be open.

@@ -1,5 +1,5 @@
-import Foundation
-import ReplicaCore
+public import Foundation
+public import ReplicaCore
 
 /// How a result was found: by its words, by its meaning (semantic search), or both.
 public enum SearchMatch: String, Sendable, Hashable {

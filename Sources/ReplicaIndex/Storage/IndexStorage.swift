@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import ReplicaCore
 
 // The seam between an index and where it keeps its items. `SearchableIndex`, the projection engine, the

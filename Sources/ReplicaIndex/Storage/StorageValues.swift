@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import ReplicaCore
 
 // Initialisers of the values the seam carries, for backends in other modules of the package.

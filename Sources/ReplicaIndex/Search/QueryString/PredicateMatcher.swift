@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import ReplicaCore
 
 /// A ``QueryPredicate`` made ready to check items: its `$time` values worked out for one moment and

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import ReplicaCore
 
 /// A date in a query string, as Spotlight's `$time` family writes it, worked out when the query runs.
