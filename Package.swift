@@ -65,9 +65,10 @@ let package = Package(
         .target(name: "ReplicaCore"),
 
         // The text analyzer on ICU (libicu-dev), in C: ICU's C API names its functions by its version,
-        // which Swift cannot call through the header's macros. Every script's words, folded; also FTS5's
-        // tokenizer `replica` (SQLite's header and allocator).
-        .target(name: "CAnalyzer", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icui18n"), .linkedLibrary("sqlite3")]),
+        // which Swift cannot call through the header's macros. Every script's words, folded, stemmed by
+        // Snowball (libstemmer-dev); also FTS5's tokenizer `replica` (SQLite's header and allocator).
+        .target(name: "CAnalyzer", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icui18n"), .linkedLibrary("stemmer"),
+                                                    .linkedLibrary("sqlite3")]),
         .target(name: "ReplicaText", dependencies: ["CAnalyzer"]),
 
         // The index: the one owner of every statement on an index file (items, full text, checkpoints,

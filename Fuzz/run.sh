@@ -60,7 +60,7 @@ if printf '%s\n' "${sources[@]}" | grep -q '^Sources/ReplicaSQLite/'; then
         "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I Sources/CAnalyzer/include -c "$file" -o "$object"
         objects+=("$object")
     done
-    objects+=(-licuuc -licui18n)
+    objects+=(-licuuc -licui18n -lstemmer)
 fi
 # The library starts children through a C supervisor (CSpawn): compiled and linked in the same way.
 if printf '%s\n' "${sources[@]}" | grep -q '^Sources/Replica/Processes/'; then

@@ -11,6 +11,7 @@
 #include <unicode/utf16.h>
 #include <unicode/utf8.h>
 #include <unicode/uversion.h>
+#include <libstemmer.h>
 
 // A growable UTF-16 or UTF-8 buffer; `failed` once an allocation did not succeed.
 typedef struct {
@@ -62,6 +63,33 @@ static UBreakIterator *word_iterator(UErrorCode *status) {
     return thread_words;
 }
 
+// Snowball's stemmers, a few per thread (a stemmer is not safe to share between threads), by language.
+#define STEMMERS 8
+static _Thread_local struct {
+    char language[16];
+    struct sb_stemmer *stemmer;
+} thread_stemmers[STEMMERS];
+
+// The stemmer of `language` (Snowball's name or its ISO 639 code: "english", "en", "de"), or NULL when
+// Snowball has none for it.
+static struct sb_stemmer *stemmer_for(const char *language) {
+    if (!language || !language[0] || strlen(language) >= sizeof thread_stemmers[0].language) return NULL;
+    int free_slot = -1;
+    for (int i = 0; i < STEMMERS; i++) {
+        if (thread_stemmers[i].language[0] == 0) {
+            if (free_slot < 0) free_slot = i;
+        } else if (strcmp(thread_stemmers[i].language, language) == 0) {
+            return thread_stemmers[i].stemmer;
+        }
+    }
+    struct sb_stemmer *stemmer = sb_stemmer_new(language, "UTF_8");
+    int slot = free_slot >= 0 ? free_slot : 0;
+    if (free_slot < 0 && thread_stemmers[0].stemmer) sb_stemmer_delete(thread_stemmers[0].stemmer);
+    strcpy(thread_stemmers[slot].language, language);
+    thread_stemmers[slot].stemmer = stemmer;   // NULL is kept too: Snowball has no stemmer for it
+    return stemmer;
+}
+
 // Characters a word is made of, as in SQLite's unicode61 (letters, numbers, private use) and marks, so
 // that the vowel signs of Indic scripts stay in their words: the rest (punctuation, apostrophes, symbols,
 // emoji) separates words, also inside what ICU takes as one ("don't", "U.S.A", "foo_bar").
@@ -99,8 +127,9 @@ typedef struct {
     const UNormalizer2 *fold;       // NFKC with case folded
     const UNormalizer2 *decompose;  // NFD
     const UNormalizer2 *compose;    // NFC
-    Units folded, decomposed, stripped, composed;
-    Bytes token;
+    Units folded, decomposed, stripped, composed, stem;
+    Bytes token, stem_bytes;
+    struct sb_stemmer *stemmer;
     void *context;
     replica_token_sink sink;
 } Analysis;
@@ -129,40 +158,88 @@ static int emit(Analysis *analysis, int flags, const UChar *units, int32_t lengt
     return analysis->sink(analysis->context, flags, analysis->token.bytes, written, start, end);
 }
 
-// One word (a run of word characters), from `units`, at bytes [start, end) of the text.
-static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, int start, int end, int options) {
-    if (!normalize(analysis->fold, units, length, &analysis->folded)) return -1;
-    Units *word = &analysis->folded;
-    // Accents off Latin and Greek letters: decomposed, their nonspacing marks dropped, composed again.
+// `word` with the accents of its Latin and Greek letters folded: decomposed, their nonspacing marks
+// dropped, composed again; `word` itself when it has none. The result is in `analysis->composed`.
+static Units *fold_accents(Analysis *analysis, Units *word, int *failed) {
     int needs_folding = 0;
     for (int32_t i = 0; i < word->length && !needs_folding;) {
         UChar32 c;
         U16_NEXT(word->units, i, word->length, c);
         needs_folding = c >= 0x80 && folds_accents(c);
     }
-    if (needs_folding) {
-        if (!normalize(analysis->decompose, word->units, word->length, &analysis->decomposed)) return -1;
-        Units *from = &analysis->decomposed, *to = &analysis->stripped;
-        if (!reserve_units(to, from->length)) return -1;
-        to->length = 0;
-        int base_folds = 0;
-        for (int32_t i = 0; i < from->length;) {
-            int32_t at = i;
-            UChar32 c;
-            U16_NEXT(from->units, i, from->length, c);
-            if (u_charType(c) == U_NON_SPACING_MARK) {
-                if (base_folds) continue;
-            } else {
-                base_folds = folds_accents(c);
-            }
-            for (int32_t k = at; k < i; k++) to->units[to->length++] = from->units[k];
+    if (!needs_folding) return word;
+    if (!normalize(analysis->decompose, word->units, word->length, &analysis->decomposed)) return *failed = 1, word;
+    Units *from = &analysis->decomposed, *to = &analysis->stripped;
+    if (!reserve_units(to, from->length)) return *failed = 1, word;
+    to->length = 0;
+    int base_folds = 0;
+    for (int32_t i = 0; i < from->length;) {
+        int32_t at = i;
+        UChar32 c;
+        U16_NEXT(from->units, i, from->length, c);
+        if (u_charType(c) == U_NON_SPACING_MARK) {
+            if (base_folds) continue;
+        } else {
+            base_folds = folds_accents(c);
         }
-        if (!normalize(analysis->compose, to->units, to->length, &analysis->composed)) return -1;
-        word = &analysis->composed;
+        for (int32_t k = at; k < i; k++) to->units[to->length++] = from->units[k];
     }
+    if (!normalize(analysis->compose, to->units, to->length, &analysis->composed)) return *failed = 1, word;
+    return &analysis->composed;
+}
+
+static int same_units(const Units *a, const UChar *units, int32_t length) {
+    return a->length == length && memcmp(a->units, units, (size_t)length * sizeof(UChar)) == 0;
+}
+
+// One word (a run of word characters), from `units`, at bytes [start, end) of the text.
+static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, int start, int end, int options) {
+    if (!normalize(analysis->fold, units, length, &analysis->folded)) return -1;
+    int failed = 0;
+    // The stem is made from the word before its accents are folded (French needs them to stem), then
+    // folded in its turn; it stands beside the word when it differs.
+    int32_t stem_length = -1;
+    if (analysis->stemmer && analysis->folded.length > 0) {
+        UChar32 first;
+        int32_t probe = 0;
+        U16_NEXT(analysis->folded.units, probe, analysis->folded.length, first);
+        if (u_isalpha(first) && !is_paired_script(first)) {
+            UErrorCode status = U_ZERO_ERROR;
+            Bytes *bytes = &analysis->stem_bytes;
+            if (!reserve_bytes(bytes, analysis->folded.length * 3 + 1)) return -1;
+            u_strToUTF8(bytes->bytes, bytes->capacity, &bytes->length, analysis->folded.units, analysis->folded.length, &status);
+            if (U_FAILURE(status)) return -1;
+            const sb_symbol *stemmed = sb_stemmer_stem(analysis->stemmer, (const sb_symbol *)bytes->bytes, bytes->length);
+            if (!stemmed) return -1;
+            int stemmed_length = sb_stemmer_length(analysis->stemmer);
+            thread_steps += stemmed_length;
+            if (!reserve_units(&analysis->stem, stemmed_length + 1)) return -1;
+            u_strFromUTF8(analysis->stem.units, analysis->stem.capacity, &analysis->stem.length, (const char *)stemmed, stemmed_length, &status);
+            if (U_FAILURE(status)) return -1;
+            stem_length = analysis->stem.length;
+        }
+    }
+    Units *word = fold_accents(analysis, &analysis->folded, &failed);
+    if (failed) return -1;
     if (word->length == 0) return 0;
     int result = emit(analysis, 0, word->units, word->length, start, end);
-    if (result || !(options & REPLICA_ANALYZE_BIGRAMS)) return result;
+    if (result) return result;
+
+    if (stem_length > 0) {
+        // The word is emitted: its folded form may be in `composed`, which folding the stem overwrites.
+        UChar *kept = malloc((size_t)word->length * sizeof(UChar));
+        if (!kept) return -1;
+        int32_t kept_length = word->length;
+        memcpy(kept, word->units, (size_t)kept_length * sizeof(UChar));
+        Units *stem = fold_accents(analysis, &analysis->stem, &failed);
+        if (!failed && stem->length > 0 && !same_units(stem, kept, kept_length)) {
+            result = emit(analysis, REPLICA_TOKEN_COLOCATED, stem->units, stem->length, start, end);
+        }
+        free(kept);
+        if (failed) return -1;
+        if (result) return result;
+    }
+    if (!(options & REPLICA_ANALYZE_BIGRAMS)) return 0;
 
     // The pairs of a long Han, kana or Hangul word, beside it.
     int32_t count = u_countChar32(word->units, word->length);
@@ -191,6 +268,10 @@ static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, 
 }
 
 int replica_analyze(const char *text, size_t length, int options, void *context, replica_token_sink sink) {
+    return replica_analyze_in(text, length, options, NULL, context, sink);
+}
+
+int replica_analyze_in(const char *text, size_t length, int options, const char *language, void *context, replica_token_sink sink) {
     if (length > INT32_MAX / 2) return -1;
     int32_t bytes = (int32_t)length;
     UErrorCode status = U_ZERO_ERROR;
@@ -200,6 +281,7 @@ int replica_analyze(const char *text, size_t length, int options, void *context,
     analysis.compose = unorm2_getNFCInstance(&status);
     analysis.context = context;
     analysis.sink = sink;
+    analysis.stemmer = stemmer_for(language);
     UBreakIterator *words = word_iterator(&status);
     if (U_FAILURE(status) || !words) return -1;
 
@@ -268,9 +350,13 @@ done:
     free(analysis.decomposed.units);
     free(analysis.stripped.units);
     free(analysis.composed.units);
+    free(analysis.stem.units);
     free(analysis.token.bytes);
+    free(analysis.stem_bytes.bytes);
     return result;
 }
+
+int replica_analyzer_stems(const char *language) { return stemmer_for(language) != NULL; }
 
 const char *replica_analyzer_icu_version(void) {
     static char version[64];

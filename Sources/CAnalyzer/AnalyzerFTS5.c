@@ -2,18 +2,23 @@
 #include "Analyzer.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-// FTS5 needs an instance per table; the analyzer keeps no state of its own.
+// A table's tokenizer: the language its words are stemmed for (`tokenize = 'replica de'`), if any.
 typedef struct {
-    int unused;
+    char language[16];
 } Instance;
 
 static int create(void *context, const char **arguments, int count, Fts5Tokenizer **out) {
     (void)context;
-    (void)arguments;
-    if (count != 0) return SQLITE_ERROR;   // the analyzer takes no options
+    if (count > 1) return SQLITE_ERROR;   // at most the language
+    if (count == 1 && (strlen(arguments[0]) >= sizeof(((Instance *)0)->language) || !replica_analyzer_stems(arguments[0]))) {
+        return SQLITE_ERROR;               // a language Snowball has no stemmer for
+    }
     Instance *instance = sqlite3_malloc(sizeof(Instance));
     if (!instance) return SQLITE_NOMEM;
+    instance->language[0] = 0;
+    if (count == 1) strcpy(instance->language, arguments[0]);
     *out = (Fts5Tokenizer *)instance;
     return SQLITE_OK;
 }
@@ -32,11 +37,13 @@ static int forward(void *context, int flags, const char *token, int length, int 
 
 static int tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const char *text, int length,
                     int (*token)(void *, int, const char *, int, int, int)) {
-    (void)tokenizer;
+    Instance *instance = (Instance *)tokenizer;
     Forward to = {context, token};
-    // A document (and its text read again for a highlight or snippet) has the pairs; a query looks for words.
+    // A document (and its text read again for a highlight or snippet) has the pairs; a query looks for
+    // words. Both have stems beside their words: a query's stem is one more way its word matches.
     int options = (flags & FTS5_TOKENIZE_QUERY) ? 0 : REPLICA_ANALYZE_BIGRAMS;
-    int rc = replica_analyze(text, length < 0 ? 0 : (size_t)length, options, &to, forward);
+    int rc = replica_analyze_in(text, length < 0 ? 0 : (size_t)length, options, instance->language[0] ? instance->language : NULL,
+                                &to, forward);
     return rc < 0 ? SQLITE_NOMEM : rc;
 }
 

@@ -49,15 +49,17 @@ public enum TextAnalyzer {
     /// analyzer that made its words.
     public static let icuVersion = String(cString: replica_analyzer_icu_version())
 
-    /// The words of `text`, in order.
-    public static func tokens(in text: String, for purpose: Purpose = .indexing) -> [Token] {
+    /// The words of `text`, in order; with `language` (Snowball's name of it or its ISO 639 code: `en`,
+    /// `de`, `french`), each word of an alphabetic script is followed by its stem at its position
+    /// (``Token/isColocated``) when the stem differs: `hauser` and `haus` for "Häuser" in German.
+    public static func tokens(in text: String, for purpose: Purpose = .indexing, language: String? = nil) -> [Token] {
         var tokens: [Token] = []
         var text = text
         text.withUTF8 { bytes in
             withUnsafeMutablePointer(to: &tokens) { tokens in
                 let options = purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS : 0
-                let result = replica_analyze(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                                             bytes.count, options, tokens) { context, flags, token, length, start, end in
+                let result = replica_analyze_in(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                                                bytes.count, options, language, tokens) { context, flags, token, length, start, end in
                     guard let context, let token else { return 0 }
                     let tokens = context.assumingMemoryBound(to: [Token].self)
                     let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
@@ -71,6 +73,9 @@ public enum TextAnalyzer {
         }
         return tokens
     }
+
+    /// Whether Snowball has a stemmer for `language` (a name or an ISO 639 code; 29 languages).
+    public static func stems(_ language: String) -> Bool { replica_analyzer_stems(language) != 0 }
 
     /// The analyzer's own steps on this thread so far: a test compares them across lengths, never times them.
     public static var steps: Int { Int(replica_analyzer_steps()) }

@@ -83,6 +83,14 @@ import Testing
         #expect(try found("幹線") == ["東京駅で[新幹線]の切符を買いました"], "a pair inside a longer word")
         #expect(try found("김치") == ["[김치를] 먹었다"])
         #expect(try found("hauser") == ["Die [Häuser] wurden im Winter renoviert"])
+        // With a language, stems: "Haus" finds "Häuser", "connection" finds "connected".
+        try connection.execute("CREATE VIRTUAL TABLE g USING fts5(body, tokenize = 'replica de')")
+        try connection.execute("INSERT INTO g(body) VALUES ('Die Häuser wurden im Winter renoviert')")
+        #expect(try connection.scalar("SELECT highlight(g, 0, '[', ']') FROM g WHERE g MATCH 'Haus'") == .text("Die [Häuser] wurden im Winter renoviert"))
+        try connection.execute("CREATE VIRTUAL TABLE e USING fts5(body, tokenize = 'replica en')")
+        try connection.execute("INSERT INTO e(body) VALUES ('the servers connected at night')")
+        #expect(try connection.scalar("SELECT count(*) FROM e WHERE e MATCH 'connection server'") == .integer(1))
+        #expect(throws: SQLiteError.self) { try connection.execute("CREATE VIRTUAL TABLE x USING fts5(body, tokenize = 'replica klingon')") }
         // A second connection to the same file reads the table: the tokenizer is on every connection.
         let other = try Connection(path: folder + "/words.sqlite")
         #expect(try other.scalar("SELECT count(*) FROM t WHERE t MATCH '预算'") == .integer(1))

@@ -36,6 +36,15 @@ int replica_analyze(const char *text, size_t length, int options, void *context,
 // each unit normalized, each pair made): a test compares them across lengths rather than timing them.
 long long replica_analyzer_steps(void);
 
+// The same, each word also stemmed for `language` (Snowball's name of it or its ISO 639 code: "english",
+// "en", "de", "fr"; NULL or one Snowball has no stemmer for: none) and its stem, accents folded after
+// stemming, at the word's position (REPLICA_TOKEN_COLOCATED) when it differs from the word. Words of
+// scripts without spaces and numbers are not stemmed.
+int replica_analyze_in(const char *text, size_t length, int options, const char *language, void *context, replica_token_sink sink);
+
+// Whether Snowball has a stemmer for `language`.
+int replica_analyzer_stems(const char *language);
+
 // ICU's version, and its Unicode data's: what an index records, so that words made by another
 // analyzer are known for what they are.
 const char *replica_analyzer_icu_version(void);
