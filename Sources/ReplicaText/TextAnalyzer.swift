@@ -74,6 +74,18 @@ public enum TextAnalyzer {
         return tokens
     }
 
+    /// The language `text` is written in, by CLD2: its ISO 639-1 code (`en`, `de`, `zh`, `ja`, `ko`…) and
+    /// whether CLD2 is sure (a few words rarely are); `nil` when it cannot tell.
+    public static func language(of text: String) -> (code: String, isReliable: Bool)? {
+        var text = text
+        return text.withUTF8 { bytes -> (code: String, isReliable: Bool)? in
+            var reliable: Int32 = 0
+            guard let code = replica_detect_language(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                                                     bytes.count, &reliable) else { return nil }
+            return (String(cString: code), reliable != 0)
+        }
+    }
+
     /// Whether Snowball has a stemmer for `language` (a name or an ISO 639 code; 29 languages).
     public static func stems(_ language: String) -> Bool { replica_analyzer_stems(language) != 0 }
 

@@ -45,6 +45,11 @@ int replica_analyze_in(const char *text, size_t length, int options, const char 
 // Whether Snowball has a stemmer for `language`.
 int replica_analyzer_stems(const char *language);
 
+// The language `length` bytes of UTF-8 are written in, by CLD2: its code (ISO 639-1 where there is one:
+// "en", "de", "zh", "ja", "ko"; CLD2's own otherwise, "zh-Hant"), or NULL when it cannot tell; `reliable`
+// (when not NULL) says whether CLD2 is sure (a few words rarely are).
+const char *replica_detect_language(const char *text, size_t length, int *reliable);
+
 // ICU's version, and its Unicode data's: what an index records, so that words made by another
 // analyzer are known for what they are.
 const char *replica_analyzer_icu_version(void);

@@ -97,6 +97,26 @@ struct TextAnalyzerTests {
         #expect(TextAnalyzer.stems("de") && TextAnalyzer.stems("english") && !TextAnalyzer.stems("xx"))
     }
 
+    /// A text's language, by CLD2: sure for a sentence or more, not for a word or two.
+    @Test(arguments: [
+        ("The launch risk is the supplier, and the schedule depends on their delivery next month.", "en"),
+        ("Die Häuser wurden im Winter renoviert, weil das Dach undicht war und die Fenster alt waren.", "de"),
+        ("Les élèves étudiaient la géographie pendant que le professeur préparait l'examen final.", "fr"),
+        ("我们明天在北京开会讨论预算问题，请大家提前准备好相关的材料和数据。", "zh"),
+        ("東京駅で新幹線の切符を買いました。明日の朝早く大阪へ出発する予定です。", "ja"),
+        ("김치를 먹었다. 오늘은 날씨가 좋아서 친구들과 함께 공원에 갔습니다.", "ko"),
+        ("Привет, мир! Сегодня хорошая погода, и мы пошли гулять в парк с друзьями.", "ru"),
+    ])
+    func languagesAreDetected(_ text: String, _ code: String) throws {
+        let detected = try #require(TextAnalyzer.language(of: text))
+        #expect(detected.code == code && detected.isReliable, "\(detected)")
+    }
+
+    @Test func aWordOrTwoIsNotSureOfItsLanguage() {
+        #expect(TextAnalyzer.language(of: "Haus").map(\.isReliable) != true)
+        #expect(TextAnalyzer.language(of: "") == nil || TextAnalyzer.language(of: "")?.isReliable == false)
+    }
+
     @Test func theICUVersionIsKnown() {
         #expect(TextAnalyzer.icuVersion.hasPrefix("icu ") && TextAnalyzer.icuVersion.contains("unicode "))
     }
