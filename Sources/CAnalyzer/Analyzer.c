@@ -194,7 +194,20 @@ static int same_units(const Units *a, const UChar *units, int32_t length) {
 
 // One word (a run of word characters), from `units`, at bytes [start, end) of the text.
 static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, int start, int end, int options) {
-    if (!normalize(analysis->fold, units, length, &analysis->folded)) return -1;
+    // ASCII, most words of most texts: NFKC with case folded is lowercase, and no accent is there to fold.
+    int ascii = 1;
+    for (int32_t i = 0; i < length && ascii; i++) ascii = units[i] < 0x80;
+    if (ascii) {
+        thread_steps += length;
+        if (!reserve_units(&analysis->folded, length)) return -1;
+        for (int32_t i = 0; i < length; i++) {
+            UChar c = units[i];
+            analysis->folded.units[i] = c >= 'A' && c <= 'Z' ? (UChar)(c + 32) : c;
+        }
+        analysis->folded.length = length;
+    } else if (!normalize(analysis->fold, units, length, &analysis->folded)) {
+        return -1;
+    }
     int failed = 0;
     // The stem is made from the word before its accents are folded (French needs them to stem), then
     // folded in its turn; it stands beside the word when it differs.
