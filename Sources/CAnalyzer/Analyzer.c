@@ -1,5 +1,6 @@
 #include "Analyzer.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,8 @@ static UBreakIterator *word_iterator(UErrorCode *status) {
     return thread_words;
 }
 
+static void forget_stems(void);
+
 // Snowball's stemmers, a few per thread (a stemmer is not safe to share between threads), by language.
 #define STEMMERS 8
 static _Thread_local struct {
@@ -84,7 +87,11 @@ static struct sb_stemmer *stemmer_for(const char *language) {
     }
     struct sb_stemmer *stemmer = sb_stemmer_new(language, "UTF_8");
     int slot = free_slot >= 0 ? free_slot : 0;
-    if (free_slot < 0 && thread_stemmers[0].stemmer) sb_stemmer_delete(thread_stemmers[0].stemmer);
+    if (free_slot < 0 && thread_stemmers[0].stemmer) {
+        // A new stemmer may be made at the old one's address: the stems kept by address go with it.
+        forget_stems();
+        sb_stemmer_delete(thread_stemmers[0].stemmer);
+    }
     strcpy(thread_stemmers[slot].language, language);
     thread_stemmers[slot].stemmer = stemmer;   // NULL is kept too: Snowball has no stemmer for it
     return stemmer;
@@ -192,6 +199,77 @@ static int same_units(const Units *a, const UChar *units, int32_t length) {
     return a->length == length && memcmp(a->units, units, (size_t)length * sizeof(UChar)) == 0;
 }
 
+// Stems already made, per thread: words repeat (the, of, for…) and Snowball is most of an analysis's
+// time. A direct-mapped table of short words (a longer one is stemmed each time), made at a thread's
+// first stem and freed when the thread ends.
+#define STEM_CACHE_ENTRIES 4096
+#define STEM_CACHE_UNITS 24
+typedef struct {
+    const struct sb_stemmer *stemmer;   // NULL: empty
+    uint8_t word_length, stem_length;
+    UChar word[STEM_CACHE_UNITS], stem[STEM_CACHE_UNITS];
+} StemEntry;
+
+static pthread_key_t stem_cache_key;
+static pthread_once_t stem_cache_once = PTHREAD_ONCE_INIT;
+static void make_stem_cache_key(void) { pthread_key_create(&stem_cache_key, free); }
+
+static StemEntry *stem_cache_entry(const struct sb_stemmer *stemmer, const UChar *word, int32_t length) {
+    if (length > STEM_CACHE_UNITS) return NULL;
+    pthread_once(&stem_cache_once, make_stem_cache_key);
+    StemEntry *cache = pthread_getspecific(stem_cache_key);
+    if (!cache) {
+        cache = calloc(STEM_CACHE_ENTRIES, sizeof(StemEntry));
+        if (!cache || pthread_setspecific(stem_cache_key, cache) != 0) {
+            free(cache);
+            return NULL;
+        }
+    }
+    uint64_t hash = 0xcbf29ce484222325ULL ^ (uint64_t)(uintptr_t)stemmer;
+    for (int32_t i = 0; i < length; i++) hash = (hash ^ word[i]) * 0x100000001b3ULL;
+    return &cache[hash % STEM_CACHE_ENTRIES];
+}
+
+// Empties this thread's stems (its stemmers changed).
+static void forget_stems(void) {
+    pthread_once(&stem_cache_once, make_stem_cache_key);
+    StemEntry *cache = pthread_getspecific(stem_cache_key);
+    if (cache) memset(cache, 0, STEM_CACHE_ENTRIES * sizeof(StemEntry));
+}
+
+// The stem of `word` (folded, accents kept) into `analysis->stem`: from the cache, or made by Snowball.
+static int stem_word(Analysis *analysis, const UChar *word, int32_t length) {
+    StemEntry *entry = stem_cache_entry(analysis->stemmer, word, length);
+    if (entry && entry->stemmer == analysis->stemmer && entry->word_length == length
+        && memcmp(entry->word, word, (size_t)length * sizeof(UChar)) == 0) {
+        if (!reserve_units(&analysis->stem, entry->stem_length + 1)) return 0;
+        memcpy(analysis->stem.units, entry->stem, (size_t)entry->stem_length * sizeof(UChar));
+        analysis->stem.length = entry->stem_length;
+        thread_steps += length;
+        return 1;
+    }
+    UErrorCode status = U_ZERO_ERROR;
+    Bytes *bytes = &analysis->stem_bytes;
+    if (!reserve_bytes(bytes, length * 3 + 1)) return 0;
+    u_strToUTF8(bytes->bytes, bytes->capacity, &bytes->length, word, length, &status);
+    if (U_FAILURE(status)) return 0;
+    const sb_symbol *stemmed = sb_stemmer_stem(analysis->stemmer, (const sb_symbol *)bytes->bytes, bytes->length);
+    if (!stemmed) return 0;
+    int stemmed_length = sb_stemmer_length(analysis->stemmer);
+    thread_steps += stemmed_length + length;
+    if (!reserve_units(&analysis->stem, stemmed_length + 1)) return 0;
+    u_strFromUTF8(analysis->stem.units, analysis->stem.capacity, &analysis->stem.length, (const char *)stemmed, stemmed_length, &status);
+    if (U_FAILURE(status)) return 0;
+    if (entry && analysis->stem.length <= STEM_CACHE_UNITS) {
+        entry->stemmer = analysis->stemmer;
+        entry->word_length = (uint8_t)length;
+        entry->stem_length = (uint8_t)analysis->stem.length;
+        memcpy(entry->word, word, (size_t)length * sizeof(UChar));
+        memcpy(entry->stem, analysis->stem.units, (size_t)analysis->stem.length * sizeof(UChar));
+    }
+    return 1;
+}
+
 // One word (a run of word characters), from `units`, at bytes [start, end) of the text.
 static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, int start, int end, int options) {
     // ASCII, most words of most texts: NFKC with case folded is lowercase, and no accent is there to fold.
@@ -217,18 +295,7 @@ static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, 
         int32_t probe = 0;
         U16_NEXT(analysis->folded.units, probe, analysis->folded.length, first);
         if (u_isalpha(first) && !is_paired_script(first)) {
-            UErrorCode status = U_ZERO_ERROR;
-            Bytes *bytes = &analysis->stem_bytes;
-            if (!reserve_bytes(bytes, analysis->folded.length * 3 + 1)) return -1;
-            u_strToUTF8(bytes->bytes, bytes->capacity, &bytes->length, analysis->folded.units, analysis->folded.length, &status);
-            if (U_FAILURE(status)) return -1;
-            const sb_symbol *stemmed = sb_stemmer_stem(analysis->stemmer, (const sb_symbol *)bytes->bytes, bytes->length);
-            if (!stemmed) return -1;
-            int stemmed_length = sb_stemmer_length(analysis->stemmer);
-            thread_steps += stemmed_length;
-            if (!reserve_units(&analysis->stem, stemmed_length + 1)) return -1;
-            u_strFromUTF8(analysis->stem.units, analysis->stem.capacity, &analysis->stem.length, (const char *)stemmed, stemmed_length, &status);
-            if (U_FAILURE(status)) return -1;
+            if (!stem_word(analysis, analysis->folded.units, analysis->folded.length)) return -1;
             stem_length = analysis->stem.length;
         }
     }

@@ -97,6 +97,19 @@ struct TextAnalyzerTests {
         #expect(TextAnalyzer.stems("de") && TextAnalyzer.stems("english") && !TextAnalyzer.stems("xx"))
     }
 
+    /// Stems are kept per thread by stemmer: with more languages than a thread keeps stemmers for (8), a
+    /// stemmer made anew (perhaps at an old one's address) never answers with another language's stems.
+    @Test func keptStemsStayRightAsLanguagesComeAndGo() {
+        let words = "running houses Häuser élèves connections"
+        let expected = Dictionary(uniqueKeysWithValues: ["en", "de", "fr"].map { ($0, TextAnalyzer.tokens(in: words, for: .query, language: $0)) })
+        for _ in 0..<3 {
+            for language in ["en", "de", "fr", "es", "it", "nl", "pt", "sv", "ru", "fi", "da", "no"] {
+                let tokens = TextAnalyzer.tokens(in: words, for: .query, language: language)
+                if let expected = expected[language] { #expect(tokens == expected, "\(language)") }
+            }
+        }
+    }
+
     /// A text's language, by CLD2: sure for a sentence or more, not for a word or two.
     @Test(arguments: [
         ("The launch risk is the supplier, and the schedule depends on their delivery next month.", "en"),
