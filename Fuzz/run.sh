@@ -42,31 +42,30 @@ case $target in
 esac
 build=.build/fuzz
 mkdir -p "$build" "Fuzz/corpus/$target"
-# The index module's vector scan and the encoder's int8 products are C: every file of CVectorKernels is
-# compiled with the toolchain's own clang and linked in.
+# The C targets the sources use are compiled with the toolchain's own clang and linked in: each file of
+# DIR, with the extra flags given.
 objects=()
+compile_c() {
+    local dir=$1 file object
+    shift
+    for file in "$dir"/*.c; do
+        object=$build/$(basename "$file" .c)-$target.o
+        "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I "$dir/include" "$@" -c "$file" -o "$object"
+        objects+=("$object")
+    done
+}
+# The index module's vector scan and the encoder's int8 products.
 if printf '%s\n' "${sources[@]}" | grep -qE '^Sources/(ReplicaIndex/Index|ReplicaEmbedding)/'; then
-    for file in Sources/CVectorKernels/*.c; do
-        object=$build/$(basename "$file" .c)-$target.o
-        "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I Sources/CVectorKernels/include -c "$file" -o "$object"
-        objects+=("$object")
-    done
+    compile_c Sources/CVectorKernels
 fi
-# SQLite's connections register the text analyzer (CAnalyzer, on ICU) as FTS5's tokenizer: compiled and
-# linked in the same way, with ICU.
+# SQLite's connections register the text analyzer (CAnalyzer, on ICU and Snowball) as FTS5's tokenizer.
 if printf '%s\n' "${sources[@]}" | grep -q '^Sources/ReplicaSQLite/'; then
-    for file in Sources/CAnalyzer/*.c; do
-        object=$build/$(basename "$file" .c)-$target.o
-        "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I Sources/CAnalyzer/include -c "$file" -o "$object"
-        objects+=("$object")
-    done
+    compile_c Sources/CAnalyzer
     objects+=(-licuuc -licui18n -lstemmer)
 fi
-# The library starts children through a C supervisor (CSpawn): compiled and linked in the same way.
+# The library starts children through a C supervisor (CSpawn).
 if printf '%s\n' "${sources[@]}" | grep -q '^Sources/Replica/Processes/'; then
-    "$(dirname "$(command -v swiftc)")/clang" -O2 -D_GNU_SOURCE -fsanitize=address -I Sources/CSpawn/include \
-        -c Sources/CSpawn/spawn.c -o "$build/spawn-$target.o"
-    objects+=("$build/spawn-$target.o")
+    compile_c Sources/CSpawn -D_GNU_SOURCE
 fi
 # The sources' own imports of ReplicaCore name a module that is compiled in here with them.
 shim=$build/shim-$target

@@ -134,7 +134,7 @@ typedef struct {
     const UNormalizer2 *fold;       // NFKC with case folded
     const UNormalizer2 *decompose;  // NFD
     const UNormalizer2 *compose;    // NFC
-    Units folded, decomposed, stripped, composed, stem;
+    Units folded, decomposed, stripped, composed, stem, stem_composed;
     Bytes token, stem_bytes;
     struct sb_stemmer *stemmer;
     void *context;
@@ -166,8 +166,8 @@ static int emit(Analysis *analysis, int flags, const UChar *units, int32_t lengt
 }
 
 // `word` with the accents of its Latin and Greek letters folded: decomposed, their nonspacing marks
-// dropped, composed again; `word` itself when it has none. The result is in `analysis->composed`.
-static Units *fold_accents(Analysis *analysis, Units *word, int *failed) {
+// dropped, composed again into `into`; `word` itself when it has none.
+static Units *fold_accents(Analysis *analysis, Units *word, Units *into, int *failed) {
     int needs_folding = 0;
     for (int32_t i = 0; i < word->length && !needs_folding;) {
         UChar32 c;
@@ -191,8 +191,8 @@ static Units *fold_accents(Analysis *analysis, Units *word, int *failed) {
         }
         for (int32_t k = at; k < i; k++) to->units[to->length++] = from->units[k];
     }
-    if (!normalize(analysis->compose, to->units, to->length, &analysis->composed)) return *failed = 1, word;
-    return &analysis->composed;
+    if (!normalize(analysis->compose, to->units, to->length, into)) return *failed = 1, word;
+    return into;
 }
 
 static int same_units(const Units *a, const UChar *units, int32_t length) {
@@ -289,35 +289,29 @@ static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, 
     int failed = 0;
     // The stem is made from the word before its accents are folded (French needs them to stem), then
     // folded in its turn; it stands beside the word when it differs.
-    int32_t stem_length = -1;
+    int stemmed = 0;
     if (analysis->stemmer && analysis->folded.length > 0) {
         UChar32 first;
         int32_t probe = 0;
         U16_NEXT(analysis->folded.units, probe, analysis->folded.length, first);
         if (u_isalpha(first) && !is_paired_script(first)) {
             if (!stem_word(analysis, analysis->folded.units, analysis->folded.length)) return -1;
-            stem_length = analysis->stem.length;
+            stemmed = 1;
         }
     }
-    Units *word = fold_accents(analysis, &analysis->folded, &failed);
+    Units *word = fold_accents(analysis, &analysis->folded, &analysis->composed, &failed);
     if (failed) return -1;
     if (word->length == 0) return 0;
     int result = emit(analysis, 0, word->units, word->length, start, end);
     if (result) return result;
 
-    if (stem_length > 0) {
-        // The word is emitted: its folded form may be in `composed`, which folding the stem overwrites.
-        UChar *kept = malloc((size_t)word->length * sizeof(UChar));
-        if (!kept) return -1;
-        int32_t kept_length = word->length;
-        memcpy(kept, word->units, (size_t)kept_length * sizeof(UChar));
-        Units *stem = fold_accents(analysis, &analysis->stem, &failed);
-        if (!failed && stem->length > 0 && !same_units(stem, kept, kept_length)) {
-            result = emit(analysis, REPLICA_TOKEN_COLOCATED, stem->units, stem->length, start, end);
-        }
-        free(kept);
+    if (stemmed) {
+        Units *stem = fold_accents(analysis, &analysis->stem, &analysis->stem_composed, &failed);
         if (failed) return -1;
-        if (result) return result;
+        if (stem->length > 0 && !same_units(stem, word->units, word->length)) {
+            result = emit(analysis, REPLICA_TOKEN_COLOCATED, stem->units, stem->length, start, end);
+            if (result) return result;
+        }
     }
     if (!(options & REPLICA_ANALYZE_BIGRAMS)) return 0;
 
@@ -431,6 +425,7 @@ done:
     free(analysis.stripped.units);
     free(analysis.composed.units);
     free(analysis.stem.units);
+    free(analysis.stem_composed.units);
     free(analysis.token.bytes);
     free(analysis.stem_bytes.bytes);
     return result;

@@ -3,7 +3,8 @@
 ///
 /// Bytes are appended as they arrive; each byte is looked at once when searching for line ends, however
 /// the stream is cut into chunks. A line longer than `maximumLineLength` is not kept: it is reported
-/// once as too long and the rest of it is skipped as it arrives, so the next line reads normally.
+/// once as too long (as soon as it passes the cap, or at its end: ``reportsTooLongAtItsEnd``) with its
+/// first and last bytes, and the rest of it is skipped as it arrives, so the next line reads normally.
 ///
 /// For example:
 /// ```swift

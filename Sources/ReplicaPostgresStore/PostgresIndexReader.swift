@@ -420,7 +420,7 @@ package struct PostgresIndexReader: IndexReader {
             switch match {
             case .term(let term): add(term)
             case .all(let matches), .any(let matches): matches.forEach(collect)
-            case .near(let groups, _): groups.flatMap { group in group.joined.map { [$0] } ?? group.terms }.forEach(add)
+            case .near(let groups, _): groups.flatMap(\.phrases).forEach(add)
             }
         }
         collect(match)

@@ -57,14 +57,12 @@ struct ItemWords {
         case .term(let term): return !instances(of: tokensOf(term)).starts.isEmpty
         case .all(let matches): return matches.allSatisfy { holds($0, tokens: tokens) }
         case .any(let matches): return matches.contains { holds($0, tokens: tokens) }
-        case .near(let groups, let distance): return isNear(groups.flatMap { group in group.joined.map { [$0] } ?? group.terms }.map(tokensOf),
-                                                            distance: distance)
+        case .near(let groups, let distance): return isNear(groups.flatMap(\.phrases).map(tokensOf), distance: distance)
         }
     }
 
-    /// FTS5's `NEAR(p1 p2 …, distance)`: an instance of every phrase, with at most `distance` tokens between
-    /// the end of the first and the start of the last. Each group is one phrase when its word was split
-    /// at punctuation (its parts side by side), else its terms are phrases of their own.
+    /// FTS5's `NEAR(p1 p2 …, distance)`: an instance of every phrase (the groups' ``FTSPattern/Group/phrases``,
+    /// as tokens), with at most `distance` tokens between the end of the first and the start of the last.
     func isNear(_ phrases: [PostgresIndexText.TermTokens], distance: Int) -> Bool {
         var instances: [(phrase: Int, start: Int, end: Int)] = []
         for (index, phrase) in phrases.enumerated() {

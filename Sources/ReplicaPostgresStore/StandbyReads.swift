@@ -129,11 +129,7 @@ package final class StandbyReads: Sendable {
         var checked = false
         do {
             return try pool.withConnection { connection -> T? in
-                if kept == nil {
-                    let condition = try check(on: connection)
-                    checked = true
-                    guard count(condition) else { return nil }
-                }
+                if kept == nil, !count(try check(on: connection)) { return nil }
                 checked = true
                 guard let waited = try waitForReplay(of: needed, on: connection) else {
                     count { $0.primaryAfterWaiting += 1 }
@@ -195,6 +191,7 @@ package final class StandbyReads: Sendable {
                    (SELECT pid FROM pg_stat_wal_receiver) IS NOT NULL,
                    extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8
             """)
+        let paused = row.string(0, 2) == "t"
         guard row.string(0, 0) == "t" else {
             return keep(.unavailable(reason: "the read database is not a standby: it is not replaying a primary's log (the primary "
                 + "itself, or a standby that was promoted); name a streaming-replication standby of the database"))
@@ -220,9 +217,9 @@ package final class StandbyReads: Sendable {
                 return now
             }
             lag = now - since
-            if lag <= maximumLag, row.string(0, 2) != "t" {
+            if lag <= maximumLag, !paused {
                 // Just received: replayed within the wait, it is not behind.
-                if try waitForReplay(of: received, on: connection, upTo: replayWait) != nil {
+                if try waitForReplay(of: received, on: connection) != nil {
                     state.withLock { $0.pending = nil }
                     lag = .zero
                 } else if let sinceLastReplayed, sinceLastReplayed > maximumLag {
@@ -232,7 +229,7 @@ package final class StandbyReads: Sendable {
         } else {
             state.withLock { $0.pending = nil }
         }
-        if row.string(0, 2) == "t" {
+        if paused {
             return keep(.stale(reason: "the standby's replay is paused (pg_wal_replay_pause); reads go to the database until "
                 + "pg_wal_replay_resume()", lag: lag), sayingOnceAs: "paused")
         }
@@ -271,16 +268,12 @@ package final class StandbyReads: Sendable {
     }
 
     /// A duration in seconds, with a tenth.
-    private static func describe(_ duration: Duration) -> String {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        return String(format: "%.1f s", seconds)
-    }
+    private static func describe(_ duration: Duration) -> String { String(format: "%.1f s", duration.seconds) }
 
     /// Waits until the standby has replayed `position`, polling its replay position; how long that took,
     /// or `nil` past ``replayWait``. A server that is not in recovery (the primary itself) has nothing
     /// to replay.
-    private func waitForReplay(of position: WALPosition, on connection: PostgresConnection, upTo limit: Duration? = nil) throws -> Duration? {
-        let replayWait = limit ?? self.replayWait
+    private func waitForReplay(of position: WALPosition, on connection: PostgresConnection) throws -> Duration? {
         let start = clock.now
         guard position.value > 0 else { return .zero }
         var pause = Duration.microseconds(200)
@@ -290,8 +283,7 @@ package final class StandbyReads: Sendable {
             if let replayed = WALPosition(text: replayed), replayed >= position { return clock.now - start }
             let waited = clock.now - start
             guard waited < replayWait else { return nil }
-            let sleep = min(pause, replayWait - waited).components
-            Thread.sleep(forTimeInterval: Double(sleep.seconds) + Double(sleep.attoseconds) / 1e18)
+            Thread.sleep(forTimeInterval: min(pause, replayWait - waited).seconds)
             pause = min(pause * 2, .milliseconds(5))
         }
     }

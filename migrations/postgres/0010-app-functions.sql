@@ -24,22 +24,17 @@
 --    may have had the helpers do to them (row-level security and a policy, statistics targets of 0):
 --    they have none by design.
 
--- 3. The owner's helpers: the caller's rights, and only the account tables and their partitions. (The
--- check is written out in each rather than in a function of its own: a function this migration made would
--- belong to whoever applies it, a superuser perhaps, and add_account, which runs as the schema's owner,
--- could not call it.)
+-- 3. The owner's helpers: the caller's rights, and only the account tables and their partitions. The
+-- check is in keep_words_out_of_statistics, which protect_partition calls first. (Not in a function of its
+-- own: a function this migration made would belong to whoever applies it, a superuser perhaps, and
+-- add_account, which runs as the schema's owner, could not call it.)
 CREATE OR REPLACE FUNCTION replica.protect_partition(partition text) RETURNS void
 LANGUAGE plpgsql SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF partition IS NULL OR NOT (partition = ANY (replica.partitioned_tables()) OR EXISTS (
-            SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-            WHERE c.relnamespace = 'replica'::regnamespace AND p.relnamespace = 'replica'::regnamespace
-              AND c.relname = partition AND p.relname = ANY (replica.partitioned_tables()))) THEN
-        RAISE EXCEPTION 'replica.% is not a table keyed by account or a partition of one', coalesce(partition, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    -- First: it refuses any table but an account table or a partition of one.
+    PERFORM replica.keep_words_out_of_statistics(partition);
     EXECUTE format('ALTER TABLE replica.%I ENABLE ROW LEVEL SECURITY', partition);
     EXECUTE format('ALTER TABLE replica.%I FORCE ROW LEVEL SECURITY', partition);
     IF NOT EXISTS (SELECT 1 FROM pg_policies WHERE schemaname = 'replica' AND tablename = partition AND policyname = 'account_rows') THEN
@@ -47,7 +42,6 @@ BEGIN
                            USING (account = current_setting('replica.account', true))
                            WITH CHECK (account = current_setting('replica.account', true))$policy$, partition);
     END IF;
-    PERFORM replica.keep_words_out_of_statistics(partition);
 END
 $$;
 

@@ -200,7 +200,7 @@ extension StoreStatus {
             ("semanticSearch", semanticSearch.map { .object(omittingNil: [("model", .string($0)), ("problem", semanticSearchProblem.map(JSON.string))]) } ?? .null),
             ("standby", standby.map { standby in
                 .object([("state", .string(standby.state.rawValue)),
-                         ("lagSeconds", standby.lag.map { .number(Self.seconds($0)) } ?? .null),
+                         ("lagSeconds", standby.lag.map { .number($0.seconds) } ?? .null),
                          ("reason", standby.reason.map(JSON.string) ?? .null),
                          ("reads", .object([("standby", .number(Double(standby.routing.servedByStandby))),
                                             ("primaryAfterWaiting", .number(Double(standby.routing.servedByPrimaryAfterWaiting))),
@@ -241,11 +241,6 @@ extension StoreStatus {
                 ])
             })),
         ])
-    }
-
-    /// A duration in seconds.
-    public static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// One index as `replica status --json` prints it.

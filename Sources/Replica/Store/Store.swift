@@ -408,9 +408,7 @@ public final class Store: Sendable {
                            indexNames: [String]? = nil, hydration: Hydration = Hydration()) async throws -> [StoredItem] {
         try account.validate()
         await refreshIfCatalogChanged()
-        guard try await signedInAccounts().contains(where: { $0.id == account }) else {
-            throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in; sign it in first (replica accounts sign-in \(account))")
-        }
+        _ = try await signedInAccounts(among: [account])
         var found: [ItemIdentifier: [StoredItem]] = [:]
         var seen = Set<ItemIdentifier>()
         let wanted = identifiers.filter { seen.insert($0).inserted }

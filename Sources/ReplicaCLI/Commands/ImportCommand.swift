@@ -92,15 +92,16 @@ enum ImportCommand: Command {
         // The first line an account that is not signed in refused: nothing from there on is written.
         var stoppedAt: Int?
         var unwritten = 0
+        func stop(_ error: ReplicaError, at line: Int, unwritten count: Int) {
+            refusal = error
+            stoppedAt = stoppedAt ?? line
+            unwritten += count
+        }
 
         func flush() async throws {
             guard !pending.isEmpty else { return }
             defer { pending.removeAll(keepingCapacity: true) }
-            if refusal != nil {
-                stoppedAt = stoppedAt ?? pending[0].line
-                unwritten += pending.count
-                return
-            }
+            if let refusal { return stop(refusal, at: pending[0].line, unwritten: pending.count) }
             guard let index else { return }
             if let batch {
                 try batch.indexItems(pending.map(\.item))
@@ -111,9 +112,7 @@ enum ImportCommand: Command {
                 try await index.indexItems(pending.map(\.item))
                 imported += pending.count
             } catch let error as ReplicaError where error.code == .accountNotSignedIn {
-                refusal = error
-                stoppedAt = pending[0].line
-                unwritten += pending.count
+                stop(error, at: pending[0].line, unwritten: pending.count)
             } catch let error as ReplicaError where error.code == .notOwner {
                 // Some identifiers belong to another owner's items: write the lines one by one, so only
                 // those are refused.
@@ -124,9 +123,7 @@ enum ImportCommand: Command {
                     } catch let error as ReplicaError where error.code == .notOwner {
                         refuse([entry], error)
                     } catch let error as ReplicaError where error.code == .accountNotSignedIn {
-                        refusal = error
-                        stoppedAt = entry.line
-                        unwritten += pending.count - position
+                        stop(error, at: entry.line, unwritten: pending.count - position)
                         break
                     }
                 }
@@ -149,10 +146,7 @@ enum ImportCommand: Command {
         try await flush()
         if let refusal, let stoppedAt {
             // One line for the whole refusal, not one per line: the lines left are counted, not read as items.
-            while let next = try reader.next() {
-                if case .line(let bytes) = next, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                unwritten += 1
-            }
+            unwritten += try reader.countRemainingLines()
             rejected += unwritten
             let kept = imported > 0 ? " (the \(imported) item\(imported == 1 ? "" : "s") before \(imported == 1 ? "it was" : "them were") written)" : ""
             Output.note("line \(stoppedAt): \(refusal.message); the import stopped there: \(unwritten) line\(unwritten == 1 ? "" : "s") "

@@ -46,7 +46,7 @@ enum StatusCommand: Command {
         Output.line("store: \(status.directory.path)")
         if let database = status.database { Output.line("database: \(database)") }
         if let standby = status.standby {
-            let lag = standby.lag.map { String(format: "%.1f s behind", StoreStatus.seconds($0)) } ?? "lag unknown"
+            let lag = standby.lag.map { String(format: "%.1f s behind", $0.seconds) } ?? "lag unknown"
             switch standby.state {
             case .serving: Output.line("read database: a standby serving reads, \(lag)")
             case .stale: Output.line("read database: a standby, stale (\(lag)): \(standby.reason ?? "")")

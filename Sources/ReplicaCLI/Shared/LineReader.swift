@@ -70,17 +70,18 @@ struct LineReader {
         }
     }
 
-    /// The next line's bytes, or `nil` at the end of the input; a line over the cap is an error.
-    mutating func nextLine() throws -> ArraySlice<UInt8>? {
-        switch try next() {
-        case .line(let bytes)?: return bytes
-        case .tooLong?: throw CLIError.failure(Self.tooLongMessage(line: lineNumber))
-        case nil: return nil
-        }
-    }
+    /// Whether a line holds nothing but spaces and tabs.
+    private static func isBlank(_ line: ArraySlice<UInt8>) -> Bool { line.allSatisfy { $0 == 0x20 || $0 == 0x09 } }
 
-    static func tooLongMessage(line: Int) -> String {
-        "line \(line) is longer than \(maximumLineLength >> 20) MiB, the most a line may hold"
+    /// Reads the rest of the input and counts its lines that are not blank, without making anything of
+    /// them (a line over the cap counts as one).
+    mutating func countRemainingLines() throws -> Int {
+        var count = 0
+        while let next = try next() {
+            if case .line(let line) = next, Self.isBlank(line) { continue }
+            count += 1
+        }
+        return count
     }
 
     /// The next line that is not blank, as JSON, or `nil` at the end of the input. A line that is not
@@ -90,7 +91,7 @@ struct LineReader {
             guard case .line(let line) = next else {
                 return .failure(ReplicaError(.invalidItem, "the line is longer than \(Self.maximumLineLength >> 20) MiB, the most a line may hold; it was skipped"))
             }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            if Self.isBlank(line) { continue }
             guard let text = String(validating: line, as: UTF8.self) else {
                 return .failure(ReplicaError(.invalidItem, "the line is not valid UTF-8 text"))
             }

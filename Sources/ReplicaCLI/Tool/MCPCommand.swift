@@ -28,15 +28,7 @@ enum MCPCommand: Command {
         Output.note("mcp: serving the tool '\(server.tool.name)' on standard input and output")
         let input = StandardInputLines()
         while let line = try await input.next() {
-            let response: String?
-            switch line {
-            case .text(let text): response = await server.handle(text)
-            // Answered at once, in order, like any other mistake: the lines after it are served as usual.
-            case .notUTF8: response = MCPServer.error(id: .null, .parseError, "the message is not valid UTF-8 text")
-            case .tooLong(let head, let tail): response = MCPServer.error(id: MCPServer.requestID(head: head, tail: tail), .invalidRequest, "the message is longer than "
-                + "\(StandardInputLines.maximumLineLength >> 20) MiB, the most a message may hold; it was skipped")
-            }
-            guard let response else { continue }
+            guard let response = await server.handle(line) else { continue }
             Output.write(response + "\n", to: STDOUT_FILENO)
         }
     }
@@ -93,6 +85,20 @@ struct MCPServer: Sendable {
 
     enum ErrorCode: Int {
         case parseError = -32700, invalidRequest = -32600, methodNotFound = -32601, invalidParams = -32602
+    }
+
+    /// A line of the input: a message, or one that could not be read, answered at once and in order like
+    /// any other mistake (the lines after it are served as usual).
+    func handle(_ line: StandardInputLines.Line) async -> String? {
+        switch line {
+        case .text(let text):
+            return await handle(text)
+        case .notUTF8:
+            return Self.error(id: .null, .parseError, "the message is not valid UTF-8 text")
+        case .tooLong(let head, let tail):
+            return Self.error(id: Self.requestID(head: head, tail: tail), .invalidRequest,
+                              "the message is longer than \(StandardInputLines.maximumLineLength >> 20) MiB, the most a message may hold; it was skipped")
+        }
     }
 
     func handle(_ line: String) async -> String? {
@@ -169,7 +175,7 @@ struct MCPServer: Sendable {
     /// answers it: the first `"id"` member before `"params"` (a client that writes the envelope first),
     /// else the last `"id"` member of its end, followed by `,` or `}` (one that writes it after the
     /// parameters, as the TypeScript SDK does); a number or a plain string; `null` when neither has one.
-    static func requestID(head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) -> JSON {
+    private static func requestID(head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) -> JSON {
         // The ends may cut a character: up to three bytes are left off until each reads as UTF-8.
         func text(_ bytes: ArraySlice<UInt8>, fromEnd: Bool) -> String? {
             (0...3).lazy.compactMap { String(validating: fromEnd ? bytes.dropLast($0) : bytes.dropFirst($0), as: UTF8.self) }.first

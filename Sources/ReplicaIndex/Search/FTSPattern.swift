@@ -73,6 +73,9 @@ package struct FTSPattern: Hashable, Sendable {
     package struct Group: Hashable, Sendable {
         package var terms: [Term]
         package var joined: Term?
+        /// What `NEAR` takes of the group: its word split at punctuation as one phrase (its parts side by
+        /// side), else each of its terms as a phrase of its own.
+        package var phrases: [Term] { joined.map { [$0] } ?? terms }
 
         /// The group as one expression for `NEAR`: its parts side by side, or its one term.
         var expression: String { joined?.expression ?? terms.map(\.expression).joined(separator: " ") }
