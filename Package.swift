@@ -76,7 +76,7 @@ let package = Package(
         // source entries, projection state, quarantine, tombstones). Everything above uses its API.
         .target(
             name: "ReplicaIndex",
-            dependencies: ["ReplicaCore", "ReplicaSQLite", "CVectorKernels"],
+            dependencies: ["ReplicaCore", "ReplicaSQLite", "ReplicaText", "CVectorKernels"],
             plugins: ["EmbedMigrations"]),
 
         // The sentence-embedding model run in-process (all-MiniLM-L6-v2: WordPiece, a BERT encoder on
@@ -100,7 +100,7 @@ let package = Package(
         // and record store on PostgreSQL build on it (Sources/Replica/Storage/Postgres).
         .target(
             name: "ReplicaPostgresStore",
-            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaPostgres", "ReplicaSQLite"],
+            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaPostgres", "ReplicaSQLite", "ReplicaText"],
             plugins: ["EmbedMigrations"]),
 
         // The command-line tool.
@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresStoreTests", dependencies: ["ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaPostgresStore", "CVectorKernels", "ReplicaText", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite"]),
+        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite", "ReplicaText"]),
         .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaText"]),
         .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
         .testTarget(name: "ReplicaExecTests", dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),

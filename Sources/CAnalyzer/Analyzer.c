@@ -431,6 +431,18 @@ done:
     return result;
 }
 
+static _Thread_local char document_language[16];
+
+void replica_analyzer_set_document_language(const char *language) {
+    if (!language || strlen(language) >= sizeof document_language) {
+        document_language[0] = 0;
+    } else {
+        strcpy(document_language, language);
+    }
+}
+
+const char *replica_analyzer_document_language(void) { return document_language[0] ? document_language : NULL; }
+
 int replica_analyzer_stems(const char *language) { return stemmer_for(language) != NULL; }
 
 const char *replica_analyzer_icu_version(void) {

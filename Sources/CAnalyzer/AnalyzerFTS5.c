@@ -40,10 +40,13 @@ static int tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const ch
     Instance *instance = (Instance *)tokenizer;
     Forward to = {context, token};
     // A document (and its text read again for a highlight or snippet) has the pairs; a query looks for
-    // words. Both have stems beside their words: a query's stem is one more way its word matches.
-    int options = (flags & FTS5_TOKENIZE_QUERY) ? 0 : REPLICA_ANALYZE_BIGRAMS;
-    int rc = replica_analyze_in(text, length < 0 ? 0 : (size_t)length, options, instance->language[0] ? instance->language : NULL,
-                                &to, forward);
+    // words. Both have stems beside their words when the table names a language (a query's stem is one
+    // more way its word matches); without one, a document is stemmed for the language its writer set
+    // (replica_analyzer_set_document_language) and a query not at all (replica adds its stems as terms).
+    int query = (flags & FTS5_TOKENIZE_QUERY) != 0;
+    int options = query ? 0 : REPLICA_ANALYZE_BIGRAMS;
+    const char *language = instance->language[0] ? instance->language : (query ? NULL : replica_analyzer_document_language());
+    int rc = replica_analyze_in(text, length < 0 ? 0 : (size_t)length, options, language, &to, forward);
     return rc < 0 ? SQLITE_NOMEM : rc;
 }
 

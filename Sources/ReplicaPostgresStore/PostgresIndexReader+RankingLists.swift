@@ -3,6 +3,7 @@ import ReplicaCore
 package import ReplicaIndex
 import ReplicaPostgres
 import Synchronization
+import ReplicaText
 
 // A ranked search of common words through the index's ranking lists (migration 0009), by the same
 // search as on SQLite (``RankingLists/top(_:tokens:source:)``).
@@ -25,8 +26,10 @@ extension PostgresIndexReader {
         wordsSeen.record(tokens: tokens, present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
         var headings: [Int64: ItemWords] = [:]
         for (id, row) in rows.rows {
-            headings[id] = Self.headingWords(of: Set(tokens), title: rows.result.string(row, 11) ?? "", keywords: rows.result.string(row, 12) ?? "",
-                                             people: rows.result.string(row, 13) ?? "")
+            headings[id] = TextAnalyzer.withDocumentLanguage(terms.language) {
+                Self.headingWords(of: Set(tokens), title: rows.result.string(row, 11) ?? "", keywords: rows.result.string(row, 12) ?? "",
+                                  people: rows.result.string(row, 13) ?? "")
+            }
         }
         return (top.map { (id: $0.rowID, score: $0.score) }, headings, limit, rows)
     }

@@ -130,6 +130,8 @@ package struct PostgresIndexReader: IndexReader {
         let queries: [String]
         let tsquery: String
         let requiresAll: Bool
+        /// The language the query's words were stemmed for (``FTSPattern/language``).
+        let language: String?
 
         /// `nil` when nothing can match: no term has a token (punctuation alone matches nothing in FTS5),
         /// or, when every term is required, one has none.
@@ -140,6 +142,7 @@ package struct PostgresIndexReader: IndexReader {
             terms = all.filter { $0.query != nil }
             self.queries = queries
             requiresAll = pattern.requiresAll
+            language = pattern.language
             tsquery = queries.map { "(\($0))" }.joined(separator: pattern.requiresAll ? " & " : " | ")
         }
     }

@@ -3,6 +3,7 @@ import ReplicaCore
 package import ReplicaIndex
 package import ReplicaPostgres
 package import ReplicaSQLite
+import ReplicaText
 
 /// An item's words as the PostgreSQL store keeps them: FTS5's own tokens (so both stores match the same
 /// items), in a `tsvector` whose weights say the column (A title, B keywords and people, C description, D
@@ -13,7 +14,7 @@ package enum PostgresIndexText {
         do {
             return try IndexTokenizer.shared.get()
         } catch {
-            fatalError("SQLite was built without FTS5's porter and unicode61 tokenizers: \(error)")
+            fatalError("replica's analyzer is not registered as FTS5's tokenizer: \(error)")
         }
     }
 
@@ -48,7 +49,10 @@ package enum PostgresIndexText {
     /// once (with the highest weight among those it stands for), and, for an item whose words would not
     /// fit in a `tsvector`, the lexemes met first while that literal stays under
     /// ``maximumLiteralBytes``.
-    package static func vector(title: String, keywords: String, people: String, description: String, body: String) -> Words {
+    /// - Parameter language: the language the words are stemmed for (``TextColumns/language``), as FTS5's
+    ///   tokenizer `replica` stems an item's words in a SQLite index.
+    package static func vector(title: String, keywords: String, people: String, description: String, body: String,
+                               language: String?) -> Words {
         var slots: [String: Int] = [:]
         var lexemes: [String] = []
         var positions: [[UInt16]] = []
@@ -59,8 +63,9 @@ package enum PostgresIndexText {
         var length = 0
         for (column, text) in [title, keywords, people, description, body].enumerated() {
             let weight = columnWeights[column]
-            let tokens = tokenizer.tokens(in: text)
-            length += tokens.count
+            let tokens = TextAnalyzer.withDocumentLanguage(language) { tokenizer.tokens(in: text) }
+            // FTS5 counts a column's positions: a stem or pair beside its word adds none.
+            length += tokens.last.map { $0.position + 1 } ?? 0
             for token in tokens {
                 let word = lexeme(token.text)
                 let slot: Int

@@ -176,7 +176,7 @@ package final class PostgresIndexWriter: IndexWriter {
     /// A row's words as ``PostgresIndexText`` makes them.
     static func words(of row: PreparedRow) -> PostgresIndexText.Words {
         PostgresIndexText.vector(title: row.text.title, keywords: row.text.keywords, people: row.text.people,
-                                 description: row.text.description, body: row.text.body)
+                                 description: row.text.description, body: row.text.body, language: row.text.language)
     }
 
     // MARK: Indexing

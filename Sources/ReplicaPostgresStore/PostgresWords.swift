@@ -127,15 +127,24 @@ enum Snippet {
     static func make(columns: [String], terms: [PostgresIndexText.TermTokens], words: Int = 24) -> String? {
         var best: (column: Int, tokens: [FTS5TokenizerToken], marked: Set<Int>, distinct: Int)?
         for (column, text) in columns.enumerated() where !text.isEmpty {
-            let tokens = PostgresIndexText.tokenizer.tokens(in: text).map { FTS5TokenizerToken(text: $0.text, start: $0.start, end: $0.end) }
+            // One token a position: a stem or a pair of characters stands beside its word, as another
+            // text the word matches by.
+            var tokens: [FTS5TokenizerToken] = []
+            for token in PostgresIndexText.tokenizer.tokens(in: text) {
+                if token.position < tokens.count {
+                    tokens[token.position].texts.append(token.text)
+                } else {
+                    tokens.append(FTS5TokenizerToken(texts: [token.text], start: token.start, end: token.end))
+                }
+            }
             var marked = Set<Int>()
             var distinct = 0
             for term in terms where !term.tokens.isEmpty {
                 var found = false
                 for start in tokens.indices where start + term.tokens.count <= tokens.count {
                     let matches = term.tokens.enumerated().allSatisfy { offset, token in
-                        let word = tokens[start + offset].text
-                        return term.prefix && offset == term.tokens.count - 1 ? word.hasPrefix(token) : word == token
+                        let texts = tokens[start + offset].texts
+                        return term.prefix && offset == term.tokens.count - 1 ? texts.contains { $0.hasPrefix(token) } : texts.contains(token)
                     }
                     if matches {
                         found = true
@@ -172,9 +181,10 @@ enum Snippet {
     }
 }
 
-/// A token's text and where it is, for snippets.
+/// The tokens at one position and where its word is, for snippets.
 struct FTS5TokenizerToken {
-    var text: String
+    /// The word, then what stands beside it (its stem, its pairs of characters).
+    var texts: [String]
     var start: Int
     var end: Int
 }

@@ -1,4 +1,5 @@
 import CSQLite
+import CAnalyzer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,6 +54,14 @@ public final class FTS5Tokenizer: @unchecked Sendable {
         guard opened == SQLITE_OK, let handle else {
             if let handle { sqlite3_close_v2(handle) }
             throw SQLiteError(code: ResultCode(rawValue: opened), message: "cannot open an in-memory database for FTS5's tokenizer")
+        }
+        // replica's own analyzer, as every connection has it (``Connection``).
+        var api: UnsafeMutablePointer<fts5_api>?
+        var registered = replica_fts5_api(handle, &api)
+        if registered == SQLITE_OK, let api { registered = replica_fts5_register_analyzer(api) }
+        guard registered == SQLITE_OK else {
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: ResultCode(rawValue: registered), message: "cannot register replica's analyzer as FTS5's tokenizer")
         }
         let words = specification.split(separator: " ").map(String.init)
         guard let name = words.first else {

@@ -18,7 +18,7 @@ internal import CAnalyzer
 /// ```
 ///
 /// Every step is linear in the text's length (a megabyte of Chinese without a space, a 100 KB word).
-/// Not yet used by the indexes: their words are still SQLite's `porter unicode61`.
+/// The indexes' words on both backends (FTS5's tokenizer `replica`, and the PostgreSQL store's `tsvector`s).
 public enum TextAnalyzer {
     /// One word of a text.
     public struct Token: Hashable, Sendable {
@@ -48,6 +48,10 @@ public enum TextAnalyzer {
     /// ICU's version and its Unicode data's (`icu 72.1, unicode 15.0`): what an index records of the
     /// analyzer that made its words.
     public static let icuVersion = String(cString: replica_analyzer_icu_version())
+
+    /// What an index records of the analyzer that made its words: an index whose words another analyzer
+    /// made (another version of this one, another ICU) has them made again.
+    public static let version = "replica-analyzer 1; \(icuVersion); snowball 2"
 
     /// The words of `text`, in order; with `language` (Snowball's name of it or its ISO 639 code: `en`,
     /// `de`, `french`), each word of an alphabetic script is followed by its stem at its position
@@ -84,6 +88,45 @@ public enum TextAnalyzer {
                                                      bytes.count, &reliable) else { return nil }
             return (String(cString: code), reliable != 0)
         }
+    }
+
+    /// Runs `body` with the documents FTS5's tokenizer `replica` is given on this thread stemmed for
+    /// `language` (none when `nil`): an item's text is indexed and removed within it, so that a removal
+    /// makes the tokens its insert made.
+    public static func withDocumentLanguage<Result>(_ language: String?, _ body: () throws -> Result) rethrows -> Result {
+        let previous = replica_analyzer_document_language().map { String(cString: $0) }
+        replica_analyzer_set_document_language(language)
+        defer { replica_analyzer_set_document_language(previous) }
+        return try body()
+    }
+
+    /// The language an item's text is stemmed for: the first of the languages its app gave (BCP 47 tags,
+    /// `de-CH`: the language subtag, lowercased) that Snowball stems, else the language CLD2 is sure
+    /// the text is in, else English when CLD2 cannot tell (a text too short); `nil` for a language
+    /// Snowball has no stemmer for (Chinese, Japanese, Korean, Vietnamese…), whose words are not stemmed.
+    public static func itemLanguage(given languages: [String], text: String) -> String? {
+        for tag in languages {
+            let code = primaryLanguage(of: tag)
+            if !code.isEmpty, stems(code) { return code }
+        }
+        if let detected = language(of: text), detected.isReliable {
+            let code = primaryLanguage(of: detected.code)
+            return stems(code) ? code : nil
+        }
+        return "en"
+    }
+
+    /// The language subtag of a BCP 47 tag, lowercased: `de` of `de-CH`, `zh` of `zh-Hant`.
+    public static func primaryLanguage(of tag: String) -> String {
+        String(tag.prefix { $0 != "-" && $0 != "_" }).lowercased()
+    }
+
+    /// The stem of `word` (one word) for `language`, folded as the analyzer folds words, when it differs
+    /// from the folded word: what a query adds as one more term for the word.
+    public static func stem(_ word: String, language: String) -> String? {
+        let tokens = tokens(in: word, for: .query, language: language)
+        guard tokens.count == 2, tokens[1].isColocated else { return nil }
+        return tokens[1].text
     }
 
     /// Whether Snowball has a stemmer for `language` (a name or an ISO 639 code; 29 languages).

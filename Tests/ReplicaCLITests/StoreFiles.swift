@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReplicaSQLite
+import ReplicaText
 
 /// A store's SQLite files as the kill and fault tests check them: with SQLite's own integrity checks,
 /// not through replica's code.
@@ -18,13 +19,41 @@ enum StoreFiles {
         let isIndex = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'items_text'") == 1
         if isIndex {
             do {
-                try connection.execute("INSERT INTO items_text(items_text, rank) VALUES ('integrity-check', 1)")
+                try connection.execute("INSERT INTO items_text(items_text, rank) VALUES ('integrity-check', 0)")
             } catch {
-                Issue.record("\(what): \(path): the full-text index does not match its rows: \(error)")
+                Issue.record("\(what): \(path): the full-text index is damaged: \(error)")
             }
+            try expectWordsMatchRows(connection, "\(what): \(path)")
             try expectRankingListsMatch(connection, "\(what): \(path)")
         }
         return connection
+    }
+
+    /// The full-text index holds exactly the words of its rows, each row's stemmed for the language it
+    /// records (what FTS5's `integrity-check` with rank 1 checks of a table whose rows are all stemmed
+    /// alike): every (word, row, column, position) FTS5 keeps, against those the analyzer makes.
+    static func expectWordsMatchRows(_ connection: Connection, _ what: String) throws {
+        let tokenizer = try FTS5Tokenizer("replica")
+        let columns = ["title", "keywords", "people", "description", "body"]
+        var expected: [String] = []
+        try connection.prepare("SELECT id, language, \(columns.joined(separator: ", ")) FROM items").each { row in
+            TextAnalyzer.withDocumentLanguage(row.optionalText(1)) {
+                for (index, column) in columns.enumerated() {
+                    for token in tokenizer.tokens(in: row.text(Int32(index + 2))) {
+                        expected.append("\(token.text) \(row.int64(0)) \(column) \(token.position)")
+                    }
+                }
+            }
+            return true
+        }
+        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.check_instances USING fts5vocab(main, items_text, instance)")
+        defer { try? connection.execute("DROP TABLE IF EXISTS temp.check_instances") }
+        let stored = try connection.prepare("SELECT term, doc, col, offset FROM temp.check_instances").rows {
+            "\($0.text(0)) \($0.int64(1)) \($0.text(2)) \($0.int64(3))"
+        }
+        let missing = Set(expected).subtracting(stored), extra = Set(stored).subtracting(expected)
+        #expect(missing.isEmpty && extra.isEmpty && stored.count == expected.count,
+                "\(what): the full-text index does not match its rows: \(missing.count) words missing, \(extra.count) extra")
     }
 
     /// An index's ranking lists, when built, agree with FTS5: each item unchanged since the build is in

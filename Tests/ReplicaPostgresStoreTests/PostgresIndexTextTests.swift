@@ -27,7 +27,7 @@ struct PostgresIndexTextTests {
         var length = 0
         for (column, text) in columns.enumerated() {
             let tokens = PostgresIndexText.tokenizer.tokens(in: text)
-            length += tokens.count
+            length += tokens.last.map { $0.position + 1 } ?? 0
             for token in tokens {
                 let word = PostgresIndexText.lexeme(token.text)
                 if places[word] == nil { firstSeen[word] = firstSeen.count }
@@ -50,7 +50,7 @@ struct PostgresIndexTextTests {
     /// Expects the binary words of `columns` to equal the reference literal's, on the server.
     func expectSameWords(_ columns: [String], _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let words = PostgresIndexText.vector(title: columns[0], keywords: columns[1], people: columns[2], description: columns[3],
-                                             body: columns[4])
+                                             body: columns[4], language: nil)
         let reference = Self.referenceLiteral(columns)
         #expect(words.length == reference.length, comment, sourceLocation: sourceLocation)
         let result = try connection.execute("SELECT $1::tsvector = $2::tsvector, length($1::tsvector), length($2::tsvector)",

@@ -42,6 +42,13 @@ long long replica_analyzer_steps(void);
 // scripts without spaces and numbers are not stemmed.
 int replica_analyze_in(const char *text, size_t length, int options, const char *language, void *context, replica_token_sink sink);
 
+// The language the documents this thread gives FTS5's tokenizer next are stemmed for (`replica`
+// tables without a language of their own): the writer sets an item's before its text is indexed or
+// removed, since a removal must make the same tokens. NULL or "" for none. Queries are never stemmed
+// by it: a query's stems are terms of their own.
+void replica_analyzer_set_document_language(const char *language);
+const char *replica_analyzer_document_language(void);
+
 // Whether Snowball has a stemmer for `language`.
 int replica_analyzer_stems(const char *language);
 

@@ -92,6 +92,10 @@ public final class SearchTool: Sendable {
         public var hydration = Hydration()
         /// The accounts searched, of those signed in; empty: all of them.
         public var accounts: [AccountID] = []
+        /// The languages the person types in, as BCP 47 tags (Core Spotlight's `keyboardLanguage`): the
+        /// model's words are stemmed for the first with stems (``SearchQuery/languages``); empty: the
+        /// language of each query when it is clear, else English.
+        public var languages: [String] = []
 
         /// Makes a configuration; the name, hydration and accounts keep their defaults and can be set afterwards.
         ///
@@ -318,6 +322,7 @@ public final class SearchTool: Sendable {
             search.authors = query.authors
             search.recipients = query.recipients
             search.accounts = configuration.accounts
+            search.languages = configuration.languages
             var indexNames: [String]?
             var cap: Int?
             var scopes: [String] = []

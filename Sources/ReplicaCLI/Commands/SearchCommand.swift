@@ -37,6 +37,7 @@ enum SearchCommand: Command {
         .repeatable("--index", "NAME", "search only this named index"),
         .value("--limit", "N", "at most N results (default 20, at most 10000)"),
         .flag("--all", "only items that have every word"),
+        .repeatable("--language", "TAG", "the language you type in (BCP 47: de, pt-BR): your words are stemmed\nfor it; by default, the query's own when clear, else English"),
         .flag("--lexical", "by the words alone: no semantic search (by meaning)"),
         .flag("--semantic", "by meaning alone: the items nearest the question, whatever their words"),
         .flag("--any", "items with any of the words, ranked (the default; kept for scripts)"),
@@ -67,6 +68,7 @@ enum SearchCommand: Command {
         let any = arguments.flag("--any")
         guard !(all && any) else { throw CLIError.usage("--all and --any contradict each other; give one") }
         query.requiresAllWords = all
+        query.languages = try arguments.values("--language")
         query.disablesSemanticSearch = arguments.flag("--lexical")
         query.disablesLexicalSearch = arguments.flag("--semantic")
         guard !(query.disablesSemanticSearch && query.disablesLexicalSearch) else {

@@ -17,12 +17,14 @@ struct ToolOptions {
         .value("--format", "FORMAT", "structured (default) or compact (one line per result)"),
         .value("--me", "NAME,EMAIL,…", "who \"me\" is: a display name, then other names, email addresses and phone\nnumbers"),
         .repeatable("--account", "ID", "search only this signed-in account"),
+        .repeatable("--language", "TAG", "the language the person types in (BCP 47: de, pt-BR): the words are\nstemmed for it; by default, the query's own when clear, else English"),
     ]
 
     var guide = Guide()
     var attributes: [AttributeKey] = []
     var me: ResolvedContact?
     var accounts: [AccountID] = []
+    var languages: [String] = []
 
     /// Reads the options out of `arguments`.
     static func read(_ arguments: inout Arguments) throws -> ToolOptions {
@@ -41,6 +43,7 @@ struct ToolOptions {
             options.me = try contact(list(me))
         }
         options.accounts = try arguments.values("--account").map(ToolCommand.account)
+        options.languages = try arguments.values("--language")
         return options
     }
 
@@ -104,6 +107,7 @@ struct ToolOptions {
         configuration.sources = [.index(IndexSource(fetchAttributes: attributes)), .files(FileSource(fetchAttributes: attributes))]
         configuration.contactResolver = me.map(FixedContactResolver.init)
         configuration.accounts = accounts
+        configuration.languages = languages
         configuration.hydration = Hydration(projections: file.projections, followedTables: file.followedTables,
                                             sourceResolver: CommandSourceResolver(store: store))
         return SearchTool(store: store, configuration: configuration)

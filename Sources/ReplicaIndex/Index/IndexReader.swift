@@ -1,6 +1,7 @@
 package import Foundation
 import ReplicaCore
 package import ReplicaSQLite
+import ReplicaText
 
 /// A row a search found, before it is tied to an account.
 package struct FoundItem: Sendable {
@@ -166,7 +167,10 @@ package struct SQLiteIndexReader: IndexReader {
             do {
                 let (item, origin, indexed) = try Self.decodeItem(row)
                 let headings = [row.optionalText(8), row.optionalText(11), row.optionalText(12)].compactMap { $0 }
-                let inHeading = headings.contains { tokenizer.tokens(in: $0).contains { searched.contains($0.text) } }
+                // Stemmed as the query's words were (an item of another language may have other stems).
+                let inHeading = TextAnalyzer.withDocumentLanguage(pattern.language) {
+                    headings.contains { tokenizer.tokens(in: $0).contains { searched.contains($0.text) } }
+                }
                 rows[row.int64(10)] = (FoundItem(item: item, score: 0, snippet: nil, origin: origin, indexedAt: indexed), inHeading)
             } catch {
                 unreadable.append(ItemIdentifier(row.text(0)))

@@ -1,6 +1,7 @@
 import Foundation
 import ReplicaCore
 import ReplicaSQLite
+import ReplicaText
 
 extension SQLiteIndexWriter {
     // MARK: Deleting
@@ -27,18 +28,28 @@ extension SQLiteIndexWriter {
         var count = 0
         let condition = "domain IS NOT NULL AND (domain = ?1 OR (domain >= ?1 || '.' AND domain < ?1 || '/')) AND (?2 IS NULL OR owner = ?2)"
         for domain in domains {
-            try connection.cached("DELETE FROM items_text WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
-                .run([.text(domain.rawValue), SQLValue(owner?.rawValue)])
+            try removeText(where: condition, [.text(domain.rawValue), SQLValue(owner?.rawValue)])
             try connection.cached("DELETE FROM items WHERE \(condition)").run([.text(domain.rawValue), SQLValue(owner?.rawValue)])
             count += connection.changes
         }
         return count
     }
 
+    /// Removes the full-text entries of the rows that meet `condition` (its parameters numbered from ?1),
+    /// one statement per language their text was stemmed for, since FTS5 makes each row's tokens again
+    /// to remove them.
+    func removeText(where condition: String, _ arguments: [SQLValue]) throws {
+        let languages = try connection.cached("SELECT DISTINCT language FROM items WHERE \(condition)").rows(arguments) { $0.optionalText(0) }
+        let remove = try connection.cached("DELETE FROM items_text WHERE rowid IN (SELECT id FROM items WHERE (\(condition)) AND language IS ?\(arguments.count + 1))")
+        for language in languages {
+            try TextAnalyzer.withDocumentLanguage(language) { try remove.run(arguments + [SQLValue(language)]) }
+        }
+    }
+
     /// Deletes every item a given owner made.
     @discardableResult
     package func delete(owner: ItemOwner) throws -> Int {
-        try connection.cached("DELETE FROM items_text WHERE rowid IN (SELECT id FROM items WHERE owner = ?)").run([.text(owner.rawValue)])
+        try removeText(where: "owner = ?1", [.text(owner.rawValue)])
         try connection.cached("DELETE FROM items WHERE owner = ?").run([.text(owner.rawValue)])
         return connection.changes
     }
@@ -72,7 +83,7 @@ extension SQLiteIndexWriter {
 
     package func deleteRow(_ id: Int64) throws {
         CrashPoints.reach("index.delete")
-        try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
+        try removeText(ofRow: id)
         try connection.cached("DELETE FROM items WHERE id = ?").run([.integer(id)])
     }
 

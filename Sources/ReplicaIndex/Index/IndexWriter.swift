@@ -1,6 +1,7 @@
 package import Foundation
 import ReplicaCore
 import ReplicaSQLite
+import ReplicaText
 
 /// What indexing one item did.
 package enum UpsertOutcome: Equatable {
@@ -66,8 +67,8 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Inserts a row known to be new; usable while the identifier index is dropped.
     static let bulkInsertSQL = """
         INSERT INTO items(identifier, domain, content_type, created, modified, expires, authors, recipients, attributes,
-            owner, source_version, indexed, title, keywords, people, description, body)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+            owner, source_version, indexed, title, keywords, people, description, body, language)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
         """
 
     /// Inserts a row unless its identifier is taken (then the caller replaces or merges).
@@ -76,14 +77,14 @@ package final class SQLiteIndexWriter: IndexWriter {
     static let updateSQL = """
         UPDATE items SET identifier = ?1, domain = ?2, content_type = ?3, created = ?4, modified = ?5, expires = ?6,
             authors = ?7, recipients = ?8, attributes = ?9, owner = ?10, source_version = ?11, indexed = ?12,
-            title = ?13, keywords = ?14, people = ?15, description = ?16, body = ?17
-        WHERE id = ?18
+            title = ?13, keywords = ?14, people = ?15, description = ?16, body = ?17, language = ?18
+        WHERE id = ?19
         """
 
     /// The stored row an insert conflicted with, read to compare with the row that would replace it.
     static let storedRowSQL = """
         SELECT id, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
-            title, keywords, people, description, body
+            title, keywords, people, description, body, language
         FROM items WHERE identifier = ?
         """
 
@@ -159,7 +160,7 @@ package final class SQLiteIndexWriter: IndexWriter {
     private func update(_ id: Int64, to row: PreparedRow) throws {
         let update = try updateStatement.get()
         try bind(row, to: update)
-        try update.bind(.integer(id), at: 18)
+        try update.bind(.integer(id), at: 19)
         defer { update.rewind() }
         try update.step()
         if row.asksForEnrichment { try queueEnrichment(id) }
@@ -191,6 +192,7 @@ package final class SQLiteIndexWriter: IndexWriter {
             text.people = row.text(12)
             text.description = row.text(13)
             text.body = row.text(14)
+            text.language = row.optionalText(15)
             return StoredRow(id: row.int64(0), values: (1...9).map { row.value(Int32($0)) }, text: text)
         }
     }
@@ -230,9 +232,9 @@ package final class SQLiteIndexWriter: IndexWriter {
             defer { remove.reset() }
             try remove.bind(.integer(id), at: 1)
             try indexed.bind(to: remove, from: 2)
-            try remove.step()
+            try TextAnalyzer.withDocumentLanguage(indexed.language) { try remove.step() }
         } else {
-            try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
+            try removeText(ofRow: id)
         }
         try update(id, to: row)
         try indexText(id, row.text)
@@ -247,14 +249,14 @@ package final class SQLiteIndexWriter: IndexWriter {
     }
 
     /// Adds the full-text entries of a row just written, and tells the ranking lists of it.
-    private func indexText(_ id: Int64, _ text: TextColumns) throws {
+    func indexText(_ id: Int64, _ text: TextColumns) throws {
         let statement = try indexTextStatement.get()
         let previous = lastBoundText
         lastBoundText = nil
         defer { statement.rewind() }
         try statement.bind(.integer(id), at: 1)
         try text.bind(to: statement, from: 2, after: previous)
-        try statement.step()
+        try TextAnalyzer.withDocumentLanguage(text.language) { try statement.step() }
         lastBoundText = text
         if try rankingListsAreKept() { try RankingLists.recordChange(id, connection) }
     }
@@ -269,6 +271,15 @@ package final class SQLiteIndexWriter: IndexWriter {
             ON CONFLICT(name) DO UPDATE SET tree = excluded.tree WHERE ?3 AND excluded.tree != content_types.tree
             """).run([.text(type.rawValue), .text(tree), SQLValue(explicit != nil)])
         recordedTypes[type.rawValue] = tree
+    }
+
+    /// Removes the full-text entries of the items row `id`, which FTS5 makes again from the row's text
+    /// stemmed for the language it was indexed in.
+    func removeText(ofRow id: Int64) throws {
+        let language = try connection.cached("SELECT language FROM items WHERE id = ?").firstRow([.integer(id)]) { $0.optionalText(0) }
+        try TextAnalyzer.withDocumentLanguage(language ?? nil) {
+            try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
+        }
     }
 
     /// The row of an item, if `owner` made it (any owner's when `owner` is `nil`).

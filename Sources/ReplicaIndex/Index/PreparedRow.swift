@@ -1,6 +1,7 @@
 package import Foundation
 import ReplicaCore
 package import ReplicaSQLite
+import ReplicaText
 /// The values of an items row, worked out from an item without touching the database, so that many can
 /// be prepared on another thread; bound straight into a statement, without an intermediate array.
 /// Both stores write these values (the PostgreSQL store in a module of its own).
@@ -50,7 +51,7 @@ package struct PreparedRow: Sendable {
         strings.isEmpty ? nil : "\n" + strings.map { $0.lowercased() }.joined(separator: "\n") + "\n"
     }
 
-    /// Binds parameters 1…17 of ``IndexWriter/insertSQL`` and ``IndexWriter/updateSQL``.
+    /// Binds parameters 1…18 of ``IndexWriter/insertSQL`` and ``IndexWriter/updateSQL``.
     ///
     /// - Parameter previous: the row whose values the statement still holds (rewound, not reset); only the
     ///   values that differ from it are bound again. The identifier and the title and body, which differ
@@ -70,6 +71,7 @@ package struct PreparedRow: Sendable {
         if origin.version != previous.origin.version { try statement.bind(SQLValue(origin.version), at: 11) }
         if indexed != previous.indexed { try statement.bind(.real(indexed), at: 12) }
         try text.bind(to: statement, from: 13, after: previous.text)
+        if text.language != previous.text.language { try statement.bind(SQLValue(text.language), at: 18) }
     }
 
     private func bindAll(to statement: Statement) throws {
@@ -86,6 +88,7 @@ package struct PreparedRow: Sendable {
         try statement.bind(SQLValue(origin.version), at: 11)
         try statement.bind(.real(indexed), at: 12)
         try text.bind(to: statement, from: 13)
+        try statement.bind(SQLValue(text.language), at: 18)
     }
 }
 
@@ -102,6 +105,9 @@ package struct TextColumns: Sendable {
     package var body = ""
     package var authors: [String] = []
     package var recipients: [String] = []
+    /// The language the columns' words are stemmed for (``TextAnalyzer/itemLanguage(given:text:)``): the
+    /// item's `language` attribute, else the one its text is in; `nil` for none (Chinese, say).
+    package var language: String?
 
     /// Binds the five full-text columns, in ranking order, to parameters `first` … `first + 4`.
     ///
@@ -115,9 +121,9 @@ package struct TextColumns: Sendable {
         try statement.bind(.text(body), at: first + 4)
     }
 
-    /// Whether the five full-text columns are the same (the people lists aside).
+    /// Whether the five full-text columns and their language are the same (the people lists aside).
     package func hasSameColumns(as other: TextColumns) -> Bool {
-        title == other.title && keywords == other.keywords && people == other.people && description == other.description
+        language == other.language && title == other.title && keywords == other.keywords && people == other.people && description == other.description
             && body == other.body
     }
 
@@ -142,16 +148,20 @@ package struct TextColumns: Sendable {
         return roles
     }()
 
-    /// Splits an item's attributes into the columns.
+    /// Splits an item's attributes into the columns, and finds the language they are stemmed for.
     package init(_ attributes: AttributeSet) {
         var found: [(role: Role, order: Int, strings: [String])] = []
+        var languages: [String] = []
         for (key, value) in attributes.values {
             if key == .textContent {
                 body = value.textValue ?? ""
+            } else if key == .language {
+                languages = value.strings
             } else if let (role, order) = Self.roles[key] {
                 found.append((role, order, value.strings))
             }
         }
+        defer { findLanguage(given: languages) }
         guard !found.isEmpty else { return }
         found.sort { ($0.order) < ($1.order) }
         var title: [String] = [], keywords: [String] = [], description: [String] = []
@@ -169,6 +179,25 @@ package struct TextColumns: Sendable {
         self.description = Self.unique(description)
         self.people = Self.unique(authors + recipients)
     }
+
+    /// Sets ``language``: the first of the item's `languages` (BCP 47) that has stems, else the one the
+    /// columns are written in.
+    package mutating func findLanguage(given languages: [String]) {
+        language = TextAnalyzer.itemLanguage(given: languages, text: languageSample)
+    }
+
+    /// What the language is told from: the start of the title, description and body, enough for CLD2 to
+    /// be sure of a sentence or two without reading a long text whole.
+    private var languageSample: String {
+        var sample = ""
+        for column in [title, description, body] where !column.isEmpty && sample.utf8.count < Self.languageSampleBytes {
+            if !sample.isEmpty { sample += "\n" }
+            sample += column.utf8.count <= Self.languageSampleBytes ? column : String(column.prefix(Self.languageSampleBytes / 2))
+        }
+        return sample
+    }
+
+    static let languageSampleBytes = 512
 
     /// The strings, each once, one per line.
     private static func unique(_ strings: [String]) -> String {

@@ -51,6 +51,7 @@ package final class SQLiteIndexStorage: IndexStorage {
         do {
             let database = try Database(path: path, migrator: migrator, options: options)
             try check(database)
+            try remakeWordsIfOld(database)
             return database
         } catch let error as SQLiteError where error.code.isCorruption {
             guard damageIsConfirmed(at: path) else { throw unconfirmedDamage(error, name: name, account: account) }
@@ -72,7 +73,20 @@ package final class SQLiteIndexStorage: IndexStorage {
         try database.writeNow { connection in
             try SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
         }
+        try remakeWordsIfOld(database)
         return database
+    }
+
+    /// Makes the index's words again when another analyzer made them (``SQLiteIndexWriter/remakeWords()``).
+    private static func remakeWordsIfOld(_ database: Database) throws {
+        let current = try database.readNow { connection in
+            try SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0).wordsAreCurrent()
+        }
+        guard !current else { return }
+        try database.writeNow { connection in
+            let writer = SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0)
+            if try !writer.wordsAreCurrent() { try writer.remakeWords() }
+        }
     }
 
     /// Reads the parts of the file every search touches, so damage there shows at open.

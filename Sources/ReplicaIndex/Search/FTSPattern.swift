@@ -1,5 +1,6 @@
 import Foundation
 import ReplicaCore
+import ReplicaText
 
 /// A full-text MATCH pattern built from typed words, never from their syntax.
 ///
@@ -9,8 +10,11 @@ import ReplicaCore
 /// match on their own: they are left out unless the text has nothing else. With `requiringAll`, every
 /// word must match, as before.
 ///
-/// A typed word is split where the index's tokenizer (`unicode61`, without `tokenchars`) splits the text:
-/// at every character that is not a letter, a digit or an accent within a word. So a word joined by
+/// A typed word is split where the index's analyzer (``TextAnalyzer``) splits the text: at every
+/// character that is not a letter, a digit or a mark within a word, and between the words ICU's
+/// dictionaries find in Chinese, Japanese or Thai. Each part is folded as the index folds it and, for a
+/// language with stems, searched by its stem (which the index holds beside every word of that stem); a
+/// Chinese, Japanese or Korean part of three or more characters is searched by its pairs of characters. So a word joined by
 /// punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
 /// "garage" and "tyres", each found on its own, and an item with them side by side, as typed, gets the
 /// ranking's closeness bonus (``nearExpression``). Parts of one letter and function words ("'s", "of")
@@ -82,6 +86,8 @@ package struct FTSPattern: Hashable, Sendable {
     }
 
     package let groups: [Group]
+    /// The language the words were stemmed for.
+    package let language: String?
     /// Every term, in the order typed.
     package var terms: [Term] { groups.flatMap(\.terms) }
     /// Whether every term must match; otherwise any meaningful term makes a candidate.
@@ -90,8 +96,11 @@ package struct FTSPattern: Hashable, Sendable {
     /// The most terms one query may have.
     static let maximumTerms = 64
 
-    init(text: String, requiringAll: Bool = false) throws {
-        let groups = Self.groups(in: text)
+    /// - Parameter language: the language the query's words are stemmed for (``SearchQuery/languages``):
+    ///   each word with a stem is searched by its stem, which the index holds beside every word with that
+    ///   stem in an item of the language (`houses` finds "house" and "housing"); `nil` for none.
+    init(text: String, requiringAll: Bool = false, language: String? = "en") throws {
+        let groups = Self.groups(in: text, language: language)
         let count = groups.reduce(0) { $0 + $1.terms.count }
         guard count > 0 else {
             throw ReplicaError(.invalidQuery, "the query has no words to search for: type at least one word with a letter or a digit")
@@ -101,6 +110,7 @@ package struct FTSPattern: Hashable, Sendable {
         }
         self.groups = groups
         self.requiresAll = requiringAll
+        self.language = language
         meaningfulTerms = Self.meaningfulTerms(of: groups.flatMap(\.terms))
         hasMeaningfulWord = meaningfulTerms.contains { !$0.isFunctionWord }
     }
@@ -179,7 +189,7 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The groups of terms of a typed text: each quoted phrase, and each word between spaces (see the
     /// type's description).
-    static func groups(in text: String) -> [Group] {
+    static func groups(in text: String, language: String? = "en") -> [Group] {
         var groups: [Group] = []
         // Control characters (NUL among them, which would end the pattern early) separate words.
         let characters = text.map { character in
@@ -192,7 +202,7 @@ package struct FTSPattern: Hashable, Sendable {
             let (body, stars) = Substring(word).removingTrailing("*")
             let prefix = stars > 0
             word = ""
-            if let group = Self.group(ofWord: body, prefix: prefix) { groups.append(group) }
+            if let group = Self.group(ofWord: body, prefix: prefix, language: language) { groups.append(group) }
         }
 
         while index < characters.count {
@@ -223,16 +233,20 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The terms of one word typed between spaces (`*`s at its end already taken off as `prefix`), or
     /// `nil` when it has nothing to search.
-    static func group(ofWord word: Substring, prefix: Bool) -> Group? {
-        let parts = Self.parts(of: word)
+    static func group(ofWord word: Substring, prefix: Bool, language: String? = "en") -> Group? {
+        let parts = Self.parts(of: word, language: prefix ? nil : language)
         guard !parts.isEmpty else { return nil }
-        let joined = Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
         if parts.count == 1 { return Group(terms: [.word(parts[0].text, prefix: prefix)]) }
+        // A long Chinese, Japanese or Korean word is searched by its pairs, which the index holds beside
+        // every such word however its text was cut into words; they stand at one position there, so the
+        // parts are not a phrase.
+        let joined = parts.contains(where: \.isPair) ? nil : Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
+        guard let joined else { return Group(terms: parts.filter { !$0.isWeak }.map { .word($0.text, prefix: false) }) }
         // "don't", "it's": a function word as a whole, one term as before.
         let whole = Term.word(String(String.UnicodeScalarView(word.unicodeScalars.filter { $0 != "\"" })), prefix: prefix)
         if whole.isFunctionWord { return Group(terms: [whole]) }
         // A number, a date, a code: one thing, searched whole.
-        if parts.contains(where: { $0.text.unicodeScalars.contains { $0.properties.numericType != nil } }) {
+        if parts.contains(where: { $0.text.unicodeScalars.contains { $0.properties.generalCategory == .decimalNumber } }) {
             return Group(terms: [joined])
         }
         let meaningful = parts.indices.filter { !parts[$0].isWeak }
@@ -240,38 +254,54 @@ package struct FTSPattern: Hashable, Sendable {
         return Group(terms: meaningful.map { .word(parts[$0].text, prefix: prefix && $0 == parts.count - 1) }, joined: joined)
     }
 
-    /// One part of a typed word, as the tokenizer splits it.
+    /// One part of a typed word, as the analyzer splits it.
     struct Part {
+        /// What is searched: the word folded, or its stem.
         var text: String
+        /// The word folded, before stemming.
+        var word: String
         /// Whether an apostrophe comes just before it ("ll" in "we'll").
         var afterApostrophe: Bool
+        /// Whether it is a pair of characters of a longer Chinese, Japanese or Korean word.
+        var isPair = false
 
         /// A part that counts only beside the others: a single letter ("s" of "sourdough's"), a function
         /// word ("of" in "state-of-the-art") or the end of a contraction ("ll", "ve", "re").
         var isWeak: Bool {
-            text.count == 1 || Term.word(text, prefix: false).isFunctionWord
-                || (afterApostrophe && ["ll", "ve", "re"].contains(text.lowercased()))
+            (word.count == 1 && !Self.isIdeograph(word.unicodeScalars.first!)) || Term.word(word, prefix: false).isFunctionWord
+                || (afterApostrophe && ["ll", "ve", "re"].contains(word))
+        }
+
+        /// A Han character or Hangul syllable, a word on its own (`书`, `집`), unlike a letter.
+        static func isIdeograph(_ scalar: Unicode.Scalar) -> Bool {
+            switch scalar.value {
+            case 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0x20000...0x3FFFF, 0xAC00...0xD7A3: true
+            default: false
+            }
         }
     }
 
-    /// The runs of ``continuesWord(_:)`` characters of `word` that begin with a word character: the words
-    /// FTS5's `unicode61` finds in it.
-    static func parts(of word: Substring) -> [Part] {
+    /// The words the analyzer finds in `word` (``TextAnalyzer``, as the index's tokenizer finds them in
+    /// an item): each stemmed for `language` when it has a stem, and a Chinese, Japanese or Korean word of
+    /// three or more characters as its pairs of characters.
+    static func parts(of word: Substring, language: String? = nil) -> [Part] {
+        let text = String(word)
+        let bytes = Array(text.utf8)
         var parts: [Part] = []
-        var current = String.UnicodeScalarView()
-        var afterApostrophe = false
-        var previous: Unicode.Scalar?
-        for scalar in word.unicodeScalars {
-            if current.isEmpty ? isWordScalar(scalar) : continuesWord(scalar) {
-                if current.isEmpty { afterApostrophe = previous == "'" || previous == "\u{2019}" }
-                current.append(scalar)
-            } else if !current.isEmpty {
-                parts.append(Part(text: String(current), afterApostrophe: afterApostrophe))
-                current = String.UnicodeScalarView()
+        for token in TextAnalyzer.tokens(in: text, for: .indexing) {
+            if token.isColocated {
+                // A pair of the word before: the word gives way to its pairs.
+                guard let last = parts.last else { continue }
+                if !last.isPair { parts.removeLast() }
+                parts.append(Part(text: token.text, word: token.text, afterApostrophe: last.afterApostrophe, isPair: true))
+                continue
             }
-            previous = scalar
+            let before = token.byteRange.lowerBound
+            let afterApostrophe = before > 0 && (bytes[before - 1] == UInt8(ascii: "'")
+                || (before >= 3 && bytes[(before - 3)..<before].elementsEqual("\u{2019}".utf8)))
+            let stem = language.flatMap { TextAnalyzer.stem(token.text, language: $0) }
+            parts.append(Part(text: stem ?? token.text, word: token.text, afterApostrophe: afterApostrophe))
         }
-        if !current.isEmpty { parts.append(Part(text: String(current), afterApostrophe: afterApostrophe)) }
         return parts
     }
 }

@@ -4,8 +4,8 @@ package import ReplicaSQLite
 /// once per process. The SQLite reader splits a query's words with it as FTS5 stored them; the
 /// PostgreSQL store builds its `tsvector`s with it, so that both backends match the same items.
 package enum IndexTokenizer {
-    package static let specification = "porter unicode61 remove_diacritics 2"
+    package static let specification = "replica"
 
-    /// The tokenizer, or why this SQLite cannot make it (built without FTS5's porter or unicode61).
+    /// The tokenizer, or why it cannot be made (replica's analyzer is registered on every connection).
     package static let shared = Result { try FTS5Tokenizer(specification) }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 import ReplicaCore
+import ReplicaText
 
 /// A range of dates; either end may be open.
 public struct DateRange: Hashable, Sendable {
@@ -41,6 +42,10 @@ public struct SearchQuery: Hashable, Sendable {
     /// meaningful word is a candidate, and items with more of the words, rarer words, and the words near
     /// each other come first.
     public var requiresAllWords = false
+    /// The languages the person types in, as BCP 47 tags (`de`, `pt-BR`; Core Spotlight's
+    /// `keyboardLanguage`): the query's words are stemmed for the first that Snowball stems. Empty: the
+    /// language the text is in when it is clear (a sentence of four words or more), else English.
+    public var languages: [String] = []
     /// Rank by the words alone, without semantic search (Core Spotlight's `disableSemanticSearch`).
     public var disablesSemanticSearch = false
     /// Rank by meaning alone: the items nearest the text, whatever their words, down to a cosine of 0.20
@@ -127,6 +132,22 @@ public struct SearchQuery: Hashable, Sendable {
             throw ReplicaError(.invalidQuery, "the query is \(text.utf8.count) bytes long; the most a query may hold is "
                 + "\(Self.maximumTextBytes / 1024) KiB: search for its words, not the whole text")
         }
-        return try FTSPattern(text: text, requiringAll: requiresAllWords)
+        return try FTSPattern(text: text, requiringAll: requiresAllWords, language: stemmingLanguage(of: text))
+    }
+
+    /// How many words a query needs before its language is told from them.
+    static let wordsToTellTheLanguage = 4
+
+    /// The language the query's words are stemmed for (``languages``); `nil` for none.
+    func stemmingLanguage(of text: String) -> String? {
+        if !languages.isEmpty {
+            return languages.lazy.map(TextAnalyzer.primaryLanguage(of:)).first(where: TextAnalyzer.stems)
+        }
+        // A word or two can look like another language (CLD2 is sure "eiger" is German), and a query
+        // stemmed for the wrong one misses its own words: only a sentence is told apart.
+        guard text.split(whereSeparator: \.isWhitespace).count >= Self.wordsToTellTheLanguage,
+              let detected = TextAnalyzer.language(of: text), detected.isReliable else { return "en" }
+        let code = TextAnalyzer.primaryLanguage(of: detected.code)
+        return TextAnalyzer.stems(code) ? code : nil
     }
 }

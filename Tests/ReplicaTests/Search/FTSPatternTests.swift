@@ -7,13 +7,13 @@ import Testing
     @Test func quotesEveryWordSoOperatorsAreText() throws {
         let text = "launch AND risk OR NOT NEAR(a b) title:x"
         // "NEAR(a" is the word "NEAR" (and "a" beside it), "title:x" the word "title" (and "x" beside it).
-        #expect(try FTSPattern(text: text, requiringAll: true).matchExpression == #""launch" "AND" "risk" "OR" "NOT" "NEAR" "b" "title""#)
+        #expect(try FTSPattern(text: text, requiringAll: true, language: nil).matchExpression == #""launch" "and" "risk" "or" "not" "near" "b" "title""#)
         // Ranked (the default): "AND", "OR", "NOT" are function words here, and left out of the candidates.
-        #expect(try FTSPattern(text: text).matchExpression == #""launch" OR "risk" OR "NEAR" OR "b" OR "title""#)
+        #expect(try FTSPattern(text: text, language: nil).matchExpression == #""launch" OR "risk" OR "near" OR "b" OR "title""#)
     }
 
     @Test func keepsBalancedPhrasesAndPrefixes() throws {
-        let pattern = try FTSPattern(text: #""launch risk" supp* "a b"*"#)
+        let pattern = try FTSPattern(text: #""launch risk" supp* "a b"*"#, language: nil)
         #expect(pattern.terms == [.phrase("launch risk", prefix: false), .word("supp", prefix: true), .phrase("a b", prefix: true)])
         #expect(pattern.matchExpression == #""launch risk" OR "supp" * OR "a b" *"#)
     }
@@ -23,7 +23,7 @@ import Testing
     @Test func aQuoteWithACombiningMarkIsStillEscaped() throws {
         let text = "`**\"\u{035F}\u{0562}**d\u{0}*\""
         for all in [false, true] {
-            let expression = try FTSPattern(text: text, requiringAll: all).matchExpression
+            let expression = try FTSPattern(text: text, requiringAll: all, language: nil).matchExpression
             let quotes = expression.unicodeScalars.filter { $0 == "\"" }.count
             #expect(quotes % 2 == 0, "\(expression.debugDescription)")
             #expect(!expression.unicodeScalars.contains("\u{0}"))
@@ -31,52 +31,52 @@ import Testing
     }
 
     @Test func dropsAnUnbalancedQuote() throws {
-        #expect(try FTSPattern(text: #"say "hello"#, requiringAll: true).matchExpression == #""say" "hello""#)
+        #expect(try FTSPattern(text: #"say "hello"#, requiringAll: true, language: nil).matchExpression == #""say" "hello""#)
     }
 
     @Test func joinsMeaningfulWordsWithOrUnlessEveryWordIsRequired() throws {
-        #expect(try FTSPattern(text: "apple banana").matchExpression == #""apple" OR "banana""#)
-        #expect(try FTSPattern(text: "apple banana", requiringAll: true).matchExpression == #""apple" "banana""#)
+        #expect(try FTSPattern(text: "apple banana", language: nil).matchExpression == #""apple" OR "banana""#)
+        #expect(try FTSPattern(text: "apple banana", requiringAll: true, language: nil).matchExpression == #""apple" "banana""#)
     }
 
     @Test func functionWordsNeverDecideAMatchOnTheirOwn() throws {
-        let question = try FTSPattern(text: "Which stem cell induction methods avoid c-Myc?")
-        #expect(question.matchExpression == #""stem" OR "cell" OR "induction" OR "methods" OR "avoid" OR "Myc""#)
-        #expect(question.nearExpression == #"NEAR("stem" "cell" "induction" "methods" "avoid" "c Myc", 16)"#)
+        let question = try FTSPattern(text: "Which stem cell induction methods avoid c-Myc?", language: nil)
+        #expect(question.matchExpression == #""stem" OR "cell" OR "induction" OR "methods" OR "avoid" OR "myc""#)
+        #expect(question.nearExpression == #"NEAR("stem" "cell" "induction" "methods" "avoid" "c myc", 16)"#)
         // A text of nothing but function words searches for them, rather than for nothing.
-        #expect(try FTSPattern(text: "to be or not to be").matchExpression == #""to" OR "be" OR "or" OR "not""#)
+        #expect(try FTSPattern(text: "to be or not to be", language: nil).matchExpression == #""to" OR "be" OR "or" OR "not""#)
         // A phrase or a prefix is never a function word.
-        #expect(try FTSPattern(text: #""the who" the*"#).matchExpression == #""the who" OR "the" *"#)
+        #expect(try FTSPattern(text: #""the who" the*"#, language: nil).matchExpression == #""the who" OR "the" *"#)
     }
 
     /// A typed word whose parts are joined by punctuation is its parts, as the index's tokenizer splits
     /// the text; parts of one letter and function words ("'s", "of") only count side by side with the others,
     /// which are also searched next to each other (for the ranking's bonus).
     @Test func wordsJoinedByPunctuationAreTheirWords() throws {
-        let joined = try FTSPattern(text: "title:sourdough garage/tyr* sourdough\u{2019}s state-of-the-art")
+        let joined = try FTSPattern(text: "title:sourdough garage/tyr* sourdough\u{2019}s state-of-the-art", language: nil)
         #expect(joined.terms == [.word("title", prefix: false), .word("sourdough", prefix: false), .word("garage", prefix: false),
                                  .word("tyr", prefix: true), .word("sourdough", prefix: false), .word("state", prefix: false),
                                  .word("art", prefix: false)])
         #expect(joined.matchExpression == #""title" OR "sourdough" OR "garage" OR "tyr" * OR "state" OR "art""#)
         #expect(joined.nearExpression == #"NEAR("title sourdough" "garage tyr" * "sourdough s" "state of the art", 12)"#)
-        #expect(try FTSPattern(text: "garage/tyres", requiringAll: true).matchExpression == #""garage" "tyres""#)
+        #expect(try FTSPattern(text: "garage/tyres", requiringAll: true, language: nil).matchExpression == #""garage" "tyres""#)
         // One word joined by punctuation: its parts side by side are the bonus.
-        #expect(try FTSPattern(text: "garage/tyres").nearExpression == #""garage tyres""#)
-        #expect(try FTSPattern(text: "sourdough's").nearExpression == #""sourdough s""#)
-        #expect(try FTSPattern(text: "sourdough").nearExpression == nil)
+        #expect(try FTSPattern(text: "garage/tyres", language: nil).nearExpression == #""garage tyres""#)
+        #expect(try FTSPattern(text: "sourdough's", language: nil).nearExpression == #""sourdough s""#)
+        #expect(try FTSPattern(text: "sourdough", language: nil).nearExpression == nil)
         // A contraction that is a function word stays one, whichever apostrophe it is written with.
-        #expect(try FTSPattern(text: "don't don\u{2019}t sourdough").matchExpression == #""sourdough""#)
+        #expect(try FTSPattern(text: "don't don\u{2019}t sourdough", language: nil).matchExpression == #""sourdough""#)
         // A word with a digit, or with nothing but single letters and function words, stays whole.
-        #expect(try FTSPattern(text: "INV-2024-0917 U.S.A. to-do").terms == [.phrase("INV 2024 0917", prefix: false),
-                                                                             .phrase("U S A", prefix: false), .phrase("to do", prefix: false)])
+        #expect(try FTSPattern(text: "INV-2024-0917 U.S.A. to-do", language: nil).terms == [.phrase("inv 2024 0917", prefix: false),
+                                                                             .phrase("u s a", prefix: false), .phrase("to do", prefix: false)])
         // A quoted phrase is a phrase, whatever joins its words.
-        #expect(try FTSPattern(text: #""garage/tyres""#).terms == [.phrase("garage/tyres", prefix: false)])
+        #expect(try FTSPattern(text: #""garage/tyres""#, language: nil).terms == [.phrase("garage/tyres", prefix: false)])
     }
 
     @Test(arguments: [#""( )""#, "* ^ : ( ) \" -", "", "   ", "…", "🙂"])
     func refusesTextWithNothingToSearch(text: String) {
         #expect {
-            try FTSPattern(text: text)
+            try FTSPattern(text: text, language: nil)
         } throws: { error in
             let error = error as? ReplicaError
             return error?.code == .invalidQuery && error?.message.contains("no words") == true
@@ -86,6 +86,6 @@ import Testing
 
     @Test func limitsTheNumberOfWords() {
         let many = (0..<65).map { "w\($0)" }.joined(separator: " ")
-        #expect(throws: ReplicaError.self) { try FTSPattern(text: many) }
+        #expect(throws: ReplicaError.self) { try FTSPattern(text: many, language: nil) }
     }
 }

@@ -1,0 +1,56 @@
+import Foundation
+import ReplicaCore
+import ReplicaSQLite
+import ReplicaText
+
+extension SQLiteIndexWriter {
+    // MARK: Words made by another analyzer
+
+    /// What the index records of the analyzer that made its words (`meta` key `analyzer`).
+    static let analyzerKey = "analyzer"
+
+    /// Whether the index's words were made by this analyzer (``TextAnalyzer/version``).
+    package func wordsAreCurrent() throws -> Bool {
+        try meta(Self.analyzerKey) == TextAnalyzer.version
+    }
+
+    /// Makes every item's words again with this analyzer, each item stemmed for its language (found
+    /// again, as a new item's is), and records the analyzer; the ranking lists, if the index kept them,
+    /// are built again from the new words. Runs in the caller's transaction: a kill leaves the old words
+    /// and the old record, and the next open starts again.
+    package func remakeWords() throws {
+        let keptLists = try RankingLists.areKept(connection)
+        try RankingLists.clear(connection)
+        keepsRankingLists = false
+        try connection.execute("INSERT INTO items_text(items_text) VALUES ('delete-all')")
+        let read = try connection.prepare("""
+            SELECT id, title, keywords, people, description, body, language,
+                (SELECT json_group_array(value) FROM json_each(items.attributes, '$.language'))
+            FROM items WHERE id > ? ORDER BY id LIMIT 1000
+            """)
+        let setLanguage = try connection.prepare("UPDATE items SET language = ? WHERE id = ?")
+        var last: Int64 = 0
+        while true {
+            let rows = try read.rows([.integer(last)]) { row -> (Int64, TextColumns, String?, [String]) in
+                var text = TextColumns(AttributeSet())
+                text.title = row.text(1)
+                text.keywords = row.text(2)
+                text.people = row.text(3)
+                text.description = row.text(4)
+                text.body = row.text(5)
+                let given = (try? JSON.parse(row.optionalText(7) ?? "[]"))?.arrayValue?.compactMap(\.stringValue) ?? []
+                return (row.int64(0), text, row.optionalText(6), given)
+            }
+            guard let end = rows.last?.0 else { break }
+            for (id, columns, stored, given) in rows {
+                var text = columns
+                text.findLanguage(given: given)
+                if text.language != stored { try setLanguage.run([SQLValue(text.language), .integer(id)]) }
+                try indexText(id, text)
+            }
+            last = end
+        }
+        try setMeta(Self.analyzerKey, TextAnalyzer.version)
+        if keptLists { _ = try rebuildRankingLists() }
+    }
+}
