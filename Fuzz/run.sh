@@ -20,15 +20,17 @@ if [[ $target == all ]]; then
     exit 0
 fi
 core=(Sources/ReplicaCore/*.swift)
+# The text analyzer the index's words come from (and its C below).
+text=(Sources/ReplicaText/*.swift)
 case $target in
     json|lines|display) sources=("${core[@]}") ;;
-    query) sources=("${core[@]}" Sources/ReplicaIndex/Search/FTSPattern.swift) ;;
+    query) sources=("${core[@]}" "${text[@]}" Sources/ReplicaIndex/Search/FTSPattern.swift) ;;
     import|querystring)
         # The whole index module, with the migrations its build plugin generates (run swift build first).
         migrations=$(find .build -path "*outputs*ReplicaIndex*" -name EmbeddedMigrations.swift | head -1)
         [[ -n $migrations ]] || { echo "build the package first (swift build): the import target needs its generated migrations" >&2; exit 2; }
         mapfile -t index < <(find Sources/ReplicaIndex -name "*.swift" | sort)
-        sources=("${core[@]}" "${index[@]}" Sources/ReplicaSQLite/*.swift "$migrations") ;;
+        sources=("${core[@]}" "${text[@]}" "${index[@]}" Sources/ReplicaSQLite/*.swift "$migrations") ;;
     extract) sources=(Plugins/FileTree/Extraction/*.swift) ;;
     inputs)
         # Every module up to Replica (its PostgreSQL store included), and the exec plugin's message reader,
@@ -37,7 +39,7 @@ case $target in
         [[ -n $migrations ]] || { echo "build the package first (swift build): the inputs target needs its generated migrations" >&2; exit 2; }
         mapfile -t modules < <(find Sources/ReplicaIndex Sources/ReplicaEmbedding Sources/Replica Sources/ReplicaPostgres \
             Sources/ReplicaPostgresStore -name "*.swift" ! -name Exports.swift | sort)
-        sources=("${core[@]}" "${modules[@]}" Sources/ReplicaSQLite/*.swift "$migrations" Plugins/Exec/PluginMessage.swift) ;;
+        sources=("${core[@]}" "${text[@]}" "${modules[@]}" Sources/ReplicaSQLite/*.swift "$migrations" Plugins/Exec/PluginMessage.swift) ;;
     *) echo "unknown target '$target'" >&2; exit 2 ;;
 esac
 build=.build/fuzz
@@ -46,11 +48,14 @@ mkdir -p "$build" "Fuzz/corpus/$target"
 # DIR, with the extra flags given.
 objects=()
 compile_c() {
-    local dir=$1 file object
+    local dir=$1 file object compiler
     shift
-    for file in "$dir"/*.c; do
-        object=$build/$(basename "$file" .c)-$target.o
-        "$(dirname "$(command -v swiftc)")/clang" -O2 -fsanitize=address -I "$dir/include" "$@" -c "$file" -o "$object"
+    for file in "$dir"/*.c "$dir"/*.cpp; do
+        [[ -e $file ]] || continue
+        object=$build/$(basename "${file%.*}")-$target.o
+        compiler=clang
+        [[ $file == *.cpp ]] && compiler=clang++
+        "$(dirname "$(command -v swiftc)")/$compiler" -O2 -fsanitize=address -I "$dir/include" "$@" -c "$file" -o "$object"
         objects+=("$object")
     done
 }
@@ -58,10 +63,11 @@ compile_c() {
 if printf '%s\n' "${sources[@]}" | grep -qE '^Sources/(ReplicaIndex/Index|ReplicaEmbedding)/'; then
     compile_c Sources/CVectorKernels
 fi
-# SQLite's connections register the text analyzer (CAnalyzer, on ICU and Snowball) as FTS5's tokenizer.
-if printf '%s\n' "${sources[@]}" | grep -q '^Sources/ReplicaSQLite/'; then
+# The text analyzer (CAnalyzer, on ICU, Snowball and CLD2), which SQLite's connections also register as
+# FTS5's tokenizer.
+if printf '%s\n' "${sources[@]}" | grep -qE '^Sources/(ReplicaSQLite|ReplicaText)/'; then
     compile_c Sources/CAnalyzer
-    objects+=(-licuuc -licui18n -lstemmer)
+    objects+=(-licuuc -licui18n -lstemmer -lcld2 -lstdc++ -lsqlite3)
 fi
 # The library starts children through a C supervisor (CSpawn).
 if printf '%s\n' "${sources[@]}" | grep -q '^Sources/Replica/Processes/'; then

@@ -3,7 +3,6 @@ import ReplicaCore
 package import ReplicaIndex
 import ReplicaPostgres
 import Synchronization
-import ReplicaText
 
 // A ranked search of common words through the index's ranking lists (migration 0009), by the same
 // search as on SQLite (``RankingLists/top(_:tokens:source:)``).
@@ -26,21 +25,20 @@ extension PostgresIndexReader {
         wordsSeen.record(tokens: tokens, present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
         var headings: [Int64: ItemWords] = [:]
         for (id, row) in rows.rows {
-            headings[id] = TextAnalyzer.withDocumentLanguage(terms.language) {
-                Self.headingWords(of: Set(tokens), title: rows.result.string(row, 11) ?? "", keywords: rows.result.string(row, 12) ?? "",
-                                  people: rows.result.string(row, 13) ?? "")
-            }
+            headings[id] = Self.headingWords(of: Set(tokens), title: rows.result.string(row, 11) ?? "", keywords: rows.result.string(row, 12) ?? "",
+                                             people: rows.result.string(row, 13) ?? "", language: terms.language)
         }
         return (top.map { (id: $0.rowID, score: $0.score) }, headings, limit, rows)
     }
 
     /// The searched words an item's heading columns hold, each with a place of the column's weight (A for
     /// the title, B for keywords and people): what ``ItemWords/isInHeading(_:)`` reads, and nothing more.
+    /// Stemmed for the query's language, as its words were.
     /// The `tsvector` was made from the same columns with the same tokenizer, so it has these words there.
-    static func headingWords(of tokens: Set<String>, title: String, keywords: String, people: String) -> ItemWords {
+    static func headingWords(of tokens: Set<String>, title: String, keywords: String, people: String, language: String?) -> ItemWords {
         var words = ItemWords()
         for (text, weight) in [(title, Character("A")), (keywords, "B"), (people, "B")] where !text.isEmpty {
-            for token in PostgresIndexText.tokenizer.tokens(in: text) {
+            for token in PostgresIndexText.documentTokens(in: text, language: language) {
                 let lexeme = PostgresIndexText.lexeme(token.text)
                 if tokens.contains(lexeme) { words.places[lexeme, default: []].append((token.position + 1, weight)) }
             }
@@ -63,7 +61,7 @@ extension PostgresIndexReader {
     func matchesThroughRankingLists(_ query: SearchQuery, terms: SearchTerms, limit: Int) throws
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
         guard let listed = try rankedByLists(terms, query, limit: limit) else { return nil }
-        return try read(listed, terms.terms, matcher: nil, limit: limit)
+        return try read(listed, terms.terms, language: terms.language, matcher: nil, limit: limit)
     }
 
     /// Missing with at least `minimumItems` items, more changes than the lists follow, or, with no change

@@ -113,7 +113,7 @@ package struct PostgresIndexReader: IndexReader {
         if matcher == nil, terms.terms.allSatisfy({ $0.tokens.count == 1 }) {
             guard let (counted, best) = try rankedInServer(terms, query, limit: limit) else { return ([], [], []) }
             if let best {
-                let found = try read(best, counted.terms, matcher: matcher, limit: limit)
+                let found = try read(best, counted.terms, language: terms.language, matcher: matcher, limit: limit)
                 if found.found.count == limit || best.scored.count < best.asked { return found }
             }
             ranking = counted
@@ -121,7 +121,7 @@ package struct PostgresIndexReader: IndexReader {
             guard let counted = try self.ranking(terms) else { return ([], [], []) }
             ranking = counted
         }
-        return try read(rankedHere(ranking, query), ranking.terms, matcher: matcher, limit: limit)
+        return try read(rankedHere(ranking, query), ranking.terms, language: terms.language, matcher: matcher, limit: limit)
     }
 
     /// A search's terms with a token each, each one's `tsquery`, and the `tsquery` that finds the matches.
@@ -313,7 +313,7 @@ package struct PostgresIndexReader: IndexReader {
     }
 
     /// The best of `ranked`, read whole and checked against the predicate, until `limit` pass.
-    func read(_ ranked: Ranked, _ terms: [PostgresIndexText.TermTokens], matcher: PredicateMatcher?, limit: Int) throws
+    func read(_ ranked: Ranked, _ terms: [PostgresIndexText.TermTokens], language: String?, matcher: PredicateMatcher?, limit: Int) throws
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
         let scored = ranked.scored
         var found: [(item: FoundItem, rowID: Int64)] = []
@@ -342,7 +342,7 @@ package struct PostgresIndexReader: IndexReader {
                     var shown = item
                     if matcher?.readsTextContent == true { shown.attributeSet.textContent = nil }
                     var foundItem = FoundItem(item: shown, score: candidate.score, snippet: nil, origin: origin, indexedAt: indexed)
-                    foundItem.pendingSnippet = .made { Snippet.make(columns: columns, terms: terms) }
+                    foundItem.pendingSnippet = .made { Snippet.make(columns: columns, terms: terms, language: language) }
                     found.append((foundItem, candidate.id))
                     if ranked.words[candidate.id]?.isInHeading(terms) == true { inHeading.insert(candidate.id) }
                 } catch {

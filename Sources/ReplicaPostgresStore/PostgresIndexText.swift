@@ -18,6 +18,11 @@ package enum PostgresIndexText {
         }
     }
 
+    /// The tokens of an item's text as FTS5's tokenizer `replica` makes them, stemmed for `language`.
+    package static func documentTokens(in text: String, language: String?) -> [FTS5Tokenizer.Token] {
+        TextAnalyzer.withDocumentLanguage(language) { tokenizer.tokens(in: text) }
+    }
+
     /// The five full-text columns, in FTS5's order, with their `tsvector` weight and BM25 weight.
     package static let columns: [(weight: Character, bm25: Double)] = [("A", 10), ("B", 5), ("B", 5), ("C", 2), ("D", 1)]
     /// The same weights as the binary `tsvector` holds them.
@@ -63,7 +68,7 @@ package enum PostgresIndexText {
         var length = 0
         for (column, text) in [title, keywords, people, description, body].enumerated() {
             let weight = columnWeights[column]
-            let tokens = TextAnalyzer.withDocumentLanguage(language) { tokenizer.tokens(in: text) }
+            let tokens = documentTokens(in: text, language: language)
             // FTS5 counts a column's positions: a stem or pair beside its word adds none.
             length += tokens.last.map { $0.position + 1 } ?? 0
             for token in tokens {

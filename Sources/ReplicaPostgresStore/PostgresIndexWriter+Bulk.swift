@@ -39,7 +39,7 @@ extension PostgresIndexWriter {
             chunk.map { item, origin in
                 guard !item.isUpdate else { return nil }
                 let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
-                return ReadyRow(row: row, words: Self.words(of: row))
+                return ReadyRow(row: row, words: Self.words(of: row.text))
             }
         }
         let first = chunks[0]

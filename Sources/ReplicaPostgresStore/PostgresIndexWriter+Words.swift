@@ -22,7 +22,7 @@ extension PostgresIndexWriter {
         var last: Int64 = 0
         while true {
             let result = try execute("""
-                SELECT id, title, keywords, people, description, body, attributes::jsonb -> 'language' FROM replica.items
+                SELECT id, title, keywords, people, description, body, attributes FROM replica.items
                 WHERE account = $1 AND index_name = $2 AND id > $3 ORDER BY id LIMIT 1000
                 """, [.int(last)])
             guard result.rowCount > 0 else { break }
@@ -30,15 +30,7 @@ extension PostgresIndexWriter {
             var words = PostgresBinaryArray(of: .tsvector)
             var lengths = PostgresBinaryArray(of: .int4)
             for row in 0..<result.rowCount {
-                var text = TextColumns(AttributeSet())
-                text.title = result.string(row, 1) ?? ""
-                text.keywords = result.string(row, 2) ?? ""
-                text.people = result.string(row, 3) ?? ""
-                text.description = result.string(row, 4) ?? ""
-                text.body = result.string(row, 5) ?? ""
-                text.findLanguage(given: Self.languages(inJSON: result.string(row, 6)))
-                let made = PostgresIndexText.vector(title: text.title, keywords: text.keywords, people: text.people,
-                                                    description: text.description, body: text.body, language: text.language)
+                let made = Self.words(of: Self.storedText(result, row, from: 1, attributes: 6))
                 last = result.int(row, 0) ?? last
                 ids.append(last)
                 words.append(binary: made.binary)
@@ -64,9 +56,14 @@ extension PostgresIndexWriter {
         try connection.execute("LOCK TABLE replica.items\(table.suffix) IN SHARE ROW EXCLUSIVE MODE")
     }
 
-    /// The `language` attribute as stored: one tag or a list of them.
-    static func languages(inJSON text: String?) -> [String] {
-        guard let text, let json = try? JSON.parse(text) else { return [] }
-        return json.arrayValue?.compactMap(\.stringValue) ?? json.stringValue.map { [$0] } ?? []
+    /// The text columns of a stored row (title at `first`, then keywords, people, description and body)
+    /// with the language their words were stemmed for, found again from them and the row's attributes
+    /// as when the row was written: the store keeps no column of it.
+    static func storedText(_ result: PostgresResult, _ row: Int, from first: Int, attributes: Int) -> TextColumns {
+        var text = TextColumns(title: result.string(row, first) ?? "", keywords: result.string(row, first + 1) ?? "",
+                               people: result.string(row, first + 2) ?? "", description: result.string(row, first + 3) ?? "",
+                               body: result.string(row, first + 4) ?? "", language: nil)
+        text.findLanguage(given: TextColumns.languages(inAttributes: result.string(row, attributes) ?? "{}"))
+        return text
     }
 }

@@ -174,9 +174,10 @@ package final class PostgresIndexWriter: IndexWriter {
     }
 
     /// A row's words as ``PostgresIndexText`` makes them.
-    static func words(of row: PreparedRow) -> PostgresIndexText.Words {
-        PostgresIndexText.vector(title: row.text.title, keywords: row.text.keywords, people: row.text.people,
-                                 description: row.text.description, body: row.text.body, language: row.text.language)
+    /// The words of an item's text columns, stemmed for their language.
+    static func words(of text: TextColumns) -> PostgresIndexText.Words {
+        PostgresIndexText.vector(title: text.title, keywords: text.keywords, people: text.people, description: text.description,
+                                 body: text.body, language: text.language)
     }
 
     // MARK: Indexing
@@ -200,7 +201,7 @@ package final class PostgresIndexWriter: IndexWriter {
                 taken: Bool = false) throws -> UpsertOutcome {
         CrashPoints.reach("index.item")
         if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        let words = words ?? Self.words(of: row)
+        let words = words ?? Self.words(of: row.text)
         var stored: StoredRow?
         if taken { stored = try storedRow(ItemIdentifier(row.identifier)) }
         if stored == nil {
@@ -254,7 +255,7 @@ package final class PostgresIndexWriter: IndexWriter {
     /// Writes a row over the item `id` (the row's identifier's), its words included; its vectors, made of
     /// the old text, go.
     private func replace(_ id: Int64, with row: PreparedRow, words: PostgresIndexText.Words? = nil) throws {
-        try execute(Self.replaceSQL, Self.values(of: row, words: words ?? Self.words(of: row)))
+        try execute(Self.replaceSQL, Self.values(of: row, words: words ?? Self.words(of: row.text)))
         if row.asksForEnrichment { try queueEnrichment(id) }
         try dropVectorsOfChangedText(id)
     }
@@ -287,12 +288,7 @@ package final class PostgresIndexWriter: IndexWriter {
             FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
             """, [.text(identifier.rawValue)])
         guard result.rowCount == 1, let id = result.int(0, 0) else { return nil }
-        var text = TextColumns(AttributeSet())
-        text.title = result.string(0, 10) ?? ""
-        text.keywords = result.string(0, 11) ?? ""
-        text.people = result.string(0, 12) ?? ""
-        text.description = result.string(0, 13) ?? ""
-        text.body = result.string(0, 14) ?? ""
+        let text = Self.storedText(result, 0, from: 10, attributes: 8)
         return StoredRow(id: id, domain: result.string(0, 1), contentType: result.string(0, 2), created: result.double(0, 3),
                          modified: result.double(0, 4), expires: result.double(0, 5) ?? 0, authors: result.string(0, 6),
                          recipients: result.string(0, 7), attributes: result.string(0, 8) ?? "",

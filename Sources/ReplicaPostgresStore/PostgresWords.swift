@@ -21,10 +21,12 @@ struct ItemWords {
     }
 
     /// The places of the lexemes a token of a term matches: the token itself, or every lexeme that
-    /// begins with it when it is a prefix.
+    /// begins with it when it is a prefix, each place once (FTS5 merges a prefix's positions, so a word
+    /// and its stem beside it, `gardening` and `garden` for `gard*`, are one instance).
     func places(of token: String, prefix: Bool) -> [(position: Int, weight: Character)] {
         guard prefix else { return places[token] ?? [] }
-        return places.filter { $0.key.hasPrefix(token) }.flatMap(\.value)
+        var seen = Set<Int>()
+        return places.filter { $0.key.hasPrefix(token) }.flatMap(\.value).filter { seen.insert($0.position).inserted }
     }
 
     /// Where the term is in the item: the position and weight of each instance's first token, and how many
@@ -124,13 +126,15 @@ enum BM25 {
 /// Makes FTS5-like snippets: the stretch of up to 24 words of the column with the most of the search's
 /// words, its matches between `[` and `]`, `…` where it was cut.
 enum Snippet {
-    static func make(columns: [String], terms: [PostgresIndexText.TermTokens], words: Int = 24) -> String? {
+    /// - Parameter language: the language the query's words were stemmed for: the columns' words are
+    ///   stemmed for it too, so that a stem finds its word.
+    static func make(columns: [String], terms: [PostgresIndexText.TermTokens], language: String?, words: Int = 24) -> String? {
         var best: (column: Int, tokens: [FTS5TokenizerToken], marked: Set<Int>, distinct: Int)?
         for (column, text) in columns.enumerated() where !text.isEmpty {
             // One token a position: a stem or a pair of characters stands beside its word, as another
             // text the word matches by.
             var tokens: [FTS5TokenizerToken] = []
-            for token in PostgresIndexText.tokenizer.tokens(in: text) {
+            for token in PostgresIndexText.documentTokens(in: text, language: language) {
                 if token.position < tokens.count {
                     tokens[token.position].texts.append(token.text)
                 } else {

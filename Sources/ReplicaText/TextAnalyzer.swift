@@ -1,4 +1,4 @@
-internal import CAnalyzer
+import CAnalyzer
 
 /// Turns text of any script into the words an index holds and a query looks for, on ICU.
 ///
@@ -105,31 +105,27 @@ public enum TextAnalyzer {
     /// the text is in, else English when CLD2 cannot tell (a text too short); `nil` for a language
     /// Snowball has no stemmer for (Chinese, Japanese, Korean, Vietnamese…), whose words are not stemmed.
     public static func itemLanguage(given languages: [String], text: String) -> String? {
-        for tag in languages {
-            let code = primaryLanguage(of: tag)
-            if !code.isEmpty, stems(code) { return code }
-        }
-        if let detected = language(of: text), detected.isReliable {
-            let code = primaryLanguage(of: detected.code)
-            return stems(code) ? code : nil
-        }
-        return "en"
+        if let given = languages.lazy.compactMap(stemmingLanguage(ofTag:)).first { return given }
+        guard let detected = language(of: text), detected.isReliable else { return "en" }
+        return stemmingLanguage(ofTag: detected.code)
     }
 
-    /// The language subtag of a BCP 47 tag, lowercased: `de` of `de-CH`, `zh` of `zh-Hant`.
-    public static func primaryLanguage(of tag: String) -> String {
-        String(tag.prefix { $0 != "-" && $0 != "_" }).lowercased()
+    /// The language subtag of a BCP 47 tag (`de` of `de-CH`, `zh` of `zh-Hant`, lowercased) when
+    /// Snowball stems it; `nil` otherwise.
+    public static func stemmingLanguage(ofTag tag: String) -> String? {
+        let code = String(tag.prefix { $0 != "-" && $0 != "_" }).lowercased()
+        return !code.isEmpty && stems(code) ? code : nil
     }
 
     /// The stem of `word` (one word) for `language`, folded as the analyzer folds words, when it differs
-    /// from the folded word: what a query adds as one more term for the word.
+    /// from the folded word: what a query searches for the word.
     public static func stem(_ word: String, language: String) -> String? {
         let tokens = tokens(in: word, for: .query, language: language)
         guard tokens.count == 2, tokens[1].isColocated else { return nil }
         return tokens[1].text
     }
 
-    /// Whether Snowball has a stemmer for `language` (a name or an ISO 639 code; 29 languages).
+    /// Whether Snowball has a stemmer for `language` (a name or an ISO 639 code; 28 languages).
     public static func stems(_ language: String) -> Bool { replica_analyzer_stems(language) != 0 }
 
     /// The analyzer's own steps on this thread so far: a test compares them across lengths, never times them.

@@ -68,6 +68,20 @@ struct PostgresIndexWriterTests {
 
     // MARK: Index, replace, update
 
+    /// An item whose words are stemmed for another language than English, sent again as it was, is the
+    /// same item: its language is found again from the stored row, not taken for English.
+    @Test func anItemInAnotherLanguageSentAgainIsUnchanged() throws {
+        var german = item("de", text: "Die Kinder spielten den ganzen Nachmittag im Garten ihrer Großeltern, während die Eltern "
+            + "in der Küche das Abendessen vorbereiteten.")
+        german.attributeSet[.language] = .text("de")
+        #expect(try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "1")) } == .inserted)
+        #expect(try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "2")) } == .unchanged)
+        german.attributeSet[.language] = nil
+        #expect(try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "3")) } == .replaced,
+                "without its attribute, the text is told to be German all the same, but the attributes changed")
+        #expect(try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "4")) } == .unchanged)
+    }
+
     @Test func outcomesAreTheSQLiteWritersOutcomes() throws {
         #expect(try write { try $0.index(item("n1", title: "Launch plan", text: "supplier risk"), origin: ItemOrigin(owner: .records, version: "1")) } == .inserted)
         // The same item again: only its source version is written.

@@ -148,6 +148,23 @@ package struct TextColumns: Sendable {
         return roles
     }()
 
+    /// Columns as stored: their language is not found again.
+    package init(title: String, keywords: String, people: String, description: String, body: String, language: String?) {
+        self.title = title
+        self.keywords = keywords
+        self.people = people
+        self.description = description
+        self.body = body
+        self.language = language
+    }
+
+    /// The languages an item's stored attributes (``PreparedRow/attributes``, a JSON object) give: its
+    /// `language` attribute, one tag or a list of them.
+    package static func languages(inAttributes json: String) -> [String] {
+        guard let value = (try? JSON.parse(json))?["language"] else { return [] }
+        return value.arrayValue?.compactMap(\.stringValue) ?? value.stringValue.map { [$0] } ?? []
+    }
+
     /// Splits an item's attributes into the columns, and finds the language they are stemmed for.
     package init(_ attributes: AttributeSet) {
         var found: [(role: Role, order: Int, strings: [String])] = []
