@@ -24,27 +24,19 @@ extension SQLiteIndexWriter {
         keepsRankingLists = false
         try connection.execute("INSERT INTO items_text(items_text) VALUES ('delete-all')")
         let read = try connection.prepare("""
-            SELECT id, title, keywords, people, description, body, language,
-                (SELECT json_group_array(value) FROM json_each(items.attributes, '$.language'))
-            FROM items WHERE id > ? ORDER BY id LIMIT 1000
+            SELECT id, title, keywords, people, description, body, language, attributes FROM items WHERE id > ? ORDER BY id LIMIT 1000
             """)
         let setLanguage = try connection.prepare("UPDATE items SET language = ? WHERE id = ?")
         var last: Int64 = 0
         while true {
-            let rows = try read.rows([.integer(last)]) { row -> (Int64, TextColumns, String?, [String]) in
-                var text = TextColumns(AttributeSet())
-                text.title = row.text(1)
-                text.keywords = row.text(2)
-                text.people = row.text(3)
-                text.description = row.text(4)
-                text.body = row.text(5)
-                let given = (try? JSON.parse(row.optionalText(7) ?? "[]"))?.arrayValue?.compactMap(\.stringValue) ?? []
-                return (row.int64(0), text, row.optionalText(6), given)
+            let rows = try read.rows([.integer(last)]) { row -> (id: Int64, text: TextColumns, stored: String?) in
+                var text = TextColumns(title: row.text(1), keywords: row.text(2), people: row.text(3), description: row.text(4),
+                                       body: row.text(5), language: nil)
+                text.findLanguage(given: TextColumns.languages(inAttributes: row.text(7)))
+                return (row.int64(0), text, row.optionalText(6))
             }
-            guard let end = rows.last?.0 else { break }
-            for (id, columns, stored, given) in rows {
-                var text = columns
-                text.findLanguage(given: given)
+            guard let end = rows.last?.id else { break }
+            for (id, text, stored) in rows {
                 if text.language != stored { try setLanguage.run([SQLValue(text.language), .integer(id)]) }
                 try indexText(id, text)
             }

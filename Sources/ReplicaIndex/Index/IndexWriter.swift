@@ -186,13 +186,8 @@ package final class SQLiteIndexWriter: IndexWriter {
 
     private func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
         try storedRowStatement.get().firstRow([.text(identifier.rawValue)]) { row in
-            var text = TextColumns(AttributeSet())
-            text.title = row.text(10)
-            text.keywords = row.text(11)
-            text.people = row.text(12)
-            text.description = row.text(13)
-            text.body = row.text(14)
-            text.language = row.optionalText(15)
+            let text = TextColumns(title: row.text(10), keywords: row.text(11), people: row.text(12), description: row.text(13),
+                                   body: row.text(14), language: row.optionalText(15))
             return StoredRow(id: row.int64(0), values: (1...9).map { row.value(Int32($0)) }, text: text)
         }
     }

@@ -1,6 +1,7 @@
 package import Foundation
 import ReplicaCore
 import ReplicaSQLite
+import ReplicaText
 import Synchronization
 
 /// One index kept in a SQLite file of its own (the embedded default): a writer connection and readers
@@ -50,8 +51,7 @@ package final class SQLiteIndexStorage: IndexStorage {
                                      events: @Sendable (StoreEvent) -> Void) throws -> Database {
         do {
             let database = try Database(path: path, migrator: migrator, options: options)
-            try check(database)
-            try remakeWordsIfOld(database)
+            if try !check(database) { try remakeWords(database) }
             return database
         } catch let error as SQLiteError where error.code.isCorruption {
             guard damageIsConfirmed(at: path) else { throw unconfirmedDamage(error, name: name, account: account) }
@@ -71,26 +71,25 @@ package final class SQLiteIndexStorage: IndexStorage {
     private static func freshDatabase(path: String, options: Connection.Options) throws -> Database {
         let database = try Database(path: path, migrator: migrator, options: options)
         try database.writeNow { connection in
-            try SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0).setMeta("reindex_all_pending", "1")
+            let writer = SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0)
+            try writer.setMeta("reindex_all_pending", "1")
+            try writer.remakeWords()   // none to make: the analyzer is recorded
         }
-        try remakeWordsIfOld(database)
         return database
     }
 
-    /// Makes the index's words again when another analyzer made them (``SQLiteIndexWriter/remakeWords()``).
-    private static func remakeWordsIfOld(_ database: Database) throws {
-        let current = try database.readNow { connection in
-            try SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0).wordsAreCurrent()
-        }
-        guard !current else { return }
+    /// Makes the index's words again, as another analyzer made them (``SQLiteIndexWriter/remakeWords()``),
+    /// unless another process has just done it.
+    private static func remakeWords(_ database: Database) throws {
         try database.writeNow { connection in
             let writer = SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0)
             if try !writer.wordsAreCurrent() { try writer.remakeWords() }
         }
     }
 
-    /// Reads the parts of the file every search touches, so damage there shows at open.
-    private static func check(_ database: Database) throws {
+    /// Reads the parts of the file every search touches, so damage there shows at open; returns whether
+    /// this analyzer made the index's words.
+    private static func check(_ database: Database) throws -> Bool {
         try database.readNow { connection in
             _ = try connection.scalar("SELECT count(*) FROM items_text_config")
             _ = try connection.scalar("SELECT rowid FROM items_text WHERE items_text MATCH '\"replica\"' LIMIT 1")
@@ -98,6 +97,7 @@ package final class SQLiteIndexStorage: IndexStorage {
             if pages < 4096, let result = try connection.scalar("PRAGMA quick_check(1)"), result != .text("ok") {
                 throw SQLiteError(code: .corrupt, message: "quick_check found damage", path: database.path)
             }
+            return try SQLiteIndexReader(connection: connection, now: Date()).meta(SQLiteIndexWriter.analyzerKey) == TextAnalyzer.version
         }
     }
 

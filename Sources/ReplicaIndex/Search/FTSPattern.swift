@@ -14,8 +14,8 @@ import ReplicaText
 /// character that is not a letter, a digit or a mark within a word, and between the words ICU's
 /// dictionaries find in Chinese, Japanese or Thai. Each part is folded as the index folds it and, for a
 /// language with stems, searched by its stem (which the index holds beside every word of that stem); a
-/// Chinese, Japanese or Korean part of three or more characters is searched by its pairs of characters. So a word joined by
-/// punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
+/// Chinese, Japanese or Korean part of three or more characters is searched by its pairs of characters.
+/// So a word joined by punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
 /// "garage" and "tyres", each found on its own, and an item with them side by side, as typed, gets the
 /// ranking's closeness bonus (``nearExpression``). Parts of one letter and function words ("'s", "of")
 /// count only in that bonus: `sourdough's` finds "sourdough", and "sourdough's" first. Two kinds of
@@ -189,7 +189,7 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The groups of terms of a typed text: each quoted phrase, and each word between spaces (see the
     /// type's description).
-    static func groups(in text: String, language: String? = "en") -> [Group] {
+    static func groups(in text: String, language: String?) -> [Group] {
         var groups: [Group] = []
         // Control characters (NUL among them, which would end the pattern early) separate words.
         let characters = text.map { character in
@@ -233,7 +233,7 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The terms of one word typed between spaces (`*`s at its end already taken off as `prefix`), or
     /// `nil` when it has nothing to search.
-    static func group(ofWord word: Substring, prefix: Bool, language: String? = "en") -> Group? {
+    static func group(ofWord word: Substring, prefix: Bool, language: String?) -> Group? {
         let parts = Self.parts(of: word, language: prefix ? nil : language)
         guard !parts.isEmpty else { return nil }
         if parts.count == 1 { return Group(terms: [.word(parts[0].text, prefix: prefix)]) }
@@ -284,7 +284,7 @@ package struct FTSPattern: Hashable, Sendable {
     /// The words the analyzer finds in `word` (``TextAnalyzer``, as the index's tokenizer finds them in
     /// an item): each stemmed for `language` when it has a stem, and a Chinese, Japanese or Korean word of
     /// three or more characters as its pairs of characters.
-    static func parts(of word: Substring, language: String? = nil) -> [Part] {
+    static func parts(of word: Substring, language: String?) -> [Part] {
         let text = String(word)
         let bytes = Array(text.utf8)
         var parts: [Part] = []

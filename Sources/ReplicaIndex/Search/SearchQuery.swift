@@ -140,14 +140,11 @@ public struct SearchQuery: Hashable, Sendable {
 
     /// The language the query's words are stemmed for (``languages``); `nil` for none.
     func stemmingLanguage(of text: String) -> String? {
-        if !languages.isEmpty {
-            return languages.lazy.map(TextAnalyzer.primaryLanguage(of:)).first(where: TextAnalyzer.stems)
-        }
+        if !languages.isEmpty { return languages.lazy.compactMap(TextAnalyzer.stemmingLanguage(ofTag:)).first }
         // A word or two can look like another language (CLD2 is sure "eiger" is German), and a query
         // stemmed for the wrong one misses its own words: only a sentence is told apart.
         guard text.split(whereSeparator: \.isWhitespace).count >= Self.wordsToTellTheLanguage,
               let detected = TextAnalyzer.language(of: text), detected.isReliable else { return "en" }
-        let code = TextAnalyzer.primaryLanguage(of: detected.code)
-        return TextAnalyzer.stems(code) ? code : nil
+        return TextAnalyzer.stemmingLanguage(ofTag: detected.code)
     }
 }
