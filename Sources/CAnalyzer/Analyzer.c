@@ -341,6 +341,64 @@ static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, 
     return 0;
 }
 
+// ASCII whitespace: ICU's word breaks always fall on both sides of it.
+static int is_ascii_space(UChar c) { return c == ' ' || (c >= 9 && c <= 13); }
+
+// The words of units [from, to), all ASCII: runs of letters and digits, as ICU's words and the runs
+// within them are there.
+static int analyze_ascii(Analysis *analysis, const UChar *units, const int32_t *offsets, int32_t from, int32_t to, int options) {
+    int32_t run = -1;
+    for (int32_t i = from; i <= to; i++) {
+        thread_steps++;
+        UChar c = i < to ? units[i] : 0;
+        UChar lower = c | 0x20;
+        int inside = (c >= '0' && c <= '9') || (lower >= 'a' && lower <= 'z');
+        if (inside && run < 0) run = i;
+        if (!inside && run >= 0) {
+            int result = analyze_word(analysis, units + run, i - run, offsets[run], offsets[i], options);
+            if (result) return result;
+            run = -1;
+        }
+    }
+    return 0;
+}
+
+// The words of units [from, to) by ICU's word break rules and dictionaries: the runs of word characters
+// within each of ICU's words (not its spaces and punctuation).
+static int analyze_icu(Analysis *analysis, UBreakIterator *words, const UChar *units, const int32_t *offsets,
+                       int32_t from, int32_t to, int options) {
+    UErrorCode status = U_ZERO_ERROR;
+    ubrk_setText(words, units + from, to - from, &status);
+    if (U_FAILURE(status)) return -1;
+    int result = 0;
+    int32_t start = from + ubrk_first(words);
+    for (int32_t next = ubrk_next(words); next != UBRK_DONE && !result; next = ubrk_next(words)) {
+        int32_t end = from + next;
+        if (ubrk_getRuleStatus(words) >= UBRK_WORD_NONE_LIMIT) {
+            int32_t run = -1;
+            for (int32_t i = start; i <= end && !result;) {
+                thread_steps++;
+                int32_t at = i;
+                UChar32 c = 0;
+                int inside = 0;
+                if (i < end) {
+                    U16_NEXT(units, i, end, c);
+                    inside = is_word_character(c);
+                } else {
+                    i++;
+                }
+                if (inside && run < 0) run = at;
+                if (!inside && run >= 0) {
+                    result = analyze_word(analysis, units + run, at - run, offsets[run], offsets[at], options);
+                    run = -1;
+                }
+            }
+        }
+        start = end;
+    }
+    return result;
+}
+
 int replica_analyze(const char *text, size_t length, int options, void *context, replica_token_sink sink) {
     return replica_analyze_in(text, length, options, NULL, context, sink);
 }
@@ -386,33 +444,39 @@ int replica_analyze_in(const char *text, size_t length, int options, const char 
     }
     offsets[count] = bytes;
 
-    ubrk_setText(words, units, count, &status);
-    if (U_FAILURE(status)) {
-        result = -1;
-        goto done;
-    }
-    int32_t start = ubrk_first(words);
-    for (int32_t end = ubrk_next(words); end != UBRK_DONE && !result; start = end, end = ubrk_next(words)) {
-        if (ubrk_getRuleStatus(words) < UBRK_WORD_NONE_LIMIT) continue;
-        // Runs of word characters within ICU's word.
-        int32_t run = -1;
-        for (int32_t i = start; i <= end && !result;) {
-            thread_steps++;
-            int32_t at = i;
-            UChar32 c = 0;
-            int inside = 0;
-            if (i < end) {
-                U16_NEXT(units, i, end, c);
-                inside = is_word_character(c);
-            } else {
-                i++;
-            }
-            if (inside && run < 0) run = at;
-            if (!inside && run >= 0) {
-                result = analyze_word(&analysis, units + run, at - run, offsets[run], offsets[at], options);
-                run = -1;
-            }
+    // ASCII stretches, most of most texts, are cut where ICU would cut them without its break iterator
+    // (words are runs of letters and digits there); the stretches between ASCII whitespace that hold
+    // another character go to ICU, from the whitespace before them, so ICU sees what it would see in
+    // the whole text (a word never spans whitespace).
+    int32_t at = 0;
+    while (at < count && !result) {
+        int32_t other = at;
+        while (other < count && units[other] < 0x80) other++;
+        if (other == count || (options & REPLICA_ANALYZE_ICU_ONLY)) {
+            result = (options & REPLICA_ANALYZE_ICU_ONLY) ? analyze_icu(&analysis, words, units, offsets, at, count, options)
+                                                          : analyze_ascii(&analysis, units, offsets, at, count, options);
+            break;
         }
+        int32_t begin = other;
+        while (begin > at && !is_ascii_space(units[begin - 1])) begin--;
+        if (begin > at) {
+            begin--;   // the whitespace before it goes to ICU too
+            result = analyze_ascii(&analysis, units, offsets, at, begin, options);
+            if (result) break;
+        }
+        // To the end of the last of the following stretches that hold another character.
+        int32_t end = other;
+        for (;;) {
+            while (end < count && !is_ascii_space(units[end])) end++;
+            int32_t next = end;
+            while (next < count && is_ascii_space(units[next])) next++;
+            int32_t probe = next;
+            while (probe < count && !is_ascii_space(units[probe]) && units[probe] < 0x80) probe++;
+            if (probe == count || is_ascii_space(units[probe])) break;
+            end = probe;
+        }
+        result = analyze_icu(&analysis, words, units, offsets, begin, end, options);
+        at = end;
     }
     // The text is the caller's: the iterator must not keep pointing at it.
     ubrk_setText(words, NULL, 0, &status);

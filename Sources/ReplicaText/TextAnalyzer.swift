@@ -57,11 +57,17 @@ public enum TextAnalyzer {
     /// `de`, `french`), each word of an alphabetic script is followed by its stem at its position
     /// (``Token/isColocated``) when the stem differs: `hauser` and `haus` for "Häuser" in German.
     public static func tokens(in text: String, for purpose: Purpose = .indexing, language: String? = nil) -> [Token] {
+        tokens(in: text, for: purpose, language: language, throughICUOnly: false)
+    }
+
+    /// ``tokens(in:for:language:)``, with `throughICUOnly` every part of the text cut by ICU's break
+    /// iterator, ASCII too (which is otherwise cut without it): the tests compare the two.
+    package static func tokens(in text: String, for purpose: Purpose, language: String?, throughICUOnly: Bool) -> [Token] {
         var tokens: [Token] = []
         var text = text
         text.withUTF8 { bytes in
             withUnsafeMutablePointer(to: &tokens) { tokens in
-                let options = purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS : 0
+                let options = (purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS : 0) | (throughICUOnly ? REPLICA_ANALYZE_ICU_ONLY : 0)
                 let result = replica_analyze_in(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                                                 bytes.count, options, language, tokens) { context, flags, token, length, start, end in
                     guard let context, let token else { return 0 }

@@ -24,6 +24,10 @@ extern "C" {
 // Also emit the pairs of characters of long Han, kana and Hangul words (for the index's side).
 #define REPLICA_ANALYZE_BIGRAMS 1
 
+// Every part of the text through ICU's break iterator, ASCII stretches too (which are otherwise cut
+// without it, to the same words): for the tests that compare the two.
+#define REPLICA_ANALYZE_ICU_ONLY 2
+
 // Told each token: its folded UTF-8 bytes, and where its word lies in the text (byte offsets, the end
 // excluded). A nonzero return stops the analysis and is returned.
 typedef int (*replica_token_sink)(void *context, int flags, const char *token, int length, int start, int end);

@@ -1,5 +1,6 @@
 import Testing
 import ReplicaText
+import ReplicaTestSupport
 
 /// The analyzer's words in every script, with fixed expectations: what ICU's word breaks and
 /// dictionaries cut, folded as the index will hold them.
@@ -62,6 +63,26 @@ struct TextAnalyzerTests {
     @Test func bytesThatAreNotUTF8AreNoWord() {
         let text = String(decoding: Array("alpha ".utf8) + [0xFF, 0xFE] + Array(" beta".utf8), as: UTF8.self)
         #expect(Self.words(text) == ["alpha", "beta"])
+    }
+
+    /// ASCII stretches are cut without ICU's break iterator, to the words ICU gives: random texts of
+    /// ASCII letters, digits, punctuation and whitespace, with accents, combining marks, CJK, Hangul,
+    /// Thai, emoji, joiners and typographic apostrophes among them, make the same tokens both ways
+    /// (ranges, stems and pairs included).
+    @Test func theASCIIPathCutsWhatICUCuts() {
+        let pieces = ["a", "Z", "q", "7", "0", "x9", " ", "  ", "\n", "\t", "\r\n", ".", ",", "'", "-", "_", "@", "/", ":",
+                      "running", "Houses", "don't", "U.S.A", "3.14", "e-mail", "foo_bar",
+                      "é", "café", "e\u{301}", "\u{301}", "\u{200D}", "\u{2019}", "ß", "Ａ", "ﬁ", "北京", "我们明天", "新幹線",
+                      "김치를", "ภาษาไทย", "🚀", "👩‍👩‍👧", "Ωμέγα", "привет"]
+        var generator = SplitMix(seed: 45)
+        for round in 0..<3_000 {
+            let text = (0..<Int.random(in: 1...24, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            for (purpose, language) in [(TextAnalyzer.Purpose.indexing, Optional("en")), (.query, nil), (.indexing, "de")] {
+                let fast = TextAnalyzer.tokens(in: text, for: purpose, language: language, throughICUOnly: false)
+                let icu = TextAnalyzer.tokens(in: text, for: purpose, language: language, throughICUOnly: true)
+                #expect(fast == icu, "round \(round): \(text.debugDescription)")
+            }
+        }
     }
 
     /// Linear in the text's length, counted in the analyzer's own steps (never timed): a megabyte costs
