@@ -47,7 +47,7 @@ extension PostgresIndexReader {
     }
 
     package func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]? {
-        wordsSeen.counts(terms.map(PostgresIndexText.tokens(of:)), in: rowIDs)
+        wordsSeen.counts(terms.map(PostgresIndexText.phrases(of:)), in: rowIDs)
     }
 
     /// ``matches(_:pattern:limit:)`` through the ranking lists, or `nil` when they do not apply or cannot
@@ -92,19 +92,24 @@ final class WordsSeen: Sendable {
         state.withLock { $0 = (tokens, present) }
     }
 
-    /// How many of `terms` each of `rowIDs` has, when every term is one of the words searched (a single
-    /// word, as the lists hold them) and every item was returned; else `nil`.
-    func counts(_ terms: [PostgresIndexText.TermTokens], in rowIDs: [Int64]) -> [Int64: Int]? {
+    /// How many of `terms` (each as its phrases: a word's forms are two) each of `rowIDs` has, when every
+    /// phrase is one of the words searched (a single word, as the lists hold them) and every item was
+    /// returned; else `nil`. A term counts once, whichever of its phrases the item has.
+    func counts(_ terms: [[PostgresIndexText.TermTokens]], in rowIDs: [Int64]) -> [Int64: Int]? {
         state.withLock { state in
-            var indexes: [Int] = []
-            for term in terms {
-                guard term.tokens.count == 1, !term.prefix, let index = state.tokens.firstIndex(of: term.tokens[0]) else { return nil }
-                indexes.append(index)
+            var indexes: [[Int]] = []
+            for phrases in terms {
+                var term: [Int] = []
+                for phrase in phrases {
+                    guard phrase.tokens.count == 1, !phrase.prefix, let index = state.tokens.firstIndex(of: phrase.tokens[0]) else { return nil }
+                    term.append(index)
+                }
+                indexes.append(term)
             }
             var counts: [Int64: Int] = [:]
             for rowID in rowIDs {
                 guard let present = state.present[rowID] else { return nil }
-                counts[rowID] = indexes.count { present[$0] }
+                counts[rowID] = indexes.count { $0.contains { present[$0] } }
             }
             return counts
         }

@@ -136,7 +136,7 @@ package struct PostgresIndexReader: IndexReader {
         /// `nil` when nothing can match: no term has a token (punctuation alone matches nothing in FTS5),
         /// or, when every term is required, one has none.
         init?(_ pattern: FTSPattern) {
-            let all = (pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms).map(PostgresIndexText.tokens(of:))
+            let all = (pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms).flatMap(PostgresIndexText.phrases(of:))
             let queries = all.compactMap(\.query)
             guard !queries.isEmpty, !(pattern.requiresAll && queries.count < all.count) else { return nil }
             terms = all.filter { $0.query != nil }
@@ -413,11 +413,11 @@ package struct PostgresIndexReader: IndexReader {
     package func rows(matching match: TermMatch, among rowIDs: [Int64]) throws -> Set<Int64> {
         guard !rowIDs.isEmpty else { return [] }
         var terms: [PostgresIndexText.TermTokens] = []
-        var tokens: [FTSPattern.Term: PostgresIndexText.TermTokens] = [:]
+        var tokens: [FTSPattern.Term: [PostgresIndexText.TermTokens]] = [:]
         func add(_ term: FTSPattern.Term) {
-            let made = tokens[term] ?? PostgresIndexText.tokens(of: term)
+            let made = tokens[term] ?? PostgresIndexText.phrases(of: term)
             tokens[term] = made
-            terms.append(made)
+            terms += made
         }
         func collect(_ match: TermMatch) {
             switch match {

@@ -231,10 +231,18 @@ package enum PostgresIndexText {
         }
     }
 
-    /// A term of a search as FTS5 would tokenize it in a query.
+    /// Each phrase of a search's term (``FTSPattern/Term/alternatives``: a word's forms are two) as
+    /// FTS5 would tokenize it in a query.
+    package static func phrases(of term: FTSPattern.Term) -> [TermTokens] {
+        term.alternatives.map(tokens(of:))
+    }
+
+    /// A term of a search as FTS5 would tokenize it in a query: a word's forms as the word typed (see
+    /// ``phrases(of:)`` for both).
     package static func tokens(of term: FTSPattern.Term) -> TermTokens {
         let (text, prefix): (String, Bool) = switch term {
         case .word(let text, let prefix), .phrase(let text, let prefix): (text, prefix)
+        case .forms(let word, _): (word, false)
         }
         return TermTokens(tokens: tokenizer.tokens(in: text, for: .query(prefix: prefix)).map { lexeme($0.text) }, prefix: prefix)
     }

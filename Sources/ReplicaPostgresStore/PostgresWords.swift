@@ -53,13 +53,14 @@ struct ItemWords {
 
     /// Whether the item holds what `match` asks for, its terms' tokens made once per search (`tokens`),
     /// not once per item.
-    func holds(_ match: TermMatch, tokens: [FTSPattern.Term: PostgresIndexText.TermTokens]) -> Bool {
-        func tokensOf(_ term: FTSPattern.Term) -> PostgresIndexText.TermTokens { tokens[term] ?? PostgresIndexText.tokens(of: term) }
+    func holds(_ match: TermMatch, tokens: [FTSPattern.Term: [PostgresIndexText.TermTokens]]) -> Bool {
+        func phrasesOf(_ term: FTSPattern.Term) -> [PostgresIndexText.TermTokens] { tokens[term] ?? PostgresIndexText.phrases(of: term) }
         switch match {
-        case .term(let term): return !instances(of: tokensOf(term)).starts.isEmpty
+        case .term(let term): return phrasesOf(term).contains { !instances(of: $0).starts.isEmpty }
         case .all(let matches): return matches.allSatisfy { holds($0, tokens: tokens) }
         case .any(let matches): return matches.contains { holds($0, tokens: tokens) }
-        case .near(let groups, let distance): return isNear(groups.flatMap(\.phrases).map(tokensOf), distance: distance)
+        // A group's phrases are single phrases (``FTSPattern/Group/phrases``).
+        case .near(let groups, let distance): return isNear(groups.flatMap(\.phrases).flatMap(phrasesOf), distance: distance)
         }
     }
 

@@ -140,24 +140,33 @@ package struct SQLiteIndexReader: IndexReader {
     func rankedByLists(_ query: SearchQuery, pattern: FTSPattern, limit candidates: Int) throws
         -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
         guard !pattern.requiresAll, query.predicate == nil, let tokenizer = try? IndexTokenizer.shared.get() else { return nil }
-        var phrases: [(token: String, expression: String)] = []
-        for term in pattern.meaningfulTerms {
-            guard case .word(let word, prefix: false) = term else { return nil }
-            let tokens = tokenizer.tokens(in: word, for: .query(prefix: false))
-            guard tokens.count == 1 else { return nil }
-            phrases.append((tokens[0].text, term.expression))
+        // Each phrase of each term (a word's forms are two: the word and its stem), with its term.
+        var phrases: [(token: String, expression: String, term: Int)] = []
+        for (index, term) in pattern.meaningfulTerms.enumerated() {
+            for alternative in term.alternatives {
+                guard case .word(let word, prefix: false) = alternative else { return nil }
+                let tokens = tokenizer.tokens(in: word, for: .query(prefix: false))
+                guard tokens.count == 1 else { return nil }
+                phrases.append((tokens[0].text, alternative.expression, index))
+            }
         }
         var filters = ""
         var arguments: [SQLValue] = []
         Self.appendFilters(for: query, now: now, to: &filters, arguments: &arguments)
-        let source = SQLiteRankingSource(connection: connection, phrases: phrases, expression: pattern.matchExpression,
+        let source = SQLiteRankingSource(connection: connection, phrases: phrases.map { ($0.token, $0.expression) }, expression: pattern.matchExpression,
                                          now: now.timeIntervalSince1970, filters: filters, filterArguments: arguments)
         guard let top = try RankingLists.top(candidates, tokens: phrases.map(\.token), source: source) else { return nil }
         // The rows in one statement, with the score just computed. A word is in a heading column when
         // one of its tokens is a searched word's, as FTS5 would mark it (its own tokenizer splits them);
         // the snippet is made later, for the items returned only (``snippets(_:)``), from the words the
         // item has: a full-text look-up each, which for all the candidates took most of a question's time.
-        rankedWords.record(terms: phrases.map(\.expression), present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
+        let terms = pattern.meaningfulTerms
+        let termsPresent = top.map { found in
+            var present = [Bool](repeating: false, count: terms.count)
+            for (phrase, has) in zip(phrases, found.present) where has { present[phrase.term] = true }
+            return (found.rowID, present)
+        }
+        rankedWords.record(terms: terms.map(\.expression), present: Dictionary(termsPresent, uniquingKeysWith: { first, _ in first }))
         let searched = Set(phrases.map(\.token))
         var rows: [Int64: (item: FoundItem, inHeading: Bool)] = [:]
         var unreadable: [ItemIdentifier] = []

@@ -13,7 +13,8 @@ import ReplicaText
 /// A typed word is split where the index's analyzer (``TextAnalyzer``) splits the text: at every
 /// character that is not a letter, a digit or a mark within a word, and between the words ICU's
 /// dictionaries find in Chinese, Japanese or Thai. Each part is folded as the index folds it and, for a
-/// language with stems, searched by its stem (which the index holds beside every word of that stem); a
+/// language with stems, searched as typed or by its stem (which the index holds beside every word of
+/// that stem), so that the form typed ranks first (``Term/forms(word:stem:)``); a
 /// Chinese, Japanese or Korean part of three or more characters is searched by its pairs of characters.
 /// So a word joined by punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
 /// "garage" and "tyres", each found on its own, and an item with them side by side, as typed, gets the
@@ -32,25 +33,50 @@ package struct FTSPattern: Hashable, Sendable {
     package enum Term: Hashable, Sendable {
         case word(String, prefix: Bool)
         case phrase(String, prefix: Bool)
+        /// A word as typed (folded) and its stem, either of which matches, at one place: the index holds
+        /// the stem beside every word of that stem, so the word finds its other forms by the stem, and an
+        /// item with the word as typed has both, and ranks above an item with another form only.
+        case forms(word: String, stem: String)
 
         var text: String {
             switch self {
-            case .word(let text, _), .phrase(let text, _): return text
+            case .word(let text, _), .phrase(let text, _), .forms(let text, _): return text
             }
         }
 
-        /// The term as one FTS5 string (inner quotes doubled), with `*` for a prefix.
+        /// The term as FTS5 writes it: one string (inner quotes doubled), with `*` for a prefix; a word's
+        /// forms OR-ed in parentheses, each a phrase of its own, as BM25 counts them.
         var expression: String {
-            let quoted = Quoting.enclosed(text, in: "\"")
             switch self {
-            case .word(_, let prefix), .phrase(_, let prefix): return prefix ? quoted + " *" : quoted
+            case .word(let text, let prefix), .phrase(let text, let prefix):
+                let quoted = Quoting.enclosed(text, in: "\"")
+                return prefix ? quoted + " *" : quoted
+            case .forms: return "(" + alternatives.map(\.expression).joined(separator: " OR ") + ")"
             }
+        }
+
+        /// The terms any of which matches this one, each one FTS5 phrase: a word's forms (the word first,
+        /// FTS5's order of the phrases of the expression), or the term itself.
+        package var alternatives: [Term] {
+            guard case .forms(let word, let stem) = self else { return [self] }
+            return [.word(word, prefix: false), .word(stem, prefix: false)]
+        }
+
+        /// The term where only a phrase goes (in `NEAR`): a word's stem, which stands wherever any of its
+        /// forms does; else the term itself.
+        package var phrase: Term {
+            guard case .forms(_, let stem) = self else { return self }
+            return .word(stem, prefix: false)
         }
 
         /// A single word from the list of English function words, whatever its case and punctuation (a
         /// typographic apostrophe reads as `'`).
         var isFunctionWord: Bool {
-            guard case .word(let text, prefix: false) = self else { return false }
+            let text: String
+            switch self {
+            case .word(let word, prefix: false), .forms(let word, _): text = word
+            default: return false
+            }
             let letters = String(text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
                 .filter { $0.properties.isAlphabetic || $0 == "'" })
             return FTSPattern.functionWords.contains(letters)
@@ -79,10 +105,13 @@ package struct FTSPattern: Hashable, Sendable {
         package var joined: Term?
         /// What `NEAR` takes of the group: its word split at punctuation as one phrase (its parts side by
         /// side), else each of its terms as a phrase of its own.
-        package var phrases: [Term] { joined.map { [$0] } ?? terms }
+        package var phrases: [Term] { joined.map { [$0] } ?? terms.map(\.phrase) }
 
         /// The group as one expression for `NEAR`: its parts side by side, or its one term.
-        var expression: String { joined?.expression ?? terms.map(\.expression).joined(separator: " ") }
+        var expression: String { joined?.expression ?? phrases.map(\.expression).joined(separator: " ") }
+
+        /// The group with each word searched by its stem alone.
+        var byStems: Group { Group(terms: terms.map(\.phrase), joined: joined) }
     }
 
     package let groups: [Group]
@@ -97,10 +126,13 @@ package struct FTSPattern: Hashable, Sendable {
     static let maximumTerms = 64
 
     /// - Parameter language: the language the query's words are stemmed for (``SearchQuery/languages``):
-    ///   each word with a stem is searched by its stem, which the index holds beside every word with that
-    ///   stem in an item of the language (`houses` finds "house" and "housing"); `nil` for none.
+    ///   each word with a stem is searched as typed or by its stem, which the index holds beside every
+    ///   word with that stem in an item of the language (`houses` finds "house" and "housing", and
+    ///   "houses" first); by its stem alone with `requiringAll`; `nil` for none.
     init(text: String, requiringAll: Bool = false, language: String? = "en") throws {
-        let groups = Self.groups(in: text, language: language)
+        // Every word required: each by its stem alone, so that a match needs one phrase a word, as on
+        // every backend (the server's ranking requires each of its phrases).
+        let groups = Self.groups(in: text, language: language).map { requiringAll ? $0.byStems : $0 }
         let count = groups.reduce(0) { $0 + $1.terms.count }
         guard count > 0 else {
             throw ReplicaError(.invalidQuery, "the query has no words to search for: type at least one word with a letter or a digit")
@@ -236,12 +268,12 @@ package struct FTSPattern: Hashable, Sendable {
     static func group(ofWord word: Substring, prefix: Bool, language: String?) -> Group? {
         let parts = Self.parts(of: word, language: prefix ? nil : language)
         guard !parts.isEmpty else { return nil }
-        if parts.count == 1 { return Group(terms: [.word(parts[0].text, prefix: prefix)]) }
+        if parts.count == 1 { return Group(terms: [parts[0].term(prefix: prefix)]) }
         // A long Chinese, Japanese or Korean word is searched by its pairs, which the index holds beside
         // every such word however its text was cut into words; they stand at one position there, so the
         // parts are not a phrase.
         let joined = parts.contains(where: \.isPair) ? nil : Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
-        guard let joined else { return Group(terms: parts.filter { !$0.isWeak }.map { .word($0.text, prefix: false) }) }
+        guard let joined else { return Group(terms: parts.filter { !$0.isWeak }.map { $0.term(prefix: false) }) }
         // "don't", "it's": a function word as a whole, one term as before.
         let whole = Term.word(String(String.UnicodeScalarView(word.unicodeScalars.filter { $0 != "\"" })), prefix: prefix)
         if whole.isFunctionWord { return Group(terms: [whole]) }
@@ -251,7 +283,7 @@ package struct FTSPattern: Hashable, Sendable {
         }
         let meaningful = parts.indices.filter { !parts[$0].isWeak }
         guard !meaningful.isEmpty else { return Group(terms: [joined]) }
-        return Group(terms: meaningful.map { .word(parts[$0].text, prefix: prefix && $0 == parts.count - 1) }, joined: joined)
+        return Group(terms: meaningful.map { parts[$0].term(prefix: prefix && $0 == parts.count - 1) }, joined: joined)
     }
 
     /// One part of a typed word, as the analyzer splits it.
@@ -264,6 +296,11 @@ package struct FTSPattern: Hashable, Sendable {
         var afterApostrophe: Bool
         /// Whether it is a pair of characters of a longer Chinese, Japanese or Korean word.
         var isPair = false
+
+        /// The part as a term: the word and its stem when they differ, else the word.
+        func term(prefix: Bool) -> Term {
+            text != word && !prefix ? .forms(word: word, stem: text) : .word(text, prefix: prefix)
+        }
 
         /// A part that counts only beside the others: a single letter ("s" of "sourdough's"), a function
         /// word ("of" in "state-of-the-art") or the end of a contraction ("ll", "ve", "re").

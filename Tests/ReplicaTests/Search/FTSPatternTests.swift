@@ -73,6 +73,19 @@ import Testing
         #expect(try FTSPattern(text: #""garage/tyres""#, language: nil).terms == [.phrase("garage/tyres", prefix: false)])
     }
 
+    /// A word with a stem of its own is searched as typed or by its stem, at one place; where only a
+    /// phrase goes (`NEAR`) and where every word is required, by its stem alone.
+    @Test func aWordIsSearchedAsTypedOrByItsStem() throws {
+        let pattern = try FTSPattern(text: "houses garden", language: "en")
+        #expect(pattern.terms == [.forms(word: "houses", stem: "hous"), .word("garden", prefix: false)])
+        #expect(pattern.matchExpression == #"("houses" OR "hous") OR "garden""#)
+        #expect(pattern.nearExpression == #"NEAR("hous" "garden", 8)"#)
+        #expect(try FTSPattern(text: "houses garden", requiringAll: true, language: "en").matchExpression == #""hous" "garden""#)
+        // A prefix is never stemmed; a function word is known by the word typed, not by its stem ("doe").
+        #expect(try FTSPattern(text: "hous*", language: "en").terms == [.word("hous", prefix: true)])
+        #expect(try FTSPattern(text: "does houses", language: "en").meaningfulTerms == [.forms(word: "houses", stem: "hous")])
+    }
+
     @Test(arguments: [#""( )""#, "* ^ : ( ) \" -", "", "   ", "…", "🙂"])
     func refusesTextWithNothingToSearch(text: String) {
         #expect {

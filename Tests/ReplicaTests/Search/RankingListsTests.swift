@@ -75,7 +75,7 @@ import ReplicaTestSupport
 
     /// Whether a search's words can go through the lists: any of several single words.
     static func isRankedByWords(_ pattern: FTSPattern) -> Bool {
-        !pattern.requiresAll && pattern.meaningfulTerms.allSatisfy({ if case .word(_, false) = $0 { true } else { false } })
+        !pattern.requiresAll && pattern.meaningfulTerms.flatMap(\.alternatives).allSatisfy({ if case .word(_, false) = $0 { true } else { false } })
     }
 
     /// Compares each query's candidates with and without the lists; returns how many used them.

@@ -69,6 +69,31 @@ struct EveryLanguageTests {
         #expect(try await Self.found(fixture.store, "Häuser", languages: ["en"]) == ["de"])
     }
 
+    /// A word is searched as typed and by its stem at one place: every form of it is found, and the
+    /// form typed first, on both backends and through the ranking lists as without them.
+    @Test(arguments: TestBackend.available)
+    func theWordAsTypedRanksAboveItsOtherForms(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        try await index.indexItems([
+            Self.item("plural", "The connections to the harbour were checked by the inspector on Monday."),
+            Self.item("singular", "The connection to the harbour was checked by the inspector on Monday."),
+            Self.item("verb", "The inspector will connect the harbour pumps on Monday."),
+        ])
+        for (query, first) in [("connections", "plural"), ("connection", "singular"), ("connect", "verb"), ("harbour connections", "plural")] {
+            var search = SearchQuery(query)
+            search.disablesSemanticSearch = true
+            let found = try await fixture.store.search(search).map(\.item.uniqueIdentifier.rawValue)
+            #expect(Set(found) == ["plural", "singular", "verb"], "\(query) on \(backend)")
+            #expect(found.first == first, "\(query) on \(backend): \(found)")
+        }
+        // Every word required: each by its stem, so every form still matches.
+        var all = SearchQuery("connections harbour")
+        all.requiresAllWords = true
+        all.disablesSemanticSearch = true
+        #expect(Set(try await fixture.store.search(all).map(\.item.uniqueIdentifier.rawValue)) == ["plural", "singular", "verb"])
+    }
+
     /// An item's words are removed as they were made, stemmed for its language: after its text changes,
     /// its old stems find nothing.
     @Test(arguments: TestBackend.available)
