@@ -139,6 +139,8 @@ typedef struct {
     struct sb_stemmer *stemmer;
     void *context;
     replica_token_sink sink;
+    // Whether each token counts in the thread's vocabulary changes (REPLICA_ANALYZE_COUNT_WORDS).
+    int counting;
 } Analysis;
 
 // `units` normalized by `normalizer` into `into` (which grows as needed).
@@ -162,6 +164,7 @@ static int emit(Analysis *analysis, int flags, const UChar *units, int32_t lengt
     int32_t written = 0;
     u_strToUTF8(analysis->token.bytes, analysis->token.capacity, &written, units, length, &status);
     if (U_FAILURE(status)) return -1;
+    if (analysis->counting && replica_vocabulary_add(analysis->token.bytes, written) < 0) return -1;
     return analysis->sink(analysis->context, flags, analysis->token.bytes, written, start, end);
 }
 
@@ -414,6 +417,7 @@ int replica_analyze_in(const char *text, size_t length, int options, const char 
     analysis.context = context;
     analysis.sink = sink;
     analysis.stemmer = stemmer_for(language);
+    analysis.counting = (options & REPLICA_ANALYZE_COUNT_WORDS) && replica_vocabulary_counting();
     UBreakIterator *words = word_iterator(&status);
     if (U_FAILURE(status) || !words) return -1;
 

@@ -44,7 +44,8 @@ static int tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const ch
     // more way its word matches); without one, a document is stemmed for the language its writer set
     // (replica_analyzer_set_document_language) and a query not at all (replica adds its stems as terms).
     int query = (flags & FTS5_TOKENIZE_QUERY) != 0;
-    int options = query ? 0 : REPLICA_ANALYZE_BIGRAMS;
+    // A document indexed or removed counts in the vocabulary its writer keeps (a highlight's text does not).
+    int options = query ? 0 : REPLICA_ANALYZE_BIGRAMS | ((flags & FTS5_TOKENIZE_DOCUMENT) ? REPLICA_ANALYZE_COUNT_WORDS : 0);
     const char *language = instance->language[0] ? instance->language : (query ? NULL : replica_analyzer_document_language());
     int rc = replica_analyze_in(text, length < 0 ? 0 : (size_t)length, options, language, &to, forward);
     return rc < 0 ? SQLITE_NOMEM : rc;

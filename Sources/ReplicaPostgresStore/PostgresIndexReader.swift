@@ -626,6 +626,19 @@ package struct PostgresIndexReader: IndexReader {
 
     /// The items that have a word beginning with `prefix`, from their titles, keywords, people,
     /// descriptions and first 2,000 characters of text, as the SQLite reader reads its last-added items.
+    package func vocabulary(from first: String, before end: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
+                            timesAnyOf words: [String]) throws -> [(word: String, documents: Int64)] {
+        let result = try run("""
+            SELECT word, documents FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND word >= $3 AND word < $4
+                AND char_length(word) BETWEEN $5 AND $6
+                AND documents > $7 * (SELECT coalesce(max(v.documents), 0) FROM replica.vocabulary AS v
+                                      WHERE v.account = $1 AND v.index_name = $2 AND v.word = ANY($8::text[]))
+            ORDER BY word
+            """, [.text(account.rawValue), .text(indexName), .text(first), .text(end), .int(Int64(lengths.lowerBound)),
+                  .int(Int64(lengths.upperBound)), .int(factor), SQLBuilder.textArray(words)])
+        return (0..<result.rowCount).map { (result.string($0, 0) ?? "", result.int($0, 1) ?? 0) }
+    }
+
     package func completionSources(of prefix: String, sample: Int) throws -> [CompletionSource] {
         let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
         guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return [] }

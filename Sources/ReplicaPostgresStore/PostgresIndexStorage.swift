@@ -142,8 +142,11 @@ package final class PostgresIndexStorage: IndexStorage {
                 try connection.transaction {
                     let table = try begin(connection, writing: true)
                     try prepare()
-                    return try body(PostgresIndexWriter(connection: connection, account: account, indexName: indexName, table: table, now: now,
-                                                        defaultLifetime: defaultLifetime))
+                    let writer = PostgresIndexWriter(connection: connection, account: account, indexName: indexName, table: table, now: now,
+                                                     defaultLifetime: defaultLifetime)
+                    let value = try body(writer)
+                    try writer.saveVocabulary()
+                    return value
                 }
             }
         }

@@ -42,6 +42,8 @@ package enum PostgresIndexText {
         package var binary: [UInt8]
         /// BM25's document length, as FTS5 counts it: every token of every column.
         package var length: Int
+        /// Its lexemes the index's vocabulary counts (``TextAnalyzer/Vocabulary/holds(_:)``), each once.
+        package var vocabulary: [String] = []
 
         /// The words as a parameter.
         package var value: PostgresValue { .bytes(binary) }
@@ -113,7 +115,8 @@ package enum PostgresIndexText {
         let entries = (0..<kept).map { slot in
             (lexeme: PostgresValue.storedUTF8(lexemes[slot]), positions: positions[slot])
         }
-        return Words(binary: PostgresTSVector.binary(entries), length: length)
+        return Words(binary: PostgresTSVector.binary(entries), length: length,
+                     vocabulary: lexemes[..<kept].filter(TextAnalyzer.Vocabulary.holds))
     }
 
     /// Calls `body` with each lexeme of a `tsvector` in PostgreSQL's text output (`'word':1A,5 'it''s':3`)
@@ -242,7 +245,7 @@ package enum PostgresIndexText {
     package static func tokens(of term: FTSPattern.Term) -> TermTokens {
         let (text, prefix): (String, Bool) = switch term {
         case .word(let text, let prefix), .phrase(let text, let prefix): (text, prefix)
-        case .forms(let word, _): (word, false)
+        case .forms(let word, _, _): (word, false)
         }
         return TermTokens(tokens: tokenizer.tokens(in: text, for: .query(prefix: prefix)).map { lexeme($0.text) }, prefix: prefix)
     }

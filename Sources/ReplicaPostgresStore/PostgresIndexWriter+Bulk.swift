@@ -118,6 +118,7 @@ extension PostgresIndexWriter {
         for index in firsts {
             CrashPoints.reach("index.item")
             guard let id = inserted[rows[index].row.identifier] else { continue }
+            countVocabulary(rows[index].words.vocabulary, by: 1)
             try wasInserted(id, rows[index].row)
             done.insert(index)
         }

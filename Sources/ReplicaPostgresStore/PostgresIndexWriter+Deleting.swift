@@ -19,7 +19,7 @@ extension PostgresIndexWriter {
         let result = try execute("""
             WITH deleted AS (
                 DELETE FROM replica.items WHERE account = $1 AND index_name = $2 AND (\(condition))
-                RETURNING id, length
+                RETURNING id, length, words
             ), counted AS (
                 \(Self.countStatistics(of: "deleted", sign: -1))
             ), changed AS (
@@ -34,8 +34,9 @@ extension PostgresIndexWriter {
             ), version AS (
                 \(Self.bumpVectorsVersion(by: "embedded"))
             )
-            SELECT count(*) FROM deleted
+            SELECT count(*), \(Self.vocabularyOf("deleted")) FROM deleted
             """, parameters)
+        countVocabulary((result.string(0, 1) ?? "").split(separator: "\u{1F}"), by: -1)
         return Int(result.int(0, 0) ?? 0)
     }
 

@@ -19,6 +19,8 @@ extension PostgresIndexWriter {
     package func remakeWords() throws {
         let keptLists = try execute("SELECT 1 FROM replica.ranking_state WHERE account = $1 AND index_name = $2").rowCount == 1
         try removeRankingLists()
+        try execute("DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2")
+        vocabularyChanges = [:]
         var last: Int64 = 0
         while true {
             let result = try execute("""
@@ -31,6 +33,7 @@ extension PostgresIndexWriter {
             var lengths = PostgresBinaryArray(of: .int4)
             for row in 0..<result.rowCount {
                 let made = Self.words(of: Self.storedText(result, row, from: 1, attributes: 6))
+                countVocabulary(made.vocabulary, by: 1)
                 last = result.int(row, 0) ?? last
                 ids.append(last)
                 words.append(binary: made.binary)
@@ -48,6 +51,7 @@ extension PostgresIndexWriter {
             WHERE account = $1 AND index_name = $2
             """)
         try setMeta("analyzer", TextAnalyzer.version)
+        try saveVocabulary()
         if keptLists { _ = try buildRankingLists() }
     }
 

@@ -2,6 +2,7 @@ package import Foundation
 import ReplicaCore
 package import ReplicaIndex
 package import ReplicaPostgres
+import ReplicaText
 
 /// The SQL that changes one index of one account in PostgreSQL, run inside a transaction the caller owns:
 /// the PostgreSQL side of what `SQLiteIndexWriter` does, with the same outcomes.
@@ -35,6 +36,8 @@ package final class PostgresIndexWriter: IndexWriter {
     let defaultLifetime: TimeInterval
     /// Content types (and trees) already recorded in this transaction.
     var recordedTypes: [String: String] = [:]
+    /// The vocabulary's changes this transaction made: how many more (or fewer) items hold each token.
+    var vocabularyChanges: [String: Int64] = [:]
     /// Whether a search-eligible activity is about an item (one that may not have been indexed when it
     /// was donated): read once per writer, as the SQLite writer does, so an index without activities
     /// pays nothing per insert.
@@ -132,7 +135,7 @@ package final class PostgresIndexWriter: IndexWriter {
     /// the index through it (measured: 10 ms a statement at 10,000 items).
     static let replaceSQL = """
         WITH previous AS (
-            SELECT length FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
+            SELECT length, words FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
         ), updated AS (
             UPDATE replica.items SET identifier = $3, domain = $4, content_type = $5, created = $6, modified = $7, expires = $8,
                 authors = $9, recipients = $10, attributes = $11, owner = $12, source_version = $13, indexed = $14,
@@ -147,8 +150,46 @@ package final class PostgresIndexWriter: IndexWriter {
                 HAVING sum(updated.length - previous.length) <> 0
                 ON CONFLICT (account, index_name) DO UPDATE SET words = statistics.words + excluded.words
         )
-        SELECT count(*) FROM updated
+        SELECT count(*), (SELECT \(vocabularyOf("previous")) FROM previous) FROM updated
         """
+
+    /// The lexemes of the `words` of the statement's `rows` (a `WITH` query) that the vocabulary may
+    /// count, each row's once, for ``countVocabulary(_:by:)``: lexemes hold no control character (the
+    /// tokenizer splits at them), so U+001F separates them.
+    static func vocabularyOf(_ rows: String) -> String {
+        """
+        (SELECT string_agg(l.lexeme, E'\\x1f') FROM \(rows) AS r, unnest(tsvector_to_array(r.words)) AS l(lexeme)
+            WHERE char_length(l.lexeme) BETWEEN \(TextAnalyzer.Vocabulary.shortest) AND \(TextAnalyzer.Vocabulary.longest))
+        """
+    }
+
+    /// Counts lexemes in the vocabulary's changes: as ``vocabularyOf(_:)`` returns them (U+001F between
+    /// them), each an item gained (`by` 1) or lost (-1).
+    func countVocabulary(_ lexemes: some Sequence<some StringProtocol>, by change: Int64) {
+        for lexeme in lexemes where TextAnalyzer.Vocabulary.holds(String(lexeme)) {
+            vocabularyChanges[String(lexeme), default: 0] += change
+        }
+    }
+
+    /// Writes the vocabulary's changes into `replica.vocabulary`, in the writer's transaction: each
+    /// token's items added or taken away, a token no item holds any more removed.
+    package func saveVocabulary() throws {
+        guard !vocabularyChanges.isEmpty else { return }
+        var words = PostgresBinaryArray(of: .text)
+        var changes = PostgresBinaryArray(of: .int8)
+        for (word, change) in vocabularyChanges where change != 0 {
+            words.append(word)
+            changes.append(change)
+        }
+        vocabularyChanges = [:]
+        try execute("""
+            INSERT INTO replica.vocabulary AS v (account, index_name, word, documents)
+                SELECT $1, $2, c.word, c.change FROM unnest($3::text[], $4::bigint[]) AS c(word, change)
+                ON CONFLICT (account, index_name, word) DO UPDATE SET documents = v.documents + excluded.documents
+            """, [words.value, changes.value])
+        try execute("DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND word = ANY($3::text[]) AND documents <= 0",
+                    [words.value])
+    }
 
     /// Writes a row's metadata over the stored item with its identifier, whose text (and so words) stays as it is.
     static let updateSQL = """
@@ -207,6 +248,7 @@ package final class PostgresIndexWriter: IndexWriter {
         if stored == nil {
             let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
             if inserted.rowCount == 1, let id = inserted.int(0, 0) {
+                countVocabulary(words.vocabulary, by: 1)
                 try wasInserted(id, row)
                 return .inserted
             }
@@ -255,7 +297,12 @@ package final class PostgresIndexWriter: IndexWriter {
     /// Writes a row over the item `id` (the row's identifier's), its words included; its vectors, made of
     /// the old text, go.
     private func replace(_ id: Int64, with row: PreparedRow, words: PostgresIndexText.Words? = nil) throws {
-        try execute(Self.replaceSQL, Self.values(of: row, words: words ?? Self.words(of: row.text)))
+        let words = words ?? Self.words(of: row.text)
+        let replaced = try execute(Self.replaceSQL, Self.values(of: row, words: words))
+        if replaced.int(0, 0) == 1 {
+            countVocabulary((replaced.string(0, 1) ?? "").split(separator: "\u{1F}"), by: -1)
+            countVocabulary(words.vocabulary, by: 1)
+        }
         if row.asksForEnrichment { try queueEnrichment(id) }
         try dropVectorsOfChangedText(id)
     }

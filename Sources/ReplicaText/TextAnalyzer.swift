@@ -51,7 +51,7 @@ public enum TextAnalyzer {
 
     /// What an index records of the analyzer that made its words: an index whose words another analyzer
     /// made (another version of this one, another ICU) has them made again.
-    public static let version = "replica-analyzer 1; \(icuVersion); snowball 2"
+    public static let version = "replica-analyzer 2; \(icuVersion); snowball 2"
 
     /// The words of `text`, in order; with `language` (Snowball's name of it or its ISO 639 code: `en`,
     /// `de`, `french`), each word of an alphabetic script is followed by its stem at its position
@@ -67,7 +67,9 @@ public enum TextAnalyzer {
         var text = text
         text.withUTF8 { bytes in
             withUnsafeMutablePointer(to: &tokens) { tokens in
-                let options = (purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS : 0) | (throughICUOnly ? REPLICA_ANALYZE_ICU_ONLY : 0)
+                // An item's text counts in the vocabulary when its writer counts (``withDocumentLanguage(_:counting:_:)``).
+                let options = (purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS | REPLICA_ANALYZE_COUNT_WORDS : 0)
+                    | (throughICUOnly ? REPLICA_ANALYZE_ICU_ONLY : 0)
                 let result = replica_analyze_in(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                                                 bytes.count, options, language, tokens) { context, flags, token, length, start, end in
                     guard let context, let token else { return 0 }
@@ -99,11 +101,71 @@ public enum TextAnalyzer {
     /// Runs `body` with the documents FTS5's tokenizer `replica` is given on this thread stemmed for
     /// `language` (none when `nil`): an item's text is indexed and removed within it, so that a removal
     /// makes the tokens its insert made.
-    public static func withDocumentLanguage<Result>(_ language: String?, _ body: () throws -> Result) rethrows -> Result {
+    ///
+    /// With `change`, the text analyzed within it is one document added to or removed from the index's
+    /// vocabulary (``Vocabulary``): its tokens are counted, each once, in the thread's changes.
+    public static func withDocumentLanguage<Result>(_ language: String?, counting change: Vocabulary.Change? = nil,
+                                                    _ body: () throws -> Result) rethrows -> Result {
         let previous = replica_analyzer_document_language().map { String(cString: $0) }
         replica_analyzer_set_document_language(language)
-        defer { replica_analyzer_set_document_language(previous) }
+        let counting = replica_vocabulary_counting()
+        if let change {
+            replica_vocabulary_count(change.rawValue)
+            replica_vocabulary_next_document()
+        }
+        defer {
+            replica_analyzer_set_document_language(previous)
+            if change != nil { replica_vocabulary_count(counting) }
+        }
         return try body()
+    }
+
+    /// The vocabulary of an index: how many items hold each token (a word or a stem) that a typo may be
+    /// corrected to, kept by the index's writer in the transaction that writes the text, on both
+    /// backends, so that a search finds the words near a typed one without reading posting lists.
+    ///
+    /// The analyzer counts as it goes: the writer adds or removes each item's text within
+    /// ``TextAnalyzer/withDocumentLanguage(_:counting:_:)`` (FTS5's tokenizer analyzes it then; the
+    /// server's writer analyzes it itself), and takes the changes with ``drain()`` before it commits.
+    public enum Vocabulary {
+        /// Whether documents are added or removed.
+        public enum Change: Int32, Sendable {
+            case adding = 1
+            case removing = -1
+        }
+
+        /// The fewest and most characters of a token the vocabulary holds.
+        public static let shortest = Int(REPLICA_VOCABULARY_SHORTEST)
+        public static let longest = Int(REPLICA_VOCABULARY_LONGEST)
+
+        /// Whether the vocabulary holds `token`: 4 to 32 characters, no digit 0–9, and not of a script
+        /// whose words are not corrected (Han, kana, Hangul, Thai, Lao, Khmer, Burmese).
+        public static func holds(_ token: String) -> Bool {
+            var token = token
+            return token.withUTF8 { bytes in
+                replica_vocabulary_holds(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                                         Int32(bytes.count)) != 0
+            }
+        }
+
+        /// The changes counted on this thread since the last drain, each token with how many more (or,
+        /// below zero, fewer) items hold it; they are forgotten.
+        public static func drain() -> [String: Int64] {
+            var changes: [String: Int64] = [:]
+            withUnsafeMutablePointer(to: &changes) { changes in
+                replica_vocabulary_drain(changes) { context, word, length, change in
+                    guard let context, let word else { return }
+                    let bytes = UnsafeRawBufferPointer(start: word, count: Int(length))
+                    context.assumingMemoryBound(to: [String: Int64].self).pointee[String(decoding: bytes, as: UTF8.self), default: 0] += change
+                }
+            }
+            return changes
+        }
+
+        /// Forgets the changes counted on this thread (a transaction that will not commit).
+        public static func discard() {
+            replica_vocabulary_drain(nil, nil)
+        }
     }
 
     /// The language an item's text is stemmed for: the first of the languages its app gave (BCP 47 tags,

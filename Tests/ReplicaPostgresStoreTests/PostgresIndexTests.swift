@@ -85,6 +85,8 @@ struct PostgresIndexTests {
             queries.append(query)
         }
         queries += ["garage/tyres", "state-of-the-art", "cafe", "naive resume", "angstrom", "connections"].map { SearchQuery($0) }
+        // Typos: both backends correct them to the same words, and score them the same.
+        queries += ["lanch meadow", "sourdogh", "quartely report", "conection", "gardning notes", "brigde"].map { SearchQuery($0) }
         var compared = 0
         for query in queries {
             let expected = try await sqlite.search(query)
@@ -98,6 +100,13 @@ struct PostgresIndexTests {
             compared += expected.isEmpty ? 0 : 1
         }
         #expect(compared > 150, "most queries find something, so the comparison means something")
+        // The same vocabulary.
+        let vocabulary: @Sendable (any IndexReader) throws -> [String] = { reader in
+            try reader.vocabulary(from: "", before: "\u{10FFFF}", lengths: 1...64, heldMoreThan: 0, timesAnyOf: []).map { "\($0.word) \($0.documents)" }
+        }
+        let sqliteWords = try await sqlite.read(vocabulary)
+        #expect(!sqliteWords.isEmpty)
+        #expect(try await postgres.read(vocabulary) == sqliteWords)
     }
 
     /// Searches of words and prefixes are ranked by the server, which sends only the best: its ranking

@@ -56,6 +56,32 @@ const char *replica_analyzer_document_language(void);
 // Whether Snowball has a stemmer for `language`.
 int replica_analyzer_stems(const char *language);
 
+// Also count each token (a word or a stem) in the calling thread's vocabulary changes, when it counts
+// (replica_vocabulary_count): a document's text is analyzed with it when the document is indexed or removed.
+#define REPLICA_ANALYZE_COUNT_WORDS 4
+
+// The vocabulary of an index: how many documents hold each token that typos may be forgiven for (see
+// replica_vocabulary_holds), kept by the index's writer in the transaction that writes the text. The
+// writer sets the sign of what it does on its thread (1 while it adds documents, -1 while it removes
+// them, 0 for neither), marks where each document begins, and drains the changes into its table before
+// it commits. FTS5's tokenizer counts the documents it is given; the server's writer the texts it
+// analyzes with REPLICA_ANALYZE_COUNT_WORDS.
+#define REPLICA_VOCABULARY_SHORTEST 4
+#define REPLICA_VOCABULARY_LONGEST 32
+
+// Whether the vocabulary holds a token: 4 to 32 characters, no ASCII digit, not of a script written
+// without typos forgiven (Han, kana, Hangul, Thai, Lao, Khmer, Burmese: by its first character).
+int replica_vocabulary_holds(const char *word, int length);
+void replica_vocabulary_count(int sign);
+int replica_vocabulary_counting(void);
+void replica_vocabulary_next_document(void);
+// Counts a token for the current document (once a document); -1 when out of memory.
+int replica_vocabulary_add(const char *word, int length);
+typedef void (*replica_vocabulary_visit)(void *context, const char *word, int length, long long change);
+// Calls `visit` (unless NULL: the changes are dropped) with each token whose documents changed, and
+// forgets them all.
+void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit);
+
 // The language `length` bytes of UTF-8 are written in, by CLD2: its code (ISO 639-1 where there is one:
 // "en", "de", "zh", "ja", "ko"; CLD2's own otherwise, "zh-Hant"), or NULL when it cannot tell; `reliable`
 // (when not NULL) says whether CLD2 is sure (a few words rarely are).

@@ -96,6 +96,9 @@ public final class SearchTool: Sendable {
         /// model's words are stemmed for the first with stems (``SearchQuery/languages``); empty: the
         /// language of each query when it is clear, else English.
         public var languages: [String] = []
+        /// Whether the model's words also find the index's words a typo in them may have meant
+        /// (``SearchQuery/typoTolerance``).
+        public var typoTolerance = true
 
         /// Makes a configuration; the name, hydration and accounts keep their defaults and can be set afterwards.
         ///
@@ -323,6 +326,7 @@ public final class SearchTool: Sendable {
             search.recipients = query.recipients
             search.accounts = configuration.accounts
             search.languages = configuration.languages
+            search.typoTolerance = configuration.typoTolerance
             var indexNames: [String]?
             var cap: Int?
             var scopes: [String] = []

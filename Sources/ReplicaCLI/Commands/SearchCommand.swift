@@ -38,6 +38,7 @@ enum SearchCommand: Command {
         .value("--limit", "N", "at most N results (default 20, at most 10000)"),
         .flag("--all", "only items that have every word"),
         .repeatable("--language", "TAG", "the language you type in (BCP 47: de, pt-BR): your words are stemmed\nfor it; by default, the query's own when clear, else English"),
+        .flag("--exact", "the words as typed: no words a typo may have meant (lanch finds launch\nwithout it)"),
         .flag("--lexical", "by the words alone: no semantic search (by meaning)"),
         .flag("--semantic", "by meaning alone: the items nearest the question, whatever their words"),
         .flag("--any", "items with any of the words, ranked (the default; kept for scripts)"),
@@ -69,6 +70,7 @@ enum SearchCommand: Command {
         guard !(all && any) else { throw CLIError.usage("--all and --any contradict each other; give one") }
         query.requiresAllWords = all
         query.languages = try arguments.values("--language")
+        query.typoTolerance = !arguments.flag("--exact")
         query.disablesSemanticSearch = arguments.flag("--lexical")
         query.disablesLexicalSearch = arguments.flag("--semantic")
         guard !(query.disablesSemanticSearch && query.disablesLexicalSearch) else {

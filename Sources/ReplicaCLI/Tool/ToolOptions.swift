@@ -18,6 +18,7 @@ struct ToolOptions {
         .value("--me", "NAME,EMAIL,…", "who \"me\" is: a display name, then other names, email addresses and phone\nnumbers"),
         .repeatable("--account", "ID", "search only this signed-in account"),
         .repeatable("--language", "TAG", "the language the person types in (BCP 47: de, pt-BR): the words are\nstemmed for it; by default, the query's own when clear, else English"),
+        .flag("--exact", "the words as typed: no words a typo may have meant"),
     ]
 
     var guide = Guide()
@@ -25,6 +26,7 @@ struct ToolOptions {
     var me: ResolvedContact?
     var accounts: [AccountID] = []
     var languages: [String] = []
+    var typoTolerance = true
 
     /// Reads the options out of `arguments`.
     static func read(_ arguments: inout Arguments) throws -> ToolOptions {
@@ -44,6 +46,7 @@ struct ToolOptions {
         }
         options.accounts = try arguments.values("--account").map(ToolCommand.account)
         options.languages = try arguments.values("--language")
+        options.typoTolerance = !arguments.flag("--exact")
         return options
     }
 
@@ -108,6 +111,7 @@ struct ToolOptions {
         configuration.contactResolver = me.map(FixedContactResolver.init)
         configuration.accounts = accounts
         configuration.languages = languages
+        configuration.typoTolerance = typoTolerance
         configuration.hydration = Hydration(projections: file.projections, followedTables: file.followedTables,
                                             sourceResolver: CommandSourceResolver(store: store))
         return SearchTool(store: store, configuration: configuration)

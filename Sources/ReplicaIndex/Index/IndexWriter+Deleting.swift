@@ -36,13 +36,13 @@ extension SQLiteIndexWriter {
     }
 
     /// Removes the full-text entries of the rows that meet `condition` (its parameters numbered from ?1),
-    /// one statement per language their text was stemmed for, since FTS5 makes each row's tokens again
-    /// to remove them.
+    /// a row at a time, each with the language its text was stemmed for, since FTS5 makes each row's
+    /// tokens again to remove them (and the vocabulary counts each row once).
     func removeText(where condition: String, _ arguments: [SQLValue]) throws {
-        let languages = try connection.cached("SELECT DISTINCT language FROM items WHERE \(condition)").rows(arguments) { $0.optionalText(0) }
-        let remove = try connection.cached("DELETE FROM items_text WHERE rowid IN (SELECT id FROM items WHERE (\(condition)) AND language IS ?\(arguments.count + 1))")
-        for language in languages {
-            try TextAnalyzer.withDocumentLanguage(language) { try remove.run(arguments + [SQLValue(language)]) }
+        let rows = try connection.cached("SELECT id, language FROM items WHERE \(condition)").rows(arguments) { ($0.int64(0), $0.optionalText(1)) }
+        let remove = try connection.cached("DELETE FROM items_text WHERE rowid = ?")
+        for (id, language) in rows {
+            try TextAnalyzer.withDocumentLanguage(language, counting: .removing) { try remove.run([.integer(id)]) }
         }
     }
 
@@ -73,6 +73,7 @@ extension SQLiteIndexWriter {
         keepsRankingLists = false
         try connection.execute("DROP TABLE items_text")
         try connection.execute("DELETE FROM items")
+        try connection.execute("DELETE FROM vocabulary")
         try connection.execute(sql)
         for (key, value) in settings {
             // FTS5 takes every setting through its 'rank' column: INSERT INTO t(t, rank) VALUES (name, value).

@@ -23,6 +23,8 @@ extension SQLiteIndexWriter {
         try RankingLists.clear(connection)
         keepsRankingLists = false
         try connection.execute("INSERT INTO items_text(items_text) VALUES ('delete-all')")
+        try connection.execute("DELETE FROM vocabulary")
+        TextAnalyzer.Vocabulary.discard()
         let read = try connection.prepare("""
             SELECT id, title, keywords, people, description, body, language, attributes FROM items WHERE id > ? ORDER BY id LIMIT 1000
             """)
@@ -43,6 +45,28 @@ extension SQLiteIndexWriter {
             last = end
         }
         try setMeta(Self.analyzerKey, TextAnalyzer.version)
+        try saveVocabulary()
         if keptLists { _ = try rebuildRankingLists() }
+    }
+
+    // MARK: The vocabulary
+
+    /// Writes the vocabulary changes counted on this thread (``TextAnalyzer/Vocabulary``) into the
+    /// index's `vocabulary`, in the caller's transaction: each token's items added or taken away, a
+    /// token no item holds any more removed.
+    package func saveVocabulary() throws {
+        let changes = TextAnalyzer.Vocabulary.drain()
+        guard !changes.isEmpty else { return }
+        let upsert = try connection.cached("""
+            INSERT INTO vocabulary(word, documents) VALUES (?1, ?2)
+            ON CONFLICT(word) DO UPDATE SET documents = documents + excluded.documents
+            """)
+        var emptied: [String] = []
+        for (word, change) in changes {
+            try upsert.run([.text(word), .integer(change)])
+            if change < 0 { emptied.append(word) }
+        }
+        let remove = try connection.cached("DELETE FROM vocabulary WHERE word = ? AND documents <= 0")
+        for word in emptied { try remove.run([.text(word)]) }
     }
 }

@@ -227,7 +227,7 @@ package final class SQLiteIndexWriter: IndexWriter {
             defer { remove.reset() }
             try remove.bind(.integer(id), at: 1)
             try indexed.bind(to: remove, from: 2)
-            try TextAnalyzer.withDocumentLanguage(indexed.language) { try remove.step() }
+            try TextAnalyzer.withDocumentLanguage(indexed.language, counting: .removing) { try remove.step() }
         } else {
             try removeText(ofRow: id)
         }
@@ -251,7 +251,7 @@ package final class SQLiteIndexWriter: IndexWriter {
         defer { statement.rewind() }
         try statement.bind(.integer(id), at: 1)
         try text.bind(to: statement, from: 2, after: previous)
-        try TextAnalyzer.withDocumentLanguage(text.language) { try statement.step() }
+        try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() }
         lastBoundText = text
         if try rankingListsAreKept() { try RankingLists.recordChange(id, connection) }
     }
@@ -272,7 +272,7 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// stemmed for the language it was indexed in.
     func removeText(ofRow id: Int64) throws {
         let language = try connection.cached("SELECT language FROM items WHERE id = ?").firstRow([.integer(id)]) { $0.optionalText(0) }
-        try TextAnalyzer.withDocumentLanguage(language ?? nil) {
+        try TextAnalyzer.withDocumentLanguage(language ?? nil, counting: .removing) {
             try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
         }
     }

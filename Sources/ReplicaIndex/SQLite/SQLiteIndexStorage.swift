@@ -157,6 +157,15 @@ package final class SQLiteIndexStorage: IndexStorage {
         throw error.asReplicaError(what: "index '\(name)' of account '\(account)'")
     }
 
+    /// Runs a write's `body` with `writer`, and saves the vocabulary changes its text made, in its
+    /// transaction; changes left on the thread by a write that failed are dropped first.
+    private static func counting<T>(_ writer: SQLiteIndexWriter, _ body: (any IndexWriter) throws -> T) throws -> T {
+        TextAnalyzer.Vocabulary.discard()
+        let value = try body(writer)
+        try writer.saveVocabulary()
+        return value
+    }
+
     // MARK: IndexStorage
 
     package func write<T: Sendable>(now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
@@ -165,7 +174,7 @@ package final class SQLiteIndexStorage: IndexStorage {
         do {
             return try await database.write { connection in
                 try prepare()
-                return try body(SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime))
+                return try Self.counting(SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime), body)
             }
         } catch let error as SQLiteError {
             try await failure(error)
@@ -179,7 +188,7 @@ package final class SQLiteIndexStorage: IndexStorage {
         do {
             return try database.writeNow { connection in
                 try prepare()
-                return try body(SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime))
+                return try Self.counting(SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime), body)
             }
         } catch let error as SQLiteError {
             throw error.asReplicaError(what: "index '\(name)' of account '\(account)'")

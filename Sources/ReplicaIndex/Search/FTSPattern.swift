@@ -33,14 +33,16 @@ package struct FTSPattern: Hashable, Sendable {
     package enum Term: Hashable, Sendable {
         case word(String, prefix: Bool)
         case phrase(String, prefix: Bool)
-        /// A word as typed (folded) and its stem, either of which matches, at one place: the index holds
-        /// the stem beside every word of that stem, so the word finds its other forms by the stem, and an
-        /// item with the word as typed has both, and ranks above an item with another form only.
-        case forms(word: String, stem: String)
+        /// A word as typed (folded), its stem and the words a typo in it may have meant, any of which
+        /// matches, at one place. The index holds the stem beside every word of that stem, so the word
+        /// finds its other forms by the stem, and an item with the word as typed has both, and ranks
+        /// above an item with another form only. `typos` are the index's words an edit or two away
+        /// (``IndexReader/correctingTypos(_:)``).
+        case forms(word: String, stem: String?, typos: [String] = [])
 
         var text: String {
             switch self {
-            case .word(let text, _), .phrase(let text, _), .forms(let text, _): return text
+            case .word(let text, _), .phrase(let text, _), .forms(let text, _, _): return text
             }
         }
 
@@ -58,15 +60,27 @@ package struct FTSPattern: Hashable, Sendable {
         /// The terms any of which matches this one, each one FTS5 phrase: a word's forms (the word first,
         /// FTS5's order of the phrases of the expression), or the term itself.
         package var alternatives: [Term] {
-            guard case .forms(let word, let stem) = self else { return [self] }
-            return [.word(word, prefix: false), .word(stem, prefix: false)]
+            guard case .forms(let word, let stem, let typos) = self else { return [self] }
+            return ([word] + (stem.map { [$0] } ?? []) + typos).map { .word($0, prefix: false) }
+        }
+
+        /// The term as typed, without the words its typos may have meant.
+        package var asTyped: Term {
+            guard case .forms(let word, let stem, let typos) = self, !typos.isEmpty else { return self }
+            return stem.map { .forms(word: word, stem: $0) } ?? .word(word, prefix: false)
+        }
+
+        /// The words a typo in the term may have meant (``forms(word:stem:typos:)``).
+        package var typos: [String] {
+            guard case .forms(_, _, let typos) = self else { return [] }
+            return typos
         }
 
         /// The term where only a phrase goes (in `NEAR`): a word's stem, which stands wherever any of its
-        /// forms does; else the term itself.
+        /// forms does; else the word typed, or the term itself.
         package var phrase: Term {
-            guard case .forms(_, let stem) = self else { return self }
-            return .word(stem, prefix: false)
+            guard case .forms(let word, let stem, _) = self else { return self }
+            return .word(stem ?? word, prefix: false)
         }
 
         /// A single word from the list of English function words, whatever its case and punctuation (a
@@ -74,7 +88,7 @@ package struct FTSPattern: Hashable, Sendable {
         var isFunctionWord: Bool {
             let text: String
             switch self {
-            case .word(let word, prefix: false), .forms(let word, _): text = word
+            case .word(let word, prefix: false), .forms(let word, _, _): text = word
             default: return false
             }
             let letters = String(text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
@@ -140,6 +154,10 @@ package struct FTSPattern: Hashable, Sendable {
         guard count <= Self.maximumTerms else {
             throw ReplicaError(.invalidQuery, "the query has \(count) words; use at most \(Self.maximumTerms)")
         }
+        self.init(groups: groups, requiringAll: requiringAll, language: language)
+    }
+
+    private init(groups: [Group], requiringAll: Bool, language: String?) {
         self.groups = groups
         self.requiresAll = requiringAll
         self.language = language
@@ -165,6 +183,20 @@ package struct FTSPattern: Hashable, Sendable {
         let meaningful = distinct.filter { !$0.isFunctionWord }
         return meaningful.isEmpty ? distinct : meaningful
     }
+
+    /// The pattern with each of its terms replaced as `replacing` says (a term it returns `nil` for
+    /// stays): ``IndexReader/correctingTypos(_:)`` adds the words a typo may have meant.
+    package func replacingTerms(_ replacing: (Term) throws -> Term?) rethrows -> FTSPattern {
+        let groups = try groups.map { group in
+            var group = group
+            group.terms = try group.terms.map { try replacing($0) ?? $0 }
+            return group
+        }
+        return FTSPattern(groups: groups, requiringAll: requiresAll, language: language)
+    }
+
+    /// Whether a term has words its typos may have meant.
+    package var hasTypos: Bool { meaningfulTerms.contains { !$0.typos.isEmpty } }
 
     /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term.
     var matchExpression: String {

@@ -63,7 +63,8 @@ extension IndexReader {
     /// match alone in a small index would lose to body matches from a big one):
     ///
     ///     0.65 × BM25 ÷ the best BM25 of the search in this index
-    ///   + 0.20 × the share of the meaningful words the item has
+    ///   + 0.20 × the share of the meaningful words the item has (one it has only through the
+    ///            correction of a typo, half: ``Typos``)
     ///   + 0.10 if a word is in the title, keywords or people
     ///   + 0.05 if all the words are near each other (within 2 per word + 4)
     ///
@@ -86,6 +87,7 @@ extension IndexReader {
     package func lexicalCandidates(_ query: SearchQuery, pattern: FTSPattern?) throws
         -> (found: [(item: FoundItem, rowID: Int64)], unreadable: [ItemIdentifier]) {
         if pattern != nil, query.disablesLexicalSearch { return ([], []) }
+        let pattern = try pattern.map { query.typoTolerance ? try correctingTypos($0) : $0 }
         let (found, inHeading, unreadable) = try matches(query, pattern: pattern, limit: Ranking.candidateCount(query, pattern: pattern))
         guard let pattern else { return (found, unreadable) }
         return (try rank(found, pattern, inHeading: inHeading), unreadable)
@@ -230,6 +232,13 @@ extension IndexReader {
         let present = pattern.requiresAll || terms.count == 1
             ? Dictionary(uniqueKeysWithValues: checked.map { ($0, terms.count) })
             : try wordsPresent(terms, in: checked, allMatched: pattern.meaningfulTerms.count == terms.count)
+        // A word an item has only through a correction of a typo in it counts half.
+        var corrected: [Int64: Int] = [:]
+        for term in terms where !term.typos.isEmpty {
+            let typed = try rows(matching: .term(term.asTyped), among: checked)
+            let typos = try rows(matching: .any(term.typos.map { .term(.word($0, prefix: false)) }), among: checked)
+            for rowID in typos where !typed.contains(rowID) { corrected[rowID, default: 0] += 1 }
+        }
         // Only an item with every word can have them all near each other.
         let withEveryWord = checked.filter { present[$0] == terms.count }
         let close = try pattern.nearMatch.map { withEveryWord.isEmpty ? [] : try rows(matching: $0, among: withEveryWord) }
@@ -244,7 +253,8 @@ extension IndexReader {
             let inHeading = headings.contains(candidate.rowID)
             let close = close.contains(candidate.rowID)
             var scored = candidate
-            scored.item.score = 0.65 * candidate.item.score / best + 0.20 * Double(present) / Double(max(terms.count, 1))
+            let words = Double(present) - 0.5 * Double(corrected[candidate.rowID] ?? 0)
+            scored.item.score = 0.65 * candidate.item.score / best + 0.20 * words / Double(max(terms.count, 1))
                 + (inHeading ? 0.10 : 0) + (close ? 0.05 : 0)
             return scored
         }

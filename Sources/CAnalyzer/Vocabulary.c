@@ -1,0 +1,126 @@
+#include "Analyzer.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The vocabulary's changes this thread has counted since it last drained them: an open-addressed table of
+// words, each with its change in documents and the number of the last document that counted it (a
+// document counts a word once, however often it has it).
+
+typedef struct {
+    char *word;        // NULL: an empty slot
+    int length;
+    uint32_t hash;
+    long long change;
+    unsigned long long document;
+} Entry;
+
+static _Thread_local struct {
+    int sign;
+    unsigned long long document;
+    Entry *entries;
+    size_t capacity;   // a power of two, or 0
+    size_t count;
+} vocabulary;
+
+static uint32_t hash_of(const char *word, int length) {
+    uint32_t hash = 2166136261u;
+    for (int i = 0; i < length; i++) hash = (hash ^ (unsigned char)word[i]) * 16777619u;
+    return hash;
+}
+
+static int grow(void) {
+    size_t capacity = vocabulary.capacity ? vocabulary.capacity * 2 : 1024;
+    Entry *entries = calloc(capacity, sizeof(Entry));
+    if (!entries) return 0;
+    for (size_t i = 0; i < vocabulary.capacity; i++) {
+        Entry *old = &vocabulary.entries[i];
+        if (!old->word) continue;
+        size_t slot = old->hash & (capacity - 1);
+        while (entries[slot].word) slot = (slot + 1) & (capacity - 1);
+        entries[slot] = *old;
+    }
+    free(vocabulary.entries);
+    vocabulary.entries = entries;
+    vocabulary.capacity = capacity;
+    return 1;
+}
+
+// Whether a code point begins a word of a script that is written without typos forgiven: Han, kana,
+// Hangul, Thai, Lao, Khmer and Burmese.
+static int is_unforgiven_script(uint32_t c) {
+    return (c >= 0x0E00 && c <= 0x0EFF) || (c >= 0x1000 && c <= 0x109F) || (c >= 0x1100 && c <= 0x11FF)
+        || (c >= 0x1780 && c <= 0x17FF) || (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3130 && c <= 0x318F)
+        || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xAC00 && c <= 0xD7A3)
+        || (c >= 0xF900 && c <= 0xFAFF) || c >= 0x20000;
+}
+
+int replica_vocabulary_holds(const char *word, int length) {
+    if (length <= 0 || length > REPLICA_VOCABULARY_LONGEST * 4) return 0;
+    int characters = 0;
+    uint32_t first = 0;
+    for (int i = 0; i < length; i++) {
+        unsigned char byte = (unsigned char)word[i];
+        if (byte >= '0' && byte <= '9') return 0;
+        if ((byte & 0xC0) == 0x80) continue;
+        if (characters == 0) {
+            // The first code point, decoded from its lead byte and continuation bytes.
+            int extra = byte >= 0xF0 ? 3 : byte >= 0xE0 ? 2 : byte >= 0xC0 ? 1 : 0;
+            first = extra == 3 ? byte & 0x07 : extra == 2 ? byte & 0x0F : extra == 1 ? byte & 0x1F : byte;
+            for (int k = 1; k <= extra && i + k < length; k++) first = (first << 6) | ((unsigned char)word[i + k] & 0x3F);
+        }
+        characters++;
+    }
+    return characters >= REPLICA_VOCABULARY_SHORTEST && characters <= REPLICA_VOCABULARY_LONGEST && !is_unforgiven_script(first);
+}
+
+void replica_vocabulary_count(int sign) {
+    vocabulary.sign = sign;
+}
+
+int replica_vocabulary_counting(void) { return vocabulary.sign; }
+
+void replica_vocabulary_next_document(void) { vocabulary.document++; }
+
+int replica_vocabulary_add(const char *word, int length) {
+    if (!vocabulary.sign || !replica_vocabulary_holds(word, length)) return 0;
+    if ((vocabulary.count + 1) * 2 > vocabulary.capacity && !grow()) return -1;
+    uint32_t hash = hash_of(word, length);
+    size_t slot = hash & (vocabulary.capacity - 1);
+    for (;;) {
+        Entry *entry = &vocabulary.entries[slot];
+        if (!entry->word) {
+            entry->word = malloc((size_t)length);
+            if (!entry->word) return -1;
+            memcpy(entry->word, word, (size_t)length);
+            entry->length = length;
+            entry->hash = hash;
+            entry->change = vocabulary.sign;
+            entry->document = vocabulary.document;
+            vocabulary.count++;
+            return 0;
+        }
+        if (entry->hash == hash && entry->length == length && memcmp(entry->word, word, (size_t)length) == 0) {
+            if (entry->document != vocabulary.document) {
+                entry->change += vocabulary.sign;
+                entry->document = vocabulary.document;
+            }
+            return 0;
+        }
+        slot = (slot + 1) & (vocabulary.capacity - 1);
+    }
+}
+
+void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit) {
+    for (size_t i = 0; i < vocabulary.capacity; i++) {
+        Entry *entry = &vocabulary.entries[i];
+        if (!entry->word) continue;
+        if (visit && entry->change != 0) visit(context, entry->word, entry->length, entry->change);
+        free(entry->word);
+    }
+    free(vocabulary.entries);
+    vocabulary.entries = NULL;
+    vocabulary.capacity = 0;
+    vocabulary.count = 0;
+}

@@ -1,0 +1,125 @@
+import Foundation
+import ReplicaText
+
+/// Typos forgiven: the words of the index's vocabulary one or two edits from a typed word, searched
+/// beside it (issue 45; Meilisearch's rule).
+///
+/// A typed word of ``shortest`` letters or more of an alphabetic script (not Han, kana, Hangul, Thai:
+/// ``TextAnalyzer/Vocabulary/holds(_:)``), not a prefix nor in a phrase, is corrected when the index
+/// holds neither it nor its stem, or holds them in fewer items than a tenth of its most frequent
+/// neighbour: a token of the vocabulary (a word or a stem) that begins with the same letter and is one
+/// edit from the word or its stem (two from a word of ``twoEditsFrom`` letters or more), where an edit
+/// inserts, deletes or replaces a letter, or swaps two letters side by side. At most
+/// ``mostCorrections`` neighbours are added, those in the most items first, each with its stem: they
+/// match at the word's place (``FTSPattern/Term/forms(word:stem:typos:)``), and the ranking counts an
+/// item that has the word only through a correction as having half of it.
+package enum Typos {
+    /// The fewest letters of a word whose typos are forgiven.
+    package static let shortest = 5
+    /// The fewest letters of a word that may have two typos.
+    package static let twoEditsFrom = 9
+    /// The most words one typed word may have meant.
+    package static let mostCorrections = 4
+    /// How many times more items a neighbour must be in for a word the index holds to be corrected.
+    static let commonerBy: Int64 = 10
+
+    /// How many edits a word of `length` letters may have.
+    static func edits(forLength length: Int) -> Int {
+        length >= twoEditsFrom ? 2 : 1
+    }
+
+    /// Whether `word` (folded) may be corrected.
+    static func isForgiven(_ word: String) -> Bool {
+        word.unicodeScalars.count >= shortest && TextAnalyzer.Vocabulary.holds(word)
+    }
+
+    /// The edit distance of `a` and `b` with swaps of neighbours (optimal string alignment), or
+    /// `limit + 1` when it is more than `limit`.
+    static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], limit: Int) -> Int {
+        if abs(a.count - b.count) > limit { return limit + 1 }
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        let width = b.count + 1
+        var before = [Int](repeating: 0, count: width)   // row i - 2
+        var previous = Array(0...b.count)                // row i - 1
+        var current = [Int](repeating: 0, count: width)
+        for i in 1...a.count {
+            current[0] = i
+            var smallest = current[0]
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                var value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] { value = min(value, before[j - 2] + 1) }
+                current[j] = value
+                smallest = min(smallest, value)
+            }
+            if smallest > limit { return limit + 1 }
+            (before, previous, current) = (previous, current, before)
+        }
+        return min(previous[b.count], limit + 1)
+    }
+
+    /// The first code point after `scalar`'s: the end of the range of the tokens that begin with it.
+    static func successor(of scalar: Unicode.Scalar) -> String {
+        var value = scalar.value + 1
+        if (0xD800...0xDFFF).contains(value) { value = 0xE000 }
+        return Unicode.Scalar(value).map { String(Character($0)) } ?? "\u{10FFFF}"
+    }
+
+    /// The words a typo in `word` (with its stem `stem`) may have meant, among `neighbours` (the
+    /// vocabulary's tokens that begin with its letter, of a length within reach, each with how many items
+    /// hold it): none when the index holds the word or its stem often enough.
+    static func corrections(of word: String, stem: String?, among neighbours: [(word: String, documents: Int64)]) -> [String] {
+        let limit = edits(forLength: word.unicodeScalars.count)
+        let typed = [Array(word.unicodeScalars)] + (stem.map { [Array($0.unicodeScalars)] } ?? [])
+        var held: Int64 = 0
+        var near: [(word: String, documents: Int64)] = []
+        for neighbour in neighbours {
+            if neighbour.word == word || neighbour.word == stem {
+                held = max(held, neighbour.documents)
+                continue
+            }
+            let scalars = Array(neighbour.word.unicodeScalars)
+            if typed.contains(where: { distance($0, scalars, limit: limit) <= limit }) { near.append(neighbour) }
+        }
+        guard let commonest = near.map(\.documents).max(), held == 0 || held * commonerBy < commonest else { return [] }
+        return near.sorted { ($0.documents, $1.word) > ($1.documents, $0.word) }.prefix(mostCorrections).map(\.word)
+    }
+}
+
+extension IndexReader {
+    /// `pattern` with the words a typo in each of its words may have meant (``Typos``), from the index's
+    /// vocabulary; the pattern itself when every word is required (each word is then one phrase) or none
+    /// of its words is corrected.
+    package func correctingTypos(_ pattern: FTSPattern) throws -> FTSPattern {
+        guard !pattern.requiresAll else { return pattern }
+        var corrected = false
+        let result = try pattern.replacingTerms { term in
+            let (word, stem): (String, String?)
+            switch term {
+            case .word(let text, prefix: false): (word, stem) = (text, nil)
+            case .forms(let text, let stemmed, _): (word, stem) = (text, stemmed)
+            default: return nil
+            }
+            guard !term.isFunctionWord, Typos.isForgiven(word), let first = word.unicodeScalars.first else { return nil }
+            let length = word.unicodeScalars.count, reach = Typos.edits(forLength: length)
+            let shortest = min(length, stem?.unicodeScalars.count ?? length) - reach
+            // Only the tokens that could be corrections: those held ten times as often as the word and its stem.
+            let neighbours = try vocabulary(from: String(Character(first)), before: Typos.successor(of: first),
+                                            lengths: max(shortest, TextAnalyzer.Vocabulary.shortest)...(length + reach),
+                                            heldMoreThan: Typos.commonerBy, timesAnyOf: [word] + (stem.map { [$0] } ?? []))
+            let typos = Typos.corrections(of: word, stem: stem, among: neighbours)
+            guard !typos.isEmpty else { return nil }
+            corrected = true
+            // Each correction with its stem in the query's language, so that it finds its other forms.
+            var words: [String] = []
+            for typo in typos {
+                for form in [typo] + (pattern.language.flatMap { TextAnalyzer.stem(typo, language: $0) }.map { [$0] } ?? [])
+                where form != word && form != stem && !words.contains(form) {
+                    words.append(form)
+                }
+            }
+            return .forms(word: word, stem: stem, typos: words)
+        }
+        return corrected ? result : pattern
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import Replica
+@testable import ReplicaIndex
+import ReplicaTestSupport
+import ReplicaText
+
+/// Issue 45, typos forgiven, on both backends: the vocabulary each writer keeps, and the words a typo
+/// may have meant searched beside the typed word, ranked below it.
+struct TyposTests {
+    static func found(_ store: Store, _ text: String, exact: Bool = false) async throws -> [String] {
+        var query = SearchQuery(text)
+        query.disablesSemanticSearch = true
+        query.typoTolerance = !exact
+        return try await store.search(query).map(\.item.uniqueIdentifier.rawValue)
+    }
+
+    /// The whole vocabulary of an index, by token.
+    static func vocabulary(_ index: SearchableIndex) async throws -> [String: Int64] {
+        try await index.read { reader in
+            Dictionary(uniqueKeysWithValues: try reader.vocabulary(from: "", before: "\u{10FFFF}", lengths: 1...64, heldMoreThan: 0, timesAnyOf: []).map { ($0.word, $0.documents) })
+        }
+    }
+
+    /// What the vocabulary of these texts must be: for each token the analyzer makes of an item's
+    /// columns (stemmed for English, the language CLD2 cannot tell of such short texts), the items that have it.
+    static func expectedVocabulary(_ texts: [String: String]) -> [String: Int64] {
+        var counts: [String: Int64] = [:]
+        for text in texts.values {
+            let tokens = Set(TextAnalyzer.tokens(in: text, language: "en").map(\.text).filter(TextAnalyzer.Vocabulary.holds))
+            for token in tokens { counts[token, default: 0] += 1 }
+        }
+        return counts
+    }
+
+    @Test(arguments: TestBackend.available)
+    func theVocabularyFollowsEveryWrite(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        var texts = ["a": "Launch the batteries before the launch window closes",
+                     "b": "The supplier launched 12345 batteries, 電池 and all",
+                     "c": "Battery supplier meeting"]
+        try await index.indexItems(texts.map { Fixtures.item($0.key, text: $0.value, domain: $0.key == "c" ? "work" : nil) })
+        #expect(try await Self.vocabulary(index) == Self.expectedVocabulary(texts))
+        #expect(try await Self.vocabulary(index)["launch"] == 2, "counted once an item, however often it has the word")
+        let words = try await Self.vocabulary(index)
+        #expect(words["12345"] == nil && words["電池"] == nil)
+
+        // A text changed, an item deleted, a domain deleted: the counts follow, and a token no item holds goes.
+        texts["a"] = "Harbour inspection notes"
+        try await index.indexItems([Fixtures.item("a", text: texts["a"]!)])
+        #expect(try await Self.vocabulary(index) == Self.expectedVocabulary(texts))
+        _ = try await index.deleteItems(withIdentifiers: ["b"])
+        texts["b"] = nil
+        #expect(try await Self.vocabulary(index) == Self.expectedVocabulary(texts))
+        _ = try await index.deleteItems(withDomainIdentifiers: ["work"])
+        texts["c"] = nil
+        #expect(try await Self.vocabulary(index) == Self.expectedVocabulary(texts))
+        #expect(try await Self.vocabulary(index)["supplier"] == nil)
+    }
+
+    @Test(arguments: TestBackend.available)
+    func aTypoFindsTheWordItMissed(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        try await index.indexItems([
+            Fixtures.item("launch", text: "The rocket launch was moved to Friday"),
+            Fixtures.item("battery", text: "Each battery was charged overnight"),
+            Fixtures.item("supplier", text: "Our supplier sent the invoice late"),
+            Fixtures.item("connection", text: "The connection to the harbour was checked"),
+        ])
+        // Deleted, inserted, replaced and swapped letters; two edits in a long word; a typo in the stem's
+        // part finds the word's other forms ("batery" for "batteries").
+        for (typo, expected) in [("lanch", "launch"), ("launh", "launch"), ("luanch", "launch"), ("batery", "battery"),
+                                 ("suplier", "supplier"), ("conection", "connection"), ("conectoin", "connection"),
+                                 ("connectoins", "connection")] {
+            #expect(try await Self.found(fixture.store, typo) == [expected], "\(typo) on \(backend)")
+            #expect(try await Self.found(fixture.store, typo, exact: true) == [], "\(typo) exactly on \(backend)")
+        }
+        // The first letter is kept; a short word and a word two edits off below 9 letters are not corrected.
+        #expect(try await Self.found(fixture.store, "kaunch") == [])
+        #expect(try await Self.found(fixture.store, "lnch") == [])
+        #expect(try await Self.found(fixture.store, "lanh") == [])
+        #expect(try await Self.found(fixture.store, "lnuach") == [])
+        // Nor is a phrase, a prefix or a search of every word.
+        #expect(try await Self.found(fixture.store, "\"rocket lanch\"") == [])
+        #expect(try await Self.found(fixture.store, "lanch*") == [])
+        var all = SearchQuery("rocket lanch")
+        all.requiresAllWords = true
+        all.disablesSemanticSearch = true
+        #expect(try await fixture.store.search(all).isEmpty)
+    }
+
+    /// A word the index holds in a few items and a neighbour in ten times as many: both are searched,
+    /// and the word as typed ranks first.
+    @Test(arguments: TestBackend.available)
+    func theWordAsTypedRanksAboveACorrection(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        var items = (0..<12).map { Fixtures.item("launch-\($0)", text: "The launch of product \($0) went well") }
+        items.append(Fixtures.item("lanch", text: "Lanch is a village by the river"))
+        try await index.indexItems(items)
+        let found = try await Self.found(fixture.store, "lanch")
+        #expect(found.first == "lanch", "\(found)")
+        #expect(found.count == 13)
+        // A word held often enough is never corrected.
+        #expect(try await Self.found(fixture.store, "launch").count == 12)
+    }
+
+    @Test func editsAreCountedAsTheRuleSays() {
+        func distance(_ a: String, _ b: String, limit: Int = 3) -> Int {
+            Typos.distance(Array(a.unicodeScalars), Array(b.unicodeScalars), limit: limit)
+        }
+        #expect(distance("launch", "launch") == 0)
+        #expect(distance("lanch", "launch") == 1)
+        #expect(distance("luanch", "launch") == 1, "a swap of neighbours is one edit")
+        #expect(distance("lnuach", "launch") == 2)
+        #expect(distance("hauser", "häuser") == 1)
+        #expect(distance("abcdef", "uvwxyz", limit: 2) == 3, "past the limit: the limit and one")
+        #expect(Typos.edits(forLength: 8) == 1 && Typos.edits(forLength: 9) == 2)
+        let neighbours: [(word: String, documents: Int64)] = [("launch", 40), ("lunch", 5), ("laundry", 9), ("lanch", 3)]
+        #expect(Typos.corrections(of: "lanch", stem: nil, among: neighbours) == ["launch", "lunch"])
+        #expect(Typos.corrections(of: "lanch", stem: nil, among: [("launch", 20), ("lanch", 3)]) == [],
+                "held in more than a tenth of its neighbour's items: not a typo")
+    }
+}
