@@ -52,10 +52,10 @@ import snowballstemmer
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from evaluate_baselines import bm25_run, metrics
+from typos import with_typos
 
 LANGUAGES = ("ar", "el", "es", "hi", "tr", "vi", "zh", "ja")   # ja: JSQuAD; the rest: XQuAD-R
 STEMMERS = {"ar": "arabic", "el": "greek", "es": "spanish", "hi": "hindi", "tr": "turkish"}
-NOT_TYPED = ("CJK", "IDEOGRAPH", "HIRAGANA", "KATAKANA", "HANGUL", "THAI")   # in a character's name
 K1, B = 1.2, 0.75
 
 
@@ -134,46 +134,6 @@ def icu_bm25_run(lang, items, questions, k=100):
         best = sorted(score, key=lambda d: (-score[d], d))[:k]
         runs.append([items[d]["id"] for d in best])
     return runs
-
-
-# Typos.
-
-def typo_words(text):
-    """(start, end) of each run of 5 or more letters and marks (Han, kana, Hangul and Thai excluded)."""
-    spans, start = [], None
-    for i, c in enumerate(text + " "):
-        inside = unicodedata.category(c)[0] in "LM" and not any(s in unicodedata.name(c, "") for s in NOT_TYPED)
-        if inside and start is None:
-            start = i
-        elif not inside and start is not None:
-            if i - start >= 5:
-                spans.append((start, i))
-            start = None
-    return spans
-
-
-def one_edit(word, rng):
-    """The word with one delete, insert, substitution or swap of neighbours, its first character kept."""
-    letters = sorted({c for c in word if unicodedata.category(c)[0] == "L"})
-    n = len(word)
-    edits = {
-        "delete": [word[:i] + word[i + 1:] for i in range(1, n)],
-        "insert": [word[:i] + c + word[i:] for i in range(1, n + 1) for c in letters],
-        "substitute": [word[:i] + c + word[i + 1:] for i in range(1, n) for c in letters if c != word[i]],
-        "swap": [word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(1, n - 1) if word[i] != word[i + 1]],
-    }
-    return rng.choice(edits[rng.choice([kind for kind, words in edits.items() if words])])
-
-
-def with_typos(questions, seed=45):
-    rng, out = random.Random(seed), []
-    for q in questions:
-        spans = typo_words(q["query"])
-        if spans:
-            s, e = rng.choice(spans)
-            q = {**q, "query": q["query"][:s] + one_edit(q["query"][s:e], rng) + q["query"][e:]}
-        out.append(q)
-    return out
 
 
 # Replica.

@@ -11,7 +11,8 @@
 Each document becomes an item of a fresh store (textContent only: the set indexes sections without
 their question headings), embedded by `replica import` with the installed model; each query runs
 through `replica search --json --limit 100` as typed: by the words (--lexical, with and without --all),
-by meaning (--semantic) and both (the default). Raw FTS5 is evaluate_baselines.bm25_run (words quoted
+by meaning (--semantic) and both (the default). With --typos, every query is also asked with one typo
+(typos.py: one word of 5+ letters, seed 45), lexical and hybrid, with and without --exact. Raw FTS5 is evaluate_baselines.bm25_run (words quoted
 and OR-ed, porter). Metrics: nDCG@10, MRR@10, Recall@100 (binary relevance), averaged over queries.
 """
 import argparse, json, os, subprocess, sys, tempfile
@@ -19,6 +20,7 @@ import argparse, json, os, subprocess, sys, tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from evaluate_baselines import SETS, bm25_run, load, metrics
+from typos import with_typos
 
 
 def replica_store(replica, docs):
@@ -48,6 +50,7 @@ def main():
     ap.add_argument("--data", default=os.path.join(HERE, "data"))
     ap.add_argument("--set", default="faq", choices=SETS,
                     help="which known-item set: faq (Python FAQ, the default) or debfaq (Debian FAQ)")
+    ap.add_argument("--typos", action="store_true", help="also ask every query with one typo")
     a = ap.parse_args()
     docs = load(os.path.join(a.data, f"{a.set}-docs.jsonl"))
     queries = load(os.path.join(a.data, f"{a.set}-queries.jsonl"))
@@ -59,6 +62,15 @@ def main():
         "replica semantic only (--semantic)": metrics(replica_run(a.replica, store, queries, ["--semantic"]), queries),
         "replica hybrid (the default)": metrics(replica_run(a.replica, store, queries), queries),
     }
+    if a.typos:
+        typed = with_typos(queries)
+        results.update({
+            "raw FTS5 BM25, 1 typo": metrics(bm25_run(docs, typed), typed),
+            "replica lexical, 1 typo": metrics(replica_run(a.replica, store, typed, ["--lexical"]), typed),
+            "replica lexical --exact, 1 typo": metrics(replica_run(a.replica, store, typed, ["--lexical", "--exact"]), typed),
+            "replica hybrid, 1 typo": metrics(replica_run(a.replica, store, typed), typed),
+            "replica hybrid --exact, 1 typo": metrics(replica_run(a.replica, store, typed, ["--exact"]), typed),
+        })
     print(f"{a.set}: {len(docs)} documents, {len(queries)} queries")
     print(f"| {'run':38s} | nDCG@10 | MRR@10 | Recall@100 |\n|{'-' * 40}|---------|--------|------------|")
     for name, m in results.items():

@@ -626,16 +626,16 @@ package struct PostgresIndexReader: IndexReader {
 
     /// The items that have a word beginning with `prefix`, from their titles, keywords, people,
     /// descriptions and first 2,000 characters of text, as the SQLite reader reads its last-added items.
-    package func vocabulary(from first: String, before end: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
+    package func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
                             timesAnyOf words: [String]) throws -> [(word: String, documents: Int64)] {
         let result = try run("""
-            SELECT word, documents FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND word >= $3 AND word < $4
-                AND char_length(word) BETWEEN $5 AND $6
-                AND documents > $7 * (SELECT coalesce(max(v.documents), 0) FROM replica.vocabulary AS v
-                                      WHERE v.account = $1 AND v.index_name = $2 AND v.word = ANY($8::text[]))
+            SELECT word, documents FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND left(word, 1) = $3
+                AND char_length(word) = ANY($4::integer[])
+                AND documents > $5 * (SELECT coalesce(max(v.documents), 0) FROM replica.vocabulary AS v
+                                      WHERE v.account = $1 AND v.index_name = $2 AND v.word = ANY($6::text[]))
             ORDER BY word
-            """, [.text(account.rawValue), .text(indexName), .text(first), .text(end), .int(Int64(lengths.lowerBound)),
-                  .int(Int64(lengths.upperBound)), .int(factor), SQLBuilder.textArray(words)])
+            """, [.text(account.rawValue), .text(indexName), .text(first), SQLBuilder.integerArray(lengths.map(Int64.init)),
+                  .int(factor), SQLBuilder.textArray(words)])
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", result.int($0, 1) ?? 0) }
     }
 

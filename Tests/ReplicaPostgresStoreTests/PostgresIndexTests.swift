@@ -102,7 +102,9 @@ struct PostgresIndexTests {
         #expect(compared > 150, "most queries find something, so the comparison means something")
         // The same vocabulary.
         let vocabulary: @Sendable (any IndexReader) throws -> [String] = { reader in
-            try reader.vocabulary(from: "", before: "\u{10FFFF}", lengths: 1...64, heldMoreThan: 0, timesAnyOf: []).map { "\($0.word) \($0.documents)" }
+            try "abcdefghijklmnopqrstuvwxyz".flatMap { letter in
+                try reader.vocabulary(beginningWith: String(letter), lengths: 1...64, heldMoreThan: 0, timesAnyOf: []).map { "\($0.word) \($0.documents)" }
+            }
         }
         let sqliteWords = try await sqlite.read(vocabulary)
         #expect(!sqliteWords.isEmpty)

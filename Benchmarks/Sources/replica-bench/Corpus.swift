@@ -88,6 +88,17 @@ enum Corpus {
         }
     }
 
+    /// `query` with a typo in its first word of five letters or more: its third letter dropped (the
+    /// query as it is when it has none).
+    static func withTypo(_ query: String) -> String {
+        var words = query.split(separator: " ").map(String.init)
+        guard let index = words.firstIndex(where: { $0.count >= 5 }) else { return query }
+        var letters = Array(words[index])
+        letters.remove(at: 2)
+        words[index] = String(letters)
+        return words.joined(separator: " ")
+    }
+
     /// Eight-word questions: eight words in a row (letters only, lowercased) from a random paragraph, as
     /// a person pastes a phrase or types a question; function words ("the", "of") included.
     static func questions(from paragraphs: [Paragraph], count: Int, seed: UInt64) -> [String] {

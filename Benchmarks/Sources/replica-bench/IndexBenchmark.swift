@@ -16,7 +16,9 @@ enum IndexBenchmark {
         print("corpus: \(paragraphs.count) paragraphs, \(bytes / 1_048_576) MiB of text, \(rounds) rounds")
         let (queries, commonPairs, common, questions) = rankedQueries(from: paragraphs, count: queryCount)
         // Issue 22: the ranked any-word classes, by scoring every match (no lists) and through the ranking lists.
-        var rawCommonOr: [Double] = [], rawQuestions: [Double] = []
+        var rawCommonOr: [Double] = [], rawQuestions: [Double] = [], rawTypos: [Double] = []
+        // Issue 45: the same two-word queries with a typo in one word (a letter dropped), ranked.
+        let typos = queries.map(Corpus.withTypo)
         var full = RankedClasses(), listed = RankedClasses(), changed = RankedClasses(), merged = RankedClasses()
         var updateRates: [Double] = [], listedUpdateRates: [Double] = []
         // The lists' cost to writes on one index, with them and without them (items/s per pass).
@@ -55,6 +57,7 @@ enum IndexBenchmark {
                     rawCommonAny += try commonPairs.map { pair in try raw.timedSearch(pair, any: true) }
                     rawCommonOr += try common.map { word in try raw.timedSearch(word, any: true) }
                     rawQuestions += try questions.map { question in try raw.timedSearch(question, any: true) }
+                    rawTypos += try typos.map { query in try raw.timedSearch(query, any: true) }
                     try raw.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     rawSize = raw.size
                 } else {
@@ -69,7 +72,7 @@ enum IndexBenchmark {
                     for word in common { replicaCommon.append(try await timedSearch(store, word)) }
                     for pair in commonPairs { replicaCommonRanked.append(try await timedSearch(store, pair, ranked: true)) }
                     replicaSize = try await index.compactedFileSize()
-                    try await full.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+                    try await full.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions, typos: typos)
                     // Writes without and with the lists: the same items updated in place with a changed title
                     // (an unchanged item is not written at all), 100 a batch.
                     func revised(_ item: SearchableItem, _ mark: String) -> SearchableItem {
@@ -82,16 +85,16 @@ enum IndexBenchmark {
                     func updateRate() async throws -> Double { try await batchRate(updated) }
                     updateRates.append(try await updateRate())
                     listBuild.append(try await Measure.seconds { try await index.rebuildRankingLists() })
-                    try await listed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+                    try await listed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions, typos: typos)
                     listedSize = try await index.compactedFileSize()
                     // 100 items changed since the build: searches rank them through FTS5 beside the lists.
                     try await index.indexItems(items.dropFirst(5_000).prefix(100).map { revised($0, "changed") })
-                    try await changed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+                    try await changed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions, typos: typos)
                     updated = items.prefix(2_000).map { revised($0, "again") }
                     listedUpdateRates.append(try await updateRate())
                     // Past 512 changes the lists are left aside: every match is scored again, now on the
                     // index the build merged into one segment (the fair comparison for the lists).
-                    try await merged.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+                    try await merged.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions, typos: typos)
                     // What the lists cost writes, on the same index: passes with and without them, each right
                     // after a build (which merges FTS5 into one segment), so that only the lists differ. Each
                     // pass updates 2,000 items in place and adds 2,000 new ones, 100 a batch.
@@ -160,6 +163,7 @@ enum IndexBenchmark {
             \(RankedClasses.row("two words each in >10% of items", rawCommonAny, full.commonPairs, merged.commonPairs, listed.commonPairs, changed.commonPairs))
             \(RankedClasses.row("one word in >10% of items", rawCommonOr, full.common, merged.common, listed.common, changed.common))
             \(RankedClasses.row("eight-word questions", rawQuestions, full.questions, merged.questions, listed.questions, changed.questions))
+            \(RankedClasses.row("two words, one with a typo (raw: as typed)", rawTypos, full.typos, merged.typos, listed.typos, changed.typos))
             """)
     }
 
@@ -335,10 +339,11 @@ final class RawFTS5 {
 
 /// The ranked any-word query classes of issue 22, timed through the store.
 struct RankedClasses {
-    var pairs: [Double] = [], commonPairs: [Double] = [], common: [Double] = [], questions: [Double] = []
+    var pairs: [Double] = [], commonPairs: [Double] = [], common: [Double] = [], questions: [Double] = [], typos: [Double] = []
 
     mutating func measure(_ store: Store, queries: [String], commonPairs pairsOfCommon: [String], common words: [String],
-                          questions sentences: [String]) async throws {
+                          questions sentences: [String], typos typed: [String] = []) async throws {
+        for query in typed { typos.append(try await IndexBenchmark.timedSearch(store, query, ranked: true)) }
         for query in queries { pairs.append(try await IndexBenchmark.timedSearch(store, query, ranked: true)) }
         for pair in pairsOfCommon { commonPairs.append(try await IndexBenchmark.timedSearch(store, pair, ranked: true)) }
         for word in words { common.append(try await IndexBenchmark.timedSearch(store, word, ranked: true)) }

@@ -10,7 +10,8 @@ enum GetCommand: Command {
 
         Prints each item as the account's index holds it, once its owner has confirmed that the account may
         read it (otherwise it is reported as not there): its identifier, domain, index, owner,
-        expiration date and every stored attribute by its Core Spotlight key, the text content included.
+        expiration date, the language its words are stemmed for, and every stored attribute by its Core
+        Spotlight key, the text content included.
         Without --index, every index of the account is looked in, and an identifier held by several
         indexes is printed once for each. Identifiers that are not there (or have expired) are named
         on standard error, and the exit status is 1.
@@ -19,7 +20,7 @@ enum GetCommand: Command {
     static let options: [Option] = [
         .value("--account", "ID", "the account (required; it must be signed in)"),
         .repeatable("--index", "NAME", "only this named index"),
-        .flag("--json", "one JSON object: {\"items\": [{\"uniqueIdentifier\", \"domainIdentifier\", \"account\",\n\"index\", \"owner\", \"version\", \"indexed\", \"expirationDate\", \"attributes\": {…},\n\"updateListenerOptions\": […] when asked for, \"entity\": {\"type\", \"id\"} when one}],\n\"missing\": [identifiers not found]}"),
+        .flag("--json", "one JSON object: {\"items\": [{\"uniqueIdentifier\", \"domainIdentifier\", \"account\",\n\"index\", \"owner\", \"version\", \"indexed\", \"expirationDate\", \"wordsLanguage\",\n\"attributes\": {…},\n\"updateListenerOptions\": […] when asked for, \"entity\": {\"type\", \"id\"} when one}],\n\"missing\": [identifiers not found]}"),
     ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
@@ -55,6 +56,7 @@ enum GetCommand: Command {
         var facts = ["account \(stored.account)", "index \(stored.indexName)", "owner \(stored.origin.owner)"]
         if let domain = item.domainIdentifier { facts.append("domain \(domain)") }
         if let expiration = item.expirationDate { facts.append("expires " + ISO8601.string(from: expiration)) }
+        facts.append("words stemmed for " + (stored.wordsLanguage ?? "no language"))
         lines.append("  " + facts.joined(separator: " · "))
         for key in item.attributeSet.keys where key != .textContent {
             lines.append("  \(key): " + (item.attributeSet[key].map(QueryCommand.describe) ?? ""))

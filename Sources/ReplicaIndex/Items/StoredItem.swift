@@ -30,8 +30,17 @@ public struct StoredItem: Sendable {
         self.indexedAt = indexedAt
     }
 
+    /// The language the item's words are stemmed for in the index (issue 45): the first of its
+    /// `language` attribute's BCP 47 tags that Snowball stems, else the language CLD2 is sure its text
+    /// is in, else English; `nil` for a language without stems (Chinese, Japanese, Vietnamese…). Found
+    /// from the item as the writer found it (the same analyzer, the same text), on both backends.
+    public var wordsLanguage: String? {
+        TextColumns(item.attributeSet).language
+    }
+
     /// The item as `replica get --json` prints it: `uniqueIdentifier`, `domainIdentifier`, `account`,
-    /// `index`, `owner`, `version`, `indexed`, `expirationDate`, `attributes` (every stored attribute by
+    /// `index`, `owner`, `version`, `indexed`, `expirationDate`, `wordsLanguage` (the language its words
+    /// are stemmed for, when they are), `attributes` (every stored attribute by
     /// its Core Spotlight key, replica's own bookkeeping left out), `updateListenerOptions` and `entity`
     /// when there are any.
     public var json: JSON {
@@ -44,6 +53,7 @@ public struct StoredItem: Sendable {
             ("version", origin.version.map(JSON.string)),
             ("indexed", .string(ISO8601.string(from: indexedAt))),
             ("expirationDate", item.expirationDate.map { .string(ISO8601.string(from: $0)) }),
+            ("wordsLanguage", wordsLanguage.map(JSON.string)),
             ("attributes", item.attributeSet.json(excluding: Set(item.attributeSet.keys.filter(\.isInternal)))),
             ("updateListenerOptions", item.updateListenerOptions.isEmpty ? nil : .array(item.updateListenerOptions.namesList.map(JSON.string))),
             ("entity", item.entity?.json),

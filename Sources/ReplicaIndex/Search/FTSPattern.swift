@@ -77,10 +77,11 @@ package struct FTSPattern: Hashable, Sendable {
         }
 
         /// The term where only a phrase goes (in `NEAR`): a word's stem, which stands wherever any of its
-        /// forms does; else the word typed, or the term itself.
+        /// forms does; for a word with a typo, the word it most likely meant (held by the most items);
+        /// else the word typed, or the term itself.
         package var phrase: Term {
-            guard case .forms(let word, let stem, _) = self else { return self }
-            return .word(stem ?? word, prefix: false)
+            guard case .forms(let word, let stem, let typos) = self else { return self }
+            return .word(typos.first ?? stem ?? word, prefix: false)
         }
 
         /// A single word from the list of English function words, whatever its case and punctuation (a

@@ -64,7 +64,7 @@ extension IndexReader {
     ///
     ///     0.65 × BM25 ÷ the best BM25 of the search in this index
     ///   + 0.20 × the share of the meaningful words the item has (one it has only through the
-    ///            correction of a typo, half: ``Typos``)
+    ///            correction of a typo, three quarters: ``Typos``)
     ///   + 0.10 if a word is in the title, keywords or people
     ///   + 0.05 if all the words are near each other (within 2 per word + 4)
     ///
@@ -232,7 +232,7 @@ extension IndexReader {
         let present = pattern.requiresAll || terms.count == 1
             ? Dictionary(uniqueKeysWithValues: checked.map { ($0, terms.count) })
             : try wordsPresent(terms, in: checked, allMatched: pattern.meaningfulTerms.count == terms.count)
-        // A word an item has only through a correction of a typo in it counts half.
+        // A word an item has only through a correction of a typo in it counts three quarters.
         var corrected: [Int64: Int] = [:]
         for term in terms where !term.typos.isEmpty {
             let typed = try rows(matching: .term(term.asTyped), among: checked)
@@ -253,7 +253,7 @@ extension IndexReader {
             let inHeading = headings.contains(candidate.rowID)
             let close = close.contains(candidate.rowID)
             var scored = candidate
-            let words = Double(present) - 0.5 * Double(corrected[candidate.rowID] ?? 0)
+            let words = Double(present) - 0.25 * Double(corrected[candidate.rowID] ?? 0)
             scored.item.score = 0.65 * candidate.item.score / best + 0.20 * words / Double(max(terms.count, 1))
                 + (inHeading ? 0.10 : 0) + (close ? 0.05 : 0)
             return scored

@@ -4,15 +4,20 @@ import ReplicaText
 /// Typos forgiven: the words of the index's vocabulary one or two edits from a typed word, searched
 /// beside it (issue 45; Meilisearch's rule).
 ///
-/// A typed word of ``shortest`` letters or more of an alphabetic script (not Han, kana, Hangul, Thai:
-/// ``TextAnalyzer/Vocabulary/holds(_:)``), not a prefix nor in a phrase, is corrected when the index
+/// A word of ``shortest`` letters or more of an alphabetic script (not Han, kana, Hangul, Thai:
+/// ``TextAnalyzer/Vocabulary/holds(_:)``), typed with a typo (so of one letter less, when the typo
+/// dropped one), not a prefix nor in a phrase, is corrected when the index
 /// holds neither it nor its stem, or holds them in fewer items than a tenth of its most frequent
-/// neighbour: a token of the vocabulary (a word or a stem) that begins with the same letter and is one
-/// edit from the word or its stem (two from a word of ``twoEditsFrom`` letters or more), where an edit
+/// neighbour: a token of the vocabulary (a word or a stem) of ``shortest`` letters or more that begins
+/// with the same letter and is one
+/// edit from the word (two from a word of ``twoEditsFrom`` letters or more), where an edit
 /// inserts, deletes or replaces a letter, or swaps two letters side by side. At most
-/// ``mostCorrections`` neighbours are added, those in the most items first, each with its stem: they
-/// match at the word's place (``FTSPattern/Term/forms(word:stem:typos:)``), and the ranking counts an
-/// item that has the word only through a correction as having half of it.
+/// ``mostCorrections`` neighbours are added, those in the most items first, each with its stem (so that
+/// `batery` finds "batteries" through "battery"; a neighbour of the typed word's own stem is not one:
+/// `provisions`, stemmed `provis`, is not `provid` of "provides"): they
+/// match at the word's place (``FTSPattern/Term/forms(word:stem:typos:)``; a function word meant, "wehre"
+/// for "where", is that function word), and the ranking counts an
+/// item that has the word only through a correction as having three quarters of it.
 package enum Typos {
     /// The fewest letters of a word whose typos are forgiven.
     package static let shortest = 5
@@ -30,7 +35,7 @@ package enum Typos {
 
     /// Whether `word` (folded) may be corrected.
     static func isForgiven(_ word: String) -> Bool {
-        word.unicodeScalars.count >= shortest && TextAnalyzer.Vocabulary.holds(word)
+        word.unicodeScalars.count >= shortest - 1 && TextAnalyzer.Vocabulary.holds(word)
     }
 
     /// The edit distance of `a` and `b` with swaps of neighbours (optimal string alignment), or
@@ -58,19 +63,12 @@ package enum Typos {
         return min(previous[b.count], limit + 1)
     }
 
-    /// The first code point after `scalar`'s: the end of the range of the tokens that begin with it.
-    static func successor(of scalar: Unicode.Scalar) -> String {
-        var value = scalar.value + 1
-        if (0xD800...0xDFFF).contains(value) { value = 0xE000 }
-        return Unicode.Scalar(value).map { String(Character($0)) } ?? "\u{10FFFF}"
-    }
-
     /// The words a typo in `word` (with its stem `stem`) may have meant, among `neighbours` (the
     /// vocabulary's tokens that begin with its letter, of a length within reach, each with how many items
     /// hold it): none when the index holds the word or its stem often enough.
     static func corrections(of word: String, stem: String?, among neighbours: [(word: String, documents: Int64)]) -> [String] {
         let limit = edits(forLength: word.unicodeScalars.count)
-        let typed = [Array(word.unicodeScalars)] + (stem.map { [Array($0.unicodeScalars)] } ?? [])
+        let typed = Array(word.unicodeScalars)
         var held: Int64 = 0
         var near: [(word: String, documents: Int64)] = []
         for neighbour in neighbours {
@@ -79,7 +77,7 @@ package enum Typos {
                 continue
             }
             let scalars = Array(neighbour.word.unicodeScalars)
-            if typed.contains(where: { distance($0, scalars, limit: limit) <= limit }) { near.append(neighbour) }
+            if distance(typed, scalars, limit: limit) <= limit { near.append(neighbour) }
         }
         guard let commonest = near.map(\.documents).max(), held == 0 || held * commonerBy < commonest else { return [] }
         return near.sorted { ($0.documents, $1.word) > ($1.documents, $0.word) }.prefix(mostCorrections).map(\.word)
@@ -102,14 +100,18 @@ extension IndexReader {
             }
             guard !term.isFunctionWord, Typos.isForgiven(word), let first = word.unicodeScalars.first else { return nil }
             let length = word.unicodeScalars.count, reach = Typos.edits(forLength: length)
-            let shortest = min(length, stem?.unicodeScalars.count ?? length) - reach
+            let shortest = max(length - reach, Typos.shortest)
             // Only the tokens that could be corrections: those held ten times as often as the word and its stem.
-            let neighbours = try vocabulary(from: String(Character(first)), before: Typos.successor(of: first),
-                                            lengths: max(shortest, TextAnalyzer.Vocabulary.shortest)...(length + reach),
+            let neighbours = try vocabulary(beginningWith: String(Character(first)), lengths: shortest...(length + reach),
                                             heldMoreThan: Typos.commonerBy, timesAnyOf: [word] + (stem.map { [$0] } ?? []))
-            let typos = Typos.corrections(of: word, stem: stem, among: neighbours)
-            guard !typos.isEmpty else { return nil }
+            var typos = Typos.corrections(of: word, stem: stem, among: neighbours)
+            guard let likeliest = typos.first else { return nil }
             corrected = true
+            // A function word meant ("wehre", "thoes"): the word as if typed right, which counts only
+            // beside the others; function words are no other word's correction.
+            let meant = FTSPattern.Term.word(likeliest, prefix: false)
+            if meant.isFunctionWord { return meant }
+            typos.removeAll { FTSPattern.Term.word($0, prefix: false).isFunctionWord }
             // Each correction with its stem in the query's language, so that it finds its other forms.
             var words: [String] = []
             for typo in typos {

@@ -103,11 +103,11 @@ package protocol IndexReader {
     func clientState() throws -> Data?
     /// A value the index keeps about itself.
     func meta(_ key: String) throws -> String?
-    /// The tokens of the index's vocabulary (``TextAnalyzer/Vocabulary``) from `first` up to `end`
-    /// (excluded, comparing their UTF-8 bytes) whose length in characters is within `lengths` and that
-    /// more than `factor` times as many items hold as hold the most held of `words` (any, when the
-    /// vocabulary has none of them), each with how many items hold it, in byte order.
-    func vocabulary(from first: String, before end: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
+    /// The tokens of the index's vocabulary (``TextAnalyzer/Vocabulary``) that begin with the character
+    /// `first`, whose length in characters is within `lengths` and that more than `factor` times as many
+    /// items hold as hold the most held of `words` (any, when the vocabulary has none of them), each with
+    /// how many items hold it, in byte order.
+    func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
                     timesAnyOf words: [String]) throws -> [(word: String, documents: Int64)]
     /// The first `sample` items that have a word beginning with `prefix`, each with those words and its title
     /// when the title has one.
