@@ -16,13 +16,22 @@ if ! "$replica" --store "$store" sources list | grep -q '^docs '; then
     "$replica" --store "$store" accounts sign-in demo
     "$replica" --store "$store" sources add files --account demo --name docs /usr/share/doc
 fi
-echo "== replica sync (indexing /usr/share/doc)"
+if ! "$replica" --store "$store" sources list | grep -q '^reference-ja '; then
+    "$replica" --store "$store" sources add files --account demo --name reference-ja /usr/share/debian-reference
+fi
+echo "== replica sync (indexing /usr/share/doc and the Japanese Debian Reference)"
 # By its words first: searchable in seconds; the embedding for semantic search comes after the searches.
 "$replica" --store "$store" sync --no-embed
 "$replica" --store "$store" status
 echo
 echo "== replica search license permission"
 "$replica" --store "$store" search --limit 5 license permission
+echo
+echo "== replica search licnese (a typo: the words it may have meant are searched too)"
+"$replica" --store "$store" search --limit 2 licnese
+echo
+echo "== replica search パッケージ管理 (package management, in Japanese: words inside text without spaces)"
+"$replica" --store "$store" search --limit 3 パッケージ管理
 echo
 echo "== replica tool call (what a model reads)"
 "$replica" --store "$store" tool call --format compact '{"query": "license permission", "limit": 3}'

@@ -3,7 +3,9 @@
 # With --list, only prints them. PostgreSQL (its client library and the server, which the tests and
 # benchmarks start themselves with scripts/postgres.sh) is for the PostgreSQL backend.
 set -euo pipefail
-packages=(libsqlite3-dev libgit2-dev libopenblas-dev libpq-dev libicu-dev libstemmer-dev libcld2-dev postgresql pkg-config python3 python3-venv git strace)
+# debian-reference-ja: the Debian Reference in Japanese, which the quick start indexes and searches in Japanese.
+packages=(libsqlite3-dev libgit2-dev libopenblas-dev libpq-dev libicu-dev libstemmer-dev libcld2-dev postgresql pkg-config python3 python3-venv git strace
+          debian-reference-ja)
 if [[ ${1:-} == --list ]]; then
     echo "${packages[*]}"
     exit 0

@@ -179,6 +179,8 @@ def evaluate(lang, a):
         store, timing["replica import"] = replica_store(a.replica, items, embed=not a.lexical_only)
         language = ["--language", lang] if a.pass_language else []
         systems["replica --lexical"] = lambda qs: replica_run(a.replica, store, qs, ["--lexical", *language])
+        if a.exact:
+            systems["replica --lexical --exact"] = lambda qs: replica_run(a.replica, store, qs, ["--lexical", "--exact", *language])
         if not a.lexical_only:
             systems["replica (hybrid)"] = lambda qs: replica_run(a.replica, store, qs, language)
     results = {}
@@ -213,6 +215,7 @@ def main():
     ap.add_argument("--lexical-only", action="store_true", help="skip replica's default (hybrid) search, and embedding")
     ap.add_argument("--pass-language", action="store_true", help="pass --language CODE to replica search")
     ap.add_argument("--typos", action="store_true", help="also ask every question with one typo")
+    ap.add_argument("--exact", action="store_true", help="also run replica with --exact (no typo forgiven)")
     ap.add_argument("--json", help="also write the numbers here")
     a = ap.parse_args()
     langs = a.only.split(",") if a.only else list(LANGUAGES)

@@ -54,6 +54,10 @@ extension RankingLists {
     static func build(_ connection: Connection, now: Date, firstTier: Int = firstTier, threshold: Int? = nil) throws -> Summary {
         try clear(connection)
         try connection.execute("INSERT INTO items_text(items_text) VALUES ('optimize')")
+        // FTS5 keeps its totals in memory until a savepoint or the commit writes them: after a
+        // 'delete-all' in this transaction (an old index's words made again), the record holds nothing yet.
+        try connection.execute("SAVEPOINT ranking_lists_totals")
+        try connection.execute("RELEASE ranking_lists_totals")
         guard let totals = try totals(connection) else {
             throw ReplicaError(.corruptIndex, "the full-text index's totals could not be read; rebuild the index")
         }

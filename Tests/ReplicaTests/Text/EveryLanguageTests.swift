@@ -123,6 +123,8 @@ struct EveryLanguageTests {
     func wordsOfAnotherAnalyzerAreMadeAgain(_ backend: TestBackend) async throws {
         let fixture = try await backend.makeStore(signingIn: "alice")
         try await fixture.store.index(account: "alice").indexItems(Self.sentences)
+        // Ranking lists kept: they are built again from the new words, in the open that makes them.
+        try await fixture.store.index(account: "alice").rebuildRankingLists()
         // As an index of the old analyzer would be: other words (none here), another analyzer recorded.
         switch backend {
         case .sqlite:
@@ -141,5 +143,8 @@ struct EveryLanguageTests {
         let reopened = try fixture.open()
         #expect(try await Self.found(reopened, "北京") == ["zh"])
         #expect(try await Self.found(reopened, "Haus") == ["de"])
+        // The vocabulary was made again with the words: a typo is forgiven.
+        #expect(try await Self.found(reopened, "renovirt") == ["de"])
+        #expect(try await reopened.index(account: "alice").rankingListsAreStale(minimumItems: 1) == false)
     }
 }
