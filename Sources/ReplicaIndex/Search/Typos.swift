@@ -85,6 +85,34 @@ package enum Typos {
 }
 
 extension IndexReader {
+    /// The prefix a typo in `prefix` most likely meant: of the vocabulary's tokens that begin with its
+    /// first letter, their beginnings as long as it, one letter shorter or one longer that are one edit
+    /// from it (folded), the one held by the most items; `nil` for a prefix of fewer than four letters,
+    /// of a script without typos forgiven, or with nothing near it. What `suggest` completes when
+    /// nothing completes the prefix as typed.
+    package func correctedPrefix(of prefix: String) throws -> String? {
+        let tokens = TextAnalyzer.tokens(in: prefix, for: .query)
+        guard tokens.count == 1, let typed = tokens.first?.text, Typos.isForgiven(typed), let first = typed.unicodeScalars.first else {
+            return nil
+        }
+        let scalars = Array(typed.unicodeScalars), length = scalars.count
+        var held: [String: Int64] = [:]
+        for (word, documents) in try vocabulary(beginningWith: String(Character(first)),
+                                                 lengths: max(length - 1, TextAnalyzer.Vocabulary.shortest)...TextAnalyzer.Vocabulary.longest,
+                                                 heldMoreThan: 0, timesAnyOf: []) {
+            let letters = Array(word.unicodeScalars)
+            for cut in (length - 1)...(length + 1) where cut <= letters.count {
+                let beginning = Array(letters[..<cut])
+                if beginning != scalars, Typos.distance(scalars, beginning, limit: 1) <= 1 {
+                    var text = String.UnicodeScalarView()
+                    text.append(contentsOf: beginning)
+                    held[String(text), default: 0] += documents
+                }
+            }
+        }
+        return held.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
+    }
+
     /// `pattern` with the words a typo in each of its words may have meant (``Typos``), from the index's
     /// vocabulary; the pattern itself when every word is required (each word is then one phrase) or none
     /// of its words is corrected.

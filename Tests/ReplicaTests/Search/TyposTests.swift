@@ -121,6 +121,21 @@ struct TyposTests {
         #expect(try await Self.found(fixture.store, "launch").count == 12)
     }
 
+    /// `suggest` completes a prefix with a typo in it, when nothing completes it as typed.
+    @Test(arguments: TestBackend.available)
+    func suggestionsCompleteAPrefixWithATypo(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        try await fixture.store.index(account: "alice").indexItems([
+            Fixtures.item("launch", text: "The rocket launch was moved to Friday"),
+            Fixtures.item("lantern", text: "A lantern by the door"),
+        ])
+        #expect(try await fixture.store.suggestions(for: "launc") == ["launch"])
+        #expect(try await fixture.store.suggestions(for: "lanuc") == ["launch"], "a swap")
+        #expect(try await fixture.store.suggestions(for: "rokce") == ["rocket"], "a swap")
+        #expect(try await fixture.store.suggestions(for: "lnt").isEmpty, "three letters: not corrected")
+        #expect(try await fixture.store.suggestions(for: "xyzzy").isEmpty)
+    }
+
     @Test func editsAreCountedAsTheRuleSays() {
         func distance(_ a: String, _ b: String, limit: Int = 3) -> Int {
             Typos.distance(Array(a.unicodeScalars), Array(b.unicodeScalars), limit: limit)
