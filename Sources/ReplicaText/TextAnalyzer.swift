@@ -104,6 +104,7 @@ public enum TextAnalyzer {
     ///
     /// With `change`, the text analyzed within it is one document added to or removed from the index's
     /// vocabulary (``Vocabulary``): its tokens are counted, each once, in the thread's changes.
+    @discardableResult
     public static func withDocumentLanguage<Result>(_ language: String?, counting change: Vocabulary.Change? = nil,
                                                     _ body: () throws -> Result) rethrows -> Result {
         let previous = replica_analyzer_document_language().map { String(cString: $0) }

@@ -46,10 +46,11 @@ public struct SearchQuery: Hashable, Sendable {
     /// `keyboardLanguage`): the query's words are stemmed for the first that Snowball stems. Empty: the
     /// language the text is in when it is clear (a sentence of four words or more), else English.
     public var languages: [String] = []
-    /// Also match the index's words one or two edits from a typed word that the index does not hold, or
-    /// holds rarely (`lanch` finds "launch"; see ``Typos``), each ranked below the word as typed. Not
-    /// where every word is required (``requiresAllWords``), and not for phrases or prefixes. `false`:
-    /// the words as typed only (`--exact`).
+    /// Also match the index's words one edit from a typed word of five letters or more (two from nine)
+    /// that the index does not hold, or holds in fewer than a tenth of the items of such a word (`lanch`
+    /// finds "launch"; the first letter is kept, and a swap of two letters side by side is one edit),
+    /// each ranked below the word as typed. Not where every word is required (``requiresAllWords``), and
+    /// not for phrases or prefixes. `false`: the words as typed only (`--exact`).
     public var typoTolerance = true
     /// Rank by the words alone, without semantic search (Core Spotlight's `disableSemanticSearch`).
     public var disablesSemanticSearch = false
