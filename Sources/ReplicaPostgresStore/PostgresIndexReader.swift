@@ -628,13 +628,19 @@ package struct PostgresIndexReader: IndexReader {
     /// descriptions and first 2,000 characters of text, as the SQLite reader reads its last-added items.
     package func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
                             timesAnyOf words: [String]) throws -> [(word: String, documents: Int64)] {
+        // The tokens that begin with `first` by the primary key's range (`word` compares bytes, COLLATE "C").
+        let end = first.unicodeScalars.first.map { scalar -> String in
+            var value = scalar.value + 1
+            if (0xD800...0xDFFF).contains(value) { value = 0xE000 }
+            return Unicode.Scalar(value).map { String(Character($0)) } ?? "\u{10FFFF}"
+        } ?? ""
         let result = try run("""
-            SELECT word, documents FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND left(word, 1) = $3
-                AND char_length(word) = ANY($4::integer[])
-                AND documents > $5 * (SELECT coalesce(max(v.documents), 0) FROM replica.vocabulary AS v
-                                      WHERE v.account = $1 AND v.index_name = $2 AND v.word = ANY($6::text[]))
+            SELECT word, documents FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND word >= $3 AND word < $4
+                AND char_length(word) = ANY($5::integer[])
+                AND documents > $6 * (SELECT coalesce(max(v.documents), 0) FROM replica.vocabulary AS v
+                                      WHERE v.account = $1 AND v.index_name = $2 AND v.word = ANY($7::text[]))
             ORDER BY word
-            """, [.text(account.rawValue), .text(indexName), .text(first), SQLBuilder.integerArray(lengths.map(Int64.init)),
+            """, [.text(account.rawValue), .text(indexName), .text(first), .text(end), SQLBuilder.integerArray(lengths.map(Int64.init)),
                   .int(factor), SQLBuilder.textArray(words)])
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", result.int($0, 1) ?? 0) }
     }
