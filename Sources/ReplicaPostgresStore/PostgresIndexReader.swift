@@ -626,8 +626,21 @@ package struct PostgresIndexReader: IndexReader {
 
     /// The items that have a word beginning with `prefix`, from their titles, keywords, people,
     /// descriptions and first 2,000 characters of text, as the SQLite reader reads its last-added items.
-    package func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
-                            timesAnyOf words: [String]) throws -> [(word: String, documents: Int64)] {
+    package func vocabularyDocuments(ofAny words: [String]) throws -> Int64 {
+        // A word at a time, each the whole primary key: before the partition is analyzed, the planner
+        // took `word = ANY(…)` for a filter over every token of the index (17 ms at 100,000 items).
+        var most: Int64 = 0
+        for word in words {
+            let result = try run("""
+                SELECT documents FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND word = $3
+                """, [.text(account.rawValue), .text(indexName), .text(word)])
+            if result.rowCount > 0 { most = max(most, result.int(0, 0) ?? 0) }
+        }
+        return most
+    }
+
+    package func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldByMoreThan documents: Int64) throws
+        -> [(word: String, documents: Int64)] {
         // The tokens that begin with `first` by the primary key's range (`word` compares bytes, COLLATE "C").
         let end = first.unicodeScalars.first.map { scalar -> String in
             var value = scalar.value + 1
@@ -636,12 +649,10 @@ package struct PostgresIndexReader: IndexReader {
         } ?? ""
         let result = try run("""
             SELECT word, documents FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND word >= $3 AND word < $4
-                AND char_length(word) = ANY($5::integer[])
-                AND documents > $6 * (SELECT coalesce(max(v.documents), 0) FROM replica.vocabulary AS v
-                                      WHERE v.account = $1 AND v.index_name = $2 AND v.word = ANY($7::text[]))
+                AND char_length(word) = ANY($5::integer[]) AND documents > $6
             ORDER BY word
             """, [.text(account.rawValue), .text(indexName), .text(first), .text(end), SQLBuilder.integerArray(lengths.map(Int64.init)),
-                  .int(factor), SQLBuilder.textArray(words)])
+                  .int(documents)])
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", result.int($0, 1) ?? 0) }
     }
 

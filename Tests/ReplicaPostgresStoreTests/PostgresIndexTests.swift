@@ -103,7 +103,7 @@ struct PostgresIndexTests {
         // The same vocabulary.
         let vocabulary: @Sendable (any IndexReader) throws -> [String] = { reader in
             try "abcdefghijklmnopqrstuvwxyz".flatMap { letter in
-                try reader.vocabulary(beginningWith: String(letter), lengths: 1...64, heldMoreThan: 0, timesAnyOf: []).map { "\($0.word) \($0.documents)" }
+                try reader.vocabulary(beginningWith: String(letter), lengths: 1...64, heldByMoreThan: 0).map { "\($0.word) \($0.documents)" }
             }
         }
         let sqliteWords = try await sqlite.read(vocabulary)

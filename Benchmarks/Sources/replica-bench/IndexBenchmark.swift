@@ -286,6 +286,8 @@ enum IndexBenchmark {
         var query = SearchQuery(text)
         query.limit = 20
         query.requiresAllWords = !ranked
+        // REPLICA_BENCH_EXACT=1: the words as typed only, to tell what typo tolerance costs.
+        query.typoTolerance = ProcessInfo.processInfo.environment["REPLICA_BENCH_EXACT"] == nil
         var count = 0
         let seconds = try await Measure.seconds { count = try await store.search(query).count }
         _ = count

@@ -429,15 +429,19 @@ extension SQLiteIndexReader {
     /// A prefix that at least a quarter of the items added last have ("th", "s") is answered from those
     /// items instead: FTS5 merges the postings of every word that begins with the prefix before it
     /// returns a row, which took 30–60 ms at 100,000 items for one or two letters.
-    package func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
-                            timesAnyOf words: [String]) throws -> [(word: String, documents: Int64)] {
+    package func vocabularyDocuments(ofAny words: [String]) throws -> Int64 {
+        try connection.cached("SELECT coalesce(max(documents), 0) FROM vocabulary WHERE word IN (SELECT value FROM json_each(?))")
+            .firstRow([.text(JSON.array(words.map(JSON.string)).serialized())]) { $0.int64(0) } ?? 0
+    }
+
+    package func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldByMoreThan documents: Int64) throws
+        -> [(word: String, documents: Int64)] {
         // Each length as its own value (`IN`), so that the index seeks the items held often enough in each.
         try connection.cached("""
             SELECT word, documents FROM vocabulary WHERE substr(word, 1, 1) = ?1 AND length(word) IN (SELECT value FROM json_each(?2))
-                AND documents > ?3 * (SELECT coalesce(max(documents), 0) FROM vocabulary WHERE word IN (SELECT value FROM json_each(?4)))
+                AND documents > ?3
             ORDER BY word
-            """).rows([.text(first), .text(JSON.array(lengths.map { .number(Double($0)) }).serialized()), .integer(factor),
-                       .text(JSON.array(words.map(JSON.string)).serialized())]) {
+            """).rows([.text(first), .text(JSON.array(lengths.map { .number(Double($0)) }).serialized()), .integer(documents)]) {
             ($0.text(0), $0.int64(1))
         }
     }

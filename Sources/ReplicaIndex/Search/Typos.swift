@@ -7,8 +7,8 @@ import ReplicaText
 /// A word of ``shortest`` letters or more of an alphabetic script (not Han, kana, Hangul, Thai:
 /// ``TextAnalyzer/Vocabulary/holds(_:)``), typed with a typo (so of one letter less, when the typo
 /// dropped one), not a prefix nor in a phrase, is corrected when the index
-/// holds neither it nor its stem, or holds them in fewer items than a tenth of its most frequent
-/// neighbour: a token of the vocabulary (a word or a stem) of ``shortest`` letters or more that begins
+/// holds neither it nor its stem, or holds them in at most ``mostItemsOfATypo`` items and fewer than a
+/// tenth of its most frequent neighbour's: a token of the vocabulary (a word or a stem) of ``shortest`` letters or more that begins
 /// with the same letter and is one
 /// edit from the word (two from a word of ``twoEditsFrom`` letters or more), where an edit
 /// inserts, deletes or replaces a letter, or swaps two letters side by side. At most
@@ -27,6 +27,10 @@ package enum Typos {
     package static let mostCorrections = 4
     /// How many times more items a neighbour must be in for a word the index holds to be corrected.
     static let commonerBy: Int64 = 10
+    /// The most items that may hold a word (or its stem) that is corrected: one held more often is a word
+    /// of the index's own, and its neighbours are not read (a point look-up; reading them, and correcting
+    /// rare words of the index toward commoner ones, cost a two-word search on the server 20 ms).
+    package static let mostItemsOfATypo: Int64 = 2
 
     /// How many edits a word of `length` letters may have.
     static func edits(forLength length: Int) -> Int {
@@ -99,7 +103,7 @@ extension IndexReader {
         var held: [String: Int64] = [:]
         for (word, documents) in try vocabulary(beginningWith: String(Character(first)),
                                                  lengths: max(length - 1, TextAnalyzer.Vocabulary.shortest)...TextAnalyzer.Vocabulary.longest,
-                                                 heldMoreThan: 0, timesAnyOf: []) {
+                                                 heldByMoreThan: 0) {
             let letters = Array(word.unicodeScalars)
             for cut in (length - 1)...(length + 1) where cut <= letters.count {
                 let beginning = Array(letters[..<cut])
@@ -129,9 +133,12 @@ extension IndexReader {
             guard !term.isFunctionWord, Typos.isForgiven(word), let first = word.unicodeScalars.first else { return nil }
             let length = word.unicodeScalars.count, reach = Typos.edits(forLength: length)
             let shortest = max(length - reach, Typos.shortest)
+            let typed = [word] + (stem.map { [$0] } ?? [])
+            let held = try vocabularyDocuments(ofAny: typed)
+            guard held <= Typos.mostItemsOfATypo else { return nil }
             // Only the tokens that could be corrections: those held ten times as often as the word and its stem.
             let neighbours = try vocabulary(beginningWith: String(Character(first)), lengths: shortest...(length + reach),
-                                            heldMoreThan: Typos.commonerBy, timesAnyOf: [word] + (stem.map { [$0] } ?? []))
+                                            heldByMoreThan: Typos.commonerBy * held)
             var typos = Typos.corrections(of: word, stem: stem, among: neighbours)
             guard let likeliest = typos.first else { return nil }
             corrected = true

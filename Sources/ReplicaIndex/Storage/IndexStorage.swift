@@ -103,12 +103,13 @@ package protocol IndexReader {
     func clientState() throws -> Data?
     /// A value the index keeps about itself.
     func meta(_ key: String) throws -> String?
+    /// How many items hold the most held of `words` in the index's vocabulary (0 when it has none of them).
+    func vocabularyDocuments(ofAny words: [String]) throws -> Int64
     /// The tokens of the index's vocabulary (``TextAnalyzer/Vocabulary``) that begin with the character
-    /// `first`, whose length in characters is within `lengths` and that more than `factor` times as many
-    /// items hold as hold the most held of `words` (any, when the vocabulary has none of them), each with
-    /// how many items hold it, in byte order.
-    func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldMoreThan factor: Int64,
-                    timesAnyOf words: [String]) throws -> [(word: String, documents: Int64)]
+    /// `first`, whose length in characters is within `lengths` and that more than `documents` items hold,
+    /// each with how many items hold it, in byte order.
+    func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldByMoreThan documents: Int64) throws
+        -> [(word: String, documents: Int64)]
     /// The first `sample` items that have a word beginning with `prefix`, each with those words and its title
     /// when the title has one.
     func completionSources(of prefix: String, sample: Int) throws -> [CompletionSource]

@@ -23,7 +23,7 @@ struct TyposTests {
         try await index.read { reader in
             var words: [String: Int64] = [:]
             for letter in letters {
-                for (word, documents) in try reader.vocabulary(beginningWith: letter, lengths: 1...64, heldMoreThan: 0, timesAnyOf: []) {
+                for (word, documents) in try reader.vocabulary(beginningWith: letter, lengths: 1...64, heldByMoreThan: 0) {
                     words[word] = documents
                 }
             }
