@@ -47,8 +47,9 @@ public struct SearchQuery: Hashable, Sendable {
     /// language the text is in when it is clear (a sentence of four words or more), else English.
     public var languages: [String] = []
     /// Also match the index's words one edit from a typed word of five letters or more (two from nine)
-    /// that the index does not hold, or holds in fewer than a tenth of the items of such a word (`lanch`
-    /// finds "launch"; the first letter is kept, and a swap of two letters side by side is one edit),
+    /// that the index does not hold, or holds in one or two items and fewer than a tenth of those of such
+    /// a word (`lanch` finds "launch"; the first letter is kept, and a swap of two letters side by side is
+    /// one edit),
     /// each ranked below the word as typed. Not where every word is required (``requiresAllWords``), and
     /// not for phrases or prefixes. `false`: the words as typed only (`--exact`).
     public var typoTolerance = true
