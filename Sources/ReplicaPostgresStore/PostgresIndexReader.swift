@@ -624,8 +624,6 @@ package struct PostgresIndexReader: IndexReader {
         return result.rowCount > 0 ? result.string(0, 0) : nil
     }
 
-    /// The items that have a word beginning with `prefix`, from their titles, keywords, people,
-    /// descriptions and first 2,000 characters of text, as the SQLite reader reads its last-added items.
     package func vocabularyDocuments(ofAny words: [String]) throws -> Int64 {
         // A word at a time, each the whole primary key: before the partition is analyzed, the planner
         // took `word = ANY(…)` for a filter over every token of the index (17 ms at 100,000 items).
@@ -656,6 +654,8 @@ package struct PostgresIndexReader: IndexReader {
         return (0..<result.rowCount).map { (result.string($0, 0) ?? "", result.int($0, 1) ?? 0) }
     }
 
+    /// The items that have a word beginning with `prefix`, from their titles, keywords, people,
+    /// descriptions and first 2,000 characters of text, as the SQLite reader reads its last-added items.
     package func completionSources(of prefix: String, sample: Int) throws -> [CompletionSource] {
         let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
         guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return [] }

@@ -214,8 +214,7 @@ package final class PostgresIndexWriter: IndexWriter {
         return values
     }
 
-    /// A row's words as ``PostgresIndexText`` makes them.
-    /// The words of an item's text columns, stemmed for their language.
+    /// The words of an item's text columns as ``PostgresIndexText`` makes them, stemmed for their language.
     static func words(of text: TextColumns) -> PostgresIndexText.Words {
         PostgresIndexText.vector(title: text.title, keywords: text.keywords, people: text.people, description: text.description,
                                  body: text.body, language: text.language)

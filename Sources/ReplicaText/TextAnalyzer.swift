@@ -67,9 +67,7 @@ public enum TextAnalyzer {
         var text = text
         text.withUTF8 { bytes in
             withUnsafeMutablePointer(to: &tokens) { tokens in
-                // An item's text counts in the vocabulary when its writer counts (``withDocumentLanguage(_:counting:_:)``).
-                let options = (purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS | REPLICA_ANALYZE_COUNT_WORDS : 0)
-                    | (throughICUOnly ? REPLICA_ANALYZE_ICU_ONLY : 0)
+                let options = (purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS : 0) | (throughICUOnly ? REPLICA_ANALYZE_ICU_ONLY : 0)
                 let result = replica_analyze_in(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
                                                 bytes.count, options, language, tokens) { context, flags, token, length, start, end in
                     guard let context, let token else { return 0 }
@@ -125,9 +123,10 @@ public enum TextAnalyzer {
     /// corrected to, kept by the index's writer in the transaction that writes the text, on both
     /// backends, so that a search finds the words near a typed one without reading posting lists.
     ///
-    /// The analyzer counts as it goes: the writer adds or removes each item's text within
-    /// ``TextAnalyzer/withDocumentLanguage(_:counting:_:)`` (FTS5's tokenizer analyzes it then; the
-    /// server's writer analyzes it itself), and takes the changes with ``drain()`` before it commits.
+    /// On SQLite the analyzer counts as it goes: the writer adds or removes each item's text within
+    /// ``TextAnalyzer/withDocumentLanguage(_:counting:_:)``, FTS5's tokenizer counts the tokens it makes
+    /// then, and the writer takes the changes with ``drain()`` before it commits. The PostgreSQL writer
+    /// counts the lexemes of the `tsvector`s it writes and deletes, those ``holds(_:)`` keeps.
     public enum Vocabulary {
         /// Whether documents are added or removed.
         public enum Change: Int32, Sendable {

@@ -57,15 +57,16 @@ const char *replica_analyzer_document_language(void);
 int replica_analyzer_stems(const char *language);
 
 // Also count each token (a word or a stem) in the calling thread's vocabulary changes, when it counts
-// (replica_vocabulary_count): a document's text is analyzed with it when the document is indexed or removed.
+// (replica_vocabulary_count): FTS5's tokenizer analyzes a document with it when the document is indexed
+// or removed.
 #define REPLICA_ANALYZE_COUNT_WORDS 4
 
 // The vocabulary of an index: how many documents hold each token that typos may be forgiven for (see
 // replica_vocabulary_holds), kept by the index's writer in the transaction that writes the text. The
 // writer sets the sign of what it does on its thread (1 while it adds documents, -1 while it removes
 // them, 0 for neither), marks where each document begins, and drains the changes into its table before
-// it commits. FTS5's tokenizer counts the documents it is given; the server's writer the texts it
-// analyzes with REPLICA_ANALYZE_COUNT_WORDS.
+// it commits. FTS5's tokenizer counts the documents it is given; the server's writer counts the lexemes
+// of the tsvectors it writes and deletes that replica_vocabulary_holds keeps, without these counters.
 #define REPLICA_VOCABULARY_SHORTEST 4
 #define REPLICA_VOCABULARY_LONGEST 32
 

@@ -419,16 +419,6 @@ package struct CompletionSource: Sendable {
 }
 
 extension SQLiteIndexReader {
-    /// The first `sample` items that have a word beginning with `prefix`, each with those words and its
-    /// title when the title has one: what completions are made of, item by item, so that each item can be
-    /// checked with its owner before anything of it is suggested.
-    ///
-    /// FTS5's prefix query finds the items; its `highlight()` of those items gives back the very words that
-    /// matched, so no second vocabulary is kept.
-    ///
-    /// A prefix that at least a quarter of the items added last have ("th", "s") is answered from those
-    /// items instead: FTS5 merges the postings of every word that begins with the prefix before it
-    /// returns a row, which took 30–60 ms at 100,000 items for one or two letters.
     package func vocabularyDocuments(ofAny words: [String]) throws -> Int64 {
         try connection.cached("SELECT coalesce(max(documents), 0) FROM vocabulary WHERE word IN (SELECT value FROM json_each(?))")
             .firstRow([.text(JSON.array(words.map(JSON.string)).serialized())]) { $0.int64(0) } ?? 0
@@ -446,6 +436,17 @@ extension SQLiteIndexReader {
         }
     }
 
+    /// The first `sample` items that have a word beginning with `prefix`, each with those words and its
+    /// title when the title has one: what completions are made of, item by item, so that each item can be
+    /// checked with its owner before anything of it is suggested.
+    ///
+    /// FTS5's prefix query finds the items; its `highlight()` of those items gives back the very words that
+    /// matched, as written (the index's vocabulary, which holds stems too, only corrects a typo in the
+    /// prefix: ``IndexReader/correctedPrefix(of:)``).
+    ///
+    /// A prefix that at least a quarter of the items added last have ("th", "s") is answered from those
+    /// items instead: FTS5 merges the postings of every word that begins with the prefix before it
+    /// returns a row, which took 30–60 ms at 100,000 items for one or two letters.
     package func completionSources(of prefix: String, sample: Int) throws -> [CompletionSource] {
         let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
         guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return [] }

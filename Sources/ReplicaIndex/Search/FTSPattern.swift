@@ -14,7 +14,7 @@ import ReplicaText
 /// character that is not a letter, a digit or a mark within a word, and between the words ICU's
 /// dictionaries find in Chinese, Japanese or Thai. Each part is folded as the index folds it and, for a
 /// language with stems, searched as typed or by its stem (which the index holds beside every word of
-/// that stem), so that the form typed ranks first (``Term/forms(word:stem:)``); a
+/// that stem), so that the form typed ranks first (``Term/forms(word:stem:typos:)``); a
 /// Chinese, Japanese or Korean part of three or more characters is searched by its pairs of characters.
 /// So a word joined by punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
 /// "garage" and "tyres", each found on its own, and an item with them side by side, as typed, gets the
@@ -195,9 +195,6 @@ package struct FTSPattern: Hashable, Sendable {
         }
         return FTSPattern(groups: groups, requiringAll: requiresAll, language: language)
     }
-
-    /// Whether a term has words its typos may have meant.
-    package var hasTypos: Bool { meaningfulTerms.contains { !$0.typos.isEmpty } }
 
     /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term.
     var matchExpression: String {

@@ -134,19 +134,19 @@ extension IndexReader {
     /// stemmed), and titles with such a word, each with how often it was seen among the first `sample`
     /// items that have one.
     package func completions(of prefix: String, sample: Int = 200) throws -> (words: [String: Int], titles: [String: Int]) {
-        Ranking.tally(try completionSources(of: prefix, sample: sample, correctingTypos: true))
+        Ranking.tally(try completionSourcesCorrectingTypos(of: prefix, sample: sample))
     }
 
     /// The first 200 items that have a word beginning with `prefix` (see ``IndexReader/completionSources(of:sample:)``);
     /// when none has, those with a word beginning with the prefix a typo in it most likely meant
     /// (``correctedPrefix(of:)``).
     package func completionSources(of prefix: String) throws -> [CompletionSource] {
-        try completionSources(of: prefix, sample: 200, correctingTypos: true)
+        try completionSourcesCorrectingTypos(of: prefix, sample: 200)
     }
 
-    private func completionSources(of prefix: String, sample: Int, correctingTypos: Bool) throws -> [CompletionSource] {
+    private func completionSourcesCorrectingTypos(of prefix: String, sample: Int) throws -> [CompletionSource] {
         let found = try completionSources(of: prefix, sample: sample)
-        guard found.isEmpty, correctingTypos, let corrected = try correctedPrefix(of: prefix) else { return found }
+        guard found.isEmpty, let corrected = try correctedPrefix(of: prefix) else { return found }
         return try completionSources(of: corrected, sample: sample)
     }
 

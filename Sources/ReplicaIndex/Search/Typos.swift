@@ -5,19 +5,20 @@ import ReplicaText
 /// beside it (issue 45; Meilisearch's rule).
 ///
 /// A word of ``shortest`` letters or more of an alphabetic script (not Han, kana, Hangul, Thai:
-/// ``TextAnalyzer/Vocabulary/holds(_:)``), typed with a typo (so of one letter less, when the typo
-/// dropped one), not a prefix nor in a phrase, is corrected when the index
-/// holds neither it nor its stem, or holds them in at most ``mostItemsOfATypo`` items and fewer than a
-/// tenth of its most frequent neighbour's: a token of the vocabulary (a word or a stem) of ``shortest`` letters or more that begins
-/// with the same letter and is one
-/// edit from the word (two from a word of ``twoEditsFrom`` letters or more), where an edit
-/// inserts, deletes or replaces a letter, or swaps two letters side by side. At most
-/// ``mostCorrections`` neighbours are added, those in the most items first, each with its stem (so that
-/// `batery` finds "batteries" through "battery"; a neighbour of the typed word's own stem is not one:
-/// `provisions`, stemmed `provis`, is not `provid` of "provides"): they
-/// match at the word's place (``FTSPattern/Term/forms(word:stem:typos:)``; a function word meant, "wehre"
-/// for "where", is that function word), and the ranking counts an
-/// item that has the word only through a correction as having three quarters of it.
+/// ``TextAnalyzer/Vocabulary/holds(_:)``), typed with a typo (so of one letter less when the typo
+/// dropped one), not a prefix nor in a phrase, is corrected when the index holds neither it nor its
+/// stem, or holds them in at most ``mostItemsOfATypo`` items and fewer than a tenth of its most frequent
+/// neighbour's. A neighbour is a token of the vocabulary (a word or a stem) of ``shortest`` letters or
+/// more that begins with the same letter and is one edit from the word typed (two from a word of
+/// ``twoEditsFrom`` letters or more), where an edit inserts, deletes or replaces a letter, or swaps two
+/// letters side by side; a neighbour of the word's own stem is not one (`provisions`, stemmed `provis`,
+/// is not `provid` of "provides").
+///
+/// At most ``mostCorrections`` neighbours are added, those in the most items first, each with its stem
+/// (so that `batery` finds "batteries" through "battery"). They match at the word's place
+/// (``FTSPattern/Term/forms(word:stem:typos:)``); a function word meant ("wehre" for "where") makes the
+/// word that function word. The ranking counts an item that has the word only through a correction as
+/// having three quarters of it.
 package enum Typos {
     /// The fewest letters of a word whose typos are forgiven.
     package static let shortest = 5
@@ -108,9 +109,7 @@ extension IndexReader {
             for cut in (length - 1)...(length + 1) where cut <= letters.count {
                 let beginning = Array(letters[..<cut])
                 if beginning != scalars, Typos.distance(scalars, beginning, limit: 1) <= 1 {
-                    var text = String.UnicodeScalarView()
-                    text.append(contentsOf: beginning)
-                    held[String(text), default: 0] += documents
+                    held[String(String.UnicodeScalarView(beginning)), default: 0] += documents
                 }
             }
         }
@@ -122,8 +121,7 @@ extension IndexReader {
     /// of its words is corrected.
     package func correctingTypos(_ pattern: FTSPattern) throws -> FTSPattern {
         guard !pattern.requiresAll else { return pattern }
-        var corrected = false
-        let result = try pattern.replacingTerms { term in
+        return try pattern.replacingTerms { term in
             let (word, stem): (String, String?)
             switch term {
             case .word(let text, prefix: false): (word, stem) = (text, nil)
@@ -141,7 +139,6 @@ extension IndexReader {
                                             heldByMoreThan: Typos.commonerBy * held)
             var typos = Typos.corrections(of: word, stem: stem, among: neighbours)
             guard let likeliest = typos.first else { return nil }
-            corrected = true
             // A function word meant ("wehre", "thoes"): the word as if typed right, which counts only
             // beside the others; function words are no other word's correction.
             let meant = FTSPattern.Term.word(likeliest, prefix: false)
@@ -157,6 +154,5 @@ extension IndexReader {
             }
             return .forms(word: word, stem: stem, typos: words)
         }
-        return corrected ? result : pattern
     }
 }
