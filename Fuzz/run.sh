@@ -47,6 +47,15 @@ mkdir -p "$build" "Fuzz/corpus/$target"
 # The C targets the sources use are compiled with the toolchain's own clang and linked in: each file of
 # DIR, with the extra flags given.
 objects=()
+# Whether a source file's path matches PATTERN. (A loop, not printf into grep -q: grep -q leaves at its first
+# match, and printf, still writing the long lists, dies of SIGPIPE, which pipefail turns into "no match".)
+uses() {
+    local file
+    for file in "${sources[@]}"; do
+        [[ $file =~ $1 ]] && return 0
+    done
+    return 1
+}
 compile_c() {
     local dir=$1 file object compiler
     shift
@@ -60,17 +69,17 @@ compile_c() {
     done
 }
 # The index module's vector scan and the encoder's int8 products.
-if printf '%s\n' "${sources[@]}" | grep -qE '^Sources/(ReplicaIndex/Index|ReplicaEmbedding)/'; then
+if uses '^Sources/(ReplicaIndex/Index|ReplicaEmbedding)/'; then
     compile_c Sources/CVectorKernels
 fi
 # The text analyzer (CAnalyzer, on ICU, Snowball and CLD2), which SQLite's connections also register as
 # FTS5's tokenizer.
-if printf '%s\n' "${sources[@]}" | grep -qE '^Sources/(ReplicaSQLite|ReplicaText)/'; then
+if uses '^Sources/(ReplicaSQLite|ReplicaText)/'; then
     compile_c Sources/CAnalyzer
     objects+=(-licuuc -licui18n -lstemmer -lcld2 -lstdc++ -lsqlite3)
 fi
 # The library starts children through a C supervisor (CSpawn).
-if printf '%s\n' "${sources[@]}" | grep -q '^Sources/Replica/Processes/'; then
+if uses '^Sources/Replica/Processes/'; then
     compile_c Sources/CSpawn -D_GNU_SOURCE
 fi
 # The sources' own imports of ReplicaCore name a module that is compiled in here with them.

@@ -12,11 +12,11 @@ swift build -c release
 replica=.build/release/replica
 store=.build/quickstart-store
 
-if ! "$replica" --store "$store" sources list | grep -q '^docs '; then
+if ! "$replica" --store "$store" sources list | grep '^docs ' >/dev/null; then
     "$replica" --store "$store" accounts sign-in demo
     "$replica" --store "$store" sources add files --account demo --name docs /usr/share/doc
 fi
-if ! "$replica" --store "$store" sources list | grep -q '^reference-ja '; then
+if ! "$replica" --store "$store" sources list | grep '^reference-ja ' >/dev/null; then
     "$replica" --store "$store" sources add files --account demo --name reference-ja /usr/share/debian-reference
 fi
 echo "== replica sync (indexing /usr/share/doc and the Japanese Debian Reference)"
