@@ -25,7 +25,7 @@ package struct AccountPartitions: Sendable {
     package static let tables: Set<Substring> = [
         "items", "vectors", "enrichment", "activities", "records", "index_statistics", "content_types", "client_state", "meta",
         "checkpoints", "projections", "tombstones", "quarantine", "source_entries", "embedded", "changes", "record_logs",
-        "pending_deletions", "record_counters", "ranking_state", "ranking_lists", "ranking_changes", "vocabulary",
+        "pending_deletions", "record_counters", "ranking_state", "ranking_lists", "ranking_changes", "vocabulary", "words_next",
     ]
 
     /// `sql` with each partitioned table it names as `replica.<table>` replaced by the account's

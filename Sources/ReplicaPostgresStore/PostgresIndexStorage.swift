@@ -42,24 +42,20 @@ package final class PostgresIndexStorage: IndexStorage {
         self.generation = generation
         self.standby = standby
         self.vectorNotices = vectorNotices
-        var wordsAreCurrent = false
         try translatingPostgresErrors {
             try pool.withConnection { connection in
                 // An index opened before has its 'created' row, and its account its partitions (made in
                 // the transaction that wrote the row; a migration that adds a table makes the partitions
                 // of the accounts already there): a read says so, and a process that only searches makes
                 // no write, and waits for no commit's flush, to open it.
-                // The analyzer that made its words too: an index of another one has them made again.
+                // (Words another analyzer made are made again in the background: ``WordsRemake``.)
                 let opened: Bool
                 do {
-                    (opened, wordsAreCurrent) = try connection.transaction(.readCommitted, readOnly: true) {
+                    opened = try connection.transaction(.readCommitted, readOnly: true) {
                         let table = try begin(connection, writing: false)
-                        let result = try table.run("""
-                            SELECT key, value FROM replica.meta WHERE account = $1 AND index_name = $2 AND key IN ('created', 'analyzer')
-                            """, [.text(account.rawValue), .text(indexName)], on: connection)
-                        let values = Dictionary((0..<result.rowCount).map { (result.string($0, 0) ?? "", result.string($0, 1) ?? "") },
-                                                uniquingKeysWith: { first, _ in first })
-                        return (values["created"] != nil, values["analyzer"] == TextAnalyzer.version)
+                        return try table.run("""
+                            SELECT 1 FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = 'created'
+                            """, [.text(account.rawValue), .text(indexName)], on: connection).rowCount == 1
                     }
                 } catch let error as PostgresError where error.isUndefinedTable {
                     opened = false  // the account has no partitions yet
@@ -69,28 +65,19 @@ package final class PostgresIndexStorage: IndexStorage {
                     let table = try begin(connection, writing: true)
                     try connection.execute("SELECT replica.add_account()")
                     // A new index owes its owner a reindex of everything, as a new SQLite file does; the
-                    // 'created' row makes that happen once, not at every open.
+                    // 'created' row makes that happen once, not at every open. Its words are this analyzer's.
                     try table.run("""
                         WITH created AS (
                             INSERT INTO replica.meta(account, index_name, key, value) VALUES ($1, $2, 'created', '1')
-                            ON CONFLICT DO NOTHING RETURNING 1)
+                            ON CONFLICT DO NOTHING RETURNING 1
+                        ), analyzer AS (
+                            INSERT INTO replica.meta(account, index_name, key, value)
+                            SELECT $1, $2, 'analyzer', $3 FROM created ON CONFLICT DO NOTHING)
                         INSERT INTO replica.meta(account, index_name, key, value)
                         SELECT $1, $2, 'reindex_all_pending', '1' FROM created ON CONFLICT DO NOTHING
-                        """, [.text(account.rawValue), .text(indexName)], on: connection)
+                        """, [.text(account.rawValue), .text(indexName), .text(TextAnalyzer.version)], on: connection)
                 }
             }
-        }
-        if !wordsAreCurrent { try remakeWords() }
-    }
-
-    /// Makes the index's words again, as another analyzer made them (``PostgresIndexWriter/remakeWords()``),
-    /// once: the process that gets the items' lock first does it, the others find it done.
-    @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
-    private func remakeWords() throws {
-        try writeNow(now: Date(), defaultLifetime: 0, prepare: {}) { writer in
-            guard let writer = writer as? PostgresIndexWriter else { return }
-            try writer.lockItemsAgainstOtherWriters()
-            if try !writer.wordsAreCurrent() { try writer.remakeWords() }
         }
     }
 

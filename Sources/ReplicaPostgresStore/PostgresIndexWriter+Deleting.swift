@@ -77,6 +77,8 @@ extension PostgresIndexWriter {
         let count = try deleteItems(where: "true", [])
         // Nothing left for the lists to know: they go, and so does every write's record for them.
         try removeRankingLists()
+        // No words are left to make again: an empty index's are this analyzer's.
+        if try remakeFrontier() != nil || !wordsAreCurrent() { try abandonRemake() }
         return count
     }
 

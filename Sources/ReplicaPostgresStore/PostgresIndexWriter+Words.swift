@@ -1,6 +1,6 @@
 import Foundation
 import ReplicaCore
-import ReplicaIndex
+package import ReplicaIndex
 import ReplicaPostgres
 import ReplicaText
 
@@ -12,47 +12,116 @@ extension PostgresIndexWriter {
         try meta("analyzer") == TextAnalyzer.version
     }
 
-    /// Makes every item's words again with this analyzer, each item stemmed for its language (found again,
-    /// as a new item's is), in the writer's transaction, with the index's count of words; the ranking
-    /// lists, if the index kept them, are built again from the new words. A kill leaves the old words
-    /// and the old record, and the next open starts again.
-    package func remakeWords() throws {
+    /// The last row whose words `replica.words_next` holds while the words are being made again
+    /// (``WordsRemake``), or `nil` when they are not: read once per writer.
+    func remakeFrontier() throws -> Int64? {
+        if let frontier = remakeFrontierRead { return frontier }
+        let frontier = try meta(WordsRemake.frontierKey).flatMap { Int64($0) }
+        remakeFrontierRead = .some(frontier)
+        return frontier
+    }
+
+    /// Makes the next `batchSize` items' words again with this analyzer into `replica.words_next`, in the
+    /// writer's transaction, and writes them over the items' words once every item has them
+    /// (``WordsRemake``). The account's other writers wait for the batch: a text written meanwhile is
+    /// not made again from the text it replaced.
+    package func remakeWords(batchSize: Int) throws -> WordsRemake.Step {
+        try lockItemsAgainstOtherWriters()
+        if try wordsAreCurrent() { return .finished }
+        let frontier = try remakeFrontier() ?? 0
+        let result = try execute("""
+            SELECT id, title, keywords, people, description, body, CASE WHEN strpos(attributes, '"language"') > 0 THEN attributes END
+            FROM replica.items WHERE account = $1 AND index_name = $2 AND id > $3 ORDER BY id LIMIT $4
+            """, [.int(frontier), .int(Int64(batchSize))])
+        guard result.rowCount > 0 else {
+            try finishRemake()
+            return .finished
+        }
+        // The attributes are read only when they may name a language (most items' do not).
+        let rows = (0..<result.rowCount).map { row in
+            WordsRemake.StoredText(id: result.int(row, 0) ?? 0,
+                                   text: TextColumns(title: result.string(row, 1) ?? "", keywords: result.string(row, 2) ?? "",
+                                                     people: result.string(row, 3) ?? "", description: result.string(row, 4) ?? "",
+                                                     body: result.string(row, 5) ?? "", language: nil),
+                                   stored: nil, attributes: result.string(row, 6))
+        }
+        var ids = PostgresBinaryArray(of: .int8)
+        var words = PostgresBinaryArray(of: .tsvector)
+        var lengths = PostgresBinaryArray(of: .int4)
+        var last = frontier
+        try WordsRemake.StoredText.withLanguagesFound(rows, prepare: { (id: $0.id, words: Self.words(of: $0.text)) }) { row in
+            last = row.id
+            ids.append(row.id)
+            words.append(binary: row.words.binary)
+            lengths.append(Int64(row.words.length))
+        }
+        try execute("""
+            INSERT INTO replica.words_next (account, index_name, id, words, length)
+                SELECT $1, $2, made.id, made.words, made.length FROM unnest($3::bigint[], $4::tsvector[], $5::integer[]) AS made(id, words, length)
+                ON CONFLICT (account, index_name, id) DO UPDATE SET words = excluded.words, length = excluded.length
+            """, [ids.value, words.value, lengths.value])
+        let remade = (try meta(WordsRemake.remadeKey).flatMap { Int($0) } ?? 0) + result.rowCount
+        try setMeta(WordsRemake.frontierKey, String(last))
+        try setMeta(WordsRemake.remadeKey, String(remade))
+        remakeFrontierRead = .some(last)
+        CrashPoints.reach("words.remake")
+        return .madeAgain(result.rowCount)
+    }
+
+    /// Writes the new words over the items' words at once, counts the index's words and its vocabulary
+    /// again from them, records the analyzer, and builds the ranking lists again if the index kept them.
+    private func finishRemake() throws {
         let keptLists = try execute("SELECT 1 FROM replica.ranking_state WHERE account = $1 AND index_name = $2").rowCount == 1
         try removeRankingLists()
-        try execute("DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2")
-        vocabularyChanges = [:]
-        var last: Int64 = 0
-        while true {
-            let result = try execute("""
-                SELECT id, title, keywords, people, description, body, attributes FROM replica.items
-                WHERE account = $1 AND index_name = $2 AND id > $3 ORDER BY id LIMIT 1000
-                """, [.int(last)])
-            guard result.rowCount > 0 else { break }
-            var ids = PostgresBinaryArray(of: .int8)
-            var words = PostgresBinaryArray(of: .tsvector)
-            var lengths = PostgresBinaryArray(of: .int4)
-            for row in 0..<result.rowCount {
-                let made = Self.words(of: Self.storedText(result, row, from: 1, attributes: 6))
-                countVocabulary(made.vocabulary, by: 1)
-                last = result.int(row, 0) ?? last
-                ids.append(last)
-                words.append(binary: made.binary)
-                lengths.append(Int64(made.length))
-            }
-            try execute("""
-                UPDATE replica.items AS item SET words = made.words, length = made.length
-                FROM unnest($3::bigint[], $4::tsvector[], $5::integer[]) AS made(id, words, length)
-                WHERE item.account = $1 AND item.index_name = $2 AND item.id = made.id
-                """, [ids.value, words.value, lengths.value])
-        }
+        try execute("""
+            UPDATE replica.items AS item SET words = made.words, length = made.length FROM replica.words_next AS made
+            WHERE item.account = $1 AND item.index_name = $2 AND made.account = $1 AND made.index_name = $2 AND item.id = made.id
+            """)
+        try execute("DELETE FROM replica.words_next WHERE account = $1 AND index_name = $2")
         try execute("""
             UPDATE replica.index_statistics SET words = (SELECT coalesce(sum(length), 0) FROM replica.items
                 WHERE account = $1 AND index_name = $2)
             WHERE account = $1 AND index_name = $2
             """)
+        try countVocabularyAgain()
+        try setMeta(WordsRemake.frontierKey, nil)
+        try setMeta(WordsRemake.remadeKey, nil)
+        remakeFrontierRead = .some(nil)
         try setMeta("analyzer", TextAnalyzer.version)
-        try saveVocabulary()
         if keptLists { _ = try buildRankingLists() }
+    }
+
+    /// Ends a remake of an index that was just emptied (``deleteAll(owner:)``): an empty index's words
+    /// are this analyzer's.
+    func abandonRemake() throws {
+        try execute("DELETE FROM replica.words_next WHERE account = $1 AND index_name = $2")
+        try setMeta(WordsRemake.frontierKey, nil)
+        try setMeta(WordsRemake.remadeKey, nil)
+        remakeFrontierRead = .some(nil)
+        try setMeta("analyzer", TextAnalyzer.version)
+    }
+
+    /// Drops the new words a remake made of items whose text was just written: their `items.words` are
+    /// this analyzer's already, and the swap must not write the words of their old text over them.
+    func forgetRemadeWords(of id: Int64) throws {
+        guard let frontier = try remakeFrontier(), id <= frontier else { return }
+        try execute("DELETE FROM replica.words_next WHERE account = $1 AND index_name = $2 AND id = $3", [.int(id)])
+    }
+
+    /// Counts the vocabulary again from the items' words (each lexeme with the items that hold it, as
+    /// `ts_stat` reads them), keeping those the vocabulary holds.
+    private func countVocabularyAgain() throws {
+        vocabularyChanges = [:]
+        try execute("DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2")
+        let counted = try execute("""
+            SELECT word, ndoc FROM ts_stat(format('SELECT words FROM replica.items WHERE account = %L AND index_name = %L', $1::text, $2::text))
+            WHERE char_length(word) BETWEEN \(TextAnalyzer.Vocabulary.shortest) AND \(TextAnalyzer.Vocabulary.longest)
+            """)
+        for row in 0..<counted.rowCount {
+            guard let word = counted.string(row, 0), TextAnalyzer.Vocabulary.holds(word) else { continue }
+            vocabularyChanges[word] = counted.int(row, 1) ?? 0
+        }
+        try saveVocabulary()
     }
 
     /// Makes the account's other writers wait until this transaction ends (and waits for theirs).

@@ -42,6 +42,8 @@ package final class PostgresIndexWriter: IndexWriter {
     /// was donated): read once per writer, as the SQLite writer does, so an index without activities
     /// pays nothing per insert.
     var activitiesMayStandIn: Bool?
+    /// ``remakeFrontier()`` once read: `.some(nil)` when the words are not being made again.
+    var remakeFrontierRead: Int64??
     package private(set) var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
 
     /// Makes a writer for one index of one account, inside the caller's transaction.
@@ -304,6 +306,7 @@ package final class PostgresIndexWriter: IndexWriter {
         }
         if row.asksForEnrichment { try queueEnrichment(id) }
         try dropVectorsOfChangedText(id)
+        try forgetRemadeWords(of: id)
     }
 
     /// An items row as stored, to compare with one about to replace it.

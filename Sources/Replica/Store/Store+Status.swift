@@ -16,6 +16,9 @@ public struct StoreStatus: Sendable {
         public var embedding: EmbeddingStatus?
         /// Summaries and priority: items enriched, waiting, failing, and skipped by reason.
         public var enrichment: EnrichmentStatus?
+        /// Whether the words searches read are this version's analyzer's, and how far making them again
+        /// has gone when they are not (``Store/remakeStaleWords(accounts:progress:)``).
+        public var words: WordsStatus? = nil
     }
 
     /// An account's record store and how far its index follows it.
@@ -115,7 +118,8 @@ extension Store {
                     bytes: index.fileSize(),
                     lastClientState: try await index.fetchLastClientState(),
                     embedding: try await embeddingStatus(of: index),
-                    enrichment: try await enrichmentStatus(of: index)))
+                    enrichment: try await enrichmentStatus(of: index),
+                    words: try await index.wordsStatus()))
             }
             // A damaged record store is reported with its account, not as the failure of the whole status.
             let records: StoreStatus.RecordsStatus?
@@ -261,6 +265,10 @@ extension StoreStatus {
             ("lastClientState", describe(clientState: index.lastClientState)),
             ("vectors", vectors),
             ("enrichment", enrichment),
+            ("words", index.words.map { words in
+                .object([("analyzer", words.analyzer.map(JSON.string) ?? .null), ("current", .bool(words.isCurrent)),
+                         ("remade", words.remade.map { .number(Double($0)) } ?? .null)])
+            } ?? .null),
         ])
     }
 }

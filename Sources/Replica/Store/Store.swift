@@ -618,6 +618,31 @@ public final class Store: Sendable {
         return done
     }
 
+    /// Makes the words of every index of `accounts` (every signed-in account when `nil`) that another
+    /// analyzer made (an older replica, another ICU) again with this one, a batch per transaction, while
+    /// searches read the old words; the new ones are swapped in at once (``SearchableIndex/remakeWords(batchSize:progress:)``).
+    /// Returns how many indexes were made again. `sync`, `import`, `records import` and `replica watch`
+    /// call it, before the ranking lists and embedding.
+    ///
+    /// - Parameter progress: told the index's name, its items made again so far and the items it holds.
+    @discardableResult
+    public func remakeStaleWords(accounts: [AccountID]? = nil,
+                                 progress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }) async throws -> Int {
+        var remade = 0
+        let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
+        for account in accounts {
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account),
+                      try await !index.wordsStatus().isCurrent else { continue }
+                guard try await index.remakeWords(progress: { done, items in progress(name, done, items) }) else {
+                    throw CancellationError()
+                }
+                remade += 1
+            }
+        }
+        return remade
+    }
+
     /// Builds the ranking lists of every index of `accounts` (every signed-in account when `nil`) that
     /// holds at least `minimumItems` items and has none, or has more changes since its last build than
     /// the lists follow (``SearchableIndex/rankingListsAreStale(minimumItems:)``), so that ranked
@@ -629,7 +654,9 @@ public final class Store: Sendable {
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
         for account in accounts {
             for name in try await indexNames(for: account) {
+                // An index whose words are being made again gets its lists when they are swapped in.
                 guard let index = try await existingIndex(named: name, account: account),
+                      try await index.wordsStatus().isCurrent,
                       try await index.rankingListsAreStale(minimumItems: minimumItems) else { continue }
                 try await index.rebuildRankingLists()
                 rebuilt += 1

@@ -70,6 +70,11 @@ enum StatusCommand: Command {
                         + (embedding.backlog > 0 ? ", \(embedding.backlog) waiting to be embedded" : "")
                 }
                 Output.line(line)
+                if let words = index.words, !words.isCurrent {
+                    Output.line("    words: made by \(words.analyzer ?? "an older replica"), not this version's analyzer; "
+                        + (words.remade.map { "being made again: \($0) of \(words.items) items (sync or watch goes on)" }
+                            ?? "sync or watch makes them again") + "; searches read the old words meanwhile")
+                }
                 if let enrichment = index.enrichment, enrichment != EnrichmentStatus.none {
                     var facts = ["\(enrichment.enriched) enriched"]
                     if enrichment.pending > 0 { facts.append("\(enrichment.pending) waiting" + (enrichment.failing > 0 ? " (\(enrichment.failing) failing, retried later)" : "")) }

@@ -10,6 +10,7 @@ enum Embedding {
     /// and is embedded by a later command or `replica watch`.
     @discardableResult
     static func bringUpToDate(_ store: Store, accounts: [AccountID]?, skip: Bool) async throws -> Int {
+        try await remakeStaleWords(store, accounts: accounts)
         await refreshRankingLists(store, accounts: accounts)
         guard !skip else { return 0 }
         guard store.configuration.embedder != nil else {
@@ -29,6 +30,25 @@ enum Embedding {
         } catch {
             Output.note("embedding for semantic search failed: \(ReplicaError.message(of: error)); the items are searchable by their words, and are embedded by a later command or replica watch")
             return 0
+        }
+    }
+
+    /// Makes the words of indexes another analyzer made again (``Store/remakeStaleWords(accounts:progress:)``),
+    /// with a progress line on a terminal; a failure is a note: searches read the old words meanwhile, and
+    /// a later command goes on from the last batch.
+    static func remakeStaleWords(_ store: Store, accounts: [AccountID]?) async throws {
+        do {
+            let remade = try await store.remakeStaleWords(accounts: accounts) { name, done, items in
+                Progress.update("making the words of index '\(name)' again for this version's analyzer: \(done) of \(items) items")
+            }
+            Progress.clear()
+            if remade > 0 { Output.note("made the words of \(remade) index\(remade == 1 ? "" : "es") again for this version's analyzer") }
+        } catch is CancellationError {
+            Progress.clear()
+            throw CancellationError()
+        } catch {
+            Progress.clear()
+            Output.note("the words could not be made again for this version's analyzer: \(ReplicaError.message(of: error)); searches read the old words, and a later command goes on from where this one stopped")
         }
     }
 

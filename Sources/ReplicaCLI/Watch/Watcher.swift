@@ -77,8 +77,18 @@ final class Watcher: Sendable {
     private func embed() async {
         let embeds = store.configuration.embedder != nil
         if !embeds, let reason = Context.unsaidMissingModelReason { Output.note(reason) }
-        var failing = false, listsFailing = false
+        var failing = false, listsFailing = false, wordsFailing = false
         while !Task.isCancelled {
+            // Words another analyzer made are made again first: the lists are built from the new ones.
+            do {
+                if try await store.remakeStaleWords() > 0 { Output.note("made the words of an index again for this version's analyzer") }
+                wordsFailing = false
+            } catch is CancellationError {
+                break   // the watcher is stopping; the next start goes on from the last batch
+            } catch {
+                if !wordsFailing { Output.note("the words could not be made again for this version's analyzer: \(ReplicaError.message(of: error)); searches read the old words; trying again later") }
+                wordsFailing = true
+            }
             // The ranking lists of big indexes follow in the same quiet moments (see Store).
             do {
                 try await store.rebuildStaleRankingLists(minimumItems: Embedding.rankingListsMinimumItems)

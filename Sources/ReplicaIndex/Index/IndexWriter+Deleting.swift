@@ -40,8 +40,9 @@ extension SQLiteIndexWriter {
     /// tokens again to remove them (and the vocabulary counts each row once).
     func removeText(where condition: String, _ arguments: [SQLValue]) throws {
         let rows = try connection.cached("SELECT id, language FROM items WHERE \(condition)").rows(arguments) { ($0.int64(0), $0.optionalText(1)) }
-        let remove = try connection.cached("DELETE FROM items_text WHERE rowid = ?")
         for (id, language) in rows {
+            guard let table = try textTable(ofRow: id) else { continue }
+            let remove = try connection.cached("DELETE FROM \(table) WHERE rowid = ?")
             try TextAnalyzer.withDocumentLanguage(language, counting: .removing) { try remove.run([.integer(id)]) }
         }
     }
@@ -75,10 +76,9 @@ extension SQLiteIndexWriter {
         try connection.execute("DELETE FROM items")
         try connection.execute("DELETE FROM vocabulary")
         try connection.execute(sql)
-        for (key, value) in settings {
-            // FTS5 takes every setting through its 'rank' column: INSERT INTO t(t, rank) VALUES (name, value).
-            try connection.execute("INSERT INTO items_text(items_text, rank) VALUES (?, ?)", [.text(key), value])
-        }
+        try copyTextSettings(to: "items_text", from: settings)
+        // No words are left to make again: an empty index's are this analyzer's.
+        if try remakeFrontier() != nil || !wordsAreCurrent() { try abandonRemake() }
         return count
     }
 

@@ -14,42 +14,136 @@ extension SQLiteIndexWriter {
         try meta(Self.analyzerKey) == TextAnalyzer.version
     }
 
-    /// Makes every item's words again with this analyzer, each item stemmed for its language (found
-    /// again, as a new item's is), and records the analyzer; the ranking lists, if the index kept them,
-    /// are built again from the new words. Runs in the caller's transaction: a kill leaves the old words
-    /// and the old record, and the next open starts again.
-    package func remakeWords() throws {
+    /// The last row whose words `items_text_next` holds while the words are being made again
+    /// (``WordsRemake``), or `nil` when they are not: read once per writer.
+    func remakeFrontier() throws -> Int64? {
+        if let frontier = remakeFrontierRead { return frontier }
+        let frontier = try meta(WordsRemake.frontierKey).flatMap { Int64($0) }
+        remakeFrontierRead = .some(frontier)
+        return frontier
+    }
+
+    /// The full-text table that holds (or will hold) the words of row `id`: `items_text`, or while the
+    /// words are being made again `items_text_next` for the rows it has reached and none for the rest
+    /// (the remake reaches them, and `items_text` answers searches unchanged until the swap: FTS5 makes a
+    /// row's tokens again to remove them, and this analyzer may not make the old ones).
+    func textTable(ofRow id: Int64) throws -> String? {
+        guard let frontier = try remakeFrontier() else { return "items_text" }
+        return id <= frontier ? "items_text_next" : nil
+    }
+
+    /// Makes the next `batchSize` items' words again with this analyzer into a new full-text table, in
+    /// the caller's transaction, and swaps it in once every item has them (``WordsRemake``).
+    package func remakeWords(batchSize: Int) throws -> WordsRemake.Step {
+        if try wordsAreCurrent() { return .finished }
+        var frontier = try remakeFrontier()
+        if frontier == nil {
+            try startRemake()
+            frontier = 0
+        }
+        guard var last = frontier else { return .finished }
+        let rows = try connection.cached("""
+            SELECT id, title, keywords, people, description, body, language,
+                CASE WHEN instr(attributes, '"language"') > 0 THEN attributes END
+            FROM items WHERE id > ? ORDER BY id LIMIT ?
+            """).rows([.integer(last), .integer(Int64(batchSize))]) { row -> WordsRemake.StoredText in
+                // The attributes are read only when they may name a language (most items' do not).
+                WordsRemake.StoredText(id: row.int64(0), text: TextColumns(title: row.text(1), keywords: row.text(2), people: row.text(3),
+                                                               description: row.text(4), body: row.text(5), language: nil),
+                           stored: row.optionalText(6), attributes: row.optionalText(7))
+            }
+        guard !rows.isEmpty else {
+            try finishRemake()
+            return .finished
+        }
+        let setLanguage = try connection.cached("UPDATE items SET language = ? WHERE id = ?")
+        let insert = try connection.cached("INSERT INTO items_text_next(rowid, title, keywords, people, description, body) VALUES (?, ?, ?, ?, ?, ?)")
+        try WordsRemake.StoredText.withLanguagesFound(rows, prepare: { $0 }) { row in
+            if row.text.language != row.stored { try setLanguage.run([SQLValue(row.text.language), .integer(row.id)]) }
+            try insert.bind(.integer(row.id), at: 1)
+            try row.text.bind(to: insert, from: 2, after: nil)
+            try TextAnalyzer.withDocumentLanguage(row.text.language, counting: nil) { try insert.step() }
+            insert.rewind()
+            last = row.id
+        }
+        let remade = (try meta(WordsRemake.remadeKey).flatMap { Int($0) } ?? 0) + rows.count
+        try setMeta(WordsRemake.frontierKey, String(last))
+        try setMeta(WordsRemake.remadeKey, String(remade))
+        remakeFrontierRead = .some(last)
+        CrashPoints.reach("words.remake")
+        return .madeAgain(rows.count)
+    }
+
+    /// Creates the empty full-text table the words are made again into, as `items_text` is defined (the
+    /// current tokenizer, the same ranking weights and settings); the ranking lists stop following writes.
+    private func startRemake() throws {
+        guard case .text(let sql)? = try connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'items_text'") else {
+            throw ReplicaError(.corruptIndex, "the index has lost its full-text table")
+        }
+        try connection.execute("DROP TABLE IF EXISTS items_text_next")
+        try connection.execute(sql.replacingOccurrences(of: "items_text", with: "items_text_next"))
+        try copyTextSettings(to: "items_text_next")
+        try setMeta(WordsRemake.frontierKey, "0")
+        try setMeta(WordsRemake.remadeKey, "0")
+        remakeFrontierRead = .some(0)
+    }
+
+    /// Copies the full-text table's settings (ranking weights, hash size; not FTS5's own 'version') to `table`.
+    func copyTextSettings(to table: String, from settings: [(String, SQLValue)]? = nil) throws {
+        let settings = try settings ?? connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows { ($0.text(0), $0.value(1)) }
+        for (key, value) in settings {
+            // FTS5 takes every setting through its 'rank' column: INSERT INTO t(t, rank) VALUES (name, value).
+            try connection.execute("INSERT INTO \(table)(\(table), rank) VALUES (?, ?)", [.text(key), value])
+        }
+    }
+
+    /// Swaps the new full-text table in at once, counts the vocabulary again from its words, records the
+    /// analyzer, and builds the ranking lists again if the index kept them.
+    private func finishRemake() throws {
         let keptLists = try RankingLists.areKept(connection)
         try RankingLists.clear(connection)
         keepsRankingLists = false
-        try connection.execute("INSERT INTO items_text(items_text) VALUES ('delete-all')")
-        try connection.execute("DELETE FROM vocabulary")
-        TextAnalyzer.Vocabulary.discard()
-        let read = try connection.prepare("""
-            SELECT id, title, keywords, people, description, body, language, attributes FROM items WHERE id > ? ORDER BY id LIMIT 1000
-            """)
-        let setLanguage = try connection.prepare("UPDATE items SET language = ? WHERE id = ?")
-        var last: Int64 = 0
-        while true {
-            let rows = try read.rows([.integer(last)]) { row -> (id: Int64, text: TextColumns, stored: String?) in
-                var text = TextColumns(title: row.text(1), keywords: row.text(2), people: row.text(3), description: row.text(4),
-                                       body: row.text(5), language: nil)
-                text.findLanguage(given: TextColumns.languages(inAttributes: row.text(7)))
-                return (row.int64(0), text, row.optionalText(6))
-            }
-            guard let end = rows.last?.id else { break }
-            for (id, text, stored) in rows {
-                if text.language != stored { try setLanguage.run([SQLValue(text.language), .integer(id)]) }
-                try indexText(id, text)
-            }
-            last = end
-        }
+        try connection.execute("DROP TABLE items_text")
+        try connection.execute("ALTER TABLE items_text_next RENAME TO items_text")
+        try countVocabularyAgain()
+        try setMeta(WordsRemake.frontierKey, nil)
+        try setMeta(WordsRemake.remadeKey, nil)
+        remakeFrontierRead = .some(nil)
         try setMeta(Self.analyzerKey, TextAnalyzer.version)
-        try saveVocabulary()
         if keptLists { _ = try rebuildRankingLists() }
     }
 
+    /// Ends a remake of an index that was just emptied (``deleteAll(owner:)``): an empty index's words
+    /// are this analyzer's.
+    func abandonRemake() throws {
+        try connection.execute("DROP TABLE IF EXISTS items_text_next")
+        try setMeta(WordsRemake.frontierKey, nil)
+        try setMeta(WordsRemake.remadeKey, nil)
+        remakeFrontierRead = .some(nil)
+        try setMeta(Self.analyzerKey, TextAnalyzer.version)
+    }
+
+    /// Records this analyzer in a new, empty index.
+    func recordAnalyzer() throws {
+        try setMeta(Self.analyzerKey, TextAnalyzer.version)
+    }
+
     // MARK: The vocabulary
+
+    /// Counts the vocabulary again from the full-text index's own tokens (each with the items that hold
+    /// it, as FTS5's `fts5vocab` reads them), keeping those the vocabulary holds.
+    private func countVocabularyAgain() throws {
+        TextAnalyzer.Vocabulary.discard()
+        try connection.execute("DELETE FROM vocabulary")
+        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.remade_words USING fts5vocab(main, items_text, row)")
+        defer { try? connection.execute("DROP TABLE IF EXISTS temp.remade_words") }
+        let insert = try connection.cached("INSERT INTO vocabulary(word, documents) VALUES (?, ?)")
+        try connection.prepare("SELECT term, doc FROM temp.remade_words").each { row in
+            let word = row.text(0)
+            if TextAnalyzer.Vocabulary.holds(word) { try insert.run([.text(word), .integer(row.int64(1))]) }
+            return true
+        }
+    }
 
     /// Writes the vocabulary changes counted on this thread (``TextAnalyzer/Vocabulary``) into the
     /// index's `vocabulary`, in the caller's transaction: each token's items added or taken away, a

@@ -37,6 +37,8 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// (deletes reach them through a trigger; see migration 0011): read once per writer, and again after
     /// it builds or removes them.
     var keepsRankingLists: Bool?
+    /// ``remakeFrontier()`` once read: `.some(nil)` when the words are not being made again.
+    var remakeFrontierRead: Int64??
     private lazy var indexTextStatement = Result { try connection.cached(Self.indexTextSQL) }
     private lazy var updateStatement = Result { try connection.cached(Self.updateSQL) }
     private lazy var storedRowStatement = Result { try connection.cached(Self.storedRowSQL) }
@@ -222,7 +224,7 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// - Parameter indexed: the row's text columns as just read from `items` (exactly what its full-text
     ///   entries were made from), or `nil` to have FTS5 read them.
     private func replace(_ id: Int64, indexedWith indexed: TextColumns?, with row: PreparedRow) throws {
-        if let indexed {
+        if let indexed, try textTable(ofRow: id) == "items_text" {
             let remove = try removeTextStatement.get()
             defer { remove.reset() }
             try remove.bind(.integer(id), at: 1)
@@ -245,6 +247,15 @@ package final class SQLiteIndexWriter: IndexWriter {
 
     /// Adds the full-text entries of a row just written, and tells the ranking lists of it.
     func indexText(_ id: Int64, _ text: TextColumns) throws {
+        switch try textTable(ofRow: id) {
+        case "items_text": break
+        case let table?:
+            // While the words are made again, into the new table alone (``textTable(ofRow:)``).
+            try connection.cached(Self.indexTextSQL.replacingOccurrences(of: "items_text", with: table)).run(
+                [.integer(id), .text(text.title), .text(text.keywords), .text(text.people), .text(text.description), .text(text.body)])
+            return
+        case nil: return
+        }
         let statement = try indexTextStatement.get()
         let previous = lastBoundText
         lastBoundText = nil
@@ -271,9 +282,10 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Removes the full-text entries of the items row `id`, which FTS5 makes again from the row's text
     /// stemmed for the language it was indexed in.
     func removeText(ofRow id: Int64) throws {
+        guard let table = try textTable(ofRow: id) else { return }
         let language = try connection.cached("SELECT language FROM items WHERE id = ?").firstRow([.integer(id)]) { $0.optionalText(0) }
         try TextAnalyzer.withDocumentLanguage(language ?? nil, counting: .removing) {
-            try connection.cached("DELETE FROM items_text WHERE rowid = ?").run([.integer(id)])
+            try connection.cached("DELETE FROM \(table) WHERE rowid = ?").run([.integer(id)])
         }
     }
 

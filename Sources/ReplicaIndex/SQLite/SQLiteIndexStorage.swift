@@ -51,7 +51,8 @@ package final class SQLiteIndexStorage: IndexStorage {
                                      events: @Sendable (StoreEvent) -> Void) throws -> Database {
         do {
             let database = try Database(path: path, migrator: migrator, options: options)
-            if try !check(database) { try remakeWords(database) }
+            try check(database)
+            try recordAnalyzerOfNewIndex(database)
             return database
         } catch let error as SQLiteError where error.code.isCorruption {
             guard damageIsConfirmed(at: path) else { throw unconfirmedDamage(error, name: name, account: account) }
@@ -73,23 +74,28 @@ package final class SQLiteIndexStorage: IndexStorage {
         try database.writeNow { connection in
             let writer = SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0)
             try writer.setMeta("reindex_all_pending", "1")
-            try writer.remakeWords()   // none to make: the analyzer is recorded
+            try writer.recordAnalyzer()
         }
         return database
     }
 
-    /// Makes the index's words again, as another analyzer made them (``SQLiteIndexWriter/remakeWords()``),
-    /// unless another process has just done it.
-    private static func remakeWords(_ database: Database) throws {
+    /// Records this analyzer in an index that has no items and records none (a new file): its words
+    /// are this analyzer's. (A file that records none and has items was made before the analyzer: its
+    /// words are made again in the background.)
+    private static func recordAnalyzerOfNewIndex(_ database: Database) throws {
+        let isNew = { (connection: Connection) throws -> Bool in
+            try connection.scalar("SELECT 1 FROM meta WHERE key = ?", [.text(SQLiteIndexWriter.analyzerKey)]) == nil
+                && connection.scalar("SELECT 1 FROM items LIMIT 1") == nil
+        }
+        guard try database.readNow(isNew) else { return }
         try database.writeNow { connection in
-            let writer = SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0)
-            if try !writer.wordsAreCurrent() { try writer.remakeWords() }
+            if try isNew(connection) { try SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0).recordAnalyzer() }
         }
     }
 
-    /// Reads the parts of the file every search touches, so damage there shows at open; returns whether
-    /// this analyzer made the index's words.
-    private static func check(_ database: Database) throws -> Bool {
+    /// Reads the parts of the file every search touches, so damage there shows at open. (Words another
+    /// analyzer made are made again in the background: ``WordsRemake``.)
+    private static func check(_ database: Database) throws {
         try database.readNow { connection in
             _ = try connection.scalar("SELECT count(*) FROM items_text_config")
             _ = try connection.scalar("SELECT rowid FROM items_text WHERE items_text MATCH '\"replica\"' LIMIT 1")
@@ -97,7 +103,6 @@ package final class SQLiteIndexStorage: IndexStorage {
             if pages < 4096, let result = try connection.scalar("PRAGMA quick_check(1)"), result != .text("ok") {
                 throw SQLiteError(code: .corrupt, message: "quick_check found damage", path: database.path)
             }
-            return try SQLiteIndexReader(connection: connection, now: Date()).meta(SQLiteIndexWriter.analyzerKey) == TextAnalyzer.version
         }
     }
 

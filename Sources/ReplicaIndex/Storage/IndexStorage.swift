@@ -183,6 +183,9 @@ package protocol IndexWriter: AnyObject {
     func rebuildRankingLists() throws -> RankingLists.Summary
     /// Drops the ranking lists: ranked searches score every match until they are built again.
     func removeRankingLists() throws
+    /// Makes the next `batchSize` items' words again with this analyzer beside the words searches read,
+    /// and swaps the new words in at once when every item has them (``WordsRemake``).
+    func remakeWords(batchSize: Int) throws -> WordsRemake.Step
 
     // MARK: State kept beside the items
 

@@ -1,0 +1,68 @@
+import Foundation
+import Replica
+import ReplicaSQLite
+import Synchronization
+
+/// Issue 45 §4: an index whose words another analyzer made, made again in the background (a batch per
+/// transaction into a new full-text table, swapped in at once), beside bulk indexing of the same items
+/// in the same round.
+enum RemakeBenchmark {
+    static func run(corpus: String, itemCount: Int, rounds: Int, batchSize: Int) async throws {
+        let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
+        let items = paragraphs.map(IndexBenchmark.makeItem)
+        print("corpus: \(paragraphs.count) paragraphs, \(rounds) rounds, \(batchSize) items a transaction")
+        var bulk: [Double] = [], listBuild: [Double] = [], remade: [Double] = [], remadeWithLists: [Double] = []
+        var searchesDuring: [Double] = [], swaps: [Double] = []
+        for _ in 0..<rounds {
+            let directory = try Measure.scratchDirectory("remake")
+            defer { Measure.removeDirectory(directory) }
+            var store = try Store(directory: URL(fileURLWithPath: directory))
+            try await store.signIn("bench")
+            var index = try await store.index(account: "bench")
+            bulk.append(try await Measure.seconds { try await index.indexItems(items) })
+            let path = directory + "/accounts/bench/indexes/default.sqlite"
+            // Without ranking lists, then with them (the remake builds them again after the swap).
+            for lists in [false, true] {
+                if lists { listBuild.append(try await Measure.seconds { try await index.rebuildRankingLists() }) }
+                try Connection(path: path).execute("UPDATE meta SET value = 'an older analyzer' WHERE key = 'analyzer'")
+                store = try Store(directory: URL(fileURLWithPath: directory))
+                index = try await store.index(account: "bench")
+                let searching = Task { [store] in
+                    // Searches while the words are made again (in the pass with lists; the pass without
+                    // them is timed alone): ranked two-word queries, one every 20 ms.
+                    var times: [Double] = []
+                    while lists && !Task.isCancelled {
+                        times.append(try await IndexBenchmark.timedSearch(store, "memory allocation", ranked: true))
+                        try? await Task.sleep(for: .milliseconds(20))
+                    }
+                    return times
+                }
+                let lastBatch = Mutex(Date())
+                let started = Date()
+                try await index.remakeWords(batchSize: batchSize) { _, _ in lastBatch.withLock { $0 = Date() } }
+                let seconds = Date().timeIntervalSince(started)
+                if lists { swaps.append(Date().timeIntervalSince(lastBatch.withLock { $0 })) }
+                searching.cancel()
+                if let times = try? await searching.value, lists { searchesDuring += times }
+                if lists { remadeWithLists.append(seconds) } else { remade.append(seconds) }
+                guard try await index.wordsStatus().isCurrent else { throw BenchError("the words were not made again") }
+            }
+        }
+        let n = Double(items.count)
+        let bulkRate = n / Measure.median(bulk)
+        let ratios = zip(remade, bulk).map { $1 / $0 }
+        let withLists = zip(zip(remadeWithLists, bulk), listBuild).map { pair, build in (pair.1 + build) / pair.0 }
+        func ms(_ p: Double) -> String { Measure.format(Measure.percentile(searchesDuring, p) * 1000) }
+        print("""
+
+            | measure | bulk indexing (same round) | words made again | made again ÷ bulk |
+            |---|---|---|---|
+            | items/s, no ranking lists (median of \(rounds)) | \(Int(bulkRate)) | \(Int(n / Measure.median(remade))) | \(Measure.format(Measure.median(ratios))) (rounds \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!))) |
+            | items/s with the ranking lists (bulk: indexing then the lists' build; the remake with searches running) | \(Int(n / Measure.median(zip(bulk, listBuild).map(+)))) | \(Int(n / Measure.median(remadeWithLists))) | \(Measure.format(Measure.median(withLists))) |
+
+            The swap at the end (the new table in, the vocabulary counted again, the lists built), with lists: \(Measure.format(Measure.median(swaps))) s
+            of the remake's \(Measure.format(Measure.median(remadeWithLists))) s; the lists' build alone after bulk indexing: \(Measure.format(Measure.median(listBuild))) s.
+            Ranked two-word searches during the remake with lists (\(searchesDuring.count), old words): p50 \(ms(50)) ms, p99 \(ms(99)) ms.
+            """)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import ReplicaCore
+import ReplicaText
+
+/// Making an index's words again when another analyzer made them (an older replica, another ICU).
+///
+/// Searches keep reading the old words while the new ones are made, a batch per transaction, beside
+/// them: in a new full-text table on SQLite, in `replica.words_next` on PostgreSQL. When every item has
+/// its new words they are swapped in at once, the vocabulary is counted again from them, the analyzer is
+/// recorded, and the ranking lists, if the index kept them, are built again. How far it has gone is
+/// kept with each batch, so a remake that is killed goes on from its last batch.
+///
+/// While it runs, an item written is searchable by its new text once the swap is done; until then the
+/// old words answer for the items they held (the old table is not changed: FTS5 makes a row's tokens
+/// again to remove them, and this analyzer may not make the old ones).
+package enum WordsRemake {
+    /// `meta`: the last row whose words have been made again, while they are being made.
+    package static let frontierKey = "words_remade_to"
+    /// `meta`: how many items' words have been made again so far.
+    package static let remadeKey = "words_remade_items"
+
+    /// What one batch did.
+    package enum Step: Sendable, Equatable {
+        /// This many items' words were made again; more may be left.
+        case madeAgain(Int)
+        /// Every item has its new words, swapped in (or the index's words were this analyzer's already).
+        case finished
+    }
+}
+
+extension WordsRemake {
+    /// An item's text columns as stored, read to make their words again.
+    package struct StoredText: Sendable {
+        package var id: Int64
+        /// Its columns; `language` is found by ``withLanguagesFound(_:_:)``.
+        package var text: TextColumns
+        /// The language its words were stemmed for when it was written.
+        package var stored: String?
+        /// Its attributes' JSON when they may name a language, else `nil`.
+        package var attributes: String?
+
+        package init(id: Int64, text: TextColumns, stored: String?, attributes: String?) {
+            self.id = id
+            self.text = text
+            self.stored = stored
+            self.attributes = attributes
+        }
+
+        /// Hands `body` each row with the language its words are stemmed for found again, as a new item's
+        /// is (its `language` attribute, else the language of its text), made into what `prepare` makes of
+        /// it, in order: the next 512 rows are prepared on another core while `body` writes these, as a
+        /// bulk load prepares its rows.
+        package static func withLanguagesFound<Prepared: Sendable>(
+            _ rows: [StoredText], prepare: @escaping @Sendable (StoredText) -> Prepared, _ body: (Prepared) throws -> Void
+        ) throws {
+            @Sendable func found(_ chunk: ArraySlice<StoredText>) -> [Prepared] {
+                chunk.map { row in
+                    var row = row
+                    row.text.findLanguage(given: row.attributes.map(TextColumns.languages(inAttributes:)) ?? [])
+                    return prepare(row)
+                }
+            }
+            let chunks = stride(from: 0, to: rows.count, by: 512).map { rows[$0..<min($0 + 512, rows.count)] }
+            guard let first = chunks.first else { return }
+            var next = Prefetch { found(first) }
+            for index in chunks.indices {
+                let current = try next.get()
+                if index + 1 < chunks.count {
+                    let upcoming = chunks[index + 1]
+                    next = Prefetch { found(upcoming) }
+                }
+                for row in current { try body(row) }
+            }
+        }
+    }
+}
+
+/// Whether an index's words are this analyzer's, and how far making them again has gone.
+public struct WordsStatus: Sendable, Equatable {
+    /// The analyzer that made the words searches read (``TextAnalyzer/version`` of the replica that made
+    /// them), or `nil` when the index records none.
+    public var analyzer: String?
+    /// Whether the words are this analyzer's.
+    public var isCurrent: Bool { analyzer == TextAnalyzer.version }
+    /// Items whose words have been made again by this analyzer so far, while they are being made
+    /// (`nil` when no remake has started).
+    public var remade: Int?
+    /// The items the index holds.
+    public var items: Int
+
+    public init(analyzer: String?, remade: Int?, items: Int) {
+        self.analyzer = analyzer
+        self.remade = remade
+        self.items = items
+    }
+}
+
+extension SearchableIndex {
+    /// Whether the index's words are this analyzer's, and how far making them again has gone.
+    public func wordsStatus() async throws -> WordsStatus {
+        try await read { reader in
+            WordsStatus(analyzer: try reader.meta("analyzer"), remade: try reader.meta(WordsRemake.remadeKey).flatMap { Int($0) },
+                        items: try reader.count())
+        }
+    }
+
+    /// Makes the index's words again with this analyzer when another one made them: `batchSize` items per
+    /// transaction, while searches read the old words, which the new ones replace at once at the end
+    /// (see `WordsRemake`). A remake that was stopped (cancelled, killed) goes on from its last batch.
+    /// `replica sync`, `import`, `records import` and `watch` call it through
+    /// ``Store/remakeStaleWords(accounts:progress:)``.
+    ///
+    /// - Parameters:
+    ///   - batchSize: items per transaction; other writers wait for at most one batch.
+    ///   - progress: told the items made again so far and the items the index holds, after each batch.
+    /// - Returns: `true` when the words are this analyzer's (made again now or already), `false` when the
+    ///   task was cancelled first.
+    @discardableResult
+    public func remakeWords(batchSize: Int = 5_000, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Bool {
+        guard try await !wordsStatus().isCurrent else { return true }
+        while !Task.isCancelled {
+            let step = try await write(purgingExpired: false) { writer in try writer.remakeWords(batchSize: max(1, batchSize)) }
+            guard step != .finished else { return true }
+            let status = try await wordsStatus()
+            progress(status.remade ?? 0, status.items)
+        }
+        return false
+    }
+}
