@@ -4,6 +4,7 @@ import Testing
 @testable import ReplicaIndex
 @testable import ReplicaCore
 import ReplicaPostgres
+import ReplicaSQLite
 import ReplicaTestSupport
 
 /// Kills `replica` at random points of a long stream of changes, a projection rebuild and a
@@ -106,6 +107,45 @@ import ReplicaTestSupport
             let count = try admin.execute("SELECT count(*) FROM \(table) t WHERE strpos(t::text, $1) > 0", [.text(canary)]).int(0, 0)
             return count == 0 ? nil : table
         }
+    }
+
+    /// Words another analyzer made are made again by `sync`, 5,000 items a transaction. A kill in the
+    /// second batch leaves the first one made and the old words answering; `status` says how far it went,
+    /// and the next `sync` goes on from there and swaps the new words in.
+    @Test(arguments: TestBackend.available)
+    func aKilledRemakeOfTheWordsGoesOnFromItsLastBatch(_ backend: TestBackend) async throws {
+        let place = CLIPlace(directory: try TemporaryDirectory())
+        try await place.use(backend, signingIn: "a")
+        let count = 12_000
+        let lines = (0..<count).map { n in
+            #"{"uniqueIdentifier": "n\#(n)", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "Harbour note \#(n)", "textContent": "The inspection of berth \#(n) found the cranes idle."}}"#
+        }
+        try await Self.run(place, ["import", "--account", "a", "-"], input: lines.joined(separator: "\n"))
+        // As an index of another analyzer would be (its words are the same here, so the old ones answer).
+        if let adminURL = place.databaseAdminURL {
+            _ = try PostgresConnection(url: adminURL).execute("UPDATE replica.meta SET value = 'an older analyzer' WHERE key = 'analyzer'")
+        } else {
+            try Connection(path: place.store + "/accounts/a/indexes/default.sqlite").execute("UPDATE meta SET value = 'an older analyzer' WHERE key = 'analyzer'")
+        }
+        let killed = try await ReplicaProcess.running(place.arguments + ["sync"], environment: ["REPLICA_TEST_CRASH": "words.remake:2"], timeout: 120)
+        #expect(killed.wasSignaled, "the second batch's crash point kills it")
+        let status = try await ReplicaProcess.running(place.arguments + ["status"])
+        #expect(status.standardOutput.contains("words: made by an older analyzer, not this version's analyzer; being made again: 5000 of \(count) items"),
+                "\(status.standardOutput)")
+        let found = try await ReplicaProcess.running(place.arguments + ["search", "--json", "cranes"])
+        #expect(found.status == 0 && found.standardOutput.contains("\"n0\""), "the old words answer meanwhile")
+
+        let synced = try await ReplicaProcess.running(place.arguments + ["sync"])
+        #expect(synced.status == 0, "\(synced.standardError)")
+        #expect(synced.standardError.contains("made the words of 1 index again"), "\(synced.standardError)")
+        let after = try await ReplicaProcess.running(place.arguments + ["status", "--json"])
+        #expect(after.standardOutput.contains(#""current":true"#) && !after.standardOutput.contains("an older analyzer"), "\(after.standardOutput)")
+        let store = try place.openStore()
+        #expect(try await store.index(account: "a").itemCount() == count)
+        var query = SearchQuery("berth 11999")
+        query.disablesSemanticSearch = true
+        query.requiresAllWords = true
+        #expect(try await store.search(query).map(\.item.uniqueIdentifier.rawValue) == ["n11999"])
     }
 
     @Test(arguments: TestBackend.available)

@@ -2,31 +2,48 @@ import Foundation
 import Replica
 import ReplicaSQLite
 import Synchronization
+import ReplicaPostgres
 
 /// Issue 45 §4: an index whose words another analyzer made, made again in the background (a batch per
 /// transaction into a new full-text table, swapped in at once), beside bulk indexing of the same items
 /// in the same round.
 enum RemakeBenchmark {
-    static func run(corpus: String, itemCount: Int, rounds: Int, batchSize: Int) async throws {
+    static func run(corpus: String, itemCount: Int, rounds: Int, batchSize: Int, postgres: Bool, script: String) async throws {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let items = paragraphs.map(IndexBenchmark.makeItem)
-        print("corpus: \(paragraphs.count) paragraphs, \(rounds) rounds, \(batchSize) items a transaction")
+        print("corpus: \(paragraphs.count) paragraphs, \(rounds) rounds, \(batchSize) items a transaction, on \(postgres ? "PostgreSQL" : "SQLite")")
         var bulk: [Double] = [], listBuild: [Double] = [], remade: [Double] = [], remadeWithLists: [Double] = []
-        var searchesDuring: [Double] = [], swaps: [Double] = []
-        for _ in 0..<rounds {
+        var searchesDuring: [Double] = [], searchesBefore: [Double] = [], swaps: [Double] = []
+        // On PostgreSQL: a throwaway server (fsync on), each round an account of its own.
+        let server = postgres ? try PostgresServer(script: script, name: "remake") : nil
+        defer { server?.stop() }
+        if let server { try PostgresBenchmark.migrate(server) }
+        func open(_ directory: String) throws -> Store {
+            guard let server else { return try Store(directory: URL(fileURLWithPath: directory)) }
+            return try PostgresBenchmark.postgresStore(directory, url: server.appURL)
+        }
+        for round in 0..<rounds {
             let directory = try Measure.scratchDirectory("remake")
             defer { Measure.removeDirectory(directory) }
-            var store = try Store(directory: URL(fileURLWithPath: directory))
-            try await store.signIn("bench")
-            var index = try await store.index(account: "bench")
+            var store = try open(directory)
+            let account = AccountID("bench\(round)")
+            try await store.signIn(account)
+            var index = try await store.index(account: account)
             bulk.append(try await Measure.seconds { try await index.indexItems(items) })
-            let path = directory + "/accounts/bench/indexes/default.sqlite"
+            let path = directory + "/accounts/\(account)/indexes/default.sqlite"
             // Without ranking lists, then with them (the remake builds them again after the swap).
             for lists in [false, true] {
                 if lists { listBuild.append(try await Measure.seconds { try await index.rebuildRankingLists() }) }
-                try Connection(path: path).execute("UPDATE meta SET value = 'an older analyzer' WHERE key = 'analyzer'")
-                store = try Store(directory: URL(fileURLWithPath: directory))
-                index = try await store.index(account: "bench")
+                if let server {
+                    try server.ownerConnection().executeScript("UPDATE replica.meta SET value = 'an older analyzer' WHERE key = 'analyzer' AND account = '\(account)'")
+                } else {
+                    try Connection(path: path).execute("UPDATE meta SET value = 'an older analyzer' WHERE key = 'analyzer'")
+                }
+                store = try open(directory)
+                index = try await store.index(account: account)
+                if lists {
+                    for _ in 0..<50 { searchesBefore.append(try await IndexBenchmark.timedSearch(store, "memory allocation", ranked: true)) }
+                }
                 let searching = Task { [store] in
                     // Searches while the words are made again (in the pass with lists; the pass without
                     // them is timed alone): ranked two-word queries, one every 20 ms.
@@ -52,7 +69,7 @@ enum RemakeBenchmark {
         let bulkRate = n / Measure.median(bulk)
         let ratios = zip(remade, bulk).map { $1 / $0 }
         let withLists = zip(zip(remadeWithLists, bulk), listBuild).map { pair, build in (pair.1 + build) / pair.0 }
-        func ms(_ p: Double) -> String { Measure.format(Measure.percentile(searchesDuring, p) * 1000) }
+        func ms(_ p: Double, _ times: [Double]? = nil) -> String { Measure.format(Measure.percentile(times ?? searchesDuring, p) * 1000) }
         print("""
 
             | measure | bulk indexing (same round) | words made again | made again ÷ bulk |
@@ -62,7 +79,8 @@ enum RemakeBenchmark {
 
             The swap at the end (the new table in, the vocabulary counted again, the lists built), with lists: \(Measure.format(Measure.median(swaps))) s
             of the remake's \(Measure.format(Measure.median(remadeWithLists))) s; the lists' build alone after bulk indexing: \(Measure.format(Measure.median(listBuild))) s.
-            Ranked two-word searches during the remake with lists (\(searchesDuring.count), old words): p50 \(ms(50)) ms, p99 \(ms(99)) ms.
+            Ranked two-word searches during the remake with lists (\(searchesDuring.count), old words): p50 \(ms(50)) ms, p99 \(ms(99)) ms;
+            the same search just before it (\(searchesBefore.count)): p50 \(ms(50, searchesBefore)) ms, p99 \(ms(99, searchesBefore)) ms.
             """)
     }
 }

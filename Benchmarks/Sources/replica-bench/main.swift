@@ -15,7 +15,7 @@ func option(_ name: String) -> String? {
 
 let usage = """
     usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q] [--write-passes P]
-           replica-bench remake --corpus DIR [--items N] [--rounds R] [--batch B]
+           replica-bench remake --corpus DIR [--items N] [--rounds R] [--batch B] [--postgres [--script PATH]]
            replica-bench profile-ranked --corpus DIR --store DIR [--items N] [--queries Q] [--repeat R] [--questions-only]
            replica-bench replication --corpus DIR [--items N] [--writes W]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
@@ -117,7 +117,8 @@ do {
             writePasses: option("--write-passes").flatMap { Int($0) })
     case "remake":
         try await RemakeBenchmark.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
-                                      rounds: Int(option("--rounds") ?? "") ?? 3, batchSize: Int(option("--batch") ?? "") ?? 2_000)
+                                      rounds: Int(option("--rounds") ?? "") ?? 3, batchSize: Int(option("--batch") ?? "") ?? 5_000,
+                                      postgres: arguments.contains("--postgres"), script: option("--script") ?? PostgresBenchmark.Options().script)
     case "replication":
         try await ReplicationBenchmark.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
                                            writes: Int(option("--writes") ?? "") ?? 200)
