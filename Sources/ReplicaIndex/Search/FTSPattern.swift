@@ -15,7 +15,8 @@ import ReplicaText
 /// dictionaries find in Chinese, Japanese or Thai. Each part is folded as the index folds it and, for a
 /// language with stems, searched as typed or by its stem (which the index holds beside every word of
 /// that stem), so that the form typed ranks first (``Term/forms(word:stem:typos:)``); a
-/// Chinese, Japanese or Korean part of three or more characters is searched by its pairs of characters.
+/// Chinese, Japanese or Korean part of three or more characters is searched as itself and by its pairs
+/// of characters (by its pairs alone where every word is required).
 /// So a word joined by punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
 /// "garage" and "tyres", each found on its own, and an item with them side by side, as typed, gets the
 /// ranking's closeness bonus (``nearExpression``). Parts of one letter and function words ("'s", "of")
@@ -118,15 +119,26 @@ package struct FTSPattern: Hashable, Sendable {
     package struct Group: Hashable, Sendable {
         package var terms: [Term]
         package var joined: Term?
+        /// The long Chinese, Japanese or Korean words among `terms` that are searched beside their pairs
+        /// of characters (also among `terms`): an item whose text was cut into the same word has it, and
+        /// ranks above one that has only the pairs. Never required, nor in `NEAR`: the pairs are.
+        package var wholeWords: [Term] = []
+
+        package init(terms: [Term], joined: Term? = nil, wholeWords: [Term] = []) {
+            self.terms = terms
+            self.joined = joined
+            self.wholeWords = wholeWords
+        }
+
         /// What `NEAR` takes of the group: its word split at punctuation as one phrase (its parts side by
         /// side), else each of its terms as a phrase of its own.
-        package var phrases: [Term] { joined.map { [$0] } ?? terms.map(\.phrase) }
+        package var phrases: [Term] { joined.map { [$0] } ?? terms.filter { !wholeWords.contains($0) }.map(\.phrase) }
 
         /// The group as one expression for `NEAR`: its parts side by side, or its one term.
         var expression: String { joined?.expression ?? phrases.map(\.expression).joined(separator: " ") }
 
-        /// The group with each word searched by its stem alone.
-        var byStems: Group { Group(terms: terms.map(\.phrase), joined: joined) }
+        /// The group with each word searched by its stem alone (and a long word by its pairs alone).
+        var byStems: Group { Group(terms: terms.filter { !wholeWords.contains($0) }.map(\.phrase), joined: joined) }
     }
 
     package let groups: [Group]
@@ -300,10 +312,17 @@ package struct FTSPattern: Hashable, Sendable {
         guard !parts.isEmpty else { return nil }
         if parts.count == 1 { return Group(terms: [parts[0].term(prefix: prefix)]) }
         // A long Chinese, Japanese or Korean word is searched by its pairs, which the index holds beside
-        // every such word however its text was cut into words; they stand at one position there, so the
-        // parts are not a phrase.
-        let joined = parts.contains(where: \.isPair) ? nil : Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
-        guard let joined else { return Group(terms: parts.filter { !$0.isWeak }.map { $0.term(prefix: false) }) }
+        // every such word however its text was cut into words, and as itself, which an item whose text
+        // was cut the same way holds too; they stand at one position there, so the parts are not a phrase.
+        // So is text of a script written without spaces (Chinese, Japanese, Thai…), where what was typed
+        // between spaces is a sentence, not a word split at punctuation: its words are searched each on
+        // its own, a number among them too (`2015年`, `18世纪`).
+        let unspaced = parts.contains(where: \.isPair) || word.unicodeScalars.contains(where: Part.isWrittenWithoutSpaces)
+        let joined = unspaced ? nil : Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
+        guard let joined else {
+            return Group(terms: parts.filter { !$0.isWeak }.map { $0.term(prefix: false) },
+                         wholeWords: parts.filter(\.hasPairs).map { $0.term(prefix: false) })
+        }
         // "don't", "it's": a function word as a whole, one term as before.
         let whole = Term.word(String(String.UnicodeScalarView(word.unicodeScalars.filter { $0 != "\"" })), prefix: prefix)
         if whole.isFunctionWord { return Group(terms: [whole]) }
@@ -326,6 +345,8 @@ package struct FTSPattern: Hashable, Sendable {
         var afterApostrophe: Bool
         /// Whether it is a pair of characters of a longer Chinese, Japanese or Korean word.
         var isPair = false
+        /// Whether it is such a longer word, followed by its pairs.
+        var hasPairs = false
 
         /// The part as a term: the word and its stem when they differ, else the word.
         func term(prefix: Bool) -> Term {
@@ -337,6 +358,17 @@ package struct FTSPattern: Hashable, Sendable {
         var isWeak: Bool {
             (word.count == 1 && !Self.isIdeograph(word.unicodeScalars.first!)) || Term.word(word, prefix: false).isFunctionWord
                 || (afterApostrophe && ["ll", "ve", "re"].contains(word))
+        }
+
+        /// A letter of a script written without spaces between words: Han, kana, Hangul, Thai, Lao, Khmer,
+        /// Burmese (ICU's dictionaries find the words).
+        static func isWrittenWithoutSpaces(_ scalar: Unicode.Scalar) -> Bool {
+            switch scalar.value {
+            case 0x0E00...0x0EFF, 0x1000...0x109F, 0x1100...0x11FF, 0x1780...0x17FF, 0x3040...0x30FF, 0x3130...0x318F,
+                 0x31F0...0x31FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0xF900...0xFAFF, 0xFF66...0xFF9F,
+                 0x20000...0x3FFFF: true
+            default: false
+            }
         }
 
         /// A Han character or Hangul syllable, a word on its own (`书`, `집`), unlike a letter.
@@ -359,7 +391,7 @@ package struct FTSPattern: Hashable, Sendable {
             if token.isColocated {
                 // A pair of the word before: the word gives way to its pairs.
                 guard let last = parts.last else { continue }
-                if !last.isPair { parts.removeLast() }
+                if !last.isPair { parts[parts.count - 1].hasPairs = true }
                 parts.append(Part(text: token.text, word: token.text, afterApostrophe: last.afterApostrophe, isPair: true))
                 continue
             }

@@ -52,6 +52,17 @@ import Testing
     /// A typed word whose parts are joined by punctuation is its parts, as the index's tokenizer splits
     /// the text; parts of one letter and function words ("'s", "of") only count side by side with the others,
     /// which are also searched next to each other (for the ranking's bonus).
+    /// Typed without spaces, a Chinese or Japanese question is a sentence, not a word split at punctuation:
+    /// a number in it does not make it one phrase.
+    @Test func aSentenceWithoutSpacesIsItsWordsEvenWithANumber() throws {
+        let pattern = try FTSPattern(text: "2015年黑豹队的防守", language: nil)
+        #expect(pattern.terms.allSatisfy { if case .phrase = $0 { false } else { true } }, "\(pattern.terms)")
+        #expect(pattern.terms.contains(.word("2015", prefix: false)) && pattern.terms.contains(.word("防守", prefix: false)))
+        #expect(pattern.groups.allSatisfy { $0.joined == nil })
+        // A code in Latin letters stays one thing.
+        #expect(try FTSPattern(text: "v1.2.3", language: nil).terms == [.phrase("v1 2 3", prefix: false)])
+    }
+
     @Test func wordsJoinedByPunctuationAreTheirWords() throws {
         let joined = try FTSPattern(text: "title:sourdough garage/tyr* sourdough\u{2019}s state-of-the-art", language: nil)
         #expect(joined.terms == [.word("title", prefix: false), .word("sourdough", prefix: false), .word("garage", prefix: false),

@@ -45,6 +45,9 @@ struct EveryLanguageTests {
         }
         // A long query word the dictionary keeps whole is found by its pairs, however the item's text was cut.
         #expect(try await Self.found(fixture.store, "中国农业").contains("zh-bank"))
+        // A question typed without spaces with a number in it: its words each on their own, the number too,
+        // not the whole question as one phrase (which found nothing).
+        #expect(try await Self.found(fixture.store, "2015年北京开会讨论什么？") == ["zh"])
         // Every word of a sentence typed without spaces: the item with all of them.
         var all = SearchQuery("明天北京开会")
         all.requiresAllWords = true
