@@ -624,7 +624,9 @@ public final class Store: Sendable {
     /// Returns how many indexes were made again. `sync`, `import`, `records import` and `replica watch`
     /// call it, before the ranking lists and embedding.
     ///
-    /// - Parameter progress: told the index's name, its items made again so far and the items it holds.
+    /// - Parameters:
+    ///   - accounts: the accounts whose indexes are made again; `nil` for every signed-in account.
+    ///   - progress: told the index's name, its items made again so far and the items it holds.
     @discardableResult
     public func remakeStaleWords(accounts: [AccountID]? = nil,
                                  progress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }) async throws -> Int {

@@ -77,8 +77,8 @@ extension WordsRemake {
 
 /// Whether an index's words are this analyzer's, and how far making them again has gone.
 public struct WordsStatus: Sendable, Equatable {
-    /// The analyzer that made the words searches read (``TextAnalyzer/version`` of the replica that made
-    /// them), or `nil` when the index records none.
+    /// The analyzer that made the words searches read (the version of the replica's analyzer that made
+    /// them, which begins `replica-analyzer` and its number), or `nil` when the index records none.
     public var analyzer: String?
     /// Whether the words are this analyzer's.
     public var isCurrent: Bool { analyzer == TextAnalyzer.version }
