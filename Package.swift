@@ -116,7 +116,7 @@ let package = Package(
 
         // Tests mirror the targets; shared helpers live in a non-product target.
         .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore"], path: "Tests/ReplicaTestSupport"),
-        .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite"]),
+        .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresStoreTests", dependencies: ["ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaPostgresStore", "CVectorKernels", "ReplicaText", "ReplicaTestSupport"]),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ReplicaTestSupport
 @testable import ReplicaSQLite
 
 @Suite struct ConnectionTests {
@@ -132,10 +133,11 @@ import Testing
 
     /// Whether another process is refused an exclusive lock on the bytes SQLite's shared locks cover
     /// (`SHARED_FIRST`, 510 bytes from 2^30 + 2, in `os_unix.c`).
+    ///
+    /// The probe is started by posix_spawn (``ReplicaProcess``), not Foundation's `Process`, whose `run()`
+    /// crashed in CI copying the environment while other tests started processes.
     private func isLockedFromAnotherProcess() throws -> Bool {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", """
+        let probe = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
             import fcntl, os, sys
             fd = os.open(sys.argv[1], os.O_RDWR)
             try:
@@ -143,11 +145,9 @@ import Testing
             except OSError:
                 sys.exit(1)
             sys.exit(0)
-            """, path]
-        try probe.run()
-        probe.waitUntilExit()
-        #expect(probe.terminationReason == .exit && [0, 1].contains(probe.terminationStatus))
-        return probe.terminationStatus == 1
+            """, path], timeout: 60)
+        #expect(!probe.wasSignaled && [0, 1].contains(probe.status), "\(probe.standardError)")
+        return probe.status == 1
     }
 
     @Test func aSecondWriterWaitsForTheFirstInsteadOfFailing() throws {
