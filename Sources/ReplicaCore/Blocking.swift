@@ -102,3 +102,25 @@ package final class Prefetch<Value: Sendable>: @unchecked Sendable {
         return try result!.get()
     }
 }
+
+extension Prefetch {
+    /// Works through `items` a chunk at a time on two cores: `prepare` makes each chunk ready on another
+    /// thread, one chunk ahead of `body`, which gets each chunk with what was made of it, in order, on the
+    /// calling thread (a bulk load's pure work, such as its rows' language and words, off the writer's path).
+    package static func pipelined<Item: Sendable>(
+        _ items: [Item], chunkSize: Int, prepare: @escaping @Sendable (ArraySlice<Item>) -> Value,
+        _ body: (ArraySlice<Item>, Value) throws -> Void
+    ) throws {
+        let chunks = stride(from: 0, to: items.count, by: chunkSize).map { items[$0..<min($0 + chunkSize, items.count)] }
+        guard let first = chunks.first else { return }
+        var next = Prefetch { prepare(first) }
+        for index in chunks.indices {
+            let current = try next.get()
+            if index + 1 < chunks.count {
+                let upcoming = chunks[index + 1]
+                next = Prefetch { prepare(upcoming) }
+            }
+            try body(chunks[index], current)
+        }
+    }
+}

@@ -33,26 +33,17 @@ extension PostgresIndexWriter {
             for (item, origin) in entries { try index(item, origin: origin) }
             return
         }
-        let chunks = stride(from: 0, to: entries.count, by: Self.chunkSize).map { entries[$0..<min($0 + Self.chunkSize, entries.count)] }
         let now = self.now, lifetime = self.defaultLifetime
-        @Sendable func prepare(_ chunk: ArraySlice<(SearchableItem, ItemOrigin)>) -> [ReadyRow?] {
-            chunk.map { item, origin in
+        try Prefetch.pipelined(entries, chunkSize: Self.chunkSize, prepare: { chunk in
+            chunk.map { item, origin -> ReadyRow? in
                 guard !item.isUpdate else { return nil }
                 let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
                 return ReadyRow(row: row, words: Self.words(of: row.text))
             }
-        }
-        let first = chunks[0]
-        var next = Prefetch { prepare(first) }
-        for index in chunks.indices {
-            let current = try next.get()
-            if index + 1 < chunks.count {
-                let upcoming = chunks[index + 1]
-                next = Prefetch { prepare(upcoming) }
-            }
+        }) { chunk, current in
             var run: [ReadyRow] = []
             var runSize = 0
-            for ((item, origin), ready) in zip(chunks[index], current) {
+            for ((item, origin), ready) in zip(chunk, current) {
                 guard let ready else {
                     try insertMany(run)
                     run = []

@@ -7,16 +7,11 @@ import ReplicaText
 extension PostgresIndexWriter {
     // MARK: Words made by another analyzer
 
-    /// Whether the index's words were made by this analyzer (``TextAnalyzer/version``, meta `analyzer`).
-    package func wordsAreCurrent() throws -> Bool {
-        try meta("analyzer") == TextAnalyzer.version
-    }
-
     /// The last row whose words `replica.words_next` holds while the words are being made again
     /// (``WordsRemake``), or `nil` when they are not: read once per writer.
     func remakeFrontier() throws -> Int64? {
         if let frontier = remakeFrontierRead { return frontier }
-        let frontier = try meta(WordsRemake.frontierKey).flatMap { Int64($0) }
+        let frontier = try recordedRemakeFrontier()
         remakeFrontierRead = .some(frontier)
         return frontier
     }
@@ -60,12 +55,8 @@ extension PostgresIndexWriter {
                 SELECT $1, $2, made.id, made.words, made.length FROM unnest($3::bigint[], $4::tsvector[], $5::integer[]) AS made(id, words, length)
                 ON CONFLICT (account, index_name, id) DO UPDATE SET words = excluded.words, length = excluded.length
             """, [ids.value, words.value, lengths.value])
-        let remade = (try meta(WordsRemake.remadeKey).flatMap { Int($0) } ?? 0) + result.rowCount
-        try setMeta(WordsRemake.frontierKey, String(last))
-        try setMeta(WordsRemake.remadeKey, String(remade))
         remakeFrontierRead = .some(last)
-        CrashPoints.reach("words.remake")
-        return .madeAgain(result.rowCount)
+        return try recordRemadeBatch(through: last, count: result.rowCount)
     }
 
     /// Writes the new words over the items' words at once, counts the index's words and its vocabulary
@@ -84,10 +75,8 @@ extension PostgresIndexWriter {
             WHERE account = $1 AND index_name = $2
             """)
         try countVocabularyAgain()
-        try setMeta(WordsRemake.frontierKey, nil)
-        try setMeta(WordsRemake.remadeKey, nil)
+        try endRemake()
         remakeFrontierRead = .some(nil)
-        try setMeta("analyzer", TextAnalyzer.version)
         if keptLists { _ = try buildRankingLists() }
     }
 
@@ -95,10 +84,8 @@ extension PostgresIndexWriter {
     /// are this analyzer's.
     func abandonRemake() throws {
         try execute("DELETE FROM replica.words_next WHERE account = $1 AND index_name = $2")
-        try setMeta(WordsRemake.frontierKey, nil)
-        try setMeta(WordsRemake.remadeKey, nil)
+        try endRemake()
         remakeFrontierRead = .some(nil)
-        try setMeta("analyzer", TextAnalyzer.version)
     }
 
     /// Drops the new words a remake made of items whose text was just written: their `items.words` are

@@ -635,7 +635,7 @@ public final class Store: Sendable {
         for account in accounts {
             for name in try await indexNames(for: account) {
                 guard let index = try await existingIndex(named: name, account: account),
-                      try await !index.wordsStatus().isCurrent else { continue }
+                      try await !index.wordsAreCurrent() else { continue }
                 guard try await index.remakeWords(progress: { done, items in progress(name, done, items) }) else {
                     throw CancellationError()
                 }
@@ -658,7 +658,7 @@ public final class Store: Sendable {
             for name in try await indexNames(for: account) {
                 // An index whose words are being made again gets its lists when they are swapped in.
                 guard let index = try await existingIndex(named: name, account: account),
-                      try await index.wordsStatus().isCurrent,
+                      try await index.wordsAreCurrent(),
                       try await index.rankingListsAreStale(minimumItems: minimumItems) else { continue }
                 try await index.rebuildRankingLists()
                 rebuilt += 1

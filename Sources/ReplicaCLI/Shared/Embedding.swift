@@ -37,17 +37,15 @@ enum Embedding {
     /// with a progress line on a terminal; a failure is a note: searches read the old words meanwhile, and
     /// a later command goes on from the last batch.
     static func remakeStaleWords(_ store: Store, accounts: [AccountID]?) async throws {
+        defer { Progress.clear() }
         do {
             let remade = try await store.remakeStaleWords(accounts: accounts) { name, done, items in
                 Progress.update("making the words of index '\(name)' again for this version's analyzer: \(done) of \(items) items")
             }
-            Progress.clear()
             if remade > 0 { Output.note("made the words of \(remade) index\(remade == 1 ? "" : "es") again for this version's analyzer") }
         } catch is CancellationError {
-            Progress.clear()
             throw CancellationError()
         } catch {
-            Progress.clear()
             Output.note("the words could not be made again for this version's analyzer: \(ReplicaError.message(of: error)); searches read the old words, and a later command goes on from where this one stopped")
         }
     }

@@ -81,7 +81,8 @@ final class Watcher: Sendable {
         while !Task.isCancelled {
             // Words another analyzer made are made again first: the lists are built from the new ones.
             do {
-                if try await store.remakeStaleWords() > 0 { Output.note("made the words of an index again for this version's analyzer") }
+                let remade = try await store.remakeStaleWords()
+                if remade > 0 { Output.note("made the words of \(remade) index\(remade == 1 ? "" : "es") again for this version's analyzer") }
                 wordsFailing = false
             } catch is CancellationError {
                 break   // the watcher is stopping; the next start goes on from the last batch

@@ -20,20 +20,11 @@ extension SQLiteIndexWriter {
     }
 
     private func pipeline(_ entries: [(SearchableItem, ItemOrigin)], chunkSize: Int) throws {
-        let chunks = stride(from: 0, to: entries.count, by: chunkSize).map { entries[$0..<min($0 + chunkSize, entries.count)] }
         let now = self.now, lifetime = self.defaultLifetime
-        @Sendable func prepare(_ chunk: ArraySlice<(SearchableItem, ItemOrigin)>) -> [PreparedRow?] {
+        try Prefetch.pipelined(entries, chunkSize: chunkSize, prepare: { chunk in
             chunk.map { item, origin in item.isUpdate ? nil : PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime) }
-        }
-        let first = chunks[0]
-        var next = Prefetch { prepare(first) }
-        for index in chunks.indices {
-            let current = try next.get()
-            if index + 1 < chunks.count {
-                let upcoming = chunks[index + 1]
-                next = Prefetch { prepare(upcoming) }
-            }
-            for ((item, origin), row) in zip(chunks[index], current) {
+        }) { chunk, rows in
+            for ((item, origin), row) in zip(chunk, rows) {
                 if let row { _ = try insert(row) } else { try self.index(item, origin: origin) }
             }
         }

@@ -40,9 +40,11 @@ extension SQLiteIndexWriter {
     /// tokens again to remove them (and the vocabulary counts each row once).
     func removeText(where condition: String, _ arguments: [SQLValue]) throws {
         let rows = try connection.cached("SELECT id, language FROM items WHERE \(condition)").rows(arguments) { ($0.int64(0), $0.optionalText(1)) }
+        var removes: [String: Statement] = [:]
         for (id, language) in rows {
             guard let table = try textTable(ofRow: id) else { continue }
-            let remove = try connection.cached("DELETE FROM \(table) WHERE rowid = ?")
+            let remove = try removes[table] ?? connection.cached("DELETE FROM \(table) WHERE rowid = ?")
+            removes[table] = remove
             try TextAnalyzer.withDocumentLanguage(language, counting: .removing) { try remove.run([.integer(id)]) }
         }
     }

@@ -6,19 +6,11 @@ import ReplicaText
 extension SQLiteIndexWriter {
     // MARK: Words made by another analyzer
 
-    /// What the index records of the analyzer that made its words (`meta` key `analyzer`).
-    static let analyzerKey = "analyzer"
-
-    /// Whether the index's words were made by this analyzer (``TextAnalyzer/version``).
-    package func wordsAreCurrent() throws -> Bool {
-        try meta(Self.analyzerKey) == TextAnalyzer.version
-    }
-
     /// The last row whose words `items_text_next` holds while the words are being made again
     /// (``WordsRemake``), or `nil` when they are not: read once per writer.
     func remakeFrontier() throws -> Int64? {
         if let frontier = remakeFrontierRead { return frontier }
-        let frontier = try meta(WordsRemake.frontierKey).flatMap { Int64($0) }
+        let frontier = try recordedRemakeFrontier()
         remakeFrontierRead = .some(frontier)
         return frontier
     }
@@ -57,7 +49,7 @@ extension SQLiteIndexWriter {
             return .finished
         }
         let setLanguage = try connection.cached("UPDATE items SET language = ? WHERE id = ?")
-        let insert = try connection.cached("INSERT INTO items_text_next(rowid, title, keywords, people, description, body) VALUES (?, ?, ?, ?, ?, ?)")
+        let insert = try connection.cached(Self.indexNextTextSQL)
         try WordsRemake.StoredText.withLanguagesFound(rows, prepare: { $0 }) { row in
             if row.text.language != row.stored { try setLanguage.run([SQLValue(row.text.language), .integer(row.id)]) }
             try insert.bind(.integer(row.id), at: 1)
@@ -66,12 +58,8 @@ extension SQLiteIndexWriter {
             insert.rewind()
             last = row.id
         }
-        let remade = (try meta(WordsRemake.remadeKey).flatMap { Int($0) } ?? 0) + rows.count
-        try setMeta(WordsRemake.frontierKey, String(last))
-        try setMeta(WordsRemake.remadeKey, String(remade))
         remakeFrontierRead = .some(last)
-        CrashPoints.reach("words.remake")
-        return .madeAgain(rows.count)
+        return try recordRemadeBatch(through: last, count: rows.count)
     }
 
     /// Creates the empty full-text table the words are made again into, as `items_text` is defined (the
@@ -106,10 +94,8 @@ extension SQLiteIndexWriter {
         try connection.execute("DROP TABLE items_text")
         try connection.execute("ALTER TABLE items_text_next RENAME TO items_text")
         try countVocabularyAgain()
-        try setMeta(WordsRemake.frontierKey, nil)
-        try setMeta(WordsRemake.remadeKey, nil)
+        try endRemake()
         remakeFrontierRead = .some(nil)
-        try setMeta(Self.analyzerKey, TextAnalyzer.version)
         if keptLists { _ = try rebuildRankingLists() }
     }
 
@@ -117,15 +103,8 @@ extension SQLiteIndexWriter {
     /// are this analyzer's.
     func abandonRemake() throws {
         try connection.execute("DROP TABLE IF EXISTS items_text_next")
-        try setMeta(WordsRemake.frontierKey, nil)
-        try setMeta(WordsRemake.remadeKey, nil)
+        try endRemake()
         remakeFrontierRead = .some(nil)
-        try setMeta(Self.analyzerKey, TextAnalyzer.version)
-    }
-
-    /// Records this analyzer in a new, empty index.
-    func recordAnalyzer() throws {
-        try setMeta(Self.analyzerKey, TextAnalyzer.version)
     }
 
     // MARK: The vocabulary

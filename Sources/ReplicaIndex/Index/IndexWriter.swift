@@ -100,6 +100,8 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Binding the text again is about three times faster than `INSERT … SELECT` from `items`
     /// (measured with SQLite 3.40; see `replica-bench sql-variants`).
     static let indexTextSQL = "INSERT INTO items_text(rowid, title, keywords, people, description, body) VALUES (?, ?, ?, ?, ?, ?)"
+    /// ``indexTextSQL`` into the table the words are made again into (``WordsRemake``).
+    static let indexNextTextSQL = indexTextSQL.replacingOccurrences(of: "items_text", with: "items_text_next")
 
     // MARK: Indexing
 
@@ -249,12 +251,12 @@ package final class SQLiteIndexWriter: IndexWriter {
     func indexText(_ id: Int64, _ text: TextColumns) throws {
         switch try textTable(ofRow: id) {
         case "items_text": break
-        case let table?:
+        case nil: return
+        case _?:
             // While the words are made again, into the new table alone (``textTable(ofRow:)``).
-            try connection.cached(Self.indexTextSQL.replacingOccurrences(of: "items_text", with: table)).run(
+            try connection.cached(Self.indexNextTextSQL).run(
                 [.integer(id), .text(text.title), .text(text.keywords), .text(text.people), .text(text.description), .text(text.body)])
             return
-        case nil: return
         }
         let statement = try indexTextStatement.get()
         let previous = lastBoundText

@@ -10,10 +10,13 @@ import ReplicaText
 /// recorded, and the ranking lists, if the index kept them, are built again. How far it has gone is
 /// kept with each batch, so a remake that is killed goes on from its last batch.
 ///
-/// While it runs, an item written is searchable by its new text once the swap is done; until then the
-/// old words answer for the items they held (the old table is not changed: FTS5 makes a row's tokens
-/// again to remove them, and this analyzer may not make the old ones).
+/// While it runs on SQLite, an item written is searchable by its new text once the swap is done; until
+/// then the old words answer for the items they held (the old table is not changed: FTS5 makes a row's
+/// tokens again to remove them, and this analyzer may not make the old ones). On PostgreSQL an item
+/// written meanwhile gets this analyzer's words in `items` at once, and is searchable by them.
 package enum WordsRemake {
+    /// `meta`: the analyzer that made the words searches read (``TextAnalyzer/version``).
+    package static let analyzerKey = "analyzer"
     /// `meta`: the last row whose words have been made again, while they are being made.
     package static let frontierKey = "words_remade_to"
     /// `meta`: how many items' words have been made again so far.
@@ -21,7 +24,7 @@ package enum WordsRemake {
 
     /// What one batch did.
     package enum Step: Sendable, Equatable {
-        /// This many items' words were made again; more may be left.
+        /// A batch was made again: this many items' words have been so far; more may be left.
         case madeAgain(Int)
         /// Every item has its new words, swapped in (or the index's words were this analyzer's already).
         case finished
@@ -53,25 +56,52 @@ extension WordsRemake {
         package static func withLanguagesFound<Prepared: Sendable>(
             _ rows: [StoredText], prepare: @escaping @Sendable (StoredText) -> Prepared, _ body: (Prepared) throws -> Void
         ) throws {
-            @Sendable func found(_ chunk: ArraySlice<StoredText>) -> [Prepared] {
+            try Prefetch.pipelined(rows, chunkSize: 512, prepare: { chunk in
                 chunk.map { row in
                     var row = row
                     row.text.findLanguage(given: row.attributes.map(TextColumns.languages(inAttributes:)) ?? [])
                     return prepare(row)
                 }
-            }
-            let chunks = stride(from: 0, to: rows.count, by: 512).map { rows[$0..<min($0 + 512, rows.count)] }
-            guard let first = chunks.first else { return }
-            var next = Prefetch { found(first) }
-            for index in chunks.indices {
-                let current = try next.get()
-                if index + 1 < chunks.count {
-                    let upcoming = chunks[index + 1]
-                    next = Prefetch { found(upcoming) }
-                }
-                for row in current { try body(row) }
+            }) { _, prepared in
+                for row in prepared { try body(row) }
             }
         }
+    }
+}
+
+// The remake's record in `meta`, kept alike by both backends' writers.
+extension IndexWriter {
+    /// Whether the index's words were made by this analyzer (``TextAnalyzer/version``).
+    package func wordsAreCurrent() throws -> Bool {
+        try meta(WordsRemake.analyzerKey) == TextAnalyzer.version
+    }
+
+    /// Records this analyzer as the one that made the index's words.
+    package func recordAnalyzer() throws {
+        try setMeta(WordsRemake.analyzerKey, TextAnalyzer.version)
+    }
+
+    /// The last row whose new words have been made, as `meta` records it, or `nil` when no remake runs.
+    package func recordedRemakeFrontier() throws -> Int64? {
+        try meta(WordsRemake.frontierKey).flatMap { Int64($0) }
+    }
+
+    /// Records a batch made again, through row `last`, of `count` items, in the batch's transaction; a
+    /// crash test may kill the process here, before the commit.
+    package func recordRemadeBatch(through last: Int64, count: Int) throws -> WordsRemake.Step {
+        let remade = (try meta(WordsRemake.remadeKey).flatMap { Int($0) } ?? 0) + count
+        try setMeta(WordsRemake.frontierKey, String(last))
+        try setMeta(WordsRemake.remadeKey, String(remade))
+        CrashPoints.reach("words.remake")
+        return .madeAgain(remade)
+    }
+
+    /// Ends a remake (its words swapped in, or the index emptied): its record goes, and this analyzer is
+    /// recorded.
+    package func endRemake() throws {
+        try setMeta(WordsRemake.frontierKey, nil)
+        try setMeta(WordsRemake.remadeKey, nil)
+        try recordAnalyzer()
     }
 }
 
@@ -99,9 +129,14 @@ extension SearchableIndex {
     /// Whether the index's words are this analyzer's, and how far making them again has gone.
     public func wordsStatus() async throws -> WordsStatus {
         try await read { reader in
-            WordsStatus(analyzer: try reader.meta("analyzer"), remade: try reader.meta(WordsRemake.remadeKey).flatMap { Int($0) },
+            WordsStatus(analyzer: try reader.meta(WordsRemake.analyzerKey), remade: try reader.meta(WordsRemake.remadeKey).flatMap { Int($0) },
                         items: try reader.count())
         }
+    }
+
+    /// Whether the index's words are this analyzer's: ``wordsStatus()`` without counting the items.
+    package func wordsAreCurrent() async throws -> Bool {
+        try await read { reader in try reader.meta(WordsRemake.analyzerKey) == TextAnalyzer.version }
     }
 
     /// Makes the index's words again with this analyzer when another one made them: `batchSize` items per
@@ -117,12 +152,12 @@ extension SearchableIndex {
     ///   task was cancelled first.
     @discardableResult
     public func remakeWords(batchSize: Int = 5_000, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Bool {
-        guard try await !wordsStatus().isCurrent else { return true }
+        let status = try await wordsStatus()
+        guard !status.isCurrent else { return true }
         while !Task.isCancelled {
             let step = try await write(purgingExpired: false) { writer in try writer.remakeWords(batchSize: max(1, batchSize)) }
-            guard step != .finished else { return true }
-            let status = try await wordsStatus()
-            progress(status.remade ?? 0, status.items)
+            guard case .madeAgain(let remade) = step else { return true }
+            progress(remade, status.items)
         }
         return false
     }

@@ -51,8 +51,7 @@ package final class SQLiteIndexStorage: IndexStorage {
                                      events: @Sendable (StoreEvent) -> Void) throws -> Database {
         do {
             let database = try Database(path: path, migrator: migrator, options: options)
-            try check(database)
-            try recordAnalyzerOfNewIndex(database)
+            if try check(database) { try recordAnalyzerOfNewIndex(database) }
             return database
         } catch let error as SQLiteError where error.code.isCorruption {
             guard damageIsConfirmed(at: path) else { throw unconfirmedDamage(error, name: name, account: account) }
@@ -79,23 +78,24 @@ package final class SQLiteIndexStorage: IndexStorage {
         return database
     }
 
-    /// Records this analyzer in an index that has no items and records none (a new file): its words
-    /// are this analyzer's. (A file that records none and has items was made before the analyzer: its
-    /// words are made again in the background.)
+    /// Whether an index records no analyzer and has no items: a new file, whose words are this
+    /// analyzer's. (A file that records none and has items was made before the analyzer: its words are
+    /// made again in the background, ``WordsRemake``.)
+    private static func isNew(_ connection: Connection) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM meta WHERE key = ?", [.text(WordsRemake.analyzerKey)]) == nil
+            && connection.scalar("SELECT 1 FROM items LIMIT 1") == nil
+    }
+
+    /// Records this analyzer in a new index, unless another process has just done it.
     private static func recordAnalyzerOfNewIndex(_ database: Database) throws {
-        let isNew = { (connection: Connection) throws -> Bool in
-            try connection.scalar("SELECT 1 FROM meta WHERE key = ?", [.text(SQLiteIndexWriter.analyzerKey)]) == nil
-                && connection.scalar("SELECT 1 FROM items LIMIT 1") == nil
-        }
-        guard try database.readNow(isNew) else { return }
         try database.writeNow { connection in
             if try isNew(connection) { try SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0).recordAnalyzer() }
         }
     }
 
-    /// Reads the parts of the file every search touches, so damage there shows at open. (Words another
-    /// analyzer made are made again in the background: ``WordsRemake``.)
-    private static func check(_ database: Database) throws {
+    /// Reads the parts of the file every search touches, so damage there shows at open; returns whether
+    /// the index is new (``isNew(_:)``), in the same read.
+    private static func check(_ database: Database) throws -> Bool {
         try database.readNow { connection in
             _ = try connection.scalar("SELECT count(*) FROM items_text_config")
             _ = try connection.scalar("SELECT rowid FROM items_text WHERE items_text MATCH '\"replica\"' LIMIT 1")
@@ -103,6 +103,7 @@ package final class SQLiteIndexStorage: IndexStorage {
             if pages < 4096, let result = try connection.scalar("PRAGMA quick_check(1)"), result != .text("ok") {
                 throw SQLiteError(code: .corrupt, message: "quick_check found damage", path: database.path)
             }
+            return try isNew(connection)
         }
     }
 

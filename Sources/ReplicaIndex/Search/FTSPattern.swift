@@ -317,7 +317,7 @@ package struct FTSPattern: Hashable, Sendable {
         // So is text of a script written without spaces (Chinese, Japanese, Thai…), where what was typed
         // between spaces is a sentence, not a word split at punctuation: its words are searched each on
         // its own, a number among them too (`2015年`, `18世纪`).
-        let unspaced = parts.contains(where: \.isPair) || word.unicodeScalars.contains(where: Part.isWrittenWithoutSpaces)
+        let unspaced = word.unicodeScalars.contains(where: Part.isCutWithoutSpaces)
         let joined = unspaced ? nil : Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
         guard let joined else {
             return Group(terms: parts.filter { !$0.isWeak }.map { $0.term(prefix: false) },
@@ -360,9 +360,10 @@ package struct FTSPattern: Hashable, Sendable {
                 || (afterApostrophe && ["ll", "ve", "re"].contains(word))
         }
 
-        /// A letter of a script written without spaces between words: Han, kana, Hangul, Thai, Lao, Khmer,
-        /// Burmese (ICU's dictionaries find the words).
-        static func isWrittenWithoutSpaces(_ scalar: Unicode.Scalar) -> Bool {
+        /// A letter of a script whose words are found without spaces: Han, kana, Thai, Lao, Khmer and
+        /// Burmese, which ICU's dictionaries cut, and Hangul, whose runs the index also holds as pairs (every
+        /// part that ``isPair`` is of these scripts).
+        static func isCutWithoutSpaces(_ scalar: Unicode.Scalar) -> Bool {
             switch scalar.value {
             case 0x0E00...0x0EFF, 0x1000...0x109F, 0x1100...0x11FF, 0x1780...0x17FF, 0x3040...0x30FF, 0x3130...0x318F,
                  0x31F0...0x31FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0xF900...0xFAFF, 0xFF66...0xFF9F,
