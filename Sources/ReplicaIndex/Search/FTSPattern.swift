@@ -86,8 +86,8 @@ package struct FTSPattern: Hashable, Sendable {
         }
 
         /// A single word from the list of English function words, whatever its case and punctuation (a
-        /// typographic apostrophe reads as `'`).
-        var isFunctionWord: Bool {
+        /// typographic apostrophe reads as `'`), or from the lists of the query's other languages.
+        func isFunctionWord(in others: FunctionWords) -> Bool {
             let text: String
             switch self {
             case .word(let word, prefix: false), .forms(let word, _, _): text = word
@@ -95,7 +95,7 @@ package struct FTSPattern: Hashable, Sendable {
             }
             let letters = String(text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
                 .filter { $0.properties.isAlphabetic || $0 == "'" })
-            return FTSPattern.functionWords.contains(letters)
+            return FTSPattern.functionWords.contains(letters) || others.contains(text)
         }
     }
 
@@ -144,6 +144,8 @@ package struct FTSPattern: Hashable, Sendable {
     package let groups: [Group]
     /// The language the words were stemmed for.
     package let language: String?
+    /// The function words of the query's languages, beside English's (``functionWords``).
+    let functionWords: FunctionWords
     /// Every term, in the order typed.
     package var terms: [Term] { groups.flatMap(\.terms) }
     /// Whether every term must match; otherwise any meaningful term makes a candidate.
@@ -156,10 +158,12 @@ package struct FTSPattern: Hashable, Sendable {
     ///   each word with a stem is searched as typed or by its stem, which the index holds beside every
     ///   word with that stem in an item of the language (`houses` finds "house" and "housing", and
     ///   "houses" first); by its stem alone with `requiringAll`; `nil` for none.
-    init(text: String, requiringAll: Bool = false, language: String? = "en") throws {
+    /// - Parameter functionWords: the function words of the languages the query is in, which count only
+    ///   beside its other words, as English's always do.
+    init(text: String, requiringAll: Bool = false, language: String? = "en", functionWords: FunctionWords = FunctionWords(languages: [])) throws {
         // Every word required: each by its stem alone, so that a match needs one phrase a word, as on
         // every backend (the server's ranking requires each of its phrases).
-        let groups = Self.groups(in: text, language: language).map { requiringAll ? $0.byStems : $0 }
+        let groups = Self.groups(in: text, language: language, functionWords: functionWords).map { requiringAll ? $0.byStems : $0 }
         let count = groups.reduce(0) { $0 + $1.terms.count }
         guard count > 0 else {
             throw ReplicaError(.invalidQuery, "the query has no words to search for: type at least one word with a letter or a digit")
@@ -167,16 +171,20 @@ package struct FTSPattern: Hashable, Sendable {
         guard count <= Self.maximumTerms else {
             throw ReplicaError(.invalidQuery, "the query has \(count) words; use at most \(Self.maximumTerms)")
         }
-        self.init(groups: groups, requiringAll: requiringAll, language: language)
+        self.init(groups: groups, requiringAll: requiringAll, language: language, functionWords: functionWords)
     }
 
-    private init(groups: [Group], requiringAll: Bool, language: String?) {
+    private init(groups: [Group], requiringAll: Bool, language: String?, functionWords: FunctionWords) {
         self.groups = groups
         self.requiresAll = requiringAll
         self.language = language
-        meaningfulTerms = Self.meaningfulTerms(of: groups.flatMap(\.terms))
-        hasMeaningfulWord = meaningfulTerms.contains { !$0.isFunctionWord }
+        self.functionWords = functionWords
+        meaningfulTerms = Self.meaningfulTerms(of: groups.flatMap(\.terms), functionWords: functionWords)
+        hasMeaningfulWord = meaningfulTerms.contains { !$0.isFunctionWord(in: functionWords) }
     }
+
+    /// Whether `term` is one of the query's function words (``functionWords``, English's among them).
+    package func isFunctionWord(_ term: Term) -> Bool { term.isFunctionWord(in: functionWords) }
 
     /// Whether any word carries meaning: a query of function words alone ("the which how") has none, and
     /// is ranked by them anyway with scores below the best match of any real query (``functionWordsScoreScale``).
@@ -190,10 +198,10 @@ package struct FTSPattern: Hashable, Sendable {
     /// Repeated terms count once. Found once, with the pattern: a search asks for them several times.
     package let meaningfulTerms: [Term]
 
-    private static func meaningfulTerms(of terms: [Term]) -> [Term] {
+    private static func meaningfulTerms(of terms: [Term], functionWords: FunctionWords) -> [Term] {
         var seen = Set<Term>()
         let distinct = terms.filter { seen.insert($0).inserted }
-        let meaningful = distinct.filter { !$0.isFunctionWord }
+        let meaningful = distinct.filter { !$0.isFunctionWord(in: functionWords) }
         return meaningful.isEmpty ? distinct : meaningful
     }
 
@@ -205,7 +213,7 @@ package struct FTSPattern: Hashable, Sendable {
             group.terms = try group.terms.map { try replacing($0) ?? $0 }
             return group
         }
-        return FTSPattern(groups: groups, requiringAll: requiresAll, language: language)
+        return FTSPattern(groups: groups, requiringAll: requiresAll, language: language, functionWords: functionWords)
     }
 
     /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term.
@@ -263,7 +271,7 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The groups of terms of a typed text: each quoted phrase, and each word between spaces (see the
     /// type's description).
-    static func groups(in text: String, language: String?) -> [Group] {
+    static func groups(in text: String, language: String?, functionWords: FunctionWords = FunctionWords(languages: [])) -> [Group] {
         var groups: [Group] = []
         // Control characters (NUL among them, which would end the pattern early) separate words.
         let characters = text.map { character in
@@ -276,7 +284,7 @@ package struct FTSPattern: Hashable, Sendable {
             let (body, stars) = Substring(word).removingTrailing("*")
             let prefix = stars > 0
             word = ""
-            if let group = Self.group(ofWord: body, prefix: prefix, language: language) { groups.append(group) }
+            if let group = Self.group(ofWord: body, prefix: prefix, language: language, functionWords: functionWords) { groups.append(group) }
         }
 
         while index < characters.count {
@@ -307,7 +315,7 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The terms of one word typed between spaces (`*`s at its end already taken off as `prefix`), or
     /// `nil` when it has nothing to search.
-    static func group(ofWord word: Substring, prefix: Bool, language: String?) -> Group? {
+    static func group(ofWord word: Substring, prefix: Bool, language: String?, functionWords: FunctionWords) -> Group? {
         let parts = Self.parts(of: word, language: prefix ? nil : language)
         guard !parts.isEmpty else { return nil }
         if parts.count == 1 { return Group(terms: [parts[0].term(prefix: prefix)]) }
@@ -320,17 +328,17 @@ package struct FTSPattern: Hashable, Sendable {
         let unspaced = word.unicodeScalars.contains(where: Part.isCutWithoutSpaces)
         let joined = unspaced ? nil : Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
         guard let joined else {
-            return Group(terms: parts.filter { !$0.isWeak }.map { $0.term(prefix: false) },
+            return Group(terms: parts.filter { !$0.isWeak(functionWords) }.map { $0.term(prefix: false) },
                          wholeWords: parts.filter(\.hasPairs).map { $0.term(prefix: false) })
         }
         // "don't", "it's": a function word as a whole, one term as before.
         let whole = Term.word(String(String.UnicodeScalarView(word.unicodeScalars.filter { $0 != "\"" })), prefix: prefix)
-        if whole.isFunctionWord { return Group(terms: [whole]) }
+        if whole.isFunctionWord(in: functionWords) { return Group(terms: [whole]) }
         // A number, a date, a code: one thing, searched whole.
         if parts.contains(where: { $0.text.unicodeScalars.contains { $0.properties.generalCategory == .decimalNumber } }) {
             return Group(terms: [joined])
         }
-        let meaningful = parts.indices.filter { !parts[$0].isWeak }
+        let meaningful = parts.indices.filter { !parts[$0].isWeak(functionWords) }
         guard !meaningful.isEmpty else { return Group(terms: [joined]) }
         return Group(terms: meaningful.map { parts[$0].term(prefix: prefix && $0 == parts.count - 1) }, joined: joined)
     }
@@ -355,8 +363,8 @@ package struct FTSPattern: Hashable, Sendable {
 
         /// A part that counts only beside the others: a single letter ("s" of "sourdough's"), a function
         /// word ("of" in "state-of-the-art") or the end of a contraction ("ll", "ve", "re").
-        var isWeak: Bool {
-            (word.count == 1 && !Self.isIdeograph(word.unicodeScalars.first!)) || Term.word(word, prefix: false).isFunctionWord
+        func isWeak(_ functionWords: FunctionWords) -> Bool {
+            (word.count == 1 && !Self.isIdeograph(word.unicodeScalars.first!)) || Term.word(word, prefix: false).isFunctionWord(in: functionWords)
                 || (afterApostrophe && ["ll", "ve", "re"].contains(word))
         }
 
@@ -399,7 +407,10 @@ package struct FTSPattern: Hashable, Sendable {
             let before = token.byteRange.lowerBound
             let afterApostrophe = before > 0 && (bytes[before - 1] == UInt8(ascii: "'")
                 || (before >= 3 && bytes[(before - 3)..<before].elementsEqual("\u{2019}".utf8)))
-            let stem = language.flatMap { TextAnalyzer.stem(token.text, language: $0) }
+            // Stemmed as typed, before its accents are folded, as the index stems an item's words
+            // (Spanish "también" stems to "tambien", "tambien" to "tambi").
+            let typed = String(decoding: bytes[token.byteRange], as: UTF8.self)
+            let stem = language.flatMap { TextAnalyzer.stem(typed, language: $0) }
             parts.append(Part(text: stem ?? token.text, word: token.text, afterApostrophe: afterApostrophe))
         }
         return parts

@@ -139,19 +139,27 @@ public struct SearchQuery: Hashable, Sendable {
             throw ReplicaError(.invalidQuery, "the query is \(text.utf8.count) bytes long; the most a query may hold is "
                 + "\(Self.maximumTextBytes / 1024) KiB: search for its words, not the whole text")
         }
-        return try FTSPattern(text: text, requiringAll: requiresAllWords, language: stemmingLanguage(of: text))
+        let languages = self.languages(of: text)
+        return try FTSPattern(text: text, requiringAll: requiresAllWords, language: Self.stemmingLanguage(of: languages),
+                              functionWords: FunctionWords(languages: languages))
     }
 
     /// How many words a query needs before its language is told from them.
     static let wordsToTellTheLanguage = 4
 
-    /// The language the query's words are stemmed for (``languages``); `nil` for none.
-    func stemmingLanguage(of text: String) -> String? {
-        if !languages.isEmpty { return languages.lazy.compactMap(TextAnalyzer.stemmingLanguage(ofTag:)).first }
+    /// The languages the query is written in: ``languages`` when given, else the one CLD2 is sure of,
+    /// else English.
+    func languages(of text: String) -> [String] {
+        if !languages.isEmpty { return languages }
         // A word or two can look like another language (CLD2 is sure "eiger" is German), and a query
         // stemmed for the wrong one misses its own words: only a sentence is told apart.
         guard text.split(whereSeparator: \.isWhitespace).count >= Self.wordsToTellTheLanguage,
-              let detected = TextAnalyzer.language(of: text), detected.isReliable else { return "en" }
-        return TextAnalyzer.stemmingLanguage(ofTag: detected.code)
+              let detected = TextAnalyzer.language(of: text), detected.isReliable else { return ["en"] }
+        return [detected.code]
+    }
+
+    /// The language a query in `languages` is stemmed for: the first Snowball stems; `nil` for none.
+    static func stemmingLanguage(of languages: [String]) -> String? {
+        languages.lazy.compactMap(TextAnalyzer.stemmingLanguage(ofTag:)).first
     }
 }

@@ -128,7 +128,7 @@ extension IndexReader {
             case .forms(let text, let stemmed, _): (word, stem) = (text, stemmed)
             default: return nil
             }
-            guard !term.isFunctionWord, Typos.isForgiven(word), let first = word.unicodeScalars.first else { return nil }
+            guard !pattern.isFunctionWord(term), Typos.isForgiven(word), let first = word.unicodeScalars.first else { return nil }
             let length = word.unicodeScalars.count, reach = Typos.edits(forLength: length)
             let shortest = max(length - reach, Typos.shortest)
             let typed = [word] + (stem.map { [$0] } ?? [])
@@ -142,8 +142,8 @@ extension IndexReader {
             // A function word meant ("wehre", "thoes"): the word as if typed right, which counts only
             // beside the others; function words are no other word's correction.
             let meant = FTSPattern.Term.word(likeliest, prefix: false)
-            if meant.isFunctionWord { return meant }
-            typos.removeAll { FTSPattern.Term.word($0, prefix: false).isFunctionWord }
+            if pattern.isFunctionWord(meant) { return meant }
+            typos.removeAll { pattern.isFunctionWord(.word($0, prefix: false)) }
             // Each correction with its stem in the query's language, so that it finds its other forms.
             var words: [String] = []
             for typo in typos {

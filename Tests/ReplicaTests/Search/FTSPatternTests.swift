@@ -2,6 +2,7 @@ import Testing
 @testable import Replica
 @testable import ReplicaIndex
 @testable import ReplicaCore
+import ReplicaText
 
 @Suite struct FTSPatternTests {
     @Test func quotesEveryWordSoOperatorsAreText() throws {
@@ -95,6 +96,37 @@ import Testing
         // A prefix is never stemmed; a function word is known by the word typed, not by its stem ("doe").
         #expect(try FTSPattern(text: "hous*", language: "en").terms == [.word("hous", prefix: true)])
         #expect(try FTSPattern(text: "does houses", language: "en").meaningfulTerms == [.forms(word: "houses", stem: "hous")])
+    }
+
+    /// A word is stemmed as typed, before its accents are folded, as the index stems an item's words: the
+    /// stem a query searches for is the one the index holds beside the same word (Spanish "también" stems
+    /// to "tambien", its folded form "tambien" to "tambi", which no item holds).
+    @Test(arguments: [("es", "también consiguió perdió había quién detrás"), ("tr", "başını güvenliği köşe yükseği"),
+                      ("fr", "écoutées élèves général"), ("de", "Häuser Straßen größten")])
+    func aWordIsStemmedAsTypedBeforeItsAccentsAreFolded(language: String, words: String) throws {
+        for word in words.split(separator: " ").map(String.init) {
+            let indexed = Set(TextAnalyzer.tokens(in: word, for: .indexing, language: language).map(\.text))
+            let searched = try FTSPattern(text: word, language: language).terms.flatMap(\.alternatives).map(\.text)
+            #expect(Set(searched).isSubset(of: indexed), "\(word): searched \(searched), indexed \(indexed)")
+        }
+    }
+
+    /// The function words of the query's languages count only beside its other words, as English's do:
+    /// Spanish "la" and "de", German "die", Greek "και", Hindi "का", each folded as the index folds it.
+    @Test func theFunctionWordsOfTheQuerysLanguagesCountOnlyBesideTheOthers() throws {
+        for (language, text, meaningful) in [("es", "la capital de Francia", ["capital", "francia"]),
+                                             ("de", "die Häuser im Winter", ["hauser", "winter"]),
+                                             ("el", "η πρωτεύουσα και η Αθήνα", ["πρωτευουσα", "αθηνα"]),
+                                             ("hi", "भारत का इतिहास", ["भारत", "इतिहास"])] {
+            let pattern = try FTSPattern(text: text, language: nil, functionWords: FunctionWords(languages: [language]))
+            #expect(pattern.meaningfulTerms.map(\.text) == meaningful, "\(language)")
+            // Without the language's list, its function words decide a match like any word.
+            let english = try FTSPattern(text: text, language: nil)
+            #expect(english.meaningfulTerms.count > meaningful.count, "\(language)")
+        }
+        // A query of function words alone is still searched by them.
+        let only = try FTSPattern(text: "de la", language: nil, functionWords: FunctionWords(languages: ["es-MX"]))
+        #expect(only.meaningfulTerms.map(\.text) == ["de", "la"] && !only.hasMeaningfulWord)
     }
 
     @Test(arguments: [#""( )""#, "* ^ : ( ) \" -", "", "   ", "…", "🙂"])
