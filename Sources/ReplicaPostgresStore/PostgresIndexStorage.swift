@@ -65,14 +65,18 @@ package final class PostgresIndexStorage: IndexStorage {
                     let table = try begin(connection, writing: true)
                     try connection.execute("SELECT replica.add_account()")
                     // A new index owes its owner a reindex of everything, as a new SQLite file does; the
-                    // 'created' row makes that happen once, not at every open. Its words are this analyzer's.
+                    // 'created' row makes that happen once, not at every open. Its words are this analyzer's,
+                    // and its writers count the languages of its items from the first (``WrittenLanguages``).
                     try table.run("""
                         WITH created AS (
                             INSERT INTO replica.meta(account, index_name, key, value) VALUES ($1, $2, 'created', '1')
                             ON CONFLICT DO NOTHING RETURNING 1
                         ), analyzer AS (
                             INSERT INTO replica.meta(account, index_name, key, value)
-                            SELECT $1, $2, 'analyzer', $3 FROM created ON CONFLICT DO NOTHING)
+                            SELECT $1, $2, 'analyzer', $3 FROM created ON CONFLICT DO NOTHING
+                        ), languages AS (
+                            INSERT INTO replica.meta(account, index_name, key, value)
+                            SELECT $1, $2, '\(WrittenLanguages.key)', '' FROM created ON CONFLICT DO NOTHING)
                         INSERT INTO replica.meta(account, index_name, key, value)
                         SELECT $1, $2, 'reindex_all_pending', '1' FROM created ON CONFLICT DO NOTHING
                         """, [.text(account.rawValue), .text(indexName), .text(TextAnalyzer.version)], on: connection)
@@ -133,6 +137,7 @@ package final class PostgresIndexStorage: IndexStorage {
                                                      defaultLifetime: defaultLifetime)
                     let value = try body(writer)
                     try writer.saveVocabulary()
+                    try writer.saveWrittenLanguages()
                     return value
                 }
             }

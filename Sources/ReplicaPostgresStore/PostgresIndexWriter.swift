@@ -44,6 +44,7 @@ package final class PostgresIndexWriter: IndexWriter {
     var activitiesMayStandIn: Bool?
     /// ``remakeFrontier()`` once read: `.some(nil)` when the words are not being made again.
     var remakeFrontierRead: Int64??
+    package var writtenLanguages = WrittenLanguages()
     package private(set) var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
 
     /// Makes a writer for one index of one account, inside the caller's transaction.
@@ -244,6 +245,7 @@ package final class PostgresIndexWriter: IndexWriter {
         CrashPoints.reach("index.item")
         if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         let words = words ?? Self.words(of: row.text)
+        writtenLanguages.add(row.text.language)
         var stored: StoredRow?
         if taken { stored = try storedRow(ItemIdentifier(row.identifier)) }
         if stored == nil {
@@ -299,6 +301,7 @@ package final class PostgresIndexWriter: IndexWriter {
     /// the old text, go.
     private func replace(_ id: Int64, with row: PreparedRow, words: PostgresIndexText.Words? = nil) throws {
         let words = words ?? Self.words(of: row.text)
+        writtenLanguages.add(row.text.language)
         let replaced = try execute(Self.replaceSQL, Self.values(of: row, words: words))
         if replaced.int(0, 0) == 1 {
             countVocabulary((replaced.string(0, 1) ?? "").split(separator: "\u{1F}"), by: -1)

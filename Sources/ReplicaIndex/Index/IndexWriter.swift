@@ -39,6 +39,7 @@ package final class SQLiteIndexWriter: IndexWriter {
     var keepsRankingLists: Bool?
     /// ``remakeFrontier()`` once read: `.some(nil)` when the words are not being made again.
     var remakeFrontierRead: Int64??
+    package var writtenLanguages = WrittenLanguages()
     private lazy var indexTextStatement = Result { try connection.cached(Self.indexTextSQL) }
     private lazy var updateStatement = Result { try connection.cached(Self.updateSQL) }
     private lazy var storedRowStatement = Result { try connection.cached(Self.storedRowSQL) }
@@ -265,6 +266,7 @@ package final class SQLiteIndexWriter: IndexWriter {
         try statement.bind(.integer(id), at: 1)
         try text.bind(to: statement, from: 2, after: previous)
         try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() }
+        writtenLanguages.add(text.language)
         lastBoundText = text
         if try rankingListsAreKept() { try RankingLists.recordChange(id, connection) }
     }

@@ -309,8 +309,9 @@ public final class SearchableIndex: Sendable {
 
     /// Searches by the words and, with `semantic`, by meaning too.
     package func search(_ query: SearchQuery, semantic: SemanticQuery?) async throws -> [SearchResult] {
-        let pattern = try query.validatedPattern()
-        let (found, unreadable) = try await read { reader in try reader.search(query, pattern: pattern, semantic: semantic) }
+        let (found, unreadable) = try await read { reader in
+            try reader.search(query, pattern: try reader.pattern(of: query), semantic: semantic)
+        }
         if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
         return results(found)
     }
@@ -322,8 +323,11 @@ public final class SearchableIndex: Sendable {
     /// through SQLite's ranking lists makes in the second: from the item's text then, none if the item
     /// is gone), and the embedding no longer adds to the time the words take.
     package func search(_ query: SearchQuery, embedding: Task<SemanticQuery?, Never>) async throws -> [SearchResult] {
-        let pattern = try query.validatedPattern()
-        let (candidates, unreadable) = try await read { reader in try reader.lexicalCandidates(query, pattern: pattern) }
+        let (pattern, candidates, unreadable) = try await read { reader in
+            let pattern = try reader.pattern(of: query)
+            let (candidates, unreadable) = try reader.lexicalCandidates(query, pattern: pattern)
+            return (pattern, candidates, unreadable)
+        }
         if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
         let semantic = await embedding.value
         return results(try await read { reader in try reader.finishing(candidates, query: query, pattern: pattern, semantic: semantic) })

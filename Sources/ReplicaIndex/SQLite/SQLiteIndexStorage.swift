@@ -169,6 +169,7 @@ package final class SQLiteIndexStorage: IndexStorage {
         TextAnalyzer.Vocabulary.discard()
         let value = try body(writer)
         try writer.saveVocabulary()
+        try writer.saveWrittenLanguages()
         return value
     }
 

@@ -34,12 +34,13 @@ package struct FTSPattern: Hashable, Sendable {
     package enum Term: Hashable, Sendable {
         case word(String, prefix: Bool)
         case phrase(String, prefix: Bool)
-        /// A word as typed (folded), its stem and the words a typo in it may have meant, any of which
+        /// A word as typed (folded), its stems and the words a typo in it may have meant, any of which
         /// matches, at one place. The index holds the stem beside every word of that stem, so the word
         /// finds its other forms by the stem, and an item with the word as typed has both, and ranks
-        /// above an item with another form only. `typos` are the index's words an edit or two away
-        /// (``IndexReader/correctingTypos(_:)``).
-        case forms(word: String, stem: String?, typos: [String] = [])
+        /// above an item with another form only. A query whose language is not known has a stem for each
+        /// language of the index's items (``WrittenLanguages``), the commonest first. `typos` are the
+        /// index's words an edit or two away (``IndexReader/correctingTypos(_:)``).
+        case forms(word: String, stems: [String], typos: [String] = [])
 
         var text: String {
             switch self {
@@ -61,14 +62,14 @@ package struct FTSPattern: Hashable, Sendable {
         /// The terms any of which matches this one, each one FTS5 phrase: a word's forms (the word first,
         /// FTS5's order of the phrases of the expression), or the term itself.
         package var alternatives: [Term] {
-            guard case .forms(let word, let stem, let typos) = self else { return [self] }
-            return ([word] + (stem.map { [$0] } ?? []) + typos).map { .word($0, prefix: false) }
+            guard case .forms(let word, let stems, let typos) = self else { return [self] }
+            return ([word] + stems + typos).map { .word($0, prefix: false) }
         }
 
         /// The term as typed, without the words its typos may have meant.
         package var asTyped: Term {
-            guard case .forms(let word, let stem, let typos) = self, !typos.isEmpty else { return self }
-            return stem.map { .forms(word: word, stem: $0) } ?? .word(word, prefix: false)
+            guard case .forms(let word, let stems, let typos) = self, !typos.isEmpty else { return self }
+            return stems.isEmpty ? .word(word, prefix: false) : .forms(word: word, stems: stems)
         }
 
         /// The words a typo in the term may have meant (``forms(word:stem:typos:)``).
@@ -77,12 +78,12 @@ package struct FTSPattern: Hashable, Sendable {
             return typos
         }
 
-        /// The term where only a phrase goes (in `NEAR`): a word's stem, which stands wherever any of its
-        /// forms does; for a word with a typo, the word it most likely meant (held by the most items);
-        /// else the word typed, or the term itself.
+        /// The term where only a phrase goes (in `NEAR`): a word's stem (its first), which stands wherever
+        /// any of its forms does; for a word with a typo, the word it most likely meant (held by the most
+        /// items); else the word typed, or the term itself.
         package var phrase: Term {
-            guard case .forms(let word, let stem, let typos) = self else { return self }
-            return .word(typos.first ?? stem ?? word, prefix: false)
+            guard case .forms(let word, let stems, let typos) = self else { return self }
+            return .word(typos.first ?? stems.first ?? word, prefix: false)
         }
 
         /// A single word from the list of English function words, whatever its case and punctuation (a
@@ -142,7 +143,7 @@ package struct FTSPattern: Hashable, Sendable {
     }
 
     package let groups: [Group]
-    /// The language the words were stemmed for.
+    /// The language the words were stemmed for (the first, when they were for several).
     package let language: String?
     /// The function words of the query's languages, beside English's (``functionWords``).
     let functionWords: FunctionWords
@@ -158,12 +159,16 @@ package struct FTSPattern: Hashable, Sendable {
     ///   each word with a stem is searched as typed or by its stem, which the index holds beside every
     ///   word with that stem in an item of the language (`houses` finds "house" and "housing", and
     ///   "houses" first); by its stem alone with `requiringAll`; `nil` for none.
+    /// - Parameter moreLanguages: other languages the words are stemmed for too, each stem one more way
+    ///   a word matches (by the first stem alone with `requiringAll`).
     /// - Parameter functionWords: the function words of the languages the query is in, which count only
     ///   beside its other words, as English's always do.
-    init(text: String, requiringAll: Bool = false, language: String? = "en", functionWords: FunctionWords = FunctionWords(languages: [])) throws {
+    init(text: String, requiringAll: Bool = false, language: String? = "en", moreLanguages: [String] = [],
+         functionWords: FunctionWords = FunctionWords(languages: [])) throws {
         // Every word required: each by its stem alone, so that a match needs one phrase a word, as on
         // every backend (the server's ranking requires each of its phrases).
-        let groups = Self.groups(in: text, language: language, functionWords: functionWords).map { requiringAll ? $0.byStems : $0 }
+        let languages = (language.map { [$0] } ?? []) + moreLanguages
+        let groups = Self.groups(in: text, languages: languages, functionWords: functionWords).map { requiringAll ? $0.byStems : $0 }
         let count = groups.reduce(0) { $0 + $1.terms.count }
         guard count > 0 else {
             throw ReplicaError(.invalidQuery, "the query has no words to search for: type at least one word with a letter or a digit")
@@ -271,7 +276,7 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The groups of terms of a typed text: each quoted phrase, and each word between spaces (see the
     /// type's description).
-    static func groups(in text: String, language: String?, functionWords: FunctionWords = FunctionWords(languages: [])) -> [Group] {
+    static func groups(in text: String, languages: [String], functionWords: FunctionWords = FunctionWords(languages: [])) -> [Group] {
         var groups: [Group] = []
         // Control characters (NUL among them, which would end the pattern early) separate words.
         let characters = text.map { character in
@@ -284,7 +289,7 @@ package struct FTSPattern: Hashable, Sendable {
             let (body, stars) = Substring(word).removingTrailing("*")
             let prefix = stars > 0
             word = ""
-            if let group = Self.group(ofWord: body, prefix: prefix, language: language, functionWords: functionWords) { groups.append(group) }
+            if let group = Self.group(ofWord: body, prefix: prefix, languages: languages, functionWords: functionWords) { groups.append(group) }
         }
 
         while index < characters.count {
@@ -315,8 +320,8 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The terms of one word typed between spaces (`*`s at its end already taken off as `prefix`), or
     /// `nil` when it has nothing to search.
-    static func group(ofWord word: Substring, prefix: Bool, language: String?, functionWords: FunctionWords) -> Group? {
-        let parts = Self.parts(of: word, language: prefix ? nil : language)
+    static func group(ofWord word: Substring, prefix: Bool, languages: [String], functionWords: FunctionWords) -> Group? {
+        let parts = Self.parts(of: word, languages: prefix ? [] : languages)
         guard !parts.isEmpty else { return nil }
         if parts.count == 1 { return Group(terms: [parts[0].term(prefix: prefix)]) }
         // A long Chinese, Japanese or Korean word is searched by its pairs, which the index holds beside
@@ -345,10 +350,10 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// One part of a typed word, as the analyzer splits it.
     struct Part {
-        /// What is searched: the word folded, or its stem.
-        var text: String
         /// The word folded, before stemming.
         var word: String
+        /// Its stems that differ from it, one for each language that has one, the first language's first.
+        var stems: [String] = []
         /// Whether an apostrophe comes just before it ("ll" in "we'll").
         var afterApostrophe: Bool
         /// Whether it is a pair of characters of a longer Chinese, Japanese or Korean word.
@@ -356,9 +361,13 @@ package struct FTSPattern: Hashable, Sendable {
         /// Whether it is such a longer word, followed by its pairs.
         var hasPairs = false
 
-        /// The part as a term: the word and its stem when they differ, else the word.
+        /// Where one phrase stands for the part (a word split at punctuation, side by side): its first
+        /// stem, else the word.
+        var text: String { stems.first ?? word }
+
+        /// The part as a term: the word and its stems when it has any, else the word.
         func term(prefix: Bool) -> Term {
-            text != word && !prefix ? .forms(word: word, stem: text) : .word(text, prefix: prefix)
+            !stems.isEmpty && !prefix ? .forms(word: word, stems: stems) : .word(word, prefix: prefix)
         }
 
         /// A part that counts only beside the others: a single letter ("s" of "sourdough's"), a function
@@ -390,9 +399,9 @@ package struct FTSPattern: Hashable, Sendable {
     }
 
     /// The words the analyzer finds in `word` (``TextAnalyzer``, as the index's tokenizer finds them in
-    /// an item): each stemmed for `language` when it has a stem, and a Chinese, Japanese or Korean word of
+    /// an item): each stemmed for `languages` where it has stems, and a Chinese, Japanese or Korean word of
     /// three or more characters as its pairs of characters.
-    static func parts(of word: Substring, language: String?) -> [Part] {
+    static func parts(of word: Substring, languages: [String]) -> [Part] {
         let text = String(word)
         let bytes = Array(text.utf8)
         var parts: [Part] = []
@@ -401,7 +410,7 @@ package struct FTSPattern: Hashable, Sendable {
                 // A pair of the word before: the word gives way to its pairs.
                 guard let last = parts.last else { continue }
                 if !last.isPair { parts[parts.count - 1].hasPairs = true }
-                parts.append(Part(text: token.text, word: token.text, afterApostrophe: last.afterApostrophe, isPair: true))
+                parts.append(Part(word: token.text, afterApostrophe: last.afterApostrophe, isPair: true))
                 continue
             }
             let before = token.byteRange.lowerBound
@@ -410,8 +419,11 @@ package struct FTSPattern: Hashable, Sendable {
             // Stemmed as typed, before its accents are folded, as the index stems an item's words
             // (Spanish "también" stems to "tambien", "tambien" to "tambi").
             let typed = String(decoding: bytes[token.byteRange], as: UTF8.self)
-            let stem = language.flatMap { TextAnalyzer.stem(typed, language: $0) }
-            parts.append(Part(text: stem ?? token.text, word: token.text, afterApostrophe: afterApostrophe))
+            var stems: [String] = []
+            for language in languages {
+                if let stem = TextAnalyzer.stem(typed, language: language), !stems.contains(stem) { stems.append(stem) }
+            }
+            parts.append(Part(word: token.text, stems: stems, afterApostrophe: afterApostrophe))
         }
         return parts
     }

@@ -82,6 +82,12 @@ extension IndexReader {
         return (try finishing(candidates, query: query, pattern: pattern, semantic: semantic), unreadable)
     }
 
+    /// The pattern of `query`'s text, its words stemmed for the query's languages or, when those cannot
+    /// be told, for the languages of this index's items (``WrittenLanguages``).
+    package func pattern(of query: SearchQuery) throws -> FTSPattern? {
+        try query.validatedPattern(indexLanguages: { WrittenLanguages(meta: try meta(WrittenLanguages.key)).common })
+    }
+
     /// The first half of ``search(_:pattern:semantic:)``, which needs no query vector: the candidates
     /// by their words, ranked (or the listing, without typed text). A search by meaning alone has none.
     package func lexicalCandidates(_ query: SearchQuery, pattern: FTSPattern?) throws

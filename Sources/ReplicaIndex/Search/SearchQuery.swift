@@ -124,7 +124,11 @@ public struct SearchQuery: Hashable, Sendable {
     ///
     /// - Throws: ``ReplicaError`` with code `invalidQuery` when the text has no searchable word, and
     ///   `invalidArgument` for a limit out of range.
-    package func validatedPattern() throws -> FTSPattern? {
+    ///
+    /// - Parameter indexLanguages: the languages of the index's items, the commonest first
+    ///   (``WrittenLanguages/common``), read only when the query's own cannot be told: its words are then
+    ///   stemmed for each of them, and their function words count only beside the others.
+    package func validatedPattern(indexLanguages: () throws -> [String] = { [] }) throws -> FTSPattern? {
         guard (1...Self.maximumLimit).contains(limit) else {
             throw ReplicaError(.invalidArgument, "the result limit must be between 1 and \(Self.maximumLimit); it is \(limit)")
         }
@@ -139,27 +143,27 @@ public struct SearchQuery: Hashable, Sendable {
             throw ReplicaError(.invalidQuery, "the query is \(text.utf8.count) bytes long; the most a query may hold is "
                 + "\(Self.maximumTextBytes / 1024) KiB: search for its words, not the whole text")
         }
-        let languages = self.languages(of: text)
-        return try FTSPattern(text: text, requiringAll: requiresAllWords, language: Self.stemmingLanguage(of: languages),
-                              functionWords: FunctionWords(languages: languages))
+        var (languages, known) = self.languages(of: text)
+        if !known {
+            let others = try indexLanguages()
+            if !others.isEmpty { languages = others }
+        }
+        let stemming = languages.compactMap(TextAnalyzer.stemmingLanguage(ofTag:))
+        return try FTSPattern(text: text, requiringAll: requiresAllWords, language: stemming.first,
+                              moreLanguages: Array(stemming.dropFirst()), functionWords: FunctionWords(languages: languages))
     }
 
     /// How many words a query needs before its language is told from them.
     static let wordsToTellTheLanguage = 4
 
-    /// The languages the query is written in: ``languages`` when given, else the one CLD2 is sure of,
-    /// else English.
-    func languages(of text: String) -> [String] {
-        if !languages.isEmpty { return languages }
+    /// The languages the query is written in, and whether they are known: ``languages`` when given,
+    /// else the one CLD2 is sure of; else English, not known.
+    func languages(of text: String) -> (codes: [String], known: Bool) {
+        if !languages.isEmpty { return (languages, true) }
         // A word or two can look like another language (CLD2 is sure "eiger" is German), and a query
         // stemmed for the wrong one misses its own words: only a sentence is told apart.
         guard text.split(whereSeparator: \.isWhitespace).count >= Self.wordsToTellTheLanguage,
-              let detected = TextAnalyzer.language(of: text), detected.isReliable else { return ["en"] }
-        return [detected.code]
-    }
-
-    /// The language a query in `languages` is stemmed for: the first Snowball stems; `nil` for none.
-    static func stemmingLanguage(of languages: [String]) -> String? {
-        languages.lazy.compactMap(TextAnalyzer.stemmingLanguage(ofTag:)).first
+              let detected = TextAnalyzer.language(of: text), detected.isReliable else { return (["en"], false) }
+        return ([detected.code], true)
     }
 }

@@ -68,16 +68,16 @@ package enum Typos {
         return min(previous[b.count], limit + 1)
     }
 
-    /// The words a typo in `word` (with its stem `stem`) may have meant, among `neighbours` (the
+    /// The words a typo in `word` (with its stems `stems`) may have meant, among `neighbours` (the
     /// vocabulary's tokens that begin with its letter, of a length within reach, each with how many items
-    /// hold it): none when the index holds the word or its stem often enough.
-    static func corrections(of word: String, stem: String?, among neighbours: [(word: String, documents: Int64)]) -> [String] {
+    /// hold it): none when the index holds the word or a stem of it often enough.
+    static func corrections(of word: String, stems: [String] = [], among neighbours: [(word: String, documents: Int64)]) -> [String] {
         let limit = edits(forLength: word.unicodeScalars.count)
         let typed = Array(word.unicodeScalars)
         var held: Int64 = 0
         var near: [(word: String, documents: Int64)] = []
         for neighbour in neighbours {
-            if neighbour.word == word || neighbour.word == stem {
+            if neighbour.word == word || stems.contains(neighbour.word) {
                 held = max(held, neighbour.documents)
                 continue
             }
@@ -122,22 +122,22 @@ extension IndexReader {
     package func correctingTypos(_ pattern: FTSPattern) throws -> FTSPattern {
         guard !pattern.requiresAll else { return pattern }
         return try pattern.replacingTerms { term in
-            let (word, stem): (String, String?)
+            let (word, stems): (String, [String])
             switch term {
-            case .word(let text, prefix: false): (word, stem) = (text, nil)
-            case .forms(let text, let stemmed, _): (word, stem) = (text, stemmed)
+            case .word(let text, prefix: false): (word, stems) = (text, [])
+            case .forms(let text, let stemmed, _): (word, stems) = (text, stemmed)
             default: return nil
             }
             guard !pattern.isFunctionWord(term), Typos.isForgiven(word), let first = word.unicodeScalars.first else { return nil }
             let length = word.unicodeScalars.count, reach = Typos.edits(forLength: length)
             let shortest = max(length - reach, Typos.shortest)
-            let typed = [word] + (stem.map { [$0] } ?? [])
+            let typed = [word] + stems
             let held = try vocabularyDocuments(ofAny: typed)
             guard held <= Typos.mostItemsOfATypo else { return nil }
             // Only the tokens that could be corrections: those held ten times as often as the word and its stem.
             let neighbours = try vocabulary(beginningWith: String(Character(first)), lengths: shortest...(length + reach),
                                             heldByMoreThan: Typos.commonerBy * held)
-            var typos = Typos.corrections(of: word, stem: stem, among: neighbours)
+            var typos = Typos.corrections(of: word, stems: stems, among: neighbours)
             guard let likeliest = typos.first else { return nil }
             // A function word meant ("wehre", "thoes"): the word as if typed right, which counts only
             // beside the others; function words are no other word's correction.
@@ -148,11 +148,11 @@ extension IndexReader {
             var words: [String] = []
             for typo in typos {
                 for form in [typo] + (pattern.language.flatMap { TextAnalyzer.stem(typo, language: $0) }.map { [$0] } ?? [])
-                where form != word && form != stem && !words.contains(form) {
+                where form != word && !stems.contains(form) && !words.contains(form) {
                     words.append(form)
                 }
             }
-            return .forms(word: word, stem: stem, typos: words)
+            return .forms(word: word, stems: stems, typos: words)
         }
     }
 }

@@ -194,6 +194,8 @@ package protocol IndexWriter: AnyObject {
     func clientState() throws -> Data?
     func setMeta(_ key: String, _ value: String?) throws
     func meta(_ key: String) throws -> String?
+    /// The languages of the rows this writer has written and not yet saved (``saveWrittenLanguages()``).
+    var writtenLanguages: WrittenLanguages { get set }
     func checkpoint(_ consumer: String) throws -> String?
     func setCheckpoint(_ consumer: String, _ position: String) throws
     func removeCheckpoint(_ consumer: String) throws

@@ -89,13 +89,13 @@ import ReplicaText
     /// phrase goes (`NEAR`) and where every word is required, by its stem alone.
     @Test func aWordIsSearchedAsTypedOrByItsStem() throws {
         let pattern = try FTSPattern(text: "houses garden", language: "en")
-        #expect(pattern.terms == [.forms(word: "houses", stem: "hous"), .word("garden", prefix: false)])
+        #expect(pattern.terms == [.forms(word: "houses", stems: ["hous"]), .word("garden", prefix: false)])
         #expect(pattern.matchExpression == #"("houses" OR "hous") OR "garden""#)
         #expect(pattern.nearExpression == #"NEAR("hous" "garden", 8)"#)
         #expect(try FTSPattern(text: "houses garden", requiringAll: true, language: "en").matchExpression == #""hous" "garden""#)
         // A prefix is never stemmed; a function word is known by the word typed, not by its stem ("doe").
         #expect(try FTSPattern(text: "hous*", language: "en").terms == [.word("hous", prefix: true)])
-        #expect(try FTSPattern(text: "does houses", language: "en").meaningfulTerms == [.forms(word: "houses", stem: "hous")])
+        #expect(try FTSPattern(text: "does houses", language: "en").meaningfulTerms == [.forms(word: "houses", stems: ["hous"])])
     }
 
     /// A word is stemmed as typed, before its accents are folded, as the index stems an item's words: the

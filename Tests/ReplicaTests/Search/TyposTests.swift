@@ -148,8 +148,8 @@ struct TyposTests {
         #expect(distance("abcdef", "uvwxyz", limit: 2) == 3, "past the limit: the limit and one")
         #expect(Typos.edits(forLength: 8) == 1 && Typos.edits(forLength: 9) == 2)
         let neighbours: [(word: String, documents: Int64)] = [("launch", 40), ("lunch", 5), ("laundry", 9), ("lanch", 3)]
-        #expect(Typos.corrections(of: "lanch", stem: nil, among: neighbours) == ["launch", "lunch"])
-        #expect(Typos.corrections(of: "lanch", stem: nil, among: [("launch", 20), ("lanch", 3)]) == [],
+        #expect(Typos.corrections(of: "lanch", among: neighbours) == ["launch", "lunch"])
+        #expect(Typos.corrections(of: "lanch", among: [("launch", 20), ("lanch", 3)]) == [],
                 "held in more than a tenth of its neighbour's items: not a typo")
     }
 }

@@ -11,10 +11,11 @@ import ReplicaText
 /// each item's words are stemmed for its language, and an index whose words another analyzer made has
 /// them made again in the background.
 struct EveryLanguageTests {
-    static func found(_ store: Store, _ text: String, languages: [String] = []) async throws -> [String] {
+    static func found(_ store: Store, _ text: String, languages: [String] = [], exact: Bool = false) async throws -> [String] {
         var query = SearchQuery(text)
         query.disablesSemanticSearch = true
         query.languages = languages
+        query.typoTolerance = !exact
         return try await store.search(query).map(\.item.uniqueIdentifier.rawValue).sorted()
     }
 
@@ -74,6 +75,60 @@ struct EveryLanguageTests {
         // finds no item that has it ("de-detected" has), in a question told from its words too.
         #expect(try await Self.found(fixture.store, "die Häuser", languages: ["de"]) == ["de"])
         #expect(try await Self.found(fixture.store, "wann wurden die Häuser renoviert") == ["de"])
+        // A word alone, whose language cannot be told, is stemmed for each language of the account's
+        // items: German "Häusern" finds "Häuser" without `languages` (and without typo tolerance, which
+        // would find it one letter away), English "connected" still finds "connections".
+        #expect(try await Self.found(fixture.store, "Häusern", exact: true) == ["de"])
+        #expect(try await Self.found(fixture.store, "Kindern", exact: true) == ["de-detected"])
+        #expect(try await Self.found(fixture.store, "connected") == ["en"])
+    }
+
+    /// A short query is stemmed for the languages of the account's items that are not rare: for German
+    /// beside English while German items are a fair share of them, for English alone once they are few.
+    @Test(arguments: TestBackend.available)
+    func aShortQueryIsStemmedForTheLanguagesOfTheAccountsItems(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        try await index.indexItems([Self.item("en", "The connections were closed before the supplier launched the batteries."),
+                                    Self.item("de", "Die Häuser wurden im Winter renoviert.", language: "de")])
+        #expect(try await Self.found(fixture.store, "Häusern", exact: true) == ["de"])
+        // Sixty English items more: German is under a fiftieth of what the account was given.
+        try await index.indexItems((0..<60).map { Self.item("en-\($0)", "Note \($0) about the harbour pumps and their batteries.") })
+        #expect(try await Self.found(fixture.store, "Häusern", exact: true).isEmpty)
+        #expect(try await Self.found(fixture.store, "Häusern", languages: ["de"], exact: true) == ["de"])
+    }
+
+    /// An SQLite index made before the languages were counted has them counted once from its items when
+    /// it opens (migration 0014), so its short queries are stemmed for them from then on.
+    @Test func anIndexMadeBeforeTheCountHasItsLanguagesCountedFromItsItems() async throws {
+        let fixture = try await TestBackend.sqlite.makeStore(signingIn: "alice")
+        try await fixture.store.index(account: "alice").indexItems([
+            Self.item("de", "Die Häuser wurden im Winter renoviert.", language: "de"),
+            Self.item("en", "The connections were closed before the supplier launched the batteries."),
+        ])
+        // As before the count: no languages recorded, the schema one migration older.
+        let path = fixture.directory.url.appendingPathComponent("accounts/alice/indexes/default.sqlite").path
+        let connection = try Connection(path: path)
+        try connection.execute("DELETE FROM meta WHERE key = 'languages'")
+        try connection.execute("DELETE FROM replica_migrations WHERE version = 14")
+        try connection.execute("PRAGMA user_version = 13")
+        let stale = try fixture.open()
+        #expect(try await Self.found(stale, "Häusern", exact: true) == ["de"])
+        #expect(try connection.scalar("SELECT value FROM meta WHERE key = 'languages'") == .text("de:1 en:1"))
+    }
+
+    /// The languages an index has been given, and those a query whose language cannot be told is
+    /// stemmed for: the commonest first, each at least a fiftieth of the items, at most four.
+    @Test func theLanguagesOfAnIndexAreCountedAndTheCommonOnesKept() {
+        var written = WrittenLanguages(meta: "en:900 de:90 fr:10 broken x:y")
+        #expect(written.counts == ["en": 900, "de": 90, "fr": 10])
+        #expect(written.common == ["en", "de"])
+        written.add("fr", count: 100)
+        #expect(written.common == ["en", "fr", "de"])
+        #expect(WrittenLanguages(meta: written.meta) == written)
+        let many = WrittenLanguages(counts: ["a": 10, "b": 20, "c": 30, "d": 40, "e": 50])
+        #expect(many.common == ["e", "d", "c", "b"])
+        #expect(WrittenLanguages(meta: nil).common.isEmpty)
     }
 
     /// A word is searched as typed and by its stem at one place: every form of it is found, and the

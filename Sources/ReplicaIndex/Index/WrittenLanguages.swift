@@ -1,0 +1,72 @@
+import Foundation
+
+/// How many items of each language an index has been given: what a query whose language cannot be told
+/// (a word or two, no ``SearchQuery/languages``) is stemmed for.
+///
+/// Each writer counts the languages of the rows it writes (the language their words are stemmed for:
+/// ``TextColumns/language``) and adds them to the index's `meta` once, as its transaction ends, on both
+/// backends. A new index starts at none; an SQLite index made before the count has it counted once
+/// from its items by a migration; a PostgreSQL one made before has none, and answers such queries in
+/// English as before. The counts only grow: an item written twice counts twice, and a language whose items
+/// have all gone is still named. A query stemmed for one language too many only has one more way for
+/// each word to match; one never stemmed for the account's language would miss its items' other forms.
+package struct WrittenLanguages: Equatable, Sendable {
+    /// `meta`: the counts, as `de:12 en:3400`.
+    package static let key = "languages"
+
+    /// The least share of the items written that makes a language one a query is stemmed for.
+    package static let leastShare = 0.02
+    /// The most languages a query is stemmed for.
+    package static let most = 4
+
+    package private(set) var counts: [String: Int]
+
+    package init(counts: [String: Int] = [:]) { self.counts = counts }
+
+    /// The counts stored in `meta`; none from a value that cannot be read.
+    package init(meta: String?) {
+        var counts: [String: Int] = [:]
+        for entry in (meta ?? "").split(separator: " ") {
+            let parts = entry.split(separator: ":")
+            guard parts.count == 2, let count = Int(parts[1]), count > 0 else { continue }
+            counts[String(parts[0]), default: 0] += count
+        }
+        self.counts = counts
+    }
+
+    /// The counts as `meta` stores them, by language.
+    package var meta: String { counts.keys.sorted().map { "\($0):\(counts[$0]!)" }.joined(separator: " ") }
+
+    package mutating func add(_ language: String?, count: Int = 1) {
+        guard let language, count > 0 else { return }
+        counts[language, default: 0] += count
+    }
+
+    package mutating func add(_ other: WrittenLanguages) {
+        for (language, count) in other.counts { add(language, count: count) }
+    }
+
+    /// The languages of at least ``leastShare`` of the items written, the commonest first, at most ``most``.
+    package var common: [String] {
+        let total = counts.values.reduce(0, +)
+        guard total > 0 else { return [] }
+        return counts.filter { Double($0.value) >= Self.leastShare * Double(total) }
+            .sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .prefix(Self.most).map(\.key)
+    }
+}
+
+extension IndexWriter {
+    /// Adds the languages this writer counted (``writtenLanguages``) to those `meta` holds, in the
+    /// writer's transaction, and forgets them. An index that holds no count (one made on PostgreSQL
+    /// before the count began, whose items' languages are not stored) is left without one: counting from
+    /// its next items would name their language alone.
+    package func saveWrittenLanguages() throws {
+        guard !writtenLanguages.counts.isEmpty else { return }
+        defer { writtenLanguages = WrittenLanguages() }
+        guard let counted = try meta(WrittenLanguages.key) else { return }
+        var stored = WrittenLanguages(meta: counted)
+        stored.add(writtenLanguages)
+        try setMeta(WrittenLanguages.key, stored.meta)
+    }
+}
