@@ -650,8 +650,12 @@ public final class Store: Sendable {
     /// the lists follow (``SearchableIndex/rankingListsAreStale(minimumItems:)``), so that ranked
     /// searches of common words stay fast. Returns how many indexes were rebuilt. `sync`, `import`,
     /// `records import` and `replica watch` call it.
+    ///
+    /// - Parameter building: told the account and name of each index before its lists are built (which
+    ///   takes seconds at tens of thousands of items).
     @discardableResult
-    public func rebuildStaleRankingLists(accounts: [AccountID]? = nil, minimumItems: Int = 10_000) async throws -> Int {
+    public func rebuildStaleRankingLists(accounts: [AccountID]? = nil, minimumItems: Int = 10_000,
+                                         building: @Sendable (AccountID, String) -> Void = { _, _ in }) async throws -> Int {
         var rebuilt = 0
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
         for account in accounts {
@@ -660,6 +664,7 @@ public final class Store: Sendable {
                 guard let index = try await existingIndex(named: name, account: account),
                       try await index.wordsAreCurrent(),
                       try await index.rankingListsAreStale(minimumItems: minimumItems) else { continue }
+                building(account, name)
                 try await index.rebuildRankingLists()
                 rebuilt += 1
             }

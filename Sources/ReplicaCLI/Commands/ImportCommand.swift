@@ -171,19 +171,22 @@ enum ImportCommand: Command {
         Progress.clear()
         // Even when nothing was imported: a run killed after indexing left its ranking lists, vectors or
         // summaries to the next command (each a cheap look when nothing waits).
-        try await Embedding.bringUpToDate(store, accounts: [account], skip: noEmbed)
+        let importing = Date().timeIntervalSince(started)
+        let finishing = try await Embedding.bringUpToDate(store, accounts: [account], skip: noEmbed)
         await Embedding.enrich(store, accounts: [account])
+        let total = Date().timeIntervalSince(started)
 
         if json {
             Output.printJSON(.object([
                 ("account", .string(account.rawValue)), ("index", .string(indexName)),
                 ("imported", .number(Double(imported))), ("rejected", .number(Double(rejected))),
+                ("seconds", .number((total * 1000).rounded() / 1000)),
             ]))
         }
         let summary = "imported \(imported) item\(imported == 1 ? "" : "s") into account '\(account)'"
         if rejected > 0 {
             throw CLIError.failure("\(summary); rejected \(rejected) line\(rejected == 1 ? "" : "s") (reasons above)")
         }
-        if !json { Output.note(summary) }
+        if !json { Output.note(summary + " " + finishing.took(total, work: "importing", workSeconds: importing)) }
     }
 }

@@ -48,6 +48,7 @@ enum RecordsCommand: Command {
         var reader = try LineReader(path: inputs[0])
         defer { reader.close() }
         let store = try context.openStore(enriching: true)
+        let started = Date()
         var pending: [(record: Record, line: Int)] = []
         var summary = RecordWriteSummary()
         var rejected = 0
@@ -102,8 +103,10 @@ enum RecordsCommand: Command {
         Progress.clear()
         // Even when nothing new was indexed: a run killed after indexing left its ranking lists, vectors
         // or summaries to the next command (each a cheap look when nothing waits).
-        try await Embedding.bringUpToDate(store, accounts: accounts, skip: noEmbed)
+        let writing = Date().timeIntervalSince(started)
+        let finishing = try await Embedding.bringUpToDate(store, accounts: accounts, skip: noEmbed)
         await Embedding.enrich(store, accounts: accounts)
+        let total = Date().timeIntervalSince(started)
         for entry in report.quarantined {
             Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)")
         }
@@ -113,6 +116,7 @@ enum RecordsCommand: Command {
                 ("unchanged", .number(Double(summary.unchanged))), ("rejected", .number(Double(rejected))),
                 ("indexed", .number(Double(report.indexed))), ("removed", .number(Double(report.removed))),
                 ("quarantined", .number(Double(report.quarantined.count))),
+                ("seconds", .number((total * 1000).rounded() / 1000)),
             ]))
         }
         var text = "wrote \(summary.written) record\(summary.written == 1 ? "" : "s")"
@@ -125,7 +129,7 @@ enum RecordsCommand: Command {
             if !report.quarantined.isEmpty { problems.append("\(report.quarantined.count) record\(report.quarantined.count == 1 ? "" : "s") not indexed") }
             throw CLIError.failure("\(text); \(problems.joined(separator: ", ")) (reasons above)")
         }
-        if !json { Output.note(text) }
+        if !json { Output.note(text + " " + finishing.took(total, work: "writing and indexing", workSeconds: writing)) }
     }
 }
 

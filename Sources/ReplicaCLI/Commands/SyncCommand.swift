@@ -63,9 +63,9 @@ enum SyncCommand: Command {
         }
         for problem in report.problems { Output.note(problem) }
         let seconds = Date().timeIntervalSince(started)
-        let embedded = try await Embedding.bringUpToDate(store, accounts: nil, skip: noEmbed)
+        let finishing = try await Embedding.bringUpToDate(store, accounts: nil, skip: noEmbed)
         await Embedding.enrich(store, accounts: nil)
-        let embedSeconds = Date().timeIntervalSince(started) - seconds
+        let total = Date().timeIntervalSince(started)
         if json {
             Output.printJSON(.object([
                 ("filesSeen", .number(Double(totals.seen))), ("filesIndexed", .number(Double(totals.indexed))),
@@ -76,14 +76,19 @@ enum SyncCommand: Command {
                 ("quarantined", .number(Double(report.quarantined.count))), ("purged", .number(Double(sweep.purged))),
                 ("deletionsRetried", .number(Double(sweep.deletionsDone))), ("deletionsPending", .number(Double(sweep.deletionsPostponed))),
                 ("seconds", .number((seconds * 1000).rounded() / 1000)),
-                ("embedded", .number(Double(embedded))), ("embedSeconds", .number((embedSeconds * 1000).rounded() / 1000)),
+                ("rankingListsSeconds", .number((finishing.rankingListsSeconds * 1000).rounded() / 1000)),
+                ("embedded", .number(Double(finishing.embedded))), ("embedSeconds", .number((finishing.embeddingSeconds * 1000).rounded() / 1000)),
+                ("totalSeconds", .number((total * 1000).rounded() / 1000)),
             ]))
         } else {
             Output.line("sources: \(totals.seen) files seen, \(totals.indexed) indexed, \(totals.skipped) skipped, \(totals.removed) removed; "
                 + "records: applied \(report.changesApplied) changes (indexed \(report.indexed), removed \(report.removed), "
                 + "rebuilt \(report.rebuilt), quarantined \(report.quarantined.count)); purged \(sweep.purged) expired; "
-                + "retried \(sweep.deletionsDone) deletions (\(sweep.deletionsPostponed) still pending) in \(String(format: "%.1f", seconds)) s")
-            if embedded > 0 { Output.line("semantic search: embedded \(embedded) items in \(String(format: "%.1f", embedSeconds)) s") }
+                + "retried \(sweep.deletionsDone) deletions (\(sweep.deletionsPostponed) still pending) "
+                + finishing.took(total, work: "indexing", workSeconds: seconds))
+            if finishing.embedded > 0 {
+                Output.line("semantic search: embedded \(finishing.embedded) items in \(Embedding.Finishing.seconds(finishing.embeddingSeconds))")
+            }
         }
         if !failures.isEmpty {
             throw CLIError.failure("\(failures.count) source\(failures.count == 1 ? "" : "s") failed: \(failures.joined(separator: ", ")) ('replica status' shows why)")

@@ -79,12 +79,13 @@ enum Progress {
 
     private static let state = Mutex(State())
 
-    /// Redraws the line, at most ten times a second.
-    static func update(_ text: @autoclosure () -> String) {
+    /// Redraws the line, at most ten times a second; with `immediately` (the first line of a new piece
+    /// of work, which may then run for seconds without another), at once.
+    static func update(_ text: @autoclosure () -> String, immediately: Bool = false) {
         guard Output.standardErrorIsTerminal else { return }
         let now = Date().timeIntervalSince1970
         let due = state.withLock { state -> Bool in
-            guard now - state.lastDraw >= 0.1 else { return false }
+            guard immediately || now - state.lastDraw >= 0.1 else { return false }
             state.lastDraw = now
             state.shown = true
             return true
