@@ -651,8 +651,11 @@ public final class Store: Sendable {
     /// searches of common words stay fast. Returns how many indexes were rebuilt. `sync`, `import`,
     /// `records import` and `replica watch` call it.
     ///
-    /// - Parameter building: told the account and name of each index before its lists are built (which
-    ///   takes seconds at tens of thousands of items).
+    /// - Parameters:
+    ///   - accounts: the accounts whose indexes are looked at; every signed-in account when `nil`.
+    ///   - minimumItems: the fewest items an index holds to get lists.
+    ///   - building: told the account and name of each index before its lists are built (which takes
+    ///     seconds at tens of thousands of items).
     @discardableResult
     public func rebuildStaleRankingLists(accounts: [AccountID]? = nil, minimumItems: Int = 10_000,
                                          building: @Sendable (AccountID, String) -> Void = { _, _ in }) async throws -> Int {
