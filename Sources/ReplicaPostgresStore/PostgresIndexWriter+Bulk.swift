@@ -109,8 +109,7 @@ extension PostgresIndexWriter {
         for index in firsts {
             CrashPoints.reach("index.item")
             guard let id = inserted[rows[index].row.identifier] else { continue }
-            countVocabulary(rows[index].words.vocabulary, by: 1)
-            writtenLanguages.add(rows[index].row.text.language)
+            countWritten(rows[index].words, language: rows[index].row.text.language)
             try wasInserted(id, rows[index].row)
             done.insert(index)
         }

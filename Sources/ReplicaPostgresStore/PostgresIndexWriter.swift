@@ -168,6 +168,13 @@ package final class PostgresIndexWriter: IndexWriter {
 
     /// Counts lexemes in the vocabulary's changes: as ``vocabularyOf(_:)`` returns them (U+001F between
     /// them), each an item gained (`by` 1) or lost (-1).
+    /// Counts the words and the language of a row whose text was just written, once per row written, as
+    /// the SQLite writer counts them where it indexes a row's text.
+    func countWritten(_ words: PostgresIndexText.Words, language: String?) {
+        countVocabulary(words.vocabulary, by: 1)
+        writtenLanguages.add(language)
+    }
+
     func countVocabulary(_ lexemes: some Sequence<some StringProtocol>, by change: Int64) {
         for lexeme in lexemes where TextAnalyzer.Vocabulary.holds(String(lexeme)) {
             vocabularyChanges[String(lexeme), default: 0] += change
@@ -245,13 +252,12 @@ package final class PostgresIndexWriter: IndexWriter {
         CrashPoints.reach("index.item")
         if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         let words = words ?? Self.words(of: row.text)
-        writtenLanguages.add(row.text.language)
         var stored: StoredRow?
         if taken { stored = try storedRow(ItemIdentifier(row.identifier)) }
         if stored == nil {
             let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
             if inserted.rowCount == 1, let id = inserted.int(0, 0) {
-                countVocabulary(words.vocabulary, by: 1)
+                countWritten(words, language: row.text.language)
                 try wasInserted(id, row)
                 return .inserted
             }
@@ -301,11 +307,10 @@ package final class PostgresIndexWriter: IndexWriter {
     /// the old text, go.
     private func replace(_ id: Int64, with row: PreparedRow, words: PostgresIndexText.Words? = nil) throws {
         let words = words ?? Self.words(of: row.text)
-        writtenLanguages.add(row.text.language)
         let replaced = try execute(Self.replaceSQL, Self.values(of: row, words: words))
         if replaced.int(0, 0) == 1 {
             countVocabulary((replaced.string(0, 1) ?? "").split(separator: "\u{1F}"), by: -1)
-            countVocabulary(words.vocabulary, by: 1)
+            countWritten(words, language: row.text.language)
         }
         if row.asksForEnrichment { try queueEnrichment(id) }
         try dropVectorsOfChangedText(id)

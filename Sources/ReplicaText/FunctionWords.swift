@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The function words of a query's languages: words that say how a question is put ("de", "la", "der",
 /// "και", "में"), not what it is about, folded as the analyzer folds words.
 ///
@@ -13,31 +15,29 @@ public struct FunctionWords: Hashable, Sendable {
 
     /// The function words of `languages` (BCP 47 tags or ISO 639-1 codes; only the language subtag counts).
     public init(languages: [String]) {
-        let codes = languages.map { String($0.prefix { $0 != "-" && $0 != "_" }).lowercased() }
         var unique: [String] = []
-        for code in codes where !unique.contains(code) { unique.append(code) }
+        for code in languages.map(TextAnalyzer.languageCode(ofTag:)) where !unique.contains(code) { unique.append(code) }
         self.languages = unique
         words = unique.reduce(into: Set<String>()) { $0.formUnion(Self.folded(of: $1)) }
     }
 
-    /// Whether `word` (one word, folded by the analyzer or as typed) is a function word of these languages.
-    public func contains(_ word: String) -> Bool {
-        guard !words.isEmpty else { return false }
-        if words.contains(word) { return true }
-        let tokens = TextAnalyzer.tokens(in: word, for: .query)
-        return tokens.count == 1 && tokens[0].text != word && words.contains(tokens[0].text)
-    }
+    /// Whether `word`, one word folded as the analyzer folds it (a query's words are), is a function word
+    /// of these languages. (The lists hold single words: a word the analyzer splits is none of them.)
+    public func contains(_ word: String) -> Bool { words.contains(word) }
 
     public static func == (left: FunctionWords, right: FunctionWords) -> Bool { left.languages == right.languages }
     public func hash(into hasher: inout Hasher) { hasher.combine(languages) }
 
-    /// Whether replica has a list of function words for `language` (an ISO 639-1 code) besides English's.
-    public static func hasList(for language: String) -> Bool { lists[language] != nil }
+    private static let foldedLists = Mutex<[String: Set<String>]>([:])
 
-    /// Every list, folded as the analyzer folds an item's words: made once, at the first use.
-    private static let foldedLists: [String: Set<String>] = lists.mapValues { list in
-        Set(list.split(whereSeparator: \.isWhitespace).flatMap { TextAnalyzer.tokens(in: String($0), for: .query).map(\.text) })
+    /// One language's list, folded as the analyzer folds an item's words, at its first use (a one-shot
+    /// `replica search` folds only the lists it asks for).
+    private static func folded(of language: String) -> Set<String> {
+        if let folded = foldedLists.withLock({ $0[language] }) { return folded }
+        let folded = Set((lists[language] ?? "").split(whereSeparator: \.isWhitespace).flatMap {
+            TextAnalyzer.tokens(in: String($0), for: .query).map(\.text)
+        })
+        foldedLists.withLock { $0[language] = folded }
+        return folded
     }
-
-    private static func folded(of language: String) -> Set<String> { foldedLists[language] ?? [] }
 }

@@ -181,8 +181,13 @@ public enum TextAnalyzer {
     /// The language subtag of a BCP 47 tag (`de` of `de-CH`, `zh` of `zh-Hant`, lowercased) when
     /// Snowball stems it; `nil` otherwise.
     public static func stemmingLanguage(ofTag tag: String) -> String? {
-        let code = String(tag.prefix { $0 != "-" && $0 != "_" }).lowercased()
+        let code = languageCode(ofTag: tag)
         return !code.isEmpty && stems(code) ? code : nil
+    }
+
+    /// The language subtag of a BCP 47 tag, lowercased: `de` of `de-CH`, `zh` of `zh_Hant`.
+    public static func languageCode(ofTag tag: String) -> String {
+        String(tag.prefix { $0 != "-" && $0 != "_" }).lowercased()
     }
 
     /// The stem of `word` (one word) for `language`, folded as the analyzer folds words, when it differs

@@ -180,7 +180,7 @@ enum ImportCommand: Command {
             Output.printJSON(.object([
                 ("account", .string(account.rawValue)), ("index", .string(indexName)),
                 ("imported", .number(Double(imported))), ("rejected", .number(Double(rejected))),
-                ("seconds", .number((total * 1000).rounded() / 1000)),
+                ("seconds", Embedding.Finishing.json(total)),
             ]))
         }
         let summary = "imported \(imported) item\(imported == 1 ? "" : "s") into account '\(account)'"

@@ -116,7 +116,7 @@ enum RecordsCommand: Command {
                 ("unchanged", .number(Double(summary.unchanged))), ("rejected", .number(Double(rejected))),
                 ("indexed", .number(Double(report.indexed))), ("removed", .number(Double(report.removed))),
                 ("quarantined", .number(Double(report.quarantined.count))),
-                ("seconds", .number((total * 1000).rounded() / 1000)),
+                ("seconds", Embedding.Finishing.json(total)),
             ]))
         }
         var text = "wrote \(summary.written) record\(summary.written == 1 ? "" : "s")"

@@ -67,7 +67,7 @@ enum SyncCommand: Command {
         await Embedding.enrich(store, accounts: nil)
         let total = Date().timeIntervalSince(started)
         if json {
-            Output.printJSON(.object([
+            let fields: [(String, JSON)] = [
                 ("filesSeen", .number(Double(totals.seen))), ("filesIndexed", .number(Double(totals.indexed))),
                 ("filesSkipped", .number(Double(totals.skipped))), ("filesRemoved", .number(Double(totals.removed))),
                 ("sourcesFailed", .array(failures.map(JSON.string))),
@@ -75,11 +75,12 @@ enum SyncCommand: Command {
                 ("removed", .number(Double(report.removed))), ("rebuilt", .number(Double(report.rebuilt))),
                 ("quarantined", .number(Double(report.quarantined.count))), ("purged", .number(Double(sweep.purged))),
                 ("deletionsRetried", .number(Double(sweep.deletionsDone))), ("deletionsPending", .number(Double(sweep.deletionsPostponed))),
-                ("seconds", .number((seconds * 1000).rounded() / 1000)),
-                ("rankingListsSeconds", .number((finishing.rankingListsSeconds * 1000).rounded() / 1000)),
-                ("embedded", .number(Double(finishing.embedded))), ("embedSeconds", .number((finishing.embeddingSeconds * 1000).rounded() / 1000)),
-                ("totalSeconds", .number((total * 1000).rounded() / 1000)),
-            ]))
+                ("seconds", Embedding.Finishing.json(seconds)),
+                ("rankingListsSeconds", Embedding.Finishing.json(finishing.rankingListsSeconds)),
+                ("embedded", .number(Double(finishing.embedded))), ("embedSeconds", Embedding.Finishing.json(finishing.embeddingSeconds)),
+                ("totalSeconds", Embedding.Finishing.json(total)),
+            ]
+            Output.printJSON(.object(fields))
         } else {
             Output.line("sources: \(totals.seen) files seen, \(totals.indexed) indexed, \(totals.skipped) skipped, \(totals.removed) removed; "
                 + "records: applied \(report.changesApplied) changes (indexed \(report.indexed), removed \(report.removed), "

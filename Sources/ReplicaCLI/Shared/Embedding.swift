@@ -1,8 +1,9 @@
 import Foundation
 import Replica
 
-/// What `sync`, `import` and `records import` do last: embed what they wrote, so semantic search has it
-/// when they return (unless told `--no-embed`; `replica watch` embeds in the background instead).
+/// What `sync`, `import` and `records import` do last: make words of another analyzer again, build the
+/// ranking lists of big indexes, and embed what they wrote, so semantic search has it when they return
+/// (unless told `--no-embed`; `replica watch` does all of it in the background instead).
 enum Embedding {
     /// What ``bringUpToDate(_:accounts:skip:)`` did, and how long each part took.
     struct Finishing {
@@ -22,6 +23,9 @@ enum Embedding {
 
         /// `4.3 s`.
         static func seconds(_ seconds: TimeInterval) -> String { String(format: "%.1f s", seconds) }
+
+        /// Seconds for a JSON summary, to the millisecond.
+        static func json(_ seconds: TimeInterval) -> JSON { .number((seconds * 1000).rounded() / 1000) }
     }
 
     /// Makes the words of indexes another analyzer made again, builds the ranking lists of big indexes

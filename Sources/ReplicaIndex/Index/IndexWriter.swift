@@ -248,8 +248,10 @@ package final class SQLiteIndexWriter: IndexWriter {
         return kept
     }
 
-    /// Adds the full-text entries of a row just written, and tells the ranking lists of it.
+    /// Adds the full-text entries of a row just written, tells the ranking lists of it, and counts its
+    /// language among those written (``WrittenLanguages``).
     func indexText(_ id: Int64, _ text: TextColumns) throws {
+        writtenLanguages.add(text.language)
         switch try textTable(ofRow: id) {
         case "items_text": break
         case nil: return
@@ -266,7 +268,6 @@ package final class SQLiteIndexWriter: IndexWriter {
         try statement.bind(.integer(id), at: 1)
         try text.bind(to: statement, from: 2, after: previous)
         try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() }
-        writtenLanguages.add(text.language)
         lastBoundText = text
         if try rankingListsAreKept() { try RankingLists.recordChange(id, connection) }
     }

@@ -6,15 +6,16 @@ import ReplicaText
 ///
 /// By default the words are evidence, not a conjunction: an item matching any meaningful word is a
 /// candidate, and ranking (``IndexReader/search(_:pattern:)``) puts items with more of the words, rarer
-/// words, and the words near each other first. Function words ("the", "which", "how") never decide a
-/// match on their own: they are left out unless the text has nothing else. With `requiringAll`, every
+/// words, and the words near each other first. Function words ("the", "which", "how", and those of the
+/// query's languages: ``FunctionWords``) never decide a match on their own: they are left out unless
+/// the text has nothing else. With `requiringAll`, every
 /// word must match, as before.
 ///
 /// A typed word is split where the index's analyzer (``TextAnalyzer``) splits the text: at every
 /// character that is not a letter, a digit or a mark within a word, and between the words ICU's
 /// dictionaries find in Chinese, Japanese or Thai. Each part is folded as the index folds it and, for a
 /// language with stems, searched as typed or by its stem (which the index holds beside every word of
-/// that stem), so that the form typed ranks first (``Term/forms(word:stem:typos:)``); a
+/// that stem), so that the form typed ranks first (``Term/forms(word:stems:typos:)``); a
 /// Chinese, Japanese or Korean part of three or more characters is searched as itself and by its pairs
 /// of characters (by its pairs alone where every word is required).
 /// So a word joined by punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
@@ -72,7 +73,7 @@ package struct FTSPattern: Hashable, Sendable {
             return stems.isEmpty ? .word(word, prefix: false) : .forms(word: word, stems: stems)
         }
 
-        /// The words a typo in the term may have meant (``forms(word:stem:typos:)``).
+        /// The words a typo in the term may have meant (``forms(word:stems:typos:)``).
         package var typos: [String] {
             guard case .forms(_, _, let typos) = self else { return [] }
             return typos

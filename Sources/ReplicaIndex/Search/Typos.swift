@@ -16,7 +16,7 @@ import ReplicaText
 ///
 /// At most ``mostCorrections`` neighbours are added, those in the most items first, each with its stem
 /// (so that `batery` finds "batteries" through "battery"). They match at the word's place
-/// (``FTSPattern/Term/forms(word:stem:typos:)``); a function word meant ("wehre" for "where") makes the
+/// (``FTSPattern/Term/forms(word:stems:typos:)``); a function word meant ("wehre" for "where") makes the
 /// word that function word. The ranking counts an item that has the word only through a correction as
 /// having three quarters of it.
 package enum Typos {
