@@ -1,4 +1,5 @@
 #include <sqlite3.h>
+#include <math.h>
 
 // SQLITE_TRANSIENT is a macro around a cast; Swift cannot import it.
 static inline sqlite3_destructor_type replica_sqlite_transient(void) { return SQLITE_TRANSIENT; }
@@ -80,10 +81,76 @@ static inline void replica_fts5_frequencies(const Fts5ExtensionApi *api, Fts5Con
     sqlite3_result_blob(context, out, (int)sizeof(double) * (phrases + 1), sqlite3_free);
 }
 
-// Registers replica_frequencies on `db` (an FTS5 auxiliary function lives on one connection).
+// What replica_bm25 computes once a query: each phrase's weighted idf and the average row length.
+typedef struct replica_bm25_data {
+    int phrases;
+    double averageLength;
+    double idfs[];
+} replica_bm25_data;
+
+static inline int replica_fts5_count_hit(const Fts5ExtensionApi *api, Fts5Context *fts, void *context) {
+    (void)api; (void)fts;
+    (*(sqlite3_int64 *)context)++;
+    return SQLITE_OK;
+}
+
+// replica_bm25(items_text, c0, c1, c2, c3, c4, p0, p1, …): FTS5's bm25() with the five column weights
+// c0…c4 (as `rank`'s bm25(10.0, 5.0, 5.0, 2.0, 1.0)), each phrase's idf multiplied by its weight p0, p1, …
+// (1 for a phrase without one): a word's form as typed counts less than its stem beside it. With every
+// weight 1 it is bm25() itself: the same numbers combined by the same operations in the same order
+// (fts5_aux.c), which RankingLists and the PostgreSQL reader also follow, so their scores stay equal.
+static inline void replica_fts5_bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *context,
+                                     int argc, sqlite3_value **argv) {
+    const double k1 = 1.2, b = 0.75;
+    const int columns = 5;
+    int rc = SQLITE_OK;
+    replica_bm25_data *data = api->xGetAuxdata(fts, 0);
+    if (data == 0) {
+        int phrases = api->xPhraseCount(fts);
+        data = sqlite3_malloc64(sizeof(replica_bm25_data) + sizeof(double) * (sqlite3_uint64)phrases);
+        if (data == 0) { sqlite3_result_error_nomem(context); return; }
+        data->phrases = phrases;
+        sqlite3_int64 rows = 0, tokens = 0;
+        rc = api->xRowCount(fts, &rows);
+        if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, &tokens);
+        if (rc == SQLITE_OK) data->averageLength = (double)tokens / (double)rows;
+        for (int i = 0; rc == SQLITE_OK && i < phrases; i++) {
+            sqlite3_int64 hits = 0;
+            rc = api->xQueryPhrase(fts, i, &hits, replica_fts5_count_hit);
+            double idf = log(((double)rows - (double)hits + 0.5) / ((double)hits + 0.5));
+            if (idf <= 0.0) idf = 1e-6;
+            data->idfs[i] = idf * (columns + i < argc ? sqlite3_value_double(argv[columns + i]) : 1.0);
+        }
+        if (rc == SQLITE_OK) rc = api->xSetAuxdata(fts, data, sqlite3_free);
+        else sqlite3_free(data);
+        if (rc != SQLITE_OK) { sqlite3_result_error_code(context, rc); return; }
+    }
+    double *frequencies = sqlite3_malloc64(sizeof(double) * (sqlite3_uint64)(data->phrases + 1));
+    if (frequencies == 0) { sqlite3_result_error_nomem(context); return; }
+    for (int i = 0; i < data->phrases; i++) frequencies[i] = 0;
+    int instances = 0, length = 0;
+    rc = api->xInstCount(fts, &instances);
+    for (int i = 0; rc == SQLITE_OK && i < instances; i++) {
+        int phrase = 0, column = 0, offset = 0;
+        rc = api->xInst(fts, i, &phrase, &column, &offset);
+        if (rc == SQLITE_OK) frequencies[phrase] += column < argc && column < columns ? sqlite3_value_double(argv[column]) : 1.0;
+    }
+    if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &length);
+    if (rc != SQLITE_OK) { sqlite3_free(frequencies); sqlite3_result_error_code(context, rc); return; }
+    double score = 0.0;
+    for (int i = 0; i < data->phrases; i++) {
+        score += data->idfs[i] * ((frequencies[i] * (k1 + 1.0)) / (frequencies[i] + k1 * (1 - b + b * (double)length / data->averageLength)));
+    }
+    sqlite3_free(frequencies);
+    sqlite3_result_double(context, -1.0 * score);
+}
+
+// Registers replica_frequencies and replica_bm25 on `db` (an FTS5 auxiliary function lives on one connection).
 static inline int replica_fts5_register_frequencies(sqlite3 *db) {
     fts5_api *api = 0;
     int rc = replica_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;
-    return api->xCreateFunction(api, "replica_frequencies", 0, replica_fts5_frequencies, 0);
+    rc = api->xCreateFunction(api, "replica_frequencies", 0, replica_fts5_frequencies, 0);
+    if (rc != SQLITE_OK) return rc;
+    return api->xCreateFunction(api, "replica_bm25", 0, replica_fts5_bm25, 0);
 }

@@ -5,7 +5,7 @@ import ReplicaPostgres
 import Synchronization
 
 // A ranked search of common words through the index's ranking lists (migration 0009), by the same
-// search as on SQLite (``RankingLists/top(_:tokens:source:)``).
+// search as on SQLite (``RankingLists/top(_:tokens:weights:source:)``).
 extension PostgresIndexReader {
     /// The best `limit` items of a ranked search of single words through the ranking lists, scored as
     /// the full ranking scores them, with the best read whole; `nil` when the lists do not apply (none
@@ -16,34 +16,23 @@ extension PostgresIndexReader {
               terms.terms.allSatisfy({ $0.tokens.count == 1 && !$0.prefix }) else { return nil }
         let tokens = terms.terms.map { $0.tokens[0] }
         let source = try PostgresRankingSource(self, tokens: tokens, queries: terms.queries, anyTerm: terms.tsquery, query: query)
-        guard let top = try RankingLists.top(limit, tokens: tokens, source: source) else { return nil }
+        guard let top = try RankingLists.top(limit, tokens: tokens, weights: terms.weights, source: source) else { return nil }
         // The best read whole, without the places of their words: which words each has, the lists said
-        // (``knownWordsPresent(_:in:)``); whether one is in a heading, its heading columns say (FTS5's
-        // tokenizer made the words from them); and only the ranking's check of closeness, for the few
-        // with every word, asks the server for places.
-        let rows = try itemRows(top.map(\.rowID), extra: Self.textColumns)
+        // (``knownWordsPresent(_:in:)``); which of them are in a heading (weights A and B), the item's
+        // own words say (stemmed for its language, which the query's may not be); and only the ranking's
+        // check of closeness, for the few with every word, asks the server for places.
+        let rows = try itemRows(top.map(\.rowID)) { builder in
+            Self.textColumns + ", (SELECT string_agg(u.lexeme, E'\\x1f') FROM unnest(ts_filter(i.words, '{a,b}')) AS u "
+                + "WHERE u.lexeme = ANY(" + builder.bind(SQLBuilder.textArray(tokens)) + "::text[]))"
+        }
         wordsSeen.record(tokens: tokens, present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
         var headings: [Int64: ItemWords] = [:]
         for (id, row) in rows.rows {
-            headings[id] = Self.headingWords(of: Set(tokens), title: rows.result.string(row, 11) ?? "", keywords: rows.result.string(row, 12) ?? "",
-                                             people: rows.result.string(row, 13) ?? "", language: terms.language)
+            var words = ItemWords()
+            for lexeme in (rows.result.string(row, 16) ?? "").split(separator: "\u{1F}") { words.places[String(lexeme)] = [(1, "A")] }
+            headings[id] = words
         }
         return (top.map { (id: $0.rowID, score: $0.score) }, headings, limit, rows)
-    }
-
-    /// The searched words an item's heading columns hold, each with a place of the column's weight (A for
-    /// the title, B for keywords and people): what ``ItemWords/isInHeading(_:)`` reads, and nothing more.
-    /// Stemmed for the query's language, as its words were.
-    /// The `tsvector` was made from the same columns with the same tokenizer, so it has these words there.
-    static func headingWords(of tokens: Set<String>, title: String, keywords: String, people: String, language: String?) -> ItemWords {
-        var words = ItemWords()
-        for (text, weight) in [(title, Character("A")), (keywords, "B"), (people, "B")] where !text.isEmpty {
-            for token in PostgresIndexText.documentTokens(in: text, language: language) {
-                let lexeme = PostgresIndexText.lexeme(token.text)
-                if tokens.contains(lexeme) { words.places[lexeme, default: []].append((token.position + 1, weight)) }
-            }
-        }
-        return words
     }
 
     package func knownWordsPresent(_ terms: [FTSPattern.Term], in rowIDs: [Int64]) -> [Int64: Int]? {

@@ -38,6 +38,12 @@ struct SQLBuilder {
         return .text(literal + "}")
     }
 
+    /// A float8 array parameter's literal: each number as Swift writes it, the shortest text that reads
+    /// back as the same number, as PostgreSQL reads it too.
+    static func doubleArray(_ values: [Double]) -> PostgresValue {
+        .text("{" + values.map { String($0) }.joined(separator: ",") + "}")
+    }
+
     /// A bigint array parameter's literal.
     static func integerArray(_ values: [Int64]) -> PostgresValue {
         .text("{" + values.map(String.init).joined(separator: ",") + "}")
@@ -128,6 +134,8 @@ package struct PostgresIndexReader: IndexReader {
     struct SearchTerms {
         let terms: [PostgresIndexText.TermTokens]
         let queries: [String]
+        /// What each term's idf is multiplied by (``FTSPattern/phraseWeights``).
+        let weights: [Double]
         let tsquery: String
         let requiresAll: Bool
         /// The language the query's words were stemmed for (``FTSPattern/language``).
@@ -140,6 +148,7 @@ package struct PostgresIndexReader: IndexReader {
             let queries = all.compactMap(\.query)
             guard !queries.isEmpty, !(pattern.requiresAll && queries.count < all.count) else { return nil }
             terms = all.filter { $0.query != nil }
+            weights = zip(all, pattern.phraseWeights).filter { $0.0.query != nil }.map(\.1)
             self.queries = queries
             requiresAll = pattern.requiresAll
             language = pattern.language
@@ -179,7 +188,7 @@ package struct PostgresIndexReader: IndexReader {
         init(_ search: SearchTerms, hits: [Int], rows: Int, words: Int) {
             terms = search.terms
             tsquery = search.tsquery
-            idfs = hits.map { BM25.idf(hits: $0, rows: rows) }
+            idfs = zip(hits, search.weights).map { BM25.idf(hits: $0, rows: rows) * $1 }
             averageLength = max(Double(words) / Double(rows), 1e-9)
         }
 
@@ -233,14 +242,14 @@ package struct PostgresIndexReader: IndexReader {
         func time(_ date: Date?) -> PostgresValue { date.map { .double($0.timeIntervalSince1970) } ?? .null }
         let best = try connection.execute("""
             SELECT id, length, score, hits, items, words FROM replica.ranked_matches($1, $2::tsquery[], $3, $4, $5,
-                $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20::float8[])
             """, [
                 .text(indexName), SQLBuilder.textArray(terms.queries), .bool(terms.requiresAll), .double(now.timeIntervalSince1970),
                 .int(Int64(asked)), .double(BM25.k1), .double(BM25.k1 + 1), .double(1 - BM25.b), .double(BM25.b),
                 values(query.domains.map(\.rawValue)), values(Self.contentTrees(of: query)), values(query.owners.map(\.rawValue)),
                 values(query.excludedOwners.map(\.rawValue)), values(query.authors.map { $0.lowercased() }),
                 values(query.recipients.map { $0.lowercased() }), time(query.created?.start), time(query.created?.end),
-                time(query.modified?.start), time(query.modified?.end),
+                time(query.modified?.start), time(query.modified?.end), SQLBuilder.doubleArray(terms.weights),
             ])
         guard best.rowCount > 0 else { return nil }
         let ranking = Ranking(terms, hits: Self.integers(inArray: best.string(0, 3) ?? "{}"), rows: Int(best.int(0, 4) ?? 0),
@@ -402,8 +411,14 @@ package struct PostgresIndexReader: IndexReader {
 
     /// These items' rows (not expired), with the item columns first and `extra` after them, by id.
     func itemRows(_ ids: [Int64], extra: String) throws -> (result: PostgresResult, rows: [Int64: Int]) {
+        try itemRows(ids) { _ in extra }
+    }
+
+    /// ``itemRows(_:extra:)`` with columns that take parameters, bound through the builder.
+    func itemRows(_ ids: [Int64], extra: (inout SQLBuilder) -> String) throws -> (result: PostgresResult, rows: [Int64: Int]) {
         var builder = SQLBuilder()
-        let sql = items(Self.itemColumns + ", i.id, " + extra, &builder) + " AND i.id = ANY(\(builder.bind(SQLBuilder.integerArray(ids)))::bigint[])"
+        let columns = extra(&builder)
+        let sql = items(Self.itemColumns + ", i.id, " + columns, &builder) + " AND i.id = ANY(\(builder.bind(SQLBuilder.integerArray(ids)))::bigint[])"
         let result = try run(sql, builder.arguments)
         var rows: [Int64: Int] = [:]
         for row in 0..<result.rowCount { if let id = result.int(row, 10) { rows[id] = row } }

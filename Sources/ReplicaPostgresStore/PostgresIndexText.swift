@@ -245,7 +245,7 @@ package enum PostgresIndexText {
     package static func tokens(of term: FTSPattern.Term) -> TermTokens {
         let (text, prefix): (String, Bool) = switch term {
         case .word(let text, let prefix), .phrase(let text, let prefix): (text, prefix)
-        case .forms(let word, _, _): (word, false)
+        case .forms(let word, _, _, _): (word, false)
         }
         return TermTokens(tokens: tokenizer.tokens(in: text, for: .query(prefix: prefix)).map { lexeme($0.text) }, prefix: prefix)
     }

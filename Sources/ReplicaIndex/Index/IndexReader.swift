@@ -95,6 +95,13 @@ package struct SQLiteIndexReader: IndexReader {
             sql += matcher?.readsTextContent == true ? ", items.body " : " "
             sql += "FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
             arguments.append(.text(pattern.matchExpression))
+            // A word's form as typed counts less than its stem: `rank` is then replica_bm25 (CSQLite's
+            // shim.h), bm25() with a weight for each phrase.
+            let weights = pattern.phraseWeights
+            if weights.contains(where: { $0 != 1 }) {
+                sql += "items_text.rank MATCH ? AND "
+                arguments.append(.text("replica_bm25(\(RankingLists.weightArguments), " + weights.map { String($0) }.joined(separator: ", ") + ")"))
+            }
         } else {
             sql += "0.0, NULL, items.id, 0" + (matcher?.readsTextContent == true ? ", items.body " : " ") + "FROM items WHERE "
         }
@@ -155,7 +162,7 @@ package struct SQLiteIndexReader: IndexReader {
         Self.appendFilters(for: query, now: now, to: &filters, arguments: &arguments)
         let source = SQLiteRankingSource(connection: connection, phrases: phrases.map { ($0.token, $0.expression) }, expression: pattern.matchExpression,
                                          now: now.timeIntervalSince1970, filters: filters, filterArguments: arguments)
-        guard let top = try RankingLists.top(candidates, tokens: phrases.map(\.token), source: source) else { return nil }
+        guard let top = try RankingLists.top(candidates, tokens: phrases.map(\.token), weights: pattern.phraseWeights, source: source) else { return nil }
         // The rows in one statement, with the score just computed. A word is in a heading column when
         // one of its tokens is a searched word's, as FTS5 would mark it (its own tokenizer splits them);
         // the snippet is made later, for the items returned only (``snippets(_:)``), from the words the
@@ -171,13 +178,15 @@ package struct SQLiteIndexReader: IndexReader {
         var rows: [Int64: (item: FoundItem, inHeading: Bool)] = [:]
         var unreadable: [ItemIdentifier] = []
         try connection.cached("""
-            SELECT \(Self.itemColumns), items.id, items.keywords, items.people FROM items WHERE items.id IN (SELECT value FROM json_each(?))
+            SELECT \(Self.itemColumns), items.id, items.keywords, items.people, items.language FROM items
+            WHERE items.id IN (SELECT value FROM json_each(?))
             """).each([.text("[" + top.map { String($0.rowID) }.joined(separator: ",") + "]")]) { row in
             do {
                 let (item, origin, indexed) = try Self.decodeItem(row)
                 let headings = [row.optionalText(8), row.optionalText(11), row.optionalText(12)].compactMap { $0 }
-                // Stemmed as the query's words were (an item of another language may have other stems).
-                let inHeading = TextAnalyzer.withDocumentLanguage(pattern.language) {
+                // Stemmed as the item's words were, for its own language: a query stemmed for another
+                // (Indonesian "kanes" beside English "kalos") still finds the stems the index holds.
+                let inHeading = TextAnalyzer.withDocumentLanguage(row.optionalText(13)) {
                     headings.contains { tokenizer.tokens(in: $0).contains { searched.contains($0.text) } }
                 }
                 rows[row.int64(10)] = (FoundItem(item: item, score: 0, snippet: nil, origin: origin, indexedAt: indexed), inHeading)

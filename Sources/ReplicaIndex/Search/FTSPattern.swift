@@ -15,7 +15,7 @@ import ReplicaText
 /// character that is not a letter, a digit or a mark within a word, and between the words ICU's
 /// dictionaries find in Chinese, Japanese or Thai. Each part is folded as the index folds it and, for a
 /// language with stems, searched as typed or by its stem (which the index holds beside every word of
-/// that stem), so that the form typed ranks first (``Term/forms(word:stems:typos:)``); a
+/// that stem), so that the form typed ranks first (``Term/forms(word:stems:typos:withStems:)``); a
 /// Chinese, Japanese or Korean part of three or more characters is searched as itself and by its pairs
 /// of characters (by its pairs alone where every word is required).
 /// So a word joined by punctuation is the words it joins: `title:sourdough` is "title" and "sourdough", `garage/tyres` is
@@ -40,12 +40,14 @@ package struct FTSPattern: Hashable, Sendable {
         /// finds its other forms by the stem, and an item with the word as typed has both, and ranks
         /// above an item with another form only. A query whose language is not known has a stem for each
         /// language of the index's items (``WrittenLanguages``), the commonest first. `typos` are the
-        /// index's words an edit or two away (``IndexReader/correctingTypos(_:)``).
-        case forms(word: String, stems: [String], typos: [String] = [])
+        /// index's words an edit or two away (``IndexReader/correctingTypos(_:)``), and their stems;
+        /// `withStems` are those of them whose stem is among them too (each counts as a word typed beside
+        /// its stem: ``alternativeWeights``).
+        case forms(word: String, stems: [String], typos: [String] = [], withStems: [String] = [])
 
         var text: String {
             switch self {
-            case .word(let text, _), .phrase(let text, _), .forms(let text, _, _): return text
+            case .word(let text, _), .phrase(let text, _), .forms(let text, _, _, _): return text
             }
         }
 
@@ -63,19 +65,30 @@ package struct FTSPattern: Hashable, Sendable {
         /// The terms any of which matches this one, each one FTS5 phrase: a word's forms (the word first,
         /// FTS5's order of the phrases of the expression), or the term itself.
         package var alternatives: [Term] {
-            guard case .forms(let word, let stems, let typos) = self else { return [self] }
+            guard case .forms(let word, let stems, let typos, _) = self else { return [self] }
             return ([word] + stems + typos).map { .word($0, prefix: false) }
+        }
+
+        /// How much each of ``alternatives`` counts in BM25 (each phrase's idf is multiplied by it): a
+        /// word as typed ``typedFormWeight`` beside its stems, and so does a word a typo may have meant
+        /// beside its stem; everything else 1. A stem is what the word means; the form typed, counted in
+        /// full beside it, counted the word twice where it was written as typed (and a rare form
+        /// outweighed the stem's other forms).
+        package var alternativeWeights: [Double] {
+            guard case .forms(_, let stems, let typos, let withStems) = self else { return [1] }
+            return [stems.isEmpty ? 1 : FTSPattern.typedFormWeight] + Array(repeating: 1, count: stems.count)
+                + typos.map { withStems.contains($0) ? FTSPattern.typedFormWeight : 1 }
         }
 
         /// The term as typed, without the words its typos may have meant.
         package var asTyped: Term {
-            guard case .forms(let word, let stems, let typos) = self, !typos.isEmpty else { return self }
+            guard case .forms(let word, let stems, let typos, _) = self, !typos.isEmpty else { return self }
             return stems.isEmpty ? .word(word, prefix: false) : .forms(word: word, stems: stems)
         }
 
-        /// The words a typo in the term may have meant (``forms(word:stems:typos:)``).
+        /// The words a typo in the term may have meant (``forms(word:stems:typos:withStems:)``).
         package var typos: [String] {
-            guard case .forms(_, _, let typos) = self else { return [] }
+            guard case .forms(_, _, let typos, _) = self else { return [] }
             return typos
         }
 
@@ -83,7 +96,7 @@ package struct FTSPattern: Hashable, Sendable {
         /// any of its forms does; for a word with a typo, the word it most likely meant (held by the most
         /// items); else the word typed, or the term itself.
         package var phrase: Term {
-            guard case .forms(let word, let stems, let typos) = self else { return self }
+            guard case .forms(let word, let stems, let typos, _) = self else { return self }
             return .word(typos.first ?? stems.first ?? word, prefix: false)
         }
 
@@ -92,7 +105,7 @@ package struct FTSPattern: Hashable, Sendable {
         func isFunctionWord(in others: FunctionWords) -> Bool {
             let text: String
             switch self {
-            case .word(let word, prefix: false), .forms(let word, _, _): text = word
+            case .word(let word, prefix: false), .forms(let word, _, _, _): text = word
             default: return false
             }
             let letters = String(text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
@@ -100,6 +113,13 @@ package struct FTSPattern: Hashable, Sendable {
             return FTSPattern.functionWords.contains(letters) || others.contains(text)
         }
     }
+
+    /// How much a word as typed counts beside its stem (``Term/alternativeWeights``). Measured on XQuAD-R
+    /// lexical nDCG@10 (docs/benchmarks/languages.md): against 1 (the word counted twice where it was
+    /// written as typed), 0.3 gained 0.010 to 0.016 in Arabic, Greek, Hindi and Turkish and lost 0.005 in
+    /// Spanish; 0.5 and 0.15 were within 0.004 of it, 0.5 a little better in Spanish and worse in Hindi.
+    /// An item with the word as typed still ranks above one with another form of it.
+    package static let typedFormWeight = 0.3
 
     /// Words that say how a question is put, not what it is about.
     static let functionWords: Set<String> = [
@@ -225,6 +245,11 @@ package struct FTSPattern: Hashable, Sendable {
     /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term.
     var matchExpression: String {
         requiresAll ? terms.map(\.expression).joined(separator: " ") : meaningfulTerms.map(\.expression).joined(separator: " OR ")
+    }
+
+    /// The weight of each phrase of ``matchExpression`` in BM25, in its order (``Term/alternativeWeights``).
+    package var phraseWeights: [Double] {
+        (requiresAll ? terms : meaningfulTerms).flatMap(\.alternativeWeights)
     }
 
     /// What the ranking's closeness bonus asks for: the typed words with a ranked term within a few

@@ -202,12 +202,14 @@ package enum RankingLists {
     ///
     /// - Parameters:
     ///   - tokens: the search's words, each as the index stores it (one token a word: no phrase, no prefix).
+    ///   - weights: what each word's idf is multiplied by (``FTSPattern/phraseWeights``), as the full
+    ///     ranking multiplies it.
     ///   - source: the lists and the index of the search, read in one snapshot; it knows the search's
     ///     filters and the time it is searched at.
     /// - Returns: each item with its score and, per word, whether the item has it.
-    package static func top(_ limit: Int, tokens terms: [String], source: some RankingListSource) throws
+    package static func top(_ limit: Int, tokens terms: [String], weights: [Double], source: some RankingListSource) throws
         -> [(rowID: Int64, score: Double, present: [Bool])]? {
-        guard limit > 0, !terms.isEmpty, let (built, threshold) = try source.built(), built.rows > 0 else { return nil }
+        guard limit > 0, !terms.isEmpty, weights.count == terms.count, let (built, threshold) = try source.built(), built.rows > 0 else { return nil }
         // Without a word in many items, the full-text index ranks the few matches quickly on its own.
         let firstTiers = try source.firstTiers(of: terms)
         guard firstTiers.contains(where: { $0 != nil }) else { return nil }
@@ -285,7 +287,7 @@ package enum RankingLists {
                     }
                     live += Int64(changedNumbers.count { $0.numbers[phrase + 1] > 0 }) - before
                 }
-                idfs[phrase] = idf(rows: totals.rows, documents: live)
+                idfs[phrase] = idf(rows: totals.rows, documents: live) * weights[phrase]
                 floors[phrase] = first.floor
                 complete[phrase] = first.floor == 0
                 guard read(first.entries, phrase: phrase, admission: .everyItem, into: &candidates, &active) else { return nil }
@@ -295,7 +297,7 @@ package enum RankingLists {
                 let most = threshold + changes.count
                 var found = try source.postings(ofWord: phrase, limit: most + 1)
                 guard found.count <= most else { return nil }
-                let idf = idf(rows: totals.rows, documents: Int64(found.count))
+                let idf = idf(rows: totals.rows, documents: Int64(found.count)) * weights[phrase]
                 idfs[phrase] = idf
                 complete[phrase] = true
                 found.sort { $0.rowID < $1.rowID }
@@ -494,7 +496,7 @@ package enum RankingLists {
 
 /// What a search through the ranking lists reads, all in one snapshot of one index: the lists and what
 /// they were built from, the items changed since, and the full-text index for what the lists do not
-/// hold. A source is made for one search: it knows the search's words (in the order ``RankingLists/top(_:tokens:source:)``
+/// hold. A source is made for one search: it knows the search's words (in the order ``RankingLists/top(_:tokens:weights:source:)``
 /// is given them), its filters and the time it searches at.
 package protocol RankingListSource {
     /// What the lists were built from and the threshold the build used; `nil` when none are built.

@@ -16,7 +16,7 @@ import ReplicaText
 ///
 /// At most ``mostCorrections`` neighbours are added, those in the most items first, each with its stem
 /// (so that `batery` finds "batteries" through "battery"). They match at the word's place
-/// (``FTSPattern/Term/forms(word:stems:typos:)``); a function word meant ("wehre" for "where") makes the
+/// (``FTSPattern/Term/forms(word:stems:typos:withStems:)``); a function word meant ("wehre" for "where") makes the
 /// word that function word. The ranking counts an item that has the word only through a correction as
 /// having three quarters of it.
 package enum Typos {
@@ -125,7 +125,7 @@ extension IndexReader {
             let (word, stems): (String, [String])
             switch term {
             case .word(let text, prefix: false): (word, stems) = (text, [])
-            case .forms(let text, let stemmed, _): (word, stems) = (text, stemmed)
+            case .forms(let text, let stemmed, _, _): (word, stems) = (text, stemmed)
             default: return nil
             }
             guard !pattern.isFunctionWord(term), Typos.isForgiven(word), let first = word.unicodeScalars.first else { return nil }
@@ -144,15 +144,18 @@ extension IndexReader {
             let meant = FTSPattern.Term.word(likeliest, prefix: false)
             if pattern.isFunctionWord(meant) { return meant }
             typos.removeAll { pattern.isFunctionWord(.word($0, prefix: false)) }
-            // Each correction with its stem in the query's language, so that it finds its other forms.
+            // Each correction with its stem in the query's language, so that it finds its other forms,
+            // and counts beside its stem as a word typed does (``FTSPattern/Term/alternativeWeights``).
             var words: [String] = []
+            var withStems: [String] = []
             for typo in typos {
-                for form in [typo] + (pattern.language.flatMap { TextAnalyzer.stem(typo, language: $0) }.map { [$0] } ?? [])
-                where form != word && !stems.contains(form) && !words.contains(form) {
+                let stem = pattern.language.flatMap { TextAnalyzer.stem(typo, language: $0) }
+                if let stem, !withStems.contains(typo) { withStems.append(typo) }
+                for form in [typo] + (stem.map { [$0] } ?? []) where form != word && !stems.contains(form) && !words.contains(form) {
                     words.append(form)
                 }
             }
-            return .forms(word: word, stems: stems, typos: words)
+            return .forms(word: word, stems: stems, typos: words, withStems: withStems.filter(words.contains))
         }
     }
 }

@@ -15,6 +15,8 @@ import ReplicaTestSupport
     let clock = Fixtures.ManualClock()
 
     /// Made-up words of two or three syllables, used with Zipf's law: a few in most items, most in few.
+    /// Some have a plural too ("kalos"), whose stem is the word ("kalo"): a search for either is of
+    /// the word as typed and its stem, weighed differently (``FTSPattern/typedFormWeight``).
     static let vocabulary: [String] = {
         let syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sho", "bu", "dra"]
         var words: [String] = []
@@ -22,6 +24,7 @@ import ReplicaTestSupport
             for second in syllables where second != first {
                 words.append(first + second)
                 if words.count % 3 == 0 { words.append(first + second + "n") }
+                if words.count % 4 == 1 { words.append(first + second + "s") }
             }
         }
         return words
@@ -78,8 +81,9 @@ import ReplicaTestSupport
         !pattern.requiresAll && pattern.meaningfulTerms.flatMap(\.alternatives).allSatisfy({ if case .word(_, false) = $0 { true } else { false } })
     }
 
-    /// Compares each query's candidates with and without the lists; returns how many used them.
-    func compare(_ index: SearchableIndex, queries: Int, seed: UInt64) async throws -> (usedLists: Int, rankedByWords: Int) {
+    /// Compares each query's candidates with and without the lists; returns how many used them, and how
+    /// many of those had a word as typed beside its stem (weighed less than it).
+    func compare(_ index: SearchableIndex, queries: Int, seed: UInt64) async throws -> (usedLists: Int, rankedByWords: Int, weighted: Int) {
         var random = SplitMix(seed: seed)
         let batch = (0..<queries).map { _ in Self.query(&random) }
         return try await index.read { reader in
@@ -87,7 +91,7 @@ import ReplicaTestSupport
             let reader = reader as! SQLiteIndexReader
             var full = reader
             full.usesRankingLists = false
-            var used = 0, ranked = 0
+            var used = 0, ranked = 0, weighted = 0
             for query in batch {
                 let pattern = try #require(try query.validatedPattern())
                 let limit = Ranking.candidateCount(query, pattern: pattern)
@@ -96,6 +100,7 @@ import ReplicaTestSupport
                 guard let listed = try reader.rankedByLists(query, pattern: pattern, limit: limit) else { continue }
                 let fast = listed.found
                 used += 1
+                if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
                 let scored = try full.matches(query, pattern: pattern, limit: limit)
                 let slow = scored.found
                 let text = query.text ?? ""
@@ -120,16 +125,16 @@ import ReplicaTestSupport
                     }
                 }
             }
-            return (used, ranked)
+            return (used, ranked, weighted)
         }
     }
 
     /// ``compare(_:queries:seed:)`` on PostgreSQL, where the full ranking is the server's
     /// (`replica.ranked_matches`) and snippets are made by replica's own code from the text.
-    static func compare(_ reader: PostgresIndexReader, _ batch: [SearchQuery]) throws -> (usedLists: Int, rankedByWords: Int) {
+    static func compare(_ reader: PostgresIndexReader, _ batch: [SearchQuery]) throws -> (usedLists: Int, rankedByWords: Int, weighted: Int) {
         var full = reader
         full.usesRankingLists = false
-        var used = 0, ranked = 0
+        var used = 0, ranked = 0, weighted = 0
         func snippet(_ found: FoundItem) -> String? {
             if case .made(let make)? = found.pendingSnippet { return make() }
             return found.snippet
@@ -140,6 +145,7 @@ import ReplicaTestSupport
             if isRankedByWords(pattern) { ranked += 1 }
             guard let listed = try reader.matchesThroughRankingLists(query, pattern: pattern, limit: limit) else { continue }
             used += 1
+            if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
             let scored = try full.matches(query, pattern: pattern, limit: limit)
             let text = query.text ?? ""
             try expectTheSameTop(listed.found, scored.found, text)
@@ -151,7 +157,7 @@ import ReplicaTestSupport
                              "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
             }
         }
-        return (used, ranked)
+        return (used, ranked, weighted)
     }
 
     /// Expects the candidates through the lists (`fast`) to be those of scoring every match (`slow`):
@@ -200,8 +206,9 @@ import ReplicaTestSupport
         var random = seeded
 
         // Built: nearly every ranked search of single words goes through the lists, and all agree.
-        var (used, ranked) = try await compare(index, queries: 700, seed: 1)
+        var (used, ranked, weighted) = try await compare(index, queries: 700, seed: 1)
         #expect(used >= ranked * 9 / 10, "only \(used) of \(ranked) searches used the lists")
+        #expect(weighted >= 20, "only \(weighted) searches with a word as typed beside its stem used the lists")
 
         // Every kind of write after the build: in place, merged, deleted by id and by domain, new
         // items, and time passing some items' expiration.
@@ -213,18 +220,18 @@ import ReplicaTestSupport
         try await index.deleteItems(withDomainIdentifiers: ["small"])
         try await index.indexItems((1_500..<1_540).map { item($0, &random) })
         clock.advance(by: 600)
-        (used, ranked) = try await compare(index, queries: 700, seed: 2)
+        (used, ranked, _) = try await compare(index, queries: 700, seed: 2)
         #expect(used >= ranked * 9 / 10, "only \(used) of \(ranked) searches used the lists after writes")
 
         // Purged expired items, then a rebuild.
         try await index.purgeExpiredItems()
         try await buildLists(index)
-        (used, ranked) = try await compare(index, queries: 500, seed: 3)
+        (used, ranked, _) = try await compare(index, queries: 500, seed: 3)
         #expect(used >= ranked * 9 / 10)
 
         // More changes than the lists follow: every search scores every match, and still agrees.
         try await index.indexItems((2_000..<2_000 + RankingLists.maximumChanges + 10).map { item($0, &random) })
-        (used, _) = try await compare(index, queries: 100, seed: 4)
+        (used, _, _) = try await compare(index, queries: 100, seed: 4)
         #expect(used == 0)
         #expect(try await index.rankingListsAreStale())
         try await index.rebuildRankingLists()
@@ -241,7 +248,7 @@ import ReplicaTestSupport
             try connection.execute("INSERT INTO items(identifier, expires, attributes, indexed, title) VALUES ('x', 32503680000, '{}', 0, 'kalo kalo')")
             try connection.execute("INSERT INTO items_text(rowid, title) SELECT id, title FROM items WHERE identifier = 'x'")
         }
-        let (used, _) = try await compare(index, queries: 200, seed: 5)
+        let (used, _, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used == 0)
     }
 
@@ -256,7 +263,7 @@ import ReplicaTestSupport
                 UPDATE replica.index_statistics SET items = items + 1, words = words + 2 WHERE account = $1 AND index_name = $2
                 """)
         }
-        var (used, _) = try await compare(index, queries: 200, seed: 5)
+        var (used, _, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used == 0)
         #expect(try await index.rankingListsAreStale(minimumItems: 100), "a watcher would rebuild them")
         try await index.write(purgingExpired: false) { writer in
@@ -264,7 +271,7 @@ import ReplicaTestSupport
                 UPDATE replica.index_statistics SET items = items - 1, words = words - 2 WHERE account = $1 AND index_name = $2
                 """)
         }
-        (used, _) = try await compare(index, queries: 200, seed: 5)
+        (used, _, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used > 100)
         #expect(try await !index.rankingListsAreStale(minimumItems: 100))
     }
@@ -287,7 +294,7 @@ import ReplicaTestSupport
             return try (reader as! SQLiteIndexReader).connection.scalarInt("SELECT (SELECT count(*) FROM ranking_changes) + (SELECT count(*) FROM ranking_lists)")
         }
         #expect(recorded == 0)
-        let (used, _) = try await compare(index, queries: 100, seed: 6)
+        let (used, _, _) = try await compare(index, queries: 100, seed: 6)
         #expect(used == 0)
         try await index.rebuildRankingLists()
         #expect(try await !index.rankingListsAreStale(minimumItems: 100))

@@ -87,6 +87,16 @@ struct TyposTests {
             #expect(try await Self.found(fixture.store, typo) == [expected], "\(typo) on \(backend)")
             #expect(try await Self.found(fixture.store, typo, exact: true) == [], "\(typo) exactly on \(backend)")
         }
+        // A correction counts beside its stem as a word typed does: a fraction of it (FTSPattern.typedFormWeight).
+        let corrected = try await index.read { reader in
+            var query = SearchQuery("conection")
+            query.languages = ["en"]
+            let pattern = try #require(try reader.pattern(of: query))
+            let term = try #require(try reader.correctingTypos(pattern).meaningfulTerms.first)
+            return Dictionary(uniqueKeysWithValues: zip(term.alternatives.map(\.text), term.alternativeWeights))
+        }
+        let typed = FTSPattern.typedFormWeight
+        #expect(corrected == ["conection": typed, "conect": 1, "connection": typed, "connect": 1], "on \(backend)")
         // The first letter is kept; a word of four letters is corrected only to one of five (a letter
         // dropped), and a word two edits off below 9 letters not at all.
         #expect(try await Self.found(fixture.store, "kaunch") == [])

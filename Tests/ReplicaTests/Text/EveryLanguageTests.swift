@@ -156,6 +156,30 @@ struct EveryLanguageTests {
         #expect(Set(try await fixture.store.search(all).map(\.item.uniqueIdentifier.rawValue)) == ["plural", "singular", "verb"])
     }
 
+    /// The form typed counts ``FTSPattern/typedFormWeight`` of what its stem counts in BM25, not as
+    /// much again: of two items of one length, one with the form typed and one with another form, the
+    /// first scores more by exactly that weight times the form's idf, on both backends.
+    @Test(arguments: TestBackend.available)
+    func theFormTypedCountsLessThanItsStem(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        try await index.indexItems([Self.item("plural", "The connections were checked."), Self.item("singular", "The connection was checked.")]
+            + (0..<8).map { Self.item("other-\($0)", "Pumps number \($0) were serviced on Monday.") })
+        var typed = SearchQuery("connections")
+        typed.languages = ["en"]
+        let query = typed
+        let scores = try await index.read { reader in
+            let pattern = try #require(try reader.pattern(of: query))
+            let found = try reader.matches(query, pattern: pattern, limit: 10).found
+            return Dictionary(uniqueKeysWithValues: found.map { ($0.item.item.uniqueIdentifier.rawValue, $0.item.score) })
+        }
+        let (plural, singular) = (try #require(scores["plural"]), try #require(scores["singular"]))
+        // FTS5's idf of a word 1 and 2 of 10 items have: "connections", and its stem "connect".
+        let idf = { (hits: Double) in log((10 - hits + 0.5) / (hits + 0.5)) }
+        let expected = FTSPattern.typedFormWeight * idf(1) / idf(2)
+        #expect(abs((plural - singular) / singular - expected) < 1e-9, "on \(backend): \(plural) against \(singular)")
+    }
+
     /// An item's words are removed as they were made, stemmed for its language: after its text changes,
     /// its old stems find nothing.
     @Test(arguments: TestBackend.available)
