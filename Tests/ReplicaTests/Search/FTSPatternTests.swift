@@ -64,6 +64,20 @@ import ReplicaText
         #expect(try FTSPattern(text: "v1.2.3", language: nil).terms == [.phrase("v1 2 3", prefix: false)])
     }
 
+    /// A long Chinese, Japanese or Korean word is searched as itself and by its pairs of characters; the
+    /// pairs weigh ``FTSPattern/pairWeight`` in BM25, unless one was typed as a word of its own too, and
+    /// 1 where every word is required (the pairs alone stand for the word).
+    @Test func thePairsOfALongWordWeighLessThanTheWord() throws {
+        let pattern = try FTSPattern(text: "新幹線の切符", language: nil)
+        let weights = Dictionary(zip(pattern.meaningfulTerms.map(\.text), pattern.phraseWeights), uniquingKeysWith: { $1 })
+        #expect(pattern.meaningfulTerms.count == pattern.phraseWeights.count)
+        #expect(weights == ["新幹線": 1, "新幹": FTSPattern.pairWeight, "幹線": FTSPattern.pairWeight, "切符": 1], "\(pattern.meaningfulTerms)")
+        let typedToo = try FTSPattern(text: "新幹線 幹線", language: nil)
+        #expect(Dictionary(zip(typedToo.meaningfulTerms.map(\.text), typedToo.phraseWeights), uniquingKeysWith: { $1 })
+                == ["新幹線": 1, "新幹": FTSPattern.pairWeight, "幹線": 1])
+        #expect(try FTSPattern(text: "新幹線の切符", requiringAll: true, language: nil).phraseWeights.allSatisfy { $0 == 1 })
+    }
+
     @Test func wordsJoinedByPunctuationAreTheirWords() throws {
         let joined = try FTSPattern(text: "title:sourdough garage/tyr* sourdough\u{2019}s state-of-the-art", language: nil)
         #expect(joined.terms == [.word("title", prefix: false), .word("sourdough", prefix: false), .word("garage", prefix: false),
