@@ -81,11 +81,12 @@ static inline void replica_fts5_frequencies(const Fts5ExtensionApi *api, Fts5Con
     sqlite3_result_blob(context, out, (int)sizeof(double) * (phrases + 1), sqlite3_free);
 }
 
-// What replica_bm25 computes once a query: each phrase's weighted idf and the average row length.
+// What replica_bm25 keeps for a query: each phrase's weighted idf and the average row length, computed
+// once, and room for a row's frequencies (`phrases` doubles after the idfs), so that no row allocates.
 typedef struct replica_bm25_data {
     int phrases;
     double averageLength;
-    double idfs[];
+    double values[];
 } replica_bm25_data;
 
 static inline int replica_fts5_count_hit(const Fts5ExtensionApi *api, Fts5Context *fts, void *context) {
@@ -107,7 +108,7 @@ static inline void replica_fts5_bm25(const Fts5ExtensionApi *api, Fts5Context *f
     replica_bm25_data *data = api->xGetAuxdata(fts, 0);
     if (data == 0) {
         int phrases = api->xPhraseCount(fts);
-        data = sqlite3_malloc64(sizeof(replica_bm25_data) + sizeof(double) * (sqlite3_uint64)phrases);
+        data = sqlite3_malloc64(sizeof(replica_bm25_data) + 2 * sizeof(double) * (sqlite3_uint64)phrases);
         if (data == 0) { sqlite3_result_error_nomem(context); return; }
         data->phrases = phrases;
         sqlite3_int64 rows = 0, tokens = 0;
@@ -119,14 +120,14 @@ static inline void replica_fts5_bm25(const Fts5ExtensionApi *api, Fts5Context *f
             rc = api->xQueryPhrase(fts, i, &hits, replica_fts5_count_hit);
             double idf = log(((double)rows - (double)hits + 0.5) / ((double)hits + 0.5));
             if (idf <= 0.0) idf = 1e-6;
-            data->idfs[i] = idf * (columns + i < argc ? sqlite3_value_double(argv[columns + i]) : 1.0);
+            data->values[i] = idf * (columns + i < argc ? sqlite3_value_double(argv[columns + i]) : 1.0);
         }
         if (rc == SQLITE_OK) rc = api->xSetAuxdata(fts, data, sqlite3_free);
         else sqlite3_free(data);
         if (rc != SQLITE_OK) { sqlite3_result_error_code(context, rc); return; }
     }
-    double *frequencies = sqlite3_malloc64(sizeof(double) * (sqlite3_uint64)(data->phrases + 1));
-    if (frequencies == 0) { sqlite3_result_error_nomem(context); return; }
+    const double *idfs = data->values;
+    double *frequencies = data->values + data->phrases;
     for (int i = 0; i < data->phrases; i++) frequencies[i] = 0;
     int instances = 0, length = 0;
     rc = api->xInstCount(fts, &instances);
@@ -136,17 +137,16 @@ static inline void replica_fts5_bm25(const Fts5ExtensionApi *api, Fts5Context *f
         if (rc == SQLITE_OK) frequencies[phrase] += column < argc && column < columns ? sqlite3_value_double(argv[column]) : 1.0;
     }
     if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &length);
-    if (rc != SQLITE_OK) { sqlite3_free(frequencies); sqlite3_result_error_code(context, rc); return; }
+    if (rc != SQLITE_OK) { sqlite3_result_error_code(context, rc); return; }
     double score = 0.0;
     for (int i = 0; i < data->phrases; i++) {
-        score += data->idfs[i] * ((frequencies[i] * (k1 + 1.0)) / (frequencies[i] + k1 * (1 - b + b * (double)length / data->averageLength)));
+        score += idfs[i] * ((frequencies[i] * (k1 + 1.0)) / (frequencies[i] + k1 * (1 - b + b * (double)length / data->averageLength)));
     }
-    sqlite3_free(frequencies);
     sqlite3_result_double(context, -1.0 * score);
 }
 
 // Registers replica_frequencies and replica_bm25 on `db` (an FTS5 auxiliary function lives on one connection).
-static inline int replica_fts5_register_frequencies(sqlite3 *db) {
+static inline int replica_fts5_register_functions(sqlite3 *db) {
     fts5_api *api = 0;
     int rc = replica_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;

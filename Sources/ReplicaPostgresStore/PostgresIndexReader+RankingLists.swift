@@ -26,6 +26,8 @@ extension PostgresIndexReader {
                 + "WHERE u.lexeme = ANY(" + builder.bind(SQLBuilder.textArray(tokens)) + "::text[]))"
         }
         wordsSeen.record(tokens: tokens, present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
+        // Each searched lexeme in a heading gets one place of weight A: all ``ItemWords/isInHeading(_:)``,
+        // the only reader of these words, asks.
         var headings: [Int64: ItemWords] = [:]
         for (id, row) in rows.rows {
             var words = ItemWords()

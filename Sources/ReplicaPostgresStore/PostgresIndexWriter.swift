@@ -166,8 +166,6 @@ package final class PostgresIndexWriter: IndexWriter {
         """
     }
 
-    /// Counts lexemes in the vocabulary's changes: as ``vocabularyOf(_:)`` returns them (U+001F between
-    /// them), each an item gained (`by` 1) or lost (-1).
     /// Counts the words and the language of a row whose text was just written, once per row written, as
     /// the SQLite writer counts them where it indexes a row's text.
     func countWritten(_ words: PostgresIndexText.Words, language: String?) {
@@ -175,6 +173,8 @@ package final class PostgresIndexWriter: IndexWriter {
         writtenLanguages.add(language)
     }
 
+    /// Counts lexemes in the vocabulary's changes: as ``vocabularyOf(_:)`` returns them (U+001F between
+    /// them), each an item gained (`by` 1) or lost (-1).
     func countVocabulary(_ lexemes: some Sequence<some StringProtocol>, by change: Int64) {
         for lexeme in lexemes where TextAnalyzer.Vocabulary.holds(String(lexeme)) {
             vocabularyChanges[String(lexeme), default: 0] += change

@@ -98,9 +98,9 @@ public final class Connection: @unchecked Sendable {
             }
             try execute("PRAGMA synchronous = NORMAL")
         }
-        // The FTS5 auxiliary function replica's ranked search reads each row's numbers with (see
-        // `replica_fts5_frequencies` in CSQLite's shim.h); it lives on the connection.
-        let registered = replica_fts5_register_frequencies(handle)
+        // The FTS5 auxiliary functions of replica's ranked search (CSQLite's shim.h): each row's numbers
+        // (`replica_frequencies`) and BM25 with a weight for each phrase (`replica_bm25`); they live on the connection.
+        let registered = replica_fts5_register_functions(handle)
         guard registered == SQLITE_OK else { throw error(code: registered, sql: nil) }
         // The text analyzer (ReplicaText's, on ICU) as FTS5's tokenizer `replica`, on the connection too.
         var api: UnsafeMutablePointer<fts5_api>?

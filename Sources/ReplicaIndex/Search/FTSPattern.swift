@@ -210,6 +210,8 @@ package struct FTSPattern: Hashable, Sendable {
         self.functionWords = functionWords
         meaningfulTerms = Self.meaningfulTerms(of: groups.flatMap(\.terms), functionWords: functionWords)
         hasMeaningfulWord = meaningfulTerms.contains { !$0.isFunctionWord(in: functionWords) }
+        phraseWeights = Self.phraseWeights(groups: groups, terms: requiringAll ? groups.flatMap(\.terms) : meaningfulTerms,
+                                           requiringAll: requiringAll)
     }
 
     /// Whether `term` is one of the query's function words (``functionWords``, English's among them).
@@ -253,9 +255,12 @@ package struct FTSPattern: Hashable, Sendable {
     /// The weight of each phrase of ``matchExpression`` in BM25, in its order: a pair of characters of a
     /// longer Chinese, Japanese or Korean word ``pairWeight`` (unless it was typed as a word of its own
     /// too), a word's forms their ``Term/alternativeWeights``. Where every word is required, each phrase
-    /// weighs 1 (a long word is searched by its pairs alone).
-    package var phraseWeights: [Double] {
-        if requiresAll { return terms.flatMap(\.alternativeWeights) }
+    /// weighs 1 (a long word is searched by its pairs alone). Found once, with the pattern: each backend's
+    /// search reads it more than once.
+    package let phraseWeights: [Double]
+
+    private static func phraseWeights(groups: [Group], terms: [Term], requiringAll: Bool) -> [Double] {
+        if requiringAll { return terms.flatMap(\.alternativeWeights) }
         var pairs = Set<Term>(), words = Set<Term>()
         for group in groups {
             var others = group.terms
@@ -265,7 +270,7 @@ package struct FTSPattern: Hashable, Sendable {
             }
             words.formUnion(others)
         }
-        return meaningfulTerms.flatMap { pairs.contains($0) && !words.contains($0) ? [Self.pairWeight] : $0.alternativeWeights }
+        return terms.flatMap { pairs.contains($0) && !words.contains($0) ? [Self.pairWeight] : $0.alternativeWeights }
     }
 
     /// How much a pair of characters of a longer Chinese, Japanese or Korean word counts beside the word

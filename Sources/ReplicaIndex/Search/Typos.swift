@@ -150,12 +150,12 @@ extension IndexReader {
             var withStems: [String] = []
             for typo in typos {
                 let stem = pattern.language.flatMap { TextAnalyzer.stem(typo, language: $0) }
-                if let stem, !withStems.contains(typo) { withStems.append(typo) }
                 for form in [typo] + (stem.map { [$0] } ?? []) where form != word && !stems.contains(form) && !words.contains(form) {
                     words.append(form)
                 }
+                if stem != nil && words.contains(typo) { withStems.append(typo) }
             }
-            return .forms(word: word, stems: stems, typos: words, withStems: withStems.filter(words.contains))
+            return .forms(word: word, stems: stems, typos: words, withStems: withStems)
         }
     }
 }
