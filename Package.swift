@@ -66,10 +66,12 @@ let package = Package(
 
         // The text analyzer on ICU (libicu-dev), in C: ICU's C API names its functions by its version,
         // which Swift cannot call through the header's macros. Every script's words, folded, stemmed by
-        // Snowball (libstemmer-dev); a text's language by CLD2 (libcld2-dev, C++ behind a C function);
-        // also FTS5's tokenizer `replica` (SQLite's header and allocator).
+        // Snowball (libstemmer-dev); a text's language by CLD2 (libcld2-dev, C++ behind a C function),
+        // with its full tables (libcld2_full, linked first so that its tables are the ones CLD2's code
+        // reads: the small ones take most Spanish sentences for Galician); also FTS5's tokenizer
+        // `replica` (SQLite's header and allocator).
         .target(name: "CAnalyzer", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icui18n"), .linkedLibrary("stemmer"),
-                                                    .linkedLibrary("cld2"), .linkedLibrary("sqlite3")]),
+                                                    .linkedLibrary("cld2_full"), .linkedLibrary("cld2"), .linkedLibrary("sqlite3")]),
         .target(name: "ReplicaText", dependencies: ["CAnalyzer"]),
 
         // The index: the one owner of every statement on an index file (items, full text, checkpoints,

@@ -122,6 +122,12 @@ static int is_paired_script(UChar32 c) {
                                  || script == USCRIPT_HANGUL);
 }
 
+// Whether the words of `language` keep their tone marks beside their folded form: Vietnamese, whose
+// tones tell words apart ("ma", "má", "mà", "mả", "mã" and "mạ" are six words).
+static int keeps_tone_marks(const char *language) {
+    return language && (strcmp(language, "vi") == 0 || strcmp(language, "vietnamese") == 0);
+}
+
 // Scripts whose accents are folded (é as e, ά as α), as SQLite's remove_diacritics folds Latin's.
 static int folds_accents(UChar32 c) {
     UErrorCode status = U_ZERO_ERROR;
@@ -137,6 +143,9 @@ typedef struct {
     Units folded, decomposed, stripped, composed, stem, stem_composed;
     Bytes token, stem_bytes;
     struct sb_stemmer *stemmer;
+    // Vietnamese: a word's tone marks tell it from others, so the word as written (spelled as VNI types
+    // it: emit_marked) stands beside the word with its accents folded, as a stem does.
+    int keeps_tone_marks;
     void *context;
     replica_token_sink sink;
     // Whether each token counts in the thread's vocabulary changes (REPLICA_ANALYZE_COUNT_WORDS).
@@ -273,6 +282,41 @@ static int stem_word(Analysis *analysis, const UChar *word, int32_t length) {
     return 1;
 }
 
+// The digit VNI typing gives a Vietnamese mark: the five tones, then circumflex, horn and breve; 9 for
+// another mark.
+static UChar vni_digit(UChar32 mark) {
+    switch (mark) {
+    case 0x0301: return '1';   // sắc
+    case 0x0300: return '2';   // huyền
+    case 0x0309: return '3';   // hỏi
+    case 0x0303: return '4';   // ngã
+    case 0x0323: return '5';   // nặng
+    case 0x0302: return '6';   // circumflex: â ê ô
+    case 0x031B: return '7';   // horn: ơ ư
+    case 0x0306: return '8';   // breve: ă
+    default: return '9';
+    }
+}
+
+// Beside a Vietnamese word whose accents were folded (`word`, the folded form of analysis->folded,
+// whose decomposition fold_accents left in analysis->decomposed), the word as written: its folded
+// letters, then a digit for each of its marks in order, as VNI typing spells it ("việt" is "viet56").
+// Spelled in ASCII digits, the form survives folding (FTS5 folds a query's phrases again) and is told
+// from every word of another language.
+static int emit_marked(Analysis *analysis, Units *word, int start, int end) {
+    Units *decomposed = &analysis->decomposed, *marked = &analysis->stem;
+    if (!reserve_units(marked, word->length + decomposed->length)) return -1;
+    memcpy(marked->units, word->units, (size_t)word->length * sizeof(UChar));
+    marked->length = word->length;
+    for (int32_t i = 0; i < decomposed->length;) {
+        UChar32 c;
+        U16_NEXT(decomposed->units, i, decomposed->length, c);
+        if (u_charType(c) == U_NON_SPACING_MARK) marked->units[marked->length++] = vni_digit(c);
+    }
+    if (marked->length == word->length) return 0;
+    return emit(analysis, REPLICA_TOKEN_COLOCATED, marked->units, marked->length, start, end);
+}
+
 // One word (a run of word characters), from `units`, at bytes [start, end) of the text.
 static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, int start, int end, int options) {
     // ASCII, most words of most texts: NFKC with case folded is lowercase, and no accent is there to fold.
@@ -307,6 +351,10 @@ static int analyze_word(Analysis *analysis, const UChar *units, int32_t length, 
     if (word->length == 0) return 0;
     int result = emit(analysis, 0, word->units, word->length, start, end);
     if (result) return result;
+    if (analysis->keeps_tone_marks && word != &analysis->folded) {
+        result = emit_marked(analysis, word, start, end);
+        if (result) return result;
+    }
 
     if (stemmed) {
         Units *stem = fold_accents(analysis, &analysis->stem, &analysis->stem_composed, &failed);
@@ -417,6 +465,7 @@ int replica_analyze_in(const char *text, size_t length, int options, const char 
     analysis.context = context;
     analysis.sink = sink;
     analysis.stemmer = stemmer_for(language);
+    analysis.keeps_tone_marks = keeps_tone_marks(language);
     analysis.counting = (options & REPLICA_ANALYZE_COUNT_WORDS) && replica_vocabulary_counting();
     UBreakIterator *words = word_iterator(&status);
     if (U_FAILURE(status) || !words) return -1;
@@ -511,7 +560,7 @@ void replica_analyzer_set_document_language(const char *language) {
 
 const char *replica_analyzer_document_language(void) { return document_language[0] ? document_language : NULL; }
 
-int replica_analyzer_stems(const char *language) { return stemmer_for(language) != NULL; }
+int replica_analyzer_stems(const char *language) { return stemmer_for(language) != NULL || keeps_tone_marks(language); }
 
 const char *replica_analyzer_icu_version(void) {
     static char version[64];

@@ -70,6 +70,11 @@ extension PostgresIndexWriter {
             if let only = rows.first { try insert(only.row, words: only.words) }
             return
         }
+        var rows = rows
+        // Words made for a language CLD2 could not tell are made again for the one it is settled to.
+        for index in rows.indices {
+            if try settleLanguage(of: &rows[index].row.text) { rows[index].words = Self.words(of: rows[index].row.text) }
+        }
         // In order, as one by one: a tree an item brings replaces the one recorded before it.
         for ready in rows {
             if let type = ready.row.contentType { try recordContentType(ContentType(rawValue: type), tree: ready.row.explicitTree) }

@@ -44,7 +44,7 @@ extension PostgresIndexWriter {
         var words = PostgresBinaryArray(of: .tsvector)
         var lengths = PostgresBinaryArray(of: .int4)
         var last = frontier
-        try WordsRemake.StoredText.withLanguagesFound(rows, prepare: { (id: $0.id, words: Self.words(of: $0.text)) }) { row in
+        try WordsRemake.StoredText.withLanguagesFound(rows, unknown: try languageWhenUnknown(), prepare: { (id: $0.id, words: Self.words(of: $0.text)) }) { row in
             last = row.id
             ids.append(row.id)
             words.append(binary: row.words.binary)
@@ -118,12 +118,14 @@ extension PostgresIndexWriter {
 
     /// The text columns of a stored row (title at `first`, then keywords, people, description and body)
     /// with the language their words were stemmed for, found again from them and the row's attributes
-    /// as when the row was written: the store keeps no column of it.
-    static func storedText(_ result: PostgresResult, _ row: Int, from first: Int, attributes: Int) -> TextColumns {
+    /// as when the row was written (the store keeps no column of it); when CLD2 cannot tell, the one a
+    /// row written now would get (``IndexWriter/languageWhenUnknown()``).
+    func storedText(_ result: PostgresResult, _ row: Int, from first: Int, attributes: Int) throws -> TextColumns {
         var text = TextColumns(title: result.string(row, first) ?? "", keywords: result.string(row, first + 1) ?? "",
                                people: result.string(row, first + 2) ?? "", description: result.string(row, first + 3) ?? "",
                                body: result.string(row, first + 4) ?? "", language: nil)
         text.findLanguage(given: TextColumns.languages(inAttributes: result.string(row, attributes) ?? "{}"))
+        if !text.languageIsKnown { (text.language, text.languageIsKnown) = (try languageWhenUnknown(), true) }
         return text
     }
 }

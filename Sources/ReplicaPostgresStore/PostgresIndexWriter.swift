@@ -250,8 +250,12 @@ package final class PostgresIndexWriter: IndexWriter {
     func insert(_ row: PreparedRow, words: PostgresIndexText.Words? = nil, typeRecorded: Bool = false,
                 taken: Bool = false) throws -> UpsertOutcome {
         CrashPoints.reach("index.item")
+        var row = row
+        // Words made for the language CLD2 could not tell are made again for the one it is settled to.
+        let madeFor = row.text.language
+        try settleLanguage(of: &row.text)
         if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        let words = words ?? Self.words(of: row.text)
+        let words = row.text.language == madeFor ? words ?? Self.words(of: row.text) : Self.words(of: row.text)
         var stored: StoredRow?
         if taken { stored = try storedRow(ItemIdentifier(row.identifier)) }
         if stored == nil {
@@ -345,7 +349,7 @@ package final class PostgresIndexWriter: IndexWriter {
             FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
             """, [.text(identifier.rawValue)])
         guard result.rowCount == 1, let id = result.int(0, 0) else { return nil }
-        let text = Self.storedText(result, 0, from: 10, attributes: 8)
+        let text = try storedText(result, 0, from: 10, attributes: 8)
         return StoredRow(id: id, domain: result.string(0, 1), contentType: result.string(0, 2), created: result.double(0, 3),
                          modified: result.double(0, 4), expires: result.double(0, 5) ?? 0, authors: result.string(0, 6),
                          recipients: result.string(0, 7), attributes: result.string(0, 8) ?? "",
@@ -372,7 +376,8 @@ package final class PostgresIndexWriter: IndexWriter {
             domainIdentifier: item.domainIdentifier ?? result.string(0, 1).map(DomainIdentifier.init(rawValue:)),
             attributeSet: stored.merging(item.attributeSet),
             expirationDate: item.expirationDate ?? Date(timeIntervalSince1970: expires))
-        let row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
+        var row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
+        try settleLanguage(of: &row.text)
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         try replace(id, with: row)
         return .merged

@@ -51,7 +51,7 @@ public enum TextAnalyzer {
 
     /// What an index records of the analyzer that made its words: an index whose words another analyzer
     /// made (another version of this one, another ICU) has them made again.
-    public static let version = "replica-analyzer 2; \(icuVersion); snowball 2"
+    public static let version = "replica-analyzer 3; \(icuVersion); snowball 2"
 
     /// The words of `text`, in order; with `language` (Snowball's name of it or its ISO 639 code: `en`,
     /// `de`, `french`), each word of an alphabetic script is followed by its stem at its position
@@ -168,18 +168,20 @@ public enum TextAnalyzer {
         }
     }
 
-    /// The language an item's text is stemmed for: the first of the languages its app gave (BCP 47 tags,
-    /// `de-CH`: the language subtag, lowercased) that Snowball stems, else the language CLD2 is sure
-    /// the text is in, else English when CLD2 cannot tell (a text too short); `nil` for a language
-    /// Snowball has no stemmer for (Chinese, Japanese, Korean, Vietnamese…), whose words are not stemmed.
-    public static func itemLanguage(given languages: [String], text: String) -> String? {
-        if let given = languages.lazy.compactMap(stemmingLanguage(ofTag:)).first { return given }
-        guard let detected = language(of: text), detected.isReliable else { return "en" }
-        return stemmingLanguage(ofTag: detected.code)
+    /// The language an item's text is stemmed for, and whether it is known: the first of the languages
+    /// its app gave (BCP 47 tags, `de-CH`: the language subtag, lowercased) that Snowball stems, else the
+    /// language CLD2 is sure the text is in; `nil` for a language Snowball has no stemmer for (Chinese,
+    /// Japanese, Korean, Thai…), whose words are not stemmed. When CLD2 cannot tell (a text too
+    /// short), English, not known: the index's writer then stems it for the language most of the index's
+    /// items are in.
+    public static func itemLanguage(given languages: [String], text: String) -> (code: String?, isKnown: Bool) {
+        if let given = languages.lazy.compactMap(stemmingLanguage(ofTag:)).first { return (given, true) }
+        guard let detected = language(of: text), detected.isReliable else { return ("en", false) }
+        return (stemmingLanguage(ofTag: detected.code), true)
     }
 
-    /// The language subtag of a BCP 47 tag (`de` of `de-CH`, `zh` of `zh-Hant`, lowercased) when
-    /// Snowball stems it; `nil` otherwise.
+    /// The language subtag of a BCP 47 tag (`de` of `de-CH`, `zh` of `zh-Hant`, lowercased) when the
+    /// analyzer has forms of its words (``stems(_:)``); `nil` otherwise.
     public static func stemmingLanguage(ofTag tag: String) -> String? {
         let code = languageCode(ofTag: tag)
         return !code.isEmpty && stems(code) ? code : nil
@@ -191,14 +193,25 @@ public enum TextAnalyzer {
     }
 
     /// The stem of `word` (one word) for `language`, folded as the analyzer folds words, when it differs
-    /// from the folded word: what a query searches for the word.
+    /// from the folded word: what a query searches for the word. In Vietnamese, the word with its tone
+    /// marks (``stems(_:)``).
     public static func stem(_ word: String, language: String) -> String? {
         let tokens = tokens(in: word, for: .query, language: language)
         guard tokens.count == 2, tokens[1].isColocated else { return nil }
         return tokens[1].text
     }
 
-    /// Whether Snowball has a stemmer for `language` (a name or an ISO 639 code; 28 languages).
+    /// Whether `form` is a Vietnamese word as written beside `word`, its letters with their accents
+    /// folded (``stems(_:)``): `word` and a digit for each of its marks, as VNI typing spells it (`mai1`
+    /// for "mái", `viet56` for "việt").
+    public static func isVietnameseForm(_ form: String, of word: String) -> Bool {
+        form.count > word.count && form.hasPrefix(word) && form.dropFirst(word.count).allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// Whether the analyzer has forms of the words of `language` (a name or an ISO 639 code) beside
+    /// them: Snowball's stems (28 languages), or, in Vietnamese, whose tones tell words apart, the word
+    /// as written beside the word with its accents folded, spelled as VNI typing spells it (its letters,
+    /// then a digit for each mark: `mai1` for "mái"), so that no folding of it makes it another word.
     public static func stems(_ language: String) -> Bool { replica_analyzer_stems(language) != 0 }
 
     /// The analyzer's own steps on this thread so far: a test compares them across lengths, never times them.

@@ -43,7 +43,8 @@ long long replica_analyzer_steps(void);
 // The same, each word also stemmed for `language` (Snowball's name of it or its ISO 639 code: "english",
 // "en", "de", "fr"; NULL or one Snowball has no stemmer for: none) and its stem, accents folded after
 // stemming, at the word's position (REPLICA_TOKEN_COLOCATED) when it differs from the word. Words of
-// scripts without spaces and numbers are not stemmed.
+// scripts without spaces and numbers are not stemmed. In Vietnamese ("vi"), which Snowball does not
+// stem, a word's form with its tone marks stands there instead.
 int replica_analyze_in(const char *text, size_t length, int options, const char *language, void *context, replica_token_sink sink);
 
 // The language the documents this thread gives FTS5's tokenizer next are stemmed for (`replica`
@@ -53,7 +54,8 @@ int replica_analyze_in(const char *text, size_t length, int options, const char 
 void replica_analyzer_set_document_language(const char *language);
 const char *replica_analyzer_document_language(void);
 
-// Whether Snowball has a stemmer for `language`.
+// Whether the analyzer has forms of words for `language` beside them: Snowball's stems, or
+// Vietnamese's words with their tone marks.
 int replica_analyzer_stems(const char *language);
 
 // Also count each token (a word or a stem) in the calling thread's vocabulary changes, when it counts

@@ -50,7 +50,7 @@ extension SQLiteIndexWriter {
         }
         let setLanguage = try connection.cached("UPDATE items SET language = ? WHERE id = ?")
         let insert = try connection.cached(Self.indexNextTextSQL)
-        try WordsRemake.StoredText.withLanguagesFound(rows, prepare: { $0 }) { row in
+        try WordsRemake.StoredText.withLanguagesFound(rows, unknown: try languageWhenUnknown(), prepare: { $0 }) { row in
             if row.text.language != row.stored { try setLanguage.run([SQLValue(row.text.language), .integer(row.id)]) }
             try insert.bind(.integer(row.id), at: 1)
             try row.text.bind(to: insert, from: 2, after: nil)

@@ -116,6 +116,8 @@ package final class SQLiteIndexWriter: IndexWriter {
     @discardableResult
     func insert(_ row: PreparedRow) throws -> UpsertOutcome {
         CrashPoints.reach("index.item")
+        var row = row
+        try settleLanguage(of: &row.text)
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         let insert = try (insertsAreNew ? bulkInsertStatement : insertStatement).get()
         try bind(row, to: insert)
@@ -216,7 +218,8 @@ package final class SQLiteIndexWriter: IndexWriter {
             domainIdentifier: item.domainIdentifier ?? existing.domain.map(DomainIdentifier.init(rawValue:)),
             attributeSet: stored.merging(item.attributeSet),
             expirationDate: item.expirationDate ?? Date(timeIntervalSince1970: existing.expires))
-        let row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
+        var row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
+        try settleLanguage(of: &row.text)
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
         try replace(existing.id, indexedWith: nil, with: row)
         return .merged

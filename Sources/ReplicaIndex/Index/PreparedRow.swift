@@ -21,7 +21,9 @@ package struct PreparedRow: Sendable {
     package let attributes: String
     package let origin: ItemOrigin
     package let indexed: Double
-    package let text: TextColumns
+    /// Its text columns; the writer settles their language when CLD2 could not tell it
+    /// (``IndexWriter/settleLanguage(of:)``).
+    package var text: TextColumns
     /// Whether the item asks for enrichment: the writer queues it when it writes the row.
     package let asksForEnrichment: Bool
 
@@ -108,6 +110,9 @@ package struct TextColumns: Sendable {
     /// The language the columns' words are stemmed for (``TextAnalyzer/itemLanguage(given:text:)``): the
     /// item's `language` attribute, else the one its text is in; `nil` for none (Chinese, say).
     package var language: String?
+    /// Whether ``language`` is known: `false` while it is English only because CLD2 could not tell, until
+    /// the index's writer settles it (``IndexWriter/settleLanguage(of:)``).
+    package var languageIsKnown = true
 
     /// Binds the five full-text columns, in ranking order, to parameters `first` … `first + 4`.
     ///
@@ -198,9 +203,9 @@ package struct TextColumns: Sendable {
     }
 
     /// Sets ``language``: the first of the item's `languages` (BCP 47) that has stems, else the one the
-    /// columns are written in.
+    /// columns are written in, not known (``languageIsKnown``) when CLD2 cannot tell.
     package mutating func findLanguage(given languages: [String]) {
-        language = TextAnalyzer.itemLanguage(given: languages, text: languageSample)
+        (language, languageIsKnown) = TextAnalyzer.itemLanguage(given: languages, text: languageSample)
     }
 
     /// What the language is told from: the start of the title, description and body, enough for CLD2 to

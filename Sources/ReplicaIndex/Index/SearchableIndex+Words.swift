@@ -50,16 +50,18 @@ extension WordsRemake {
         }
 
         /// Hands `body` each row with the language its words are stemmed for found again, as a new item's
-        /// is (its `language` attribute, else the language of its text), made into what `prepare` makes of
-        /// it, in order: the next 512 rows are prepared on another core while `body` writes these, as a
-        /// bulk load prepares its rows.
+        /// is (its `language` attribute, else the language of its text, else `unknown`:
+        /// ``IndexWriter/languageWhenUnknown()``), made into what `prepare` makes of it, in order: the
+        /// next 512 rows are prepared on another core while `body` writes these, as a bulk load prepares
+        /// its rows.
         package static func withLanguagesFound<Prepared: Sendable>(
-            _ rows: [StoredText], prepare: @escaping @Sendable (StoredText) -> Prepared, _ body: (Prepared) throws -> Void
+            _ rows: [StoredText], unknown: String, prepare: @escaping @Sendable (StoredText) -> Prepared, _ body: (Prepared) throws -> Void
         ) throws {
             try Prefetch.pipelined(rows, chunkSize: 512, prepare: { chunk in
                 chunk.map { row in
                     var row = row
                     row.text.findLanguage(given: row.attributes.map(TextColumns.languages(inAttributes:)) ?? [])
+                    if !row.text.languageIsKnown { (row.text.language, row.text.languageIsKnown) = (unknown, true) }
                     return prepare(row)
                 }
             }) { _, prepared in

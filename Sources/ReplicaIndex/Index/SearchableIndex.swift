@@ -294,8 +294,10 @@ public final class SearchableIndex: Sendable {
     /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when the account was signed out.
     public func fetchItems(withIdentifiers identifiers: [ItemIdentifier]) async throws -> [StoredItem] {
         try await read { reader in
-            try reader.items(withIdentifiers: identifiers).map { item, origin, indexed in
-                StoredItem(account: self.account, indexName: self.name, item: item, origin: origin, indexedAt: indexed)
+            let unknown = WrittenLanguages.commonest(of: WrittenLanguages(meta: try reader.meta(WrittenLanguages.key)).counts)
+            return try reader.items(withIdentifiers: identifiers).map { item, origin, indexed in
+                StoredItem(account: self.account, indexName: self.name, item: item, origin: origin, indexedAt: indexed,
+                           languageWhenUnknown: unknown)
             }
         }
     }

@@ -20,6 +20,10 @@ package struct WrittenLanguages: Equatable, Sendable {
     package static let most = 4
 
     package private(set) var counts: [String: Int]
+    /// The languages known of the index's items as this writer settles the language of rows CLD2 could
+    /// not tell (``IndexWriter/settleLanguage(of:)``): the counts `meta` held when first needed, and the
+    /// known languages of the rows given since; `nil` until needed.
+    var known: [String: Int]?
 
     package init(counts: [String: Int] = [:]) { self.counts = counts }
 
@@ -46,6 +50,12 @@ package struct WrittenLanguages: Equatable, Sendable {
         for (language, count) in other.counts { add(language, count: count) }
     }
 
+    /// The language of the most items in `counts` (of two as common, the first in alphabetical order),
+    /// else English: the language an item's words are stemmed for when CLD2 cannot tell its text's.
+    package static func commonest(of counts: [String: Int]) -> String {
+        counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? "en"
+    }
+
     /// The languages of at least ``leastShare`` of the items written, the commonest first, at most ``most``.
     package var common: [String] {
         let total = counts.values.reduce(0, +)
@@ -57,6 +67,42 @@ package struct WrittenLanguages: Equatable, Sendable {
 }
 
 extension IndexWriter {
+    /// Settles the language of a row about to be written whose language CLD2 could not tell
+    /// (``TextColumns/languageIsKnown``): the language most of the index's items are in, counting those
+    /// written before this transaction and the rows given to this writer so far, else English. A short
+    /// note in an account of Spanish is stemmed as Spanish. A known language is counted for the rows
+    /// that follow.
+    ///
+    /// - Returns: whether the language changed (words made for the old one must be made again).
+    @discardableResult
+    package func settleLanguage(of text: inout TextColumns) throws -> Bool {
+        var known = try knownLanguages()
+        defer { writtenLanguages.known = known }
+        guard !text.languageIsKnown else {
+            if let language = text.language { known[language, default: 0] += 1 }
+            return false
+        }
+        let settled = WrittenLanguages.commonest(of: known)
+        text.languageIsKnown = true
+        guard settled != text.language else { return false }
+        text.language = settled
+        return true
+    }
+
+    /// The language a row whose language CLD2 cannot tell is stemmed for, by the index's items as this
+    /// writer knows them (``settleLanguage(of:)``), without counting a row.
+    package func languageWhenUnknown() throws -> String {
+        WrittenLanguages.commonest(of: try knownLanguages())
+    }
+
+    private func knownLanguages() throws -> [String: Int] {
+        if let known = writtenLanguages.known { return known }
+        let known = WrittenLanguages(meta: try meta(WrittenLanguages.key)).counts
+        writtenLanguages.known = known
+        return known
+    }
+
+
     /// Adds the languages this writer counted (``writtenLanguages``) to those `meta` holds, in the
     /// writer's transaction, and forgets them. An index that holds no count (one made on PostgreSQL
     /// before the count began, whose items' languages are not stored) is left without one: counting from

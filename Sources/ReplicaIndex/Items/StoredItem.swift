@@ -20,22 +20,30 @@ public struct StoredItem: Sendable {
     public var origin: ItemOrigin
     /// When the item was last written to the index.
     public var indexedAt: Date
+    /// The language the index stems an item's words for when CLD2 cannot tell the language of its text:
+    /// the one most of the index's items are in, else English.
+    public var languageWhenUnknown: String
 
     /// Creates a stored item from its parts.
-    public init(account: AccountID, indexName: String, item: SearchableItem, origin: ItemOrigin, indexedAt: Date) {
+    public init(account: AccountID, indexName: String, item: SearchableItem, origin: ItemOrigin, indexedAt: Date,
+                languageWhenUnknown: String = "en") {
         self.account = account
         self.indexName = indexName
         self.item = item
         self.origin = origin
         self.indexedAt = indexedAt
+        self.languageWhenUnknown = languageWhenUnknown
     }
 
     /// The language the item's words are stemmed for in the index (issue 45): the first of its
     /// `language` attribute's BCP 47 tags that Snowball stems, else the language CLD2 is sure its text
-    /// is in, else English; `nil` for a language without stems (Chinese, Japanese, Vietnamese…). Found
-    /// from the item as the writer found it (the same analyzer, the same text), on both backends.
+    /// is in, else ``languageWhenUnknown``; `nil` for a language without stems (Chinese, Japanese,
+    /// Thai…). Found from the item as the writer found it (the same analyzer, the same text), on
+    /// both backends; for a text too short to tell, by the index's items now: one written while most
+    /// of them were in another language keeps that one's stems until it is written again.
     public var wordsLanguage: String? {
-        TextColumns(item.attributeSet).language
+        let text = TextColumns(item.attributeSet)
+        return text.languageIsKnown ? text.language : languageWhenUnknown
     }
 
     /// The item as `replica get --json` prints it: `uniqueIdentifier`, `domainIdentifier`, `account`,

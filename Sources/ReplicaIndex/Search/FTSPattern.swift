@@ -74,10 +74,12 @@ package struct FTSPattern: Hashable, Sendable {
         /// beside its stem; everything else 1. A stem is what the word means; the form typed, counted in
         /// full beside it, counted the word twice where it was written as typed (and a rare form
         /// outweighed the stem's other forms).
-        package var alternativeWeights: [Double] {
+        ///
+        /// - Parameter typed: what a form as typed weighs beside its stems (``FTSPattern/typedFormWeight(language:)``).
+        package func alternativeWeights(typed: Double = FTSPattern.typedFormWeight) -> [Double] {
             guard case .forms(_, let stems, let typos, let withStems) = self else { return [1] }
-            return [stems.isEmpty ? 1 : FTSPattern.typedFormWeight] + Array(repeating: 1, count: stems.count)
-                + typos.map { withStems.contains($0) ? FTSPattern.typedFormWeight : 1 }
+            return [stems.isEmpty ? 1 : typed] + Array(repeating: 1, count: stems.count)
+                + typos.map { withStems.contains($0) ? typed : 1 }
         }
 
         /// The term as typed, without the words its typos may have meant.
@@ -101,25 +103,42 @@ package struct FTSPattern: Hashable, Sendable {
         }
 
         /// A single word from the list of English function words, whatever its case and punctuation (a
-        /// typographic apostrophe reads as `'`), or from the lists of the query's other languages.
+        /// typographic apostrophe reads as `'`), or from the lists of the query's other languages, or of
+        /// Chinese and Japanese (``FunctionWords/chineseAndJapanese``). A Vietnamese word typed with its
+        /// marks is no English word, though folded it reads as one: "thể", "số" and "nó" are not "the",
+        /// "so" and "no" (their form as written is a stem of theirs: ``TextAnalyzer/stems(_:)``).
         func isFunctionWord(in others: FunctionWords) -> Bool {
             let text: String
+            var typedWithAccents = false
             switch self {
-            case .word(let word, prefix: false), .forms(let word, _, _, _): text = word
+            case .word(let word, prefix: false): text = word
+            case .forms(let word, let stems, _, _):
+                text = word
+                typedWithAccents = stems.contains { TextAnalyzer.isVietnameseForm($0, of: text) }
             default: return false
             }
             let letters = String(text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
                 .filter { $0.properties.isAlphabetic || $0 == "'" })
-            return FTSPattern.functionWords.contains(letters) || others.contains(text)
+            return (!typedWithAccents && FTSPattern.functionWords.contains(letters)) || others.contains(text)
+                || FunctionWords.chineseAndJapanese.contains(text)
         }
     }
 
-    /// How much a word as typed counts beside its stem (``Term/alternativeWeights``). Measured on XQuAD-R
+    /// How much a word as typed counts beside its stem (``Term/alternativeWeights(typed:)``). Measured on XQuAD-R
     /// lexical nDCG@10 (docs/benchmarks/languages.md): against 1 (the word counted twice where it was
     /// written as typed), 0.3 gained 0.010 to 0.016 in Arabic, Greek, Hindi and Turkish and lost 0.005 in
     /// Spanish; 0.5 and 0.15 were within 0.004 of it, 0.5 a little better in Spanish and worse in Hindi.
     /// An item with the word as typed still ranks above one with another form of it.
     package static let typedFormWeight = 0.3
+
+    /// What a word as typed weighs beside its stems in a query stemmed first for `language`: in
+    /// Vietnamese, whose "stem" is the word with its tone marks and whose word as typed is the word with
+    /// its accents folded (``TextAnalyzer/stems(_:)``), 0.1, since the folded form matches every word of
+    /// its letters whatever its tones (XQuAD-R vi lexical nDCG@10, simulated: 0.831 at 0.3's other way
+    /// round, 0.841 at 0.3, 0.845 at 0.1); else ``typedFormWeight``.
+    package static func typedFormWeight(language: String?) -> Double {
+        language == "vi" ? 0.1 : typedFormWeight
+    }
 
     /// Words that say how a question is put, not what it is about.
     static let functionWords: Set<String> = [
@@ -211,7 +230,7 @@ package struct FTSPattern: Hashable, Sendable {
         meaningfulTerms = Self.meaningfulTerms(of: groups.flatMap(\.terms), functionWords: functionWords)
         hasMeaningfulWord = meaningfulTerms.contains { !$0.isFunctionWord(in: functionWords) }
         phraseWeights = Self.phraseWeights(groups: groups, terms: requiringAll ? groups.flatMap(\.terms) : meaningfulTerms,
-                                           requiringAll: requiringAll)
+                                           requiringAll: requiringAll, typed: Self.typedFormWeight(language: language))
     }
 
     /// Whether `term` is one of the query's function words (``functionWords``, English's among them).
@@ -254,13 +273,13 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The weight of each phrase of ``matchExpression`` in BM25, in its order: a pair of characters of a
     /// longer Chinese, Japanese or Korean word ``pairWeight`` (unless it was typed as a word of its own
-    /// too), a word's forms their ``Term/alternativeWeights``. Where every word is required, each phrase
+    /// too), a word's forms their ``Term/alternativeWeights(typed:)``. Where every word is required, each phrase
     /// weighs 1 (a long word is searched by its pairs alone). Found once, with the pattern: each backend's
     /// search reads it more than once.
     package let phraseWeights: [Double]
 
-    private static func phraseWeights(groups: [Group], terms: [Term], requiringAll: Bool) -> [Double] {
-        if requiringAll { return terms.flatMap(\.alternativeWeights) }
+    private static func phraseWeights(groups: [Group], terms: [Term], requiringAll: Bool, typed: Double) -> [Double] {
+        if requiringAll { return terms.flatMap { $0.alternativeWeights(typed: typed) } }
         var pairs = Set<Term>(), words = Set<Term>()
         for group in groups {
             var others = group.terms
@@ -270,7 +289,7 @@ package struct FTSPattern: Hashable, Sendable {
             }
             words.formUnion(others)
         }
-        return terms.flatMap { pairs.contains($0) && !words.contains($0) ? [Self.pairWeight] : $0.alternativeWeights }
+        return terms.flatMap { pairs.contains($0) && !words.contains($0) ? [Self.pairWeight] : $0.alternativeWeights(typed: typed) }
     }
 
     /// How much a pair of characters of a longer Chinese, Japanese or Korean word counts beside the word

@@ -126,8 +126,11 @@ public struct SearchQuery: Hashable, Sendable {
     ///   `invalidArgument` for a limit out of range.
     ///
     /// - Parameter indexLanguages: the languages of the index's items, the commonest first
-    ///   (``WrittenLanguages/common``), read only when the query's own cannot be told: its words are then
-    ///   stemmed for each of them, and their function words count only beside the others.
+    ///   (``WrittenLanguages/common``), read only when ``languages`` are not given: when the query's own
+    ///   cannot be told, its words are stemmed for each of them; when CLD2 tells a language other than
+    ///   the commonest of the index's items (a Spanish question it takes for English or Galician, in an
+    ///   account of Spanish notes and a few English ones), for theirs after it. Their function words
+    ///   count only beside the others.
     package func validatedPattern(indexLanguages: () throws -> [String] = { [] }) throws -> FTSPattern? {
         guard (1...Self.maximumLimit).contains(limit) else {
             throw ReplicaError(.invalidArgument, "the result limit must be between 1 and \(Self.maximumLimit); it is \(limit)")
@@ -144,9 +147,13 @@ public struct SearchQuery: Hashable, Sendable {
                 + "\(Self.maximumTextBytes / 1024) KiB: search for its words, not the whole text")
         }
         var (languages, known) = self.languages(of: text)
-        if !known {
+        if self.languages.isEmpty {
             let others = try indexLanguages()
-            if !others.isEmpty { languages = others }
+            if !known, !others.isEmpty {
+                languages = others
+            } else if known, let told = languages.first, let commonest = others.first, commonest != told {
+                languages += others.filter { $0 != told }
+            }
         }
         let stemming = languages.compactMap(TextAnalyzer.stemmingLanguage(ofTag:))
         return try FTSPattern(text: text, requiringAll: requiresAllWords, language: stemming.first,

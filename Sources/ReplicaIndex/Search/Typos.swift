@@ -145,7 +145,7 @@ extension IndexReader {
             if pattern.isFunctionWord(meant) { return meant }
             typos.removeAll { pattern.isFunctionWord(.word($0, prefix: false)) }
             // Each correction with its stem in the query's language, so that it finds its other forms,
-            // and counts beside its stem as a word typed does (``FTSPattern/Term/alternativeWeights``).
+            // and counts beside its stem as a word typed does (``FTSPattern/Term/alternativeWeights(typed:)``).
             var words: [String] = []
             var withStems: [String] = []
             for typo in typos {

@@ -138,9 +138,37 @@ import ReplicaText
             let english = try FTSPattern(text: text, language: nil)
             #expect(english.meaningfulTerms.count > meaningful.count, "\(language)")
         }
+        // Chinese and Japanese question words and particles count only beside the others in every query,
+        // as English's do: a question typed without spaces is never told apart by CLD2.
+        #expect(try FTSPattern(text: "北京在哪里", language: nil).meaningfulTerms.map(\.text) == ["北京"])
+        let japanese = try FTSPattern(text: "東京はどこですか", language: nil).meaningfulTerms.map(\.text)
+        #expect(japanese == ["東京"], "\(japanese)")
+        // A Vietnamese word typed with its tones is no English function word, though folded it reads as one.
+        #expect(try FTSPattern(text: "thể thao", language: "vi").meaningfulTerms.map(\.text) == ["the", "thao"])
+        #expect(try FTSPattern(text: "the thao", language: "vi").meaningfulTerms.map(\.text) == ["thao"])
         // A query of function words alone is still searched by them.
         let only = try FTSPattern(text: "de la", language: nil, functionWords: FunctionWords(languages: ["es-MX"]))
         #expect(only.meaningfulTerms.map(\.text) == ["de", "la"] && !only.hasMeaningfulWord)
+    }
+
+    /// A query's languages: those given; else the one CLD2 tells, with the index's after it when most
+    /// of its items are in another (a Spanish question taken for English still finds Spanish forms);
+    /// else the index's; English in an index with none.
+    @Test func aQueryIsStemmedForTheLanguageToldAndTheIndexsWhenItHasNoneOfIt() throws {
+        let sentence = "The connections were closed before the supplier launched the batteries"
+        func languages(_ query: SearchQuery, index: [String]) throws -> [String] {
+            let pattern = try query.validatedPattern(indexLanguages: { index })
+            return try #require(pattern).functionWords.languages
+        }
+        #expect(try languages(SearchQuery(sentence), index: ["es"]) == ["en", "es"])
+        #expect(try languages(SearchQuery(sentence), index: ["en", "es"]) == ["en"])
+        #expect(try languages(SearchQuery(sentence), index: ["es", "en", "de"]) == ["en", "es", "de"])
+        #expect(try languages(SearchQuery(sentence), index: []) == ["en"])
+        #expect(try languages(SearchQuery("batteries"), index: ["de", "en"]) == ["de", "en"])
+        #expect(try languages(SearchQuery("batteries"), index: []) == ["en"])
+        var given = SearchQuery(sentence)
+        given.languages = ["fr"]
+        #expect(try languages(given, index: ["es"]) == ["fr"])
     }
 
     @Test(arguments: [#""( )""#, "* ^ : ( ) \" -", "", "   ", "…", "🙂"])

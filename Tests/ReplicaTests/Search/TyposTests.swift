@@ -93,7 +93,7 @@ struct TyposTests {
             query.languages = ["en"]
             let pattern = try #require(try reader.pattern(of: query))
             let term = try #require(try reader.correctingTypos(pattern).meaningfulTerms.first)
-            return Dictionary(uniqueKeysWithValues: zip(term.alternatives.map(\.text), term.alternativeWeights))
+            return Dictionary(uniqueKeysWithValues: zip(term.alternatives.map(\.text), term.alternativeWeights()))
         }
         let typed = FTSPattern.typedFormWeight
         #expect(corrected == ["conection": typed, "conect": 1, "connection": typed, "connect": 1], "on \(backend)")

@@ -98,6 +98,52 @@ struct EveryLanguageTests {
         #expect(try await Self.found(fixture.store, "Häusern", languages: ["de"], exact: true) == ["de"])
     }
 
+    /// A text too short for CLD2 to tell its language is stemmed for the language most of the index's
+    /// items are in, counting those of the same batch before it (English in an index with none yet),
+    /// through the bulk path and one item at a time, and `get` says which (the index's commonest now).
+    @Test(arguments: TestBackend.available)
+    func aTextWhoseLanguageCannotBeToldTakesTheIndexsCommonest(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        try await index.indexItems([Self.item("first", "Häuser")])
+        let german = (0..<20).map {
+            Self.item("de-\($0)", "Satz \($0): Die Kinder spielten den ganzen Nachmittag im Garten ihrer Großeltern, während "
+                + "die Eltern in der Küche das Abendessen vorbereiteten.")
+        }
+        try await index.indexItems(german + [Self.item("in-batch", "Häuser")])
+        try await index.indexItems([Self.item("alone", "Häusern")])
+        let stored = try await index.fetchItems(withIdentifiers: ["in-batch", "alone", "de-0"])
+        #expect(stored.map(\.wordsLanguage) == ["de", "de", "de"])
+        // Stemmed for German, "Häuser" stands beside "haus"; the first, stemmed for English, does not.
+        #expect(try await Self.found(fixture.store, "Haus", languages: ["de"], exact: true) == ["alone", "in-batch"])
+    }
+
+    /// Vietnamese words keep their tones beside their folded form: a word typed with its marks ranks the
+    /// items with those tones first and still finds the others; typed without, it finds them all.
+    @Test(arguments: TestBackend.available)
+    func aVietnameseWordRanksItsOwnTonesFirst(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        // The shorter item has "mai": by the folded word alone, BM25 would rank it first.
+        try await index.indexItems([
+            Self.item("tomorrow", "Hẹn gặp lại ngày mai."),
+            Self.item("roof", "Con mèo nằm ngủ trên mái nhà cả buổi chiều hôm qua, rồi chạy xuống vườn chơi với con chó."),
+            Self.item("rice", "Người mẹ nấu một nồi cơm lớn cho cả gia đình vào buổi tối."),
+            Self.item("river", "Dòng sông chảy qua làng và đổ ra biển ở phía đông."),
+            Self.item("school", "Học sinh đến trường bằng xe đạp mỗi sáng."),
+        ])
+        #expect(try await index.fetchItems(withIdentifiers: ["roof"]).map(\.wordsLanguage) == ["vi"])
+        func ranked(_ text: String) async throws -> [String] {
+            var query = SearchQuery(text)
+            query.disablesSemanticSearch = true
+            query.languages = ["vi"]
+            query.typoTolerance = false
+            return try await fixture.store.search(query).map(\.item.uniqueIdentifier.rawValue)
+        }
+        #expect(try await ranked("mái") == ["roof", "tomorrow"])
+        #expect(try await ranked("mai").sorted() == ["roof", "tomorrow"])
+    }
+
     /// An SQLite index made before the languages were counted has them counted once from its items when
     /// it opens (migration 0014), so its short queries are stemmed for them from then on.
     @Test func anIndexMadeBeforeTheCountHasItsLanguagesCountedFromItsItems() async throws {
