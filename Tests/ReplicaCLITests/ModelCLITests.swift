@@ -148,4 +148,37 @@ import ReplicaTestSupport
         #expect(status.standardOutput.contains("semantic search is off") && status.standardOutput.contains(model), "\(kind): \(status.standardOutput)")
         #expect(!status.standardOutput.contains("vectors for 1 items"), "nothing was embedded by another model")
     }
+
+    /// The model is chosen by `REPLICA_MODEL`, else the configuration file's `model`, else the default;
+    /// `status` says which and what chose it; a name of no model is refused with the names there are;
+    /// the multilingual model finds a Chinese item by an English question.
+    @Test func theModelIsChosenByNameAndTheMultilingualOneReadsOtherLanguages() async throws {
+        let scratch = try TemporaryDirectory()
+        let place = CLIPlace(directory: scratch)
+        try await place.use(.sqlite, signingIn: "a")
+        // The installed models (the tests turn semantic search off unless told otherwise).
+        let multilingual = ReplicaProcess.withModel.merging(["REPLICA_MODEL": "multilingual-e5-small"]) { $1 }
+        let items = [#"{"uniqueIdentifier": "beijing", "attributes": {"textContent": "北京是中华人民共和国的首都。"}}"#,
+                     #"{"uniqueIdentifier": "houses", "attributes": {"textContent": "Die Häuser wurden im Winter renoviert."}}"#]
+        let imported = try await Self.replica(place, environment: multilingual, ["import", "--account", "a", "-"], input: items.joined(separator: "\n"))
+        #expect(imported.status == 0, "\(imported.standardError)")
+        let status = try await Self.replica(place, environment: multilingual, ["status"])
+        #expect(status.standardOutput.contains("semantic search: intfloat/multilingual-e5-small") && status.standardOutput.contains("(chosen by REPLICA_MODEL)")
+                && status.standardOutput.contains("vectors for 2 items"), "\(status.standardOutput)")
+        let found = try await Self.replica(place, environment: multilingual, ["search", "--semantic", "--limit", "1", "What", "is", "the", "capital", "of", "China?"])
+        #expect(found.standardOutput.hasPrefix("beijing"), "\(found.standardOutput)")
+
+        // The configuration file's model, when REPLICA_MODEL is not set.
+        let configuration = scratch.appending("config.json")
+        try Data(#"{"model": "multilingual-e5-small"}"#.utf8).write(to: configuration)
+        let configured = try await Self.replica(place, environment: ReplicaProcess.withModel.merging(["REPLICA_CONFIG": configuration.path]) { $1 }, ["status"])
+        #expect(configured.standardOutput.contains("multilingual-e5-small") && configured.standardOutput.contains("(chosen by the configuration file's model)"),
+                "\(configured.standardOutput)")
+        let byDefault = try await Self.replica(place, environment: ReplicaProcess.withModel, ["status"])
+        #expect(byDefault.standardOutput.contains("all-MiniLM-L6-v2") && byDefault.standardOutput.contains("(chosen by the default)"), "\(byDefault.standardOutput)")
+
+        let unknown = try await Self.replica(place, environment: ReplicaProcess.withModel.merging(["REPLICA_MODEL": "e5-large"]) { $1 }, ["search", "capital"])
+        let notes = Self.lines(unknown.standardError)
+        #expect(notes.count == 1 && notes[0].contains("no embedding model 'e5-large'") && notes[0].contains("multilingual-e5-small"), "\(notes)")
+    }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import ReplicaEmbedding
 
 /// replica's configuration file: JSON with `//` and `/* */` comments (see `config/README.md`).
 ///
@@ -14,6 +15,9 @@ public struct ConfigurationFile: Sendable {
     public var followedTables: [FollowedTable] = []
     /// Who writes summaries and classifies priority, and who "me" is in each account (`enrichment`).
     public var enrichment = Enrichment()
+    /// The sentence-embedding model semantic search runs (`model`): an ``EmbeddingModel``'s name, or
+    /// `off`; `nil` for ``EmbeddingModel/default``. `REPLICA_MODEL` goes before it.
+    public var model: String?
 
     /// The `enrichment` setting: each enricher built in, off, or a program speaking the plugin protocol
     /// (``ExecEnricher``), and each account's own names and addresses.
@@ -122,8 +126,14 @@ public struct ConfigurationFile: Sendable {
                 configuration.enrichment = try enrichment(from: value)
             case "watch":
                 break  // accepted; nothing reads it yet
+            case "model":
+                let names = EmbeddingModel.allCases.map(\.rawValue) + ["off"]
+                guard let name = value.stringValue, names.contains(name) else {
+                    throw invalid("'model' must be one of " + names.map { "\"\($0)\"" }.joined(separator: ", "))
+                }
+                configuration.model = name
             default:
-                throw invalid("unknown setting '\(key)'; the settings are index, projections, follow, enrichment and watch")
+                throw invalid("unknown setting '\(key)'; the settings are index, projections, follow, enrichment, model and watch")
             }
         }
         return configuration

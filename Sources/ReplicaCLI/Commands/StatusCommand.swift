@@ -53,7 +53,10 @@ enum StatusCommand: Command {
             case .unavailable: Output.line("read database: unavailable: \(standby.reason ?? "")")
             }
         }
-        Output.line(status.semanticSearch.map { model in "semantic search: \(model)" + (status.semanticSearchProblem.map { ", damaged: \($0)" } ?? "") }
+        let chosenBy = Context.modelChosenBy.withLock { $0 }.map { " (chosen by \($0))" } ?? ""
+        Output.line(status.semanticSearch.map { model in
+            "semantic search: \(model)\(chosenBy)" + (status.semanticSearchProblem.map { ", damaged: \($0)" } ?? "")
+        }
             ?? Context.missingModelReason ?? "semantic search is off")
         if status.accounts.isEmpty {
             Output.line("no accounts signed in")

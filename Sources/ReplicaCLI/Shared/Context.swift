@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Replica
 import ReplicaEmbedding
 
@@ -34,11 +35,17 @@ struct Context {
         configuration.readDatabase = readDatabase
         configuration.events = { event in Output.note(event.message) }
         do {
-            configuration.embedder = try LazyMiniLMEmbedder()
+            // REPLICA_MODEL names the model (off: none); REPLICA_MODEL_DIR=off turns it off too.
+            let (model, chosenBy) = try Self.chosenModel(configurationFile)
+            Self.openedModel.withLock { $0 = .some(model) }
+            Self.modelChosenBy.withLock { $0 = chosenBy }
+            if let model { configuration.embedder = try model.lazyEmbedder() }
         } catch {
             // A model asked for by name and not used is said on every command, once: the others are
             // said where the model would be used (embedding, status).
-            if !Self.semanticSearchTurnedOff && (Self.modelFolderNamed || Self.precisionNamed) { Output.note("semantic search is off: \(ReplicaError.message(of: error))") }
+            if !Self.semanticSearchTurnedOff && (Self.modelFolderNamed || Self.precisionNamed || Self.modelNamed) {
+                Output.note("semantic search is off: \(ReplicaError.message(of: error))")
+            }
         }
         if enriching { try self.configuration().enrichment.apply(to: &configuration.enrichment) }
         return try Store(directory: storeDirectory, database: database, configuration: configuration)
@@ -54,6 +61,23 @@ struct Context {
         return !named.isEmpty && named != "off"
     }
 
+    /// The embedding model `REPLICA_MODEL` names, else the configuration file's `model` (a file that cannot
+    /// be read names none here: the commands that use it say why), else the default; `nil` when off.
+    static func chosenModel(_ file: URL) throws -> (model: EmbeddingModel?, chosenBy: String) {
+        try EmbeddingModel.choice(configured: (try? ConfigurationFile.load(from: file))?.model)
+    }
+
+    /// What chose the model the store was opened with, for `status`.
+    static let modelChosenBy = Mutex<String?>(nil)
+
+    /// The model the store was opened with (``openStore(longRunning:enriching:)``), `.some(nil)` when off;
+    /// `nil` before, or when the name could not be read.
+    static let openedModel = Mutex<EmbeddingModel??>(nil)
+
+    /// Whether `REPLICA_MODEL` names a model: if it cannot be used, ``openStore(longRunning:enriching:)``
+    /// has said so already.
+    static var modelNamed: Bool { !(ProcessInfo.processInfo.environment["REPLICA_MODEL"] ?? "").isEmpty }
+
     /// Whether `REPLICA_EMBEDDING_PRECISION` is set: a value it cannot use was asked for by name, so
     /// ``openStore(longRunning:enriching:)`` says so on every command rather than searching by the words
     /// alone in silence.
@@ -66,7 +90,11 @@ struct Context {
     static var missingModelReason: String? {
         if semanticSearchTurnedOff { return "semantic search is off (REPLICA_MODEL_DIR=off)" }
         do {
-            _ = try MiniLMEmbedder.locateDirectory()
+            switch try openedModel.withLock({ $0 }) ?? EmbeddingModel.chosen() {
+            case nil: return "semantic search is off (REPLICA_MODEL=off)"
+            case .miniLM?: _ = try MiniLMEmbedder.locateDirectory()
+            case .multilingualE5?: _ = try MultilingualE5Embedder.locateFile()
+            }
             return nil
         } catch {
             return "semantic search is off: \(ReplicaError.message(of: error))"
@@ -76,7 +104,7 @@ struct Context {
     /// Why semantic search is off, for a command about to embed to say once; `nil` when it was turned
     /// off on purpose, or said already when the store was opened.
     static var unsaidMissingModelReason: String? {
-        semanticSearchTurnedOff || modelFolderNamed || precisionNamed ? nil : missingModelReason
+        semanticSearchTurnedOff || modelFolderNamed || precisionNamed || modelNamed ? nil : missingModelReason
     }
 }
 

