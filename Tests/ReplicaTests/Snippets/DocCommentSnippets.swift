@@ -301,6 +301,12 @@ enum DocCommentSnippets {
         let vector = try embedder.embed(query: "how do I freeze a script into an executable")
     }
 
+    /// Sources/ReplicaEmbedding/MultilingualE5Embedder.swift, snippet 1.
+    static func ReplicaEmbedding_MultilingualE5Embedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let embedder = try MultilingualE5Embedder(file: URL(fileURLWithPath: "e5-small-q4.bin"))
+        let vector = try embedder.embed(query: "北京的天气怎么样")
+    }
+
     /// Sources/ReplicaIndex/Index/IndexBatch.swift, snippet 1.
     static func ReplicaIndex_Index_IndexBatch_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let batch = index.beginBatch()
