@@ -36,6 +36,10 @@ public final class MultilingualE5Embedder: Embedder {
 
     /// How the encoder's dense layers multiply.
     public let precision: MiniLMEmbedder.Precision
+    /// 0.7: the model's card says its cosines lie between about 0.7 and 1.0 (it was trained with a
+    /// temperature of 0.01), so unrelated texts score near 0.7.
+    public static let similarityBaseline = 0.7
+    public var similarityBaseline: Double { Self.similarityBaseline }
     let tokenizer: SentencePieceTokenizer
     private let encoder: BertEncoder
     private let passagePrefix: [Int32]
@@ -132,6 +136,8 @@ public final class LazyMultilingualE5Embedder: Embedder {
     public let dimensions = 384
     /// How the model's dense layers will multiply.
     public let precision: MiniLMEmbedder.Precision
+    /// ``MultilingualE5Embedder/similarityBaseline``.
+    public var similarityBaseline: Double { MultilingualE5Embedder.similarityBaseline }
     private let loaded: LoadedOnFirstUse<MultilingualE5Embedder>
 
     /// Finds the model file `file`, or where ``MultilingualE5Embedder/locateFile(environment:)`` says

@@ -576,7 +576,8 @@ public final class Store: Sendable {
     func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
         guard searchesByMeaning(query), let embedder = configuration.embedder, let text = query.text else { return nil }
         do {
-            return SemanticQuery(vector: try await Self.queryVector(text, by: embedder), model: embedder.modelIdentifier)
+            return SemanticQuery(vector: try await Self.queryVector(text, by: embedder), model: embedder.modelIdentifier,
+                                 baseline: embedder.similarityBaseline)
         } catch is CancellationError {
             return nil     // the search was given up: nothing failed
         } catch {

