@@ -136,7 +136,7 @@ public final class LazyMultilingualE5Embedder: Embedder {
     public let dimensions = 384
     /// How the model's dense layers will multiply.
     public let precision: MiniLMEmbedder.Precision
-    /// ``MultilingualE5Embedder/similarityBaseline``.
+    /// ``MultilingualE5Embedder/similarityBaseline-type.property``.
     public var similarityBaseline: Double { MultilingualE5Embedder.similarityBaseline }
     private let loaded: LoadedOnFirstUse<MultilingualE5Embedder>
 
