@@ -122,8 +122,8 @@ static int is_paired_script(UChar32 c) {
                                  || script == USCRIPT_HANGUL);
 }
 
-// Whether the words of `language` keep their tone marks beside their folded form: Vietnamese, whose
-// tones tell words apart ("ma", "má", "mà", "mả", "mã" and "mạ" are six words).
+// Whether the words of `language` keep their tone marks beside their folded form (spelled as VNI
+// types them: emit_marked): Vietnamese, whose tones tell words apart ("ma", "má", "mà", "mả", "mã" and "mạ" are six words).
 static int keeps_tone_marks(const char *language) {
     return language && (strcmp(language, "vi") == 0 || strcmp(language, "vietnamese") == 0);
 }

@@ -107,10 +107,9 @@ struct BertEncoder: Sendable {
             func dense(_ name: String, _ shape: [Int]) throws -> Dense {
                 Dense(try t(name + ".weight", shape), bias: try w(name + ".bias", [shape[0]]), precision: precision, kernels: int8Kernels)
             }
-            let stacked = try w("attention.self.query.weight", [h, h]) + w("attention.self.key.weight", [h, h]) + w("attention.self.value.weight", [h, h])
-            let copy = stacked.withUnsafeBytes { AlignedFloats(copying: $0) }
+            let stacked = try ["query", "key", "value"].map { try t("attention.self.\($0).weight", [h, h]) }
             return Layer(
-                qkv: Dense(SafeTensors.Tensor(shape: [3 * h, h], owner: copy, values: UnsafeBufferPointer(copy.values)),
+                qkv: Dense(Self.stacked(stacked),
                            bias: try w("attention.self.query.bias", [h]) + w("attention.self.key.bias", [h]) + w("attention.self.value.bias", [h]),
                            precision: precision, kernels: int8Kernels),
                 attentionOutput: try dense("attention.output.dense", [h, h]),
@@ -154,12 +153,8 @@ struct BertEncoder: Sendable {
                       precision: precision, kernels: int8Kernels)
             }
             let stacked = try ["q", "k", "v"].map { try dequantized(p + $0 + ".w", h, h) }
-            let copy = AlignedFloats(count: 3 * h * h)
-            for (index, part) in stacked.enumerated() {
-                UnsafeMutableBufferPointer(rebasing: copy.values[(index * h * h)..<((index + 1) * h * h)]).update(fromContentsOf: part.values)
-            }
             return Layer(
-                qkv: Dense(SafeTensors.Tensor(shape: [3 * h, h], owner: copy, values: UnsafeBufferPointer(copy.values)),
+                qkv: Dense(Self.stacked(stacked),
                            bias: try ["q", "k", "v"].flatMap { try floats(p + $0 + ".b", h).array }, precision: precision, kernels: int8Kernels),
                 attentionOutput: try dense("ao", h, h),
                 norm1: try norm("aln"),
@@ -167,6 +162,19 @@ struct BertEncoder: Sendable {
                 down: try dense("fo", h, inner),
                 norm2: try norm("oln"))
         }
+    }
+
+    /// Matrices of the same width one above the other, in a copy of their own: the query, key and value
+    /// weights, multiplied as one.
+    private static func stacked(_ parts: [SafeTensors.Tensor]) -> SafeTensors.Tensor {
+        let copy = AlignedFloats(count: parts.reduce(0) { $0 + $1.values.count })
+        var at = 0
+        for part in parts {
+            UnsafeMutableBufferPointer(rebasing: copy.values[at..<(at + part.values.count)]).update(fromContentsOf: part.values)
+            at += part.values.count
+        }
+        return SafeTensors.Tensor(shape: [parts.reduce(0) { $0 + $1.shape[0] }, parts[0].shape[1]], owner: copy,
+                                  values: UnsafeBufferPointer(copy.values))
     }
 
     /// One unit vector per sequence of token ids ([CLS] … [SEP], at most 512).

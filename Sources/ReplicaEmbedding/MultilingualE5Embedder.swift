@@ -60,10 +60,16 @@ public final class MultilingualE5Embedder: Embedder {
         tokenizer = SentencePieceTokenizer(model: model)
         encoder = try BertEncoder(e5: model, precision: precision, int8Kernels: try int8Kernels ?? MiniLMEmbedder.int8Kernels())
         self.precision = precision
-        modelIdentifier = "\(Self.modelName) (\(model.file.bytes.count) bytes)"
+        modelIdentifier = Self.identifier(of: file)
         // "passage:" as the first pieces of a passage after the first: the text's own next piece then
         // begins with ▁, as it does where the prefix and the text were cut together.
         passagePrefix = tokenizer.pieces("passage:")
+    }
+
+    /// The model's identifier: its name and the size of its file, read without loading it.
+    static func identifier(of file: URL) -> String {
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+        return "\(modelName) (\(size) bytes)"
     }
 
     /// The model file loaded when none is given: `e5-small-q4.bin` in the folder `REPLICA_MODEL_DIR` names,
@@ -148,9 +154,8 @@ public final class LazyMultilingualE5Embedder: Embedder {
     public init(file: URL? = nil, precision: MiniLMEmbedder.Precision? = nil) throws {
         let precision = try precision ?? MiniLMEmbedder.Precision.automatic()
         let file = try file ?? MultilingualE5Embedder.locateFile()
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
         self.precision = precision
-        modelIdentifier = "\(MultilingualE5Embedder.modelName) (\(size) bytes)"
+        modelIdentifier = MultilingualE5Embedder.identifier(of: file)
         loaded = LoadedOnFirstUse { try MultilingualE5Embedder(file: file, precision: precision) }
     }
 
@@ -158,49 +163,4 @@ public final class LazyMultilingualE5Embedder: Embedder {
     public func embed(query: String) throws -> [Float] { try loaded.get().embed(query: query) }
     /// Each document as unit vectors, one per passage, from the model loaded on first use.
     public func embed(documents: [String]) throws -> [[[Float]]] { try loaded.get().embed(documents: documents) }
-}
-
-/// The sentence-embedding models replica runs, by the names `REPLICA_MODEL` and the configuration file's
-/// `model` take.
-public enum EmbeddingModel: String, Sendable, CaseIterable {
-    /// all-MiniLM-L6-v2: English, six layers (``MiniLMEmbedder``).
-    case miniLM = "all-MiniLM-L6-v2"
-    /// multilingual-e5-small: about a hundred languages, twelve layers (``MultilingualE5Embedder``).
-    case multilingualE5 = "multilingual-e5-small"
-
-    /// The model used when none is named.
-    public static let `default` = EmbeddingModel.miniLM
-
-    /// The model `REPLICA_MODEL` names, else `configured`, else ``default``; `nil` for `off` (in either).
-    ///
-    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` for a name of no model, listing them.
-    public static func chosen(environment: [String: String] = ProcessInfo.processInfo.environment,
-                              configured: String? = nil) throws -> EmbeddingModel? {
-        try choice(environment: environment, configured: configured).model
-    }
-
-    /// ``chosen(environment:configured:)``, and what chose it: `REPLICA_MODEL`, `the configuration file's model`
-    /// or `the default`.
-    public static func choice(environment: [String: String] = ProcessInfo.processInfo.environment,
-                              configured: String? = nil) throws -> (model: EmbeddingModel?, chosenBy: String) {
-        let given = environment["REPLICA_MODEL"].flatMap { $0.isEmpty ? nil : $0 }
-        let chosenBy = given != nil ? "REPLICA_MODEL" : configured != nil ? "the configuration file's model" : "the default"
-        guard let named = given ?? configured else { return (.default, chosenBy) }
-        if named == "off" { return (nil, chosenBy) }
-        guard let model = EmbeddingModel(rawValue: named) else {
-            throw ReplicaError(.invalidConfiguration, "there is no embedding model '\(named)': name one of "
-                               + allCases.map(\.rawValue).joined(separator: ", ") + ", or off")
-        }
-        return (model, chosenBy)
-    }
-
-    /// The model, to be loaded at its first use.
-    ///
-    /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when it is not installed.
-    public func lazyEmbedder() throws -> any Embedder {
-        switch self {
-        case .miniLM: try LazyMiniLMEmbedder()
-        case .multilingualE5: try LazyMultilingualE5Embedder()
-        }
-    }
 }

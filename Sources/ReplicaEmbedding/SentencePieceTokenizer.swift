@@ -101,7 +101,7 @@ struct SentencePieceTokenizer: Sendable {
                 text.append(contentsOf: "\u{FFFD}".utf8)
                 return
             }
-            text.append(contentsOf: String(scalar).utf8)
+            UTF8.encode(scalar) { text.append($0) }
         }
         if scalars.first != 0x20 { encode(0x2581) }
         for value in scalars { encode(value == 0x20 ? 0x2581 : value) }

@@ -124,8 +124,8 @@ extension PostgresIndexWriter {
         var text = TextColumns(title: result.string(row, first) ?? "", keywords: result.string(row, first + 1) ?? "",
                                people: result.string(row, first + 2) ?? "", description: result.string(row, first + 3) ?? "",
                                body: result.string(row, first + 4) ?? "", language: nil)
-        text.findLanguage(given: TextColumns.languages(inAttributes: result.string(row, attributes) ?? "{}"))
-        if !text.languageIsKnown { (text.language, text.languageIsKnown) = (try languageWhenUnknown(), true) }
+        try text.findLanguage(given: TextColumns.languages(inAttributes: result.string(row, attributes) ?? "{}"),
+                              whenUnknown: languageWhenUnknown())
         return text
     }
 }

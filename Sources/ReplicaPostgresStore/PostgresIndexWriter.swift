@@ -252,10 +252,9 @@ package final class PostgresIndexWriter: IndexWriter {
         CrashPoints.reach("index.item")
         var row = row
         // Words made for the language CLD2 could not tell are made again for the one it is settled to.
-        let madeFor = row.text.language
-        try settleLanguage(of: &row.text)
+        let resettled = try settleLanguage(of: &row.text)
         if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        let words = row.text.language == madeFor ? words ?? Self.words(of: row.text) : Self.words(of: row.text)
+        let words = (resettled ? nil : words) ?? Self.words(of: row.text)
         var stored: StoredRow?
         if taken { stored = try storedRow(ItemIdentifier(row.identifier)) }
         if stored == nil {

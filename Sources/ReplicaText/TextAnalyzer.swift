@@ -169,9 +169,9 @@ public enum TextAnalyzer {
     }
 
     /// The language an item's text is stemmed for, and whether it is known: the first of the languages
-    /// its app gave (BCP 47 tags, `de-CH`: the language subtag, lowercased) that Snowball stems, else the
-    /// language CLD2 is sure the text is in; `nil` for a language Snowball has no stemmer for (Chinese,
-    /// Japanese, Korean, Thai…), whose words are not stemmed. When CLD2 cannot tell (a text too
+    /// its app gave (BCP 47 tags, `de-CH`: the language subtag, lowercased) that has forms of its words
+    /// (``stems(_:)``: Snowball's 28 and Vietnamese), else the language CLD2 is sure the text is in; `nil`
+    /// for one without (Chinese, Japanese, Korean, Thai…), whose words are not stemmed. When CLD2 cannot tell (a text too
     /// short), English, not known: the index's writer then stems it for the language most of the index's
     /// items are in.
     public static func itemLanguage(given languages: [String], text: String) -> (code: String?, isKnown: Bool) {
@@ -193,8 +193,8 @@ public enum TextAnalyzer {
     }
 
     /// The stem of `word` (one word) for `language`, folded as the analyzer folds words, when it differs
-    /// from the folded word: what a query searches for the word. In Vietnamese, the word with its tone
-    /// marks (``stems(_:)``).
+    /// from the folded word: what a query searches for the word. In Vietnamese, the word as written,
+    /// spelled as VNI types it (``stems(_:)``).
     public static func stem(_ word: String, language: String) -> String? {
         let tokens = tokens(in: word, for: .query, language: language)
         guard tokens.count == 2, tokens[1].isColocated else { return nil }

@@ -44,7 +44,7 @@ long long replica_analyzer_steps(void);
 // "en", "de", "fr"; NULL or one Snowball has no stemmer for: none) and its stem, accents folded after
 // stemming, at the word's position (REPLICA_TOKEN_COLOCATED) when it differs from the word. Words of
 // scripts without spaces and numbers are not stemmed. In Vietnamese ("vi"), which Snowball does not
-// stem, a word's form with its tone marks stands there instead.
+// stem, the word as written stands there instead, spelled as VNI types it ("mai1" for "mái").
 int replica_analyze_in(const char *text, size_t length, int options, const char *language, void *context, replica_token_sink sink);
 
 // The language the documents this thread gives FTS5's tokenizer next are stemmed for (`replica`
@@ -55,7 +55,7 @@ void replica_analyzer_set_document_language(const char *language);
 const char *replica_analyzer_document_language(void);
 
 // Whether the analyzer has forms of words for `language` beside them: Snowball's stems, or
-// Vietnamese's words with their tone marks.
+// Vietnamese's words as written (spelled as VNI types them).
 int replica_analyzer_stems(const char *language);
 
 // Also count each token (a word or a stem) in the calling thread's vocabulary changes, when it counts

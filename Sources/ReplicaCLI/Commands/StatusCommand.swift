@@ -53,7 +53,7 @@ enum StatusCommand: Command {
             case .unavailable: Output.line("read database: unavailable: \(standby.reason ?? "")")
             }
         }
-        let chosenBy = Context.modelChosenBy.withLock { $0 }.map { " (chosen by \($0))" } ?? ""
+        let chosenBy = Context.openedModel.withLock { $0 }.map { " (chosen by \($0.chosenBy))" } ?? ""
         Output.line(status.semanticSearch.map { model in
             "semantic search: \(model)\(chosenBy)" + (status.semanticSearchProblem.map { ", damaged: \($0)" } ?? "")
         }

@@ -36,10 +36,9 @@ struct Context {
         configuration.events = { event in Output.note(event.message) }
         do {
             // REPLICA_MODEL names the model (off: none); REPLICA_MODEL_DIR=off turns it off too.
-            let (model, chosenBy) = try Self.chosenModel(configurationFile)
-            Self.openedModel.withLock { $0 = .some(model) }
-            Self.modelChosenBy.withLock { $0 = chosenBy }
-            if let model { configuration.embedder = try model.lazyEmbedder() }
+            let choice = try Self.chosenModel(configurationFile)
+            Self.openedModel.withLock { $0 = choice }
+            if let model = choice.model { configuration.embedder = try model.lazyEmbedder() }
         } catch {
             // A model asked for by name and not used is said on every command, once: the others are
             // said where the model would be used (embedding, status).
@@ -67,12 +66,9 @@ struct Context {
         try EmbeddingModel.choice(configured: (try? ConfigurationFile.load(from: file))?.model)
     }
 
-    /// What chose the model the store was opened with, for `status`.
-    static let modelChosenBy = Mutex<String?>(nil)
-
-    /// The model the store was opened with (``openStore(longRunning:enriching:)``), `.some(nil)` when off;
-    /// `nil` before, or when the name could not be read.
-    static let openedModel = Mutex<EmbeddingModel??>(nil)
+    /// The model the store was opened with (``openStore(longRunning:enriching:)``; `nil` when off) and
+    /// what chose it, for `status`; `nil` before, or when the name could not be read.
+    static let openedModel = Mutex<(model: EmbeddingModel?, chosenBy: String)?>(nil)
 
     /// Whether `REPLICA_MODEL` names a model: if it cannot be used, ``openStore(longRunning:enriching:)``
     /// has said so already.
@@ -90,8 +86,9 @@ struct Context {
     static var missingModelReason: String? {
         if semanticSearchTurnedOff { return "semantic search is off (REPLICA_MODEL_DIR=off)" }
         do {
-            switch try openedModel.withLock({ $0 }) ?? EmbeddingModel.chosen() {
-            case nil: return "semantic search is off (REPLICA_MODEL=off)"
+            let choice = try openedModel.withLock({ $0 }) ?? EmbeddingModel.choice()
+            switch choice.model {
+            case nil: return "semantic search is off (\(choice.chosenBy) says off)"
             case .miniLM?: _ = try MiniLMEmbedder.locateDirectory()
             case .multilingualE5?: _ = try MultilingualE5Embedder.locateFile()
             }

@@ -203,9 +203,16 @@ package struct TextColumns: Sendable {
     }
 
     /// Sets ``language``: the first of the item's `languages` (BCP 47) that has stems, else the one the
-    /// columns are written in, not known (``languageIsKnown``) when CLD2 cannot tell.
+    /// columns are written in, not known (``languageIsKnown``) when CLD2 cannot tell, until the writer
+    /// settles it.
     package mutating func findLanguage(given languages: [String]) {
         (language, languageIsKnown) = TextAnalyzer.itemLanguage(given: languages, text: languageSample)
+    }
+
+    /// ``findLanguage(given:)``, with `unknown` (asked only then) when CLD2 cannot tell.
+    package mutating func findLanguage(given languages: [String], whenUnknown unknown: @autoclosure () throws -> String) rethrows {
+        findLanguage(given: languages)
+        if !languageIsKnown { (language, languageIsKnown) = (try unknown(), true) }
     }
 
     /// What the language is told from: the start of the title, description and body, enough for CLD2 to

@@ -60,8 +60,7 @@ extension WordsRemake {
             try Prefetch.pipelined(rows, chunkSize: 512, prepare: { chunk in
                 chunk.map { row in
                     var row = row
-                    row.text.findLanguage(given: row.attributes.map(TextColumns.languages(inAttributes:)) ?? [])
-                    if !row.text.languageIsKnown { (row.text.language, row.text.languageIsKnown) = (unknown, true) }
+                    row.text.findLanguage(given: row.attributes.map(TextColumns.languages(inAttributes:)) ?? [], whenUnknown: unknown)
                     return prepare(row)
                 }
             }) { _, prepared in

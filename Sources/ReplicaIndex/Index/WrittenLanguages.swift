@@ -102,7 +102,6 @@ extension IndexWriter {
         return known
     }
 
-
     /// Adds the languages this writer counted (``writtenLanguages``) to those `meta` holds, in the
     /// writer's transaction, and forgets them. An index that holds no count (one made on PostgreSQL
     /// before the count began, whose items' languages are not stored) is left without one: counting from

@@ -2,8 +2,8 @@ import Foundation
 import ReplicaCore
 
 /// Turns text into unit vectors whose dot product says how close two texts are in meaning: what semantic
-/// search compares. replica ships one (`MiniLMEmbedder`, all-MiniLM-L6-v2 run in-process); a host may
-/// bring another.
+/// search compares. replica ships two, run in-process (`MiniLMEmbedder`, all-MiniLM-L6-v2, English;
+/// `MultilingualE5Embedder`, multilingual-e5-small, about a hundred languages); a host may bring another.
 ///
 /// Vectors are kept with each account's index and tagged with ``modelIdentifier``: when the model
 /// changes, they are computed again (search answers lexically meanwhile).

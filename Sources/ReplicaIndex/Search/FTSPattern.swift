@@ -132,10 +132,10 @@ package struct FTSPattern: Hashable, Sendable {
     package static let typedFormWeight = 0.3
 
     /// What a word as typed weighs beside its stems in a query stemmed first for `language`: in
-    /// Vietnamese, whose "stem" is the word with its tone marks and whose word as typed is the word with
-    /// its accents folded (``TextAnalyzer/stems(_:)``), 0.1, since the folded form matches every word of
-    /// its letters whatever its tones (XQuAD-R vi lexical nDCG@10, simulated: 0.831 at 0.3's other way
-    /// round, 0.841 at 0.3, 0.845 at 0.1); else ``typedFormWeight``.
+    /// Vietnamese, whose "stem" is the word as written (its tones spelled as VNI types them) and whose
+    /// word as typed is the word with its accents folded (``TextAnalyzer/stems(_:)``), 0.1, since the
+    /// folded form matches every word of its letters whatever its tones (XQuAD-R vi lexical nDCG@10: 0.844
+    /// measured; simulated, 0.841 at 0.3 and 0.845 at 0.1); else ``typedFormWeight``.
     package static func typedFormWeight(language: String?) -> Double {
         language == "vi" ? 0.1 : typedFormWeight
     }

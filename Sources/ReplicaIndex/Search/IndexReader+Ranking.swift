@@ -3,7 +3,8 @@ import ReplicaCore
 
 /// The numbers the ranking is made of, the same for every backend.
 package enum Ranking {
-    /// How close in meaning (cosine) an item must be to be found by meaning beside the words: a floor
+    /// How close in meaning an item must be to be found by meaning beside the words (closeness: the
+    /// cosine measured from the model's ``Embedder/similarityBaseline``, the cosine itself for MiniLM): a floor
     /// under the relative cut of ``closeEnoughByMeaning(_:score:match:)``. 0.30 lets "pet health" find a
     /// vet's note (0.33) that 0.35 left out; the relative cut keeps the rest out (`docs/benchmarks/quality.md`).
     package static let minimumSimilarity = 0.30
@@ -73,10 +74,11 @@ extension IndexReader {
     /// query with a meaningful word.
     /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see `docs/benchmarks/quality.md`).
     /// With `semantic`, items are also found by meaning, and each result's score is
-    /// 0.4 × the score above + 0.6 × the cosine of its best passage with the query (an item not embedded
-    /// yet keeps the score above): see `docs/benchmarks/quality.md` for the weights' measurements. An item found by
-    /// meaning alone needs a cosine of at least ``Ranking/minimumSimilarity`` and half the search's best
-    /// score (``Ranking/closeEnoughByMeaning(_:score:match:)``).
+    /// 0.4 × the score above + 0.6 × the closeness of its best passage to the query (its cosine, measured
+    /// from the model's ``Embedder/similarityBaseline``; an item not embedded yet keeps the score above):
+    /// see `docs/benchmarks/quality.md` for the weights' measurements. An item found by meaning alone needs
+    /// a closeness of at least ``Ranking/minimumSimilarity`` and half the search's best score
+    /// (``Ranking/closeEnoughByMeaning(_:score:match:)``).
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
         let (candidates, unreadable) = try lexicalCandidates(query, pattern: pattern)
         return (try finishing(candidates, query: query, pattern: pattern, semantic: semantic), unreadable)
