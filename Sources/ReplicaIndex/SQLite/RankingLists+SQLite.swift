@@ -7,9 +7,9 @@ import Synchronization
 // (`ranking_state`, `ranking_lists`, `ranking_changes`: migrations/index/0010 and 0011), and read by a
 // search through ``SQLiteRankingSource``.
 extension RankingLists {
-    /// The column weights of the `rank` setting in migrations/index/0001-items.sql, by column, and as
+    /// The column weights of the `rank` setting in migrations/index/0001-items.sql, in column order, and as
     /// `replica_frequencies`' arguments in column order.
-    static let columnWeights: [String: Int64] = ["title": 10, "keywords": 5, "people": 5, "description": 2, "body": 1]
+    static let columnWeights: [(column: String, weight: Int64)] = [("title", 10), ("keywords", 5), ("people", 5), ("description", 2), ("body", 1)]
     static let weightArguments = "10.0, 5.0, 5.0, 2.0, 1.0"
 
     /// A `replica_frequencies` blob in `column` of `row`: the row's length, then each phrase's weighted frequency.
@@ -51,7 +51,7 @@ extension RankingLists {
     // MARK: Building
 
     /// Builds the lists from the index as it is, replacing any, inside the caller's write transaction.
-    static func build(_ connection: Connection, now: Date, firstTier: Int = firstTier, threshold: Int? = nil) throws -> Summary {
+    static func build(_ connection: Connection, now: Date, firstTier: Int = firstTier, threshold: Int? = nil, scan: Scan = .pages) throws -> Summary {
         try clear(connection)
         try connection.execute("INSERT INTO items_text(items_text) VALUES ('optimize')")
         // FTS5 keeps its totals in memory until a savepoint or the commit writes them: after a
@@ -64,7 +64,7 @@ extension RankingLists {
         let threshold = threshold ?? Self.threshold(rows: totals.rows)
         var summary = Summary(terms: 0, entries: 0)
         if totals.rows > 0 {
-            summary = try writeLists(connection, totals: totals, firstTier: firstTier, threshold: threshold)
+            summary = try writeLists(connection, totals: totals, firstTier: firstTier, threshold: threshold, scan: scan)
         }
         try connection.cached("INSERT INTO ranking_state(id, rows, tokens, first_tier, threshold, built) VALUES (1, ?, ?, ?, ?, ?)")
             .run([.integer(totals.rows), .integer(totals.tokens), .integer(Int64(firstTier)), .integer(Int64(threshold)),
@@ -92,8 +92,16 @@ extension RankingLists {
         try connection.execute("DELETE FROM ranking_lists")
     }
 
-    /// One pass over FTS5's instances (term, item, column), in term order.
-    private static func writeLists(_ connection: Connection, totals: State, firstTier: Int, threshold: Int) throws -> Summary {
+    /// How a build reads every posting of FTS5's index.
+    package enum Scan: Sendable {
+        /// FTS5's pages, decoded in C, when the index is one segment; through fts5vocab otherwise.
+        case pages
+        /// fts5vocab's `instance` table: an SQL row for each occurrence, the way any SQLite reads.
+        case vocabulary
+    }
+
+    /// One pass over FTS5's postings (term, item, weighted frequency), in term order.
+    private static func writeLists(_ connection: Connection, totals: State, firstTier: Int, threshold: Int, scan: Scan) throws -> Summary {
         // Each item's length in tokens, from FTS5's own sizes (`%_docsize`: a varint per column).
         var lengths: [Int64: Int64] = [:]
         try connection.prepare("SELECT id, sz FROM items_text_docsize").each { row in
@@ -103,18 +111,13 @@ extension RankingLists {
             lengths[row.int64(0)] = total
             return true
         }
-        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_text_instances USING fts5vocab(main, items_text, instance)")
-        defer { try? connection.execute("DROP TABLE IF EXISTS temp.items_text_instances") }
         let averageLength = Double(totals.tokens) / Double(totals.rows)
         let insert = try connection.prepare("INSERT INTO ranking_lists(term, tier, documents, floor, entries) VALUES (?, ?, ?, ?, ?)")
         var summary = Summary(terms: 0, entries: 0)
 
-        var term = ""
-        var items: [Int64] = []
-        var frequencies: [Int64] = []
-        func finish() throws {
-            defer { items.removeAll(keepingCapacity: true); frequencies.removeAll(keepingCapacity: true) }
-            guard items.count >= threshold else { return }
+        func write(_ word: Connection.WordPostings) throws {
+            let items = Array(word.items), frequencies = Array(word.frequencies)
+            let term = String(decoding: word.term, as: UTF8.self)
             for tier in tiers(items: items, frequencies: frequencies, length: { lengths[$0] ?? 0 }, averageLength: averageLength,
                               firstTier: firstTier) {
                 try insert.run([.text(term), .integer(tier.tier), .integer(Int64(items.count)), .real(tier.floor), .blob(tier.entries)])
@@ -122,23 +125,23 @@ extension RankingLists {
             summary.terms += 1
             summary.entries += items.count
         }
-        try connection.prepare("SELECT term, doc, col FROM temp.items_text_instances").each { row in
-            let rowTerm = row.text(0)
-            if rowTerm != term {
-                try finish()
-                term = rowTerm
+        // FTS5's own pages, decoded once each, when `optimize` left one segment; else (another SQLite's
+        // format, say) one SQL row for each occurrence through fts5vocab, several times slower.
+        if scan == .pages {
+            try connection.execute("SAVEPOINT ranking_lists_pages")
+            let read = try connection.eachWeightedPostingOfOneSegment(dataTable: "items_text_data", weights: columnWeights.map(\.weight),
+                                                                      threshold: threshold, write)
+            if read {
+                try connection.execute("RELEASE ranking_lists_pages")
+                return summary
             }
-            let item = row.int64(1)
-            let weight = columnWeights[row.text(2)] ?? 1
-            if items.last == item {
-                frequencies[frequencies.count - 1] += weight
-            } else {
-                items.append(item)
-                frequencies.append(weight)
-            }
-            return true
+            try connection.execute("ROLLBACK TO ranking_lists_pages")
+            try connection.execute("RELEASE ranking_lists_pages")
+            summary = Summary(terms: 0, entries: 0)
         }
-        try finish()
+        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_text_instances USING fts5vocab(main, items_text, instance)")
+        defer { try? connection.execute("DROP TABLE IF EXISTS temp.items_text_instances") }
+        try connection.eachWeightedPosting(vocabulary: "temp.items_text_instances", weights: columnWeights, threshold: threshold, write)
         return summary
     }
 

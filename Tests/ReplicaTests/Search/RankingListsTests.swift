@@ -238,6 +238,41 @@ import ReplicaTestSupport
         #expect(try await !index.rankingListsAreStale())
     }
 
+    /// A build reads FTS5's pages itself (``RankingLists/Scan/pages``): its lists are byte for byte
+    /// those read through fts5vocab, on an index whose doclists and position lists span many pages (a
+    /// word in every item, a word 6,000 times in one item), with words in every column, words of
+    /// scripts without spaces (their pairs of characters at one position) and rewritten items.
+    @Test func listsReadFromFTS5sPagesAreThoseReadThroughFTS5vocab() async throws {
+        let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
+        defer { withExtendedLifetime(storage) {} }
+        let index = try await storage.store.index(account: "alice")
+        var random = SplitMix(seed: 48)
+        var items = (0..<2_400).map { item($0, &random, tag: $0 % 2 == 0 ? " 我们明天在北京开会讨论预算问题" : "") }
+        var long = AttributeSet(contentType: .plainText)
+        long.title = "kalo kalo"
+        long.textContent = Array(repeating: "kalo rumi", count: 6_000).joined(separator: " ")
+        items.append(SearchableItem(uniqueIdentifier: "long", attributeSet: long))
+        try await index.indexItems(items)
+        try await index.indexItems((0..<300).map { item($0 * 5, &random, tag: " rewritten") })
+        try await index.deleteItems(withIdentifiers: (0..<100).map { ItemIdentifier("i\($0 * 7 + 3)") })
+        let lists = { (scan: RankingLists.Scan) in
+            try await index.write(purgingExpired: false) { writer in
+                let connection = (writer as! SQLiteIndexWriter).connection
+                let summary = try RankingLists.build(connection, now: Date(timeIntervalSince1970: 0), firstTier: 32, threshold: 2, scan: scan)
+                let rows = try connection.prepare("SELECT term, tier, documents, floor, hex(entries) FROM ranking_lists ORDER BY term, tier")
+                    .rows { "\($0.text(0)) \($0.int64(1)) \($0.int64(2)) \($0.double(3)) \($0.text(4))" }
+                return (summary, rows)
+            }
+        }
+        let (read, fromPages) = try await lists(.pages)
+        let (scanned, throughVocabulary) = try await lists(.vocabulary)
+        #expect(read == scanned)
+        #expect(read.terms > 200, "only \(read.terms) words with lists")
+        #expect(fromPages.contains { $0.hasPrefix("北京 0 ") }, "a pair of Han characters has no list")
+        #expect(fromPages.count == throughVocabulary.count)
+        #expect(fromPages == throughVocabulary)
+    }
+
     @Test func damagedListsAreNotUsedAndARebuildMendsThem() async throws {
         let (storage, index, _) = try await listedIndex(of: 400, seed: 7)
         defer { withExtendedLifetime(storage) {} }
