@@ -42,8 +42,30 @@ public final class FileTreeSource: Source {
         var inotify: Inotify?
     }
 
-    /// Files read and extracted per transaction.
-    static let chunkSize = 128
+    /// Files read and extracted per transaction: up to 1,024 files or 16 MiB of them, whichever comes
+    /// first. A transaction has a cost of its own (FTS5 writes its words out as a new segment, later
+    /// merged; the typo vocabulary's counts are written once per word): on Debian's linux-doc tree
+    /// (12,033 files), 128 files a transaction indexed in 19.2 s, 1,024 in 14.8 s, 4,096 in 14.6 s.
+    static let chunkFiles = 1_024
+    static let chunkBytes: Int64 = 16 << 20
+
+    /// `files` cut into chunks of ``chunkFiles`` files or ``chunkBytes`` bytes at most (a bigger file
+    /// alone).
+    static func chunks(_ files: [FileInfo]) -> [[FileInfo]] {
+        var chunks: [[FileInfo]] = []
+        var chunk: [FileInfo] = [], bytes: Int64 = 0
+        for file in files {
+            if !chunk.isEmpty && (chunk.count == chunkFiles || bytes + file.size > chunkBytes) {
+                chunks.append(chunk)
+                chunk = []
+                bytes = 0
+            }
+            chunk.append(file)
+            bytes += file.size
+        }
+        if !chunk.isEmpty { chunks.append(chunk) }
+        return chunks
+    }
 
     /// Creates the source; refuses a root that is missing or that holds the store.
     ///
@@ -142,7 +164,7 @@ public final class FileTreeSource: Source {
     /// one is committed.
     func index(_ files: [FileInfo], _ context: SourceContext, progress start: SourceProgress) async throws {
         var progress = start
-        let chunks = stride(from: 0, to: files.count, by: Self.chunkSize).map { Array(files[$0..<min($0 + Self.chunkSize, files.count)]) }
+        let chunks = Self.chunks(files)
         guard !chunks.isEmpty else { return }
         let items = items
         let now = context.now

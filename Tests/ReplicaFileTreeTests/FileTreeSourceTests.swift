@@ -90,6 +90,21 @@ import ReplicaTestSupport
         #expect(reasons.contains("a symbolic link to a folder (indexed where it lives)"))
     }
 
+    /// A first pass commits files in chunks of at most 1,024 files or 16 MiB, every file once and in
+    /// order; a file bigger than the budget is a chunk of its own.
+    @Test func filesAreCommittedInChunksOfBoundedCountAndSize() {
+        let megabyte: Int64 = 1 << 20
+        let sizes: [Int64] = Array(repeating: 1_000, count: 2_500) + [40 * megabyte] + Array(repeating: 3 * megabyte, count: 12)
+        let files = sizes.enumerated().map { FileInfo(path: "f\($0.offset)", size: $0.element, modified: 0, inode: UInt64($0.offset)) }
+        let chunks = FileTreeSource.chunks(files)
+        #expect(chunks.flatMap { $0 } == files)
+        #expect(chunks.map(\.count) == [1_024, 1_024, 452, 1, 5, 5, 2])
+        for chunk in chunks where chunk.count > 1 {
+            #expect(chunk.count <= FileTreeSource.chunkFiles && chunk.reduce(0) { $0 + $1.size } <= FileTreeSource.chunkBytes)
+        }
+        #expect(FileTreeSource.chunks([]).isEmpty)
+    }
+
     @Test func changesMadeWhileNothingWatchedAreFoundByTheNextPass() async throws {
         try write("keep.txt", "steady words")
         try write("edit.txt", "before words")
