@@ -47,6 +47,11 @@ static int tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const ch
     // A document indexed or removed counts in the vocabulary its writer keeps (a highlight's text does not).
     int options = query ? 0 : REPLICA_ANALYZE_BIGRAMS | ((flags & FTS5_TOKENIZE_DOCUMENT) ? REPLICA_ANALYZE_COUNT_WORDS : 0);
     const char *language = instance->language[0] ? instance->language : (query ? NULL : replica_analyzer_document_language());
+    // A document's text analyzed ahead on another thread (replica_preanalysis_queue), when it is this one.
+    int replayed = 0;
+    if ((flags & FTS5_TOKENIZE_DOCUMENT) && replica_preanalysis_replay(text, length < 0 ? 0 : (size_t)length, language, &to, forward, &replayed)) {
+        return replayed < 0 ? SQLITE_NOMEM : replayed;
+    }
     int rc = replica_analyze_in(text, length < 0 ? 0 : (size_t)length, options, language, &to, forward);
     return rc < 0 ? SQLITE_NOMEM : rc;
 }

@@ -54,6 +54,27 @@ int replica_analyze_in(const char *text, size_t length, int options, const char 
 void replica_analyzer_set_document_language(const char *language);
 const char *replica_analyzer_document_language(void);
 
+// A document's text analyzed ahead of its indexing, on another thread (the core that prepares rows),
+// for FTS5's tokenizer to replay on the writer's instead of analyzing it there: the tokens it would
+// make (REPLICA_ANALYZE_BIGRAMS, stemmed for `language` as replica_analyze_in does), with a copy of the
+// text and the language to check that they are the ones indexed. NULL when out of memory or when the
+// analysis failed (the tokenizer then analyzes the text itself).
+typedef struct replica_preanalysis replica_preanalysis;
+replica_preanalysis *replica_preanalyze(const char *text, size_t length, const char *language);
+void replica_preanalysis_free(replica_preanalysis *analysis);
+// Hands `analysis` (which the queue then owns; NULL stands for one that failed) to the next document
+// text FTS5's tokenizer is given on the calling thread: the writer queues the analyses of a row's
+// columns, in column order, just before it inserts the row, and discards what is left after it.
+void replica_preanalysis_queue(replica_preanalysis *analysis);
+void replica_preanalysis_discard(void);
+// Replays the queue's first analysis to `sink` when it is of `length` bytes of `text` in `language`
+// (counting its tokens as replica_analyze_in does with REPLICA_ANALYZE_COUNT_WORDS) and returns 1 with
+// `*result` the sink's return; else discards the whole queue, which no longer matches what is indexed,
+// and returns 0: the caller analyzes the text.
+int replica_preanalysis_replay(const char *text, size_t length, const char *language, void *context, replica_token_sink sink, int *result);
+// How many texts the calling thread has replayed so far (for tests).
+long long replica_preanalysis_replayed(void);
+
 // Whether the analyzer has forms of words for `language` beside them: Snowball's stems, or
 // Vietnamese's words as written (spelled as VNI types them).
 int replica_analyzer_stems(const char *language);

@@ -221,13 +221,18 @@ extension IndexWriter {
     /// Returns the identifiers the batch asked to delete that another owner made: they are kept.
     func apply(_ batch: SourceBatch, from definition: SourceDefinition, consumer: String) throws -> [ItemIdentifier] {
         var keptDeletions: [ItemIdentifier] = []
-        // Upserts go together through the pipelined path; a removal first writes the upserts before it,
-        // so the events keep their order.
+        // Upserts go together through the pipelined path. A removal that may touch one of the upserts
+        // waiting (its identifier, or one under its prefix) first writes them, so the events keep their
+        // order; one that cannot (a file's earlier fragments, removed before its new reading is written)
+        // leaves them waiting, so a pass over many files is written as one load, not a file at a time.
         // A source writes and deletes only its own items. An upsert whose identifier another owner holds is
         // refused by the writer, and its entry is recorded as skipped with the reason, so `status` shows it
         // and the rest of the batch goes on.
         var items: [(SearchableItem, ItemOrigin)] = []
         var entries: [ItemIdentifier: SourceEntry] = [:]
+        var waiting = Set<String>()
+        // Each waiting identifier's beginnings that end with "#" (a file's fragments are "path#…").
+        var waitingFragmentPrefixes = Set<Substring>()
         func flush() throws {
             let refusedBefore = refusedOwnership.count
             try index(contentsOf: items)
@@ -238,6 +243,16 @@ extension IndexWriter {
             }
             items.removeAll()
             entries.removeAll()
+            waiting.removeAll()
+            waitingFragmentPrefixes.removeAll()
+        }
+        func flush(ifWaiting identifiers: [ItemIdentifier]) throws {
+            if identifiers.contains(where: { waiting.contains($0.rawValue) }) { try flush() }
+        }
+        func flush(ifWaitingUnder prefix: String) throws {
+            guard !waiting.isEmpty else { return }
+            let touches = prefix.hasSuffix("#") ? waitingFragmentPrefixes.contains(Substring(prefix)) : waiting.contains { $0.hasPrefix(prefix) }
+            if touches { try flush() }
         }
         let owner = definition.owner
         for event in batch.events {
@@ -245,22 +260,27 @@ extension IndexWriter {
             case .upsert(var item, let entry):
                 if item.domainIdentifier == nil { item.domainIdentifier = definition.domain }
                 items.append((item, ItemOrigin(owner: owner, version: entry?.stamp)))
+                let identifier = item.uniqueIdentifier.rawValue
+                waiting.insert(identifier)
+                for index in identifier.indices where identifier[index] == "#" {
+                    waitingFragmentPrefixes.insert(identifier[...index])
+                }
                 if let entry {
                     try setEntry(entry, source: definition.name)
                     entries[item.uniqueIdentifier] = entry
                 }
             case .delete(let identifier, let key):
-                try flush()
+                try flush(ifWaiting: [identifier])
                 if try delete(identifiers: [identifier], owner: owner) == 0, try rowID(of: identifier) != nil {
                     keptDeletions.append(identifier)
                 }
                 if let key { try removeEntry(key, source: definition.name) }
             case .deletePrefix(let identifierPrefix, let keyPrefix):
-                try flush()
+                try flush(ifWaitingUnder: identifierPrefix)
                 try deleteItems(withIdentifierPrefix: identifierPrefix, owner: owner)
                 try removeEntries(withKeyPrefix: keyPrefix, source: definition.name)
             case .skip(let entry, let identifiers):
-                try flush()
+                try flush(ifWaiting: identifiers)
                 try delete(identifiers: identifiers, owner: owner)
                 try setEntry(entry, source: definition.name)
             }

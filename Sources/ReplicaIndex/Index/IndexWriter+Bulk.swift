@@ -6,8 +6,8 @@ import ReplicaSQLite
 // of a large load instead of row by row.
 extension SQLiteIndexWriter {
     /// Indexes many items, each with its own origin (the projection engine's records have their versions).
-    /// Rows are prepared (text columns, attribute JSON: pure work) on another thread, a chunk ahead of the
-    /// one being written, so a second core takes that work off the writer's path.
+    /// Rows are prepared (text columns, attribute JSON, the text's tokens: pure work) on another thread, a
+    /// chunk ahead of the one being written, so a second core takes that work off the writer's path.
     package func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
         let chunkSize = 512
         guard entries.count > chunkSize else {
@@ -20,9 +20,13 @@ extension SQLiteIndexWriter {
     }
 
     private func pipeline(_ entries: [(SearchableItem, ItemOrigin)], chunkSize: Int) throws {
-        let now = self.now, lifetime = self.defaultLifetime
+        let now = self.now, lifetime = self.defaultLifetime, ahead = analyzesAhead
         try Prefetch.pipelined(entries, chunkSize: chunkSize, prepare: { chunk in
-            chunk.map { item, origin in item.isUpdate ? nil : PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime) }
+            chunk.map { item, origin -> PreparedRow? in
+                guard !item.isUpdate else { return nil }
+                let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
+                return ahead ? row.preanalyzed() : row
+            }
         }) { chunk, rows in
             for ((item, origin), row) in zip(chunk, rows) {
                 if let row { _ = try insert(row) } else { try self.index(item, origin: origin) }

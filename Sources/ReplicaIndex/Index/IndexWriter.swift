@@ -33,6 +33,9 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Set while a bulk load into an empty index runs without the identifier index (its identifiers are
     /// known to be distinct): rows are inserted without looking for one to replace.
     var insertsAreNew = false
+    /// Whether a load's rows have their text analyzed on the thread that prepares them
+    /// (``PreparedRow/preanalyzed()``); a test turns it off to compare.
+    var analyzesAhead = true
     /// Whether the index keeps ranking lists, which the writer tells of every row whose text it indexes
     /// (deletes reach them through a trigger; see migration 0011): read once per writer, and again after
     /// it builds or removes them.
@@ -270,7 +273,8 @@ package final class SQLiteIndexWriter: IndexWriter {
         defer { statement.rewind() }
         try statement.bind(.integer(id), at: 1)
         try text.bind(to: statement, from: 2, after: previous)
-        try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() }
+        let index = { try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() } }
+        if let preanalysis = text.preanalysis { try preanalysis.replaying(index) } else { try index() }
         lastBoundText = text
         if try rankingListsAreKept() { try RankingLists.recordChange(id, connection) }
     }

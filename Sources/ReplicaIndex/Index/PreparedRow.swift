@@ -27,6 +27,17 @@ package struct PreparedRow: Sendable {
     /// Whether the item asks for enrichment: the writer queues it when it writes the row.
     package let asksForEnrichment: Bool
 
+    /// The row with its text analyzed ahead, for a writer on another thread to replay the tokens rather
+    /// than analyze the text itself (``TextAnalyzer/Preanalysis``); as it is when its language is not
+    /// known yet, since the writer settles that.
+    func preanalyzed() -> PreparedRow {
+        guard text.languageIsKnown else { return self }
+        var row = self
+        row.text.preanalysis = TextAnalyzer.Preanalysis([text.title, text.keywords, text.people, text.description, text.body],
+                                                        language: text.language)
+        return row
+    }
+
     /// Works out an item's row as it is written at `now`; an item without an expiration date expires
     /// `defaultLifetime` after `now`.
     package init(_ item: SearchableItem, origin: ItemOrigin, now: Date, defaultLifetime: TimeInterval) {
@@ -113,6 +124,8 @@ package struct TextColumns: Sendable {
     /// Whether ``language`` is known: `false` while it is English only because CLD2 could not tell, until
     /// the index's writer settles it (``IndexWriter/settleLanguage(of:)``).
     package var languageIsKnown = true
+    /// The columns' tokens, made ahead on the thread that prepared the row (``PreparedRow/preanalyzed()``).
+    var preanalysis: TextAnalyzer.Preanalysis?
 
     /// Binds the five full-text columns, in ranking order, to parameters `first` … `first + 4`.
     ///

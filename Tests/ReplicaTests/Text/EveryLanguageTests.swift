@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Replica
-import ReplicaIndex
+@testable import ReplicaIndex
 import ReplicaPostgres
 import ReplicaSQLite
 import ReplicaTestSupport
@@ -54,6 +54,49 @@ struct EveryLanguageTests {
         all.requiresAllWords = true
         all.disablesSemanticSearch = true
         #expect(try await fixture.store.search(all).map(\.item.uniqueIdentifier.rawValue) == ["zh"])
+    }
+
+    /// A load of many items has its text analyzed ahead on the thread that prepares the rows, and the
+    /// writer's tokenizer replays the tokens (``TextAnalyzer/Preanalysis``): the words, their positions
+    /// and the vocabulary are those of the same load analyzed by the tokenizer itself, in every script,
+    /// with items whose language the writer settles (too short to tell) among them.
+    @Test func aLoadAnalyzedAheadHoldsTheWordsOfOneAnalyzedInPlace() async throws {
+        let fixture = try await TestBackend.sqlite.makeStore(signingIn: "alice")
+        var random = SplitMix(seed: 45)
+        let items = (0..<1_300).map { number in
+            var item = Self.sentences[number % Self.sentences.count]
+            item.uniqueIdentifier = ItemIdentifier("item-\(number)")
+            if number % 3 == 0 { item.attributeSet.title = ["Wetter", "Zug fährt", "短い", "Mi casa", "ok"][Int.random(in: 0..<5, using: &random)] }
+            if number % 7 == 0 { item.attributeSet.textContent = "Bahnhof" }   // too short for CLD2: settled by the writer
+            if number % 11 == 0 { item.attributeSet.keywords = ["Straßenbahn", "überall"] }
+            return item
+        }
+        for (name, ahead) in [("ahead", true), ("inPlace", false)] {
+            try await fixture.store.index(named: name, account: "alice").write(purgingExpired: false) { writer in
+                let writer = writer as! SQLiteIndexWriter
+                writer.analyzesAhead = ahead
+                defer { writer.analyzesAhead = true }
+                let before = TextAnalyzer.Preanalysis.replayedOnThisThread
+                try writer.index(contentsOf: items.map { ($0, .api) })
+                let replayed = TextAnalyzer.Preanalysis.replayedOnThisThread - before
+                // Five columns an item, but for those whose language the writer settled.
+                #expect(ahead ? replayed >= 5 * 1_000 : replayed == 0, "\(replayed) texts replayed")
+            }
+        }
+        func contents(_ name: String) throws -> [String] {
+            let path = fixture.directory.url.appendingPathComponent("accounts/alice/indexes/\(name).sqlite").path
+            let connection = try Connection(path: path)
+            try connection.execute("CREATE VIRTUAL TABLE temp.occurrences USING fts5vocab(main, items_text, instance)")
+            let words = try connection.prepare("SELECT term, doc, col, offset FROM temp.occurrences").rows { "\($0.text(0)) \($0.int64(1)) \($0.text(2)) \($0.int64(3))" }
+            let vocabulary = try connection.prepare("SELECT word, documents FROM vocabulary ORDER BY word").rows { "\($0.text(0)) \($0.int64(1))" }
+            return words + ["--"] + vocabulary
+        }
+        let ahead = try contents("ahead"), inPlace = try contents("inPlace")
+        #expect(ahead.count > 10_000)
+        #expect(ahead.contains { $0.hasPrefix("haus ") }, "no German stem")
+        #expect(ahead.count == inPlace.count)
+        let differences = Set(ahead).symmetricDifference(inPlace).sorted().prefix(20)
+        #expect(differences.isEmpty, "ahead: \(differences.filter(Set(ahead).contains)), in place: \(differences.filter(Set(inPlace).contains))")
     }
 
     @Test(arguments: TestBackend.available)

@@ -1,0 +1,166 @@
+#include "Analyzer.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// A text's tokens, each a header of varints (its flags, its length, its start's difference from the
+// token before's, zigzagged, and its word's length in the text) followed by its bytes, with the text
+// and the language they were made from.
+struct replica_preanalysis {
+    replica_preanalysis *next;
+    char language[16];
+    char *text;
+    size_t length;
+    unsigned char *tokens;
+    size_t used;
+    size_t capacity;
+    int64_t last_start;
+};
+
+static size_t put_varint(unsigned char *into, uint64_t value) {
+    size_t count = 0;
+    while (value >= 0x80) {
+        into[count++] = (unsigned char)(value & 0x7f) | 0x80;
+        value >>= 7;
+    }
+    into[count++] = (unsigned char)value;
+    return count;
+}
+
+static uint64_t get_varint(const unsigned char *from, size_t *at) {
+    uint64_t value = 0;
+    for (int shift = 0;; shift += 7) {
+        unsigned char byte = from[(*at)++];
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) return value;
+    }
+}
+
+// A language as the tokenizer compares it: "" for none, and for one too long to be a code (which
+// replica_analyzer_set_document_language turns into none too).
+static void normalized(const char *language, char into[16]) {
+    if (!language || strlen(language) >= 16) {
+        into[0] = 0;
+    } else {
+        strcpy(into, language);
+    }
+}
+
+static int record(void *context, int flags, const char *token, int length, int start, int end) {
+    replica_preanalysis *analysis = context;
+    if (length < 0 || end < start) return -1;
+    size_t needed = analysis->used + 4 * 10 + (size_t)length;
+    if (needed > analysis->capacity) {
+        size_t capacity = analysis->capacity ? analysis->capacity : 256;
+        while (capacity < needed) capacity *= 2;
+        unsigned char *grown = realloc(analysis->tokens, capacity);
+        if (!grown) return -1;
+        analysis->tokens = grown;
+        analysis->capacity = capacity;
+    }
+    int64_t delta = (int64_t)start - analysis->last_start;
+    analysis->last_start = start;
+    unsigned char *at = analysis->tokens + analysis->used;
+    at += put_varint(at, (uint64_t)(uint32_t)flags);
+    at += put_varint(at, (uint64_t)length);
+    at += put_varint(at, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
+    at += put_varint(at, (uint64_t)(end - start));
+    if (length > 0) memcpy(at, token, (size_t)length);
+    analysis->used = (size_t)(at - analysis->tokens) + (size_t)length;
+    return 0;
+}
+
+replica_preanalysis *replica_preanalyze(const char *text, size_t length, const char *language) {
+    replica_preanalysis *analysis = calloc(1, sizeof *analysis);
+    if (!analysis) return NULL;
+    normalized(language, analysis->language);
+    analysis->text = malloc(length ? length : 1);
+    if (!analysis->text) return replica_preanalysis_free(analysis), NULL;
+    if (length) memcpy(analysis->text, text, length);
+    analysis->length = length;
+    // Sized for the usual: a token of about 6 bytes and its 4 bytes of header for every 6 bytes of text.
+    analysis->capacity = length * 2 + 64;
+    analysis->tokens = malloc(analysis->capacity);
+    if (!analysis->tokens ||
+        replica_analyze_in(text, length, REPLICA_ANALYZE_BIGRAMS, analysis->language[0] ? analysis->language : NULL, analysis, record) != 0) {
+        replica_preanalysis_free(analysis);
+        return NULL;
+    }
+    return analysis;
+}
+
+void replica_preanalysis_free(replica_preanalysis *analysis) {
+    if (!analysis) return;
+    free(analysis->text);
+    free(analysis->tokens);
+    free(analysis);
+}
+
+// The calling thread's queue: what its next document texts are expected to be.
+static _Thread_local replica_preanalysis *queue_first;
+static _Thread_local replica_preanalysis *queue_last;
+// A failed analysis queued (NULL): the queue holds it as an empty marker so that the others keep their places.
+static _Thread_local int queue_broken;
+static _Thread_local long long replayed;
+
+long long replica_preanalysis_replayed(void) { return replayed; }
+
+void replica_preanalysis_queue(replica_preanalysis *analysis) {
+    if (!analysis) {
+        queue_broken = 1;
+        return;
+    }
+    analysis->next = NULL;
+    if (queue_last) {
+        queue_last->next = analysis;
+    } else {
+        queue_first = analysis;
+    }
+    queue_last = analysis;
+}
+
+void replica_preanalysis_discard(void) {
+    while (queue_first) {
+        replica_preanalysis *next = queue_first->next;
+        replica_preanalysis_free(queue_first);
+        queue_first = next;
+    }
+    queue_last = NULL;
+    queue_broken = 0;
+}
+
+int replica_preanalysis_replay(const char *text, size_t length, const char *language, void *context, replica_token_sink sink, int *result) {
+    replica_preanalysis *analysis = queue_first;
+    if (!analysis) return 0;
+    char wanted[16];
+    normalized(language, wanted);
+    if (queue_broken || analysis->length != length || strcmp(analysis->language, wanted) != 0 ||
+        (length && memcmp(analysis->text, text, length) != 0)) {
+        replica_preanalysis_discard();
+        return 0;
+    }
+    queue_first = analysis->next;
+    if (!queue_first) queue_last = NULL;
+    replayed++;
+    int counting = replica_vocabulary_counting();
+    int returned = 0;
+    int64_t start = 0;
+    for (size_t at = 0; at < analysis->used && !returned;) {
+        int flags = (int)get_varint(analysis->tokens, &at);
+        int tokenLength = (int)get_varint(analysis->tokens, &at);
+        uint64_t zigzag = get_varint(analysis->tokens, &at);
+        start += (int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1);
+        int64_t end = start + (int64_t)get_varint(analysis->tokens, &at);
+        const char *token = (const char *)analysis->tokens + at;
+        at += (size_t)tokenLength;
+        if (counting && replica_vocabulary_add(token, tokenLength) < 0) {
+            returned = -1;
+            break;
+        }
+        returned = sink(context, flags, token, tokenLength, (int)start, (int)end);
+    }
+    replica_preanalysis_free(analysis);
+    *result = returned;
+    return 1;
+}
