@@ -6,7 +6,16 @@
 
 // A text's tokens, each a header of varints (its flags, its length, its start's difference from the
 // token before's, zigzagged, and its word's length in the text) followed by its bytes, with the text
-// and the language they were made from.
+// and the language they were made from. A token the vocabulary counts, the first time the text has
+// it, is marked (COUNTED) and followed by its vocabulary hash (4 bytes): the writer's thread counts it
+// without deciding or hashing again, and skips its repeats (a document counts a token once anyway).
+typedef struct {
+    size_t offset;     // of its bytes in `tokens`
+    int length;
+    uint32_t hash;
+    int used;
+} Counted;
+
 struct replica_preanalysis {
     replica_preanalysis *next;
     char language[16];
@@ -16,7 +25,49 @@ struct replica_preanalysis {
     size_t used;
     size_t capacity;
     int64_t last_start;
+    // The tokens counted so far: an open-addressed table by hash.
+    Counted *counted;
+    size_t counted_capacity;   // a power of two, or 0
+    size_t counted_count;
 };
+
+#define COUNTED 0x100
+
+// Whether the text had `token` among its counted tokens already.
+static int counted_before(const replica_preanalysis *analysis, const char *token, int length, uint32_t hash) {
+    if (!analysis->counted_capacity) return 0;
+    size_t slot = hash & (analysis->counted_capacity - 1);
+    while (analysis->counted[slot].used) {
+        Counted entry = analysis->counted[slot];
+        if (entry.hash == hash && entry.length == length && memcmp(analysis->tokens + entry.offset, token, (size_t)length) == 0) return 1;
+        slot = (slot + 1) & (analysis->counted_capacity - 1);
+    }
+    return 0;
+}
+
+// Notes a counted token whose bytes are at `offset` in `tokens`; 0 when out of memory.
+static int note_counted(replica_preanalysis *analysis, size_t offset, int length, uint32_t hash) {
+    if ((analysis->counted_count + 1) * 2 > analysis->counted_capacity) {
+        size_t capacity = analysis->counted_capacity ? analysis->counted_capacity * 2 : 64;
+        Counted *table = calloc(capacity, sizeof(Counted));
+        if (!table) return 0;
+        for (size_t i = 0; i < analysis->counted_capacity; i++) {
+            Counted entry = analysis->counted[i];
+            if (!entry.used) continue;
+            size_t slot = entry.hash & (capacity - 1);
+            while (table[slot].used) slot = (slot + 1) & (capacity - 1);
+            table[slot] = entry;
+        }
+        free(analysis->counted);
+        analysis->counted = table;
+        analysis->counted_capacity = capacity;
+    }
+    size_t slot = hash & (analysis->counted_capacity - 1);
+    while (analysis->counted[slot].used) slot = (slot + 1) & (analysis->counted_capacity - 1);
+    analysis->counted[slot] = (Counted){offset, length, hash, 1};
+    analysis->counted_count++;
+    return 1;
+}
 
 static size_t put_varint(unsigned char *into, uint64_t value) {
     size_t count = 0;
@@ -50,7 +101,7 @@ static void normalized(const char *language, char into[16]) {
 static int record(void *context, int flags, const char *token, int length, int start, int end) {
     replica_preanalysis *analysis = context;
     if (length < 0 || end < start) return -1;
-    size_t needed = analysis->used + 4 * 10 + (size_t)length;
+    size_t needed = analysis->used + 4 * 10 + 4 + (size_t)length;
     if (needed > analysis->capacity) {
         size_t capacity = analysis->capacity ? analysis->capacity : 256;
         while (capacity < needed) capacity *= 2;
@@ -61,13 +112,25 @@ static int record(void *context, int flags, const char *token, int length, int s
     }
     int64_t delta = (int64_t)start - analysis->last_start;
     analysis->last_start = start;
+    uint32_t hash = 0;
+    int counted = replica_vocabulary_holds(token, length);
+    if (counted) {
+        hash = replica_vocabulary_hash(token, length);
+        counted = !counted_before(analysis, token, length, hash);
+    }
     unsigned char *at = analysis->tokens + analysis->used;
-    at += put_varint(at, (uint64_t)(uint32_t)flags);
+    at += put_varint(at, (uint64_t)(uint32_t)(flags | (counted ? COUNTED : 0)));
     at += put_varint(at, (uint64_t)length);
     at += put_varint(at, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
     at += put_varint(at, (uint64_t)(end - start));
+    if (counted) {
+        memcpy(at, &hash, 4);
+        at += 4;
+    }
+    size_t offset = (size_t)(at - analysis->tokens);
     if (length > 0) memcpy(at, token, (size_t)length);
-    analysis->used = (size_t)(at - analysis->tokens) + (size_t)length;
+    if (counted && !note_counted(analysis, offset, length, hash)) return -1;
+    analysis->used = offset + (size_t)length;
     return 0;
 }
 
@@ -94,6 +157,7 @@ void replica_preanalysis_free(replica_preanalysis *analysis) {
     if (!analysis) return;
     free(analysis->text);
     free(analysis->tokens);
+    free(analysis->counted);
     free(analysis);
 }
 
@@ -152,12 +216,18 @@ int replica_preanalysis_replay(const char *text, size_t length, const char *lang
         uint64_t zigzag = get_varint(analysis->tokens, &at);
         start += (int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1);
         int64_t end = start + (int64_t)get_varint(analysis->tokens, &at);
+        uint32_t hash = 0;
+        if (flags & COUNTED) {
+            memcpy(&hash, analysis->tokens + at, 4);
+            at += 4;
+        }
         const char *token = (const char *)analysis->tokens + at;
         at += (size_t)tokenLength;
-        if (counting && replica_vocabulary_add(token, tokenLength) < 0) {
+        if (counting && (flags & COUNTED) && replica_vocabulary_add_held(token, tokenLength, hash) < 0) {
             returned = -1;
             break;
         }
+        flags &= ~COUNTED;
         returned = sink(context, flags, token, tokenLength, (int)start, (int)end);
     }
     replica_preanalysis_free(analysis);

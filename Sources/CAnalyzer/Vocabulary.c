@@ -85,8 +85,14 @@ void replica_vocabulary_next_document(void) { vocabulary.document++; }
 
 int replica_vocabulary_add(const char *word, int length) {
     if (!vocabulary.sign || !replica_vocabulary_holds(word, length)) return 0;
+    return replica_vocabulary_add_held(word, length, hash_of(word, length));
+}
+
+uint32_t replica_vocabulary_hash(const char *word, int length) { return hash_of(word, length); }
+
+int replica_vocabulary_add_held(const char *word, int length, uint32_t hash) {
+    if (!vocabulary.sign) return 0;
     if ((vocabulary.count + 1) * 2 > vocabulary.capacity && !grow()) return -1;
-    uint32_t hash = hash_of(word, length);
     size_t slot = hash & (vocabulary.capacity - 1);
     for (;;) {
         Entry *entry = &vocabulary.entries[slot];

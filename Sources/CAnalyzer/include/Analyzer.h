@@ -101,6 +101,9 @@ int replica_vocabulary_counting(void);
 void replica_vocabulary_next_document(void);
 // Counts a token for the current document (once a document); -1 when out of memory.
 int replica_vocabulary_add(const char *word, int length);
+// The same for a token the vocabulary holds, with its replica_vocabulary_hash (worked out ahead).
+int replica_vocabulary_add_held(const char *word, int length, unsigned int hash);
+unsigned int replica_vocabulary_hash(const char *word, int length);
 typedef void (*replica_vocabulary_visit)(void *context, const char *word, int length, long long change);
 // Calls `visit` (unless NULL: the changes are dropped) with each token whose documents changed, and
 // forgets them all.

@@ -174,17 +174,20 @@ package enum RankingLists {
     /// of ``firstTier`` entries, then four times as many each time, each tier's entries by row id.
     package static func tiers(items: [Int64], frequencies: [Int64], length: (Int64) -> Int64, averageLength: Double,
                               firstTier: Int = firstTier) -> [(tier: Int64, floor: Double, entries: [UInt8])] {
-        let impacts = items.indices.map { index in
-            impact(frequency: Double(frequencies[index]), length: Double(length(items[index])), averageLength: averageLength)
+        // Each item's impact beside its place; by impact, best first, ties by row id (items are in row-id
+        // order, so by place): a sort of plain pairs, not of places compared through the arrays.
+        let lengths = items.map(length)
+        var ranked = items.indices.map { index in
+            (impact: impact(frequency: Double(frequencies[index]), length: Double(lengths[index]), averageLength: averageLength), index: index)
         }
-        let order = items.indices.sorted { impacts[$0] != impacts[$1] ? impacts[$0] > impacts[$1] : items[$0] < items[$1] }
+        ranked.sort { $0.impact != $1.impact ? $0.impact > $1.impact : $0.index < $1.index }
         var tiers: [(tier: Int64, floor: Double, entries: [UInt8])] = []
         var start = 0, size = firstTier, tier: Int64 = 0
-        while start < order.count {
-            let end = min(order.count, start + size)
-            let entries = order[start..<end].sorted { items[$0] < items[$1] }
-                .map { (rowID: items[$0], frequency: frequencies[$0], length: length(items[$0])) }
-            let floor = end < order.count ? impacts[order[end]] : 0
+        while start < ranked.count {
+            let end = min(ranked.count, start + size)
+            let entries = ranked[start..<end].map(\.index).sorted()
+                .map { (rowID: items[$0], frequency: frequencies[$0], length: lengths[$0]) }
+            let floor = end < ranked.count ? ranked[end].impact : 0
             tiers.append((tier, floor, encode(entries)))
             start = end
             size *= 4
