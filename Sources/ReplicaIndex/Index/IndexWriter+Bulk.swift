@@ -1,6 +1,7 @@
 import Foundation
 import ReplicaCore
 import ReplicaSQLite
+import Synchronization
 
 // Many items at once: rows prepared on a second core, and the secondary indexes built once at the end
 // of a large load instead of row by row.
@@ -20,18 +21,43 @@ extension SQLiteIndexWriter {
     }
 
     private func pipeline(_ entries: [(SearchableItem, ItemOrigin)], chunkSize: Int) throws {
-        let now = self.now, lifetime = self.defaultLifetime, ahead = analyzesAhead
+        let now = self.now, lifetime = self.defaultLifetime
+        // How many of a chunk's rows have their text analyzed on the preparing thread: as many as keep
+        // the writer from waiting for it. Small items give that thread most of its work already
+        // (language, attribute JSON) and a file's long text gives the writer most of its: the share
+        // moves by a quarter after each chunk, down when the writer waited for rows, else up, and the
+        // writer keeps it for its next load.
+        let share = AheadShare(percent: analyzesAhead ? aheadPercent : 0)
+        let adapts = analyzesAhead
+        var lastEnd: UInt64?
         try Prefetch.pipelined(entries, chunkSize: chunkSize, prepare: { chunk in
-            chunk.map { item, origin -> PreparedRow? in
+            let ahead = share.percent.load(ordering: .relaxed) * chunk.count / 100
+            return chunk.enumerated().map { offset, entry -> PreparedRow? in
+                let (item, origin) = entry
                 guard !item.isUpdate else { return nil }
                 let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
-                return ahead ? row.preanalyzed() : row
+                return offset < ahead ? row.preanalyzed() : row
             }
         }) { chunk, rows in
+            let start = DispatchTime.now().uptimeNanoseconds
             for ((item, origin), row) in zip(chunk, rows) {
                 if let row { _ = try insert(row) } else { try self.index(item, origin: origin) }
             }
+            let end = DispatchTime.now().uptimeNanoseconds
+            if adapts, let lastEnd {
+                let waited = start - lastEnd, worked = end - start
+                let percent = share.percent.load(ordering: .relaxed)
+                share.percent.store(waited > worked / 20 ? max(0, percent - 25) : min(100, percent + 25), ordering: .relaxed)
+            }
+            lastEnd = end
         }
+        if adapts { aheadPercent = share.percent.load(ordering: .relaxed) }
+    }
+
+    /// The share of a chunk's rows analyzed ahead, read by the preparing thread.
+    private final class AheadShare: Sendable {
+        let percent: Atomic<Int>
+        init(percent: Int) { self.percent = Atomic(percent) }
     }
 
     /// For a load much larger than what the index holds, drops the domain and expiration indexes for the

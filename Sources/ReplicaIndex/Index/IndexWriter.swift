@@ -33,9 +33,11 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Set while a bulk load into an empty index runs without the identifier index (its identifiers are
     /// known to be distinct): rows are inserted without looking for one to replace.
     var insertsAreNew = false
-    /// Whether a load's rows have their text analyzed on the thread that prepares them
+    /// Whether a load's rows may have their text analyzed on the thread that prepares them
     /// (``PreparedRow/preanalyzed()``); a test turns it off to compare.
     var analyzesAhead = true
+    /// The percentage of a load's rows analyzed ahead, as the last load left it (see `pipeline`).
+    var aheadPercent = 50
     /// Whether the index keeps ranking lists, which the writer tells of every row whose text it indexes
     /// (deletes reach them through a trigger; see migration 0011): read once per writer, and again after
     /// it builds or removes them.

@@ -237,7 +237,12 @@ public final class SearchableIndex: Sendable {
     /// (on PostgreSQL the account's other writers wait while they are built).
     @discardableResult
     public func rebuildRankingLists() async throws -> Int {
-        try await write(purgingExpired: false) { writer in try writer.rebuildRankingLists().terms }
+        let terms = try await write(purgingExpired: false) { writer in try writer.rebuildRankingLists().terms }
+        // On SQLite the build rewrote the full-text index (merged into one segment) through the
+        // write-ahead log: copied into the file and the log cut back now, the index has its size at
+        // once, not when its last connection closes.
+        _ = try await storage.compactedSize()
+        return terms
     }
 
     /// Drops the ranking lists and stops recording changes for them: ranked searches score every match,
