@@ -1,4 +1,5 @@
 #include "Analyzer.h"
+#include "LanguageSlot.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -548,15 +549,17 @@ done:
     return result;
 }
 
-static _Thread_local char document_language[16];
-
-void replica_analyzer_set_document_language(const char *language) {
-    if (!language || strlen(language) >= sizeof document_language) {
-        document_language[0] = 0;
+void replica_language_slot(const char *language, char into[REPLICA_LANGUAGE_SLOT]) {
+    if (!language || strlen(language) >= REPLICA_LANGUAGE_SLOT) {
+        into[0] = 0;
     } else {
-        strcpy(document_language, language);
+        strcpy(into, language);
     }
 }
+
+static _Thread_local char document_language[REPLICA_LANGUAGE_SLOT];
+
+void replica_analyzer_set_document_language(const char *language) { replica_language_slot(language, document_language); }
 
 const char *replica_analyzer_document_language(void) { return document_language[0] ? document_language : NULL; }
 

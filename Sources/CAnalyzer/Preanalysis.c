@@ -1,4 +1,5 @@
 #include "Analyzer.h"
+#include "LanguageSlot.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@ typedef struct {
 
 struct replica_preanalysis {
     replica_preanalysis *next;
-    char language[16];
+    char language[REPLICA_LANGUAGE_SLOT];
     char *text;
     size_t length;
     unsigned char *tokens;
@@ -88,16 +89,6 @@ static uint64_t get_varint(const unsigned char *from, size_t *at) {
     }
 }
 
-// A language as the tokenizer compares it: "" for none, and for one too long to be a code (which
-// replica_analyzer_set_document_language turns into none too).
-static void normalized(const char *language, char into[16]) {
-    if (!language || strlen(language) >= 16) {
-        into[0] = 0;
-    } else {
-        strcpy(into, language);
-    }
-}
-
 static int record(void *context, int flags, const char *token, int length, int start, int end) {
     replica_preanalysis *analysis = context;
     if (length < 0 || end < start) return -1;
@@ -137,7 +128,7 @@ static int record(void *context, int flags, const char *token, int length, int s
 replica_preanalysis *replica_preanalyze(const char *text, size_t length, const char *language) {
     replica_preanalysis *analysis = calloc(1, sizeof *analysis);
     if (!analysis) return NULL;
-    normalized(language, analysis->language);
+    replica_language_slot(language, analysis->language);
     analysis->text = malloc(length ? length : 1);
     if (!analysis->text) return replica_preanalysis_free(analysis), NULL;
     if (length) memcpy(analysis->text, text, length);
@@ -164,7 +155,8 @@ void replica_preanalysis_free(replica_preanalysis *analysis) {
 // The calling thread's queue: what its next document texts are expected to be.
 static _Thread_local replica_preanalysis *queue_first;
 static _Thread_local replica_preanalysis *queue_last;
-// A failed analysis queued (NULL): the queue holds it as an empty marker so that the others keep their places.
+// A failed analysis (NULL) was queued: the texts no longer line up with the queue, which the next
+// replay discards.
 static _Thread_local int queue_broken;
 static _Thread_local long long replayed;
 
@@ -197,8 +189,8 @@ void replica_preanalysis_discard(void) {
 int replica_preanalysis_replay(const char *text, size_t length, const char *language, void *context, replica_token_sink sink, int *result) {
     replica_preanalysis *analysis = queue_first;
     if (!analysis) return 0;
-    char wanted[16];
-    normalized(language, wanted);
+    char wanted[REPLICA_LANGUAGE_SLOT];
+    replica_language_slot(language, wanted);
     if (queue_broken || analysis->length != length || strcmp(analysis->language, wanted) != 0 ||
         (length && memcmp(analysis->text, text, length) != 0)) {
         replica_preanalysis_discard();

@@ -199,6 +199,9 @@ package final class PostgresIndexStorage: IndexStorage {
         try await Blocking.run { [self] in size() }
     }
 
+    /// Nothing to do: what a transaction wrote is the database's once it commits.
+    package func settle() async throws {}
+
     /// Nothing to close: the pool is the store's.
     package func close(discarding: Bool) {}
 }

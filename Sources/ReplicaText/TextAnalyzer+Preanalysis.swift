@@ -7,9 +7,8 @@ extension TextAnalyzer {
     /// and its language are the ones it is given, and analyzes any that are not (the writer settled the
     /// item's language to another, say): a replay makes exactly the tokens an analysis would.
     public final class Preanalysis: @unchecked Sendable {
-        // Owned until queued; the C queue owns them after. `queued` is set once, by the writer's thread.
+        // Owned until queued; the C queue owns them after, and they are forgotten here (by the writer's thread).
         private var analyses: [OpaquePointer?]
-        private var queued = false
 
         /// Analyzes `columns` (each as FTS5 is given it, in column order) stemmed for `language`.
         public init(_ columns: [String], language: String?) {
@@ -27,16 +26,16 @@ extension TextAnalyzer {
         public static var replayedOnThisThread: Int { Int(replica_preanalysis_replayed()) }
 
         deinit {
-            if !queued { analyses.forEach { replica_preanalysis_free($0) } }
+            analyses.forEach { replica_preanalysis_free($0) }
         }
 
         /// Runs `body`, which has FTS5 index the columns on this thread (once), with their tokens queued
         /// for the tokenizer to replay; drops what it did not replay. Called a second time, it runs
         /// `body` alone: the tokens were given away.
         public func replaying<Result>(_ body: () throws -> Result) rethrows -> Result {
-            guard !queued else { return try body() }
-            queued = true
+            guard !analyses.isEmpty else { return try body() }
             analyses.forEach { replica_preanalysis_queue($0) }
+            analyses = []
             defer { replica_preanalysis_discard() }
             return try body()
         }

@@ -7,8 +7,9 @@ import Synchronization
 // of a large load instead of row by row.
 extension SQLiteIndexWriter {
     /// Indexes many items, each with its own origin (the projection engine's records have their versions).
-    /// Rows are prepared (text columns, attribute JSON, the text's tokens: pure work) on another thread, a
-    /// chunk ahead of the one being written, so a second core takes that work off the writer's path.
+    /// Rows are prepared (text columns, attribute JSON and, for as many rows as keep the writer busy, the
+    /// text's tokens: pure work) on another thread, a chunk ahead of the one being written, so a second
+    /// core takes that work off the writer's path.
     package func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
         let chunkSize = 512
         guard entries.count > chunkSize else {

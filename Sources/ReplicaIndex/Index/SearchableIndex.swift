@@ -239,9 +239,8 @@ public final class SearchableIndex: Sendable {
     public func rebuildRankingLists() async throws -> Int {
         let terms = try await write(purgingExpired: false) { writer in try writer.rebuildRankingLists().terms }
         // On SQLite the build rewrote the full-text index (merged into one segment) through the
-        // write-ahead log: copied into the file and the log cut back now, the index has its size at
-        // once, not when its last connection closes.
-        _ = try await storage.compactedSize()
+        // write-ahead log.
+        try await storage.settle()
         return terms
     }
 

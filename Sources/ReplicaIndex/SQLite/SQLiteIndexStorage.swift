@@ -225,6 +225,11 @@ package final class SQLiteIndexStorage: IndexStorage {
 
     /// Copies the write-ahead log into the file first: the size the index settles at.
     package func compactedSize() async throws -> Int {
+        try await settle()
+        return size()
+    }
+
+    package func settle() async throws {
         do {
             try await database.withLock { $0 }.withWriter { connection in
                 try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -232,7 +237,6 @@ package final class SQLiteIndexStorage: IndexStorage {
         } catch let error as SQLiteError {
             try await failure(error)
         }
-        return size()
     }
 
     @available(*, noasync, message: "it waits for work in progress on the file's queues")

@@ -31,6 +31,10 @@ package protocol IndexStorage: AnyObject, Sendable {
     /// How many bytes the index would take once its free space is given back.
     func compactedSize() async throws -> Int
 
+    /// Puts a large rewrite where the index is kept for good (SQLite: the write-ahead log copied into the
+    /// file and cut back), so the index has its size at once, not when its last connection closes.
+    func settle() async throws
+
     /// Stops all further use: the account was signed out.
     ///
     /// - Parameter discarding: the index is about to be deleted; nothing of it needs to be kept.
