@@ -87,6 +87,44 @@ import ReplicaTestSupport
         #expect(search.standardOutput.hasPrefix("cat — Afternoon\n"), "\(search.standardOutput)")
     }
 
+    /// `--embed-for SECONDS` starts no batch after its time: given 0, an import is searchable by its
+    /// words and its item waits (said in one note; `sync --json` counts it), and a later sync embeds it.
+    /// Beside `--no-embed`, or with a time that is not a number of seconds, the command is refused
+    /// before it writes anything.
+    @Test(arguments: TestBackend.available)
+    func embeddingForATimeLeavesWhatItHadNoTimeForToTheNextCommand(_ backend: TestBackend) async throws {
+        let scratch = try TemporaryDirectory()
+        let place = CLIPlace(directory: scratch)
+        try await place.use(backend, signingIn: "a")
+        let environment = ["REPLICA_MODEL_DIR": ""]
+        for wrong in [["--no-embed", "--embed-for", "5"], ["--embed-for", "soon"], ["--embed-for=-1"]] {
+            let refused = try await Self.replica(place, environment: environment, ["import", "--account", "a"] + wrong + ["-"], input: Self.item)
+            #expect(refused.status != 0 && refused.standardError.contains("--embed-for"), "\(wrong): \(refused.standardError)")
+        }
+        let nothing = try await Self.replica(place, environment: environment, ["search", "--lexical", "feline"])
+        #expect(!nothing.standardOutput.contains("cat — "), "a refused import wrote nothing: \(nothing.standardOutput)")
+
+        let imported = try await Self.replica(place, environment: environment, ["import", "--account", "a", "--embed-for", "0", "-"], input: Self.item)
+        #expect(imported.status == 0, "\(imported.standardError)")
+        #expect(Self.lines(imported.standardError) == [
+            "replica: semantic search: 1 item still waits to be embedded (--embed-for's time ran out); searches find it by its words, and replica watch or the next command embeds it",
+        ])
+        let search = try await Self.replica(place, environment: environment, ["search", "feline"])
+        #expect(search.standardOutput.hasPrefix("cat — Afternoon\n"), "\(search.standardOutput)")
+
+        func sync(_ seconds: String) async throws -> [String: Any] {
+            let run = try await Self.replica(place, environment: environment, ["sync", "--embed-for", seconds, "--json"])
+            #expect(run.status == 0, "\(run.standardError)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        }
+        let none = try await sync("0")
+        #expect(none["embedded"] as? Int == 0 && none["embedWaiting"] as? Int == 1, "\(none)")
+        let all = try await sync("600")
+        #expect(all["embedded"] as? Int == 1 && all["embedWaiting"] as? Int == 0, "\(all)")
+        let byMeaning = try await Self.replica(place, environment: environment, ["search", "--semantic", "cat sleeping on a carpet"])
+        #expect(byMeaning.standardOutput.hasPrefix("cat — Afternoon\n"), "\(byMeaning.standardOutput)")
+    }
+
     /// `replica watch` with a FIFO for the installed model's weights says the model failed, and stops
     /// at SIGTERM.
     @Test(arguments: TestBackend.available)

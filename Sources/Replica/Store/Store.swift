@@ -58,7 +58,7 @@ public final class Store: Sendable {
         /// Called with things a host may want to log (never with indexed content).
         public var events: @Sendable (StoreEvent) -> Void = { _ in }
         /// The model semantic search runs (`try MiniLMEmbedder()` for the one replica ships); `nil`
-        /// searches by the words alone. Items are embedded by ``embedPendingItems(accounts:progress:)``.
+        /// searches by the words alone. Items are embedded by ``embedPendingItems(accounts:until:progress:)``.
         public var embedder: (any Embedder)?
         /// Summaries and priority for the items that ask for them (``enrichPendingItems(accounts:)``).
         public var enrichment = EnrichmentConfiguration()
@@ -602,10 +602,14 @@ public final class Store: Sendable {
     ///
     /// - Parameters:
     ///   - accounts: the accounts whose indexes are embedded; `nil` for every signed-in account.
+    ///   - deadline: when to stop, read on the indexes' clock (``SearchableIndex/Configuration/clock``):
+    ///     no batch starts after it, the batch under way is finished and stored, and the items left wait
+    ///     for the next call (`replica watch`, the next `sync`); `nil` embeds them all.
     ///   - progress: told the items embedded so far and those still waiting.
     /// - Returns: how many items were embedded (0 without an embedder).
     @discardableResult
-    public func embedPendingItems(accounts: [AccountID]? = nil, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
+    public func embedPendingItems(accounts: [AccountID]? = nil, until deadline: Date? = nil,
+                                  progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
         guard let embedder = configuration.embedder else { return 0 }
         var done = 0
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
@@ -613,7 +617,7 @@ public final class Store: Sendable {
             for name in try await indexNames(for: account) {
                 guard let index = try await existingIndex(named: name, account: account) else { continue }
                 let before = done
-                done += try await index.embedPending(using: embedder) { count, waiting in progress(before + count, waiting) }
+                done += try await index.embedPending(using: embedder, until: deadline) { count, waiting in progress(before + count, waiting) }
             }
         }
         return done
@@ -683,6 +687,22 @@ public final class Store: Sendable {
         let counts = try await index.embeddingCounts(model: embedder.modelIdentifier)
         return EmbeddingStatus(model: embedder.modelIdentifier, items: counts.items, passages: counts.passages, backlog: counts.backlog,
                                dimensions: embedder.dimensions)
+    }
+
+    /// How many items of the indexes of `accounts` (every signed-in account when `nil`) wait for vectors
+    /// from the store's model: what ``embedPendingItems(accounts:until:progress:)`` left when its deadline
+    /// passed. 0 without an embedder. Cheaper than ``embeddingStatus(of:)``, which reads every vector.
+    public func embeddingBacklog(accounts: [AccountID]? = nil) async throws -> Int {
+        guard let embedder = configuration.embedder else { return 0 }
+        var waiting = 0
+        let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
+        for account in accounts {
+            for name in try await indexNames(for: account) {
+                guard let index = try await existingIndex(named: name, account: account) else { continue }
+                waiting += try await index.embeddingBacklog(model: embedder.modelIdentifier)
+            }
+        }
+        return waiting
     }
 }
 

@@ -6,7 +6,8 @@ enum EntitiesCommand: Command {
     static let name = "entities"
     static let summary = "index app entities (JSON lines) into an account"
     static let usage = """
-        Usage: replica [--store DIR] entities import --account ID [--index NAME] [--no-embed] [--json] FILE|-
+        Usage: replica [--store DIR] entities import --account ID [--index NAME]
+                                       [--no-embed|--embed-for SECONDS] [--json] FILE|-
 
         Indexes app entities, one JSON object per line, as App Intents' indexAppEntities does:
           {"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "subtitle": "Zermatt",

@@ -7,7 +7,8 @@ enum ImportCommand: Command {
     static let summary = "index JSON lines of items into an account"
     static let usage = """
         Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT]
-                                     [--expected-client-state TEXT|--expect-no-client-state] [--no-embed] [--json] FILE|-
+                                     [--expected-client-state TEXT|--expect-no-client-state]
+                                     [--no-embed|--embed-for SECONDS] [--json] FILE|-
 
         Reads searchable items, one JSON object per line, from FILE (or standard input for -) and indexes
         them into the account's index. The account must be signed in (`replica accounts sign-in ID`):
@@ -41,6 +42,7 @@ enum ImportCommand: Command {
         .value("--expected-client-state", "TEXT", "with --client-state: write only if the index's client state is still TEXT\n(compare-and-swap); otherwise nothing is written"),
         .flag("--expect-no-client-state", "with --client-state: write only if the index has no client state yet"),
         .flag("--no-embed", "leave the items to be embedded for semantic search later (by watch\nor the next command); by default they are embedded before it exits"),
+        Embedding.Plan.option,
         .flag("--json", "print a summary object on standard output"),
     ]
 
@@ -62,7 +64,7 @@ enum ImportCommand: Command {
             throw CLIError.usage("give --expected-client-state TEXT or --expect-no-client-state, not both")
         }
         let json = arguments.flag("--json")
-        let noEmbed = arguments.flag("--no-embed")
+        let embedding = try Embedding.Plan.read(&arguments)
         let inputs = try arguments.positionals()
         guard inputs.count == 1 else {
             throw CLIError.usage(inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
@@ -172,7 +174,7 @@ enum ImportCommand: Command {
         // Even when nothing was imported: a run killed after indexing left its ranking lists, vectors or
         // summaries to the next command (each a cheap look when nothing waits).
         let importing = Date().timeIntervalSince(started)
-        let finishing = try await Embedding.bringUpToDate(store, accounts: [account], skip: noEmbed)
+        let finishing = try await Embedding.bringUpToDate(store, accounts: [account], embedding: embedding)
         await Embedding.enrich(store, accounts: [account])
         let total = Date().timeIntervalSince(started)
 

@@ -6,7 +6,7 @@ enum RecordsCommand: Command {
     static let name = "records"
     static let summary = "write records to the canonical record store"
     static let usage = """
-        Usage: replica [--store DIR] records import [--no-embed] [--json] FILE|-
+        Usage: replica [--store DIR] records import [--no-embed|--embed-for SECONDS] [--json] FILE|-
 
         Writes records, one JSON object per line, to the canonical record store, where they flow through
         the change log like any app write; then brings the index up to date, so what was written is
@@ -32,12 +32,13 @@ enum RecordsCommand: Command {
         """
     static let options: [Option] = [
         .flag("--no-embed", "leave new items to be embedded for semantic search later (by watch or the next\ncommand); by default they are embedded before it exits"),
+        Embedding.Plan.option,
         .flag("--json", "print a summary object on standard output"),
     ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = arguments.flag("--json")
-        let noEmbed = arguments.flag("--no-embed")
+        let embedding = try Embedding.Plan.read(&arguments)
         guard let action = arguments.next() else { throw CLIError.usage("say what to do: records import FILE") }
         guard action == "import" else { throw CLIError.usage("unknown records action '\(action)'; use import") }
         let inputs = try arguments.positionals()
@@ -104,7 +105,7 @@ enum RecordsCommand: Command {
         // Even when nothing new was indexed: a run killed after indexing left its ranking lists, vectors
         // or summaries to the next command (each a cheap look when nothing waits).
         let writing = Date().timeIntervalSince(started)
-        let finishing = try await Embedding.bringUpToDate(store, accounts: accounts, skip: noEmbed)
+        let finishing = try await Embedding.bringUpToDate(store, accounts: accounts, embedding: embedding)
         await Embedding.enrich(store, accounts: accounts)
         let total = Date().timeIntervalSince(started)
         for entry in report.quarantined {

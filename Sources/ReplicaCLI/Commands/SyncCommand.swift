@@ -7,13 +7,13 @@ enum SyncCommand: Command {
     static let name = "sync"
     static let summary = "bring every index up to date once, then exit"
     static let usage = """
-        Usage: replica [--store DIR] sync [--no-embed] [--json]
+        Usage: replica [--store DIR] sync [--no-embed|--embed-for SECONDS] [--json]
 
         Catches every source up once (files changed, added or removed since the last pass, new commits,
         a plugin's changes), applies what the record store's change log holds that the index has not,
         finishes any rebuild a projection version change started, purges expired items and retries the
         deletions waiting in the retry queue; then embeds, for semantic search, every item that has no
-        vectors yet, and prints a summary. On a terminal, a progress line shows files seen, indexed and
+        vectors yet (or as many as --embed-for's time allows), and prints a summary. On a terminal, a progress line shows files seen, indexed and
         skipped, the rate and the time left, then the embedding's progress.
 
         A source that fails is reported and the others go on; the exit status is then 1.
@@ -21,12 +21,13 @@ enum SyncCommand: Command {
         """
     static let options: [Option] = [
         .flag("--no-embed", "leave new items to be embedded later (by watch or the next command)"),
+        Embedding.Plan.option,
         .flag("--json", "print the summary as a JSON object on standard output"),
     ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = arguments.flag("--json")
-        let noEmbed = arguments.flag("--no-embed")
+        let embedding = try Embedding.Plan.read(&arguments)
         try arguments.finish()
         let configuration = try context.configuration()
         let store = try context.openStore(enriching: true)
@@ -63,7 +64,7 @@ enum SyncCommand: Command {
         }
         for problem in report.problems { Output.note(problem) }
         let seconds = Date().timeIntervalSince(started)
-        let finishing = try await Embedding.bringUpToDate(store, accounts: nil, skip: noEmbed)
+        let finishing = try await Embedding.bringUpToDate(store, accounts: nil, embedding: embedding)
         await Embedding.enrich(store, accounts: nil)
         let total = Date().timeIntervalSince(started)
         if json {
@@ -78,6 +79,7 @@ enum SyncCommand: Command {
                 ("seconds", Embedding.Finishing.json(seconds)),
                 ("rankingListsSeconds", Embedding.Finishing.json(finishing.rankingListsSeconds)),
                 ("embedded", .number(Double(finishing.embedded))), ("embedSeconds", Embedding.Finishing.json(finishing.embeddingSeconds)),
+                ("embedWaiting", .number(Double(finishing.stillWaiting))),
                 ("totalSeconds", Embedding.Finishing.json(total)),
             ]
             Output.printJSON(.object(fields))

@@ -1,13 +1,41 @@
 import Foundation
 import Replica
+import Synchronization
 
 /// What `sync`, `import` and `records import` do last: make words of another analyzer again, build the
 /// ranking lists of big indexes, and embed what they wrote, so semantic search has it when they return
 /// (unless told `--no-embed`; `replica watch` does all of it in the background instead).
 enum Embedding {
-    /// What ``bringUpToDate(_:accounts:skip:)`` did, and how long each part took.
+    /// How much a command embeds before it exits: everything waiting (the default), nothing
+    /// (`--no-embed`), or as much as it can in a time (`--embed-for SECONDS`): on a slow processor a
+    /// big first index takes an hour to embed, and a command (or a script, a timer) may not wait that long.
+    enum Plan: Equatable {
+        case everything
+        case nothing
+        case atMost(seconds: TimeInterval)
+
+        /// The option every command that embeds takes beside its own `--no-embed`.
+        static let option = Option.value("--embed-for", "SECONDS", "embed for at most SECONDS (the batch under way is finished), then leave\nthe rest to watch or the next command; replica status counts what waits")
+
+        /// Reads `--no-embed` and `--embed-for`.
+        ///
+        /// - Throws: a usage error for both at once, or for a time that is not a number of seconds.
+        static func read(_ arguments: inout Arguments) throws -> Plan {
+            let skip = arguments.flag("--no-embed")
+            guard let text = try arguments.value("--embed-for") else { return skip ? .nothing : .everything }
+            guard !skip else { throw CLIError.usage("give --no-embed or --embed-for SECONDS, not both") }
+            guard let seconds = TimeInterval(text), seconds.isFinite, seconds >= 0 else {
+                throw CLIError.usage("--embed-for takes a number of seconds, such as 300; '\(text)' is not one")
+            }
+            return .atMost(seconds: seconds)
+        }
+    }
+
+    /// What ``bringUpToDate(_:accounts:embedding:)`` did, and how long each part took.
     struct Finishing {
         var embedded = 0
+        /// Items left waiting for vectors when `--embed-for`'s time ran out (0 when all were embedded).
+        var stillWaiting = 0
         var wordsSeconds = 0.0
         var rankingListsSeconds = 0.0
         var embeddingSeconds = 0.0
@@ -34,7 +62,7 @@ enum Embedding {
     /// (damaged, unreadable), is one note, not an error: what was written is searchable by its words,
     /// and is embedded by a later command or `replica watch`.
     @discardableResult
-    static func bringUpToDate(_ store: Store, accounts: [AccountID]?, skip: Bool) async throws -> Finishing {
+    static func bringUpToDate(_ store: Store, accounts: [AccountID]?, embedding plan: Plan) async throws -> Finishing {
         var finishing = Finishing()
         let remaking = Date()
         try await remakeStaleWords(store, accounts: accounts)
@@ -42,18 +70,28 @@ enum Embedding {
         let building = Date()
         await refreshRankingLists(store, accounts: accounts)
         finishing.rankingListsSeconds = Date().timeIntervalSince(building)
-        guard !skip else { return finishing }
+        guard plan != .nothing else { return finishing }
         guard store.configuration.embedder != nil else {
             if let reason = Context.unsaidMissingModelReason { Output.note(reason) }
             return finishing
         }
         let started = Date()
+        let deadline: Date? = if case .atMost(let seconds) = plan { started + seconds } else { nil }
+        let waiting = Mutex(0)
         do {
-            finishing.embedded = try await store.embedPendingItems(accounts: accounts) { done, waiting in
+            finishing.embedded = try await store.embedPendingItems(accounts: accounts, until: deadline) { done, left in
+                waiting.withLock { $0 = left }
                 let rate = Double(done) / max(Date().timeIntervalSince(started), 0.001)
-                Progress.update("embedding for semantic search: \(done) items, \(waiting) waiting (\(Int(rate))/s)")
+                Progress.update("embedding for semantic search: \(done) items, \(left) waiting (\(Int(rate))/s)")
             }
             Progress.clear()
+            if deadline != nil {
+                finishing.stillWaiting = try await store.embeddingBacklog(accounts: accounts)
+                if finishing.stillWaiting > 0 {
+                    let count = finishing.stillWaiting
+                    Output.note("semantic search: \(count) item\(count == 1 ? " still waits" : "s still wait") to be embedded (--embed-for's time ran out); searches find \(count == 1 ? "it" : "them") by \(count == 1 ? "its" : "their") words, and replica watch or the next command embeds \(count == 1 ? "it" : "them")")
+                }
+            }
         } catch is CancellationError {
             throw CancellationError()
         } catch {

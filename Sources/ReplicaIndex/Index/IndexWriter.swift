@@ -275,7 +275,7 @@ package final class SQLiteIndexWriter: IndexWriter {
         defer { statement.rewind() }
         try statement.bind(.integer(id), at: 1)
         try text.bind(to: statement, from: 2, after: previous)
-        let index = { try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() } }
+        let index = { _ = try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() } }
         if let preanalysis = text.preanalysis { try preanalysis.replaying(index) } else { try index() }
         lastBoundText = text
         if try rankingListsAreKept() { try RankingLists.recordChange(id, connection) }

@@ -46,7 +46,8 @@ public final class SearchableIndex: Sendable {
         /// How long an item indexed without an expiration date stays: 30 days, as in Core Spotlight.
         /// Give an item `Date.distantFuture` to keep it.
         public var defaultLifetime: TimeInterval = 30 * 24 * 3600
-        /// The clock that decides what has expired; tests inject their own.
+        /// The clock that decides what has expired, and when embedding given a deadline stops; tests
+        /// inject their own.
         public var clock: @Sendable () -> Date = { Date() }
         /// How long a write waits for another writer (in this or another process) before it fails.
         public var busyTimeout: TimeInterval = 600
@@ -347,20 +348,21 @@ public final class SearchableIndex: Sendable {
     }
 
     /// Embeds the items whose vectors are missing or from another model, in batches, until none is left
-    /// (or `limit` items are done). Lexical search never waits for this: items are searchable by their
-    /// words as soon as they are written.
+    /// (or `limit` items are done, or `deadline` has passed on the index's clock when a batch would
+    /// start: the batch under way is finished and stored). Lexical search never waits for this: items
+    /// are searchable by their words as soon as they are written.
     ///
     /// - Parameter progress: told the number embedded so far and the number still waiting.
     /// - Returns: how many items were embedded.
     @discardableResult
-    package func embedPending(using embedder: any Embedder, batchSize: Int = 32, limit: Int = .max,
+    package func embedPending(using embedder: any Embedder, batchSize: Int = 32, limit: Int = .max, until deadline: Date? = nil,
                               progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
         let model = embedder.modelIdentifier
         var done = 0
         // Counted once, and only when something waits (an idle watcher asks every two seconds): counting
         // after every batch scanned the whole index each time.
         var waiting: Int?
-        while done < limit {
+        while done < limit, deadline.map({ configuration.clock() < $0 }) ?? true {
             let batch = try await read { reader in try reader.pendingEmbeddings(model: model, limit: batchSize) }
             guard !batch.isEmpty else { break }
             if waiting == nil { waiting = try await read { reader in try reader.embeddingBacklog(model: model) } }
@@ -400,6 +402,11 @@ public final class SearchableIndex: Sendable {
     /// What completions of a typed prefix are made of, item by item (see ``IndexReader/completionSources(of:sample:)``).
     package func completionSources(of prefix: String) async throws -> [CompletionSource] {
         try await read { reader in try reader.completionSources(of: prefix) }
+    }
+
+    /// Items waiting for vectors from `model`.
+    package func embeddingBacklog(model: String) async throws -> Int {
+        try await read { reader in try reader.embeddingBacklog(model: model) }
     }
 
     /// Vectors held and items waiting for them, under `model`.

@@ -452,4 +452,40 @@ import ReplicaTestSupport
         let status = try #require(try await store.embeddingStatus(of: index))
         #expect(status.items == 2 && status.backlog == 0 && status.passages == 2)
     }
+
+    /// The model, with the store's clock moved ten seconds by each batch it embeds: a deadline stops
+    /// embedding between batches.
+    struct TenSecondsABatch: Embedder {
+        let model: MiniLMEmbedder
+        let clock: Fixtures.ManualClock
+        var modelIdentifier: String { model.modelIdentifier }
+        var dimensions: Int { model.dimensions }
+        func embed(query: String) throws -> [Float] { try model.embed(query: query) }
+        func embed(documents: [String]) throws -> [[[Float]]] {
+            clock.advance(by: 10)
+            return try model.embed(documents: documents)
+        }
+    }
+
+    @Test func embeddingGivenADeadlineStartsNoBatchAfterItAndLeavesTheRestWaiting() async throws {
+        let directory = try TemporaryDirectory()
+        let clock = Fixtures.ManualClock()
+        var configuration = Fixtures.configuration(clock: clock)
+        configuration.embedder = TenSecondsABatch(model: try model(), clock: clock)
+        let store = try Store(directory: directory.url, configuration: configuration)
+        try await store.signIn("a")
+        let items = (0..<70).map { Fixtures.item("note-\($0)", title: "Note \($0)", text: "Harbour schedule number \($0) for the ferries.") }
+        try await store.index(account: "a").indexItems(items)
+        #expect(try await store.embeddingBacklog() == 70)
+        // Batches of 32: the first starts at 0 s and the second at 10 s, before the deadline at 15 s;
+        // none starts at 20 s.
+        #expect(try await store.embedPendingItems(until: clock.now + 15) == 64)
+        #expect(try await store.embeddingBacklog(accounts: ["a"]) == 6)
+        #expect(try await store.embedPendingItems(until: clock.now) == 0, "a deadline that has passed starts nothing")
+        #expect(try await store.embeddingBacklog() == 6)
+        #expect(try await store.embedPendingItems() == 6)
+        #expect(try await store.embeddingBacklog() == 0)
+        let status = try #require(try await store.embeddingStatus(of: try await store.index(account: "a")))
+        #expect(status.items == 70 && status.backlog == 0)
+    }
 }
