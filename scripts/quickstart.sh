@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The quick start: installs what replica needs, builds it, indexes the documentation every Debian
 # machine has under /usr/share/doc into a demo store with the file-tree source, searches it, runs one
-# search-tool call as a language model would, then embeds the store for semantic search (for at most five
-# minutes: all of it on a processor with AVX-512 VNNI, a part on one with AVX2 alone, where the whole of it
-# takes over an hour) and searches it by meaning.
+# search-tool call as a language model would, then embeds the store for semantic search for a minute (a
+# part of it: the whole takes ten minutes on a processor with AVX-512 VNNI and over an hour on one with
+# AVX2 alone, and the quick start keeps within ten minutes) and searches it by meaning.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,8 +39,8 @@ echo
 echo "== replica tool call (what a model reads)"
 "$replica" --store "$store" tool call --format compact '{"query": "license permission", "limit": 3}'
 echo
-echo "== replica sync --embed-for 300 (embedding for semantic search, for at most five minutes; the rest waits for replica watch or the next sync)"
-"$replica" --store "$store" sync --embed-for 300
+echo "== replica sync --embed-for 60 (embedding for semantic search for a minute; the rest waits for replica watch or the next sync)"
+"$replica" --store "$store" sync --embed-for 60
 echo
 echo "== semantic search (by meaning alone): do I have to publish my source code"
 "$replica" --store "$store" search --limit 3 --semantic do I have to publish my source code
