@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Replica
 import ReplicaSQLite
 
@@ -68,7 +69,7 @@ enum ReplicaCommand {
             """
     }
 
-    static func main() async {
+    static func main() {
         // Swift repairs bytes that are not UTF-8 into U+FFFD, so two different account IDs would become
         // one account: such an argument is refused instead.
         for position in 1..<Int(CommandLine.argc) {
@@ -76,20 +77,39 @@ enum ReplicaCommand {
             Output.error("argument \(position) is not valid UTF-8 text; replica reads every argument (account IDs, names, words) as UTF-8")
             exit(2)
         }
-        let status = await run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
-        finish(status: status, skippingExitHandlers: false)
+        let commandLine = Array(CommandLine.arguments.dropFirst()), environment = ProcessInfo.processInfo.environment
+        finish(status: waitingOnThisThread { await run(commandLine, environment: environment) })
+    }
+
+    /// Runs `body` on Swift's cooperative pool and blocks this thread until it has returned.
+    ///
+    /// The command's work never needs the main thread, and so the process ends where it began: an async
+    /// `main` parks the main thread in `dispatch_main`, and on Linux its continuation is resumed only
+    /// when a Dispatch worker drains the main queue. `replica watch` was seen (8 runs in 10 of a loaded
+    /// test suite) to print "stopped" and then never be resumed there.
+    private static func waitingOnThisThread(_ body: @escaping @Sendable () async -> Int32) -> Int32 {
+        final class Outcome: Sendable {
+            let status = Mutex<Int32>(1)
+            let done = DispatchSemaphore(value: 0)
+        }
+        let outcome = Outcome()
+        Task.detached {
+            let status = await body()
+            outcome.status.withLock { $0 = status }
+            outcome.done.signal()
+        }
+        outcome.done.wait()
+        return outcome.status.withLock { $0 }
     }
 
     /// Ends the process with `status`, after the progress line is cleared (and, for crash tests, how many
-    /// crash points were reached is said); with `skippingExitHandlers`, without running the process's
-    /// exit handlers (replica's own output is written unbuffered, so it has nothing to flush).
-    static func finish(status: Int32, skippingExitHandlers: Bool) -> Never {
+    /// crash points were reached is said).
+    static func finish(status: Int32) -> Never {
         Progress.clear()
         if CrashPoints.isArmed {
             // For crash tests: how many points this run went through, so a test can aim at any of them.
             Output.write("replica: test: \(CrashPoints.reachedCount) crash points reached\n", to: STDERR_FILENO)
         }
-        if skippingExitHandlers { _exit(status) }
         exit(status)
     }
 

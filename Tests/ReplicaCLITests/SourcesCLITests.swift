@@ -216,12 +216,11 @@ import Glibc
         watcher.signal(SIGTERM)
         #expect(await watcher.exit(within: 120) == 0, "the watcher did not exit cleanly: \(watcher.standardError)")
 
-        // Each stage stops once the one before it has: sources, the record stores' last catch-up, the rest.
+        // Each service stops once the one after it has: sources, the record stores' last catch-up, the rest.
         let log = watcher.standardError
-        let stages = ["replica: received SIGTERM; stopping the sources and committing what is in flight\n",
-                      "replica: sources stopped; applying the record stores' last changes\n",
-                      "replica: record stores caught up; stopping the sweep, embedding and enrichment\n",
-                      "replica: stopped\n"]
+        let stages = ["replica: received SIGTERM; stopping the sources and committing what is in flight",
+                      "replica: sources stopped\n", "replica: record stores stopped\n", "replica: enrichment stopped\n",
+                      "replica: embedding stopped\n", "replica: sweep stopped\n", "replica: stopped\n"]
         let positions = stages.map { log.range(of: $0)?.lowerBound }
         #expect(!positions.contains(nil), "a stage is missing: \(log)")
         #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted(), "the stages stopped out of order: \(log)")

@@ -4,17 +4,15 @@ import ReplicaExec
 import ReplicaFileTree
 import ReplicaGit
 
-/// Makes the running form of a source a store keeps.
-enum SourceFactory {
-    static func make(_ definition: SourceDefinition, store: Store) throws -> any Source {
-        switch definition.kind {
-        case .files: return try FileTreeSource(definition, storeDirectory: store.directory)
-        case .git: return try GitSource(definition)
-        case .exec: return try ExecSource(definition)
-        default:
-            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)' is of kind '\(definition.kind)', which this build does not know")
-        }
-    }
+extension SourceRegistry {
+    /// The sources this build knows: file trees, git repositories and out-of-process plugins.
+    static let builtIn: SourceRegistry = {
+        var registry = SourceRegistry()
+        registry.register(.files) { definition, store in try FileTreeSource(definition, storeDirectory: store.directory) }
+        registry.register(.git) { definition, _ in try GitSource(definition) }
+        registry.register(.exec) { definition, _ in try ExecSource(definition) }
+        return registry
+    }()
 }
 
 /// `replica sources`: add, list and remove the sources a store keeps.
@@ -114,7 +112,7 @@ enum SourcesCommand: Command {
         // Check the settings before keeping them: a root that holds the store, a repository that cannot be opened.
         definition.name = name.isEmpty ? "check" : name
         do {
-            _ = try SourceFactory.make(definition, store: store)
+            _ = try SourceRegistry.builtIn.makeSource(for: definition, store: store)
         } catch let error as ReplicaError {
             throw CLIError.failure(error.message.replacingOccurrences(of: "source 'check'", with: "the source"))
         }

@@ -38,7 +38,7 @@ enum SyncCommand: Command {
             let sourceStart = Date()
             let shown = Mutex(SourceProgress())
             do {
-                let source = try SourceFactory.make(definition, store: store)
+                let source = try SourceRegistry.builtIn.makeSource(for: definition, store: store)
                 let sourceContext = try await SourceContext(definition: definition, store: store) { progress in
                     shown.withLock { $0 = progress }
                     Progress.update(line(definition.name, progress, since: sourceStart))

@@ -123,6 +123,6 @@ struct CommandSourceResolver: SourceResolver {
     let store: Store
 
     func source(for definition: SourceDefinition) throws -> any Source {
-        try SourceFactory.make(definition, store: store)
+        try SourceRegistry.builtIn.makeSource(for: definition, store: store)
     }
 }

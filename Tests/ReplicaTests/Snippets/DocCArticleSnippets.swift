@@ -243,26 +243,11 @@ enum DocCArticleSnippets {
         print(docs.name)   // "files-1" in a store with no other file-tree source
 
         let file = try ConfigurationFile.load(from: URL(fileURLWithPath: "/var/lib/notes/replica/config.json"))
-        let engine = ProjectionEngine(store: store, projections: file.projections,
-                                      followedTables: file.followedTables)
-
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await engine.run { report in print("indexed \(report.indexed), removed \(report.removed)") }
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(60))
-                    _ = try? await store.sweep()
-                }
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    _ = try? await store.embedPendingItems()   // does nothing without an embedder
-                    try? await Task.sleep(for: .seconds(2))
-                }
-            }
+        let services = WatchServices.all(store: store, configuration: file, sources: SourceRegistry()) { note in
+            print(note.message)   // failures it will retry, and steps worth a line; never indexed text
         }
+        let group = ServiceGroup(services: services, signals: [SIGTERM, SIGINT]) { event in print(event) }
+        try await group.run()   // returns once every part has stopped; throws if one failed or would not stop
     }
 
     /// Replica.docc/SemanticSearch.md, its 5 snippets in order.

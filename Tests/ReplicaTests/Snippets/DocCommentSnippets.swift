@@ -136,6 +136,48 @@ enum DocCommentSnippets {
         try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "alice")
     }
 
+    /// Sources/Replica/Services/Service.swift, snippet 1.
+    static func Replica_Services_Service_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        struct Sweeper: Service {
+            let store: Store
+            var name: String { "sweep" }
+
+            func run() async throws {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(60))
+                    _ = try? await store.sweep()
+                }
+            }
+        }
+    }
+
+    /// Sources/Replica/Services/ServiceGroup.swift, snippet 1.
+    static func Replica_Services_ServiceGroup_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: "Notes"))
+        let services: [any Service] = [SweepService(store: store), ProjectionService(engine: engine)]
+        let group = ServiceGroup(services: services, signals: [SIGTERM, SIGINT]) { event in print(event) }
+        try await group.run()   // until SIGTERM: the projection stops first, then the sweep
+    }
+
+    /// Sources/Replica/Services/SourceRegistry.swift, snippet 1.
+    static func Replica_Services_SourceRegistry_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        var registry = SourceRegistry()
+        print(registry.kinds.isEmpty)   // true: the library registers no source of its own
+        // With ReplicaFileTree imported:
+        // registry.register(.files) { definition, store in try FileTreeSource(definition, storeDirectory: store.directory) }
+        registry.register(.exec) { definition, _ in
+            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)': this app runs no plugins")
+        }
+    }
+
+    /// Sources/Replica/Services/WatchServices.swift, snippet 1.
+    static func Replica_Services_WatchServices_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let file = try ConfigurationFile.load(from: URL(fileURLWithPath: "/var/lib/notes/replica/config.json"))
+        let sources = SourceRegistry()   // register the kinds of source the app follows (see SourceRegistry)
+        let services = WatchServices.all(store: store, configuration: file, sources: sources) { note in print(note.message) }
+        try await ServiceGroup(services: services, signals: [SIGTERM, SIGINT]).run()
+    }
+
     /// Sources/Replica/SourceContract/SourceContext.swift, snippet 1.
     static func Replica_SourceContract_SourceContext_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let known = try await context.entries()               // what it committed before
