@@ -6,6 +6,11 @@ import ReplicaTestSupport
 import Glibc
 #endif
 
+/// Waits, without holding a thread, until the task is cancelled.
+private func untilCancelled() async {
+    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3_600)) }
+}
+
 /// A service that works until cancelled, saying when it started and when it returned.
 private struct Polite: Service {
     let name: String
@@ -13,7 +18,7 @@ private struct Polite: Service {
 
     func run() async throws {
         log.append("\(name) started")
-        while !Task.isCancelled { await Task.yield() }
+        await untilCancelled()
         // Some work in flight, finished before returning.
         for _ in 0..<100 { await Task.yield() }
         log.append("\(name) returned")
@@ -29,7 +34,7 @@ private struct Stubborn: Service {
 
     func run() async throws {
         log.append("\(name) started")
-        while !Task.isCancelled { await Task.yield() }
+        await untilCancelled()
         log.append("\(name) ignores the cancellation")
         await release.wait()
         log.append("\(name) returned")
