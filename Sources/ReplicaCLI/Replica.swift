@@ -30,25 +30,28 @@ enum ReplicaCommand {
     ]
 
     /// The options that come before the command word.
-    static let globalOptions: [Option] = [
-        .value("--store", "DIR", "the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,\nelse ~/.local/share/replica)"),
-        .value("--database", "URL", """
-            keep the accounts' content in this PostgreSQL database, such as
-            postgresql://replica_app:PASSWORD@HOST/replica (default: $REPLICA_DATABASE, else
-            SQLite files in the store); --store still names where local files go
-            """),
-        .value("--read-database", "URL", """
-            serve searches from this streaming-replication standby of --database
-            (default: $REPLICA_READ_DATABASE); after a write, a search waits for the
-            standby to replay it (up to 250 ms), else asks the primary
-            """),
-        .value("--config", "FILE", """
-            the configuration file (default: $REPLICA_CONFIG, else config.json in the
-            store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
-            """),
-        .flag("--help", "show help (after a command: that command's help); also -h"),
-        .flag("--version", "print the version"),
-    ]
+    enum Global {
+        static let store = Option.string("--store", "DIR", "the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,\nelse ~/.local/share/replica)")
+        static let database = Option.string("--database", "URL", """
+                keep the accounts' content in this PostgreSQL database, such as
+                postgresql://replica_app:PASSWORD@HOST/replica (default: $REPLICA_DATABASE, else
+                SQLite files in the store); --store still names where local files go
+                """)
+        static let readDatabase = Option.string("--read-database", "URL", """
+                serve searches from this streaming-replication standby of --database
+                (default: $REPLICA_READ_DATABASE); after a write, a search waits for the
+                standby to replay it (up to 250 ms), else asks the primary
+                """)
+        static let config = Option.string("--config", "FILE", """
+                the configuration file (default: $REPLICA_CONFIG, else config.json in the
+                store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
+                """)
+        static let help = Option.flag("--help", "show help (after a command: that command's help); also -h")
+        static let version = Option.flag("--version", "print the version")
+    }
+
+    static let globalOptions: [any OptionDeclaration] = [Global.store, Global.database, Global.readDatabase, Global.config,
+                                                        Global.help, Global.version]
 
     static var help: String {
         let width = commands.map { $0.name.count }.max() ?? 0
@@ -62,7 +65,7 @@ enum ReplicaCommand {
             \(list.joined(separator: "\n"))
 
             Global options:
-            \(Option.helpText(for: globalOptions))
+            \(Option.helpText(for: globalOptions.map(\.option)))
 
             Exit status: 0 on success, 1 when the work failed, 2 when the command line was wrong.
             Run 'replica COMMAND --help' for a command's options.
@@ -123,23 +126,23 @@ enum ReplicaCommand {
             while let first = rest.first, Arguments.looksLikeOption(first) {
                 global.append(first)
                 rest = rest.dropFirst()
-                let takesValue = globalOptions.contains { $0.takesValue && $0.name == first }
+                let takesValue = globalOptions.contains { $0.option.takesValue && $0.option.name == first }
                 if takesValue, let value = rest.first {
                     global.append(value)
                     rest = rest.dropFirst()
                 }
             }
             let wantsHelp = Arguments.asksForHelp(global)
-            var globals = try Arguments(global.filter { $0 != "-h" }, options: globalOptions)
-            if globals.flag("--version") {
+            var globals = try Arguments(global.filter { $0 != "-h" }, options: globalOptions.map(\.option))
+            if try globals[Global.version] {
                 Output.print("replica \(version)")
                 return 0
             }
-            _ = globals.flag("--help")
-            let store = try globals.value("--store")
-            let databaseURL = try globals.value("--database")
-            let readDatabaseURL = try globals.value("--read-database")
-            let config = try globals.value("--config")
+            _ = try globals[Global.help]
+            let store = try globals[Global.store]
+            let databaseURL = try globals[Global.database]
+            let readDatabaseURL = try globals[Global.readDatabase]
+            let config = try globals[Global.config]
             try globals.finish()
             guard let word = rest.first else {
                 Output.print(help)
@@ -160,7 +163,7 @@ enum ReplicaCommand {
                 Output.print(command.help)
                 return 0
             }
-            var arguments = try Arguments(Array(rest.dropFirst()), options: command.options)
+            var arguments = try Arguments(Array(rest.dropFirst()), options: command.options.map(\.option))
             let directory = store ?? environment["REPLICA_STORE"].flatMap { $0.isEmpty ? nil : $0 }
             let storeDirectory = directory.map { URL(fileURLWithPath: $0) } ?? Store.defaultDirectory
             let configurationFile = config ?? environment["REPLICA_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }

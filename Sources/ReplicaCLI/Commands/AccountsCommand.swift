@@ -17,16 +17,19 @@ enum AccountsCommand: Command {
           remove ID     the same as sign-out
 
         """
-    static let options: [Option] = [
-        .flag("--json", only: ["list"], "{\"accounts\": [{\"id\": …, \"signedInAt\": …}]}"),
-    ]
+    static let json = Option.flag("--json", only: ["list"], "{\"accounts\": [{\"id\": …, \"signedInAt\": …}]}")
+    static let options: [any OptionDeclaration] = [json]
+
+    enum Action: String, CaseIterable {
+        case list, signIn = "sign-in", signOut = "sign-out", remove
+    }
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        let action = arguments.next() ?? "list"
+        let action: Action = try arguments.action(of: name, default: .list)
         let store = try context.openStore()
         switch action {
-        case "list":
-            let json = arguments.flag("--json")
+        case .list:
+            let json = try arguments[Self.json]
             try arguments.finish()
             let accounts = try await store.signedInAccounts()
             if json {
@@ -36,24 +39,22 @@ enum AccountsCommand: Command {
             } else {
                 for account in accounts { Output.line(account.id.rawValue) }
             }
-        case "sign-in":
+        case .signIn:
             let account = try single(&arguments, action)
             try await store.signIn(account)
             Output.note("account '\(account)' is signed in")
-        case "sign-out", "remove":
+        case .signOut, .remove:
             let account = try single(&arguments, action)
             guard try await store.signOut(account) else {
                 throw CLIError.failure("the store has no account '\(account)'")
             }
             Output.note("account '\(account)' is signed out; everything the store held for it was deleted")
-        default:
-            throw CLIError.usage("unknown accounts action '\(action)'; use list, sign-in, sign-out or remove")
         }
     }
 
-    static func single(_ arguments: inout Arguments, _ action: String) throws -> AccountID {
+    static func single(_ arguments: inout Arguments, _ action: Action) throws -> AccountID {
         let rest = try arguments.positionals()
-        guard rest.count == 1 else { throw CLIError.usage("accounts \(action) needs one account ID") }
+        guard rest.count == 1 else { throw CLIError.usage("accounts \(action.rawValue) needs one account ID") }
         return try account(rest[0])
     }
 }
@@ -69,7 +70,7 @@ enum SwitchAccountCommand: Command {
         and signs ID in. Meant for logout: afterwards no byte of the other accounts' text is left in
         any file of the store. A switch interrupted halfway is finished by the next replica command.
         """
-    static let options: [Option] = []
+    static let options: [any OptionDeclaration] = []
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let rest = try arguments.positionals()

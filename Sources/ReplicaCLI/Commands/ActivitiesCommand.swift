@@ -25,19 +25,20 @@ enum ActivitiesCommand: Command {
         all of them (--all), with the items made of them.
 
         """
-    static let options: [Option] = [
-        .value("--account", "ID", "the account (required; it must be signed in)"),
-        .value("--index", "NAME", "the named index holding the activities (default: default); use the index of\nthe items they are about"),
-        .list("--id", "PID", only: ["delete"], "the activities with these persistent identifiers"),
-        .flag("--all", only: ["delete"], "every activity of the index"),
-    ]
+    static let account = CommonOptions.account.help("the account (required; it must be signed in)")
+    static let index = CommonOptions.index.help("the named index holding the activities (default: default); use the index of\nthe items they are about")
+    static let id = Option.list("--id", "PID", only: ["delete"], "the activities with these persistent identifiers")
+    static let all = Option.flag("--all", only: ["delete"], "every activity of the index")
+    static let options: [any OptionDeclaration] = [account, index, id, all]
+
+    enum Action: String, CaseIterable { case donate, delete }
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        guard let action = arguments.next() else { throw CLIError.usage("say what to do: activities donate or delete") }
+        let action: Action = try arguments.action(of: name)
         let account = try requiredAccount(&arguments)
         let indexName = try indexName(&arguments)
         switch action {
-        case "donate":
+        case .donate:
             let inputs = try arguments.positionals()
             guard inputs.count == 1 else { throw CLIError.usage("name the file of activities, or - for standard input") }
             var reader = try LineReader(path: inputs[0])
@@ -60,9 +61,9 @@ enum ActivitiesCommand: Command {
             try await index.donateUserActivities(activities)
             Output.note("donated \(activities.count) activit\(activities.count == 1 ? "y" : "ies") to account '\(account)'")
             if rejected > 0 { throw CLIError.quiet(status: 1) }
-        case "delete":
-            let identifiers = try arguments.values("--id")
-            let all = arguments.flag("--all")
+        case .delete:
+            let identifiers = try arguments[Self.id]
+            let all = try arguments[Self.all]
             try arguments.finish()
             guard identifiers.isEmpty != !all else { throw CLIError.usage("say what to delete: --id PID… or --all") }
             guard let index = try await context.openStore().existingIndex(named: indexName, account: account) else {
@@ -71,8 +72,6 @@ enum ActivitiesCommand: Command {
             let deleted = all ? try await index.deleteAllSavedUserActivities()
                 : try await index.deleteSavedUserActivities(withPersistentIdentifiers: identifiers)
             Output.note("deleted \(deleted) activit\(deleted == 1 ? "y" : "ies")")
-        default:
-            throw CLIError.usage("unknown activities command '\(action)'; use donate or delete")
         }
     }
 }
@@ -89,16 +88,15 @@ enum RecentCommand: Command {
         Before anything is shown, its item's owner is asked about it, as for replica search.
 
         """
-    static let options: [Option] = [
-        .repeatable("--account", "ID", "only this account"),
-        .value("--limit", "N", "at most N items (default 10, at most 100)"),
-        .flag("--json", "{\"recent\": [{\"account\", \"index\", \"uniqueIdentifier\", \"title\", \"activityType\",\n\"lastViewed\", \"views\", \"engagement\", \"entity\"}]}"),
-    ]
+    static let account = CommonOptions.accounts.help("only this account")
+    static let limit = Option.integer("--limit", "N", in: 1...100, "at most N items (default 10, at most 100)")
+    static let json = Option.flag("--json", "{\"recent\": [{\"account\", \"index\", \"uniqueIdentifier\", \"title\", \"activityType\",\n\"lastViewed\", \"views\", \"engagement\", \"entity\"}]}")
+    static let options: [any OptionDeclaration] = [account, limit, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let accounts = try accounts(&arguments)
-        let limit = try arguments.integer("--limit", in: 1...100) ?? 10
-        let json = arguments.flag("--json")
+        let limit = try arguments[Self.limit] ?? 10
+        let json = try arguments[Self.json]
         try arguments.finish()
         let store = try context.openStore()
         let recent = try await store.recentActivities(accounts: accounts, limit: limit, hydration: try context.hydration(store: store))

@@ -13,22 +13,21 @@ enum DeleteCommand: Command {
         follow one option (--id a b c) or repeat it (--id a --id b).
 
         """
-    static let options: [Option] = [
-        .value("--account", "ID", "the account (required)"),
-        .value("--index", "NAME", "the named index (default: default)"),
-        .list("--id", "ID", "the items with these identifiers"),
-        .list("--domain", "DOMAIN", "every item in these domains or under them (account.a also deletes\naccount.a.notes, but not account.ab)"),
-        .flag("--all", "every item in the index"),
-        .flag("--json", "print {\"deleted\": N} on standard output"),
-    ]
+    static let account = CommonOptions.account.help("the account (required)")
+    static let index = CommonOptions.index.help("the named index (default: default)")
+    static let id = Option.list("--id", "ID", "the items with these identifiers")
+    static let domain = Option.list("--domain", "DOMAIN", "every item in these domains or under them (account.a also deletes\naccount.a.notes, but not account.ab)")
+    static let all = Option.flag("--all", "every item in the index")
+    static let json = Option.flag("--json", "print {\"deleted\": N} on standard output")
+    static let options: [any OptionDeclaration] = [account, index, id, domain, all, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let account = try requiredAccount(&arguments)
         let indexName = try indexName(&arguments)
-        let identifiers = try arguments.values("--id")
-        let domains = try arguments.values("--domain")
-        let all = arguments.flag("--all")
-        let json = arguments.flag("--json")
+        let identifiers = try arguments[Self.id]
+        let domains = try arguments[Self.domain]
+        let all = try arguments[Self.all]
+        let json = try arguments[Self.json]
         try arguments.finish()
         let modes = [!identifiers.isEmpty, !domains.isEmpty, all].filter { $0 }.count
         guard modes == 1 else {

@@ -23,11 +23,10 @@ enum EntitiesCommand: Command {
         tool, replica get). Lines that cannot be read are reported and skipped, as replica import does.
 
         """
-    static let options: [Option] = ImportCommand.options
+    static let options: [any OptionDeclaration] = ImportCommand.options
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        guard let action = arguments.next() else { throw CLIError.usage("say what to do: entities import") }
-        guard action == "import" else { throw CLIError.usage("unknown entities command '\(action)'; use import") }
+        let _: ImportAction = try arguments.action(of: name)
         try await ImportCommand.run(&arguments, context: context, parse: SearchableItem.init(entityJSON:))
     }
 }

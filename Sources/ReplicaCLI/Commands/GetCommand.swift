@@ -17,16 +17,15 @@ enum GetCommand: Command {
         on standard error, and the exit status is 1.
 
         """
-    static let options: [Option] = [
-        .value("--account", "ID", "the account (required; it must be signed in)"),
-        .repeatable("--index", "NAME", "only this named index"),
-        .flag("--json", "one JSON object: {\"items\": [{\"uniqueIdentifier\", \"domainIdentifier\", \"account\",\n\"index\", \"owner\", \"version\", \"indexed\", \"expirationDate\", \"wordsLanguage\",\n\"attributes\": {…},\n\"updateListenerOptions\": […] when asked for, \"entity\": {\"type\", \"id\"} when one}],\n\"missing\": [identifiers not found]}"),
-    ]
+    static let account = CommonOptions.account.help("the account (required; it must be signed in)")
+    static let index = Option.repeatable("--index", "NAME", "only this named index")
+    static let json = Option.flag("--json", "one JSON object: {\"items\": [{\"uniqueIdentifier\", \"domainIdentifier\", \"account\",\n\"index\", \"owner\", \"version\", \"indexed\", \"expirationDate\", \"wordsLanguage\",\n\"attributes\": {…},\n\"updateListenerOptions\": […] when asked for, \"entity\": {\"type\", \"id\"} when one}],\n\"missing\": [identifiers not found]}")
+    static let options: [any OptionDeclaration] = [account, index, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let account = try requiredAccount(&arguments)
-        let indexes = try arguments.values("--index")
-        let json = arguments.flag("--json")
+        let indexes = try arguments[Self.index]
+        let json = try arguments[Self.json]
         let identifiers = try arguments.positionals().map(ItemIdentifier.init(rawValue:))
         guard !identifiers.isEmpty else { throw CLIError.usage("give the identifiers of the items to print") }
         let store = try context.openStore()

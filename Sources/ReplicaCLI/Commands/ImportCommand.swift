@@ -35,16 +35,15 @@ enum ImportCommand: Command {
         nothing is written and the exit status is 1. --expect-no-client-state expects none.
 
         """
-    static let options: [Option] = [
-        .value("--account", "ID", "the account to import into (required)"),
-        .value("--index", "NAME", "the named index (default: default)"),
-        .value("--client-state", "TEXT", "store TEXT as the index's client state, in the same transaction as the\nitems: all of the import and its state are written, or none (none\nwhen any line was refused)"),
-        .value("--expected-client-state", "TEXT", "with --client-state: write only if the index's client state is still TEXT\n(compare-and-swap); otherwise nothing is written"),
-        .flag("--expect-no-client-state", "with --client-state: write only if the index has no client state yet"),
-        .flag("--no-embed", "leave the items to be embedded for semantic search later (by watch\nor the next command); by default they are embedded before it exits"),
-        Embedding.Plan.option,
-        .flag("--json", "print a summary object on standard output"),
-    ]
+    static let account = CommonOptions.account.help("the account to import into (required)")
+    static let index = CommonOptions.index.help("the named index (default: default)")
+    static let clientState = Option.string("--client-state", "TEXT", "store TEXT as the index's client state, in the same transaction as the\nitems: all of the import and its state are written, or none (none\nwhen any line was refused)")
+    static let expectedClientState = Option.string("--expected-client-state", "TEXT", "with --client-state: write only if the index's client state is still TEXT\n(compare-and-swap); otherwise nothing is written")
+    static let expectNoClientState = Option.flag("--expect-no-client-state", "with --client-state: write only if the index has no client state yet")
+    static let noEmbed = CommonOptions.noEmbed.help("leave the items to be embedded for semantic search later (by watch\nor the next command); by default they are embedded before it exits")
+    static let json = Option.flag("--json", "print a summary object on standard output")
+    static let options: [any OptionDeclaration] = [account, index, clientState, expectedClientState,
+        expectNoClientState, noEmbed, Embedding.Plan.option, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         try await run(&arguments, context: context, parse: SearchableItem.init(json:))
@@ -54,16 +53,16 @@ enum ImportCommand: Command {
     static func run(_ arguments: inout Arguments, context: Context, parse: (JSON) throws -> SearchableItem) async throws {
         let account = try requiredAccount(&arguments)
         let indexName = try indexName(&arguments)
-        let clientState = try arguments.value("--client-state")
-        let expectedState = try arguments.value("--expected-client-state")
-        let expectsNone = arguments.flag("--expect-no-client-state")
+        let clientState = try arguments[Self.clientState]
+        let expectedState = try arguments[Self.expectedClientState]
+        let expectsNone = try arguments[Self.expectNoClientState]
         guard clientState != nil || (expectedState == nil && !expectsNone) else {
             throw CLIError.usage("--expected-client-state and --expect-no-client-state go with --client-state: give the state to write")
         }
         guard expectedState == nil || !expectsNone else {
             throw CLIError.usage("give --expected-client-state TEXT or --expect-no-client-state, not both")
         }
-        let json = arguments.flag("--json")
+        let json = try arguments[Self.json]
         let embedding = try Embedding.Plan.read(&arguments)
         let inputs = try arguments.positionals()
         guard inputs.count == 1 else {

@@ -31,25 +31,24 @@ enum QueryCommand: Command {
         is shown with the column where it is (exit status 2).
 
         """
-    static let options: [Option] = [
-        .repeatable("--account", "ID", "only this account"),
-        .repeatable("--index", "NAME", "only this named index"),
-        .value("--fetch", "ATTR,…", "print these attributes of each item (default: the title, type and dates;\nwith --json, every attribute but textContent)"),
-        .value("--limit", "N", "at most N items (default 100, at most 10000)"),
-        .flag("--json", "one JSON object: {\"items\": [{\"account\", \"index\", \"uniqueIdentifier\",\n\"domainIdentifier\", \"owner\", \"attributes\": {…}}], \"found\": N}"),
-    ]
+    static let account = CommonOptions.accounts.help("only this account")
+    static let index = Option.repeatable("--index", "NAME", "only this named index")
+    static let fetch = Option.string("--fetch", "ATTR,…", "print these attributes of each item (default: the title, type and dates;\nwith --json, every attribute but textContent)")
+    static let limit = Option.integer("--limit", "N", in: 1...SearchQuery.maximumLimit, "at most N items (default 100, at most 10000)")
+    static let json = Option.flag("--json", "one JSON object: {\"items\": [{\"account\", \"index\", \"uniqueIdentifier\",\n\"domainIdentifier\", \"owner\", \"attributes\": {…}}], \"found\": N}")
+    static let options: [any OptionDeclaration] = [account, index, fetch, limit, json]
     static let notes = """
         Before an item is printed, its owner is asked about it, as for replica search.
         """
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let accounts = try accounts(&arguments)
-        let indexes = try arguments.values("--index")
-        let fetch = try arguments.value("--fetch").map { list in
+        let indexes = try arguments[Self.index]
+        let fetch = try arguments[Self.fetch].map { list in
             list.split(separator: ",").map { AttributeKey(String($0).trimmingCharacters(in: .whitespaces)) }
         }
-        let limit = try arguments.integer("--limit", in: 1...SearchQuery.maximumLimit) ?? 100
-        let json = arguments.flag("--json")
+        let limit = try arguments[Self.limit] ?? 100
+        let json = try arguments[Self.json]
         let words = try arguments.positionals()
         guard words.count == 1, let text = words.first else {
             throw CLIError.usage(words.isEmpty ? "give a query string, such as 'title == \"draft*\"c'"

@@ -30,17 +30,14 @@ enum RecordsCommand: Command {
         exit status 1; everything else is written.
 
         """
-    static let options: [Option] = [
-        .flag("--no-embed", "leave new items to be embedded for semantic search later (by watch or the next\ncommand); by default they are embedded before it exits"),
-        Embedding.Plan.option,
-        .flag("--json", "print a summary object on standard output"),
-    ]
+    static let noEmbed = CommonOptions.noEmbed.help("leave new items to be embedded for semantic search later (by watch or the next\ncommand); by default they are embedded before it exits")
+    static let json = Option.flag("--json", "print a summary object on standard output")
+    static let options: [any OptionDeclaration] = [noEmbed, Embedding.Plan.option, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        let json = arguments.flag("--json")
+        let json = try arguments[Self.json]
         let embedding = try Embedding.Plan.read(&arguments)
-        guard let action = arguments.next() else { throw CLIError.usage("say what to do: records import FILE") }
-        guard action == "import" else { throw CLIError.usage("unknown records action '\(action)'; use import") }
+        let _: ImportAction = try arguments.action(of: name)
         let inputs = try arguments.positionals()
         guard inputs.count == 1 else {
             throw CLIError.usage(inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")

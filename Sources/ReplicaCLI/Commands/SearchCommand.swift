@@ -32,26 +32,27 @@ enum SearchCommand: Command {
         by default, has a cosine of at least 0.30; with --semantic, 0.20).
 
         """
-    static let options: [Option] = [
-        .repeatable("--account", "ID", "search only this account"),
-        .repeatable("--index", "NAME", "search only this named index"),
-        .value("--limit", "N", "at most N results (default 20, at most 10000)"),
-        .flag("--all", "only items that have every word"),
-        .repeatable("--language", "TAG", "the language you type in (BCP 47: de, pt-BR): your words are stemmed\nfor it; by default, the query's own when clear, else English"),
-        .flag("--exact", "the words as typed: no words a typo may have meant (lanch finds launch\nwithout it)"),
-        .flag("--lexical", "by the words alone: no semantic search (by meaning)"),
-        .flag("--semantic", "by meaning alone: the items nearest the question, whatever their words"),
-        .flag("--any", "items with any of the words, ranked (the default; kept for scripts)"),
-        .repeatable("--type", "UTI", "only items of this content type or under it, e.g. public.text"),
-        .repeatable("--domain", "DOMAIN", "only items in this domain or under it"),
-        .repeatable("--author", "NAME", "only items with an author whose name or handle contains NAME"),
-        .repeatable("--recipient", "NAME", "likewise for recipients"),
-        .value("--created-after", "DATE", "only items created at or after DATE: an ISO 8601 date, such as 2026-11-01\nor 2026-11-20T10:00:00Z"),
-        .value("--created-before", "DATE", "only items created before DATE"),
-        .value("--modified-after", "DATE", "only items modified at or after DATE"),
-        .value("--modified-before", "DATE", "only items modified before DATE"),
-        .flag("--json", "one JSON object: {\"results\": [...]}, best first"),
-    ]
+    static let account = CommonOptions.accounts.help("search only this account")
+    static let index = Option.repeatable("--index", "NAME", "search only this named index")
+    static let limit = Option.integer("--limit", "N", in: 1...SearchQuery.maximumLimit, "at most N results (default 20, at most 10000)")
+    static let all = Option.flag("--all", "only items that have every word")
+    static let language = Option.repeatable("--language", "TAG", "the language you type in (BCP 47: de, pt-BR): your words are stemmed\nfor it; by default, the query's own when clear, else English")
+    static let exact = Option.flag("--exact", "the words as typed: no words a typo may have meant (lanch finds launch\nwithout it)")
+    static let lexical = Option.flag("--lexical", "by the words alone: no semantic search (by meaning)")
+    static let semantic = Option.flag("--semantic", "by meaning alone: the items nearest the question, whatever their words")
+    static let anyWord = Option.flag("--any", "items with any of the words, ranked (the default; kept for scripts)")
+    static let contentType = Option.repeatable("--type", "UTI", "only items of this content type or under it, e.g. public.text")
+    static let domain = Option.repeatable("--domain", "DOMAIN", "only items in this domain or under it")
+    static let author = Option.repeatable("--author", "NAME", "only items with an author whose name or handle contains NAME")
+    static let recipient = Option.repeatable("--recipient", "NAME", "likewise for recipients")
+    static let createdAfter = Option.date("--created-after", "only items created at or after DATE: an ISO 8601 date, such as 2026-11-01\nor 2026-11-20T10:00:00Z")
+    static let createdBefore = Option.date("--created-before", "only items created before DATE")
+    static let modifiedAfter = Option.date("--modified-after", "only items modified at or after DATE")
+    static let modifiedBefore = Option.date("--modified-before", "only items modified before DATE")
+    static let json = Option.flag("--json", "one JSON object: {\"results\": [...]}, best first")
+    static let options: [any OptionDeclaration] = [account, index, limit, all, language, exact, lexical, semantic,
+        anyWord, contentType, domain, author, recipient, createdAfter, createdBefore, modifiedAfter, modifiedBefore,
+        json]
     static let notes = """
         Before a match is printed, its owner is asked about it (the record store, its file or git
         source, its plugin): what is gone, no longer readable by the account, or changed since it was
@@ -63,26 +64,26 @@ enum SearchCommand: Command {
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         var query = SearchQuery()
         query.accounts = try accounts(&arguments)
-        let indexes = try arguments.values("--index")
-        query.limit = try arguments.integer("--limit", in: 1...SearchQuery.maximumLimit) ?? 20
-        let all = arguments.flag("--all")
-        let any = arguments.flag("--any")
+        let indexes = try arguments[Self.index]
+        query.limit = try arguments[Self.limit] ?? 20
+        let all = try arguments[Self.all]
+        let any = try arguments[Self.anyWord]
         guard !(all && any) else { throw CLIError.usage("--all and --any contradict each other; give one") }
         query.requiresAllWords = all
-        query.languages = try arguments.values("--language")
-        query.typoTolerance = !arguments.flag("--exact")
-        query.disablesSemanticSearch = arguments.flag("--lexical")
-        query.disablesLexicalSearch = arguments.flag("--semantic")
+        query.languages = try arguments[Self.language]
+        query.typoTolerance = try !arguments[Self.exact]
+        query.disablesSemanticSearch = try arguments[Self.lexical]
+        query.disablesLexicalSearch = try arguments[Self.semantic]
         guard !(query.disablesSemanticSearch && query.disablesLexicalSearch) else {
             throw CLIError.usage("--lexical and --semantic leave nothing to search by; give one")
         }
-        query.contentTypes = try arguments.values("--type").map(ContentType.init(rawValue:))
-        query.domains = try arguments.values("--domain").map(DomainIdentifier.init(rawValue:))
-        query.authors = try arguments.values("--author")
-        query.recipients = try arguments.values("--recipient")
-        query.created = try dateRange(&arguments, after: "--created-after", before: "--created-before")
-        query.modified = try dateRange(&arguments, after: "--modified-after", before: "--modified-before")
-        let json = arguments.flag("--json")
+        query.contentTypes = try arguments[Self.contentType].map(ContentType.init(rawValue:))
+        query.domains = try arguments[Self.domain].map(DomainIdentifier.init(rawValue:))
+        query.authors = try arguments[Self.author]
+        query.recipients = try arguments[Self.recipient]
+        query.created = try dateRange(&arguments, after: Self.createdAfter, before: Self.createdBefore)
+        query.modified = try dateRange(&arguments, after: Self.modifiedAfter, before: Self.modifiedBefore)
+        let json = try arguments[Self.json]
         let words = try arguments.positionals()
         guard !words.isEmpty else { throw CLIError.usage("give the words to search for") }
         query.text = words.joined(separator: " ")
@@ -109,16 +110,9 @@ enum SearchCommand: Command {
         }
     }
 
-    static func dateRange(_ arguments: inout Arguments, after: String, before: String) throws -> DateRange? {
-        func date(_ name: String) throws -> Date? {
-            guard let text = try arguments.value(name) else { return nil }
-            guard let date = ISO8601.date(from: text) else {
-                throw CLIError.usage("\(name) needs an ISO 8601 date such as 2026-11-20 or 2026-11-20T10:00:00Z, not '\(text)'")
-            }
-            return date
-        }
-        let start = try date(after)
-        let end = try date(before)
+    static func dateRange(_ arguments: inout Arguments, after: OptionKey<Date?>, before: OptionKey<Date?>) throws -> DateRange? {
+        let start = try arguments[after]
+        let end = try arguments[before]
         return start == nil && end == nil ? nil : DateRange(start: start, end: end)
     }
 

@@ -35,19 +35,22 @@ enum SourcesCommand: Command {
         A source is named NAME, or files-1, git-1, exec-1, … Removing one removes every item it made.
 
         """
-    static let options: [Option] = [
-        .value("--account", "ID", only: ["add"], "the account whose index the source fills (signed in: see `accounts sign-in`)"),
-        .value("--name", "NAME", only: ["add"], "the source's name"),
-        .value("--branch", "NAME", only: ["add git"], "the branch to follow"),
-        .flag("--json", only: ["list"], "one JSON object: {\"sources\": [{\"name\", \"kind\", \"account\", \"settings\"}]}"),
-    ]
+    static let account = CommonOptions.account.only(["add"]).help("the account whose index the source fills (signed in: see `accounts sign-in`)")
+    static let sourceName = Option.string("--name", "NAME", only: ["add"], "the source's name")
+    static let branch = Option.string("--branch", "NAME", only: ["add git"], "the branch to follow")
+    static let json = Option.flag("--json", only: ["list"], "one JSON object: {\"sources\": [{\"name\", \"kind\", \"account\", \"settings\"}]}")
+    static let options: [any OptionDeclaration] = [account, sourceName, branch, json]
+
+    enum Action: String, CaseIterable { case add, list, remove }
+    /// The kinds of source `sources add` makes.
+    enum Kind: String, CaseIterable { case files, git, exec }
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        guard let action = arguments.next() else { throw CLIError.usage("say what to do: sources add, list or remove") }
+        let action: Action = try arguments.action(of: name)
         switch action {
-        case "add": try await add(&arguments, context: context)
-        case "list":
-            let json = arguments.flag("--json")
+        case .add: try await add(&arguments, context: context)
+        case .list:
+            let json = try arguments[Self.json]
             try arguments.finish()
             let store = try context.openStore()
             let sources = try await store.sources()
@@ -60,7 +63,7 @@ enum SourcesCommand: Command {
             } else {
                 for source in sources { Output.line("\(source.name)  \(source.kind)  account \(source.account)  \(describe(source))") }
             }
-        case "remove":
+        case .remove:
             let names = try arguments.positionals()
             guard names.count == 1 else { throw CLIError.usage("sources remove needs one source name") }
             let store = try context.openStore()
@@ -70,8 +73,6 @@ enum SourcesCommand: Command {
                 throw CLIError.failure(error.message)
             }
             Output.note("removed source '\(names[0])' and every item it made")
-        default:
-            throw CLIError.usage("unknown sources action '\(action)'; use add, list or remove")
         }
     }
 
@@ -85,30 +86,28 @@ enum SourcesCommand: Command {
     }
 
     private static func add(_ arguments: inout Arguments, context: Context) async throws {
-        guard let kind = arguments.next() else { throw CLIError.usage("say what kind of source to add: files, git or exec") }
+        let kind: Kind = try arguments.action(of: "sources add")
         let account = try requiredAccount(&arguments)
-        let name = try arguments.value("--name") ?? ""
+        let name = try arguments[Self.sourceName] ?? ""
         var settings: [(String, JSON)] = []
         switch kind {
-        case "files":
+        case .files:
             let paths = try arguments.positionals()
             guard paths.count == 1 else { throw CLIError.usage("sources add files needs one folder") }
             settings.append(("root", .string(absolute(paths[0]))))
-        case "git":
-            let branch = try arguments.value("--branch")
+        case .git:
+            let branch = try arguments[Self.branch]
             let paths = try arguments.positionals()
             guard paths.count == 1 else { throw CLIError.usage("sources add git needs one repository") }
             settings.append(("repository", .string(absolute(paths[0]))))
             if let branch { settings.append(("branch", .string(branch))) }
-        case "exec":
+        case .exec:
             let command = try arguments.positionals()
             guard !command.isEmpty else { throw CLIError.usage("sources add exec needs the plugin's command after --") }
             settings.append(("command", .array(command.map(JSON.string))))
-        default:
-            throw CLIError.usage("unknown source kind '\(kind)'; use files, git or exec")
         }
         let store = try context.openStore()
-        var definition = SourceDefinition(name: name, kind: SourceKind(rawValue: kind), account: account, settings: .object(settings))
+        var definition = SourceDefinition(name: name, kind: SourceKind(rawValue: kind.rawValue), account: account, settings: .object(settings))
         // Check the settings before keeping them: a root that holds the store, a repository that cannot be opened.
         definition.name = name.isEmpty ? "check" : name
         do {

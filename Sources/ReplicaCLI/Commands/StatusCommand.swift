@@ -19,8 +19,7 @@ enum StatusCommand: Command {
         not enriched by reason (summarization.tooShort, priority.type, … — counts, never content).
 
         """
-    static let options: [Option] = [
-        .flag("--json", """
+    static let json = Option.flag("--json", """
             one JSON object: {"store": …, "semanticSearch": {"model", "problem" when it is damaged} or null, "standby": {"state"
             (serving, stale, unavailable), "lagSeconds", "reason", "reads": {…}} or null,
             "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
@@ -30,11 +29,11 @@ enum StatusCommand: Command {
             "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding", "waitingForFirstSync"}}],
             "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
             "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
-            """),
-    ]
+            """)
+    static let options: [any OptionDeclaration] = [json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        let json = arguments.flag("--json")
+        let json = try arguments[Self.json]
         try arguments.finish()
         let store = try context.openStore()
         let status = try await store.status()

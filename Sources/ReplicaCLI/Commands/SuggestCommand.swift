@@ -14,16 +14,15 @@ enum SuggestCommand: Command {
         Before anything is shown, its item's owner is asked about it, as for replica search.
 
         """
-    static let options: [Option] = [
-        .repeatable("--account", "ID", "only this account"),
-        .value("--limit", "N", "at most N suggestions (default 10, at most 100)"),
-        .flag("--json", "one JSON object: {\"suggestions\": [...]}"),
-    ]
+    static let account = CommonOptions.accounts.help("only this account")
+    static let limit = Option.integer("--limit", "N", in: 1...100, "at most N suggestions (default 10, at most 100)")
+    static let json = Option.flag("--json", "one JSON object: {\"suggestions\": [...]}")
+    static let options: [any OptionDeclaration] = [account, limit, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let accounts = try accounts(&arguments)
-        let limit = try arguments.integer("--limit", in: 1...100) ?? 10
-        let json = arguments.flag("--json")
+        let limit = try arguments[Self.limit] ?? 10
+        let json = try arguments[Self.json]
         let words = try arguments.positionals()
         guard !words.isEmpty else { throw CLIError.usage("give the beginning of a word to complete") }
         let store = try context.openStore()

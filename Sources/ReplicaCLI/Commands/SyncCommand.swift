@@ -19,14 +19,12 @@ enum SyncCommand: Command {
         A source that fails is reported and the others go on; the exit status is then 1.
 
         """
-    static let options: [Option] = [
-        .flag("--no-embed", "leave new items to be embedded later (by watch or the next command)"),
-        Embedding.Plan.option,
-        .flag("--json", "print the summary as a JSON object on standard output"),
-    ]
+    static let noEmbed = CommonOptions.noEmbed.help("leave new items to be embedded later (by watch or the next command)")
+    static let json = Option.flag("--json", "print the summary as a JSON object on standard output")
+    static let options: [any OptionDeclaration] = [noEmbed, Embedding.Plan.option, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        let json = arguments.flag("--json")
+        let json = try arguments[Self.json]
         let embedding = try Embedding.Plan.read(&arguments)
         try arguments.finish()
         let configuration = try context.configuration()

@@ -1,3 +1,6 @@
+import Foundation
+import Replica
+
 /// A command line taken apart against the command's declared options (``Option``).
 ///
 /// Accepts `--name value`, `--name=value`, repeated options where declared, `--id a b c` for list
@@ -71,24 +74,24 @@ struct Arguments {
     }
 
     /// Whether a flag was given.
-    mutating func flag(_ name: String) -> Bool {
+    fileprivate mutating func flag(_ name: String) -> Bool {
         !take(name, arity: [.flag]).isEmpty
     }
 
     /// Every value of an option, in order.
-    mutating func values(_ name: String) throws -> [String] {
+    fileprivate mutating func values(_ name: String) throws -> [String] {
         take(name, arity: [.repeatable, .list]).compactMap(\.value)
     }
 
     /// The value of an option that may be given once.
-    mutating func value(_ name: String) throws -> String? {
+    fileprivate mutating func value(_ name: String) throws -> String? {
         let all = take(name, arity: [.single]).compactMap(\.value)
         guard all.count <= 1 else { throw CLIError.usage("option \(name) was given \(all.count) times; give it once") }
         return all.first
     }
 
     /// The value of an option that is a whole number in `range`.
-    mutating func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+    fileprivate mutating func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = try value(name) else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw CLIError.usage("option \(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
@@ -138,5 +141,80 @@ struct Arguments {
     /// `-x` and `--name`, but not `-` (standard input) or a negative number.
     static func looksLikeOption(_ token: String) -> Bool {
         token.count > 1 && token.hasPrefix("-") && Double(token) == nil
+    }
+}
+
+/// The kinds of option a command declares, each read by name only here: a command reads its options with
+/// the keys these make (`arguments[Self.limit]`), so a name is written once.
+extension Option {
+    static func flag(_ name: String, only actions: [String] = [], _ help: String) -> OptionKey<Bool> {
+        OptionKey(Option(name: name, placeholder: nil, arity: .flag, actions: actions, help: help)) { arguments, name in
+            arguments.flag(name)
+        }
+    }
+
+    static func string(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> OptionKey<String?> {
+        OptionKey(Option(name: name, placeholder: placeholder, arity: .single, actions: actions, help: help)) { arguments, name in
+            try arguments.value(name)
+        }
+    }
+
+    /// A whole number in `range`; anything else is a usage error that gives the range.
+    static func integer(_ name: String, _ placeholder: String, in range: ClosedRange<Int>, only actions: [String] = [],
+                        _ help: String) -> OptionKey<Int?> {
+        OptionKey(Option(name: name, placeholder: placeholder, arity: .single, actions: actions, help: help)) { arguments, name in
+            try arguments.integer(name, in: range)
+        }
+    }
+
+    /// An ISO 8601 date (`2026-11-20`, `2026-11-20T10:00:00Z`); anything else is a usage error.
+    static func date(_ name: String, only actions: [String] = [], _ help: String) -> OptionKey<Date?> {
+        OptionKey(Option(name: name, placeholder: "DATE", arity: .single, actions: actions, help: help)) { arguments, name in
+            guard let text = try arguments.value(name) else { return nil }
+            guard let date = ISO8601.date(from: text) else {
+                throw CLIError.usage("\(name) needs an ISO 8601 date such as 2026-11-20 or 2026-11-20T10:00:00Z, not '\(text)'")
+            }
+            return date
+        }
+    }
+
+    static func repeatable(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> OptionKey<[String]> {
+        OptionKey(Option(name: name, placeholder: placeholder, arity: .repeatable, actions: actions, help: help)) { arguments, name in
+            try arguments.values(name)
+        }
+    }
+
+    static func list(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> OptionKey<[String]> {
+        OptionKey(Option(name: name, placeholder: placeholder, arity: .list, actions: actions, help: help)) { arguments, name in
+            try arguments.values(name)
+        }
+    }
+}
+
+extension Arguments {
+    /// The value of a declared option, read as its key says; marks it used.
+    ///
+    /// - Throws: a usage error for a value the key cannot read (a number out of range, a date that is not
+    ///   ISO 8601, an option given twice that may be given once).
+    subscript<Value>(key: OptionKey<Value>) -> Value {
+        mutating get throws { try key.read(&self, key.option.name) }
+    }
+}
+
+extension Arguments {
+    /// The next positional argument as one of a command's actions (`sources add`), or `default` when
+    /// there is none.
+    ///
+    /// - Throws: a usage error that lists the actions, for an action missing or unknown.
+    mutating func action<Action: RawRepresentable & CaseIterable>(of command: String, default: Action? = nil) throws -> Action
+    where Action.RawValue == String {
+        let names = Action.allCases.map(\.rawValue)
+        let choices = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " or " + names.last!
+        guard let word = next() else {
+            if let `default` { return `default` }
+            throw CLIError.usage("say what to do: \(command) \(choices)")
+        }
+        guard let action = Action(rawValue: word) else { throw CLIError.usage("unknown \(command) action '\(word)'; use \(choices)") }
+        return action
     }
 }

@@ -114,7 +114,7 @@ protocol Command: Sendable {
     /// The help's text before its options: the usage line and what the command does.
     static var usage: String { get }
     /// Every option the command accepts: what drives both its parsing and its help.
-    static var options: [Option] { get }
+    static var options: [any OptionDeclaration] { get }
     /// The help's text after its options, if any.
     static var notes: String { get }
 
@@ -128,19 +128,19 @@ extension Command {
     /// The full `--help` text: the usage, the options as declared, the notes.
     static var help: String {
         var text = String(usage.reversed().drop { $0 == "\n" }.reversed())
-        if !options.isEmpty { text += "\n\nOptions:\n" + Option.helpText(for: options) }
+        if !options.isEmpty { text += "\n\nOptions:\n" + Option.helpText(for: options.map(\.option)) }
         if !notes.isEmpty { text += "\n\n" + notes }
         return text
     }
 
     /// Reads repeated `--account` options into account IDs, checking each.
     static func accounts(_ arguments: inout Arguments) throws -> [AccountID] {
-        try arguments.values("--account").map(account)
+        try arguments[CommonOptions.accounts].map(account)
     }
 
     /// Reads the one `--account` a command needs.
     static func requiredAccount(_ arguments: inout Arguments) throws -> AccountID {
-        guard let text = try arguments.value("--account") else { throw CLIError.usage("this command needs --account ID") }
+        guard let text = try arguments[CommonOptions.account] else { throw CLIError.usage("this command needs --account ID") }
         return try account(text)
     }
 
@@ -153,6 +153,23 @@ extension Command {
 
     /// Reads `--index NAME`, defaulting to the default index.
     static func indexName(_ arguments: inout Arguments) throws -> String {
-        try arguments.value("--index") ?? Store.defaultIndexName
+        try arguments[CommonOptions.index] ?? Store.defaultIndexName
     }
 }
+
+/// Options several commands take, read by the helpers above. A command lists its own copy, with the
+/// help it gives (`CommonOptions.account.help("the account to import into (required)")`), since reading
+/// goes by the option's name and kind.
+enum CommonOptions {
+    /// `--account ID`, repeatable: the accounts to search.
+    static let accounts = Option.repeatable("--account", "ID", "only this account")
+    /// `--account ID`, once: the account a command works on.
+    static let account = Option.string("--account", "ID", "the account (required)")
+    /// `--index NAME`, once.
+    static let index = Option.string("--index", "NAME", "the named index (default: default)")
+    /// `--no-embed`, beside ``Embedding/Plan/option``.
+    static let noEmbed = Option.flag("--no-embed", "leave new items to be embedded later (by watch or the next command)")
+}
+
+/// The one action of `records` and `entities`.
+enum ImportAction: String, CaseIterable { case `import` }

@@ -15,14 +15,14 @@ enum Embedding {
         case atMost(seconds: TimeInterval)
 
         /// The option every command that embeds takes beside its own `--no-embed`.
-        static let option = Option.value("--embed-for", "SECONDS", "embed for at most SECONDS (the batch under way is finished), then leave\nthe rest to watch or the next command; replica status counts what waits")
+        static let option = Option.string("--embed-for", "SECONDS", "embed for at most SECONDS (the batch under way is finished), then leave\nthe rest to watch or the next command; replica status counts what waits")
 
         /// Reads `--no-embed` and `--embed-for`.
         ///
         /// - Throws: a usage error for both at once, or for a time that is not a number of seconds.
         static func read(_ arguments: inout Arguments) throws -> Plan {
-            let skip = arguments.flag("--no-embed")
-            guard let text = try arguments.value("--embed-for") else { return skip ? .nothing : .everything }
+            let skip = try arguments[CommonOptions.noEmbed]
+            guard let text = try arguments[option] else { return skip ? .nothing : .everything }
             guard !skip else { throw CLIError.usage("give --no-embed or --embed-for SECONDS, not both") }
             guard let seconds = TimeInterval(text), seconds.isFinite, seconds >= 0 else {
                 throw CLIError.usage("--embed-for takes a number of seconds, such as 300; '\(text)' is not one")

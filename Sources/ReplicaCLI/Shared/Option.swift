@@ -1,9 +1,19 @@
+import Foundation
+import Replica
+
 /// One option a command accepts: its name, whether and how it takes a value, which of the command's
 /// actions it goes with, and its lines in the help.
 ///
 /// A command's list of options is the one declaration of them: ``Arguments`` accepts nothing else, and
 /// the command's `--help` lists exactly these (``Option/helpText(for:)``), so the two cannot drift apart.
-struct Option: Sendable {
+/// Each is declared once as an ``OptionKey`` of the type it is read as, and read with that key, so a
+/// misspelt option fails to compile:
+///
+/// ```swift
+/// static let limit = Option.integer("--limit", "N", in: 1...10_000, "at most N results")
+/// let limit = try arguments[Self.limit] ?? 20
+/// ```
+struct Option: Sendable, OptionDeclaration {
     /// How an option takes its value.
     enum Arity: Sendable {
         /// No value: present or not.
@@ -25,22 +35,6 @@ struct Option: Sendable {
     var actions: [String]
     /// What it does; a line break starts a new line of the help.
     var help: String
-
-    static func flag(_ name: String, only actions: [String] = [], _ help: String) -> Option {
-        Option(name: name, placeholder: nil, arity: .flag, actions: actions, help: help)
-    }
-
-    static func value(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> Option {
-        Option(name: name, placeholder: placeholder, arity: .single, actions: actions, help: help)
-    }
-
-    static func repeatable(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> Option {
-        Option(name: name, placeholder: placeholder, arity: .repeatable, actions: actions, help: help)
-    }
-
-    static func list(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> Option {
-        Option(name: name, placeholder: placeholder, arity: .list, actions: actions, help: help)
-    }
 
     var takesValue: Bool { arity != .flag }
 
@@ -67,5 +61,41 @@ struct Option: Sendable {
             for line in lines.dropFirst() { text += "\n" + indent + line }
             return text
         }.joined(separator: "\n")
+    }
+}
+
+extension Option {
+    var option: Option { self }
+}
+
+/// A declared option, as a command's list holds it.
+protocol OptionDeclaration: Sendable {
+    /// What parsing and the help need.
+    var option: Option { get }
+}
+
+/// An option declared once, with the type its value is read as (`Bool` for a flag, `Int?`, `Date?`,
+/// `[String]` for a repeatable option): `arguments[key]` reads it.
+struct OptionKey<Value>: OptionDeclaration {
+    fileprivate(set) var option: Option
+    let read: @Sendable (inout Arguments, String) throws -> Value
+
+    init(_ option: Option, read: @escaping @Sendable (inout Arguments, String) throws -> Value) {
+        self.option = option
+        self.read = read
+    }
+
+    /// The option by another help text: for an option shared by commands that say different things of it.
+    func help(_ help: String) -> OptionKey {
+        var copy = self
+        copy.option.help = help
+        return copy
+    }
+
+    /// The option for these actions only.
+    func only(_ actions: [String]) -> OptionKey {
+        var copy = self
+        copy.option.actions = actions
+        return copy
     }
 }

@@ -18,7 +18,7 @@ enum MCPCommand: Command {
           {"command": "replica", "args": ["--store", "/path/to/store", "mcp"]}
 
         """
-    static let options: [Option] = ToolOptions.options
+    static let options: [any OptionDeclaration] = ToolOptions.options
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let options = try ToolOptions.read(&arguments)

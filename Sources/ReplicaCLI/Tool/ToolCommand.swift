@@ -16,24 +16,25 @@ enum ToolCommand: Command {
         left out and queued for removal.
 
         """
-    static let options: [Option] = ToolOptions.options + [
-        .value("--replies", "FILE", only: ["call"], "also write the stream of replies to FILE, one JSON object a line:\n{\"queryToken\", \"stageToken\", \"label\", \"status\", \"content\"}"),
-    ]
+    static let replies = Option.string("--replies", "FILE", only: ["call"], "also write the stream of replies to FILE, one JSON object a line:\n{\"queryToken\", \"stageToken\", \"label\", \"status\", \"content\"}")
+    static let options: [any OptionDeclaration] = ToolOptions.options + [replies]
     static let notes = """
         Arguments the model got wrong are answered with a sentence saying what to fix; 'call' prints it
         and exits with status 1.
         """
 
+    enum Action: String, CaseIterable { case schema, call }
+
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        guard let action = arguments.next() else { throw CLIError.usage("say 'schema' or 'call'") }
+        let action: Action = try arguments.action(of: name)
         let options = try ToolOptions.read(&arguments)
         switch action {
-        case "schema":
+        case .schema:
             try arguments.finish()
             let tool = try options.makeTool(store: try context.openStore(), context: context)
             Output.printJSON(tool.definitionJSON)
-        case "call":
-            let repliesPath = try arguments.value("--replies")
+        case .call:
+            let repliesPath = try arguments[Self.replies]
             let positionals = try arguments.positionals()
             guard positionals.count == 1 else {
                 throw CLIError.usage("give the arguments as one JSON object, such as '{\"query\": \"some words\"}'")
@@ -52,8 +53,6 @@ enum ToolCommand: Command {
             try replies?.close()
             Output.print(result.text)
             if result.isError { throw CLIError.quiet(status: 1) }
-        default:
-            throw CLIError.usage("unknown action '\(action)'; say 'schema' or 'call'")
         }
     }
 }

@@ -3,23 +3,22 @@ import Replica
 
 /// The options `replica tool` and `replica mcp` share: how the search tool is set up.
 struct ToolOptions {
-    static let options: [Option] = [
-        .value("--guidance", "LEVEL", """
+    static let guidance = Option.string("--guidance", "LEVEL", """
             complete (default), focused:DOMAIN or dynamic:TECHNIQUE,…
             domains: items, documents, communications, calendar, visualMedia, audio
             techniques: textMatch, numericMatch, dates, people, contentType
-            """),
-        .repeatable("--attributes", "NAME,…", """
+            """)
+    static let attributes = Option.repeatable("--attributes", "NAME,…", """
             attributes shown with each result (besides title, snippet, type, dates
             and provenance); with dynamic guidance, also the only ones filters,
             sorts, groups, tables and statistics may name
-            """),
-        .value("--format", "FORMAT", "structured (default) or compact (one line per result)"),
-        .value("--me", "NAME,EMAIL,…", "who \"me\" is: a display name, then other names, email addresses and phone\nnumbers"),
-        .repeatable("--account", "ID", "search only this signed-in account"),
-        .repeatable("--language", "TAG", "the language the person types in (BCP 47: de, pt-BR): the words are\nstemmed for it; by default, the query's own when clear, else English"),
-        .flag("--exact", "the words as typed: no words a typo may have meant"),
-    ]
+            """)
+    static let format = Option.string("--format", "FORMAT", "structured (default) or compact (one line per result)")
+    static let me = Option.string("--me", "NAME,EMAIL,…", "who \"me\" is: a display name, then other names, email addresses and phone\nnumbers")
+    static let account = CommonOptions.accounts.help("search only this signed-in account")
+    static let language = Option.repeatable("--language", "TAG", "the language the person types in (BCP 47: de, pt-BR): the words are\nstemmed for it; by default, the query's own when clear, else English")
+    static let exact = Option.flag("--exact", "the words as typed: no words a typo may have meant")
+    static let options: [any OptionDeclaration] = [guidance, attributes, format, me, account, language, exact]
 
     var guide = Guide()
     var attributes: [AttributeKey] = []
@@ -31,22 +30,22 @@ struct ToolOptions {
     /// Reads the options out of `arguments`.
     static func read(_ arguments: inout Arguments) throws -> ToolOptions {
         var options = ToolOptions()
-        options.attributes = try arguments.values("--attributes").flatMap(list).map { AttributeKey($0) }
-        if let level = try arguments.value("--guidance") {
+        options.attributes = try arguments[Self.attributes].flatMap(list).map { AttributeKey($0) }
+        if let level = try arguments[Self.guidance] {
             options.guide.level = try guidanceLevel(level, attributes: options.attributes)
         }
-        if let format = try arguments.value("--format") {
+        if let format = try arguments[Self.format] {
             guard let parsed = FormatLevel(rawValue: format) else {
                 throw CLIError.usage("--format is structured or compact, not '\(format)'")
             }
             options.guide.format = parsed
         }
-        if let me = try arguments.value("--me") {
+        if let me = try arguments[Self.me] {
             options.me = try contact(list(me))
         }
-        options.accounts = try arguments.values("--account").map(ToolCommand.account)
-        options.languages = try arguments.values("--language")
-        options.typoTolerance = !arguments.flag("--exact")
+        options.accounts = try arguments[Self.account].map(ToolCommand.account)
+        options.languages = try arguments[Self.language]
+        options.typoTolerance = try !arguments[Self.exact]
         return options
     }
 

@@ -99,16 +99,15 @@ enum WatchCommand: Command {
         'replica sync', 'search' and the other commands may run while it does.
 
         """
-    static let options: [Option] = [
-        .flag("--json", """
+    static let json = Option.flag("--json", """
             announce changes as JSON lines on standard output; for now one kind:
             {"event": "itemsUpdated", "account", "index", "items": [{"uniqueIdentifier",
             "changed": ["textContentSummary", "isPriority"]}]} when enrichment changed items
-            """),
-    ]
+            """)
+    static let options: [any OptionDeclaration] = [json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        let json = arguments.flag("--json")
+        let json = try arguments[Self.json]
         try arguments.finish()
         let configuration = try context.configuration()
         let store = try context.openStore(longRunning: true, enriching: true)
