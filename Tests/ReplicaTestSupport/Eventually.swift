@@ -17,7 +17,9 @@ public func eventually(timeout: TimeInterval = 600, _ condition: () async throws
     let deadline = Date().addingTimeInterval(timeout)
     while true {
         if try await condition() { return true }
-        if Date() >= deadline { return false }
+        // A cancelled test (its time limit passed) stops here: its sleeps would no longer wait, and the
+        // loop would hold a thread of the pool every other test needs until the deadline.
+        if Date() >= deadline || Task.isCancelled { return false }
         try? await Task.sleep(for: .milliseconds(5))
     }
 }
