@@ -116,7 +116,9 @@ let package = Package(
             dependencies: ["embed-migrations"],
             path: "Sources/Build/EmbedMigrations"),
 
-        // Tests mirror the targets; shared helpers live in a non-product target.
+        // A test target per product (SQLite, PostgreSQL, the PostgreSQL store, each source, the CLI);
+        // ReplicaTests covers the library and the modules inside it (core, index, text, embedding), in a
+        // folder per area. Shared helpers live in a non-product target.
         .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore"], path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
