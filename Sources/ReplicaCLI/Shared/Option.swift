@@ -7,12 +7,8 @@ import Replica
 /// A command's list of options is the one declaration of them: ``Arguments`` accepts nothing else, and
 /// the command's `--help` lists exactly these (``Option/helpText(for:)``), so the two cannot drift apart.
 /// Each is declared once as an ``OptionKey`` of the type it is read as, and read with that key, so a
-/// misspelt option fails to compile:
-///
-/// ```swift
-/// static let limit = Option.integer("--limit", "N", in: 1...10_000, "at most N results")
-/// let limit = try arguments[Self.limit] ?? 20
-/// ```
+/// misspelt option fails to compile: `static let limit = Option.integer("--limit", "N", in: 1...100, "at
+/// most N results")` in the command, then `let limit = try arguments[Self.limit] ?? 20` in its `run`.
 struct Option: Sendable, OptionDeclaration {
     /// How an option takes its value.
     enum Arity: Sendable {
