@@ -65,7 +65,7 @@ enum ReplicaCommand {
             \(list.joined(separator: "\n"))
 
             Global options:
-            \(Option.helpText(for: globalOptions.map(\.option)))
+            \(Option.helpText(for: globalOptions))
 
             Exit status: 0 on success, 1 when the work failed, 2 when the command line was wrong.
             Run 'replica COMMAND --help' for a command's options.
@@ -133,7 +133,7 @@ enum ReplicaCommand {
                 }
             }
             let wantsHelp = Arguments.asksForHelp(global)
-            var globals = try Arguments(global.filter { $0 != "-h" }, options: globalOptions.map(\.option))
+            var globals = try Arguments(global.filter { $0 != "-h" }, options: globalOptions)
             if try globals[Global.version] {
                 Output.print("replica \(version)")
                 return 0
@@ -163,7 +163,7 @@ enum ReplicaCommand {
                 Output.print(command.help)
                 return 0
             }
-            var arguments = try Arguments(Array(rest.dropFirst()), options: command.options.map(\.option))
+            var arguments = try Arguments(Array(rest.dropFirst()), options: command.options)
             let directory = store ?? environment["REPLICA_STORE"].flatMap { $0.isEmpty ? nil : $0 }
             let storeDirectory = directory.map { URL(fileURLWithPath: $0) } ?? Store.defaultDirectory
             let configurationFile = config ?? environment["REPLICA_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }

@@ -7,10 +7,10 @@ import Glibc
 /// Runs services side by side until asked to stop, then stops them one at a time in the reverse of the
 /// order they were given, within a bounded time.
 ///
-/// List a service after the services it depends on: it starts after them and stops before them. `replica
-/// watch` lists the sweep, embedding, enrichment, the record stores' projection and the sources, so the
-/// sources stop first (each commits what it has in flight) and the projection's last catch-up applies
-/// the record stores' last changes.
+/// List a service after the services it depends on: it is started after them (not waiting for them to be
+/// ready) and stops before them. `replica watch` lists the sweep, embedding, enrichment, the record
+/// stores' projection and the sources, so the sources stop first (each commits what it has in flight)
+/// and the projection's last catch-up applies the record stores' last changes.
 ///
 /// The group is asked to stop by the first of: one of `signals` (SIGTERM, SIGINT), a call to
 /// ``triggerGracefulShutdown()``, the cancellation of the task running ``run()``, or a service that
@@ -278,12 +278,9 @@ public struct ServiceGroupError: Error, Sendable, CustomStringConvertible {
 }
 
 extension Duration {
-    /// "30 s", "1.5 s", "250 ms".
+    /// "30 s", "1.5 s".
     fileprivate var formatted: String {
-        let (seconds, attoseconds) = components
-        if seconds == 0 { return "\(attoseconds / 1_000_000_000_000_000) ms" }
-        if attoseconds == 0 { return "\(seconds) s" }
-        return "\(Double(seconds) + Double(attoseconds) / 1e18) s"
+        seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 }
 

@@ -168,16 +168,16 @@ public struct SweepService: Service {
     }
 
     public func run() async throws {
-        var failing = false
+        var sweeping = FailureStreak(service: name, notes: notes)
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
             if Task.isCancelled { return }
             do {
-                _ = try await store.sweep()
-                failing = false
+                _ = try await sweeping.run({ "sweeping expired items and pending deletions failed: \($0); trying again later" }) {
+                    try await store.sweep()
+                }
             } catch {
-                if !failing { notes(ServiceNote(service: name, message: "sweeping expired items and pending deletions failed: \(ReplicaError.message(of: error)); trying again later", isFailure: true)) }
-                failing = true
+                return   // cancelled
             }
         }
     }
@@ -207,41 +207,26 @@ public struct EmbeddingService: Service {
 
     public func run() async throws {
         let embeds = store.configuration.embedder != nil
-        var failing = false, listsFailing = false, wordsFailing = false
-        func failed(_ streak: inout Bool, _ message: String) {
-            if !streak { notes(ServiceNote(service: name, message: message, isFailure: true)) }
-            streak = true
-        }
+        var words = FailureStreak(service: name, notes: notes), lists = words, vectors = words
         while !Task.isCancelled {
-            // Words another analyzer made are made again first: the lists are built from the new ones.
             do {
-                let remade = try await store.remakeStaleWords()
-                if remade > 0 {
+                // Words another analyzer made are made again first: the lists are built from the new ones.
+                let remade = try await words.run({ "the words could not be made again for this version's analyzer: \($0); searches read the old words; trying again later" }) {
+                    try await store.remakeStaleWords()
+                }
+                if let remade, remade > 0 {
                     notes(ServiceNote(service: name, message: "made the words of \(remade) index\(remade == 1 ? "" : "es") again for this version's analyzer", isFailure: false))
                 }
-                wordsFailing = false
-            } catch is CancellationError {
-                return   // the next start goes on from the last batch
-            } catch {
-                failed(&wordsFailing, "the words could not be made again for this version's analyzer: \(ReplicaError.message(of: error)); searches read the old words; trying again later")
-            }
-            do {
-                try await store.rebuildStaleRankingLists(minimumItems: rankingListsMinimumItems)
-                listsFailing = false
-            } catch is CancellationError {
-                return
-            } catch {
-                failed(&listsFailing, "the ranking lists could not be rebuilt: \(ReplicaError.message(of: error)); searches score every match until they are; trying again later")
-            }
-            if embeds {
-                do {
-                    _ = try await store.embedPendingItems()
-                    failing = false
-                } catch is CancellationError {
-                    return
-                } catch {
-                    failed(&failing, "embedding for semantic search failed: \(ReplicaError.message(of: error)); trying again later")
+                _ = try await lists.run({ "the ranking lists could not be rebuilt: \($0); searches score every match until they are; trying again later" }) {
+                    try await store.rebuildStaleRankingLists(minimumItems: rankingListsMinimumItems)
                 }
+                if embeds {
+                    _ = try await vectors.run({ "embedding for semantic search failed: \($0); trying again later" }) {
+                        try await store.embedPendingItems()
+                    }
+                }
+            } catch {
+                return   // cancelled: the next start goes on from the last batch
             }
             try? await Task.sleep(for: interval)
         }
@@ -270,17 +255,48 @@ public struct EnrichmentService: Service {
     }
 
     public func run() async throws {
-        var failing = false
+        var enriching = FailureStreak(service: name, notes: notes)
         while !Task.isCancelled {
             do {
-                let report = try await store.enrichPendingItems()
-                failing = false
-                if !report.updates.isEmpty { onReport(report) }
+                let report = try await enriching.run({ "enrichment failed: \($0); trying again later" }) {
+                    try await store.enrichPendingItems()
+                }
+                if let report, !report.updates.isEmpty { onReport(report) }
             } catch {
-                if !failing { notes(ServiceNote(service: name, message: "enrichment failed: \(ReplicaError.message(of: error)); trying again later", isFailure: true)) }
-                failing = true
+                return   // cancelled
             }
             try? await Task.sleep(for: interval)
+        }
+    }
+}
+
+/// One step of a service's pass whose failures are said once per streak: the first failure, and the
+/// first after a success, so that a failure retried every few seconds fills no log.
+struct FailureStreak {
+    let service: String
+    let notes: ServiceNotes
+    private var failing = false
+
+    init(service: String, notes: @escaping ServiceNotes) {
+        self.service = service
+        self.notes = notes
+    }
+
+    /// Runs `step`: its value, or `nil` when it failed (said, worded by `describe` from the error's
+    /// message, unless the last run failed too).
+    ///
+    /// - Throws: `CancellationError` only: the service is stopping.
+    mutating func run<Value>(_ describe: (String) -> String, _ step: () async throws -> Value) async throws -> Value? {
+        do {
+            let value = try await step()
+            failing = false
+            return value
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            if !failing { notes(ServiceNote(service: service, message: describe(ReplicaError.message(of: error)), isFailure: true)) }
+            failing = true
+            return nil
         }
     }
 }

@@ -23,7 +23,8 @@ struct Arguments {
     /// Parses `arguments` against `options`.
     ///
     /// - Throws: a usage error naming the option at fault.
-    init(_ arguments: [String], options: [Option]) throws {
+    init(_ arguments: [String], options declarations: [any OptionDeclaration]) throws {
+        let options = declarations.map(\.option)
         declared = options
         var index = arguments.startIndex
         var literal = false

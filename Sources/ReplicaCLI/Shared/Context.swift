@@ -128,7 +128,7 @@ extension Command {
     /// The full `--help` text: the usage, the options as declared, the notes.
     static var help: String {
         var text = String(usage.reversed().drop { $0 == "\n" }.reversed())
-        if !options.isEmpty { text += "\n\nOptions:\n" + Option.helpText(for: options.map(\.option)) }
+        if !options.isEmpty { text += "\n\nOptions:\n" + Option.helpText(for: options) }
         if !notes.isEmpty { text += "\n\n" + notes }
         return text
     }

@@ -1,6 +1,3 @@
-import Foundation
-import Replica
-
 /// One option a command accepts: its name, whether and how it takes a value, which of the command's
 /// actions it goes with, and its lines in the help.
 ///
@@ -9,7 +6,7 @@ import Replica
 /// Each is declared once as an ``OptionKey`` of the type it is read as, and read with that key, so a
 /// misspelt option fails to compile: `static let limit = Option.integer("--limit", "N", in: 1...100, "at
 /// most N results")` in the command, then `let limit = try arguments[Self.limit] ?? 20` in its `run`.
-struct Option: Sendable, OptionDeclaration {
+struct Option: Sendable {
     /// How an option takes its value.
     enum Arity: Sendable {
         /// No value: present or not.
@@ -41,7 +38,8 @@ struct Option: Sendable, OptionDeclaration {
     }
 
     /// The "Options:" part of a help text: one entry per option, its help in a column beside it.
-    static func helpText(for options: [Option]) -> String {
+    static func helpText(for declarations: [any OptionDeclaration]) -> String {
+        let options = declarations.map(\.option)
         let column = min(options.map { $0.synopsis.count }.max() ?? 0, 24) + 4
         return options.map { option in
             var lines = option.help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -58,10 +56,6 @@ struct Option: Sendable, OptionDeclaration {
             return text
         }.joined(separator: "\n")
     }
-}
-
-extension Option {
-    var option: Option { self }
 }
 
 /// A declared option, as a command's list holds it.
