@@ -70,8 +70,12 @@ let package = Package(
         // with its full tables (libcld2_full, linked first so that its tables are the ones CLD2's code
         // reads: the small ones take most Spanish sentences for Galician); also FTS5's tokenizer
         // `replica` (SQLite's header and allocator).
-        .target(name: "CAnalyzer", linkerSettings: [.linkedLibrary("icuuc"), .linkedLibrary("icui18n"), .linkedLibrary("stemmer"),
-                                                    .linkedLibrary("cld2_full"), .linkedLibrary("cld2"), .linkedLibrary("sqlite3")]),
+        .target(
+            name: "CAnalyzer",
+            linkerSettings: [
+                .linkedLibrary("icuuc"), .linkedLibrary("icui18n"), .linkedLibrary("stemmer"),
+                .linkedLibrary("cld2_full"), .linkedLibrary("cld2"), .linkedLibrary("sqlite3"),
+            ]),
         .target(name: "ReplicaText", dependencies: ["CAnalyzer"]),
 
         // The index: the one owner of every statement on an index file (items, full text, checkpoints,
@@ -83,13 +87,17 @@ let package = Package(
 
         // The sentence-embedding model run in-process (all-MiniLM-L6-v2: WordPiece, a BERT encoder on
         // OpenBLAS), for semantic search. Its weights come from a package the set-up installs.
-        .target(name: "ReplicaEmbedding", dependencies: ["ReplicaCore", "ReplicaIndex", "COpenBLAS", "CVectorKernels"]),
+        .target(
+            name: "ReplicaEmbedding", dependencies: ["ReplicaCore", "ReplicaIndex", "COpenBLAS", "CVectorKernels"]),
 
         // The library app storage layers import: accounts and the store, records, projection, the source
         // contract, the search tool. It re-exports ReplicaIndex, ReplicaCore and ReplicaEmbedding.
         .target(
             name: "Replica",
-            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaPostgresStore", "CSpawn"],
+            dependencies: [
+                "ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres",
+                "ReplicaPostgresStore", "CSpawn",
+            ],
             plugins: ["EmbedMigrations"]),
 
         // Sources (plugins): they depend on the library's source contract; the library never on them.
@@ -106,7 +114,11 @@ let package = Package(
             plugins: ["EmbedMigrations"]),
 
         // The command-line tool.
-        .executableTarget(name: "ReplicaCLI", dependencies: ["Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec", "ReplicaSQLite"]),
+        .executableTarget(
+            name: "ReplicaCLI",
+            dependencies: [
+                "Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec", "ReplicaSQLite",
+            ]),
 
         // Build-time only: compiles migrations/*.sql into the library.
         .executableTarget(name: "embed-migrations", path: "Sources/Build/embed-migrations"),
@@ -119,15 +131,42 @@ let package = Package(
         // A test target per product (SQLite, PostgreSQL, the PostgreSQL store, each source, the CLI);
         // ReplicaTests covers the library and the modules inside it (core, index, text, embedding), in a
         // folder per area. Shared helpers live in a non-product target.
-        .target(name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore"], path: "Tests/ReplicaTestSupport"),
+        .target(
+            name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore"],
+            path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaPostgresStoreTests", dependencies: ["ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaPostgresStore", "CVectorKernels", "ReplicaText", "ReplicaTestSupport"]),
-        .testTarget(name: "ReplicaCLITests", dependencies: ["ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite", "ReplicaText"]),
-        .testTarget(name: "ReplicaFileTreeTests", dependencies: ["ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres", "ReplicaText"]),
-        .testTarget(name: "ReplicaGitTests", dependencies: ["ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
-        .testTarget(name: "ReplicaExecTests", dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
+        .testTarget(
+            name: "ReplicaPostgresStoreTests",
+            dependencies: [
+                "ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport",
+            ]),
+        .testTarget(
+            name: "ReplicaTests",
+            dependencies: [
+                "Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres",
+                "ReplicaPostgresStore", "CVectorKernels", "ReplicaText", "ReplicaTestSupport",
+            ]),
+        .testTarget(
+            name: "ReplicaCLITests",
+            dependencies: [
+                "ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite",
+                "ReplicaText",
+            ]),
+        .testTarget(
+            name: "ReplicaFileTreeTests",
+            dependencies: [
+                "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding",
+                "ReplicaSQLite", "ReplicaPostgres", "ReplicaText",
+            ]),
+        .testTarget(
+            name: "ReplicaGitTests",
+            dependencies: [
+                "ReplicaGit", "ReplicaFileTree", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore",
+            ]),
+        .testTarget(
+            name: "ReplicaExecTests",
+            dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -135,5 +174,8 @@ let package = Package(
 // Every Swift target names its existential types (`any Protocol`) and makes an import internal unless it says
 // `public` or `package` (what a module shows of its dependencies is said where it is shown), as Swift 7 will ask.
 for target in package.targets where target.type != .system && target.type != .plugin {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("InternalImportsByDefault")]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("InternalImportsByDefault"),
+        ]
 }

@@ -2,7 +2,8 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let text = String(validating: UnsafeBufferPointer(start: data, count: size), as: UTF8.self),
-          let json = try? JSON.parse(text) else { return 0 }
+        let json = try? JSON.parse(text)
+    else { return 0 }
     do {
         let item = try SearchableItem(json: json)
         try item.validate()

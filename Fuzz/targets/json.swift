@@ -7,6 +7,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let written = value.serialized()
     guard let again = try? JSON.parse(written) else { fatalError("JSON wrote text it cannot read back") }
     precondition(again.serialized() == written, "JSON round trip changed the value")
-    precondition(!written.unicodeScalars.contains { $0 != "\n" && DisplayText.isUnsafe($0) }, "JSON wrote a raw control character")
+    precondition(
+        !written.unicodeScalars.contains { $0 != "\n" && DisplayText.isUnsafe($0) },
+        "JSON wrote a raw control character")
     return 0
 }

@@ -5,13 +5,19 @@ import CSQLite
 nonisolated(unsafe) let database: OpaquePointer = {
     var handle: OpaquePointer?
     sqlite3_open(":memory:", &handle)
-    sqlite3_exec(handle, "CREATE VIRTUAL TABLE items_text USING fts5(title, keywords, people, description, body, tokenize = 'porter unicode61 remove_diacritics 2'); INSERT INTO items_text VALUES ('a', 'b', 'c', 'd', 'the launch risk')", nil, nil, nil)
+    sqlite3_exec(
+        handle,
+        "CREATE VIRTUAL TABLE items_text USING fts5(title, keywords, people, description, body, tokenize = 'porter unicode61 remove_diacritics 2'); INSERT INTO items_text VALUES ('a', 'b', 'c', 'd', 'the launch risk')",
+        nil, nil, nil)
     return handle!
 }()
 
 func accepted(_ expression: String) -> Bool {
     var statement: OpaquePointer?
-    guard sqlite3_prepare_v2(database, "SELECT rowid FROM items_text WHERE items_text MATCH ?", -1, &statement, nil) == SQLITE_OK else { return false }
+    guard
+        sqlite3_prepare_v2(database, "SELECT rowid FROM items_text WHERE items_text MATCH ?", -1, &statement, nil)
+            == SQLITE_OK
+    else { return false }
     defer { sqlite3_finalize(statement) }
     sqlite3_bind_text(statement, 1, expression, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
     var code = sqlite3_step(statement)

@@ -20,7 +20,8 @@ let samples: [AttributeSet] = {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let text = String(validating: UnsafeBufferPointer(start: data, count: size), as: UTF8.self),
-          let predicate = try? QueryPredicate(queryString: text) else { return 0 }
+        let predicate = try? QueryPredicate(queryString: text)
+    else { return 0 }
     let written = predicate.description
     guard let again = try? QueryPredicate(queryString: written), again == predicate else {
         fatalError("a parsed query string does not parse back from its description: \(written.debugDescription)")

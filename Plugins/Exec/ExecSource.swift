@@ -30,8 +30,10 @@ public final class ExecSource: Source {
     /// - Throws: `ReplicaError` with code `invalidConfiguration` when the settings hold no command.
     public init(_ definition: SourceDefinition, backoff: Backoff = Backoff(initial: 1, maximum: 60)) throws {
         self.definition = definition
-        guard let command = definition.settings["command"]?.arrayValue?.compactMap(\.stringValue), !command.isEmpty else {
-            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)' needs a 'command' (the plugin and its arguments)")
+        guard let command = definition.settings["command"]?.arrayValue?.compactMap(\.stringValue), !command.isEmpty
+        else {
+            throw ReplicaError(
+                .invalidConfiguration, "source '\(definition.name)' needs a 'command' (the plugin and its arguments)")
         }
         self.command = command
         silence = definition.settings["silenceSeconds"]?.doubleValue ?? 30
@@ -39,13 +41,16 @@ public final class ExecSource: Source {
     }
 
     private func start(_ mode: String, checkpoint: String?) throws -> PluginProcess {
-        let plugin = try PluginProcess(command: command, environment: [
-            "REPLICA_SOURCE": definition.name, "REPLICA_ACCOUNT": definition.account.rawValue, "REPLICA_MODE": mode,
-        ])
-        plugin.send(.object(omittingNil: [
-            ("type", "start"), ("mode", .string(mode)), ("source", .string(definition.name)),
-            ("account", .string(definition.account.rawValue)), ("checkpoint", checkpoint.map(JSON.string) ?? .null),
-        ]))
+        let plugin = try PluginProcess(
+            command: command,
+            environment: [
+                "REPLICA_SOURCE": definition.name, "REPLICA_ACCOUNT": definition.account.rawValue, "REPLICA_MODE": mode,
+            ])
+        plugin.send(
+            .object(omittingNil: [
+                ("type", "start"), ("mode", .string(mode)), ("source", .string(definition.name)),
+                ("account", .string(definition.account.rawValue)), ("checkpoint", checkpoint.map(JSON.string) ?? .null),
+            ]))
         return plugin
     }
 
@@ -71,13 +76,16 @@ public final class ExecSource: Source {
         while !Task.isCancelled {
             let started = Date()
             do {
-                await context.report(.watching, detail: failures == 0 ? nil : "restarted after \(failures) failure\(failures == 1 ? "" : "s")")
+                await context.report(
+                    .watching,
+                    detail: failures == 0 ? nil : "restarted after \(failures) failure\(failures == 1 ? "" : "s")")
                 try await session("watch", context)
                 return
             } catch let failure as Failure {
                 failures = Date().timeIntervalSince(started) > 60 ? 1 : failures + 1
                 let delay = backoff.delay(afterFailures: failures)
-                await context.report(.failed, detail: "\(failure.description); restarting in \(Int(delay.rounded(.up))) s")
+                await context.report(
+                    .failed, detail: "\(failure.description); restarting in \(Int(delay.rounded(.up))) s")
                 await context.report(error: failure.description)
                 try? await Task.sleep(for: .seconds(delay))
             }
@@ -99,11 +107,16 @@ public final class ExecSource: Source {
                     let message = try await Blocking.run { plugin.next(timeout: silence) }
                     switch message {
                     case .end(let status):
-                        throw Failure(description: "the plugin \(status)" + (batch.isEmpty ? "" : "; its uncommitted batch of \(batch.count) changes was dropped")
-                            + (plugin.lastErrors.isEmpty ? "" : " (it said: \(plugin.lastErrors))"))
+                        throw Failure(
+                            description: "the plugin \(status)"
+                                + (batch.isEmpty ? "" : "; its uncommitted batch of \(batch.count) changes was dropped")
+                                + (plugin.lastErrors.isEmpty ? "" : " (it said: \(plugin.lastErrors))"))
                     case .tooLong(let number):
-                        throw Failure(description: "line \(number) of its output is longer than \(PluginProcess.maximumLineLength >> 20) MiB, the most a protocol line may hold; the plugin was stopped"
-                            + (batch.isEmpty ? "" : " and its uncommitted batch of \(batch.count) changes was dropped"))
+                        throw Failure(
+                            description:
+                                "line \(number) of its output is longer than \(PluginProcess.maximumLineLength >> 20) MiB, the most a protocol line may hold; the plugin was stopped"
+                                + (batch.isEmpty
+                                    ? "" : " and its uncommitted batch of \(batch.count) changes was dropped"))
                     case .timeout:
                         if mode == "sync" || pingSent {
                             throw Failure(description: "the plugin said nothing for \(Int(silence)) s and was stopped")
@@ -136,7 +149,10 @@ public final class ExecSource: Source {
                         case .idle:
                             if mode == "sync" {
                                 if !batch.isEmpty {
-                                    await context.report(error: "the plugin went idle with \(batch.count) uncommitted changes; they were dropped")
+                                    await context.report(
+                                        error:
+                                            "the plugin went idle with \(batch.count) uncommitted changes; they were dropped"
+                                    )
                                     await context.reportPending(0)
                                 }
                                 return
@@ -148,7 +164,7 @@ public final class ExecSource: Source {
                                 await context.report(error: "the plugin reported: \(text)")
                             }
                         case .hydrated:
-                            break   // an answer nobody asked for in this mode
+                            break  // an answer nobody asked for in this mode
                         }
                         await context.reportPending(batch.count)
                     }
@@ -177,13 +193,16 @@ public final class ExecSource: Source {
     // MARK: Hydration
 
     /// Starts the plugin for the purpose, asks it about the items, and waits at most `silenceSeconds`.
-    public func answer(_ identifiers: [ItemIdentifier], includingContent: Bool,
-                       _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
+    public func answer(
+        _ identifiers: [ItemIdentifier], includingContent: Bool,
+        _ context: SourceContext
+    ) async throws -> [ItemIdentifier: SourceAnswer] {
         let keys = identifiers.compactMap { identifier in definition.key(of: identifier).map { (identifier, $0) } }
         guard !keys.isEmpty else { return [:] }
         let plugin = try start("hydrate", checkpoint: try await context.checkpoint())
         defer { plugin.kill() }
-        plugin.send(.object([("type", "hydrate"), ("request", "h1"), ("identifiers", .array(keys.map { .string($0.1) }))]))
+        plugin.send(
+            .object([("type", "hydrate"), ("request", "h1"), ("identifiers", .array(keys.map { .string($0.1) }))]))
         let silence = silence
         var answers: [ItemIdentifier: SourceAnswer] = [:]
         // A caller that stops waiting (hydration's timeout cancels it) ends the plugin at once, which

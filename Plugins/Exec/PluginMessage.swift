@@ -35,7 +35,9 @@ enum PluginMessage: Sendable {
         }
         switch type {
         case "upsert":
-            guard let json = value["item"] else { return .badUpsert(ReplicaError(.invalidItem, "an upsert needs an 'item'")) }
+            guard let json = value["item"] else {
+                return .badUpsert(ReplicaError(.invalidItem, "an upsert needs an 'item'"))
+            }
             do {
                 let item = try SearchableItem(json: json)
                 return .upsert(item, version: value["version"]?.stringValue ?? json["version"]?.stringValue)

@@ -123,7 +123,8 @@ struct Coalescer: Sendable {
     mutating func actions(at now: Double) -> [FileAction] {
         var due = ready
         ready.removeAll()
-        for (cookie, move) in moves.sorted(by: { ($0.value.at, $0.key) < ($1.value.at, $1.key) }) where now - move.at >= moveWindow {
+        for (cookie, move) in moves.sorted(by: { ($0.value.at, $0.key) < ($1.value.at, $1.key) })
+        where now - move.at >= moveWindow {
             moves[cookie] = nil
             due.append(move.isDirectory ? .removeTree(move.path) : .remove(move.path))
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +22,10 @@ struct FileItems: Sendable {
 
     /// What to do for a file that is gone.
     func removal(of path: String) -> [SourceEvent] {
-        [.delete(identifier(path), entryKey: path), .deletePrefix(identifierPrefix: identifier(path + "#").rawValue, entryKeyPrefix: path + "#")]
+        [
+            .delete(identifier(path), entryKey: path),
+            .deletePrefix(identifierPrefix: identifier(path + "#").rawValue, entryKeyPrefix: path + "#"),
+        ]
     }
 
     /// What to do for a directory that is gone (or moved out of the root).
@@ -31,14 +35,19 @@ struct FileItems: Sendable {
 
     /// What to do for something that will not be indexed.
     func skip(_ path: String, stamp: String, reason: String) -> [SourceEvent] {
-        [.skip(SourceEntry(key: path, stamp: stamp, skipReason: reason), identifiers: [identifier(path)]),
-         .deletePrefix(identifierPrefix: identifier(path + "#").rawValue, entryKeyPrefix: path + "#")]
+        [
+            .skip(SourceEntry(key: path, stamp: stamp, skipReason: reason), identifiers: [identifier(path)]),
+            .deletePrefix(identifierPrefix: identifier(path + "#").rawValue, entryKeyPrefix: path + "#"),
+        ]
     }
 
     /// Reads and extracts a file; the events that make the index hold it as it is now.
     func events(for file: FileInfo, now: Date) -> [SourceEvent] {
         if file.size > Int64(limits.maximumBytes) {
-            return skip(file.path, stamp: file.stamp, reason: "larger than the \(Self.megabytes(limits.maximumBytes)) limit (\(Self.megabytes(Int(file.size))))")
+            return skip(
+                file.path, stamp: file.stamp,
+                reason:
+                    "larger than the \(Self.megabytes(limits.maximumBytes)) limit (\(Self.megabytes(Int(file.size))))")
         }
         let bytes: [UInt8]
         switch read(file) {
@@ -52,14 +61,22 @@ struct FileItems: Sendable {
         case .documents(let documents):
             let entry = SourceEntry(key: file.path, stamp: file.stamp)
             if documents.count == 1, documents[0].part == nil {
-                return [.deletePrefix(identifierPrefix: identifier(file.path + "#").rawValue, entryKeyPrefix: file.path + "#"),
-                        .upsert(item(documents[0], file: file, name: name, now: now), entry: entry)]
+                return [
+                    .deletePrefix(
+                        identifierPrefix: identifier(file.path + "#").rawValue, entryKeyPrefix: file.path + "#"),
+                    .upsert(item(documents[0], file: file, name: name, now: now), entry: entry),
+                ]
             }
-            guard !documents.isEmpty else { return skip(file.path, stamp: file.stamp, reason: "a mailbox with no messages") }
-            var events: [SourceEvent] = [.delete(identifier(file.path), entryKey: nil),
-                                         .deletePrefix(identifierPrefix: identifier(file.path + "#").rawValue, entryKeyPrefix: file.path + "#")]
+            guard !documents.isEmpty else {
+                return skip(file.path, stamp: file.stamp, reason: "a mailbox with no messages")
+            }
+            var events: [SourceEvent] = [
+                .delete(identifier(file.path), entryKey: nil),
+                .deletePrefix(identifierPrefix: identifier(file.path + "#").rawValue, entryKeyPrefix: file.path + "#"),
+            ]
             for (offset, document) in documents.enumerated() {
-                events.append(.upsert(item(document, file: file, name: name, now: now), entry: offset == 0 ? entry : nil))
+                events.append(
+                    .upsert(item(document, file: file, name: name, now: now), entry: offset == 0 ? entry : nil))
             }
             return events
         }
@@ -78,14 +95,19 @@ struct FileItems: Sendable {
         attributes[.fileSize] = .number(Double(file.size))
         if let subject = document.subject { attributes.subject = subject }
         if !document.authors.isEmpty {
-            attributes.authors = document.authors.map { Person(displayName: $0.name, handles: $0.address.map { [$0] } ?? []) }
+            attributes.authors = document.authors.map {
+                Person(displayName: $0.name, handles: $0.address.map { [$0] } ?? [])
+            }
         }
         if !document.recipients.isEmpty {
-            attributes.recipients = document.recipients.map { Person(displayName: $0.name, handles: $0.address.map { [$0] } ?? []) }
+            attributes.recipients = document.recipients.map {
+                Person(displayName: $0.name, handles: $0.address.map { [$0] } ?? [])
+            }
         }
         let expiration = lifetime.map { file.modificationDate.addingTimeInterval($0) } ?? .distantFuture
-        return SearchableItem(uniqueIdentifier: identifier(key), domainIdentifier: definition.domain,
-                              attributeSet: attributes, expirationDate: expiration)
+        return SearchableItem(
+            uniqueIdentifier: identifier(key), domainIdentifier: definition.domain,
+            attributeSet: attributes, expirationDate: expiration)
     }
 
     struct ReadFailure: Error { var message: String }
@@ -97,7 +119,9 @@ struct FileItems: Sendable {
         var bytes = [UInt8](repeating: 0, count: Int(max(0, file.size)))
         var filled = 0
         while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            let count = bytes.withUnsafeMutableBytes {
+                Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 return .failure(ReadFailure(message: TreeScanner.errorReason(errno)))

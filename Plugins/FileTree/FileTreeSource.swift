@@ -1,6 +1,7 @@
 public import Foundation
 public import Replica
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,7 +54,8 @@ public final class FileTreeSource: Source {
     /// alone).
     static func chunks(_ files: [FileInfo]) -> [[FileInfo]] {
         var chunks: [[FileInfo]] = []
-        var chunk: [FileInfo] = [], bytes: Int64 = 0
+        var chunk: [FileInfo] = []
+        var bytes: Int64 = 0
         for file in files {
             if !chunk.isEmpty && (chunk.count == chunkFiles || bytes + file.size > chunkBytes) {
                 chunks.append(chunk)
@@ -81,7 +83,10 @@ public final class FileTreeSource: Source {
             throw ReplicaError(.invalidConfiguration, "source '\(definition.name)' needs an absolute 'root' folder")
         }
         guard let resolved = realpath(rootSetting, nil) else {
-            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)': the folder \(rootSetting) cannot be opened: \(String(cString: strerror(errno)))")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "source '\(definition.name)': the folder \(rootSetting) cannot be opened: \(String(cString: strerror(errno)))"
+            )
         }
         let root = String(cString: resolved)
         free(resolved)
@@ -91,15 +96,19 @@ public final class FileTreeSource: Source {
         }
         let storePath = Self.resolve(storeDirectory.path)
         if storePath == root || storePath.hasPrefix(root + "/") {
-            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)': the store (\(storePath)) is inside \(root); the index "
-                + "would watch its own writes. Keep the store outside the folders replica watches (use --store).")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "source '\(definition.name)': the store (\(storePath)) is inside \(root); the index "
+                    + "would watch its own writes. Keep the store outside the folders replica watches (use --store).")
         }
-        let excluded: Set<String> = settings["exclude"]?.arrayValue.map { Set($0.compactMap(\.stringValue)) } ?? [".git", ".hg", ".svn"]
+        let excluded: Set<String> =
+            settings["exclude"]?.arrayValue.map { Set($0.compactMap(\.stringValue)) } ?? [".git", ".hg", ".svn"]
         scanner = TreeScanner(root: root, excludedNames: excluded, excludedPaths: [storePath])
         var limits = ExtractionLimits()
         if let bytes = settings["maximumFileBytes"]?.intValue { limits.maximumBytes = bytes }
         if let seconds = settings["extractionSeconds"]?.doubleValue { limits.timeLimit = seconds }
-        items = FileItems(definition: definition, scanner: scanner, limits: limits, lifetime: settings["expiresAfter"]?.doubleValue)
+        items = FileItems(
+            definition: definition, scanner: scanner, limits: limits, lifetime: settings["expiresAfter"]?.doubleValue)
         fallbackScanInterval = settings["fallbackScanSeconds"]?.doubleValue ?? 60
         watchLimit = settings["watchLimit"]?.intValue
     }
@@ -147,9 +156,12 @@ public final class FileTreeSource: Source {
         for file in files {
             present.insert(file.path)
             // A file that could not be read is read again: it may be readable now, with the same stamp.
-            if known[file.path]?.stamp != file.stamp || TreeScanner.mayPass(known[file.path]?.skipReason) { changed.append(file) }
+            if known[file.path]?.stamp != file.stamp || TreeScanner.mayPass(known[file.path]?.skipReason) {
+                changed.append(file)
+            }
         }
-        for key in known.keys where (prefix.isEmpty || key.hasPrefix(prefix)) && !key.contains("#") && !present.contains(key) {
+        for key in known.keys
+        where (prefix.isEmpty || key.hasPrefix(prefix)) && !key.contains("#") && !present.contains(key) {
             readings.append(SourceReading(key: key, stamp: nil, events: items.removal(of: key)))
             progress.removed += 1
         }
@@ -205,7 +217,10 @@ public final class FileTreeSource: Source {
         var nextFallbackScan = Self.monotonic() + fallbackScanInterval
         try await withTaskCancellationHandler {
             while !Task.isCancelled {
-                if hooks.withLock({ hook in hook.pauseAcknowledged = hook.paused; return hook.paused }) {
+                if hooks.withLock({ hook in
+                    hook.pauseAcknowledged = hook.paused
+                    return hook.paused
+                }) {
                     _ = try await Blocking.run { inotify.waitForWake(timeout: 1) }
                     continue
                 }
@@ -214,7 +229,10 @@ public final class FileTreeSource: Source {
                 if let deadline = coalescer.nextDeadline() { timeout = min(timeout, max(0, deadline - now)) }
                 let waitFor = max(0, timeout)
                 var events = try await Blocking.run { inotify.wait(timeout: waitFor) }
-                if hooks.withLock({ hook in defer { hook.overflowRequested = false }; return hook.overflowRequested }) {
+                if hooks.withLock({ hook in
+                    defer { hook.overflowRequested = false }
+                    return hook.overflowRequested
+                }) {
                     inotify.discardQueuedEvents()
                     events = [.overflow]
                 }
@@ -223,7 +241,10 @@ public final class FileTreeSource: Source {
                 let actions = coalescer.actions(at: arrived)
                 if !actions.isEmpty { await perform(actions, context, inotify) }
                 let pending = coalescer.pendingCount
-                let changed = hooks.withLock { hook in defer { hook.pending = pending }; return hook.pending != pending }
+                let changed = hooks.withLock { hook in
+                    defer { hook.pending = pending }
+                    return hook.pending != pending
+                }
                 if changed { await context.reportPending(pending) }
                 if arrived >= nextFallbackScan {
                     nextFallbackScan = arrived + fallbackScanInterval
@@ -248,10 +269,14 @@ public final class FileTreeSource: Source {
         if unwatched.isEmpty {
             await context.report(.watching, detail: "\(inotify.watchCount) folders watched")
         } else {
-            let limit = watchLimit.map { "the source's watch limit of \($0)" }
+            let limit =
+                watchLimit.map { "the source's watch limit of \($0)" }
                 ?? "the inotify watch limit (fs.inotify.max_user_watches = \(Inotify.systemWatchLimit.map(String.init) ?? "?"))"
-            await context.report(.degraded, detail: "\(limit) is reached: \(inotify.watchCount) folders are watched and "
-                + "\(unwatched.count) are scanned every \(Int(fallbackScanInterval)) s instead; raise the limit to watch them all")
+            await context.report(
+                .degraded,
+                detail: "\(limit) is reached: \(inotify.watchCount) folders are watched and "
+                    + "\(unwatched.count) are scanned every \(Int(fallbackScanInterval)) s instead; raise the limit to watch them all"
+            )
         }
     }
 
@@ -275,12 +300,16 @@ public final class FileTreeSource: Source {
     private func perform(_ actions: [FileAction], _ context: SourceContext, _ inotify: Inotify) async {
         var readings: [SourceReading] = []
         var reconcileAfter = false
-        let scanner = scanner, items = items, now = context.now
+        let scanner = scanner
+        let items = items
+        let now = context.now
         for action in actions {
             switch action {
             case .index(let path):
                 hooks.withLock { $0.indexed?[path, default: 0] += 1 }
-                if let reading = try? await Blocking.run({ Self.reading(ofPath: path, scanner: scanner, items: items, now: now) }) {
+                if let reading = try? await Blocking.run({
+                    Self.reading(ofPath: path, scanner: scanner, items: items, now: now)
+                }) {
                     readings.append(reading)
                 }
             case .remove(let path):
@@ -293,19 +322,29 @@ public final class FileTreeSource: Source {
                 inotify.unwatch(tree: path)
                 readings.append(.unchecked(items.removal(ofTree: path) + items.removal(of: path)))
             case .addTree(let path):
-                let (files, skipped) = (try? await Blocking.run { scanner.walk(path, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
-                for entry in skipped { readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason))) }
-                readings += (try? await Blocking.run { files.map { Self.reading(of: $0, items: items, now: now) } }) ?? []
+                let (files, skipped) =
+                    (try? await Blocking.run { scanner.walk(path, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
+                for entry in skipped {
+                    readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason)))
+                }
+                readings +=
+                    (try? await Blocking.run { files.map { Self.reading(of: $0, items: items, now: now) } }) ?? []
             case .rename(let from, let to, let isDirectory):
                 if isDirectory {
                     inotify.move(tree: from, to: to)
                     readings.append(.unchecked(items.removal(ofTree: from)))
-                    let (files, skipped) = (try? await Blocking.run { scanner.walk(to, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
-                    for entry in skipped { readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason))) }
-                    readings += (try? await Blocking.run { files.map { Self.reading(of: $0, items: items, now: now) } }) ?? []
+                    let (files, skipped) =
+                        (try? await Blocking.run { scanner.walk(to, enter: { _ = inotify.watch($0) }) }) ?? ([], [])
+                    for entry in skipped {
+                        readings.append(.unchecked(items.skip(entry.path, stamp: "-", reason: entry.reason)))
+                    }
+                    readings +=
+                        (try? await Blocking.run { files.map { Self.reading(of: $0, items: items, now: now) } }) ?? []
                 } else {
                     readings.append(SourceReading(key: from, stamp: nil, events: items.removal(of: from)))
-                    if let reading = try? await Blocking.run({ Self.reading(ofPath: to, scanner: scanner, items: items, now: now) }) {
+                    if let reading = try? await Blocking.run({
+                        Self.reading(ofPath: to, scanner: scanner, items: items, now: now)
+                    }) {
                         readings.append(reading)
                     }
                 }
@@ -329,7 +368,8 @@ public final class FileTreeSource: Source {
         switch scanner.lookup(path) {
         case .file(let info): return reading(of: info, items: items, now: now)
         case .missing: return SourceReading(key: path, stamp: nil, events: items.removal(of: path))
-        case .skipped(let reason): return SourceReading(key: path, stamp: "-", events: items.skip(path, stamp: "-", reason: reason))
+        case .skipped(let reason):
+            return SourceReading(key: path, stamp: "-", events: items.skip(path, stamp: "-", reason: reason))
         case .directory: return nil
         }
     }
@@ -354,12 +394,16 @@ public final class FileTreeSource: Source {
     /// and committed, up to three times. A file still changing after that is left to the events its
     /// changes make, or to the next pass, which finds its stamp changed.
     func commit(_ readings: [SourceReading], _ context: SourceContext) async throws {
-        let scanner = scanner, items = items, now = context.now
+        let scanner = scanner
+        let items = items
+        let now = context.now
         var readings = readings
         for attempt in 1...3 {
             let stale = try await context.commit(readings, currentStamp: { Self.currentStamp($0, scanner: scanner) })
             guard !stale.isEmpty, attempt < 3 else { return }
-            readings = try await Blocking.run { stale.compactMap { Self.reading(ofPath: $0, scanner: scanner, items: items, now: now) } }
+            readings = try await Blocking.run {
+                stale.compactMap { Self.reading(ofPath: $0, scanner: scanner, items: items, now: now) }
+            }
         }
     }
 
@@ -371,10 +415,14 @@ public final class FileTreeSource: Source {
 
     /// A file's item is current while the file is still under the root, still readable, and unchanged
     /// (its size, modification time and inode are its version).
-    public func answer(_ identifiers: [ItemIdentifier], includingContent: Bool,
-                       _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
+    public func answer(
+        _ identifiers: [ItemIdentifier], includingContent: Bool,
+        _ context: SourceContext
+    ) async throws -> [ItemIdentifier: SourceAnswer] {
         var answers: [ItemIdentifier: SourceAnswer] = [:]
-        let scanner = scanner, items = items, now = context.now
+        let scanner = scanner
+        let items = items
+        let now = context.now
         for identifier in identifiers {
             guard let key = definition.key(of: identifier) else { continue }
             let path = key.split(separator: "#", maxSplits: 1).first.map(String.init) ?? key
@@ -391,7 +439,9 @@ public final class FileTreeSource: Source {
                     }
                     let events = items.events(for: info, now: now)
                     for event in events {
-                        if case .upsert(let item, _) = event, item.uniqueIdentifier == identifier { return .current(item, version: info.stamp) }
+                        if case .upsert(let item, _) = event, item.uniqueIdentifier == identifier {
+                            return .current(item, version: info.stamp)
+                        }
                         if case .skip(let entry, _) = event { return .gone(reason: entry.skipReason ?? "skipped") }
                     }
                     return .gone(reason: "the file no longer holds this item")

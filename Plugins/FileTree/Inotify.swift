@@ -1,6 +1,7 @@
 import Foundation
-import Synchronization
 import Replica
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,8 +30,9 @@ package final class Inotify: Sendable {
         var unwatched: Set<String> = []
     }
 
-    private static let mask = UInt32(IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO
-        | IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
+    private static let mask = UInt32(
+        IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO
+            | IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
     package init(root: String, watchLimit: Int? = nil) throws {
         self.root = root
@@ -141,7 +143,10 @@ package final class Inotify: Sendable {
 
     /// Waits up to `timeout` seconds (`nil`: until woken) for events, and returns them.
     package func wait(timeout: Double?) -> [FileSystemEvent] {
-        var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+        ]
         let milliseconds = timeout.map { Int32(max(0, min($0 * 1000, 60_000)).rounded(.up)) } ?? -1
         let ready = poll(&fds, 2, milliseconds)
         if ready > 0 && fds[1].revents != 0 {
@@ -164,8 +169,12 @@ package final class Inotify: Sendable {
             var offset = 0
             while offset + 16 <= count {
                 let (watch, mask, cookie, length) = buffer.withUnsafeBytes { raw in
-                    (raw.load(fromByteOffset: offset, as: Int32.self), raw.load(fromByteOffset: offset + 4, as: UInt32.self),
-                     raw.load(fromByteOffset: offset + 8, as: UInt32.self), Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self)))
+                    (
+                        raw.load(fromByteOffset: offset, as: Int32.self),
+                        raw.load(fromByteOffset: offset + 4, as: UInt32.self),
+                        raw.load(fromByteOffset: offset + 8, as: UInt32.self),
+                        Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
+                    )
                 }
                 let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
                 let name = String(decoding: nameBytes, as: UTF8.self)
@@ -208,7 +217,9 @@ package final class Inotify: Sendable {
 
     /// The kernel's per-user watch limit, for messages.
     static var systemWatchLimit: Int? {
-        guard let text = try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8) else { return nil }
+        guard let text = try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8) else {
+            return nil
+        }
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,21 +60,29 @@ package struct TreeScanner: Sendable {
 
     func lookup(_ path: String) -> Lookup {
         var info = stat()
-        guard lstat(absolute(path), &info) == 0 else { return errno == ENOENT || errno == ENOTDIR ? .missing : .skipped(Self.errorReason(errno)) }
+        guard lstat(absolute(path), &info) == 0 else {
+            return errno == ENOENT || errno == ENOTDIR ? .missing : .skipped(Self.errorReason(errno))
+        }
         switch info.st_mode & S_IFMT {
         case S_IFREG:
             return .file(Self.fileInfo(path, info))
         case S_IFDIR:
             return .directory
         case S_IFLNK:
-            guard let target = realpath(absolute(path), nil) else { return .skipped("a symbolic link whose target is missing") }
+            guard let target = realpath(absolute(path), nil) else {
+                return .skipped("a symbolic link whose target is missing")
+            }
             let resolved = String(cString: target)
             free(target)
             guard contains(absolutePath: resolved) else { return .skipped("a symbolic link leading outside the root") }
             var targetInfo = stat()
             guard stat(resolved, &targetInfo) == 0 else { return .skipped(Self.errorReason(errno)) }
-            if (targetInfo.st_mode & S_IFMT) == S_IFDIR { return .skipped("a symbolic link to a folder (indexed where it lives)") }
-            guard (targetInfo.st_mode & S_IFMT) == S_IFREG else { return .skipped("a symbolic link to something that is not a file") }
+            if (targetInfo.st_mode & S_IFMT) == S_IFDIR {
+                return .skipped("a symbolic link to a folder (indexed where it lives)")
+            }
+            guard (targetInfo.st_mode & S_IFMT) == S_IFREG else {
+                return .skipped("a symbolic link to something that is not a file")
+            }
             return .file(Self.fileInfo(path, targetInfo))
         default:
             return .skipped("not a regular file")
@@ -81,9 +90,10 @@ package struct TreeScanner: Sendable {
     }
 
     static func fileInfo(_ path: String, _ info: stat) -> FileInfo {
-        FileInfo(path: path, size: Int64(info.st_size),
-                 modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-                 inode: UInt64(info.st_ino))
+        FileInfo(
+            path: path, size: Int64(info.st_size),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            inode: UInt64(info.st_ino))
     }
 
     static let invalidNameReason = "its name is not valid UTF-8; rename it to have it indexed"
@@ -95,7 +105,8 @@ package struct TreeScanner: Sendable {
     }
 
     static func errorReason(_ code: Int32) -> String {
-        code == EACCES || code == EPERM ? "cannot be read: permission denied" : "cannot be read: \(String(cString: strerror(code)))"
+        code == EACCES || code == EPERM
+            ? "cannot be read: permission denied" : "cannot be read: \(String(cString: strerror(code)))"
     }
 
     /// Whether a directory (within the root) may be entered.
@@ -111,8 +122,10 @@ package struct TreeScanner: Sendable {
     ///   - enter: called for each directory before its entries are read, so a watcher can watch it
     ///     first and miss nothing created during the walk.
     ///   - deadline: a check that returns `true` when the walk should stop early (cancellation).
-    package func walk(_ directory: String = "", enter: (String) -> Void = { _ in },
-              stop: () -> Bool = { false }) -> (files: [FileInfo], skipped: [SkippedPath]) {
+    package func walk(
+        _ directory: String = "", enter: (String) -> Void = { _ in },
+        stop: () -> Bool = { false }
+    ) -> (files: [FileInfo], skipped: [SkippedPath]) {
         var files: [FileInfo] = []
         var skipped: [SkippedPath] = []
         var pending = [directory]
@@ -130,7 +143,10 @@ package struct TreeScanner: Sendable {
                 guard let name = String(validating: bytes, as: UTF8.self) else {
                     // Such a name cannot be looked up again through a String: it is recorded as skipped
                     // (under its bytes, %-escaped), never silently left out.
-                    let escaped = bytes.map { $0 < 0x80 && $0 != UInt8(ascii: "%") ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true) }.joined()
+                    let escaped = bytes.map {
+                        $0 < 0x80 && $0 != UInt8(ascii: "%")
+                            ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true)
+                    }.joined()
                     let path = current.isEmpty ? escaped : current + "/" + escaped
                     skipped.append(SkippedPath(path: path, reason: Self.invalidNameReason))
                     continue

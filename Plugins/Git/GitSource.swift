@@ -71,7 +71,8 @@ public final class GitSource: Source {
 
     /// Brings the index to the head of the branch.
     func catchUp(_ context: SourceContext) async throws {
-        let repository = try open(), branch = branch
+        let repository = try open()
+        let branch = branch
         let head = try await Blocking.run { try repository.head(branch: branch) }
         let checkpoint = try await context.checkpoint()
         guard checkpoint != head.id else { return }
@@ -88,9 +89,13 @@ public final class GitSource: Source {
         }
         var progress = SourceProgress()
         progress.expected = changes.count
-        let chunks = stride(from: 0, to: changes.count, by: Self.chunkSize).map { Array(changes[$0..<min($0 + Self.chunkSize, changes.count)]) }
+        let chunks = stride(from: 0, to: changes.count, by: Self.chunkSize).map {
+            Array(changes[$0..<min($0 + Self.chunkSize, changes.count)])
+        }
         for (index, chunk) in chunks.enumerated() {
-            let events = try await Blocking.run { [self] in try chunk.flatMap { try self.events(for: $0, commit: head, in: repository) } }
+            let events = try await Blocking.run { [self] in
+                try chunk.flatMap { try self.events(for: $0, commit: head, in: repository) }
+            }
             // The checkpoint moves only with the last chunk: a sync killed halfway repeats the diff.
             try await context.commit(SourceBatch(events: events, checkpoint: index == chunks.count - 1 ? head.id : nil))
             progress.seen += chunk.count
@@ -103,8 +108,10 @@ public final class GitSource: Source {
     private func events(for change: TreeChange, commit: Commit, in repository: Repository) throws -> [SourceEvent] {
         switch change {
         case .remove(let path):
-            return [.delete(definition.identifier(path), entryKey: path),
-                    .deletePrefix(identifierPrefix: definition.identifier(path + "#").rawValue, entryKeyPrefix: path + "#")]
+            return [
+                .delete(definition.identifier(path), entryKey: path),
+                .deletePrefix(identifierPrefix: definition.identifier(path + "#").rawValue, entryKeyPrefix: path + "#"),
+            ]
         case .upsert(let file):
             return try events(for: file, commit: commit, in: repository)
         }
@@ -113,12 +120,19 @@ public final class GitSource: Source {
     private func events(for file: TreeFile, commit: Commit, in repository: Repository) throws -> [SourceEvent] {
         let name = String(file.path.split(separator: "/").last ?? Substring(file.path))
         let entry = SourceEntry(key: file.path, stamp: file.blob)
-        let parts = SourceEvent.deletePrefix(identifierPrefix: definition.identifier(file.path + "#").rawValue, entryKeyPrefix: file.path + "#")
+        let parts = SourceEvent.deletePrefix(
+            identifierPrefix: definition.identifier(file.path + "#").rawValue, entryKeyPrefix: file.path + "#")
         func skip(_ reason: String) -> [SourceEvent] {
-            [.skip(SourceEntry(key: file.path, stamp: file.blob, skipReason: reason), identifiers: [definition.identifier(file.path)]), parts]
+            [
+                .skip(
+                    SourceEntry(key: file.path, stamp: file.blob, skipReason: reason),
+                    identifiers: [definition.identifier(file.path)]), parts,
+            ]
         }
         let (size, bytes) = try repository.blob(file.blob, limit: limits.maximumBytes)
-        guard let bytes else { return skip("larger than the \(limits.maximumBytes >> 20) MiB limit (\(size >> 20) MiB)") }
+        guard let bytes else {
+            return skip("larger than the \(limits.maximumBytes >> 20) MiB limit (\(size >> 20) MiB)")
+        }
         switch TextExtractor.extract(fileName: name, bytes: bytes, limits: limits) {
         case .skipped(let reason):
             return skip(reason)
@@ -126,17 +140,23 @@ public final class GitSource: Source {
             return skip("a mailbox with no messages")
         case .documents(let documents):
             var events: [SourceEvent] = [parts]
-            if documents.count > 1 || documents[0].part != nil { events.append(.delete(definition.identifier(file.path), entryKey: nil)) }
+            if documents.count > 1 || documents[0].part != nil {
+                events.append(.delete(definition.identifier(file.path), entryKey: nil))
+            }
             for (offset, document) in documents.enumerated() {
-                events.append(.upsert(item(document, path: file.path, name: name, size: size, commit: commit, in: repository),
-                                      entry: offset == 0 ? entry : nil))
+                events.append(
+                    .upsert(
+                        item(document, path: file.path, name: name, size: size, commit: commit, in: repository),
+                        entry: offset == 0 ? entry : nil))
             }
             return events
         }
     }
 
-    private func item(_ document: ExtractedDocument, path: String, name: String, size: Int, commit: Commit,
-                      in repository: Repository) -> SearchableItem {
+    private func item(
+        _ document: ExtractedDocument, path: String, name: String, size: Int, commit: Commit,
+        in repository: Repository
+    ) -> SearchableItem {
         var attributes = AttributeSet(contentType: ContentType(rawValue: document.contentType))
         attributes.title = document.title ?? document.subject ?? name
         attributes.displayName = name
@@ -150,8 +170,9 @@ public final class GitSource: Source {
         if let email = commit.authorEmail { attributes[.authorEmailAddresses] = .texts([email]) }
         if let subject = document.subject { attributes.subject = subject }
         let key = document.part.map { path + "#" + $0 } ?? path
-        return SearchableItem(uniqueIdentifier: definition.identifier(key), domainIdentifier: definition.domain,
-                              attributeSet: attributes, expirationDate: .distantFuture)
+        return SearchableItem(
+            uniqueIdentifier: definition.identifier(key), domainIdentifier: definition.domain,
+            attributeSet: attributes, expirationDate: .distantFuture)
     }
 
     // MARK: Watch
@@ -172,7 +193,9 @@ public final class GitSource: Source {
                 for case .created(let path, true) in events { _ = refs.watch(path) }
                 // A head that moved is synced once its ref files have settled; the timeout is a fallback.
                 let branch = branch
-                guard let head = try? await Blocking.run({ [self] in try open().head(branch: branch) }), head.id != lastHead else { continue }
+                guard let head = try? await Blocking.run({ [self] in try open().head(branch: branch) }),
+                    head.id != lastHead
+                else { continue }
                 do {
                     try await catchUp(context)
                     lastHead = head.id
@@ -191,11 +214,16 @@ public final class GitSource: Source {
     // MARK: Hydration
 
     /// A git item is current while its file is still at the head of the branch with the same content.
-    public func answer(_ identifiers: [ItemIdentifier], includingContent: Bool,
-                       _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer] {
-        let repository = try open(), branch = branch
+    public func answer(
+        _ identifiers: [ItemIdentifier], includingContent: Bool,
+        _ context: SourceContext
+    ) async throws -> [ItemIdentifier: SourceAnswer] {
+        let repository = try open()
+        let branch = branch
         let head = try await Blocking.run { try repository.head(branch: branch) }
-        let files = Dictionary(try await Blocking.run { try repository.files(at: head.id) }.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+        let files = Dictionary(
+            try await Blocking.run { try repository.files(at: head.id) }.map { ($0.path, $0) },
+            uniquingKeysWith: { a, _ in a })
         var answers: [ItemIdentifier: SourceAnswer] = [:]
         for identifier in identifiers {
             guard let key = definition.key(of: identifier) else { continue }
@@ -213,7 +241,9 @@ public final class GitSource: Source {
                 if case .upsert(let item, _) = event, item.uniqueIdentifier == identifier { return item }
                 return nil
             }.first
-            answers[identifier] = current.map { SourceAnswer.current($0, version: file.blob) } ?? .gone(reason: "the file can no longer be indexed")
+            answers[identifier] =
+                current.map { SourceAnswer.current($0, version: file.blob) }
+                ?? .gone(reason: "the file can no longer be indexed")
         }
         return answers
     }

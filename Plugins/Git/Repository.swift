@@ -101,7 +101,9 @@ final class Repository: @unchecked Sendable {
             }
             defer { git_object_free(object) }
             var peeled: OpaquePointer?
-            guard git_object_peel(&peeled, object, GIT_OBJECT_COMMIT) == 0, let peeled else { throw GitError.last("\(spec) is not a commit") }
+            guard git_object_peel(&peeled, object, GIT_OBJECT_COMMIT) == 0, let peeled else {
+                throw GitError.last("\(spec) is not a commit")
+            }
             defer { git_object_free(peeled) }
             return Self.commit(peeled)
         }
@@ -109,22 +111,30 @@ final class Repository: @unchecked Sendable {
 
     private static func commit(_ commit: OpaquePointer) -> Commit {
         let signature = git_commit_author(commit)?.pointee
-        return Commit(id: hex(git_commit_id(commit)),
-                      authorName: signature.flatMap { $0.name.map { String(cString: $0) } },
-                      authorEmail: signature.flatMap { $0.email.map { String(cString: $0) } },
-                      date: Date(timeIntervalSince1970: Double(git_commit_time(commit))))
+        return Commit(
+            id: hex(git_commit_id(commit)),
+            authorName: signature.flatMap { $0.name.map { String(cString: $0) } },
+            authorEmail: signature.flatMap { $0.email.map { String(cString: $0) } },
+            date: Date(timeIntervalSince1970: Double(git_commit_time(commit))))
     }
 
     /// Whether a commit is (still) in the repository.
     func hasCommit(_ id: String) -> Bool {
-        locked { (try? lookupCommit(id)).map { git_commit_free($0); return true } ?? false }
+        locked {
+            (try? lookupCommit(id)).map {
+                git_commit_free($0)
+                return true
+            } ?? false
+        }
     }
 
     private func lookupCommit(_ id: String) throws -> OpaquePointer {
         var oid = git_oid()
         guard git_oid_fromstr(&oid, id) == 0 else { throw GitError(message: "'\(id)' is not a commit id") }
         var commit: OpaquePointer?
-        guard git_commit_lookup(&commit, handle, &oid) == 0, let commit else { throw GitError.last("commit \(id) is not in the repository") }
+        guard git_commit_lookup(&commit, handle, &oid) == 0, let commit else {
+            throw GitError.last("commit \(id) is not in the repository")
+        }
         return commit
     }
 
@@ -132,7 +142,9 @@ final class Repository: @unchecked Sendable {
         let commit = try lookupCommit(id)
         defer { git_commit_free(commit) }
         var tree: OpaquePointer?
-        guard git_commit_tree(&tree, commit) == 0, let tree else { throw GitError.last("the tree of commit \(id) cannot be read") }
+        guard git_commit_tree(&tree, commit) == 0, let tree else {
+            throw GitError.last("the tree of commit \(id) cannot be read")
+        }
         return tree
     }
 
@@ -144,14 +156,19 @@ final class Repository: @unchecked Sendable {
             final class Collector { var files: [TreeFile] = [] }
             let collector = Collector()
             let payload = Unmanaged.passUnretained(collector).toOpaque()
-            let result = git_tree_walk(tree, GIT_TREEWALK_PRE, { root, entry, payload in
-                guard let entry, let payload, let root else { return 0 }
-                guard git_tree_entry_type(entry) == GIT_OBJECT_BLOB, git_tree_entry_filemode(entry) != GIT_FILEMODE_LINK else { return 0 }
-                let collector = Unmanaged<Collector>.fromOpaque(payload).takeUnretainedValue()
-                let path = String(cString: root) + String(cString: git_tree_entry_name(entry))
-                collector.files.append(TreeFile(path: path, blob: String(cString: git_oid_tostr_s(git_tree_entry_id(entry)))))
-                return 0
-            }, payload)
+            let result = git_tree_walk(
+                tree, GIT_TREEWALK_PRE,
+                { root, entry, payload in
+                    guard let entry, let payload, let root else { return 0 }
+                    guard git_tree_entry_type(entry) == GIT_OBJECT_BLOB,
+                        git_tree_entry_filemode(entry) != GIT_FILEMODE_LINK
+                    else { return 0 }
+                    let collector = Unmanaged<Collector>.fromOpaque(payload).takeUnretainedValue()
+                    let path = String(cString: root) + String(cString: git_tree_entry_name(entry))
+                    collector.files.append(
+                        TreeFile(path: path, blob: String(cString: git_oid_tostr_s(git_tree_entry_id(entry)))))
+                    return 0
+                }, payload)
             guard result == 0 else { throw GitError.last("the tree of \(commit) cannot be walked") }
             return collector.files
         }
@@ -178,7 +195,9 @@ final class Repository: @unchecked Sendable {
                 guard let delta = git_diff_get_delta(diff, index)?.pointee else { continue }
                 let oldPath = delta.old_file.path.map { String(cString: $0) }
                 let newPath = delta.new_file.path.map { String(cString: $0) }
-                let isLink = delta.new_file.mode == UInt16(GIT_FILEMODE_LINK.rawValue) || delta.new_file.mode == UInt16(GIT_FILEMODE_COMMIT.rawValue)
+                let isLink =
+                    delta.new_file.mode == UInt16(GIT_FILEMODE_LINK.rawValue)
+                    || delta.new_file.mode == UInt16(GIT_FILEMODE_COMMIT.rawValue)
                 var newID = delta.new_file.id
                 let blob = Self.hex(&newID)
                 switch delta.status {
@@ -205,7 +224,9 @@ final class Repository: @unchecked Sendable {
             var oid = git_oid()
             guard git_oid_fromstr(&oid, id) == 0 else { throw GitError(message: "'\(id)' is not a blob id") }
             var blob: OpaquePointer?
-            guard git_blob_lookup(&blob, handle, &oid) == 0, let blob else { throw GitError.last("blob \(id) cannot be read") }
+            guard git_blob_lookup(&blob, handle, &oid) == 0, let blob else {
+                throw GitError.last("blob \(id) cannot be read")
+            }
             defer { git_blob_free(blob) }
             let size = Int(git_blob_rawsize(blob))
             guard size <= limit else { return (size, nil) }

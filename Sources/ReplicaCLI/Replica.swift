@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import Replica
 import ReplicaSQLite
+import Synchronization
 
 /// The `replica` command: global options, then one subcommand.
 @main
@@ -31,31 +31,43 @@ enum ReplicaCommand {
 
     /// The options that come before the command word.
     enum Global {
-        static let store = Option.string("--store", "DIR", "the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,\nelse ~/.local/share/replica)")
-        static let database = Option.string("--database", "URL", """
-                keep the accounts' content in this PostgreSQL database, such as
-                postgresql://replica_app:PASSWORD@HOST/replica (default: $REPLICA_DATABASE, else
-                SQLite files in the store); --store still names where local files go
-                """)
-        static let readDatabase = Option.string("--read-database", "URL", """
-                serve searches from this streaming-replication standby of --database
-                (default: $REPLICA_READ_DATABASE); after a write, a search waits for the
-                standby to replay it (up to 250 ms), else asks the primary
-                """)
-        static let config = Option.string("--config", "FILE", """
-                the configuration file (default: $REPLICA_CONFIG, else config.json in the
-                store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
-                """)
+        static let store = Option.string(
+            "--store", "DIR",
+            "the store to use (default: $REPLICA_STORE, else $XDG_DATA_HOME/replica,\nelse ~/.local/share/replica)")
+        static let database = Option.string(
+            "--database", "URL",
+            """
+            keep the accounts' content in this PostgreSQL database, such as
+            postgresql://replica_app:PASSWORD@HOST/replica (default: $REPLICA_DATABASE, else
+            SQLite files in the store); --store still names where local files go
+            """)
+        static let readDatabase = Option.string(
+            "--read-database", "URL",
+            """
+            serve searches from this streaming-replication standby of --database
+            (default: $REPLICA_READ_DATABASE); after a write, a search waits for the
+            standby to replay it (up to 250 ms), else asks the primary
+            """)
+        static let config = Option.string(
+            "--config", "FILE",
+            """
+            the configuration file (default: $REPLICA_CONFIG, else config.json in the
+            store given by --store or $REPLICA_STORE, else $XDG_CONFIG_HOME/replica/config.json)
+            """)
         static let help = Option.flag("--help", "show help (after a command: that command's help); also -h")
         static let version = Option.flag("--version", "print the version")
     }
 
-    static let globalOptions: [any OptionDeclaration] = [Global.store, Global.database, Global.readDatabase, Global.config,
-                                                        Global.help, Global.version]
+    static let globalOptions: [any OptionDeclaration] = [
+        Global.store, Global.database, Global.readDatabase, Global.config,
+        Global.help, Global.version,
+    ]
 
     static var help: String {
         let width = commands.map { $0.name.count }.max() ?? 0
-        let list = commands.map { "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }
+        let list = commands.map {
+            "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary
+        }
         return """
             replica — local, account-scoped search indexes, kept fresh.
 
@@ -76,11 +88,16 @@ enum ReplicaCommand {
         // Swift repairs bytes that are not UTF-8 into U+FFFD, so two different account IDs would become
         // one account: such an argument is refused instead.
         for position in 1..<Int(CommandLine.argc) {
-            guard let argument = CommandLine.unsafeArgv[position], String(validatingCString: argument) == nil else { continue }
-            Output.error("argument \(position) is not valid UTF-8 text; replica reads every argument (account IDs, names, words) as UTF-8")
+            guard let argument = CommandLine.unsafeArgv[position], String(validatingCString: argument) == nil else {
+                continue
+            }
+            Output.error(
+                "argument \(position) is not valid UTF-8 text; replica reads every argument (account IDs, names, words) as UTF-8"
+            )
             exit(2)
         }
-        let commandLine = Array(CommandLine.arguments.dropFirst()), environment = ProcessInfo.processInfo.environment
+        let commandLine = Array(CommandLine.arguments.dropFirst())
+        let environment = ProcessInfo.processInfo.environment
         finish(status: waitingOnThisThread { await run(commandLine, environment: environment) })
     }
 
@@ -157,7 +174,8 @@ enum ReplicaCommand {
                 return 0
             }
             guard let command = commands.first(where: { $0.name == word }) else {
-                throw CLIError.usage("unknown command '\(word)'", hint: "Run 'replica --help' for the list of commands.")
+                throw CLIError.usage(
+                    "unknown command '\(word)'", hint: "Run 'replica --help' for the list of commands.")
             }
             if wantsHelp || Arguments.asksForHelp(Array(rest.dropFirst())) {
                 Output.print(command.help)
@@ -170,16 +188,20 @@ enum ReplicaCommand {
             let url = databaseURL ?? environment["REPLICA_DATABASE"].flatMap { $0.isEmpty ? nil : $0 }
             let readURL = readDatabaseURL ?? environment["REPLICA_READ_DATABASE"].flatMap { $0.isEmpty ? nil : $0 }
             if readURL != nil && url == nil {
-                throw CLIError.usage("--read-database (or $REPLICA_READ_DATABASE) names a standby of the database, and no database was given",
-                                     hint: "Give the primary with --database URL (or $REPLICA_DATABASE), or leave the read database out.")
+                throw CLIError.usage(
+                    "--read-database (or $REPLICA_READ_DATABASE) names a standby of the database, and no database was given",
+                    hint: "Give the primary with --database URL (or $REPLICA_DATABASE), or leave the read database out."
+                )
             }
             let context = Context(
                 storeDirectory: storeDirectory,
                 database: url.map { .postgres(url: $0) } ?? .sqlite,
                 readDatabase: readURL.map { Store.ReadDatabase(url: $0) },
                 configurationFile: configurationFile.map { URL(fileURLWithPath: $0) }
-                    ?? (directory != nil ? storeDirectory.appendingPathComponent("config.json")
-                        : URL(fileURLWithPath: ConfigurationFile.defaultDirectory.path).appendingPathComponent("config.json")),
+                    ?? (directory != nil
+                        ? storeDirectory.appendingPathComponent("config.json")
+                        : URL(fileURLWithPath: ConfigurationFile.defaultDirectory.path).appendingPathComponent(
+                            "config.json")),
                 environment: environment)
             try await command.run(&arguments, context: context)
             return 0

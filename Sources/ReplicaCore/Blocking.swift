@@ -39,7 +39,9 @@ public enum Blocking {
     /// - Returns: What `body` returns, if it finishes before the task is cancelled.
     /// - Throws: `CancellationError` when the task is (or was already) cancelled first; otherwise
     ///   whatever `body` throws.
-    public static func runAbandoningOnCancellation<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func runAbandoningOnCancellation<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws
+        -> T
+    {
         let waiter = Waiter<T>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -111,7 +113,9 @@ extension Prefetch {
         _ items: [Item], chunkSize: Int, prepare: @escaping @Sendable (ArraySlice<Item>) -> Value,
         _ body: (ArraySlice<Item>, Value) throws -> Void
     ) throws {
-        let chunks = stride(from: 0, to: items.count, by: chunkSize).map { items[$0..<min($0 + chunkSize, items.count)] }
+        let chunks = stride(from: 0, to: items.count, by: chunkSize).map {
+            items[$0..<min($0 + chunkSize, items.count)]
+        }
         guard let first = chunks.first else { return }
         var next = Prefetch { prepare(first) }
         for index in chunks.indices {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,8 +21,8 @@ public enum CrashPoints {
 
     private static let plan: Mutex<Plan?> = {
         guard let value = ProcessInfo.processInfo.environment["REPLICA_TEST_CRASH"],
-              let colon = value.lastIndex(of: ":"),
-              let count = Int(value[value.index(after: colon)...]), count > 0
+            let colon = value.lastIndex(of: ":"),
+            let count = Int(value[value.index(after: colon)...]), count > 0
         else { return Mutex(nil) }
         return Mutex(Plan(name: String(value[..<colon]), remaining: count))
     }()

@@ -27,12 +27,13 @@ public enum DisplayText {
                 output.append(scalar)
                 continue
             }
-            let escape = switch scalar {
-            case "\n": "\\n"
-            case "\r": "\\r"
-            case "\t": "\\t"
-            default: "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            }
+            let escape =
+                switch scalar {
+                case "\n": "\\n"
+                case "\r": "\\r"
+                case "\t": "\\t"
+                default: "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                }
             output.append(contentsOf: escape.unicodeScalars)
         }
         return String(output)
@@ -45,7 +46,9 @@ public enum DisplayText {
         var output = ""
         for scalar in text.unicodeScalars {
             if isUnsafe(scalar) || scalar == " " || scalar == "%" {
-                for byte in String(scalar).utf8 { output += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true) }
+                for byte in String(scalar).utf8 {
+                    output += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                }
             } else {
                 output.unicodeScalars.append(scalar)
             }

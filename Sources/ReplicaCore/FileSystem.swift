@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,8 @@ package enum FileSystem {
         for component in path.split(separator: "/") {
             current += "/" + component
             if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw ReplicaError(.fileSystem, "cannot create the directory \(current): \(String(cString: strerror(errno)))")
+                throw ReplicaError(
+                    .fileSystem, "cannot create the directory \(current): \(String(cString: strerror(errno)))")
             }
         }
         var info = stat()
@@ -28,8 +30,10 @@ package enum FileSystem {
         guard stat(path, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 else { return }
         // (On a read-only file system the store says so next, in words of its own.)
         if chmod(path, 0o700) != 0 && errno != EROFS {
-            throw ReplicaError(.fileSystem, "\(path) can be read by other users and its permissions could not be set to 0700: "
-                + "\(String(cString: strerror(errno))); run 'chmod 700 \(path)'")
+            throw ReplicaError(
+                .fileSystem,
+                "\(path) can be read by other users and its permissions could not be set to 0700: "
+                    + "\(String(cString: strerror(errno))); run 'chmod 700 \(path)'")
         }
     }
 
@@ -43,7 +47,8 @@ package enum FileSystem {
         if (info.st_mode & S_IFMT) == S_IFDIR {
             for name in try entries(of: path) { try removeTree(path + "/" + name) }
             if rmdir(path) != 0 && errno != ENOENT {
-                throw ReplicaError(.fileSystem, "cannot remove the directory \(path): \(String(cString: strerror(errno)))")
+                throw ReplicaError(
+                    .fileSystem, "cannot remove the directory \(path): \(String(cString: strerror(errno)))")
             }
         } else {
             CrashPoints.reach("fileSystem.remove")
@@ -83,13 +88,17 @@ package enum FileSystem {
 
     /// The directory replica keeps data in when no `--store` is given: `$XDG_DATA_HOME/replica`, or
     /// `~/.local/share/replica` ([XDG base directories](https://specifications.freedesktop.org/basedir-spec/latest/)).
-    package static func defaultDataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func defaultDataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String
+    {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/replica" }
         return home(environment) + "/.local/share/replica"
     }
 
     /// `$XDG_CONFIG_HOME/replica`, or `~/.config/replica`.
-    package static func defaultConfigDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func defaultConfigDirectory(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String
+    {
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/replica" }
         return home(environment) + "/.config/replica"
     }

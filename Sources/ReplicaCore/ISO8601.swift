@@ -1,4 +1,5 @@
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,13 +15,17 @@ public enum ISO8601 {
     public static func date(from text: String) -> Date? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.digits(4), scanner.take("-"), let month = scanner.digits(2), scanner.take("-"),
-              let day = scanner.digits(2), (1...12).contains(month), (1...31).contains(day)
+            let day = scanner.digits(2), (1...12).contains(month), (1...31).contains(day)
         else { return nil }
-        var hour = 0, minute = 0, second = 0
+        var hour = 0
+        var minute = 0
+        var second = 0
         var fraction = 0.0
         var offset = 0
         if scanner.take("T") || scanner.take("t") || scanner.take(" ") {
-            guard let h = scanner.digits(2), scanner.take(":"), let m = scanner.digits(2), h < 24, m < 60 else { return nil }
+            guard let h = scanner.digits(2), scanner.take(":"), let m = scanner.digits(2), h < 24, m < 60 else {
+                return nil
+            }
             hour = h
             minute = m
             if scanner.take(":") {
@@ -72,7 +77,10 @@ public enum ISO8601 {
         var seconds = time_t(interval.rounded(.down))
         let milliseconds = Int(((interval - Double(seconds)) * 1000).rounded())
         var carry = milliseconds
-        if carry >= 1000 { seconds += 1; carry = 0 }
+        if carry >= 1000 {
+            seconds += 1
+            carry = 0
+        }
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {

@@ -64,7 +64,9 @@ struct JSONParser {
                     while position < bytes.count && bytes[position] != 0x0A { position += 1 }
                 } else if bytes[position + 1] == UInt8(ascii: "*") {
                     position += 2
-                    while position + 1 < bytes.count && !(bytes[position] == UInt8(ascii: "*") && bytes[position + 1] == UInt8(ascii: "/")) {
+                    while position + 1 < bytes.count
+                        && !(bytes[position] == UInt8(ascii: "*") && bytes[position + 1] == UInt8(ascii: "/"))
+                    {
                         position += 1
                     }
                     guard position + 1 < bytes.count else { throw error("unterminated /* comment") }
@@ -83,9 +85,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectWord("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectWord("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectWord("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectWord("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[position])))'")
         }
@@ -122,14 +130,22 @@ struct JSONParser {
             }
             let key = try parseString()
             try skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                throw error("expected ':' after a member name")
+            }
             position += 1
             try skipWhitespace()
             members.append((key, try parseValue()))
             try skipWhitespace()
             guard position < bytes.count else { throw error("unterminated object") }
-            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
-            if bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                return .object(members)
+            }
             throw error("expected ',' or '}' in an object")
         }
     }
@@ -149,8 +165,14 @@ struct JSONParser {
             values.append(try parseValue())
             try skipWhitespace()
             guard position < bytes.count else { throw error("unterminated array") }
-            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
-            if bytes[position] == UInt8(ascii: "]") { position += 1; return .array(values) }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if bytes[position] == UInt8(ascii: "]") {
+                position += 1
+                return .array(values)
+            }
             throw error("expected ',' or ']' in an array")
         }
     }
@@ -184,7 +206,9 @@ struct JSONParser {
                 case UInt8(ascii: "u"):
                     var scalar = try parseHex4()
                     if (0xD800...0xDBFF).contains(scalar) {
-                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                            bytes[position + 1] == UInt8(ascii: "u")
+                        else {
                             throw error("lone UTF-16 surrogate in \\u escape")
                         }
                         position += 2
@@ -234,7 +258,9 @@ struct JSONParser {
         if bytes[position] == UInt8(ascii: "-") { position += 1 }
         func digits() -> Int {
             let begin = position
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                position += 1
+            }
             return position - begin
         }
         guard digits() > 0 else { throw error("expected digits in a number") }
@@ -247,7 +273,9 @@ struct JSONParser {
         if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
             isWhole = false
             position += 1
-            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                position += 1
+            }
             guard digits() > 0 else { throw error("expected digits in an exponent") }
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)

@@ -237,7 +237,8 @@ extension JSON {
         // Most strings need no escaping: append them whole rather than scalar by scalar.
         var needsEscaping = false
         // (0x7F is DEL; C1 controls start with 0xC2, line separators and direction overrides with 0xE2.)
-        for byte in value.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F || byte == 0xC2 || byte == 0xE2 {
+        for byte in value.utf8
+        where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F || byte == 0xC2 || byte == 0xE2 {
             needsEscaping = true
             break
         }

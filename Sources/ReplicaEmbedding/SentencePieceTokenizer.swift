@@ -40,7 +40,8 @@ struct SentencePieceTokenizer: Sendable {
             let (start, end) = (Int(offsets[id]), Int(offsets[id + 1]))
             guard end > start else { continue }
             longest = max(longest, end - start)
-            var slot = Int(truncatingIfNeeded: bytes.withUnsafeBufferPointer { Self.hash($0[start..<end]) }) & (size - 1)
+            var slot =
+                Int(truncatingIfNeeded: bytes.withUnsafeBufferPointer { Self.hash($0[start..<end]) }) & (size - 1)
             while table[slot] != 0 { slot = (slot + 1) & (size - 1) }
             table[slot] = Int32(id + 1)
         }

@@ -88,15 +88,17 @@ package struct WordPieceTokenizer: Sendable {
         var longestEntry = 0
         for (id, entry) in entries.enumerated() {
             if !entry.utf8.allSatisfy({ $0 < 0x80 }),
-               !entry.decomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(entry.unicodeScalars) {
+                !entry.decomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(entry.unicodeScalars)
+            {
                 continue
             }
-            vocabulary[entry] = Int32(id)       // a repeated entry keeps its last id, as in Python
+            vocabulary[entry] = Int32(id)  // a repeated entry keeps its last id, as in Python
             longestEntry = max(longestEntry, entry.unicodeScalars.count)
         }
         func special(_ token: String) throws -> Int32 {
             guard let id = vocabulary[token] else {
-                throw ReplicaError(.invalidConfiguration, "the vocabulary \(path) has no \(token) token; is it BERT's vocab.txt?")
+                throw ReplicaError(
+                    .invalidConfiguration, "the vocabulary \(path) has no \(token) token; is it BERT's vocab.txt?")
             }
             return id
         }
@@ -166,7 +168,7 @@ package struct WordPieceTokenizer: Sendable {
                 }
                 end -= 1
             }
-            guard let id = match else {         // one piece that cannot be matched spoils the word
+            guard let id = match else {  // one piece that cannot be matched spoils the word
                 ids.removeSubrange(firstPiece...)
                 ids.append(unknownID)
                 return
@@ -182,7 +184,7 @@ package struct WordPieceTokenizer: Sendable {
         var isASCII = true
         for scalar in text.unicodeScalars {
             let value = scalar.value
-            if value < 0x80 {                   // ASCII: no category lookup
+            if value < 0x80 {  // ASCII: no category lookup
                 if value == 0x09 || value == 0x0A || value == 0x0D {
                     cleaned.append(" ")
                 } else if value >= 0x20 && value != 0x7F {
@@ -210,7 +212,7 @@ package struct WordPieceTokenizer: Sendable {
 
         var result: [Unicode.Scalar] = []
         result.reserveCapacity(text.utf8.count)
-        if isASCII {                            // nothing to decompose: skip Foundation's NFD
+        if isASCII {  // nothing to decompose: skip Foundation's NFD
             for scalar in cleaned { result.append(lowercasedASCII(scalar)) }
             return result
         }
@@ -239,7 +241,7 @@ package struct WordPieceTokenizer: Sendable {
     private static func isCJKIdeograph(_ value: UInt32) -> Bool {
         switch value {
         case 0x4E00...0x9FFF, 0x3400...0x4DBF, 0x20000...0x2A6DF, 0x2A700...0x2B73F, 0x2B740...0x2B81F,
-             0x2B920...0x2CEAF, 0xF900...0xFAFF, 0x2F800...0x2FA1F:
+            0x2B920...0x2CEAF, 0xF900...0xFAFF, 0x2F800...0x2FA1F:
             return true
         default:
             return false
@@ -256,7 +258,7 @@ package struct WordPieceTokenizer: Sendable {
         default:
             switch scalar.properties.generalCategory {
             case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
-                 .initialPunctuation, .finalPunctuation, .otherPunctuation:
+                .initialPunctuation, .finalPunctuation, .otherPunctuation:
                 return true
             default:
                 return false

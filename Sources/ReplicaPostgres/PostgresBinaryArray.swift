@@ -51,12 +51,12 @@ public struct PostgresBinaryArray: Sendable {
     public var value: PostgresValue {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(20 + elements.count)
-        Self.append(Int32(count == 0 ? 0 : 1), to: &bytes)   // dimensions: none for an empty array
+        Self.append(Int32(count == 0 ? 0 : 1), to: &bytes)  // dimensions: none for an empty array
         Self.append(Int32(holdsNull ? 1 : 0), to: &bytes)
         Self.append(UInt32(elementType.oid), to: &bytes)
         if count > 0 {
-            Self.append(Int32(count), to: &bytes)   // the dimension's length
-            Self.append(Int32(1), to: &bytes)       // and its lower bound
+            Self.append(Int32(count), to: &bytes)  // the dimension's length
+            Self.append(Int32(1), to: &bytes)  // and its lower bound
         }
         bytes += elements
         return .bytes(bytes)

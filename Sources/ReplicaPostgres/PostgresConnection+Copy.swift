@@ -24,10 +24,13 @@ extension PostgresConnection {
     ///   for a row of the wrong length, before the server sees any of it.
     @discardableResult
     public func copy(into table: String, columns: [String], rows: some Sequence<[PostgresValue]>) throws -> Int {
-        let sql = "COPY \(table.split(separator: ".", omittingEmptySubsequences: false).map { Self.quoted(String($0)) }.joined(separator: "."))"
+        let sql =
+            "COPY \(table.split(separator: ".", omittingEmptySubsequences: false).map { Self.quoted(String($0)) }.joined(separator: "."))"
             + " (\(columns.map(Self.quoted).joined(separator: ", "))) FROM STDIN"
         return try exclusively {
-            guard let started = run({ PQsendQuery(handle, sql) }) else { throw PostgresError.statementFailure(nil, on: self, sql: sql) }
+            guard let started = run({ PQsendQuery(handle, sql) }) else {
+                throw PostgresError.statementFailure(nil, on: self, sql: sql)
+            }
             guard PQresultStatus(started) == PGRES_COPY_IN else {
                 _ = try checked(started, sql: sql)
                 throw PostgresError(.other, "the server did not start the COPY", sql: sql)
@@ -38,7 +41,10 @@ extension PostgresConnection {
             do {
                 for (number, row) in rows.enumerated() {
                     guard row.count == columns.count else {
-                        throw PostgresError(.invalidValue, "row \(number + 1) has \(row.count) values for \(columns.count) columns; nothing was written", sql: sql)
+                        throw PostgresError(
+                            .invalidValue,
+                            "row \(number + 1) has \(row.count) values for \(columns.count) columns; nothing was written",
+                            sql: sql)
                     }
                     for (index, value) in row.enumerated() {
                         if index > 0 { buffer.append(UInt8(ascii: "\t")) }
@@ -59,7 +65,9 @@ extension PostgresConnection {
             var written = 0
             while let result = nextResult() {
                 if failure == nil {
-                    do { written = try checked(result, sql: sql).affectedRows } catch let error as PostgresError { failure = error }
+                    do { written = try checked(result, sql: sql).affectedRows } catch let error as PostgresError {
+                        failure = error
+                    }
                 } else {
                     PQclear(result)
                 }
@@ -94,7 +102,11 @@ extension PostgresConnection {
             }
         default:
             let text = value.textFormat!
-            if let escaped = PostgresValue.escapedUTF8(text) { appendCopyText(escaped, to: &buffer) } else { appendCopyText(text.utf8, to: &buffer) }
+            if let escaped = PostgresValue.escapedUTF8(text) {
+                appendCopyText(escaped, to: &buffer)
+            } else {
+                appendCopyText(text.utf8, to: &buffer)
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import CPostgres
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,7 +47,9 @@ extension PostgresConnection {
                 if ready < 0 && errno == EINTR { continue }
                 guard ready > 0 else { break }
                 guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
-                    throw PostgresError(.connectionLost, "the connection waiting for notifications broke: \(libpqMessage ?? "the server went away")")
+                    throw PostgresError(
+                        .connectionLost,
+                        "the connection waiting for notifications broke: \(libpqMessage ?? "the server went away")")
                 }
                 notices = takeNotifications()
             }
@@ -58,8 +61,10 @@ extension PostgresConnection {
     private func takeNotifications() -> [Notice] {
         var notices: [Notice] = []
         while let notification = PQnotifies(handle) {
-            notices.append(Notice(channel: String(cString: notification.pointee.relname),
-                                  payload: notification.pointee.extra.map { String(cString: $0) } ?? ""))
+            notices.append(
+                Notice(
+                    channel: String(cString: notification.pointee.relname),
+                    payload: notification.pointee.extra.map { String(cString: $0) } ?? ""))
             PQfreemem(notification)
         }
         return notices

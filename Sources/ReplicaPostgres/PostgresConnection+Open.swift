@@ -1,5 +1,6 @@
 import CPostgres
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,10 +22,12 @@ extension PostgresConnection {
         var message: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(url, &message) else {
             if let message { PQfreemem(message) }
-            throw PostgresError(.invalidURL, "the database URL cannot be read (it is not repeated here, as it may hold a "
-                + "password): write it as postgresql://USER:PASSWORD@HOST:PORT/DATABASE, or "
-                + "postgresql://USER:PASSWORD@/DATABASE?host=/socket/folder for a Unix socket, with special characters "
-                + "percent-encoded")
+            throw PostgresError(
+                .invalidURL,
+                "the database URL cannot be read (it is not repeated here, as it may hold a "
+                    + "password): write it as postgresql://USER:PASSWORD@HOST:PORT/DATABASE, or "
+                    + "postgresql://USER:PASSWORD@/DATABASE?host=/socket/folder for a Unix socket, with special characters "
+                    + "percent-encoded")
         }
         defer { PQconninfoFree(options) }
         var parameters: [String: String] = [:]
@@ -63,7 +66,8 @@ extension PostgresConnection {
         while state != PGRES_POLLING_OK && state != PGRES_POLLING_FAILED {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { return true }
-            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(state == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
+            var descriptor = pollfd(
+                fd: PQsocket(handle), events: Int16(state == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
             let ready = poll(&descriptor, 1, Int32(clamping: max(1, remaining.milliseconds)))
             if ready < 0 && errno == EINTR { continue }
             if ready == 0 { return true }

@@ -1,5 +1,6 @@
 import CPostgres
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,8 +73,9 @@ extension PostgresConnection {
                 } else {
                     failedReads += 1
                     if failedReads == 3 {
-                        abandon("reading its reply failed three times in a row (\(libpqMessage ?? "no reason given")); replica closed "
-                            + "the connection, so whether the statement took effect is not known")
+                        abandon(
+                            "reading its reply failed three times in a row (\(libpqMessage ?? "no reason given")); replica closed "
+                                + "the connection, so whether the statement took effect is not known")
                         return
                     }
                 }
@@ -83,8 +85,10 @@ extension PostgresConnection {
             guard deadline == nil else { continue }
             let seen = sessionWaitingForThisClient(checker: &checker)
             if let seen, seen == waitingSince {
-                abandon("the server never received the whole statement (a send to it failed) and went on waiting "
-                    + "for it; replica closed the connection, so the statement did not run and its transaction was rolled back")
+                abandon(
+                    "the server never received the whole statement (a send to it failed) and went on waiting "
+                        + "for it; replica closed the connection, so the statement did not run and its transaction was rolled back"
+                )
                 return
             }
             waitingSince = seen
@@ -107,10 +111,12 @@ extension PostgresConnection {
                 options.checksLateReplies = false
                 checker = try PostgresConnection(url: url, options: options)
             }
-            let session = try checker!.execute("SELECT state, wait_event, state_change::text FROM pg_stat_activity WHERE pid = $1",
-                                               [.int(Int64(PQbackendPID(handle)))])
+            let session = try checker!.execute(
+                "SELECT state, wait_event, state_change::text FROM pg_stat_activity WHERE pid = $1",
+                [.int(Int64(PQbackendPID(handle)))])
             guard session.rowCount == 1, let state = session.string(0, 0), let since = session.string(0, 2),
-                  state.hasPrefix("idle") || session.string(0, 1) == "ClientRead" else { return nil }
+                state.hasPrefix("idle") || session.string(0, 1) == "ClientRead"
+            else { return nil }
             return state + " " + since
         } catch {
             checker = nil

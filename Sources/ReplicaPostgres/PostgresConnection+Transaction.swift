@@ -41,14 +41,19 @@ extension PostgresConnection {
     /// - Returns: What `body` returned in the attempt that committed.
     /// - Throws: What `body` threw, or ``PostgresError`` for `BEGIN`/`COMMIT`; a transaction whose
     ///   statement failed without `body` throwing is rolled back and reported.
-    public func transaction<T>(_ isolation: IsolationLevel = .readCommitted, readOnly: Bool = false, _ body: () throws -> T) throws -> T {
+    public func transaction<T>(
+        _ isolation: IsolationLevel = .readCommitted, readOnly: Bool = false, _ body: () throws -> T
+    ) throws -> T {
         if isInTransaction { return try savepoint(body) }
         var attempt = 1
         while true {
             do {
                 return try transactionOnce(isolation, readOnly: readOnly, body)
             } catch var error as PostgresError where error.isTransient {
-                guard let delay = options.transactionRetry.delay(afterFailedAttempt: attempt, jitter: Double.random(in: 0...1)) else {
+                guard
+                    let delay = options.transactionRetry.delay(
+                        afterFailedAttempt: attempt, jitter: Double.random(in: 0...1))
+                else {
                     if attempt > 1 { error.message += " (the transaction ran \(attempt) times, and failed each time)" }
                     throw error
                 }
@@ -64,14 +69,18 @@ extension PostgresConnection {
             let value = try body()
             // COMMIT of a failed transaction rolls it back without an error: say so instead.
             if PQtransactionStatus(handle) == PQTRANS_INERROR {
-                throw PostgresError(.other, "a statement of the transaction failed and the error was not passed on; "
-                    + "the transaction was rolled back")
+                throw PostgresError(
+                    .other,
+                    "a statement of the transaction failed and the error was not passed on; "
+                        + "the transaction was rolled back")
             }
             // A read-only transaction wrote nothing: no position of its own for a standby to reach.
             if let committed = options.committed, !readOnly {
                 // One round trip: a failed COMMIT stops the string there, and its error is thrown.
                 let position = try exclusively {
-                    try checked(run { PQsendQuery(handle, "COMMIT; SELECT pg_current_wal_insert_lsn()::text") }, sql: "COMMIT").string(0, 0)
+                    try checked(
+                        run { PQsendQuery(handle, "COMMIT; SELECT pg_current_wal_insert_lsn()::text") }, sql: "COMMIT"
+                    ).string(0, 0)
                 }
                 if let position = position.flatMap(WALPosition.init(text:)) { committed(position) }
             } else {

@@ -1,6 +1,7 @@
 import CPostgres
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -120,7 +121,8 @@ public final class PostgresConnection: @unchecked Sendable {
             // libpq takes less than 2 seconds as 2.
             connectTimeout = .seconds(max(2, seconds))
         }
-        var keywords = ["dbname"], values = [url]
+        var keywords = ["dbname"]
+        var values = [url]
         if let name = options.applicationName {
             keywords.append("application_name")
             values.append(name)
@@ -131,23 +133,30 @@ public final class PostgresConnection: @unchecked Sendable {
         let started = Self.withCStringArray(keywords) { keywords in
             Self.withCStringArray(values) { values in PQconnectStartParams(keywords, values, 1) }
         }
-        guard let handle = started else { throw PostgresError(.other, "libpq could not start a connection: out of memory") }
+        guard let handle = started else {
+            throw PostgresError(.other, "libpq could not start a connection: out of memory")
+        }
         // Verbose errors put the SQLSTATE in the message of a refused sign-in, the only place it is.
         PQsetErrorVerbosity(handle, PQERRORS_VERBOSE)
         // libpq prints notices (such as "relation already exists, skipping") on standard error unless
         // told otherwise; this receiver drops them, and notes the server's word that the session ends.
         let sessionEnded = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
         sessionEnded.initialize(to: false)
-        PQsetNoticeReceiver(handle, { flag, notice in
-            guard let flag, let notice, let severity = PQresultErrorField(notice, Int32(UInt8(ascii: "V"))) else { return }
-            let word = String(cString: severity)
-            if word == "FATAL" || word == "PANIC" { flag.assumingMemoryBound(to: Bool.self).pointee = true }
-        }, sessionEnded)
+        PQsetNoticeReceiver(
+            handle,
+            { flag, notice in
+                guard let flag, let notice, let severity = PQresultErrorField(notice, Int32(UInt8(ascii: "V"))) else {
+                    return
+                }
+                let word = String(cString: severity)
+                if word == "FATAL" || word == "PANIC" { flag.assumingMemoryBound(to: Bool.self).pointee = true }
+            }, sessionEnded)
         let timedOut = Self.finishConnecting(handle, within: connectTimeout)
         guard PQstatus(handle) == CONNECTION_OK else {
             let error = PostgresError.connectionFailure(
                 message: String(cString: PQerrorMessage(handle)), server: Self.describeServer(handle),
-                user: PQuser(handle).map { String(cString: $0) } ?? "?", database: PQdb(handle).map { String(cString: $0) } ?? "?",
+                user: PQuser(handle).map { String(cString: $0) } ?? "?",
+                database: PQdb(handle).map { String(cString: $0) } ?? "?",
                 password: password, timedOut: timedOut)
             PQfinish(handle)
             sessionEnded.deallocate()
@@ -240,7 +249,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Deallocates the oldest quarter of the varying statements, in one round trip, when there is no room
     /// for another; not in a failed transaction, which refuses every statement.
     private func makeRoomForVarying() throws {
-        guard varyingNames.count >= max(1, options.varyingStatementLimit), PQtransactionStatus(handle) != PQTRANS_INERROR else { return }
+        guard varyingNames.count >= max(1, options.varyingStatementLimit),
+            PQtransactionStatus(handle) != PQTRANS_INERROR
+        else { return }
         let oldest = varyingOrder.prefix(max(1, options.varyingStatementLimit / 4))
         let script = oldest.compactMap { varyingNames[$0].map { "DEALLOCATE \($0);" } }.joined(separator: " ")
         _ = try checked(run { PQsendQuery(handle, script) }, sql: "DEALLOCATE")
@@ -278,7 +289,8 @@ public final class PostgresConnection: @unchecked Sendable {
     private func preparedName(for sql: String) throws -> String {
         if let name = preparedNames[sql] { return name }
         if preparedNames.count >= options.preparedStatementLimit, PQtransactionStatus(handle) != PQTRANS_INERROR,
-           (try? checked(run { PQsendQuery(handle, "DEALLOCATE ALL") }, sql: "DEALLOCATE ALL")) != nil {
+            (try? checked(run { PQsendQuery(handle, "DEALLOCATE ALL") }, sql: "DEALLOCATE ALL")) != nil
+        {
             preparedNames.removeAll()
             varyingNames.removeAll()
             varyingOrder.removeAll()
@@ -329,10 +341,13 @@ public final class PostgresConnection: @unchecked Sendable {
         _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T
     ) throws -> T {
         guard parameters.count <= Int(UInt16.max) else {
-            throw PostgresError(.invalidValue, "a statement takes at most 65,535 parameters; \(parameters.count) were given", sql: sql)
+            throw PostgresError(
+                .invalidValue, "a statement takes at most 65,535 parameters; \(parameters.count) were given", sql: sql)
         }
         var buffer: [UInt8] = []
-        var offsets: [Int?] = [], lengths: [Int32] = [], formats: [Int32] = []
+        var offsets: [Int?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
         for (index, parameter) in parameters.enumerated() {
             switch parameter {
             case .null:
@@ -341,7 +356,8 @@ public final class PostgresConnection: @unchecked Sendable {
                 formats.append(0)
             case .bytes(let bytes):
                 guard bytes.count < Int32.max else {
-                    throw PostgresError(.invalidValue, "parameter $\(index + 1) is larger than PostgreSQL takes (1 GB)", sql: sql)
+                    throw PostgresError(
+                        .invalidValue, "parameter $\(index + 1) is larger than PostgreSQL takes (1 GB)", sql: sql)
                 }
                 offsets.append(buffer.count)
                 buffer.append(contentsOf: bytes)
@@ -421,7 +437,9 @@ public final class PostgresConnection: @unchecked Sendable {
         let me = UInt(pthread_self())
         let (exchanged, current) = user.compareExchange(expected: 0, desired: me, ordering: .acquiringAndReleasing)
         if !exchanged && current != me {
-            fatalError("a replica PostgresConnection (\(serverDescription)) was used from two threads at once; use it from one at a time")
+            fatalError(
+                "a replica PostgresConnection (\(serverDescription)) was used from two threads at once; use it from one at a time"
+            )
         }
         defer { if exchanged { user.store(0, ordering: .releasing) } }
         return try body()

@@ -114,8 +114,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     ///   - serverMessage: The server's primary message, only where it cannot quote row data.
     ///   - constraint: The violated constraint's name, if any.
     ///   - sql: The failing statement's SQL text, never its parameters.
-    public init(_ code: Code, _ message: String, sqlState: String? = nil, serverMessage: String? = nil,
-                constraint: String? = nil, sql: String? = nil) {
+    public init(
+        _ code: Code, _ message: String, sqlState: String? = nil, serverMessage: String? = nil,
+        constraint: String? = nil, sql: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.sqlState = sqlState

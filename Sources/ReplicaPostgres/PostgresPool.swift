@@ -66,7 +66,9 @@ public final class PostgresPool: Sendable {
     ///   - url: The server, role, password and database (see ``PostgresConnection/init(url:options:)``).
     ///   - options: Each connection's settings.
     ///   - maximumConnections: The most connections open at once (at least 1).
-    public convenience init(url: String, options: PostgresConnection.Options = PostgresConnection.Options(), maximumConnections: Int = 4) {
+    public convenience init(
+        url: String, options: PostgresConnection.Options = PostgresConnection.Options(), maximumConnections: Int = 4
+    ) {
         self.init(maximumConnections: maximumConnections) { try PostgresConnection(url: url, options: options) }
     }
 
@@ -90,7 +92,9 @@ public final class PostgresPool: Sendable {
     /// - Parameter body: The work; the connection must not be kept after it returns.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` threw, or the ``PostgresError`` of opening a connection.
-    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws
+        -> T
+    {
         let grant = await withCheckedContinuation { (continuation: CheckedContinuation<Grant, Never>) in
             if let grant = reserve(orWait: .task(continuation)) { continuation.resume(returning: grant) }
         }
@@ -109,10 +113,12 @@ public final class PostgresPool: Sendable {
     @available(*, noasync, message: "it blocks its thread on the server and on the pool; use the async withConnection")
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let waiter = ThreadWaiter()
-        let grant = reserve(orWait: .thread(waiter)) ?? {
-            waiter.semaphore.wait()
-            return waiter.grant!
-        }()
+        let grant =
+            reserve(orWait: .thread(waiter))
+            ?? {
+                waiter.semaphore.wait()
+                return waiter.grant!
+            }()
         return try use(grant, body)
     }
 

@@ -113,7 +113,9 @@ public final class PostgresResult: @unchecked Sendable {
     private func withText<T>(_ row: Int, _ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
         guard !isNull(row, column), let text = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
         let count = Int(PQgetlength(handle, Int32(row), Int32(column)))
-        return text.withMemoryRebound(to: UInt8.self, capacity: max(count, 1)) { body(UnsafeBufferPointer(start: $0, count: count)) }
+        return text.withMemoryRebound(to: UInt8.self, capacity: max(count, 1)) {
+            body(UnsafeBufferPointer(start: $0, count: count))
+        }
     }
 
     private func checkBounds(_ row: Int, _ column: Int) {

@@ -26,7 +26,8 @@ public enum PostgresValue: Sendable, Hashable {
 }
 
 extension PostgresValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
-    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral
+{
     /// Makes a text value from a string literal.
     public init(stringLiteral value: String) { self = .text(value) }
     /// Makes an integer value from an integer literal.
@@ -117,7 +118,8 @@ extension PostgresValue {
 
     /// Whether UTF-8 text holds U+0000 or U+FFFF (EF BF BF).
     static func holdsEscapedCharacters(_ utf8: some Sequence<UInt8>) -> Bool {
-        var last: UInt8 = 0x20, beforeLast: UInt8 = 0x20
+        var last: UInt8 = 0x20
+        var beforeLast: UInt8 = 0x20
         for byte in utf8 {
             if byte == 0 || (byte == 0xBF && last == 0xBF && beforeLast == 0xEF) { return true }
             beforeLast = last
@@ -140,8 +142,12 @@ extension PostgresValue {
             }
             switch rest.first {
             case nil: break
-            case "0"?: scalars.append("\u{0}"); rest.removeFirst()
-            case "1"?: scalars.append(nulEscape); rest.removeFirst()
+            case "0"?:
+                scalars.append("\u{0}")
+                rest.removeFirst()
+            case "1"?:
+                scalars.append(nulEscape)
+                rest.removeFirst()
             default: scalars.append(scalar)
             }
         }

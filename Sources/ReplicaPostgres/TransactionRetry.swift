@@ -25,7 +25,8 @@ public struct TransactionRetry: Sendable, Equatable {
     ///   - attempts: The most times the transaction runs, the first included.
     ///   - firstDelay: The wait before the second attempt, at full jitter.
     ///   - maximumDelay: The longest wait, at full jitter.
-    public init(attempts: Int = 5, firstDelay: Duration = .milliseconds(5), maximumDelay: Duration = .milliseconds(200)) {
+    public init(attempts: Int = 5, firstDelay: Duration = .milliseconds(5), maximumDelay: Duration = .milliseconds(200))
+    {
         self.attempts = attempts
         self.firstDelay = firstDelay
         self.maximumDelay = maximumDelay

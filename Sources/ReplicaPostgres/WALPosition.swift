@@ -11,7 +11,9 @@ public struct WALPosition: Comparable, Hashable, Sendable, CustomStringConvertib
     /// `nil` for anything else.
     public init?(text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let high = UInt32(parts[0], radix: 16), let low = UInt32(parts[1], radix: 16) else { return nil }
+        guard parts.count == 2, let high = UInt32(parts[0], radix: 16), let low = UInt32(parts[1], radix: 16) else {
+            return nil
+        }
         value = UInt64(high) << 32 | UInt64(low)
     }
 

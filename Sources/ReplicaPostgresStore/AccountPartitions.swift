@@ -23,9 +23,12 @@ package struct AccountPartitions: Sendable {
 
     /// The tables that have a partition per account: `replica.partitioned_tables()`.
     package static let tables: Set<Substring> = [
-        "items", "vectors", "enrichment", "activities", "records", "index_statistics", "content_types", "client_state", "meta",
-        "checkpoints", "projections", "tombstones", "quarantine", "source_entries", "embedded", "changes", "record_logs",
-        "pending_deletions", "record_counters", "ranking_state", "ranking_lists", "ranking_changes", "vocabulary", "words_next",
+        "items", "vectors", "enrichment", "activities", "records", "index_statistics", "content_types", "client_state",
+        "meta",
+        "checkpoints", "projections", "tombstones", "quarantine", "source_entries", "embedded", "changes",
+        "record_logs",
+        "pending_deletions", "record_counters", "ranking_state", "ranking_lists", "ranking_changes", "vocabulary",
+        "words_next",
     ]
 
     /// `sql` with each partitioned table it names as `replica.<table>` replaced by the account's
@@ -72,7 +75,9 @@ package struct AccountPartitions: Sendable {
     /// (``PostgresConnection/executeVarying(_:_:)``), since its text is now the account's own: unprepared
     /// the first time, prepared and reused when the connection runs it again.
     @discardableResult
-    package func run(_ sql: String, _ arguments: [PostgresValue], on connection: PostgresConnection) throws -> PostgresResult {
+    package func run(_ sql: String, _ arguments: [PostgresValue], on connection: PostgresConnection) throws
+        -> PostgresResult
+    {
         try connection.executeVarying(naming(sql), arguments)
     }
 }

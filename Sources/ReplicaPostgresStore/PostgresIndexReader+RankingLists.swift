@@ -13,10 +13,14 @@ extension PostgresIndexReader {
     /// caller ranks every match.
     func rankedByLists(_ terms: SearchTerms, _ query: SearchQuery, limit: Int) throws -> Ranked? {
         guard usesRankingLists, !terms.requiresAll, !terms.terms.isEmpty,
-              terms.terms.allSatisfy({ $0.tokens.count == 1 && !$0.prefix }) else { return nil }
+            terms.terms.allSatisfy({ $0.tokens.count == 1 && !$0.prefix })
+        else { return nil }
         let tokens = terms.terms.map { $0.tokens[0] }
-        let source = try PostgresRankingSource(self, tokens: tokens, queries: terms.queries, anyTerm: terms.tsquery, query: query)
-        guard let top = try RankingLists.top(limit, tokens: tokens, weights: terms.weights, source: source) else { return nil }
+        let source = try PostgresRankingSource(
+            self, tokens: tokens, queries: terms.queries, anyTerm: terms.tsquery, query: query)
+        guard let top = try RankingLists.top(limit, tokens: tokens, weights: terms.weights, source: source) else {
+            return nil
+        }
         // The best read whole, without the places of their words: which words each has, the lists said
         // (``knownWordsPresent(_:in:)``); which of them are in a heading (weights A and B), the item's
         // own words say (stemmed for its language, which the query's may not be); and only the ranking's
@@ -25,13 +29,17 @@ extension PostgresIndexReader {
             Self.textColumns + ", (SELECT string_agg(u.lexeme, E'\\x1f') FROM unnest(ts_filter(i.words, '{a,b}')) AS u "
                 + "WHERE u.lexeme = ANY(" + builder.bind(SQLBuilder.textArray(tokens)) + "::text[]))"
         }
-        wordsSeen.record(tokens: tokens, present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
+        wordsSeen.record(
+            tokens: tokens,
+            present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
         // Each searched lexeme in a heading gets one place of weight A: all ``ItemWords/isInHeading(_:)``,
         // the only reader of these words, asks.
         var headings: [Int64: ItemWords] = [:]
         for (id, row) in rows.rows {
             var words = ItemWords()
-            for lexeme in (rows.result.string(row, 16) ?? "").split(separator: "\u{1F}") { words.places[String(lexeme)] = [(1, "A")] }
+            for lexeme in (rows.result.string(row, 16) ?? "").split(separator: "\u{1F}") {
+                words.places[String(lexeme)] = [(1, "A")]
+            }
             headings[id] = words
         }
         return (top.map { (id: $0.rowID, score: $0.score) }, headings, limit, rows)
@@ -44,13 +52,15 @@ extension PostgresIndexReader {
     /// ``matches(_:pattern:limit:)`` through the ranking lists, or `nil` when they do not apply or cannot
     /// prove the top (tests compare it with the full ranking).
     package func matchesThroughRankingLists(_ query: SearchQuery, pattern: FTSPattern, limit: Int) throws
-        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])?
+    {
         guard query.predicate == nil, let terms = SearchTerms(pattern) else { return nil }
         return try matchesThroughRankingLists(query, terms: terms, limit: limit)
     }
 
     func matchesThroughRankingLists(_ query: SearchQuery, terms: SearchTerms, limit: Int) throws
-        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])?
+    {
         guard let listed = try rankedByLists(terms, query, limit: limit) else { return nil }
         return try read(listed, terms.terms, language: terms.language, matcher: nil, limit: limit)
     }
@@ -59,7 +69,8 @@ extension PostgresIndexReader {
     /// recorded, numbers that are not those the lists were built from (written behind the writer's back):
     /// the cases where a search through them scores every match.
     package func rankingListsAreStale(minimumItems: Int) throws -> Bool {
-        let result = try run("""
+        let result = try run(
+            """
             SELECT s.rows, s.tokens, st.items, st.words,
                 (SELECT count(*) FROM (SELECT 1 FROM replica.ranking_changes WHERE account = $1 AND index_name = $2 LIMIT $3) AS c)
             FROM (SELECT 1) AS one
@@ -92,7 +103,9 @@ final class WordsSeen: Sendable {
             for phrases in terms {
                 var term: [Int] = []
                 for phrase in phrases {
-                    guard phrase.tokens.count == 1, !phrase.prefix, let index = state.tokens.firstIndex(of: phrase.tokens[0]) else { return nil }
+                    guard phrase.tokens.count == 1, !phrase.prefix,
+                        let index = state.tokens.firstIndex(of: phrase.tokens[0])
+                    else { return nil }
                     term.append(index)
                 }
                 indexes.append(term)
@@ -126,7 +139,11 @@ final class PostgresRankingSource: RankingListSource {
     private var changed: [Int64] = []
     private var someExpired = false
     /// What the search reads only when it has changed items or a word without a list (``readRest()``).
-    private var rest: (numbers: [(rowID: Int64, numbers: [Double])], unlisted: [Int: [(rowID: Int64, frequency: Double, length: Double)]])?
+    private var rest:
+        (
+            numbers: [(rowID: Int64, numbers: [Double])],
+            unlisted: [Int: [(rowID: Int64, frequency: Double, length: Double)]]
+        )?
 
     /// Reads what every search through the lists needs, in one statement.
     ///
@@ -134,7 +151,8 @@ final class PostgresRankingSource: RankingListSource {
     ///   - tokens: the search's words as the index stores them.
     ///   - queries: each word as a `tsquery`, in the same order.
     ///   - anyTerm: the `tsquery` of any of them.
-    init(_ reader: PostgresIndexReader, tokens: [String], queries: [String], anyTerm: String, query: SearchQuery) throws {
+    init(_ reader: PostgresIndexReader, tokens: [String], queries: [String], anyTerm: String, query: SearchQuery) throws
+    {
         self.reader = reader
         self.query = query
         self.tokens = tokens
@@ -144,7 +162,8 @@ final class PostgresRankingSource: RankingListSource {
         // Each value the plan could depend on is behind a `(SELECT $n)`, so that PostgreSQL plans the
         // statement once for all and keeps that plan (after its first five runs), where a plan for each
         // value took four times as long to make as to run (0.6 ms a search).
-        let result = try reader.run("""
+        let result = try reader.run(
+            """
             SELECT 'b', s.rows, s.tokens::float8, s.threshold::float8, NULL::text, NULL::bytea
             FROM replica.ranking_state AS s WHERE s.account = $1 AND s.index_name = $2
             UNION ALL
@@ -160,13 +179,15 @@ final class PostgresRankingSource: RankingListSource {
             SELECT 'e', 0, 0, 0, NULL, NULL
             WHERE EXISTS (SELECT 1 FROM replica.items AS i
                           WHERE i.account = $1 AND i.index_name = $2 AND i.expires <= (SELECT $5::float8) AND i.expires < 32503680000)
-            """, [
+            """,
+            [
                 .text(reader.account.rawValue), .text(reader.indexName), SQLBuilder.textArray(tokens),
                 .int(Int64(RankingLists.maximumChanges + 1)), .double(reader.now.timeIntervalSince1970),
             ])
         for row in 0..<result.rowCount {
             let number = result.int(row, 1) ?? 0
-            let a = result.double(row, 2) ?? 0, b = result.double(row, 3) ?? 0
+            let a = result.double(row, 2) ?? 0
+            let b = result.double(row, 3) ?? 0
             switch result.string(row, 0) {
             case "b": state = (RankingLists.State(rows: number, tokens: Int64(a)), Int(b))
             case "t": totalsNow = RankingLists.State(rows: number, tokens: Int64(a))
@@ -187,10 +208,14 @@ final class PostgresRankingSource: RankingListSource {
     }
 
     /// The changed items' numbers and every item of the words without a list, in one more statement, once.
-    private func readRest() throws -> (numbers: [(rowID: Int64, numbers: [Double])], unlisted: [Int: [(rowID: Int64, frequency: Double, length: Double)]]) {
+    private func readRest() throws -> (
+        numbers: [(rowID: Int64, numbers: [Double])],
+        unlisted: [Int: [(rowID: Int64, frequency: Double, length: Double)]]
+    ) {
         if let rest { return rest }
         // The function leaves out the words with a list itself, and every word when none has one.
-        let result = try reader.run("""
+        let result = try reader.run(
+            """
             SELECT 'n', 0, i.id, i.length::float8, 0,
                 ARRAY(SELECT round(ts_rank_cd('{0.1,0.2,0.5,1}'::float4[], i.words, t.term, 0)::float8 * 10)
                       FROM unnest($4::tsquery[]) WITH ORDINALITY AS t(term, ordinal) ORDER BY t.ordinal)
@@ -201,13 +226,18 @@ final class PostgresRankingSource: RankingListSource {
             UNION ALL
             SELECT 'p', p.word, p.id, p.frequency, p.length, NULL
             FROM replica.unlisted_postings($2, $7::text[], $8::tsquery[], $9) AS p
-            """, [
+            """,
+            [
                 .text(reader.account.rawValue), .text(reader.indexName), .text(anyTerm), SQLBuilder.textArray(queries),
                 .int(Int64(RankingLists.maximumChanges + 1)), .bool(!changed.isEmpty),
                 SQLBuilder.textArray(tokens), SQLBuilder.textArray(queries),
                 .int(Int64(PostgresIndexWriter.rankingThreshold + RankingLists.maximumChanges + 1)),
             ])
-        var read: (numbers: [(rowID: Int64, numbers: [Double])], unlisted: [Int: [(rowID: Int64, frequency: Double, length: Double)]]) = ([], [:])
+        var read:
+            (
+                numbers: [(rowID: Int64, numbers: [Double])],
+                unlisted: [Int: [(rowID: Int64, frequency: Double, length: Double)]]
+            ) = ([], [:])
         for row in 0..<result.rowCount {
             let number = result.int(row, 2) ?? 0
             let a = result.double(row, 3) ?? 0
@@ -235,7 +265,8 @@ final class PostgresRankingSource: RankingListSource {
 
     func tier(_ number: Int64, of token: String) throws -> RankingLists.Tier? {
         if number == 1, let tier = second[token] { return tier }
-        let result = try reader.run("""
+        let result = try reader.run(
+            """
             SELECT documents, floor, entries FROM replica.ranking_lists WHERE account = $1 AND index_name = $2 AND term = $3 AND tier = $4
             """, [.text(reader.account.rawValue), .text(reader.indexName), .text(token), .int(number)])
         guard result.rowCount == 1, let entries = result.bytes(0, 2) else { return nil }
@@ -243,7 +274,8 @@ final class PostgresRankingSource: RankingListSource {
     }
 
     func tiers(of token: String) throws -> [[UInt8]] {
-        let result = try reader.run("""
+        let result = try reader.run(
+            """
             SELECT entries FROM replica.ranking_lists WHERE account = $1 AND index_name = $2 AND term = $3 ORDER BY tier
             """, [.text(reader.account.rawValue), .text(reader.indexName), .text(token)])
         return (0..<result.rowCount).compactMap { result.bytes($0, 0) }
@@ -271,7 +303,9 @@ final class PostgresRankingSource: RankingListSource {
 
     func passing(_ rowIDs: [Int64]) throws -> Set<Int64> {
         var builder = SQLBuilder()
-        var sql = reader.items("i.id", &builder) + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(rowIDs)) + "::bigint[])"
+        var sql =
+            reader.items("i.id", &builder) + " AND i.id = ANY(" + builder.bind(SQLBuilder.integerArray(rowIDs))
+            + "::bigint[])"
         reader.appendFilters(for: query, to: &sql, builder: &builder)
         let result = try reader.run(sql, builder.arguments)
         return Set((0..<result.rowCount).compactMap { result.int($0, 0) })

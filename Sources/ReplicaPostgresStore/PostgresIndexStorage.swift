@@ -1,8 +1,8 @@
 package import Foundation
 import ReplicaCore
-import ReplicaText
 package import ReplicaIndex
 package import ReplicaPostgres
+import ReplicaText
 
 /// One index of one account kept in a PostgreSQL database (schema `replica`), through a pool of
 /// connections the store shares between its indexes.
@@ -34,8 +34,11 @@ package final class PostgresIndexStorage: IndexStorage {
     ///   - standby: a standby of `pool`'s database that serves the index's reads (``StandbyReads``).
     ///   - vectorNotices: the store's listener for other processes' vector writes (``VectorNotices``).
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
-    package init(pool: PostgresPool, account: AccountID, indexName: String, generation: Int64? = nil, standby: StandbyReads? = nil,
-                 vectorNotices: VectorNotices? = nil) throws {
+    package init(
+        pool: PostgresPool, account: AccountID, indexName: String, generation: Int64? = nil,
+        standby: StandbyReads? = nil,
+        vectorNotices: VectorNotices? = nil
+    ) throws {
         self.pool = pool
         self.account = account
         self.indexName = indexName
@@ -53,9 +56,11 @@ package final class PostgresIndexStorage: IndexStorage {
                 do {
                     opened = try connection.transaction(.readCommitted, readOnly: true) {
                         let table = try begin(connection, writing: false)
-                        return try table.run("""
+                        return try table.run(
+                            """
                             SELECT 1 FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = 'created'
-                            """, [.text(account.rawValue), .text(indexName)], on: connection).rowCount == 1
+                            """, [.text(account.rawValue), .text(indexName)], on: connection
+                        ).rowCount == 1
                     }
                 } catch let error as PostgresError where error.isUndefinedTable {
                     opened = false  // the account has no partitions yet
@@ -67,7 +72,8 @@ package final class PostgresIndexStorage: IndexStorage {
                     // A new index owes its owner a reindex of everything, as a new SQLite file does; the
                     // 'created' row makes that happen once, not at every open. Its words are this analyzer's,
                     // and its writers count the languages of its items from the first (``WrittenLanguages``).
-                    try table.run("""
+                    try table.run(
+                        """
                         WITH created AS (
                             INSERT INTO replica.meta(account, index_name, key, value) VALUES ($1, $2, 'created', '1')
                             ON CONFLICT DO NOTHING RETURNING 1
@@ -118,23 +124,30 @@ package final class PostgresIndexStorage: IndexStorage {
         }
     }
 
-    package func write<T: Sendable>(now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
-                                    _ body: @escaping @Sendable (any IndexWriter) throws -> T) async throws -> T {
+    package func write<T: Sendable>(
+        now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
+        _ body: @escaping @Sendable (any IndexWriter) throws -> T
+    ) async throws -> T {
         try await Blocking.run { [self] in
             try writeNow(now: now, defaultLifetime: defaultLifetime, prepare: prepare, body)
         }
     }
 
-    @available(*, noasync, message: "it waits for the database; in async code call write(now:defaultLifetime:prepare:_:)")
-    package func writeNow<T>(now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
-                             _ body: (any IndexWriter) throws -> T) throws -> T {
+    @available(
+        *, noasync, message: "it waits for the database; in async code call write(now:defaultLifetime:prepare:_:)"
+    )
+    package func writeNow<T>(
+        now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
+        _ body: (any IndexWriter) throws -> T
+    ) throws -> T {
         try translatingPostgresErrors {
             try pool.withConnection { connection in
                 try connection.transaction {
                     let table = try begin(connection, writing: true)
                     try prepare()
-                    let writer = PostgresIndexWriter(connection: connection, account: account, indexName: indexName, table: table, now: now,
-                                                     defaultLifetime: defaultLifetime)
+                    let writer = PostgresIndexWriter(
+                        connection: connection, account: account, indexName: indexName, table: table, now: now,
+                        defaultLifetime: defaultLifetime)
                     let value = try body(writer)
                     try writer.saveVocabulary()
                     try writer.saveWrittenLanguages()
@@ -144,8 +157,10 @@ package final class PostgresIndexStorage: IndexStorage {
         }
     }
 
-    package func read<T: Sendable>(now: Date, prepare: @escaping @Sendable () throws -> Void,
-                                   _ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T {
+    package func read<T: Sendable>(
+        now: Date, prepare: @escaping @Sendable () throws -> Void,
+        _ body: @escaping @Sendable (any IndexReader) throws -> T
+    ) async throws -> T {
         try await Blocking.run { [self] in
             let value = try readNow(now: now, prepare: prepare, body)
             // Vectors held from now on are kept current by the store's listener.
@@ -162,8 +177,10 @@ package final class PostgresIndexStorage: IndexStorage {
                     try connection.transaction(.repeatableRead, readOnly: true) {
                         let table = try begin(connection, writing: false)
                         try prepare()
-                        return try body(PostgresIndexReader(connection: connection, account: account, indexName: indexName, table: table,
-                                                            vectorCache: vectorCache, now: now))
+                        return try body(
+                            PostgresIndexReader(
+                                connection: connection, account: account, indexName: indexName, table: table,
+                                vectorCache: vectorCache, now: now))
                     }
                 }
             }
@@ -185,10 +202,12 @@ package final class PostgresIndexStorage: IndexStorage {
         let bytes = try? pool.withConnection { connection in
             try connection.transaction(readOnly: true) {
                 let table = try PostgresSignIn.name(account, on: connection)
-                return try table.run("""
+                return try table.run(
+                    """
                     SELECT (SELECT coalesce(sum(pg_column_size(i.*)), 0) FROM replica.items AS i WHERE i.account = $1 AND i.index_name = $2)
                          + (SELECT coalesce(sum(pg_column_size(v.*)), 0) FROM replica.vectors AS v WHERE v.account = $1 AND v.index_name = $2)
-                    """, [.text(account.rawValue), .text(indexName)], on: connection).int(0, 0)
+                    """, [.text(account.rawValue), .text(indexName)], on: connection
+                ).int(0, 0)
             }
         }
         return Int((bytes ?? nil) ?? 0)

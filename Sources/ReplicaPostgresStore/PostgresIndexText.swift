@@ -24,7 +24,9 @@ package enum PostgresIndexText {
     }
 
     /// The five full-text columns, in FTS5's order, with their `tsvector` weight and BM25 weight.
-    package static let columns: [(weight: Character, bm25: Double)] = [("A", 10), ("B", 5), ("B", 5), ("C", 2), ("D", 1)]
+    package static let columns: [(weight: Character, bm25: Double)] = [
+        ("A", 10), ("B", 5), ("B", 5), ("C", 2), ("D", 1),
+    ]
     /// The same weights as the binary `tsvector` holds them.
     static let columnWeights: [PostgresTSVector.Weight] = [.a, .b, .b, .c, .d]
 
@@ -58,8 +60,10 @@ package enum PostgresIndexText {
     /// ``maximumLiteralBytes``.
     /// - Parameter language: the language the words are stemmed for (``TextColumns/language``), as FTS5's
     ///   tokenizer `replica` stems an item's words in a SQLite index.
-    package static func vector(title: String, keywords: String, people: String, description: String, body: String,
-                               language: String?) -> Words {
+    package static func vector(
+        title: String, keywords: String, people: String, description: String, body: String,
+        language: String?
+    ) -> Words {
         var slots: [String: Int] = [:]
         var lexemes: [String] = []
         var positions: [[UInt16]] = []
@@ -115,8 +119,9 @@ package enum PostgresIndexText {
         let entries = (0..<kept).map { slot in
             (lexeme: PostgresValue.storedUTF8(lexemes[slot]), positions: positions[slot])
         }
-        return Words(binary: PostgresTSVector.binary(entries), length: length,
-                     vocabulary: lexemes[..<kept].filter(TextAnalyzer.Vocabulary.holds))
+        return Words(
+            binary: PostgresTSVector.binary(entries), length: length,
+            vocabulary: lexemes[..<kept].filter(TextAnalyzer.Vocabulary.holds))
     }
 
     /// Calls `body` with each lexeme of a `tsvector` in PostgreSQL's text output (`'word':1A,5 'it''s':3`)
@@ -132,7 +137,10 @@ package enum PostgresIndexText {
             var lexeme: [UInt8] = []
             while index < count {
                 // A quoted lexeme: quotes and backslashes doubled.
-                guard bytes[index] == UInt8(ascii: "'") else { index += 1; continue }
+                guard bytes[index] == UInt8(ascii: "'") else {
+                    index += 1
+                    continue
+                }
                 index += 1
                 lexeme.removeAll(keepingCapacity: true)
                 while index < count {
@@ -167,7 +175,9 @@ package enum PostgresIndexText {
                         default:
                             // The last digit of a position without a letter is a D.
                             let next = index + 1 < count ? bytes[index + 1] : UInt8(ascii: " ")
-                            if next == UInt8(ascii: ",") || next == UInt8(ascii: " ") { frequency += Int64(ItemWords.columnWeight("D")) }
+                            if next == UInt8(ascii: ",") || next == UInt8(ascii: " ") {
+                                frequency += Int64(ItemWords.columnWeight("D"))
+                            }
                         }
                         index += 1
                     }
@@ -215,7 +225,9 @@ package enum PostgresIndexText {
 
     /// A lexeme as a `tsvector` or `tsquery` literal: in single quotes, quotes and backslashes escaped.
     package static func quoted(_ lexeme: String) -> String {
-        guard lexeme.utf8.contains(where: { $0 == UInt8(ascii: "'") || $0 == UInt8(ascii: "\\") }) else { return "'" + lexeme + "'" }
+        guard lexeme.utf8.contains(where: { $0 == UInt8(ascii: "'") || $0 == UInt8(ascii: "\\") }) else {
+            return "'" + lexeme + "'"
+        }
         return "'" + lexeme.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
     }
 
@@ -243,10 +255,12 @@ package enum PostgresIndexText {
     /// A term of a search as FTS5 would tokenize it in a query: a word's forms as the word typed (see
     /// ``phrases(of:)`` for both).
     package static func tokens(of term: FTSPattern.Term) -> TermTokens {
-        let (text, prefix): (String, Bool) = switch term {
-        case .word(let text, let prefix), .phrase(let text, let prefix): (text, prefix)
-        case .forms(let word, _, _, _): (word, false)
-        }
-        return TermTokens(tokens: tokenizer.tokens(in: text, for: .query(prefix: prefix)).map { lexeme($0.text) }, prefix: prefix)
+        let (text, prefix): (String, Bool) =
+            switch term {
+            case .word(let text, let prefix), .phrase(let text, let prefix): (text, prefix)
+            case .forms(let word, _, _, _): (word, false)
+            }
+        return TermTokens(
+            tokens: tokenizer.tokens(in: text, for: .query(prefix: prefix)).map { lexeme($0.text) }, prefix: prefix)
     }
 }

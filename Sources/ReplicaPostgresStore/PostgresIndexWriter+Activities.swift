@@ -12,7 +12,8 @@ extension PostgresIndexWriter {
     package func donate(_ activities: [UserActivity]) throws {
         for activity in activities {
             let date = activity.date ?? now
-            try execute("""
+            try execute(
+                """
                 INSERT INTO replica.activities AS activities (account, index_name, persistent, type, title, related, keywords, date, views,
                     search, prediction, attributes, entity_type, entity_id)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10, $11, $12, $13)
@@ -20,10 +21,12 @@ extension PostgresIndexWriter {
                     related = excluded.related, keywords = excluded.keywords, date = greatest(activities.date, excluded.date),
                     views = activities.views + 1, search = excluded.search, prediction = excluded.prediction,
                     attributes = excluded.attributes, entity_type = excluded.entity_type, entity_id = excluded.entity_id
-                """, [
+                """,
+                [
                     .text(activity.persistentIdentifier), .text(activity.activityType), PostgresValue(activity.title),
                     PostgresValue(activity.relatedUniqueIdentifier?.rawValue),
-                    .text(JSON.array(activity.keywords.map(JSON.string)).serialized()), .double(date.timeIntervalSince1970),
+                    .text(JSON.array(activity.keywords.map(JSON.string)).serialized()),
+                    .double(date.timeIntervalSince1970),
                     .bool(activity.isEligibleForSearch), .bool(activity.isEligibleForPrediction),
                     PostgresValue(activity.attributeSet.map { $0.json().serialized() }),
                     PostgresValue(activity.entity?.typeName), PostgresValue(activity.entity?.id),
@@ -35,9 +38,12 @@ extension PostgresIndexWriter {
     /// Whether a search-eligible activity is about an item: asked once per writer.
     func mayHaveStandIns() throws -> Bool {
         if let known = activitiesMayStandIn { return known }
-        let found = try execute("""
-            SELECT 1 FROM replica.activities WHERE account = $1 AND index_name = $2 AND related IS NOT NULL AND search LIMIT 1
-            """).rowCount > 0
+        let found =
+            try execute(
+                """
+                SELECT 1 FROM replica.activities WHERE account = $1 AND index_name = $2 AND related IS NOT NULL AND search LIMIT 1
+                """
+            ).rowCount > 0
         activitiesMayStandIn = found
         return found
     }
@@ -45,9 +51,12 @@ extension PostgresIndexWriter {
     /// Deletes the items that activities about `identifier` stood in for while it was not indexed: once
     /// it is, they raise its ranking instead of appearing beside it.
     func dropActivityItems(about identifier: String) throws {
-        let result = try execute("SELECT persistent FROM replica.activities WHERE account = $1 AND index_name = $2 AND related = $3 AND search",
-                                 [.text(identifier)])
-        let standIns = (0..<result.rowCount).compactMap { result.string($0, 0).map { ItemIdentifier("activity:" + $0) } }
+        let result = try execute(
+            "SELECT persistent FROM replica.activities WHERE account = $1 AND index_name = $2 AND related = $3 AND search",
+            [.text(identifier)])
+        let standIns = (0..<result.rowCount).compactMap {
+            result.string($0, 0).map { ItemIdentifier("activity:" + $0) }
+        }
         if !standIns.isEmpty { _ = try delete(identifiers: standIns, owner: .activities) }
     }
 
@@ -56,8 +65,10 @@ extension PostgresIndexWriter {
     package func deleteActivities(_ persistentIdentifiers: [String]) throws -> Int {
         var deleted = 0
         for identifier in persistentIdentifiers {
-            deleted += try execute("DELETE FROM replica.activities WHERE account = $1 AND index_name = $2 AND persistent = $3",
-                                   [.text(identifier)]).affectedRows
+            deleted += try execute(
+                "DELETE FROM replica.activities WHERE account = $1 AND index_name = $2 AND persistent = $3",
+                [.text(identifier)]
+            ).affectedRows
             _ = try delete(identifiers: [ItemIdentifier("activity:" + identifier)], owner: .activities)
         }
         return deleted
@@ -66,7 +77,8 @@ extension PostgresIndexWriter {
     /// Deletes every activity, and the items made of them.
     @discardableResult
     package func deleteAllActivities() throws -> Int {
-        let result = try execute("SELECT persistent FROM replica.activities WHERE account = $1 AND index_name = $2 ORDER BY id")
+        let result = try execute(
+            "SELECT persistent FROM replica.activities WHERE account = $1 AND index_name = $2 ORDER BY id")
         return try deleteActivities((0..<result.rowCount).compactMap { result.string($0, 0) })
     }
 }

@@ -20,7 +20,8 @@ extension PostgresIndexWriter {
 
         /// About how many bytes the row sends.
         var size: Int {
-            row.attributes.utf8.count + row.text.title.utf8.count + row.text.keywords.utf8.count + row.text.people.utf8.count
+            row.attributes.utf8.count + row.text.title.utf8.count + row.text.keywords.utf8.count
+                + row.text.people.utf8.count
                 + row.text.description.utf8.count + row.text.body.utf8.count + words.binary.count + 256
         }
     }
@@ -33,14 +34,18 @@ extension PostgresIndexWriter {
             for (item, origin) in entries { try index(item, origin: origin) }
             return
         }
-        let now = self.now, lifetime = self.defaultLifetime
-        try Prefetch.pipelined(entries, chunkSize: Self.chunkSize, prepare: { chunk in
-            chunk.map { item, origin -> ReadyRow? in
-                guard !item.isUpdate else { return nil }
-                let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
-                return ReadyRow(row: row, words: Self.words(of: row.text))
+        let now = self.now
+        let lifetime = self.defaultLifetime
+        try Prefetch.pipelined(
+            entries, chunkSize: Self.chunkSize,
+            prepare: { chunk in
+                chunk.map { item, origin -> ReadyRow? in
+                    guard !item.isUpdate else { return nil }
+                    let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
+                    return ReadyRow(row: row, words: Self.words(of: row.text))
+                }
             }
-        }) { chunk, current in
+        ) { chunk, current in
             var run: [ReadyRow] = []
             var runSize = 0
             for ((item, origin), ready) in zip(chunk, current) {
@@ -73,11 +78,15 @@ extension PostgresIndexWriter {
         var rows = rows
         // Words made for a language CLD2 could not tell are made again for the one it is settled to.
         for index in rows.indices {
-            if try settleLanguage(of: &rows[index].row.text) { rows[index].words = Self.words(of: rows[index].row.text) }
+            if try settleLanguage(of: &rows[index].row.text) {
+                rows[index].words = Self.words(of: rows[index].row.text)
+            }
         }
         // In order, as one by one: a tree an item brings replaces the one recorded before it.
         for ready in rows {
-            if let type = ready.row.contentType { try recordContentType(ContentType(rawValue: type), tree: ready.row.explicitTree) }
+            if let type = ready.row.contentType {
+                try recordContentType(ContentType(rawValue: type), tree: ready.row.explicitTree)
+            }
         }
         var seen = Set<String>()
         let firsts = rows.indices.filter { seen.insert(rows[$0].row.identifier).inserted }
@@ -92,20 +101,23 @@ extension PostgresIndexWriter {
             for index in firsts { array.append(value(rows[index])) }
             return array.value
         }
-        var words = PostgresBinaryArray(of: .tsvector, reservingBytes: firsts.reduce(0) { $0 + rows[$1].words.binary.count + 4 })
+        var words = PostgresBinaryArray(
+            of: .tsvector, reservingBytes: firsts.reduce(0) { $0 + rows[$1].words.binary.count + 4 })
         var lengths = PostgresBinaryArray(of: .int4)
         for index in firsts {
             words.append(binary: rows[index].words.binary)
             lengths.append(Int64(rows[index].words.length))
         }
-        let result = try execute(Self.bulkInsertSQL, [
-            texts { $0.row.identifier }, texts { $0.row.domain }, texts { $0.row.contentType },
-            numbers { $0.row.created }, numbers { $0.row.modified }, numbers { $0.row.expires },
-            texts { $0.row.authors }, texts { $0.row.recipients }, texts { $0.row.attributes },
-            texts { $0.row.origin.owner.rawValue }, texts { $0.row.origin.version }, numbers { $0.row.indexed },
-            texts { $0.row.text.title }, texts { $0.row.text.keywords }, texts { $0.row.text.people },
-            texts { $0.row.text.description }, texts { $0.row.text.body }, words.value, lengths.value,
-        ])
+        let result = try execute(
+            Self.bulkInsertSQL,
+            [
+                texts { $0.row.identifier }, texts { $0.row.domain }, texts { $0.row.contentType },
+                numbers { $0.row.created }, numbers { $0.row.modified }, numbers { $0.row.expires },
+                texts { $0.row.authors }, texts { $0.row.recipients }, texts { $0.row.attributes },
+                texts { $0.row.origin.owner.rawValue }, texts { $0.row.origin.version }, numbers { $0.row.indexed },
+                texts { $0.row.text.title }, texts { $0.row.text.keywords }, texts { $0.row.text.people },
+                texts { $0.row.text.description }, texts { $0.row.text.body }, words.value, lengths.value,
+            ])
         var inserted: [String: Int64] = [:]
         for row in 0..<result.rowCount {
             if let identifier = result.string(row, 0), let id = result.int(row, 1) { inserted[identifier] = id }

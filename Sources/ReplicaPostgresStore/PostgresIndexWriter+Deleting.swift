@@ -16,7 +16,8 @@ extension PostgresIndexWriter {
     @discardableResult
     func deleteItems(where condition: String, _ parameters: [PostgresValue]) throws -> Int {
         CrashPoints.reach("index.delete")
-        let result = try execute("""
+        let result = try execute(
+            """
             WITH deleted AS (
                 DELETE FROM replica.items WHERE account = $1 AND index_name = $2 AND (\(condition))
                 RETURNING id, length, words
@@ -46,8 +47,9 @@ extension PostgresIndexWriter {
     @discardableResult
     package func delete(identifiers: [ItemIdentifier], owner: ItemOwner?) throws -> Int {
         guard !identifiers.isEmpty else { return 0 }
-        return try deleteItems(where: "identifier = ANY($3::text[]) AND ($4::text IS NULL OR owner = $4)",
-                               [Self.arrayLiteral(identifiers.map(\.rawValue)), PostgresValue(owner?.rawValue)])
+        return try deleteItems(
+            where: "identifier = ANY($3::text[]) AND ($4::text IS NULL OR owner = $4)",
+            [Self.arrayLiteral(identifiers.map(\.rawValue)), PostgresValue(owner?.rawValue)])
     }
 
     /// Deletes every item `owner` made (any owner's when `nil`) whose domain is one of these or lies under
@@ -57,9 +59,10 @@ extension PostgresIndexWriter {
     package func delete(domains: [DomainIdentifier], owner: ItemOwner?) throws -> Int {
         var count = 0
         for domain in domains {
-            count += try deleteItems(where: """
-                domain IS NOT NULL AND (domain = $3 OR starts_with(domain, $3 || '.')) AND ($4::text IS NULL OR owner = $4)
-                """, [.text(domain.rawValue), PostgresValue(owner?.rawValue)])
+            count += try deleteItems(
+                where: """
+                    domain IS NOT NULL AND (domain = $3 OR starts_with(domain, $3 || '.')) AND ($4::text IS NULL OR owner = $4)
+                    """, [.text(domain.rawValue), PostgresValue(owner?.rawValue)])
         }
         return count
     }
@@ -96,9 +99,10 @@ extension PostgresIndexWriter {
     /// Deletes up to `limit` items whose expiration date has passed; returns how many.
     @discardableResult
     package func purgeExpired(limit: Int) throws -> Int {
-        try deleteItems(where: """
-            id IN (SELECT id FROM replica.items WHERE account = $1 AND index_name = $2 AND expires <= $3 AND expires < 32503680000 LIMIT $4)
-            """, [.double(now.timeIntervalSince1970), .int(Int64(limit))])
+        try deleteItems(
+            where: """
+                id IN (SELECT id FROM replica.items WHERE account = $1 AND index_name = $2 AND expires <= $3 AND expires < 32503680000 LIMIT $4)
+                """, [.double(now.timeIntervalSince1970), .int(Int64(limit))])
     }
 
     /// A one-dimensional array as PostgreSQL's text input reads it (`{"a","b",NULL}`): each element in
@@ -113,7 +117,8 @@ extension PostgresIndexWriter {
             }
             literal += "\""
             if element.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                literal += element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                literal += element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                    of: "\"", with: "\\\"")
             } else {
                 literal += element
             }

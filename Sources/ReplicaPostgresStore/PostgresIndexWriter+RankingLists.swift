@@ -29,28 +29,38 @@ extension PostgresIndexWriter {
     ///   - threshold: in how many items a word must be to get a list (``rankingThreshold``, or 1/64 of
     ///     the items of a smaller index, when `nil`).
     @discardableResult
-    func buildRankingLists(firstTier: Int = RankingLists.firstTier, threshold: Int? = nil) throws -> RankingLists.Summary {
+    func buildRankingLists(firstTier: Int = RankingLists.firstTier, threshold: Int? = nil) throws
+        -> RankingLists.Summary
+    {
         try connection.execute("LOCK TABLE replica.items\(table.suffix) IN SHARE MODE")
         try removeRankingLists()
-        let statistics = try execute("SELECT items, words FROM replica.index_statistics WHERE account = $1 AND index_name = $2")
-        let totals = RankingLists.State(rows: statistics.rowCount > 0 ? statistics.int(0, 0) ?? 0 : 0,
-                                        tokens: statistics.rowCount > 0 ? statistics.int(0, 1) ?? 0 : 0)
+        let statistics = try execute(
+            "SELECT items, words FROM replica.index_statistics WHERE account = $1 AND index_name = $2")
+        let totals = RankingLists.State(
+            rows: statistics.rowCount > 0 ? statistics.int(0, 0) ?? 0 : 0,
+            tokens: statistics.rowCount > 0 ? statistics.int(0, 1) ?? 0 : 0)
         let threshold = threshold ?? min(Self.rankingThreshold, max(8, Int(totals.rows / 64)))
         var summary = RankingLists.Summary(terms: 0, entries: 0)
         if totals.rows > 0 {
             summary = try writeRankingLists(totals: totals, firstTier: firstTier, threshold: threshold)
         }
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.ranking_state (account, index_name, rows, tokens, first_tier, threshold, built)
             VALUES ($1, $2, $3, $4, $5, $6, $7)
-            """, [.int(totals.rows), .int(totals.tokens), .int(Int64(firstTier)), .int(Int64(threshold)), .double(now.timeIntervalSince1970)])
+            """,
+            [
+                .int(totals.rows), .int(totals.tokens), .int(Int64(firstTier)), .int(Int64(threshold)),
+                .double(now.timeIntervalSince1970),
+            ])
         // The planner's numbers for the new lists, now: searches planned them as empty until autovacuum came.
         try connection.execute("SELECT replica.analyze_ranking_lists()")
         return summary
     }
 
     package func removeRankingLists() throws {
-        try execute("""
+        try execute(
+            """
             WITH state AS (
                 DELETE FROM replica.ranking_state WHERE account = $1 AND index_name = $2
             ), changes AS (
@@ -62,7 +72,9 @@ extension PostgresIndexWriter {
 
     /// Reads every item's words, a page at a time in row id order, and writes the tiers of each word in
     /// at least `threshold` items.
-    private func writeRankingLists(totals: RankingLists.State, firstTier: Int, threshold: Int) throws -> RankingLists.Summary {
+    private func writeRankingLists(totals: RankingLists.State, firstTier: Int, threshold: Int) throws
+        -> RankingLists.Summary
+    {
         // Each word's items (ascending, as the pages come) and weighted frequencies, by a slot per word.
         var slots: [String: Int] = [:]
         var words: [String] = []
@@ -72,7 +84,8 @@ extension PostgresIndexWriter {
         lengths.reserveCapacity(Int(totals.rows))
         var last: Int64 = .min
         while true {
-            let page = try execute("""
+            let page = try execute(
+                """
                 SELECT id, length, words::text FROM replica.items WHERE account = $1 AND index_name = $2 AND id > $3
                 ORDER BY id LIMIT $4
                 """, [.int(last), .int(Int64(Self.rankingBuildPage))])
@@ -101,9 +114,13 @@ extension PostgresIndexWriter {
         var summary = RankingLists.Summary(terms: 0, entries: 0)
         var rows = RankingRows()
         for slot in words.indices where items[slot].count >= threshold {
-            for tier in RankingLists.tiers(items: items[slot], frequencies: frequencies[slot], length: { lengths[$0] ?? 0 },
-                                           averageLength: averageLength, firstTier: firstTier) {
-                rows.append(term: words[slot], tier: tier.tier, documents: Int64(items[slot].count), floor: tier.floor, entries: tier.entries)
+            for tier in RankingLists.tiers(
+                items: items[slot], frequencies: frequencies[slot], length: { lengths[$0] ?? 0 },
+                averageLength: averageLength, firstTier: firstTier)
+            {
+                rows.append(
+                    term: words[slot], tier: tier.tier, documents: Int64(items[slot].count), floor: tier.floor,
+                    entries: tier.entries)
                 if rows.bytes > 4 << 20 { try insert(&rows) }
             }
             summary.terms += 1
@@ -122,7 +139,9 @@ extension PostgresIndexWriter {
         var entries = PostgresBinaryArray(of: .bytea)
         var bytes = 0
 
-        mutating func append(term: String, tier: Int64, documents count: Int64, floor: Double, entries tierEntries: [UInt8]) {
+        mutating func append(
+            term: String, tier: Int64, documents count: Int64, floor: Double, entries tierEntries: [UInt8]
+        ) {
             terms.append(term)
             tiers.append(tier)
             documents.append(count)
@@ -134,7 +153,8 @@ extension PostgresIndexWriter {
 
     private func insert(_ rows: inout RankingRows) throws {
         guard rows.terms.count > 0 else { return }
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.ranking_lists (account, index_name, term, tier, documents, floor, entries)
             SELECT $1, $2, term, tier, documents, floor, entries
             FROM unnest($3::text[], $4::integer[], $5::bigint[], $6::float8[], $7::bytea[]) AS given(term, tier, documents, floor, entries)

@@ -20,7 +20,8 @@ extension PostgresIndexWriter {
     }
 
     package func setClientState(_ state: Data) throws {
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.client_state(account, index_name, state, updated) VALUES ($1, $2, $3, $4)
             ON CONFLICT (account, index_name) DO UPDATE SET state = excluded.state, updated = excluded.updated
             """, [.bytes([UInt8](state)), .double(now.timeIntervalSince1970)])
@@ -28,7 +29,8 @@ extension PostgresIndexWriter {
 
     package func setMeta(_ key: String, _ value: String?) throws {
         if let value {
-            try execute("""
+            try execute(
+                """
                 INSERT INTO replica.meta(account, index_name, key, value) VALUES ($1, $2, $3, $4)
                 ON CONFLICT (account, index_name, key) DO UPDATE SET value = excluded.value
                 """, [.text(key), .text(value)])
@@ -39,13 +41,15 @@ extension PostgresIndexWriter {
 
     /// A fact the index keeps about itself, or `nil`.
     package func meta(_ key: String) throws -> String? {
-        try firstText("SELECT value FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = $3", [.text(key)])
+        try firstText(
+            "SELECT value FROM replica.meta WHERE account = $1 AND index_name = $2 AND key = $3", [.text(key)])
     }
 
     /// Those of `identifiers` that name no item (expired or not) and no quarantined record.
     package func absent(_ identifiers: [ItemIdentifier]) throws -> Set<ItemIdentifier> {
         guard !identifiers.isEmpty else { return [] }
-        let result = try execute("""
+        let result = try execute(
+            """
             SELECT given.identifier FROM unnest($3::text[]) AS given(identifier)
             WHERE NOT EXISTS (SELECT 1 FROM replica.items
                               WHERE items.account = $1 AND items.index_name = $2 AND items.identifier = given.identifier)
@@ -64,14 +68,17 @@ extension PostgresIndexWriter {
     // MARK: Checkpoints
 
     package func checkpoint(_ consumer: String) throws -> String? {
-        try firstText("SELECT position FROM replica.checkpoints WHERE account = $1 AND index_name = $2 AND consumer = $3", [.text(consumer)])
+        try firstText(
+            "SELECT position FROM replica.checkpoints WHERE account = $1 AND index_name = $2 AND consumer = $3",
+            [.text(consumer)])
     }
 
     /// Saves the position and, in the same statement, notifies `replica_projected` (delivered when the
     /// transaction commits), so that waiters for a write to become searchable
     /// (`RecordStore.waitUntilSearchable`) look at the checkpoint again.
     package func setCheckpoint(_ consumer: String, _ position: String) throws {
-        try execute("""
+        try execute(
+            """
             WITH saved AS (
                 INSERT INTO replica.checkpoints(account, index_name, consumer, position, updated) VALUES ($1, $2, $3, $4, $5)
                 ON CONFLICT (account, index_name, consumer) DO UPDATE SET position = excluded.position, updated = excluded.updated
@@ -81,31 +88,42 @@ extension PostgresIndexWriter {
     }
 
     package func removeCheckpoint(_ consumer: String) throws {
-        try execute("DELETE FROM replica.checkpoints WHERE account = $1 AND index_name = $2 AND consumer = $3", [.text(consumer)])
+        try execute(
+            "DELETE FROM replica.checkpoints WHERE account = $1 AND index_name = $2 AND consumer = $3",
+            [.text(consumer)])
     }
 
     // MARK: Projection versions and rebuilds
 
     package func projectionStates() throws -> [String: ProjectionState] {
-        let result = try execute("SELECT kind, version, target_version, cursor FROM replica.projections WHERE account = $1 AND index_name = $2")
+        let result = try execute(
+            "SELECT kind, version, target_version, cursor FROM replica.projections WHERE account = $1 AND index_name = $2"
+        )
         let rows = (0..<result.rowCount).map { row in
-            (result.string(row, 0) ?? "", ProjectionState(version: Int(result.int(row, 1) ?? 0), targetVersion: result.int(row, 2).map(Int.init),
-                                                          cursor: result.string(row, 3)))
+            (
+                result.string(row, 0) ?? "",
+                ProjectionState(
+                    version: Int(result.int(row, 1) ?? 0), targetVersion: result.int(row, 2).map(Int.init),
+                    cursor: result.string(row, 3))
+            )
         }
         return Dictionary(rows, uniquingKeysWith: { $1 })
     }
 
     package func setProjectionState(_ kind: String, _ state: ProjectionState) throws {
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.projections(account, index_name, kind, version, target_version, cursor) VALUES ($1, $2, $3, $4, $5, $6)
             ON CONFLICT (account, index_name, kind) DO UPDATE
             SET version = excluded.version, target_version = excluded.target_version, cursor = excluded.cursor
-            """, [.text(kind), .int(Int64(state.version)), PostgresValue(state.targetVersion), PostgresValue(state.cursor)])
+            """,
+            [.text(kind), .int(Int64(state.version)), PostgresValue(state.targetVersion), PostgresValue(state.cursor)])
     }
 
     /// Records that a kind's items are built with `version`, unless the kind is already known.
     package func noteProjectionVersion(_ kind: String, _ version: Int) throws {
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.projections(account, index_name, kind, version) VALUES ($1, $2, $3, $4)
             ON CONFLICT (account, index_name, kind) DO NOTHING
             """, [.text(kind), .int(Int64(version))])
@@ -120,70 +138,91 @@ extension PostgresIndexWriter {
 
     /// The identifiers of every item `owner` made.
     package func identifiers(ownedBy owner: ItemOwner) throws -> [ItemIdentifier] {
-        let result = try execute("SELECT identifier FROM replica.items WHERE account = $1 AND index_name = $2 AND owner = $3 ORDER BY id",
-                                 [.text(owner.rawValue)])
+        let result = try execute(
+            "SELECT identifier FROM replica.items WHERE account = $1 AND index_name = $2 AND owner = $3 ORDER BY id",
+            [.text(owner.rawValue)])
         return (0..<result.rowCount).compactMap { result.string($0, 0).map { ItemIdentifier($0) } }
     }
 
-    package func quarantine(_ identifier: ItemIdentifier, kind: String, recordID: String, version: Int64, reason: String) throws {
-        try execute("""
+    package func quarantine(
+        _ identifier: ItemIdentifier, kind: String, recordID: String, version: Int64, reason: String
+    ) throws {
+        try execute(
+            """
             INSERT INTO replica.quarantine(account, index_name, identifier, kind, record_id, version, reason, at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
             ON CONFLICT (account, index_name, identifier) DO UPDATE SET version = excluded.version, reason = excluded.reason, at = excluded.at
-            """, [.text(identifier.rawValue), .text(kind), .text(recordID), .int(version), .text(reason), .double(now.timeIntervalSince1970)])
+            """,
+            [
+                .text(identifier.rawValue), .text(kind), .text(recordID), .int(version), .text(reason),
+                .double(now.timeIntervalSince1970),
+            ])
     }
 
     package func releaseFromQuarantine(_ identifier: ItemIdentifier) throws {
-        try execute("DELETE FROM replica.quarantine WHERE account = $1 AND index_name = $2 AND identifier = $3", [.text(identifier.rawValue)])
+        try execute(
+            "DELETE FROM replica.quarantine WHERE account = $1 AND index_name = $2 AND identifier = $3",
+            [.text(identifier.rawValue)])
     }
 
     package func tombstoneVersion(_ identifier: ItemIdentifier) throws -> Int64? {
-        let result = try execute("SELECT version FROM replica.tombstones WHERE account = $1 AND index_name = $2 AND identifier = $3",
-                                 [.text(identifier.rawValue)])
+        let result = try execute(
+            "SELECT version FROM replica.tombstones WHERE account = $1 AND index_name = $2 AND identifier = $3",
+            [.text(identifier.rawValue)])
         return result.rowCount > 0 ? result.int(0, 0) : nil
     }
 
     package func setTombstone(_ identifier: ItemIdentifier, version: Int64) throws {
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.tombstones AS tombstones (account, index_name, identifier, version) VALUES ($1, $2, $3, $4)
             ON CONFLICT (account, index_name, identifier) DO UPDATE SET version = greatest(tombstones.version, excluded.version)
             """, [.text(identifier.rawValue), .int(version)])
     }
 
     package func clearTombstone(_ identifier: ItemIdentifier) throws {
-        try execute("DELETE FROM replica.tombstones WHERE account = $1 AND index_name = $2 AND identifier = $3", [.text(identifier.rawValue)])
+        try execute(
+            "DELETE FROM replica.tombstones WHERE account = $1 AND index_name = $2 AND identifier = $3",
+            [.text(identifier.rawValue)])
     }
 
     /// The version an item was projected from, when its owner records one as a number.
     package func storedVersion(_ identifier: ItemIdentifier) throws -> Int64? {
-        try firstText("SELECT source_version FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3",
-                      [.text(identifier.rawValue)]).flatMap { Int64($0) }
+        try firstText(
+            "SELECT source_version FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3",
+            [.text(identifier.rawValue)]
+        ).flatMap { Int64($0) }
     }
 
     // MARK: Source entries
 
     package func setEntry(_ entry: SourceEntry, source: String) throws {
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.source_entries(account, index_name, source, key, stamp, skip_reason) VALUES ($1, $2, $3, $4, $5, $6)
             ON CONFLICT (account, index_name, source, key) DO UPDATE SET stamp = excluded.stamp, skip_reason = excluded.skip_reason
             """, [.text(source), .text(entry.key), .text(entry.stamp), PostgresValue(entry.skipReason)])
     }
 
     package func removeEntry(_ key: String, source: String) throws {
-        try execute("DELETE FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3 AND key = $4",
-                    [.text(source), .text(key)])
+        try execute(
+            "DELETE FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3 AND key = $4",
+            [.text(source), .text(key)])
     }
 
     /// Removes a source's entries whose keys start with `prefix`.
     package func removeEntries(withKeyPrefix prefix: String, source: String) throws {
-        try execute("DELETE FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3 AND starts_with(key, $4)",
-                    [.text(source), .text(prefix)])
+        try execute(
+            "DELETE FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3 AND starts_with(key, $4)",
+            [.text(source), .text(prefix)])
     }
 
     /// Forgets everything of a source: its items, entries and checkpoint.
     package func forgetSource(named source: String, owner: ItemOwner, checkpoint consumer: String) throws {
         try delete(owner: owner)
-        try execute("DELETE FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3", [.text(source)])
+        try execute(
+            "DELETE FROM replica.source_entries WHERE account = $1 AND index_name = $2 AND source = $3", [.text(source)]
+        )
         try removeCheckpoint(consumer)
     }
 }

@@ -24,7 +24,8 @@ extension PostgresIndexWriter {
         try lockItemsAgainstOtherWriters()
         if try wordsAreCurrent() { return .finished }
         let frontier = try remakeFrontier() ?? 0
-        let result = try execute("""
+        let result = try execute(
+            """
             SELECT id, title, keywords, people, description, body, CASE WHEN strpos(attributes, '"language"') > 0 THEN attributes END
             FROM replica.items WHERE account = $1 AND index_name = $2 AND id > $3 ORDER BY id LIMIT $4
             """, [.int(frontier), .int(Int64(batchSize))])
@@ -34,23 +35,28 @@ extension PostgresIndexWriter {
         }
         // The attributes are read only when they may name a language (most items' do not).
         let rows = (0..<result.rowCount).map { row in
-            WordsRemake.StoredText(id: result.int(row, 0) ?? 0,
-                                   text: TextColumns(title: result.string(row, 1) ?? "", keywords: result.string(row, 2) ?? "",
-                                                     people: result.string(row, 3) ?? "", description: result.string(row, 4) ?? "",
-                                                     body: result.string(row, 5) ?? "", language: nil),
-                                   stored: nil, attributes: result.string(row, 6))
+            WordsRemake.StoredText(
+                id: result.int(row, 0) ?? 0,
+                text: TextColumns(
+                    title: result.string(row, 1) ?? "", keywords: result.string(row, 2) ?? "",
+                    people: result.string(row, 3) ?? "", description: result.string(row, 4) ?? "",
+                    body: result.string(row, 5) ?? "", language: nil),
+                stored: nil, attributes: result.string(row, 6))
         }
         var ids = PostgresBinaryArray(of: .int8)
         var words = PostgresBinaryArray(of: .tsvector)
         var lengths = PostgresBinaryArray(of: .int4)
         var last = frontier
-        try WordsRemake.StoredText.withLanguagesFound(rows, unknown: try languageWhenUnknown(), prepare: { (id: $0.id, words: Self.words(of: $0.text)) }) { row in
+        try WordsRemake.StoredText.withLanguagesFound(
+            rows, unknown: try languageWhenUnknown(), prepare: { (id: $0.id, words: Self.words(of: $0.text)) }
+        ) { row in
             last = row.id
             ids.append(row.id)
             words.append(binary: row.words.binary)
             lengths.append(Int64(row.words.length))
         }
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.words_next (account, index_name, id, words, length)
                 SELECT $1, $2, made.id, made.words, made.length FROM unnest($3::bigint[], $4::tsvector[], $5::integer[]) AS made(id, words, length)
                 ON CONFLICT (account, index_name, id) DO UPDATE SET words = excluded.words, length = excluded.length
@@ -62,14 +68,17 @@ extension PostgresIndexWriter {
     /// Writes the new words over the items' words at once, counts the index's words and its vocabulary
     /// again from them, records the analyzer, and builds the ranking lists again if the index kept them.
     private func finishRemake() throws {
-        let keptLists = try execute("SELECT 1 FROM replica.ranking_state WHERE account = $1 AND index_name = $2").rowCount == 1
+        let keptLists =
+            try execute("SELECT 1 FROM replica.ranking_state WHERE account = $1 AND index_name = $2").rowCount == 1
         try removeRankingLists()
-        try execute("""
+        try execute(
+            """
             UPDATE replica.items AS item SET words = made.words, length = made.length FROM replica.words_next AS made
             WHERE item.account = $1 AND item.index_name = $2 AND made.account = $1 AND made.index_name = $2 AND item.id = made.id
             """)
         try execute("DELETE FROM replica.words_next WHERE account = $1 AND index_name = $2")
-        try execute("""
+        try execute(
+            """
             UPDATE replica.index_statistics SET words = (SELECT coalesce(sum(length), 0) FROM replica.items
                 WHERE account = $1 AND index_name = $2)
             WHERE account = $1 AND index_name = $2
@@ -100,7 +109,8 @@ extension PostgresIndexWriter {
     private func countVocabularyAgain() throws {
         vocabularyChanges = [:]
         try execute("DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2")
-        let counted = try execute("""
+        let counted = try execute(
+            """
             SELECT word, ndoc FROM ts_stat(format('SELECT words FROM replica.items WHERE account = %L AND index_name = %L', $1::text, $2::text))
             WHERE char_length(word) BETWEEN \(TextAnalyzer.Vocabulary.shortest) AND \(TextAnalyzer.Vocabulary.longest)
             """)
@@ -121,11 +131,13 @@ extension PostgresIndexWriter {
     /// as when the row was written (the store keeps no column of it); when CLD2 cannot tell, the one a
     /// row written now would get (``IndexWriter/languageWhenUnknown()``).
     func storedText(_ result: PostgresResult, _ row: Int, from first: Int, attributes: Int) throws -> TextColumns {
-        var text = TextColumns(title: result.string(row, first) ?? "", keywords: result.string(row, first + 1) ?? "",
-                               people: result.string(row, first + 2) ?? "", description: result.string(row, first + 3) ?? "",
-                               body: result.string(row, first + 4) ?? "", language: nil)
-        try text.findLanguage(given: TextColumns.languages(inAttributes: result.string(row, attributes) ?? "{}"),
-                              whenUnknown: languageWhenUnknown())
+        var text = TextColumns(
+            title: result.string(row, first) ?? "", keywords: result.string(row, first + 1) ?? "",
+            people: result.string(row, first + 2) ?? "", description: result.string(row, first + 3) ?? "",
+            body: result.string(row, first + 4) ?? "", language: nil)
+        try text.findLanguage(
+            given: TextColumns.languages(inAttributes: result.string(row, attributes) ?? "{}"),
+            whenUnknown: languageWhenUnknown())
         return text
     }
 }

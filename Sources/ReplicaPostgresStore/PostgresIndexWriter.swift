@@ -54,8 +54,10 @@ package final class PostgresIndexWriter: IndexWriter {
     ///   - table: The account's partitions, which exist.
     ///   - now: The time the writes take as now: new items expire from it, and what expired by then is purged.
     ///   - defaultLifetime: How long an item without an expiration date lives.
-    package init(connection: PostgresConnection, account: AccountID, indexName: String, table: AccountPartitions, now: Date,
-                 defaultLifetime: TimeInterval) {
+    package init(
+        connection: PostgresConnection, account: AccountID, indexName: String, table: AccountPartitions, now: Date,
+        defaultLifetime: TimeInterval
+    ) {
         self.connection = connection
         self.account = account
         self.indexName = indexName
@@ -192,13 +194,15 @@ package final class PostgresIndexWriter: IndexWriter {
             changes.append(change)
         }
         vocabularyChanges = [:]
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.vocabulary AS v (account, index_name, word, documents)
                 SELECT $1, $2, c.word, c.change FROM unnest($3::text[], $4::bigint[]) AS c(word, change)
                 ON CONFLICT (account, index_name, word) DO UPDATE SET documents = v.documents + excluded.documents
             """, [words.value, changes.value])
-        try execute("DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND word = ANY($3::text[]) AND documents <= 0",
-                    [words.value])
+        try execute(
+            "DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2 AND word = ANY($3::text[]) AND documents <= 0",
+            [words.value])
     }
 
     /// Writes a row's metadata over the stored item with its identifier, whose text (and so words) stays as it is.
@@ -213,21 +217,27 @@ package final class PostgresIndexWriter: IndexWriter {
     /// - Parameter words: the row's words and length, or `nil` for ``updateSQL``.
     static func values(of row: PreparedRow, words: PostgresIndexText.Words?) -> [PostgresValue] {
         var values: [PostgresValue] = [
-            .text(row.identifier), PostgresValue(row.domain), PostgresValue(row.contentType), PostgresValue(row.created),
-            PostgresValue(row.modified), .double(row.expires), PostgresValue(row.authors), PostgresValue(row.recipients),
-            .text(row.attributes), .text(row.origin.owner.rawValue), PostgresValue(row.origin.version), .double(row.indexed),
+            .text(row.identifier), PostgresValue(row.domain), PostgresValue(row.contentType),
+            PostgresValue(row.created),
+            PostgresValue(row.modified), .double(row.expires), PostgresValue(row.authors),
+            PostgresValue(row.recipients),
+            .text(row.attributes), .text(row.origin.owner.rawValue), PostgresValue(row.origin.version),
+            .double(row.indexed),
         ]
         if let words {
-            values += [.text(row.text.title), .text(row.text.keywords), .text(row.text.people), .text(row.text.description),
-                       .text(row.text.body), words.value, .int(Int64(words.length))]
+            values += [
+                .text(row.text.title), .text(row.text.keywords), .text(row.text.people), .text(row.text.description),
+                .text(row.text.body), words.value, .int(Int64(words.length)),
+            ]
         }
         return values
     }
 
     /// The words of an item's text columns as ``PostgresIndexText`` makes them, stemmed for their language.
     static func words(of text: TextColumns) -> PostgresIndexText.Words {
-        PostgresIndexText.vector(title: text.title, keywords: text.keywords, people: text.people, description: text.description,
-                                 body: text.body, language: text.language)
+        PostgresIndexText.vector(
+            title: text.title, keywords: text.keywords, people: text.people, description: text.description,
+            body: text.body, language: text.language)
     }
 
     // MARK: Indexing
@@ -247,13 +257,17 @@ package final class PostgresIndexWriter: IndexWriter {
     ///   - taken: its identifier was just found taken (a bulk insert skipped it): the stored row is read
     ///     first, and the insert tried only when it has gone since.
     @discardableResult
-    func insert(_ row: PreparedRow, words: PostgresIndexText.Words? = nil, typeRecorded: Bool = false,
-                taken: Bool = false) throws -> UpsertOutcome {
+    func insert(
+        _ row: PreparedRow, words: PostgresIndexText.Words? = nil, typeRecorded: Bool = false,
+        taken: Bool = false
+    ) throws -> UpsertOutcome {
         CrashPoints.reach("index.item")
         var row = row
         // Words made for the language CLD2 could not tell are made again for the one it is settled to.
         let resettled = try settleLanguage(of: &row.text)
-        if !typeRecorded, let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
+        if !typeRecorded, let type = row.contentType {
+            try recordContentType(ContentType(rawValue: type), tree: row.explicitTree)
+        }
         let words = (resettled ? nil : words) ?? Self.words(of: row.text)
         var stored: StoredRow?
         if taken { stored = try storedRow(ItemIdentifier(row.identifier)) }
@@ -270,14 +284,16 @@ package final class PostgresIndexWriter: IndexWriter {
             throw ReplicaError(.storage, "item '\(row.identifier)' neither inserted nor found")
         }
         if stored.owner != row.origin.owner {
-            refusedOwnership.append((identifier: ItemIdentifier(row.identifier), writer: row.origin.owner, owner: stored.owner))
+            refusedOwnership.append(
+                (identifier: ItemIdentifier(row.identifier), writer: row.origin.owner, owner: stored.owner))
             return .notOwned
         }
         if stored.matches(row) {
             // The same item again (a record edit outside its searchable fields, a replay): no reindex. The
             // version is written only when it differs: rewriting a row costs PostgreSQL a new version of
             // it, and every index entry with it when its page is full (the GIN index's among them).
-            try execute("""
+            try execute(
+                """
                 UPDATE replica.items SET source_version = $3
                 WHERE account = $1 AND index_name = $2 AND identifier = $4 AND source_version IS DISTINCT FROM $3
                 """, [PostgresValue(row.origin.version), .text(row.identifier)])
@@ -335,41 +351,48 @@ package final class PostgresIndexWriter: IndexWriter {
         var text: TextColumns
 
         func matches(_ row: PreparedRow) -> Bool {
-            text.hasSameColumns(as: row.text) && domain == row.domain && contentType == row.contentType && created == row.created
-                && modified == row.modified && expires == row.expires && authors == row.authors && recipients == row.recipients
+            text.hasSameColumns(as: row.text) && domain == row.domain && contentType == row.contentType
+                && created == row.created
+                && modified == row.modified && expires == row.expires && authors == row.authors
+                && recipients == row.recipients
                 && attributes == row.attributes && owner == row.origin.owner
         }
     }
 
     private func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
-        let result = try execute("""
+        let result = try execute(
+            """
             SELECT id, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
                 title, keywords, people, description, body
             FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
             """, [.text(identifier.rawValue)])
         guard result.rowCount == 1, let id = result.int(0, 0) else { return nil }
         let text = try storedText(result, 0, from: 10, attributes: 8)
-        return StoredRow(id: id, domain: result.string(0, 1), contentType: result.string(0, 2), created: result.double(0, 3),
-                         modified: result.double(0, 4), expires: result.double(0, 5) ?? 0, authors: result.string(0, 6),
-                         recipients: result.string(0, 7), attributes: result.string(0, 8) ?? "",
-                         owner: ItemOwner(rawValue: result.string(0, 9) ?? ""), text: text)
+        return StoredRow(
+            id: id, domain: result.string(0, 1), contentType: result.string(0, 2), created: result.double(0, 3),
+            modified: result.double(0, 4), expires: result.double(0, 5) ?? 0, authors: result.string(0, 6),
+            recipients: result.string(0, 7), attributes: result.string(0, 8) ?? "",
+            owner: ItemOwner(rawValue: result.string(0, 9) ?? ""), text: text)
     }
 
     /// Merges an update into the stored item; an update of a missing or expired item is ignored.
     private func merge(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
-        let result = try execute("""
+        let result = try execute(
+            """
             SELECT id, domain, expires, attributes, owner, content_type, title, description, body
             FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
             """, [.text(item.uniqueIdentifier.rawValue)])
         guard result.rowCount == 1, let id = result.int(0, 0), let expires = result.double(0, 2),
-              expires > now.timeIntervalSince1970 else { return .ignoredUpdate }
+            expires > now.timeIntervalSince1970
+        else { return .ignoredUpdate }
         let owner = ItemOwner(rawValue: result.string(0, 4) ?? "")
         guard owner == origin.owner else {
             refusedOwnership.append((identifier: item.uniqueIdentifier, writer: origin.owner, owner: owner))
             return .notOwned
         }
-        let stored = try AttributeSet(stored: result.string(0, 3) ?? "", contentType: result.string(0, 5), body: result.string(0, 8),
-                                      title: result.string(0, 6) ?? "", description: result.string(0, 7) ?? "")
+        let stored = try AttributeSet(
+            stored: result.string(0, 3) ?? "", contentType: result.string(0, 5), body: result.string(0, 8),
+            title: result.string(0, 6) ?? "", description: result.string(0, 7) ?? "")
         let merged = SearchableItem(
             uniqueIdentifier: item.uniqueIdentifier,
             domainIdentifier: item.domainIdentifier ?? result.string(0, 1).map(DomainIdentifier.init(rawValue:)),
@@ -388,7 +411,8 @@ package final class PostgresIndexWriter: IndexWriter {
         if explicit == nil, recordedTypes[type.rawValue] != nil { return }
         let tree = ContentType.storedTree(explicit ?? type.tree)
         guard recordedTypes[type.rawValue] != tree else { return }
-        try execute("""
+        try execute(
+            """
             INSERT INTO replica.content_types AS types (account, index_name, name, tree) VALUES ($1, $2, $3, $4)
             ON CONFLICT (account, index_name, name) DO UPDATE SET tree = excluded.tree WHERE $5::boolean AND excluded.tree <> types.tree
             """, [.text(type.rawValue), .text(tree), .bool(explicit != nil)])
@@ -397,7 +421,8 @@ package final class PostgresIndexWriter: IndexWriter {
 
     /// The row of an item, if `owner` made it (any owner's when `owner` is `nil`).
     package func rowID(of identifier: ItemIdentifier, owner: ItemOwner?) throws -> Int64? {
-        let result = try execute("""
+        let result = try execute(
+            """
             SELECT id FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3 AND ($4::text IS NULL OR owner = $4)
             """, [.text(identifier.rawValue), PostgresValue(owner?.rawValue)])
         return result.rowCount > 0 ? result.int(0, 0) : nil

@@ -42,18 +42,24 @@ package enum PostgresSchema {
         // The owner of the schema must be able to bypass the policies, or the search functions it owns would
         // run under them and lose the GIN index; and a role that owns the tables could turn their policies
         // off. So the role the app connects as never creates them.
-        let bypasses = try connection.execute("SELECT rolbypassrls OR rolsuper FROM pg_roles WHERE rolname = current_user").bool(0, 0) ?? false
+        let bypasses =
+            try connection.execute("SELECT rolbypassrls OR rolsuper FROM pg_roles WHERE rolname = current_user").bool(
+                0, 0) ?? false
         guard bypasses else {
-            throw ReplicaError(.storage, "the database's replica schema is at version \(current) and this replica needs version \(known), "
-                + "which the role '\(connection.userName)' must not create: the schema's owner may bypass row-level security and the "
-                + "role replica searches with must not. Open the database once as the owner role (the README's replica_owner, "
-                + "BYPASSRLS), for example with 'replica --database OWNER-URL status', then connect as '\(connection.userName)' again")
+            throw ReplicaError(
+                .storage,
+                "the database's replica schema is at version \(current) and this replica needs version \(known), "
+                    + "which the role '\(connection.userName)' must not create: the schema's owner may bypass row-level security and the "
+                    + "role replica searches with must not. Open the database once as the owner role (the README's replica_owner, "
+                    + "BYPASSRLS), for example with 'replica --database OWNER-URL status', then connect as '\(connection.userName)' again"
+            )
         }
         do {
             try connection.transaction {
                 // 0x5250_4C50: "RPLP", replica's PostgreSQL schema.
                 try connection.execute("SELECT pg_advisory_xact_lock(1380994128)")
-                try connection.executeScript("""
+                try connection.executeScript(
+                    """
                     CREATE SCHEMA IF NOT EXISTS replica;
                     CREATE TABLE IF NOT EXISTS replica.migrations (
                         version integer PRIMARY KEY,
@@ -65,21 +71,26 @@ package enum PostgresSchema {
                 if applied > known { throw newer(applied, known) }
                 for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > applied {
                     try connection.executeScript(migration.sql)
-                    try connection.execute("INSERT INTO replica.migrations(version, name) VALUES ($1, $2)",
-                                           [.int(Int64(migration.version)), .text(migration.name)])
+                    try connection.execute(
+                        "INSERT INTO replica.migrations(version, name) VALUES ($1, $2)",
+                        [.int(Int64(migration.version)), .text(migration.name)])
                 }
             }
         } catch let error as PostgresError where error.code == .insufficientPrivilege {
-            throw ReplicaError(.storage, "the database's replica schema is at version \(current) and this replica needs version "
-                + "\(known), but the role '\(connection.userName)' may not create it: open the database once as the role that owns "
-                + "the schema (the README's replica_owner), for example with 'replica --database OWNER-URL status', then connect as "
-                + "'\(connection.userName)' again (\(error.message))", cause: error)
+            throw ReplicaError(
+                .storage,
+                "the database's replica schema is at version \(current) and this replica needs version "
+                    + "\(known), but the role '\(connection.userName)' may not create it: open the database once as the role that owns "
+                    + "the schema (the README's replica_owner), for example with 'replica --database OWNER-URL status', then connect as "
+                    + "'\(connection.userName)' again (\(error.message))", cause: error)
         }
     }
 
     private static func newer(_ version: Int, _ known: Int) -> ReplicaError {
-        ReplicaError(.newerSchema, "the database's replica schema is at version \(version), newer than this replica knows (\(known)): "
-            + "upgrade replica; nothing was changed")
+        ReplicaError(
+            .newerSchema,
+            "the database's replica schema is at version \(version), newer than this replica knows (\(known)): "
+                + "upgrade replica; nothing was changed")
     }
 }
 

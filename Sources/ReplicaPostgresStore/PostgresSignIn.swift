@@ -18,13 +18,18 @@ package enum PostgresSignIn {
     /// - Parameter locking: hold the account's catalog row until the transaction ends (writes).
     /// - Returns: the account's partitions, in the same round trip.
     @discardableResult
-    package static func nameAndCheck(_ account: AccountID, generation: Int64, on connection: PostgresConnection, locking: Bool) throws
-        -> AccountPartitions {
+    package static func nameAndCheck(
+        _ account: AccountID, generation: Int64, on connection: PostgresConnection, locking: Bool
+    ) throws
+        -> AccountPartitions
+    {
         let found = try connection.execute(
             "SELECT set_config('replica.account', $1, true), replica.partition_name('', $1) FROM replica.accounts "
                 + "WHERE account = $1 AND generation = $2 AND state = 'signedIn'" + (locking ? " FOR SHARE" : ""),
             [.text(account.rawValue), .int(generation)])
-        guard found.rowCount == 1, let suffix = found.string(0, 1) else { throw ReplicaError.signedOutSinceOpened(account) }
+        guard found.rowCount == 1, let suffix = found.string(0, 1) else {
+            throw ReplicaError.signedOutSinceOpened(account)
+        }
         return AccountPartitions(suffix: suffix)
     }
 
@@ -35,15 +40,19 @@ package enum PostgresSignIn {
     /// A read names the account's partitions, and a sign-out that commits after the read checked its
     /// sign-in drops them (a write holds off the sign-out until it commits): the read ends as one begun
     /// after the sign-out would, not with "relation does not exist".
-    package static func endingAsSignedOut<T>(_ account: AccountID, generation: Int64?, on connection: PostgresConnection,
-                                             _ body: () throws -> T) throws -> T {
+    package static func endingAsSignedOut<T>(
+        _ account: AccountID, generation: Int64?, on connection: PostgresConnection,
+        _ body: () throws -> T
+    ) throws -> T {
         do {
             return try body()
         } catch let error as PostgresError where error.isUndefinedTable {
             guard let generation else { throw error }
-            let signedIn = try connection.execute(
-                "SELECT 1 FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn'",
-                [.text(account.rawValue), .int(generation)]).rowCount == 1
+            let signedIn =
+                try connection.execute(
+                    "SELECT 1 FROM replica.accounts WHERE account = $1 AND generation = $2 AND state = 'signedIn'",
+                    [.text(account.rawValue), .int(generation)]
+                ).rowCount == 1
             if signedIn { throw error }
             throw ReplicaError.signedOutSinceOpened(account)
         }
@@ -54,8 +63,9 @@ package enum PostgresSignIn {
     /// - Returns: the account's partitions, in the same round trip.
     @discardableResult
     package static func name(_ account: AccountID, on connection: PostgresConnection) throws -> AccountPartitions {
-        let named = try connection.execute("SELECT set_config('replica.account', $1, true), replica.partition_name('', $1)",
-                                           [.text(account.rawValue)])
+        let named = try connection.execute(
+            "SELECT set_config('replica.account', $1, true), replica.partition_name('', $1)",
+            [.text(account.rawValue)])
         return AccountPartitions(suffix: named.string(0, 1) ?? "")
     }
 }

@@ -31,7 +31,8 @@ struct ItemWords {
 
     /// Where the term is in the item: the position and weight of each instance's first token, and how many
     /// tokens an instance spans.
-    func instances(of term: PostgresIndexText.TermTokens) -> (starts: [(position: Int, weight: Character)], length: Int) {
+    func instances(of term: PostgresIndexText.TermTokens) -> (starts: [(position: Int, weight: Character)], length: Int)
+    {
         guard let first = term.tokens.first else { return ([], 0) }
         let last = term.tokens.count - 1
         var starts = places(of: first, prefix: term.prefix && last == 0)
@@ -40,7 +41,8 @@ struct ItemWords {
                 Set(places(of: token, prefix: term.prefix && index == last).map(\.position))
             }
             starts = starts.filter { start in
-                following.enumerated().allSatisfy { offset, positions in positions.contains(start.position + offset + 1) }
+                following.enumerated().allSatisfy { offset, positions in positions.contains(start.position + offset + 1)
+                }
             }
         }
         return (starts.sorted { $0.position < $1.position }, term.tokens.count)
@@ -54,13 +56,16 @@ struct ItemWords {
     /// Whether the item holds what `match` asks for, its terms' tokens made once per search (`tokens`),
     /// not once per item.
     func holds(_ match: TermMatch, tokens: [FTSPattern.Term: [PostgresIndexText.TermTokens]]) -> Bool {
-        func phrasesOf(_ term: FTSPattern.Term) -> [PostgresIndexText.TermTokens] { tokens[term] ?? PostgresIndexText.phrases(of: term) }
+        func phrasesOf(_ term: FTSPattern.Term) -> [PostgresIndexText.TermTokens] {
+            tokens[term] ?? PostgresIndexText.phrases(of: term)
+        }
         switch match {
         case .term(let term): return phrasesOf(term).contains { !instances(of: $0).starts.isEmpty }
         case .all(let matches): return matches.allSatisfy { holds($0, tokens: tokens) }
         case .any(let matches): return matches.contains { holds($0, tokens: tokens) }
         // A group's phrases are single phrases (``FTSPattern/Group/phrases``).
-        case .near(let groups, let distance): return isNear(groups.flatMap(\.phrases).flatMap(phrasesOf), distance: distance)
+        case .near(let groups, let distance):
+            return isNear(groups.flatMap(\.phrases).flatMap(phrasesOf), distance: distance)
         }
     }
 
@@ -98,8 +103,11 @@ struct ItemWords {
 
     /// Reads a `unnest(tsvector)` row's positions (`{1,5}`) and weights (`{A,D}`) into places.
     mutating func add(lexeme: String, positions: String, weights: String) {
-        let numbers = positions.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").compactMap { Int($0) }
-        let letters = weights.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").map { $0.first ?? "D" }
+        let numbers = positions.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",")
+            .compactMap { Int($0) }
+        let letters = weights.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").map {
+            $0.first ?? "D"
+        }
         places[lexeme, default: []] += zip(numbers, letters).map { ($0, $1) }
     }
 }
@@ -119,7 +127,8 @@ enum BM25 {
     static func score(frequencies: [Double], idfs: [Double], length: Int, averageLength: Double) -> Double {
         zip(frequencies, idfs).reduce(0) { total, pair in
             let (frequency, idf) = pair
-            return total + idf * (frequency * (k1 + 1)) / (frequency + k1 * (1 - b + b * Double(length) / averageLength))
+            return total + idf * (frequency * (k1 + 1))
+                / (frequency + k1 * (1 - b + b * Double(length) / averageLength))
         }
     }
 }
@@ -129,7 +138,9 @@ enum BM25 {
 enum Snippet {
     /// - Parameter language: the language the query's words were stemmed for: the columns' words are
     ///   stemmed for it too, so that a stem finds its word.
-    static func make(columns: [String], terms: [PostgresIndexText.TermTokens], language: String?, words: Int = 24) -> String? {
+    static func make(columns: [String], terms: [PostgresIndexText.TermTokens], language: String?, words: Int = 24)
+        -> String?
+    {
         var best: (column: Int, tokens: [FTS5TokenizerToken], marked: Set<Int>, distinct: Int)?
         for (column, text) in columns.enumerated() where !text.isEmpty {
             // One token a position: a stem or a pair of characters stands beside its word, as another
@@ -149,7 +160,8 @@ enum Snippet {
                 for start in tokens.indices where start + term.tokens.count <= tokens.count {
                     let matches = term.tokens.enumerated().allSatisfy { offset, token in
                         let texts = tokens[start + offset].texts
-                        return term.prefix && offset == term.tokens.count - 1 ? texts.contains { $0.hasPrefix(token) } : texts.contains(token)
+                        return term.prefix && offset == term.tokens.count - 1
+                            ? texts.contains { $0.hasPrefix(token) } : texts.contains(token)
                     }
                     if matches {
                         found = true

@@ -87,8 +87,12 @@ package final class StandbyReads: Sendable {
     ///   - retryAfter: how long reads pass the standby over after it could not be used.
     ///   - primarySystem: the primary's system identifier, which a standby of it shares.
     ///   - say: told each reason the standby is not used, once.
-    package init(pool: PostgresPool, replayWait: Duration, maximumLag: Duration = .seconds(1), checkEvery: Duration = .milliseconds(250),
-                 retryAfter: Duration = .seconds(1), primarySystem: String? = nil, say: @escaping @Sendable (String) -> Void = { _ in }) {
+    package init(
+        pool: PostgresPool, replayWait: Duration, maximumLag: Duration = .seconds(1),
+        checkEvery: Duration = .milliseconds(250),
+        retryAfter: Duration = .seconds(1), primarySystem: String? = nil,
+        say: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.pool = pool
         self.replayWait = replayWait
         self.maximumLag = maximumLag
@@ -123,7 +127,10 @@ package final class StandbyReads: Sendable {
     @available(*, noasync, message: "it waits for the standby; in async code run it in Blocking.run")
     package func read<T>(_ body: (PostgresConnection) throws -> T) -> T? {
         let (needed, kept) = state.withLock { state -> (WALPosition, Condition?) in
-            (state.written, state.condition.flatMap { condition, at in clock.now - at < holding(condition) ? condition : nil })
+            (
+                state.written,
+                state.condition.flatMap { condition, at in clock.now - at < holding(condition) ? condition : nil }
+            )
         }
         if let kept, !count(kept) { return nil }
         var checked = false
@@ -149,7 +156,10 @@ package final class StandbyReads: Sendable {
             // A failure before the standby was found usable (connecting, signing in, asking its state), or
             // one that lost the connection, passes the standby over; one in the read itself is the
             // read's alone.
-            let lost = (error as? PostgresError).map { [.connectionRefused, .serverUnreachable, .connectionLost].contains($0.code) } ?? false
+            let lost =
+                (error as? PostgresError).map {
+                    [.connectionRefused, .serverUnreachable, .connectionLost].contains($0.code)
+                } ?? false
             if !checked || lost { _ = unavailable(error) }
             count { $0.primaryStandbyUnavailable += 1 }
             return nil
@@ -182,7 +192,8 @@ package final class StandbyReads: Sendable {
     /// log (its WAL receiver gone: cut off from the primary) cannot say how far behind it is, and counts
     /// as stale once that has lasted ``maximumLag``, or at once when its last replayed transaction is older.
     private func check(on connection: PostgresConnection) throws -> Condition {
-        let row = try connection.execute("""
+        let row = try connection.execute(
+            """
             SELECT pg_is_in_recovery(),
                    (SELECT system_identifier FROM pg_control_system())::text,
                    CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() END,
@@ -193,24 +204,36 @@ package final class StandbyReads: Sendable {
             """)
         let paused = row.string(0, 2) == "t"
         guard row.string(0, 0) == "t" else {
-            return keep(.unavailable(reason: "the read database is not a standby: it is not replaying a primary's log (the primary "
-                + "itself, or a standby that was promoted); name a streaming-replication standby of the database"))
+            return keep(
+                .unavailable(
+                    reason: "the read database is not a standby: it is not replaying a primary's log (the primary "
+                        + "itself, or a standby that was promoted); name a streaming-replication standby of the database"
+                ))
         }
         if let primarySystem, let system = row.string(0, 1), system != primarySystem {
-            return keep(.unavailable(reason: "the read database is a standby of another database cluster (its system identifier is not "
-                + "the database's); name a standby of the database"))
+            return keep(
+                .unavailable(
+                    reason: "the read database is a standby of another database cluster (its system identifier is not "
+                        + "the database's); name a standby of the database"))
         }
         // Since its last replayed transaction's commit; unknown before it has replayed one.
-        let sinceLastReplayed = row.string(0, 6).flatMap(Double.init).map { Duration.milliseconds(Int64(max($0, 0) * 1000)) }
+        let sinceLastReplayed = row.string(0, 6).flatMap(Double.init).map {
+            Duration.milliseconds(Int64(max($0, 0) * 1000))
+        }
         let now = clock.now
         let receiving = row.string(0, 5) == "t"
         let notReceivingFor: Duration? = state.withLock { state in
-            if receiving { state.notReceivingSince = nil } else if state.notReceivingSince == nil { state.notReceivingSince = now }
+            if receiving {
+                state.notReceivingSince = nil
+            } else if state.notReceivingSince == nil {
+                state.notReceivingSince = now
+            }
             return state.notReceivingSince.map { now - $0 }
         }
         var lag = Duration.zero
         if let received = row.string(0, 3).flatMap(WALPosition.init(text:)),
-           let replayed = row.string(0, 4).flatMap(WALPosition.init(text:)), received > replayed {
+            let replayed = row.string(0, 4).flatMap(WALPosition.init(text:)), received > replayed
+        {
             let since = state.withLock { state -> ContinuousClock.Instant in
                 if let pending = state.pending, pending.received > replayed { return pending.since }
                 state.pending = (received, now)
@@ -230,24 +253,36 @@ package final class StandbyReads: Sendable {
             state.withLock { $0.pending = nil }
         }
         if paused {
-            return keep(.stale(reason: "the standby's replay is paused (pg_wal_replay_pause); reads go to the database until "
-                + "pg_wal_replay_resume()", lag: lag), sayingOnceAs: "paused")
+            return keep(
+                .stale(
+                    reason: "the standby's replay is paused (pg_wal_replay_pause); reads go to the database until "
+                        + "pg_wal_replay_resume()", lag: lag), sayingOnceAs: "paused")
         }
-        if let notReceivingFor, notReceivingFor > maximumLag || (sinceLastReplayed ?? .seconds(Int64.max)) > maximumLag {
-            return keep(.stale(reason: "the standby is receiving no log from the database (its WAL receiver is not running: cut off "
-                + "from the primary?), so it cannot tell how far behind it is; reads go to the database until it receives again",
-                lag: nil), sayingOnceAs: "not receiving")
+        if let notReceivingFor, notReceivingFor > maximumLag || (sinceLastReplayed ?? .seconds(Int64.max)) > maximumLag
+        {
+            return keep(
+                .stale(
+                    reason:
+                        "the standby is receiving no log from the database (its WAL receiver is not running: cut off "
+                        + "from the primary?), so it cannot tell how far behind it is; reads go to the database until it receives again",
+                    lag: nil), sayingOnceAs: "not receiving")
         }
         if lag > maximumLag {
-            return keep(.stale(reason: "the standby is \(Self.describe(lag)) behind, past its maximum lag of \(Self.describe(maximumLag)); "
-                + "reads go to the database until it catches up", lag: lag), sayingOnceAs: "behind")
+            return keep(
+                .stale(
+                    reason:
+                        "the standby is \(Self.describe(lag)) behind, past its maximum lag of \(Self.describe(maximumLag)); "
+                        + "reads go to the database until it catches up", lag: lag), sayingOnceAs: "behind")
         }
         return keep(.serving(lag: lag))
     }
 
     /// Keeps an unavailable standby's condition, from the error that made it so.
     private func unavailable(_ error: any Error) -> Condition {
-        keep(.unavailable(reason: "the read database cannot be used (\(ReplicaError.message(of: error))); reads go to the database"))
+        keep(
+            .unavailable(
+                reason:
+                    "the read database cannot be used (\(ReplicaError.message(of: error))); reads go to the database"))
     }
 
     /// Keeps the condition for the reads after, and says why the standby is passed over the first time

@@ -1,5 +1,6 @@
 import CAnalyzer
 import CSQLite
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,15 +20,18 @@ extension Connection {
     /// `weights` weighs 1. The scan runs in C: a big index has tens of millions of occurrences.
     ///
     /// - Throws: ``SQLiteError`` when the scan fails, or what `word` threw (the scan stops there).
-    public func eachWeightedPosting(vocabulary: String, weights: [(column: String, weight: Int64)], threshold: Int,
-                                    _ word: (WordPostings) throws -> Void) throws {
+    public func eachWeightedPosting(
+        vocabulary: String, weights: [(column: String, weight: Int64)], threshold: Int,
+        _ word: (WordPostings) throws -> Void
+    ) throws {
         let names = weights.map { strdup($0.column) }
         defer { names.forEach { free($0) } }
         let code = try visiting(word) { callback, context in
             names.map { UnsafePointer($0) }.withUnsafeBufferPointer { names in
                 weights.map(\.weight).withUnsafeBufferPointer { values in
-                    replica_fts5_weighted_postings(handle, vocabulary, names.baseAddress, values.baseAddress, Int32(weights.count),
-                                                   Int32(clamping: threshold), callback, context)
+                    replica_fts5_weighted_postings(
+                        handle, vocabulary, names.baseAddress, values.baseAddress, Int32(weights.count),
+                        Int32(clamping: threshold), callback, context)
                 }
             }
         }
@@ -43,12 +47,15 @@ extension Connection {
     /// fts5vocab.
     ///
     /// - Throws: ``SQLiteError`` when a read fails, or what `word` threw (the scan stops there).
-    public func eachWeightedPostingOfOneSegment(dataTable: String, weights: [Int64], threshold: Int,
-                                                _ word: (WordPostings) throws -> Void) throws -> Bool {
+    public func eachWeightedPostingOfOneSegment(
+        dataTable: String, weights: [Int64], threshold: Int,
+        _ word: (WordPostings) throws -> Void
+    ) throws -> Bool {
         let code = try visiting(word) { callback, context in
             weights.withUnsafeBufferPointer { values in
-                replica_fts5_segment_postings(handle, dataTable, values.baseAddress, Int32(weights.count), Int32(clamping: threshold),
-                                              callback, context)
+                replica_fts5_segment_postings(
+                    handle, dataTable, values.baseAddress, Int32(weights.count), Int32(clamping: threshold),
+                    callback, context)
             }
         }
         if code == REPLICA_FTS5_POSTINGS_UNREADABLE { return false }
@@ -58,8 +65,10 @@ extension Connection {
 
     /// Runs `scan`, a C scan of postings given a callback and its context, on this connection, handing
     /// each word to `word`; rethrows what `word` threw, else returns the scan's code.
-    private func visiting(_ word: (WordPostings) throws -> Void,
-                          _ scan: (replica_fts5_postings_word, UnsafeMutableRawPointer) -> Int32) throws -> Int32 {
+    private func visiting(
+        _ word: (WordPostings) throws -> Void,
+        _ scan: (replica_fts5_postings_word, UnsafeMutableRawPointer) -> Int32
+    ) throws -> Int32 {
         final class Visit {
             let word: (WordPostings) throws -> Void
             var failure: (any Error)?
@@ -69,18 +78,21 @@ extension Connection {
             let visit = Visit(word)
             let code = withExtendedLifetime(visit) {
                 exclusively {
-                    scan({ context, term, termBytes, items, frequencies, count in
-                        let visit = Unmanaged<Visit>.fromOpaque(context!).takeUnretainedValue()
-                        do {
-                            try visit.word(WordPostings(term: UnsafeBufferPointer(start: term, count: Int(termBytes)),
-                                                        items: UnsafeBufferPointer(start: items, count: Int(count)),
-                                                        frequencies: UnsafeBufferPointer(start: frequencies, count: Int(count))))
-                            return 0
-                        } catch {
-                            visit.failure = error
-                            return 1
-                        }
-                    }, Unmanaged.passUnretained(visit).toOpaque())
+                    scan(
+                        { context, term, termBytes, items, frequencies, count in
+                            let visit = Unmanaged<Visit>.fromOpaque(context!).takeUnretainedValue()
+                            do {
+                                try visit.word(
+                                    WordPostings(
+                                        term: UnsafeBufferPointer(start: term, count: Int(termBytes)),
+                                        items: UnsafeBufferPointer(start: items, count: Int(count)),
+                                        frequencies: UnsafeBufferPointer(start: frequencies, count: Int(count))))
+                                return 0
+                            } catch {
+                                visit.failure = error
+                                return 1
+                            }
+                        }, Unmanaged.passUnretained(visit).toOpaque())
                 }
             }
             if let failure = visit.failure { throw failure }

@@ -1,8 +1,9 @@
-import CSQLite
 import CAnalyzer
-import Synchronization
-import Foundation
+import CSQLite
 import Dispatch
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -152,7 +153,9 @@ public final class Connection: @unchecked Sendable {
     func exclusively<T>(_ body: () throws -> T) rethrows -> T {
         if isConfined.load(ordering: .acquiring) {
             if DispatchQueue.getSpecific(key: queueKey) != true {
-                fatalError("a replica Connection (\(path)) was used off its queue; use it only inside the closures Database runs")
+                fatalError(
+                    "a replica Connection (\(path)) was used off its queue; use it only inside the closures Database runs"
+                )
             }
             return try body()
         }

@@ -31,18 +31,23 @@ public final class Database: Sendable {
     /// fit still work, so a person can look at the store and sign an account out to free space.
     public init(path: String, migrator: Migrator, options: Connection.Options = Connection.Options()) throws {
         self.path = path
-        (writer, reader, migrationOutcome, isExclusive) = try Self.open(path: path, migrator: migrator, options: options)
+        (writer, reader, migrationOutcome, isExclusive) = try Self.open(
+            path: path, migrator: migrator, options: options)
     }
 
     private static func open(path: String, migrator: Migrator, options: Connection.Options) throws
-        -> (SerialConnection, SerialConnection, MigrationOutcome, Bool) {
+        -> (SerialConnection, SerialConnection, MigrationOutcome, Bool)
+    {
         do {
             let writer = try Connection(path: path, options: options)
             let outcome = try migrator.migrate(writer)
             var readerOptions = options
             readerOptions.create = false
             let reader = try Connection(path: path, options: readerOptions)
-            return (SerialConnection(writer, label: "replica.writer"), SerialConnection(reader, label: "replica.reader"), outcome, false)
+            return (
+                SerialConnection(writer, label: "replica.writer"), SerialConnection(reader, label: "replica.reader"),
+                outcome, false
+            )
         } catch let error as SQLiteError where error.code.isOutOfSpace && !options.readOnly {
             var exclusive = options
             exclusive.exclusiveLocking = true
@@ -76,7 +81,11 @@ public final class Database: Sendable {
     /// watcher threads). Never call them from the database's own queues. They wait for the write lock up
     /// to the busy timeout, so async code uses ``write(_:)`` and ``read(_:)`` instead (or runs them in
     /// `Blocking.run`); the compiler says so.
-    @available(*, noasync, message: "it waits on a serial queue for up to the busy timeout; use 'write' (async) or run it in 'Blocking.run'")
+    @available(
+        *, noasync,
+        message:
+            "it waits on a serial queue for up to the busy timeout; use 'write' (async) or run it in 'Blocking.run'"
+    )
     public func writeNow<T>(_ body: (Connection) throws -> T) throws -> T {
         try writer.runNow { connection in try connection.transaction(.immediate) { try body(connection) } }
     }

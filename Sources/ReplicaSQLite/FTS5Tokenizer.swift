@@ -1,9 +1,10 @@
-import CSQLite
 import CAnalyzer
+import CSQLite
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// One of FTS5's tokenizers, called directly: it splits text into the very words (lowercased, accents
 /// folded, stemmed) that an FTS5 table with the same `tokenize` option stores, so that another store can
@@ -53,7 +54,8 @@ public final class FTS5Tokenizer: @unchecked Sendable {
         let opened = sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         guard opened == SQLITE_OK, let handle else {
             if let handle { sqlite3_close_v2(handle) }
-            throw SQLiteError(code: ResultCode(rawValue: opened), message: "cannot open an in-memory database for FTS5's tokenizer")
+            throw SQLiteError(
+                code: ResultCode(rawValue: opened), message: "cannot open an in-memory database for FTS5's tokenizer")
         }
         // replica's own analyzer, as every connection has it (``Connection``).
         var api: UnsafeMutablePointer<fts5_api>?
@@ -61,7 +63,9 @@ public final class FTS5Tokenizer: @unchecked Sendable {
         if registered == SQLITE_OK, let api { registered = replica_fts5_register_analyzer(api) }
         guard registered == SQLITE_OK else {
             sqlite3_close_v2(handle)
-            throw SQLiteError(code: ResultCode(rawValue: registered), message: "cannot register replica's analyzer as FTS5's tokenizer")
+            throw SQLiteError(
+                code: ResultCode(rawValue: registered),
+                message: "cannot register replica's analyzer as FTS5's tokenizer")
         }
         let words = specification.split(separator: " ").map(String.init)
         guard let name = words.first else {
@@ -93,10 +97,11 @@ public final class FTS5Tokenizer: @unchecked Sendable {
 
     /// The words of `text`, in order, each with its position.
     public func tokens(in text: String, for purpose: Purpose = .document) -> [Token] {
-        let flags: Int32 = switch purpose {
-        case .document: FTS5_TOKENIZE_DOCUMENT
-        case .query(let prefix): FTS5_TOKENIZE_QUERY | (prefix ? FTS5_TOKENIZE_PREFIX : 0)
-        }
+        let flags: Int32 =
+            switch purpose {
+            case .document: FTS5_TOKENIZE_DOCUMENT
+            case .query(let prefix): FTS5_TOKENIZE_QUERY | (prefix ? FTS5_TOKENIZE_PREFIX : 0)
+            }
         let collector = Collector()
         var text = text
         text.withUTF8 { bytes in
@@ -104,14 +109,19 @@ public final class FTS5Tokenizer: @unchecked Sendable {
             let context = Unmanaged.passUnretained(collector).toOpaque()
             lock.withLock { _ in
                 _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { characters in
-                    replica_fts5_tokenize(tokenizer, context, flags, characters, Int32(bytes.count)) { context, tokenFlags, token, length, start, end in
+                    replica_fts5_tokenize(tokenizer, context, flags, characters, Int32(bytes.count)) {
+                        context, tokenFlags, token, length, start, end in
                         guard let context, let token else { return SQLITE_OK }
                         let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
                         let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
                         // A colocated token (a synonym) shares the position of the one before it.
-                        if tokenFlags & FTS5_TOKEN_COLOCATED == 0 || collector.tokens.isEmpty { collector.position += 1 }
-                        collector.tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), position: collector.position,
-                                                      start: Int(start), end: Int(end)))
+                        if tokenFlags & FTS5_TOKEN_COLOCATED == 0 || collector.tokens.isEmpty {
+                            collector.position += 1
+                        }
+                        collector.tokens.append(
+                            Token(
+                                text: String(decoding: bytes, as: UTF8.self), position: collector.position,
+                                start: Int(start), end: Int(end)))
                         return SQLITE_OK
                     }
                 }

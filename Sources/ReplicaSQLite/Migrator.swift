@@ -78,8 +78,9 @@ public struct Migrator: Sendable {
     ///   - migrations: At least one step, in strictly increasing version order; anything else stops the process.
     public init(kind: String, applicationID: Int32, migrations: [Migration]) {
         precondition(!migrations.isEmpty, "a schema needs at least one migration")
-        precondition(zip(migrations, migrations.dropFirst()).allSatisfy { $0.version < $1.version },
-                     "migrations must be in increasing version order")
+        precondition(
+            zip(migrations, migrations.dropFirst()).allSatisfy { $0.version < $1.version },
+            "migrations must be in increasing version order")
         self.kind = kind
         self.applicationID = applicationID
         self.migrations = migrations
@@ -118,7 +119,8 @@ public struct Migrator: Sendable {
                         + "this build knows up to \(latestVersion)). Upgrade replica, or remove the file to rebuild it.",
                     path: connection.path)
             }
-            try connection.execute("""
+            try connection.execute(
+                """
                 CREATE TABLE IF NOT EXISTS replica_migrations (
                     version INTEGER PRIMARY KEY,
                     name TEXT NOT NULL,

@@ -1,4 +1,5 @@
 import CSQLite
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -122,22 +123,28 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         let sentence: String
         switch code.primary {
         case .full:
-            sentence = "the disk holding \(file) is full: the failed step was rolled back and what was written before is "
+            sentence =
+                "the disk holding \(file) is full: the failed step was rolled back and what was written before is "
                 + "intact; free some space (signing an account out frees its files) and run the command again"
         case .ioError where code.isOutOfSpace:
-            sentence = "writing \(file) failed: the disk is full or failing. The failed step was rolled back and what was "
+            sentence =
+                "writing \(file) failed: the disk is full or failing. The failed step was rolled back and what was "
                 + "written before is intact; free some space or check the disk (dmesg), then run the command again"
         case .ioError:
-            sentence = "the disk reported an I/O error on \(file): the failed step was rolled back and what was written "
+            sentence =
+                "the disk reported an I/O error on \(file): the failed step was rolled back and what was written "
                 + "before is intact; check the disk (dmesg) and run the command again"
         case .corrupt, .notADatabase:
-            sentence = "SQLite found \(file) damaged or could not read it (a disk read error looks the same): run the command "
+            sentence =
+                "SQLite found \(file) damaged or could not read it (a disk read error looks the same): run the command "
                 + "again; if it says this again, check the disk (dmesg) and restore the file from a backup"
         case .readOnly where path.map(Self.isOnReadOnlyFileSystem) == true:
-            sentence = "\(file) is on a file system mounted read-only: mount it read-write and run the command again; the "
+            sentence =
+                "\(file) is on a file system mounted read-only: mount it read-write and run the command again; the "
                 + "failed step was rolled back"
         case .readOnly:
-            sentence = "\(file) cannot be written (a read-only file, folder or file system): make it writable and run the "
+            sentence =
+                "\(file) cannot be written (a read-only file, folder or file system): make it writable and run the "
                 + "command again"
         case .busy:
             sentence = "another process held \(file) for longer than replica waits: run the command again"

@@ -15,7 +15,9 @@ public enum SQLValue: Sendable, Equatable {
     case blob([UInt8])
 }
 
-extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByNilLiteral {
+extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByNilLiteral
+{
     /// Makes a text value from a string literal.
     public init(stringLiteral value: String) { self = .text(value) }
     /// Makes an integer value from an integer literal.
@@ -52,7 +54,9 @@ public final class Statement {
 
     init(connection: Connection, sql: String) throws {
         var handle: OpaquePointer?
-        let code = sql.withCString { sqlite3_prepare_v3(connection.handle, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil) }
+        let code = sql.withCString {
+            sqlite3_prepare_v3(connection.handle, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
+        }
         guard code == SQLITE_OK, let handle else {
             sqlite3_finalize(handle)
             throw connection.error(code: code, sql: sql)
@@ -85,9 +89,11 @@ public final class Statement {
     public func bind(_ values: [SQLValue]) throws {
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard values.count == expected else {
-            throw SQLiteError(code: ResultCode(rawValue: SQLITE_RANGE),
-                              message: "the statement takes \(expected) argument\(expected == 1 ? "" : "s"); \(values.count) \(values.count == 1 ? "was" : "were") given",
-                              sql: sql, path: connection.path)
+            throw SQLiteError(
+                code: ResultCode(rawValue: SQLITE_RANGE),
+                message:
+                    "the statement takes \(expected) argument\(expected == 1 ? "" : "s"); \(values.count) \(values.count == 1 ? "was" : "were") given",
+                sql: sql, path: connection.path)
         }
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
     }
@@ -110,12 +116,16 @@ public final class Statement {
         case .text(let v):
             // withCString hands over a native string's own bytes without copying them; the explicit
             // length keeps text after an embedded NUL character. SQLite copies the bytes (TRANSIENT).
-            code = v.withCString { sqlite3_bind_text(handle, index, $0, Int32(v.utf8.count), replica_sqlite_transient()) }
+            code = v.withCString {
+                sqlite3_bind_text(handle, index, $0, Int32(v.utf8.count), replica_sqlite_transient())
+            }
         case .blob(let v) where v.isEmpty:
             // A zero-length blob bound through a null pointer would become NULL.
             code = sqlite3_bind_zeroblob(handle, index, 0)
         case .blob(let v):
-            code = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), replica_sqlite_transient()) }
+            code = v.withUnsafeBytes {
+                sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), replica_sqlite_transient())
+            }
         }
         guard code == SQLITE_OK else { throw connection.error(code: code, sql: sql) }
     }
@@ -209,7 +219,9 @@ public final class Statement {
     /// Lends a blob column's bytes without copying them; valid only inside `body`.
     public func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         let count = Int(sqlite3_column_bytes(handle, column))
-        guard let base = sqlite3_column_blob(handle, column), count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard let base = sqlite3_column_blob(handle, column), count > 0 else {
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
         return try body(UnsafeRawBufferPointer(start: base, count: count))
     }
 

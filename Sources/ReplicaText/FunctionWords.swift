@@ -17,7 +17,9 @@ public struct FunctionWords: Hashable, Sendable {
     /// The function words of `languages` (BCP 47 tags or ISO 639-1 codes; only the language subtag counts).
     public init(languages: [String]) {
         var unique: [String] = []
-        for code in languages.map(TextAnalyzer.languageCode(ofTag:)) where !unique.contains(code) { unique.append(code) }
+        for code in languages.map(TextAnalyzer.languageCode(ofTag:)) where !unique.contains(code) {
+            unique.append(code)
+        }
         self.languages = unique
         words = unique.reduce(into: Set<String>()) { $0.formUnion(Self.folded(of: $1)) }
     }
@@ -40,9 +42,10 @@ public struct FunctionWords: Hashable, Sendable {
     /// `replica search` folds only the lists it asks for).
     private static func folded(of language: String) -> Set<String> {
         if let folded = foldedLists.withLock({ $0[language] }) { return folded }
-        let folded = Set((lists[language] ?? "").split(whereSeparator: \.isWhitespace).flatMap {
-            TextAnalyzer.tokens(in: String($0), for: .query).map(\.text)
-        })
+        let folded = Set(
+            (lists[language] ?? "").split(whereSeparator: \.isWhitespace).flatMap {
+                TextAnalyzer.tokens(in: String($0), for: .query).map(\.text)
+            })
         foldedLists.withLock { $0[language] = folded }
         return folded
     }

@@ -62,19 +62,27 @@ public enum TextAnalyzer {
 
     /// ``tokens(in:for:language:)``, with `throughICUOnly` every part of the text cut by ICU's break
     /// iterator, ASCII too (which is otherwise cut without it): the tests compare the two.
-    package static func tokens(in text: String, for purpose: Purpose, language: String?, throughICUOnly: Bool) -> [Token] {
+    package static func tokens(in text: String, for purpose: Purpose, language: String?, throughICUOnly: Bool)
+        -> [Token]
+    {
         var tokens: [Token] = []
         var text = text
         text.withUTF8 { bytes in
             withUnsafeMutablePointer(to: &tokens) { tokens in
-                let options = (purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS : 0) | (throughICUOnly ? REPLICA_ANALYZE_ICU_ONLY : 0)
-                let result = replica_analyze_in(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                                                bytes.count, options, language, tokens) { context, flags, token, length, start, end in
+                let options =
+                    (purpose == .indexing ? REPLICA_ANALYZE_BIGRAMS : 0)
+                    | (throughICUOnly ? REPLICA_ANALYZE_ICU_ONLY : 0)
+                let result = replica_analyze_in(
+                    bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                    bytes.count, options, language, tokens
+                ) { context, flags, token, length, start, end in
                     guard let context, let token else { return 0 }
                     let tokens = context.assumingMemoryBound(to: [Token].self)
                     let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
-                    tokens.pointee.append(Token(text: String(decoding: bytes, as: UTF8.self), byteRange: Int(start)..<Int(end),
-                                                isColocated: flags & REPLICA_TOKEN_COLOCATED != 0))
+                    tokens.pointee.append(
+                        Token(
+                            text: String(decoding: bytes, as: UTF8.self), byteRange: Int(start)..<Int(end),
+                            isColocated: flags & REPLICA_TOKEN_COLOCATED != 0))
                     return 0
                 }
                 // ICU fails only out of memory or without its data, which a process cannot go on from.
@@ -90,8 +98,11 @@ public enum TextAnalyzer {
         var text = text
         return text.withUTF8 { bytes -> (code: String, isReliable: Bool)? in
             var reliable: Int32 = 0
-            guard let code = replica_detect_language(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                                                     bytes.count, &reliable) else { return nil }
+            guard
+                let code = replica_detect_language(
+                    bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                    bytes.count, &reliable)
+            else { return nil }
             return (String(cString: code), reliable != 0)
         }
     }
@@ -103,8 +114,10 @@ public enum TextAnalyzer {
     /// With `change`, the text analyzed within it is one document added to or removed from the index's
     /// vocabulary (``Vocabulary``): its tokens are counted, each once, in the thread's changes.
     @discardableResult
-    public static func withDocumentLanguage<Result>(_ language: String?, counting change: Vocabulary.Change? = nil,
-                                                    _ body: () throws -> Result) rethrows -> Result {
+    public static func withDocumentLanguage<Result>(
+        _ language: String?, counting change: Vocabulary.Change? = nil,
+        _ body: () throws -> Result
+    ) rethrows -> Result {
         let previous = replica_analyzer_document_language().map { String(cString: $0) }
         replica_analyzer_set_document_language(language)
         let counting = replica_vocabulary_counting()
@@ -143,8 +156,9 @@ public enum TextAnalyzer {
         public static func holds(_ token: String) -> Bool {
             var token = token
             return token.withUTF8 { bytes in
-                replica_vocabulary_holds(bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                                         Int32(bytes.count)) != 0
+                replica_vocabulary_holds(
+                    bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                    Int32(bytes.count)) != 0
             }
         }
 
@@ -156,7 +170,8 @@ public enum TextAnalyzer {
                 replica_vocabulary_drain(changes) { context, word, length, change in
                     guard let context, let word else { return }
                     let bytes = UnsafeRawBufferPointer(start: word, count: Int(length))
-                    context.assumingMemoryBound(to: [String: Int64].self).pointee[String(decoding: bytes, as: UTF8.self), default: 0] += change
+                    context.assumingMemoryBound(to: [String: Int64].self).pointee[
+                        String(decoding: bytes, as: UTF8.self), default: 0] += change
                 }
             }
             return changes
@@ -205,7 +220,8 @@ public enum TextAnalyzer {
     /// folded (``stems(_:)``): `word` and a digit for each of its marks, as VNI typing spells it (`mai1`
     /// for "mái", `viet56` for "việt").
     public static func isVietnameseForm(_ form: String, of word: String) -> Bool {
-        form.count > word.count && form.hasPrefix(word) && form.dropFirst(word.count).allSatisfy { $0.isASCII && $0.isNumber }
+        form.count > word.count && form.hasPrefix(word)
+            && form.dropFirst(word.count).allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// Whether the analyzer has forms of the words of `language` (a name or an ISO 639 code) beside

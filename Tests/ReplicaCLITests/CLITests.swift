@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-import ReplicaTestSupport
-import ReplicaSQLite
 import Replica
+import ReplicaSQLite
+import ReplicaTestSupport
+import Testing
 
 /// End-to-end tests: they run the built `replica` binary and check what it prints and how it exits.
 /// Each test says its backend first (``CLIPlace/use(_:signingIn:)``); those not tied to SQLite's files run
@@ -19,16 +19,21 @@ import Replica
 
     @discardableResult
     @available(*, noasync, message: "it waits for a process")
-    func replica(_ arguments: String..., input: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
+    func replica(_ arguments: String..., input: String? = nil, environment: [String: String] = [:]) throws
+        -> ProcessResult
+    {
         try ReplicaProcess.run(place.arguments + arguments, input: input, environment: environment)
     }
 
-    static func line(_ id: String, title: String, text: String, domain: String? = nil, modified: String? = nil,
-                     type: String = "public.plain-text") -> String {
+    static func line(
+        _ id: String, title: String, text: String, domain: String? = nil, modified: String? = nil,
+        type: String = "public.plain-text"
+    ) -> String {
         var attributes = #""title": "\#(title)", "textContent": "\#(text)", "contentType": "\#(type)""#
         if let modified { attributes += #", "contentModificationDate": "\#(modified)""# }
         let domainPart = domain.map { #", "domainIdentifier": "\#($0)""# } ?? ""
-        return #"{"uniqueIdentifier": "\#(id)"\#(domainPart), "expirationDate": "2099-01-01T00:00:00Z", "attributes": {\#(attributes)}}"#
+        return
+            #"{"uniqueIdentifier": "\#(id)"\#(domainPart), "expirationDate": "2099-01-01T00:00:00Z", "attributes": {\#(attributes)}}"#
     }
 
     // MARK: Import and search
@@ -37,14 +42,20 @@ import Replica
     func importThenSearchPrintsTheDocumentedJSON(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
         let lines = [
-            Self.line("n1", title: "Launch plan", text: "The launch risk is the supplier.", domain: "account.a.notes", modified: "2026-11-20T10:00:00Z"),
-            Self.line("n2", title: "Budget", text: "Numbers, and no launch words at all... except launch.", domain: "account.a.notes"),
+            Self.line(
+                "n1", title: "Launch plan", text: "The launch risk is the supplier.", domain: "account.a.notes",
+                modified: "2026-11-20T10:00:00Z"),
+            Self.line(
+                "n2", title: "Budget", text: "Numbers, and no launch words at all... except launch.",
+                domain: "account.a.notes"),
         ].joined(separator: "\n")
         let imported = try replica("import", "--account", "a", "-", input: lines)
         #expect(imported.status == 0)
         #expect(imported.standardOutput.isEmpty)
-        #expect(imported.standardError.hasPrefix("replica: imported 2 items into account 'a' in ") && imported.standardError.hasSuffix(" s\n"),
-                "the summary tells the whole time: \(imported.standardError)")
+        #expect(
+            imported.standardError.hasPrefix("replica: imported 2 items into account 'a' in ")
+                && imported.standardError.hasSuffix(" s\n"),
+            "the summary tells the whole time: \(imported.standardError)")
 
         let search = try replica("search", "--json", "launch", "risk")
         #expect(search.status == 0)
@@ -52,12 +63,16 @@ import Replica
         let output = search.standardOutput
         #expect(output.hasSuffix("}\n") && output.split(separator: "\n").count == 1)
         // Keys in the documented order, values as imported.
-        let prefix = #"{"results":[{"account":"a","uniqueIdentifier":"n1","domainIdentifier":"account.a.notes","score":"#
+        let prefix =
+            #"{"results":[{"account":"a","uniqueIdentifier":"n1","domainIdentifier":"account.a.notes","score":"#
         #expect(output.hasPrefix(prefix), "\(output)")
         let afterScore = try #require(output.range(of: #","matched""#)).lowerBound
         let score = try #require(Double(output[output.index(output.startIndex, offsetBy: prefix.count)..<afterScore]))
         #expect(score > 0 && score <= 1)
-        #expect(output[afterScore...].hasPrefix(#","matched":"lexical","title":"Launch plan","snippet":"The [launch] [risk] is the supplier.","contentType":"public.plain-text","contentModificationDate":"2026-11-20T10:00:00Z","#))
+        #expect(
+            output[afterScore...].hasPrefix(
+                #","matched":"lexical","title":"Launch plan","snippet":"The [launch] [risk] is the supplier.","contentType":"public.plain-text","contentModificationDate":"2026-11-20T10:00:00Z","#
+            ))
     }
 
     @Test(arguments: TestBackend.available)
@@ -100,7 +115,9 @@ import Replica
         for (query, wanted) in [("title:sourdough", "bread"), ("sourdough's", "bread"), ("garage/tyres", "car")] {
             let search = try replica("search", "--lexical", "--json", query)
             #expect(search.status == 0, "\(search.standardError)")
-            let found = try JSON.parse(search.standardOutput)["results"]?.arrayValue?.compactMap { $0["uniqueIdentifier"]?.stringValue }
+            let found = try JSON.parse(search.standardOutput)["results"]?.arrayValue?.compactMap {
+                $0["uniqueIdentifier"]?.stringValue
+            }
             #expect(found == [wanted], "\(query): \(search.standardOutput)")
         }
     }
@@ -110,7 +127,9 @@ import Replica
         try place.use(backend, signingIn: "a")
         let lines = [
             Self.line("old", title: "Old launch", text: "launch", modified: "2025-01-01T00:00:00Z"),
-            Self.line("new", title: "New launch", text: "launch", modified: "2026-11-01T00:00:00Z", type: "net.daringfireball.markdown"),
+            Self.line(
+                "new", title: "New launch", text: "launch", modified: "2026-11-01T00:00:00Z",
+                type: "net.daringfireball.markdown"),
         ].joined(separator: "\n")
         try replica("import", "--account", "a", "-", input: lines)
         let recent = try replica("search", "--json", "--modified-after", "2026-01-01", "launch")
@@ -150,18 +169,30 @@ import Replica
     @Test(arguments: TestBackend.available)
     func identifiersHoldingNULAreRefusedByEveryImporter(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
-        let items = [Self.line("fine", title: "Fine", text: "kept"), Self.line(#"nul\u0000id"#, title: "Nul", text: "kept"),
-                     Self.line("dom", title: "Domain", text: "kept", domain: #"account.a\u0000.x"#)].joined(separator: "\n")
+        let items = [
+            Self.line("fine", title: "Fine", text: "kept"), Self.line(#"nul\u0000id"#, title: "Nul", text: "kept"),
+            Self.line("dom", title: "Domain", text: "kept", domain: #"account.a\u0000.x"#),
+        ].joined(separator: "\n")
         let imported = try replica("import", "--account", "a", "-", input: items)
-        #expect(imported.status == 1 && imported.standardError.contains("line 2: uniqueIdentifier holds the character U+0000"), "\(imported.standardError)")
-        #expect(imported.standardError.contains("line 3: item 'dom': domainIdentifier holds the character U+0000"), "\(imported.standardError)")
+        #expect(
+            imported.status == 1
+                && imported.standardError.contains("line 2: uniqueIdentifier holds the character U+0000"),
+            "\(imported.standardError)")
+        #expect(
+            imported.standardError.contains("line 3: item 'dom': domainIdentifier holds the character U+0000"),
+            "\(imported.standardError)")
         #expect(imported.standardError.contains("imported 1 item into"), "\(imported.standardError)")
-        let entity = try replica("entities", "import", "--account", "a", "-", input: #"{"type": "Landmark", "id": "x\u0000y", "title": "Peak"}"#)
+        let entity = try replica(
+            "entities", "import", "--account", "a", "-",
+            input: #"{"type": "Landmark", "id": "x\u0000y", "title": "Peak"}"#)
         #expect(entity.status == 1 && entity.standardError.contains("U+0000"), "\(entity.standardError)")
-        let activity = try replica("activities", "donate", "--account", "a", "-",
-                                   input: #"{"activityType": "view", "persistentIdentifier": "p\u0000q", "title": "Seen"}"#)
+        let activity = try replica(
+            "activities", "donate", "--account", "a", "-",
+            input: #"{"activityType": "view", "persistentIdentifier": "p\u0000q", "title": "Seen"}"#)
         #expect(activity.status == 1 && activity.standardError.contains("U+0000"), "\(activity.standardError)")
-        let record = try replica("records", "import", "-", input: #"{"account": "a", "kind": "note", "id": "r\u0000s", "version": 1, "fields": {}}"#)
+        let record = try replica(
+            "records", "import", "-",
+            input: #"{"account": "a", "kind": "note", "id": "r\u0000s", "version": 1, "fields": {}}"#)
         #expect(record.status == 1 && record.standardError.contains("U+0000"), "\(record.standardError)")
         #expect(try replica("get", "--account", "a", "fine").status == 0)
     }
@@ -177,9 +208,13 @@ import Replica
         let imported = try replica("import", "--account", "b", "-", input: lines)
         #expect(imported.status == 1)
         let notes = imported.standardError.split(separator: "\n").filter { $0.contains("is not signed in") }
-        #expect(notes.count == 1 && notes.first?.contains("line 1: account 'b' is not signed in") == true
-                && notes.first?.contains("3000 lines from there on were not written") == true, "\(imported.standardError.prefix(2_000))")
-        #expect(imported.standardError.contains("imported 0 items into account 'b'; rejected 3000 lines"), "\(imported.standardError.suffix(500))")
+        #expect(
+            notes.count == 1 && notes.first?.contains("line 1: account 'b' is not signed in") == true
+                && notes.first?.contains("3000 lines from there on were not written") == true,
+            "\(imported.standardError.prefix(2_000))")
+        #expect(
+            imported.standardError.contains("imported 0 items into account 'b'; rejected 3000 lines"),
+            "\(imported.standardError.suffix(500))")
     }
 
     @Test(arguments: TestBackend.available)
@@ -201,17 +236,27 @@ import Replica
         try place.use(backend, signingIn: "a")
         let lines = [
             Self.line("n1", title: "Launch plan", text: "rocket", modified: "2026-11-20T10:00:00Z"),
-            Self.line("n2", title: "Launch review", text: "debrief", modified: "2026-11-21T10:00:00Z", type: "public.email-message"),
+            Self.line(
+                "n2", title: "Launch review", text: "debrief", modified: "2026-11-21T10:00:00Z",
+                type: "public.email-message"),
             Self.line("n3", title: "Budget", text: "numbers", modified: "2026-11-22T10:00:00Z"),
         ].joined(separator: "\n")
         try replica("import", "--account", "a", "-", input: lines)
-        let query = try replica("query", "--json", "--fetch", "title,contentType",
-                                #"title == "launch*"cw && contentModificationDate >= $time.iso(2026-11-20) && !(contentType == "public.email-message")"#)
+        let query = try replica(
+            "query", "--json", "--fetch", "title,contentType",
+            #"title == "launch*"cw && contentModificationDate >= $time.iso(2026-11-20) && !(contentType == "public.email-message")"#
+        )
         #expect(query.status == 0)
-        #expect(query.standardOutput == #"{"items":[{"account":"a","index":"default","uniqueIdentifier":"n1","owner":"api","attributes":{"contentType":"public.plain-text","title":"Launch plan"}}],"found":1}"# + "\n")
+        #expect(
+            query.standardOutput
+                == #"{"items":[{"account":"a","index":"default","uniqueIdentifier":"n1","owner":"api","attributes":{"contentType":"public.plain-text","title":"Launch plan"}}],"found":1}"#
+                + "\n")
         let plain = try replica("query", #"contentModificationDate > "2026-11-20T12:00:00Z""#)
         #expect(plain.status == 0)
-        #expect(plain.standardOutput.split(separator: "\n").filter { !$0.hasPrefix(" ") } == ["n3 — Budget", "n2 — Launch review"])
+        #expect(
+            plain.standardOutput.split(separator: "\n").filter { !$0.hasPrefix(" ") } == [
+                "n3 — Budget", "n2 — Launch review",
+            ])
     }
 
     @Test(arguments: TestBackend.available)
@@ -220,24 +265,32 @@ import Replica
         let query = try replica("query", #"title == "x" || rating > "high""#)
         #expect(query.status == 2)
         #expect(query.standardOutput.isEmpty)
-        #expect(query.standardError == """
-            replica: error: the query string has a mistake at column 26: rating holds a number; compare it with a number
-              title == "x" || rating > "high"
-                                       ^
+        #expect(
+            query.standardError == """
+                replica: error: the query string has a mistake at column 26: rating holds a number; compare it with a number
+                  title == "x" || rating > "high"
+                                           ^
 
-            """)
+                """)
     }
 
     @Test(arguments: TestBackend.available)
     func getPrintsStoredItemsWholeAndNamesTheMissing(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
-        let line = #"{"uniqueIdentifier": "n1", "domainIdentifier": "account.a.notes", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "Launch plan", "textContent": "The whole text.", "keywords": ["q3"], "rating": 4}}"#
+        let line =
+            #"{"uniqueIdentifier": "n1", "domainIdentifier": "account.a.notes", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "Launch plan", "textContent": "The whole text.", "keywords": ["q3"], "rating": 4}}"#
         try replica("import", "--account", "a", "--index", "Notes", "-", input: line)
         let get = try replica("get", "--account", "a", "--json", "n1", "gone", "n1")
         #expect(get.status == 1)
         let output = get.standardOutput
-        #expect(output.hasPrefix(#"{"items":[{"uniqueIdentifier":"n1","domainIdentifier":"account.a.notes","account":"a","index":"Notes","owner":"api","indexed":""#), "\(output)")
-        #expect(output.hasSuffix(#"","expirationDate":"2099-01-01T00:00:00Z","wordsLanguage":"en","attributes":{"keywords":["q3"],"rating":4,"textContent":"The whole text.","title":"Launch plan"}}],"missing":["gone"]}"# + "\n"), "\(output)")
+        #expect(
+            output.hasPrefix(
+                #"{"items":[{"uniqueIdentifier":"n1","domainIdentifier":"account.a.notes","account":"a","index":"Notes","owner":"api","indexed":""#
+            ), "\(output)")
+        #expect(
+            output.hasSuffix(
+                #"","expirationDate":"2099-01-01T00:00:00Z","wordsLanguage":"en","attributes":{"keywords":["q3"],"rating":4,"textContent":"The whole text.","title":"Launch plan"}}],"missing":["gone"]}"#
+                    + "\n"), "\(output)")
         #expect(get.standardError == "replica: error: no item 'gone' in account 'a'\n")
         let plain = try replica("get", "--account", "a", "--index", "Notes", "n1")
         #expect(plain.status == 0)
@@ -250,11 +303,16 @@ import Replica
         try replica("accounts", "sign-in", "c")
         try replica("accounts", "sign-out", "c")
         for account in ["b", "c"] {
-            for arguments in [["search", "--account", account, "launch"], ["search", "--json", "--account", "a", "--account", account, "launch"],
-                              ["suggest", "--account", account, "lau"], ["recent", "--account", account]] {
+            for arguments in [
+                ["search", "--account", account, "launch"],
+                ["search", "--json", "--account", "a", "--account", account, "launch"],
+                ["suggest", "--account", account, "lau"], ["recent", "--account", account],
+            ] {
                 let refused = try ReplicaProcess.run(place.arguments + arguments)
-                #expect(refused.status == 1 && refused.standardOutput.isEmpty && refused.standardError.contains("account '\(account)' is not signed in"),
-                        "\(arguments): \(refused.status) \(refused.standardOutput) \(refused.standardError)")
+                #expect(
+                    refused.status == 1 && refused.standardOutput.isEmpty
+                        && refused.standardError.contains("account '\(account)' is not signed in"),
+                    "\(arguments): \(refused.status) \(refused.standardOutput) \(refused.standardError)")
             }
         }
         #expect(try replica("search", "--account", "a", "launch").standardOutput.hasPrefix("n1 — Launch plan"))
@@ -265,29 +323,46 @@ import Replica
     @Test(arguments: TestBackend.available)
     func entitiesAreImportedAndFoundAsEntities(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
-        let line = #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "subtitle": "Zermatt", "priority": 10, "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}, "continent": {"customKey": "com_example_continent", "value": "Europe"}}}"#
-        let imported = try replica("entities", "import", "--account", "a", "-", input: line + "\n" + #"{"type": "LandmarkEntity"}"#)
+        let line =
+            #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "subtitle": "Zermatt", "priority": 10, "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}, "continent": {"customKey": "com_example_continent", "value": "Europe"}}}"#
+        let imported = try replica(
+            "entities", "import", "--account", "a", "-", input: line + "\n" + #"{"type": "LandmarkEntity"}"#)
         #expect(imported.status == 1)
         #expect(imported.standardError.contains("line 2: an entity needs a \"type\" and an \"id\""))
         let search = try replica("search", "--json", "pyramid")
-        #expect(search.standardOutput.contains(#""entity":{"type":"LandmarkEntity","id":"42"}"#), "\(search.standardOutput)")
+        #expect(
+            search.standardOutput.contains(#""entity":{"type":"LandmarkEntity","id":"42"}"#), "\(search.standardOutput)"
+        )
         let get = try replica("get", "--account", "a", "--json", "entity:LandmarkEntity:42")
-        #expect(get.standardOutput.contains(#""com_example_continent":"Europe""#) && !get.standardOutput.contains("replica."))
+        #expect(
+            get.standardOutput.contains(#""com_example_continent":"Europe""#)
+                && !get.standardOutput.contains("replica."))
     }
 
     @Test(arguments: TestBackend.available)
     func activitiesFeedRecentAndCanBeDeleted(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
-        try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Alpha", text: "a") + "\n" + Self.line("n2", title: "Beta", text: "b"))
-        let views = (0..<3).map { _ in #"{"activityType": "com.example.view", "persistentIdentifier": "view:n2", "relatedUniqueIdentifier": "n2", "eligibleForPrediction": true}"# }
-            + [#"{"activityType": "com.example.view", "persistentIdentifier": "view:n1", "relatedUniqueIdentifier": "n1", "eligibleForPrediction": true, "date": "2026-01-01T00:00:00Z"}"#]
+        try replica(
+            "import", "--account", "a", "-",
+            input: Self.line("n1", title: "Alpha", text: "a") + "\n" + Self.line("n2", title: "Beta", text: "b"))
+        let views =
+            (0..<3).map { _ in
+                #"{"activityType": "com.example.view", "persistentIdentifier": "view:n2", "relatedUniqueIdentifier": "n2", "eligibleForPrediction": true}"#
+            }
+            + [
+                #"{"activityType": "com.example.view", "persistentIdentifier": "view:n1", "relatedUniqueIdentifier": "n1", "eligibleForPrediction": true, "date": "2026-01-01T00:00:00Z"}"#
+            ]
         let donated = try replica("activities", "donate", "--account", "a", "-", input: views.joined(separator: "\n"))
         #expect(donated.status == 0)
         let recent = try replica("recent", "--json")
         #expect(recent.status == 0)
-        let ids = (try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).compactMap { $0["uniqueIdentifier"]?.stringValue }
+        let ids = (try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).compactMap {
+            $0["uniqueIdentifier"]?.stringValue
+        }
         #expect(ids == ["n2", "n1"])
-        #expect(recent.standardOutput.contains(#""title":"Beta","activityType":"com.example.view","#) && recent.standardOutput.contains(#""views":3"#))
+        #expect(
+            recent.standardOutput.contains(#""title":"Beta","activityType":"com.example.view","#)
+                && recent.standardOutput.contains(#""views":3"#))
         #expect(try replica("activities", "delete", "--account", "a", "--all").status == 0)
         #expect(try replica("recent", "--json").standardOutput == #"{"recent":[]}"# + "\n")
     }
@@ -297,9 +372,13 @@ import Replica
     @Test(arguments: TestBackend.available)
     func anOversizedActivityIsSkippedAndTheRestAreDonated(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
-        let view = { (id: Int) in #"{"activityType": "com.example.view", "persistentIdentifier": "view:\#(id)", "title": "Visit \#(id)", "eligibleForPrediction": true}"# }
+        let view = { (id: Int) in
+            #"{"activityType": "com.example.view", "persistentIdentifier": "view:\#(id)", "title": "Visit \#(id)", "eligibleForPrediction": true}"#
+        }
         var lines = (1...10).map(view)
-        lines.append(#"{"activityType": "com.example.view", "persistentIdentifier": "view:huge", "eligibleForPrediction": true, "title": ""# + String(repeating: "x", count: 20 << 20) + #""}"#)
+        lines.append(
+            #"{"activityType": "com.example.view", "persistentIdentifier": "view:huge", "eligibleForPrediction": true, "title": ""#
+                + String(repeating: "x", count: 20 << 20) + #""}"#)
         lines.append(view(12))
         let donated = try replica("activities", "donate", "--account", "a", "-", input: lines.joined(separator: "\n"))
         #expect(donated.status == 1)
@@ -313,31 +392,47 @@ import Replica
     @Test(arguments: TestBackend.available)
     func getOfAnEntityNamesItsTypeAndIdentifier(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
-        let entity = #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}}}"#
+        let entity =
+            #"{"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "properties": {"description": {"key": "contentDescription", "value": "A pyramid-shaped peak"}}}"#
         #expect(try replica("entities", "import", "--account", "a", "-", input: entity).status == 0)
-        #expect(try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Plain", text: "not an entity")).status == 0)
+        #expect(
+            try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Plain", text: "not an entity"))
+                .status == 0)
         let get = try replica("get", "--account", "a", "--json", "entity:LandmarkEntity:42", "n1")
         #expect(get.status == 0, "\(get.standardError)")
         let items = try JSON.parse(get.standardOutput)["items"]?.arrayValue ?? []
-        let byIdentifier = Dictionary(uniqueKeysWithValues: items.compactMap { item in item["uniqueIdentifier"]?.stringValue.map { ($0, item) } })
+        let byIdentifier = Dictionary(
+            uniqueKeysWithValues: items.compactMap { item in item["uniqueIdentifier"]?.stringValue.map { ($0, item) } })
         #expect(byIdentifier.keys.sorted() == ["entity:LandmarkEntity:42", "n1"])
-        #expect(byIdentifier["entity:LandmarkEntity:42"]?["entity"] == .object([("type", "LandmarkEntity"), ("id", "42")]))
+        #expect(
+            byIdentifier["entity:LandmarkEntity:42"]?["entity"] == .object([("type", "LandmarkEntity"), ("id", "42")]))
         #expect(byIdentifier["n1"]?["entity"] == nil, "an item that is no entity says nothing of one")
         #expect(get.standardOutput.contains(#""entity":{"type":"LandmarkEntity","id":"42"}"#))
     }
 
     /// Imports n1 (Alpha) and n2 (Beta) into account a, and donates views: n1 once, n2 three times.
     func importAndView() throws {
-        try replica("import", "--account", "a", "-", input: Self.line("n1", title: "Alpha", text: "a") + "\n" + Self.line("n2", title: "Beta", text: "b"))
-        let views = [#"{"activityType": "com.example.view", "persistentIdentifier": "view:n1", "relatedUniqueIdentifier": "n1", "eligibleForPrediction": true}"#]
-            + (0..<3).map { _ in #"{"activityType": "com.example.view", "persistentIdentifier": "view:n2", "relatedUniqueIdentifier": "n2", "eligibleForPrediction": true}"# }
-        #expect(try replica("activities", "donate", "--account", "a", "-", input: views.joined(separator: "\n")).status == 0)
+        try replica(
+            "import", "--account", "a", "-",
+            input: Self.line("n1", title: "Alpha", text: "a") + "\n" + Self.line("n2", title: "Beta", text: "b"))
+        let views =
+            [
+                #"{"activityType": "com.example.view", "persistentIdentifier": "view:n1", "relatedUniqueIdentifier": "n1", "eligibleForPrediction": true}"#
+            ]
+            + (0..<3).map { _ in
+                #"{"activityType": "com.example.view", "persistentIdentifier": "view:n2", "relatedUniqueIdentifier": "n2", "eligibleForPrediction": true}"#
+            }
+        #expect(
+            try replica("activities", "donate", "--account", "a", "-", input: views.joined(separator: "\n")).status == 0
+        )
     }
 
     func recentIdentifiers(_ arguments: String...) throws -> [String] {
         let recent = try ReplicaProcess.run(place.arguments + ["recent", "--json"] + arguments)
         #expect(recent.status == 0, "\(recent.standardError)")
-        return (try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).compactMap { $0["uniqueIdentifier"]?.stringValue }
+        return (try JSON.parse(recent.standardOutput)["recent"]?.arrayValue ?? []).compactMap {
+            $0["uniqueIdentifier"]?.stringValue
+        }
     }
 
     @Test(arguments: TestBackend.available)
@@ -351,7 +446,9 @@ import Replica
         #expect(try recentIdentifiers() == ["n1"])
         // The item stays; only the activity about it went.
         #expect(try replica("search", "--json", "beta").standardOutput.contains(#""uniqueIdentifier":"n2""#))
-        #expect(try replica("activities", "delete", "--account", "a", "--id", "view:n2").standardError.contains("deleted 0 activities"))
+        #expect(
+            try replica("activities", "delete", "--account", "a", "--id", "view:n2").standardError.contains(
+                "deleted 0 activities"))
     }
 
     @Test(arguments: TestBackend.available)
@@ -360,7 +457,8 @@ import Replica
         try importAndView()
         try replica("accounts", "sign-in", "b")
         try replica("import", "--account", "b", "-", input: Self.line("b1", title: "Gamma", text: "g"))
-        let view = #"{"activityType": "com.example.view", "persistentIdentifier": "view:b1", "relatedUniqueIdentifier": "b1", "eligibleForPrediction": true}"#
+        let view =
+            #"{"activityType": "com.example.view", "persistentIdentifier": "view:b1", "relatedUniqueIdentifier": "b1", "eligibleForPrediction": true}"#
         #expect(try replica("activities", "donate", "--account", "b", "-", input: view).status == 0)
 
         #expect(try recentIdentifiers("--account", "a", "--limit", "1") == ["n2"])
@@ -383,7 +481,9 @@ import Replica
     func importedMessagesAreEnrichedAndStatusCountsWhatWasNot(_ backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
         let now = ISO8601.string(from: Date())
-        let text = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5) + "Can you confirm by tomorrow?"
+        let text =
+            String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5)
+            + "Can you confirm by tomorrow?"
         let lines = [
             #"{"uniqueIdentifier": "m1", "domainIdentifier": "thread.1", "updateListenerOptions": ["summarization", "priority"], "attributes": {"contentType": "public.email-message", "title": "Launch", "textContent": "\#(text)", "contentCreationDate": "\#(now)", "authors": [{"displayName": "Bob", "handles": ["bob@example.com"]}]}}"#,
             #"{"uniqueIdentifier": "m2", "domainIdentifier": "thread.1", "updateListenerOptions": ["summarization"], "attributes": {"contentType": "public.email-message", "title": "Re", "textContent": "ok", "contentCreationDate": "\#(now)", "authorNames": ["Ada"]}}"#,
@@ -394,10 +494,13 @@ import Replica
         #expect(attributes?["textContentSummary"]?.stringValue?.contains("supplier") == true)
         #expect(attributes?["isPriority"]?.boolValue != nil)
         let status = try replica("status", "--json")
-        let enrichment = try JSON.parse(status.standardOutput)["accounts"]?.arrayValue?.first?["indexes"]?.arrayValue?.first?["enrichment"]
+        let enrichment = try JSON.parse(status.standardOutput)["accounts"]?.arrayValue?.first?["indexes"]?.arrayValue?
+            .first?["enrichment"]
         #expect(enrichment?["enriched"]?.intValue == 1)
         #expect(enrichment?["skipped"] == .object([("summarization.tooShort", 1)]))
-        #expect(try replica("status").standardOutput.contains("summaries and priority: 1 enriched; not enriched: 1 summarization.tooShort"))
+        #expect(
+            try replica("status").standardOutput.contains(
+                "summaries and priority: 1 enriched; not enriched: 1 summarization.tooShort"))
     }
 
     @Test(arguments: TestBackend.available)
@@ -407,13 +510,15 @@ import Replica
         // Another process (the app) indexes a message that asks for a summary; the watcher enriches it.
         let app = try place.openStore()
         var attributes = AttributeSet(contentType: .emailMessage)
-        attributes.textContent = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5)
+        attributes.textContent = String(
+            repeating: "The launch moves to Friday because the supplier is late. ", count: 5)
         attributes.contentCreationDate = Date()
         attributes.authorNames = ["Bob"]
         var mail = SearchableItem(uniqueIdentifier: "m1", domainIdentifier: "thread.1", attributeSet: attributes)
         mail.updateListenerOptions = [.summarization]
         try await app.index(account: "a").indexItems([mail])
-        let line = #"{"event":"itemsUpdated","account":"a","index":"default","items":[{"uniqueIdentifier":"m1","changed":["textContentSummary"]}]}"#
+        let line =
+            #"{"event":"itemsUpdated","account":"a","index":"default","items":[{"uniqueIdentifier":"m1","changed":["textContentSummary"]}]}"#
         #expect(await eventually { watcher.standardOutput.contains(line) }, "\(watcher.standardOutput)")
         watcher.signal(SIGTERM)
         #expect(await watcher.exit(within: 120) == 0)
@@ -464,11 +569,13 @@ import Replica
         let input = Self.line("n1", title: "T", text: "located")
         let xdg = directory.path + "/xdg"
         try Fixtures.signIn(store: xdg + "/replica", "a")
-        let fromXDG = try ReplicaProcess.run(["import", "--account", "a", "-"], input: input,
-                                             environment: ["XDG_DATA_HOME": xdg, "REPLICA_STORE": ""])
+        let fromXDG = try ReplicaProcess.run(
+            ["import", "--account", "a", "-"], input: input,
+            environment: ["XDG_DATA_HOME": xdg, "REPLICA_STORE": ""])
         #expect(fromXDG.status == 0)
         #expect(FileManager.default.fileExists(atPath: xdg + "/replica/catalog.sqlite"))
-        let fromEnvironment = try ReplicaProcess.run(["search", "--json", "located"], environment: ["REPLICA_STORE": xdg + "/replica"])
+        let fromEnvironment = try ReplicaProcess.run(
+            ["search", "--json", "located"], environment: ["REPLICA_STORE": xdg + "/replica"])
         #expect(fromEnvironment.standardOutput.contains(#""uniqueIdentifier":"n1""#))
     }
 
@@ -476,22 +583,31 @@ import Replica
     /// nothing is deleted; restored, the store works again.
     @Test func aDamagedCatalogStopsEveryCommandAndDeletesNothing() throws {
         try place.use(.sqlite, signingIn: "a")
-        #expect(try replica("import", "--account", "a", "-", input: Self.line("1", title: "harbor", text: "quay")).status == 0)
+        #expect(
+            try replica("import", "--account", "a", "-", input: Self.line("1", title: "harbor", text: "quay")).status
+                == 0)
         let catalog = store + "/catalog.sqlite"
         try Connection(path: catalog).execute("PRAGMA wal_checkpoint(TRUNCATE)")
         let sound = try Data(contentsOf: URL(fileURLWithPath: catalog))
         // Page 1 past its 100-byte header (where the schema lives) is overwritten.
         var damaged = sound
-        damaged.replaceSubrange(100..<min(4096, sound.count), with: Data(repeating: 0xA5, count: min(4096, sound.count) - 100))
+        damaged.replaceSubrange(
+            100..<min(4096, sound.count), with: Data(repeating: 0xA5, count: min(4096, sound.count) - 100))
         try damaged.write(to: URL(fileURLWithPath: catalog))
         let files = TemporaryDirectory.allFiles(under: URL(fileURLWithPath: store + "/accounts")).map(\.path).sorted()
-        for command in [["status"], ["search", "harbor"], ["accounts", "sign-out", "a"], ["import", "--account", "a", "-"]] {
-            let result = try ReplicaProcess.run(place.arguments + command, input: Self.line("2", title: "late", text: "x"))
+        for command in [
+            ["status"], ["search", "harbor"], ["accounts", "sign-out", "a"], ["import", "--account", "a", "-"],
+        ] {
+            let result = try ReplicaProcess.run(
+                place.arguments + command, input: Self.line("2", title: "late", text: "x"))
             #expect(result.status == 1, "\(command)")
-            #expect(result.standardError.contains("the store's catalog (\(catalog)) is damaged or the disk could not read it")
+            #expect(
+                result.standardError.contains(
+                    "the store's catalog (\(catalog)) is damaged or the disk could not read it")
                     && result.standardError.contains("has deleted nothing"), "\(command): \(result.standardError)")
         }
-        #expect(TemporaryDirectory.allFiles(under: URL(fileURLWithPath: store + "/accounts")).map(\.path).sorted() == files)
+        #expect(
+            TemporaryDirectory.allFiles(under: URL(fileURLWithPath: store + "/accounts")).map(\.path).sorted() == files)
         try sound.write(to: URL(fileURLWithPath: catalog))
         #expect(try replica("search", "--json", "harbor").standardOutput.contains(#""uniqueIdentifier":"1""#))
     }
@@ -509,8 +625,12 @@ import Replica
             Self.line("5", title: "e", text: "word"),
         ].joined(separator: "\n")
         try replica("import", "--account", "a", "-", input: lines)
-        #expect(try replica("delete", "--account", "a", "--json", "--domain", "account.a").standardOutput == "{\"deleted\":2}\n")
-        #expect(try replica("delete", "--account", "a", "--json", "--id", "4", "5", "missing").standardOutput == "{\"deleted\":2}\n")
+        #expect(
+            try replica("delete", "--account", "a", "--json", "--domain", "account.a").standardOutput
+                == "{\"deleted\":2}\n")
+        #expect(
+            try replica("delete", "--account", "a", "--json", "--id", "4", "5", "missing").standardOutput
+                == "{\"deleted\":2}\n")
         #expect(try replica("delete", "--account", "a", "--json", "--all").standardOutput == "{\"deleted\":1}\n")
         #expect(try replica("delete", "--account", "nobody", "--json", "--all").standardOutput == "{\"deleted\":0}\n")
         #expect(try replica("accounts").standardOutput == "a\n", "deleting from an unknown account does not create it")
@@ -563,16 +683,18 @@ import Replica
         try replica("import", "--account", "a", "--client-state", "v1", "-", input: first)
         let second = (1...500).map { Self.line("new\($0)", title: "t", text: "after") }.joined(separator: "\n")
 
-        let killed = try replica("import", "--account", "a", "--client-state", "v2", "-", input: second,
-                                 environment: ["REPLICA_TEST_CRASH": "batch.beforeCommit:1"])
+        let killed = try replica(
+            "import", "--account", "a", "--client-state", "v2", "-", input: second,
+            environment: ["REPLICA_TEST_CRASH": "batch.beforeCommit:1"])
         #expect(killed.wasSignaled, "the crash point should have killed the import")
         let afterCrash = try replica("status", "--json").standardOutput
         #expect(afterCrash.contains(#""itemCount":5"#))
         #expect(afterCrash.contains(#""lastClientState":"v1""#))
         #expect(try replica("search", "--json", "after").standardOutput == "{\"results\":[]}\n")
 
-        let committed = try replica("import", "--account", "a", "--client-state", "v2", "-", input: second,
-                                    environment: ["REPLICA_TEST_CRASH": "batch.afterCommit:1"])
+        let committed = try replica(
+            "import", "--account", "a", "--client-state", "v2", "-", input: second,
+            environment: ["REPLICA_TEST_CRASH": "batch.afterCommit:1"])
         #expect(committed.wasSignaled)
         let afterCommit = try replica("status", "--json").standardOutput
         #expect(afterCommit.contains(#""itemCount":505"#))
@@ -585,9 +707,12 @@ import Replica
         let group = DispatchGroup()
         let results = Recorder<ProcessResult>()
         for writer in 0..<3 {
-            let lines = (0..<3000).map { Self.line("w\(writer)-\($0)", title: "t", text: "concurrent words \($0)") }.joined(separator: "\n")
+            let lines = (0..<3000).map { Self.line("w\(writer)-\($0)", title: "t", text: "concurrent words \($0)") }
+                .joined(separator: "\n")
             DispatchQueue.global().async(group: group) {
-                if let result = try? ReplicaProcess.run(place.arguments + ["import", "--account", "a", "-"], input: lines) {
+                if let result = try? ReplicaProcess.run(
+                    place.arguments + ["import", "--account", "a", "-"], input: lines)
+                {
                     results.append(result)
                 }
             }
@@ -605,7 +730,8 @@ import Replica
         try replica("accounts", "sign-in", "gone")
         try replica("import", "--account", "gone", "-", input: Self.line("n", title: canary, text: "\(canary) body"))
         try replica("import", "--account", "kept", "-", input: Self.line("k", title: "kept", text: "kept body"))
-        let killed = try replica("accounts", "sign-out", "gone", environment: ["REPLICA_TEST_CRASH": "signOut.recorded:1"])
+        let killed = try replica(
+            "accounts", "sign-out", "gone", environment: ["REPLICA_TEST_CRASH": "signOut.recorded:1"])
         #expect(killed.wasSignaled)
         #expect(!directory.filesContaining(canary).isEmpty, "killed before the files were removed")
 
@@ -648,7 +774,8 @@ import Replica
             #"{"uniqueIdentifier": "\#(evilID)", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "\#(evilTitle)", "textContent": "harbor words \u2029 more\u0007"}}"#,
             #"{"uniqueIdentifier": "plain", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "harbor plain", "textContent": "harbor"}}"#,
         ].joined(separator: "\n")
-        #expect(try replica("import", "--account", "a", "--client-state", "state\u{1B}[2Jx", "-", input: lines).status == 0)
+        #expect(
+            try replica("import", "--account", "a", "--client-state", "state\u{1B}[2Jx", "-", input: lines).status == 0)
 
         let human = try replica("search", "harbor")
         #expect(human.status == 0)
@@ -668,13 +795,18 @@ import Replica
                 // The preamble, the query's line and one line per result.
                 let outputLines = tool.standardOutput.split(separator: "\n")
                 #expect(outputLines.count == 4, "\(tool.standardOutput)")
-                #expect(outputLines.contains { $0.hasPrefix("1 evil%0A1%2099%20fake%E2%80%A8line%1B[2J%C2%85 ") || $0.hasPrefix("2 evil%0A1") },
-                        "\(tool.standardOutput)")
+                #expect(
+                    outputLines.contains {
+                        $0.hasPrefix("1 evil%0A1%2099%20fake%E2%80%A8line%1B[2J%C2%85 ") || $0.hasPrefix("2 evil%0A1")
+                    },
+                    "\(tool.standardOutput)")
             }
         }
         let json = try replica("search", "--json", "harbor")
         #expect(Self.rawUnsafe(json.standardOutput).isEmpty)
-        #expect(json.standardOutput.contains(#"\u2028"#) && json.standardOutput.contains(#"\u001b"#) && json.standardOutput.contains(#"\u0085"#))
+        #expect(
+            json.standardOutput.contains(#"\u2028"#) && json.standardOutput.contains(#"\u001b"#)
+                && json.standardOutput.contains(#"\u0085"#))
     }
 }
 
@@ -706,13 +838,16 @@ import Replica
     @Test func searchRanksByDefaultAndRequiresEveryWordWithAll() throws {
         let question = ["search", "--json", "which", "stem", "cell", "induction", "methods", "avoid", "c-Myc?"]
         #expect(try ids(ReplicaProcess.run(["--store", store] + question).standardOutput) == ["ipsc", "heart"])
-        #expect(try ids(ReplicaProcess.run(["--store", store] + question + ["--any"]).standardOutput) == ["ipsc", "heart"])
+        #expect(
+            try ids(ReplicaProcess.run(["--store", store] + question + ["--any"]).standardOutput) == ["ipsc", "heart"])
         #expect(try ids(ReplicaProcess.run(["--store", store] + question + ["--all"]).standardOutput) == [])
         #expect(try ids(replica("search", "--json", "--all", "stem", "therapy").standardOutput) == ["heart"])
         let both = try replica("search", "--all", "--any", "stem")
         #expect(both.status == 2 && both.standardError.contains("--all and --any contradict each other"))
         let human = try replica("search", "stem", "induction")
-        #expect(human.standardOutput.contains("score 0.") || human.standardOutput.contains("score 1.00"), "a score a person can read: \(human.standardOutput)")
+        #expect(
+            human.standardOutput.contains("score 0.") || human.standardOutput.contains("score 1.00"),
+            "a score a person can read: \(human.standardOutput)")
         #expect(!human.standardOutput.contains("score 0.00"))
     }
 
@@ -720,7 +855,9 @@ import Replica
         let ranked = try replica("tool", "call", #"{"query": "which stem cell methods avoid c-Myc?"}"#)
         #expect(ranked.standardOutput.contains(#""id":"ipsc""#), "\(ranked.standardOutput)")
         let all = try replica("tool", "call", #"{"query": "stem therapy", "allWords": true}"#)
-        #expect(all.status == 0 && all.standardOutput.contains(#""id":"heart""#) && !all.standardOutput.contains(#""id":"ipsc""#))
+        #expect(
+            all.status == 0 && all.standardOutput.contains(#""id":"heart""#)
+                && !all.standardOutput.contains(#""id":"ipsc""#))
         #expect(try replica("tool", "schema").standardOutput.contains(#""allWords""#))
         let focused = try replica("tool", "schema", "--guidance", "focused:documents")
         #expect(focused.status == 0 && !focused.standardOutput.contains("allWords"), "\(focused.standardError)")
@@ -740,16 +877,25 @@ import Replica
         ].joined(separator: "\n")
         let imported = try replica(["import", "--account", "a", "-"], input: lines)
         #expect(imported.status == 0, "\(imported.standardError)")
-        #expect(try replica(["status", "--json"]).standardOutput.contains(#""vectors":{"items":2,"passages":2,"bytes":776,"backlog":0}"#))
+        #expect(
+            try replica(["status", "--json"]).standardOutput.contains(
+                #""vectors":{"items":2,"passages":2,"bytes":776,"backlog":0}"#))
 
         let search = try replica(["search", "--json", "cat", "sleeping", "on", "a", "carpet"])
         let results = try JSON.parse(search.standardOutput)["results"]?.arrayValue ?? []
-        #expect(results.first?["uniqueIdentifier"]?.stringValue == "cat" && results.first?["matched"]?.stringValue == "semantic", "\(search.standardOutput)")
-        #expect(!results.contains { $0["uniqueIdentifier"]?.stringValue == "tax" }, "an unrelated item is not close enough")
-        #expect(try replica(["search", "--json", "--lexical", "cat", "sleeping", "on", "a", "carpet"]).standardOutput == "{\"results\":[]}\n")
+        #expect(
+            results.first?["uniqueIdentifier"]?.stringValue == "cat"
+                && results.first?["matched"]?.stringValue == "semantic", "\(search.standardOutput)")
+        #expect(
+            !results.contains { $0["uniqueIdentifier"]?.stringValue == "tax" }, "an unrelated item is not close enough")
+        #expect(
+            try replica(["search", "--json", "--lexical", "cat", "sleeping", "on", "a", "carpet"]).standardOutput
+                == "{\"results\":[]}\n")
 
         let tool = try replica(["tool", "call", #"{"query": "where did the cat sleep?"}"#])
-        #expect(tool.standardOutput.contains(#""id":"cat""#) && tool.standardOutput.contains(#""matched":"semantic""#), "\(tool.standardOutput)")
+        #expect(
+            tool.standardOutput.contains(#""id":"cat""#) && tool.standardOutput.contains(#""matched":"semantic""#),
+            "\(tool.standardOutput)")
 
         let messages = [
             #"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}"#,
@@ -760,4 +906,3 @@ import Replica
         #expect(mcp.standardOutput.contains(#"\"id\":\"cat\""#), "\(mcp.standardOutput)")
     }
 }
-

@@ -1,7 +1,9 @@
 import Foundation
-import Testing
 import ReplicaTestSupport
+import Testing
+
 @testable import ReplicaCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +30,10 @@ import Glibc
     /// The plugin's process and its grandchild, once it started them.
     func processes(_ name: String) async -> [pid_t]? {
         var found: [pid_t]?
-        _ = await eventually { found = HostilePlugin.processes(name, in: directory.path); return found != nil }
+        _ = await eventually {
+            found = HostilePlugin.processes(name, in: directory.path)
+            return found != nil
+        }
         return found
     }
 
@@ -41,15 +46,18 @@ import Glibc
     /// An enrichment program in the configuration file, with a 30 s timeout.
     func configureEnricher(_ body: String) throws {
         try HostilePlugin.script(body).write(toFile: plugin, atomically: true, encoding: .utf8)
-        try #"{"enrichment": {"summarizer": ["python3", "\#(plugin)", "\#(directory.path)"], "priority": "off", "timeout": "30s"}}"#
+        try
+            #"{"enrichment": {"summarizer": ["python3", "\#(plugin)", "\#(directory.path)"], "priority": "off", "timeout": "30s"}}"#
             .write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
         let text = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5)
-        try #"{"uniqueIdentifier": "m1", "domainIdentifier": "thread.m1", "updateListenerOptions": ["summarization"], "attributes": {"contentType": "public.email-message", "title": "Launch", "textContent": "\#(text)", "contentCreationDate": "\#(ISO8601.string(from: Date()))", "authorNames": ["Bob"]}}"#
+        try
+            #"{"uniqueIdentifier": "m1", "domainIdentifier": "thread.m1", "updateListenerOptions": ["summarization"], "attributes": {"contentType": "public.email-message", "title": "Launch", "textContent": "\#(text)", "contentCreationDate": "\#(ISO8601.string(from: Date()))", "authorNames": ["Bob"]}}"#
             .write(toFile: directory.path + "/mail.jsonl", atomically: true, encoding: .utf8)
     }
 
     @Test func aPluginSilentInHydrationEndsWithTheSearch() async throws {
-        try HostilePlugin.script("""
+        try HostilePlugin.script(
+            """
             start = json.loads(sys.stdin.readline())
             if start["mode"] == "sync":
                 send({"type": "upsert", "item": {"uniqueIdentifier": "n1", "attributes": {"title": "lagoon heron"}}, "version": "1"})
@@ -58,20 +66,25 @@ import Glibc
                 sys.exit(0)
             started("hydrate")
             hang()
-            """).write(toFile: plugin, atomically: true, encoding: .utf8)
+            """
+        ).write(toFile: plugin, atomically: true, encoding: .utf8)
         try await replica("sources", "add", "exec", "--account", "a", "--", "python3", plugin, directory.path)
         #expect(try await replica("sync").status == 0)
         let search = try await replica("search", "--json", "heron")
         #expect(search.standardOutput == "{\"results\":[]}\n", "the hydration timed out")
-        try await expectGone(HostilePlugin.processes("hydrate", in: directory.path), "the plugin outlived the search's hydration timeout")
+        try await expectGone(
+            HostilePlugin.processes("hydrate", in: directory.path), "the plugin outlived the search's hydration timeout"
+        )
     }
 
     @Test func aSilentPluginEndsWithSyncStoppedBySIGTERM() async throws {
-        try HostilePlugin.script("""
+        try HostilePlugin.script(
+            """
             sys.stdin.readline()
             started("sync")
             hang()
-            """).write(toFile: plugin, atomically: true, encoding: .utf8)
+            """
+        ).write(toFile: plugin, atomically: true, encoding: .utf8)
         try await replica("sources", "add", "exec", "--account", "a", "--", "python3", plugin, directory.path)
         let sync = try RunningProcess(replica: ["--store", store, "sync"], environment: ["REPLICA_MODEL_DIR": "off"])
         let pids = await processes("sync")
@@ -81,13 +94,15 @@ import Glibc
     }
 
     @Test func aHungEnricherEndsWithImportKilledBySIGKILL() async throws {
-        try configureEnricher("""
+        try configureEnricher(
+            """
             sys.stdin.readline()
             started("enrich")
             hang()
             """)
-        let importing = try RunningProcess(replica: ["--store", store, "import", "--account", "a", directory.path + "/mail.jsonl"],
-                                           environment: ["REPLICA_MODEL_DIR": "off"])
+        let importing = try RunningProcess(
+            replica: ["--store", store, "import", "--account", "a", directory.path + "/mail.jsonl"],
+            environment: ["REPLICA_MODEL_DIR": "off"])
         let pids = await processes("enrich")
         importing.signal(SIGKILL)
         #expect(await importing.exit(within: 60) != nil)
@@ -95,7 +110,8 @@ import Glibc
     }
 
     @Test func anEnricherThatIgnoresStopEndsWithImport() async throws {
-        try configureEnricher("""
+        try configureEnricher(
+            """
             sys.stdin.readline()
             started("enrich")
             for line in sys.stdin:

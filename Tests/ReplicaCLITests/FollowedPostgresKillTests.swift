@@ -1,21 +1,25 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaCore
 import ReplicaPostgres
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
 
 /// Kills `replica` with SIGKILL at a random instant while it follows a table of the app's own PostgreSQL
 /// database (`sync`, and `watch` while the app writes), as ``OutsideKillTests`` does for its phases.
 /// After each kill the same command runs again, and the index file is compared, with SQL of the test's
 /// own, with the app's table as it is (read from the app's database): every row of a signed-in account
 /// there exactly once, nothing else. `REPLICA_KILL_SEED` replays a trial, `REPLICA_KILL_TRIALS` runs more.
-@Suite(.serialized, .enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
 struct FollowedPostgresKillTests {
     static let environment = ProcessInfo.processInfo.environment
     static let replayedSeed = environment["REPLICA_KILL_SEED"].flatMap(UInt64.init)
     static let trials = replayedSeed == nil ? environment["REPLICA_KILL_TRIALS"].flatMap(Int.init) ?? 3 : 1
-    static let owners = ["a", "b", "c"]   // c is never signed in
+    static let owners = ["a", "b", "c"]  // c is never signed in
 
     /// The app: its database, its connection, and what it writes.
     struct App {
@@ -30,7 +34,9 @@ struct FollowedPostgresKillTests {
         init(seed: UInt64) throws {
             database = try PostgresTestServer.makeDatabase()
             connection = try PostgresConnection(url: database.url)
-            try connection.executeScript("CREATE TABLE notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text)")
+            try connection.executeScript(
+                "CREATE TABLE notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text)"
+            )
             generator = SplitMix(seed: seed)
         }
 
@@ -50,15 +56,23 @@ struct FollowedPostgresKillTests {
                                 try connection.execute("DELETE FROM notes WHERE id = $1", [.int(Int64(id))])
                                 revisions[id] = nil
                             } else {
-                                try connection.execute("UPDATE notes SET revision = $2, owner = $3, title = $4, body = $5 WHERE id = $1",
-                                                       [.int(Int64(id)), .int(revision + 1), .text(owner), .text("note \(id) \(revision + 1)"), .text(text)])
+                                try connection.execute(
+                                    "UPDATE notes SET revision = $2, owner = $3, title = $4, body = $5 WHERE id = $1",
+                                    [
+                                        .int(Int64(id)), .int(revision + 1), .text(owner),
+                                        .text("note \(id) \(revision + 1)"), .text(text),
+                                    ])
                                 revisions[id] = revision + 1
                                 highest[id] = revision + 1
                             }
                         } else {
                             let revision = (highest[id] ?? 0) + 1
-                            try connection.execute("INSERT INTO notes(id, owner, revision, title, body) VALUES ($1, $2, $3, $4, $5)",
-                                                   [.int(Int64(id)), .text(owner), .int(revision), .text("note \(id) \(revision)"), .text(text)])
+                            try connection.execute(
+                                "INSERT INTO notes(id, owner, revision, title, body) VALUES ($1, $2, $3, $4, $5)",
+                                [
+                                    .int(Int64(id)), .text(owner), .int(revision), .text("note \(id) \(revision)"),
+                                    .text(text),
+                                ])
                             revisions[id] = revision
                             highest[id] = revision
                         }
@@ -71,11 +85,13 @@ struct FollowedPostgresKillTests {
 
         /// What each signed-in account's index must hold of the table: its rows, by identifier.
         func expected() throws -> [String: [String: OutsideKillTests.Row]] {
-            let result = try connection.execute("SELECT id::text, owner, title, body FROM notes WHERE owner IN ('a', 'b')")
+            let result = try connection.execute(
+                "SELECT id::text, owner, title, body FROM notes WHERE owner IN ('a', 'b')")
             var rows: [String: [String: OutsideKillTests.Row]] = ["a": [:], "b": [:]]
             for row in 0..<result.rowCount {
                 let owner = result.string(row, 1)!
-                rows[owner]!["note:\(owner):\(result.string(row, 0)!)"] = OutsideKillTests.Row(title: result.string(row, 2)!, body: result.string(row, 3)!)
+                rows[owner]!["note:\(owner):\(result.string(row, 0)!)"] = OutsideKillTests.Row(
+                    title: result.string(row, 2)!, body: result.string(row, 3)!)
             }
             return rows
         }
@@ -85,7 +101,9 @@ struct FollowedPostgresKillTests {
         for (account, expected) in try app.expected() {
             let rows = try OutsideKillTests.indexRows(store + "/accounts/\(account)/indexes/default.sqlite", what: what)
             OutsideKillTests.expect(rows[table.owner.rawValue], equals: expected, "\(what), account \(account)")
-            #expect(Set(rows.keys).subtracting([table.owner.rawValue]).isEmpty, "\(what): items of other owners \(rows.keys)")
+            #expect(
+                Set(rows.keys).subtracting([table.owner.rawValue]).isEmpty,
+                "\(what): items of other owners \(rows.keys)")
         }
     }
 
@@ -94,26 +112,35 @@ struct FollowedPostgresKillTests {
         let directory = try TemporaryDirectory()
         var app = try App(seed: seed)
         let store = directory.path + "/store"
-        let table = FollowedTable(database: app.database.postgresURL, table: "notes", kind: "note", account: .column("owner"),
-                                  versionColumn: "revision", fieldColumns: ["title", "body"])
+        let table = FollowedTable(
+            database: app.database.postgresURL, table: "notes", kind: "note", account: .column("owner"),
+            versionColumn: "revision", fieldColumns: ["title", "body"])
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
-        let follow = #"{"follow": [{"database": "\#(table.database.absoluteString)", "table": "notes", "kind": "note", "account": {"column": "owner"}, "version": "revision", "fields": ["title", "body"]}]}"#
+        let follow =
+            #"{"follow": [{"database": "\#(table.database.absoluteString)", "table": "notes", "kind": "note", "account": {"column": "owner"}, "version": "revision", "fields": ["title", "body"]}]}"#
         try follow.write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
-        for account in ["a", "b"] { try await OutsideKillTests.run(store, ["accounts", "sign-in", account], what: "seed \(seed)") }
+        for account in ["a", "b"] {
+            try await OutsideKillTests.run(store, ["accounts", "sign-in", account], what: "seed \(seed)")
+        }
 
         for round in 0..<3 {
             try app.write(400)
             let delay = Double(generator.next() % 10_000) / 10_000 * duration
-            print("followed PostgreSQL table kill trial: seed \(seed), round \(round), sync killed after \(String(format: "%.3f", delay)) s")
+            print(
+                "followed PostgreSQL table kill trial: seed \(seed), round \(round), sync killed after \(String(format: "%.3f", delay)) s"
+            )
             if try await OutsideKillTests.run(store, ["sync"], killAfter: delay, what: "seed \(seed)") { killed += 1 }
             try await OutsideKillTests.run(store, ["sync"], what: "seed \(seed)")
             try check(store: store, table: table, app: app, what: "seed \(seed), round \(round), after sync")
         }
 
         // The watcher, killed while the app writes; what it missed, the next sync applies.
-        let watcher = try RunningProcess(replica: ["--store", store, "watch"], environment: ["REPLICA_MODEL_DIR": "off"])
+        let watcher = try RunningProcess(
+            replica: ["--store", store, "watch"], environment: ["REPLICA_MODEL_DIR": "off"])
         let killAt = Int(generator.next() % 300)
-        try app.write(300) { done in if done >= killAt && watcher.waitForExit(timeout: 0) == nil { watcher.signal(SIGKILL) } }
+        try app.write(300) { done in
+            if done >= killAt && watcher.waitForExit(timeout: 0) == nil { watcher.signal(SIGKILL) }
+        }
         _ = await watcher.exit(within: 60)
         try await OutsideKillTests.run(store, ["sync"], what: "seed \(seed)")
         try check(store: store, table: table, app: app, what: "seed \(seed), after the watcher")
@@ -128,12 +155,15 @@ struct FollowedPostgresKillTests {
             var app = try App(seed: baseSeed)
             let store = directory.path + "/store"
             try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
-            let follow = #"{"follow": [{"database": "\#(app.database.postgresURL.absoluteString)", "table": "notes", "kind": "note", "account": {"column": "owner"}, "version": "revision"}]}"#
+            let follow =
+                #"{"follow": [{"database": "\#(app.database.postgresURL.absoluteString)", "table": "notes", "kind": "note", "account": {"column": "owner"}, "version": "revision"}]}"#
             try follow.write(toFile: store + "/config.json", atomically: true, encoding: .utf8)
             try await OutsideKillTests.run(store, ["accounts", "sign-in", "a"], what: "calibration")
             try await OutsideKillTests.run(store, ["sync"], what: "calibration")
             try app.write(400)
-            duration = try await OutsideKillTests.duration { try await OutsideKillTests.run(store, ["sync"], what: "calibration") }
+            duration = try await OutsideKillTests.duration {
+                try await OutsideKillTests.run(store, ["sync"], what: "calibration")
+            }
         }
         var killed = 0
         for trial in 0..<Self.trials {

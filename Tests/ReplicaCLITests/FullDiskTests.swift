@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import ReplicaTestSupport
 import Replica
-import ReplicaIndex
 import ReplicaCore
+import ReplicaIndex
+import ReplicaTestSupport
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,7 +20,8 @@ struct MountFailed: Error {
 /// Whether this process may mount a tmpfs: tried once on a scratch folder.
 let canMountTmpfs: Bool = {
     guard let directory = try? TemporaryDirectory(),
-          let disk = try? FullDiskTests.mountTmpfs(size: "1m", in: directory) else { return false }
+        let disk = try? FullDiskTests.mountTmpfs(size: "1m", in: directory)
+    else { return false }
     FullDiskTests.unmount(disk)
     return true
 }()
@@ -31,7 +33,8 @@ struct FullDiskTests {
     static func mountTmpfs(size: String, in directory: TemporaryDirectory) throws -> String {
         let disk = directory.path + "/disk"
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let mounted = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", disk])
+        let mounted = try ReplicaProcess.run(
+            executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", disk])
         guard mounted.status == 0 else {
             throw MountFailed(message: mounted.standardError)
         }
@@ -53,7 +56,9 @@ struct FullDiskTests {
         }
         try Fixtures.signIn(store: store, "a", "b")
         for account in ["a", "b"] {
-            let lines = (1...3).map { #"{"uniqueIdentifier": "\#(account)\#($0)", "attributes": {"title": "harbor zzfull\#(account) \#($0)"}}"# }
+            let lines = (1...3).map {
+                #"{"uniqueIdentifier": "\#(account)\#($0)", "attributes": {"title": "harbor zzfull\#(account) \#($0)"}}"#
+            }
             #expect(try replica("import", "--account", account, "-", input: lines.joined(separator: "\n")).status == 0)
         }
 
@@ -67,7 +72,9 @@ struct FullDiskTests {
 
         let status = try replica("status")
         #expect(status.status == 0, "\(status.standardError)")
-        #expect(status.standardOutput.contains("account a: 3 items") && status.standardOutput.contains("account b: 3 items"))
+        #expect(
+            status.standardOutput.contains("account a: 3 items") && status.standardOutput.contains("account b: 3 items")
+        )
         let search = try replica("search", "--json", "harbor")
         #expect(search.status == 0, "\(search.standardError)")
         #expect(search.standardOutput.components(separatedBy: #""uniqueIdentifier""#).count == 7)
@@ -77,13 +84,20 @@ struct FullDiskTests {
         #expect(try replica("accounts").standardOutput == "b\n")
         // (Scanned from the mount point: a scan of the folder above does not enter the mounted disk.)
         let storeURL = URL(fileURLWithPath: store)
-        #expect(TemporaryDirectory.filesContaining("zzfulla", under: storeURL).isEmpty, "a's text is gone from the disk")
+        #expect(
+            TemporaryDirectory.filesContaining("zzfulla", under: storeURL).isEmpty, "a's text is gone from the disk")
         #expect(!TemporaryDirectory.filesContaining("zzfullb", under: storeURL).isEmpty, "b's is kept")
 
         // With room again, everything works as before.
         try FileManager.default.removeItem(atPath: disk + "/filler")
-        #expect(try replica("import", "--account", "b", "-", input: #"{"uniqueIdentifier": "b4", "attributes": {"title": "harbor later"}}"#).status == 0)
-        #expect(try replica("search", "--json", "harbor").standardOutput.components(separatedBy: #""uniqueIdentifier""#).count == 5)
+        #expect(
+            try replica(
+                "import", "--account", "b", "-",
+                input: #"{"uniqueIdentifier": "b4", "attributes": {"title": "harbor later"}}"#
+            ).status == 0)
+        #expect(
+            try replica("search", "--json", "harbor").standardOutput.components(separatedBy: #""uniqueIdentifier""#)
+                .count == 5)
     }
 
     /// A disk with no room at all, not even for the catalog to record a sign-out: the leaving account's
@@ -101,8 +115,11 @@ struct FullDiskTests {
         }
         try Fixtures.signIn(store: store, "a", "b")
         for account in ["a", "b"] {
-            let lines = (1...3).map { #"{"uniqueIdentifier": "\#(account)\#($0)", "attributes": {"title": "harbor zzroom\#(account) \#($0)"}}"# }
-            #expect(try replica(["import", "--account", account, "-"], input: lines.joined(separator: "\n")).status == 0)
+            let lines = (1...3).map {
+                #"{"uniqueIdentifier": "\#(account)\#($0)", "attributes": {"title": "harbor zzroom\#(account) \#($0)"}}"#
+            }
+            #expect(
+                try replica(["import", "--account", account, "-"], input: lines.joined(separator: "\n")).status == 0)
         }
 
         // Fill the disk to its last byte.
@@ -115,11 +132,15 @@ struct FullDiskTests {
 
         let leaving = try replica(command)
         #expect(leaving.status == 0, "\(leaving.standardError)")
-        #expect(leaving.standardError.contains("the disk was too full to record the sign-out of account 'a'; its files were deleted first to make room"),
-                "\(leaving.standardError)")
+        #expect(
+            leaving.standardError.contains(
+                "the disk was too full to record the sign-out of account 'a'; its files were deleted first to make room"
+            ),
+            "\(leaving.standardError)")
         #expect(try replica(["accounts"]).standardOutput == "b\n")
         let storeURL = URL(fileURLWithPath: store)
-        #expect(TemporaryDirectory.filesContaining("zzrooma", under: storeURL).isEmpty, "a's text is gone from the disk")
+        #expect(
+            TemporaryDirectory.filesContaining("zzrooma", under: storeURL).isEmpty, "a's text is gone from the disk")
         #expect(!TemporaryDirectory.filesContaining("zzroomb", under: storeURL).isEmpty, "b's is kept")
     }
 
@@ -133,7 +154,10 @@ struct FullDiskTests {
     /// starts on a full disk may be refused, since PostgreSQL writes its relation cache file as a session
     /// starts (after a change to the schema, such as a sign-in's partitions) and ends the session when
     /// that write fails. That is the server's, and `replica` then says it could not connect.
-    @Test(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+    @Test(
+        .enabled(
+            if: PostgresTestServer.isEnabled,
+            "PostgreSQL is not installed here or could not start (why: standard error)"))
     func onPostgreSQLSearchingAndSigningOutWorkWhenTheServersDiskIsFull() async throws {
         let directory = try TemporaryDirectory("replica-pgfull")
         chmod(directory.path, 0o755)
@@ -145,12 +169,14 @@ struct FullDiskTests {
         let database = try PostgresTestServer.makeMigratedDatabase(tablespace: tablespace)
         defer { withExtendedLifetime(database) {} }
 
-        let store = try Store(directory: URL(fileURLWithPath: directory.path + "/store"), database: .postgres(url: database.url))
+        let store = try Store(
+            directory: URL(fileURLWithPath: directory.path + "/store"), database: .postgres(url: database.url))
         for account: AccountID in ["a", "b"] {
             try await store.signIn(account)
-            try await store.index(account: account).indexItems((1...3).map {
-                Fixtures.item("\(account)\($0)", title: "harbor zzpgfull\(account) \($0)")
-            })
+            try await store.index(account: account).indexItems(
+                (1...3).map {
+                    Fixtures.item("\(account)\($0)", title: "harbor zzpgfull\(account) \($0)")
+                })
         }
         let index = try await store.index(account: "b")
         #expect(try await store.search(SearchQuery("harbor")).count == 6)
@@ -166,8 +192,10 @@ struct FullDiskTests {
         let body = (1...200).map { _ in "zzpgsecret harbor" }.joined(separator: " ")
         let many = (1...300).map { Fixtures.item("n\($0)", title: "harbor new", text: "\(body) \($0)") }
         let refused = await #expect(throws: ReplicaError.self) { try await index.indexItems(many) }
-        #expect(refused?.message.contains("has no disk space left") == true && refused?.message.contains("free space on the server's disk") == true,
-                "\(String(describing: refused))")
+        #expect(
+            refused?.message.contains("has no disk space left") == true
+                && refused?.message.contains("free space on the server's disk") == true,
+            "\(String(describing: refused))")
         #expect(refused.map { !String(describing: $0).contains("zzpgsecret") } == true)
         #expect(try await index.itemCount() == 3, "nothing half-written")
         #expect(try await store.search(SearchQuery("harbor")).count == 6, "nothing lost")
@@ -215,7 +243,11 @@ struct FullDiskTests {
         // only when its last reference goes (a 10-run repeat was refused once, with no holder left a moment
         // later).
         #expect(try replica("accounts", "sign-in", "a").status == 0)
-        #expect(try replica("import", "--account", "a", "-", input: #"{"uniqueIdentifier": "x1", "attributes": {"title": "harbor one"}}"#).status == 0)
+        #expect(
+            try replica(
+                "import", "--account", "a", "-",
+                input: #"{"uniqueIdentifier": "x1", "attributes": {"title": "harbor one"}}"#
+            ).status == 0)
         if leavingWriteAheadLogs {
             // A reader that exits without closing leaves catalog.sqlite-wal and catalog.sqlite-shm behind.
             let leave = """
@@ -224,23 +256,37 @@ struct FullDiskTests {
                 connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
                 os._exit(0)
                 """
-            let python = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/usr/bin/python3"), ["-c", leave, store + "/catalog.sqlite"])
+            let python = try ReplicaProcess.run(
+                executable: URL(fileURLWithPath: "/usr/bin/python3"), ["-c", leave, store + "/catalog.sqlite"])
             try #require(python.status == 0, "\(python.standardError)")
             try #require(FileManager.default.fileExists(atPath: store + "/catalog.sqlite-shm"))
         }
 
         let readOnly = try remount("ro")
-        try #require(readOnly.status == 0, "mount said: \(readOnly.standardError); files open there: \(openFiles(under: disk))")
-        for result in [try replica("search", "harbor"), try replica("status"),
-                       try replica("import", "--account", "a", "-", input: #"{"uniqueIdentifier": "x2", "attributes": {"title": "harbor two"}}"#)] {
+        try #require(
+            readOnly.status == 0, "mount said: \(readOnly.standardError); files open there: \(openFiles(under: disk))")
+        for result in [
+            try replica("search", "harbor"), try replica("status"),
+            try replica(
+                "import", "--account", "a", "-",
+                input: #"{"uniqueIdentifier": "x2", "attributes": {"title": "harbor two"}}"#),
+        ] {
             #expect(result.status == 1)
-            #expect(result.standardError.contains("is on a file system mounted read-only") && !result.standardError.contains("SQLite"),
-                    "\(result.standardError)")
+            #expect(
+                result.standardError.contains("is on a file system mounted read-only")
+                    && !result.standardError.contains("SQLite"),
+                "\(result.standardError)")
         }
         try #require(try remount("rw").status == 0)
-        #expect(try replica("import", "--account", "a", "-", input: #"{"uniqueIdentifier": "x2", "attributes": {"title": "harbor two"}}"#).status == 0)
+        #expect(
+            try replica(
+                "import", "--account", "a", "-",
+                input: #"{"uniqueIdentifier": "x2", "attributes": {"title": "harbor two"}}"#
+            ).status == 0)
         let search = try replica("search", "--json", "harbor")
-        #expect(search.standardOutput.contains(#""uniqueIdentifier":"x1""#) && search.standardOutput.contains(#""uniqueIdentifier":"x2""#))
+        #expect(
+            search.standardOutput.contains(#""uniqueIdentifier":"x1""#)
+                && search.standardOutput.contains(#""uniqueIdentifier":"x2""#))
     }
 }
 
@@ -249,11 +295,15 @@ struct FullDiskTests {
 func openFiles(under folder: String) -> String {
     var found: [String] = []
     for process in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(process) != nil {
-        let command = (try? String(contentsOfFile: "/proc/\(process)/cmdline", encoding: .utf8))?
+        let command =
+            (try? String(contentsOfFile: "/proc/\(process)/cmdline", encoding: .utf8))?
             .replacingOccurrences(of: "\u{0}", with: " ") ?? "?"
         for descriptor in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/fd")) ?? [] {
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(process)/fd/\(descriptor)"),
-                  target.hasPrefix(folder) else { continue }
+            guard
+                let target = try? FileManager.default.destinationOfSymbolicLink(
+                    atPath: "/proc/\(process)/fd/\(descriptor)"),
+                target.hasPrefix(folder)
+            else { continue }
             found.append("pid \(process) (\(command.prefix(80))) fd \(descriptor) → \(target)")
         }
     }

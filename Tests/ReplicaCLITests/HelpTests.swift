@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import ReplicaTestSupport
 import ReplicaCore
+import ReplicaTestSupport
+import Testing
 
 /// Every help screen, pinned in `Help/`: a change to an option, a usage line or a note shows in review as
 /// a change to those files. After a change meant to alter them, write them again with
@@ -25,13 +25,18 @@ import ReplicaCore
                 continue
             }
             let pinned = try? String(contentsOf: file, encoding: .utf8)
-            #expect(pinned == help.standardOutput, """
+            #expect(
+                pinned == help.standardOutput,
+                """
                 \(command ?? "replica")'s help is not the one pinned in \(file.path); if the change is meant, \
                 run REPLICA_RECORD_HELP=1 swift test --filter HelpTests. It now reads:
                 \(help.standardOutput)
                 """)
         }
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: Self.folder.path))
-        #expect(files == written, "help files of no command: \(files.subtracting(written).sorted()); missing: \(written.subtracting(files).sorted())")
+        #expect(
+            files == written,
+            "help files of no command: \(files.subtracting(written).sorted()); missing: \(written.subtracting(files).sorted())"
+        )
     }
 }

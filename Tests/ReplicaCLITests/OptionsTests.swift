@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import ReplicaTestSupport
 import ReplicaCore
+import ReplicaTestSupport
+import Testing
 
 /// The command line cannot misread what it is told: an option's value is never another option, and each
 /// command accepts exactly the options its help lists.
@@ -28,12 +28,18 @@ import ReplicaCore
         let cases: [([String], String)] = [
             (["search", "--author", "--json", "foo"], "option --author needs a value, but '--json' follows it"),
             (["search", "--author", "--all", "foo", "bar"], "option --author needs a value, but '--all' follows it"),
-            (["import", "--account", "a", "--client-state", "--json", empty], "option --client-state needs a value, but '--json' follows it"),
+            (
+                ["import", "--account", "a", "--client-state", "--json", empty],
+                "option --client-state needs a value, but '--json' follows it"
+            ),
             (["delete", "--account", "a", "--id", "--all"], "option --id needs a value, but '--all' follows it"),
             (["search", "--limit"], "option --limit needs a value"),
             (["search", "--json=yes", "foo"], "option --json takes no value"),
             (["accounts", "sign-in", "--json", "b"], "option --json does not go with this action"),
-            (["sources", "add", "files", "--account", "a", "--branch", "main", directory.path], "option --branch does not go with this action"),
+            (
+                ["sources", "add", "files", "--account", "a", "--branch", "main", directory.path],
+                "option --branch does not go with this action"
+            ),
         ]
         for (arguments, message) in cases {
             let result = try replica(arguments)
@@ -44,14 +50,17 @@ import ReplicaCore
         }
         let global = try ReplicaProcess.run(["--store", "--json", "status"])
         #expect(global.status == 2)
-        #expect(global.standardError.contains("option --store needs a value, but '--json' follows it"), "\(global.standardError)")
+        #expect(
+            global.standardError.contains("option --store needs a value, but '--json' follows it"),
+            "\(global.standardError)")
 
         // Nothing was written in the account's name: no client state "--json".
         #expect(!(try replica(["status", "--json"]).standardOutput.contains(#""lastClientState":"--json""#)))
 
         // A value that starts with '-' is given with '=': here, an author "-x" that nothing matches.
-        let imported = try replica(["import", "--account", "a", "-"],
-                                   input: #"{"uniqueIdentifier": "n1", "attributes": {"title": "harbor", "authorNames": ["-x dash"]}}"#)
+        let imported = try replica(
+            ["import", "--account", "a", "-"],
+            input: #"{"uniqueIdentifier": "n1", "attributes": {"title": "harbor", "authorNames": ["-x dash"]}}"#)
         #expect(imported.status == 0, "\(imported.standardError)")
         let dashed = try replica(["search", "--json", "--author=-x", "harbor"])
         #expect(dashed.status == 0, "\(dashed.standardError)")
@@ -76,7 +85,9 @@ import ReplicaCore
         let help = try ReplicaProcess.run(["--help"]).standardOutput
         let lines = help.components(separatedBy: "\n")
         guard let start = lines.firstIndex(of: "Commands:") else { return [] }
-        return lines[(start + 1)...].prefix { !$0.isEmpty }.compactMap { $0.split(separator: " ").first.map(String.init) }
+        return lines[(start + 1)...].prefix { !$0.isEmpty }.compactMap {
+            $0.split(separator: " ").first.map(String.init)
+        }
     }
 
     /// The options a command's help lists under "Options:", and every `--word` its help mentions anywhere.
@@ -88,7 +99,9 @@ import ReplicaCore
                 let words = line.dropFirst(2).split(separator: " ", omittingEmptySubsequences: false).map(String.init)
                 var option = ListedOption(name: words[0])
                 if words.count > 1, let first = words[1].first, first.isUppercase { option.placeholder = words[1] }
-                if let open = line.range(of: "  ("), let close = line.range(of: ") ", range: open.upperBound..<line.endIndex) {
+                if let open = line.range(of: "  ("),
+                    let close = line.range(of: ") ", range: open.upperBound..<line.endIndex)
+                {
                     option.action = String(line[open.upperBound..<close.lowerBound])
                 }
                 listed.append(option)
@@ -98,10 +111,14 @@ import ReplicaCore
         let scalars = Array(help.unicodeScalars)
         var index = 0
         while index + 2 < scalars.count {
-            if scalars[index] == "-", scalars[index + 1] == "-", CharacterSet.lowercaseLetters.contains(scalars[index + 2]),
-               index == 0 || !CharacterSet.alphanumerics.contains(scalars[index - 1]) && scalars[index - 1] != "-" {
+            if scalars[index] == "-", scalars[index + 1] == "-",
+                CharacterSet.lowercaseLetters.contains(scalars[index + 2]),
+                index == 0 || !CharacterSet.alphanumerics.contains(scalars[index - 1]) && scalars[index - 1] != "-"
+            {
                 var end = index + 2
-                while end < scalars.count, CharacterSet.lowercaseLetters.contains(scalars[end]) || scalars[end] == "-" { end += 1 }
+                while end < scalars.count, CharacterSet.lowercaseLetters.contains(scalars[end]) || scalars[end] == "-" {
+                    end += 1
+                }
                 mentioned.insert(String(String.UnicodeScalarView(scalars[index..<end])))
                 index = end
             } else {
@@ -125,7 +142,8 @@ import ReplicaCore
         case ("delete", _): return ["delete", "--account", "a", "--all"]
         case ("accounts", _): return ["accounts", "list"]
         case ("records", _): return ["records", "import", empty]
-        case ("sources", "add git"): return ["sources", "add", "git", "--account", "a", directory.path + "/no-repository"]
+        case ("sources", "add git"):
+            return ["sources", "add", "git", "--account", "a", directory.path + "/no-repository"]
         case ("sources", "add"): return ["sources", "add", "files", "--account", "a", directory.path + "/tree"]
         case ("sources", _): return ["sources", "list"]
         case ("tool", "call"): return ["tool", "call", #"{"query": "harbor"}"#]
@@ -171,8 +189,10 @@ import ReplicaCore
         for command in commands {
             let (listed, mentioned) = helps[command]!
             let names = Set(listed.map(\.name))
-            #expect(mentioned.subtracting(names).subtracting(global).isEmpty,
-                    "\(command)'s help mentions options it does not list: \(mentioned.subtracting(names).subtracting(global).sorted())")
+            #expect(
+                mentioned.subtracting(names).subtracting(global).isEmpty,
+                "\(command)'s help mentions options it does not list: \(mentioned.subtracting(names).subtracting(global).sorted())"
+            )
             for option in listed {
                 var arguments = base(command, action: option.action)
                 if !arguments.contains(option.name) {
@@ -180,13 +200,15 @@ import ReplicaCore
                     if let placeholder = option.placeholder { arguments.append(value(for: placeholder)) }
                 }
                 let result = try await ReplicaProcess.running(["--store", store] + arguments)
-                #expect(!Self.optionErrors.contains { result.standardError.contains($0) },
-                        "\(command) lists \(option) but refused it: \(arguments) → \(result.standardError)")
+                #expect(
+                    !Self.optionErrors.contains { result.standardError.contains($0) },
+                    "\(command) lists \(option) but refused it: \(arguments) → \(result.standardError)")
             }
             for name in everyOption.subtracting(names) {
                 let result = try await ReplicaProcess.running(["--store", store] + base(command, action: nil) + [name])
-                #expect(result.status == 2 && result.standardError.contains("unknown option \(name)"),
-                        "\(command) does not list \(name) but did not refuse it: \(result.standardError)")
+                #expect(
+                    result.status == 2 && result.standardError.contains("unknown option \(name)"),
+                    "\(command) does not list \(name) but did not refuse it: \(result.standardError)")
             }
         }
     }
@@ -195,9 +217,11 @@ import ReplicaCore
     @Test func anArgumentThatIsNotUTF8IsRefused() throws {
         try Fixtures.signIn(store: store, "bad\u{FFFD}")
         let script = #"exec "$0" --store "$1" accounts sign-out "$(printf 'bad\300')""#
-        let result = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", script, ReplicaProcess.executable.path, store])
+        let result = try ReplicaProcess.run(
+            executable: URL(fileURLWithPath: "/bin/sh"), ["-c", script, ReplicaProcess.executable.path, store])
         #expect(result.status == 2)
         #expect(result.standardError.contains("argument 5 is not valid UTF-8 text"), "\(result.standardError)")
-        #expect(try replica(["accounts"]).standardOutput.contains("bad\u{FFFD}"), "the other account is still signed in")
+        #expect(
+            try replica(["accounts"]).standardOutput.contains("bad\u{FFFD}"), "the other account is still signed in")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaCore
 import ReplicaPostgres
 import ReplicaSQLite
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
 
 /// Kills `replica` from outside, with SIGKILL at a random instant, in each phase of a store's life:
 /// `records import`, a projection rebuild, `sync` of a file tree, `watch` while files change, `sync` of
@@ -35,8 +36,10 @@ import ReplicaTestSupport
     static let phases = ["records import", "rebuild", "files sync", "watch", "exec sync", "switch-account"]
 
     /// A word list the inputs are made of; the canary is only ever in account a's records.
-    static let words = ["launch", "supplier", "risk", "budget", "vendor", "delay", "orchid", "harbor", "quartz", "meadow",
-                        "lantern", "copper", "violet", "summit", "ember", "tundra"]
+    static let words = [
+        "launch", "supplier", "risk", "budget", "vendor", "delay", "orchid", "harbor", "quartz", "meadow",
+        "lantern", "copper", "violet", "summit", "ember", "tundra",
+    ]
 
     // MARK: Inputs and what they must become
 
@@ -61,7 +64,14 @@ import ReplicaTestSupport
                 if index > 100 && generator.next() % 5 == 0 {
                     plugin.append((key, nil))
                 } else {
-                    plugin.append((key, (OutsideKillTests.sentence(&generator, length: 2) + " \(index)", OutsideKillTests.sentence(&generator, length: 6))))
+                    plugin.append(
+                        (
+                            key,
+                            (
+                                OutsideKillTests.sentence(&generator, length: 2) + " \(index)",
+                                OutsideKillTests.sentence(&generator, length: 6)
+                            )
+                        ))
                 }
             }
             pluginItems = plugin
@@ -72,18 +82,22 @@ import ReplicaTestSupport
         func recordRows(account: String, version2: Bool) -> [String: Row] {
             var rows: [String: Row] = [:]
             for record in stream.latest.values where record.account.rawValue == account && !record.isDeleted {
-                let fields = Dictionary(record.fields.map { ($0.0, $0.1.stringValue ?? "") }, uniquingKeysWith: { a, _ in a })
-                let title = fields["title"] ?? "", body = fields["body"] ?? ""
-                rows["\(record.kind):\(account):\(record.id)"] = version2 && record.kind == "note" ? Row(title: body, body: title) : Row(title: title, body: body)
+                let fields = Dictionary(
+                    record.fields.map { ($0.0, $0.1.stringValue ?? "") }, uniquingKeysWith: { a, _ in a })
+                let title = fields["title"] ?? ""
+                let body = fields["body"] ?? ""
+                rows["\(record.kind):\(account):\(record.id)"] =
+                    version2 && record.kind == "note" ? Row(title: body, body: title) : Row(title: title, body: body)
             }
             return rows
         }
 
         /// File items by identifier: a text file's name is its title and its content its body.
         func fileRows(source: String) -> [String: Row] {
-            Dictionary(uniqueKeysWithValues: files.map { path, content in
-                ("\(source):\(path)", Row(title: URL(fileURLWithPath: path).lastPathComponent, body: content))
-            })
+            Dictionary(
+                uniqueKeysWithValues: files.map { path, content in
+                    ("\(source):\(path)", Row(title: URL(fileURLWithPath: path).lastPathComponent, body: content))
+                })
         }
 
         /// Plugin items by identifier: the last upsert of each key, unless a delete came after it.
@@ -111,22 +125,31 @@ import ReplicaTestSupport
     /// Runs replica on `place`; with a delay, kills it with SIGKILL if it is still running by then.
     /// Returns whether it was killed.
     @discardableResult
-    static func run(_ place: CLIPlace, _ arguments: [String], killAfter delay: TimeInterval? = nil, what: String) async throws -> Bool {
+    static func run(_ place: CLIPlace, _ arguments: [String], killAfter delay: TimeInterval? = nil, what: String)
+        async throws -> Bool
+    {
         try await run(replica: place.arguments, arguments, killAfter: delay, what: what)
     }
 
     /// ``run(_:_:killAfter:what:)`` on the SQLite store in the folder `store`.
     @discardableResult
-    static func run(_ store: String, _ arguments: [String], killAfter delay: TimeInterval? = nil, what: String) async throws -> Bool {
+    static func run(_ store: String, _ arguments: [String], killAfter delay: TimeInterval? = nil, what: String)
+        async throws -> Bool
+    {
         try await run(replica: ["--store", store], arguments, killAfter: delay, what: what)
     }
 
-    private static func run(replica global: [String], _ arguments: [String], killAfter delay: TimeInterval?, what: String) async throws -> Bool {
+    private static func run(
+        replica global: [String], _ arguments: [String], killAfter delay: TimeInterval?, what: String
+    ) async throws -> Bool {
         // Ranking lists from 50 items on, so that kills land in their builds and in the writes they follow.
-        let process = try RunningProcess(replica: global + arguments,
-                                         environment: ["REPLICA_MODEL_DIR": "off", "REPLICA_RANKING_LISTS_MINIMUM_ITEMS": "50"])
+        let process = try RunningProcess(
+            replica: global + arguments,
+            environment: ["REPLICA_MODEL_DIR": "off", "REPLICA_RANKING_LISTS_MINIMUM_ITEMS": "50"])
         guard let status = await process.exit(within: delay ?? 120) else {
-            if delay == nil { Issue.record("\(what): replica \(arguments.joined(separator: " ")) did not end in 120 s") }
+            if delay == nil {
+                Issue.record("\(what): replica \(arguments.joined(separator: " ")) did not end in 120 s")
+            }
             return delay != nil
         }
         #expect(status == 0, "\(what): replica \(arguments.joined(separator: " ")) failed: \(process.standardError)")
@@ -148,10 +171,12 @@ import ReplicaTestSupport
         var rows: [String: [String: Row]] = [:]
         if let admin = place.databaseAdminURL {
             let result = try PostgresConnection(url: admin).execute(
-                "SELECT identifier, owner, title, body FROM replica.items WHERE account = $1 AND index_name = 'default'", [.text(account)])
+                "SELECT identifier, owner, title, body FROM replica.items WHERE account = $1 AND index_name = 'default'",
+                [.text(account)])
             for row in 0..<result.rowCount {
-                rows[result.string(row, 1) ?? "", default: [:]][result.string(row, 0) ?? ""] = Row(title: result.string(row, 2) ?? "",
-                                                                                                 body: result.string(row, 3) ?? "")
+                rows[result.string(row, 1) ?? "", default: [:]][result.string(row, 0) ?? ""] = Row(
+                    title: result.string(row, 2) ?? "",
+                    body: result.string(row, 3) ?? "")
             }
             return rows
         }
@@ -163,7 +188,9 @@ import ReplicaTestSupport
         var rows: [String: [String: Row]] = [:]
         let connection = try StoreFiles.expectSound(path, what)
         let statement = try connection.prepare("SELECT identifier, owner, title, body FROM items")
-        for (identifier, owner, row) in try statement.rows([], { ($0.text(0), $0.text(1), Row(title: $0.text(2), body: $0.text(3))) }) {
+        for (identifier, owner, row) in try statement.rows(
+            [], { ($0.text(0), $0.text(1), Row(title: $0.text(2), body: $0.text(3))) })
+        {
             rows[owner, default: [:]][identifier] = row
         }
         return rows
@@ -175,8 +202,10 @@ import ReplicaTestSupport
         let missing = Set(expected.keys).subtracting(actual.keys).sorted()
         let extra = Set(actual.keys).subtracting(expected.keys).sorted()
         let wrong = expected.keys.filter { actual[$0] != nil && actual[$0] != expected[$0] }.sorted()
-        #expect(missing.isEmpty && extra.isEmpty && wrong.isEmpty,
-                "\(what): \(missing.count) missing \(missing.prefix(3)), \(extra.count) stale \(extra.prefix(3)), \(wrong.count) wrong \(wrong.prefix(2).map { "\($0): \(actual[$0]!) instead of \(expected[$0]!)" })")
+        #expect(
+            missing.isEmpty && extra.isEmpty && wrong.isEmpty,
+            "\(what): \(missing.count) missing \(missing.prefix(3)), \(extra.count) stale \(extra.prefix(3)), \(wrong.count) wrong \(wrong.prefix(2).map { "\($0): \(actual[$0]!) instead of \(expected[$0]!)" })"
+        )
     }
 
     /// Checks the store: the default index of each account holds exactly `expected` (by owner), and, on
@@ -187,7 +216,9 @@ import ReplicaTestSupport
             for owner in Set(owners.keys).union(rows.keys) {
                 expect(rows[owner], equals: owners[owner] ?? [:], "\(what), account \(account), owner \(owner)")
             }
-            if place.databaseURL == nil { try StoreFiles.expectSound(place.store + "/accounts/\(account)/records.sqlite", what) }
+            if place.databaseURL == nil {
+                try StoreFiles.expectSound(place.store + "/accounts/\(account)/records.sqlite", what)
+            }
         }
     }
 
@@ -239,26 +270,34 @@ import ReplicaTestSupport
     }
 
     /// Sets a trial up in `folder` on `backend`: accounts a and b, the tree and the plugin's folder.
-    static func prepare(_ folder: TemporaryDirectory, _ backend: TestBackend, _ inputs: Inputs) async throws -> CLIPlace {
+    static func prepare(_ folder: TemporaryDirectory, _ backend: TestBackend, _ inputs: Inputs) async throws -> CLIPlace
+    {
         let place = CLIPlace(directory: folder)
         try await place.use(backend, signingIn: "a", "b")
         let directory = folder.path
         for (path, content) in inputs.files {
             let url = URL(fileURLWithPath: directory + "/tree/" + path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try content.write(to: url, atomically: false, encoding: .utf8)
         }
         try FileManager.default.createDirectory(atPath: directory + "/plugin", withIntermediateDirectories: true)
         try plugin.write(toFile: directory + "/plugin/plugin.py", atomically: true, encoding: .utf8)
         try inputs.pluginItems.map { key, text in
-            JSON.object([("key", .string(key))] + (text.map { [("title", .string($0.title)), ("body", .string($0.body))] } ?? [])).serialized()
+            JSON.object(
+                [("key", .string(key))]
+                    + (text.map { [("title", .string($0.title)), ("body", .string($0.body))] } ?? [])
+            ).serialized()
         }.joined(separator: "\n").write(toFile: directory + "/plugin/items.jsonl", atomically: true, encoding: .utf8)
-        try inputs.stream.lines.joined(separator: "\n").write(toFile: directory + "/records.jsonl", atomically: true, encoding: .utf8)
+        try inputs.stream.lines.joined(separator: "\n").write(
+            toFile: directory + "/records.jsonl", atomically: true, encoding: .utf8)
         return place
     }
 
     /// Changes the tree: edits, deletes and new files, `count` of them, calling `after` after each.
-    static func changeFiles(_ directory: String, _ inputs: inout Inputs, seed: UInt64, count: Int, after: (Int) -> Void = { _ in }) throws {
+    static func changeFiles(
+        _ directory: String, _ inputs: inout Inputs, seed: UInt64, count: Int, after: (Int) -> Void = { _ in }
+    ) throws {
         var generator = SplitMix(seed: seed)
         for change in 0..<count {
             let paths = inputs.files.keys.sorted()
@@ -281,9 +320,13 @@ import ReplicaTestSupport
         }
     }
 
-    static func runTrial(_ backend: TestBackend, seed: UInt64, durations: [TimeInterval], kills killed: inout [Int]) async throws {
+    static func runTrial(_ backend: TestBackend, seed: UInt64, durations: [TimeInterval], kills killed: inout [Int])
+        async throws
+    {
         let kills = Kills(seed: seed)
-        print("outside kill trial: seed \(seed), delays \(zip(kills.fractions, durations).map { String(format: "%.3f s", $0 * $1) }.joined(separator: ", ")), watcher after change \(kills.watchChange)")
+        print(
+            "outside kill trial: seed \(seed), delays \(zip(kills.fractions, durations).map { String(format: "%.3f s", $0 * $1) }.joined(separator: ", ")), watcher after change \(kills.watchChange)"
+        )
         let directory = try TemporaryDirectory()
         var inputs = Inputs(seed: seed)
         let place = try await prepare(directory, backend, inputs)
@@ -292,9 +335,15 @@ import ReplicaTestSupport
         var expected: [String: [String: [String: Row]]] = [:]
 
         // 1. records import, killed, then the same file again.
-        count(0, try await run(place, ["records", "import", directory.path + "/records.jsonl"], killAfter: delay(0), what: "seed \(seed)"))
+        count(
+            0,
+            try await run(
+                place, ["records", "import", directory.path + "/records.jsonl"], killAfter: delay(0),
+                what: "seed \(seed)"))
         try await run(place, ["records", "import", directory.path + "/records.jsonl"], what: "seed \(seed)")
-        for account in ["a", "b"] { expected[account] = ["records": inputs.recordRows(account: account, version2: false)] }
+        for account in ["a", "b"] {
+            expected[account] = ["records": inputs.recordRows(account: account, version2: false)]
+        }
         try check(place, expected: expected, what: "seed \(seed), after the import")
         // The import built ranking lists, which the checks compare with FTS5 from here on (SQLite's alone).
         if place.databaseURL == nil {
@@ -307,11 +356,14 @@ import ReplicaTestSupport
         try CrashTests.version2.write(toFile: place.store + "/config.json", atomically: true, encoding: .utf8)
         count(1, try await run(place, ["sync"], killAfter: delay(1), what: "seed \(seed)"))
         try await run(place, ["sync"], what: "seed \(seed)")
-        for account in ["a", "b"] { expected[account] = ["records": inputs.recordRows(account: account, version2: true)] }
+        for account in ["a", "b"] {
+            expected[account] = ["records": inputs.recordRows(account: account, version2: true)]
+        }
         try check(place, expected: expected, what: "seed \(seed), after the rebuild")
 
         // 3. The tree, synced and killed; changed; synced again.
-        try await run(place, ["sources", "add", "files", "--account", "a", directory.path + "/tree"], what: "seed \(seed)")
+        try await run(
+            place, ["sources", "add", "files", "--account", "a", directory.path + "/tree"], what: "seed \(seed)")
         count(2, try await run(place, ["sync"], killAfter: delay(2), what: "seed \(seed)"))
         try changeFiles(directory.path, &inputs, seed: seed &+ 1, count: 30)
         try await run(place, ["sync"], what: "seed \(seed)")
@@ -319,7 +371,8 @@ import ReplicaTestSupport
         try check(place, expected: expected, what: "seed \(seed), after the tree's sync")
 
         // 4. The watcher, killed while files change; what it missed, the next sync finds.
-        let watcher = try RunningProcess(replica: place.arguments + ["watch"], environment: ["REPLICA_MODEL_DIR": "off"])
+        let watcher = try RunningProcess(
+            replica: place.arguments + ["watch"], environment: ["REPLICA_MODEL_DIR": "off"])
         try changeFiles(directory.path, &inputs, seed: seed &+ 2, count: 120) { change in
             if change == kills.watchChange { watcher.signal(SIGKILL) }
         }
@@ -330,7 +383,9 @@ import ReplicaTestSupport
         try check(place, expected: expected, what: "seed \(seed), after the watcher")
 
         // 5. The exec source, synced and killed, synced again: it resumes from its last commit.
-        try await run(place, ["sources", "add", "exec", "--account", "b", "--", "python3", directory.path + "/plugin/plugin.py"], what: "seed \(seed)")
+        try await run(
+            place, ["sources", "add", "exec", "--account", "b", "--", "python3", directory.path + "/plugin/plugin.py"],
+            what: "seed \(seed)")
         count(4, try await run(place, ["sync"], killAfter: delay(4), what: "seed \(seed)"))
         try await run(place, ["sync"], what: "seed \(seed)")
         expected["b"]!["source:exec-1"] = inputs.pluginRows
@@ -338,7 +393,9 @@ import ReplicaTestSupport
 
         // 6. A switch to b, killed: the next command finishes it, or nothing had changed.
         if place.databaseURL != nil {
-            #expect(try !CrashTests.placesHolding(inputs.stream.canary, place).isEmpty, "seed \(seed): the check does not see account a's text")
+            #expect(
+                try !CrashTests.placesHolding(inputs.stream.canary, place).isEmpty,
+                "seed \(seed): the check does not see account a's text")
         }
         count(5, try await run(place, ["switch-account", "b"], killAfter: delay(5), what: "seed \(seed)"))
         let accounts = try await ReplicaProcess.running(place.arguments + ["accounts"])
@@ -346,11 +403,15 @@ import ReplicaTestSupport
             #expect(accounts.standardOutput == "a\nb\n", "seed \(seed): half a switch: \(accounts.standardOutput)")
             try await run(place, ["switch-account", "b"], what: "seed \(seed)")
         }
-        #expect(try await ReplicaProcess.running(place.arguments + ["accounts"]).standardOutput == "b\n", "seed \(seed)")
-        #expect(TemporaryDirectory.filesContaining(inputs.stream.canary, under: URL(fileURLWithPath: place.store)).isEmpty,
-                "seed \(seed): account a's text is still on disk after the switch")
+        #expect(
+            try await ReplicaProcess.running(place.arguments + ["accounts"]).standardOutput == "b\n", "seed \(seed)")
+        #expect(
+            TemporaryDirectory.filesContaining(inputs.stream.canary, under: URL(fileURLWithPath: place.store)).isEmpty,
+            "seed \(seed): account a's text is still on disk after the switch")
         if place.databaseURL != nil {
-            #expect(try CrashTests.placesHolding(inputs.stream.canary, place) == [], "seed \(seed): account a's text is still kept after the switch")
+            #expect(
+                try CrashTests.placesHolding(inputs.stream.canary, place) == [],
+                "seed \(seed): account a's text is still kept after the switch")
         }
         expected["a"] = nil
         try check(place, expected: expected, what: "seed \(seed), after the switch")
@@ -365,24 +426,37 @@ import ReplicaTestSupport
             let directory = try TemporaryDirectory()
             var inputs = Inputs(seed: baseSeed)
             let place = try await Self.prepare(directory, backend, inputs)
-            durations[0] = try await Self.duration { try await Self.run(place, ["records", "import", directory.path + "/records.jsonl"], what: "calibration") }
+            durations[0] = try await Self.duration {
+                try await Self.run(
+                    place, ["records", "import", directory.path + "/records.jsonl"], what: "calibration")
+            }
             try CrashTests.version2.write(toFile: place.store + "/config.json", atomically: true, encoding: .utf8)
             durations[1] = try await Self.duration { try await Self.run(place, ["sync"], what: "calibration") }
-            try await Self.run(place, ["sources", "add", "files", "--account", "a", directory.path + "/tree"], what: "calibration")
+            try await Self.run(
+                place, ["sources", "add", "files", "--account", "a", directory.path + "/tree"], what: "calibration")
             durations[2] = try await Self.duration { try await Self.run(place, ["sync"], what: "calibration") }
             try Self.changeFiles(directory.path, &inputs, seed: 1, count: 1)
-            try await Self.run(place, ["sources", "add", "exec", "--account", "b", "--", "python3", directory.path + "/plugin/plugin.py"], what: "calibration")
+            try await Self.run(
+                place,
+                ["sources", "add", "exec", "--account", "b", "--", "python3", directory.path + "/plugin/plugin.py"],
+                what: "calibration")
             durations[4] = try await Self.duration { try await Self.run(place, ["sync"], what: "calibration") }
-            durations[5] = try await Self.duration { try await Self.run(place, ["switch-account", "b"], what: "calibration") }
+            durations[5] = try await Self.duration {
+                try await Self.run(place, ["switch-account", "b"], what: "calibration")
+            }
         }
         var killed = [Int](repeating: 0, count: Self.phases.count)
         for trial in 0..<Self.trials {
             try await Self.runTrial(backend, seed: baseSeed &+ UInt64(trial), durations: durations, kills: &killed)
         }
-        print("outside kills: \(Self.trials) trials; killed while running: \(zip(Self.phases, killed).map { "\($0) \($1)" }.joined(separator: ", "))")
+        print(
+            "outside kills: \(Self.trials) trials; killed while running: \(zip(Self.phases, killed).map { "\($0) \($1)" }.joined(separator: ", "))"
+        )
         // A kill lands uniformly within the length of one undisturbed run, timed once at the start: on a
         // machine whose load changes, a phase may finish before its kill in every trial, so only the
         // phases together must have been killed while running (the counts are printed).
-        #expect(Self.trials < 10 || zip(Self.phases, killed).contains { $0 != "watch" && $1 > 0 }, "no run was killed while running")
+        #expect(
+            Self.trials < 10 || zip(Self.phases, killed).contains { $0 != "watch" && $1 > 0 },
+            "no run was killed while running")
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ReplicaTestSupport
+import Testing
 
 /// An owner (the API, the record store, one named source) changes only the items it made, whatever
 /// identifiers it sends: the attacks of a source or an import that reuse another owner's identifier. On
@@ -24,7 +24,8 @@ import ReplicaTestSupport
     @available(*, noasync, message: "it waits for a process")
     func start(on backend: TestBackend) throws {
         try place.use(backend, signingIn: "a")
-        let record = #"{"account": "a", "kind": "note", "id": "r1", "version": 1, "fields": {"title": "original quarterly plan"}}"#
+        let record =
+            #"{"account": "a", "kind": "note", "id": "r1", "version": 1, "fields": {"title": "original quarterly plan"}}"#
         #expect(try replica("records", "import", "-", input: record).status == 0)
     }
 
@@ -43,14 +44,21 @@ import ReplicaTestSupport
     func aSourceNamedLikeARecordKindCannotReplaceOrDeleteTheRecordsItem(_ backend: TestBackend) throws {
         try start(on: backend)
         // A plugin source named `note` whose key `a:r1` makes the identifier `note:a:r1`: the record's.
-        try #"{"title": "forged words", "body": "forged"}"#.write(toFile: notes + "/a:r1.json", atomically: true, encoding: .utf8)
-        try #"{"title": "honest words", "body": "its own"}"#.write(toFile: notes + "/own.json", atomically: true, encoding: .utf8)
-        #expect(try replica("sources", "add", "exec", "--account", "a", "--name", "note", "--", "python3", Self.example, notes).status == 0)
+        try #"{"title": "forged words", "body": "forged"}"#.write(
+            toFile: notes + "/a:r1.json", atomically: true, encoding: .utf8)
+        try #"{"title": "honest words", "body": "its own"}"#.write(
+            toFile: notes + "/own.json", atomically: true, encoding: .utf8)
+        #expect(
+            try replica(
+                "sources", "add", "exec", "--account", "a", "--name", "note", "--", "python3", Self.example, notes
+            ).status == 0)
         let sync = try replica("sync")
         #expect(sync.status == 0, "\(sync.standardError)")
         #expect(try found("original").contains(#""uniqueIdentifier":"note:a:r1""#))
         #expect(try found("forged") == "{\"results\":[]}\n")
-        #expect(try found("honest").contains(#""uniqueIdentifier":"note:own""#), "the rest of the source's batch is indexed")
+        #expect(
+            try found("honest").contains(#""uniqueIdentifier":"note:own""#), "the rest of the source's batch is indexed"
+        )
         let status = try replica("status").standardOutput
         #expect(status.contains("its identifier is taken by an item another owner made"), "\(status)")
 
@@ -71,15 +79,31 @@ import ReplicaTestSupport
         try start(on: backend)
         func plugin(_ name: String, _ messages: [String]) throws -> String {
             let path = directory.path + "/\(name).py"
-            try (["import sys", "sys.stdin.readline()"] + messages.map { "print(\(String(reflecting: $0)), flush=True)" }
-                 + ["for line in sys.stdin: pass"]).joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            try
+                (["import sys", "sys.stdin.readline()"]
+                + messages.map { "print(\(String(reflecting: $0)), flush=True)" }
+                + ["for line in sys.stdin: pass"]).joined(separator: "\n").write(
+                    toFile: path, atomically: true, encoding: .utf8)
             return path
         }
-        let deleter = try plugin("deleter", [#"{"type": "delete", "uniqueIdentifier": "a:r1"}"#, #"{"type": "commit", "checkpoint": "c1"}"#, #"{"type": "idle"}"#])
-        let dropper = try plugin("dropper", [#"{"type": "upsert", "item": {"uniqueIdentifier": "x", "attributes": {"title": "never committed"}}, "version": "1"}"#,
-                                             #"{"type": "idle"}"#])
-        #expect(try replica("sources", "add", "exec", "--account", "a", "--name", "note", "--", "python3", deleter).status == 0)
-        #expect(try replica("sources", "add", "exec", "--account", "a", "--name", "dropper", "--", "python3", dropper).status == 0)
+        let deleter = try plugin(
+            "deleter",
+            [
+                #"{"type": "delete", "uniqueIdentifier": "a:r1"}"#, #"{"type": "commit", "checkpoint": "c1"}"#,
+                #"{"type": "idle"}"#,
+            ])
+        let dropper = try plugin(
+            "dropper",
+            [
+                #"{"type": "upsert", "item": {"uniqueIdentifier": "x", "attributes": {"title": "never committed"}}, "version": "1"}"#,
+                #"{"type": "idle"}"#,
+            ])
+        #expect(
+            try replica("sources", "add", "exec", "--account", "a", "--name", "note", "--", "python3", deleter).status
+                == 0)
+        #expect(
+            try replica("sources", "add", "exec", "--account", "a", "--name", "dropper", "--", "python3", dropper)
+                .status == 0)
         #expect(try replica("sync").status == 0)
         #expect(try found("original").contains(#""uniqueIdentifier":"note:a:r1""#), "the record's item is kept")
         let status = try replica("status").standardOutput
@@ -97,7 +121,10 @@ import ReplicaTestSupport
         ].joined(separator: "\n")
         let imported = try replica("import", "--account", "a", "-", input: lines)
         #expect(imported.status == 1)
-        #expect(imported.standardError.contains("line 1: item 'note:a:r1' was made by records, and only its owner can change it"), "\(imported.standardError)")
+        #expect(
+            imported.standardError.contains(
+                "line 1: item 'note:a:r1' was made by records, and only its owner can change it"),
+            "\(imported.standardError)")
         #expect(!imported.standardError.contains("line 2"))
         #expect(try found("original").contains(#""uniqueIdentifier":"note:a:r1""#))
         #expect(try found("mine").contains(#""uniqueIdentifier":"mine""#))
@@ -121,13 +148,17 @@ import ReplicaTestSupport
         ].joined(separator: "\n")
         let written = try replica("records", "import", "-", input: records)
         #expect(written.status == 1)
-        let refusals = written.standardError.split(separator: "\n").filter { $0.contains("account 'b' is not signed in") }
-        #expect(refusals.map { $0.prefix(17) } == ["replica: line 1: ", "replica: line 3: "], "\(written.standardError)")
+        let refusals = written.standardError.split(separator: "\n").filter {
+            $0.contains("account 'b' is not signed in")
+        }
+        #expect(
+            refusals.map { $0.prefix(17) } == ["replica: line 1: ", "replica: line 3: "], "\(written.standardError)")
         #expect(try replica("accounts").standardOutput == "a\n")
         #expect(try found("timely").contains(#""uniqueIdentifier":"note:a:2""#))
         #expect(try found("late") == "{\"results\":[]}\n")
 
-        let imported = try replica("import", "--account", "b", "-", input: #"{"uniqueIdentifier": "x", "attributes": {"title": "late"}}"#)
+        let imported = try replica(
+            "import", "--account", "b", "-", input: #"{"uniqueIdentifier": "x", "attributes": {"title": "late"}}"#)
         #expect(imported.status == 1)
         #expect(imported.standardError.contains("line 1: account 'b' is not signed in"), "\(imported.standardError)")
         #expect(try replica("accounts").standardOutput == "a\n")

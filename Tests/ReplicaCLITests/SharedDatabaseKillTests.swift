@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import Replica
 import ReplicaPostgres
 import ReplicaTestSupport
+import Testing
 
 /// Several `replica` processes share one PostgreSQL store: `replica watch` follows the record store
 /// throughout, while an app's writes (`records import`), an API sync's compare-and-swap batches
@@ -11,7 +11,10 @@ import ReplicaTestSupport
 /// of its own as a superuser, that a killed batch landed whole or not at all (its client state says
 /// which); at the end, after a `sync`, that the index holds exactly what the test wrote.
 /// `REPLICA_KILL_SEED` replays a trial, `REPLICA_KILL_TRIALS` runs more.
-@Suite(.serialized, .enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
 struct SharedDatabaseKillTests {
     static let environment = ProcessInfo.processInfo.environment
     static let replayedSeed = environment["REPLICA_KILL_SEED"].flatMap(UInt64.init)
@@ -49,8 +52,9 @@ struct SharedDatabaseKillTests {
         /// command); returns whether it was killed.
         @discardableResult
         func run(_ command: [String], killAfter delay: TimeInterval? = nil) async throws -> Bool {
-            let killed = try await OutsideKillTests.run(directory.path + "/store", ["--database", database.url] + command,
-                                                        killAfter: delay, what: "seed \(seed)")
+            let killed = try await OutsideKillTests.run(
+                directory.path + "/store", ["--database", database.url] + command,
+                killAfter: delay, what: "seed \(seed)")
             if killed { kills[command[0], default: 0] += 1 }
             return killed
         }
@@ -83,11 +87,15 @@ struct SharedDatabaseKillTests {
                 let id = "r\(random(100))"
                 let version = (records[id]?.version ?? 0) + 1
                 if records[id]?.title != nil && random(5) == 0 {
-                    lines.append(#"{"account": "a", "kind": "note", "id": "\#(id)", "version": \#(version), "deleted": true, "fields": {}}"#)
+                    lines.append(
+                        #"{"account": "a", "kind": "note", "id": "\#(id)", "version": \#(version), "deleted": true, "fields": {}}"#
+                    )
                     records[id] = (version, nil)
                 } else {
                     let title = "note \(id) version \(version) step \(step)"
-                    lines.append(#"{"account": "a", "kind": "note", "id": "\#(id)", "version": \#(version), "fields": {"title": "\#(title)", "body": "written at step \#(step)"}}"#)
+                    lines.append(
+                        #"{"account": "a", "kind": "note", "id": "\#(id)", "version": \#(version), "fields": {"title": "\#(title)", "body": "written at step \#(step)"}}"#
+                    )
                     records[id] = (version, title)
                 }
             }
@@ -100,7 +108,9 @@ struct SharedDatabaseKillTests {
         /// landed whole (its state stored) or not at all, and is then sent again if it did not land.
         func batch(step: Int, delay: TimeInterval) async throws {
             let names = (0..<40).map { "api-\(step)-\($0)" }
-            let lines = names.map { #"{"uniqueIdentifier": "\#($0)", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "batch \#(step)", "textContent": "an item of batch \#(step)"}}"# }
+            let lines = names.map {
+                #"{"uniqueIdentifier": "\#($0)", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "batch \#(step)", "textContent": "an item of batch \#(step)"}}"#
+            }
             let file = try write(lines.joined(separator: "\n") + "\n", "batch-\(step).jsonl")
             let state = "s\(step)"
             let expectation = clientState.map { ["--expected-client-state", $0] } ?? ["--expect-no-client-state"]
@@ -109,10 +119,16 @@ struct SharedDatabaseKillTests {
             let stored = try storedClientState()
             let present = try identifiers(like: "api-\(step)-%")
             if stored == state {
-                #expect(present == Set(names), "seed \(seed), batch \(step): its state is stored but \(present.count) of its 40 items are")
+                #expect(
+                    present == Set(names),
+                    "seed \(seed), batch \(step): its state is stored but \(present.count) of its 40 items are")
             } else {
-                #expect(stored == clientState, "seed \(seed), batch \(step): the state is \(stored ?? "none"), neither before nor after")
-                #expect(present.isEmpty, "seed \(seed), batch \(step): its state is not stored but \(present.count) of its items are")
+                #expect(
+                    stored == clientState,
+                    "seed \(seed), batch \(step): the state is \(stored ?? "none"), neither before nor after")
+                #expect(
+                    present.isEmpty,
+                    "seed \(seed), batch \(step): its state is not stored but \(present.count) of its items are")
                 try await run(command)
             }
             clientState = state
@@ -128,8 +144,9 @@ struct SharedDatabaseKillTests {
                 #"{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "batch item"}}}"#,
             ]
             let input = try write(messages.joined(separator: "\n") + "\n", "mcp.jsonl")
-            let process = try RunningProcess(replica: arguments + ["mcp", "--format", "compact"],
-                                             environment: ["REPLICA_MODEL_DIR": "off"], input: input)
+            let process = try RunningProcess(
+                replica: arguments + ["mcp", "--format", "compact"],
+                environment: ["REPLICA_MODEL_DIR": "off"], input: input)
             guard let status = await process.exit(within: delay) else {
                 kills["mcp", default: 0] += 1
                 return
@@ -139,28 +156,40 @@ struct SharedDatabaseKillTests {
         }
 
         func storedClientState() throws -> String? {
-            let result = try admin.execute("SELECT convert_from(state, 'UTF8') FROM replica.client_state WHERE account = 'a' AND index_name = 'default'")
+            let result = try admin.execute(
+                "SELECT convert_from(state, 'UTF8') FROM replica.client_state WHERE account = 'a' AND index_name = 'default'"
+            )
             return result.rowCount > 0 ? result.string(0, 0) : nil
         }
 
         func identifiers(like pattern: String) throws -> Set<String> {
-            let result = try admin.execute("SELECT identifier FROM replica.items WHERE account = 'a' AND index_name = 'default' AND identifier LIKE $1",
-                                           [.text(pattern)])
+            let result = try admin.execute(
+                "SELECT identifier FROM replica.items WHERE account = 'a' AND index_name = 'default' AND identifier LIKE $1",
+                [.text(pattern)])
             return Set((0..<result.rowCount).compactMap { result.string($0, 0) })
         }
 
         /// The index holds exactly the records that stand, with their latest titles, and the batches that landed.
         func check() throws {
-            let result = try admin.execute("SELECT identifier, title, owner FROM replica.items WHERE account = 'a' AND index_name = 'default'")
-            var notes: [String: String] = [:], api: Set<String> = []
+            let result = try admin.execute(
+                "SELECT identifier, title, owner FROM replica.items WHERE account = 'a' AND index_name = 'default'")
+            var notes: [String: String] = [:]
+            var api: Set<String> = []
             for row in 0..<result.rowCount {
                 guard let identifier = result.string(row, 0) else { continue }
-                if identifier.hasPrefix("note:") { notes[identifier] = result.string(row, 1) } else { api.insert(identifier) }
+                if identifier.hasPrefix("note:") {
+                    notes[identifier] = result.string(row, 1)
+                } else {
+                    api.insert(identifier)
+                }
             }
             var expected: [String: String] = [:]
             for (id, record) in records { if let title = record.title { expected["note:a:\(id)"] = title } }
             #expect(notes == expected, "seed \(seed): the record items differ from the records written")
-            #expect(api == landed, "seed \(seed): \(api.subtracting(landed).count) API items too many, \(landed.subtracting(api).count) missing")
+            #expect(
+                api == landed,
+                "seed \(seed): \(api.subtracting(landed).count) API items too many, \(landed.subtracting(api).count) missing"
+            )
             #expect(try storedClientState() == clientState)
         }
     }
@@ -193,6 +222,8 @@ struct SharedDatabaseKillTests {
             try trial.check()
             for (name, count) in trial.kills { kills[name, default: 0] += count }
         }
-        print("shared PostgreSQL store kills: \(Self.trials) trials; killed while running: \(kills.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        print(
+            "shared PostgreSQL store kills: \(Self.trials) trials; killed while running: \(kills.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+        )
     }
 }

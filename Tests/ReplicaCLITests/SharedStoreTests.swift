@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Replica
 import ReplicaTestSupport
+import Testing
 
 /// Many processes (and sessions) on one store: a batch that compares the client state before it writes
 /// its own lands exactly once among writers that race for the same state, on either backend.
@@ -20,15 +20,21 @@ import ReplicaTestSupport
     func compareAndSwapImportsFromManyProcessesLandExactlyOnce(_ backend: TestBackend) async throws {
         try await place.use(backend, signingIn: "a")
         var state = "start"
-        let first = try await ReplicaProcess.running(place.arguments + ["import", "--account", "a", "--client-state", state,
-                                                                        "--expect-no-client-state", try line("first")])
+        let first = try await ReplicaProcess.running(
+            place.arguments + [
+                "import", "--account", "a", "--client-state", state,
+                "--expect-no-client-state", try line("first"),
+            ])
         #expect(first.status == 0, "\(first.standardError)")
         var winners = ["first"]
         for round in 0..<3 {
             let contenders = try (0..<4).map { number in
-                try RunningProcess(replica: place.arguments + ["import", "--account", "a", "--client-state", "r\(round)-p\(number)",
-                                                               "--expected-client-state", state, try line("r\(round)-p\(number)")],
-                                   environment: ["REPLICA_MODEL_DIR": "off"])
+                try RunningProcess(
+                    replica: place.arguments + [
+                        "import", "--account", "a", "--client-state", "r\(round)-p\(number)",
+                        "--expected-client-state", state, try line("r\(round)-p\(number)"),
+                    ],
+                    environment: ["REPLICA_MODEL_DIR": "off"])
             }
             var landed: [Int] = []
             for (number, contender) in contenders.enumerated() {
@@ -66,7 +72,8 @@ import ReplicaTestSupport
                         do {
                             let batch = try await store.index(account: "a").beginBatch()
                             try batch.indexItems([Self.item("r\(round)-s\(number)")])
-                            try await batch.end(expectedClientState: expected, newClientState: Data("r\(round)-s\(number)".utf8))
+                            try await batch.end(
+                                expectedClientState: expected, newClientState: Data("r\(round)-s\(number)".utf8))
                             return (number, true)
                         } catch let error as ReplicaError where error.code == .clientStateMismatch {
                             return (number, false)
@@ -82,7 +89,8 @@ import ReplicaTestSupport
             #expect(landed.count == 1, "round \(round): \(landed.count) batches landed")
             guard let winner = landed.first else { return }
             state = Data("r\(round)-s\(winner)".utf8)
-            let items = try await made.store.index(account: "a").items(withIdentifiers: (0..<8).map { ItemIdentifier("r\(round)-s\($0)") })
+            let items = try await made.store.index(account: "a").items(
+                withIdentifiers: (0..<8).map { ItemIdentifier("r\(round)-s\($0)") })
             #expect(items.map(\.uniqueIdentifier.rawValue) == ["r\(round)-s\(winner)"])
         }
         #expect(try await made.store.index(account: "a").fetchLastClientState() == state)
@@ -91,13 +99,15 @@ import ReplicaTestSupport
     static func item(_ name: String) -> SearchableItem {
         var attributes = AttributeSet(contentType: .plainText)
         attributes.textContent = "a note named \(name)"
-        return SearchableItem(uniqueIdentifier: ItemIdentifier(name), attributeSet: attributes, expirationDate: .distantFuture)
+        return SearchableItem(
+            uniqueIdentifier: ItemIdentifier(name), attributeSet: attributes, expirationDate: .distantFuture)
     }
 
     /// A file of one line: an item named `name`.
     func line(_ name: String) throws -> String {
         let path = directory.path + "/\(name).jsonl"
-        try #"{"uniqueIdentifier": "\#(name)", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"textContent": "a note named \#(name)"}}"#
+        try
+            #"{"uniqueIdentifier": "\#(name)", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"textContent": "a note named \#(name)"}}"#
             .write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

@@ -1,30 +1,39 @@
 import Foundation
-import Testing
 import Replica
 import ReplicaCore
 import ReplicaPostgres
 import ReplicaTestSupport
+import Testing
 
 /// Searches served by a streaming-replication standby (`Store.Configuration.readDatabase`,
 /// `--read-database`), against two real servers the test starts: a write is found by the next search
 /// through the standby; a standby held behind sends the search to the primary past the wait; a stopped
 /// standby sends searches to the primary; a paused or late standby is passed over; a wrong one is said.
-@Suite(.serialized, .enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
 struct StandbyTests {
     static func item(_ identifier: String, _ title: String) -> SearchableItem {
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = title
         attributes.textContent = "\(title) notes"
-        return SearchableItem(uniqueIdentifier: ItemIdentifier(identifier), domainIdentifier: nil, attributeSet: attributes,
-                              expirationDate: .distantFuture)
+        return SearchableItem(
+            uniqueIdentifier: ItemIdentifier(identifier), domainIdentifier: nil, attributeSet: attributes,
+            expirationDate: .distantFuture)
     }
 
-    static func store(_ pair: PostgresStandbyPair, in directory: TemporaryDirectory, replayWait: Duration, maximumLag: Duration = .seconds(1),
-                      events: Recorder<StoreEvent>? = nil) throws -> Store {
+    static func store(
+        _ pair: PostgresStandbyPair, in directory: TemporaryDirectory, replayWait: Duration,
+        maximumLag: Duration = .seconds(1),
+        events: Recorder<StoreEvent>? = nil
+    ) throws -> Store {
         var configuration = Store.Configuration()
-        configuration.readDatabase = Store.ReadDatabase(url: pair.standbyURL, replayWait: replayWait, maximumLag: maximumLag)
+        configuration.readDatabase = Store.ReadDatabase(
+            url: pair.standbyURL, replayWait: replayWait, maximumLag: maximumLag)
         if let events { configuration.events = { events.append($0) } }
-        return try Store(directory: directory.url, database: .postgres(url: pair.primaryURL), configuration: configuration)
+        return try Store(
+            directory: directory.url, database: .postgres(url: pair.primaryURL), configuration: configuration)
     }
 
     /// Makes the standby apply each transaction `delay` after its commit (`recovery_min_apply_delay`):
@@ -40,7 +49,8 @@ struct StandbyTests {
         let held = try await eventually(timeout: 120) {
             try primary.executeScript("SELECT pg_current_xact_id()")
             return try await eventually(timeout: 2) {
-                try admin.execute("SELECT wait_event FROM pg_stat_activity WHERE backend_type = 'startup'").string(0, 0) == "RecoveryApplyDelay"
+                try admin.execute("SELECT wait_event FROM pg_stat_activity WHERE backend_type = 'startup'").string(0, 0)
+                    == "RecoveryApplyDelay"
             }
         }
         try #require(held, "the standby never held a commit back for recovery_min_apply_delay")
@@ -48,11 +58,14 @@ struct StandbyTests {
 
     /// Waits until the standby has replayed everything the primary has written.
     static func caughtUp(_ pair: PostgresStandbyPair) async throws -> Bool {
-        let primary = try PostgresConnection(url: pair.primaryAdminURL), standby = try PostgresConnection(url: pair.standbyAdminURL)
+        let primary = try PostgresConnection(url: pair.primaryAdminURL)
+        let standby = try PostgresConnection(url: pair.standbyAdminURL)
         let current = try primary.execute("SELECT pg_current_wal_lsn()::text").string(0, 0)
         let written = try #require(current.flatMap(WALPosition.init(text:)))
         return try await eventually {
-            guard let text = try standby.execute("SELECT pg_last_wal_replay_lsn()::text").string(0, 0), let replayed = WALPosition(text: text) else {
+            guard let text = try standby.execute("SELECT pg_last_wal_replay_lsn()::text").string(0, 0),
+                let replayed = WALPosition(text: text)
+            else {
                 return false
             }
             return replayed >= written
@@ -66,7 +79,8 @@ struct StandbyTests {
     /// Whether the standby's own tables hold the item (read as its superuser, behind replica's back).
     static func standbyHolds(_ pair: PostgresStandbyPair, _ identifier: String) throws -> Bool {
         let admin = try PostgresConnection(url: pair.standbyAdminURL)
-        return try admin.execute("SELECT count(*) FROM replica.items WHERE identifier = $1", [.text(identifier)]).int(0, 0) == 1
+        return try admin.execute("SELECT count(*) FROM replica.items WHERE identifier = $1", [.text(identifier)]).int(
+            0, 0) == 1
     }
 
     @Test func searchesGoToTheStandbyAndFallBackToThePrimary() async throws {
@@ -84,8 +98,10 @@ struct StandbyTests {
         try await store.index(account: "alice").indexItems([Self.item("a1", "Harbour tides")])
         #expect(try await Self.found(store, "harbour") == ["a1"])
         let routing = try #require(store.readRouting)
-        #expect(routing.servedByStandby >= 1 && routing.servedByPrimaryAfterWaiting == 0 && routing.servedByPrimaryStandbyUnavailable == 0,
-                "\(routing)")
+        #expect(
+            routing.servedByStandby >= 1 && routing.servedByPrimaryAfterWaiting == 0
+                && routing.servedByPrimaryStandbyUnavailable == 0,
+            "\(routing)")
         #expect(!routing.replayWaits.isEmpty)
 
         // Log just received (this process's write) is not lag, however long ago the standby's last
@@ -94,7 +110,8 @@ struct StandbyTests {
         try await strict.index(account: "alice").indexItems([Self.item("a0", "Pilot boat")])
         #expect(try await Self.found(strict, "pilot") == ["a0"])
         let strictRouting = try #require(strict.readRouting)
-        #expect(strictRouting.servedByStandby >= 1 && strictRouting.servedByPrimaryStandbyStale == 0, "\(strictRouting)")
+        #expect(
+            strictRouting.servedByStandby >= 1 && strictRouting.servedByPrimaryStandbyStale == 0, "\(strictRouting)")
 
         // The standby held behind (it applies the log ten minutes late, so that a busy machine cannot
         // outwait the delay between the write and the check; and it may be an hour behind): the write
@@ -105,13 +122,17 @@ struct StandbyTests {
         #expect(try await Self.found(impatient, "lighthouse") == ["a2"])
         #expect(try !Self.standbyHolds(pair, "a2"))
         let heldBack = try #require(impatient.readRouting)
-        #expect(heldBack.servedByPrimaryAfterWaiting >= 1 && heldBack.servedByStandby == 0 && heldBack.servedByPrimaryStandbyStale == 0,
-                "\(heldBack)")
+        #expect(
+            heldBack.servedByPrimaryAfterWaiting >= 1 && heldBack.servedByStandby == 0
+                && heldBack.servedByPrimaryStandbyStale == 0,
+            "\(heldBack)")
         try await Self.delayReplay(pair, by: "0")
 
         // The command line: the same, through --read-database.
-        let cli = try await ReplicaProcess.running(["--store", scratch.path + "/cli", "--database", pair.primaryURL,
-                                                    "--read-database", pair.standbyURL, "search", "--account", "alice", "lighthouse"])
+        let cli = try await ReplicaProcess.running([
+            "--store", scratch.path + "/cli", "--database", pair.primaryURL,
+            "--read-database", pair.standbyURL, "search", "--account", "alice", "lighthouse",
+        ])
         #expect(cli.status == 0 && cli.standardOutput.hasPrefix("a2 — Lighthouse keeper"), "\(cli.standardError)")
 
         // The standby stopped: searches go to the primary.
@@ -127,9 +148,12 @@ struct StandbyTests {
     @Test func aStaleStandbyIsPassedOverAndSaysSo() async throws {
         let pair = try PostgresStandbyPair()
         let scratch = try TemporaryDirectory()
-        let writer = try Store(directory: scratch.url.appendingPathComponent("writer"), database: .postgres(url: pair.ownerURL))
+        let writer = try Store(
+            directory: scratch.url.appendingPathComponent("writer"), database: .postgres(url: pair.ownerURL))
         try await writer.signIn("alice")
-        try await writer.index(account: "alice").indexItems([Self.item("t1", "Harbour tides"), Self.item("k1", "Lighthouse keeper")])
+        try await writer.index(account: "alice").indexItems([
+            Self.item("t1", "Harbour tides"), Self.item("k1", "Lighthouse keeper"),
+        ])
         #expect(try await Self.caughtUp(pair))
 
         let events = Recorder<StoreEvent>()
@@ -148,7 +172,9 @@ struct StandbyTests {
         #expect(paused.state == .stale && paused.reason?.contains("paused") == true, "\(paused)")
         #expect(try await Self.found(reader, "lighthouse") == [])
         #expect(try await Self.found(reader, "festival") == ["t1"])
-        #expect(try await reader.fetchItems(withIdentifiers: ["k1", "t1"], account: "alice").map(\.item.attributeSet.title) == ["Harbour festival"])
+        #expect(
+            try await reader.fetchItems(withIdentifiers: ["k1", "t1"], account: "alice").map(\.item.attributeSet.title)
+                == ["Harbour festival"])
         #expect(try #require(reader.readRouting).servedByPrimaryStandbyStale >= 2)
         #expect(events.all.filter { $0.kind == .standbyPassedOver }.count == 1, "\(events.all.map(\.message))")
 
@@ -156,16 +182,21 @@ struct StandbyTests {
         // the reason is said once on standard error.
         let cliStore = scratch.path + "/cli"
         func cli(_ arguments: String...) async throws -> ProcessResult {
-            try await ReplicaProcess.running(["--store", cliStore, "--database", pair.primaryURL, "--read-database", pair.standbyURL] + arguments)
+            try await ReplicaProcess.running(
+                ["--store", cliStore, "--database", pair.primaryURL, "--read-database", pair.standbyURL] + arguments)
         }
         let search = try await cli("search", "--account", "alice", "lighthouse festival")
-        #expect(search.status == 0 && search.standardOutput.hasPrefix("t1 — Harbour festival") && !search.standardOutput.contains("k1"),
-                "\(search.standardOutput)\(search.standardError)")
+        #expect(
+            search.status == 0 && search.standardOutput.hasPrefix("t1 — Harbour festival")
+                && !search.standardOutput.contains("k1"),
+            "\(search.standardOutput)\(search.standardError)")
         #expect(search.standardError.components(separatedBy: "replay is paused").count == 2, "\(search.standardError)")
         let get = try await cli("get", "--account", "alice", "k1")
         #expect(get.status == 1, "\(get.standardOutput)")
         let tool = try await cli("tool", "call", #"{"query": "lighthouse festival"}"#)
-        #expect(tool.status == 0 && tool.standardOutput.contains("t1") && !tool.standardOutput.contains("k1"), "\(tool.standardOutput)")
+        #expect(
+            tool.status == 0 && tool.standardOutput.contains("t1") && !tool.standardOutput.contains("k1"),
+            "\(tool.standardOutput)")
         let status = try await cli("status")
         #expect(status.standardOutput.contains("read database: a standby, stale"), "\(status.standardOutput)")
 
@@ -187,7 +218,10 @@ struct StandbyTests {
         #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.state == .serving })
         try admin.executeScript("ALTER SYSTEM SET primary_conninfo = ''")
         try admin.executeScript("SELECT pg_reload_conf()")
-        #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.reason?.contains("receiving no log") == true })
+        #expect(
+            try await eventually(timeout: 60) {
+                try await fresh.standbyStatus()?.reason?.contains("receiving no log") == true
+            })
         #expect(try await Self.found(fresh, "regatta") == ["t1"])
     }
 
@@ -197,19 +231,26 @@ struct StandbyTests {
         let pair = try PostgresStandbyPair()
         let scratch = try TemporaryDirectory()
         _ = try Store(directory: scratch.url, database: .postgres(url: pair.ownerURL))
-        let seeder = try Store(directory: scratch.url.appendingPathComponent("seed"), database: .postgres(url: pair.primaryURL))
+        let seeder = try Store(
+            directory: scratch.url.appendingPathComponent("seed"), database: .postgres(url: pair.primaryURL))
         try await seeder.signIn("alice")
         try await seeder.index(account: "alice").indexItems([Self.item("h1", "Harbour tides")])
         let password = try #require(try PostgresConnection.parameters(in: pair.standbyURL)["password"])
         let wrongPassword = pair.standbyURL.replacingOccurrences(of: ":\(password)@", with: ":Xyzzy-not-it@")
         #expect(wrongPassword != pair.standbyURL)
-        let wrong = ["notaurl": "notaurl", "a wrong password": wrongPassword,
-                     "no server": "postgresql:///replica?host=\(scratch.path)/nowhere", "the primary itself": pair.primaryURL]
+        let wrong = [
+            "notaurl": "notaurl", "a wrong password": wrongPassword,
+            "no server": "postgresql:///replica?host=\(scratch.path)/nowhere", "the primary itself": pair.primaryURL,
+        ]
         for (what, url) in wrong {
             let arguments = ["--store", scratch.path + "/cli", "--database", pair.primaryURL, "--read-database", url]
             let search = try await ReplicaProcess.running(arguments + ["search", "--account", "alice", "harbour"])
-            #expect(search.status == 0 && search.standardOutput.hasPrefix("h1 — Harbour tides"), "\(what): \(search.standardError)")
-            #expect(search.standardError.components(separatedBy: "read database").count == 2, "\(what): \(search.standardError)")
+            #expect(
+                search.status == 0 && search.standardOutput.hasPrefix("h1 — Harbour tides"),
+                "\(what): \(search.standardError)")
+            #expect(
+                search.standardError.components(separatedBy: "read database").count == 2,
+                "\(what): \(search.standardError)")
             #expect(!search.standardError.contains("Xyzzy"), "the password is never shown")
             let status = try await ReplicaProcess.running(arguments + ["status"])
             #expect(status.standardOutput.contains("read database: unavailable"), "\(what): \(status.standardOutput)")
@@ -222,7 +263,9 @@ struct StandbyTests {
         var configuration = Store.Configuration()
         configuration.readDatabase = Store.ReadDatabase(url: "postgresql:///replica?host=/nowhere")
         #expect(throws: ReplicaError.self) { try Store(directory: scratch.url, configuration: configuration) }
-        let run = try await ReplicaProcess.running(["--store", scratch.path, "--read-database", "postgresql:///replica?host=/nowhere", "status"])
+        let run = try await ReplicaProcess.running([
+            "--store", scratch.path, "--read-database", "postgresql:///replica?host=/nowhere", "status",
+        ])
         #expect(run.status == 2 && run.standardError.contains("no database was given"), "\(run.standardError)")
     }
 }

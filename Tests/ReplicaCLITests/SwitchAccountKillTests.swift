@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// `replica switch-account a`, with accounts a to e signed in, killed at every step that changes the
 /// disk: each unlink, rmdir, ftruncate, fdatasync and pwrite64 (the last two are how SQLite commits),
@@ -32,10 +33,15 @@ import ReplicaTestSupport
     static func makeTemplate(_ place: [String]) async throws {
         for account in accounts {
             let canary = canary(account)
-            let item = #"{"uniqueIdentifier": "item", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "\#(canary)", "textContent": "\#(canary) body", "contentType": "public.plain-text"}}"#
-            let record = #"{"account": "\#(account)", "kind": "note", "id": "1", "version": 1, "fields": {"title": "\#(canary)"}}"#
-            for (arguments, input) in [(["accounts", "sign-in", account.rawValue], nil), (["import", "--account", account.rawValue, "-"], item),
-                                       (["records", "import", "-"], record)] {
+            let item =
+                #"{"uniqueIdentifier": "item", "expirationDate": "2099-01-01T00:00:00Z", "attributes": {"title": "\#(canary)", "textContent": "\#(canary) body", "contentType": "public.plain-text"}}"#
+            let record =
+                #"{"account": "\#(account)", "kind": "note", "id": "1", "version": 1, "fields": {"title": "\#(canary)"}}"#
+            for (arguments, input) in [
+                (["accounts", "sign-in", account.rawValue], nil),
+                (["import", "--account", account.rawValue, "-"], item),
+                (["records", "import", "-"], record),
+            ] {
                 let result = try await ReplicaProcess.running(place + arguments, input: input)
                 #expect(result.status == 0, "\(arguments): \(result.standardError)")
             }
@@ -44,18 +50,25 @@ import ReplicaTestSupport
 
     /// `replica switch-account a` on the store `place` names, killed by strace at the `step`-th `syscall`
     /// (or finished, when it makes fewer).
-    static func switchToA(_ place: [String], killedAt syscall: String, step: Int, strace: String) async throws -> ProcessResult {
-        try await ReplicaProcess.running(executable: URL(fileURLWithPath: strace), [
-            "-f", "-o", "/dev/null", "-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=KILL:when=\(step)",
-            ReplicaProcess.executable.path] + place + ["switch-account", "a"])
+    static func switchToA(_ place: [String], killedAt syscall: String, step: Int, strace: String) async throws
+        -> ProcessResult
+    {
+        try await ReplicaProcess.running(
+            executable: URL(fileURLWithPath: strace),
+            [
+                "-f", "-o", "/dev/null", "-e", "trace=\(syscall)", "-e", "inject=\(syscall):signal=KILL:when=\(step)",
+                ReplicaProcess.executable.path,
+            ] + place + ["switch-account", "a"])
     }
 
     /// After `switched`: the next command, whatever it is, finishes the switch if it was recorded; if the
     /// kill came before that, nothing changed at all. Nothing in between. A switch run again, as the user
     /// would, completes; a's items stay searchable. `textLeft` names the other accounts whose canary is
     /// still kept. Returns whether the switch had been recorded.
-    static func expectFinished(_ switched: ProcessResult, _ place: [String], _ what: String,
-                               textLeft: () throws -> [AccountID]) async throws -> Bool {
+    static func expectFinished(
+        _ switched: ProcessResult, _ place: [String], _ what: String,
+        textLeft: () throws -> [AccountID]
+    ) async throws -> Bool {
         if !switched.wasSignaled {
             #expect(switched.status == 0, "\(what): \(switched.standardError)")
         }
@@ -67,8 +80,9 @@ import ReplicaTestSupport
         if recorded {
             #expect(left.isEmpty, "\(what): the text of \(left) is still kept")
         } else {
-            #expect(switched.wasSignaled && signedIn == "a\nb\nc\nd\ne\n" && left.count == 4,
-                    "\(what): half a switch: signed in \(signedIn.split(separator: "\n")), text left of \(left)")
+            #expect(
+                switched.wasSignaled && signedIn == "a\nb\nc\nd\ne\n" && left.count == 4,
+                "\(what): half a switch: signed in \(signedIn.split(separator: "\n")), text left of \(left)")
             #expect(try await ReplicaProcess.running(place + ["switch-account", "a"]).status == 0, "\(what)")
             #expect(try await ReplicaProcess.running(place + ["accounts"]).standardOutput == "a\n", "\(what)")
         }
@@ -78,7 +92,8 @@ import ReplicaTestSupport
     }
 
     @Test func aSwitchKilledAtAnyStepIsFinishedByTheNextCommand() async throws {
-        let strace = try #require(Self.strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
+        let strace = try #require(
+            Self.strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
         let directory = try TemporaryDirectory()
         let template = directory.path + "/template"
         try await Self.makeTemplate(at: template)
@@ -93,8 +108,11 @@ import ReplicaTestSupport
                 let trial = directory.path + "/trial"
                 try? FileManager.default.removeItem(atPath: trial)
                 try FileManager.default.copyItem(atPath: template, toPath: trial)
-                let switched = try await Self.switchToA(["--store", trial], killedAt: syscall, step: step, strace: strace)
-                let recorded = try await Self.expectFinished(switched, ["--store", trial], "killed at \(syscall) #\(step)") {
+                let switched = try await Self.switchToA(
+                    ["--store", trial], killedAt: syscall, step: step, strace: strace)
+                let recorded = try await Self.expectFinished(
+                    switched, ["--store", trial], "killed at \(syscall) #\(step)"
+                ) {
                     Self.accounts.dropFirst().filter { account in
                         directory.filesContaining(Self.canary(account)).contains { $0.path.hasPrefix(trial + "/") }
                     }
@@ -109,7 +127,9 @@ import ReplicaTestSupport
             #expect(kills[syscall, default: 0] >= 1, "no \(syscall) was killed: \(kills)")
         }
         // Most kills land after the switch was recorded, and those are the ones that must be finished.
-        #expect(recordedBeforeKill > kills.values.reduce(0, +) / 2, "\(recordedBeforeKill) of \(kills) kills came after the switch was recorded")
+        #expect(
+            recordedBeforeKill > kills.values.reduce(0, +) / 2,
+            "\(recordedBeforeKill) of \(kills) kills came after the switch was recorded")
         print("switch-account killed at \(kills.map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", "))")
     }
 
@@ -118,14 +138,20 @@ import ReplicaTestSupport
     /// transaction and each account's content goes in one more, so after each kill the next command
     /// finds a alone signed in with no row of the others' text, or all five signed in and the rest of
     /// their text where it was; then a switch run again completes.
-    @Test(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+    @Test(
+        .enabled(
+            if: PostgresTestServer.isEnabled,
+            "PostgreSQL is not installed here or could not start (why: standard error)"))
     func onPostgreSQLASwitchKilledAtAnyStatementIsFinishedByTheNextCommand() async throws {
-        let strace = try #require(Self.strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
+        let strace = try #require(
+            Self.strace, "this test needs strace (apt-get install strace; scripts/setup-system.sh does)")
         let template = CLIPlace(directory: try TemporaryDirectory())
         try await template.use(.postgres)
         try await Self.makeTemplate(template.arguments)
         for account in Self.accounts {
-            #expect(try !CrashTests.placesHolding(Self.canary(account), template).isEmpty, "the template holds \(account)'s text")
+            #expect(
+                try !CrashTests.placesHolding(Self.canary(account), template).isEmpty,
+                "the template holds \(account)'s text")
         }
 
         var kills = 0
@@ -145,7 +171,11 @@ import ReplicaTestSupport
         }
         // A switch of four accounts sends more than a handful of statements, and most come after it is recorded.
         #expect(kills >= 8, "only \(kills) statements were killed")
-        #expect(recordedBeforeKill > kills / 2, "\(recordedBeforeKill) of \(kills) kills came after the switch was recorded")
-        print("switch-account on PostgreSQL killed at each of its \(kills) statements, \(recordedBeforeKill) after it was recorded")
+        #expect(
+            recordedBeforeKill > kills / 2, "\(recordedBeforeKill) of \(kills) kills came after the switch was recorded"
+        )
+        print(
+            "switch-account on PostgreSQL killed at each of its \(kills) statements, \(recordedBeforeKill) after it was recorded"
+        )
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Replica
 import ReplicaTestSupport
+import Testing
 
 /// `replica tool schema`, `replica tool call`, and `replica search` going through the same hydration.
 @Suite struct ToolCLITests {
@@ -46,16 +46,28 @@ import ReplicaTestSupport
         #expect(sizes["focused:communications"]! < sizes["dynamic:textMatch"]!)
         #expect(sizes["dynamic:textMatch"]! < sizes["dynamic:textMatch,dates"]!)
         #expect(sizes["dynamic:textMatch,dates"]! < sizes["complete"]!)
-        let whitelisted = try replica("tool", "schema", "--guidance", "dynamic:numericMatch", "--attributes", "amount,title")
+        let whitelisted = try replica(
+            "tool", "schema", "--guidance", "dynamic:numericMatch", "--attributes", "amount,title")
         #expect(whitelisted.standardOutput.contains(#""attribute":{"type":"string","enum":["amount","title"]}"#))
         let me = try replica("tool", "schema", "--me", "Ada Lovelace,ada@example.com,+44 20 7946 0000")
-        #expect(me.standardOutput.contains(#"\"me\" in people fields is the user: Ada Lovelace, ada@example.com, +44 20 7946 0000."#))
+        #expect(
+            me.standardOutput.contains(
+                #"\"me\" in people fields is the user: Ada Lovelace, ada@example.com, +44 20 7946 0000."#))
     }
 
     @Test(arguments: [
-        (["--guidance", "focused:email"], "unknown content domain 'email'; the domains are items, documents, communications, calendar, visualMedia, audio"),
-        (["--guidance", "dynamic:telepathy"], "unknown technique 'telepathy'; the techniques are textMatch, numericMatch, dates, people, contentType"),
-        (["--guidance", "everything"], "--guidance is complete, focused:DOMAIN or dynamic:TECHNIQUE,…, not 'everything'"),
+        (
+            ["--guidance", "focused:email"],
+            "unknown content domain 'email'; the domains are items, documents, communications, calendar, visualMedia, audio"
+        ),
+        (
+            ["--guidance", "dynamic:telepathy"],
+            "unknown technique 'telepathy'; the techniques are textMatch, numericMatch, dates, people, contentType"
+        ),
+        (
+            ["--guidance", "everything"],
+            "--guidance is complete, focused:DOMAIN or dynamic:TECHNIQUE,…, not 'everything'"
+        ),
         (["--format", "tiny"], "--format is structured or compact, not 'tiny'"),
     ])
     func badOptionsAreUsageErrors(options: [String], message: String) throws {
@@ -72,7 +84,9 @@ import ReplicaTestSupport
         try place.use(backend, signingIn: "a", "alice")
         try replica("records", "import", "-", input: Self.records)
         let log = directory.path + "/replies.jsonl"
-        let result = try replica("tool", "call", "--me", "Ada Lovelace,ada@example.com", "--replies", log, #"""
+        let result = try replica(
+            "tool", "call", "--me", "Ada Lovelace,ada@example.com", "--replies", log,
+            #"""
             {"queries": [{"query": "launch", "filters": {"authors": ["me"]}},
                          {"query": "launch", "stages": [{"stage": "group", "by": "contentType"}, {"stage": "count"}]}]}
             """#)
@@ -82,7 +96,9 @@ import ReplicaTestSupport
         #expect(queries.first?["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["message:a:m1"])
         #expect(queries.last?["count"]?.intValue == 3)
 
-        let replies = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        let replies = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map {
+            try JSON.parse(String($0))
+        }
         #expect(replies.count == 4)
         let tokens = replies.compactMap { $0["queryToken"]?.stringValue }
         #expect(Set(tokens).count == 2)
@@ -123,15 +139,22 @@ import ReplicaTestSupport
         }.joined(separator: "\n")
         #expect(try replica("records", "import", "-", input: records).status == 0)
         func call(_ function: String, _ attribute: String) throws -> ProcessResult {
-            try replica("tool", "call", #"{"query": "gazette", "stages": [{"stage": "statistic", "function": "\#(function)", "attribute": "\#(attribute)"}]}"#)
+            try replica(
+                "tool", "call",
+                #"{"query": "gazette", "stages": [{"stage": "statistic", "function": "\#(function)", "attribute": "\#(attribute)"}]}"#
+            )
         }
         let count = try call("count", "title")
         #expect(count.status == 0, "\(count.standardOutput)")
-        #expect(count.standardOutput.contains(#""statistic":{"name":"count title","value":20}"#), "\(count.standardOutput)")
+        #expect(
+            count.standardOutput.contains(#""statistic":{"name":"count title","value":20}"#), "\(count.standardOutput)")
         for attribute in ["title", "contentModificationDate"] {
             let sum = try call("sum", attribute)
             #expect(sum.status == 1, "\(attribute): \(sum.standardOutput)")
-            #expect(sum.standardOutput.hasPrefix("The search was not run: stage 1: 'sum' cannot use '\(attribute)', which holds "), "\(sum.standardOutput)")
+            #expect(
+                sum.standardOutput.hasPrefix(
+                    "The search was not run: stage 1: 'sum' cannot use '\(attribute)', which holds "),
+                "\(sum.standardOutput)")
             #expect(sum.standardOutput.contains("sum takes numbers"), "says which attributes can be summed")
             #expect(!sum.standardOutput.contains(#""value""#), "no sum is given")
         }
@@ -169,19 +192,30 @@ import ReplicaTestSupport
         let result = try replicaWithoutOverride("tool", "call", #"{"query": "harbor"}"#)
         #expect(result.status == 0, "\(result.standardError)")
         let json = try JSON.parse(result.standardOutput)
-        #expect(json["queries"]?.arrayValue?.first?["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["files-1:kept.txt"])
+        #expect(
+            json["queries"]?.arrayValue?.first?["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [
+                "files-1:kept.txt"
+            ])
         #expect(json["queries"]?.arrayValue?.first?["found"]?.intValue == 1)
         #expect(!result.standardOutput.contains("withheld"), "the model is not told that unreadable items exist")
-        #expect(result.standardError.contains("left out 3 result(s) of account 'alice'"), "the host's log is: \(result.standardError)")
+        #expect(
+            result.standardError.contains("left out 3 result(s) of account 'alice'"),
+            "the host's log is: \(result.standardError)")
         for name in ["deleted", "locked", "edited"] {
             #expect(!result.standardOutput.contains(name))
         }
         // Gone and unreadable files were removed from the index; the edited one waits for the next pass.
         let indexed = try replica("search", "--json", "--limit", "10", "harbor")
         #expect(indexed.standardOutput.contains("files-1:kept.txt"))
-        #expect(!indexed.standardOutput.contains("files-1:deleted.txt") && !indexed.standardOutput.contains("files-1:locked.txt"))
-        #expect(!indexed.standardOutput.contains("files-1:edited.txt"), "replica search shows only what a model could see")
-        #expect(indexed.standardError == "replica: 1 match was left out: gone, no longer readable, changed since indexed, or their owner did not answer\n")
+        #expect(
+            !indexed.standardOutput.contains("files-1:deleted.txt")
+                && !indexed.standardOutput.contains("files-1:locked.txt"))
+        #expect(
+            !indexed.standardOutput.contains("files-1:edited.txt"), "replica search shows only what a model could see")
+        #expect(
+            indexed.standardError
+                == "replica: 1 match was left out: gone, no longer readable, changed since indexed, or their owner did not answer\n"
+        )
         #expect(try replica("sync").status == 0)
         #expect(try replica("search", "--json", "longer").standardOutput.contains("files-1:edited.txt"))
     }

@@ -1,10 +1,11 @@
 import Foundation
+import ReplicaTestSupport
 import Testing
+
 @testable import Replica
-@testable import ReplicaIndex
 @testable import ReplicaCore
 @testable import ReplicaExec
-import ReplicaTestSupport
+@testable import ReplicaIndex
 
 @Suite struct ExecSourceTests {
     let directory: TemporaryDirectory
@@ -28,9 +29,14 @@ import ReplicaTestSupport
     }
 
     func source(_ command: [String], name: String = "") throws -> (ExecSource, SourceContext) {
-        let definition = try store.addSource(SourceDefinition(name: name, kind: .exec, account: "alice",
-                                                              settings: .object([("command", .array(command.map(JSON.string))), ("silenceSeconds", 5)])))
-        return (try ExecSource(definition, backoff: Backoff(initial: 0.05, maximum: 0.2)), try SourceContext(definition: definition, store: store))
+        let definition = try store.addSource(
+            SourceDefinition(
+                name: name, kind: .exec, account: "alice",
+                settings: .object([("command", .array(command.map(JSON.string))), ("silenceSeconds", 5)])))
+        return (
+            try ExecSource(definition, backoff: Backoff(initial: 0.05, maximum: 0.2)),
+            try SourceContext(definition: definition, store: store)
+        )
     }
 
     func found(_ words: String) async throws -> [String] {
@@ -41,23 +47,33 @@ import ReplicaTestSupport
     /// a plugin that says nothing, and what the plugin started, at once: not after `silenceSeconds`.
     @Test func aCancelledHydrationEndsASilentPluginAndWhatItStarted() async throws {
         let plugin = directory.path + "/plugin.py"
-        try HostilePlugin.script("""
+        try HostilePlugin.script(
+            """
             sys.stdin.readline()
             started("hydrate")
             hang()
-            """).write(toFile: plugin, atomically: true, encoding: .utf8)
-        let definition = try await store.addSource(SourceDefinition(name: "", kind: .exec, account: "alice", settings: .object([
-            ("command", .array(["python3", plugin, directory.path].map(JSON.string))), ("silenceSeconds", 300),
-        ])))
+            """
+        ).write(toFile: plugin, atomically: true, encoding: .utf8)
+        let definition = try await store.addSource(
+            SourceDefinition(
+                name: "", kind: .exec, account: "alice",
+                settings: .object([
+                    ("command", .array(["python3", plugin, directory.path].map(JSON.string))), ("silenceSeconds", 300),
+                ])))
         let source = try ExecSource(definition)
         let context = try await SourceContext(definition: definition, store: store)
         let asking = Task { try await source.answer(["exec-1:n1"], includingContent: true, context) }
         var pids: [pid_t]?
-        #expect(await eventually { pids = HostilePlugin.processes("hydrate", in: directory.path); return pids != nil })
+        #expect(
+            await eventually {
+                pids = HostilePlugin.processes("hydrate", in: directory.path)
+                return pids != nil
+            })
         defer { HostilePlugin.cleanUp(pids) }
         asking.cancel()
-        #expect(await eventually(timeout: 120) { (pids ?? []).allSatisfy(processIsGone) },
-                "the plugin and its grandchild outlived the cancelled hydration")
+        #expect(
+            await eventually(timeout: 120) { (pids ?? []).allSatisfy(processIsGone) },
+            "the plugin and its grandchild outlived the cancelled hydration")
         #expect(try await asking.value.isEmpty)
     }
 
@@ -80,9 +96,15 @@ import ReplicaTestSupport
         #expect(try await found("vendor") == ["exec-1:launch"])
 
         let answers = try await source.answer(["exec-1:launch", "exec-1:budget"], includingContent: true, context)
-        guard case .current(let item?, _)? = answers["exec-1:launch"] else { Issue.record("no current item for launch"); return }
+        guard case .current(let item?, _)? = answers["exec-1:launch"] else {
+            Issue.record("no current item for launch")
+            return
+        }
         #expect(item.attributeSet.textContent == "a vendor delay")
-        guard case .gone? = answers["exec-1:budget"] else { Issue.record("budget should be gone"); return }
+        guard case .gone? = answers["exec-1:budget"] else {
+            Issue.record("budget should be gone")
+            return
+        }
     }
 
     /// A plugin that sends a committed batch, then half a batch, then crashes.
@@ -111,9 +133,11 @@ import ReplicaTestSupport
         let script = directory.appending("crashing.py")
         try Self.crashing.write(to: script, atomically: true, encoding: .utf8)
         let (source, context) = try source(["python3", script.path, directory.path + "/marker"])
-        await #expect(performing: { try await source.sync(context) }, throws: { error in
-            (error as? ReplicaError)?.message.contains("exited with status 3") == true
-        })
+        await #expect(
+            performing: { try await source.sync(context) },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains("exited with status 3") == true
+            })
         #expect(try await found("committed") == ["exec-1:one"])
         #expect(try await found("halfwritten").isEmpty, "the half-written batch is not committed")
         let status = try #require(try await store.sourceStatuses().first)
@@ -144,35 +168,45 @@ import ReplicaTestSupport
         ("import json; print(json.dumps({'type': 'gossip'}), flush=True)", 60, "unknown message type 'gossip'"),
         ("import time; time.sleep(30)", 1, "said nothing for 1 s"),
     ])
-    func garbageAndSilenceEndThePluginWithAClearReport(program: String, silenceSeconds: Int, message: String) async throws {
+    func garbageAndSilenceEndThePluginWithAClearReport(program: String, silenceSeconds: Int, message: String)
+        async throws
+    {
         let script = directory.appending("bad.py")
         try ("import sys\nsys.stdin.readline()\n" + program + "\n").write(to: script, atomically: true, encoding: .utf8)
-        let definition = try await store.addSource(SourceDefinition(kind: .exec, account: "alice",
-                                                              settings: .object([("command", ["python3", .string(script.path)]),
-                                                                                 ("silenceSeconds", .integer(Int64(silenceSeconds)))])))
+        let definition = try await store.addSource(
+            SourceDefinition(
+                kind: .exec, account: "alice",
+                settings: .object([
+                    ("command", ["python3", .string(script.path)]),
+                    ("silenceSeconds", .integer(Int64(silenceSeconds))),
+                ])))
         let source = try ExecSource(definition)
         let context = try await SourceContext(definition: definition, store: store)
-        await #expect(performing: { try await source.sync(context) }, throws: { error in
-            (error as? ReplicaError)?.message.contains(message) == true
-        })
+        await #expect(
+            performing: { try await source.sync(context) },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains(message) == true
+            })
     }
 
     @Test func aMalformedItemIsSkippedAndTheRestOfTheBatchCommits() async throws {
         let script = directory.appending("partly.py")
         try """
-            import json, sys
-            sys.stdin.readline()
-            def send(m): print(json.dumps(m), flush=True)
-            send({"type": "upsert", "item": {"attributes": {"title": "no identifier"}}})
-            send({"type": "upsert", "item": {"uniqueIdentifier": "ok", "attributes": {"title": "kept words"}}})
-            send({"type": "commit", "checkpoint": "c"})
-            send({"type": "idle"})
-            sys.stdin.readline()
-            """.write(to: script, atomically: true, encoding: .utf8)
+        import json, sys
+        sys.stdin.readline()
+        def send(m): print(json.dumps(m), flush=True)
+        send({"type": "upsert", "item": {"attributes": {"title": "no identifier"}}})
+        send({"type": "upsert", "item": {"uniqueIdentifier": "ok", "attributes": {"title": "kept words"}}})
+        send({"type": "commit", "checkpoint": "c"})
+        send({"type": "idle"})
+        sys.stdin.readline()
+        """.write(to: script, atomically: true, encoding: .utf8)
         let (source, context) = try source(["python3", script.path])
         try await source.sync(context)
         #expect(try await found("kept") == ["exec-1:ok"])
-        #expect(try await store.sourceStatuses().first?.lastError?.contains("line 1: the item has no uniqueIdentifier") == true)
+        #expect(
+            try await store.sourceStatuses().first?.lastError?.contains("line 1: the item has no uniqueIdentifier")
+                == true)
     }
 
     /// A plugin that writes one upsert line of `size` bytes of text, slowly, in small pieces.
@@ -202,11 +236,14 @@ import ReplicaTestSupport
 
     @Test func aLineOverTheCapEndsThePluginWithTheReason() async throws {
         let script = directory.appending("huge.py")
-        try Self.longLine(size: PluginProcess.maximumLineLength + (1 << 20), pausing: false).write(to: script, atomically: true, encoding: .utf8)
+        try Self.longLine(size: PluginProcess.maximumLineLength + (1 << 20), pausing: false).write(
+            to: script, atomically: true, encoding: .utf8)
         let (source, context) = try source(["python3", script.path])
-        await #expect(performing: { try await source.sync(context) }, throws: { error in
-            (error as? ReplicaError)?.message.contains("line 1 of its output is longer than 64 MiB") == true
-        })
+        await #expect(
+            performing: { try await source.sync(context) },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains("line 1 of its output is longer than 64 MiB") == true
+            })
         #expect(try await found("long").isEmpty)
     }
 }

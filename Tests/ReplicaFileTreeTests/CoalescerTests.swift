@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ReplicaFileTree
 
 @Suite struct CoalescerTests {
@@ -41,8 +42,11 @@ import Testing
         coalescer.receive(.movedFrom("docs", cookie: 8, isDirectory: true), at: 0)
         coalescer.receive(.movedTo("new.md", cookie: 7, isDirectory: false), at: 0.01)
         coalescer.receive(.movedTo("archive/docs", cookie: 8, isDirectory: true), at: 0.01)
-        #expect(coalescer.actions(at: 0.01) == [.rename(from: "old.md", to: "new.md", isDirectory: false),
-                                                 .rename(from: "docs", to: "archive/docs", isDirectory: true)])
+        #expect(
+            coalescer.actions(at: 0.01) == [
+                .rename(from: "old.md", to: "new.md", isDirectory: false),
+                .rename(from: "docs", to: "archive/docs", isDirectory: true),
+            ])
         #expect(coalescer.isIdle)
     }
 

@@ -1,10 +1,11 @@
 import Foundation
+import ReplicaTestSupport
 import Testing
+
 @testable import Replica
-@testable import ReplicaIndex
 @testable import ReplicaCore
 @testable import ReplicaFileTree
-import ReplicaTestSupport
+@testable import ReplicaIndex
 
 @Suite struct FileTreeSourceTests {
     let directory: TemporaryDirectory
@@ -26,9 +27,14 @@ import ReplicaTestSupport
     }
 
     func makeSource(_ extra: [(String, JSON)] = []) throws -> (FileTreeSource, SourceContext) {
-        let definition = try store.addSource(SourceDefinition(kind: .files, account: "alice",
-                                                              settings: .object([("root", .string(root))] + extra)))
-        return (try FileTreeSource(definition, storeDirectory: store.directory), try SourceContext(definition: definition, store: store))
+        let definition = try store.addSource(
+            SourceDefinition(
+                kind: .files, account: "alice",
+                settings: .object([("root", .string(root))] + extra)))
+        return (
+            try FileTreeSource(definition, storeDirectory: store.directory),
+            try SourceContext(definition: definition, store: store)
+        )
     }
 
     func found(_ words: String) async throws -> [String] {
@@ -50,15 +56,26 @@ import ReplicaTestSupport
 
     @Test func syncIndexesTextAndRecordsWhatItSkipsWithTheReason() async throws {
         try write("notes.txt", "plain orchid words")
-        try write("docs/page.html", "<html><head><title>Harbor page</title><script>var hiddenscript = 1;</script></head><body><p>quartz &amp; meadow</p></body></html>")
+        try write(
+            "docs/page.html",
+            "<html><head><title>Harbor page</title><script>var hiddenscript = 1;</script></head><body><p>quartz &amp; meadow</p></body></html>"
+        )
         try write("docs/readme.md", "# Markdown title\n\nlaunch plan")
         try write("code/main.swift", "let zebracode = 42")
-        try write("mail/letter.eml", "From: Ada Lovelace <ada@example.com>\nTo: bob@example.com\nSubject: Engine notes\nDate: Tue, 3 Nov 2026 10:00:00 +0100\n\nthe analytical engine\n")
-        try write("mail/inbox.mbox", "From ada@example.com Mon Nov  2 10:00:00 2026\nSubject: First\n\nfirstmessage body\n\nFrom bob@example.com Mon Nov  2 11:00:00 2026\nSubject: Second\n\nsecondmessage body\n")
+        try write(
+            "mail/letter.eml",
+            "From: Ada Lovelace <ada@example.com>\nTo: bob@example.com\nSubject: Engine notes\nDate: Tue, 3 Nov 2026 10:00:00 +0100\n\nthe analytical engine\n"
+        )
+        try write(
+            "mail/inbox.mbox",
+            "From ada@example.com Mon Nov  2 10:00:00 2026\nSubject: First\n\nfirstmessage body\n\nFrom bob@example.com Mon Nov  2 11:00:00 2026\nSubject: Second\n\nsecondmessage body\n"
+        )
         try Data([0x7F, 0x45, 0x4C, 0x46, 0, 0, 1, 2]).write(to: URL(fileURLWithPath: root + "/program.bin"))
         try write("big.txt", String(repeating: "toolarge ", count: 500))
-        try FileManager.default.createSymbolicLink(atPath: root + "/alias.txt", withDestinationPath: root + "/notes.txt")
-        try FileManager.default.createSymbolicLink(atPath: root + "/outside.txt", withDestinationPath: directory.path + "/secret.txt")
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/alias.txt", withDestinationPath: root + "/notes.txt")
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/outside.txt", withDestinationPath: directory.path + "/secret.txt")
         try "outside words".write(toFile: directory.path + "/secret.txt", atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: root + "/docs/loop", withDestinationPath: root + "/docs")
 
@@ -80,7 +97,14 @@ import ReplicaTestSupport
         #expect(page.item.attributeSet.path == root + "/docs/page.html")
         let mail = try #require(try await store.search(SearchQuery("analytical")).first)
         #expect(mail.item.attributeSet.authors == [Person(displayName: "Ada Lovelace", handles: ["ada@example.com"])])
-        #expect(try await store.search({ var q = SearchQuery("engine"); q.authors = ["ada@example.com"]; return q }()).count == 1)
+        #expect(
+            try await store.search(
+                {
+                    var q = SearchQuery("engine")
+                    q.authors = ["ada@example.com"]
+                    return q
+                }()
+            ).count == 1)
 
         let skipped = try #require(try await store.sourceStatuses().first).skipped
         let reasons = skipped.map(\.reason)
@@ -94,13 +118,18 @@ import ReplicaTestSupport
     /// order; a file bigger than the budget is a chunk of its own.
     @Test func filesAreCommittedInChunksOfBoundedCountAndSize() {
         let megabyte: Int64 = 1 << 20
-        let sizes: [Int64] = Array(repeating: 1_000, count: 2_500) + [40 * megabyte] + Array(repeating: 3 * megabyte, count: 12)
-        let files = sizes.enumerated().map { FileInfo(path: "f\($0.offset)", size: $0.element, modified: 0, inode: UInt64($0.offset)) }
+        let sizes: [Int64] =
+            Array(repeating: 1_000, count: 2_500) + [40 * megabyte] + Array(repeating: 3 * megabyte, count: 12)
+        let files = sizes.enumerated().map {
+            FileInfo(path: "f\($0.offset)", size: $0.element, modified: 0, inode: UInt64($0.offset))
+        }
         let chunks = FileTreeSource.chunks(files)
         #expect(chunks.flatMap { $0 } == files)
         #expect(chunks.map(\.count) == [1_024, 1_024, 452, 1, 5, 5, 2])
         for chunk in chunks where chunk.count > 1 {
-            #expect(chunk.count <= FileTreeSource.chunkFiles && chunk.reduce(0) { $0 + $1.size } <= FileTreeSource.chunkBytes)
+            #expect(
+                chunk.count <= FileTreeSource.chunkFiles
+                    && chunk.reduce(0) { $0 + $1.size } <= FileTreeSource.chunkBytes)
         }
         #expect(FileTreeSource.chunks([]).isEmpty)
     }
@@ -135,10 +164,13 @@ import ReplicaTestSupport
 
     @Test func theStoreMayNotBeInsideAWatchedTree() throws {
         let inside = try Store(directory: URL(fileURLWithPath: root + "/.replica"))
-        let definition = SourceDefinition(name: "x", kind: .files, account: "a", settings: .object([("root", .string(root))]))
-        #expect(performing: { try FileTreeSource(definition, storeDirectory: inside.directory) }, throws: { error in
-            (error as? ReplicaError)?.message.contains("would watch its own writes") == true
-        })
+        let definition = SourceDefinition(
+            name: "x", kind: .files, account: "a", settings: .object([("root", .string(root))]))
+        #expect(
+            performing: { try FileTreeSource(definition, storeDirectory: inside.directory) },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains("would watch its own writes") == true
+            })
     }
 
     // MARK: Watch
@@ -155,10 +187,11 @@ import ReplicaTestSupport
         try write("created.txt", "newborn words")
         #expect(try await eventually { try await found("newborn") == ["files-1:created.txt"] })
         try write("created.txt", "grownup words")
-        #expect(try await eventually {
-            let (new, old) = (try await found("grownup"), try await found("newborn"))
-            return new == ["files-1:created.txt"] && old.isEmpty
-        })
+        #expect(
+            try await eventually {
+                let (new, old) = (try await found("grownup"), try await found("newborn"))
+                return new == ["files-1:created.txt"] && old.isEmpty
+            })
         try FileManager.default.moveItem(atPath: root + "/created.txt", toPath: root + "/renamed.txt")
         #expect(try await eventually { try await found("grownup") == ["files-1:renamed.txt"] })
         try FileManager.default.removeItem(atPath: root + "/renamed.txt")
@@ -174,10 +207,11 @@ import ReplicaTestSupport
         #expect(try await eventually { try await found("afterrename") == ["files-1:archive/deep/later.txt"] })
 
         try FileManager.default.moveItem(atPath: root + "/archive", toPath: outside + "/archive")
-        #expect(try await eventually {
-            let (plan, later) = (try await found("folderplan"), try await found("afterrename"))
-            return plan.isEmpty && later.isEmpty
-        })
+        #expect(
+            try await eventually {
+                let (plan, later) = (try await found("folderplan"), try await found("afterrename"))
+                return plan.isEmpty && later.isEmpty
+            })
         try FileManager.default.moveItem(atPath: outside + "/incoming", toPath: root + "/incoming")
         #expect(try await eventually { try await found("arrivingfolder") == ["files-1:incoming/inside.txt"] })
         try write("incoming/second.txt", "watchedafterarrival words")
@@ -213,10 +247,13 @@ import ReplicaTestSupport
         try FileManager.default.removeItem(atPath: root + "/b.txt")
         try write("c.txt", "createdwhilelost words")
         source.simulateQueueOverflow()
-        #expect(try await eventually {
-            let (changed, deleted, created) = (try await found("changedwhilelost"), try await found("beta"), try await found("createdwhilelost"))
-            return changed == ["files-1:a.txt"] && deleted.isEmpty && created == ["files-1:c.txt"]
-        })
+        #expect(
+            try await eventually {
+                let (changed, deleted, created) = (
+                    try await found("changedwhilelost"), try await found("beta"), try await found("createdwhilelost")
+                )
+                return changed == ["files-1:a.txt"] && deleted.isEmpty && created == ["files-1:c.txt"]
+            })
     }
 
     @Test func theWatchLimitIsReportedAndUnwatchedFoldersAreScannedInstead() async throws {
@@ -230,20 +267,22 @@ import ReplicaTestSupport
         #expect(status.detail?.contains("scanned every") == true)
         try write("three/file.txt", "scannedinstead words")
         try write("one/file.txt", "alsoscanned words")
-        #expect(try await eventually {
-            let (unwatched, watched) = (try await found("scannedinstead"), try await found("alsoscanned"))
-            return unwatched == ["files-1:three/file.txt"] && watched == ["files-1:one/file.txt"]
-        })
+        #expect(
+            try await eventually {
+                let (unwatched, watched) = (try await found("scannedinstead"), try await found("alsoscanned"))
+                return unwatched == ["files-1:three/file.txt"] && watched == ["files-1:one/file.txt"]
+            })
     }
 
     @Test func stoppingCommitsWhatIsInFlight() async throws {
         let (source, context) = try makeSource()
         let watching = try await startWatching(source, context)
         // A file still being written when the watcher stops is indexed before it returns.
-        let handle = try FileHandle(forWritingTo: { () -> URL in
-            _ = FileManager.default.createFile(atPath: root + "/open.log", contents: nil)
-            return URL(fileURLWithPath: root + "/open.log")
-        }())
+        let handle = try FileHandle(
+            forWritingTo: { () -> URL in
+                _ = FileManager.default.createFile(atPath: root + "/open.log", contents: nil)
+                return URL(fileURLWithPath: root + "/open.log")
+            }())
         try handle.write(contentsOf: Data("inflight words".utf8))
         // The write was seen and waits (the file is still open, its quiet period is a second).
         #expect(await eventually { source.pendingChanges > 0 })
@@ -253,8 +292,10 @@ import ReplicaTestSupport
         try handle.close()
         let status = try await store.sourceStatuses().first
         // Seen failing once in about twenty full runs under load; what the source said then is kept.
-        #expect(try await found("inflight") == ["files-1:open.log"],
-                "indexed \(source.timesIndexed("open.log")) times; last error: \(status?.lastError ?? "none"); skipped: \(status?.skipped.map { "\($0.count) \($0.reason)" } ?? [])")
+        #expect(
+            try await found("inflight") == ["files-1:open.log"],
+            "indexed \(source.timesIndexed("open.log")) times; last error: \(status?.lastError ?? "none"); skipped: \(status?.skipped.map { "\($0.count) \($0.reason)" } ?? [])"
+        )
         #expect(status?.state == .stopped)
     }
 
@@ -267,7 +308,9 @@ import ReplicaTestSupport
         let (source, context) = try makeSource()
         try await source.sync(context)
         let path = root + "/notes.txt"
-        let items = source.items, scanner = source.scanner, now = context.now
+        let items = source.items
+        let scanner = source.scanner
+        let now = context.now
         // The `sync` reads the file between the truncate and the write of a rewrite.
         #expect(truncate(path, 0) == 0)
         let early = try #require(FileTreeSource.reading(ofPath: "notes.txt", scanner: scanner, items: items, now: now))
@@ -289,7 +332,9 @@ import ReplicaTestSupport
 
     struct Resolver: SourceResolver {
         let store: Store
-        func source(for definition: SourceDefinition) throws -> any Source { try FileTreeSource(definition, storeDirectory: store.directory) }
+        func source(for definition: SourceDefinition) throws -> any Source {
+            try FileTreeSource(definition, storeDirectory: store.directory)
+        }
     }
 
     @Test func hydrationKeepsOnlyFilesStillThereUnderTheRootAndUnchanged() async throws {
@@ -301,7 +346,8 @@ import ReplicaTestSupport
         try FileManager.default.removeItem(atPath: root + "/deleted.txt")
         // Swapped for a link out of the tree: the file is no longer under the root.
         try FileManager.default.removeItem(atPath: root + "/escaped.txt")
-        try FileManager.default.createSymbolicLink(atPath: root + "/escaped.txt", withDestinationPath: directory.path + "/outside.txt")
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/escaped.txt", withDestinationPath: directory.path + "/outside.txt")
         try write("edited.txt", "edited harbor, changed")
 
         // The default five seconds for an owner's answer is no test of it: in a full parallel run the
@@ -309,7 +355,8 @@ import ReplicaTestSupport
         let hydration = Hydration(sourceResolver: Resolver(store: store), timeout: .seconds(120))
         let found = try await store.search(SearchQuery("harbor"), hydration: hydration, includingContent: true)
         #expect(found.results.map(\.item.uniqueIdentifier.rawValue) == ["files-1:kept.txt"])
-        #expect(found.results.first?.item.attributeSet.textContent == "kept " + body, "the full text comes from the file")
+        #expect(
+            found.results.first?.item.attributeSet.textContent == "kept " + body, "the full text comes from the file")
         let reasons = Dictionary(uniqueKeysWithValues: found.dropped.map { ($0.identifier.rawValue, $0.reason) })
         #expect(reasons["files-1:deleted.txt"] == "the file is no longer there")
         #expect(reasons["files-1:escaped.txt"]?.contains("outside") == true, "\(reasons)")

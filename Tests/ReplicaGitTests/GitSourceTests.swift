@@ -1,10 +1,11 @@
 import Foundation
+import ReplicaTestSupport
 import Testing
+
 @testable import Replica
-@testable import ReplicaIndex
 @testable import ReplicaCore
 @testable import ReplicaGit
-import ReplicaTestSupport
+@testable import ReplicaIndex
 
 @Suite struct GitSourceTests {
     let directory: TemporaryDirectory
@@ -23,10 +24,13 @@ import ReplicaTestSupport
     /// Runs git in the repository with a fixed author.
     @discardableResult
     func git(_ arguments: String...) throws -> String {
-        let result = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/usr/bin/git"),
-                                            ["-C", repository, "-c", "user.name=Ada Lovelace", "-c", "user.email=ada@example.com",
-                                             "-c", "commit.gpgsign=false"] + arguments,
-                                            environment: ["GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"])
+        let result = try ReplicaProcess.run(
+            executable: URL(fileURLWithPath: "/usr/bin/git"),
+            [
+                "-C", repository, "-c", "user.name=Ada Lovelace", "-c", "user.email=ada@example.com",
+                "-c", "commit.gpgsign=false",
+            ] + arguments,
+            environment: ["GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"])
         #expect(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.standardError)")
         return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -46,7 +50,8 @@ import ReplicaTestSupport
     func makeSource(branch: String? = nil) throws -> (GitSource, SourceContext) {
         var settings: [(String, JSON)] = [("repository", .string(repository))]
         if let branch { settings.append(("branch", .string(branch))) }
-        let definition = try store.addSource(SourceDefinition(kind: .git, account: "alice", settings: .object(settings)))
+        let definition = try store.addSource(
+            SourceDefinition(kind: .git, account: "alice", settings: .object(settings)))
         return (try GitSource(definition), try SourceContext(definition: definition, store: store))
     }
 
@@ -92,7 +97,9 @@ import ReplicaTestSupport
         #expect(try await found("doomed").isEmpty)
         #expect(try await found("traveling") == ["git-1:new-name.txt"])
         #expect(try await found("fresh") == ["git-1:added.txt"])
-        #expect(try await store.search(SearchQuery("steady")).first?.indexedAt == steadyIndexed, "an unchanged file is not rewritten")
+        #expect(
+            try await store.search(SearchQuery("steady")).first?.indexedAt == steadyIndexed,
+            "an unchanged file is not rewritten")
         #expect(try await context.checkpoint() == second)
     }
 
@@ -157,9 +164,15 @@ import ReplicaTestSupport
         try FileManager.default.removeItem(atPath: repository + "/b.txt")
         _ = try commit("remove b")
         let answers = try await source.answer(["git-1:a.txt", "git-1:b.txt"], includingContent: true, context)
-        guard case .current(let item?, _)? = answers["git-1:a.txt"] else { Issue.record("a.txt should be current"); return }
+        guard case .current(let item?, _)? = answers["git-1:a.txt"] else {
+            Issue.record("a.txt should be current")
+            return
+        }
         #expect(item.attributeSet.textContent == "here words")
-        guard case .gone(let reason)? = answers["git-1:b.txt"] else { Issue.record("b.txt should be gone"); return }
+        guard case .gone(let reason)? = answers["git-1:b.txt"] else {
+            Issue.record("b.txt should be gone")
+            return
+        }
         #expect(reason.contains("no longer at the head"))
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import ReplicaCore
 import ReplicaPostgres
 import ReplicaTestSupport
+import Testing
+
 @testable import ReplicaPostgresStore
 
 /// The role the app connects as may call only the functions replica calls as it, and none of them changes
@@ -45,32 +46,42 @@ struct AppFunctionsTests {
             let appConnection = try PostgresConnection(url: database.url)
             try appConnection.execute("SELECT replica.protect_partition('accounts')")
             try appConnection.execute("SELECT replica.keep_words_out_of_statistics('sources')")
-            #expect(try appConnection.execute("SELECT count(*) FROM replica.accounts").int(0, 0) == 0, "the old set-up's hole is there")
-            let zeroTargets = "SELECT count(*) FROM pg_attribute WHERE attrelid IN ('replica.accounts'::regclass, 'replica.sources'::regclass) "
+            #expect(
+                try appConnection.execute("SELECT count(*) FROM replica.accounts").int(0, 0) == 0,
+                "the old set-up's hole is there")
+            let zeroTargets =
+                "SELECT count(*) FROM pg_attribute WHERE attrelid IN ('replica.accounts'::regclass, 'replica.sources'::regclass) "
                 + "AND attnum > 0 AND attstattarget = 0"
             #expect(try admin.execute(zeroTargets).int(0, 0) ?? 0 > 0, "and the catalog's statistics were turned off")
             try admin.executeScript("SET ROLE replica_owner")
             try PostgresSchema.migrate(admin)
             try admin.executeScript("RESET ROLE")
             #expect(try PostgresSchema.version(admin) == PostgresSchema.newestVersion)
-            #expect(try appConnection.execute("SELECT count(*) FROM replica.accounts").int(0, 0) == 3, "0010 took the policy off the catalog")
+            #expect(
+                try appConnection.execute("SELECT count(*) FROM replica.accounts").int(0, 0) == 3,
+                "0010 took the policy off the catalog")
             #expect(try admin.execute(zeroTargets).int(0, 0) == 0, "0010 gave the catalog its statistics back")
         }
         if setUp == .everythingGrantedAnyway {
             try admin.executeScript("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA replica TO \(app)")
         } else {
             // What the app may call: exactly its functions.
-            let callable = try Self.strings(admin.execute("""
-                SELECT p.oid::regprocedure::text FROM pg_proc p
-                WHERE p.pronamespace = 'replica'::regnamespace AND has_function_privilege($1, p.oid, 'EXECUTE') ORDER BY 1
-                """, [.text(app)]))
-            let expected = try Self.strings(admin.execute("SELECT f::regprocedure::text FROM unnest($1::text[]) AS f ORDER BY 1",
-                                                          [.text(Self.arrayLiteral(PostgresSchema.appFunctions))]))
+            let callable = try Self.strings(
+                admin.execute(
+                    """
+                    SELECT p.oid::regprocedure::text FROM pg_proc p
+                    WHERE p.pronamespace = 'replica'::regnamespace AND has_function_privilege($1, p.oid, 'EXECUTE') ORDER BY 1
+                    """, [.text(app)]))
+            let expected = try Self.strings(
+                admin.execute(
+                    "SELECT f::regprocedure::text FROM unnest($1::text[]) AS f ORDER BY 1",
+                    [.text(Self.arrayLiteral(PostgresSchema.appFunctions))]))
             #expect(callable == expected)
         }
 
         let before = try Self.snapshot(admin)
-        var calls = 0, refused = 0
+        var calls = 0
+        var refused = 0
         // The account named, an empty name, and none at all.
         for named in [Self.caller, "", nil] as [String?] {
             let connection = try PostgresConnection(url: database.url)
@@ -82,9 +93,12 @@ struct AppFunctionsTests {
         }
         let after = try Self.snapshot(admin)
         #expect(calls > 300 && refused > 0)
-        let changes = Set(before).subtracting(after).sorted().map { "- " + $0 } + Set(after).subtracting(before).sorted().map { "+ " + $0 }
+        let changes =
+            Set(before).subtracting(after).sorted().map { "- " + $0 }
+            + Set(after).subtracting(before).sorted().map { "+ " + $0 }
         #expect(after == before, "changed by the app's calls: \(changes)")
-        #expect(try PostgresConnection(url: database.url).execute("SELECT count(*) FROM replica.accounts").int(0, 0) == 3)
+        #expect(
+            try PostgresConnection(url: database.url).execute("SELECT count(*) FROM replica.accounts").int(0, 0) == 3)
     }
 
     // MARK: Set-ups
@@ -101,7 +115,8 @@ struct AppFunctionsTests {
             database = try PostgresTestServer.makeDatabase()
             admin = try PostgresConnection(url: database.adminURL)
             let app = database.parameters["user"] ?? "replica_app"
-            try admin.executeScript("""
+            try admin.executeScript(
+                """
                 DO $$ BEGIN CREATE ROLE replica_owner NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
                 GRANT CREATE ON DATABASE \(database.name) TO replica_owner;
                 SET ROLE replica_owner;
@@ -109,17 +124,25 @@ struct AppFunctionsTests {
             switch setUp {
             case .oldDefaultPrivileges, .documented, .everythingGrantedAnyway:
                 // docs/postgres.md's block, as the owner; the old one had the FUNCTIONS line.
-                try admin.executeScript("""
+                try admin.executeScript(
+                    """
                     CREATE SCHEMA replica;
                     GRANT USAGE ON SCHEMA replica TO \(app);
                     ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(app);
                     ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT USAGE ON SEQUENCES TO \(app);
-                    """ + (setUp == .oldDefaultPrivileges ? "ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT EXECUTE ON FUNCTIONS TO \(app);" : ""))
-                if setUp == .oldDefaultPrivileges { try migrate(admin, through: 9) } else { try PostgresSchema.migrate(admin) }
+                    """
+                        + (setUp == .oldDefaultPrivileges
+                            ? "ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT EXECUTE ON FUNCTIONS TO \(app);" : ""))
+                if setUp == .oldDefaultPrivileges {
+                    try migrate(admin, through: 9)
+                } else {
+                    try PostgresSchema.migrate(admin)
+                }
             case .oldGrantAllFunctions:
                 try migrate(admin, through: 9)
                 // PostgresSchema.grants(to:) as it was.
-                try admin.executeScript("""
+                try admin.executeScript(
+                    """
                     ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(app);
                     RESET ROLE;
                     GRANT USAGE ON SCHEMA replica TO \(app);
@@ -135,18 +158,21 @@ struct AppFunctionsTests {
         // Signed in as the app signs accounts in (PostgresCatalog.insertSignedIn), with a row of each.
         let app = try PostgresConnection(url: database.url)
         for account in ["alice", "bob", caller] {
-            try app.execute("""
+            try app.execute(
+                """
                 INSERT INTO replica.accounts(account, directory, state, signed_in_at, generation)
                 VALUES ($1, 'accounts/' || $1, 'signedIn', 0, nextval('replica.sign_in_generations'))
                 """, [.text(account)])
             try app.execute("SELECT set_config('replica.account', $1, false)", [.text(account)])
             try app.execute("SELECT replica.add_account()")
-            try app.execute("""
+            try app.execute(
+                """
                 INSERT INTO replica.items(account, index_name, identifier, expires, attributes, indexed, body, words, length)
                 VALUES ($1, 'default', $1 || '1', 32503680000, '{}', 0, $1 || ' secret', to_tsvector('simple', $1 || ' secret'), 2)
                 """, [.text(account)])
         }
-        try app.execute("""
+        try app.execute(
+            """
             INSERT INTO replica.sources(account, name, kind, index_name, settings, added, updated)
             VALUES ('bob', 'notes', 'fileTree', 'default', '{}', 0, 0)
             """)
@@ -156,37 +182,49 @@ struct AppFunctionsTests {
     /// PostgresSchema.migrate's steps through migration `last` only: a schema as an older replica left it.
     static func migrate(_ owner: PostgresConnection, through last: Int) throws {
         try owner.transaction {
-            try owner.executeScript("""
+            try owner.executeScript(
+                """
                 CREATE SCHEMA IF NOT EXISTS replica;
                 CREATE TABLE IF NOT EXISTS replica.migrations (version integer PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL DEFAULT now());
                 """)
-            for migration in PostgresSchema.migrations.sorted(by: { $0.version < $1.version }) where migration.version <= last {
+            for migration in PostgresSchema.migrations.sorted(by: { $0.version < $1.version })
+            where migration.version <= last {
                 try owner.executeScript(migration.sql)
-                try owner.execute("INSERT INTO replica.migrations(version, name) VALUES ($1, $2)",
-                                  [.int(Int64(migration.version)), .text(migration.name)])
+                try owner.execute(
+                    "INSERT INTO replica.migrations(version, name) VALUES ($1, $2)",
+                    [.int(Int64(migration.version)), .text(migration.name)])
             }
         }
     }
 
     // MARK: The calls
 
-    struct Call { var sql: String; var parameters: [PostgresValue] }
+    struct Call {
+        var sql: String
+        var parameters: [PostgresValue]
+    }
 
     /// Every function of the schema (pg_proc: the list is read, not written here, so a function a later
     /// migration adds is called too) with each hostile value: every text argument the value, every text[]
     /// one an array of it, the others a plain value; NULL for every argument as well.
     static func hostileCalls(_ admin: PostgresConnection) throws -> [Call] {
-        let functions = try admin.execute("""
+        let functions = try admin.execute(
+            """
             SELECT p.proname, coalesce(string_agg(format_type(t.type, NULL), ',' ORDER BY t.position), '')
             FROM pg_proc p LEFT JOIN LATERAL unnest(p.proargtypes::oid[]) WITH ORDINALITY AS t(type, position) ON true
             WHERE p.pronamespace = 'replica'::regnamespace GROUP BY p.oid, p.proname ORDER BY p.oid::regprocedure::text
             """)
-        let others = try strings(admin.execute("""
-            SELECT replica.partition_name(t, a) FROM unnest(ARRAY['items', 'records', 'ranking_lists', 'meta', '']) AS t,
-                unnest(ARRAY['alice', 'bob']) AS a
-            """))
-        let values: [String?] = ["accounts", "sources", "catalog_version", "migrations", "items", "replica.accounts", "\"accounts\"",
-                                 "accounts; DROP TABLE replica.accounts", "pg_catalog.pg_class", "alice", "bob", "", nil]
+        let others = try strings(
+            admin.execute(
+                """
+                SELECT replica.partition_name(t, a) FROM unnest(ARRAY['items', 'records', 'ranking_lists', 'meta', '']) AS t,
+                    unnest(ARRAY['alice', 'bob']) AS a
+                """))
+        let values: [String?] =
+            [
+                "accounts", "sources", "catalog_version", "migrations", "items", "replica.accounts", "\"accounts\"",
+                "accounts; DROP TABLE replica.accounts", "pg_catalog.pg_class", "alice", "bob", "", nil,
+            ]
             + others.map { Optional($0) }
         #expect(functions.rowCount >= 13, "the schema's functions were found")
         var calls: [Call] = []
@@ -198,8 +236,12 @@ struct AppFunctionsTests {
                 let arguments = types.map { type -> String in
                     switch (type, value) {
                     case (_, nil) where type != "text" && type != "text[]": return "NULL::\(type)"
-                    case ("text", _): usesValue = true; return "$1::text"
-                    case ("text[]", _): usesValue = true; return "ARRAY[$1::text]"
+                    case ("text", _):
+                        usesValue = true
+                        return "$1::text"
+                    case ("text[]", _):
+                        usesValue = true
+                        return "ARRAY[$1::text]"
                     case ("tsquery", _): return "'alpine'::tsquery"
                     case ("tsquery[]", _): return "'{alpine,secret}'::tsquery[]"
                     case ("boolean", _): return "true"
@@ -223,7 +265,8 @@ struct AppFunctionsTests {
     /// items. The calling account's own partitions and their indexes are left out: naming its account,
     /// the app makes and drops them (add_account, remove_account).
     static func snapshot(_ admin: PostgresConnection) throws -> [String] {
-        let result = try admin.execute("""
+        let result = try admin.execute(
+            """
             WITH partitions AS (
                 SELECT c.oid FROM pg_class c
                 WHERE c.relnamespace = 'replica'::regnamespace
@@ -276,13 +319,21 @@ struct AppFunctionsTests {
 
     // MARK: Helpers
 
-    static func strings(_ result: PostgresResult) -> [String] { (0..<result.rowCount).compactMap { result.string($0, 0) } }
+    static func strings(_ result: PostgresResult) -> [String] {
+        (0..<result.rowCount).compactMap { result.string($0, 0) }
+    }
 
-    static func quoted(_ identifier: String) -> String { "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    static func quoted(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 
     /// A text[] literal: each element double-quoted, quotes and backslashes escaped.
     static func arrayLiteral(_ elements: [String]) -> String {
-        "{" + elements.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        "{"
+            + elements.map {
+                "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                    + "\""
+            }
             .joined(separator: ",") + "}"
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
 import ReplicaCore
 import ReplicaIndex
 import ReplicaPostgres
 import ReplicaTestSupport
+import Testing
+
 @testable import ReplicaPostgresStore
 
 /// An index kept in PostgreSQL behind the same seam as the SQLite file, compared with it on the same
@@ -30,28 +31,39 @@ struct PostgresIndexTests {
     }()
 
     func indexes(_ account: AccountID = "alice") throws -> (sqlite: SearchableIndex, postgres: SearchableIndex) {
-        let sqlite = try SearchableIndex(path: folder.path + "/\(account.rawValue).sqlite", name: "default", account: account, signIn: Self.lease,
-                                         configuration: Self.configuration) { _ in }
+        let sqlite = try SearchableIndex(
+            path: folder.path + "/\(account.rawValue).sqlite", name: "default", account: account, signIn: Self.lease,
+            configuration: Self.configuration
+        ) { _ in }
         return (sqlite, try postgresIndex(account).1)
     }
 
     /// An index on PostgreSQL alone, with its storage.
     func postgresIndex(_ account: AccountID = "alice") throws -> (PostgresIndexStorage, SearchableIndex) {
         let storage = try PostgresIndexStorage(pool: pool, account: account, indexName: "default")
-        return (storage, SearchableIndex(storage: storage, name: "default", account: account, signIn: Self.lease, configuration: Self.configuration) { _ in })
+        return (
+            storage,
+            SearchableIndex(
+                storage: storage, name: "default", account: account, signIn: Self.lease,
+                configuration: Self.configuration
+            ) { _ in }
+        )
     }
 
-    static let vocabulary = ["running", "runner", "ran", "runs", "café", "cafe", "garden", "gardening", "harbor", "harbour",
-                             "invoice", "invoices", "sourdough", "bread", "starter", "Ångström", "naïve", "résumé", "tyres",
-                             "garage", "state", "art", "launch", "risk", "meeting", "notes", "budget", "quarterly", "report",
-                             "alpine", "meadow", "river", "stone", "bridge", "connection", "connected", "connecting"]
+    static let vocabulary = [
+        "running", "runner", "ran", "runs", "café", "cafe", "garden", "gardening", "harbor", "harbour",
+        "invoice", "invoices", "sourdough", "bread", "starter", "Ångström", "naïve", "résumé", "tyres",
+        "garage", "state", "art", "launch", "risk", "meeting", "notes", "budget", "quarterly", "report",
+        "alpine", "meadow", "river", "stone", "bridge", "connection", "connected", "connecting",
+    ]
 
     /// Items of random words from the vocabulary (seeded), with titles, keywords, descriptions and bodies
     /// of different lengths, a few with punctuation-joined words.
     static func items(count: Int, seed: UInt64) -> [SearchableItem] {
         var generator = SplitMix(seed: seed)
         func words(_ range: ClosedRange<Int>) -> String {
-            (0..<Int.random(in: range, using: &generator)).map { _ in vocabulary.randomElement(using: &generator)! }.joined(separator: " ")
+            (0..<Int.random(in: range, using: &generator)).map { _ in vocabulary.randomElement(using: &generator)! }
+                .joined(separator: " ")
         }
         return (0..<count).map { number in
             var attributes = AttributeSet(contentType: .plainText)
@@ -59,8 +71,10 @@ struct PostgresIndexTests {
             if number % 3 == 0 { attributes.keywords = [words(1...1), words(1...1)] }
             if number % 4 == 0 { attributes.contentDescription = words(3...10) }
             attributes.textContent = words(0...120) + (number % 7 == 0 ? " garage/tyres state-of-the-art" : "")
-            return SearchableItem(uniqueIdentifier: ItemIdentifier("item-\(number)"), domainIdentifier: DomainIdentifier("d\(number % 5)"),
-                                  attributeSet: attributes)
+            return SearchableItem(
+                uniqueIdentifier: ItemIdentifier("item-\(number)"),
+                domainIdentifier: DomainIdentifier("d\(number % 5)"),
+                attributeSet: attributes)
         }
     }
 
@@ -84,9 +98,13 @@ struct PostgresIndexTests {
             if number % 9 == 0 { query.domains = [DomainIdentifier("d\(number % 5)")] }
             queries.append(query)
         }
-        queries += ["garage/tyres", "state-of-the-art", "cafe", "naive resume", "angstrom", "connections"].map { SearchQuery($0) }
+        queries += ["garage/tyres", "state-of-the-art", "cafe", "naive resume", "angstrom", "connections"].map {
+            SearchQuery($0)
+        }
         // Typos: both backends correct them to the same words, and score them the same.
-        queries += ["lanch meadow", "sourdogh", "quartely report", "conection", "gardning notes", "brigde"].map { SearchQuery($0) }
+        queries += ["lanch meadow", "sourdogh", "quartely report", "conection", "gardning notes", "brigde"].map {
+            SearchQuery($0)
+        }
         var compared = 0
         for query in queries {
             let expected = try await sqlite.search(query)
@@ -96,14 +114,18 @@ struct PostgresIndexTests {
             let expectedScores = expected.map { ($0.score * 1e9).rounded() }
             let foundScores = found.map { ($0.score * 1e9).rounded() }
             #expect(foundScores == expectedScores, "\(query.text ?? "")")
-            #expect(Set(found.map(\.item.uniqueIdentifier)) == Set(expected.map(\.item.uniqueIdentifier)), "\(query.text ?? "")")
+            #expect(
+                Set(found.map(\.item.uniqueIdentifier)) == Set(expected.map(\.item.uniqueIdentifier)),
+                "\(query.text ?? "")")
             compared += expected.isEmpty ? 0 : 1
         }
         #expect(compared > 150, "most queries find something, so the comparison means something")
         // The same vocabulary.
         let vocabulary: @Sendable (any IndexReader) throws -> [String] = { reader in
             try "abcdefghijklmnopqrstuvwxyz".flatMap { letter in
-                try reader.vocabulary(beginningWith: String(letter), lengths: 1...64, heldByMoreThan: 0).map { "\($0.word) \($0.documents)" }
+                try reader.vocabulary(beginningWith: String(letter), lengths: 1...64, heldByMoreThan: 0).map {
+                    "\($0.word) \($0.documents)"
+                }
             }
         }
         let sqliteWords = try await sqlite.read(vocabulary)
@@ -134,15 +156,19 @@ struct PostgresIndexTests {
             var compared = 0
             for query in queries {
                 guard let pattern = try query.validatedPattern(), let terms = PostgresIndexReader.SearchTerms(pattern),
-                      let ranking = try reader.ranking(terms) else { continue }
+                    let ranking = try reader.ranking(terms)
+                else { continue }
                 let full = try reader.rankedHere(ranking, query).scored
                 // The server finds nothing exactly when the full ranking does.
                 guard let (counted, server) = try reader.rankedInServer(terms, query, limit: 20) else {
                     #expect(full.isEmpty, "\(query.text ?? "")")
                     continue
                 }
-                #expect(counted.idfs == ranking.idfs && counted.averageLength == ranking.averageLength, "\(query.text ?? "")")
-                let best = try #require(server, "the server's scores differ from the full ranking's for \(query.text ?? "")")
+                #expect(
+                    counted.idfs == ranking.idfs && counted.averageLength == ranking.averageLength,
+                    "\(query.text ?? "")")
+                let best = try #require(
+                    server, "the server's scores differ from the full ranking's for \(query.text ?? "")")
                 #expect(best.scored.count == min(full.count, 28), "\(query.text ?? "")")
                 #expect(best.scored.map(\.id) == full.prefix(best.scored.count).map(\.id), "\(query.text ?? "")")
                 #expect(best.scored.map(\.score) == full.prefix(best.scored.count).map(\.score), "\(query.text ?? "")")
@@ -161,7 +187,10 @@ struct PostgresIndexTests {
         #expect(try await alice.itemCount() == 40)
         #expect(try await bob.itemCount() == 60)
         let found = try await alice.search(SearchQuery("garden"))
-        #expect(found.allSatisfy { result in Self.items(count: 40, seed: 1).contains { $0.uniqueIdentifier == result.item.uniqueIdentifier } })
+        #expect(
+            found.allSatisfy { result in
+                Self.items(count: 40, seed: 1).contains { $0.uniqueIdentifier == result.item.uniqueIdentifier }
+            })
     }
 
     @Test func deletionsExpiryAndUpdatesAreSeenAsOnSQLite() async throws {
@@ -173,18 +202,26 @@ struct PostgresIndexTests {
             _ = try await index.deleteItems(withIdentifiers: [ItemIdentifier("item-2"), ItemIdentifier("item-3")])
             var changed = AttributeSet()
             changed.title = "sourdough starter"
-            try await index.indexItems([SearchableItem(uniqueIdentifier: ItemIdentifier("item-4"), attributeSet: changed, isUpdate: true)])
+            try await index.indexItems([
+                SearchableItem(uniqueIdentifier: ItemIdentifier("item-4"), attributeSet: changed, isUpdate: true)
+            ])
         }
         #expect(try await postgres.itemCount() == (try await sqlite.itemCount()))
         for text in ["sourdough starter", "garden", "harbor river", "invoice*"] {
-            let expected = try await sqlite.search(SearchQuery(text)).map { ($0.item.uniqueIdentifier, ($0.score * 1e9).rounded()) }
-            let found = try await postgres.search(SearchQuery(text)).map { ($0.item.uniqueIdentifier, ($0.score * 1e9).rounded()) }
+            let expected = try await sqlite.search(SearchQuery(text)).map {
+                ($0.item.uniqueIdentifier, ($0.score * 1e9).rounded())
+            }
+            let found = try await postgres.search(SearchQuery(text)).map {
+                ($0.item.uniqueIdentifier, ($0.score * 1e9).rounded())
+            }
             #expect(found.map(\.1) == expected.map(\.1), "\(text)")
             #expect(Set(found.map(\.0)) == Set(expected.map(\.0)), "\(text)")
         }
         let fetched = try await postgres.items(withIdentifiers: [ItemIdentifier("item-4")])
         #expect(fetched.first?.attributeSet.title == "sourdough starter")
-        #expect(fetched.first?.attributeSet.textContent == items[4].attributeSet.textContent, "a merge keeps what it does not change")
+        #expect(
+            fetched.first?.attributeSet.textContent == items[4].attributeSet.textContent,
+            "a merge keeps what it does not change")
     }
 
     /// PostgreSQL refuses a word over 2,046 bytes and a `tsvector` over 1 MB; SQLite takes both. Such items
@@ -199,10 +236,14 @@ struct PostgresIndexTests {
         huge.title = "vocabulary"
         var generator = SplitMix(seed: 11)
         let letters = Array("abcdefghijklmnopqrstuvwxyz")
-        huge.textContent = "harbor " + (0..<150_000).map { _ in String((0..<7).map { _ in letters.randomElement(using: &generator)! }) }
+        huge.textContent =
+            "harbor "
+            + (0..<150_000).map { _ in String((0..<7).map { _ in letters.randomElement(using: &generator)! }) }
             .joined(separator: " ")
-        try await postgres.indexItems([SearchableItem(uniqueIdentifier: "long", attributeSet: attributes),
-                                       SearchableItem(uniqueIdentifier: "huge", attributeSet: huge)])
+        try await postgres.indexItems([
+            SearchableItem(uniqueIdentifier: "long", attributeSet: attributes),
+            SearchableItem(uniqueIdentifier: "huge", attributeSet: huge),
+        ])
         #expect(try await postgres.search(SearchQuery(long)).map(\.item.uniqueIdentifier) == ["long"])
         #expect(try await postgres.search(SearchQuery("measurements end")).first?.item.uniqueIdentifier == "long")
         #expect(try await postgres.search(SearchQuery("harbor vocabulary")).first?.item.uniqueIdentifier == "huge")

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
 import ReplicaCore
 import ReplicaIndex
 import ReplicaPostgres
 import ReplicaTestSupport
+import Testing
+
 @testable import ReplicaPostgresStore
 
 /// The PostgreSQL index writer on a server of the tests' own, as the role the app connects as: the same
@@ -22,18 +23,24 @@ struct PostgresIndexWriterTests {
 
     /// Runs `body` with a writer in one transaction of `account`, as the store will.
     @discardableResult
-    func write<T>(account: AccountID = "alice", index: String = "default", at now: Date? = nil, lifetime: TimeInterval = 30 * 24 * 3600,
-                  _ body: (PostgresIndexWriter) throws -> T) throws -> T {
+    func write<T>(
+        account: AccountID = "alice", index: String = "default", at now: Date? = nil,
+        lifetime: TimeInterval = 30 * 24 * 3600,
+        _ body: (PostgresIndexWriter) throws -> T
+    ) throws -> T {
         try connection.transaction {
             let table = try PostgresSignIn.name(account, on: connection)
             try connection.execute("SELECT replica.add_account()")
-            return try body(PostgresIndexWriter(connection: connection, account: account, indexName: index, table: table, now: now ?? start,
-                                                defaultLifetime: lifetime))
+            return try body(
+                PostgresIndexWriter(
+                    connection: connection, account: account, indexName: index, table: table, now: now ?? start,
+                    defaultLifetime: lifetime))
         }
     }
 
     /// Runs a query in a transaction of `account`, as the app role.
-    func query(_ sql: String, _ parameters: [PostgresValue] = [], account: AccountID = "alice") throws -> PostgresResult {
+    func query(_ sql: String, _ parameters: [PostgresValue] = [], account: AccountID = "alice") throws -> PostgresResult
+    {
         try connection.transaction {
             try connection.execute("SELECT set_config('replica.account', $1, true)", [.text(account.rawValue)])
             return try connection.execute(sql, parameters)
@@ -42,27 +49,35 @@ struct PostgresIndexWriterTests {
 
     /// The identifiers of an index's items, sorted.
     func identifiers(account: AccountID = "alice", index: String = "default") throws -> [String] {
-        let result = try query("SELECT identifier FROM replica.items WHERE account = $1 AND index_name = $2 ORDER BY identifier COLLATE \"C\"",
-                               [.text(account.rawValue), .text(index)], account: account)
+        let result = try query(
+            "SELECT identifier FROM replica.items WHERE account = $1 AND index_name = $2 ORDER BY identifier COLLATE \"C\"",
+            [.text(account.rawValue), .text(index)], account: account)
         return (0..<result.rowCount).map { result.string($0, 0) ?? "" }
     }
 
     /// Expects the index's statistics to be what counting its items gives.
-    func expectExactStatistics(account: AccountID = "alice", index: String = "default", _ comment: Comment? = nil,
-                               sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let counted = try query("SELECT count(*), coalesce(sum(length), 0) FROM replica.items WHERE account = $1 AND index_name = $2",
-                                [.text(account.rawValue), .text(index)], account: account)
-        let kept = try query("SELECT items, words FROM replica.index_statistics WHERE account = $1 AND index_name = $2",
-                             [.text(account.rawValue), .text(index)], account: account)
+    func expectExactStatistics(
+        account: AccountID = "alice", index: String = "default", _ comment: Comment? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let counted = try query(
+            "SELECT count(*), coalesce(sum(length), 0) FROM replica.items WHERE account = $1 AND index_name = $2",
+            [.text(account.rawValue), .text(index)], account: account)
+        let kept = try query(
+            "SELECT items, words FROM replica.index_statistics WHERE account = $1 AND index_name = $2",
+            [.text(account.rawValue), .text(index)], account: account)
         let keptItems = kept.rowCount > 0 ? kept.int(0, 0) : 0
         let keptWords = kept.rowCount > 0 ? kept.int(0, 1) : 0
-        #expect(keptItems == counted.int(0, 0) && keptWords == counted.int(0, 1),
-                "kept \(String(describing: keptItems)) items, \(String(describing: keptWords)) words; counted \(String(describing: counted.int(0, 0))), \(String(describing: counted.int(0, 1))). \(comment?.description ?? "")",
-                sourceLocation: sourceLocation)
+        #expect(
+            keptItems == counted.int(0, 0) && keptWords == counted.int(0, 1),
+            "kept \(String(describing: keptItems)) items, \(String(describing: keptWords)) words; counted \(String(describing: counted.int(0, 0))), \(String(describing: counted.int(0, 1))). \(comment?.description ?? "")",
+            sourceLocation: sourceLocation)
     }
 
-    func item(_ identifier: String, title: String? = nil, text: String? = nil, domain: String? = nil,
-              expiration: Date? = .distantFuture) -> SearchableItem {
+    func item(
+        _ identifier: String, title: String? = nil, text: String? = nil, domain: String? = nil,
+        expiration: Date? = .distantFuture
+    ) -> SearchableItem {
         Fixtures.item(identifier, title: title, text: text, domain: domain, expiration: expiration)
     }
 
@@ -71,37 +86,66 @@ struct PostgresIndexWriterTests {
     /// An item whose words are stemmed for another language than English, sent again as it was, is the
     /// same item: its language is found again from the stored row, not taken for English.
     @Test func anItemInAnotherLanguageSentAgainIsUnchanged() throws {
-        var german = item("de", text: "Die Kinder spielten den ganzen Nachmittag im Garten ihrer Großeltern, während die Eltern "
-            + "in der Küche das Abendessen vorbereiteten.")
+        var german = item(
+            "de",
+            text: "Die Kinder spielten den ganzen Nachmittag im Garten ihrer Großeltern, während die Eltern "
+                + "in der Küche das Abendessen vorbereiteten.")
         german.attributeSet[.language] = .text("de")
         #expect(try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "1")) } == .inserted)
         #expect(try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "2")) } == .unchanged)
         german.attributeSet[.language] = nil
-        #expect(try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "3")) } == .replaced,
-                "without its attribute, the text is told to be German all the same, but the attributes changed")
+        #expect(
+            try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "3")) } == .replaced,
+            "without its attribute, the text is told to be German all the same, but the attributes changed")
         #expect(try write { try $0.index(german, origin: ItemOrigin(owner: .records, version: "4")) } == .unchanged)
     }
 
     @Test func outcomesAreTheSQLiteWritersOutcomes() throws {
-        #expect(try write { try $0.index(item("n1", title: "Launch plan", text: "supplier risk"), origin: ItemOrigin(owner: .records, version: "1")) } == .inserted)
+        #expect(
+            try write {
+                try $0.index(
+                    item("n1", title: "Launch plan", text: "supplier risk"),
+                    origin: ItemOrigin(owner: .records, version: "1"))
+            } == .inserted)
         // The same item again: only its source version is written.
         let indexedBefore = try query("SELECT indexed FROM replica.items WHERE identifier = 'n1'").double(0, 0)
-        #expect(try write(at: start + 10) { try $0.index(item("n1", title: "Launch plan", text: "supplier risk"), origin: ItemOrigin(owner: .records, version: "2")) } == .unchanged)
+        #expect(
+            try write(at: start + 10) {
+                try $0.index(
+                    item("n1", title: "Launch plan", text: "supplier risk"),
+                    origin: ItemOrigin(owner: .records, version: "2"))
+            } == .unchanged)
         #expect(try write { try $0.storedVersion("n1") } == 2)
         #expect(try query("SELECT indexed FROM replica.items WHERE identifier = 'n1'").double(0, 0) == indexedBefore)
         // Other text: replaced, and its words with it.
-        #expect(try write { try $0.index(item("n1", title: "Budget", text: "numbers only"), origin: ItemOrigin(owner: .records, version: "3")) } == .replaced)
+        #expect(
+            try write {
+                try $0.index(
+                    item("n1", title: "Budget", text: "numbers only"), origin: ItemOrigin(owner: .records, version: "3")
+                )
+            } == .replaced)
         let words = try query("SELECT words::text, body, length FROM replica.items WHERE identifier = 'n1'")
         #expect(words.string(0, 1) == "numbers only")
-        #expect(words.string(0, 0)?.contains("'number'") == true && words.string(0, 0)?.contains("suppli") == false, "\(words.string(0, 0) ?? "")")
+        #expect(
+            words.string(0, 0)?.contains("'number'") == true && words.string(0, 0)?.contains("suppli") == false,
+            "\(words.string(0, 0) ?? "")")
         #expect(words.int(0, 2) == 3)
         // Same text, another domain: replaced, words kept.
-        #expect(try write { try $0.index(item("n1", title: "Budget", text: "numbers only", domain: "d"), origin: ItemOrigin(owner: .records, version: "4")) } == .replaced)
+        #expect(
+            try write {
+                try $0.index(
+                    item("n1", title: "Budget", text: "numbers only", domain: "d"),
+                    origin: ItemOrigin(owner: .records, version: "4"))
+            } == .replaced)
         #expect(try query("SELECT domain FROM replica.items WHERE identifier = 'n1'").string(0, 0) == "d")
         // An update of a missing item is ignored, as Core Spotlight does.
         var change = AttributeSet()
         change.title = "Ghost"
-        #expect(try write { try $0.index(SearchableItem(uniqueIdentifier: "missing", attributeSet: change, isUpdate: true), origin: .api) } == .ignoredUpdate)
+        #expect(
+            try write {
+                try $0.index(
+                    SearchableItem(uniqueIdentifier: "missing", attributeSet: change, isUpdate: true), origin: .api)
+            } == .ignoredUpdate)
         #expect(try identifiers() == ["n1"])
         try expectExactStatistics()
     }
@@ -111,31 +155,47 @@ struct PostgresIndexWriterTests {
         attributes.title = "Launch plan"
         attributes.textContent = "supplier risk"
         attributes.keywords = ["q3"]
-        try write { try $0.index(SearchableItem(uniqueIdentifier: "n1", domainIdentifier: "account.alice.notes", attributeSet: attributes,
-                                                expirationDate: .distantFuture), origin: .api) }
+        try write {
+            try $0.index(
+                SearchableItem(
+                    uniqueIdentifier: "n1", domainIdentifier: "account.alice.notes", attributeSet: attributes,
+                    expirationDate: .distantFuture), origin: .api)
+        }
         var change = AttributeSet()
         change.title = "Launch plan v2"
         change.keywords = nil
-        #expect(try write { try $0.index(SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true), origin: .api) } == .merged)
-        let row = try query("SELECT title, keywords, body, content_type, domain, expires, attributes FROM replica.items WHERE identifier = 'n1'")
+        #expect(
+            try write {
+                try $0.index(SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true), origin: .api)
+            } == .merged)
+        let row = try query(
+            "SELECT title, keywords, body, content_type, domain, expires, attributes FROM replica.items WHERE identifier = 'n1'"
+        )
         #expect(row.string(0, 0) == "Launch plan v2")
         #expect(row.string(0, 1) == "")
         #expect(row.string(0, 2) == "supplier risk")
         #expect(row.string(0, 3) == ContentType.plainText.rawValue)
         #expect(row.string(0, 4) == "account.alice.notes")
         #expect(row.double(0, 5) == Date.distantFuture.timeIntervalSince1970)
-        let stored = try AttributeSet(stored: row.string(0, 6) ?? "", contentType: row.string(0, 3), body: row.string(0, 2),
-                                      title: row.string(0, 0) ?? "", description: "")
+        let stored = try AttributeSet(
+            stored: row.string(0, 6) ?? "", contentType: row.string(0, 3), body: row.string(0, 2),
+            title: row.string(0, 0) ?? "", description: "")
         #expect(stored.title == "Launch plan v2" && stored.keywords == nil && stored.textContent == "supplier risk")
         try expectExactStatistics()
         // An update of an expired item is ignored too.
         try write { try $0.index(item("old", text: "gone", expiration: start + 5), origin: .api) }
-        #expect(try write(at: start + 6) { try $0.index(SearchableItem(uniqueIdentifier: "old", attributeSet: change, isUpdate: true), origin: .api) } == .ignoredUpdate)
+        #expect(
+            try write(at: start + 6) {
+                try $0.index(
+                    SearchableItem(uniqueIdentifier: "old", attributeSet: change, isUpdate: true), origin: .api)
+            } == .ignoredUpdate)
     }
 
     @Test func anItemWithoutExpirationGetsTheDefaultLifetime() throws {
         try write(lifetime: 3600) { try $0.index(item("n", text: "an hour", expiration: nil), origin: .api) }
-        #expect(try query("SELECT expires FROM replica.items WHERE identifier = 'n'").double(0, 0) == start.timeIntervalSince1970 + 3600)
+        #expect(
+            try query("SELECT expires FROM replica.items WHERE identifier = 'n'").double(0, 0) == start
+                .timeIntervalSince1970 + 3600)
     }
 
     // MARK: Owners
@@ -143,17 +203,29 @@ struct PostgresIndexWriterTests {
     @Test func anotherOwnersItemIsRefusedAndLeftAsItIs() throws {
         try write { try $0.index(item("n1", text: "made by the app"), origin: .api) }
         let (outcome, refused) = try write { writer in
-            (try writer.index(item("n1", text: "from the docs"), origin: ItemOrigin(owner: .source("docs"))), writer.refusedOwnership)
+            (
+                try writer.index(item("n1", text: "from the docs"), origin: ItemOrigin(owner: .source("docs"))),
+                writer.refusedOwnership
+            )
         }
         #expect(outcome == .notOwned)
-        #expect(refused.map { $0.identifier } == ["n1"] && refused.first?.owner == .api && refused.first?.writer == .source("docs"))
+        #expect(
+            refused.map { $0.identifier } == ["n1"] && refused.first?.owner == .api
+                && refused.first?.writer == .source("docs"))
         var change = AttributeSet()
         change.title = "taken over"
-        #expect(try write { try $0.index(SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true), origin: ItemOrigin(owner: .records)) } == .notOwned)
+        #expect(
+            try write {
+                try $0.index(
+                    SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true),
+                    origin: ItemOrigin(owner: .records))
+            } == .notOwned)
         #expect(try write { try $0.delete(identifiers: ["n1"], owner: .records) } == 0)
         #expect(try write { try $0.rowID(of: "n1", owner: .records) } == nil)
         #expect(try write { try $0.rowID(of: "n1", owner: .api) } != nil)
-        #expect(try query("SELECT body, owner FROM replica.items WHERE identifier = 'n1'").string(0, 0) == "made by the app")
+        #expect(
+            try query("SELECT body, owner FROM replica.items WHERE identifier = 'n1'").string(0, 0) == "made by the app"
+        )
         // The refusal is the caller's to turn into an error.
         #expect(throws: ReplicaError.self) {
             try write { writer -> Void in
@@ -170,12 +242,15 @@ struct PostgresIndexWriterTests {
 
     @Test func aDomainDeleteCoversEveryDomainUnderIt() throws {
         try write { writer in
-            for (identifier, domain) in [("1", "account.a"), ("2", "account.a.notes"), ("3", "account.a.notes.archive"), ("4", "account.ab"),
-                                         ("5", "account.a-b"), ("6", nil)] as [(String, String?)] {
+            for (identifier, domain) in [
+                ("1", "account.a"), ("2", "account.a.notes"), ("3", "account.a.notes.archive"), ("4", "account.ab"),
+                ("5", "account.a-b"), ("6", nil),
+            ] as [(String, String?)] {
                 try writer.index(item(identifier, text: "word", domain: domain), origin: .api)
             }
         }
-        #expect(try write { try $0.delete(domains: ["account.a"], owner: .records) } == 0, "only their owner deletes them")
+        #expect(
+            try write { try $0.delete(domains: ["account.a"], owner: .records) } == 0, "only their owner deletes them")
         #expect(try write { try $0.delete(domains: ["account.a"], owner: nil) } == 3)
         #expect(try identifiers() == ["4", "5", "6"])
         try expectExactStatistics()
@@ -204,7 +279,9 @@ struct PostgresIndexWriterTests {
 
     @Test func purgeExpiredDeletesUpToItsLimit() throws {
         try write { writer in
-            for number in 0..<3 { try writer.index(item("soon\(number)", text: "ephemeral", expiration: start + 60), origin: .api) }
+            for number in 0..<3 {
+                try writer.index(item("soon\(number)", text: "ephemeral", expiration: start + 60), origin: .api)
+            }
             try writer.index(item("later", text: "ephemeral", expiration: start + 3600), origin: .api)
         }
         #expect(try write(at: start + 30) { try $0.purgeExpired(limit: 10) } == 0)
@@ -225,7 +302,9 @@ struct PostgresIndexWriterTests {
             let id = try #require(try writer.rowID(of: "mail"))
             return PendingEmbedding(rowID: id, indexed: start.timeIntervalSince1970, text: "")
         }
-        #expect(try query("SELECT pending FROM replica.enrichment WHERE item = $1", [.int(pending.rowID)]).bool(0, 0) == true)
+        #expect(
+            try query("SELECT pending FROM replica.enrichment WHERE item = $1", [.int(pending.rowID)]).bool(0, 0)
+                == true)
         #expect(try write { try $0.setVectors([[0.5, -0.5], [1, 0]], for: pending, model: "m") })
         let version = try write { try $0.meta("vectors_version") }
         #expect(try write { try $0.delete(identifiers: ["mail"], owner: .api) } == 1)
@@ -241,14 +320,25 @@ struct PostgresIndexWriterTests {
     @Test func statisticsStayExactThroughAMixedSequence() throws {
         try expectExactStatistics("empty")
         try write { writer in
-            try writer.index(contentsOf: (0..<40).map { (item("n\($0)", title: "note \($0)", text: String(repeating: "word ", count: $0 % 7), domain: "d.\($0 % 3)"), ItemOrigin.api) })
+            try writer.index(
+                contentsOf: (0..<40).map {
+                    (
+                        item(
+                            "n\($0)", title: "note \($0)", text: String(repeating: "word ", count: $0 % 7),
+                            domain: "d.\($0 % 3)"), ItemOrigin.api
+                    )
+                })
         }
         try expectExactStatistics("bulk insert")
-        try write { try $0.index(item("n1", title: "note one", text: "a much longer text than it had before"), origin: .api) }
+        try write {
+            try $0.index(item("n1", title: "note one", text: "a much longer text than it had before"), origin: .api)
+        }
         try expectExactStatistics("replace")
         var change = AttributeSet()
         change.textContent = "short"
-        try write { try $0.index(SearchableItem(uniqueIdentifier: "n2", attributeSet: change, isUpdate: true), origin: .api) }
+        try write {
+            try $0.index(SearchableItem(uniqueIdentifier: "n2", attributeSet: change, isUpdate: true), origin: .api)
+        }
         try expectExactStatistics("merge")
         try write { try $0.index(item("n3", title: "note 3", text: "word word word ", domain: "d.0"), origin: .api) }
         try expectExactStatistics("same text")
@@ -258,7 +348,13 @@ struct PostgresIndexWriterTests {
         try expectExactStatistics("delete domain")
         try write { try $0.deleteItems(withIdentifierPrefix: "n2", owner: .api) }
         try expectExactStatistics("delete prefix")
-        try write { try $0.donate([UserActivity(activityType: "t", persistentIdentifier: "p", title: "an activity", keywords: ["k"], isEligibleForSearch: true)]) }
+        try write {
+            try $0.donate([
+                UserActivity(
+                    activityType: "t", persistentIdentifier: "p", title: "an activity", keywords: ["k"],
+                    isEligibleForSearch: true)
+            ])
+        }
         try expectExactStatistics("activity item")
         try write { writer in
             try writer.index(item("gone", text: "expires soon", expiration: start + 1), origin: .api)
@@ -297,12 +393,18 @@ struct PostgresIndexWriterTests {
             attributes.textContent = "body \(number % 5) with \"quotes\", a back\\slash, {braces} and NULL"
             if number % 3 == 0 { attributes.keywords = ["kw\(number % 4)"] }
             if number % 5 < 2 { attributes.authorNames = ["Author\(number % 2)"] }
-            if number % 7 < 3 { attributes.contentModificationDate = start.addingTimeInterval(Double(number % 2) + 0.25) }
-            return (SearchableItem(uniqueIdentifier: ItemIdentifier("i\(number % 1_000)"),
-                                   domainIdentifier: number % 3 == 1 ? nil : DomainIdentifier(rawValue: "d.\(number % 2)"),
-                                   attributeSet: attributes,
-                                   expirationDate: number % 2 == 0 ? start.addingTimeInterval(3600 + Double(number % 3)) : .distantFuture),
-                    number == 700 ? ItemOrigin(owner: .records, version: "7") : .api)
+            if number % 7 < 3 {
+                attributes.contentModificationDate = start.addingTimeInterval(Double(number % 2) + 0.25)
+            }
+            return (
+                SearchableItem(
+                    uniqueIdentifier: ItemIdentifier("i\(number % 1_000)"),
+                    domainIdentifier: number % 3 == 1 ? nil : DomainIdentifier(rawValue: "d.\(number % 2)"),
+                    attributeSet: attributes,
+                    expirationDate: number % 2 == 0
+                        ? start.addingTimeInterval(3600 + Double(number % 3)) : .distantFuture),
+                number == 700 ? ItemOrigin(owner: .records, version: "7") : .api
+            )
         }
         // The same identifier twice in one run of new items.
         entries.insert((item("i250", text: "second version in the same run"), .api), at: 300)
@@ -320,20 +422,28 @@ struct PostgresIndexWriterTests {
             for (item, origin) in entries { try writer.index(item, origin: origin) }
         }
         #expect(refused == ["taken"])
-        let columns = "identifier, domain, content_type, created, modified, expires, authors, recipients, attributes, owner, source_version, "
+        let columns =
+            "identifier, domain, content_type, created, modified, expires, authors, recipients, attributes, owner, source_version, "
             + "title, keywords, people, description, body, words::text, length"
         func rows(_ name: String) throws -> [[PostgresValue]] {
-            try query("SELECT \(columns) FROM replica.items WHERE account = 'alice' AND index_name = $1 ORDER BY identifier COLLATE \"C\"", [.text(name)]).rows
+            try query(
+                "SELECT \(columns) FROM replica.items WHERE account = 'alice' AND index_name = $1 ORDER BY identifier COLLATE \"C\"",
+                [.text(name)]
+            ).rows
         }
-        let bulk = try rows("bulk"), single = try rows("single")
+        let bulk = try rows("bulk")
+        let single = try rows("single")
         #expect(bulk.count == 1_001)
         #expect(single.count == bulk.count)
         let differing = zip(bulk, single).first { $0 != $1 }.map { $0.0[0] }
         #expect(differing == nil, "the first row that differs")
         try expectExactStatistics(index: "bulk")
         try expectExactStatistics(index: "single")
-        let types = try query("SELECT name, tree FROM replica.content_types WHERE index_name = 'bulk' ORDER BY name").rows
-        let typesOneByOne = try query("SELECT name, tree FROM replica.content_types WHERE index_name = 'single' ORDER BY name").rows
+        let types = try query("SELECT name, tree FROM replica.content_types WHERE index_name = 'bulk' ORDER BY name")
+            .rows
+        let typesOneByOne = try query(
+            "SELECT name, tree FROM replica.content_types WHERE index_name = 'single' ORDER BY name"
+        ).rows
         #expect(types.count == 2 && types == typesOneByOne)
     }
 
@@ -342,13 +452,17 @@ struct PostgresIndexWriterTests {
     @Test func setVectorsRefusesAnItemThatChangedSinceItWasRead() throws {
         let pending = try write { writer -> PendingEmbedding in
             try writer.index(item("n", title: "Glacier", text: "rope and boots"), origin: .api)
-            return PendingEmbedding(rowID: try #require(try writer.rowID(of: "n")), indexed: start.timeIntervalSince1970, text: "")
+            return PendingEmbedding(
+                rowID: try #require(try writer.rowID(of: "n")), indexed: start.timeIntervalSince1970, text: "")
         }
         #expect(try write { try $0.setVectors([[0.25, 0.5, 1], [1, 0, 0]], for: pending, model: "m") })
-        let stored = try query("SELECT passage, vector FROM replica.vectors WHERE item = $1 ORDER BY passage", [.int(pending.rowID)])
+        let stored = try query(
+            "SELECT passage, vector FROM replica.vectors WHERE item = $1 ORDER BY passage", [.int(pending.rowID)])
         #expect(stored.rowCount == 2)
         #expect(stored.bytes(0, 1) == VectorCoding.encode([0.25, 0.5, 1]))
-        #expect(try query("SELECT model, indexed FROM replica.embedded WHERE item = $1", [.int(pending.rowID)]).string(0, 0) == "m")
+        #expect(
+            try query("SELECT model, indexed FROM replica.embedded WHERE item = $1", [.int(pending.rowID)]).string(0, 0)
+                == "m")
         let afterVectors = try #require(try write { try $0.meta("vectors_version") }.flatMap { Int($0) })
         // Rewritten with other text: its vectors go, and vectors made from the old text are refused.
         try write(at: start + 1) { try $0.index(item("n", title: "Glacier", text: "crampons"), origin: .api) }
@@ -361,7 +475,9 @@ struct PostgresIndexWriterTests {
         let fresh = PendingEmbedding(rowID: pending.rowID, indexed: start.timeIntervalSince1970 + 1, text: "")
         #expect(try write(at: start + 2) { try $0.setVectors([[1, 0, 0]], for: fresh, model: "m") })
         // The same text with other metadata keeps them.
-        try write(at: start + 3) { try $0.index(item("n", title: "Glacier", text: "crampons", domain: "d"), origin: .api) }
+        try write(at: start + 3) {
+            try $0.index(item("n", title: "Glacier", text: "crampons", domain: "d"), origin: .api)
+        }
         #expect(try query("SELECT count(*) FROM replica.vectors").int(0, 0) == 1)
     }
 
@@ -374,20 +490,41 @@ struct PostgresIndexWriterTests {
             try writer.index(mail, origin: .api)
             return try #require(try writer.rowID(of: "mail"))
         }
-        let pending = PendingEnrichment(rowID: id, item: mail, origin: .api, indexed: start.timeIntervalSince1970, input: nil, summary: nil,
-                                        priority: nil, attempts: 0)
+        let pending = PendingEnrichment(
+            rowID: id, item: mail, origin: .api, indexed: start.timeIntervalSince1970, input: nil, summary: nil,
+            priority: nil, attempts: 0)
         try write { try $0.recordEnrichmentFailure(pending, error: "model busy", retry: start + 60) }
-        let failed = try query("SELECT pending, attempts, next_attempt, error FROM replica.enrichment WHERE item = $1", [.int(id)])
-        #expect(failed.bool(0, 0) == true && failed.int(0, 1) == 1 && failed.double(0, 2) == start.timeIntervalSince1970 + 60)
-        let merged = try write(at: start + 1) { try $0.applyEnrichment(to: pending, input: "fingerprint", summary: "Numbers are good.",
-                                                                        priority: true, skipped: ["priority.type"]) }
+        let failed = try query(
+            "SELECT pending, attempts, next_attempt, error FROM replica.enrichment WHERE item = $1", [.int(id)])
+        #expect(
+            failed.bool(0, 0) == true && failed.int(0, 1) == 1
+                && failed.double(0, 2) == start.timeIntervalSince1970 + 60)
+        let merged = try write(at: start + 1) {
+            try $0.applyEnrichment(
+                to: pending, input: "fingerprint", summary: "Numbers are good.",
+                priority: true, skipped: ["priority.type"])
+        }
         #expect(merged?.attributeSet.textContentSummary == "Numbers are good.")
-        let row = try query("SELECT pending, input, summary, priority, skipped, attempts, error FROM replica.enrichment WHERE item = $1", [.int(id)])
-        #expect(row.rows == [[.bool(false), .text("fingerprint"), .text("Numbers are good."), .bool(true), .text("priority.type"), .int(0), .null]])
-        #expect(try query("SELECT description FROM replica.items WHERE id = $1", [.int(id)]).string(0, 0) == "Numbers are good.")
+        let row = try query(
+            "SELECT pending, input, summary, priority, skipped, attempts, error FROM replica.enrichment WHERE item = $1",
+            [.int(id)])
+        #expect(
+            row.rows == [
+                [
+                    .bool(false), .text("fingerprint"), .text("Numbers are good."), .bool(true), .text("priority.type"),
+                    .int(0), .null,
+                ]
+            ])
+        #expect(
+            try query("SELECT description FROM replica.items WHERE id = $1", [.int(id)]).string(0, 0)
+                == "Numbers are good.")
         // The item changed (merged at start + 1) since `pending` was read: nothing is stored.
-        #expect(try write(at: start + 2) { try $0.applyEnrichment(to: pending, input: "other", summary: "Stale.", priority: nil, skipped: []) } == nil)
-        #expect(try query("SELECT input FROM replica.enrichment WHERE item = $1", [.int(id)]).string(0, 0) == "fingerprint")
+        #expect(
+            try write(at: start + 2) {
+                try $0.applyEnrichment(to: pending, input: "other", summary: "Stale.", priority: nil, skipped: [])
+            } == nil)
+        #expect(
+            try query("SELECT input FROM replica.enrichment WHERE item = $1", [.int(id)]).string(0, 0) == "fingerprint")
         try write { try $0.dropEnrichment(pending) }
         #expect(try query("SELECT count(*) FROM replica.enrichment").int(0, 0) == 0)
         try expectExactStatistics()
@@ -396,8 +533,10 @@ struct PostgresIndexWriterTests {
     // MARK: Activities
 
     func view(_ item: String, at date: Date? = nil, search: Bool = false) -> UserActivity {
-        UserActivity(activityType: "com.example.view", persistentIdentifier: "view:\(item)", title: "Viewed \(item)",
-                     relatedUniqueIdentifier: ItemIdentifier(item), date: date, isEligibleForSearch: search, isEligibleForPrediction: true)
+        UserActivity(
+            activityType: "com.example.view", persistentIdentifier: "view:\(item)", title: "Viewed \(item)",
+            relatedUniqueIdentifier: ItemIdentifier(item), date: date, isEligibleForSearch: search,
+            isEligibleForPrediction: true)
     }
 
     @Test func activitiesMergeStandInAndGo() throws {
@@ -405,14 +544,17 @@ struct PostgresIndexWriterTests {
             try writer.donate([view("trip", at: start - 100, search: true)])
             try writer.donate([view("trip", at: start - 200, search: true)])
         }
-        let activity = try query("SELECT views, date, search, prediction, title FROM replica.activities WHERE persistent = 'view:trip'")
+        let activity = try query(
+            "SELECT views, date, search, prediction, title FROM replica.activities WHERE persistent = 'view:trip'")
         #expect(activity.int(0, 0) == 2)
         #expect(activity.double(0, 1) == start.timeIntervalSince1970 - 100, "the latest date is kept")
         #expect(activity.bool(0, 2) == true && activity.bool(0, 3) == true)
         // About no indexed item and search-eligible: it stands in as an item of its own.
         #expect(try identifiers() == ["activity:view:trip"])
         #expect(try query("SELECT owner FROM replica.items").string(0, 0) == "activities")
-        #expect(try write { try $0.delete(identifiers: ["activity:view:trip"], owner: .api) } == 0, "the app's deletes do not reach it")
+        #expect(
+            try write { try $0.delete(identifiers: ["activity:view:trip"], owner: .api) } == 0,
+            "the app's deletes do not reach it")
         // Once the item is indexed, the stand-in goes; donated again, it does not come back.
         try write { try $0.index(item("trip", title: "Trip plan", text: "the glacier"), origin: .api) }
         #expect(try identifiers() == ["trip"])
@@ -420,8 +562,14 @@ struct PostgresIndexWriterTests {
         #expect(try identifiers() == ["trip"])
         #expect(try query("SELECT views FROM replica.activities WHERE persistent = 'view:trip'").int(0, 0) == 3)
         // An activity about nothing, then deleted with its item.
-        try write { try $0.donate([UserActivity(activityType: "com.example.search", persistentIdentifier: "search:tents", title: "Searched for tents",
-                                                keywords: ["camping"], isEligibleForSearch: true)]) }
+        try write {
+            try $0.donate([
+                UserActivity(
+                    activityType: "com.example.search", persistentIdentifier: "search:tents",
+                    title: "Searched for tents",
+                    keywords: ["camping"], isEligibleForSearch: true)
+            ])
+        }
         #expect(try identifiers() == ["activity:search:tents", "trip"])
         #expect(try write { try $0.deleteActivities(["search:tents", "unknown"]) } == 1)
         #expect(try identifiers() == ["trip"])
@@ -467,8 +615,11 @@ struct PostgresIndexWriterTests {
         try write { writer in
             #expect(try writer.meta("k") == "v")
             #expect(try writer.checkpoint("records") == "42")
-            #expect(try writer.projectionStates() == ["note": ProjectionState(version: 2, targetVersion: 3, cursor: "c"),
-                                                      "mail": ProjectionState(version: 1, targetVersion: nil, cursor: nil)])
+            #expect(
+                try writer.projectionStates() == [
+                    "note": ProjectionState(version: 2, targetVersion: 3, cursor: "c"),
+                    "mail": ProjectionState(version: 1, targetVersion: nil, cursor: nil),
+                ])
             #expect(try writer.hasQuarantinedRecords())
             #expect(try writer.tombstoneVersion("t1") == 7)
             #expect(try writer.storedVersion("i1") == nil)
@@ -496,7 +647,8 @@ struct PostgresIndexWriterTests {
     /// Every statement names its account and index: one index's writes never reach another's rows,
     /// of the same account or of another.
     @Test func writesStayInTheirAccountAndIndex() throws {
-        for (account, index) in [("alice", "default"), ("alice", "other"), ("bob", "default")] as [(AccountID, String)] {
+        for (account, index) in [("alice", "default"), ("alice", "other"), ("bob", "default")] as [(AccountID, String)]
+        {
             try write(account: account, index: index) { writer in
                 try writer.index(item("n1", text: "shared identifier", domain: "d"), origin: .api)
                 try writer.setMeta("k", index)

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
 import ReplicaCore
 import ReplicaIndex
 import ReplicaPostgres
 import ReplicaTestSupport
+import Testing
+
 @testable import ReplicaPostgresStore
 
 /// Vectors held in memory by one process, kept current through `LISTEN replica_vectors` when another
@@ -23,21 +24,28 @@ struct VectorNoticesTests {
         return try await storage.write(now: now, defaultLifetime: 3600, prepare: {}) { writer in
             try writer.index(Fixtures.item(name, title: name, text: "text of \(name)"), origin: .api)
             let id = try #require(try writer.rowID(of: ItemIdentifier(name)))
-            #expect(try writer.setVectors([vector], for: PendingEmbedding(rowID: id, indexed: now.timeIntervalSince1970, text: ""), model: "m"))
+            #expect(
+                try writer.setVectors(
+                    [vector], for: PendingEmbedding(rowID: id, indexed: now.timeIntervalSince1970, text: ""), model: "m"
+                ))
             return try writer.meta("vectors_version")
         }
     }
 
     /// The items of the vectors `storage` holds (read by a search-like read: from its cache when current).
     func heldItems(_ storage: PostgresIndexStorage) async throws -> [Int64] {
-        try await storage.read(now: now, prepare: {}) { reader in try (reader as! PostgresIndexReader).matrix(model: "m").items }
+        try await storage.read(now: now, prepare: {}) { reader in
+            try (reader as! PostgresIndexReader).matrix(model: "m").items
+        }
     }
 
     /// alice's index through a pool of its own.
     func storage(_ notices: VectorNotices? = nil) async throws -> PostgresIndexStorage {
         let url = database.url
         return try await Blocking.run {
-            try PostgresIndexStorage(pool: PostgresPool(url: url, maximumConnections: 1), account: "alice", indexName: "default", vectorNotices: notices)
+            try PostgresIndexStorage(
+                pool: PostgresPool(url: url, maximumConnections: 1), account: "alice", indexName: "default",
+                vectorNotices: notices)
         }
     }
 
@@ -50,8 +58,10 @@ struct VectorNoticesTests {
 
         // Another process stores vectors: the searcher's listener hears it and reads them, not its next search.
         let version = try await add("second", vector: [0, 1], through: writer)
-        #expect(await eventually(timeout: 60) { searcher.vectorCache.held?.version == version },
-                "the held vectors stayed at \(String(describing: searcher.vectorCache.held?.version)), the index is at \(String(describing: version))")
+        #expect(
+            await eventually(timeout: 60) { searcher.vectorCache.held?.version == version },
+            "the held vectors stayed at \(String(describing: searcher.vectorCache.held?.version)), the index is at \(String(describing: version))"
+        )
         #expect(searcher.vectorCache.readCount == 2)
         #expect(try await heldItems(searcher).count == 2)
         #expect(searcher.vectorCache.readCount == 2, "the search read the vectors again")

@@ -1,10 +1,14 @@
 import Foundation
-import Synchronization
 import ReplicaPostgres
 import ReplicaTestSupport
+import Synchronization
 import Testing
 
-@Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (the reason is on standard error); CI=true runs these tests regardless"))
+@Suite(
+    .enabled(
+        if: PostgresTestServer.isEnabled,
+        "PostgreSQL is not installed here or could not start (the reason is on standard error); CI=true runs these tests regardless"
+    ))
 struct PostgresConnectionTests {
     let database: PostgresTestDatabase
     let connection: PostgresConnection
@@ -14,9 +18,13 @@ struct PostgresConnectionTests {
         connection = try PostgresConnection(url: database.url)
     }
 
-    static let texts = ["", "plain", "été à Zürich — 日本語 🙂", "'quotes' and \"double\"", "back\\slash \\N \\.", "tab\tnew\nline\rcr",
-                        String(repeating: "long ", count: 20_000)]
-    static let doubles: [Double] = [0, -0.0, 0.1, 1.0 / 3, -1.5e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, .infinity, -.infinity]
+    static let texts = [
+        "", "plain", "été à Zürich — 日本語 🙂", "'quotes' and \"double\"", "back\\slash \\N \\.", "tab\tnew\nline\rcr",
+        String(repeating: "long ", count: 20_000),
+    ]
+    static let doubles: [Double] = [
+        0, -0.0, 0.1, 1.0 / 3, -1.5e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, .infinity, -.infinity,
+    ]
 
     @Test func everyKindOfValueRoundTrips() throws {
         try connection.execute("CREATE TABLE t(n serial, s text, b bytea, i bigint, d double precision, f boolean)")
@@ -46,8 +54,9 @@ struct PostgresConnectionTests {
     }
 
     @Test func typedAccessorsReadTheirKindsAndNil() throws {
-        let result = try connection.execute("SELECT $1::bigint, $2::float8, $3::bool, $4::bytea, $5::text, NULL::text, 'abc', 12.5::numeric",
-                                             [42, 2.5, true, .bytes([1, 2]), "é"])
+        let result = try connection.execute(
+            "SELECT $1::bigint, $2::float8, $3::bool, $4::bytea, $5::text, NULL::text, 'abc', 12.5::numeric",
+            [42, 2.5, true, .bytes([1, 2]), "é"])
         #expect(result.columnCount == 8)
         #expect(result.int(0, 0) == 42)
         #expect(result.double(0, 1) == 2.5)
@@ -58,7 +67,8 @@ struct PostgresConnectionTests {
         #expect(result.int(0, 6) == nil, "text that is not a number reads as nil, not 0")
         #expect(result.value(0, 7) == .text("12.5"), "numeric keeps its exact digits as text")
         #expect(result.double(0, 7) == 12.5)
-        #expect(try connection.execute("SELECT $1::bytea", [.bytes([])]).bytes(0, 0) == [], "an empty bytea is not NULL")
+        #expect(
+            try connection.execute("SELECT $1::bytea", [.bytes([])]).bytes(0, 0) == [], "an empty bytea is not NULL")
     }
 
     @Test func parametersAreBoundNeverSpliced() throws {
@@ -73,11 +83,14 @@ struct PostgresConnectionTests {
     /// PostgreSQL's text cannot hold U+0000; it travels escaped, and every string comes back as it went.
     @Test func textWithNULAndTheEscapeRoundTrips() throws {
         try connection.execute("CREATE TABLE t(n int, s text)")
-        let texts = ["a\u{0}b", "\u{0}", "\u{FFFF}", "\u{FFFF}0", "x\u{FFFF}\u{FFFF}1\u{0}\u{0}", "é\u{EFBF}\u{0}", "plain", ""]
+        let texts = [
+            "a\u{0}b", "\u{0}", "\u{FFFF}", "\u{FFFF}0", "x\u{FFFF}\u{FFFF}1\u{0}\u{0}", "é\u{EFBF}\u{0}", "plain", "",
+        ]
         for (number, text) in texts.enumerated() {
             try connection.execute("INSERT INTO t VALUES ($1, $2)", [.int(Int64(number)), .text(text)])
         }
-        try connection.copy(into: "t", columns: ["n", "s"], rows: texts.enumerated().map { [.int(Int64($0 + 100)), .text($1)] })
+        try connection.copy(
+            into: "t", columns: ["n", "s"], rows: texts.enumerated().map { [.int(Int64($0 + 100)), .text($1)] })
         let read = try connection.execute("SELECT n, s FROM t ORDER BY n")
         #expect((0..<read.rowCount).map { read.string($0, 1) } == texts + texts)
         // Equality holds on the server: the same string is escaped the same way.
@@ -88,12 +101,16 @@ struct PostgresConnectionTests {
 
     @Test func aStatementIsPreparedOnceAndReused() throws {
         let sql = "SELECT $1::int + 1"
-        for number in 1...3 { #expect(try connection.execute(sql, [.int(Int64(number))]).int(0, 0) == Int64(number) + 1) }
-        let prepared = try connection.execute("SELECT name FROM pg_prepared_statements WHERE statement = $1", [.text(sql)])
+        for number in 1...3 {
+            #expect(try connection.execute(sql, [.int(Int64(number))]).int(0, 0) == Int64(number) + 1)
+        }
+        let prepared = try connection.execute(
+            "SELECT name FROM pg_prepared_statements WHERE statement = $1", [.text(sql)])
         #expect(prepared.rowCount == 1)
         #expect(prepared.string(0, 0)?.hasPrefix("replica_") == true)
-        #expect(try connection.execute("SELECT count(*) FROM pg_prepared_statements").int(0, 0) == 3,
-                "the statement, the query above and this one, each prepared once")
+        #expect(
+            try connection.execute("SELECT count(*) FROM pg_prepared_statements").int(0, 0) == 3,
+            "the statement, the query above and this one, each prepared once")
     }
 
     /// A varying statement (one account's text among many) runs unprepared the first time, is prepared
@@ -103,7 +120,8 @@ struct PostgresConnectionTests {
         options.varyingStatementLimit = 8
         let connection = try PostgresConnection(url: database.url, options: options)
         func prepared(_ sql: String) throws -> Int64? {
-            try connection.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [.text(sql)]).int(0, 0)
+            try connection.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [.text(sql)])
+                .int(0, 0)
         }
         func text(_ number: Int) -> String { "SELECT $1::int + \(number)" }
         #expect(try connection.executeVarying(text(0), [.int(1)]).int(0, 0) == 1)
@@ -111,11 +129,16 @@ struct PostgresConnectionTests {
         for _ in 1...3 { #expect(try connection.executeVarying(text(0), [.int(2)]).int(0, 0) == 2) }
         #expect(try prepared(text(0)) == 1, "prepared once from its second run, then reused")
         for number in 1...8 {
-            for _ in 1...2 { #expect(try connection.executeVarying(text(number), [.int(1)]).int(0, 0) == Int64(1 + number)) }
+            for _ in 1...2 {
+                #expect(try connection.executeVarying(text(number), [.int(1)]).int(0, 0) == Int64(1 + number))
+            }
         }
         #expect(try prepared(text(0)) == 0, "the oldest went to make room")
         #expect(try prepared(text(8)) == 1)
-        let kept = try connection.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT $1::int + %'").int(0, 0) ?? 0
+        let kept =
+            try connection.execute(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT $1::int + %'"
+            ).int(0, 0) ?? 0
         #expect(kept <= 8 && kept >= 6)
         #expect(try connection.executeVarying(text(0), [.int(5)]).int(0, 0) == 5, "a text gone runs again")
     }
@@ -129,7 +152,9 @@ struct PostgresConnectionTests {
         #expect(result.columnCount == 2 && result.string(0, 1) == "x")
         // Inside a transaction the failure cannot be mended; the next run prepares it anew.
         try connection.execute("ALTER TABLE t ADD COLUMN c int DEFAULT 3")
-        #expect(postgresError { try connection.transaction(.readCommitted) { try connection.execute("SELECT * FROM t") } }?.sqlState == "0A000")
+        #expect(
+            postgresError { try connection.transaction(.readCommitted) { try connection.execute("SELECT * FROM t") } }?
+                .sqlState == "0A000")
         #expect(try connection.transaction(.readCommitted) { try connection.execute("SELECT * FROM t").int(0, 2) } == 3)
     }
 
@@ -143,12 +168,16 @@ struct PostgresConnectionTests {
 
     @Test func copyWritesEveryValueAsGiven() throws {
         try connection.execute("CREATE TABLE t(n int, s text, b bytea, d float8, f bool)")
-        var rows: [[PostgresValue]] = Self.texts.enumerated().map { [.int(Int64($0.offset)), .text($0.element), .bytes([9, 10, 13, 92]), 1.5, true] }
+        var rows: [[PostgresValue]] = Self.texts.enumerated().map {
+            [.int(Int64($0.offset)), .text($0.element), .bytes([9, 10, 13, 92]), 1.5, true]
+        }
         rows.append([.int(100), .null, .null, .null, .null])
         rows.append([.int(101), "\\N", .bytes((0...255).map { UInt8($0) }), .double(-.infinity), false])
         for number in 0..<3000 {
-            let row: [PostgresValue] = [.int(Int64(1000 + number)), .text("row\t\(number)\n"), .bytes([UInt8(number % 256)]),
-                                        .double(Double(number) / 7), .bool(number % 2 == 0)]
+            let row: [PostgresValue] = [
+                .int(Int64(1000 + number)), .text("row\t\(number)\n"), .bytes([UInt8(number % 256)]),
+                .double(Double(number) / 7), .bool(number % 2 == 0),
+            ]
             rows.append(row)
         }
         let written = try connection.copy(into: "t", columns: ["n", "s", "b", "d", "f"], rows: rows)
@@ -159,23 +188,28 @@ struct PostgresConnectionTests {
 
     @Test func aBadCopyRowWritesNothingAndTheConnectionGoesOn() throws {
         try connection.execute("CREATE TABLE t(n int, s text)")
-        let rows: [[PostgresValue]] = (0..<20_000).map { [.int(Int64($0)), "filler text to pass the first buffer"] } + [[1]]
-        #expect(postgresError { try connection.copy(into: "t", columns: ["n", "s"], rows: rows) }?.code == .invalidValue)
+        let rows: [[PostgresValue]] =
+            (0..<20_000).map { [.int(Int64($0)), "filler text to pass the first buffer"] } + [[1]]
+        #expect(
+            postgresError { try connection.copy(into: "t", columns: ["n", "s"], rows: rows) }?.code == .invalidValue)
         #expect(try connection.execute("SELECT count(*) FROM t").int(0, 0) == 0)
         // A value the server refuses (not an integer) fails the whole COPY, in words without the value.
-        let error = try #require(throws: PostgresError.self) { try connection.copy(into: "t", columns: ["n", "s"], rows: [[1, "a"], ["secret-42", "b"]]) }
+        let error = try #require(throws: PostgresError.self) {
+            try connection.copy(into: "t", columns: ["n", "s"], rows: [[1, "a"], ["secret-42", "b"]])
+        }
         #expect(!error.description.contains("secret-42"))
         #expect(try connection.execute("SELECT count(*) FROM t").int(0, 0) == 0)
     }
 
     @Test func aFailedTransactionRollsBackAndASavepointRollsBackAlone() throws {
         try connection.execute("CREATE TABLE t(x int UNIQUE)")
-        #expect(postgresError {
-            try connection.transaction {
-                try connection.execute("INSERT INTO t VALUES (1)")
-                try connection.execute("INSERT INTO t VALUES (1)")
-            }
-        }?.code == .uniqueViolation)
+        #expect(
+            postgresError {
+                try connection.transaction {
+                    try connection.execute("INSERT INTO t VALUES (1)")
+                    try connection.execute("INSERT INTO t VALUES (1)")
+                }
+            }?.code == .uniqueViolation)
         #expect(!connection.isInTransaction)
         try connection.transaction {
             try connection.execute("INSERT INTO t VALUES (1)")
@@ -198,10 +232,14 @@ struct PostgresConnectionTests {
         try noted.execute("CREATE TABLE t(x int)")
         try noted.transaction { try noted.execute("INSERT INTO t VALUES (1)") }
         #expect(positions.withLock { $0.count } == 1)
-        #expect(postgresError {
-            try noted.transaction(readOnly: true) { try noted.execute("INSERT INTO t VALUES (2)") }
-        }?.code == .readOnly)
-        #expect(try noted.transaction(.repeatableRead, readOnly: true) { try noted.execute("SELECT count(*) FROM t").int(0, 0) } == 1)
+        #expect(
+            postgresError {
+                try noted.transaction(readOnly: true) { try noted.execute("INSERT INTO t VALUES (2)") }
+            }?.code == .readOnly)
+        #expect(
+            try noted.transaction(.repeatableRead, readOnly: true) {
+                try noted.execute("SELECT count(*) FROM t").int(0, 0)
+            } == 1)
         #expect(positions.withLock { $0.count } == 1, "a read-only transaction noted a position")
     }
 
@@ -238,15 +276,22 @@ struct PostgresConnectionTests {
     @Test func aDeadlockIsRetried() throws {
         try connection.execute("CREATE TABLE t(id int PRIMARY KEY, n int)")
         try connection.execute("INSERT INTO t VALUES (1, 0), (2, 0)")
-        try PostgresConnection(url: database.adminURL).executeScript("ALTER DATABASE \(database.name) SET deadlock_timeout = '20ms'")
-        let first = try PostgresConnection(url: database.url), second = try PostgresConnection(url: database.url)
-        let firstHolds = DispatchSemaphore(value: 0), secondHolds = DispatchSemaphore(value: 0), secondDone = DispatchSemaphore(value: 0)
+        try PostgresConnection(url: database.adminURL).executeScript(
+            "ALTER DATABASE \(database.name) SET deadlock_timeout = '20ms'")
+        let first = try PostgresConnection(url: database.url)
+        let second = try PostgresConnection(url: database.url)
+        let firstHolds = DispatchSemaphore(value: 0)
+        let secondHolds = DispatchSemaphore(value: 0)
+        let secondDone = DispatchSemaphore(value: 0)
         let secondAttempts = Mutex(0)
         let secondFailure = Mutex<(any Error)?>(nil)
         Thread {
             do {
                 try second.transaction {
-                    let attempt = secondAttempts.withLock { $0 += 1; return $0 }
+                    let attempt = secondAttempts.withLock {
+                        $0 += 1
+                        return $0
+                    }
                     try second.execute("UPDATE t SET n = n + 1 WHERE id = 2")
                     if attempt == 1 {
                         secondHolds.signal()
@@ -308,7 +353,9 @@ struct PostgresConnectionTests {
 }
 
 /// `LISTEN` and waiting for notifications.
-@Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+@Suite(
+    .enabled(
+        if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
 struct PostgresNotificationTests {
     @Test func aNotificationEndsTheWaitAndNamesItsChannel() throws {
         let database = try PostgresTestServer.makeDatabase()

@@ -1,10 +1,14 @@
 import Foundation
-import Synchronization
 import ReplicaPostgres
 import ReplicaTestSupport
+import Synchronization
 import Testing
 
-@Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (the reason is on standard error); CI=true runs these tests regardless"))
+@Suite(
+    .enabled(
+        if: PostgresTestServer.isEnabled,
+        "PostgreSQL is not installed here or could not start (the reason is on standard error); CI=true runs these tests regardless"
+    ))
 struct PostgresPoolTests {
     let database: PostgresTestDatabase
     let admin: PostgresConnection
@@ -41,7 +45,9 @@ struct PostgresPoolTests {
                 let pid = Int64(connection.backendProcessID)
                 try admin.execute("SELECT pg_terminate_backend($1)", [.int(pid)])
                 let deadline = Date().addingTimeInterval(60)
-                while try admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [.int(pid)]).int(0, 0) != 0, Date() < deadline {
+                while try admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [.int(pid)]).int(0, 0)
+                    != 0, Date() < deadline
+                {
                     usleep(5_000)
                 }
                 try connection.execute("SELECT 1")
@@ -57,7 +63,12 @@ struct PostgresPoolTests {
         let pool = PostgresPool(url: database.url, maximumConnections: 2)
         let pids = try await withThrowingTaskGroup(of: Int32.self) { group in
             for _ in 0..<8 {
-                group.addTask { try await pool.withConnection { try $0.execute("SELECT pg_sleep(0.01)"); return $0.backendProcessID } }
+                group.addTask {
+                    try await pool.withConnection {
+                        try $0.execute("SELECT pg_sleep(0.01)")
+                        return $0.backendProcessID
+                    }
+                }
             }
             return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
         }
@@ -82,7 +93,9 @@ struct PostgresPoolTests {
         let pool = PostgresPool(url: database.url, maximumConnections: 2)
         let values = Mutex<[Int64]>([])
         DispatchQueue.concurrentPerform(iterations: 6) { number in
-            let value = try? pool.withConnection { try $0.execute("SELECT $1::int + 1", [.int(Int64(number))]).int(0, 0) }
+            let value = try? pool.withConnection {
+                try $0.execute("SELECT $1::int + 1", [.int(Int64(number))]).int(0, 0)
+            }
             values.withLock { $0.append(value ?? -1) }
         }
         #expect(values.withLock { $0.sorted() } == [1, 2, 3, 4, 5, 6])

@@ -6,7 +6,10 @@ struct TransactionRetryTests {
     @Test func theDelayDoublesUpToItsMaximumThenGivesUp() {
         let retry = TransactionRetry(attempts: 6, firstDelay: .milliseconds(10), maximumDelay: .milliseconds(50))
         let delays = (1...6).map { retry.delay(afterFailedAttempt: $0, jitter: 1) }
-        #expect(delays == [.milliseconds(10), .milliseconds(20), .milliseconds(40), .milliseconds(50), .milliseconds(50), nil])
+        #expect(
+            delays == [
+                .milliseconds(10), .milliseconds(20), .milliseconds(40), .milliseconds(50), .milliseconds(50), nil,
+            ])
     }
 
     @Test func jitterScalesBetweenHalfAndAll() {

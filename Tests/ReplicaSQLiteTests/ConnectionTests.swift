@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import ReplicaTestSupport
+import Testing
+
 @testable import ReplicaSQLite
 
 @Suite struct ConnectionTests {
@@ -25,8 +26,10 @@ import ReplicaTestSupport
     @Test func bindsAndReadsEveryValueKind() throws {
         let connection = try Connection(path: path)
         try connection.execute("CREATE TABLE t(a, b, c, d, e)")
-        try connection.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(7), .real(2.5), .text("é\u{0}x"), .blob([1, 2]), .null])
-        try connection.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(0), .real(0), .text(""), .blob([]), .null])
+        try connection.execute(
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(7), .real(2.5), .text("é\u{0}x"), .blob([1, 2]), .null])
+        try connection.execute(
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?)", [.integer(0), .real(0), .text(""), .blob([]), .null])
         let rows = try connection.prepare("SELECT a, b, c, d, e FROM t ORDER BY rowid").rows { row in
             (0..<5).map { row.value(Int32($0)) }
         }
@@ -71,12 +74,17 @@ import ReplicaTestSupport
         let connection = try Connection(path: path)
         try connection.execute("CREATE TABLE t(a, b)")
         for arguments: [SQLValue] in [[1], [1, 2, 3], []] {
-            #expect(performing: { try connection.execute("INSERT INTO t VALUES (?, ?)", arguments) }, throws: { error in
-                (error as? SQLiteError)?.message == "the statement takes 2 arguments; \(arguments.count) \(arguments.count == 1 ? "was" : "were") given"
-            })
+            #expect(
+                performing: { try connection.execute("INSERT INTO t VALUES (?, ?)", arguments) },
+                throws: { error in
+                    (error as? SQLiteError)?.message
+                        == "the statement takes 2 arguments; \(arguments.count) \(arguments.count == 1 ? "was" : "were") given"
+                })
         }
         try connection.execute("INSERT INTO t VALUES (?1, ?1)", [7])
-        #expect(try connection.scalarInt("SELECT count(*) FROM t") == 1, "a repeated ?1 is one argument; nothing else was written")
+        #expect(
+            try connection.scalarInt("SELECT count(*) FROM t") == 1,
+            "a repeated ?1 is one argument; nothing else was written")
     }
 
     @Test func aConnectionUsedFromTwoThreadsAtOnceIsCaught() async throws {
@@ -84,20 +92,25 @@ import ReplicaTestSupport
             let connection = try Connection(path: NSTemporaryDirectory() + "/replica-two-threads-\(getpid()).sqlite")
             // One thread stays inside SQLite for good; the other's next call overlaps it and must be stopped.
             Thread.detachNewThread {
-                _ = try? connection.scalar("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")
+                _ = try? connection.scalar(
+                    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")
             }
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline { _ = try connection.scalar("SELECT 1") }
         }
-        #expect(String(decoding: exit.standardErrorContent, as: UTF8.self).contains("was used from two threads at once"))
+        #expect(
+            String(decoding: exit.standardErrorContent, as: UTF8.self).contains("was used from two threads at once"))
     }
 
     /// A connection a ``Database`` runs on its queue, kept past its closure and used from another thread, is
     /// caught even when no other thread is inside SQLite at that moment: in release builds too.
     @Test func aDatabaseConnectionUsedOffItsQueueIsCaught() async throws {
         let exit = try await #require(processExitsWith: .signal(SIGILL), observing: [\.standardErrorContent]) {
-            let migrator = Migrator(kind: "test", applicationID: 0x5445_5354, migrations: [Migration(version: 1, name: "t", sql: "CREATE TABLE t(x)")])
-            let database = try Database(path: NSTemporaryDirectory() + "/replica-off-queue-\(getpid()).sqlite", migrator: migrator)
+            let migrator = Migrator(
+                kind: "test", applicationID: 0x5445_5354,
+                migrations: [Migration(version: 1, name: "t", sql: "CREATE TABLE t(x)")])
+            let database = try Database(
+                path: NSTemporaryDirectory() + "/replica-off-queue-\(getpid()).sqlite", migrator: migrator)
             let escaped = try database.readNow { $0 }
             _ = try escaped.scalar("SELECT count(*) FROM t")
         }
@@ -137,15 +150,20 @@ import ReplicaTestSupport
     /// The probe is started by posix_spawn (``ReplicaProcess``), not Foundation's `Process`, whose `run()`
     /// crashed in CI copying the environment while other tests started processes.
     private func isLockedFromAnotherProcess() throws -> Bool {
-        let probe = try ReplicaProcess.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
-            import fcntl, os, sys
-            fd = os.open(sys.argv[1], os.O_RDWR)
-            try:
-                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000002, 0)
-            except OSError:
-                sys.exit(1)
-            sys.exit(0)
-            """, path], timeout: 60)
+        let probe = try ReplicaProcess.run(
+            executable: URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "python3", "-c",
+                """
+                import fcntl, os, sys
+                fd = os.open(sys.argv[1], os.O_RDWR)
+                try:
+                    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000002, 0)
+                except OSError:
+                    sys.exit(1)
+                sys.exit(0)
+                """, path,
+            ], timeout: 60)
         #expect(!probe.wasSignaled && [0, 1].contains(probe.status), "\(probe.standardError)")
         return probe.status == 1
     }

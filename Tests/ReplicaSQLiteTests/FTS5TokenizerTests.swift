@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReplicaSQLite
 
 @Suite struct FTS5TokenizerTests {
@@ -35,12 +36,16 @@ import Testing
             "connection connected connecting connects relational generalizations",
         ]
         let tokenizer = try FTS5Tokenizer(Self.specification)
-        let made = texts.map { tokenizer.tokens(in: $0).map { FTS5Tokenizer.Token(text: $0.text, position: $0.position) }
-            .sorted { ($0.position, $0.text) < ($1.position, $1.text) } }
+        let made = texts.map {
+            tokenizer.tokens(in: $0).map { FTS5Tokenizer.Token(text: $0.text, position: $0.position) }
+                .sorted { ($0.position, $0.text) < ($1.position, $1.text) }
+        }
         #expect(made == (try Self.storedWords(of: texts)))
         // Each word says where it is in the text.
         let text = "Running café's"
-        let spans = tokenizer.tokens(in: text).map { String(decoding: Array(text.utf8)[$0.start..<$0.end], as: UTF8.self) }
+        let spans = tokenizer.tokens(in: text).map {
+            String(decoding: Array(text.utf8)[$0.start..<$0.end], as: UTF8.self)
+        }
         #expect(spans == ["Running", "café", "s"])
         #expect(tokenizer.tokens(in: "Running café").map(\.text) == ["run", "cafe"])
     }
@@ -70,7 +75,9 @@ import Testing
         }
         func found(_ query: String) throws -> [String] {
             var rows: [String] = []
-            try connection.prepare("SELECT highlight(t, 0, '[', ']') FROM t WHERE t MATCH ? ORDER BY rowid").each([.text(query)]) { row in
+            try connection.prepare("SELECT highlight(t, 0, '[', ']') FROM t WHERE t MATCH ? ORDER BY rowid").each([
+                .text(query)
+            ]) { row in
                 rows.append(row.text(0))
                 return true
             }
@@ -86,11 +93,15 @@ import Testing
         // With a language, stems: "Haus" finds "Häuser", "connection" finds "connected".
         try connection.execute("CREATE VIRTUAL TABLE g USING fts5(body, tokenize = 'replica de')")
         try connection.execute("INSERT INTO g(body) VALUES ('Die Häuser wurden im Winter renoviert')")
-        #expect(try connection.scalar("SELECT highlight(g, 0, '[', ']') FROM g WHERE g MATCH 'Haus'") == .text("Die [Häuser] wurden im Winter renoviert"))
+        #expect(
+            try connection.scalar("SELECT highlight(g, 0, '[', ']') FROM g WHERE g MATCH 'Haus'")
+                == .text("Die [Häuser] wurden im Winter renoviert"))
         try connection.execute("CREATE VIRTUAL TABLE e USING fts5(body, tokenize = 'replica en')")
         try connection.execute("INSERT INTO e(body) VALUES ('the servers connected at night')")
         #expect(try connection.scalar("SELECT count(*) FROM e WHERE e MATCH 'connection server'") == .integer(1))
-        #expect(throws: SQLiteError.self) { try connection.execute("CREATE VIRTUAL TABLE x USING fts5(body, tokenize = 'replica klingon')") }
+        #expect(throws: SQLiteError.self) {
+            try connection.execute("CREATE VIRTUAL TABLE x USING fts5(body, tokenize = 'replica klingon')")
+        }
         // A second connection to the same file reads the table: the tokenizer is on every connection.
         let other = try Connection(path: folder + "/words.sqlite")
         #expect(try other.scalar("SELECT count(*) FROM t WHERE t MATCH '预算'") == .integer(1))

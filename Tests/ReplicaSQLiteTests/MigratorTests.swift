@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReplicaSQLite
 
 @Suite struct MigratorTests {
@@ -22,7 +23,9 @@ import Testing
         #expect(outcome.isFresh)
         #expect(outcome.currentVersion == 2)
         try connection.execute("INSERT INTO a(x, y) VALUES (1, 'one')")
-        let recorded = try connection.prepare("SELECT version, name FROM replica_migrations ORDER BY version").rows { ($0.int(0), $0.text(1)) }
+        let recorded = try connection.prepare("SELECT version, name FROM replica_migrations ORDER BY version").rows {
+            ($0.int(0), $0.text(1))
+        }
         #expect(recorded.map(\.0) == [1, 2])
         #expect(recorded.map(\.1) == ["first", "second"])
         #expect(try connection.scalarInt("PRAGMA user_version") == 2)
@@ -31,10 +34,12 @@ import Testing
     @Test func appliesOnlyTheNewStepsToAnOlderFile() throws {
         let path = directory + "/db.sqlite"
         try Migrator(kind: "test", applicationID: 42, migrations: [migrations[0]]).migrate(Connection(path: path))
-        let outcome = try Migrator(kind: "test", applicationID: 42, migrations: migrations).migrate(Connection(path: path))
+        let outcome = try Migrator(kind: "test", applicationID: 42, migrations: migrations).migrate(
+            Connection(path: path))
         #expect(outcome.previousVersion == 1)
         #expect(!outcome.isFresh)
-        #expect(try Connection(path: path).scalarInt("SELECT count(*) FROM pragma_table_info('a') WHERE name = 'y'") == 1)
+        #expect(
+            try Connection(path: path).scalarInt("SELECT count(*) FROM pragma_table_info('a') WHERE name = 'y'") == 1)
     }
 
     @Test func refusesAFileWrittenByANewerSchema() throws {
@@ -60,7 +65,9 @@ import Testing
     @Test func aFailingStepLeavesTheFileAsItWas() throws {
         let path = directory + "/db.sqlite"
         let broken = migrations + [Migration(version: 3, name: "broken", sql: "CREATE TABLE b(x); THIS IS NOT SQL;")]
-        #expect(throws: SQLiteError.self) { try Migrator(kind: "test", applicationID: 42, migrations: broken).migrate(Connection(path: path)) }
+        #expect(throws: SQLiteError.self) {
+            try Migrator(kind: "test", applicationID: 42, migrations: broken).migrate(Connection(path: path))
+        }
         let connection = try Connection(path: path)
         #expect(try connection.scalarInt("PRAGMA user_version") == 0)
         #expect(try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name IN ('a', 'b')") == 0)

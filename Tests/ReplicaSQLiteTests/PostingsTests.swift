@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ReplicaSQLite
 
 /// Reading an FTS5 table's postings, weighted by column: from its own pages when `optimize` left one
@@ -27,8 +28,12 @@ import Testing
             try connection.transaction {
                 for row in (half * 900)..<((half + 1) * 900) {
                     let words = (0..<(row % 13 + 2)).map { "w\(($0 * 7 + row) % 40)" }.joined(separator: " ")
-                    let body = row == 500 ? Array(repeating: "lang", count: 5_000).joined(separator: " ") : "common \(words)"
-                    try insert.run([.integer(Int64(row * 3 + 1)), .text(row % 4 == 0 ? "common title w\(row % 9)" : ""), .text(body)])
+                    let body =
+                        row == 500 ? Array(repeating: "lang", count: 5_000).joined(separator: " ") : "common \(words)"
+                    try insert.run([
+                        .integer(Int64(row * 3 + 1)), .text(row % 4 == 0 ? "common title w\(row % 9)" : ""),
+                        .text(body),
+                    ])
                 }
             }
         }
@@ -36,16 +41,26 @@ import Testing
 
     func fromPages(threshold: Int = 1) throws -> [Word]? {
         var words: [Word] = []
-        let read = try connection.eachWeightedPostingOfOneSegment(dataTable: "t_data", weights: [3, 1], threshold: threshold) { word in
-            words.append(Word(term: String(decoding: word.term, as: UTF8.self), items: Array(word.items), frequencies: Array(word.frequencies)))
+        let read = try connection.eachWeightedPostingOfOneSegment(
+            dataTable: "t_data", weights: [3, 1], threshold: threshold
+        ) { word in
+            words.append(
+                Word(
+                    term: String(decoding: word.term, as: UTF8.self), items: Array(word.items),
+                    frequencies: Array(word.frequencies)))
         }
         return read ? words : nil
     }
 
     func throughVocabulary(threshold: Int = 1) throws -> [Word] {
         var words: [Word] = []
-        try connection.eachWeightedPosting(vocabulary: "temp.t_instances", weights: [("a", 3), ("b", 1)], threshold: threshold) { word in
-            words.append(Word(term: String(decoding: word.term, as: UTF8.self), items: Array(word.items), frequencies: Array(word.frequencies)))
+        try connection.eachWeightedPosting(
+            vocabulary: "temp.t_instances", weights: [("a", 3), ("b", 1)], threshold: threshold
+        ) { word in
+            words.append(
+                Word(
+                    term: String(decoding: word.term, as: UTF8.self), items: Array(word.items),
+                    frequencies: Array(word.frequencies)))
         }
         return words
     }
@@ -72,7 +87,9 @@ import Testing
     @Test func aDamagedPageIsNotRead() throws {
         try fill()
         try connection.execute("INSERT INTO t(t) VALUES ('optimize')")
-        try connection.execute("UPDATE t_data SET block = x'0000' WHERE id = (SELECT max(id) FROM t_data WHERE id > 10 AND (id & (1 << 36)) = 0)")
+        try connection.execute(
+            "UPDATE t_data SET block = x'0000' WHERE id = (SELECT max(id) FROM t_data WHERE id > 10 AND (id & (1 << 36)) = 0)"
+        )
         #expect(try fromPages() == nil)
     }
 
@@ -83,7 +100,8 @@ import Testing
         try connection.execute("INSERT INTO t(t) VALUES ('optimize')")
         var visited = 0
         #expect(throws: Stop.self) {
-            _ = try connection.eachWeightedPostingOfOneSegment(dataTable: "t_data", weights: [3, 1], threshold: 1) { _ in
+            _ = try connection.eachWeightedPostingOfOneSegment(dataTable: "t_data", weights: [3, 1], threshold: 1) {
+                _ in
                 visited += 1
                 if visited == 3 { throw Stop() }
             }

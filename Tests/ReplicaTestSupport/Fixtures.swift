@@ -4,15 +4,19 @@ public import Replica
 /// Small builders for items and stores used across tests.
 public enum Fixtures {
     /// A plain-text item with a title and body text.
-    public static func item(_ identifier: String, title: String? = nil, text: String? = nil, domain: String? = nil,
-                            contentType: ContentType = .plainText, modified: Date? = nil,
-                            expiration: Date? = .distantFuture) -> SearchableItem {
+    public static func item(
+        _ identifier: String, title: String? = nil, text: String? = nil, domain: String? = nil,
+        contentType: ContentType = .plainText, modified: Date? = nil,
+        expiration: Date? = .distantFuture
+    ) -> SearchableItem {
         var attributes = AttributeSet(contentType: contentType)
         attributes.title = title
         attributes.textContent = text
         attributes.contentModificationDate = modified
-        return SearchableItem(uniqueIdentifier: ItemIdentifier(identifier), domainIdentifier: domain.map(DomainIdentifier.init(rawValue:)),
-                              attributeSet: attributes, expirationDate: expiration)
+        return SearchableItem(
+            uniqueIdentifier: ItemIdentifier(identifier),
+            domainIdentifier: domain.map(DomainIdentifier.init(rawValue:)),
+            attributeSet: attributes, expirationDate: expiration)
     }
 
     /// A clock that tests move by hand.

@@ -11,7 +11,8 @@ extension PostgresTestServer {
     public static func makeMigratedDatabase(tablespace: String? = nil) throws -> PostgresTestDatabase {
         let database = try makeDatabase(tablespace: tablespace)
         let admin = try PostgresConnection(url: database.adminURL)
-        try admin.executeScript("""
+        try admin.executeScript(
+            """
             DO $$ BEGIN CREATE ROLE replica_owner NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
             GRANT CREATE ON DATABASE \(database.name) TO replica_owner;
             SET ROLE replica_owner;
@@ -20,7 +21,8 @@ extension PostgresTestServer {
         // As the README's operator does: what the owner creates later (each account's partitions) is the
         // app's to use too, under its own row-level security.
         let app = database.parameters["user"] ?? "replica_app"
-        try admin.executeScript("""
+        try admin.executeScript(
+            """
             ALTER DEFAULT PRIVILEGES IN SCHEMA replica GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(app);
             RESET ROLE;
             """ + PostgresSchema.grants(to: app))

@@ -76,7 +76,9 @@ public enum ModelCopy {
             replacing("embeddings.LayerNorm.bias", "data_offsets", with: .array([maximum, maximum]))
             rewriteHeader()
         case .hugeShape:
-            replacing("embeddings.LayerNorm.bias", "shape", with: .array([.integer(1 << 32), .integer(1 << 32), .integer(96)]))
+            replacing(
+                "embeddings.LayerNorm.bias", "shape",
+                with: .array([.integer(1 << 32), .integer(1 << 32), .integer(96)]))
             rewriteHeader()
         case .wrongShape:
             replacing("encoder.layer.0.output.dense.bias", "shape", with: .array([96, 4]))
@@ -96,7 +98,8 @@ public enum ModelCopy {
             }
         case .infinity:
             let start = range(of: "encoder.layer.3.intermediate.dense.weight").lowerBound + 4 * 1000
-            bytes.replaceSubrange(start..<start + 4, with: withUnsafeBytes(of: Float.infinity.bitPattern.littleEndian) { Array($0) })
+            bytes.replaceSubrange(
+                start..<start + 4, with: withUnsafeBytes(of: Float.infinity.bitPattern.littleEndian) { Array($0) })
         case .weightsFIFO, .vocabularyFIFO:
             break
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Replica
 import ReplicaPostgres
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,7 +32,8 @@ public final class PostgresStandbyPair: @unchecked Sendable {
     public init() throws {
         var template = Array("/tmp/replica-pg-\(getpid())-XXXXXX".utf8CString)
         guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw PostgresTestServerError(description: "cannot make a folder under /tmp: \(String(cString: strerror(errno)))")
+            throw PostgresTestServerError(
+                description: "cannot make a folder under /tmp: \(String(cString: strerror(errno)))")
         }
         folder = String(cString: created)
         // The server's OS user (as root, `postgres`) must reach the two folders inside.
@@ -42,7 +44,8 @@ public final class PostgresStandbyPair: @unchecked Sendable {
         do {
             let (primary, primaryURL) = try Self.run([script, "run", folder + "/p"], log: folder + "/p.log")
             started.append(primary)
-            let (standby, standbyURL) = try Self.run([script, "standby", folder + "/p", folder + "/s", "--run"], log: folder + "/s.log")
+            let (standby, standbyURL) = try Self.run(
+                [script, "standby", folder + "/p", folder + "/s", "--run"], log: folder + "/s.log")
             started.append(standby)
             let application = try PostgresConnection.parameters(in: primaryURL)
             var owner = application
@@ -50,12 +53,15 @@ public final class PostgresStandbyPair: @unchecked Sendable {
             owner["password"] = try String(contentsOfFile: folder + "/p/replica_owner.password", encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             func admin(_ url: String) throws -> String {
-                var parameters = try PostgresConnection.parameters(in: url).filter { ["host", "port"].contains($0.key) }
+                var parameters = try PostgresConnection.parameters(in: url).filter {
+                    ["host", "port"].contains($0.key)
+                }
                 parameters["user"] = "postgres"
                 parameters["dbname"] = "replica"
                 return PostgresConnection.connectionString(parameters)
             }
-            let primaryAdminURL = try admin(primaryURL), standbyAdminURL = try admin(standbyURL)
+            let primaryAdminURL = try admin(primaryURL)
+            let standbyAdminURL = try admin(standbyURL)
             try Self.waitForConnections(primaryAdminURL, process: primary)
             try Self.waitForConnections(standbyAdminURL, process: standby)
             self.primary = primary
@@ -94,16 +100,19 @@ public final class PostgresStandbyPair: @unchecked Sendable {
 
     /// Runs the script, which prints the server's URL as its only line, then becomes the server.
     private static func run(_ command: [String], log: String) throws -> (ChildProcess, String) {
-        guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else {
+        guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log)
+        else {
             throw PostgresTestServerError(description: "cannot write \(log)")
         }
         defer { try? handle.close() }
-        let child = try ChildProcess(command, standardOutput: .pipe, standardError: .descriptor(handle.fileDescriptor), gracePeriod: 5)
+        let child = try ChildProcess(
+            command, standardOutput: .pipe, standardError: .descriptor(handle.fileDescriptor), gracePeriod: 5)
         guard let url = PostgresTestServerInstance.readLine(child.standardOutput!.fileDescriptor), !url.isEmpty else {
             _ = child.terminate(grace: 5)
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw PostgresTestServerError(description: "\(command.dropFirst().joined(separator: " ")) failed: "
-                + output.split(separator: "\n").suffix(4).joined(separator: " / "))
+            throw PostgresTestServerError(
+                description: "\(command.dropFirst().joined(separator: " ")) failed: "
+                    + output.split(separator: "\n").suffix(4).joined(separator: " / "))
         }
         return (child, url)
     }
@@ -116,7 +125,8 @@ public final class PostgresStandbyPair: @unchecked Sendable {
                 return
             } catch {
                 guard process.isRunning, Date() < deadline else {
-                    throw PostgresTestServerError(description: "a server of the pair did not accept connections: \(error)")
+                    throw PostgresTestServerError(
+                        description: "a server of the pair did not accept connections: \(error)")
                 }
                 usleep(10_000)
             }

@@ -2,6 +2,7 @@ public import Foundation
 import Replica
 import ReplicaPostgres
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,7 +60,8 @@ public enum PostgresTestServer {
         let name = uniqueName("replica_test")
         let placed = tablespace.map { " TABLESPACE \($0)" } ?? ""
         try server.admin.withConnection {
-            try $0.executeScript("CREATE DATABASE \(name) OWNER \(server.role) TEMPLATE template0 ENCODING 'UTF8'\(placed)")
+            try $0.executeScript(
+                "CREATE DATABASE \(name) OWNER \(server.role) TEMPLATE template0 ENCODING 'UTF8'\(placed)")
         }
         return PostgresTestDatabase(name: name, server: server)
     }
@@ -85,8 +87,9 @@ public enum PostgresTestServer {
         let server = try shared.get()
         let name = uniqueName("replica_test")
         try server.admin.withConnection { admin in
-            try admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-                              [.text(template.name)])
+            try admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+                [.text(template.name)])
             // The server waits a few seconds for the ended sessions to go before it gives up.
             try admin.executeScript("CREATE DATABASE \(name) OWNER \(server.role) TEMPLATE \(template.name)")
         }
@@ -156,7 +159,9 @@ final class PostgresTestServerInstance: Sendable {
     private let child: ChildProcess?
     private let directory: String?
 
-    private init(application: [String: String], administrator: [String: String], child: ChildProcess?, directory: String?) {
+    private init(
+        application: [String: String], administrator: [String: String], child: ChildProcess?, directory: String?
+    ) {
         self.application = application
         self.administrator = administrator
         self.child = child
@@ -172,27 +177,33 @@ final class PostgresTestServerInstance: Sendable {
         let environment = ProcessInfo.processInfo.environment
         if let url = environment["REPLICA_TEST_DATABASE"], !url.isEmpty {
             let application = try PostgresConnection.parameters(in: url)
-            let administrator = try environment["REPLICA_TEST_ADMIN_DATABASE"].map { try PostgresConnection.parameters(in: $0) }
+            let administrator =
+                try environment["REPLICA_TEST_ADMIN_DATABASE"].map { try PostgresConnection.parameters(in: $0) }
                 ?? superuser(beside: application)
-            let server = PostgresTestServerInstance(application: application, administrator: administrator, child: nil, directory: nil)
+            let server = PostgresTestServerInstance(
+                application: application, administrator: administrator, child: nil, directory: nil)
             _ = try PostgresConnection(url: PostgresConnection.connectionString(administrator))
             return server
         }
         removeFoldersOfEndedProcesses()
         var template = Array("/tmp/replica-pg-\(getpid())-XXXXXX".utf8CString)
         guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw PostgresTestServerError(description: "cannot make a folder under /tmp: \(String(cString: strerror(errno)))")
+            throw PostgresTestServerError(
+                description: "cannot make a folder under /tmp: \(String(cString: strerror(errno)))")
         }
         let directory = String(cString: created)
         let log = directory + ".log"
-        guard FileManager.default.createFile(atPath: log, contents: nil), let logHandle = FileHandle(forWritingAtPath: log) else {
+        guard FileManager.default.createFile(atPath: log, contents: nil),
+            let logHandle = FileHandle(forWritingAtPath: log)
+        else {
             throw PostgresTestServerError(description: "cannot write \(log)")
         }
         defer { try? logHandle.close() }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/postgres.sh").path
-        let child = try ChildProcess([script, "run", directory, "--fast"], standardOutput: .pipe,
-                                     standardError: .descriptor(logHandle.fileDescriptor), gracePeriod: 5)
+        let child = try ChildProcess(
+            [script, "run", directory, "--fast"], standardOutput: .pipe,
+            standardError: .descriptor(logHandle.fileDescriptor), gracePeriod: 5)
         func failure(_ what: String) -> PostgresTestServerError {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             let lastLines = output.split(separator: "\n").suffix(4).joined(separator: " / ")
@@ -205,8 +216,9 @@ final class PostgresTestServerInstance: Sendable {
             throw failure("PostgreSQL could not be set up")
         }
         let application = try PostgresConnection.parameters(in: url)
-        let server = PostgresTestServerInstance(application: application, administrator: superuser(beside: application),
-                                                child: child, directory: directory)
+        let server = PostgresTestServerInstance(
+            application: application, administrator: superuser(beside: application),
+            child: child, directory: directory)
         started.withLock { $0 = server }
         atexit { PostgresTestServerInstance.stopAtExit() }
         // The server takes a moment to accept connections after the script hands over to it.
@@ -216,7 +228,9 @@ final class PostgresTestServerInstance: Sendable {
                 _ = try PostgresConnection(url: PostgresConnection.connectionString(server.administrator))
                 return server
             } catch {
-                guard child.isRunning, Date() < deadline else { throw failure("PostgreSQL did not accept connections: \(error)") }
+                guard child.isRunning, Date() < deadline else {
+                    throw failure("PostgreSQL did not accept connections: \(error)")
+                }
                 usleep(10_000)
             }
         }
@@ -244,7 +258,8 @@ final class PostgresTestServerInstance: Sendable {
     /// Removes the folders (and logs) of test servers whose test process is gone: its supervisor ended
     /// their server with it, but nothing removed the folder.
     private static func removeFoldersOfEndedProcesses() {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where name.hasPrefix("replica-pg-") {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
+        where name.hasPrefix("replica-pg-") {
             let parts = name.split(separator: "-")
             guard parts.count >= 4, let pid = pid_t(parts[2]), pid != getpid(), processIsGone(pid) else { continue }
             try? FileManager.default.removeItem(atPath: "/tmp/" + name)
@@ -275,7 +290,9 @@ extension PostgresTestDatabase {
         components.password = parameters["password"]
         components.host = ""
         components.path = "/" + (parameters["dbname"] ?? "")
-        components.queryItems = ["host", "port"].compactMap { key in parameters[key].map { URLQueryItem(name: key, value: $0) } }
+        components.queryItems = ["host", "port"].compactMap { key in
+            parameters[key].map { URLQueryItem(name: key, value: $0) }
+        }
         return components.url!
     }
 }

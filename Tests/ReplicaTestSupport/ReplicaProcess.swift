@@ -14,10 +14,12 @@ public struct ProcessResult: Sendable {
 public enum ReplicaProcess {
     /// The built `replica` binary.
     public static var executable: URL {
-        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("replica")
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("replica")
         if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
         // Fall back to the package's debug build folder.
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return package.appendingPathComponent(".build/debug/replica")
     }
 
@@ -32,26 +34,35 @@ public enum ReplicaProcess {
     ///   - timeout: the process is killed after this many seconds and the call throws.
     @discardableResult
     @available(*, noasync, message: "it waits for a process; in async code await ReplicaProcess.running")
-    public static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
-                           timeout: TimeInterval = 120) throws -> ProcessResult {
-        try run(executable: executable, arguments, input: input.map { Data($0.utf8) },
-                environment: ["REPLICA_MODEL_DIR": "off"].merging(environment) { $1 }, timeout: timeout)
+    public static func run(
+        _ arguments: [String], input: String? = nil, environment: [String: String] = [:],
+        timeout: TimeInterval = 120
+    ) throws -> ProcessResult {
+        try run(
+            executable: executable, arguments, input: input.map { Data($0.utf8) },
+            environment: ["REPLICA_MODEL_DIR": "off"].merging(environment) { $1 }, timeout: timeout)
     }
 
     /// ``run(_:input:environment:timeout:)``, waited for off the cooperative pool. A test that runs
     /// process after process must use this: on a two-core machine the pool has two threads, and a test
     /// blocking one of them for minutes starves every other test's tasks.
     @discardableResult
-    public static func running(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
-                               timeout: TimeInterval = 120) async throws -> ProcessResult {
+    public static func running(
+        _ arguments: [String], input: String? = nil, environment: [String: String] = [:],
+        timeout: TimeInterval = 120
+    ) async throws -> ProcessResult {
         try await Blocking.run { try run(arguments, input: input, environment: environment, timeout: timeout) }
     }
 
     /// ``run(executable:_:input:environment:timeout:)``, waited for off the cooperative pool.
     @discardableResult
-    public static func running(executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
-                               timeout: TimeInterval = 120) async throws -> ProcessResult {
-        try await Blocking.run { try run(executable: executable, arguments, input: input, environment: environment, timeout: timeout) }
+    public static func running(
+        executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+        timeout: TimeInterval = 120
+    ) async throws -> ProcessResult {
+        try await Blocking.run {
+            try run(executable: executable, arguments, input: input, environment: environment, timeout: timeout)
+        }
     }
 
     /// The environment that lets `replica` find the installed embedding model.
@@ -68,15 +79,18 @@ public enum ReplicaProcess {
             throw ProcessTimeout(arguments: ["setpriv"], seconds: 0)
         }
         let dropped = "-dac_override,-dac_read_search"
-        return try run(executable: setpriv, ["--inh-caps=" + dropped, "--bounding-set=" + dropped, executable.path] + arguments,
-                       input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
+        return try run(
+            executable: setpriv, ["--inh-caps=" + dropped, "--bounding-set=" + dropped, executable.path] + arguments,
+            input: input.map { Data($0.utf8) }, environment: ["REPLICA_MODEL_DIR": "off"])
     }
 
     /// Runs any executable the same way.
     @discardableResult
     @available(*, noasync, message: "it waits for a process; in async code await ReplicaProcess.running")
-    public static func run(executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
-                           timeout: TimeInterval = 120) throws -> ProcessResult {
+    public static func run(
+        executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+        timeout: TimeInterval = 120
+    ) throws -> ProcessResult {
         let scratch = try TemporaryDirectory("replica-process")
         let outputURL = scratch.appending("stdout")
         let errorURL = scratch.appending("stderr")
@@ -89,11 +103,12 @@ public enum ReplicaProcess {
             try input.write(to: inputURL)
             return try FileHandle(forReadingFrom: inputURL)
         }
-        let child = try ChildProcess([executable.path] + arguments,
-                                     environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-                                     standardInput: inputHandle.map { .descriptor($0.fileDescriptor) } ?? .null,
-                                     standardOutput: .descriptor(output.fileDescriptor),
-                                     standardError: .descriptor(errors.fileDescriptor))
+        let child = try ChildProcess(
+            [executable.path] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            standardInput: inputHandle.map { .descriptor($0.fileDescriptor) } ?? .null,
+            standardOutput: .descriptor(output.fileDescriptor),
+            standardError: .descriptor(errors.fileDescriptor))
         try? output.close()
         try? errors.close()
         try? inputHandle?.close()

@@ -21,10 +21,11 @@ public final class RunningProcess: @unchecked Sendable {
             try? errors.close()
             try? reading?.close()
         }
-        child = try ChildProcess([ReplicaProcess.executable.path] + arguments,
-                                 environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-                                 standardInput: reading.map { .descriptor($0.fileDescriptor) } ?? .null,
-                                 standardOutput: .descriptor(output.fileDescriptor), standardError: .descriptor(errors.fileDescriptor))
+        child = try ChildProcess(
+            [ReplicaProcess.executable.path] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            standardInput: reading.map { .descriptor($0.fileDescriptor) } ?? .null,
+            standardOutput: .descriptor(output.fileDescriptor), standardError: .descriptor(errors.fileDescriptor))
     }
 
     deinit {
@@ -54,9 +55,12 @@ public final class RunningProcess: @unchecked Sendable {
             if timeout >= 60 {
                 // What each thread of the process was doing, to say why it did not end.
                 let pid = child.processIdentifier
-                let script = "ps -eo pid,ppid,pgid,stat,wchan:30,args | grep -v grep | grep -E 'replica |PID'; for t in /proc/\(pid)/task/*; do echo \"== $t $(cat $t/comm) $(cat $t/wchan)\"; cat $t/stack 2>/dev/null | head -6; done"
-                let shell = try? ReplicaProcess.run(executable: URL(fileURLWithPath: "/bin/sh"), ["-c", script], timeout: 20)
-                FileHandle.standardError.write(Data("the process \(pid) did not end in \(timeout) s:\n\(shell?.standardOutput ?? "")".utf8))
+                let script =
+                    "ps -eo pid,ppid,pgid,stat,wchan:30,args | grep -v grep | grep -E 'replica |PID'; for t in /proc/\(pid)/task/*; do echo \"== $t $(cat $t/comm) $(cat $t/wchan)\"; cat $t/stack 2>/dev/null | head -6; done"
+                let shell = try? ReplicaProcess.run(
+                    executable: URL(fileURLWithPath: "/bin/sh"), ["-c", script], timeout: 20)
+                FileHandle.standardError.write(
+                    Data("the process \(pid) did not end in \(timeout) s:\n\(shell?.standardOutput ?? "")".utf8))
             }
             child.signal(SIGKILL)
             child.waitUntilExit()

@@ -38,8 +38,13 @@ public final class TemporaryDirectory: @unchecked Sendable {
     /// passing over it.
     public static func allFiles(under url: URL) -> [URL] {
         var unreadable: [URL] = []
-        guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey], options: [],
-                                                              errorHandler: { failed, _ in unreadable.append(failed); return true })
+        guard
+            let enumerator = FileManager.default.enumerator(
+                at: url, includingPropertiesForKeys: [.isRegularFileKey], options: [],
+                errorHandler: { failed, _ in
+                    unreadable.append(failed)
+                    return true
+                })
         else { return [url] }
         let files = enumerator.compactMap { $0 as? URL }.filter {
             (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
@@ -56,8 +61,10 @@ public final class TemporaryDirectory: @unchecked Sendable {
     /// file the scan cannot read might hold the needle, so it never counts as clean.
     ///
     /// - Parameter read: how a file is read (tests of the scan itself make it fail).
-    public static func filesContaining(_ needle: String, under url: URL,
-                                       read: (URL) throws -> Data = { try Data(contentsOf: $0) }) -> [URL] {
+    public static func filesContaining(
+        _ needle: String, under url: URL,
+        read: (URL) throws -> Data = { try Data(contentsOf: $0) }
+    ) -> [URL] {
         let bytes = Data(needle.utf8)
         return allFiles(under: url).filter { file in
             guard let data = try? read(file) else { return true }

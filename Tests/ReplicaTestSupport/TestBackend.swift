@@ -36,7 +36,9 @@ public enum TestBackend: String, CaseIterable, Sendable, CustomStringConvertible
     ///   the store (its folder is removed and its database dropped when it is released). On PostgreSQL,
     ///   the call waits while other tests hold as many stores as the server has connections for.
     /// - Throws: why the folder, the database or the store could not be made.
-    public func makeStore(configuration: Store.Configuration = Store.Configuration(), signingIn accounts: AccountID...) async throws -> TestStore {
+    public func makeStore(configuration: Store.Configuration = Store.Configuration(), signingIn accounts: AccountID...)
+        async throws -> TestStore
+    {
         let made = try await TestStore(backend: self, configuration: configuration)
         for account in accounts { try await made.store.signIn(account) }
         return made

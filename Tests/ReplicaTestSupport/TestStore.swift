@@ -79,13 +79,17 @@ public final class TestStore: Sendable {
         try Self.open(backend, directory: directory, database: database, configuration: configuration)
     }
 
-    private static func open(_ backend: TestBackend, directory: URL, database: PostgresTestDatabase?,
-                             configuration: Store.Configuration) throws -> Store {
+    private static func open(
+        _ backend: TestBackend, directory: URL, database: PostgresTestDatabase?,
+        configuration: Store.Configuration
+    ) throws -> Store {
         switch backend {
         case .sqlite:
             return try Store(directory: directory, configuration: configuration)
         case .postgres:
-            let url = try database.map(\.url) ?? { throw PostgresTestServerError(description: "no database was made for the store") }()
+            let url =
+                try database.map(\.url)
+                ?? { throw PostgresTestServerError(description: "no database was made for the store") }()
             return try Store(directory: directory, database: .postgres(url: url), configuration: configuration)
         }
     }
@@ -113,16 +117,21 @@ public final class TestStore: Sendable {
         guard let database else { return local }
         let admin = try PostgresConnection(url: database.adminURL)
         try admin.executeScript("CHECKPOINT")
-        let query = "SELECT current_setting('data_directory') || '/base/' || oid FROM pg_database WHERE datname = current_database()"
-        guard let folder = try admin.execute(query).string(0, 0), FileManager.default.isReadableFile(atPath: folder) else {
+        let query =
+            "SELECT current_setting('data_directory') || '/base/' || oid FROM pg_database WHERE datname = current_database()"
+        guard let folder = try admin.execute(query).string(0, 0), FileManager.default.isReadableFile(atPath: folder)
+        else {
             throw PostgresTestServerError(description: "the test cannot read the database's data files")
         }
         // Each data file named with the relation it holds, so that a failure says which table kept the word.
-        return local + TemporaryDirectory.filesContaining(word, under: URL(fileURLWithPath: folder)).map { file in
-            let node = file.lastPathComponent.split(separator: ".").first.flatMap { Int64($0) } ?? 0
-            // A file no relation names (one dropped, its unlinking pending) says "?", and must not trap.
-            let relation = try? admin.execute("SELECT relname FROM pg_class WHERE pg_relation_filenode(oid) = $1", [.int(node)]).firstString
-            return file.path + " (" + (relation ?? "?") + ")"
-        }
+        return local
+            + TemporaryDirectory.filesContaining(word, under: URL(fileURLWithPath: folder)).map { file in
+                let node = file.lastPathComponent.split(separator: ".").first.flatMap { Int64($0) } ?? 0
+                // A file no relation names (one dropped, its unlinking pending) says "?", and must not trap.
+                let relation = try? admin.execute(
+                    "SELECT relname FROM pg_class WHERE pg_relation_filenode(oid) = $1", [.int(node)]
+                ).firstString
+                return file.path + " (" + (relation ?? "?") + ")"
+            }
     }
 }

@@ -14,9 +14,12 @@ enum Corpus {
     /// paragraphs come from the source text).
     static func textFiles(in directory: String) -> [String] {
         let root = URL(fileURLWithPath: directory).appendingPathComponent("Documentation")
-        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) else { return [] }
+        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey])
+        else { return [] }
         return enumerator.compactMap { ($0 as? URL)?.path }
-            .filter { (try? URL(fileURLWithPath: $0).resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+            .filter {
+                (try? URL(fileURLWithPath: $0).resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
+            }
             .sorted()
     }
 
@@ -24,17 +27,24 @@ enum Corpus {
     static func paragraphs(in directory: String, count: Int) throws -> [Paragraph] {
         var all: [(body: Substring, path: String)] = []
         for path in textFiles(in: directory) {
-            guard let data = FileManager.default.contents(atPath: path), !data.prefix(4096).contains(0) else { continue }
+            guard let data = FileManager.default.contents(atPath: path), !data.prefix(4096).contains(0) else {
+                continue
+            }
             let text = String(decoding: data, as: UTF8.self)
             // Paragraphs are separated by blank lines; work on UTF-8 bytes, which is much faster.
             let bytes = Array(text.utf8)
             var start = 0
             var index = 0
             func emit(_ end: Int) {
-                var low = start, high = end
+                var low = start
+                var high = end
                 while low < high, bytes[low] == 0x20 || bytes[low] == 0x0A || bytes[low] == 0x09 { low += 1 }
-                while high > low, bytes[high - 1] == 0x20 || bytes[high - 1] == 0x0A || bytes[high - 1] == 0x09 { high -= 1 }
-                if high - low >= 80 { all.append((Substring(String(decoding: bytes[low..<high], as: UTF8.self)), path)) }
+                while high > low, bytes[high - 1] == 0x20 || bytes[high - 1] == 0x0A || bytes[high - 1] == 0x09 {
+                    high -= 1
+                }
+                if high - low >= 80 {
+                    all.append((Substring(String(decoding: bytes[low..<high], as: UTF8.self)), path))
+                }
             }
             while index + 1 < bytes.count {
                 if bytes[index] == 0x0A && bytes[index + 1] == 0x0A {
@@ -47,7 +57,10 @@ enum Corpus {
             }
             emit(bytes.count)
         }
-        guard !all.isEmpty else { throw BenchError("no paragraphs under \(directory)/Documentation; build the corpus with Benchmarks/make-corpus.sh") }
+        guard !all.isEmpty else {
+            throw BenchError(
+                "no paragraphs under \(directory)/Documentation; build the corpus with Benchmarks/make-corpus.sh")
+        }
         let stride = max(1, all.count / count)
         var chosen: [Paragraph] = []
         var index = 0
@@ -79,7 +92,8 @@ enum Corpus {
             }
         }
         let sample = Double(min(paragraphs.count, 20_000))
-        let words = documentFrequency.filter { Double($0.value) / sample >= 0.001 && Double($0.value) / sample <= 0.03 }.keys.sorted()
+        let words = documentFrequency.filter { Double($0.value) / sample >= 0.001 && Double($0.value) / sample <= 0.03 }
+            .keys.sorted()
         var generator = SeededGenerator(seed: seed)
         // Too few paragraphs (a small account) can leave no word in that range: then no query.
         guard !words.isEmpty else { return [] }
@@ -106,7 +120,9 @@ enum Corpus {
         var questions: [String] = []
         while questions.count < count {
             let body = paragraphs.randomElement(using: &generator)!.body.lowercased()
-            let words: [String] = body.split(whereSeparator: { !$0.isLetter }).map { String($0) }.filter { $0.count <= 20 }
+            let words: [String] = body.split(whereSeparator: { !$0.isLetter }).map { String($0) }.filter {
+                $0.count <= 20
+            }
             guard words.count >= 8 else { continue }
             let start = Int.random(in: 0...(words.count - 8), using: &generator)
             questions.append(words[start..<start + 8].joined(separator: " "))

@@ -1,6 +1,7 @@
 import Foundation
 import Replica
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,9 +18,13 @@ enum EnrichmentBenchmark {
         let store = try Store(directory: URL(fileURLWithPath: path))
         try await store.signIn("bench")
         let index = try await store.index(named: "mail", account: "bench")
-        let watcher = try ChildProcess([replica, "--store", path, "watch", "--json"], environment: ProcessInfo.processInfo.environment,
-                                       standardOutput: .pipe)
-        defer { watcher.signal(SIGTERM); _ = watcher.wait(timeout: 20) }
+        let watcher = try ChildProcess(
+            [replica, "--store", path, "watch", "--json"], environment: ProcessInfo.processInfo.environment,
+            standardOutput: .pipe)
+        defer {
+            watcher.signal(SIGTERM)
+            _ = watcher.wait(timeout: 20)
+        }
         let seen = Mutex<[ItemIdentifier: UInt64]>([:])
         let output = watcher.standardOutput!
         Thread.detachNewThread {
@@ -28,9 +33,13 @@ enum EnrichmentBenchmark {
                 lines.append(chunk)
                 while case .line(let bytes)? = lines.next() {
                     let now = DispatchTime.now().uptimeNanoseconds
-                    guard let event = try? JSON.parse(String(decoding: bytes, as: UTF8.self)), event["event"]?.stringValue == "itemsUpdated" else { continue }
+                    guard let event = try? JSON.parse(String(decoding: bytes, as: UTF8.self)),
+                        event["event"]?.stringValue == "itemsUpdated"
+                    else { continue }
                     for item in event["items"]?.arrayValue ?? [] {
-                        if let id = item["uniqueIdentifier"]?.stringValue { seen.withLock { $0[ItemIdentifier(id)] = $0[ItemIdentifier(id)] ?? now } }
+                        if let id = item["uniqueIdentifier"]?.stringValue {
+                            seen.withLock { $0[ItemIdentifier(id)] = $0[ItemIdentifier(id)] ?? now }
+                        }
                     }
                 }
             }
@@ -62,7 +71,8 @@ enum EnrichmentBenchmark {
         // Newest last within each thread, all within the last 20 hours, order kept.
         let now = Date()
         for position in items.indices {
-            items[position].attributeSet.contentCreationDate = now.addingTimeInterval(-72_000 + Double(position) * 72_000 / Double(items.count))
+            items[position].attributeSet.contentCreationDate = now.addingTimeInterval(
+                -72_000 + Double(position) * 72_000 / Double(items.count))
             items[position].expirationDate = .distantFuture
         }
         return items
@@ -91,21 +101,36 @@ enum EnrichmentBenchmark {
         print("\(items.count) messages (\(Set(items.compactMap(\.domainIdentifier)).count) threads) from \(path)")
         print("| measure | items/s | vs plain indexing |\n|---|---|---|")
         print(String(format: "| plain indexing (baseline) | %.0f | 1.00× |", plainRate))
-        print(String(format: "| indexing, asking for enrichment | %.0f | %.2f× |", Double(items.count) / askingSeconds, indexSeconds / askingSeconds))
-        print(String(format: "| enrichment pass (summarizer + classifier) | %.0f | %.3f× |", Double(items.count) / enrichSeconds, indexSeconds / enrichSeconds))
-        print("enriched \(report.enriched), skipped \(report.skipped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        print(
+            String(
+                format: "| indexing, asking for enrichment | %.0f | %.2f× |", Double(items.count) / askingSeconds,
+                indexSeconds / askingSeconds))
+        print(
+            String(
+                format: "| enrichment pass (summarizer + classifier) | %.0f | %.3f× |",
+                Double(items.count) / enrichSeconds, indexSeconds / enrichSeconds))
+        print(
+            "enriched \(report.enriched), skipped \(report.skipped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+        )
         // Each enricher alone: the same messages in a store of their own whose other enricher is off.
         for (label, summaries) in [("summarizer alone", true), ("classifier alone", false)] {
             var configuration = Store.Configuration()
-            if summaries { configuration.enrichment.priorityClassifier = nil } else { configuration.enrichment.summarizer = nil }
-            let alone = try Store(directory: URL(fileURLWithPath: directory + "/" + label.replacingOccurrences(of: " ", with: "-")),
-                                  configuration: configuration)
+            if summaries {
+                configuration.enrichment.priorityClassifier = nil
+            } else {
+                configuration.enrichment.summarizer = nil
+            }
+            let alone = try Store(
+                directory: URL(fileURLWithPath: directory + "/" + label.replacingOccurrences(of: " ", with: "-")),
+                configuration: configuration)
             try await alone.signIn("bench")
             try await alone.index(named: "enriched", account: "bench").indexItems(asking)
             var done = EnrichmentReport()
             let seconds = try await Measure.seconds { done = try await alone.enrichPendingItems() }
-            print(String(format: "| enrichment pass, %@ (%d enriched) | %.0f | %.3f× |", label, done.enriched,
-                         Double(items.count) / seconds, indexSeconds / seconds))
+            print(
+                String(
+                    format: "| enrichment pass, %@ (%d enriched) | %.0f | %.3f× |", label, done.enriched,
+                    Double(items.count) / seconds, indexSeconds / seconds))
         }
 
         // 2. The delay from indexing to the notification, with a pass every 50 ms (what a watcher polling
@@ -129,16 +154,23 @@ enum EnrichmentBenchmark {
         let deadline = Date().addingTimeInterval(30)
         while notified.count < eligible.count, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         loop.cancel()
-        let delays = notified.times.compactMap { identifier, time in written[identifier].map { Double(time - $0) / 1e9 } }
-        print(String(format: "notification delay over %d messages: p50 %.0f ms, p99 %.0f ms (a pass every 50 ms)",
-                     delays.count, Measure.median(delays) * 1000, Measure.percentile(delays, 99) * 1000))
+        let delays = notified.times.compactMap { identifier, time in written[identifier].map { Double(time - $0) / 1e9 }
+        }
+        print(
+            String(
+                format: "notification delay over %d messages: p50 %.0f ms, p99 %.0f ms (a pass every 50 ms)",
+                delays.count, Measure.median(delays) * 1000, Measure.percentile(delays, 99) * 1000))
 
         // 2b. The same through `replica watch --json` in its own process: from the app's indexItems
         // returning to the watcher's itemsUpdated line.
         if let replica {
-            let delays = try await watcherDelays(replica: replica, directory: directory, items: Array(eligible.prefix(100)))
-            print(String(format: "replica watch: itemsUpdated line after indexing, over %d messages: p50 %.0f ms, p99 %.0f ms",
-                         delays.count, Measure.median(delays) * 1000, Measure.percentile(delays, 99) * 1000))
+            let delays = try await watcherDelays(
+                replica: replica, directory: directory, items: Array(eligible.prefix(100)))
+            print(
+                String(
+                    format:
+                        "replica watch: itemsUpdated line after indexing, over %d messages: p50 %.0f ms, p99 %.0f ms",
+                    delays.count, Measure.median(delays) * 1000, Measure.percentile(delays, 99) * 1000))
         }
 
         // 3. Predictions for evaluate_enrichment.py: the sample's entries as the pass left them.
@@ -147,9 +179,11 @@ enum EnrichmentBenchmark {
                 .compactMap { try? JSON.parse(String($0))["uniqueIdentifier"]?.stringValue }
             let stored = try await enriched.fetchItems(withIdentifiers: wanted.map(ItemIdentifier.init(rawValue:)))
             let lines = stored.map { item in
-                JSON.object(omittingNil: [("uniqueIdentifier", .string(item.item.uniqueIdentifier.rawValue)),
-                                          ("isPriority", item.item.attributeSet.isPriority.map(JSON.bool)),
-                                          ("summary", item.item.attributeSet.textContentSummary.map(JSON.string))]).serialized()
+                JSON.object(omittingNil: [
+                    ("uniqueIdentifier", .string(item.item.uniqueIdentifier.rawValue)),
+                    ("isPriority", item.item.attributeSet.isPriority.map(JSON.bool)),
+                    ("summary", item.item.attributeSet.textContentSummary.map(JSON.string)),
+                ]).serialized()
             }
             try (lines.joined(separator: "\n") + "\n").write(toFile: predictions, atomically: true, encoding: .utf8)
             print("wrote \(lines.count) predictions to \(predictions)")
@@ -158,21 +192,28 @@ enum EnrichmentBenchmark {
         // 4. Engagement in ranking: for queries of two words from titles, the fifth result is viewed 15
         // times within the hour; where does it land, and does it ever pass a result that scored more than
         // 0.05 above it?
-        let words = Array(Set(items.compactMap { $0.attributeSet.title?.split(separator: " ").first.map(String.init) })).sorted()
-        var before: [Int] = [], after: [Int] = [], passedClearlyBetter = 0, measured = 0
+        let words = Array(Set(items.compactMap { $0.attributeSet.title?.split(separator: " ").first.map(String.init) }))
+            .sorted()
+        var before: [Int] = []
+        var after: [Int] = []
+        var passedClearlyBetter = 0
+        var measured = 0
         for word in words.prefix(300) {
             let query = SearchQuery(word + " fix", limit: 20)
             let results = try await plain.search(query)
             guard results.count >= 8 else { continue }
             let target = results[4]
-            let clearlyBetter = Set(results.prefix(4).filter { $0.score - target.score > Engagement.weight }.map(\.item.uniqueIdentifier))
+            let clearlyBetter = Set(
+                results.prefix(4).filter { $0.score - target.score > Engagement.weight }.map(\.item.uniqueIdentifier))
             let views = (0..<15).map { _ in
-                UserActivity(activityType: "bench.view", persistentIdentifier: "view:" + target.item.uniqueIdentifier.rawValue,
-                             relatedUniqueIdentifier: target.item.uniqueIdentifier, date: Date().addingTimeInterval(-600))
+                UserActivity(
+                    activityType: "bench.view", persistentIdentifier: "view:" + target.item.uniqueIdentifier.rawValue,
+                    relatedUniqueIdentifier: target.item.uniqueIdentifier, date: Date().addingTimeInterval(-600))
             }
             for view in views { try await plain.donateUserActivities([view]) }
             let again = try await plain.search(query)
-            guard let rank = again.firstIndex(where: { $0.item.uniqueIdentifier == target.item.uniqueIdentifier }) else { continue }
+            guard let rank = again.firstIndex(where: { $0.item.uniqueIdentifier == target.item.uniqueIdentifier })
+            else { continue }
             let above = Set(again.prefix(rank).map(\.item.uniqueIdentifier))
             passedClearlyBetter += clearlyBetter.subtracting(above).count
             before.append(5)
@@ -182,9 +223,11 @@ enum EnrichmentBenchmark {
             if measured == 100 { break }
         }
         let mean = { (values: [Int]) in Double(values.reduce(0, +)) / Double(max(values.count, 1)) }
-        print(String(format: "engagement over %d queries: a fifth result viewed 15 times ranks %.2f on average (from 5); "
-                     + "it passed a result scoring more than 0.05 above it %d times; it rose in %d queries",
-                     measured, mean(after), passedClearlyBetter, zip(before, after).filter { $1 < $0 }.count))
+        print(
+            String(
+                format: "engagement over %d queries: a fifth result viewed 15 times ranks %.2f on average (from 5); "
+                    + "it passed a result scoring more than 0.05 above it %d times; it rose in %d queries",
+                measured, mean(after), passedClearlyBetter, zip(before, after).filter { $1 < $0 }.count))
     }
 
     /// Records when each item's update notification came.
@@ -196,7 +239,11 @@ enum EnrichmentBenchmark {
         func reindexItems(withIdentifiers identifiers: [ItemIdentifier], in index: SearchableIndex) async throws {}
         func searchableItemsDidUpdate(_ updates: [ItemUpdate], in index: SearchableIndex) async {
             let now = DispatchTime.now().uptimeNanoseconds
-            state.withLock { times in for update in updates where times[update.item.uniqueIdentifier] == nil { times[update.item.uniqueIdentifier] = now } }
+            state.withLock { times in
+                for update in updates where times[update.item.uniqueIdentifier] == nil {
+                    times[update.item.uniqueIdentifier] = now
+                }
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Replica
 import ReplicaFileTree
 import ReplicaSQLite
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,11 +18,16 @@ enum FilesBenchmark {
 
     /// Starts a command as a child with posix_spawn, its standard output going to `output` (or nowhere).
     /// Foundation's `Process.waitUntilExit` was seen to hang here when called off the main thread.
-    static func spawn(_ command: [String], environment: [String: String] = [:], output: String = "/dev/null") throws -> pid_t {
+    static func spawn(_ command: [String], environment: [String: String] = [:], output: String = "/dev/null") throws
+        -> pid_t
+    {
         var pid: pid_t = 0
         let arguments = command.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
-        let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let merged =
+            ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [
+                nil
+            ]
         defer { merged.forEach { free($0) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -43,7 +49,9 @@ enum FilesBenchmark {
         wait4(pid, &status, 0, &usage)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         guard status == 0 else { throw BenchError("\(command.joined(separator: " ")) failed with status \(status)") }
-        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        let cpu =
+            Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+            + Double(usage.ru_stime.tv_usec) / 1e6
         return Run(seconds: seconds, cpu: cpu, peakMiB: Double(usage.ru_maxrss) / 1024)
     }
 
@@ -58,7 +66,9 @@ enum FilesBenchmark {
 
     static func run(corpus: String, replica: String, rounds: Int, writes: Int, withRecoll: Bool) async throws {
         let bench = CommandLine.arguments[0]
-        var raw: [Run] = [], mine: [Run] = [], recoll: [Run] = []
+        var raw: [Run] = []
+        var mine: [Run] = []
+        var recoll: [Run] = []
         var sizes = (raw: 0, replica: 0, recoll: 0)
         for round in 0..<rounds {
             var contestants = ["raw", "replica"] + (withRecoll ? ["recoll"] : [])
@@ -68,12 +78,17 @@ enum FilesBenchmark {
                 defer { Measure.removeDirectory(scratch) }
                 switch contestant {
                 case "raw":
-                    raw.append(try measure([bench, "raw-load", "--corpus", corpus, "--database", scratch + "/raw.sqlite"]))
+                    raw.append(
+                        try measure([bench, "raw-load", "--corpus", corpus, "--database", scratch + "/raw.sqlite"]))
                     sizes.raw = directorySize(scratch)
                 case "replica":
                     _ = try measure([replica, "--store", scratch + "/store", "accounts", "sign-in", "bench"])
-                    _ = try measure([replica, "--store", scratch + "/store", "sources", "add", "files", "--account", "bench", "--name", "corpus", corpus])
-                    mine.append(try measure([replica, "--store", scratch + "/store", "sync", "--no-embed"]))  // the words only, as the loader
+                    _ = try measure([
+                        replica, "--store", scratch + "/store", "sources", "add", "files", "--account", "bench",
+                        "--name", "corpus", corpus,
+                    ])
+                    // The words only, as the loader.
+                    mine.append(try measure([replica, "--store", scratch + "/store", "sync", "--no-embed"]))
                     sizes.replica = directorySize(scratch + "/store")
                 default:
                     try writeRecollConfiguration(scratch, corpus: corpus)
@@ -85,7 +100,8 @@ enum FilesBenchmark {
         }
         func median(_ runs: [Run], _ value: (Run) -> Double) -> Double { Measure.median(runs.map(value)) }
         let rawTime = median(raw, \.seconds)
-        print("""
+        print(
+            """
 
             | system | full index wall | CPU | peak RSS | index size | wall ÷ raw FTS5 |
             |---|---|---|---|---|---|
@@ -93,29 +109,38 @@ enum FilesBenchmark {
             | replica `sync` of a file-tree source | \(Measure.format(median(mine, \.seconds))) s | \(Measure.format(median(mine, \.cpu))) s | \(Int(median(mine, \.peakMiB))) MiB | \(sizes.replica >> 20) MiB | \(Measure.format(median(mine, \.seconds) / rawTime)) |
             """)
         if withRecoll {
-            print("| recoll 1.34 `recollindex -z` | \(Measure.format(median(recoll, \.seconds))) s | \(Measure.format(median(recoll, \.cpu))) s | \(Int(median(recoll, \.peakMiB))) MiB | \(sizes.recoll >> 20) MiB | \(Measure.format(median(recoll, \.seconds) / rawTime)) |")
+            print(
+                "| recoll 1.34 `recollindex -z` | \(Measure.format(median(recoll, \.seconds))) s | \(Measure.format(median(recoll, \.cpu))) s | \(Int(median(recoll, \.peakMiB))) MiB | \(sizes.recoll >> 20) MiB | \(Measure.format(median(recoll, \.seconds) / rawTime)) |"
+            )
         }
         print("\n(medians of \(rounds) rounds, order rotated each round)")
 
         let latencies = try await replicaLatency(corpus: corpus, writes: writes)
-        print("\nreplica write-to-searchable while watching the corpus (\(writes) writes): p50 \(Measure.format(Measure.percentile(latencies, 50) * 1000)) ms, p99 \(Measure.format(Measure.percentile(latencies, 99) * 1000)) ms, max \(Measure.format((latencies.max() ?? 0) * 1000)) ms")
+        print(
+            "\nreplica write-to-searchable while watching the corpus (\(writes) writes): p50 \(Measure.format(Measure.percentile(latencies, 50) * 1000)) ms, p99 \(Measure.format(Measure.percentile(latencies, 99) * 1000)) ms, max \(Measure.format((latencies.max() ?? 0) * 1000)) ms"
+        )
         if withRecoll {
             let recollLatencies = try recollLatency(corpus: corpus, writes: writes)
-            print("recoll write-to-searchable (monixinterval = 1, \(writes) writes): p50 \(Measure.format(Measure.percentile(recollLatencies, 50) * 1000)) ms, p99 \(Measure.format(Measure.percentile(recollLatencies, 99) * 1000)) ms, \(recollLatencies.filter { $0 >= 30 }.count) not found within 30 s")
+            print(
+                "recoll write-to-searchable (monixinterval = 1, \(writes) writes): p50 \(Measure.format(Measure.percentile(recollLatencies, 50) * 1000)) ms, p99 \(Measure.format(Measure.percentile(recollLatencies, 99) * 1000)) ms, \(recollLatencies.filter { $0 >= 30 }.count) not found within 30 s"
+            )
         }
     }
 
     /// The raw loader: every file's text into one FTS5 table in one transaction (run as a child).
     static func rawLoad(corpus: String, database: String) throws {
         let connection = try Connection(path: database)
-        try connection.execute("CREATE VIRTUAL TABLE t USING fts5(path, body, tokenize = '\(IndexBenchmark.tokenizer)')")
+        try connection.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(path, body, tokenize = '\(IndexBenchmark.tokenizer)')")
         let files = FileManager.default.enumerator(atPath: corpus)
         let insert = try connection.prepare("INSERT INTO t(path, body) VALUES (?, ?)")
         try connection.transaction {
             while let name = files?.nextObject() as? String {
                 let path = corpus + "/" + name
                 var info = stat()
-                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let data = FileManager.default.contents(atPath: path) else { continue }
+                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                    let data = FileManager.default.contents(atPath: path)
+                else { continue }
                 try insert.run([.text(path), .text(String(decoding: data, as: UTF8.self))])
             }
         }
@@ -123,13 +148,14 @@ enum FilesBenchmark {
 
     static func writeRecollConfiguration(_ directory: String, corpus: String) throws {
         try """
-            topdirs = \(corpus)
-            idxniceprio = 0
-            monioniceclass = 2
-            textunknownasplain = 1
-            monixinterval = 1
-            """.write(toFile: directory + "/recoll.conf", atomically: true, encoding: .utf8)
-        try ".yaml = text/plain\n.yml = text/plain\n".write(toFile: directory + "/mimemap", atomically: true, encoding: .utf8)
+        topdirs = \(corpus)
+        idxniceprio = 0
+        monioniceclass = 2
+        textunknownasplain = 1
+        monixinterval = 1
+        """.write(toFile: directory + "/recoll.conf", atomically: true, encoding: .utf8)
+        try ".yaml = text/plain\n.yml = text/plain\n".write(
+            toFile: directory + "/mimemap", atomically: true, encoding: .utf8)
     }
 
     /// Writes files into the watched corpus one at a time and measures when each can be found.
@@ -138,13 +164,16 @@ enum FilesBenchmark {
         defer { Measure.removeDirectory(scratch) }
         let store = try Store(directory: URL(fileURLWithPath: scratch + "/store"))
         try await store.signIn("bench")
-        let definition = try await store.addSource(SourceDefinition(kind: .files, account: "bench", settings: .object([("root", .string(corpus))])))
+        let definition = try await store.addSource(
+            SourceDefinition(kind: .files, account: "bench", settings: .object([("root", .string(corpus))])))
         let source = try FileTreeSource(definition, storeDirectory: store.directory)
         let context = try await SourceContext(definition: definition, store: store)
         let watching = Task { try await source.watch(context) }
         defer { watching.cancel() }
         // Wait until the first reconcile is done and the watch has begun.
-        while try await store.sourceStatuses().first?.state != .watching { try await Task.sleep(for: .milliseconds(50)) }
+        while try await store.sourceStatuses().first?.state != .watching {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let folder = corpus + "/zz-latency"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -152,7 +181,8 @@ enum FilesBenchmark {
         for n in 0..<writes {
             let word = "zqlatency\(n)word"
             let start = DispatchTime.now().uptimeNanoseconds
-            try "a fresh note with \(word) in it".write(toFile: folder + "/note-\(n).txt", atomically: false, encoding: .utf8)
+            try "a fresh note with \(word) in it".write(
+                toFile: folder + "/note-\(n).txt", atomically: false, encoding: .utf8)
             while try await store.search(SearchQuery(word)).isEmpty { try await Task.sleep(for: .microseconds(200)) }
             latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         }
@@ -182,7 +212,8 @@ enum FilesBenchmark {
         for n in -1..<writes {
             let word = "zqrecoll\(n < 0 ? "probe" : String(n))word"
             let start = DispatchTime.now().uptimeNanoseconds
-            try "a fresh note with \(word) in it".write(toFile: folder + "/note-\(n).txt", atomically: false, encoding: .utf8)
+            try "a fresh note with \(word) in it".write(
+                toFile: folder + "/note-\(n).txt", atomically: false, encoding: .utf8)
             let limit: Double = n < 0 ? 300 : 30
             while true {
                 let pid = try spawn(["recollq", "-c", scratch, "-b", word], output: scratch + "/recollq.out")

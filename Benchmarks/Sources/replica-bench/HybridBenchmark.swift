@@ -7,7 +7,8 @@ import Replica
 /// most items have.
 enum HybridBenchmark {
     static let questions = [
-        "module import path", "how do I read a file line by line", "thread safety of queues", "convert a string to bytes",
+        "module import path", "how do I read a file line by line", "thread safety of queues",
+        "convert a string to bytes",
         "time zone aware datetime", "which exceptions can open raise", "sort a list of dictionaries by a key",
         "run a command and capture its output", "parse command line arguments", "format a number with commas",
     ]
@@ -17,15 +18,19 @@ enum HybridBenchmark {
         configuration.embedder = try MiniLMEmbedder()
         let store = try Store(directory: URL(fileURLWithPath: path), configuration: configuration)
         let embedder = try require(configuration.embedder, "no embedder")
-        var embedding: [Double] = [], lexical: [Double] = [], hybrid: [Double] = []
+        var embedding: [Double] = []
+        var lexical: [Double] = []
+        var hybrid: [Double] = []
         for round in 0...rounds {
             for question in questions {
                 let seconds = try Measure.secondsNow { _ = try embedder.embed(query: question) }
                 var words = SearchQuery(question, limit: 20)
                 words.disablesSemanticSearch = true
                 let lexicalSeconds = try await Measure.seconds { _ = try await store.search(words) }
-                let hybridSeconds = try await Measure.seconds { _ = try await store.search(SearchQuery(question, limit: 20)) }
-                guard round > 0 else { continue }   // the warm-up pass
+                let hybridSeconds = try await Measure.seconds {
+                    _ = try await store.search(SearchQuery(question, limit: 20))
+                }
+                guard round > 0 else { continue }  // the warm-up pass
                 embedding.append(seconds)
                 lexical.append(lexicalSeconds)
                 hybrid.append(hybridSeconds)
@@ -44,16 +49,24 @@ enum HybridBenchmark {
             }
             return times
         }
-        let suggesting = try await timeSuggestions(["mod", "imp", "th", "conv", "dat", "exc", "sor", "com", "par", "num"])
+        let suggesting = try await timeSuggestions([
+            "mod", "imp", "th", "conv", "dat", "exc", "sor", "com", "par", "num",
+        ])
         let shortest = try await timeSuggestions(["s", "t", "a", "in", "re", "the", "con", "pro", "de", "of"])
         func ms(_ value: Double) -> String { String(format: "%.1f ms", value * 1000) }
         print("\(lexical.count) searches of each kind on \(path)")
         print("| measure | p50 | p99 |\n|---|---|---|")
         print("| query embedding | \(ms(Measure.median(embedding))) | \(ms(Measure.percentile(embedding, 99))) |")
         print("| lexical top-20 | \(ms(Measure.median(lexical))) | \(ms(Measure.percentile(lexical, 99))) |")
-        print("| hybrid top-20 (embedding included) | \(ms(Measure.median(hybrid))) | \(ms(Measure.percentile(hybrid, 99))) |")
-        print("| suggestions for a prefix | \(ms(Measure.median(suggesting))) | \(ms(Measure.percentile(suggesting, 99))) |")
-        print("| suggestions for a prefix most items have | \(ms(Measure.median(shortest))) | \(ms(Measure.percentile(shortest, 99))) |")
+        print(
+            "| hybrid top-20 (embedding included) | \(ms(Measure.median(hybrid))) | \(ms(Measure.percentile(hybrid, 99))) |"
+        )
+        print(
+            "| suggestions for a prefix | \(ms(Measure.median(suggesting))) | \(ms(Measure.percentile(suggesting, 99))) |"
+        )
+        print(
+            "| suggestions for a prefix most items have | \(ms(Measure.median(shortest))) | \(ms(Measure.percentile(shortest, 99))) |"
+        )
     }
 }
 

@@ -10,43 +10,63 @@ enum IndexBenchmark {
     /// The index's tokenizer before issue 45, measured beside it: SQLite's own.
     static let todaysTokenizer = "porter unicode61 remove_diacritics 2"
 
-    static func run(corpus: String, itemCount: Int, rounds: Int, queryCount: Int, writePasses: Int? = nil) async throws {
+    static func run(corpus: String, itemCount: Int, rounds: Int, queryCount: Int, writePasses: Int? = nil) async throws
+    {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let bytes = paragraphs.reduce(0) { $0 + $1.body.utf8.count + $1.title.utf8.count }
         print("corpus: \(paragraphs.count) paragraphs, \(bytes / 1_048_576) MiB of text, \(rounds) rounds")
         let (queries, commonPairs, common, questions) = rankedQueries(from: paragraphs, count: queryCount)
         // Issue 22: the ranked any-word classes, by scoring every match (no lists) and through the ranking lists.
-        var rawCommonOr: [Double] = [], rawQuestions: [Double] = [], rawTypos: [Double] = []
+        var rawCommonOr: [Double] = []
+        var rawQuestions: [Double] = []
+        var rawTypos: [Double] = []
         // Issue 45: the same two-word queries with a typo in one word (a letter dropped), ranked.
         let typos = queries.map(Corpus.withTypo)
-        var full = RankedClasses(), listed = RankedClasses(), changed = RankedClasses(), merged = RankedClasses()
-        var updateRates: [Double] = [], listedUpdateRates: [Double] = []
+        var full = RankedClasses()
+        var listed = RankedClasses()
+        var changed = RankedClasses()
+        var merged = RankedClasses()
+        var updateRates: [Double] = []
+        var listedUpdateRates: [Double] = []
         // The lists' cost to writes on one index, with them and without them (items/s per pass).
-        var withLists = (updates: [Double](), inserts: [Double]()), withoutLists = (updates: [Double](), inserts: [Double]())
-        var listBuild: [Double] = [], listedSize = 0
+        var withLists = (updates: [Double](), inserts: [Double]())
+        var withoutLists = (updates: [Double](), inserts: [Double]())
+        var listBuild: [Double] = []
+        var listedSize = 0
 
-        var rawRates: [Double] = [], replicaRates: [Double] = [], tunedRates: [Double] = [], porterRates: [Double] = []
-        var rawTimes: [Double] = [], replicaTimes: [Double] = []
-        var rawAny: [Double] = [], replicaRanked: [Double] = []
-        var rawCommon: [Double] = [], replicaCommon: [Double] = []
-        var rawCommonAny: [Double] = [], replicaCommonRanked: [Double] = []
-        var rawSize = 0, replicaSize = 0
+        var rawRates: [Double] = []
+        var replicaRates: [Double] = []
+        var tunedRates: [Double] = []
+        var porterRates: [Double] = []
+        var rawTimes: [Double] = []
+        var replicaTimes: [Double] = []
+        var rawAny: [Double] = []
+        var replicaRanked: [Double] = []
+        var rawCommon: [Double] = []
+        var replicaCommon: [Double] = []
+        var rawCommonAny: [Double] = []
+        var replicaCommonRanked: [Double] = []
+        var rawSize = 0
+        var replicaSize = 0
         for round in 0..<rounds {
             // Alternate who goes first, so neither always gets the warmer cache.
             // At a million items the tuned variant (not the baseline) would add minutes and tell nothing new.
-            let contestants = itemCount > 200_000 ? ["raw", "replica", "porter"] : ["raw", "replica", "tuned", "porter"]
+            let contestants =
+                itemCount > 200_000 ? ["raw", "replica", "porter"] : ["raw", "replica", "tuned", "porter"]
             for contestant in (round % 2 == 0 ? contestants : contestants.reversed()) {
                 let directory = try Measure.scratchDirectory(contestant)
                 defer { Measure.removeDirectory(directory) }
                 if contestant == "porter" {
                     // Raw FTS5 with the tokenizer the index had before issue 45: what the analyzer costs.
                     let raw = try RawFTS5(path: directory + "/porter.sqlite", tokenizer: todaysTokenizer)
-                    porterRates.append(Double(paragraphs.count) / (try await Measure.seconds { try raw.insert(paragraphs) }))
+                    porterRates.append(
+                        Double(paragraphs.count) / (try await Measure.seconds { try raw.insert(paragraphs) }))
                 } else if contestant == "tuned" {
                     // Not the baseline: raw FTS5 given the hash size replica's schema sets, to show what of
                     // replica's rate comes from that setting rather than from its own code.
                     let raw = try RawFTS5(path: directory + "/raw.sqlite", hashSize: 16 << 20)
-                    tunedRates.append(Double(paragraphs.count) / (try await Measure.seconds { try raw.insert(paragraphs) }))
+                    tunedRates.append(
+                        Double(paragraphs.count) / (try await Measure.seconds { try raw.insert(paragraphs) }))
                 } else if contestant == "raw" {
                     let raw = try RawFTS5(path: directory + "/raw.sqlite")
                     let seconds = try await Measure.seconds { try raw.insert(paragraphs) }
@@ -70,9 +90,13 @@ enum IndexBenchmark {
                     for query in queries { replicaTimes.append(try await timedSearch(store, query)) }
                     for query in queries { replicaRanked.append(try await timedSearch(store, query, ranked: true)) }
                     for word in common { replicaCommon.append(try await timedSearch(store, word)) }
-                    for pair in commonPairs { replicaCommonRanked.append(try await timedSearch(store, pair, ranked: true)) }
+                    for pair in commonPairs {
+                        replicaCommonRanked.append(try await timedSearch(store, pair, ranked: true))
+                    }
                     replicaSize = try await index.compactedFileSize()
-                    try await full.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions, typos: typos)
+                    try await full.measure(
+                        store, queries: queries, commonPairs: commonPairs, common: common, questions: questions,
+                        typos: typos)
                     // Writes without and with the lists: the same items updated in place with a changed title
                     // (an unchanged item is not written at all), 100 a batch.
                     func revised(_ item: SearchableItem, _ mark: String) -> SearchableItem {
@@ -80,21 +104,29 @@ enum IndexBenchmark {
                         item.attributeSet.title = (item.attributeSet.title ?? "") + " " + mark
                         return item
                     }
-                    func batchRate(_ batch: [SearchableItem]) async throws -> Double { try await rate(index, writing: batch) }
+                    func batchRate(_ batch: [SearchableItem]) async throws -> Double {
+                        try await rate(index, writing: batch)
+                    }
                     var updated = items.prefix(2_000).map { revised($0, "revised") }
                     func updateRate() async throws -> Double { try await batchRate(updated) }
                     updateRates.append(try await updateRate())
                     listBuild.append(try await Measure.seconds { try await index.rebuildRankingLists() })
-                    try await listed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions, typos: typos)
+                    try await listed.measure(
+                        store, queries: queries, commonPairs: commonPairs, common: common, questions: questions,
+                        typos: typos)
                     listedSize = try await index.compactedFileSize()
                     // 100 items changed since the build: searches rank them through FTS5 beside the lists.
                     try await index.indexItems(items.dropFirst(5_000).prefix(100).map { revised($0, "changed") })
-                    try await changed.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions, typos: typos)
+                    try await changed.measure(
+                        store, queries: queries, commonPairs: commonPairs, common: common, questions: questions,
+                        typos: typos)
                     updated = items.prefix(2_000).map { revised($0, "again") }
                     listedUpdateRates.append(try await updateRate())
                     // Past 512 changes the lists are left aside: every match is scored again, now on the
                     // index the build merged into one segment (the fair comparison for the lists).
-                    try await merged.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions, typos: typos)
+                    try await merged.measure(
+                        store, queries: queries, commonPairs: commonPairs, common: common, questions: questions,
+                        typos: typos)
                     // What the lists cost writes, on the same index: passes with and without them, each right
                     // after a build (which merges FTS5 into one segment), so that only the lists differ. Each
                     // pass updates 2,000 items in place and adds 2,000 new ones, 100 a batch.
@@ -105,26 +137,33 @@ enum IndexBenchmark {
                             if !listed { try await index.removeRankingLists() }
                             let mark = "pass\(pass)\(listed ? "with" : "without")"
                             let updates = try await batchRate(items.prefix(2_000).map { revised($0, mark) })
-                            let inserts = try await batchRate(items.dropFirst(10_000).prefix(2_000).map { item in
-                                SearchableItem(uniqueIdentifier: ItemIdentifier("\(mark)-\(item.uniqueIdentifier.rawValue)"), domainIdentifier: item.domainIdentifier,
-                                               attributeSet: item.attributeSet, expirationDate: item.expirationDate)
-                            })
+                            let inserts = try await batchRate(
+                                items.dropFirst(10_000).prefix(2_000).map { item in
+                                    SearchableItem(
+                                        uniqueIdentifier: ItemIdentifier("\(mark)-\(item.uniqueIdentifier.rawValue)"),
+                                        domainIdentifier: item.domainIdentifier,
+                                        attributeSet: item.attributeSet, expirationDate: item.expirationDate)
+                                })
                             if listed {
-                                withLists.updates.append(updates); withLists.inserts.append(inserts)
+                                withLists.updates.append(updates)
+                                withLists.inserts.append(inserts)
                             } else {
-                                withoutLists.updates.append(updates); withoutLists.inserts.append(inserts)
+                                withoutLists.updates.append(updates)
+                                withoutLists.inserts.append(inserts)
                             }
                         }
                     }
                 }
             }
         }
-        let rawRate = Measure.median(rawRates), replicaRate = Measure.median(replicaRates)
+        let rawRate = Measure.median(rawRates)
+        let replicaRate = Measure.median(replicaRates)
         // Each round measures both back to back; the ratio within a round is steadier than a ratio of medians
         // on a shared machine.
         let ratios = zip(replicaRates, rawRates).map { $0 / $1 }
         func ms(_ values: [Double], _ p: Double) -> String { Measure.format(Measure.percentile(values, p) * 1000) }
-        print("""
+        print(
+            """
 
             | measure | raw SQLite FTS5 | replica | replica ÷ raw |
             |---|---|---|---|
@@ -170,12 +209,15 @@ enum IndexBenchmark {
     /// The query classes of the ranked search: two-word queries, two words each in more than 10% of items
     /// (the case where ranking any word costs the most), one such word, and eight-word questions.
     static func rankedQueries(from paragraphs: [Paragraph], count: Int)
-        -> (queries: [String], commonPairs: [String], common: [String], questions: [String]) {
+        -> (queries: [String], commonPairs: [String], common: [String], questions: [String])
+    {
         let common = Corpus.commonWords(from: paragraphs)
-        return (Corpus.queries(from: paragraphs, count: count, seed: 2026),
-                zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" },
-                common,
-                Corpus.questions(from: paragraphs, count: count, seed: 2027))
+        return (
+            Corpus.queries(from: paragraphs, count: count, seed: 2026),
+            zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" },
+            common,
+            Corpus.questions(from: paragraphs, count: count, seed: 2027)
+        )
     }
 
     /// The median of each pair's ratio, with their range: a pair ran back to back, so its ratio is steadier
@@ -183,7 +225,8 @@ enum IndexBenchmark {
     static func pairedRatios(_ with: [Double], _ without: [Double]) -> String {
         let ratios = zip(with, without).map { $0 / $1 }.sorted()
         guard let low = ratios.first, let high = ratios.last else { return "none" }
-        return "\(Measure.format(Measure.median(ratios)))× (\(Measure.format(low))–\(Measure.format(high)), \(ratios.count) pairs)"
+        return
+            "\(Measure.format(Measure.median(ratios)))× (\(Measure.format(low))–\(Measure.format(high)), \(ratios.count) pairs)"
     }
 
     /// Loads the corpus, then only indexes, three times: for `perf record --delay`.
@@ -205,8 +248,10 @@ enum IndexBenchmark {
     /// between runs (loaded with the corpus and given its lists the first time): p50 and p99 of each
     /// class, `repeats` times over, for `perf record` and for trying changes to the search quickly;
     /// the eight-word questions alone when `questionsOnly`.
-    static func profileRanked(corpus: String, itemCount: Int, store path: String, queryCount: Int, repeats: Int,
-                              questionsOnly: Bool = false) async throws {
+    static func profileRanked(
+        corpus: String, itemCount: Int, store path: String, queryCount: Int, repeats: Int,
+        questionsOnly: Bool = false
+    ) async throws {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let fresh = !FileManager.default.fileExists(atPath: path)
         let store = try Store(directory: URL(fileURLWithPath: path))
@@ -221,11 +266,15 @@ enum IndexBenchmark {
         let (queries, commonPairs, common) = questionsOnly ? ([], [], []) : (everyPair, everyCommonPair, everyCommon)
         for _ in 0..<repeats {
             var classes = RankedClasses()
-            try await classes.measure(store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
-            for (name, times) in [("two words", classes.pairs), ("two common words", classes.commonPairs),
-                                  ("one common word", classes.common), ("eight-word questions", classes.questions)] {
-                print("\(name) (\(times.count)): p50 \(Measure.format(Measure.percentile(times, 50) * 1000)) ms, "
-                    + "p99 \(Measure.format(Measure.percentile(times, 99) * 1000)) ms")
+            try await classes.measure(
+                store, queries: queries, commonPairs: commonPairs, common: common, questions: questions)
+            for (name, times) in [
+                ("two words", classes.pairs), ("two common words", classes.commonPairs),
+                ("one common word", classes.common), ("eight-word questions", classes.questions),
+            ] {
+                print(
+                    "\(name) (\(times.count)): p50 \(Measure.format(Measure.percentile(times, 50) * 1000)) ms, "
+                        + "p99 \(Measure.format(Measure.percentile(times, 99) * 1000)) ms")
             }
         }
     }
@@ -241,7 +290,11 @@ enum IndexBenchmark {
         try await store.signIn("bench")
         let index = try await store.index(account: "bench")
         try await index.indexItems(items)
-        guard let file = FileManager.default.enumerator(atPath: directory)?.compactMap({ $0 as? String }).first(where: { $0.hasSuffix("/default.sqlite") }) else {
+        guard
+            let file = FileManager.default.enumerator(atPath: directory)?.compactMap({ $0 as? String }).first(where: {
+                $0.hasSuffix("/default.sqlite")
+            })
+        else {
             throw BenchError("no index file")
         }
         let raw = try Connection(path: directory + "/" + file)
@@ -249,8 +302,10 @@ enum IndexBenchmark {
         for pass in 0..<6 {
             let trigger = pass % 2 == 1
             if trigger {
-                try raw.execute("CREATE TRIGGER bench_inserted AFTER INSERT ON items WHEN new.id < 0 BEGIN SELECT 1; END")
-                try raw.execute("CREATE TRIGGER bench_updated AFTER UPDATE OF title ON items WHEN new.id < 0 BEGIN SELECT 1; END")
+                try raw.execute(
+                    "CREATE TRIGGER bench_inserted AFTER INSERT ON items WHEN new.id < 0 BEGIN SELECT 1; END")
+                try raw.execute(
+                    "CREATE TRIGGER bench_updated AFTER UPDATE OF title ON items WHEN new.id < 0 BEGIN SELECT 1; END")
             } else {
                 try raw.execute("DROP TRIGGER IF EXISTS bench_inserted")
                 try raw.execute("DROP TRIGGER IF EXISTS bench_updated")
@@ -260,14 +315,18 @@ enum IndexBenchmark {
                 item.attributeSet.title = (item.attributeSet.title ?? "") + " pass\(pass)"
                 return item
             }
-            print("pass \(pass)\(trigger ? ", with triggers" : ""): \(Int(try await rate(index, writing: updated))) updates/s")
+            print(
+                "pass \(pass)\(trigger ? ", with triggers" : ""): \(Int(try await rate(index, writing: updated))) updates/s"
+            )
         }
     }
 
     /// Items per second writing `batch` into `index`, 100 items a call.
     static func rate(_ index: SearchableIndex, writing batch: [SearchableItem]) async throws -> Double {
         let seconds = try await Measure.seconds {
-            for start in stride(from: 0, to: batch.count, by: 100) { try await index.indexItems(Array(batch[start..<min(start + 100, batch.count)])) }
+            for start in stride(from: 0, to: batch.count, by: 100) {
+                try await index.indexItems(Array(batch[start..<min(start + 100, batch.count)]))
+            }
         }
         return Double(batch.count) / seconds
     }
@@ -276,8 +335,9 @@ enum IndexBenchmark {
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = paragraph.title
         attributes.textContent = paragraph.body
-        return SearchableItem(uniqueIdentifier: ItemIdentifier(paragraph.identifier), domainIdentifier: "bench.docs",
-                              attributeSet: attributes, expirationDate: .distantFuture)
+        return SearchableItem(
+            uniqueIdentifier: ItemIdentifier(paragraph.identifier), domainIdentifier: "bench.docs",
+            attributeSet: attributes, expirationDate: .distantFuture)
     }
 
     /// - Parameter ranked: the default, any word ranked; otherwise every word required (as raw FTS5's
@@ -320,8 +380,10 @@ final class RawFTS5 {
     func timedSearch(_ text: String, any: Bool = false) throws -> Double {
         let pattern = text.split(separator: " ").map { "\"\($0)\"" }.joined(separator: any ? " OR " : " ")
         let start = DispatchTime.now().uptimeNanoseconds
-        let rows = try connection.cached("SELECT rowid, title, snippet(t, -1, '[', ']', '…', 24) FROM t WHERE t MATCH ? ORDER BY rank LIMIT 20")
-            .rows([.text(pattern)]) { row in (row.int64(0), row.text(1), row.text(2)) }
+        let rows = try connection.cached(
+            "SELECT rowid, title, snippet(t, -1, '[', ']', '…', 24) FROM t WHERE t MATCH ? ORDER BY rank LIMIT 20"
+        )
+        .rows([.text(pattern)]) { row in (row.int64(0), row.text(1), row.text(2)) }
         _ = rows.count
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
@@ -329,7 +391,9 @@ final class RawFTS5 {
     /// How many rows match `text` (all its words), counting at most `limit`.
     func count(_ text: String, upTo limit: Int) throws -> Int {
         let pattern = text.split(separator: " ").map { "\"\($0)\"" }.joined(separator: " ")
-        return try connection.cached("SELECT rowid FROM t WHERE t MATCH ? LIMIT \(limit)").rows([.text(pattern)]) { $0.int64(0) }.count
+        return try connection.cached("SELECT rowid FROM t WHERE t MATCH ? LIMIT \(limit)").rows([.text(pattern)]) {
+            $0.int64(0)
+        }.count
     }
 
     var size: Int {
@@ -341,22 +405,35 @@ final class RawFTS5 {
 
 /// The ranked any-word query classes of issue 22, timed through the store.
 struct RankedClasses {
-    var pairs: [Double] = [], commonPairs: [Double] = [], common: [Double] = [], questions: [Double] = [], typos: [Double] = []
+    var pairs: [Double] = [], commonPairs: [Double] = [], common: [Double] = [], questions: [Double] = [],
+        typos: [Double] = []
 
-    mutating func measure(_ store: Store, queries: [String], commonPairs pairsOfCommon: [String], common words: [String],
-                          questions sentences: [String], typos typed: [String] = []) async throws {
+    mutating func measure(
+        _ store: Store, queries: [String], commonPairs pairsOfCommon: [String], common words: [String],
+        questions sentences: [String], typos typed: [String] = []
+    ) async throws {
         for query in typed { typos.append(try await IndexBenchmark.timedSearch(store, query, ranked: true)) }
         for query in queries { pairs.append(try await IndexBenchmark.timedSearch(store, query, ranked: true)) }
-        for pair in pairsOfCommon { commonPairs.append(try await IndexBenchmark.timedSearch(store, pair, ranked: true)) }
+        for pair in pairsOfCommon {
+            commonPairs.append(try await IndexBenchmark.timedSearch(store, pair, ranked: true))
+        }
         for word in words { common.append(try await IndexBenchmark.timedSearch(store, word, ranked: true)) }
-        for question in sentences { questions.append(try await IndexBenchmark.timedSearch(store, question, ranked: true)) }
+        for question in sentences {
+            questions.append(try await IndexBenchmark.timedSearch(store, question, ranked: true))
+        }
     }
 
-    static func row(_ name: String, _ raw: [Double], _ full: [Double], _ merged: [Double], _ listed: [Double], _ changed: [Double]) -> String {
+    static func row(
+        _ name: String, _ raw: [Double], _ full: [Double], _ merged: [Double], _ listed: [Double], _ changed: [Double]
+    ) -> String {
         func ms(_ values: [Double]) -> String {
-            Measure.format(Measure.percentile(values, 50) * 1000) + " / " + Measure.format(Measure.percentile(values, 99) * 1000)
+            Measure.format(Measure.percentile(values, 50) * 1000) + " / "
+                + Measure.format(Measure.percentile(values, 99) * 1000)
         }
-        func ratio(_ values: [Double]) -> String { Measure.format(Measure.percentile(listed, 99) / Measure.percentile(values, 99)) }
-        return "| \(name) | \(ms(raw)) | \(ms(full)) | \(ms(merged)) | \(ms(listed)) | \(ms(changed)) | \(ratio(raw)) | \(ratio(merged)) |"
+        func ratio(_ values: [Double]) -> String {
+            Measure.format(Measure.percentile(listed, 99) / Measure.percentile(values, 99))
+        }
+        return
+            "| \(name) | \(ms(raw)) | \(ms(full)) | \(ms(merged)) | \(ms(listed)) | \(ms(changed)) | \(ratio(raw)) | \(ratio(merged)) |"
     }
 }

@@ -22,20 +22,24 @@ extension PostgresBenchmark {
             let write: @Sendable (Int, Int) throws -> Void
             if backend == "PostgreSQL" {
                 let owner = try server.ownerConnection()
-                try owner.executeScript("""
+                try owner.executeScript(
+                    """
                     DROP SCHEMA IF EXISTS app CASCADE; CREATE SCHEMA app;
                     CREATE TABLE app.notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text);
                     """)
                 // The schema `app` first for the role that follows it, so that the log goes there too.
-                let url = try require(URL(string: server.ownerURL + "&options=-csearch_path%3Dapp"), "the owner's URL is not a URL")
-                table = FollowedTable(database: url, table: "notes", kind: "note", account: .column("owner"), versionColumn: "revision")
+                let url = try require(
+                    URL(string: server.ownerURL + "&options=-csearch_path%3Dapp"), "the owner's URL is not a URL")
+                table = FollowedTable(
+                    database: url, table: "notes", kind: "note", account: .column("owner"), versionColumn: "revision")
                 store = try postgresStore(directory, url: server.appURL)
                 let connection = Mutex(try PostgresConnection(url: server.ownerURL))
                 write = { first, count in
                     try connection.withLock { connection in
                         // One statement a transaction, as an app writing a batch would.
                         let ids = Array(first..<(first + count))
-                        try connection.execute("""
+                        try connection.execute(
+                            """
                             INSERT INTO app.notes(id, owner, revision, title, body)
                             SELECT id, 'alice', 1, 'note ' || id, 'written for the benchmark as w' || id || 'w' FROM unnest($1::bigint[]) AS id
                             """, [.text("{" + ids.map(String.init).joined(separator: ",") + "}")])
@@ -44,24 +48,32 @@ extension PostgresBenchmark {
             } else {
                 let path = directory + "/app.sqlite"
                 let setup = try Connection(path: path)
-                try setup.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT, body TEXT)")
-                table = FollowedTable(database: URL(fileURLWithPath: path), table: "notes", kind: "note", account: .column("owner"),
-                                      versionColumn: "revision")
+                try setup.execute(
+                    "CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT, body TEXT)"
+                )
+                table = FollowedTable(
+                    database: URL(fileURLWithPath: path), table: "notes", kind: "note", account: .column("owner"),
+                    versionColumn: "revision")
                 store = try Store(directory: URL(fileURLWithPath: directory + "/store"))
                 let connection = Mutex(setup)
                 write = { first, count in
                     try connection.withLock { connection in
-                        let insert = try connection.cached("INSERT INTO notes(id, owner, revision, title, body) VALUES (?, 'alice', 1, ?, ?)")
+                        let insert = try connection.cached(
+                            "INSERT INTO notes(id, owner, revision, title, body) VALUES (?, 'alice', 1, ?, ?)")
                         try connection.transaction {
                             for id in first..<(first + count) {
-                                try insert.run([.integer(Int64(id)), .text("note \(id)"), .text("written for the benchmark as w\(id)w")])
+                                try insert.run([
+                                    .integer(Int64(id)), .text("note \(id)"),
+                                    .text("written for the benchmark as w\(id)w"),
+                                ])
                             }
                         }
                     }
                 }
             }
             try await store.signIn("alice")
-            let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: [table])
+            let engine = ProjectionEngine(
+                store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: [table])
             _ = try await engine.catchUpAllAccounts()
             let running = Task { await engine.run(every: .milliseconds(100)) }
 
@@ -82,7 +94,11 @@ extension PostgresBenchmark {
                     }
                     tick = tick.advanced(by: .milliseconds(10))
                     let wait = tick - ContinuousClock.now
-                    if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)) }
+                    if wait > .zero {
+                        Thread.sleep(
+                            forTimeInterval: Double(wait.components.attoseconds) / 1e18
+                                + Double(wait.components.seconds))
+                    }
                 }
             }
             let start = ContinuousClock.now
@@ -97,7 +113,9 @@ extension PostgresBenchmark {
                     continue
                 }
                 while try await index.items(withIdentifiers: [ItemIdentifier("note:alice:\(id)")]).isEmpty {
-                    guard ContinuousClock.now - at < .seconds(60) else { throw BenchError("row \(id) was not in the index within 60 s") }
+                    guard ContinuousClock.now - at < .seconds(60) else {
+                        throw BenchError("row \(id) was not in the index within 60 s")
+                    }
                     try await Task.sleep(for: .milliseconds(2))
                 }
                 let took = ContinuousClock.now - at
@@ -109,17 +127,22 @@ extension PostgresBenchmark {
             running.cancel()
             _ = await running.value
             let written = committed.withLock { $0.count }
-            rows[backend] = (latencies, written, Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18)
+            rows[backend] = (
+                latencies, written, Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18
+            )
         }
         func ms(_ values: [Double], _ p: Double) -> String { Measure.format(Measure.percentile(values, p) * 1000) }
-        print("""
+        print(
+            """
 
             | followed table | rows written a second | change → searchable p50 (ms) | p99 (ms) | samples |
             |---|---|---|---|---|
             """)
         for backend in ["PostgreSQL", "SQLite"] {
             let (latencies, written, seconds) = rows[backend]!
-            print("| \(backend) | \(Int(Double(written) / seconds)) | \(ms(latencies, 50)) | \(ms(latencies, 99)) | \(latencies.count) |")
+            print(
+                "| \(backend) | \(Int(Double(written) / seconds)) | \(ms(latencies, 50)) | \(ms(latencies, 99)) | \(latencies.count) |"
+            )
         }
     }
 }

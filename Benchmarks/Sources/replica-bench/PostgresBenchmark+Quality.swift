@@ -22,7 +22,9 @@ extension PostgresBenchmark {
         init(runs: [[String]], queries: [QualityQuery]) {
             for (run, query) in zip(runs, queries) {
                 let relevant = Set(query.relevant)
-                let dcg = run.prefix(10).enumerated().filter { relevant.contains($0.element) }.reduce(0.0) { $0 + 1 / log2(Double($1.offset) + 2) }
+                let dcg = run.prefix(10).enumerated().filter { relevant.contains($0.element) }.reduce(0.0) {
+                    $0 + 1 / log2(Double($1.offset) + 2)
+                }
                 let ideal = (0..<min(relevant.count, 10)).reduce(0.0) { $0 + 1 / log2(Double($1) + 2) }
                 ndcg += dcg / ideal
                 mrr += run.prefix(10).firstIndex(where: relevant.contains).map { 1 / Double($0 + 1) } ?? 0
@@ -39,7 +41,9 @@ extension PostgresBenchmark {
 
     static func loadLines<T: Decodable>(_ path: String, as type: T.Type) throws -> [T] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw BenchError("no \(path): build the sets with python3 Benchmarks/quality/build_faq_set.py and build_debian_faq_set.py, or give --quality DIR")
+            throw BenchError(
+                "no \(path): build the sets with python3 Benchmarks/quality/build_faq_set.py and build_debian_faq_set.py, or give --quality DIR"
+            )
         }
         return try data.split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(T.self, from: Data($0)) }
     }
@@ -48,7 +52,8 @@ extension PostgresBenchmark {
         var configuration = Store.Configuration()
         if !options.lexicalOnly { configuration.embedder = try MiniLMEmbedder() }
         let modes = options.lexicalOnly ? ["lexical"] : ["hybrid", "lexical", "semantic"]
-        print("""
+        print(
+            """
 
             ## Quality: nDCG@10 / MRR@10 / Recall@100\(options.lexicalOnly ? " (by the words alone: --lexical-only)" : "")
 
@@ -62,13 +67,16 @@ extension PostgresBenchmark {
             let items = documents.map { document in
                 var attributes = AttributeSet(contentType: .plainText)
                 attributes.textContent = document.text
-                return SearchableItem(uniqueIdentifier: ItemIdentifier(document.id), attributeSet: attributes, expirationDate: .distantFuture)
+                return SearchableItem(
+                    uniqueIdentifier: ItemIdentifier(document.id), attributeSet: attributes,
+                    expirationDate: .distantFuture)
             }
             var runs: [String: [String: [[String]]]] = [:]
             for backend in ["sqlite", "pg"] {
                 let directory = try Measure.scratchDirectory("quality")
                 defer { Measure.removeDirectory(directory) }
-                let store = try backend == "pg"
+                let store =
+                    try backend == "pg"
                     ? postgresStore(directory, url: server.appURL, configuration: configuration)
                     : Store(directory: URL(fileURLWithPath: directory), configuration: configuration)
                 let account = AccountID("quality-\(set)")
@@ -95,19 +103,29 @@ extension PostgresBenchmark {
                         runs[backend, default: [:]][mode] = found
                     }
                 }
-                notes.append("\(set), \(backend == "pg" ? "PostgreSQL" : "SQLite"): \(items.count) items indexed in \(Measure.format(indexing)) s, embedding "
-                    + "\(Measure.format(embedding)) s, \(modes.count) × \(queries.count) searches \(Measure.format(searching)) s")
+                notes.append(
+                    "\(set), \(backend == "pg" ? "PostgreSQL" : "SQLite"): \(items.count) items indexed in \(Measure.format(indexing)) s, embedding "
+                        + "\(Measure.format(embedding)) s, \(modes.count) × \(queries.count) searches \(Measure.format(searching)) s"
+                )
                 if backend == "pg" { try await store.signOut(account) }
             }
             for mode in modes + ["lexical, through the ranking lists"] {
-                let local = Metrics(runs: runs["sqlite"]![mode]!, queries: queries), remote = Metrics(runs: runs["pg"]![mode]!, queries: queries)
-                let same = zip(runs["sqlite"]![mode]!, runs["pg"]![mode]!).filter { Array($0.prefix(10)) == Array($1.prefix(10)) }.count
-                print("| \(set) (\(queries.count) queries) | \(mode) | \(local.text) | \(remote.text) | \(String(format: "%+.3f", remote.ndcg - local.ndcg)) | \(same) of \(queries.count) |")
+                let local = Metrics(runs: runs["sqlite"]![mode]!, queries: queries)
+                let remote = Metrics(runs: runs["pg"]![mode]!, queries: queries)
+                let same = zip(runs["sqlite"]![mode]!, runs["pg"]![mode]!).filter {
+                    Array($0.prefix(10)) == Array($1.prefix(10))
+                }.count
+                print(
+                    "| \(set) (\(queries.count) queries) | \(mode) | \(local.text) | \(remote.text) | \(String(format: "%+.3f", remote.ndcg - local.ndcg)) | \(same) of \(queries.count) |"
+                )
             }
             for backend in ["sqlite", "pg"] {
-                let plain = runs[backend]!["lexical"]!, listed = runs[backend]!["lexical, through the ranking lists"]!
+                let plain = runs[backend]!["lexical"]!
+                let listed = runs[backend]!["lexical, through the ranking lists"]!
                 let same = zip(plain, listed).filter { Array($0.prefix(10)) == Array($1.prefix(10)) }.count
-                notes.append("\(set), \(backend == "pg" ? "PostgreSQL" : "SQLite"): the same lexical top 10 with and without the ranking lists for \(same) of \(queries.count) queries")
+                notes.append(
+                    "\(set), \(backend == "pg" ? "PostgreSQL" : "SQLite"): the same lexical top 10 with and without the ranking lists for \(same) of \(queries.count) queries"
+                )
             }
         }
         print("\n" + notes.joined(separator: "\n"))

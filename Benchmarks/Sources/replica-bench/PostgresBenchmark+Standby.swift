@@ -10,7 +10,9 @@ extension PostgresBenchmark {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: options.itemCount)
         let standby = try PostgresServer(script: options.script, name: "standby", standbyOf: primary)
         defer { standby.stop() }
-        print("\n## A standby that serves searches: \(paragraphs.count) paragraphs in one account, \(options.writes) writes")
+        print(
+            "\n## A standby that serves searches: \(paragraphs.count) paragraphs in one account, \(options.writes) writes"
+        )
 
         let directory = try Measure.scratchDirectory("pg-standby-store")
         defer { Measure.removeDirectory(directory) }
@@ -32,7 +34,8 @@ extension PostgresBenchmark {
             _ = try await IndexBenchmark.timedSearch(onPrimary, query, ranked: true)
             _ = try await IndexBenchmark.timedSearch(onStandby, query, ranked: true)
         }
-        var primaryTimes: [Double] = [], standbyTimes: [Double] = []
+        var primaryTimes: [Double] = []
+        var standbyTimes: [Double] = []
         for (number, query) in queries.enumerated() {
             if number % 2 == 0 {
                 primaryTimes.append(try await IndexBenchmark.timedSearch(onPrimary, query, ranked: true))
@@ -45,28 +48,34 @@ extension PostgresBenchmark {
 
         // Read-your-writes: a write of one item, then at once a search for its word, through each store.
         var afterWrite: [String: [Double]] = [:]
-        let index = try await onStandby.index(account: account), primaryIndex = try await onPrimary.index(account: account)
+        let index = try await onStandby.index(account: account)
+        let primaryIndex = try await onPrimary.index(account: account)
         for number in 0..<options.writes {
             let word = "ryw\(number)word"
             var attributes = AttributeSet(contentType: .plainText)
             attributes.title = "written \(number)"
             attributes.textContent = "a fresh note with \(word) in it"
-            let item = SearchableItem(uniqueIdentifier: ItemIdentifier("ryw-\(number)"), domainIdentifier: nil, attributeSet: attributes,
-                                      expirationDate: .distantFuture)
+            let item = SearchableItem(
+                uniqueIdentifier: ItemIdentifier("ryw-\(number)"), domainIdentifier: nil, attributeSet: attributes,
+                expirationDate: .distantFuture)
             for (name, store, target) in [("standby", onStandby, index), ("primary", onPrimary, primaryIndex)] {
                 try await target.indexItems([item])
                 var found = 0
-                afterWrite[name, default: []].append(try await Measure.seconds {
-                    found = try await store.search(SearchQuery(word)).count
-                })
-                guard found == 1 else { throw BenchError("a search after its write on the \(name) found \(found) items, not 1") }
+                afterWrite[name, default: []].append(
+                    try await Measure.seconds {
+                        found = try await store.search(SearchQuery(word)).count
+                    })
+                guard found == 1 else {
+                    throw BenchError("a search after its write on the \(name) found \(found) items, not 1")
+                }
             }
         }
         let routing = try require(onStandby.readRouting, "the store with a standby has no read routing")
         let waits = routing.replayWaits.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
 
         func ms(_ values: [Double], _ p: Double) -> String { Measure.format(Measure.percentile(values, p) * 1000) }
-        print("""
+        print(
+            """
 
             | measure | on the standby | on the primary | standby ÷ primary |
             |---|---|---|---|
@@ -84,13 +93,19 @@ extension PostgresBenchmark {
 
     /// Waits until the standby has replayed everything the primary has written so far.
     static func waitForReplay(primary: PostgresServer, standby: PostgresServer) throws {
-        let written = try require(WALPosition(text: try primary.ownerConnection().execute("SELECT pg_current_wal_insert_lsn()::text").string(0, 0) ?? ""),
-                                  "no WAL position from the primary")
+        let written = try require(
+            WALPosition(
+                text: try primary.ownerConnection().execute("SELECT pg_current_wal_insert_lsn()::text").string(0, 0)
+                    ?? ""),
+            "no WAL position from the primary")
         let connection = try PostgresConnection(url: standby.appURL)
         let deadline = Date().addingTimeInterval(600)
         while Date() < deadline {
             if let text = try connection.execute("SELECT pg_last_wal_replay_lsn()::text").string(0, 0),
-               let replayed = WALPosition(text: text), replayed >= written { return }
+                let replayed = WALPosition(text: text), replayed >= written
+            {
+                return
+            }
             usleep(1_000)
         }
         throw BenchError("the standby did not replay the load within 10 minutes")

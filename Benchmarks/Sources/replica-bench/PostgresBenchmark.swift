@@ -30,7 +30,9 @@ enum PostgresBenchmark {
         defer { server.stop() }
         try migrate(server)
         let version = try server.ownerConnection().execute("SHOW server_version").string(0, 0) ?? "?"
-        print("PostgreSQL \(version), a throwaway server (scripts/postgres.sh, fsync on), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print(
+            "PostgreSQL \(version), a throwaway server (scripts/postgres.sh, fsync on), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        )
         if options.parts.contains("load") { try await loadAndSearch(server, options) }
         if options.parts.contains("quality") { try await quality(server, options) }
         if options.parts.contains("tenancy") { try await tenancy(server, options) }
@@ -39,8 +41,11 @@ enum PostgresBenchmark {
     }
 
     /// A store whose accounts live in the PostgreSQL database `url` names; `directory` holds its local things.
-    static func postgresStore(_ directory: String, url: String, configuration: Store.Configuration = Store.Configuration()) throws -> Store {
-        try Store(directory: URL(fileURLWithPath: directory), database: .postgres(url: url), configuration: configuration)
+    static func postgresStore(
+        _ directory: String, url: String, configuration: Store.Configuration = Store.Configuration()
+    ) throws -> Store {
+        try Store(
+            directory: URL(fileURLWithPath: directory), database: .postgres(url: url), configuration: configuration)
     }
 
     /// Opens a store once as the owner, which applies the schema's migrations; the app role then finds
@@ -61,10 +66,13 @@ enum PostgresBenchmark {
 
     /// The bytes of an account's items and ranking lists partitions (rows, TOAST, every index).
     static func partitionSize(_ server: PostgresServer, account: String) throws -> Int {
-        Int(try server.ownerConnection().execute("""
-            SELECT sum(pg_total_relation_size(format('replica.%I', replica.partition_name(t, $1))::regclass))::bigint
-            FROM unnest(ARRAY['items', 'ranking_lists', 'ranking_changes', 'ranking_state']) AS t
-            """, [.text(account)]).int(0, 0) ?? 0)
+        Int(
+            try server.ownerConnection().execute(
+                """
+                SELECT sum(pg_total_relation_size(format('replica.%I', replica.partition_name(t, $1))::regclass))::bigint
+                FROM unnest(ARRAY['items', 'ranking_lists', 'ranking_changes', 'ranking_state']) AS t
+                """, [.text(account)]
+            ).int(0, 0) ?? 0)
     }
 
     // MARK: Bulk indexing and ranked search
@@ -74,13 +82,21 @@ enum PostgresBenchmark {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: options.itemCount)
         let items = paragraphs.map(IndexBenchmark.makeItem)
         let bytes = paragraphs.reduce(0) { $0 + $1.body.utf8.count + $1.title.utf8.count }
-        print("\n## Bulk indexing and ranked search: \(paragraphs.count) paragraphs, \(bytes / 1_048_576) MiB of text, \(options.rounds) round(s)")
+        print(
+            "\n## Bulk indexing and ranked search: \(paragraphs.count) paragraphs, \(bytes / 1_048_576) MiB of text, \(options.rounds) round(s)"
+        )
         let common = Corpus.commonWords(from: paragraphs)
         let classes: [(name: String, queries: [String])] = [
             ("two words", Corpus.queries(from: paragraphs, count: options.queryCount, seed: 2026)),
-            ("two words each in >10% of items", zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" }),
+            (
+                "two words each in >10% of items",
+                zip(common, common.dropFirst() + common.prefix(1)).map { "\($0) \($1)" }
+            ),
             ("one word in >10% of items", common),
-            ("eight-word questions", Corpus.questions(from: paragraphs, count: max(options.queryCount / 2, 1), seed: 2027)),
+            (
+                "eight-word questions",
+                Corpus.questions(from: paragraphs, count: max(options.queryCount / 2, 1), seed: 2027)
+            ),
         ]
         let questions = classes[3].queries
         var rates: [String: [Double]] = [:]
@@ -102,9 +118,11 @@ enum PostgresBenchmark {
                     if contestant == "raw" {
                         try raw.connection.executeScript("VACUUM ANALYZE \(raw.table)")
                         try server.superuserConnection().executeScript("CHECKPOINT")
-                        for query in classes[0].queries.prefix(10) { _ = try raw.timedSearch(query) }   // warm-up
+                        for query in classes[0].queries.prefix(10) { _ = try raw.timedSearch(query) }  // warm-up
                         for (name, queries) in classes {
-                            for query in queries { times["raw", default: [:]][name, default: []].append(try raw.timedSearch(query)) }
+                            for query in queries {
+                                times["raw", default: [:]][name, default: []].append(try raw.timedSearch(query))
+                            }
                         }
                         for query in questions {
                             times["raw, stop words dropped", default: [:]][classes[3].name, default: []]
@@ -123,7 +141,8 @@ enum PostgresBenchmark {
                     let seconds = try await Measure.seconds { try await index.indexItems(items) }
                     rates["pg", default: []].append(Double(items.count) / seconds)
                     // As `replica sync` and `watch` do after a load: the ranking lists built.
-                    builds["pg", default: []].append(try await Measure.seconds { try await index.rebuildRankingLists() })
+                    builds["pg", default: []].append(
+                        try await Measure.seconds { try await index.rebuildRankingLists() })
                     try settle(server)
                     // Raw over the rows replica wrote, query by query in turn with replica's own searches, so
                     // that both meet the same moments of this shared machine (and as warm a cache).
@@ -134,11 +153,15 @@ enum PostgresBenchmark {
                         throw BenchError("raw over replica's rows found nothing for the first ten two-word queries")
                     }
                     for query in stemmed[0].prefix(10) { _ = try sameRows.timedSearch(query) }
-                    for query in classes[0].queries.prefix(10) { _ = try await IndexBenchmark.timedSearch(store, query, ranked: true) }
+                    for query in classes[0].queries.prefix(10) {
+                        _ = try await IndexBenchmark.timedSearch(store, query, ranked: true)
+                    }
                     for ((name, queries), tsqueries) in zip(classes, stemmed) {
                         for (query, tsquery) in zip(queries, tsqueries) {
-                            times["pg", default: [:]][name, default: []].append(try await IndexBenchmark.timedSearch(store, query, ranked: true))
-                            times["raw, replica's rows", default: [:]][name, default: []].append(try sameRows.timedSearch(tsquery))
+                            times["pg", default: [:]][name, default: []].append(
+                                try await IndexBenchmark.timedSearch(store, query, ranked: true))
+                            times["raw, replica's rows", default: [:]][name, default: []].append(
+                                try sameRows.timedSearch(tsquery))
                         }
                     }
                     sizes["pg"] = try partitionSize(server, account: account.rawValue)
@@ -153,7 +176,8 @@ enum PostgresBenchmark {
                     let index = try await store.index(account: "bench")
                     let seconds = try await Measure.seconds { try await index.indexItems(items) }
                     rates["sqlite", default: []].append(Double(items.count) / seconds)
-                    builds["sqlite", default: []].append(try await Measure.seconds { try await index.rebuildRankingLists() })
+                    builds["sqlite", default: []].append(
+                        try await Measure.seconds { try await index.rebuildRankingLists() })
                     times["sqlite"] = try await search(store, classes, adding: times["sqlite"] ?? [:])
                     sizes["sqlite"] = try await index.compactedFileSize()
                 }
@@ -161,11 +185,15 @@ enum PostgresBenchmark {
         }
         func median(_ name: String) -> Double? { rates[name].map(Measure.median) }
         func rate(_ name: String) -> String { median(name).map { String(Int($0)) } ?? "–" }
-        func divided(_ a: Double?, _ b: Double?) -> String { a.flatMap { a in b.map { Measure.format(a / $0) } } ?? "–" }
+        func divided(_ a: Double?, _ b: Double?) -> String {
+            a.flatMap { a in b.map { Measure.format(a / $0) } } ?? "–"
+        }
         func mebibytes(_ name: String) -> String { sizes[name].map { String($0 / 1_048_576) } ?? "–" }
         let ratios = zip(rates["pg"] ?? [], rates["raw"] ?? []).map { $0 / $1 }
-        let spread = ratios.isEmpty ? "" : " (rounds: \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!)))"
-        print("""
+        let spread =
+            ratios.isEmpty ? "" : " (rounds: \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!)))"
+        print(
+            """
 
             | measure | replica on PostgreSQL | raw PostgreSQL (COPY, then GIN index) | replica ÷ raw | replica on SQLite | PostgreSQL ÷ SQLite |
             |---|---|---|---|---|---|
@@ -174,12 +202,15 @@ enum PostgresBenchmark {
             | the ranking lists' build after the load, s (median) | \(builds["pg"].map { Measure.format(Measure.median($0)) } ?? "–") | – | – | \(builds["sqlite"].map { Measure.format(Measure.median($0)) } ?? "–") | \(divided(builds["pg"].map(Measure.median), builds["sqlite"].map(Measure.median))) |
             | size on disk, rows + TOAST + indexes (MiB) | \(mebibytes("pg")) | \(mebibytes("raw")) | \(divided(sizes["pg"].map(Double.init), sizes["raw"].map(Double.init))) | \(mebibytes("sqlite")) | \(divided(sizes["pg"].map(Double.init), sizes["sqlite"].map(Double.init))) |
             """)
-        func ms(_ values: [Double]?, _ p: Double) -> String { values.map { Measure.format(Measure.percentile($0, p) * 1000) } ?? "–" }
+        func ms(_ values: [Double]?, _ p: Double) -> String {
+            values.map { Measure.format(Measure.percentile($0, p) * 1000) } ?? "–"
+        }
         func ratio(_ a: [Double]?, _ b: [Double]?, _ p: Double) -> String {
             guard let a, let b else { return "–" }
             return Measure.format(Measure.percentile(a, p) / Measure.percentile(b, p))
         }
-        print("""
+        print(
+            """
 
             Ranked any-word top 20 (replica's default; raw: the words OR-ed, `ts_rank_cd`, `ORDER BY rank DESC LIMIT 20`), after `VACUUM ANALYZE`, ms:
 
@@ -188,31 +219,49 @@ enum PostgresBenchmark {
             """)
         for (name, queries) in classes {
             for p in [50.0, 99.0] {
-                let mine = times["pg"]?[name], theirs = times["raw"]?[name], local = times["sqlite"]?[name]
-                print("| \(name) (\(queries.count)) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | \(ms(local, p)) | \(ratio(mine, local, p)) |")
+                let mine = times["pg"]?[name]
+                let theirs = times["raw"]?[name]
+                let local = times["sqlite"]?[name]
+                print(
+                    "| \(name) (\(queries.count)) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | \(ms(local, p)) | \(ratio(mine, local, p)) |"
+                )
             }
         }
         for p in [50.0, 99.0] {
-            let mine = times["pg"]?[classes[3].name], theirs = times["raw, stop words dropped"]?[classes[3].name]
-            print("| eight-word questions, raw without English stop words (not the baseline) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | | |")
+            let mine = times["pg"]?[classes[3].name]
+            let theirs = times["raw, stop words dropped"]?[classes[3].name]
+            print(
+                "| eight-word questions, raw without English stop words (not the baseline) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | | |"
+            )
         }
         for (name, queries) in classes {
             for p in [50.0, 99.0] {
-                let mine = times["pg"]?[name], theirs = times["raw, replica's rows"]?[name]
-                print("| \(name) (\(queries.count)), raw over replica's own rows: its tsvectors, GIN index and stems (like for like) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | | |")
+                let mine = times["pg"]?[name]
+                let theirs = times["raw, replica's rows"]?[name]
+                print(
+                    "| \(name) (\(queries.count)), raw over replica's own rows: its tsvectors, GIN index and stems (like for like) | p\(Int(p)) | \(ms(mine, p)) | \(ms(theirs, p)) | \(ratio(mine, theirs, p)) | | |"
+                )
             }
         }
-        print("\nsign-out of the \(items.count)-item account on PostgreSQL: \(signOuts.map { Measure.format($0 * 1000) + " ms" }.joined(separator: ", "))")
+        print(
+            "\nsign-out of the \(items.count)-item account on PostgreSQL: \(signOuts.map { Measure.format($0 * 1000) + " ms" }.joined(separator: ", "))"
+        )
     }
 
     /// Times every query of every class on `store` (ranked any-word top 20, by the words alone), after a
     /// warm-up of ten two-word queries; returns `times` with the new times added, by class.
-    static func search(_ store: Store, _ classes: [(name: String, queries: [String])], adding times: [String: [Double]]) async throws
-        -> [String: [Double]] {
+    static func search(_ store: Store, _ classes: [(name: String, queries: [String])], adding times: [String: [Double]])
+        async throws
+        -> [String: [Double]]
+    {
         var times = times
-        for query in classes[0].queries.prefix(10) { _ = try await IndexBenchmark.timedSearch(store, query, ranked: true) }
+        for query in classes[0].queries.prefix(10) {
+            _ = try await IndexBenchmark.timedSearch(store, query, ranked: true)
+        }
         for (name, queries) in classes {
-            for query in queries { times[name, default: []].append(try await IndexBenchmark.timedSearch(store, query, ranked: true)) }
+            for query in queries {
+                times[name, default: []].append(try await IndexBenchmark.timedSearch(store, query, ranked: true))
+            }
         }
         return times
     }

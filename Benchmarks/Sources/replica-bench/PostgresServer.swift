@@ -1,6 +1,7 @@
 import Foundation
 import ReplicaPostgres
 import ReplicaSQLite
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,7 +55,8 @@ final class PostgresServer {
     /// A connection as the superuser, who signs in on the server's socket without a password
     /// (scripts/postgres.sh): for what only a superuser may do (`CHECKPOINT`, `ALTER SYSTEM`).
     func superuserConnection() throws -> PostgresConnection {
-        try PostgresConnection(url: ownerURL.replacingOccurrences(of: #"//[^@/]*@"#, with: "//postgres@", options: .regularExpression))
+        try PostgresConnection(
+            url: ownerURL.replacingOccurrences(of: #"//[^@/]*@"#, with: "//postgres@", options: .regularExpression))
     }
 
     /// A connection as the owner, for the raw baselines and for reading sizes.
@@ -69,7 +71,8 @@ final class PostgresServer {
     static func run(_ script: String, _ arguments: [String]) throws -> String {
         let folder = try Measure.scratchDirectory("pg-script")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let out = folder + "/out", err = folder + "/err"
+        let out = folder + "/out"
+        let err = folder + "/err"
         var pid: pid_t = 0
         let argv = ([script] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
@@ -79,7 +82,9 @@ final class PostgresServer {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard posix_spawn(&pid, script, &actions, nil, argv, environ) == 0 else { throw BenchError("cannot start \(script)") }
+        guard posix_spawn(&pid, script, &actions, nil, argv, environ) == 0 else {
+            throw BenchError("cannot start \(script)")
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let output = String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self)
@@ -110,7 +115,8 @@ final class RawPostgres {
 
     /// The schema `bench` and, once, its text search configuration `bench.simple_stop`.
     static func makeSchema(on connection: PostgresConnection) throws {
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             CREATE SCHEMA IF NOT EXISTS bench;
             DO $$ BEGIN
                 IF NOT EXISTS (SELECT FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace
@@ -129,16 +135,18 @@ final class RawPostgres {
     func load(_ paragraphs: [Paragraph], indexFirst: Bool) throws {
         let index = "CREATE INDEX ON \(table) USING gin (words)"
         try connection.transaction {
-            try connection.executeScript("""
+            try connection.executeScript(
+                """
                 CREATE TABLE \(table) (id bigint NOT NULL, title text NOT NULL, body text NOT NULL,
                     words tsvector GENERATED ALWAYS AS (setweight(to_tsvector('simple', title), 'A')
                                                         || setweight(to_tsvector('simple', body), 'D')) STORED)
                 """)
             if indexFirst { try connection.executeScript(index) }
-            try connection.copy(into: table, columns: ["id", "title", "body"],
-                                rows: paragraphs.lazy.enumerated().map { number, paragraph -> [PostgresValue] in
-                                    [.int(Int64(number)), .text(paragraph.title), .text(paragraph.body)]
-                                })
+            try connection.copy(
+                into: table, columns: ["id", "title", "body"],
+                rows: paragraphs.lazy.enumerated().map { number, paragraph -> [PostgresValue] in
+                    [.int(Int64(number)), .text(paragraph.title), .text(paragraph.body)]
+                })
             if !indexFirst { try connection.executeScript(index) }
         }
     }
@@ -146,18 +154,23 @@ final class RawPostgres {
     /// A ranked top 20 of the items with any of the words, read into strings; `dropStopWords` leaves
     /// out PostgreSQL's English stop words, as replica's ranked search leaves out function words.
     func timedSearch(_ text: String, dropStopWords: Bool = false) throws -> Double {
-        let query = dropStopWords
+        let query =
+            dropStopWords
             ? "to_tsquery('simple', replace(plainto_tsquery('bench.simple_stop', $1)::text, ' & ', ' | '))"
             : "to_tsquery('simple', $1)"
-        let argument = dropStopWords
+        let argument =
+            dropStopWords
             ? text
             : text.split(separator: " ").map { Self.quoted(String($0)) }.joined(separator: " | ")
         let start = DispatchTime.now().uptimeNanoseconds
-        let result = try connection.execute("""
+        let result = try connection.execute(
+            """
             SELECT id, title, body FROM \(table), \(query) AS q WHERE words @@ q ORDER BY ts_rank_cd(words, q) DESC LIMIT 20
             """, [.text(argument)])
         var bytes = 0
-        for row in 0..<result.rowCount { bytes += (result.string(row, 1)?.utf8.count ?? 0) + (result.string(row, 2)?.utf8.count ?? 0) }
+        for row in 0..<result.rowCount {
+            bytes += (result.string(row, 1)?.utf8.count ?? 0) + (result.string(row, 2)?.utf8.count ?? 0)
+        }
         _ = bytes
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
@@ -169,7 +182,9 @@ final class RawPostgres {
 
     /// The table's size with its index and TOAST, in bytes.
     var size: Int {
-        get throws { Int(try connection.execute("SELECT pg_total_relation_size($1::regclass)", [.text(table)]).int(0, 0) ?? 0) }
+        get throws {
+            Int(try connection.execute("SELECT pg_total_relation_size($1::regclass)", [.text(table)]).int(0, 0) ?? 0)
+        }
     }
 
     func drop() throws { try connection.executeScript("DROP TABLE IF EXISTS \(table)") }
@@ -193,7 +208,8 @@ final class RawOverReplicaRows {
     init(ownerURL: String, account: String) throws {
         connection = try PostgresConnection(url: ownerURL)
         try RawPostgres.makeSchema(on: connection)
-        partition = try connection.execute("SELECT replica.partition_name('items', $1)", [.text(account)]).string(0, 0) ?? ""
+        partition =
+            try connection.execute("SELECT replica.partition_name('items', $1)", [.text(account)]).string(0, 0) ?? ""
         stemmer = try Connection(path: ":memory:")
         try stemmer.execute("CREATE VIRTUAL TABLE words USING fts5(x, tokenize = '\(IndexBenchmark.tokenizer)')")
         try stemmer.execute("CREATE VIRTUAL TABLE stems USING fts5vocab(words, 'instance')")
@@ -202,9 +218,12 @@ final class RawOverReplicaRows {
     /// The query as replica ranks it: the stems of the words PostgreSQL's English stop list keeps (replica
     /// leaves out its own, nearly the same, list of function words), or of every word when none is kept.
     func tsquery(_ text: String) throws -> String {
-        let kept = try connection.execute("SELECT word FROM unnest(string_to_array($1, ' ')) AS word WHERE to_tsvector('bench.simple_stop', word) <> ''",
-                                          [.text(text)])
-        let words = kept.rowCount > 0 ? (0..<kept.rowCount).compactMap { kept.string($0, 0) } : text.split(separator: " ").map(String.init)
+        let kept = try connection.execute(
+            "SELECT word FROM unnest(string_to_array($1, ' ')) AS word WHERE to_tsvector('bench.simple_stop', word) <> ''",
+            [.text(text)])
+        let words =
+            kept.rowCount > 0
+            ? (0..<kept.rowCount).compactMap { kept.string($0, 0) } : text.split(separator: " ").map(String.init)
         try stemmer.execute("DELETE FROM words")
         try stemmer.execute("INSERT INTO words(x) VALUES (?)", [.text(words.joined(separator: " "))])
         let stems = try stemmer.cached("SELECT DISTINCT term FROM stems").rows { $0.text(0) ?? "" }
@@ -213,19 +232,25 @@ final class RawOverReplicaRows {
 
     /// Whether any row holds any of the stems.
     func matches(_ tsquery: String) throws -> Bool {
-        try connection.execute("SELECT EXISTS (SELECT 1 FROM replica.\(partition) AS i WHERE i.words @@ CAST($1 AS tsquery))", [.text(tsquery)])
-            .bool(0, 0) ?? false
+        try connection.execute(
+            "SELECT EXISTS (SELECT 1 FROM replica.\(partition) AS i WHERE i.words @@ CAST($1 AS tsquery))",
+            [.text(tsquery)]
+        )
+        .bool(0, 0) ?? false
     }
 
     /// A ranked top 20 of the rows with any of the stems, read into strings (the query made beforehand).
     func timedSearch(_ tsquery: String) throws -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
-        let result = try connection.execute("""
+        let result = try connection.execute(
+            """
             SELECT i.id, i.title, i.body FROM replica.\(partition) AS i, CAST($1 AS tsquery) AS q WHERE i.words @@ q
             ORDER BY ts_rank_cd(i.words, q) DESC LIMIT 20
             """, [.text(tsquery)])
         var bytes = 0
-        for row in 0..<result.rowCount { bytes += (result.string(row, 1)?.utf8.count ?? 0) + (result.string(row, 2)?.utf8.count ?? 0) }
+        for row in 0..<result.rowCount {
+            bytes += (result.string(row, 1)?.utf8.count ?? 0) + (result.string(row, 2)?.utf8.count ?? 0)
+        }
         _ = bytes
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }

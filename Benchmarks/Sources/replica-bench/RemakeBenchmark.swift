@@ -1,19 +1,28 @@
 import Foundation
 import Replica
+import ReplicaPostgres
 import ReplicaSQLite
 import Synchronization
-import ReplicaPostgres
 
 /// Issue 45 §4: an index whose words another analyzer made, made again in the background (a batch per
 /// transaction into a new full-text table, swapped in at once), beside bulk indexing of the same items
 /// in the same round.
 enum RemakeBenchmark {
-    static func run(corpus: String, itemCount: Int, rounds: Int, batchSize: Int, postgres: Bool, script: String) async throws {
+    static func run(corpus: String, itemCount: Int, rounds: Int, batchSize: Int, postgres: Bool, script: String)
+        async throws
+    {
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let items = paragraphs.map(IndexBenchmark.makeItem)
-        print("corpus: \(paragraphs.count) paragraphs, \(rounds) rounds, \(batchSize) items a transaction, on \(postgres ? "PostgreSQL" : "SQLite")")
-        var bulk: [Double] = [], listBuild: [Double] = [], remade: [Double] = [], remadeWithLists: [Double] = []
-        var searchesDuring: [Double] = [], searchesBefore: [Double] = [], swaps: [Double] = []
+        print(
+            "corpus: \(paragraphs.count) paragraphs, \(rounds) rounds, \(batchSize) items a transaction, on \(postgres ? "PostgreSQL" : "SQLite")"
+        )
+        var bulk: [Double] = []
+        var listBuild: [Double] = []
+        var remade: [Double] = []
+        var remadeWithLists: [Double] = []
+        var searchesDuring: [Double] = []
+        var searchesBefore: [Double] = []
+        var swaps: [Double] = []
         // On PostgreSQL: a throwaway server (fsync on), each round an account of its own.
         let server = postgres ? try PostgresServer(script: script, name: "remake") : nil
         defer { server?.stop() }
@@ -35,14 +44,20 @@ enum RemakeBenchmark {
             for lists in [false, true] {
                 if lists { listBuild.append(try await Measure.seconds { try await index.rebuildRankingLists() }) }
                 if let server {
-                    try server.ownerConnection().executeScript("UPDATE replica.meta SET value = 'an older analyzer' WHERE key = 'analyzer' AND account = '\(account)'")
+                    try server.ownerConnection().executeScript(
+                        "UPDATE replica.meta SET value = 'an older analyzer' WHERE key = 'analyzer' AND account = '\(account)'"
+                    )
                 } else {
-                    try Connection(path: path).execute("UPDATE meta SET value = 'an older analyzer' WHERE key = 'analyzer'")
+                    try Connection(path: path).execute(
+                        "UPDATE meta SET value = 'an older analyzer' WHERE key = 'analyzer'")
                 }
                 store = try open(directory)
                 index = try await store.index(account: account)
                 if lists {
-                    for _ in 0..<50 { searchesBefore.append(try await IndexBenchmark.timedSearch(store, "memory allocation", ranked: true)) }
+                    for _ in 0..<50 {
+                        searchesBefore.append(
+                            try await IndexBenchmark.timedSearch(store, "memory allocation", ranked: true))
+                    }
                 }
                 let searching = Task { [store] in
                     // Searches while the words are made again (in the pass with lists; the pass without
@@ -69,8 +84,11 @@ enum RemakeBenchmark {
         let bulkRate = n / Measure.median(bulk)
         let ratios = zip(remade, bulk).map { $1 / $0 }
         let withLists = zip(zip(remadeWithLists, bulk), listBuild).map { pair, build in (pair.1 + build) / pair.0 }
-        func ms(_ p: Double, _ times: [Double]? = nil) -> String { Measure.format(Measure.percentile(times ?? searchesDuring, p) * 1000) }
-        print("""
+        func ms(_ p: Double, _ times: [Double]? = nil) -> String {
+            Measure.format(Measure.percentile(times ?? searchesDuring, p) * 1000)
+        }
+        print(
+            """
 
             | measure | bulk indexing (same round) | words made again | made again ÷ bulk |
             |---|---|---|---|

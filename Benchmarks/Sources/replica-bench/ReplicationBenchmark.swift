@@ -36,7 +36,8 @@ enum ReplicationBenchmark {
         var changed = Projection.default(for: "doc")
         changed.version = 2
         changed.attributes = [(.title, ["title"]), (.textContent, ["body"]), (.keywords, ["path"])]
-        let v2 = ProjectionEngine(store: store, projections: ProjectionSet([changed], indexName: Store.defaultIndexName))
+        let v2 = ProjectionEngine(
+            store: store, projections: ProjectionSet([changed], indexName: Store.defaultIndexName))
         let searching = SearchLoop(store: store, queries: queries)
         let searcher = Task.detached { await searching.run() }
         let rebuildSeconds = try await Measure.seconds { _ = try await v2.catchUp(account: "bench") }
@@ -47,7 +48,8 @@ enum ReplicationBenchmark {
         var retyped = changed
         retyped.version = 3
         retyped.contentType = .markdown
-        let v3 = ProjectionEngine(store: store, projections: ProjectionSet([retyped], indexName: Store.defaultIndexName))
+        let v3 = ProjectionEngine(
+            store: store, projections: ProjectionSet([retyped], indexName: Store.defaultIndexName))
         let metadataSeconds = try await Measure.seconds { _ = try await v3.catchUp(account: "bench") }
 
         // The text-changing rebuild again, with nothing searching meanwhile: what the searches cost it.
@@ -60,24 +62,31 @@ enum ReplicationBenchmark {
         // Change log to searchable: one record written, caught up and found, many times.
         let raw = try RawFTS5(path: directory + "/raw.sqlite")
         try raw.insert(paragraphs)
-        var replicaLatencies: [Double] = [], rawLatencies: [Double] = []
+        var replicaLatencies: [Double] = []
+        var rawLatencies: [Double] = []
         for n in 0..<writes {
             let word = "zqfresh\(n)x"
-            let fresh = Record(account: "bench", kind: "doc", id: "fresh\(n)", version: 1,
-                               fields: [("title", .string("Fresh \(n)")), ("body", .string("a newly written \(word) paragraph"))])
-            replicaLatencies.append(try await Measure.seconds {
-                try await store.records.write([fresh])
-                _ = try await v3.catchUp(account: "bench")
-                let found = try await store.search(SearchQuery(word)).count
-                precondition(found == 1, "the fresh record must be found")
-            })
-            rawLatencies.append(try Measure.secondsNow {
-                try raw.connection.transaction {
-                    try raw.connection.cached("INSERT INTO t(title, body) VALUES (?, ?)").run([.text("Fresh \(n)"), .text("a newly written \(word) paragraph")])
-                }
-                let rows = try raw.connection.cached("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT 20").rows([.text("\"\(word)\"")]) { $0.int64(0) }
-                precondition(rows.count == 1)
-            })
+            let fresh = Record(
+                account: "bench", kind: "doc", id: "fresh\(n)", version: 1,
+                fields: [("title", .string("Fresh \(n)")), ("body", .string("a newly written \(word) paragraph"))])
+            replicaLatencies.append(
+                try await Measure.seconds {
+                    try await store.records.write([fresh])
+                    _ = try await v3.catchUp(account: "bench")
+                    let found = try await store.search(SearchQuery(word)).count
+                    precondition(found == 1, "the fresh record must be found")
+                })
+            rawLatencies.append(
+                try Measure.secondsNow {
+                    try raw.connection.transaction {
+                        try raw.connection.cached("INSERT INTO t(title, body) VALUES (?, ?)").run([
+                            .text("Fresh \(n)"), .text("a newly written \(word) paragraph"),
+                        ])
+                    }
+                    let rows = try raw.connection.cached("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT 20")
+                        .rows([.text("\"\(word)\"")]) { $0.int64(0) }
+                    precondition(rows.count == 1)
+                })
         }
 
         // Switch-account: the 100,000-item account is signed out (its files deleted) and another signed in.
@@ -91,7 +100,8 @@ enum ReplicationBenchmark {
 
         let bulkRate = Double(items.count) / bulkSeconds
         func ms(_ values: [Double], _ p: Double) -> String { Measure.format(Measure.percentile(values, p) * 1000) }
-        print("""
+        print(
+            """
 
             | measure | baseline | replica | ratio | target |
             |---|---|---|---|---|
@@ -107,8 +117,12 @@ enum ReplicationBenchmark {
     }
 
     static func record(_ paragraph: Paragraph) -> Record {
-        Record(account: "bench", kind: "doc", id: paragraph.identifier, version: 1,
-               fields: [("title", .string(paragraph.title)), ("body", .string(paragraph.body)), ("path", .string(paragraph.path))])
+        Record(
+            account: "bench", kind: "doc", id: paragraph.identifier, version: 1,
+            fields: [
+                ("title", .string(paragraph.title)), ("body", .string(paragraph.body)),
+                ("path", .string(paragraph.path)),
+            ])
     }
 
     /// Searches in a loop from another task until stopped; returns each search's latency.
@@ -130,7 +144,9 @@ enum ReplicationBenchmark {
             while !stopped.load(ordering: .relaxed) {
                 let query = SearchQuery(queries[n % queries.count], limit: 20)
                 n += 1
-                if let seconds = try? await Measure.seconds({ _ = try await store.search(query) }) { latencies.append(seconds) }
+                if let seconds = try? await Measure.seconds({ _ = try await store.search(query) }) {
+                    latencies.append(seconds)
+                }
             }
             return latencies
         }

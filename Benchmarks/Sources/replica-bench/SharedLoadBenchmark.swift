@@ -3,6 +3,7 @@ import Replica
 import ReplicaPostgres
 import ReplicaSQLite
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,7 +20,8 @@ import Glibc
 /// in the index and a sample searchable by its word; errors are counted by kind.
 enum SharedLoadBenchmark {
     static let accounts: [AccountID] = ["alice", "bob"]
-    static let roles = ["api", "api", "api", "records", "records", "records", "table", "table"]
+    static let roles =
+        ["api", "api", "api", "records", "records", "records", "table", "table"]
         + Array(repeating: "search", count: 8)
     /// The words items are made of and searches look for.
     static let vocabulary = """
@@ -66,9 +68,12 @@ enum SharedLoadBenchmark {
             writes = json["writes"]?.intValue ?? 0
             stale = json["stale"]?.intValue ?? 0
             seconds = json["seconds"]?.doubleValue ?? 0
-            for (account, list) in json["identifiers"]?.objectValue ?? [] { identifiers[account] = list.arrayValue?.compactMap(\.stringValue) }
+            for (account, list) in json["identifiers"]?.objectValue ?? [] {
+                identifiers[account] = list.arrayValue?.compactMap(\.stringValue)
+            }
             words = (json["words"]?.arrayValue ?? []).compactMap { pair in
-                guard let account = pair.arrayValue?.first?.stringValue, let word = pair.arrayValue?.last?.stringValue else { return nil }
+                guard let account = pair.arrayValue?.first?.stringValue, let word = pair.arrayValue?.last?.stringValue
+                else { return nil }
                 return (account, word)
             }
             for (reason, count) in json["errors"]?.objectValue ?? [] { errors[reason] = count.intValue ?? 0 }
@@ -80,7 +85,8 @@ enum SharedLoadBenchmark {
 
         mutating func note(_ error: any Error) {
             // The error's code and its first words: replica's errors never carry indexed text.
-            let reason = (error as? ReplicaError).map { "\($0.code.rawValue): \($0.message.prefix(80))" }
+            let reason =
+                (error as? ReplicaError).map { "\($0.code.rawValue): \($0.message.prefix(80))" }
                 ?? String(describing: type(of: error)) + " (" + String(String(describing: error).prefix(120)) + ")"
             errors[reason, default: 0] += 1
         }
@@ -109,17 +115,20 @@ enum SharedLoadBenchmark {
 
         static func fromEnvironment() throws -> Place {
             let environment = ProcessInfo.processInfo.environment
-            return Place(store: try require(environment["REPLICA_BENCH_STORE"], "the worker needs REPLICA_BENCH_STORE"),
-                         database: environment["REPLICA_DATABASE"], readDatabase: environment["REPLICA_READ_DATABASE"],
-                         app: try require(environment["REPLICA_BENCH_APP"], "the worker needs REPLICA_BENCH_APP"),
-                         searchRate: environment["REPLICA_BENCH_SEARCH_RATE"].flatMap(Double.init))
+            return Place(
+                store: try require(environment["REPLICA_BENCH_STORE"], "the worker needs REPLICA_BENCH_STORE"),
+                database: environment["REPLICA_DATABASE"], readDatabase: environment["REPLICA_READ_DATABASE"],
+                app: try require(environment["REPLICA_BENCH_APP"], "the worker needs REPLICA_BENCH_APP"),
+                searchRate: environment["REPLICA_BENCH_SEARCH_RATE"].flatMap(Double.init))
         }
 
         func openStore() throws -> Store {
             guard let database else { return try Store(directory: URL(fileURLWithPath: store)) }
             var configuration = Store.Configuration()
             configuration.readDatabase = readDatabase.map { Store.ReadDatabase(url: $0) }
-            return try Store(directory: URL(fileURLWithPath: store), database: .postgres(url: database), configuration: configuration)
+            return try Store(
+                directory: URL(fileURLWithPath: store), database: .postgres(url: database), configuration: configuration
+            )
         }
     }
 
@@ -127,11 +136,13 @@ enum SharedLoadBenchmark {
 
     /// - Parameter searchRate: searches a second, all searchers together (each waits its share between
     ///   searches); `nil`: each searcher searches again 20 ms after its last search ended.
-    static func run(replica: String, script: String, seconds: Int, backends: [String], searchRate: Double?) async throws {
+    static func run(replica: String, script: String, seconds: Int, backends: [String], searchRate: Double?) async throws
+    {
         let me = try require(Bundle.main.executablePath, "cannot tell where replica-bench is")
-        print("shared load: \(seconds) s a backend; 8 writer processes (3 API, 3 record store, 2 a followed table of the app's), "
-            + "8 searcher processes (\(searchRate.map { "\(Measure.format($0, 1)) searches a second in all" } ?? "each 20 ms after the last"))"
-            + ", `replica watch` in its own; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print(
+            "shared load: \(seconds) s a backend; 8 writer processes (3 API, 3 record store, 2 a followed table of the app's), "
+                + "8 searcher processes (\(searchRate.map { "\(Measure.format($0, 1)) searches a second in all" } ?? "each 20 ms after the last"))"
+                + ", `replica watch` in its own; \(ProcessInfo.processInfo.activeProcessorCount) cores")
         for backend in backends {
             FileHandle.standardError.write(Data("shared load: \(backend)\n".utf8))
             let root = try Measure.scratchDirectory("shared-load")
@@ -146,43 +157,61 @@ enum SharedLoadBenchmark {
                 try PostgresBenchmark.migrate(primary)
                 let standby = try PostgresServer(script: script, name: "shared-standby", standbyOf: primary)
                 servers.append(standby)
-                try primary.ownerConnection().executeScript("""
+                try primary.ownerConnection().executeScript(
+                    """
                     CREATE SCHEMA app;
                     CREATE TABLE app.notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text);
                     """)
                 followed = primary.ownerURL + "&options=-csearch_path%3Dapp"
-                place = Place(store: root + "/store", database: primary.appURL, readDatabase: standby.appURL, app: followed, searchRate: searchRate)
+                place = Place(
+                    store: root + "/store", database: primary.appURL, readDatabase: standby.appURL, app: followed,
+                    searchRate: searchRate)
             } else {
                 followed = root + "/app.sqlite"
                 let app = try Connection(path: followed)
                 try app.execute("PRAGMA journal_mode = WAL")
-                try app.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT, body TEXT)")
-                place = Place(store: root + "/store", database: nil, readDatabase: nil, app: followed, searchRate: searchRate)
+                try app.execute(
+                    "CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT, body TEXT)"
+                )
+                place = Place(
+                    store: root + "/store", database: nil, readDatabase: nil, app: followed, searchRate: searchRate)
             }
             let config = root + "/config.json"
-            try JSON.object([("follow", .array([.object([
-                ("database", .string(followed)), ("table", "notes"), ("kind", "note"),
-                ("account", .object([("column", "owner")])), ("version", "revision"),
-            ])]))]).serialized().write(toFile: config, atomically: true, encoding: .utf8)
+            try JSON.object([
+                (
+                    "follow",
+                    .array([
+                        .object([
+                            ("database", .string(followed)), ("table", "notes"), ("kind", "note"),
+                            ("account", .object([("column", "owner")])), ("version", "revision"),
+                        ])
+                    ])
+                )
+            ]).serialized().write(toFile: config, atomically: true, encoding: .utf8)
 
             let store = try place.openStore()
             for account in accounts { try await store.signIn(account) }
             // The triggers go in before the app writes (as an app's deployment would install them).
             let tables = try ConfigurationFile.load(from: URL(fileURLWithPath: config)).followedTables
-            _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName),
-                                           followedTables: tables).catchUpAllAccounts()
+            _ = try await ProjectionEngine(
+                store: store, projections: ProjectionSet(indexName: Store.defaultIndexName),
+                followedTables: tables
+            ).catchUpAllAccounts()
 
             let logs = root + "/logs"
             try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
             let watchLog = open(logs + "/watch.err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             defer { close(watchLog) }
-            let watcher = try ChildProcess([replica, "--store", place.store, "--config", config, "watch"], environment: place.environment,
-                                           standardError: .descriptor(watchLog))
+            let watcher = try ChildProcess(
+                [replica, "--store", place.store, "--config", config, "watch"], environment: place.environment,
+                standardError: .descriptor(watchLog))
             var peak = 0
             var workers: [ChildProcess] = []
             for (number, role) in roles.enumerated() {
-                workers.append(try ChildProcess([me, "shared-load-worker", role, String(number), String(seconds), logs + "/\(number).json"],
-                                                environment: place.environment, standardError: .descriptor(watchLog)))
+                workers.append(
+                    try ChildProcess(
+                        [me, "shared-load-worker", role, String(number), String(seconds), logs + "/\(number).json"],
+                        environment: place.environment, standardError: .descriptor(watchLog)))
             }
             while workers.contains(where: \.isRunning) {
                 peak = max(peak, LoadBenchmark.residentKilobytes(of: watcher.processIdentifier))
@@ -192,7 +221,9 @@ enum SharedLoadBenchmark {
                 let ending = worker.waitUntilExit()
                 return ending.wasSignaled || ending.status != 0
             }
-            guard failed.isEmpty else { throw BenchError("workers \(failed.map(\.offset)) failed: see \(logs)/watch.err") }
+            guard failed.isEmpty else {
+                throw BenchError("workers \(failed.map(\.offset)) failed: see \(logs)/watch.err")
+            }
             let reports = try roles.indices.map { number in
                 try Report(json: JSON.parse(String(contentsOfFile: logs + "/\(number).json", encoding: .utf8)))
             }
@@ -200,7 +231,9 @@ enum SharedLoadBenchmark {
             // Every write in the index (by identifier, within two minutes of the end), and a sample found by its word.
             let ended = Date()
             var missing: [String: [String]] = [:]
-            for report in reports { for (account, identifiers) in report.identifiers { missing[account, default: []] += identifiers } }
+            for report in reports {
+                for (account, identifiers) in report.identifiers { missing[account, default: []] += identifiers }
+            }
             let written = missing.values.reduce(0) { $0 + $1.count }
             while missing.values.contains(where: { !$0.isEmpty }), Date().timeIntervalSince(ended) < 120 {
                 for (account, identifiers) in missing {
@@ -219,7 +252,8 @@ enum SharedLoadBenchmark {
             let caughtUp = Date().timeIntervalSince(ended)
             let lost = missing.values.reduce(0) { $0 + $1.count }
             var generator = SystemRandomNumberGenerator()
-            var unsearchable = 0, sampled = 0
+            var unsearchable = 0
+            var sampled = 0
             for report in reports where !report.words.isEmpty {
                 for (account, word) in (0..<50).compactMap({ _ in report.words.randomElement(using: &generator) }) {
                     sampled += 1
@@ -234,20 +268,31 @@ enum SharedLoadBenchmark {
             var size = ""
             if let primary = servers.first {
                 let connection = try primary.ownerConnection()
-                let bytes = try connection.execute("""
-                    SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE n.nspname = 'replica' AND c.relkind = 'r'
-                    """).int(0, 0) ?? 0
+                let bytes =
+                    try connection.execute(
+                        """
+                        SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                        WHERE n.nspname = 'replica' AND c.relkind = 'r'
+                        """
+                    ).int(0, 0) ?? 0
                 size = "replica's tables on PostgreSQL after the run (rows, TOAST, indexes): \(bytes / 1_048_576) MiB"
             } else {
                 size = "the store's folder after the run: \(directorySize(place.store) / 1_048_576) MiB"
             }
 
-            func ms(_ values: [Double], _ p: Double) -> String { values.isEmpty ? "–" : Measure.format(Measure.percentile(values, p) * 1000) }
-            let searches = reports.flatMap(\.searches), waits = reports.flatMap(\.replayWaits), searchable = reports.flatMap(\.waits)
+            func ms(_ values: [Double], _ p: Double) -> String {
+                values.isEmpty ? "–" : Measure.format(Measure.percentile(values, p) * 1000)
+            }
+            let searches = reports.flatMap(\.searches)
+            let waits = reports.flatMap(\.replayWaits)
+            let searchable = reports.flatMap(\.waits)
             let elapsed = Double(seconds)
-            print("\n## \(backend == "postgres" ? "PostgreSQL (a primary and a streaming standby; reads through the standby)" : "SQLite files (one store folder)")")
-            print("| writers | processes | writes | writes a second | not in the index 2 min after the end |\n|---|---|---|---|---|")
+            print(
+                "\n## \(backend == "postgres" ? "PostgreSQL (a primary and a streaming standby; reads through the standby)" : "SQLite files (one store folder)")"
+            )
+            print(
+                "| writers | processes | writes | writes a second | not in the index 2 min after the end |\n|---|---|---|---|---|"
+            )
             for role in ["api", "records", "table"] {
                 let mine = reports.filter { $0.role == role }
                 let count = mine.reduce(0) { $0 + $1.writes }
@@ -258,9 +303,12 @@ enum SharedLoadBenchmark {
             let errors = reports.reduce(into: [String: Int]()) { sum, report in
                 for (reason, count) in report.errors { sum[report.role + " " + reason, default: 0] += count }
             }
-            var routing = reports.reduce(into: [String: Int]()) { sum, report in for (name, count) in report.routing { sum[name, default: 0] += count } }
+            var routing = reports.reduce(into: [String: Int]()) { sum, report in
+                for (name, count) in report.routing { sum[name, default: 0] += count }
+            }
             if routing.isEmpty { routing["(no standby)"] = 0 }
-            print("""
+            print(
+                """
 
                 - items written: \(written); not in the index 2 min after the writers stopped: \(lost)\(lost == 0 ? "; the last one in the index \(Measure.format(caughtUp)) s after they stopped" : "")
                 - sampled words found by a search: \(sampled - unsearchable) of \(sampled)
@@ -303,13 +351,17 @@ enum SharedLoadBenchmark {
         case "api":
             let index = try await store.index(account: account)
             while ContinuousClock.now < deadline {
-                let word = "zqapi\(number)x\(sequence)", identifier = "api-\(number)-\(sequence)"
+                let word = "zqapi\(number)x\(sequence)"
+                let identifier = "api-\(number)-\(sequence)"
                 var attributes = AttributeSet(contentType: .plainText)
                 attributes.title = sentence(3)
                 attributes.textContent = "\(word) \(sentence(12))"
                 do {
-                    try await index.indexItems([SearchableItem(uniqueIdentifier: ItemIdentifier(identifier), attributeSet: attributes,
-                                                               expirationDate: .distantFuture)])
+                    try await index.indexItems([
+                        SearchableItem(
+                            uniqueIdentifier: ItemIdentifier(identifier), attributeSet: attributes,
+                            expirationDate: .distantFuture)
+                    ])
                     report.writes += 1
                     report.identifiers[account.rawValue, default: []].append(identifier)
                     report.words.append((account.rawValue, word))
@@ -323,8 +375,13 @@ enum SharedLoadBenchmark {
                 var batch: [Record] = []
                 for _ in 0..<5 {
                     let id = "r\(number)-\(sequence)"
-                    batch.append(Record(account: account, kind: "memo", id: id, version: 1,
-                                        fields: ["title": .string(sentence(3)), "body": .string("zqrec\(number)x\(sequence) \(sentence(12))")]))
+                    batch.append(
+                        Record(
+                            account: account, kind: "memo", id: id, version: 1,
+                            fields: [
+                                "title": .string(sentence(3)),
+                                "body": .string("zqrec\(number)x\(sequence) \(sentence(12))"),
+                            ]))
                     sequence += 1
                 }
                 do {
@@ -335,15 +392,18 @@ enum SharedLoadBenchmark {
                         let written = ContinuousClock.now
                         if try await store.records.waitUntilSearchable(account: account, timeout: .seconds(60)) {
                             let took = ContinuousClock.now - written
-                            report.waits.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
+                            report.waits.append(
+                                Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
                         } else {
                             report.errors["not searchable within 60 s", default: 0] += 1
                         }
                     }
                     report.writes += batch.count
                     for record in batch {
-                        report.identifiers[account.rawValue, default: []].append("memo:\(account.rawValue):\(record.id)")
-                        report.words.append((account.rawValue, "zqrec\(number)x\(record.id.split(separator: "-").last!)"))
+                        report.identifiers[account.rawValue, default: []].append(
+                            "memo:\(account.rawValue):\(record.id)")
+                        report.words.append(
+                            (account.rawValue, "zqrec\(number)x\(record.id.split(separator: "-").last!)"))
                     }
                 } catch { report.note(error) }
                 try await Task.sleep(for: .milliseconds(100))
@@ -352,8 +412,10 @@ enum SharedLoadBenchmark {
             let write = try tableWriter(place.app)
             while ContinuousClock.now < deadline {
                 let rows = (0..<10).map { offset in
-                    (id: Int64(number) * 100_000_000 + Int64(sequence + offset), title: sentence(3),
-                     body: "zqrow\(number)x\(sequence + offset) \(sentence(12))")
+                    (
+                        id: Int64(number) * 100_000_000 + Int64(sequence + offset), title: sentence(3),
+                        body: "zqrow\(number)x\(sequence + offset) \(sentence(12))"
+                    )
                 }
                 sequence += rows.count
                 do {
@@ -366,7 +428,7 @@ enum SharedLoadBenchmark {
                 } catch { report.note(error) }
                 try await Task.sleep(for: .milliseconds(100))
             }
-        default:   // search
+        default:  // search
             // With a rate, each of the 8 searchers starts a search every 8/rate seconds (skipping a turn it
             // is late for), so that both backends get the same searches to serve.
             let interval = place.searchRate.map { Duration.seconds(8 / $0) }
@@ -386,30 +448,37 @@ enum SharedLoadBenchmark {
         let took = ContinuousClock.now - started
         report.seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
         if let routing = store.readRouting {
-            report.routing = ["standby": routing.servedByStandby, "primary after waiting": routing.servedByPrimaryAfterWaiting,
-                              "primary, standby unavailable": routing.servedByPrimaryStandbyUnavailable]
-            report.replayWaits = routing.replayWaits.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+            report.routing = [
+                "standby": routing.servedByStandby, "primary after waiting": routing.servedByPrimaryAfterWaiting,
+                "primary, standby unavailable": routing.servedByPrimaryStandbyUnavailable,
+            ]
+            report.replayWaits = routing.replayWaits.map {
+                Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18
+            }
         }
         try report.json.serialized().write(toFile: output, atomically: true, encoding: .utf8)
     }
 
     /// Writes rows of the app's table, one transaction a batch: on PostgreSQL with a statement of its
     /// own, on SQLite through a connection of its own (waiting its turn behind the other writer).
-    static func tableWriter(_ app: String) throws -> (String, [(id: Int64, title: String, body: String)]) throws -> Void {
+    static func tableWriter(_ app: String) throws -> (String, [(id: Int64, title: String, body: String)]) throws -> Void
+    {
         if app.hasPrefix("postgresql://") {
             let connection = try PostgresConnection(url: app)
             return { owner, rows in
                 try connection.transaction {
                     for row in rows {
-                        try connection.execute("INSERT INTO notes(id, owner, revision, title, body) VALUES ($1, $2, 1, $3, $4)",
-                                               [.int(row.id), .text(owner), .text(row.title), .text(row.body)])
+                        try connection.execute(
+                            "INSERT INTO notes(id, owner, revision, title, body) VALUES ($1, $2, 1, $3, $4)",
+                            [.int(row.id), .text(owner), .text(row.title), .text(row.body)])
                     }
                 }
             }
         }
         let connection = try Connection(path: app)
         return { owner, rows in
-            let insert = try connection.cached("INSERT INTO notes(id, owner, revision, title, body) VALUES (?, ?, 1, ?, ?)")
+            let insert = try connection.cached(
+                "INSERT INTO notes(id, owner, revision, title, body) VALUES (?, ?, 1, ?, ?)")
             try connection.transaction {
                 for row in rows { try insert.run([.integer(row.id), .text(owner), .text(row.title), .text(row.body)]) }
             }

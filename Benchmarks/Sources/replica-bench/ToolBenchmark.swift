@@ -12,9 +12,14 @@ enum ToolBenchmark {
         let raw = try RawFTS5(path: directory + "/raw.sqlite")
         try raw.insert(paragraphs)
         // Two-word queries with at least 20 matches: the page is full, and all 20 are hydrated.
-        let queries = Array(try Corpus.queries(from: paragraphs, count: queryCount * 20, seed: 11).filter { try raw.count($0, upTo: 20) == 20 }
+        let queries = Array(
+            try Corpus.queries(from: paragraphs, count: queryCount * 20, seed: 11).filter {
+                try raw.count($0, upTo: 20) == 20
+            }
             .prefix(queryCount))
-        print("corpus: \(paragraphs.count) paragraphs as records of kind 'doc'; \(queries.count) two-word queries with 20 or more matches")
+        print(
+            "corpus: \(paragraphs.count) paragraphs as records of kind 'doc'; \(queries.count) two-word queries with 20 or more matches"
+        )
 
         let store = try Store(directory: URL(fileURLWithPath: directory + "/store"))
         try await store.signIn("bench")
@@ -22,12 +27,14 @@ enum ToolBenchmark {
         for start in stride(from: 0, to: records.count, by: 5000) {
             try await store.records.write(Array(records[start..<min(start + 5000, records.count)]))
         }
-        _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "bench")
+        _ = try await ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+            .catchUp(account: "bench")
 
         // As replica mcp sets it up: the record store's projections, so each call catches up first and
         // hydration refreshes records' results from their records.
         func tool(_ guide: Guide, fetch: [AttributeKey] = []) -> SearchTool {
-            var configuration = SearchTool.Configuration(sources: [.index(IndexSource(fetchAttributes: fetch))], guide: guide)
+            var configuration = SearchTool.Configuration(
+                sources: [.index(IndexSource(fetchAttributes: fetch))], guide: guide)
             configuration.hydration = Hydration(projections: ProjectionSet(indexName: Store.defaultIndexName))
             return SearchTool(store: store, configuration: configuration)
         }
@@ -41,10 +48,15 @@ enum ToolBenchmark {
             _ = try raw.timedSearch(query)
             _ = await structured.call(arguments: arguments(query))
         }
-        var rawTimes: [Double] = [], searchTimes: [Double] = [], toolTimes: [Double] = [], fullTimes: [Double] = []
+        var rawTimes: [Double] = []
+        var searchTimes: [Double] = []
+        var toolTimes: [Double] = []
+        var fullTimes: [Double] = []
         var catchUpTimes: [Double] = []
         let engine = ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName))
-        var structuredBytes: [Double] = [], compactBytes: [Double] = [], shown: [Double] = []
+        var structuredBytes: [Double] = []
+        var compactBytes: [Double] = []
+        var shown: [Double] = []
         for (n, query) in queries.enumerated() {
             // Alternate the order so neither side always runs on a warmer cache.
             if n % 2 == 0 { rawTimes.append(try raw.timedSearch(query)) }
@@ -67,7 +79,8 @@ enum ToolBenchmark {
 
         func ms(_ values: [Double], _ p: Double) -> String { Measure.format(Measure.percentile(values, p) * 1000) }
         let mean = { (values: [Double]) in values.reduce(0, +) / Double(max(values.count, 1)) }
-        print("""
+        print(
+            """
 
             | measure | baseline | replica | ratio | target |
             |---|---|---|---|---|
@@ -99,21 +112,33 @@ enum ToolBenchmark {
         func send(_ message: JSON) {
             input.write(Data((message.serialized() + "\n").utf8))
         }
-        send(.object([("jsonrpc", "2.0"), ("id", 0), ("method", "initialize"),
-                      ("params", .object([("protocolVersion", "2025-11-25"), ("capabilities", .object([])),
-                                          ("clientInfo", .object([("name", "replica-bench"), ("version", "1")]))]))]))
+        send(
+            .object([
+                ("jsonrpc", "2.0"), ("id", 0), ("method", "initialize"),
+                (
+                    "params",
+                    .object([
+                        ("protocolVersion", "2025-11-25"), ("capabilities", .object([])),
+                        ("clientInfo", .object([("name", "replica-bench"), ("version", "1")])),
+                    ])
+                ),
+            ]))
         _ = try reader.next()
         send(.object([("jsonrpc", "2.0"), ("method", "notifications/initialized")]))
         var times: [Double] = []
         for (n, query) in queries.enumerated() {
-            let call = JSON.object([("jsonrpc", "2.0"), ("id", .number(Double(n + 1))), ("method", "tools/call"),
-                                    ("params", .object([("name", "search"), ("arguments", .object([("query", .string(query))]))]))])
+            let call = JSON.object([
+                ("jsonrpc", "2.0"), ("id", .number(Double(n + 1))), ("method", "tools/call"),
+                ("params", .object([("name", "search"), ("arguments", .object([("query", .string(query))]))])),
+            ])
             var response = ""
             let seconds = try Measure.secondsNow {
                 send(call)
                 response = try reader.next()
             }
-            guard response.contains("\"isError\":false") else { throw BenchError("the MCP call failed: \(response.prefix(200))") }
+            guard response.contains("\"isError\":false") else {
+                throw BenchError("the MCP call failed: \(response.prefix(200))")
+            }
             if n >= 20 { times.append(seconds) }  // the first calls warm the server up
         }
         return times
@@ -121,12 +146,19 @@ enum ToolBenchmark {
 
     /// The bytes of `replica tool schema` at each guidance level.
     static func schemaSizes(replica: String, store: String) throws -> [(String, Int)] {
-        let levels = ["complete", "dynamic:textMatch,numericMatch,dates,people,contentType", "dynamic:textMatch,dates", "dynamic:textMatch"]
+        let levels =
+            [
+                "complete", "dynamic:textMatch,numericMatch,dates,people,contentType", "dynamic:textMatch,dates",
+                "dynamic:textMatch",
+            ]
             + ["items", "documents", "communications", "calendar", "visualMedia", "audio"].map { "focused:" + $0 }
         return try levels.map { level in
-            let process = try ChildProcess([replica, "--store", store, "tool", "schema", "--guidance", level], standardOutput: .pipe)
+            let process = try ChildProcess(
+                [replica, "--store", store, "tool", "schema", "--guidance", level], standardOutput: .pipe)
             let data = process.standardOutput!.readDataToEndOfFile()
-            guard process.waitUntilExit().status == 0 else { throw BenchError("tool schema --guidance \(level) failed") }
+            guard process.waitUntilExit().status == 0 else {
+                throw BenchError("tool schema --guidance \(level) failed")
+            }
             return (level, data.count - 1)  // without the final newline
         }
     }

@@ -35,7 +35,9 @@ let usage = """
 
 do {
     if arguments.first == "hybrid" {
-        guard let store = option("--store") else { throw BenchError("hybrid needs --store DIR (a store with items and vectors)") }
+        guard let store = option("--store") else {
+            throw BenchError("hybrid needs --store DIR (a store with items and vectors)")
+        }
         try await HybridBenchmark.run(store: store, rounds: Int(option("--rounds") ?? "") ?? 5)
         exit(0)
     }
@@ -46,15 +48,23 @@ do {
         if let value = option("--rounds") { options.rounds = try require(Int(value), "--rounds takes a number") }
         if let value = option("--queries") { options.queryCount = try require(Int(value), "--queries takes a number") }
         if let value = option("--accounts") { options.accounts = try require(Int(value), "--accounts takes a number") }
-        if let value = option("--account-items") { options.accountItems = try require(Int(value), "--account-items takes a number") }
-        if let value = option("--sign-outs") { options.signOuts = try require(Int(value), "--sign-outs takes a number") }
+        if let value = option("--account-items") {
+            options.accountItems = try require(Int(value), "--account-items takes a number")
+        }
+        if let value = option("--sign-outs") {
+            options.signOuts = try require(Int(value), "--sign-outs takes a number")
+        }
         if let value = option("--quality") { options.qualityData = value }
         if let value = option("--writes") { options.writes = try require(Int(value), "--writes takes a number") }
-        if let value = option("--follow-seconds") { options.followSeconds = try require(Int(value), "--follow-seconds takes a number") }
+        if let value = option("--follow-seconds") {
+            options.followSeconds = try require(Int(value), "--follow-seconds takes a number")
+        }
         if let value = option("--script") { options.script = value }
         if let value = option("--only") { options.parts = Set(value.split(separator: ",").map(String.init)) }
         if let value = option("--contestants") {
-            options.contestants = value.split(separator: ",").map { $0 == "raw-index-first" ? "raw, index first" : String($0) }
+            options.contestants = value.split(separator: ",").map {
+                $0 == "raw-index-first" ? "raw, index first" : String($0)
+            }
         }
         options.lexicalOnly = arguments.contains("--lexical-only")
         try await PostgresBenchmark.run(options)
@@ -73,34 +83,44 @@ do {
         exit(0)
     }
     if arguments.first == "load" {
-        guard let replica = option("--replica") else { throw BenchError("load needs --replica PATH (the built replica binary)") }
+        guard let replica = option("--replica") else {
+            throw BenchError("load needs --replica PATH (the built replica binary)")
+        }
         let plugin = option("--plugin") ?? "Plugins/Exec/examples/notes-plugin.py"
         // Run from elsewhere, the default path names nothing, and every note would go unindexed.
         guard FileManager.default.fileExists(atPath: plugin) else {
             throw BenchError("no plugin at \(plugin): run from the package folder, or give --plugin PATH")
         }
-        try await LoadBenchmark.run(replica: replica, plugin: plugin, seconds: Double(option("--seconds") ?? "") ?? 600,
-                                    rewrite: arguments.contains("--rewrite"))
+        try await LoadBenchmark.run(
+            replica: replica, plugin: plugin, seconds: Double(option("--seconds") ?? "") ?? 600,
+            rewrite: arguments.contains("--rewrite"))
         exit(0)
     }
     if arguments.first == "shared-load" {
-        guard let replica = option("--replica") else { throw BenchError("shared-load needs --replica PATH (the built replica binary)") }
-        try await SharedLoadBenchmark.run(replica: replica, script: option("--script") ?? "scripts/postgres.sh",
-                                          seconds: try require(Int(option("--seconds") ?? "600"), "--seconds takes a number"),
-                                          backends: (option("--only") ?? "postgres,sqlite").split(separator: ",").map(String.init),
-                                          searchRate: try option("--search-rate").map { try require(Double($0), "--search-rate takes a number") })
+        guard let replica = option("--replica") else {
+            throw BenchError("shared-load needs --replica PATH (the built replica binary)")
+        }
+        try await SharedLoadBenchmark.run(
+            replica: replica, script: option("--script") ?? "scripts/postgres.sh",
+            seconds: try require(Int(option("--seconds") ?? "600"), "--seconds takes a number"),
+            backends: (option("--only") ?? "postgres,sqlite").split(separator: ",").map(String.init),
+            searchRate: try option("--search-rate").map { try require(Double($0), "--search-rate takes a number") })
         exit(0)
     }
-    if arguments.first == "shared-load-worker", arguments.count == 5, let number = Int(arguments[2]), let seconds = Int(arguments[3]) {
+    if arguments.first == "shared-load-worker", arguments.count == 5, let number = Int(arguments[2]),
+        let seconds = Int(arguments[3])
+    {
         try await SharedLoadBenchmark.work(role: arguments[1], number: number, seconds: seconds, output: arguments[4])
         exit(0)
     }
     if arguments.first == "enrichment" {
         guard let messages = option("--messages") else {
-            throw BenchError("enrichment needs --messages FILE (python3 Benchmarks/quality/build_enrichment_set.py writes it)")
+            throw BenchError(
+                "enrichment needs --messages FILE (python3 Benchmarks/quality/build_enrichment_set.py writes it)")
         }
-        try await EnrichmentBenchmark.run(messages: messages, predictions: option("--predictions"), sample: option("--sample"),
-                                          replica: option("--replica"))
+        try await EnrichmentBenchmark.run(
+            messages: messages, predictions: option("--predictions"), sample: option("--sample"),
+            replica: option("--replica"))
         exit(0)
     }
     guard let command = arguments.first, let corpus = option("--corpus") else {
@@ -116,20 +136,29 @@ do {
             queryCount: Int(option("--queries") ?? "") ?? 200,
             writePasses: option("--write-passes").flatMap { Int($0) })
     case "remake":
-        try await RemakeBenchmark.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
-                                      rounds: Int(option("--rounds") ?? "") ?? 3, batchSize: Int(option("--batch") ?? "") ?? 5_000,
-                                      postgres: arguments.contains("--postgres"), script: option("--script") ?? PostgresBenchmark.Options().script)
+        try await RemakeBenchmark.run(
+            corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
+            rounds: Int(option("--rounds") ?? "") ?? 3, batchSize: Int(option("--batch") ?? "") ?? 5_000,
+            postgres: arguments.contains("--postgres"), script: option("--script") ?? PostgresBenchmark.Options().script
+        )
     case "replication":
-        try await ReplicationBenchmark.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
-                                           writes: Int(option("--writes") ?? "") ?? 200)
+        try await ReplicationBenchmark.run(
+            corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
+            writes: Int(option("--writes") ?? "") ?? 200)
     case "files":
-        guard let replica = option("--replica") else { throw BenchError("files needs --replica PATH (the built replica binary)") }
-        try await FilesBenchmark.run(corpus: corpus, replica: replica, rounds: Int(option("--rounds") ?? "") ?? 3,
-                                     writes: Int(option("--writes") ?? "") ?? 60, withRecoll: !arguments.contains("--no-recoll"))
+        guard let replica = option("--replica") else {
+            throw BenchError("files needs --replica PATH (the built replica binary)")
+        }
+        try await FilesBenchmark.run(
+            corpus: corpus, replica: replica, rounds: Int(option("--rounds") ?? "") ?? 3,
+            writes: Int(option("--writes") ?? "") ?? 60, withRecoll: !arguments.contains("--no-recoll"))
     case "tool":
-        guard let replica = option("--replica") else { throw BenchError("tool needs --replica PATH (the built replica binary)") }
-        try await ToolBenchmark.run(corpus: corpus, replica: replica, itemCount: Int(option("--items") ?? "") ?? 100_000,
-                                    queryCount: Int(option("--queries") ?? "") ?? 300)
+        guard let replica = option("--replica") else {
+            throw BenchError("tool needs --replica PATH (the built replica binary)")
+        }
+        try await ToolBenchmark.run(
+            corpus: corpus, replica: replica, itemCount: Int(option("--items") ?? "") ?? 100_000,
+            queryCount: Int(option("--queries") ?? "") ?? 300)
     case "raw-load":
         guard let database = option("--database") else { throw BenchError("raw-load needs --database PATH") }
         try FilesBenchmark.rawLoad(corpus: corpus, database: database)
@@ -142,9 +171,10 @@ do {
     case "profile-ranked":
         // Ranked searches through the lists on a store kept in --store DIR (built there the first time).
         guard let store = option("--store") else { throw BenchError("profile-ranked needs --store DIR") }
-        try await IndexBenchmark.profileRanked(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000, store: store,
-                                               queryCount: Int(option("--queries") ?? "") ?? 100, repeats: Int(option("--repeat") ?? "") ?? 1,
-                                               questionsOnly: arguments.contains("--questions-only"))
+        try await IndexBenchmark.profileRanked(
+            corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000, store: store,
+            queryCount: Int(option("--queries") ?? "") ?? 100, repeats: Int(option("--repeat") ?? "") ?? 1,
+            questionsOnly: arguments.contains("--questions-only"))
     case "sql-variants":
         try await SQLVariants.run(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     default:

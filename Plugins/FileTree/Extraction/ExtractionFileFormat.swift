@@ -36,7 +36,8 @@ struct ExtractionFileFormat: Sendable, Equatable {
         // Dotfiles: ".bashrc" by name, ".gitignore" or ".DS_Store" by what follows the dot.
         if name.hasPrefix(".") {
             let base = name.dropFirst().lowercased()
-            self = Self.byName[base] ?? Self.byExtension[base]
+            self =
+                Self.byName[base] ?? Self.byExtension[base]
                 ?? Self(contentType: Self.plain, reader: .plainText)
             return
         }
@@ -56,17 +57,21 @@ struct ExtractionFileFormat: Sendable, Equatable {
     /// Well-known file names without a (meaningful) extension.
     private static let byName: [String: ExtractionFileFormat] = {
         var table: [String: ExtractionFileFormat] = [:]
-        for name in ["README", "LICENSE", "LICENCE", "COPYING", "CHANGELOG", "CHANGES", "NEWS",
-                     "AUTHORS", "CONTRIBUTORS", "CREDITS", "MAINTAINERS", "INSTALL", "TODO",
-                     "NOTICE", "HISTORY", "THANKS", "BUGS", "VERSION"] {
+        for name in [
+            "README", "LICENSE", "LICENCE", "COPYING", "CHANGELOG", "CHANGES", "NEWS",
+            "AUTHORS", "CONTRIBUTORS", "CREDITS", "MAINTAINERS", "INSTALL", "TODO",
+            "NOTICE", "HISTORY", "THANKS", "BUGS", "VERSION",
+        ] {
             table[name] = Self(contentType: plain, reader: .plainText)
         }
         for name in ["Makefile", "makefile", "GNUmakefile", "Kbuild", "Makefile.am", "Makefile.in"] {
             table[name] = Self(contentType: make, reader: .plainText)
         }
-        for name in ["Dockerfile", "Containerfile", "Kconfig", "Jenkinsfile", "Vagrantfile",
-                     "Gemfile", "Rakefile", "Podfile", "Brewfile", "CMakeLists.txt", "meson.build",
-                     "BUILD", "WORKSPACE"] {
+        for name in [
+            "Dockerfile", "Containerfile", "Kconfig", "Jenkinsfile", "Vagrantfile",
+            "Gemfile", "Rakefile", "Podfile", "Brewfile", "CMakeLists.txt", "meson.build",
+            "BUILD", "WORKSPACE",
+        ] {
             table[name] = Self(contentType: source, reader: .plainText)
         }
         for name in ["bashrc", "bash_profile", "profile", "zshrc", "zprofile", "kshrc"] {
@@ -118,19 +123,23 @@ struct ExtractionFileFormat: Sendable, Equatable {
         add("public.php-script", .plainText, ["php"])
         add("public.lua-script", .plainText, ["lua"])
         // Other source code and configuration.
-        add(source, .plainText, [
-            "kt", "kts", "scala", "cs", "fs", "vb", "dart", "zig", "nim", "hs", "ml", "mli", "ex",
-            "exs", "erl", "clj", "lisp", "scm", "el", "vim", "r", "jl", "f", "f90", "pas", "d",
-            "sql", "tex", "sty", "cls", "bib", "dts", "dtsi", "awk", "sed", "tcl", "cmake",
-            "gradle", "proto", "thrift", "graphql", "vue", "svelte", "scss", "sass", "less",
-            "bat", "cmd", "ps1", "y", "l", "lds", "cocci", "bpf",
-        ])
-        add(plain, .plainText, [
-            "toml", "ini", "cfg", "conf", "config", "properties", "env", "patch", "diff", "po",
-            "pot", "gitignore", "gitattributes", "editorconfig", "gitmodules", "mailmap", "adoc",
-            "asciidoc", "org", "textile", "man", "1", "2", "3", "4", "5", "6", "7", "8", "rules",
-            "readme", "cocciconfig", "clang-format", "lock",
-        ])
+        add(
+            source, .plainText,
+            [
+                "kt", "kts", "scala", "cs", "fs", "vb", "dart", "zig", "nim", "hs", "ml", "mli", "ex",
+                "exs", "erl", "clj", "lisp", "scm", "el", "vim", "r", "jl", "f", "f90", "pas", "d",
+                "sql", "tex", "sty", "cls", "bib", "dts", "dtsi", "awk", "sed", "tcl", "cmake",
+                "gradle", "proto", "thrift", "graphql", "vue", "svelte", "scss", "sass", "less",
+                "bat", "cmd", "ps1", "y", "l", "lds", "cocci", "bpf",
+            ])
+        add(
+            plain, .plainText,
+            [
+                "toml", "ini", "cfg", "conf", "config", "properties", "env", "patch", "diff", "po",
+                "pot", "gitignore", "gitattributes", "editorconfig", "gitmodules", "mailmap", "adoc",
+                "asciidoc", "org", "textile", "man", "1", "2", "3", "4", "5", "6", "7", "8", "rules",
+                "readme", "cocciconfig", "clang-format", "lock",
+            ])
         // Binary files, skipped without reading.
         add("public.png", .binary, ["png"])
         add("public.jpeg", .binary, ["jpg", "jpeg", "jpe"])
@@ -138,24 +147,40 @@ struct ExtractionFileFormat: Sendable, Equatable {
         add("public.tiff", .binary, ["tif", "tiff"])
         add("com.microsoft.bmp", .binary, ["bmp"])
         add("com.microsoft.ico", .binary, ["ico", "cur"])
-        add("public.image", .binary, ["webp", "heic", "heif", "icns", "psd", "avif", "jxl", "xcf",
-                                      "raw", "cr2", "nef", "dng", "eps", "svgz", "tga", "pbm",
-                                      "pgm", "ppm"])
+        add(
+            "public.image", .binary,
+            [
+                "webp", "heic", "heif", "icns", "psd", "avif", "jxl", "xcf",
+                "raw", "cr2", "nef", "dng", "eps", "svgz", "tga", "pbm",
+                "pgm", "ppm",
+            ])
         add("public.mp3", .binary, ["mp3"])
-        add("public.audio", .binary, ["wav", "flac", "ogg", "oga", "opus", "m4a", "aac", "aif",
-                                      "aiff", "mid", "midi", "wma", "caf"])
+        add(
+            "public.audio", .binary,
+            [
+                "wav", "flac", "ogg", "oga", "opus", "m4a", "aac", "aif",
+                "aiff", "mid", "midi", "wma", "caf",
+            ])
         add("public.mpeg-4", .binary, ["mp4", "m4v"])
         add("com.apple.quicktime-movie", .binary, ["mov"])
-        add("public.movie", .binary, ["avi", "mkv", "webm", "wmv", "flv", "mpg", "mpeg", "3gp",
-                                      "ogv"])
+        add(
+            "public.movie", .binary,
+            [
+                "avi", "mkv", "webm", "wmv", "flv", "mpg", "mpeg", "3gp",
+                "ogv",
+            ])
         add("com.adobe.pdf", .binary, ["pdf"])
         add("public.zip-archive", .binary, ["zip"])
         add("org.gnu.gnu-zip-archive", .binary, ["gz", "tgz"])
         add("public.tar-archive", .binary, ["tar"])
         add("public.bzip2-archive", .binary, ["bz2", "tbz", "tbz2"])
-        add("public.archive", .binary, ["xz", "txz", "zst", "lz", "lz4", "lzma", "7z", "rar",
-                                        "cpio", "iso", "dmg", "deb", "rpm", "apk", "cab", "whl",
-                                        "egg", "xpi", "crx", "ipa", "pkg", "msi", "z"])
+        add(
+            "public.archive", .binary,
+            [
+                "xz", "txz", "zst", "lz", "lz4", "lzma", "7z", "rar",
+                "cpio", "iso", "dmg", "deb", "rpm", "apk", "cab", "whl",
+                "egg", "xpi", "crx", "ipa", "pkg", "msi", "z",
+            ])
         add("com.sun.java-archive", .binary, ["jar", "war", "ear", "aar"])
         add("com.sun.java-class", .binary, ["class"])
         add("com.microsoft.word.doc", .binary, ["doc"])
@@ -164,21 +189,41 @@ struct ExtractionFileFormat: Sendable, Equatable {
         add("org.openxmlformats.spreadsheetml.sheet", .binary, ["xlsx"])
         add("com.microsoft.powerpoint.ppt", .binary, ["ppt"])
         add("org.openxmlformats.presentationml.presentation", .binary, ["pptx"])
-        add("org.oasis-open.opendocument", .binary, ["odt", "ods", "odp", "odg", "pages",
-                                                     "numbers", "epub"])
-        add("public.executable", .binary, ["exe", "dll", "so", "dylib", "bin", "elf", "ko",
-                                           "wasm", "efi", "dtb", "dtbo"])
-        add("public.object-code", .binary, ["o", "obj", "a", "lib", "pyc", "pyo", "pyd",
-                                            "swiftmodule", "swiftdoc", "pcm", "pch", "gch",
-                                            "beam", "elc", "rlib"])
+        add(
+            "org.oasis-open.opendocument", .binary,
+            [
+                "odt", "ods", "odp", "odg", "pages",
+                "numbers", "epub",
+            ])
+        add(
+            "public.executable", .binary,
+            [
+                "exe", "dll", "so", "dylib", "bin", "elf", "ko",
+                "wasm", "efi", "dtb", "dtbo",
+            ])
+        add(
+            "public.object-code", .binary,
+            [
+                "o", "obj", "a", "lib", "pyc", "pyo", "pyd",
+                "swiftmodule", "swiftdoc", "pcm", "pch", "gch",
+                "beam", "elc", "rlib",
+            ])
         add("public.font", .binary, ["woff", "woff2", "ttf", "otf", "eot", "ttc", "pfb"])
-        add("public.database", .binary, ["sqlite", "sqlite3", "db", "mdb", "accdb", "realm",
-                                         "sqlite-wal", "sqlite-shm", "db-wal", "db-shm"])
-        add("public.data", .binary, ["dat", "img", "vmdk", "qcow2", "vdi", "npy", "npz", "pkl",
-                                     "pickle", "parquet", "avro", "onnx", "pt", "pth", "h5",
-                                     "hdf5", "tflite", "mlmodel", "safetensors", "gguf",
-                                     "p12", "pfx", "der", "jks", "keystore", "ds_store",
-                                     "swp", "swo", "pack", "idx"])
+        add(
+            "public.database", .binary,
+            [
+                "sqlite", "sqlite3", "db", "mdb", "accdb", "realm",
+                "sqlite-wal", "sqlite-shm", "db-wal", "db-shm",
+            ])
+        add(
+            "public.data", .binary,
+            [
+                "dat", "img", "vmdk", "qcow2", "vdi", "npy", "npz", "pkl",
+                "pickle", "parquet", "avro", "onnx", "pt", "pth", "h5",
+                "hdf5", "tflite", "mlmodel", "safetensors", "gguf",
+                "p12", "pfx", "der", "jks", "keystore", "ds_store",
+                "swp", "swo", "pack", "idx",
+            ])
         return table
     }()
 }

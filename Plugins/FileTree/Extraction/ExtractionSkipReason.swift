@@ -47,7 +47,10 @@ enum ExtractionSkipReason {
         var fraction = thousandths % 1000
         if fraction != 0 {
             var digits = 3
-            while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
+            }
             let padded = String(fraction)
             text += "." + String(repeating: "0", count: digits - padded.count) + padded
         }

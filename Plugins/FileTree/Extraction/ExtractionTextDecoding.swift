@@ -70,12 +70,20 @@ enum ExtractionTextDecoding {
             var secondHigh: UInt8 = 0xBF
             switch lead {
             case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; secondLow = 0xA0
+            case 0xE0:
+                length = 3
+                secondLow = 0xA0
             case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; secondHigh = 0x9F
-            case 0xF0: length = 4; secondLow = 0x90
+            case 0xED:
+                length = 3
+                secondHigh = 0x9F
+            case 0xF0:
+                length = 4
+                secondLow = 0x90
             case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; secondHigh = 0x8F
+            case 0xF4:
+                length = 4
+                secondHigh = 0x8F
             default: return nil
             }
             if index + length > count {
@@ -111,7 +119,8 @@ enum ExtractionTextDecoding {
                 if byte < 0x20 {
                     if byte != 0x09, byte != 0x0A, byte != 0x0C, byte != 0x0D { controls += 1 }
                 } else if byte == 0x7F || byte == 0x81 || byte == 0x8D || byte == 0x8F
-                    || byte == 0x90 || byte == 0x9D {
+                    || byte == 0x90 || byte == 0x9D
+                {
                     controls += 1
                 }
                 index += 1

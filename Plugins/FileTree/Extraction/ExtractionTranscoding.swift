@@ -56,7 +56,8 @@ enum ExtractionTranscoding {
         var ticker = ExtractionTicker()
         var index = 2
         @inline(__always) func unit(_ at: Int) -> UInt32 {
-            bigEndian ? UInt32(bytes[at]) << 8 | UInt32(bytes[at + 1])
+            bigEndian
+                ? UInt32(bytes[at]) << 8 | UInt32(bytes[at + 1])
                 : UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at])
         }
         while index + 1 < bytes.count {
@@ -87,8 +88,9 @@ enum ExtractionTranscoding {
         _ bytes: [UInt8], deadline: ExtractionDeadline
     ) throws(ExtractionTimeout) -> [UInt8] {
         try bytes.withUnsafeBufferPointer { (buffer) throws(ExtractionTimeout) -> [UInt8] in
-            guard var index = ExtractionBytes.firstIndex(
-                of: ExtractionBytes.carriageReturn, in: buffer, from: 0, to: buffer.count)
+            guard
+                var index = ExtractionBytes.firstIndex(
+                    of: ExtractionBytes.carriageReturn, in: buffer, from: 0, to: buffer.count)
             else { return bytes }
             var output = Array(buffer[0..<index])
             output.reserveCapacity(buffer.count)

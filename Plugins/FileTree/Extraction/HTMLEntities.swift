@@ -151,7 +151,8 @@ enum HTMLEntities {
             index += 1
         }
         guard index > nameStart, index < count, input[index] == UInt8(ascii: ";"),
-              let value = named[key] else { return nil }
+            let value = named[key]
+        else { return nil }
         return (value, index + 1)
     }
 }

@@ -118,7 +118,8 @@ struct HTMLTextStripper {
         }
         let tagEnd = endOfTag(from: index)
         guard length <= 10, let kind = Self.tagKinds[key] else { return tagEnd }
-        let selfClosing = tagEnd <= count && tagEnd >= 2 && input[tagEnd - 1] == UInt8(ascii: ">")
+        let selfClosing =
+            tagEnd <= count && tagEnd >= 2 && input[tagEnd - 1] == UInt8(ascii: ">")
             && input[tagEnd - 2] == UInt8(ascii: "/")
         switch kind {
         case .line:
@@ -148,7 +149,8 @@ struct HTMLTextStripper {
             if isEndTag { svgDepth = max(0, svgDepth - 1) } else if !selfClosing { svgDepth += 1 }
         case .rawText, .title:
             guard !isEndTag, !selfClosing else { return tagEnd }
-            let closing = key == Self.titleKey ? Self.titleClose : key == Self.styleKey ? Self.styleClose : Self.scriptClose
+            let closing =
+                key == Self.titleKey ? Self.titleClose : key == Self.styleKey ? Self.styleClose : Self.scriptClose
             let closeStart = closingTag(closing, from: tagEnd)
             if kind == .title, title == nil, svgDepth == 0 {
                 title = decodedLine(tagEnd..<closeStart)
@@ -176,7 +178,8 @@ struct HTMLTextStripper {
             if byte == UInt8(ascii: "=") {
                 while index < count, ExtractionBytes.isWhitespace(input[index]) { index += 1 }
                 if index < count, input[index] == UInt8(ascii: "\"") || input[index] == UInt8(ascii: "'") {
-                    guard let close = ExtractionBytes.firstIndex(of: input[index], in: input, from: index + 1, to: count)
+                    guard
+                        let close = ExtractionBytes.firstIndex(of: input[index], in: input, from: index + 1, to: count)
                     else { return count }
                     index = close + 1
                 }
@@ -189,7 +192,8 @@ struct HTMLTextStripper {
     /// followed by white space, `/` or `>`; the end of input when there is none.
     private func closingTag(_ closing: [UInt8], from: Int) -> Int {
         var index = from
-        while let found = ExtractionBytes.firstIndex(of: closing, in: input, from: index, to: count, ignoringCase: true) {
+        while let found = ExtractionBytes.firstIndex(of: closing, in: input, from: index, to: count, ignoringCase: true)
+        {
             let after = found + closing.count
             if after >= count { return found }
             let byte = input[after]
@@ -219,7 +223,8 @@ struct HTMLTextStripper {
         var index = range.lowerBound
         while index < range.upperBound {
             if input[index] == UInt8(ascii: "&"), let (value, end) = HTMLEntities.decode(input, at: index),
-               end <= range.upperBound {
+                end <= range.upperBound
+            {
                 line.append(scalar: value)
                 index = end
             } else {
@@ -264,15 +269,19 @@ struct HTMLTextStripper {
     /// The tags that affect the text; all others vanish.
     static let tagKinds: [UInt64: TagKind] = {
         var table: [UInt64: TagKind] = [:]
-        for name in ["p", "h2", "h3", "h4", "h5", "h6", "table", "section", "article",
-                     "blockquote", "ul", "ol", "dl", "hr", "header", "footer", "nav", "aside",
-                     "main", "figure", "form", "fieldset", "address", "details", "dialog",
-                     "center", "menu", "hgroup", "body"] {
+        for name in [
+            "p", "h2", "h3", "h4", "h5", "h6", "table", "section", "article",
+            "blockquote", "ul", "ol", "dl", "hr", "header", "footer", "nav", "aside",
+            "main", "figure", "form", "fieldset", "address", "details", "dialog",
+            "center", "menu", "hgroup", "body",
+        ] {
             table[packTagName(name)] = .paragraph
         }
-        for name in ["div", "li", "tr", "dt", "dd", "caption", "figcaption", "legend", "summary",
-                     "thead", "tbody", "tfoot", "option", "html", "head", "noscript", "select",
-                     "label", "button", "iframe", "object", "video", "audio", "canvas"] {
+        for name in [
+            "div", "li", "tr", "dt", "dd", "caption", "figcaption", "legend", "summary",
+            "thead", "tbody", "tfoot", "option", "html", "head", "noscript", "select",
+            "label", "button", "iframe", "object", "video", "audio", "canvas",
+        ] {
             table[packTagName(name)] = .line
         }
         for name in ["pre", "textarea", "listing", "xmp"] {

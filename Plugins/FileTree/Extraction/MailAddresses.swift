@@ -59,7 +59,7 @@ enum MailAddresses {
 
     /// One mailbox: `name <address>`, `address (name)`, a bare address or a bare name.
     private static func mailbox(_ entry: [UInt8]) -> ExtractedPerson? {
-        var outside: [UInt8] = []   // text outside comments and angle brackets
+        var outside: [UInt8] = []  // text outside comments and angle brackets
         var comment: [UInt8] = []
         var angle: [UInt8]?
         var inQuotes = false
@@ -72,7 +72,7 @@ enum MailAddresses {
                 escaped = false
                 continue
             }
-            if (inQuotes || commentDepth > 0), byte == UInt8(ascii: "\\") {
+            if inQuotes || commentDepth > 0, byte == UInt8(ascii: "\\") {
                 escaped = true
                 continue
             }
@@ -115,6 +115,7 @@ enum MailAddresses {
 
     /// A display name with encoded-words decoded and white space collapsed; nil when empty.
     private static func displayName(_ bytes: [UInt8]) -> String? {
-        ExtractionBytes.trimmedString(ExtractionBytes.collapsedLine(MailEncodedWords.decode(ExtractionBytes.collapsedLine(bytes))))
+        ExtractionBytes.trimmedString(
+            ExtractionBytes.collapsedLine(MailEncodedWords.decode(ExtractionBytes.collapsedLine(bytes))))
     }
 }

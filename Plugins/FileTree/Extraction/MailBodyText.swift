@@ -24,13 +24,18 @@ enum MailBodyText {
     ) throws(ExtractionTimeout) -> [UInt8] {
         var plain: Candidate?
         var html: Candidate?
-        try collect(bytes, headers: headers, body: headers.bodyStart..<end, depth: 0, plain: &plain, html: &html, deadline: deadline)
+        try collect(
+            bytes, headers: headers, body: headers.bodyStart..<end, depth: 0, plain: &plain, html: &html,
+            deadline: deadline)
         guard let chosen = plain ?? html else { return [] }
         var content = Array(bytes[chosen.body])
-        let transferEncoding = MailStructuredValue(chosen.headers.value("content-transfer-encoding"), defaultValue: "7bit").value
+        let transferEncoding = MailStructuredValue(
+            chosen.headers.value("content-transfer-encoding"), defaultValue: "7bit"
+        ).value
         switch transferEncoding {
         case "base64": content = try MailTransferDecoding.base64(content, deadline: deadline)
-        case "quoted-printable": content = try MailTransferDecoding.quotedPrintable(content, underscoreIsSpace: false, deadline: deadline)
+        case "quoted-printable":
+            content = try MailTransferDecoding.quotedPrintable(content, underscoreIsSpace: false, deadline: deadline)
         default: break
         }
         let contentType = MailStructuredValue(chosen.headers.value("content-type"), defaultValue: "text/plain")
@@ -59,8 +64,9 @@ enum MailBodyText {
             guard depth < maximumDepth else { return }
             for part in try parts(bytes, body, boundary: Array(boundary.utf8), deadline: deadline) {
                 let partHeaders = try MailHeaderBlock.parse(bytes, part, deadline: deadline)
-                try collect(bytes, headers: partHeaders, body: partHeaders.bodyStart..<part.upperBound, depth: depth + 1,
-                            plain: &plain, html: &html, deadline: deadline)
+                try collect(
+                    bytes, headers: partHeaders, body: partHeaders.bodyStart..<part.upperBound, depth: depth + 1,
+                    plain: &plain, html: &html, deadline: deadline)
                 if plain != nil { return }
             }
             return
@@ -87,12 +93,16 @@ enum MailBodyText {
             var ticker = ExtractionTicker()
             while lineStart < body.upperBound {
                 try ticker.tick(lineStart, deadline)
-                let newline = ExtractionBytes.firstIndex(of: ExtractionBytes.newline, in: input, from: lineStart, to: body.upperBound)
+                let newline = ExtractionBytes.firstIndex(
+                    of: ExtractionBytes.newline, in: input, from: lineStart, to: body.upperBound)
                 let next = newline.map { $0 + 1 } ?? body.upperBound
-                if ExtractionBytes.hasPrefix(delimiter, in: input, at: lineStart), lineStart + delimiter.count <= body.upperBound {
+                if ExtractionBytes.hasPrefix(delimiter, in: input, at: lineStart),
+                    lineStart + delimiter.count <= body.upperBound
+                {
                     let afterDelimiter = lineStart + delimiter.count
                     let lineEnd = newline ?? body.upperBound
-                    let isClose = afterDelimiter + 1 < lineEnd && input[afterDelimiter] == UInt8(ascii: "-")
+                    let isClose =
+                        afterDelimiter + 1 < lineEnd && input[afterDelimiter] == UInt8(ascii: "-")
                         && input[afterDelimiter + 1] == UInt8(ascii: "-")
                     let restStart = isClose ? afterDelimiter + 2 : afterDelimiter
                     var restIsBlank = true

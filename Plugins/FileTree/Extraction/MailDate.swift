@@ -21,20 +21,21 @@ enum MailDate {
             tokens.removeFirst()
         }
         guard tokens.count >= 4,
-              let day = number(tokens[0]), tokens[0].count <= 2, (1...31).contains(day),
-              let month = months.firstIndex(of: prefix3(tokens[1])).map({ $0 + 1 }),
-              let yearValue = number(tokens[2]), tokens[2].count >= 2, tokens[2].count <= 4
+            let day = number(tokens[0]), tokens[0].count <= 2, (1...31).contains(day),
+            let month = months.firstIndex(of: prefix3(tokens[1])).map({ $0 + 1 }),
+            let yearValue = number(tokens[2]), tokens[2].count >= 2, tokens[2].count <= 4
         else { return nil }
-        let year = switch tokens[2].count {
-        case 2: yearValue < 50 ? 2000 + yearValue : 1900 + yearValue
-        case 3: 1900 + yearValue
-        default: yearValue
-        }
+        let year =
+            switch tokens[2].count {
+            case 2: yearValue < 50 ? 2000 + yearValue : 1900 + yearValue
+            case 3: 1900 + yearValue
+            default: yearValue
+            }
         guard day <= daysIn(month: month, year: year) else { return nil }
         let clock = tokens[3].split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
         guard clock.count == 2 || clock.count == 3,
-              let hour = number(Array(clock[0])), hour < 24,
-              let minute = number(Array(clock[1])), minute < 60
+            let hour = number(Array(clock[0])), hour < 24,
+            let minute = number(Array(clock[1])), minute < 60
         else { return nil }
         let second = clock.count == 3 ? number(Array(clock[2])) : 0
         guard let second, second <= 60 else { return nil }
@@ -46,7 +47,9 @@ enum MailDate {
     }
 
     private static let weekdays: [[UInt8]] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map { Array($0.utf8) }
-    private static let months: [[UInt8]] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].map { Array($0.utf8) }
+    private static let months: [[UInt8]] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ].map { Array($0.utf8) }
 
     /// Words of the date, split at white space and commas, with comments removed.
     private static func tokens(_ raw: [UInt8]) -> [[UInt8]] {
@@ -96,14 +99,15 @@ enum MailDate {
             return sign == UInt8(ascii: "-") ? -offset : offset
         }
         let name = String(decoding: token.map(ExtractionBytes.lowercased), as: UTF8.self)
-        let hours: Int = switch name {
-        case "edt": -4
-        case "est", "cdt": -5
-        case "cst", "mdt": -6
-        case "mst", "pdt": -7
-        case "pst": -8
-        default: 0  // UT, UTC, GMT, Z, and unknown zones (RFC 5322: treat as UTC).
-        }
+        let hours: Int =
+            switch name {
+            case "edt": -4
+            case "est", "cdt": -5
+            case "cst", "mdt": -6
+            case "mst", "pdt": -7
+            case "pst": -8
+            default: 0  // UT, UTC, GMT, Z, and unknown zones (RFC 5322: treat as UTC).
+            }
         return hours * 3600
     }
 

@@ -49,7 +49,9 @@ enum MailEncodedWords {
     /// The encoded-word starting at `start`: its lowercase charset (language suffix removed), its
     /// decoded bytes and the index after it; nil when there is none.
     private static func encodedWord(_ text: [UInt8], at start: Int) -> (charset: String, bytes: [UInt8], end: Int)? {
-        guard start + 1 < text.count, text[start] == UInt8(ascii: "="), text[start + 1] == UInt8(ascii: "?") else { return nil }
+        guard start + 1 < text.count, text[start] == UInt8(ascii: "="), text[start + 1] == UInt8(ascii: "?") else {
+            return nil
+        }
         let question = UInt8(ascii: "?")
         var index = start + 2
         let charsetStart = index
@@ -71,7 +73,8 @@ enum MailEncodedWords {
         }
         guard index + 1 < text.count else { return nil }
         let payload = Array(text[payloadStart..<index])
-        let bytes = encoding == UInt8(ascii: "b")
+        let bytes =
+            encoding == UInt8(ascii: "b")
             ? MailTransferDecoding.base64(payload)
             : MailTransferDecoding.quotedPrintable(payload, underscoreIsSpace: true)
         return (String(decoding: charset, as: UTF8.self), bytes, index + 2)
@@ -89,7 +92,7 @@ enum MailCharset {
         let name = charset.map { $0.lowercased().trimmingSpaces() } ?? ""
         switch name {
         case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "cp819",
-             "windows-1252", "cp1252", "x-cp1252", "win-1252":
+            "windows-1252", "cp1252", "x-cp1252", "win-1252":
             return ExtractionTranscoding.windows1252ToUTF8(bytes)
         case "iso-8859-15", "iso8859-15", "iso_8859-15", "latin9", "latin-9":
             return latin9ToUTF8(bytes)
@@ -103,26 +106,27 @@ enum MailCharset {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + bytes.count / 8)
         for byte in bytes {
-            let value: UInt32 = switch byte {
-            case 0xA4: 0x20AC
-            case 0xA6: 0x0160
-            case 0xA8: 0x0161
-            case 0xB4: 0x017D
-            case 0xB8: 0x017E
-            case 0xBC: 0x0152
-            case 0xBD: 0x0153
-            case 0xBE: 0x0178
-            default: ExtractionTranscoding.windows1252Scalar(byte)
-            }
+            let value: UInt32 =
+                switch byte {
+                case 0xA4: 0x20AC
+                case 0xA6: 0x0160
+                case 0xA8: 0x0161
+                case 0xB4: 0x017D
+                case 0xB8: 0x017E
+                case 0xBC: 0x0152
+                case 0xBD: 0x0153
+                case 0xBE: 0x0178
+                default: ExtractionTranscoding.windows1252Scalar(byte)
+                }
             ExtractionBytes.appendUTF8(value, to: &output)
         }
         return output
     }
 }
 
-private extension String {
+extension String {
     /// The string without leading and trailing spaces and quotes.
-    func trimmingSpaces() -> String {
+    fileprivate func trimmingSpaces() -> String {
         var scalars = Substring(self)
         while let first = scalars.first, first == " " || first == "\"" { scalars.removeFirst() }
         while let last = scalars.last, last == " " || last == "\"" { scalars.removeLast() }

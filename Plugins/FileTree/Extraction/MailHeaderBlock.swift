@@ -18,13 +18,15 @@ struct MailHeaderBlock {
             var block = MailHeaderBlock(bodyStart: range.upperBound)
             var lineStart = range.lowerBound
             if ExtractionBytes.hasPrefix(envelopePrefix, in: input, at: lineStart) {
-                let end = ExtractionBytes.firstIndex(of: ExtractionBytes.newline, in: input, from: lineStart, to: range.upperBound)
+                let end = ExtractionBytes.firstIndex(
+                    of: ExtractionBytes.newline, in: input, from: lineStart, to: range.upperBound)
                 lineStart = end.map { $0 + 1 } ?? range.upperBound
             }
             var ticker = ExtractionTicker()
             while lineStart < range.upperBound {
                 try ticker.tick(lineStart, deadline)
-                let newline = ExtractionBytes.firstIndex(of: ExtractionBytes.newline, in: input, from: lineStart, to: range.upperBound)
+                let newline = ExtractionBytes.firstIndex(
+                    of: ExtractionBytes.newline, in: input, from: lineStart, to: range.upperBound)
                 let next = newline.map { $0 + 1 } ?? range.upperBound
                 var contentEnd = newline ?? range.upperBound
                 if contentEnd > lineStart, input[contentEnd - 1] == ExtractionBytes.carriageReturn { contentEnd -= 1 }
@@ -42,8 +44,11 @@ struct MailHeaderBlock {
                     block.bodyStart = lineStart
                     return block
                 }
-                guard let colon = ExtractionBytes.firstIndex(of: UInt8(ascii: ":"), in: input, from: lineStart, to: contentEnd),
-                      let name = fieldName(input, lineStart..<colon) else {
+                guard
+                    let colon = ExtractionBytes.firstIndex(
+                        of: UInt8(ascii: ":"), in: input, from: lineStart, to: contentEnd),
+                    let name = fieldName(input, lineStart..<colon)
+                else {
                     block.bodyStart = lineStart
                     return block
                 }

@@ -58,7 +58,9 @@ struct MailStructuredValue {
         var index = encoded.startIndex
         while index < encoded.endIndex {
             if encoded[index] == UInt8(ascii: "%"), index + 2 < encoded.endIndex,
-               let high = ExtractionBytes.hexValue(encoded[index + 1]), let low = ExtractionBytes.hexValue(encoded[index + 2]) {
+                let high = ExtractionBytes.hexValue(encoded[index + 1]),
+                let low = ExtractionBytes.hexValue(encoded[index + 2])
+            {
                 output.append(high << 4 | low)
                 index += 3
             } else {

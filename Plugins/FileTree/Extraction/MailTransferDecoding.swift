@@ -83,13 +83,17 @@ enum MailTransferDecoding {
             let byte = input[index]
             if byte == UInt8(ascii: "=") {
                 if index + 2 < input.count,
-                   let high = ExtractionBytes.hexValue(input[index + 1]), let low = ExtractionBytes.hexValue(input[index + 2]) {
+                    let high = ExtractionBytes.hexValue(input[index + 1]),
+                    let low = ExtractionBytes.hexValue(input[index + 2])
+                {
                     output.append(high << 4 | low)
                     index += 3
                     continue
                 }
                 var next = index + 1
-                while next < input.count, input[next] == ExtractionBytes.space || input[next] == ExtractionBytes.tab { next += 1 }
+                while next < input.count, input[next] == ExtractionBytes.space || input[next] == ExtractionBytes.tab {
+                    next += 1
+                }
                 if next == input.count {
                     index = next
                     continue

@@ -14,7 +14,9 @@ enum MarkupTitles {
             var lineStart = 0
             while lineStart < input.count {
                 try ticker.tick(lineStart, deadline)
-                let lineEnd = ExtractionBytes.firstIndex(of: ExtractionBytes.newline, in: input, from: lineStart, to: input.count) ?? input.count
+                let lineEnd =
+                    ExtractionBytes.firstIndex(of: ExtractionBytes.newline, in: input, from: lineStart, to: input.count)
+                    ?? input.count
                 defer { lineStart = lineEnd + 1 }
                 var start = lineStart
                 while start < lineEnd, start - lineStart < 4, input[start] == ExtractionBytes.space { start += 1 }
@@ -22,7 +24,8 @@ enum MarkupTitles {
                 let run = start < lineEnd ? repeatCount(input, at: start, end: lineEnd) : 0
                 if let open = fence {
                     if !indented, run >= open.length, input[start] == open.byte,
-                       isBlank(input, start + run, lineEnd) {
+                        isBlank(input, start + run, lineEnd)
+                    {
                         fence = nil
                     }
                     continue
@@ -34,13 +37,15 @@ enum MarkupTitles {
                 // Indented code, or a lazy continuation of the previous paragraph line.
                 if indented { continue }
                 let byte = input[start]
-                if (byte == UInt8(ascii: "`") || byte == UInt8(ascii: "~")), run >= 3 {
+                if byte == UInt8(ascii: "`") || byte == UInt8(ascii: "~"), run >= 3 {
                     fence = (byte, run)
                     previous = nil
                     continue
                 }
                 if byte == UInt8(ascii: "#"), run <= 6,
-                   start + run == lineEnd || input[start + run] == ExtractionBytes.space || input[start + run] == ExtractionBytes.tab {
+                    start + run == lineEnd || input[start + run] == ExtractionBytes.space
+                        || input[start + run] == ExtractionBytes.tab
+                {
                     if run == 1, let title = atxContent(input, start + 1, lineEnd) { return title }
                     previous = nil
                     continue
@@ -59,7 +64,9 @@ enum MarkupTitles {
     /// of the same character above the title is allowed (and then the title may be indented).
     /// `.` and `:` are left out because `..` and `::` lines are comments and literal-block
     /// markers far more often than adornments. Nil when there is none.
-    static func restructuredTextTitle(_ text: [UInt8], deadline: ExtractionDeadline) throws(ExtractionTimeout) -> String? {
+    static func restructuredTextTitle(_ text: [UInt8], deadline: ExtractionDeadline) throws(ExtractionTimeout)
+        -> String?
+    {
         try text.withUnsafeBufferPointer { (input) throws(ExtractionTimeout) -> String? in
             var beforePrevious: Range<Int>?
             var previous: Range<Int>?
@@ -67,16 +74,20 @@ enum MarkupTitles {
             var lineStart = 0
             while lineStart < input.count {
                 try ticker.tick(lineStart, deadline)
-                let lineEnd = ExtractionBytes.firstIndex(of: ExtractionBytes.newline, in: input, from: lineStart, to: input.count) ?? input.count
+                let lineEnd =
+                    ExtractionBytes.firstIndex(of: ExtractionBytes.newline, in: input, from: lineStart, to: input.count)
+                    ?? input.count
                 let line = lineStart..<lineEnd
                 lineStart = lineEnd + 1
                 if let titleLine = previous, let underline = adornment(input, line),
-                   adornment(input, titleLine) == nil {
+                    adornment(input, titleLine) == nil
+                {
                     let overline = beforePrevious.flatMap { adornment(input, $0) }
                     let indented = ExtractionBytes.isWhitespace(input[titleLine.lowerBound])
                     let title = trimmed(input, titleLine)
                     if !title.isEmpty, !indented || overline?.byte == underline.byte,
-                       scalarCount(input, title) <= underline.length {
+                        scalarCount(input, title) <= underline.length
+                    {
                         return String(decoding: input[title], as: UTF8.self)
                     }
                 }
@@ -89,13 +100,15 @@ enum MarkupTitles {
 
     /// The adornment character and length of a line made only of one repeated punctuation
     /// character (trailing white space allowed), or nil.
-    private static func adornment(_ input: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> (byte: UInt8, length: Int)? {
+    private static func adornment(_ input: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> (
+        byte: UInt8, length: Int
+    )? {
         guard !line.isEmpty else { return nil }
         let byte = input[line.lowerBound]
         switch byte {
         case UInt8(ascii: "="), UInt8(ascii: "-"), UInt8(ascii: "~"), UInt8(ascii: "^"),
-             UInt8(ascii: "*"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "+"),
-             UInt8(ascii: "'"), UInt8(ascii: "`"), UInt8(ascii: "_"):
+            UInt8(ascii: "*"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "+"),
+            UInt8(ascii: "'"), UInt8(ascii: "`"), UInt8(ascii: "_"):
             let run = repeatCount(input, at: line.lowerBound, end: line.upperBound)
             return isBlank(input, line.lowerBound + run, line.upperBound) ? (byte, run) : nil
         default:

@@ -24,7 +24,8 @@ enum MboxSplitter {
             var lineStart = 0
             while lineStart < input.count {
                 try ticker.tick(lineStart, deadline)
-                let newline = ExtractionBytes.firstIndex(of: ExtractionBytes.newline, in: input, from: lineStart, to: input.count)
+                let newline = ExtractionBytes.firstIndex(
+                    of: ExtractionBytes.newline, in: input, from: lineStart, to: input.count)
                 let next = newline.map { $0 + 1 } ?? input.count
                 if ExtractionBytes.hasPrefix(envelope, in: input, at: lineStart) {
                     finish(messageStart..<messageEnd(input, messageStart, lineStart))
@@ -54,7 +55,9 @@ enum MboxSplitter {
             if atLineStart, byte == UInt8(ascii: ">") {
                 var quotes = index
                 while quotes < range.upperBound, bytes[quotes] == UInt8(ascii: ">") { quotes += 1 }
-                if range.upperBound - quotes >= envelope.count, bytes[quotes..<(quotes + envelope.count)].elementsEqual(envelope) {
+                if range.upperBound - quotes >= envelope.count,
+                    bytes[quotes..<(quotes + envelope.count)].elementsEqual(envelope)
+                {
                     index += 1  // drop one ">"
                 }
             }

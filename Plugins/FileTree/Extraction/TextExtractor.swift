@@ -83,7 +83,9 @@ public enum TextExtractor {
             return .documents(try mailbox(text, limits: limits, deadline: deadline))
         case .html:
             let stripped = try HTMLTextStripper.strip(text, deadline: deadline)
-            return .documents([document(stripped.text, title: stripped.title.map(ExtractionBytes.string), format, limits)])
+            return .documents([
+                document(stripped.text, title: stripped.title.map(ExtractionBytes.string), format, limits)
+            ])
         case .markdown:
             let normalized = try ExtractionTranscoding.normalizingNewlines(text, deadline: deadline)
             let title = try MarkupTitles.markdownTitle(normalized, deadline: deadline)
@@ -108,7 +110,9 @@ public enum TextExtractor {
         for (offset, range) in ranges.enumerated() {
             try deadline.check()
             let message = try MboxSplitter.unescapedMessage(bytes, range, deadline: deadline)
-            documents.append(try MailMessageExtractor.document(message, part: String(offset + 1), limits: limits, deadline: deadline))
+            documents.append(
+                try MailMessageExtractor.document(message, part: String(offset + 1), limits: limits, deadline: deadline)
+            )
         }
         return documents
     }

@@ -6,7 +6,8 @@ import PackagePlugin
 struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let migrations = context.package.directoryURL.appending(path: "migrations")
-        let inputs = (FileManager.default.enumerator(at: migrations, includingPropertiesForKeys: nil)?
+        let inputs =
+            (FileManager.default.enumerator(at: migrations, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL }
             .filter { $0.pathExtension == "sql" } ?? [])
             .sorted { $0.path < $1.path }

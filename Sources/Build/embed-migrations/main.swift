@@ -30,12 +30,16 @@ var swift = """
     enum EmbeddedMigrations {
 
     """
-let kinds = (try? fileManager.contentsOfDirectory(atPath: root.path))?.filter {
-    var isDirectory: ObjCBool = false
-    return fileManager.fileExists(atPath: root.appendingPathComponent($0).path, isDirectory: &isDirectory) && isDirectory.boolValue
-}.sorted() ?? []
+let kinds =
+    (try? fileManager.contentsOfDirectory(atPath: root.path))?.filter {
+        var isDirectory: ObjCBool = false
+        return fileManager.fileExists(atPath: root.appendingPathComponent($0).path, isDirectory: &isDirectory)
+            && isDirectory.boolValue
+    }.sorted() ?? []
 for kind in kinds {
-    guard kind.allSatisfy({ $0.isLetter || $0.isNumber }) else { fail("migration folder '\(kind)' must be a plain word") }
+    guard kind.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+        fail("migration folder '\(kind)' must be a plain word")
+    }
     let files = try fileManager.contentsOfDirectory(atPath: root.appendingPathComponent(kind).path)
         .filter { $0.hasSuffix(".sql") }.sorted()
     var versions = Set<Int>()
@@ -47,7 +51,8 @@ for kind in kinds {
             fail("migrations/\(kind)/\(file): name it NNNN-description.sql (a positive number, a dash, a name)")
         }
         guard versions.insert(version).inserted else { fail("migrations/\(kind): version \(version) appears twice") }
-        let text = try String(contentsOf: root.appendingPathComponent(kind).appendingPathComponent(file), encoding: .utf8)
+        let text = try String(
+            contentsOf: root.appendingPathComponent(kind).appendingPathComponent(file), encoding: .utf8)
         swift += "        Migration(version: \(version), name: \"\(parts[1])\", sql: \(rawLiteral(text))),\n"
     }
     swift += "    ]\n"

@@ -96,7 +96,9 @@ public struct ConfigurationFile: Sendable {
     }
 
     /// Reads a configuration from its text; relative paths in it are taken from `base`.
-    public static func parse(_ text: String, relativeTo base: URL = URL(fileURLWithPath: ".")) throws -> ConfigurationFile {
+    public static func parse(_ text: String, relativeTo base: URL = URL(fileURLWithPath: ".")) throws
+        -> ConfigurationFile
+    {
         let json: JSON
         do {
             json = try JSON.parse(text, allowComments: true)
@@ -115,13 +117,17 @@ public struct ConfigurationFile: Sendable {
                 try Store.validateIndexName(name)
                 configuration.projections.indexName = name
             case "projections":
-                guard let kinds = value.objectValue else { throw invalid("'projections' must be an object of record kinds") }
+                guard let kinds = value.objectValue else {
+                    throw invalid("'projections' must be an object of record kinds")
+                }
                 for (kind, declaration) in kinds {
                     configuration.projections.projections[kind] = try projection(kind: kind, from: declaration)
                 }
             case "follow":
                 guard let tables = value.arrayValue else { throw invalid("'follow' must be a list of tables") }
-                configuration.followedTables = try tables.map { try FollowedTable.fromConfiguration($0, relativeTo: base) }
+                configuration.followedTables = try tables.map {
+                    try FollowedTable.fromConfiguration($0, relativeTo: base)
+                }
             case "enrichment":
                 configuration.enrichment = try enrichment(from: value)
             case "watch":
@@ -133,7 +139,9 @@ public struct ConfigurationFile: Sendable {
                 }
                 configuration.model = name
             default:
-                throw invalid("unknown setting '\(key)'; the settings are index, projections, follow, enrichment, model and watch")
+                throw invalid(
+                    "unknown setting '\(key)'; the settings are index, projections, follow, enrichment, model and watch"
+                )
             }
         }
         return configuration
@@ -149,7 +157,9 @@ public struct ConfigurationFile: Sendable {
             case .array(let parts) where !parts.isEmpty && parts.allSatisfy({ $0.stringValue?.isEmpty == false }):
                 return .program(parts.compactMap(\.stringValue))
             default:
-                throw invalid("'enrichment': '\(name)' must be \"builtin\", \"off\", or a program and its arguments as a list of strings, such as [\"/usr/local/bin/summarize-thread\", \"--model\", \"small\"]")
+                throw invalid(
+                    "'enrichment': '\(name)' must be \"builtin\", \"off\", or a program and its arguments as a list of strings, such as [\"/usr/local/bin/summarize-thread\", \"--model\", \"small\"]"
+                )
             }
         }
         for (key, value) in members {
@@ -158,21 +168,31 @@ public struct ConfigurationFile: Sendable {
             case "priority": enrichment.priority = try choice(value, key)
             case "timeout":
                 guard let seconds = duration(value), seconds > 0, seconds <= 86_400 else {
-                    throw invalid("'enrichment': 'timeout' must be a duration up to a day, such as \"90s\" or a number of seconds")
+                    throw invalid(
+                        "'enrichment': 'timeout' must be a duration up to a day, such as \"90s\" or a number of seconds"
+                    )
                 }
                 enrichment.timeout = seconds
             case "me":
-                guard let accounts = value.objectValue else { throw invalid("'enrichment': 'me' must map account identifiers to lists of names and addresses") }
+                guard let accounts = value.objectValue else {
+                    throw invalid("'enrichment': 'me' must map account identifiers to lists of names and addresses")
+                }
                 for (account, names) in accounts {
                     let id = AccountID(account)
-                    do { try id.validate() } catch let error as ReplicaError { throw invalid("'enrichment': 'me': \(error.message)") }
+                    do { try id.validate() } catch let error as ReplicaError {
+                        throw invalid("'enrichment': 'me': \(error.message)")
+                    }
                     guard let list = names.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
-                        throw invalid("'enrichment': 'me': account '\(account)' needs a list of names and addresses, such as [\"ada@example.com\", \"Ada Lovelace\"]")
+                        throw invalid(
+                            "'enrichment': 'me': account '\(account)' needs a list of names and addresses, such as [\"ada@example.com\", \"Ada Lovelace\"]"
+                        )
                     }
                     enrichment.me[id] = list.compactMap(\.stringValue)
                 }
             default:
-                throw invalid("'enrichment' has an unknown setting '\(key)'; the settings are summarizer, priority, timeout and me")
+                throw invalid(
+                    "'enrichment' has an unknown setting '\(key)'; the settings are summarizer, priority, timeout and me"
+                )
             }
         }
         return enrichment
@@ -190,13 +210,20 @@ public struct ConfigurationFile: Sendable {
             let place = "projection '\(kind)': '\(key)'"
             switch key {
             case "version":
-                guard let version = value.intValue, version >= 1 else { throw invalid("\(place) must be a whole number from 1") }
+                guard let version = value.intValue, version >= 1 else {
+                    throw invalid("\(place) must be a whole number from 1")
+                }
                 projection.version = version
             case "contentType":
-                guard let type = value.stringValue, !type.isEmpty else { throw invalid("\(place) must be a type identifier such as public.plain-text") }
+                guard let type = value.stringValue, !type.isEmpty else {
+                    throw invalid("\(place) must be a type identifier such as public.plain-text")
+                }
                 projection.contentType = ContentType(type)
             case "expiresAfter":
-                guard let seconds = duration(value) else { throw invalid("\(place) must be a duration such as \"30d\", \"12h\", \"90m\" or a number of seconds") }
+                guard let seconds = duration(value) else {
+                    throw invalid(
+                        "\(place) must be a duration such as \"30d\", \"12h\", \"90m\" or a number of seconds")
+                }
                 projection.lifetime = seconds
             case "identifier":
                 guard let template = value.stringValue, template.contains("{id}") else {
@@ -204,7 +231,9 @@ public struct ConfigurationFile: Sendable {
                 }
                 projection.identifierTemplate = template
             case "attributes":
-                guard let mapping = value.objectValue else { throw invalid("\(place) must map attribute names to field names") }
+                guard let mapping = value.objectValue else {
+                    throw invalid("\(place) must map attribute names to field names")
+                }
                 projection.attributes = try mapping.map { attribute, fields in
                     if let field = fields.stringValue { return (AttributeKey(attribute), [field]) }
                     if let list = fields.arrayValue, !list.isEmpty, list.allSatisfy({ $0.stringValue != nil }) {
@@ -213,7 +242,9 @@ public struct ConfigurationFile: Sendable {
                     throw invalid("\(place): attribute '\(attribute)' needs a field name or a list of field names")
                 }
             default:
-                throw invalid("projection '\(kind)' has an unknown setting '\(key)'; the settings are version, contentType, expiresAfter, identifier and attributes")
+                throw invalid(
+                    "projection '\(kind)' has an unknown setting '\(key)'; the settings are version, contentType, expiresAfter, identifier and attributes"
+                )
             }
         }
         return projection
@@ -222,7 +253,8 @@ public struct ConfigurationFile: Sendable {
     /// `"30d"`, `"12h"`, `"90m"`, `"45s"` or a number of seconds.
     static func duration(_ value: JSON) -> TimeInterval? {
         if let seconds = value.doubleValue, seconds > 0 { return seconds }
-        guard let text = value.stringValue, let unit = text.last, let number = Double(text.dropLast()), number > 0 else { return nil }
+        guard let text = value.stringValue, let unit = text.last, let number = Double(text.dropLast()), number > 0
+        else { return nil }
         switch unit {
         case "d": return number * 86_400
         case "h": return number * 3_600

@@ -19,8 +19,10 @@ public struct ThreadMessage: Sendable, Hashable {
     public var text: String
 
     /// Creates a message from the item it is and its text; the rest is optional.
-    public init(identifier: ItemIdentifier, authors: [String] = [], recipients: [String] = [],
-                primaryRecipients: [String] = [], date: Date? = nil, subject: String? = nil, text: String) {
+    public init(
+        identifier: ItemIdentifier, authors: [String] = [], recipients: [String] = [],
+        primaryRecipients: [String] = [], date: Date? = nil, subject: String? = nil, text: String
+    ) {
         self.identifier = identifier
         self.authors = authors
         self.recipients = recipients

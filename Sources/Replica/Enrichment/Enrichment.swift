@@ -72,7 +72,7 @@ public struct EnrichmentReport: Sendable, Equatable {
     public static func == (a: EnrichmentReport, b: EnrichmentReport) -> Bool {
         a.enriched == b.enriched && a.unchanged == b.unchanged && a.skipped == b.skipped && a.failed == b.failed
             && a.updates.map { "\($0.account)/\($0.index)/\($0.identifier)/\($0.changed)" }
-            == b.updates.map { "\($0.account)/\($0.index)/\($0.identifier)/\($0.changed)" }
+                == b.updates.map { "\($0.account)/\($0.index)/\($0.identifier)/\($0.changed)" }
     }
 }
 
@@ -97,7 +97,8 @@ extension Store {
     /// The enrichment counts of an index: enriched, waiting, failing, and skipped by reason.
     public func enrichmentStatus(of index: SearchableIndex) async throws -> EnrichmentStatus {
         let counts = try await index.read { try $0.enrichmentCounts() }
-        return EnrichmentStatus(enriched: counts.enriched, pending: counts.pending, failing: counts.failing, skipped: counts.skipped)
+        return EnrichmentStatus(
+            enriched: counts.enriched, pending: counts.pending, failing: counts.failing, skipped: counts.skipped)
     }
 
     private func enrichPending(in index: SearchableIndex, report: inout EnrichmentReport) async throws {
@@ -105,7 +106,9 @@ extension Store {
         let me = settings.me(index.account)
         var failedThisPass = Set<Int64>()
         while true {
-            let batch = try await index.read { try $0.pendingEnrichment(limit: 32) }.filter { !failedThisPass.contains($0.rowID) }
+            let batch = try await index.read { try $0.pendingEnrichment(limit: 32) }.filter {
+                !failedThisPass.contains($0.rowID)
+            }
             guard !batch.isEmpty else { return }
             var updates: [ItemUpdate] = []
             for pending in batch {
@@ -123,17 +126,23 @@ extension Store {
                 // The thread is read for what may be done now, or to recognise the content of results kept
                 // from before; an old item that never had any costs no read.
                 let mayRestore = pending.summary != nil || pending.priority != nil
-                if plan.wantsAnything || (mayRestore && content.wantsAnything), let domain = pending.item.domainIdentifier {
+                if plan.wantsAnything || (mayRestore && content.wantsAnything),
+                    let domain = pending.item.domainIdentifier
+                {
                     let created = pending.item.attributeSet.contentCreationDate
-                    let items = try await index.read { try $0.thread(domain: domain, upTo: created, limit: settings.threadLimit) }
+                    let items = try await index.read {
+                        try $0.thread(domain: domain, upTo: created, limit: settings.threadLimit)
+                    }
                     thread = MessageThread(domain: domain, messages: items.map(EnrichmentPlan.message), me: me)
                     // The item itself is the thread's last message, whatever the dates say.
                     thread?.messages.removeAll { $0.identifier == pending.item.uniqueIdentifier }
                     thread?.messages.append(EnrichmentPlan.message(pending.item))
                 }
-                let input = content.fingerprint(thread: thread, summarizer: settings.summarizer, classifier: settings.priorityClassifier)
+                let input = content.fingerprint(
+                    thread: thread, summarizer: settings.summarizer, classifier: settings.priorityClassifier)
                 let isRepeat = input == pending.input
-                var summary: String?, priority: Bool?
+                var summary: String?
+                var priority: Bool?
                 var skipped = plan.skipped
                 do {
                     if isRepeat {
@@ -158,19 +167,28 @@ extension Store {
                     report.failed += 1
                     let retry = settings.backoff.nextAttempt(afterFailures: pending.attempts + 1, now: now)
                     let message = (error as? ReplicaError)?.message ?? String(describing: type(of: error))
-                    try await index.write(purgingExpired: false) { try $0.recordEnrichmentFailure(pending, error: message, retry: retry) }
-                    configuration.events(StoreEvent(kind: .enrichmentFailed, account: index.account, indexName: index.name,
-                                                    message: "enriching item '\(pending.item.uniqueIdentifier)' failed (\(message)); it is tried again later"))
+                    try await index.write(purgingExpired: false) {
+                        try $0.recordEnrichmentFailure(pending, error: message, retry: retry)
+                    }
+                    configuration.events(
+                        StoreEvent(
+                            kind: .enrichmentFailed, account: index.account, indexName: index.name,
+                            message:
+                                "enriching item '\(pending.item.uniqueIdentifier)' failed (\(message)); it is tried again later"
+                        ))
                     continue
                 }
                 let (newSummary, newPriority, reasons) = (summary, priority, skipped)
                 let merged = try await index.write(purgingExpired: false) { writer in
-                    try writer.applyEnrichment(to: pending, input: input, summary: newSummary, priority: newPriority, skipped: reasons)
+                    try writer.applyEnrichment(
+                        to: pending, input: input, summary: newSummary, priority: newPriority, skipped: reasons)
                 }
                 for reason in skipped { report.skipped[reason, default: 0] += 1 }
-                guard let merged else { continue }   // changed meanwhile: it is still pending
+                guard let merged else { continue }  // changed meanwhile: it is still pending
                 var changed: [AttributeKey] = []
-                if let summary, pending.item.attributeSet.textContentSummary != summary { changed.append(.textContentSummary) }
+                if let summary, pending.item.attributeSet.textContentSummary != summary {
+                    changed.append(.textContentSummary)
+                }
                 if let priority, pending.item.attributeSet.isPriority != priority { changed.append(.isPriority) }
                 if changed.isEmpty || isRepeat {
                     report.unchanged += 1
@@ -220,7 +238,9 @@ struct EnrichmentPlan {
             common = "type"
         } else if item.domainIdentifier == nil {
             common = "noDomain"
-        } else if let now, attributes.contentCreationDate.map({ now.timeIntervalSince($0) > settings.maximumAge }) ?? true {
+        } else if let now,
+            attributes.contentCreationDate.map({ now.timeIntervalSince($0) > settings.maximumAge }) ?? true
+        {
             common = "tooOld"
         } else if isMessage && attributes.authorStrings.isEmpty {
             common = "noAuthors"
@@ -228,8 +248,12 @@ struct EnrichmentPlan {
         if options.contains(.summarization) {
             if let common {
                 skipped.append("summarization.\(common)")
-            } else if Self.text(of: item, isMail: tree.contains(ContentType.emailMessage.rawValue), isRecording: isRecording && !isMessage).count
-                        < settings.minimumTextLength {
+            } else if Self.text(
+                of: item, isMail: tree.contains(ContentType.emailMessage.rawValue),
+                isRecording: isRecording && !isMessage
+            ).count
+                < settings.minimumTextLength
+            {
                 skipped.append("summarization.tooShort")
             } else if settings.summarizer != nil {
                 wantsSummary = true
@@ -248,7 +272,9 @@ struct EnrichmentPlan {
 
     /// A fingerprint of everything the results depend on (FNV-1a, 64 bits): the options taken, the
     /// enrichers, "me", and the thread's messages.
-    func fingerprint(thread: MessageThread?, summarizer: (any Summarizer)?, classifier: (any PriorityClassifier)?) -> String {
+    func fingerprint(thread: MessageThread?, summarizer: (any Summarizer)?, classifier: (any PriorityClassifier)?)
+        -> String
+    {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         func add(_ text: String) {
             for byte in text.utf8 {
@@ -264,7 +290,9 @@ struct EnrichmentPlan {
         for person in thread?.me ?? [] { add(person) }
         for message in thread?.messages ?? [] {
             add(message.identifier.rawValue)
-            for person in message.authors + ["|"] + message.recipients + ["|"] + message.primaryRecipients { add(person) }
+            for person in message.authors + ["|"] + message.recipients + ["|"] + message.primaryRecipients {
+                add(person)
+            }
             add(message.date.map { String($0.timeIntervalSince1970) } ?? "")
             add(message.subject ?? "")
             add(message.text)
@@ -276,25 +304,29 @@ struct EnrichmentPlan {
     /// content, else its HTML content as text; a message's text content.
     static func text(of item: SearchableItem) -> String {
         let tree = item.attributeSet.contentTypeTree
-        return text(of: item, isMail: tree.contains(ContentType.emailMessage.rawValue),
-                    isRecording: tree.contains(ContentType.voiceAudio.rawValue) && !tree.contains(ContentType.message.rawValue))
+        return text(
+            of: item, isMail: tree.contains(ContentType.emailMessage.rawValue),
+            isRecording: tree.contains(ContentType.voiceAudio.rawValue) && !tree.contains(ContentType.message.rawValue))
     }
 
     static func text(of item: SearchableItem, isMail: Bool, isRecording: Bool) -> String {
         let attributes = item.attributeSet
         if isRecording { return attributes[.transcribedTextContent]?.textValue ?? "" }
         if let text = attributes.textContent, !text.isEmpty { return text }
-        if isMail, case .data(let html)? = attributes[.htmlContentData] { return HTMLText.plainText(String(decoding: html, as: UTF8.self)) }
+        if isMail, case .data(let html)? = attributes[.htmlContentData] {
+            return HTMLText.plainText(String(decoding: html, as: UTF8.self))
+        }
         return ""
     }
 
     static func message(_ item: SearchableItem) -> ThreadMessage {
         let attributes = item.attributeSet
-        return ThreadMessage(identifier: item.uniqueIdentifier, authors: attributes.authorStrings,
-                             recipients: attributes.recipientStrings,
-                             primaryRecipients: [AttributeKey.primaryRecipients].flatMap { attributes[$0]?.strings ?? [] },
-                             date: attributes.contentCreationDate, subject: attributes.subject ?? attributes.title,
-                             text: text(of: item))
+        return ThreadMessage(
+            identifier: item.uniqueIdentifier, authors: attributes.authorStrings,
+            recipients: attributes.recipientStrings,
+            primaryRecipients: [AttributeKey.primaryRecipients].flatMap { attributes[$0]?.strings ?? [] },
+            date: attributes.contentCreationDate, subject: attributes.subject ?? attributes.title,
+            text: text(of: item))
     }
 }
 
@@ -314,7 +346,9 @@ enum HTMLText {
                     if tag.hasPrefix("/" + open) { skipping = nil }
                 } else if name == "script" || name == "style" {
                     skipping = name
-                } else if ["br", "p", "div", "li", "tr", "h1", "h2", "h3", "blockquote"].contains(name) || tag.hasPrefix("/p") || tag.hasPrefix("/div") {
+                } else if ["br", "p", "div", "li", "tr", "h1", "h2", "h3", "blockquote"].contains(name)
+                    || tag.hasPrefix("/p") || tag.hasPrefix("/div")
+                {
                     output.append("\n")
                 }
                 index = html.index(after: close)
@@ -323,7 +357,9 @@ enum HTMLText {
             if skipping == nil { output.append(character) }
             index = html.index(after: index)
         }
-        for (entity, text) in [("&nbsp;", " "), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&amp;", "&")] {
+        for (entity, text) in [
+            ("&nbsp;", " "), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&amp;", "&"),
+        ] {
             output = output.replacingOccurrences(of: entity, with: text)
         }
         return output

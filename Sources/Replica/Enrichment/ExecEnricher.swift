@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,7 +57,9 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     ///   does not answer within ``timeout``, or answers without a `summary` string.
     public func summarize(_ thread: MessageThread) async throws -> String {
         let answer = try await ask("summarize", answeredBy: "summarized", thread)
-        guard let summary = answer["summary"]?.stringValue else { throw Self.failure(command, "its answer has no \"summary\" string") }
+        guard let summary = answer["summary"]?.stringValue else {
+            throw Self.failure(command, "its answer has no \"summary\" string")
+        }
         return summary
     }
 
@@ -68,7 +71,9 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     ///   does not answer within ``timeout``, or answers without an `isPriority` true or false.
     public func isPriority(_ thread: MessageThread) async throws -> Bool {
         let answer = try await ask("classify", answeredBy: "classified", thread)
-        guard let flag = answer["isPriority"]?.boolValue else { throw Self.failure(command, "its answer has no \"isPriority\" true or false") }
+        guard let flag = answer["isPriority"]?.boolValue else {
+            throw Self.failure(command, "its answer has no \"isPriority\" true or false")
+        }
         return flag
     }
 
@@ -77,27 +82,36 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
         .object([
             ("type", .string(kind)),
             ("request", .string(id)),
-            ("thread", .object([
-                ("domain", .string(thread.domain.rawValue)),
-                ("me", .array(thread.me.map(JSON.string))),
-                ("messages", .array(thread.messages.map { message in
-                    .object([
-                        ("uniqueIdentifier", .string(message.identifier.rawValue)),
-                        ("authors", .array(message.authors.map(JSON.string))),
-                        ("recipients", .array(message.recipients.map(JSON.string))),
-                        ("primaryRecipients", .array(message.primaryRecipients.map(JSON.string))),
-                        ("date", message.date.map { .string(ISO8601.string(from: $0)) } ?? .null),
-                        ("subject", message.subject.map(JSON.string) ?? .null),
-                        ("text", .string(message.text)),
-                    ])
-                })),
-            ])),
+            (
+                "thread",
+                .object([
+                    ("domain", .string(thread.domain.rawValue)),
+                    ("me", .array(thread.me.map(JSON.string))),
+                    (
+                        "messages",
+                        .array(
+                            thread.messages.map { message in
+                                .object([
+                                    ("uniqueIdentifier", .string(message.identifier.rawValue)),
+                                    ("authors", .array(message.authors.map(JSON.string))),
+                                    ("recipients", .array(message.recipients.map(JSON.string))),
+                                    ("primaryRecipients", .array(message.primaryRecipients.map(JSON.string))),
+                                    ("date", message.date.map { .string(ISO8601.string(from: $0)) } ?? .null),
+                                    ("subject", message.subject.map(JSON.string) ?? .null),
+                                    ("text", .string(message.text)),
+                                ])
+                            })
+                    ),
+                ])
+            ),
         ])
     }
 
     private func ask(_ kind: String, answeredBy answer: String, _ thread: MessageThread) async throws -> JSON {
         let (session, command, timeout) = (session, command, min(max(timeout, 0.001), 86_400))
-        return try await Blocking.run { try session.exchange(kind, answeredBy: answer, thread, command: command, timeout: timeout) }
+        return try await Blocking.run {
+            try session.exchange(kind, answeredBy: answer, thread, command: command, timeout: timeout)
+        }
     }
 
     /// The program while it runs: started at the first request (and again after it ended, or when the
@@ -117,8 +131,10 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
             if let plugin { Thread.detachNewThread { plugin.stop(grace: 1) } }
         }
 
-        func exchange(_ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
-                      timeout: TimeInterval) throws -> JSON {
+        func exchange(
+            _ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
+            timeout: TimeInterval
+        ) throws -> JSON {
             lock.lock()
             defer { lock.unlock() }
             let deadline = Date().addingTimeInterval(timeout)
@@ -129,19 +145,23 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
             // A program that ended while idle (its end not noticed yet) is started again once, at no cost
             // to the item.
             do {
-                return try ask(kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
-                               mayHaveEnded: plugin != nil)
+                return try ask(
+                    kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
+                    mayHaveEnded: plugin != nil)
             } catch is EndedWhileIdle {
                 plugin = nil
-                return try ask(kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
-                               mayHaveEnded: false)
+                return try ask(
+                    kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
+                    mayHaveEnded: false)
             }
         }
 
         /// One request to the running program (started first if none runs); with `mayHaveEnded`, a program
         /// found ended before it answered throws ``EndedWhileIdle`` instead of failing the request.
-        private func ask(_ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
-                         timeout: TimeInterval, deadline: Date, mayHaveEnded: Bool) throws -> JSON {
+        private func ask(
+            _ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
+            timeout: TimeInterval, deadline: Date, mayHaveEnded: Bool
+        ) throws -> JSON {
             // What the program wrote on standard error is not quoted: it may echo the messages it was given,
             // and failures are stored and logged.
             let plugin = try self.plugin ?? start(command)
@@ -152,7 +172,9 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
             }
             requests += 1
             let id = "e\(requests)"
-            switch plugin.send(ExecEnricher.request(kind, id: id, thread), within: max(deadline.timeIntervalSinceNow, 0.001)) {
+            switch plugin.send(
+                ExecEnricher.request(kind, id: id, thread), within: max(deadline.timeIntervalSinceNow, 0.001))
+            {
             case .sent: break
             case .closed where mayHaveEnded: throw EndedWhileIdle()
             case .closed: throw failure("it no longer reads its standard input")
@@ -174,7 +196,8 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
                 case .end where mayHaveEnded: throw EndedWhileIdle()
                 case .end(let status): throw failure("it \(status)")
                 case .timeout: throw failure("it did not answer within \(Int(timeout)) seconds")
-                case .tooLong(let number): throw failure("its line \(number) is longer than \(PluginProcess.maximumLineLength) bytes")
+                case .tooLong(let number):
+                    throw failure("its line \(number) is longer than \(PluginProcess.maximumLineLength) bytes")
                 }
             }
         }

@@ -214,7 +214,8 @@ enum MessageText {
             if trimmed == "--" { break }
             if trimmed.hasPrefix(">") {
                 if let previous = kept.lastIndex(where: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }),
-                   kept[previous].trimmingCharacters(in: .whitespaces).lowercased().hasSuffix("wrote:") {
+                    kept[previous].trimmingCharacters(in: .whitespaces).lowercased().hasSuffix("wrote:")
+                {
                     kept.removeSubrange(previous...)
                 }
                 continue
@@ -299,7 +300,8 @@ enum MessageText {
             var end = index + 1
             while end < characters.count && closers.contains(characters[end]) { end += 1 }
             if end == characters.count || characters[end].isWhitespace,
-               character != "." || !endsInAbbreviation(characters, start: start, period: index) {
+                character != "." || !endsInAbbreviation(characters, start: start, period: index)
+            {
                 let sentence = collapsed(String(characters[start..<end]))
                 if !sentence.isEmpty { sentences.append(sentence) }
                 start = end
@@ -337,7 +339,8 @@ enum MessageText {
             if character.isLetter || character.isNumber {
                 word.append(character)
             } else if character == "'" || character == "’",
-                      !word.isEmpty, index + 1 < characters.count, characters[index + 1].isLetter {
+                !word.isEmpty, index + 1 < characters.count, characters[index + 1].isLetter
+            {
                 word.append("'")
             } else if !word.isEmpty {
                 words.append(word)

@@ -178,8 +178,10 @@ public struct RuleBasedPriorityClassifier: PriorityClassifier {
     }
 
     /// Handle fragments of senders that are programs or mailing lists.
-    static let automatedMarkers = ["noreply", "no-reply", "donotreply", "do-not-reply", "notifications",
-                                   "mailer-daemon", "newsletter"]
+    static let automatedMarkers = [
+        "noreply", "no-reply", "donotreply", "do-not-reply", "notifications",
+        "mailer-daemon", "newsletter",
+    ]
 
     /// Whether a program or a mailing list sent the message.
     static func isAutomated(_ message: ThreadMessage) -> Bool {
@@ -241,7 +243,8 @@ public struct RuleBasedPriorityClassifier: PriorityClassifier {
                 return true
             case "by" where weekdays.contains(next):
                 return true
-            case "before" where weekdays.contains(next) || months.contains(next)
+            case "before"
+            where weekdays.contains(next) || months.contains(next)
                 || ["noon", "midnight", "tomorrow", "tonight", "eod"].contains(next)
                 || (next.first?.isNumber ?? false):
                 return true

@@ -1,5 +1,6 @@
 public import CSpawn
 public import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,9 +75,11 @@ public final class ChildProcess: @unchecked Sendable {
     ///   - gracePeriod: how long the child has, after SIGTERM, to end when this process ends first;
     ///     then its process group gets SIGKILL.
     /// - Throws: `ReplicaError` (`fileSystem`) when the child cannot be started, naming the executable.
-    public init(_ command: [String], environment: [String: String]? = nil,
-                standardInput input: Stream = .null, standardOutput output: Stream = .null,
-                standardError error: Stream = .null, gracePeriod: TimeInterval = 2) throws {
+    public init(
+        _ command: [String], environment: [String: String]? = nil,
+        standardInput input: Stream = .null, standardOutput output: Stream = .null,
+        standardError error: Stream = .null, gracePeriod: TimeInterval = 2
+    ) throws {
         guard let executable = command.first else { throw ReplicaError(.fileSystem, "there is no command to start") }
         func failure(_ code: Int32) -> ReplicaError {
             ReplicaError(.fileSystem, "cannot start \(executable): \(String(cString: strerror(code)))")
@@ -101,7 +104,8 @@ public final class ChildProcess: @unchecked Sendable {
                 case .pipe:
                     var ends: [Int32] = [-1, -1]
                     guard pipe2(&ends, O_CLOEXEC) == 0 else {
-                        throw ReplicaError(.fileSystem, "cannot start \(executable): no pipe (\(String(cString: strerror(errno))))")
+                        throw ReplicaError(
+                            .fileSystem, "cannot start \(executable): no pipe (\(String(cString: strerror(errno))))")
                     }
                     let (parent, child) = index == 0 ? (ends[1], ends[0]) : (ends[0], ends[1])
                     childEnds.append(child)
@@ -172,7 +176,9 @@ public final class ChildProcess: @unchecked Sendable {
         for folder in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
             let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + executable
             var information = stat()
-            if access(candidate, X_OK) == 0, stat(candidate, &information) == 0, (information.st_mode & S_IFMT) == S_IFREG {
+            if access(candidate, X_OK) == 0, stat(candidate, &information) == 0,
+                (information.st_mode & S_IFMT) == S_IFREG
+            {
                 return candidate
             }
         }

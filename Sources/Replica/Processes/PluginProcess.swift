@@ -1,6 +1,7 @@
 package import Foundation
-import Synchronization
 import ReplicaCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,12 +39,15 @@ package final class PluginProcess: @unchecked Sendable {
     /// - Parameter gracePeriod: how long the plugin has between SIGTERM and SIGKILL when this process
     ///   ends without stopping it (see ``ChildProcess``).
     package init(command: [String], environment: [String: String], gracePeriod: TimeInterval = 2) throws {
-        guard let executable = command.first else { throw ReplicaError(.invalidConfiguration, "the plugin command is empty") }
+        guard let executable = command.first else {
+            throw ReplicaError(.invalidConfiguration, "the plugin command is empty")
+        }
         do {
-            process = try ChildProcess(executable.contains("/") ? command : ["/usr/bin/env"] + command,
-                                       environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-                                       standardInput: .pipe, standardOutput: .pipe, standardError: .pipe,
-                                       gracePeriod: gracePeriod)
+            process = try ChildProcess(
+                executable.contains("/") ? command : ["/usr/bin/env"] + command,
+                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                standardInput: .pipe, standardOutput: .pipe, standardError: .pipe,
+                gracePeriod: gracePeriod)
         } catch let error as ReplicaError {
             throw ReplicaError(.invalidConfiguration, "the plugin \(executable) cannot be started: \(error.message)")
         }
@@ -83,7 +87,8 @@ package final class PluginProcess: @unchecked Sendable {
             }
         }
         let ending = process.waitUntilExit()
-        let status = ending.wasSignaled ? "was killed by signal \(ending.status)" : "exited with status \(ending.status)"
+        let status =
+            ending.wasSignaled ? "was killed by signal \(ending.status)" : "exited with status \(ending.status)"
         condition.lock()
         ended = true
         queue.append(.end(status))
@@ -109,7 +114,9 @@ package final class PluginProcess: @unchecked Sendable {
         defer { condition.unlock() }
         while queue.isEmpty {
             let deadline = max(started, lastOutput).addingTimeInterval(timeout)
-            if !condition.wait(until: deadline), queue.isEmpty, max(started, lastOutput).addingTimeInterval(timeout) <= Date() {
+            if !condition.wait(until: deadline), queue.isEmpty,
+                max(started, lastOutput).addingTimeInterval(timeout) <= Date()
+            {
                 return .timeout
             }
         }

@@ -39,9 +39,11 @@ public struct Projection: Sendable {
     ///   - attributes: for each attribute, the record fields it comes from, the first present winning.
     ///   - lifetime: how long an item stays after its record's modification time; `nil` keeps it.
     ///   - identifierTemplate: the item identifier, with `{kind}`, `{account}` and `{id}` replaced.
-    public init(kind: String, version: Int = 1, contentType: ContentType = .plainText,
-                attributes: [(AttributeKey, [String])] = [], lifetime: TimeInterval? = nil,
-                identifierTemplate: String = Projection.defaultIdentifierTemplate) {
+    public init(
+        kind: String, version: Int = 1, contentType: ContentType = .plainText,
+        attributes: [(AttributeKey, [String])] = [], lifetime: TimeInterval? = nil,
+        identifierTemplate: String = Projection.defaultIdentifierTemplate
+    ) {
         self.kind = kind
         self.version = version
         self.contentType = contentType
@@ -61,16 +63,18 @@ public struct Projection: Sendable {
             "message": .message, "email": .emailMessage, "mail": .emailMessage, "task": .task, "todo": .task,
             "event": .calendarEvent, "contact": .contact,
         ]
-        return Projection(kind: kind, version: 1, contentType: types[kind] ?? .plainText, attributes: [
-            (.title, ["title"]),
-            (.textContent, ["text", "body"]),
-            (.contentDescription, ["summary"]),
-            (.keywords, ["keywords"]),
-            (.authorNames, ["authors"]),
-            (.recipientNames, ["recipients"]),
-            (.contentCreationDate, ["created"]),
-            (.contentModificationDate, ["modified"]),
-        ])
+        return Projection(
+            kind: kind, version: 1, contentType: types[kind] ?? .plainText,
+            attributes: [
+                (.title, ["title"]),
+                (.textContent, ["text", "body"]),
+                (.contentDescription, ["summary"]),
+                (.keywords, ["keywords"]),
+                (.authorNames, ["authors"]),
+                (.recipientNames, ["recipients"]),
+                (.contentCreationDate, ["created"]),
+                (.contentModificationDate, ["modified"]),
+            ])
     }
 
     /// The identifier of the item a record becomes: the template with `{kind}`, `{account}` and `{id}`
@@ -119,8 +123,10 @@ public struct Projection: Sendable {
             guard let field = fields.first(where: { record[$0] != nil }), let value = record[field] else { continue }
             if value.stringValue?.isEmpty == true { continue }  // an empty text is no text
             guard let converted = Self.convert(value, for: key) else {
-                throw ReplicaError(.invalidItem, "field '\(field)' is \(value.kindDescription), but projection '\(kind)' v\(version) "
-                    + "makes it the attribute '\(key)', which needs \((key.kind ?? .text).expectation)")
+                throw ReplicaError(
+                    .invalidItem,
+                    "field '\(field)' is \(value.kindDescription), but projection '\(kind)' v\(version) "
+                        + "makes it the attribute '\(key)', which needs \((key.kind ?? .text).expectation)")
             }
             attributes[key] = converted
         }
@@ -131,9 +137,10 @@ public struct Projection: Sendable {
         attributes[.recordKind] = .text(record.kind)
         attributes[.recordID] = .text(record.id)
         let expiration = lifetime.map { (record.modified ?? now).addingTimeInterval($0) } ?? .distantFuture
-        return SearchableItem(uniqueIdentifier: identifier(account: record.account, id: record.id),
-                              domainIdentifier: domain(account: record.account),
-                              attributeSet: attributes, expirationDate: expiration)
+        return SearchableItem(
+            uniqueIdentifier: identifier(account: record.account, id: record.id),
+            domainIdentifier: domain(account: record.account),
+            attributeSet: attributes, expirationDate: expiration)
     }
 
     /// A field's value as an attribute's kind of value, or `nil` when it has the wrong type. Dates may be

@@ -23,7 +23,10 @@ extension ProjectionEngine {
             do {
                 let item = try projection.item(for: record, now: now)
                 try item.validate()
-                return .item(item, ItemOrigin(owner: Self.owner, version: String(record.version)), from: RecordReference(account: record.account, kind: record.kind, id: record.id, version: record.version))
+                return .item(
+                    item, ItemOrigin(owner: Self.owner, version: String(record.version)),
+                    from: RecordReference(
+                        account: record.account, kind: record.kind, id: record.id, version: record.version))
             } catch let error as ReplicaError where error.code == .invalidItem {
                 return .record(record, projection)
             }
@@ -59,17 +62,26 @@ extension ProjectionEngine {
 
     /// Records an item the writer refused because another owner made one under the same identifier: the
     /// record waits in quarantine, and `status` says why.
-    func quarantineRefused(_ refusal: (identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner), from source: RecordReference,
-                                   _ writer: any IndexWriter, _ outcome: inout CatchUpReport) throws {
-        let reason = "its identifier is taken by an item another owner made (\(refusal.owner)); choose an identifier template that cannot collide"
-        try writer.quarantine(refusal.identifier, kind: source.kind, recordID: source.id, version: source.version, reason: reason)
-        outcome.quarantined.append(QuarantinedRecord(account: source.account, kind: source.kind, id: source.id,
-                                                     version: source.version, reason: reason))
+    func quarantineRefused(
+        _ refusal: (identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner), from source: RecordReference,
+        _ writer: any IndexWriter, _ outcome: inout CatchUpReport
+    ) throws {
+        let reason =
+            "its identifier is taken by an item another owner made (\(refusal.owner)); choose an identifier template that cannot collide"
+        try writer.quarantine(
+            refusal.identifier, kind: source.kind, recordID: source.id, version: source.version, reason: reason)
+        outcome.quarantined.append(
+            QuarantinedRecord(
+                account: source.account, kind: source.kind, id: source.id,
+                version: source.version, reason: reason))
     }
 
     /// Makes the index hold exactly the projection of one record as it is now.
-    func apply(_ record: Record, _ projection: Projection, _ writer: any IndexWriter, owner: ItemOwner = ProjectionEngine.owner,
-                       _ outcome: inout CatchUpReport) throws {
+    func apply(
+        _ record: Record, _ projection: Projection, _ writer: any IndexWriter,
+        owner: ItemOwner = ProjectionEngine.owner,
+        _ outcome: inout CatchUpReport
+    ) throws {
         let identifier = projection.identifier(account: record.account, id: record.id)
         if record.isDeleted || !record.isReadableByItsAccount {
             outcome.removed += try writer.delete(identifiers: [identifier], owner: owner)
@@ -81,8 +93,11 @@ extension ProjectionEngine {
             try item.validate()
             let origin = ItemOrigin(owner: owner, version: String(record.version))
             if try writer.index(item, origin: origin) == .notOwned, let refusal = writer.refusedOwnership.last {
-                try quarantineRefused(refusal, from: RecordReference(account: record.account, kind: record.kind, id: record.id,
-                                                                     version: record.version), writer, &outcome)
+                try quarantineRefused(
+                    refusal,
+                    from: RecordReference(
+                        account: record.account, kind: record.kind, id: record.id,
+                        version: record.version), writer, &outcome)
                 return
             }
             try writer.releaseFromQuarantine(identifier)
@@ -90,9 +105,12 @@ extension ProjectionEngine {
         } catch let error as ReplicaError where error.code == .invalidItem {
             // The older item would be stale: it goes, and the record waits in quarantine for a newer version.
             outcome.removed += try writer.delete(identifiers: [identifier], owner: owner)
-            try writer.quarantine(identifier, kind: record.kind, recordID: record.id, version: record.version, reason: error.message)
-            outcome.quarantined.append(QuarantinedRecord(account: record.account, kind: record.kind, id: record.id,
-                                                         version: record.version, reason: error.message))
+            try writer.quarantine(
+                identifier, kind: record.kind, recordID: record.id, version: record.version, reason: error.message)
+            outcome.quarantined.append(
+                QuarantinedRecord(
+                    account: record.account, kind: record.kind, id: record.id,
+                    version: record.version, reason: error.message))
         }
     }
 }

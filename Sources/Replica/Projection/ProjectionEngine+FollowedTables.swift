@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import ReplicaPostgres
+import Synchronization
 
 // Following an app's own SQLite tables through the triggers replica installs.
 extension ProjectionEngine {
@@ -74,12 +74,15 @@ extension ProjectionEngine {
 
     /// Reads every row of the account in the table, and removes the items of rows no longer there.
     @available(*, noasync, message: "it waits on SQLite; in async code call its async form")
-    func scan(_ table: FollowedTable, app: any FollowedDatabase, projection: Projection, account: AccountID,
-                      index: SearchableIndex) throws -> CatchUpReport {
+    func scan(
+        _ table: FollowedTable, app: any FollowedDatabase, projection: Projection, account: AccountID,
+        index: SearchableIndex
+    ) throws -> CatchUpReport {
         var report = CatchUpReport()
-        var unseen = Set(try index.writeNow { writer in
-            try writer.identifiers(ownedBy: table.owner).map(\.rawValue)
-        })
+        var unseen = Set(
+            try index.writeNow { writer in
+                try writer.identifiers(ownedBy: table.owner).map(\.rawValue)
+            })
         var cursor: String?
         while true {
             let rows = try app.records(table, account: account, after: cursor, limit: batchSize)
@@ -96,13 +99,17 @@ extension ProjectionEngine {
             cursor = rows.last?.id
         }
         let gone = unseen
-        report.removed += try index.writeNow { writer in try writer.delete(identifiers: gone.map(ItemIdentifier.init(rawValue:)), owner: table.owner) }
+        report.removed += try index.writeNow { writer in
+            try writer.delete(identifiers: gone.map(ItemIdentifier.init(rawValue:)), owner: table.owner)
+        }
         return report
     }
 
     /// Applies a row of a followed table unless a deletion or the index already holds a newer version.
-    func applyVersioned(_ record: Record, _ projection: Projection, _ writer: any IndexWriter, owner: ItemOwner,
-                                _ outcome: inout CatchUpReport) throws {
+    func applyVersioned(
+        _ record: Record, _ projection: Projection, _ writer: any IndexWriter, owner: ItemOwner,
+        _ outcome: inout CatchUpReport
+    ) throws {
         let identifier = projection.identifier(account: record.account, id: record.id)
         if let deleted = try writer.tombstoneVersion(identifier), deleted >= record.version { return }
         if let held = try writer.storedVersion(identifier), held > record.version { return }
@@ -119,7 +126,9 @@ extension ProjectionEngine {
         var lowest = Int64.max
         for account in try store.signedInAccounts().map(\.id) where !isFixed(table, toOtherThan: account) {
             guard let index = try store.existingIndex(named: projections.indexName, account: account) else { return }
-            guard let position = try index.writeNow({ try $0.checkpoint(table.consumer) }).flatMap({ Int64($0) }) else { return }
+            guard let position = try index.writeNow({ try $0.checkpoint(table.consumer) }).flatMap({ Int64($0) }) else {
+                return
+            }
             lowest = min(lowest, position)
         }
         if lowest != .max { try app.prune(table, through: lowest) }
@@ -167,7 +176,9 @@ final class TableChangeListener: Sendable {
                     connections[url] = connection
                     changed = true
                 }
-                if try !connection.waitForNotifications(timeout: position == 0 && !changed ? timeout : .zero).isEmpty { changed = true }
+                if try !connection.waitForNotifications(timeout: position == 0 && !changed ? timeout : .zero).isEmpty {
+                    changed = true
+                }
             } catch {
                 // Not reachable now: the once-a-second look still follows the table and says why it cannot;
                 // this waits out its turn rather than trying again at once.

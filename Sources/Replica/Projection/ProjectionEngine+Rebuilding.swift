@@ -24,13 +24,15 @@ extension ProjectionEngine {
                 let version = projections.projection(for: kind).version
                 let state = states[kind]
                 if fresh || state == nil {
-                    try writer.setProjectionState(kind, .init(version: state?.version ?? 0, targetVersion: version, cursor: nil))
+                    try writer.setProjectionState(
+                        kind, .init(version: state?.version ?? 0, targetVersion: version, cursor: nil))
                 } else if let state, version > (state.targetVersion ?? state.version) {
                     // Only a newer version rebuilds. An older build of the app (still installed beside a
                     // newer one, or run again after a downgrade) leaves the newer items and any rebuild in
                     // progress alone, and projects the changes it applies with its own version: two builds
                     // in the field never rebuild back and forth.
-                    try writer.setProjectionState(kind, .init(version: state.version, targetVersion: version, cursor: nil))
+                    try writer.setProjectionState(
+                        kind, .init(version: state.version, targetVersion: version, cursor: nil))
                 }
             }
         }
@@ -68,9 +70,11 @@ extension ProjectionEngine {
                     var outcome = CatchUpReport()
                     try apply(projected, writer, &outcome)
                     let next = batch.last?.id ?? cursor
-                    try writer.setProjectionState(kind, done
-                        ? .init(version: projection.version, targetVersion: nil, cursor: nil)
-                        : .init(version: state.version, targetVersion: projection.version, cursor: next))
+                    try writer.setProjectionState(
+                        kind,
+                        done
+                            ? .init(version: projection.version, targetVersion: nil, cursor: nil)
+                            : .init(version: state.version, targetVersion: projection.version, cursor: next))
                     CrashPoints.reach("rebuild.beforeCommit")
                     return outcome
                 }

@@ -18,7 +18,8 @@ extension ProjectionEngine {
     /// waits until no rebuild is pending, which would project the same records anyway.
     func restoreMissingItems(index: SearchableIndex, records: any RecordStorage) throws -> CatchUpReport {
         let pending = try index.writeNow { writer -> Bool in
-            try writer.meta(Self.missingItemsCheckedKey) == nil && !writer.projectionStates().values.contains { $0.targetVersion != nil }
+            try writer.meta(Self.missingItemsCheckedKey) == nil
+                && !writer.projectionStates().values.contains { $0.targetVersion != nil }
         }
         guard pending else { return CatchUpReport() }
         var report = CatchUpReport()
@@ -38,16 +39,21 @@ extension ProjectionEngine {
                     // Only the records whose items are missing are read whole.
                     let found = try live.filter { missing.contains(projection.identifier(account: account, id: $0)) }
                         .compactMap { try records.record(kind: kind, id: $0) }
-                    report = report + (try index.writeNow { writer -> CatchUpReport in
-                        var outcome = CatchUpReport()
-                        let projected = try Self.project(found, { _ in projection }, now: writer.now).filter { entry in
-                            // An item whose lifetime is over stays purged.
-                            if case .item(let item, _, _) = entry { return item.expirationDate.map { $0 > writer.now } ?? true }
-                            return true
-                        }
-                        try apply(projected, writer, &outcome)
-                        return outcome
-                    })
+                    report =
+                        report
+                        + (try index.writeNow { writer -> CatchUpReport in
+                            var outcome = CatchUpReport()
+                            let projected = try Self.project(found, { _ in projection }, now: writer.now).filter {
+                                entry in
+                                // An item whose lifetime is over stays purged.
+                                if case .item(let item, _, _) = entry {
+                                    return item.expirationDate.map { $0 > writer.now } ?? true
+                                }
+                                return true
+                            }
+                            try apply(projected, writer, &outcome)
+                            return outcome
+                        })
                 }
                 if batch.count < limit { break }
             }

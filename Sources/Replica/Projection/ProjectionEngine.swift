@@ -71,8 +71,10 @@ public final class ProjectionEngine: Sendable {
     ///   - followedTables: tables of apps' own databases to follow as well as the record stores.
     ///   - batchSize: the changes read and applied per transaction; a rebuild reads twenty times as many records
     ///     at once.
-    public init(store: Store, projections: ProjectionSet, followedTables: [FollowedTable] = [],
-                batchSize: Int = 500) {
+    public init(
+        store: Store, projections: ProjectionSet, followedTables: [FollowedTable] = [],
+        batchSize: Int = 500
+    ) {
         self.store = store
         self.projections = projections
         self.followedTables = followedTables
@@ -86,7 +88,9 @@ public final class ProjectionEngine: Sendable {
     @discardableResult
     public func catchUp(account: AccountID) async throws -> CatchUpReport {
         guard try await store.signedInAccounts().contains(where: { $0.id == account }) else {
-            throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in: there is nothing to catch up. Sign it in first")
+            throw ReplicaError(
+                .accountNotSignedIn,
+                "account '\(account)' is not signed in: there is nothing to catch up. Sign it in first")
         }
         return try await Blocking.run { [self] in try catchUpNow(account: account) }
     }
@@ -112,9 +116,11 @@ public final class ProjectionEngine: Sendable {
     ///   - interval: how often the record stores are checked for changes.
     ///   - onReport: called after each catch-up that did something.
     ///   - onError: called when a catch-up fails, with the error.
-    public func run(every interval: Duration = .milliseconds(100),
-                    onReport: @escaping @Sendable (CatchUpReport) -> Void = { _ in },
-                    onError: @escaping @Sendable (any Error) -> Void = { _ in }) async {
+    public func run(
+        every interval: Duration = .milliseconds(100),
+        onReport: @escaping @Sendable (CatchUpReport) -> Void = { _ in },
+        onError: @escaping @Sendable (any Error) -> Void = { _ in }
+    ) async {
         var versions: [AccountID: Int] = [:]
         var lastTables = ContinuousClock.now
         var lastFailure: String?
@@ -132,20 +138,20 @@ public final class ProjectionEngine: Sendable {
             let known = versions
             do {
                 let (report, changed) = try await Blocking.run({ [self] () -> (CatchUpReport, [AccountID: Int]) in
-                var report = CatchUpReport()
-                var changed = known
-                for account in try store.signedInAccounts().map(\.id) {
-                    let records = try store.recordStorage(for: account, creating: false)
-                    func version() throws -> Int? {
-                        try records.map { try $0.dataVersion() }
+                    var report = CatchUpReport()
+                    var changed = known
+                    for account in try store.signedInAccounts().map(\.id) {
+                        let records = try store.recordStorage(for: account, creating: false)
+                        func version() throws -> Int? {
+                            try records.map { try $0.dataVersion() }
+                        }
+                        if try version() != known[account] || dueTables {
+                            report = report + (try catchUpNow(account: account))
+                            // The catch-up's own writes (pruning the log) must not look like news next time.
+                            changed[account] = try version()
+                        }
                     }
-                    if try version() != known[account] || dueTables {
-                        report = report + (try catchUpNow(account: account))
-                        // The catch-up's own writes (pruning the log) must not look like news next time.
-                        changed[account] = try version()
-                    }
-                }
-                return (report, changed)
+                    return (report, changed)
                 })
                 versions = changed
                 lastFailure = nil
@@ -182,7 +188,9 @@ public final class ProjectionEngine: Sendable {
         }
         // Only signed-in accounts are followed: following never signs an account in (after a logout,
         // the app's rows of the old account must not come back).
-        guard !followedTables.isEmpty, try store.signedInAccounts().contains(where: { $0.id == account }) else { return report }
+        guard !followedTables.isEmpty, try store.signedInAccounts().contains(where: { $0.id == account }) else {
+            return report
+        }
         let index = try store.index(named: projections.indexName, account: account)
         for table in followedTables where !isFixed(table, toOtherThan: account) {
             do {

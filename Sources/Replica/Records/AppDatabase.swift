@@ -47,7 +47,9 @@ extension FollowedTable {
     /// Opens the app's database the table is in: a PostgreSQL database for a `postgresql://` URL, else
     /// a SQLite file.
     func openDatabase() throws -> any FollowedDatabase {
-        isOnPostgres ? try PostgresAppDatabase.shared(url: database.absoluteString) : try AppDatabase(path: database.standardizedFileURL.path)
+        isOnPostgres
+            ? try PostgresAppDatabase.shared(url: database.absoluteString)
+            : try AppDatabase(path: database.standardizedFileURL.path)
     }
 }
 
@@ -88,7 +90,10 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
 
     /// A trigger name for the table that is a plain identifier whatever the table is called.
     static func triggerName(_ table: String, _ event: String) -> String {
-        let safe = String(table.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_" })
+        let safe = String(
+            table.unicodeScalars.map {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_"
+            })
         var hash: UInt32 = 2_166_136_261
         for byte in table.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
         return "replica_\(safe)_\(String(hash, radix: 16))_\(event)"
@@ -98,7 +103,9 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
 
     /// The table's column names, or an empty list if it does not exist.
     func columns(of table: String) throws -> [String] {
-        try locked { try connection.prepare("SELECT name FROM pragma_table_info(?)").rows([.text(table)]) { $0.text(0) } }
+        try locked {
+            try connection.prepare("SELECT name FROM pragma_table_info(?)").rows([.text(table)]) { $0.text(0) }
+        }
     }
 
     /// Checks that the table still has every column the configuration names.
@@ -112,9 +119,14 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     func installTriggers(_ table: FollowedTable) throws -> Bool {
         try checkSchema(table)
         return try locked {
-            let existing = try connection.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (?, ?, ?)")
-                .firstRow([.text(Self.triggerName(table.table, "insert")), .text(Self.triggerName(table.table, "update")),
-                           .text(Self.triggerName(table.table, "delete"))]) { $0.int(0) } ?? 0
+            let existing =
+                try connection.prepare(
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (?, ?, ?)"
+                )
+                .firstRow([
+                    .text(Self.triggerName(table.table, "insert")), .text(Self.triggerName(table.table, "update")),
+                    .text(Self.triggerName(table.table, "delete")),
+                ]) { $0.int(0) } ?? 0
             guard existing < 3 else { return false }
             let name = Self.quote(table.table)
             let literal = Self.literal(table.table)
@@ -126,7 +138,8 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
             }
             let now = "(julianday('now') - 2440587.5) * 86400.0"
             try connection.transaction {
-                try connection.execute("""
+                try connection.execute(
+                    """
                     CREATE TABLE IF NOT EXISTS replica_changes (
                         seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, row_id TEXT NOT NULL, account TEXT,
                         version INTEGER, deleted INTEGER NOT NULL, at REAL NOT NULL);
@@ -159,14 +172,16 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
 
     func lastSequence(_ table: FollowedTable) throws -> Int64 {
         try locked {
-            guard try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'replica_changes'") == 1 else { return 0 }
+            guard try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'replica_changes'") == 1
+            else { return 0 }
             return try connection.prepare("SELECT coalesce(max(seq), 0) FROM replica_changes WHERE tbl = ?")
                 .firstRow([.text(table.table)]) { $0.int64(0) } ?? 0
         }
     }
 
     /// The table's changes after `sequence` that concern `account`, oldest first.
-    func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws -> [TableChange] {
+    func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws -> [TableChange]
+    {
         let accountClause: String
         var arguments: [SQLValue] = [.text(table.table), .integer(sequence)]
         if case .column = table.account {
@@ -177,15 +192,21 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
         }
         arguments.append(.integer(Int64(limit)))
         return try locked {
-            try connection.cached("SELECT seq, row_id, version, deleted FROM replica_changes WHERE tbl = ? AND seq > ?\(accountClause) ORDER BY seq LIMIT ?")
-                .rows(arguments) { TableChange(sequence: $0.int64(0), rowID: $0.text(1), version: $0.optionalInt64(2), isDeletion: $0.int(3) != 0) }
+            try connection.cached(
+                "SELECT seq, row_id, version, deleted FROM replica_changes WHERE tbl = ? AND seq > ?\(accountClause) ORDER BY seq LIMIT ?"
+            )
+            .rows(arguments) {
+                TableChange(
+                    sequence: $0.int64(0), rowID: $0.text(1), version: $0.optionalInt64(2), isDeletion: $0.int(3) != 0)
+            }
         }
     }
 
     /// Drops change-log entries at or before `sequence` for the table.
     func prune(_ table: FollowedTable, through sequence: Int64) throws {
         try locked {
-            try connection.execute("DELETE FROM replica_changes WHERE tbl = ? AND seq <= ?", [.text(table.table), .integer(sequence)])
+            try connection.execute(
+                "DELETE FROM replica_changes WHERE tbl = ? AND seq <= ?", [.text(table.table), .integer(sequence)])
         }
     }
 
@@ -194,7 +215,8 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     private func selectColumns(_ table: FollowedTable) throws -> [String] {
         let all = try columns(of: table.table)
         let fields = table.fieldColumns ?? all.filter { !Set(table.namedColumns).contains($0) }
-        return [table.idColumn, table.versionColumn] + [table.deletedColumn, table.readersColumn, table.modifiedColumn].map { $0 ?? table.idColumn }
+        return [table.idColumn, table.versionColumn]
+            + [table.deletedColumn, table.readersColumn, table.modifiedColumn].map { $0 ?? table.idColumn }
             + fields
     }
 
@@ -209,10 +231,13 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     /// watcher spent most of its time turning ids into text and fell behind as the app's table grew.
     func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
         let column = Self.quote(table.idColumn)
-        let integer = Int64(id), real = Double(id)
+        let integer = Int64(id)
+        let real = Double(id)
         let number: SQLValue = integer.map { .integer($0) } ?? real.map { .real($0) } ?? .null
-        if let found = try records(table, account: account, where: "\(column) IN (?1, ?2) AND CAST(\(column) AS TEXT) = ?1",
-                                   [.text(id), number], limit: 1).first {
+        if let found = try records(
+            table, account: account, where: "\(column) IN (?1, ?2) AND CAST(\(column) AS TEXT) = ?1",
+            [.text(id), number], limit: 1
+        ).first {
             return found
         }
         guard integer == nil, real != nil else { return nil }
@@ -221,14 +246,19 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
 
     /// The account's rows with ids after `cursor`, in id order: a full read in batches.
     func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws -> [Record] {
-        try records(table, account: account, where: "CAST(\(Self.quote(table.idColumn)) AS TEXT) > ?", [.text(cursor ?? "")], limit: limit,
-                    order: "CAST(\(Self.quote(table.idColumn)) AS TEXT)")
+        try records(
+            table, account: account, where: "CAST(\(Self.quote(table.idColumn)) AS TEXT) > ?", [.text(cursor ?? "")],
+            limit: limit,
+            order: "CAST(\(Self.quote(table.idColumn)) AS TEXT)")
     }
 
-    private func records(_ table: FollowedTable, account: AccountID, where condition: String, _ arguments: [SQLValue], limit: Int,
-                         order: String? = nil) throws -> [Record] {
+    private func records(
+        _ table: FollowedTable, account: AccountID, where condition: String, _ arguments: [SQLValue], limit: Int,
+        order: String? = nil
+    ) throws -> [Record] {
         let columns = try selectColumns(table)
-        var sql = "SELECT \(columns.map(Self.quote).joined(separator: ", ")) FROM \(Self.quote(table.table)) WHERE \(condition)"
+        var sql =
+            "SELECT \(columns.map(Self.quote).joined(separator: ", ")) FROM \(Self.quote(table.table)) WHERE \(condition)"
         var values = arguments
         if case .column(let column) = table.account {
             sql += " AND CAST(\(Self.quote(column)) AS TEXT) = ?"
@@ -250,8 +280,11 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
                     }
                 }
                 let deleted = table.deletedColumn != nil && row.int(2) != 0
-                let readers = table.readersColumn != nil
-                    ? row.optionalText(3).flatMap { try? JSON.parse($0).arrayValue?.compactMap(\.stringValue).map(AccountID.init(rawValue:)) }
+                let readers =
+                    table.readersColumn != nil
+                    ? row.optionalText(3).flatMap {
+                        try? JSON.parse($0).arrayValue?.compactMap(\.stringValue).map(AccountID.init(rawValue:))
+                    }
                     : nil
                 var modified: Date?
                 if table.modifiedColumn != nil {
@@ -263,10 +296,12 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
                     }
                 }
                 guard let version = row.optionalInt64(1) else {
-                    throw FollowProblem(table: table, message: "row '\(row.text(0))' has no version in column '\(table.versionColumn)'")
+                    throw FollowProblem(
+                        table: table, message: "row '\(row.text(0))' has no version in column '\(table.versionColumn)'")
                 }
-                return Record(account: account, kind: table.kind, id: row.text(0), version: version, isDeleted: deleted,
-                              readers: readers, modified: modified, fields: fields)
+                return Record(
+                    account: account, kind: table.kind, id: row.text(0), version: version, isDeleted: deleted,
+                    readers: readers, modified: modified, fields: fields)
             }
         }
     }

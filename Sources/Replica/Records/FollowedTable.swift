@@ -56,9 +56,11 @@ public struct FollowedTable: Sendable, Equatable {
 
     /// Creates the description of a followed table; the columns not given take their defaults (`id`, `version`)
     /// or are absent, and `fieldColumns` of `nil` takes every other column.
-    public init(database: URL, table: String, kind: String, account: Account, idColumn: String = "id",
-                versionColumn: String = "version", deletedColumn: String? = nil, readersColumn: String? = nil,
-                modifiedColumn: String? = nil, fieldColumns: [String]? = nil) {
+    public init(
+        database: URL, table: String, kind: String, account: Account, idColumn: String = "id",
+        versionColumn: String = "version", deletedColumn: String? = nil, readersColumn: String? = nil,
+        modifiedColumn: String? = nil, fieldColumns: [String]? = nil
+    ) {
         self.database = database
         self.table = table
         self.kind = kind
@@ -98,8 +100,10 @@ public struct FollowedTable: Sendable, Equatable {
         guard !columns.isEmpty else { throw FollowProblem(table: self, message: missingTable) }
         let missing = namedColumns.filter { !columns.contains($0) }
         guard missing.isEmpty else {
-            throw FollowProblem(table: self, message: "the table has no column \(missing.map { "'\($0)'" }.joined(separator: ", ")) "
-                + "(its schema changed); following it stopped until the configuration or the table is fixed")
+            throw FollowProblem(
+                table: self,
+                message: "the table has no column \(missing.map { "'\($0)'" }.joined(separator: ", ")) "
+                    + "(its schema changed); following it stopped until the configuration or the table is fixed")
         }
     }
 
@@ -125,10 +129,14 @@ extension FollowedTable {
         guard let members = json.objectValue else { throw invalid("each entry must be an object") }
         func string(_ key: String) throws -> String? {
             guard let value = json[key] else { return nil }
-            guard let text = value.stringValue, !text.isEmpty else { throw invalid("'\(key)' must be a non-empty string") }
+            guard let text = value.stringValue, !text.isEmpty else {
+                throw invalid("'\(key)' must be a non-empty string")
+            }
             return text
         }
-        let known: Set<String> = ["database", "table", "kind", "account", "id", "version", "deleted", "readers", "modified", "fields"]
+        let known: Set<String> = [
+            "database", "table", "kind", "account", "id", "version", "deleted", "readers", "modified", "fields",
+        ]
         if let unknown = members.first(where: { !known.contains($0.0) }) {
             throw invalid("unknown setting '\(unknown.0)'; the settings are \(known.sorted().joined(separator: ", "))")
         }
@@ -142,13 +150,17 @@ extension FollowedTable {
         switch json["account"] {
         case .string(let id)?: account = .fixed(AccountID(id))
         case .object?:
-            guard let column = json["account"]?["column"]?.stringValue else { throw invalid("'account' must be an account ID or {\"column\": NAME}") }
+            guard let column = json["account"]?["column"]?.stringValue else {
+                throw invalid("'account' must be an account ID or {\"column\": NAME}")
+            }
             account = .column(column)
         default: throw invalid("'account' (an account ID, or {\"column\": NAME}) is required")
         }
         var fields: [String]?
         if let value = json["fields"] {
-            guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else { throw invalid("'fields' must be a list of column names") }
+            guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+                throw invalid("'fields' must be a list of column names")
+            }
             fields = list.compactMap(\.stringValue)
         }
         let lowered = path.lowercased()
@@ -159,8 +171,9 @@ extension FollowedTable {
         } else {
             url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : base.appendingPathComponent(path)
         }
-        return FollowedTable(database: url, table: table, kind: kind, account: account, idColumn: try string("id") ?? "id",
-                             versionColumn: try string("version") ?? "version", deletedColumn: try string("deleted"),
-                             readersColumn: try string("readers"), modifiedColumn: try string("modified"), fieldColumns: fields)
+        return FollowedTable(
+            database: url, table: table, kind: kind, account: account, idColumn: try string("id") ?? "id",
+            versionColumn: try string("version") ?? "version", deletedColumn: try string("deleted"),
+            readersColumn: try string("readers"), modifiedColumn: try string("modified"), fieldColumns: fields)
     }
 }

@@ -46,30 +46,38 @@ final class PostgresAppDatabase: FollowedDatabase {
 
     /// The table's column names in order, or an empty list if it does not exist.
     func columns(of table: String, on connection: PostgresConnection) throws -> [String] {
-        let result = try connection.execute("""
+        let result = try connection.execute(
+            """
             SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum
             """, [.text(AppDatabase.quote(table))])
         return (0..<result.rowCount).compactMap { result.string($0, 0) }
     }
 
     func checkSchema(_ table: FollowedTable, on connection: PostgresConnection) throws {
-        try table.checkColumns(Set(try columns(of: table.table, on: connection)), missingTable: "the table does not exist (or this role may not see it)")
+        try table.checkColumns(
+            Set(try columns(of: table.table, on: connection)),
+            missingTable: "the table does not exist (or this role may not see it)")
     }
 
     func installTriggers(_ table: FollowedTable) throws -> Bool {
         let trigger = AppDatabase.triggerName(table.table, "changes")
         return try using { connection in
             try checkSchema(table, on: connection)
-            let present = try connection.execute("SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2",
-                                                 [.text(AppDatabase.quote(table.table)), .text(trigger)]).int(0, 0) ?? 0
+            let present =
+                try connection.execute(
+                    "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2",
+                    [.text(AppDatabase.quote(table.table)), .text(trigger)]
+                ).int(0, 0) ?? 0
             guard present == 0 else { return false }
             try connection.transaction {
                 // Two processes installing at once take turns.
                 try connection.execute("SELECT pg_advisory_xact_lock(hashtext('replica_changes'))")
-                let schema = AppDatabase.quote(try connection.execute("SELECT current_schema()").string(0, 0) ?? "public")
+                let schema = AppDatabase.quote(
+                    try connection.execute("SELECT current_schema()").string(0, 0) ?? "public")
                 let account: String
                 if case .column(let column) = table.account { account = column } else { account = "" }
-                try connection.executeScript("""
+                try connection.executeScript(
+                    """
                     CREATE TABLE IF NOT EXISTS \(schema).replica_change_counters (tbl text PRIMARY KEY, last bigint NOT NULL);
                     CREATE TABLE IF NOT EXISTS \(schema).replica_changes (
                         tbl text NOT NULL, seq bigint NOT NULL, row_id text, account text, version bigint, deleted boolean NOT NULL,
@@ -128,13 +136,17 @@ final class PostgresAppDatabase: FollowedDatabase {
     /// The counter's value: every change numbered up to it is committed.
     func lastSequence(_ table: FollowedTable) throws -> Int64 {
         try using { connection in
-            guard try connection.execute("SELECT to_regclass('replica_change_counters') IS NOT NULL").string(0, 0) == "t" else { return 0 }
-            let counter = try connection.execute("SELECT last FROM replica_change_counters WHERE tbl = $1", [.text(table.table)])
+            guard
+                try connection.execute("SELECT to_regclass('replica_change_counters') IS NOT NULL").string(0, 0) == "t"
+            else { return 0 }
+            let counter = try connection.execute(
+                "SELECT last FROM replica_change_counters WHERE tbl = $1", [.text(table.table)])
             return counter.rowCount == 0 ? 0 : counter.int(0, 0) ?? 0
         }
     }
 
-    func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws -> [TableChange] {
+    func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws -> [TableChange]
+    {
         try using { connection in
             var sql = "SELECT seq, row_id, version, deleted FROM replica_changes WHERE tbl = $1 AND seq > $2"
             var arguments: [PostgresValue] = [.text(table.table), .int(sequence)]
@@ -145,43 +157,58 @@ final class PostgresAppDatabase: FollowedDatabase {
             sql += " ORDER BY seq LIMIT \(limit)"
             let result = try connection.execute(sql, arguments)
             return (0..<result.rowCount).map { row in
-                TableChange(sequence: result.int(row, 0) ?? 0, rowID: result.string(row, 1) ?? "", version: result.int(row, 2),
-                            isDeletion: result.string(row, 3) == "t")
+                TableChange(
+                    sequence: result.int(row, 0) ?? 0, rowID: result.string(row, 1) ?? "", version: result.int(row, 2),
+                    isDeletion: result.string(row, 3) == "t")
             }
         }
     }
 
     func prune(_ table: FollowedTable, through sequence: Int64) throws {
         _ = try using { connection in
-            try connection.execute("DELETE FROM replica_changes WHERE tbl = $1 AND seq <= $2", [.text(table.table), .int(sequence)])
+            try connection.execute(
+                "DELETE FROM replica_changes WHERE tbl = $1 AND seq <= $2", [.text(table.table), .int(sequence)])
         }
     }
 
     // MARK: Rows
 
     func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
-        try records(table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text = $1", [.text(id)], limit: 1).first
+        try records(
+            table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text = $1", [.text(id)], limit: 1
+        ).first
     }
 
     /// One statement for them all: a server's round trips, not its work, would otherwise set the pace.
     func records(_ table: FollowedTable, ids: [String], account: AccountID) throws -> [String: Record] {
         guard !ids.isEmpty else { return [:] }
-        let list = "{" + Set(ids).map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        let list =
+            "{"
+            + Set(ids).map {
+                "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                    + "\""
+            }
             .joined(separator: ",") + "}"
-        let found = try records(table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text = ANY($1::text[])", [.text(list)],
-                                limit: ids.count)
+        let found = try records(
+            table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text = ANY($1::text[])",
+            [.text(list)],
+            limit: ids.count)
         return Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws -> [Record] {
-        try records(table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text > $1", [.text(cursor ?? "")], limit: limit,
-                    order: "t.\(AppDatabase.quote(table.idColumn))::text COLLATE \"C\"")
+        try records(
+            table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text > $1", [.text(cursor ?? "")],
+            limit: limit,
+            order: "t.\(AppDatabase.quote(table.idColumn))::text COLLATE \"C\"")
     }
 
     /// Rows as records: each row read as JSON (`to_json`), so every column type arrives as the JSON value
     /// PostgreSQL makes of it.
-    private func records(_ table: FollowedTable, account: AccountID, where condition: String, _ arguments: [PostgresValue],
-                         limit: Int, order: String? = nil) throws -> [Record] {
+    private func records(
+        _ table: FollowedTable, account: AccountID, where condition: String, _ arguments: [PostgresValue],
+        limit: Int, order: String? = nil
+    ) throws -> [Record] {
         try using { connection in
             let all = try columns(of: table.table, on: connection)
             let fields = table.fieldColumns ?? all.filter { !Set(table.namedColumns).contains($0) }
@@ -195,24 +222,31 @@ final class PostgresAppDatabase: FollowedDatabase {
             sql += " LIMIT \(limit)"
             let result = try connection.execute(sql, values)
             return try (0..<result.rowCount).map { row in
-                let columns = Dictionary(try JSON.parse(result.string(row, 0) ?? "{}").objectValue ?? [], uniquingKeysWith: { first, _ in first })
+                let columns = Dictionary(
+                    try JSON.parse(result.string(row, 0) ?? "{}").objectValue ?? [],
+                    uniquingKeysWith: { first, _ in first })
                 return try Self.record(columns, table: table, fields: fields, account: account)
             }
         }
     }
 
-    private static func record(_ columns: [String: JSON], table: FollowedTable, fields: [String], account: AccountID) throws -> Record {
+    private static func record(_ columns: [String: JSON], table: FollowedTable, fields: [String], account: AccountID)
+        throws -> Record
+    {
         func text(_ value: JSON?) -> String? {
             switch value {
             case .string(let text)?: text
-            case .number(let number)?: number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+            case .number(let number)?:
+                number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
             case .bool(let flag)?: String(flag)
             default: nil
             }
         }
         let id = text(columns[table.idColumn]) ?? ""
-        guard let versionValue = columns[table.versionColumn], let version = text(versionValue).flatMap({ Int64($0) }) else {
-            throw FollowProblem(table: table, message: "row '\(id)' has no whole-number version in column '\(table.versionColumn)'")
+        guard let versionValue = columns[table.versionColumn], let version = text(versionValue).flatMap({ Int64($0) })
+        else {
+            throw FollowProblem(
+                table: table, message: "row '\(id)' has no whole-number version in column '\(table.versionColumn)'")
         }
         var deleted = false
         if let column = table.deletedColumn {
@@ -225,11 +259,12 @@ final class PostgresAppDatabase: FollowedDatabase {
         }
         var readers: [AccountID]?
         if let column = table.readersColumn {
-            let list: JSON? = switch columns[column] {
-            case .string(let text)?: try? JSON.parse(text)
-            case let value?: value
-            case nil: nil
-            }
+            let list: JSON? =
+                switch columns[column] {
+                case .string(let text)?: try? JSON.parse(text)
+                case let value?: value
+                case nil: nil
+                }
             readers = list?.arrayValue?.compactMap(\.stringValue).map(AccountID.init(rawValue:))
         }
         var modified: Date?
@@ -240,7 +275,9 @@ final class PostgresAppDatabase: FollowedDatabase {
             default: modified = nil
             }
         }
-        return Record(account: account, kind: table.kind, id: id, version: version, isDeleted: deleted, readers: readers, modified: modified,
-                      fields: fields.map { ($0, columns[$0] ?? .null) })
+        return Record(
+            account: account, kind: table.kind, id: id, version: version, isDeleted: deleted, readers: readers,
+            modified: modified,
+            fields: fields.map { ($0, columns[$0] ?? .null) })
     }
 }

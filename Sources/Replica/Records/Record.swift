@@ -30,8 +30,10 @@ public struct Record: Sendable, Equatable {
     public var fields: [(String, JSON)]
 
     /// Creates a record from its parts, its fields as name and value pairs in order.
-    public init(account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
-                readers: [AccountID]? = nil, modified: Date? = nil, fields: [(String, JSON)] = []) {
+    public init(
+        account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
+        readers: [AccountID]? = nil, modified: Date? = nil, fields: [(String, JSON)] = []
+    ) {
         self.account = account
         self.kind = kind
         self.id = id
@@ -49,10 +51,13 @@ public struct Record: Sendable, Equatable {
     /// let note = Record(account: "alice", kind: "note", id: "42", version: 7,
     ///                   fields: ["title": "Launch plan", "pinned": true, "stars": 3])
     /// ```
-    public init(account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
-                readers: [AccountID]? = nil, modified: Date? = nil, fields: KeyValuePairs<String, JSON>) {
-        self.init(account: account, kind: kind, id: id, version: version, isDeleted: isDeleted, readers: readers,
-                  modified: modified, fields: fields.map { ($0.key, $0.value) })
+    public init(
+        account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
+        readers: [AccountID]? = nil, modified: Date? = nil, fields: KeyValuePairs<String, JSON>
+    ) {
+        self.init(
+            account: account, kind: kind, id: id, version: version, isDeleted: isDeleted, readers: readers,
+            modified: modified, fields: fields.map { ($0.key, $0.value) })
     }
 
     /// A record whose fields are the properties of an `Encodable` value (dates as ISO 8601 text).
@@ -65,21 +70,30 @@ public struct Record: Sendable, Equatable {
     /// ```
     ///
     /// - Throws: `ReplicaError` with code `invalidItem` when the value does not encode as a JSON object.
-    public init(account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
-                readers: [AccountID]? = nil, modified: Date? = nil, encoding value: some Encodable) throws {
+    public init(
+        account: AccountID, kind: String, id: String, version: Int64, isDeleted: Bool = false,
+        readers: [AccountID]? = nil, modified: Date? = nil, encoding value: some Encodable
+    ) throws {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         let encoded: JSON
         do {
             encoded = try JSON.parse(bytes: Array(encoder.encode(value)))
         } catch {
-            throw ReplicaError(.invalidItem, "the fields of account '\(account)', kind '\(kind)', id '\(id)' could not be encoded as JSON", cause: error)
+            throw ReplicaError(
+                .invalidItem,
+                "the fields of account '\(account)', kind '\(kind)', id '\(id)' could not be encoded as JSON",
+                cause: error)
         }
         guard let fields = encoded.objectValue else {
-            throw ReplicaError(.invalidItem, "the fields of account '\(account)', kind '\(kind)', id '\(id)' must encode as a JSON object, not \(encoded.kindDescription)")
+            throw ReplicaError(
+                .invalidItem,
+                "the fields of account '\(account)', kind '\(kind)', id '\(id)' must encode as a JSON object, not \(encoded.kindDescription)"
+            )
         }
-        self.init(account: account, kind: kind, id: id, version: version, isDeleted: isDeleted, readers: readers,
-                  modified: modified, fields: fields)
+        self.init(
+            account: account, kind: kind, id: id, version: version, isDeleted: isDeleted, readers: readers,
+            modified: modified, fields: fields)
     }
 
     /// Whether two records are equal in every property, their fields compared as JSON objects.
@@ -105,9 +119,11 @@ public struct Record: Sendable, Equatable {
 
     /// Kind names may use letters, digits, `-` and `_` (they become part of domains and identifiers).
     static func validateKind(_ kind: String) throws {
-        let valid = !kind.isEmpty && kind.count <= 64 && kind.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
-        }
+        let valid =
+            !kind.isEmpty && kind.count <= 64
+            && kind.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
+            }
         if !valid {
             throw ReplicaError(.invalidItem, "kind '\(kind)' must be 1 to 64 ASCII letters, digits, '-' or '_'")
         }
@@ -118,9 +134,14 @@ public struct Record: Sendable, Equatable {
         try account.validate()
         try Self.validateKind(kind)
         if id.isEmpty { throw ReplicaError(.invalidItem, "a record needs a non-empty id (\(reference))") }
-        if id.utf8.count > 512 { throw ReplicaError(.invalidItem, "a record id can be at most 512 bytes (\(reference))") }
+        if id.utf8.count > 512 {
+            throw ReplicaError(.invalidItem, "a record id can be at most 512 bytes (\(reference))")
+        }
         if id.utf8.contains(0) {
-            throw ReplicaError(.invalidItem, "a record id cannot hold the character U+0000 (NUL), which no command can name: take it out (kind '\(kind)')")
+            throw ReplicaError(
+                .invalidItem,
+                "a record id cannot hold the character U+0000 (NUL), which no command can name: take it out (kind '\(kind)')"
+            )
         }
         for reader in readers ?? [] { try reader.validate() }
     }
@@ -138,7 +159,9 @@ extension Record {
             throw ReplicaError(.invalidItem, "each line must be a JSON object, not \(json.kindDescription)")
         }
         func requiredString(_ name: String) throws -> String {
-            guard let value = json[name], !value.isNull else { throw ReplicaError(.invalidItem, "the record has no '\(name)'") }
+            guard let value = json[name], !value.isNull else {
+                throw ReplicaError(.invalidItem, "the record has no '\(name)'")
+            }
             guard let text = value.stringValue else {
                 throw ReplicaError(.invalidItem, "'\(name)' must be a string, not \(value.kindDescription)")
             }
@@ -152,11 +175,16 @@ extension Record {
             throw ReplicaError(.invalidItem, "the record has no 'version' (\(reference))")
         }
         guard let version = versionValue.intValue else {
-            throw ReplicaError(.invalidItem, "'version' must be a whole number from -9223372036854775808 to 9223372036854775807 (2^63-1), written without a fraction (beyond 2^53, in plain digits) (\(reference))")
+            throw ReplicaError(
+                .invalidItem,
+                "'version' must be a whole number from -9223372036854775808 to 9223372036854775807 (2^63-1), written without a fraction (beyond 2^53, in plain digits) (\(reference))"
+            )
         }
         var deleted = false
         if let value = json["deleted"], !value.isNull {
-            guard let flag = value.boolValue else { throw ReplicaError(.invalidItem, "'deleted' must be true or false (\(reference))") }
+            guard let flag = value.boolValue else {
+                throw ReplicaError(.invalidItem, "'deleted' must be true or false (\(reference))")
+            }
             deleted = flag
         }
         var readers: [AccountID]?
@@ -180,8 +208,9 @@ extension Record {
             }
             fields = members
         }
-        self.init(account: account, kind: kind, id: id, version: Int64(version), isDeleted: deleted, readers: readers,
-                  modified: modified, fields: fields)
+        self.init(
+            account: account, kind: kind, id: id, version: Int64(version), isDeleted: deleted, readers: readers,
+            modified: modified, fields: fields)
         try validate()
     }
 }

@@ -32,8 +32,10 @@ extension RecordStore {
     /// - Returns: whether they were searchable within `timeout` (`false`: no engine applied them in time).
     /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` for an account that is not signed in, or
     ///   a storage error.
-    public func waitUntilSearchable(account: AccountID, indexName: String = Store.defaultIndexName,
-                                    timeout: Duration = .seconds(10)) async throws -> Bool {
+    public func waitUntilSearchable(
+        account: AccountID, indexName: String = Store.defaultIndexName,
+        timeout: Duration = .seconds(10)
+    ) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         try await Blocking.run { [store] in _ = try store.requireSignedIn(account) }
         guard let records = try await store.recordStorage(for: account, creating: false) else { return true }
@@ -68,7 +70,9 @@ extension RecordStore {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return false }
             _ = try await Blocking.run {
-                try translatingPostgresErrors { try listener.waitForNotifications(timeout: min(left, .milliseconds(250))) }
+                try translatingPostgresErrors {
+                    try listener.waitForNotifications(timeout: min(left, .milliseconds(250)))
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -84,8 +85,10 @@ public final class ServiceGroup: Sendable {
     ///   - maximumShutdownTime: how long a graceful shutdown may take: 30 seconds by default.
     ///   - clock: the clock that times the shutdown; tests pass one they move by hand.
     ///   - onEvent: hears what happens, in order, from whichever thread the group is on.
-    public init(services: [any Service], signals: [Int32] = [], maximumShutdownTime: Duration = .seconds(30),
-                clock: any Clock<Duration> = ContinuousClock(), onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+    public init(
+        services: [any Service], signals: [Int32] = [], maximumShutdownTime: Duration = .seconds(30),
+        clock: any Clock<Duration> = ContinuousClock(), onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) {
         self.services = services
         self.signals = signals
         self.maximumShutdownTime = maximumShutdownTime
@@ -139,8 +142,10 @@ public final class ServiceGroup: Sendable {
     }
 
     /// Waits for the first reason to stop, then stops the services one at a time, the last first.
-    private func supervise(_ shutdown: Shutdown, _ messages: AsyncStream<Message>,
-                           _ continuation: AsyncStream<Message>.Continuation) async -> Shutdown {
+    private func supervise(
+        _ shutdown: Shutdown, _ messages: AsyncStream<Message>,
+        _ continuation: AsyncStream<Message>.Continuation
+    ) async -> Shutdown {
         var shutdown = shutdown
         var iterator = messages.makeAsyncIterator()
         var reason = ShutdownReason.cancelled
@@ -150,9 +155,15 @@ public final class ServiceGroup: Sendable {
                 shutdown.ended(index, result, early: true, onEvent)
                 reason = .serviceEnded(services[index].name)
                 break waiting
-            case .signal(let number): reason = .signal(number); break waiting
-            case .requested: reason = .requested; break waiting
-            case .cancelled: reason = .cancelled; break waiting
+            case .signal(let number):
+                reason = .signal(number)
+                break waiting
+            case .requested:
+                reason = .requested
+                break waiting
+            case .cancelled:
+                reason = .cancelled
+                break waiting
             case .deadline: continue
             }
         }
@@ -270,8 +281,9 @@ public struct ServiceGroupError: Error, Sendable, CustomStringConvertible {
                 : "service '\(failure.service)' failed: \(ReplicaError.message(of: failure.error))"
         }
         if let stuck {
-            parts.append("service '\(stuck)' did not stop within \(maximumShutdownTime.formatted); "
-                + "\(abandoned.map { "'\($0)'" }.joined(separator: ", ")) cancelled without waiting")
+            parts.append(
+                "service '\(stuck)' did not stop within \(maximumShutdownTime.formatted); "
+                    + "\(abandoned.map { "'\($0)'" }.joined(separator: ", ")) cancelled without waiting")
         }
         return parts.joined(separator: "; ")
     }

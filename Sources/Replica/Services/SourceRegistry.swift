@@ -36,7 +36,9 @@ public struct SourceRegistry: Sendable {
     ///   the kind's maker throws for settings it cannot use.
     public func makeSource(for definition: SourceDefinition, store: Store) throws -> any Source {
         guard let maker = makers[definition.kind] else {
-            throw ReplicaError(.invalidConfiguration, "source '\(definition.name)' is of kind '\(definition.kind)', which this build does not know")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "source '\(definition.name)' is of kind '\(definition.kind)', which this build does not know")
         }
         return try maker(definition, store)
     }

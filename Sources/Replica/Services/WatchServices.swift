@@ -40,10 +40,13 @@ public enum WatchServices {
     ///   - rankingListsMinimumItems: how many items an index holds before it gets ranking lists.
     ///   - notes: hears each service's failures and steps.
     ///   - onEnrichment: hears each enrichment pass that changed items.
-    public static func all(store: Store, configuration: ConfigurationFile, sources: SourceRegistry,
-                           rankingListsMinimumItems: Int = 10_000, notes: @escaping ServiceNotes = { _ in },
-                           onEnrichment: @escaping @Sendable (EnrichmentReport) -> Void = { _ in }) -> [any Service] {
-        let engine = ProjectionEngine(store: store, projections: configuration.projections, followedTables: configuration.followedTables)
+    public static func all(
+        store: Store, configuration: ConfigurationFile, sources: SourceRegistry,
+        rankingListsMinimumItems: Int = 10_000, notes: @escaping ServiceNotes = { _ in },
+        onEnrichment: @escaping @Sendable (EnrichmentReport) -> Void = { _ in }
+    ) -> [any Service] {
+        let engine = ProjectionEngine(
+            store: store, projections: configuration.projections, followedTables: configuration.followedTables)
         return [
             SweepService(store: store, notes: notes),
             EmbeddingService(store: store, rankingListsMinimumItems: rankingListsMinimumItems, notes: notes),
@@ -68,7 +71,10 @@ public struct SourceSupervisor: Service {
     private let notes: ServiceNotes
 
     /// Creates the service.
-    public init(store: Store, registry: SourceRegistry, reloadInterval: Duration = .seconds(1), notes: @escaping ServiceNotes = { _ in }) {
+    public init(
+        store: Store, registry: SourceRegistry, reloadInterval: Duration = .seconds(1),
+        notes: @escaping ServiceNotes = { _ in }
+    ) {
         self.store = store
         self.registry = registry
         self.reloadInterval = reloadInterval
@@ -109,7 +115,11 @@ public struct SourceSupervisor: Service {
                 failures += 1
                 let message = ReplicaError.message(of: error)
                 let delay = backoff.delay(afterFailures: failures)
-                notes(ServiceNote(service: name, message: "source '\(definition.name)' failed: \(message); retrying in \(Int(delay)) s", isFailure: true))
+                notes(
+                    ServiceNote(
+                        service: name,
+                        message: "source '\(definition.name)' failed: \(message); retrying in \(Int(delay)) s",
+                        isFailure: true))
                 if let context = try? await SourceContext(definition: definition, store: store) {
                     await context.report(.failed, detail: "retrying in \(Int(delay)) s")
                     await context.report(error: message)
@@ -132,7 +142,9 @@ public struct ProjectionService: Service {
     private let notes: ServiceNotes
 
     /// Creates the service.
-    public init(engine: ProjectionEngine, interval: Duration = .milliseconds(100), notes: @escaping ServiceNotes = { _ in }) {
+    public init(
+        engine: ProjectionEngine, interval: Duration = .milliseconds(100), notes: @escaping ServiceNotes = { _ in }
+    ) {
         self.engine = engine
         self.interval = interval
         self.notes = notes
@@ -141,11 +153,21 @@ public struct ProjectionService: Service {
     public func run() async throws {
         await engine.run(every: interval) { [name, notes] report in
             for entry in report.quarantined {
-                notes(ServiceNote(service: name, message: "record \(entry.kind) '\(entry.id)' of account '\(entry.account)' was not indexed: \(entry.reason)", isFailure: true))
+                notes(
+                    ServiceNote(
+                        service: name,
+                        message:
+                            "record \(entry.kind) '\(entry.id)' of account '\(entry.account)' was not indexed: \(entry.reason)",
+                        isFailure: true))
             }
             for problem in report.problems { notes(ServiceNote(service: name, message: problem, isFailure: true)) }
         } onError: { [name, notes] error in
-            notes(ServiceNote(service: name, message: "applying the record stores' changes failed: \(ReplicaError.message(of: error)); trying again", isFailure: true))
+            notes(
+                ServiceNote(
+                    service: name,
+                    message:
+                        "applying the record stores' changes failed: \(ReplicaError.message(of: error)); trying again",
+                    isFailure: true))
         }
     }
 }
@@ -173,11 +195,13 @@ public struct SweepService: Service {
             try? await Task.sleep(for: interval)
             if Task.isCancelled { return }
             do {
-                _ = try await sweeping.run({ "sweeping expired items and pending deletions failed: \($0); trying again later" }) {
+                _ = try await sweeping.run({
+                    "sweeping expired items and pending deletions failed: \($0); trying again later"
+                }) {
                     try await store.sweep()
                 }
             } catch {
-                return   // cancelled
+                return  // cancelled
             }
         }
     }
@@ -198,7 +222,10 @@ public struct EmbeddingService: Service {
     private let notes: ServiceNotes
 
     /// Creates the service.
-    public init(store: Store, rankingListsMinimumItems: Int = 10_000, interval: Duration = .seconds(2), notes: @escaping ServiceNotes = { _ in }) {
+    public init(
+        store: Store, rankingListsMinimumItems: Int = 10_000, interval: Duration = .seconds(2),
+        notes: @escaping ServiceNotes = { _ in }
+    ) {
         self.store = store
         self.rankingListsMinimumItems = rankingListsMinimumItems
         self.interval = interval
@@ -207,17 +234,28 @@ public struct EmbeddingService: Service {
 
     public func run() async throws {
         let embeds = store.configuration.embedder != nil
-        var words = FailureStreak(service: name, notes: notes), lists = words, vectors = words
+        var words = FailureStreak(service: name, notes: notes)
+        var lists = words
+        var vectors = words
         while !Task.isCancelled {
             do {
                 // Words another analyzer made are made again first: the lists are built from the new ones.
-                let remade = try await words.run({ "the words could not be made again for this version's analyzer: \($0); searches read the old words; trying again later" }) {
+                let remade = try await words.run({
+                    "the words could not be made again for this version's analyzer: \($0); searches read the old words; trying again later"
+                }) {
                     try await store.remakeStaleWords()
                 }
                 if let remade, remade > 0 {
-                    notes(ServiceNote(service: name, message: "made the words of \(remade) index\(remade == 1 ? "" : "es") again for this version's analyzer", isFailure: false))
+                    notes(
+                        ServiceNote(
+                            service: name,
+                            message:
+                                "made the words of \(remade) index\(remade == 1 ? "" : "es") again for this version's analyzer",
+                            isFailure: false))
                 }
-                _ = try await lists.run({ "the ranking lists could not be rebuilt: \($0); searches score every match until they are; trying again later" }) {
+                _ = try await lists.run({
+                    "the ranking lists could not be rebuilt: \($0); searches score every match until they are; trying again later"
+                }) {
                     try await store.rebuildStaleRankingLists(minimumItems: rankingListsMinimumItems)
                 }
                 if embeds {
@@ -226,7 +264,7 @@ public struct EmbeddingService: Service {
                     }
                 }
             } catch {
-                return   // cancelled: the next start goes on from the last batch
+                return  // cancelled: the next start goes on from the last batch
             }
             try? await Task.sleep(for: interval)
         }
@@ -246,8 +284,10 @@ public struct EnrichmentService: Service {
     private let onReport: @Sendable (EnrichmentReport) -> Void
 
     /// Creates the service.
-    public init(store: Store, interval: Duration = .milliseconds(250), notes: @escaping ServiceNotes = { _ in },
-                onReport: @escaping @Sendable (EnrichmentReport) -> Void = { _ in }) {
+    public init(
+        store: Store, interval: Duration = .milliseconds(250), notes: @escaping ServiceNotes = { _ in },
+        onReport: @escaping @Sendable (EnrichmentReport) -> Void = { _ in }
+    ) {
         self.store = store
         self.interval = interval
         self.notes = notes
@@ -263,7 +303,7 @@ public struct EnrichmentService: Service {
                 }
                 if let report, !report.updates.isEmpty { onReport(report) }
             } catch {
-                return   // cancelled
+                return  // cancelled
             }
             try? await Task.sleep(for: interval)
         }
@@ -294,7 +334,10 @@ struct FailureStreak {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            if !failing { notes(ServiceNote(service: service, message: describe(ReplicaError.message(of: error)), isFailure: true)) }
+            if !failing {
+                notes(
+                    ServiceNote(service: service, message: describe(ReplicaError.message(of: error)), isFailure: true))
+            }
             failing = true
             return nil
         }

@@ -13,7 +13,6 @@ public enum SourceEvent: Sendable, Equatable {
     case skip(SourceEntry, identifiers: [ItemIdentifier])
 }
 
-
 /// Changes a source commits together: all of them and the checkpoint in one transaction, or none.
 public struct SourceBatch: Sendable, Equatable {
     /// The changes, applied in order.
@@ -92,5 +91,6 @@ public protocol Source: Sendable {
     func watch(_ context: SourceContext) async throws
 
     /// The current state of these items, for hydration.
-    func answer(_ identifiers: [ItemIdentifier], includingContent: Bool, _ context: SourceContext) async throws -> [ItemIdentifier: SourceAnswer]
+    func answer(_ identifiers: [ItemIdentifier], includingContent: Bool, _ context: SourceContext) async throws
+        -> [ItemIdentifier: SourceAnswer]
 }

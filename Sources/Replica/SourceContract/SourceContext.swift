@@ -47,10 +47,14 @@ public final class SourceContext: Sendable {
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the source's account is not signed in, and
     ///   when its index cannot be opened (a bad index name, a file written by a newer replica).
     @available(*, noasync, message: "it waits on SQLite; in async code write 'try await SourceContext(…)'")
-    package convenience init(definition: SourceDefinition, store: Store,
-                            onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) throws {
-        self.init(definition: definition, store: store, index: try store.index(named: definition.indexName, account: definition.account),
-                  onProgress: onProgress)
+    package convenience init(
+        definition: SourceDefinition, store: Store,
+        onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }
+    ) throws {
+        self.init(
+            definition: definition, store: store,
+            index: try store.index(named: definition.indexName, account: definition.account),
+            onProgress: onProgress)
     }
 
     /// Makes a context for a source, opening the index it fills.
@@ -63,13 +67,20 @@ public final class SourceContext: Sendable {
     ///   when its index cannot be opened (a bad index name, a file written by a newer replica).
     ///
     /// It runs on a thread of its own, so the caller's executor and Swift's cooperative pool are never held.
-    public convenience init(definition: SourceDefinition, store: Store,
-                            onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }) async throws {
-        self.init(definition: definition, store: store,
-                  index: try await store.index(named: definition.indexName, account: definition.account), onProgress: onProgress)
+    public convenience init(
+        definition: SourceDefinition, store: Store,
+        onProgress: @escaping @Sendable (SourceProgress) -> Void = { _ in }
+    ) async throws {
+        self.init(
+            definition: definition, store: store,
+            index: try await store.index(named: definition.indexName, account: definition.account),
+            onProgress: onProgress)
     }
 
-    private init(definition: SourceDefinition, store: Store, index: SearchableIndex, onProgress: @escaping @Sendable (SourceProgress) -> Void) {
+    private init(
+        definition: SourceDefinition, store: Store, index: SearchableIndex,
+        onProgress: @escaping @Sendable (SourceProgress) -> Void
+    ) {
         self.definition = definition
         self.store = store
         self.index = index
@@ -94,14 +105,15 @@ public final class SourceContext: Sendable {
     /// Commits a batch: every event, the entries and the checkpoint, in one transaction.
     public func commit(_ batch: SourceBatch) async throws {
         guard !batch.isEmpty else { return }
-        let definition = definition, consumer = consumer
+        let definition = definition
+        let consumer = consumer
         let keptDeletions = try await index.write { writer in
             let kept = try writer.apply(batch, from: definition, consumer: consumer)
             CrashPoints.reach("source.beforeCommit")
             return kept
         }
         await report(keptDeletions: keptDeletions)
-        await store.reportSourceCommit(definition.name, at: now)   // status only; it never throws
+        await store.reportSourceCommit(definition.name, at: now)  // status only; it never throws
     }
 
     /// Commits readings of things that can change while they are read (files), each kept only if what
@@ -115,9 +127,12 @@ public final class SourceContext: Sendable {
     ///   - currentStamp: the stamp the thing a key names has now (`nil` when it is missing); called on
     ///     the index's writer queue, inside the transaction.
     /// - Returns: the keys of the readings left out, to read again.
-    package func commit(_ readings: [SourceReading], currentStamp: @escaping @Sendable (String) -> String?) async throws -> [String] {
+    package func commit(_ readings: [SourceReading], currentStamp: @escaping @Sendable (String) -> String?) async throws
+        -> [String]
+    {
         guard !readings.isEmpty else { return [] }
-        let definition = definition, consumer = consumer
+        let definition = definition
+        let consumer = consumer
         let (stale, keptDeletions) = try await index.write { writer -> ([String], [ItemIdentifier]) in
             var events: [SourceEvent] = []
             var stale: [String] = []
@@ -142,8 +157,10 @@ public final class SourceContext: Sendable {
     private func report(keptDeletions: [ItemIdentifier]) async {
         guard let first = keptDeletions.first else { return }
         let more = keptDeletions.count > 1 ? " and \(keptDeletions.count - 1) more" : ""
-        await report(error: "the source asked to delete '\(first)'\(more), made by another owner; only an item's owner can delete it, "
-            + "so it was kept")
+        await report(
+            error:
+                "the source asked to delete '\(first)'\(more), made by another owner; only an item's owner can delete it, "
+                + "so it was kept")
     }
 
     /// Tells the host what the source is doing now; shown by `replica status`. For threads and other
@@ -251,7 +268,9 @@ extension IndexWriter {
         }
         func flush(ifWaitingUnder prefix: String) throws {
             guard !waiting.isEmpty else { return }
-            let touches = prefix.hasSuffix("#") ? waitingFragmentPrefixes.contains(Substring(prefix)) : waiting.contains { $0.hasPrefix(prefix) }
+            let touches =
+                prefix.hasSuffix("#")
+                ? waitingFragmentPrefixes.contains(Substring(prefix)) : waiting.contains { $0.hasPrefix(prefix) }
             if touches { try flush() }
         }
         let owner = definition.owner

@@ -46,7 +46,10 @@ public struct SourceDefinition: Sendable, Equatable {
     ///   - account: The account whose index it fills.
     ///   - indexName: The index it fills; the store's default index when not given.
     ///   - settings: The kind's own settings.
-    public init(name: String = "", kind: SourceKind, account: AccountID, indexName: String = Store.defaultIndexName, settings: JSON) {
+    public init(
+        name: String = "", kind: SourceKind, account: AccountID, indexName: String = Store.defaultIndexName,
+        settings: JSON
+    ) {
         self.name = name
         self.kind = kind
         self.account = account
@@ -71,11 +74,15 @@ public struct SourceDefinition: Sendable, Equatable {
     /// Fails with code `invalidArgument` unless `name` is 1 to 64 letters, digits, `.`, `-` or `_`, not
     /// starting with `.`: what a catalog storage checks before it adds a source.
     package static func validateName(_ name: String) throws {
-        let valid = !name.isEmpty && name.count <= 64 && name.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" || $0 == ".")
-        } && !name.hasPrefix(".")
+        let valid =
+            !name.isEmpty && name.count <= 64
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" || $0 == ".")
+            } && !name.hasPrefix(".")
         if !valid {
-            throw ReplicaError(.invalidArgument, "a source name must be 1 to 64 letters, digits, '.', '-' or '_'; '\(name)' is not")
+            throw ReplicaError(
+                .invalidArgument, "a source name must be 1 to 64 letters, digits, '.', '-' or '_'; '\(name)' is not")
         }
     }
 }

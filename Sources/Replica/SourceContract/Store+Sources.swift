@@ -54,7 +54,10 @@ extension Store {
             throw ReplicaError(.notFound, "the store has no source named '\(name)'; 'replica sources list' shows them")
         }
         if let index = try await existingIndex(named: definition.indexName, account: definition.account) {
-            try await index.write { writer in try writer.forgetSource(named: definition.name, owner: definition.owner, checkpoint: definition.owner.rawValue) }
+            try await index.write { writer in
+                try writer.forgetSource(
+                    named: definition.name, owner: definition.owner, checkpoint: definition.owner.rawValue)
+            }
         }
         try await Blocking.run { [catalog] in try catalog.removeSource(named: name) }
     }
@@ -69,10 +72,12 @@ extension Store {
             if let index = try await existingIndex(named: definition.indexName, account: definition.account) {
                 skipped = try await index.read { try $0.skippedEntries(name) }
             }
-            statuses.append(SourceStatus(definition: definition, state: report?.state ?? .idle, detail: report?.detail,
-                                         lastError: report?.lastError, lastErrorAt: report?.lastErrorAt, lastCommit: report?.lastCommit,
-                                         pending: report?.pending ?? 0,
-                                         skipped: skipped.map { (reason: $0.0, count: $0.1) }))
+            statuses.append(
+                SourceStatus(
+                    definition: definition, state: report?.state ?? .idle, detail: report?.detail,
+                    lastError: report?.lastError, lastErrorAt: report?.lastErrorAt, lastCommit: report?.lastCommit,
+                    pending: report?.pending ?? 0,
+                    skipped: skipped.map { (reason: $0.0, count: $0.1) }))
         }
         return statuses
     }

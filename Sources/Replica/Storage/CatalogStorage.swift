@@ -114,7 +114,9 @@ package struct SourceReport: Sendable, Equatable {
     package var pending: Int
 
     /// Makes a report as a catalog storage reads it.
-    package init(state: SourceState, detail: String?, lastError: String?, lastErrorAt: Date?, lastCommit: Date?, pending: Int) {
+    package init(
+        state: SourceState, detail: String?, lastError: String?, lastErrorAt: Date?, lastCommit: Date?, pending: Int
+    ) {
         self.state = state
         self.detail = detail
         self.lastError = lastError
@@ -138,8 +140,10 @@ extension CatalogStorage {
 
     /// A source added to an account that is not signed in.
     package static func sourceAccountNotSignedIn(_ account: AccountID) -> ReplicaError {
-        ReplicaError(.accountNotSignedIn,
-                     "account '\(account)' is not signed in; sign it in first (Store.signIn, or `replica accounts sign-in \(account)`)")
+        ReplicaError(
+            .accountNotSignedIn,
+            "account '\(account)' is not signed in; sign it in first (Store.signIn, or `replica accounts sign-in \(account)`)"
+        )
     }
 
     /// A source named as one the store already has.

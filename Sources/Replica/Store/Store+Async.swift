@@ -148,21 +148,29 @@ extension Store {
     // The synchronous forms by names of their own, so that the async forms above call them and not
     // themselves.
     private func signedInAccountsNow() throws -> [AccountRecord] { try signedInAccounts() }
-    private func indexNow(named name: String, account: AccountID) throws -> SearchableIndex { try index(named: name, account: account) }
+    private func indexNow(named name: String, account: AccountID) throws -> SearchableIndex {
+        try index(named: name, account: account)
+    }
     private func existingIndexNow(named name: String, account: AccountID) throws -> SearchableIndex? {
         try existingIndex(named: name, account: account)
     }
     private func indexNamesNow(for account: AccountID) throws -> [String] { try indexNames(for: account) }
     private func sourcesNow() throws -> [SourceDefinition] { try sources() }
     private func reportSourcePendingNow(_ name: String, _ count: Int) { reportSourcePending(name, count) }
-    private func reportSourceStateNow(_ name: String, _ state: SourceState, detail: String?) { reportSourceState(name, state, detail: detail) }
-    private func reportSourceErrorNow(_ name: String, _ message: String, at date: Date) { reportSourceError(name, message, at: date) }
+    private func reportSourceStateNow(_ name: String, _ state: SourceState, detail: String?) {
+        reportSourceState(name, state, detail: detail)
+    }
+    private func reportSourceErrorNow(_ name: String, _ message: String, at date: Date) {
+        reportSourceError(name, message, at: date)
+    }
     private func reportSourceCommitNow(_ name: String, at date: Date) { reportSourceCommit(name, at: date) }
     private func recordStorageNow(for account: AccountID, creating: Bool) throws -> (any RecordStorage)? {
         try recordStorage(for: account, creating: creating)
     }
     private func refreshIfCatalogChangedNow() { refreshIfCatalogChanged() }
-    private func pendingDeletionsNow(account: AccountID) throws -> [PendingDeletion] { try pendingDeletions(account: account) }
+    private func pendingDeletionsNow(account: AccountID) throws -> [PendingDeletion] {
+        try pendingDeletions(account: account)
+    }
     private func addSourceNow(_ definition: SourceDefinition) throws -> SourceDefinition { try addSource(definition) }
     private func signInNow(_ account: AccountID) throws -> AccountRecord { try signIn(account) }
     private func signOutNow(_ account: AccountID) throws -> Bool { try signOut(account) }
@@ -198,6 +206,8 @@ extension RecordStore {
     }
 
     private func writeNow(_ records: [Record]) throws -> RecordWriteSummary { try write(records) }
-    private func recordNow(account: AccountID, kind: String, id: String) throws -> Record? { try record(account: account, kind: kind, id: id) }
+    private func recordNow(account: AccountID, kind: String, id: String) throws -> Record? {
+        try record(account: account, kind: kind, id: id)
+    }
     private func ignoredOlderCountNow(account: AccountID) throws -> Int { try ignoredOlderCount(account: account) }
 }

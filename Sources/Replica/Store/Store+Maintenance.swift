@@ -34,11 +34,15 @@ extension Store {
     ///
     /// - Returns: whether the deletion happened now or was queued.
     @discardableResult
-    public func deleteReliably(_ targets: [PendingDeletion.Target], account: AccountID,
-                               indexName: String = Store.defaultIndexName) async throws -> DeletionOutcome {
+    public func deleteReliably(
+        _ targets: [PendingDeletion.Target], account: AccountID,
+        indexName: String = Store.defaultIndexName
+    ) async throws -> DeletionOutcome {
         guard !targets.isEmpty else { return .deleted(count: 0) }
         do {
-            guard let index = try await existingIndex(named: indexName, account: account) else { return .deleted(count: 0) }
+            guard let index = try await existingIndex(named: indexName, account: account) else {
+                return .deleted(count: 0)
+            }
             return .deleted(count: try await Self.delete(targets, from: index))
         } catch let error where Self.storageFailure(error) != nil {
             let reason = Self.storageFailure(error)!

@@ -21,8 +21,10 @@ extension Store {
     ///   - indexNames: the named indexes to look in; `nil` for all of them.
     ///   - limit: the most items to find.
     /// - Throws: `ReplicaError` with code `invalidQuery` naming the column of a mistake in the string.
-    public func query(_ queryString: String, fetchAttributes: [AttributeKey]? = nil, accounts: [AccountID] = [],
-                      indexNames: [String]? = nil, limit: Int = SearchQuery.maximumLimit) throws -> ItemQuery {
+    public func query(
+        _ queryString: String, fetchAttributes: [AttributeKey]? = nil, accounts: [AccountID] = [],
+        indexNames: [String]? = nil, limit: Int = SearchQuery.maximumLimit
+    ) throws -> ItemQuery {
         var query = try SearchQuery(queryString: queryString, limit: limit)
         query.fetchAttributes = fetchAttributes
         query.accounts = accounts
@@ -97,7 +99,10 @@ public final class ItemQuery: Sendable {
                     let accounts = try await store.signedInAccounts(among: query.query.accounts).map(\.id)
                     var found: [(AccountID, String)] = []
                     for account in accounts {
-                        let names = if let indexNames = query.indexNames { indexNames } else { try await store.indexNames(for: account) }
+                        let names =
+                            if let indexNames = query.indexNames { indexNames } else {
+                                try await store.indexNames(for: account)
+                            }
                         found += names.map { (account, $0) }
                     }
                     targets = found

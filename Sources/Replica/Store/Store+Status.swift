@@ -61,7 +61,8 @@ public struct StoreStatus: Sendable {
         public var indexBytes: Int { indexes.reduce(0) { $0 + $1.bytes } }
         /// The client state of the default index, or of the only index when there is one.
         public var lastClientState: Data? {
-            (indexes.first { $0.name == Store.defaultIndexName } ?? (indexes.count == 1 ? indexes.first : nil))?.lastClientState
+            (indexes.first { $0.name == Store.defaultIndexName } ?? (indexes.count == 1 ? indexes.first : nil))?
+                .lastClientState
         }
     }
 
@@ -112,25 +113,29 @@ extension Store {
             var indexes: [StoreStatus.IndexStatus] = []
             for name in try await indexNames(for: record.id) {
                 guard let index = try await existingIndex(named: name, account: record.id) else { continue }
-                indexes.append(StoreStatus.IndexStatus(
-                    name: name,
-                    itemCount: try await index.itemCount(),
-                    bytes: index.fileSize(),
-                    lastClientState: try await index.fetchLastClientState(),
-                    embedding: try await embeddingStatus(of: index),
-                    enrichment: try await enrichmentStatus(of: index),
-                    words: try await index.wordsStatus()))
+                indexes.append(
+                    StoreStatus.IndexStatus(
+                        name: name,
+                        itemCount: try await index.itemCount(),
+                        bytes: index.fileSize(),
+                        lastClientState: try await index.fetchLastClientState(),
+                        embedding: try await embeddingStatus(of: index),
+                        enrichment: try await enrichmentStatus(of: index),
+                        words: try await index.wordsStatus()))
             }
             // A damaged record store is reported with its account, not as the failure of the whole status.
             let records: StoreStatus.RecordsStatus?
             do {
                 records = try await recordsStatus(record.id)
             } catch let error as ReplicaError where error.code == .storage {
-                records = StoreStatus.RecordsStatus(recordCount: 0, pendingChanges: 0, ignoredOlder: 0, pendingDeletions: [],
-                                                    quarantined: [], rebuilding: [], problem: error.message)
+                records = StoreStatus.RecordsStatus(
+                    recordCount: 0, pendingChanges: 0, ignoredOlder: 0, pendingDeletions: [],
+                    quarantined: [], rebuilding: [], problem: error.message)
             }
-            accounts.append(StoreStatus.AccountStatus(id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
-                                                      records: records))
+            accounts.append(
+                StoreStatus.AccountStatus(
+                    id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
+                    records: records))
         }
         // The model is tried on a query, as a search would: a damaged one is said, not shown as working.
         var modelProblem: String?
@@ -138,22 +143,28 @@ extension Store {
             do {
                 _ = try await Self.queryVector("status", by: embedder)
             } catch {
-                modelProblem = "the model cannot be used (\(ReplicaError.message(of: error))): searches answer by the words alone"
+                modelProblem =
+                    "the model cannot be used (\(ReplicaError.message(of: error))): searches answer by the words alone"
             }
         }
-        return StoreStatus(directory: directory, database: home.databaseDescription, accounts: accounts,
-                           semanticSearch: configuration.embedder?.modelIdentifier, semanticSearchProblem: modelProblem,
-                           standby: await standbyStatus())
+        return StoreStatus(
+            directory: directory, database: home.databaseDescription, accounts: accounts,
+            semanticSearch: configuration.embedder?.modelIdentifier, semanticSearchProblem: modelProblem,
+            standby: await standbyStatus())
     }
 
     /// The standby's state, asked of it now; `nil` without one.
     public func standbyStatus() async -> StoreStatus.StandbyStatus? {
         guard let standby = (home as? PostgresHome)?.standby, let routing = readRouting else { return nil }
-        let condition = (try? await Blocking.run { standby.checkNow() }) ?? .unavailable(reason: "the standby could not be asked")
+        let condition =
+            (try? await Blocking.run { standby.checkNow() }) ?? .unavailable(reason: "the standby could not be asked")
         switch condition {
-        case .serving(let lag): return StoreStatus.StandbyStatus(state: .serving, lag: lag, reason: nil, routing: routing)
-        case .stale(let reason, let lag): return StoreStatus.StandbyStatus(state: .stale, lag: lag, reason: reason, routing: routing)
-        case .unavailable(let reason): return StoreStatus.StandbyStatus(state: .unavailable, lag: nil, reason: reason, routing: routing)
+        case .serving(let lag):
+            return StoreStatus.StandbyStatus(state: .serving, lag: lag, reason: nil, routing: routing)
+        case .stale(let reason, let lag):
+            return StoreStatus.StandbyStatus(state: .stale, lag: lag, reason: reason, routing: routing)
+        case .unavailable(let reason):
+            return StoreStatus.StandbyStatus(state: .unavailable, lag: nil, reason: reason, routing: routing)
         }
     }
 
@@ -167,7 +178,10 @@ extension Store {
         for name in try await indexNames(for: account) {
             guard let index = try await existingIndex(named: name, account: account) else { continue }
             let found = try await index.read { reader in
-                (try reader.checkpoint(ProjectionEngine.consumer), try reader.quarantined(account: account), try reader.rebuildsInProgress())
+                (
+                    try reader.checkpoint(ProjectionEngine.consumer), try reader.quarantined(account: account),
+                    try reader.rebuildsInProgress()
+                )
             }
             if let position = found.0 {
                 checkpoint = Int64(position)
@@ -177,7 +191,9 @@ extension Store {
                 firstSync = found.2.filter { $0.from == 0 }.map(\.kind)
             }
         }
-        let (position, quarantinedRecords, rebuildingKinds, firstSyncKinds) = (checkpoint ?? 0, quarantined, rebuilding, firstSync)
+        let (position, quarantinedRecords, rebuildingKinds, firstSyncKinds) = (
+            checkpoint ?? 0, quarantined, rebuilding, firstSync
+        )
         return try await Blocking.run {
             let pending = try records.changeCount(after: position)
             return StoreStatus.RecordsStatus(
@@ -201,63 +217,110 @@ extension StoreStatus {
         .object([
             ("store", .string(directory.path)),
             ("database", database.map(JSON.string) ?? .null),
-            ("semanticSearch", semanticSearch.map { .object(omittingNil: [("model", .string($0)), ("problem", semanticSearchProblem.map(JSON.string))]) } ?? .null),
-            ("standby", standby.map { standby in
-                .object([("state", .string(standby.state.rawValue)),
-                         ("lagSeconds", standby.lag.map { .number($0.seconds) } ?? .null),
-                         ("reason", standby.reason.map(JSON.string) ?? .null),
-                         ("reads", .object([("standby", .number(Double(standby.routing.servedByStandby))),
-                                            ("primaryAfterWaiting", .number(Double(standby.routing.servedByPrimaryAfterWaiting))),
-                                            ("primaryStandbyStale", .number(Double(standby.routing.servedByPrimaryStandbyStale))),
-                                            ("primaryStandbyUnavailable", .number(Double(standby.routing.servedByPrimaryStandbyUnavailable)))]))])
-            } ?? .null),
-            ("accounts", .array(accounts.map { account in
-                .object([
-                    ("id", .string(account.id.rawValue)),
-                    ("itemCount", .number(Double(account.itemCount))),
-                    ("indexBytes", .number(Double(account.indexBytes))),
-                    ("lastClientState", Self.describe(clientState: account.lastClientState)),
-                    ("signedInAt", .string(ISO8601.string(from: account.signedInAt))),
-                    ("records", account.records.map { records in
+            (
+                "semanticSearch",
+                semanticSearch.map {
+                    .object(omittingNil: [("model", .string($0)), ("problem", semanticSearchProblem.map(JSON.string))])
+                } ?? .null
+            ),
+            (
+                "standby",
+                standby.map { standby in
+                    .object([
+                        ("state", .string(standby.state.rawValue)),
+                        ("lagSeconds", standby.lag.map { .number($0.seconds) } ?? .null),
+                        ("reason", standby.reason.map(JSON.string) ?? .null),
+                        (
+                            "reads",
+                            .object([
+                                ("standby", .number(Double(standby.routing.servedByStandby))),
+                                ("primaryAfterWaiting", .number(Double(standby.routing.servedByPrimaryAfterWaiting))),
+                                ("primaryStandbyStale", .number(Double(standby.routing.servedByPrimaryStandbyStale))),
+                                (
+                                    "primaryStandbyUnavailable",
+                                    .number(Double(standby.routing.servedByPrimaryStandbyUnavailable))
+                                ),
+                            ])
+                        ),
+                    ])
+                } ?? .null
+            ),
+            (
+                "accounts",
+                .array(
+                    accounts.map { account in
                         .object([
-                            ("recordCount", .number(Double(records.recordCount))),
-                            ("pendingChanges", .number(Double(records.pendingChanges))),
-                            ("ignoredOlder", .number(Double(records.ignoredOlder))),
-                            ("pendingDeletions", .array(records.pendingDeletions.map { deletion in
-                                let (kind, target) = deletion.target.storedParts
-                                return .object(omittingNil: [
-                                    ("index", .string(deletion.indexName)), (kind, .string(target)),
-                                    ("attempts", .number(Double(deletion.attempts))),
-                                    ("nextAttempt", .string(ISO8601.string(from: deletion.nextAttempt))),
-                                    ("lastError", deletion.lastError.map(JSON.string)),
-                                ])
-                            })),
-                            ("quarantined", .array(records.quarantined.map { entry in
-                                .object([("kind", .string(entry.kind)), ("id", .string(entry.id)),
-                                         ("version", .number(Double(entry.version))), ("reason", .string(entry.reason))])
-                            })),
-                            ("rebuilding", .array(records.rebuilding.map(JSON.string))),
-                            ("waitingForFirstSync", .array(records.waitingForFirstSync.map(JSON.string))),
-                            ("problem", records.problem.map(JSON.string) ?? .null),
+                            ("id", .string(account.id.rawValue)),
+                            ("itemCount", .number(Double(account.itemCount))),
+                            ("indexBytes", .number(Double(account.indexBytes))),
+                            ("lastClientState", Self.describe(clientState: account.lastClientState)),
+                            ("signedInAt", .string(ISO8601.string(from: account.signedInAt))),
+                            (
+                                "records",
+                                account.records.map { records in
+                                    .object([
+                                        ("recordCount", .number(Double(records.recordCount))),
+                                        ("pendingChanges", .number(Double(records.pendingChanges))),
+                                        ("ignoredOlder", .number(Double(records.ignoredOlder))),
+                                        (
+                                            "pendingDeletions",
+                                            .array(
+                                                records.pendingDeletions.map { deletion in
+                                                    let (kind, target) = deletion.target.storedParts
+                                                    return .object(omittingNil: [
+                                                        ("index", .string(deletion.indexName)), (kind, .string(target)),
+                                                        ("attempts", .number(Double(deletion.attempts))),
+                                                        (
+                                                            "nextAttempt",
+                                                            .string(ISO8601.string(from: deletion.nextAttempt))
+                                                        ),
+                                                        ("lastError", deletion.lastError.map(JSON.string)),
+                                                    ])
+                                                })
+                                        ),
+                                        (
+                                            "quarantined",
+                                            .array(
+                                                records.quarantined.map { entry in
+                                                    .object([
+                                                        ("kind", .string(entry.kind)), ("id", .string(entry.id)),
+                                                        ("version", .number(Double(entry.version))),
+                                                        ("reason", .string(entry.reason)),
+                                                    ])
+                                                })
+                                        ),
+                                        ("rebuilding", .array(records.rebuilding.map(JSON.string))),
+                                        ("waitingForFirstSync", .array(records.waitingForFirstSync.map(JSON.string))),
+                                        ("problem", records.problem.map(JSON.string) ?? .null),
+                                    ])
+                                } ?? .null
+                            ),
+                            ("indexes", .array(account.indexes.map(Self.json))),
                         ])
-                    } ?? .null),
-                    ("indexes", .array(account.indexes.map(Self.json))),
-                ])
-            })),
+                    })
+            ),
         ])
     }
 
     /// One index as `replica status --json` prints it.
     static func json(_ index: IndexStatus) -> JSON {
-        let vectors: JSON = index.embedding.map { embedding in
-            .object([("items", .number(Double(embedding.items))), ("passages", .number(Double(embedding.passages))),
-                     ("bytes", .number(Double(embedding.bytes))), ("backlog", .number(Double(embedding.backlog)))])
-        } ?? .null
-        let enrichment: JSON = index.enrichment.map { status in
-            let skipped: [(String, JSON)] = status.skipped.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) }
-            return .object([("enriched", .number(Double(status.enriched))), ("pending", .number(Double(status.pending))),
-                            ("failing", .number(Double(status.failing))), ("skipped", .object(skipped))])
-        } ?? .null
+        let vectors: JSON =
+            index.embedding.map { embedding in
+                .object([
+                    ("items", .number(Double(embedding.items))), ("passages", .number(Double(embedding.passages))),
+                    ("bytes", .number(Double(embedding.bytes))), ("backlog", .number(Double(embedding.backlog))),
+                ])
+            } ?? .null
+        let enrichment: JSON =
+            index.enrichment.map { status in
+                let skipped: [(String, JSON)] = status.skipped.sorted { $0.key < $1.key }.map {
+                    ($0.key, .number(Double($0.value)))
+                }
+                return .object([
+                    ("enriched", .number(Double(status.enriched))), ("pending", .number(Double(status.pending))),
+                    ("failing", .number(Double(status.failing))), ("skipped", .object(skipped)),
+                ])
+            } ?? .null
         return .object([
             ("name", .string(index.name)),
             ("itemCount", .number(Double(index.itemCount))),
@@ -265,10 +328,15 @@ extension StoreStatus {
             ("lastClientState", describe(clientState: index.lastClientState)),
             ("vectors", vectors),
             ("enrichment", enrichment),
-            ("words", index.words.map { words in
-                .object([("analyzer", words.analyzer.map(JSON.string) ?? .null), ("current", .bool(words.isCurrent)),
-                         ("remade", words.remade.map { .number(Double($0)) } ?? .null)])
-            } ?? .null),
+            (
+                "words",
+                index.words.map { words in
+                    .object([
+                        ("analyzer", words.analyzer.map(JSON.string) ?? .null), ("current", .bool(words.isCurrent)),
+                        ("remade", words.remade.map { .number(Double($0)) } ?? .null),
+                    ])
+                } ?? .null
+            ),
         ])
     }
 }
@@ -279,8 +347,9 @@ extension Store {
     public var readRouting: ReadRouting? {
         guard let standby = (home as? PostgresHome)?.standby else { return nil }
         let routing = standby.routing
-        return ReadRouting(servedByStandby: routing.standby, servedByPrimaryAfterWaiting: routing.primaryAfterWaiting,
-                           servedByPrimaryStandbyStale: routing.primaryStandbyStale,
-                           servedByPrimaryStandbyUnavailable: routing.primaryStandbyUnavailable, replayWaits: routing.replayWaits)
+        return ReadRouting(
+            servedByStandby: routing.standby, servedByPrimaryAfterWaiting: routing.primaryAfterWaiting,
+            servedByPrimaryStandbyStale: routing.primaryStandbyStale,
+            servedByPrimaryStandbyUnavailable: routing.primaryStandbyUnavailable, replayWaits: routing.replayWaits)
     }
 }

@@ -169,25 +169,34 @@ public final class Store: Sendable {
         // Asked before SQLite is: whether SQLite can still read a read-only file depends on the write-ahead
         // log and shared-memory files some earlier process happened to leave, and its words ("unable to open
         // database file … journal_mode") would not say why it cannot.
-        guard !FileSystem.isOnReadOnlyFileSystem(self.directory.path) else { throw Self.readOnlyFileSystem(self.directory.path) }
+        guard !FileSystem.isOnReadOnlyFileSystem(self.directory.path) else {
+            throw Self.readOnlyFileSystem(self.directory.path)
+        }
         if configuration.readDatabase != nil, case .sqlite = database {
-            throw ReplicaError(.invalidConfiguration, "a read database (a standby) needs the store on PostgreSQL: give the primary's URL as the database too, or leave the read database out")
+            throw ReplicaError(
+                .invalidConfiguration,
+                "a read database (a standby) needs the store on PostgreSQL: give the primary's URL as the database too, or leave the read database out"
+            )
         }
         do {
             switch database {
             case .sqlite: home = try FolderHome(directory: self.directory.path)
             case .postgres(let url):
-                home = try PostgresHome(url: url, readDatabase: configuration.readDatabase, directory: self.directory.path, events: configuration.events)
+                home = try PostgresHome(
+                    url: url, readDatabase: configuration.readDatabase, directory: self.directory.path,
+                    events: configuration.events)
             }
-        } catch where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
+        } catch  where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
             throw Self.readOnlyFileSystem(self.directory.path, cause: error)
         }
         try finishInterruptedSignOuts()
     }
 
     private static func readOnlyFileSystem(_ directory: String, cause: (any Error)? = nil) -> ReplicaError {
-        ReplicaError(.fileSystem, "the store \(directory) is on a file system mounted read-only; replica writes to its "
-            + "store even to read it (its catalog and write-ahead logs). Mount it read-write and run the command again; nothing was changed",
+        ReplicaError(
+            .fileSystem,
+            "the store \(directory) is on a file system mounted read-only; replica writes to its "
+                + "store even to read it (its catalog and write-ahead logs). Mount it read-write and run the command again; nothing was changed",
             cause: cause)
     }
 
@@ -226,8 +235,10 @@ public final class Store: Sendable {
     func requireSignedIn(_ account: AccountID) throws -> AccountRecord {
         try account.validate()
         guard let record = try catalog.account(account), record.state == .signedIn else {
-            throw ReplicaError(.accountNotSignedIn,
-                               "account '\(account)' is not signed in; nothing was written for it. Sign it in first (Store.signIn, or `replica accounts sign-in \(account)`)")
+            throw ReplicaError(
+                .accountNotSignedIn,
+                "account '\(account)' is not signed in; nothing was written for it. Sign it in first (Store.signIn, or `replica accounts sign-in \(account)`)"
+            )
         }
         return record
     }
@@ -289,8 +300,12 @@ public final class Store: Sendable {
         guard let record = try catalog.account(account) else { return false }
         forget(accounts: [account])
         try home.removeContent(of: record)
-        configuration.events(StoreEvent(kind: .signOutCompleted, account: account, indexName: nil,
-                                        message: "the disk was too full to record the sign-out of account '\(account)'; its files were deleted first to make room"))
+        configuration.events(
+            StoreEvent(
+                kind: .signOutCompleted, account: account, indexName: nil,
+                message:
+                    "the disk was too full to record the sign-out of account '\(account)'; its files were deleted first to make room"
+            ))
         return true
     }
 
@@ -298,8 +313,10 @@ public final class Store: Sendable {
         let pending = try catalog.accounts().filter { $0.state == .signingOut }
         for record in pending {
             try finishSignOut(record.id)
-            configuration.events(StoreEvent(kind: .signOutCompleted, account: record.id, indexName: nil,
-                                            message: "finished signing out account '\(record.id)', which an earlier process left halfway"))
+            configuration.events(
+                StoreEvent(
+                    kind: .signOutCompleted, account: record.id, indexName: nil,
+                    message: "finished signing out account '\(record.id)', which an earlier process left halfway"))
         }
     }
 
@@ -341,8 +358,9 @@ public final class Store: Sendable {
             // that file is gone; open the new one.
             forget(accounts: [account])
         }
-        let index = try home.openIndex(named: name, of: record, lease: lease(record), configuration: configuration.index,
-                                       events: configuration.events)
+        let index = try home.openIndex(
+            named: name, of: record, lease: lease(record), configuration: configuration.index,
+            events: configuration.events)
         return cache.withLock { cache in
             if let existing = cache.indexes[key], existing.signIn.generation == record.generation { return existing }
             cache.indexes[key] = index
@@ -351,7 +369,9 @@ public final class Store: Sendable {
     }
 
     private func lease(_ record: AccountRecord) -> SignInLease {
-        SignInLease(catalog: catalog, account: record.id, generation: record.generation, checkedByStorage: home.storagesCheckSignIn)
+        SignInLease(
+            catalog: catalog, account: record.id, generation: record.generation,
+            checkedByStorage: home.storagesCheckSignIn)
     }
 
     /// The index if the account is signed in and the index exists; never creates either.
@@ -376,7 +396,9 @@ public final class Store: Sendable {
             return names
         }
         return try (names ?? listing()).compactMap { name in
-            let isOpen = cache.withLock { $0.indexes[IndexKey(account: record.id, name: name)]?.signIn.generation == record.generation }
+            let isOpen = cache.withLock {
+                $0.indexes[IndexKey(account: record.id, name: name)]?.signIn.generation == record.generation
+            }
             guard try isOpen || listing().contains(name) else { return nil }
             return try index(named: name, of: record)
         }
@@ -404,8 +426,10 @@ public final class Store: Sendable {
     /// - Returns: the items found, as their index holds them, in the order asked (an identifier held by
     ///   several indexes once per index, in name order); a missing, expired or withheld identifier is left out.
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when the account is not signed in.
-    public func fetchItems(withIdentifiers identifiers: [ItemIdentifier], account: AccountID,
-                           indexNames: [String]? = nil, hydration: Hydration = Hydration()) async throws -> [StoredItem] {
+    public func fetchItems(
+        withIdentifiers identifiers: [ItemIdentifier], account: AccountID,
+        indexNames: [String]? = nil, hydration: Hydration = Hydration()
+    ) async throws -> [StoredItem] {
         try account.validate()
         await refreshIfCatalogChanged()
         _ = try await signedInAccounts(among: [account])
@@ -417,10 +441,17 @@ public final class Store: Sendable {
         for name in Set(names).sorted() {
             guard let index = try await existingIndex(named: name, account: account) else { continue }
             let stored = try await index.fetchItems(withIdentifiers: wanted)
-            let passed = Set(await hydrator.hydrate(stored.map { item in
-                SearchResult(account: account, indexName: name, item: item.item, score: 0, snippet: nil, origin: item.origin, indexedAt: item.indexedAt)
-            }, includingContent: false).kept.map(\.item.uniqueIdentifier))
-            for item in stored where passed.contains(item.item.uniqueIdentifier) { found[item.item.uniqueIdentifier, default: []].append(item) }
+            let passed = Set(
+                await hydrator.hydrate(
+                    stored.map { item in
+                        SearchResult(
+                            account: account, indexName: name, item: item.item, score: 0, snippet: nil,
+                            origin: item.origin, indexedAt: item.indexedAt)
+                    }, includingContent: false
+                ).kept.map(\.item.uniqueIdentifier))
+            for item in stored where passed.contains(item.item.uniqueIdentifier) {
+                found[item.item.uniqueIdentifier, default: []].append(item)
+            }
         }
         return wanted.flatMap { found[$0] ?? [] }
     }
@@ -433,9 +464,14 @@ public final class Store: Sendable {
     }
 
     static func validateIndexName(_ name: String) throws {
-        let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+        let allowed = name.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+        }
         guard !name.isEmpty, name.count <= 64, allowed, !name.hasPrefix(".") else {
-            throw ReplicaError(.invalidArgument, "an index name must be 1 to 64 letters, digits, '.', '-' or '_', not starting with '.'; '\(name)' is not")
+            throw ReplicaError(
+                .invalidArgument,
+                "an index name must be 1 to 64 letters, digits, '.', '-' or '_', not starting with '.'; '\(name)' is not"
+            )
         }
     }
 
@@ -489,9 +525,13 @@ public final class Store: Sendable {
             if storage.signIn.generation == record.generation { return storage }
             forget(accounts: [account])
         }
-        guard let storage = try home.openRecords(of: record, lease: lease(record), creating: creating) else { return nil }
+        guard let storage = try home.openRecords(of: record, lease: lease(record), creating: creating) else {
+            return nil
+        }
         return cache.withLock { cache in
-            if let existing = cache.records[account], existing.signIn.generation == record.generation { return existing }
+            if let existing = cache.records[account], existing.signIn.generation == record.generation {
+                return existing
+            }
             cache.records[account] = storage
             return storage
         }
@@ -546,7 +586,9 @@ public final class Store: Sendable {
         return try await Blocking.run { [self] in
             try wanted.map { account in
                 guard let record = try catalog.account(account), record.state == .signedIn else {
-                    throw ReplicaError(.accountNotSignedIn, "account '\(account)' is not signed in; sign it in first (replica accounts sign-in \(account))")
+                    throw ReplicaError(
+                        .accountNotSignedIn,
+                        "account '\(account)' is not signed in; sign it in first (replica accounts sign-in \(account))")
                 }
                 return record
             }
@@ -576,13 +618,18 @@ public final class Store: Sendable {
     func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
         guard searchesByMeaning(query), let embedder = configuration.embedder, let text = query.text else { return nil }
         do {
-            return SemanticQuery(vector: try await Self.queryVector(text, by: embedder), model: embedder.modelIdentifier,
-                                 baseline: embedder.similarityBaseline)
+            return SemanticQuery(
+                vector: try await Self.queryVector(text, by: embedder), model: embedder.modelIdentifier,
+                baseline: embedder.similarityBaseline)
         } catch is CancellationError {
-            return nil     // the search was given up: nothing failed
+            return nil  // the search was given up: nothing failed
         } catch {
-            configuration.events(StoreEvent(kind: .embeddingFailed, account: nil, indexName: nil,
-                                            message: "semantic search is off for this query: the embedding model failed (\(ReplicaError.message(of: error)))"))
+            configuration.events(
+                StoreEvent(
+                    kind: .embeddingFailed, account: nil, indexName: nil,
+                    message:
+                        "semantic search is off for this query: the embedding model failed (\(ReplicaError.message(of: error)))"
+                ))
             return nil
         }
     }
@@ -608,8 +655,10 @@ public final class Store: Sendable {
     ///   - progress: told the items embedded so far and those still waiting.
     /// - Returns: how many items were embedded (0 without an embedder).
     @discardableResult
-    public func embedPendingItems(accounts: [AccountID]? = nil, until deadline: Date? = nil,
-                                  progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
+    public func embedPendingItems(
+        accounts: [AccountID]? = nil, until deadline: Date? = nil,
+        progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
+    ) async throws -> Int {
         guard let embedder = configuration.embedder else { return 0 }
         var done = 0
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
@@ -617,7 +666,9 @@ public final class Store: Sendable {
             for name in try await indexNames(for: account) {
                 guard let index = try await existingIndex(named: name, account: account) else { continue }
                 let before = done
-                done += try await index.embedPending(using: embedder, until: deadline) { count, waiting in progress(before + count, waiting) }
+                done += try await index.embedPending(using: embedder, until: deadline) { count, waiting in
+                    progress(before + count, waiting)
+                }
             }
         }
         return done
@@ -633,14 +684,17 @@ public final class Store: Sendable {
     ///   - accounts: the accounts whose indexes are made again; `nil` for every signed-in account.
     ///   - progress: told the index's name, its items made again so far and the items it holds.
     @discardableResult
-    public func remakeStaleWords(accounts: [AccountID]? = nil,
-                                 progress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }) async throws -> Int {
+    public func remakeStaleWords(
+        accounts: [AccountID]? = nil,
+        progress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }
+    ) async throws -> Int {
         var remade = 0
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
         for account in accounts {
             for name in try await indexNames(for: account) {
                 guard let index = try await existingIndex(named: name, account: account),
-                      try await !index.wordsAreCurrent() else { continue }
+                    try await !index.wordsAreCurrent()
+                else { continue }
                 guard try await index.remakeWords(progress: { done, items in progress(name, done, items) }) else {
                     throw CancellationError()
                 }
@@ -662,16 +716,19 @@ public final class Store: Sendable {
     ///   - building: told the account and name of each index before its lists are built (which takes
     ///     seconds at tens of thousands of items).
     @discardableResult
-    public func rebuildStaleRankingLists(accounts: [AccountID]? = nil, minimumItems: Int = 10_000,
-                                         building: @Sendable (AccountID, String) -> Void = { _, _ in }) async throws -> Int {
+    public func rebuildStaleRankingLists(
+        accounts: [AccountID]? = nil, minimumItems: Int = 10_000,
+        building: @Sendable (AccountID, String) -> Void = { _, _ in }
+    ) async throws -> Int {
         var rebuilt = 0
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
         for account in accounts {
             for name in try await indexNames(for: account) {
                 // An index whose words are being made again gets its lists when they are swapped in.
                 guard let index = try await existingIndex(named: name, account: account),
-                      try await index.wordsAreCurrent(),
-                      try await index.rankingListsAreStale(minimumItems: minimumItems) else { continue }
+                    try await index.wordsAreCurrent(),
+                    try await index.rankingListsAreStale(minimumItems: minimumItems)
+                else { continue }
                 building(account, name)
                 try await index.rebuildRankingLists()
                 rebuilt += 1
@@ -685,8 +742,9 @@ public final class Store: Sendable {
     public func embeddingStatus(of index: SearchableIndex) async throws -> EmbeddingStatus? {
         guard let embedder = configuration.embedder else { return nil }
         let counts = try await index.embeddingCounts(model: embedder.modelIdentifier)
-        return EmbeddingStatus(model: embedder.modelIdentifier, items: counts.items, passages: counts.passages, backlog: counts.backlog,
-                               dimensions: embedder.dimensions)
+        return EmbeddingStatus(
+            model: embedder.modelIdentifier, items: counts.items, passages: counts.passages, backlog: counts.backlog,
+            dimensions: embedder.dimensions)
     }
 
     /// How many items of the indexes of `accounts` (every signed-in account when `nil`) wait for vectors
@@ -741,8 +799,10 @@ extension Store {
     ///   - hydration: how the items suggestions come from are checked with their owners; without a
     ///     source resolver, words of sources' items are not suggested.
     /// - Throws: `ReplicaError` with code `accountNotSignedIn` when an account of `accounts` is not signed in.
-    public func suggestions(for prefix: String, accounts: [AccountID] = [], limit: Int = 10,
-                            hydration: Hydration = Hydration()) async throws -> [String] {
+    public func suggestions(
+        for prefix: String, accounts: [AccountID] = [], limit: Int = 10,
+        hydration: Hydration = Hydration()
+    ) async throws -> [String] {
         let parts = prefix.split(separator: " ", omittingEmptySubsequences: false)
         guard let last = parts.last, !last.isEmpty, limit > 0 else { return [] }
         let head = parts.dropLast().joined(separator: " ")
@@ -755,18 +815,21 @@ extension Store {
                 let found = try await index.completionSources(of: String(last))
                 guard !found.isEmpty else { continue }
                 let candidates = found.map { source in
-                    SearchResult(account: account, indexName: name, item: source.item, score: 0, snippet: nil,
-                                 origin: source.origin, indexedAt: source.indexedAt)
+                    SearchResult(
+                        account: account, indexName: name, item: source.item, score: 0, snippet: nil,
+                        origin: source.origin, indexedAt: source.indexedAt)
                 }
-                let passed = Set(await hydrator.hydrate(candidates, includingContent: false).kept.map(\.item.uniqueIdentifier))
+                let passed = Set(
+                    await hydrator.hydrate(candidates, includingContent: false).kept.map(\.item.uniqueIdentifier))
                 readable += found.filter { passed.contains($0.item.uniqueIdentifier) }
             }
         }
         let (words, titles) = Ranking.tally(readable)
-        let rankedWords = words.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { head.isEmpty ? $0.key : head + " " + $0.key }
+        let rankedWords = words.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map {
+            head.isEmpty ? $0.key : head + " " + $0.key
+        }
         let rankedTitles = head.isEmpty ? titles.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key) : []
         var seen = Set<String>()
         return (rankedWords + rankedTitles).filter { seen.insert($0.lowercased()).inserted }.prefix(limit).map { $0 }
     }
 }
-

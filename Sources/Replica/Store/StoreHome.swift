@@ -18,8 +18,10 @@ protocol StoreHome: Sendable {
 
     /// Opens (creating if needed) an index of a signed-in account.
     @available(*, noasync, message: "it waits for the storage; in async code run it in Blocking.run")
-    func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
-                   events: @escaping @Sendable (StoreEvent) -> Void) throws -> SearchableIndex
+    func openIndex(
+        named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
+        events: @escaping @Sendable (StoreEvent) -> Void
+    ) throws -> SearchableIndex
 
     /// The names of the account's indexes, in order.
     @available(*, noasync, message: "it waits for the storage; in async code run it in Blocking.run")
@@ -51,12 +53,15 @@ struct FolderHome: StoreHome {
         catalog = try SQLiteCatalog(path: directory + "/catalog.sqlite")
     }
 
-    func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
-                   events: @escaping @Sendable (StoreEvent) -> Void) throws -> SearchableIndex {
+    func openIndex(
+        named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
+        events: @escaping @Sendable (StoreEvent) -> Void
+    ) throws -> SearchableIndex {
         let folder = directory + "/" + account.directory + "/indexes"
         try FileSystem.makeDirectory(folder)
-        return try SearchableIndex(path: folder + "/\(name).sqlite", name: name, account: account.id, signIn: lease.index,
-                                   configuration: configuration, events: events)
+        return try SearchableIndex(
+            path: folder + "/\(name).sqlite", name: name, account: account.id, signIn: lease.index,
+            configuration: configuration, events: events)
     }
 
     func indexNames(of account: AccountRecord) throws -> [String] {
@@ -100,20 +105,30 @@ struct PostgresHome: StoreHome {
     /// With `readDatabase`, every transaction committed on the primary leaves its position for the
     /// standby's reads to wait for (``StandbyReads``); the standby is not connected to until a read.
     @available(*, noasync, message: "it waits for the database; in async code run it in Blocking.run")
-    init(url: String, readDatabase: Store.ReadDatabase?, directory: String, events: @escaping @Sendable (StoreEvent) -> Void) throws {
+    init(
+        url: String, readDatabase: Store.ReadDatabase?, directory: String,
+        events: @escaping @Sendable (StoreEvent) -> Void
+    ) throws {
         self.directory = directory
         let (description, system) = try translatingPostgresErrors {
             let connection = try PostgresConnection(url: url)
             try PostgresSchema.migrate(connection)
             // A standby shares its primary's system identifier: it tells a standby of another cluster apart.
-            let system = readDatabase == nil ? nil : try connection.execute("SELECT system_identifier::text FROM pg_control_system()").string(0, 0)
-            return ("postgresql: \(connection.userName) on \(connection.serverDescription), database \(connection.databaseName)", system)
+            let system =
+                readDatabase == nil
+                ? nil : try connection.execute("SELECT system_identifier::text FROM pg_control_system()").string(0, 0)
+            return (
+                "postgresql: \(connection.userName) on \(connection.serverDescription), database \(connection.databaseName)",
+                system
+            )
         }
         databaseDescription = description
         var options = PostgresConnection.Options()
         if let readDatabase {
-            let standby = StandbyReads(pool: PostgresPool(url: readDatabase.url, maximumConnections: 4), replayWait: readDatabase.replayWait,
-                                       maximumLag: readDatabase.maximumLag, primarySystem: system) { reason in
+            let standby = StandbyReads(
+                pool: PostgresPool(url: readDatabase.url, maximumConnections: 4), replayWait: readDatabase.replayWait,
+                maximumLag: readDatabase.maximumLag, primarySystem: system
+            ) { reason in
                 events(StoreEvent(kind: .standbyPassedOver, account: nil, indexName: nil, message: reason))
             }
             options.committed = { standby.noteCommit($0) }
@@ -126,11 +141,16 @@ struct PostgresHome: StoreHome {
         vectorNotices = VectorNotices(url: url)
     }
 
-    func openIndex(named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
-                   events: @escaping @Sendable (StoreEvent) -> Void) throws -> SearchableIndex {
-        let storage = try PostgresIndexStorage(pool: pool, account: account.id, indexName: name, generation: account.generation, standby: standby,
-                                               vectorNotices: vectorNotices)
-        return SearchableIndex(storage: storage, name: name, account: account.id, signIn: lease.index, configuration: configuration, events: events)
+    func openIndex(
+        named name: String, of account: AccountRecord, lease: SignInLease, configuration: SearchableIndex.Configuration,
+        events: @escaping @Sendable (StoreEvent) -> Void
+    ) throws -> SearchableIndex {
+        let storage = try PostgresIndexStorage(
+            pool: pool, account: account.id, indexName: name, generation: account.generation, standby: standby,
+            vectorNotices: vectorNotices)
+        return SearchableIndex(
+            storage: storage, name: name, account: account.id, signIn: lease.index, configuration: configuration,
+            events: events)
     }
 
     func indexNames(of account: AccountRecord) throws -> [String] {

@@ -39,7 +39,9 @@ public struct ResolvedContact: Sendable, Equatable {
     /// Every name and handle, the display name first, each once.
     public var allHandles: [String] {
         var seen = Set<String>()
-        return ([displayName] + names + emailAddresses + phoneNumbers).filter { !$0.isEmpty && seen.insert($0.lowercased()).inserted }
+        return ([displayName] + names + emailAddresses + phoneNumbers).filter {
+            !$0.isEmpty && seen.insert($0.lowercased()).inserted
+        }
     }
 }
 

@@ -75,8 +75,10 @@ public struct GuidanceProfile: Sendable, Equatable {
     ///   - people: whether it may name authors and recipients.
     ///   - contentType: whether it may filter by content type.
     ///   - attributes: The attributes the model may name; `nil` allows all.
-    public init(textMatch: Bool = false, numericMatch: Bool = false, dates: Bool = false, people: Bool = false,
-                contentType: Bool = false, attributes: [AttributeKey]? = nil) {
+    public init(
+        textMatch: Bool = false, numericMatch: Bool = false, dates: Bool = false, people: Bool = false,
+        contentType: Bool = false, attributes: [AttributeKey]? = nil
+    ) {
         self.textMatch = textMatch
         self.numericMatch = numericMatch
         self.dates = dates
@@ -129,50 +131,78 @@ public struct ContentDomain: Sendable, Equatable {
 
     /// Any kind of item: its title and creation and modification dates.
     public static var items: ContentDomain {
-        ContentDomain(kind: .items, fields: ["title": [.title, .displayName], "created": [.contentCreationDate], "modified": [.contentModificationDate]],
-                      fieldKinds: ["title": .text, "created": .dateRange, "modified": .dateRange], contentTypes: nil)
+        ContentDomain(
+            kind: .items,
+            fields: [
+                "title": [.title, .displayName], "created": [.contentCreationDate],
+                "modified": [.contentModificationDate],
+            ],
+            fieldKinds: ["title": .text, "created": .dateRange, "modified": .dateRange], contentTypes: nil)
     }
 
     /// Text and page documents (plain text, markup, data files, RTF, PDF): authors, keywords and dates.
     public static var documents: ContentDomain {
-        ContentDomain(kind: .documents, fields: ["authors": [.authorNames, .authors], "keywords": [.keywords],
-                                                 "created": [.contentCreationDate], "modified": [.contentModificationDate]],
-                      fieldKinds: ["authors": .person, "keywords": .text, "created": .dateRange, "modified": .dateRange],
-                      // Text and page documents: plain text (Markdown, source code, logs…), markup, PDF; not messages.
-                      contentTypes: [.plainText, .html, .xml, .json, .yaml, "public.comma-separated-values-text", "public.rtf", "com.adobe.pdf"])
+        ContentDomain(
+            kind: .documents,
+            fields: [
+                "authors": [.authorNames, .authors], "keywords": [.keywords],
+                "created": [.contentCreationDate], "modified": [.contentModificationDate],
+            ],
+            fieldKinds: ["authors": .person, "keywords": .text, "created": .dateRange, "modified": .dateRange],
+            // Text and page documents: plain text (Markdown, source code, logs…), markup, PDF; not messages.
+            contentTypes: [
+                .plainText, .html, .xml, .json, .yaml, "public.comma-separated-values-text", "public.rtf",
+                "com.adobe.pdf",
+            ])
     }
 
     /// Messages: sender, recipients, sent and received dates, and topic.
     public static var communications: ContentDomain {
-        ContentDomain(kind: .communications, fields: ["from": [.authorNames, .authors, .authorEmailAddresses],
-                                                      "to": [.recipientNames, .recipients, .recipientEmailAddresses],
-                                                      "sent": [.contentCreationDate], "received": [.contentModificationDate],
-                                                      "topic": [.subject, .title]],
-                      fieldKinds: ["from": .person, "to": .person, "sent": .dateRange, "received": .dateRange, "topic": .text],
-                      contentTypes: [.message])
+        ContentDomain(
+            kind: .communications,
+            fields: [
+                "from": [.authorNames, .authors, .authorEmailAddresses],
+                "to": [.recipientNames, .recipients, .recipientEmailAddresses],
+                "sent": [.contentCreationDate], "received": [.contentModificationDate],
+                "topic": [.subject, .title],
+            ],
+            fieldKinds: ["from": .person, "to": .person, "sent": .dateRange, "received": .dateRange, "topic": .text],
+            contentTypes: [.message])
     }
 
     /// Calendar events and tasks: organizer, attendees, location and date.
     public static var calendar: ContentDomain {
-        ContentDomain(kind: .calendar, fields: ["organizer": [.authorNames, .authors], "attendees": [.participants, .recipientNames],
-                                                "location": [.namedLocation, .city, .stateOrProvince], "date": [.startDate, .dueDate]],
-                      fieldKinds: ["organizer": .person, "attendees": .person, "location": .text, "date": .dateRange],
-                      contentTypes: [.calendarEvent, .task])
+        ContentDomain(
+            kind: .calendar,
+            fields: [
+                "organizer": [.authorNames, .authors], "attendees": [.participants, .recipientNames],
+                "location": [.namedLocation, .city, .stateOrProvince], "date": [.startDate, .dueDate],
+            ],
+            fieldKinds: ["organizer": .person, "attendees": .person, "location": .text, "date": .dateRange],
+            contentTypes: [.calendarEvent, .task])
     }
 
     /// Images and movies: people, description, location and date.
     public static var visualMedia: ContentDomain {
-        ContentDomain(kind: .visualMedia, fields: ["people": [.authorNames, .participants], "description": [.contentDescription, .title],
-                                                   "location": [.namedLocation, .city], "date": [.contentCreationDate]],
-                      fieldKinds: ["people": .person, "description": .text, "location": .text, "date": .dateRange],
-                      contentTypes: [.image, .movie])
+        ContentDomain(
+            kind: .visualMedia,
+            fields: [
+                "people": [.authorNames, .participants], "description": [.contentDescription, .title],
+                "location": [.namedLocation, .city], "date": [.contentCreationDate],
+            ],
+            fieldKinds: ["people": .person, "description": .text, "location": .text, "date": .dateRange],
+            contentTypes: [.image, .movie])
     }
 
     /// Audio: artist, album, transcription and date.
     public static var audio: ContentDomain {
-        ContentDomain(kind: .audio, fields: ["artist": [.artist], "album": [.album], "transcription": [.textContent], "date": [.contentCreationDate]],
-                      fieldKinds: ["artist": .text, "album": .text, "transcription": .text, "date": .dateRange],
-                      contentTypes: [.audio])
+        ContentDomain(
+            kind: .audio,
+            fields: [
+                "artist": [.artist], "album": [.album], "transcription": [.textContent], "date": [.contentCreationDate],
+            ],
+            fieldKinds: ["artist": .text, "album": .text, "transcription": .text, "date": .dateRange],
+            contentTypes: [.audio])
     }
 
     /// The domain named `name` (`items`, `documents`, `communications`, `calendar`, `visualMedia`, `audio`).

@@ -15,8 +15,10 @@ public protocol SourceResolver: Sendable {
 public protocol HydrationDelegate: Sendable {
     /// The current state of these items of the account's index `indexName`: `.gone` withholds an item and
     /// removes it from the index; an item left out, an error or a timeout withholds it and keeps it.
-    func currentItems(_ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
-                      includingContent: Bool) async throws -> [ItemIdentifier: SourceAnswer]
+    func currentItems(
+        _ identifiers: [ItemIdentifier], account: AccountID, indexName: String,
+        includingContent: Bool
+    ) async throws -> [ItemIdentifier: SourceAnswer]
 }
 
 /// An item hydration did not let through, and why (never quoting its content).
@@ -63,8 +65,11 @@ public struct Hydration: Sendable {
     ///   - sourceResolver: Runs sources so they can be asked about their items.
     ///   - delegate: Asked about items a host indexed itself.
     ///   - timeout: How long an item's owner has to answer.
-    public init(projections: ProjectionSet? = nil, followedTables: [FollowedTable] = [],
-                sourceResolver: (any SourceResolver)? = nil, delegate: (any HydrationDelegate)? = nil, timeout: Duration = .seconds(5)) {
+    public init(
+        projections: ProjectionSet? = nil, followedTables: [FollowedTable] = [],
+        sourceResolver: (any SourceResolver)? = nil, delegate: (any HydrationDelegate)? = nil,
+        timeout: Duration = .seconds(5)
+    ) {
         self.projections = projections
         self.followedTables = followedTables
         self.sourceResolver = sourceResolver
@@ -91,8 +96,10 @@ extension Store {
     ///   - indexNames: the indexes to search in each account; `nil` searches all of them.
     ///   - hydration: how results are checked with their owners.
     ///   - includingContent: also fetch each kept item's full text into its `textContent`.
-    public func search(_ query: SearchQuery, indexNames: [String]? = nil, hydration: Hydration,
-                       includingContent: Bool = false) async throws -> HydratedResults {
+    public func search(
+        _ query: SearchQuery, indexNames: [String]? = nil, hydration: Hydration,
+        includingContent: Bool = false
+    ) async throws -> HydratedResults {
         var candidatesQuery = query
         candidatesQuery.limit = min(SearchQuery.maximumLimit, max(query.limit * 2, query.limit + 10))
         // Hydration traces each record's item to its record by attributes a query may not fetch: they are
@@ -100,7 +107,8 @@ extension Store {
         candidatesQuery.fetchAttributes = query.fetchAttributes.map { $0 + Hydrator.tracingKeys }
         let candidates = try await search(candidatesQuery, indexNames: indexNames)
         let hydrator = try await Hydrator(store: self, accounts: query.accounts, hydration: hydration)
-        var (kept, dropped) = await hydrator.hydrate(candidates, wanting: query.limit, includingContent: includingContent)
+        var (kept, dropped) = await hydrator.hydrate(
+            candidates, wanting: query.limit, includingContent: includingContent)
         if let fetched = query.fetchAttributes {
             let wanted = Set(fetched)
             kept = kept.map { result in

@@ -23,7 +23,9 @@ struct Hydrator: Sendable {
     }
 
     /// Hydrates candidates in order, a few at a time, until `wanted` pass or the candidates run out.
-    func hydrate(_ candidates: [SearchResult], wanting wanted: Int, includingContent: Bool) async -> (kept: [SearchResult], dropped: [DroppedItem]) {
+    func hydrate(_ candidates: [SearchResult], wanting wanted: Int, includingContent: Bool) async -> (
+        kept: [SearchResult], dropped: [DroppedItem]
+    ) {
         var kept: [SearchResult] = []
         var dropped: [DroppedItem] = []
         var next = 0
@@ -37,14 +39,17 @@ struct Hydrator: Sendable {
         return (Array(kept.prefix(wanted)), dropped)
     }
 
-    func hydrate(_ results: [SearchResult], includingContent: Bool) async -> (kept: [SearchResult], dropped: [DroppedItem]) {
+    func hydrate(_ results: [SearchResult], includingContent: Bool) async -> (
+        kept: [SearchResult], dropped: [DroppedItem]
+    ) {
         var verdicts: [Int: Verdict] = [:]
         for (index, result) in results.enumerated() where !accounts.contains(result.account) {
             verdicts[index] = .drop("account '\(result.account)' is not signed in or not searched", remove: false)
         }
         // Ask each owner once for all of its items, the owners at the same time.
         let groups = Dictionary(grouping: results.indices.filter { verdicts[$0] == nil }) { index in
-            OwnerKey(account: results[index].account, index: results[index].indexName, owner: results[index].origin.owner)
+            OwnerKey(
+                account: results[index].account, index: results[index].indexName, owner: results[index].origin.owner)
         }
         await withTaskGroup(of: [(Int, Verdict)].self) { group in
             for (owner, indices) in groups {
@@ -66,21 +71,29 @@ struct Hydrator: Sendable {
             case .keep(let current):
                 kept.append(current)
             case .drop(let reason, let remove, let record):
-                dropped.append(DroppedItem(account: result.account, identifier: result.item.uniqueIdentifier, reason: reason))
+                dropped.append(
+                    DroppedItem(account: result.account, identifier: result.item.uniqueIdentifier, reason: reason))
                 if remove {
-                    removals[OwnerKey(account: result.account, index: result.indexName, owner: result.origin.owner), default: []].append(result.item.uniqueIdentifier)
+                    removals[
+                        OwnerKey(account: result.account, index: result.indexName, owner: result.origin.owner),
+                        default: []
+                    ].append(result.item.uniqueIdentifier)
                     if let record { records[result.account, default: []].append(record) }
                 }
             }
         }
         for (key, identifiers) in removals {
             do {
-                try await store.deleteReliably(identifiers.map(PendingDeletion.Target.identifier), account: key.account, indexName: key.index)
+                try await store.deleteReliably(
+                    identifiers.map(PendingDeletion.Target.identifier), account: key.account, indexName: key.index)
             } catch {
                 // The results are withheld all the same; the items stay until a later search drops them again.
-                store.configuration.events(StoreEvent(
-                    kind: .deletionFailed, account: key.account, indexName: key.index,
-                    message: "\(identifiers.count) item(s) hydration no longer vouches for could not be removed from index '\(key.index)' of account '\(key.account)' (\((error as? ReplicaError)?.message ?? String(describing: type(of: error)))); they stay withheld from results"))
+                store.configuration.events(
+                    StoreEvent(
+                        kind: .deletionFailed, account: key.account, indexName: key.index,
+                        message:
+                            "\(identifiers.count) item(s) hydration no longer vouches for could not be removed from index '\(key.index)' of account '\(key.account)' (\((error as? ReplicaError)?.message ?? String(describing: type(of: error)))); they stay withheld from results"
+                    ))
             }
         }
         // The projection engine has the last word on a record's item: the next catch-up projects each of
@@ -93,10 +106,13 @@ struct Hydrator: Sendable {
                     for trace in traces { try database.touch(kind: trace.kind, id: trace.id) }
                 }
             } catch {
-                store.configuration.events(StoreEvent(
-                    kind: .catchUpFailed, account: account, indexName: nil,
-                    message: "\(traces.count) record(s) whose items hydration removed from account '\(account)' could not be handed back to the projection "
-                        + "(\((error as? ReplicaError)?.message ?? String(describing: type(of: error)))); their next change projects them again"))
+                store.configuration.events(
+                    StoreEvent(
+                        kind: .catchUpFailed, account: account, indexName: nil,
+                        message:
+                            "\(traces.count) record(s) whose items hydration removed from account '\(account)' could not be handed back to the projection "
+                            + "(\((error as? ReplicaError)?.message ?? String(describing: type(of: error)))); their next change projects them again"
+                    ))
             }
         }
         return (kept, dropped)
@@ -126,17 +142,20 @@ struct Hydrator: Sendable {
         let result = await withTimeout(hydration.timeout) { () -> [Verdict] in
             switch owner.owner {
             case .records:
-                return try await checkRecords(batch, traces: try await traces(of: batch), includingContent: includingContent)
+                return try await checkRecords(
+                    batch, traces: try await traces(of: batch), includingContent: includingContent)
             case .table:
                 if let table = hydration.followedTables.first(where: { $0.owner == owner.owner }) {
-                    return try await checkTable(batch, traces: try await traces(of: batch), table: table, includingContent: includingContent)
+                    return try await checkTable(
+                        batch, traces: try await traces(of: batch), table: table, includingContent: includingContent)
                 }
             case .source(let name):
                 return try await checkSource(batch, name: name, includingContent: includingContent)
             case .api:
                 if let delegate = hydration.delegate {
-                    let answers = try await delegate.currentItems(batch.map(\.item.uniqueIdentifier), account: owner.account,
-                                                                  indexName: owner.index, includingContent: includingContent)
+                    let answers = try await delegate.currentItems(
+                        batch.map(\.item.uniqueIdentifier), account: owner.account,
+                        indexName: owner.index, includingContent: includingContent)
                     return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
                 }
             case .other, .activities:
@@ -183,24 +202,33 @@ struct Hydrator: Sendable {
     /// the item as the index holds it. Never guessed: an item is judged by the record it came from.
     private func traces(of batch: [SearchResult]) async throws -> [ItemIdentifier: RecordTrace] {
         func trace(_ attributes: AttributeSet) -> RecordTrace? {
-            guard let kind = attributes[.recordKind]?.textValue, let id = attributes[.recordID]?.textValue else { return nil }
+            guard let kind = attributes[.recordKind]?.textValue, let id = attributes[.recordID]?.textValue else {
+                return nil
+            }
             return RecordTrace(kind: kind, id: id)
         }
         var traces: [ItemIdentifier: RecordTrace] = [:]
         var untraced: [ItemIdentifier] = []
         for result in batch {
-            if let found = trace(result.item.attributeSet) { traces[result.item.uniqueIdentifier] = found } else { untraced.append(result.item.uniqueIdentifier) }
+            if let found = trace(result.item.attributeSet) {
+                traces[result.item.uniqueIdentifier] = found
+            } else {
+                untraced.append(result.item.uniqueIdentifier)
+            }
         }
         // A batch is one owner's items in one index of one account.
         guard let first = batch.first, !untraced.isEmpty,
-              let index = try await store.existingIndex(named: first.indexName, account: first.account) else { return traces }
+            let index = try await store.existingIndex(named: first.indexName, account: first.account)
+        else { return traces }
         for stored in try await index.fetchItems(withIdentifiers: untraced) {
             traces[stored.item.uniqueIdentifier] = trace(stored.item.attributeSet)
         }
         return traces
     }
 
-    private func checkRecords(_ batch: [SearchResult], traces: [ItemIdentifier: RecordTrace], includingContent: Bool) async throws -> [Verdict] {
+    private func checkRecords(_ batch: [SearchResult], traces: [ItemIdentifier: RecordTrace], includingContent: Bool)
+        async throws -> [Verdict]
+    {
         try await Blocking.run { [self] in
             try batch.map { result in
                 guard let trace = traces[result.item.uniqueIdentifier] else {
@@ -215,32 +243,45 @@ struct Hydrator: Sendable {
         }
     }
 
-    private func checkTable(_ batch: [SearchResult], traces: [ItemIdentifier: RecordTrace], table: FollowedTable,
-                            includingContent: Bool) async throws -> [Verdict] {
+    private func checkTable(
+        _ batch: [SearchResult], traces: [ItemIdentifier: RecordTrace], table: FollowedTable,
+        includingContent: Bool
+    ) async throws -> [Verdict] {
         try await Blocking.run { [self] in
             let app = try table.openDatabase()
             return try batch.map { result in
-                guard let id = traces[result.item.uniqueIdentifier]?.id ?? result.item.attributeSet[.recordID]?.textValue else {
+                guard
+                    let id = traces[result.item.uniqueIdentifier]?.id ?? result.item.attributeSet[.recordID]?.textValue
+                else {
                     return .drop("it cannot be traced to its row", remove: true)
                 }
-                return check(result, record: try app.record(table, id: id, account: result.account), trace: nil, includingContent: includingContent) {}
+                return check(
+                    result, record: try app.record(table, id: id, account: result.account), trace: nil,
+                    includingContent: includingContent
+                ) {}
             }
         }
     }
 
     /// - Parameter trace: the record to project again after its item is removed (records only).
-    private func check(_ result: SearchResult, record: Record?, trace: RecordTrace?, includingContent: Bool,
-                       whenStale: () throws -> Void) -> Verdict {
+    private func check(
+        _ result: SearchResult, record: Record?, trace: RecordTrace?, includingContent: Bool,
+        whenStale: () throws -> Void
+    ) -> Verdict {
         guard let record, !record.isDeleted else { return .drop("the record was deleted", remove: true, record: trace) }
         guard record.isReadable(by: result.account) else {
             return .drop("account '\(result.account)' may no longer read the record", remove: true, record: trace)
         }
         guard result.origin.version == String(record.version) else {
             try? whenStale()
-            return .drop("the index holds version \(result.origin.version ?? "?") and the record is at \(record.version)", remove: false)
+            return .drop(
+                "the index holds version \(result.origin.version ?? "?") and the record is at \(record.version)",
+                remove: false)
         }
         guard includingContent, let projections = hydration.projections,
-              let current = try? projections.projection(for: record.kind).item(for: record, now: store.configuration.index.clock()) else {
+            let current = try? projections.projection(for: record.kind).item(
+                for: record, now: store.configuration.index.clock())
+        else {
             return .keep(result)
         }
         var hydrated = result
@@ -252,10 +293,13 @@ struct Hydrator: Sendable {
         guard let definition = try await store.source(named: name) else {
             return batch.map { _ in .drop("its source was removed", remove: true) }
         }
-        guard let sourceResolver = hydration.sourceResolver else { return batch.map { _ in .drop("its source cannot be asked here", remove: false) } }
+        guard let sourceResolver = hydration.sourceResolver else {
+            return batch.map { _ in .drop("its source cannot be asked here", remove: false) }
+        }
         let source = try sourceResolver.source(for: definition)
         let context = try await SourceContext(definition: definition, store: store)
-        let answers = try await source.answer(batch.map(\.item.uniqueIdentifier), includingContent: includingContent, context)
+        let answers = try await source.answer(
+            batch.map(\.item.uniqueIdentifier), includingContent: includingContent, context)
         return batch.map { verdict($0, answers[$0.item.uniqueIdentifier]) }
     }
 }

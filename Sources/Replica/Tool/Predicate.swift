@@ -23,7 +23,9 @@ struct Predicate: Sendable {
     private func compare(_ actual: Attribute.Value) -> Bool {
         // A flag (isPriority) is held as the text "true" or "false"; a model may write the value as JSON's
         // true or false.
-        let wantedText = value.stringValue ?? value.boolValue.map { $0 ? "true" : "false" } ?? value.doubleValue.map { JSON.format($0) }
+        let wantedText =
+            value.stringValue ?? value.boolValue.map { $0 ? "true" : "false" }
+            ?? value.doubleValue.map { JSON.format($0) }
         switch (actual, op) {
         case (.text(let text), .contains):
             return wantedText.map { text.localizedCaseInsensitiveContains($0) } ?? false
@@ -75,7 +77,8 @@ enum Attribute {
         switch result.item.attributeSet[key] {
         case .text(let text)?: return [.text(text)]
         case .texts(let texts)?: return texts.map(Value.text)
-        case .people(let people)?: return people.flatMap { [$0.displayName].compactMap { $0 } + $0.handles }.map(Value.text)
+        case .people(let people)?:
+            return people.flatMap { [$0.displayName].compactMap { $0 } + $0.handles }.map(Value.text)
         case .number(let number)?: return [.number(number)]
         case .date(let date)?: return [.date(date)]
         case .bool(let flag)?: return [.text(flag ? "true" : "false")]

@@ -107,8 +107,11 @@ public final class SearchTool: Sendable {
         ///   - guide: How much of the tool the model is shown.
         ///   - contactResolver: Who "me" is in the model's arguments.
         ///   - customStages: The host's own pipeline stages.
-        public init(sources: [SearchSource] = [.index, .files], guide: Guide = .complete, contactResolver: (any ContactResolver)? = nil,
-                    customStages: [any CustomStage] = []) {
+        public init(
+            sources: [SearchSource] = [.index, .files], guide: Guide = .complete,
+            contactResolver: (any ContactResolver)? = nil,
+            customStages: [any CustomStage] = []
+        ) {
             self.sources = sources
             self.guide = guide
             self.contactResolver = contactResolver
@@ -147,11 +150,14 @@ public final class SearchTool: Sendable {
         for source in configuration.sources {
             switch source {
             case .index: searched.append("the user's notes, records and messages")
-            case .files(let files): searched.append(files.scopes.isEmpty ? "indexed files" : "files in " + files.scopes.joined(separator: ", "))
+            case .files(let files):
+                searched.append(
+                    files.scopes.isEmpty ? "indexed files" : "files in " + files.scopes.joined(separator: ", "))
             }
         }
-        return ToolSchema(guide: configuration.guide, customStages: configuration.customStages,
-                          me: configuration.contactResolver?.userIdentity(), searched: searched.joined(separator: " and "))
+        return ToolSchema(
+            guide: configuration.guide, customStages: configuration.customStages,
+            me: configuration.contactResolver?.userIdentity(), searched: searched.joined(separator: " and "))
     }
 
     /// Tells the model what the tool does and how to call it.
@@ -182,8 +188,9 @@ public final class SearchTool: Sendable {
     /// Runs a call.
     public func call(arguments: JSON) async -> ToolResult {
         let now = store.configuration.index.clock()
-        let reader = ToolRequestReader(guide: configuration.guide, customStages: configuration.customStages,
-                                       me: configuration.contactResolver?.userIdentity(), now: now)
+        let reader = ToolRequestReader(
+            guide: configuration.guide, customStages: configuration.customStages,
+            me: configuration.contactResolver?.userIdentity(), now: now)
         let queries: [ToolQuery]
         do {
             queries = try reader.read(arguments)
@@ -206,7 +213,8 @@ public final class SearchTool: Sendable {
             } catch let error as ReplicaError where error.code == .invalidQuery {
                 return fail(error.message, token: token)
             } catch {
-                return fail("the search failed: \((error as? ReplicaError)?.message ?? "an internal error")", token: token)
+                return fail(
+                    "the search failed: \((error as? ReplicaError)?.message ?? "an internal error")", token: token)
             }
         }
         return ToolResult(text: ToolOutput.render(outcomes, format: configuration.guide.format), isError: false)
@@ -216,8 +224,9 @@ public final class SearchTool: Sendable {
     /// the index the hydration's projections name; without projections, that is the host's job.
     private func catchUp() async {
         guard let projections = configuration.hydration.projections else { return }
-        let engine = ProjectionEngine(store: store, projections: projections,
-                                      followedTables: configuration.hydration.followedTables)
+        let engine = ProjectionEngine(
+            store: store, projections: projections,
+            followedTables: configuration.hydration.followedTables)
         let accounts: [AccountID]
         do {
             let signedIn = try await store.signedInAccounts().map(\.id)
@@ -239,9 +248,11 @@ public final class SearchTool: Sendable {
 
     private func reportCatchUp(failure error: any Error, account: AccountID?) {
         let reason = ReplicaError.message(of: error)
-        store.configuration.events(StoreEvent(kind: .catchUpFailed, account: account, indexName: nil,
-                                              message: "the search tool could not bring " + (account.map { "account '\($0)'" } ?? "the accounts")
-                                                + " up to date before answering: \(reason)"))
+        store.configuration.events(
+            StoreEvent(
+                kind: .catchUpFailed, account: account, indexName: nil,
+                message: "the search tool could not bring " + (account.map { "account '\($0)'" } ?? "the accounts")
+                    + " up to date before answering: \(reason)"))
     }
 
     private func nextToken() -> String {
@@ -249,7 +260,10 @@ public final class SearchTool: Sendable {
     }
 
     private func fail(_ message: String, token: String) -> ToolResult {
-        stream.continuation.yield(SearchReply(queryToken: token, stageToken: token + ".0", label: "error", content: .error(message), status: .complete))
+        stream.continuation.yield(
+            SearchReply(
+                queryToken: token, stageToken: token + ".0", label: "error", content: .error(message), status: .complete
+            ))
         return ToolResult(text: ToolOutput.errorText(message), isError: true)
     }
 
@@ -258,35 +272,46 @@ public final class SearchTool: Sendable {
     private func run(_ query: ToolQuery, token: String, now: Date) async throws -> QueryOutcome {
         let aggregate = !query.stages.isEmpty
         let wanted = aggregate ? Self.aggregateLimit : query.limit
-        var candidates = try await retrieve(query, limit: aggregate ? Self.aggregateLimit + 1 : max(query.limit * 2, query.limit + 10))
+        var candidates = try await retrieve(
+            query, limit: aggregate ? Self.aggregateLimit + 1 : max(query.limit * 2, query.limit + 10))
         candidates = candidates.filter { result in query.predicates.allSatisfy { $0.matches(result) } }
 
-        let hydrator = try await Hydrator(store: store, accounts: configuration.accounts, hydration: configuration.hydration)
+        let hydrator = try await Hydrator(
+            store: store, accounts: configuration.accounts, hydration: configuration.hydration)
         // One more than wanted, so that whether the limit was reached is told by readable items alone: the
         // model learns nothing of items the account may not read, not even that they exist.
-        var (kept, dropped) = await hydrator.hydrate(candidates, wanting: wanted + 1, includingContent: fetchAttributes.contains(.textContent))
+        var (kept, dropped) = await hydrator.hydrate(
+            candidates, wanting: wanted + 1, includingContent: fetchAttributes.contains(.textContent))
         let limitReached = kept.count > wanted
         kept = Array(kept.prefix(wanted))
         report(dropped)
 
         let label = query.label ?? "search \(query.summary)"
         var data = PipelineData.items(kept)
-        stream.continuation.yield(SearchReply(queryToken: token, stageToken: token + ".0", label: label, content: .data(data),
-                                              status: query.stages.isEmpty ? .complete : .partial))
+        stream.continuation.yield(
+            SearchReply(
+                queryToken: token, stageToken: token + ".0", label: label, content: .data(data),
+                status: query.stages.isEmpty ? .complete : .partial))
         for (index, stage) in query.stages.enumerated() {
             do {
                 data = try await stage.run(data, now: now)
             } catch {
-                let message = "stage \(index + 1) (\(stage.name)) failed: \((error as? ToolError)?.description ?? "\(error)")"
-                stream.continuation.yield(SearchReply(queryToken: token, stageToken: "\(token).\(index + 1)", label: stage.label,
-                                                      content: .error(message), status: .complete))
+                let message =
+                    "stage \(index + 1) (\(stage.name)) failed: \((error as? ToolError)?.description ?? "\(error)")"
+                stream.continuation.yield(
+                    SearchReply(
+                        queryToken: token, stageToken: "\(token).\(index + 1)", label: stage.label,
+                        content: .error(message), status: .complete))
                 throw ToolError(message)
             }
-            stream.continuation.yield(SearchReply(queryToken: token, stageToken: "\(token).\(index + 1)", label: stage.label,
-                                                  content: .data(data), status: index == query.stages.count - 1 ? .complete : .partial))
+            stream.continuation.yield(
+                SearchReply(
+                    queryToken: token, stageToken: "\(token).\(index + 1)", label: stage.label,
+                    content: .data(data), status: index == query.stages.count - 1 ? .complete : .partial))
         }
-        return QueryOutcome(query: query, token: token, data: data, found: kept.count, limitReached: limitReached,
-                            fetchAttributes: fetchAttributes)
+        return QueryOutcome(
+            query: query, token: token, data: data, found: kept.count, limitReached: limitReached,
+            fetchAttributes: fetchAttributes)
     }
 
     /// Tells the host (its log) what hydration left out and why, by account and reason, never by content.
@@ -294,8 +319,12 @@ public final class SearchTool: Sendable {
         guard !dropped.isEmpty else { return }
         for (account, items) in Dictionary(grouping: dropped, by: \.account).sorted(by: { $0.key < $1.key }) {
             let reasons = Dictionary(grouping: items, by: \.reason).map { "\($0.value.count) \($0.key)" }.sorted()
-            store.configuration.events(StoreEvent(kind: .resultsWithheld, account: account, indexName: nil,
-                                                  message: "the search tool left out \(items.count) result(s) of account '\(account)' that hydration did not pass: \(reasons.joined(separator: "; "))"))
+            store.configuration.events(
+                StoreEvent(
+                    kind: .resultsWithheld, account: account, indexName: nil,
+                    message:
+                        "the search tool left out \(items.count) result(s) of account '\(account)' that hydration did not pass: \(reasons.joined(separator: "; "))"
+                ))
         }
     }
 
@@ -343,7 +372,8 @@ public final class SearchTool: Sendable {
             }
             var found = try await store.search(search, indexNames: indexNames)
             if !scopes.isEmpty {
-                found = found.filter { result in scopes.contains { (result.item.attributeSet.path ?? "").hasPrefix($0) } }
+                found = found.filter { result in scopes.contains { (result.item.attributeSet.path ?? "").hasPrefix($0) }
+                }
             }
             merged += found.prefix(cap ?? .max)
         }

@@ -1,6 +1,5 @@
 import Foundation
 
-
 /// One step of a pipeline, parsed and checked.
 struct Stage: Sendable {
     enum Kind: Sendable {
@@ -51,8 +50,12 @@ struct Stage: Sendable {
     /// A short label for replies.
     var label: String {
         switch kind {
-        case .filter(let predicates): return "filter " + predicates.map { "\($0.attribute) \($0.op.rawValue) \($0.value.serialized())" }.joined(separator: ", ")
-        case .sort(let by, let descending, _): return "sort by \(by?.rawValue ?? "relevance")\(descending ? "" : " ascending")"
+        case .filter(let predicates):
+            return "filter "
+                + predicates.map { "\($0.attribute) \($0.op.rawValue) \($0.value.serialized())" }.joined(
+                    separator: ", ")
+        case .sort(let by, let descending, _):
+            return "sort by \(by?.rawValue ?? "relevance")\(descending ? "" : " ascending")"
         case .score: return "score"
         case .group(let by): return "group by \(by)"
         case .count: return "count"
@@ -77,7 +80,8 @@ struct Stage: Sendable {
         case (.sort(let by, let descending, let limit), .scoredItems(let items)):
             return .scoredItems(Array(Self.sort(items, by: by, descending: descending).prefix(limit ?? .max)))
         case (.score(let recency, let priority, let engagement), _):
-            return .scoredItems(Self.score(input.results, recency: recency, priority: priority, engagement: engagement, now: now))
+            return .scoredItems(
+                Self.score(input.results, recency: recency, priority: priority, engagement: engagement, now: now))
         case (.group(let by), _):
             return .groupedItems(Self.group(input.results, by: by))
         case (.count, .groupedItems(let groups)):
@@ -85,8 +89,10 @@ struct Stage: Sendable {
         case (.count, _):
             return .count(input.results.count)
         case (.table, .groupedItems(let groups)):
-            return .table(ResultTable(columns: [.init(name: "group", type: "string"), .init(name: "count", type: "integer")],
-                                      rows: groups.map { [.string($0.key), .integer($0.items.count)] }))
+            return .table(
+                ResultTable(
+                    columns: [.init(name: "group", type: "string"), .init(name: "count", type: "integer")],
+                    rows: groups.map { [.string($0.key), .integer($0.items.count)] }))
         case (.table(let columns), _):
             return .table(Self.table(input.results, columns: columns))
         case (.statistic(let function, let attribute), _):
@@ -110,7 +116,8 @@ struct Stage: Sendable {
         }
         // Items without the attribute go last, whichever the order.
         return items.enumerated().sorted { a, b in
-            let left = Attribute.first(of: key, in: a.element.item), right = Attribute.first(of: key, in: b.element.item)
+            let left = Attribute.first(of: key, in: a.element.item)
+            let right = Attribute.first(of: key, in: b.element.item)
             switch (left, right) {
             case (nil, nil): return a.offset < b.offset
             case (nil, _): return false
@@ -136,7 +143,9 @@ struct Stage: Sendable {
     /// engagement (from the account's user activities, 0 to 1: `Engagement`). Relevance already holds a
     /// little engagement (at most `Engagement.weight`, as every search ranks); the weight here adds more,
     /// so that a model asking for "what I use most" can have it lead.
-    static func score(_ items: [SearchResult], recency: Double, priority: Double, engagement: Double = 0, now: Date) -> [ScoredItem] {
+    static func score(_ items: [SearchResult], recency: Double, priority: Double, engagement: Double = 0, now: Date)
+        -> [ScoredItem]
+    {
         let best = items.map(\.score).max() ?? 0
         return items.map { item in
             var score = best > 0 ? item.score / best : 0
@@ -144,7 +153,9 @@ struct Stage: Sendable {
             let days = max(0, now.timeIntervalSince(date) / 86_400)
             score += recency * pow(0.5, days / 30)
             let attributes = item.item.attributeSet
-            if let value = attributes.isPriority.map({ $0 ? 1.0 : 0 }) ?? attributes[AttributeKey("priority")]?.numberValue ?? attributes.rating.map({ $0 / 5 }) {
+            if let value = attributes.isPriority.map({ $0 ? 1.0 : 0 }) ?? attributes[AttributeKey("priority")]?
+                .numberValue ?? attributes.rating.map({ $0 / 5 })
+            {
                 score += priority * value
             }
             score += engagement * item.engagement
@@ -168,7 +179,9 @@ struct Stage: Sendable {
                 groups[group, default: []].append(item)
             }
         }
-        return order.map { ItemGroup(key: $0, items: groups[$0]!) }.sorted { $0.items.count > $1.items.count || ($0.items.count == $1.items.count && $0.key < $1.key) }
+        return order.map { ItemGroup(key: $0, items: groups[$0]!) }.sorted {
+            $0.items.count > $1.items.count || ($0.items.count == $1.items.count && $0.key < $1.key)
+        }
     }
 
     static func table(_ items: [SearchResult], columns: [AttributeKey]) -> ResultTable {
@@ -191,7 +204,8 @@ struct Stage: Sendable {
     }
 
     /// What each statistic function takes, for the model when it asks for one that cannot be computed.
-    static let statisticRule = "sum takes numbers (such as rating, fileSize, pageCount, duration, or a custom attribute that holds "
+    static let statisticRule =
+        "sum takes numbers (such as rating, fileSize, pageCount, duration, or a custom attribute that holds "
         + "numbers); average, min and max take numbers or dates; count takes any attribute and counts the items that have it"
 
     /// What an attribute holds when that is known before any item is read ("text", "dates", "numbers",
@@ -222,12 +236,16 @@ struct Stage: Sendable {
     /// `count` counts the items that have the attribute, whatever it holds; the others compute over its
     /// numbers (and, but for `sum`, dates). An attribute whose kind is not declared (a custom one) is
     /// refused here when the items hold only text in it.
-    static func statistic(_ function: String, _ attribute: AttributeKey, _ items: [SearchResult]) throws -> PipelineData {
+    static func statistic(_ function: String, _ attribute: AttributeKey, _ items: [SearchResult]) throws -> PipelineData
+    {
         let name = "\(function) \(attribute)"
         if function == "count" {
-            return .statistic(name: name, value: Double(items.filter { !Attribute.values(of: attribute, in: $0).isEmpty }.count))
+            return .statistic(
+                name: name, value: Double(items.filter { !Attribute.values(of: attribute, in: $0).isEmpty }.count))
         }
-        var numbers: [Double] = [], dates: [Double] = [], texts = 0
+        var numbers: [Double] = []
+        var dates: [Double] = []
+        var texts = 0
         for item in items {
             switch Attribute.first(of: attribute, in: item) {
             case .number(let number)?: numbers.append(number)
@@ -238,7 +256,9 @@ struct Stage: Sendable {
         }
         if numbers.isEmpty {
             if !dates.isEmpty, let refusal = refusal(function, attribute, holding: "dates") { throw ToolError(refusal) }
-            if dates.isEmpty && texts > 0, let refusal = refusal(function, attribute, holding: "text") { throw ToolError(refusal) }
+            if dates.isEmpty && texts > 0, let refusal = refusal(function, attribute, holding: "text") {
+                throw ToolError(refusal)
+            }
         }
         // An attribute holds one kind of value; should items disagree, the numbers count.
         let values = numbers.isEmpty ? dates : numbers

@@ -5,7 +5,9 @@ struct TimeoutError: Error {}
 
 /// Runs `operation`, giving up after `timeout`: the operation is then cancelled and its result ignored,
 /// and this returns at once even when the operation does not notice the cancellation (blocking I/O).
-func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async -> Result<T, any Error> {
+func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async
+    -> Result<T, any Error>
+{
     let pending = Pending<Result<T, any Error>>()
     var tasks: [Task<Void, Never>] = []
     let outcome = await withCheckedContinuation { continuation in

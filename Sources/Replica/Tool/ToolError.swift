@@ -21,7 +21,9 @@ enum ToolDates {
         case "tomorrow": return startOfToday.addingTimeInterval(day)
         default: break
         }
-        guard text.hasPrefix("-"), let unit = text.last, let amount = Double(text.dropFirst().dropLast()) else { return nil }
+        guard text.hasPrefix("-"), let unit = text.last, let amount = Double(text.dropFirst().dropLast()) else {
+            return nil
+        }
         switch unit {
         case "d": return now.addingTimeInterval(-amount * day)
         case "h": return now.addingTimeInterval(-amount * 3600)

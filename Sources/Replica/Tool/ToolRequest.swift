@@ -38,7 +38,9 @@ struct ToolRequestReader {
 
     /// The queries of a call: `{"query": …, …}` or `{"queries": [{…}, …]}`.
     func read(_ arguments: JSON) throws -> [ToolQuery] {
-        guard arguments.objectValue != nil else { throw ToolError("the arguments must be a JSON object such as {\"query\": \"some words\"}") }
+        guard arguments.objectValue != nil else {
+            throw ToolError("the arguments must be a JSON object such as {\"query\": \"some words\"}")
+        }
         if let queries = arguments["queries"] {
             guard case .complete = guide.level else { throw ToolError("'queries' is not available; send one query") }
             guard let list = queries.arrayValue, !list.isEmpty, list.count <= 5 else {
@@ -48,7 +50,9 @@ struct ToolRequestReader {
                 throw ToolError("'\(other.0)' goes inside each query when 'queries' is used")
             }
             return try list.enumerated().map { index, query in
-                do { return try readQuery(query) } catch let error as ToolError { throw ToolError("query \(index + 1): \(error.description)") }
+                do { return try readQuery(query) } catch let error as ToolError {
+                    throw ToolError("query \(index + 1): \(error.description)")
+                }
             }
         }
         return [try readQuery(arguments)]
@@ -65,7 +69,8 @@ struct ToolRequestReader {
         }
         for (key, value) in members {
             guard allowed.contains(key) else {
-                throw ToolError("unknown argument '\(key)'; the arguments are \(allowed.sorted().joined(separator: ", "))")
+                throw ToolError(
+                    "unknown argument '\(key)'; the arguments are \(allowed.sorted().joined(separator: ", "))")
             }
             switch key {
             case "query":
@@ -113,11 +118,16 @@ struct ToolRequestReader {
             case "authors" where profile.people: query.authors = try readPeople(value, "filters.authors")
             case "recipients" where profile.people: query.recipients = try readPeople(value, "filters.recipients")
             case "where" where profile.numericMatch || profile.textMatch:
-                guard let list = value.arrayValue else { throw ToolError("'filters.where' must be a list of {attribute, op, value}") }
+                guard let list = value.arrayValue else {
+                    throw ToolError("'filters.where' must be a list of {attribute, op, value}")
+                }
                 query.predicates += try list.map(readPredicate)
             default:
-                let names = [(profile.contentType, "types"), (profile.dates, "created, modified"), (profile.people, "authors, recipients"),
-                             (profile.numericMatch || profile.textMatch, "where")].filter(\.0).map(\.1)
+                let names = [
+                    (profile.contentType, "types"), (profile.dates, "created, modified"),
+                    (profile.people, "authors, recipients"),
+                    (profile.numericMatch || profile.textMatch, "where"),
+                ].filter(\.0).map(\.1)
                 throw ToolError("unknown filter '\(key)'; the filters are \(names.joined(separator: ", "))")
             }
         }
@@ -127,8 +137,9 @@ struct ToolRequestReader {
     func contentTypes(_ name: String) throws -> [ContentType] {
         if name.contains(".") { return [ContentType(rawValue: name)] }
         guard let domain = ContentDomain.named(name) else {
-            throw ToolError("'\(name)' is neither a type identifier such as public.text nor a content domain ("
-                + ContentDomain.Kind.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+            throw ToolError(
+                "'\(name)' is neither a type identifier such as public.text nor a content domain ("
+                    + ContentDomain.Kind.allCases.map(\.rawValue).joined(separator: ", ") + ")")
         }
         return domain.contentTypes ?? []
     }
@@ -139,9 +150,12 @@ struct ToolRequestReader {
         }
         var range = DateRange()
         for (key, value) in members {
-            guard key == "after" || key == "before" else { throw ToolError("'\(name)' takes 'after' and 'before', not '\(key)'") }
+            guard key == "after" || key == "before" else {
+                throw ToolError("'\(name)' takes 'after' and 'before', not '\(key)'")
+            }
             guard let text = value.stringValue, let date = ToolDates.parse(text, now: now) else {
-                throw ToolError("'\(name).\(key)' is not a date; use 2026-11-20, 2026-11-20T10:00:00Z, today, yesterday or -7d")
+                throw ToolError(
+                    "'\(name).\(key)' is not a date; use 2026-11-20, 2026-11-20T10:00:00Z, today, yesterday or -7d")
             }
             if key == "after" { range.start = date } else { range.end = date }
         }
@@ -151,10 +165,14 @@ struct ToolRequestReader {
     /// People as written; "me", "I" and "my" become the resolved identity's names and handles.
     func readPeople(_ json: JSON, _ name: String) throws -> [String] {
         let list = json.stringValue.map { [$0] } ?? json.arrayValue?.compactMap(\.stringValue)
-        guard let list, !list.isEmpty else { throw ToolError("'\(name)' must be a name, an address, or a list of them") }
+        guard let list, !list.isEmpty else {
+            throw ToolError("'\(name)' must be a name, an address, or a list of them")
+        }
         return try list.flatMap { person -> [String] in
             guard ["me", "i", "my", "myself", "mine"].contains(person.lowercased()) else { return [person] }
-            guard let me else { throw ToolError("'\(person)' cannot be resolved: no identity is known; name the person") }
+            guard let me else {
+                throw ToolError("'\(person)' cannot be resolved: no identity is known; name the person")
+            }
             return me.allHandles
         }
     }
@@ -164,7 +182,9 @@ struct ToolRequestReader {
             throw ToolError("each condition needs an 'attribute', an 'op' and a 'value'")
         }
         guard let op = Predicate.Operator(rawValue: opName) else {
-            throw ToolError("'\(opName)' is not an operator; use " + Predicate.Operator.allCases.map(\.rawValue).joined(separator: ", "))
+            throw ToolError(
+                "'\(opName)' is not an operator; use "
+                    + Predicate.Operator.allCases.map(\.rawValue).joined(separator: ", "))
         }
         let key = try checkAttribute(attribute)
         let value = json["value"] ?? .null
@@ -174,7 +194,9 @@ struct ToolRequestReader {
             guard profile.textMatch else { throw ToolError("text comparisons ('\(opName)') are not available") }
             guard value.stringValue != nil else { throw ToolError("'\(opName)' needs a string value") }
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            guard profile.numericMatch || profile.dates else { throw ToolError("comparisons ('\(opName)') are not available") }
+            guard profile.numericMatch || profile.dates else {
+                throw ToolError("comparisons ('\(opName)') are not available")
+            }
             guard value.doubleValue != nil || value.stringValue.flatMap({ ToolDates.parse($0, now: now) }) != nil else {
                 throw ToolError("'\(opName)' on '\(attribute)' needs a number or a date")
             }
@@ -190,7 +212,8 @@ struct ToolRequestReader {
         let key = AttributeKey(name)
         guard !key.isInternal else { throw ToolError("'\(name)' is not an attribute you can use") }
         if let whitelist = profile.attributes, !whitelist.contains(key), !Attribute.pseudo.contains(name) {
-            throw ToolError("'\(name)' is not available; the attributes are " + whitelist.map(\.rawValue).joined(separator: ", "))
+            throw ToolError(
+                "'\(name)' is not available; the attributes are " + whitelist.map(\.rawValue).joined(separator: ", "))
         }
         return key
     }
@@ -203,47 +226,70 @@ struct ToolRequestReader {
         case .dateRange?:
             let range = try readRange(value, field)
             guard let attribute = attributes.first else { return }
-            if attribute == .contentCreationDate { query.created = range }
-            else if attribute == .contentModificationDate { query.modified = range }
-            else {
+            if attribute == .contentCreationDate {
+                query.created = range
+            } else if attribute == .contentModificationDate {
+                query.modified = range
+            } else {
                 let others = Array(attributes.dropFirst())
                 if let start = range.start {
-                    query.predicates.append(Predicate(attribute: attribute, op: .greaterOrEqual, value: .string(ISO8601.string(from: start)), alternatives: others))
+                    query.predicates.append(
+                        Predicate(
+                            attribute: attribute, op: .greaterOrEqual, value: .string(ISO8601.string(from: start)),
+                            alternatives: others))
                 }
                 if let end = range.end {
-                    query.predicates.append(Predicate(attribute: attribute, op: .less, value: .string(ISO8601.string(from: end)), alternatives: others))
+                    query.predicates.append(
+                        Predicate(
+                            attribute: attribute, op: .less, value: .string(ISO8601.string(from: end)),
+                            alternatives: others))
                 }
             }
         case .person?:
             let people = try readPeople(value, field)
-            if attributes.contains(.authorNames) || attributes.contains(.authors) { query.authors += people }
-            else if attributes.contains(.recipientNames) || attributes.contains(.recipients) || attributes.contains(.participants) { query.recipients += people }
+            if attributes.contains(.authorNames) || attributes.contains(.authors) {
+                query.authors += people
+            } else if attributes.contains(.recipientNames) || attributes.contains(.recipients)
+                || attributes.contains(.participants)
+            {
+                query.recipients += people
+            }
         default:
             guard let text = value.stringValue, !text.isEmpty else { throw ToolError("'\(field)' must be text") }
             guard let first = attributes.first else { return }
-            query.predicates.append(Predicate(attribute: first, op: .contains, value: .string(text), alternatives: Array(attributes.dropFirst())))
+            query.predicates.append(
+                Predicate(
+                    attribute: first, op: .contains, value: .string(text), alternatives: Array(attributes.dropFirst())))
         }
     }
 
     // MARK: Stages
 
     private func readStages(_ json: JSON) throws -> [Stage] {
-        guard let list = json.arrayValue else { throw ToolError("'stages' must be a list of stage objects such as {\"stage\": \"count\"}") }
+        guard let list = json.arrayValue else {
+            throw ToolError("'stages' must be a list of stage objects such as {\"stage\": \"count\"}")
+        }
         guard list.count <= 8 else { throw ToolError("a pipeline can have at most 8 stages") }
         return try list.enumerated().map { index, stage in
-            do { return try readStage(stage) } catch let error as ToolError { throw ToolError("stage \(index + 1): \(error.description)") }
+            do { return try readStage(stage) } catch let error as ToolError {
+                throw ToolError("stage \(index + 1): \(error.description)")
+            }
         }
     }
 
     private func readStage(_ json: JSON) throws -> Stage {
         guard let name = json["stage"]?.stringValue else { throw ToolError("each stage needs a \"stage\" name") }
         func attribute(_ key: String) throws -> AttributeKey {
-            guard let text = json[key]?.stringValue else { throw ToolError("'\(name)' needs '\(key)' (an attribute name)") }
+            guard let text = json[key]?.stringValue else {
+                throw ToolError("'\(name)' needs '\(key)' (an attribute name)")
+            }
             return try checkAttribute(text)
         }
         switch name {
         case "filter":
-            guard let list = json["where"]?.arrayValue, !list.isEmpty else { throw ToolError("'filter' needs 'where': a list of {attribute, op, value}") }
+            guard let list = json["where"]?.arrayValue, !list.isEmpty else {
+                throw ToolError("'filter' needs 'where': a list of {attribute, op, value}")
+            }
             return Stage(kind: .filter(try list.map(readPredicate)), name: name)
         case "sort":
             let by = json["by"]?.stringValue
@@ -258,9 +304,11 @@ struct ToolRequestReader {
                 }
                 limit = number
             }
-            return Stage(kind: .sort(by: key, descending: json["order"]?.stringValue != "asc", limit: limit), name: name)
+            return Stage(
+                kind: .sort(by: key, descending: json["order"]?.stringValue != "asc", limit: limit), name: name)
         case "score":
-            let recency = json["recency"]?.doubleValue ?? 0, priority = json["priority"]?.doubleValue ?? 0
+            let recency = json["recency"]?.doubleValue ?? 0
+            let priority = json["priority"]?.doubleValue ?? 0
             let engagement = json["engagement"]?.doubleValue ?? 0
             guard (0...10).contains(recency), (0...10).contains(priority), (0...10).contains(engagement) else {
                 throw ToolError("'recency', 'priority' and 'engagement' are weights from 0 to 10")
@@ -271,22 +319,29 @@ struct ToolRequestReader {
         case "count":
             return Stage(kind: .count, name: name)
         case "table":
-            guard let columns = json["columns"]?.arrayValue?.compactMap(\.stringValue), !columns.isEmpty, columns.count <= 8 else {
+            guard let columns = json["columns"]?.arrayValue?.compactMap(\.stringValue), !columns.isEmpty,
+                columns.count <= 8
+            else {
                 throw ToolError("'table' needs 'columns': a list of 1 to 8 attribute names")
             }
             return Stage(kind: .table(columns: try columns.map(checkAttribute)), name: name)
         case "statistic":
             guard let function = json["function"]?.stringValue, Stage.statisticFunctions.contains(function) else {
-                throw ToolError("'statistic' needs 'function': one of " + Stage.statisticFunctions.joined(separator: ", "))
+                throw ToolError(
+                    "'statistic' needs 'function': one of " + Stage.statisticFunctions.joined(separator: ", "))
             }
             let key = try attribute("attribute")
-            if let holding = Stage.holding(key), let refusal = Stage.refusal(function, key, holding: holding) { throw ToolError(refusal) }
+            if let holding = Stage.holding(key), let refusal = Stage.refusal(function, key, holding: holding) {
+                throw ToolError(refusal)
+            }
             return Stage(kind: .statistic(function: function, attribute: key), name: name)
         case "text":
             return Stage(kind: .text, name: name)
         default:
             guard let custom = customStages.first(where: { $0.name == name }) else {
-                throw ToolError("unknown stage '\(name)'; the stages are " + (Stage.builtInNames + customStages.map(\.name)).joined(separator: ", "))
+                throw ToolError(
+                    "unknown stage '\(name)'; the stages are "
+                        + (Stage.builtInNames + customStages.map(\.name)).joined(separator: ", "))
             }
             let arguments = JSON.object((json.objectValue ?? []).filter { $0.0 != "stage" })
             return Stage(kind: .custom(custom, arguments: arguments), name: name)
@@ -299,8 +354,9 @@ struct ToolRequestReader {
         for (index, stage) in stages.enumerated() {
             guard let next = stage.outputType(for: current) else {
                 let before = index == 0 ? "the search" : "stage \(index) (\(stages[index - 1].name))"
-                throw ToolError("stage \(index + 1) (\(stage.name)) cannot follow \(before), which makes \(current); "
-                    + "\(stage.name) takes " + stage.accepted.map(\.rawValue).joined(separator: " or "))
+                throw ToolError(
+                    "stage \(index + 1) (\(stage.name)) cannot follow \(before), which makes \(current); "
+                        + "\(stage.name) takes " + stage.accepted.map(\.rawValue).joined(separator: " or "))
             }
             current = next
         }

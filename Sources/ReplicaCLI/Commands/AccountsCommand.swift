@@ -33,9 +33,19 @@ enum AccountsCommand: Command {
             try arguments.finish()
             let accounts = try await store.signedInAccounts()
             if json {
-                Output.printJSON(.object([("accounts", .array(accounts.map { account in
-                    .object([("id", .string(account.id.rawValue)), ("signedInAt", .string(ISO8601.string(from: account.signedInAt)))])
-                }))]))
+                Output.printJSON(
+                    .object([
+                        (
+                            "accounts",
+                            .array(
+                                accounts.map { account in
+                                    .object([
+                                        ("id", .string(account.id.rawValue)),
+                                        ("signedInAt", .string(ISO8601.string(from: account.signedInAt))),
+                                    ])
+                                })
+                        )
+                    ]))
             } else {
                 for account in accounts { Output.line(account.id.rawValue) }
             }

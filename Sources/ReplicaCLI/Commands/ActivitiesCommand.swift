@@ -26,7 +26,8 @@ enum ActivitiesCommand: Command {
 
         """
     static let account = CommonOptions.account.help("the account (required; it must be signed in)")
-    static let index = CommonOptions.index.help("the named index holding the activities (default: default); use the index of\nthe items they are about")
+    static let index = CommonOptions.index.help(
+        "the named index holding the activities (default: default); use the index of\nthe items they are about")
     static let id = Option.list("--id", "PID", only: ["delete"], "the activities with these persistent identifiers")
     static let all = Option.flag("--all", only: ["delete"], "every activity of the index")
     static let options: [any OptionDeclaration] = [account, index, id, all]
@@ -40,7 +41,9 @@ enum ActivitiesCommand: Command {
         switch action {
         case .donate:
             let inputs = try arguments.positionals()
-            guard inputs.count == 1 else { throw CLIError.usage("name the file of activities, or - for standard input") }
+            guard inputs.count == 1 else {
+                throw CLIError.usage("name the file of activities, or - for standard input")
+            }
             var reader = try LineReader(path: inputs[0])
             defer { reader.close() }
             let index = try await context.openStore().index(named: indexName, account: account)
@@ -59,7 +62,8 @@ enum ActivitiesCommand: Command {
                 }
             }
             try await index.donateUserActivities(activities)
-            Output.note("donated \(activities.count) activit\(activities.count == 1 ? "y" : "ies") to account '\(account)'")
+            Output.note(
+                "donated \(activities.count) activit\(activities.count == 1 ? "y" : "ies") to account '\(account)'")
             if rejected > 0 { throw CLIError.quiet(status: 1) }
         case .delete:
             let identifiers = try arguments[Self.id]
@@ -69,7 +73,9 @@ enum ActivitiesCommand: Command {
             guard let index = try await context.openStore().existingIndex(named: indexName, account: account) else {
                 throw CLIError.failure("account '\(account)' has no index '\(indexName)', or is not signed in")
             }
-            let deleted = all ? try await index.deleteAllSavedUserActivities()
+            let deleted =
+                all
+                ? try await index.deleteAllSavedUserActivities()
                 : try await index.deleteSavedUserActivities(withPersistentIdentifiers: identifiers)
             Output.note("deleted \(deleted) activit\(deleted == 1 ? "y" : "ies")")
         }
@@ -90,7 +96,10 @@ enum RecentCommand: Command {
         """
     static let account = CommonOptions.accounts.help("only this account")
     static let limit = Option.integer("--limit", "N", in: 1...100, "at most N items (default 10, at most 100)")
-    static let json = Option.flag("--json", "{\"recent\": [{\"account\", \"index\", \"uniqueIdentifier\", \"title\", \"activityType\",\n\"lastViewed\", \"views\", \"engagement\", \"entity\"}]}")
+    static let json = Option.flag(
+        "--json",
+        "{\"recent\": [{\"account\", \"index\", \"uniqueIdentifier\", \"title\", \"activityType\",\n\"lastViewed\", \"views\", \"engagement\", \"entity\"}]}"
+    )
     static let options: [any OptionDeclaration] = [account, limit, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
@@ -99,26 +108,38 @@ enum RecentCommand: Command {
         let json = try arguments[Self.json]
         try arguments.finish()
         let store = try context.openStore()
-        let recent = try await store.recentActivities(accounts: accounts, limit: limit, hydration: try context.hydration(store: store))
+        let recent = try await store.recentActivities(
+            accounts: accounts, limit: limit, hydration: try context.hydration(store: store))
         if json {
-            Output.printJSON(.object([("recent", .array(recent.map { entry in
-                .object(omittingNil: [
-                    ("account", .string(entry.account.rawValue)), ("index", .string(entry.indexName)),
-                    ("uniqueIdentifier", .string(entry.activity.identifier.rawValue)), ("title", entry.activity.title.map(JSON.string)),
-                    ("activityType", .string(entry.activity.activityType)),
-                    ("lastViewed", .string(ISO8601.string(from: entry.activity.lastViewed))),
-                    ("views", .integer(Int64(entry.activity.views))),
-                    ("engagement", .number((entry.activity.engagement * 1000).rounded() / 1000)),
-                    ("entity", entry.activity.entity?.json),
-                ])
-            }))]))
+            Output.printJSON(
+                .object([
+                    (
+                        "recent",
+                        .array(
+                            recent.map { entry in
+                                .object(omittingNil: [
+                                    ("account", .string(entry.account.rawValue)), ("index", .string(entry.indexName)),
+                                    ("uniqueIdentifier", .string(entry.activity.identifier.rawValue)),
+                                    ("title", entry.activity.title.map(JSON.string)),
+                                    ("activityType", .string(entry.activity.activityType)),
+                                    ("lastViewed", .string(ISO8601.string(from: entry.activity.lastViewed))),
+                                    ("views", .integer(Int64(entry.activity.views))),
+                                    ("engagement", .number((entry.activity.engagement * 1000).rounded() / 1000)),
+                                    ("entity", entry.activity.entity?.json),
+                                ])
+                            })
+                    )
+                ]))
             return
         }
         if recent.isEmpty { Output.note("nothing recent") }
         for entry in recent {
-            Output.print(DisplayText.oneLine(entry.activity.identifier.rawValue + (entry.activity.title.map { " — " + $0 } ?? ""))
-                + "\n  account \(entry.account) · \(entry.activity.views) view\(entry.activity.views == 1 ? "" : "s") · last "
-                + ISO8601.string(from: entry.activity.lastViewed) + String(format: " · engagement %.2f", entry.activity.engagement))
+            Output.print(
+                DisplayText.oneLine(
+                    entry.activity.identifier.rawValue + (entry.activity.title.map { " — " + $0 } ?? ""))
+                    + "\n  account \(entry.account) · \(entry.activity.views) view\(entry.activity.views == 1 ? "" : "s") · last "
+                    + ISO8601.string(from: entry.activity.lastViewed)
+                    + String(format: " · engagement %.2f", entry.activity.engagement))
         }
     }
 }

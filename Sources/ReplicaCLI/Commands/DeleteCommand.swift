@@ -16,7 +16,9 @@ enum DeleteCommand: Command {
     static let account = CommonOptions.account.help("the account (required)")
     static let index = CommonOptions.index.help("the named index (default: default)")
     static let id = Option.list("--id", "ID", "the items with these identifiers")
-    static let domain = Option.list("--domain", "DOMAIN", "every item in these domains or under them (account.a also deletes\naccount.a.notes, but not account.ab)")
+    static let domain = Option.list(
+        "--domain", "DOMAIN",
+        "every item in these domains or under them (account.a also deletes\naccount.a.notes, but not account.ab)")
     static let all = Option.flag("--all", "every item in the index")
     static let json = Option.flag("--json", "print {\"deleted\": N} on standard output")
     static let options: [any OptionDeclaration] = [account, index, id, domain, all, json]
@@ -31,22 +33,25 @@ enum DeleteCommand: Command {
         try arguments.finish()
         let modes = [!identifiers.isEmpty, !domains.isEmpty, all].filter { $0 }.count
         guard modes == 1 else {
-            throw CLIError.usage(modes == 0 ? "say what to delete: --id, --domain or --all" : "use one of --id, --domain and --all")
+            throw CLIError.usage(
+                modes == 0 ? "say what to delete: --id, --domain or --all" : "use one of --id, --domain and --all")
         }
         let store = try context.openStore()
         var deleted = 0
         if all {
             deleted = try await store.existingIndex(named: indexName, account: account)?.deleteAllItems() ?? 0
         } else {
-            let targets = domains.map { PendingDeletion.Target.domain(DomainIdentifier($0)) }
+            let targets =
+                domains.map { PendingDeletion.Target.domain(DomainIdentifier($0)) }
                 + identifiers.map { PendingDeletion.Target.identifier(ItemIdentifier($0)) }
             switch try await store.deleteReliably(targets, account: account, indexName: indexName) {
             case .deleted(let count):
                 deleted = count
             case .queued(let reason):
                 if json { Output.printJSON(.object([("deleted", 0), ("queued", .number(Double(targets.count)))])) }
-                throw CLIError.failure("the deletion could not be done now (\(reason)); it is queued and will be retried by "
-                    + "'replica sync' or 'replica watch' until it succeeds ('replica status' shows it)")
+                throw CLIError.failure(
+                    "the deletion could not be done now (\(reason)); it is queued and will be retried by "
+                        + "'replica sync' or 'replica watch' until it succeeds ('replica status' shows it)")
             }
         }
         if json {

@@ -19,7 +19,10 @@ enum GetCommand: Command {
         """
     static let account = CommonOptions.account.help("the account (required; it must be signed in)")
     static let index = Option.repeatable("--index", "NAME", "only this named index")
-    static let json = Option.flag("--json", "one JSON object: {\"items\": [{\"uniqueIdentifier\", \"domainIdentifier\", \"account\",\n\"index\", \"owner\", \"version\", \"indexed\", \"expirationDate\", \"wordsLanguage\",\n\"attributes\": {…},\n\"updateListenerOptions\": […] when asked for, \"entity\": {\"type\", \"id\"} when one}],\n\"missing\": [identifiers not found]}")
+    static let json = Option.flag(
+        "--json",
+        "one JSON object: {\"items\": [{\"uniqueIdentifier\", \"domainIdentifier\", \"account\",\n\"index\", \"owner\", \"version\", \"indexed\", \"expirationDate\", \"wordsLanguage\",\n\"attributes\": {…},\n\"updateListenerOptions\": […] when asked for, \"entity\": {\"type\", \"id\"} when one}],\n\"missing\": [identifiers not found]}"
+    )
     static let options: [any OptionDeclaration] = [account, index, json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
@@ -29,21 +32,25 @@ enum GetCommand: Command {
         let identifiers = try arguments.positionals().map(ItemIdentifier.init(rawValue:))
         guard !identifiers.isEmpty else { throw CLIError.usage("give the identifiers of the items to print") }
         let store = try context.openStore()
-        let found = try await store.fetchItems(withIdentifiers: identifiers, account: account,
-                                               indexNames: indexes.isEmpty ? nil : indexes, hydration: try context.hydration(store: store))
+        let found = try await store.fetchItems(
+            withIdentifiers: identifiers, account: account,
+            indexNames: indexes.isEmpty ? nil : indexes, hydration: try context.hydration(store: store))
         let present = Set(found.map(\.item.uniqueIdentifier))
         var seen = Set<ItemIdentifier>()
         let missing = identifiers.filter { !present.contains($0) && seen.insert($0).inserted }
         if json {
-            Output.printJSON(.object([
-                ("items", .array(found.map(\.json))),
-                ("missing", .array(missing.map { .string($0.rawValue) })),
-            ]))
+            Output.printJSON(
+                .object([
+                    ("items", .array(found.map(\.json))),
+                    ("missing", .array(missing.map { .string($0.rawValue) })),
+                ]))
         } else {
             for stored in found { Output.print(render(stored)) }
         }
         for identifier in missing {
-            Output.error("no item '\(identifier.rawValue)' in account '\(account)'" + (indexes.isEmpty ? "" : " (indexes: \(indexes.joined(separator: ", ")))"))
+            Output.error(
+                "no item '\(identifier.rawValue)' in account '\(account)'"
+                    + (indexes.isEmpty ? "" : " (indexes: \(indexes.joined(separator: ", ")))"))
         }
         if !missing.isEmpty { throw CLIError.quiet(status: 1) }
     }

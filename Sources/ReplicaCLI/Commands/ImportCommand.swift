@@ -37,27 +37,40 @@ enum ImportCommand: Command {
         """
     static let account = CommonOptions.account.help("the account to import into (required)")
     static let index = CommonOptions.index.help("the named index (default: default)")
-    static let clientState = Option.string("--client-state", "TEXT", "store TEXT as the index's client state, in the same transaction as the\nitems: all of the import and its state are written, or none (none\nwhen any line was refused)")
-    static let expectedClientState = Option.string("--expected-client-state", "TEXT", "with --client-state: write only if the index's client state is still TEXT\n(compare-and-swap); otherwise nothing is written")
-    static let expectNoClientState = Option.flag("--expect-no-client-state", "with --client-state: write only if the index has no client state yet")
-    static let noEmbed = CommonOptions.noEmbed.help("leave the items to be embedded for semantic search later (by watch\nor the next command); by default they are embedded before it exits")
+    static let clientState = Option.string(
+        "--client-state", "TEXT",
+        "store TEXT as the index's client state, in the same transaction as the\nitems: all of the import and its state are written, or none (none\nwhen any line was refused)"
+    )
+    static let expectedClientState = Option.string(
+        "--expected-client-state", "TEXT",
+        "with --client-state: write only if the index's client state is still TEXT\n(compare-and-swap); otherwise nothing is written"
+    )
+    static let expectNoClientState = Option.flag(
+        "--expect-no-client-state", "with --client-state: write only if the index has no client state yet")
+    static let noEmbed = CommonOptions.noEmbed.help(
+        "leave the items to be embedded for semantic search later (by watch\nor the next command); by default they are embedded before it exits"
+    )
     static let json = Option.flag("--json", "print a summary object on standard output")
-    static let options: [any OptionDeclaration] = [account, index, clientState, expectedClientState,
-        expectNoClientState, noEmbed, Embedding.Plan.option, json]
+    static let options: [any OptionDeclaration] = [
+        account, index, clientState, expectedClientState,
+        expectNoClientState, noEmbed, Embedding.Plan.option, json,
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         try await run(&arguments, context: context, parse: SearchableItem.init(json:))
     }
 
     /// Imports lines each `parse` makes an item of (items here, entities for `replica entities import`).
-    static func run(_ arguments: inout Arguments, context: Context, parse: (JSON) throws -> SearchableItem) async throws {
+    static func run(_ arguments: inout Arguments, context: Context, parse: (JSON) throws -> SearchableItem) async throws
+    {
         let account = try requiredAccount(&arguments)
         let indexName = try indexName(&arguments)
         let clientState = try arguments[Self.clientState]
         let expectedState = try arguments[Self.expectedClientState]
         let expectsNone = try arguments[Self.expectNoClientState]
         guard clientState != nil || (expectedState == nil && !expectsNone) else {
-            throw CLIError.usage("--expected-client-state and --expect-no-client-state go with --client-state: give the state to write")
+            throw CLIError.usage(
+                "--expected-client-state and --expect-no-client-state go with --client-state: give the state to write")
         }
         guard expectedState == nil || !expectsNone else {
             throw CLIError.usage("give --expected-client-state TEXT or --expect-no-client-state, not both")
@@ -66,7 +79,8 @@ enum ImportCommand: Command {
         let embedding = try Embedding.Plan.read(&arguments)
         let inputs = try arguments.positionals()
         guard inputs.count == 1 else {
-            throw CLIError.usage(inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
+            throw CLIError.usage(
+                inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
         }
         var reader = try LineReader(path: inputs[0])
         defer { reader.close() }
@@ -149,24 +163,36 @@ enum ImportCommand: Command {
             // One line for the whole refusal, not one per line: the lines left are counted, not read as items.
             unwritten += try reader.countRemainingLines()
             rejected += unwritten
-            let kept = imported > 0 ? " (the \(imported) item\(imported == 1 ? "" : "s") before \(imported == 1 ? "it was" : "them were") written)" : ""
-            Output.note("line \(stoppedAt): \(refusal.message); the import stopped there: \(unwritten) line\(unwritten == 1 ? "" : "s") "
-                + "from there on \(unwritten == 1 ? "was" : "were") not written\(kept)")
+            let kept =
+                imported > 0
+                ? " (the \(imported) item\(imported == 1 ? "" : "s") before \(imported == 1 ? "it was" : "them were") written)"
+                : ""
+            Output.note(
+                "line \(stoppedAt): \(refusal.message); the import stopped there: \(unwritten) line\(unwritten == 1 ? "" : "s") "
+                    + "from there on \(unwritten == 1 ? "was" : "were") not written\(kept)")
         }
         if let batch, let clientState {
             guard rejected == 0 else {
                 Progress.clear()
-                throw CLIError.failure("nothing was imported into account '\(account)' and its client state was not changed: \(rejected) line\(rejected == 1 ? " was" : "s were") refused (reasons above); fix them and import again")
+                throw CLIError.failure(
+                    "nothing was imported into account '\(account)' and its client state was not changed: \(rejected) line\(rejected == 1 ? " was" : "s were") refused (reasons above); fix them and import again"
+                )
             }
             do {
                 if expectedState != nil || expectsNone {
-                    try await batch.end(expectedClientState: expectedState.map { Data($0.utf8) }, newClientState: Data(clientState.utf8))
+                    try await batch.end(
+                        expectedClientState: expectedState.map { Data($0.utf8) }, newClientState: Data(clientState.utf8)
+                    )
                 } else {
                     try await batch.end(clientState: Data(clientState.utf8))
                 }
-            } catch let error as ReplicaError where [.notOwner, .accountNotSignedIn, .clientStateMismatch].contains(error.code) {
+            } catch let error as ReplicaError
+                where [.notOwner, .accountNotSignedIn, .clientStateMismatch].contains(error.code)
+            {
                 Progress.clear()
-                throw CLIError.failure("nothing was imported into account '\(account)' and its client state was not changed: \(error.message)")
+                throw CLIError.failure(
+                    "nothing was imported into account '\(account)' and its client state was not changed: \(error.message)"
+                )
             }
         }
         Progress.clear()
@@ -178,11 +204,12 @@ enum ImportCommand: Command {
         let total = Date().timeIntervalSince(started)
 
         if json {
-            Output.printJSON(.object([
-                ("account", .string(account.rawValue)), ("index", .string(indexName)),
-                ("imported", .number(Double(imported))), ("rejected", .number(Double(rejected))),
-                ("seconds", Embedding.Finishing.json(total)),
-            ]))
+            Output.printJSON(
+                .object([
+                    ("account", .string(account.rawValue)), ("index", .string(indexName)),
+                    ("imported", .number(Double(imported))), ("rejected", .number(Double(rejected))),
+                    ("seconds", Embedding.Finishing.json(total)),
+                ]))
         }
         let summary = "imported \(imported) item\(imported == 1 ? "" : "s") into account '\(account)'"
         if rejected > 0 {

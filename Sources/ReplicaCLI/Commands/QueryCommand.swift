@@ -33,9 +33,16 @@ enum QueryCommand: Command {
         """
     static let account = CommonOptions.accounts.help("only this account")
     static let index = Option.repeatable("--index", "NAME", "only this named index")
-    static let fetch = Option.string("--fetch", "ATTR,…", "print these attributes of each item (default: the title, type and dates;\nwith --json, every attribute but textContent)")
-    static let limit = Option.integer("--limit", "N", in: 1...SearchQuery.maximumLimit, "at most N items (default 100, at most 10000)")
-    static let json = Option.flag("--json", "one JSON object: {\"items\": [{\"account\", \"index\", \"uniqueIdentifier\",\n\"domainIdentifier\", \"owner\", \"attributes\": {…}}], \"found\": N}")
+    static let fetch = Option.string(
+        "--fetch", "ATTR,…",
+        "print these attributes of each item (default: the title, type and dates;\nwith --json, every attribute but textContent)"
+    )
+    static let limit = Option.integer(
+        "--limit", "N", in: 1...SearchQuery.maximumLimit, "at most N items (default 100, at most 10000)")
+    static let json = Option.flag(
+        "--json",
+        "one JSON object: {\"items\": [{\"account\", \"index\", \"uniqueIdentifier\",\n\"domainIdentifier\", \"owner\", \"attributes\": {…}}], \"found\": N}"
+    )
     static let options: [any OptionDeclaration] = [account, index, fetch, limit, json]
     static let notes = """
         Before an item is printed, its owner is asked about it, as for replica search.
@@ -51,8 +58,10 @@ enum QueryCommand: Command {
         let json = try arguments[Self.json]
         let words = try arguments.positionals()
         guard words.count == 1, let text = words.first else {
-            throw CLIError.usage(words.isEmpty ? "give a query string, such as 'title == \"draft*\"c'"
-                                 : "give the query string as one argument: put it in single quotes")
+            throw CLIError.usage(
+                words.isEmpty
+                    ? "give a query string, such as 'title == \"draft*\"c'"
+                    : "give the query string as one argument: put it in single quotes")
         }
         var query: SearchQuery
         do {
@@ -61,8 +70,9 @@ enum QueryCommand: Command {
             guard let syntax = error.cause as? QueryStringSyntaxError else { throw error }
             // The string and a caret under the column of the mistake.
             let shown = DisplayText.oneLine(text)
-            throw CLIError(status: 2, message: error.message,
-                           hint: "  " + shown + "\n  " + String(repeating: " ", count: max(0, syntax.column - 1)) + "^")
+            throw CLIError(
+                status: 2, message: error.message,
+                hint: "  " + shown + "\n  " + String(repeating: " ", count: max(0, syntax.column - 1)) + "^")
         }
         query.accounts = accounts
         query.fetchAttributes = fetch
@@ -71,24 +81,30 @@ enum QueryCommand: Command {
         let hydration = try context.hydration(store: store)
         let found = try await store.search(query, indexNames: indexes.isEmpty ? nil : indexes, hydration: hydration)
         if !found.dropped.isEmpty {
-            Output.note("\(found.dropped.count) item\(found.dropped.count == 1 ? " was" : "s were") left out: gone, no longer readable, "
-                + "changed since indexed, or their owner did not answer")
+            Output.note(
+                "\(found.dropped.count) item\(found.dropped.count == 1 ? " was" : "s were") left out: gone, no longer readable, "
+                    + "changed since indexed, or their owner did not answer")
         }
         let results = found.results
         if json {
-            Output.printJSON(.object([
-                ("items", .array(results.map { result in
-                    .object(omittingNil: [
-                        ("account", .string(result.account.rawValue)),
-                        ("index", .string(result.indexName)),
-                        ("uniqueIdentifier", .string(result.item.uniqueIdentifier.rawValue)),
-                        ("domainIdentifier", result.item.domainIdentifier.map { .string($0.rawValue) }),
-                        ("owner", .string(result.origin.owner.rawValue)),
-                        ("attributes", result.item.attributeSet.json()),
-                    ])
-                })),
-                ("found", .integer(Int64(results.count))),
-            ]))
+            Output.printJSON(
+                .object([
+                    (
+                        "items",
+                        .array(
+                            results.map { result in
+                                .object(omittingNil: [
+                                    ("account", .string(result.account.rawValue)),
+                                    ("index", .string(result.indexName)),
+                                    ("uniqueIdentifier", .string(result.item.uniqueIdentifier.rawValue)),
+                                    ("domainIdentifier", result.item.domainIdentifier.map { .string($0.rawValue) }),
+                                    ("owner", .string(result.origin.owner.rawValue)),
+                                    ("attributes", result.item.attributeSet.json()),
+                                ])
+                            })
+                    ),
+                    ("found", .integer(Int64(results.count))),
+                ]))
             return
         }
         if results.isEmpty {
@@ -107,7 +123,9 @@ enum QueryCommand: Command {
         var lines = [result.item.uniqueIdentifier.rawValue + (result.title.map { " — " + $0 } ?? "")]
         var facts = ["account \(result.account)", "index \(result.indexName)"]
         if let type = attributes.contentType { facts.append(type.rawValue) }
-        if let modified = attributes.contentModificationDate { facts.append("modified " + ISO8601.string(from: modified)) }
+        if let modified = attributes.contentModificationDate {
+            facts.append("modified " + ISO8601.string(from: modified))
+        }
         lines.append("  " + facts.joined(separator: " · "))
         for key in fetched ?? [] {
             lines.append("  \(key): " + (attributes[key].map(describe) ?? "—"))

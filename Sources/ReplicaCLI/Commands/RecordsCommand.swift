@@ -30,7 +30,9 @@ enum RecordsCommand: Command {
         exit status 1; everything else is written.
 
         """
-    static let noEmbed = CommonOptions.noEmbed.help("leave new items to be embedded for semantic search later (by watch or the next\ncommand); by default they are embedded before it exits")
+    static let noEmbed = CommonOptions.noEmbed.help(
+        "leave new items to be embedded for semantic search later (by watch or the next\ncommand); by default they are embedded before it exits"
+    )
     static let json = Option.flag("--json", "print a summary object on standard output")
     static let options: [any OptionDeclaration] = [noEmbed, Embedding.Plan.option, json]
 
@@ -40,7 +42,8 @@ enum RecordsCommand: Command {
         let _: ImportAction = try arguments.action(of: name)
         let inputs = try arguments.positionals()
         guard inputs.count == 1 else {
-            throw CLIError.usage(inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
+            throw CLIError.usage(
+                inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
         }
         let configuration = try context.configuration()
         var reader = try LineReader(path: inputs[0])
@@ -89,7 +92,8 @@ enum RecordsCommand: Command {
         try await flush()
 
         Progress.update("bringing the index up to date")
-        let engine = ProjectionEngine(store: store, projections: configuration.projections, followedTables: configuration.followedTables)
+        let engine = ProjectionEngine(
+            store: store, projections: configuration.projections, followedTables: configuration.followedTables)
         var report = CatchUpReport()
         for account in accounts {
             let caughtUp = try await engine.catchUp(account: account)
@@ -106,28 +110,36 @@ enum RecordsCommand: Command {
         await Embedding.enrich(store, accounts: accounts)
         let total = Date().timeIntervalSince(started)
         for entry in report.quarantined {
-            Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)")
+            Output.note(
+                "record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)"
+            )
         }
         if json {
-            Output.printJSON(.object([
-                ("written", .number(Double(summary.written))), ("ignoredOlder", .number(Double(summary.ignoredOlder))),
-                ("unchanged", .number(Double(summary.unchanged))), ("rejected", .number(Double(rejected))),
-                ("indexed", .number(Double(report.indexed))), ("removed", .number(Double(report.removed))),
-                ("quarantined", .number(Double(report.quarantined.count))),
-                ("seconds", Embedding.Finishing.json(total)),
-            ]))
+            Output.printJSON(
+                .object([
+                    ("written", .number(Double(summary.written))),
+                    ("ignoredOlder", .number(Double(summary.ignoredOlder))),
+                    ("unchanged", .number(Double(summary.unchanged))), ("rejected", .number(Double(rejected))),
+                    ("indexed", .number(Double(report.indexed))), ("removed", .number(Double(report.removed))),
+                    ("quarantined", .number(Double(report.quarantined.count))),
+                    ("seconds", Embedding.Finishing.json(total)),
+                ]))
         }
         var text = "wrote \(summary.written) record\(summary.written == 1 ? "" : "s")"
-        if summary.ignoredOlder > 0 { text += ", ignored \(summary.ignoredOlder) older version\(summary.ignoredOlder == 1 ? "" : "s")" }
+        if summary.ignoredOlder > 0 {
+            text += ", ignored \(summary.ignoredOlder) older version\(summary.ignoredOlder == 1 ? "" : "s")"
+        }
         if summary.unchanged > 0 { text += ", \(summary.unchanged) already held" }
         text += "; indexed \(report.indexed), removed \(report.removed)"
         if rejected > 0 || !report.quarantined.isEmpty {
             var problems: [String] = []
             if rejected > 0 { problems.append("rejected \(rejected) line\(rejected == 1 ? "" : "s")") }
-            if !report.quarantined.isEmpty { problems.append("\(report.quarantined.count) record\(report.quarantined.count == 1 ? "" : "s") not indexed") }
+            if !report.quarantined.isEmpty {
+                problems.append(
+                    "\(report.quarantined.count) record\(report.quarantined.count == 1 ? "" : "s") not indexed")
+            }
             throw CLIError.failure("\(text); \(problems.joined(separator: ", ")) (reasons above)")
         }
         if !json { Output.note(text + " " + finishing.took(total, work: "writing and indexing", workSeconds: writing)) }
     }
 }
-

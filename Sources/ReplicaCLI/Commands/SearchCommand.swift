@@ -34,25 +34,37 @@ enum SearchCommand: Command {
         """
     static let account = CommonOptions.accounts.help("search only this account")
     static let index = Option.repeatable("--index", "NAME", "search only this named index")
-    static let limit = Option.integer("--limit", "N", in: 1...SearchQuery.maximumLimit, "at most N results (default 20, at most 10000)")
+    static let limit = Option.integer(
+        "--limit", "N", in: 1...SearchQuery.maximumLimit, "at most N results (default 20, at most 10000)")
     static let all = Option.flag("--all", "only items that have every word")
-    static let language = Option.repeatable("--language", "TAG", "the language you type in (BCP 47: de, pt-BR): your words are stemmed\nfor it; by default, the query's own when clear, else English")
-    static let exact = Option.flag("--exact", "the words as typed: no words a typo may have meant (lanch finds launch\nwithout it)")
+    static let language = Option.repeatable(
+        "--language", "TAG",
+        "the language you type in (BCP 47: de, pt-BR): your words are stemmed\nfor it; by default, the query's own when clear, else English"
+    )
+    static let exact = Option.flag(
+        "--exact", "the words as typed: no words a typo may have meant (lanch finds launch\nwithout it)")
     static let lexical = Option.flag("--lexical", "by the words alone: no semantic search (by meaning)")
-    static let semantic = Option.flag("--semantic", "by meaning alone: the items nearest the question, whatever their words")
+    static let semantic = Option.flag(
+        "--semantic", "by meaning alone: the items nearest the question, whatever their words")
     static let anyWord = Option.flag("--any", "items with any of the words, ranked (the default; kept for scripts)")
-    static let contentType = Option.repeatable("--type", "UTI", "only items of this content type or under it, e.g. public.text")
+    static let contentType = Option.repeatable(
+        "--type", "UTI", "only items of this content type or under it, e.g. public.text")
     static let domain = Option.repeatable("--domain", "DOMAIN", "only items in this domain or under it")
-    static let author = Option.repeatable("--author", "NAME", "only items with an author whose name or handle contains NAME")
+    static let author = Option.repeatable(
+        "--author", "NAME", "only items with an author whose name or handle contains NAME")
     static let recipient = Option.repeatable("--recipient", "NAME", "likewise for recipients")
-    static let createdAfter = Option.date("--created-after", "only items created at or after DATE: an ISO 8601 date, such as 2026-11-01\nor 2026-11-20T10:00:00Z")
+    static let createdAfter = Option.date(
+        "--created-after",
+        "only items created at or after DATE: an ISO 8601 date, such as 2026-11-01\nor 2026-11-20T10:00:00Z")
     static let createdBefore = Option.date("--created-before", "only items created before DATE")
     static let modifiedAfter = Option.date("--modified-after", "only items modified at or after DATE")
     static let modifiedBefore = Option.date("--modified-before", "only items modified before DATE")
     static let json = Option.flag("--json", "one JSON object: {\"results\": [...]}, best first")
-    static let options: [any OptionDeclaration] = [account, index, limit, all, language, exact, lexical, semantic,
+    static let options: [any OptionDeclaration] = [
+        account, index, limit, all, language, exact, lexical, semantic,
         anyWord, contentType, domain, author, recipient, createdAfter, createdBefore, modifiedAfter, modifiedBefore,
-        json]
+        json,
+    ]
     static let notes = """
         Before a match is printed, its owner is asked about it (the record store, its file or git
         source, its plugin): what is gone, no longer readable by the account, or changed since it was
@@ -94,8 +106,9 @@ enum SearchCommand: Command {
         let found = try await store.search(query, indexNames: indexes.isEmpty ? nil : indexes, hydration: hydration)
         let results = found.results
         if !found.dropped.isEmpty {
-            Output.note("\(found.dropped.count) match\(found.dropped.count == 1 ? " was" : "es were") left out: gone, no longer readable, "
-                + "changed since indexed, or their owner did not answer")
+            Output.note(
+                "\(found.dropped.count) match\(found.dropped.count == 1 ? " was" : "es were") left out: gone, no longer readable, "
+                    + "changed since indexed, or their owner did not answer")
         }
         if json {
             Output.printJSON(.object([("results", .array(results.map(\.json)))]))
@@ -110,7 +123,9 @@ enum SearchCommand: Command {
         }
     }
 
-    static func dateRange(_ arguments: inout Arguments, after: OptionKey<Date?>, before: OptionKey<Date?>) throws -> DateRange? {
+    static func dateRange(_ arguments: inout Arguments, after: OptionKey<Date?>, before: OptionKey<Date?>) throws
+        -> DateRange?
+    {
         let start = try arguments[after]
         let end = try arguments[before]
         return start == nil && end == nil ? nil : DateRange(start: start, end: end)
@@ -123,7 +138,9 @@ enum SearchCommand: Command {
         var lines = [result.item.uniqueIdentifier.rawValue + (result.title.map { " — " + $0 } ?? "")]
         var facts = ["account \(result.account)"]
         if let type = attributes.contentType { facts.append(type.rawValue) }
-        if let modified = attributes.contentModificationDate { facts.append("modified " + ISO8601.string(from: modified)) }
+        if let modified = attributes.contentModificationDate {
+            facts.append("modified " + ISO8601.string(from: modified))
+        }
         facts.append(String(format: "score %.2f", result.score))
         if result.match != .lexical { facts.append(result.match == .semantic ? "by meaning" : "by words and meaning") }
         lines.append("  " + facts.joined(separator: " · "))

@@ -8,7 +8,8 @@ extension SourceRegistry {
     /// The sources this build knows: file trees, git repositories and out-of-process plugins.
     static let builtIn: SourceRegistry = {
         var registry = SourceRegistry()
-        registry.register(.files) { definition, store in try FileTreeSource(definition, storeDirectory: store.directory) }
+        registry.register(.files) { definition, store in try FileTreeSource(definition, storeDirectory: store.directory)
+        }
         registry.register(.git) { definition, _ in try GitSource(definition) }
         registry.register(.exec) { definition, _ in try ExecSource(definition) }
         return registry
@@ -35,10 +36,12 @@ enum SourcesCommand: Command {
         A source is named NAME, or files-1, git-1, exec-1, … Removing one removes every item it made.
 
         """
-    static let account = CommonOptions.account.only(["add"]).help("the account whose index the source fills (signed in: see `accounts sign-in`)")
+    static let account = CommonOptions.account.only(["add"]).help(
+        "the account whose index the source fills (signed in: see `accounts sign-in`)")
     static let sourceName = Option.string("--name", "NAME", only: ["add"], "the source's name")
     static let branch = Option.string("--branch", "NAME", only: ["add git"], "the branch to follow")
-    static let json = Option.flag("--json", only: ["list"], "one JSON object: {\"sources\": [{\"name\", \"kind\", \"account\", \"settings\"}]}")
+    static let json = Option.flag(
+        "--json", only: ["list"], "one JSON object: {\"sources\": [{\"name\", \"kind\", \"account\", \"settings\"}]}")
     static let options: [any OptionDeclaration] = [account, sourceName, branch, json]
 
     enum Action: String, CaseIterable { case add, list, remove }
@@ -55,13 +58,25 @@ enum SourcesCommand: Command {
             let store = try context.openStore()
             let sources = try await store.sources()
             if json {
-                Output.printJSON(.object([("sources", .array(sources.map { source in
-                    .object([("name", .string(source.name)), ("kind", .string(source.kind.rawValue)),
-                             ("account", .string(source.account.rawValue)), ("index", .string(source.indexName)),
-                             ("settings", source.settings)])
-                }))]))
+                Output.printJSON(
+                    .object([
+                        (
+                            "sources",
+                            .array(
+                                sources.map { source in
+                                    .object([
+                                        ("name", .string(source.name)), ("kind", .string(source.kind.rawValue)),
+                                        ("account", .string(source.account.rawValue)),
+                                        ("index", .string(source.indexName)),
+                                        ("settings", source.settings),
+                                    ])
+                                })
+                        )
+                    ]))
             } else {
-                for source in sources { Output.line("\(source.name)  \(source.kind)  account \(source.account)  \(describe(source))") }
+                for source in sources {
+                    Output.line("\(source.name)  \(source.kind)  account \(source.account)  \(describe(source))")
+                }
             }
         case .remove:
             let names = try arguments.positionals()
@@ -79,8 +94,11 @@ enum SourcesCommand: Command {
     static func describe(_ source: SourceDefinition) -> String {
         switch source.kind {
         case .files: return source.settings["root"]?.stringValue ?? ""
-        case .git: return (source.settings["repository"]?.stringValue ?? "") + (source.settings["branch"]?.stringValue.map { " (\($0))" } ?? "")
-        case .exec: return source.settings["command"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? ""
+        case .git:
+            return (source.settings["repository"]?.stringValue ?? "")
+                + (source.settings["branch"]?.stringValue.map { " (\($0))" } ?? "")
+        case .exec:
+            return source.settings["command"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? ""
         default: return source.settings.serialized()
         }
     }
@@ -107,7 +125,8 @@ enum SourcesCommand: Command {
             settings.append(("command", .array(command.map(JSON.string))))
         }
         let store = try context.openStore()
-        var definition = SourceDefinition(name: name, kind: SourceKind(rawValue: kind.rawValue), account: account, settings: .object(settings))
+        var definition = SourceDefinition(
+            name: name, kind: SourceKind(rawValue: kind.rawValue), account: account, settings: .object(settings))
         // Check the settings before keeping them: a root that holds the store, a repository that cannot be opened.
         definition.name = name.isEmpty ? "check" : name
         do {
@@ -117,11 +136,16 @@ enum SourcesCommand: Command {
         }
         definition.name = name
         let added = try await store.addSource(definition)
-        Output.note("added source '\(added.name)' for account '\(account)'; run 'replica sync' to index it, or 'replica watch' to follow it")
+        Output.note(
+            "added source '\(added.name)' for account '\(account)'; run 'replica sync' to index it, or 'replica watch' to follow it"
+        )
     }
 
     static func absolute(_ path: String) -> String {
-        let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(path)
+        let url =
+            path.hasPrefix("/")
+            ? URL(fileURLWithPath: path)
+            : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(path)
         return url.standardizedFileURL.path
     }
 }

@@ -19,17 +19,19 @@ enum StatusCommand: Command {
         not enriched by reason (summarization.tooShort, priority.type, … — counts, never content).
 
         """
-    static let json = Option.flag("--json", """
-            one JSON object: {"store": …, "semanticSearch": {"model", "problem" when it is damaged} or null, "standby": {"state"
-            (serving, stale, unavailable), "lagSeconds", "reason", "reads": {…}} or null,
-            "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
-            "indexes": [{"name", "itemCount", "bytes", "lastClientState",
-            "vectors": {"items", "passages", "bytes", "backlog"},
-            "enrichment": {"enriched", "pending", "failing", "skipped": {REASON: N}}}], "records": {"recordCount",
-            "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding", "waitingForFirstSync"}}],
-            "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
-            "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
-            """)
+    static let json = Option.flag(
+        "--json",
+        """
+        one JSON object: {"store": …, "semanticSearch": {"model", "problem" when it is damaged} or null, "standby": {"state"
+        (serving, stale, unavailable), "lagSeconds", "reason", "reads": {…}} or null,
+        "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
+        "indexes": [{"name", "itemCount", "bytes", "lastClientState",
+        "vectors": {"items", "passages", "bytes", "backlog"},
+        "enrichment": {"enriched", "pending", "failing", "skipped": {REASON: N}}}], "records": {"recordCount",
+        "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding", "waitingForFirstSync"}}],
+        "sources": [{"name", "kind", "account", "state", "detail", "pending", "lastCommit",
+        "lastError", "lastErrorAt", "skipped": [{"reason", "count"}]}]}
+        """)
     static let options: [any OptionDeclaration] = [json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
@@ -53,10 +55,11 @@ enum StatusCommand: Command {
             }
         }
         let chosenBy = Context.openedModel.withLock { $0 }.map { " (chosen by \($0.chosenBy))" } ?? ""
-        Output.line(status.semanticSearch.map { model in
-            "semantic search: \(model)\(chosenBy)" + (status.semanticSearchProblem.map { ", damaged: \($0)" } ?? "")
-        }
-            ?? Context.missingModelReason ?? "semantic search is off")
+        Output.line(
+            status.semanticSearch.map { model in
+                "semantic search: \(model)\(chosenBy)" + (status.semanticSearchProblem.map { ", damaged: \($0)" } ?? "")
+            }
+                ?? Context.missingModelReason ?? "semantic search is off")
         if status.accounts.isEmpty {
             Output.line("no accounts signed in")
         }
@@ -68,18 +71,26 @@ enum StatusCommand: Command {
                     line += ", client state \(state)"
                 }
                 if let embedding = index.embedding {
-                    line += "; vectors for \(embedding.items) items (\(embedding.passages) passages, \(formatBytes(embedding.bytes)))"
+                    line +=
+                        "; vectors for \(embedding.items) items (\(embedding.passages) passages, \(formatBytes(embedding.bytes)))"
                         + (embedding.backlog > 0 ? ", \(embedding.backlog) waiting to be embedded" : "")
                 }
                 Output.line(line)
                 if let words = index.words, !words.isCurrent {
-                    Output.line("    words: made by \(words.analyzer ?? "an older replica"), not this version's analyzer; "
-                        + (words.remade.map { "being made again: \($0) of \(words.items) items (sync or watch goes on)" }
-                            ?? "sync or watch makes them again") + "; searches read the old words meanwhile")
+                    Output.line(
+                        "    words: made by \(words.analyzer ?? "an older replica"), not this version's analyzer; "
+                            + (words.remade.map {
+                                "being made again: \($0) of \(words.items) items (sync or watch goes on)"
+                            }
+                                ?? "sync or watch makes them again") + "; searches read the old words meanwhile")
                 }
                 if let enrichment = index.enrichment, enrichment != EnrichmentStatus.none {
                     var facts = ["\(enrichment.enriched) enriched"]
-                    if enrichment.pending > 0 { facts.append("\(enrichment.pending) waiting" + (enrichment.failing > 0 ? " (\(enrichment.failing) failing, retried later)" : "")) }
+                    if enrichment.pending > 0 {
+                        facts.append(
+                            "\(enrichment.pending) waiting"
+                                + (enrichment.failing > 0 ? " (\(enrichment.failing) failing, retried later)" : ""))
+                    }
                     let skipped = enrichment.skipped.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
                     if !skipped.isEmpty { facts.append("not enriched: " + skipped.joined(separator: ", ")) }
                     Output.line("    summaries and priority: " + facts.joined(separator: "; "))
@@ -88,11 +99,13 @@ enum StatusCommand: Command {
             if let records = account.records, let problem = records.problem {
                 Output.line("  records: cannot be read: \(problem)")
             } else if let records = account.records {
-                Output.line("  records: \(records.recordCount) held, \(records.pendingChanges) changes not yet indexed, "
-                    + "\(records.ignoredOlder) older deliveries ignored, \(records.pendingDeletions.count) deletions to retry, "
-                    + "\(records.quarantined.count) quarantined")
+                Output.line(
+                    "  records: \(records.recordCount) held, \(records.pendingChanges) changes not yet indexed, "
+                        + "\(records.ignoredOlder) older deliveries ignored, \(records.pendingDeletions.count) deletions to retry, "
+                        + "\(records.quarantined.count) quarantined")
                 for entry in records.quarantined {
-                    Output.line("    quarantined: \(entry.kind) '\(entry.id)' version \(entry.version): \(entry.reason)")
+                    Output.line(
+                        "    quarantined: \(entry.kind) '\(entry.id)' version \(entry.version): \(entry.reason)")
                 }
                 for deletion in records.pendingDeletions {
                     let target: String
@@ -100,15 +113,19 @@ enum StatusCommand: Command {
                     case .identifier(let identifier): target = "item '\(identifier)'"
                     case .domain(let domain): target = "domain '\(domain)'"
                     }
-                    Output.line("    to delete: \(target) from index \(deletion.indexName), \(deletion.attempts) attempts, next "
-                        + ISO8601.string(from: deletion.nextAttempt) + (deletion.lastError.map { " (\($0))" } ?? ""))
+                    Output.line(
+                        "    to delete: \(target) from index \(deletion.indexName), \(deletion.attempts) attempts, next "
+                            + ISO8601.string(from: deletion.nextAttempt) + (deletion.lastError.map { " (\($0))" } ?? "")
+                    )
                 }
                 if !records.waitingForFirstSync.isEmpty {
-                    Output.line("    waiting for its first sync (replica sync or watch projects the records): "
-                        + records.waitingForFirstSync.joined(separator: ", "))
+                    Output.line(
+                        "    waiting for its first sync (replica sync or watch projects the records): "
+                            + records.waitingForFirstSync.joined(separator: ", "))
                 }
                 if !records.rebuilding.isEmpty {
-                    Output.line("    rebuilding for a new projection version: \(records.rebuilding.joined(separator: ", "))")
+                    Output.line(
+                        "    rebuilding for a new projection version: \(records.rebuilding.joined(separator: ", "))")
                 }
             }
         }
@@ -125,12 +142,19 @@ enum StatusCommand: Command {
             ("lastCommit", source.lastCommit.map { .string(ISO8601.string(from: $0)) }),
             ("lastError", source.lastError.map(JSON.string)),
             ("lastErrorAt", source.lastErrorAt.map { .string(ISO8601.string(from: $0)) }),
-            ("skipped", .array(source.skipped.map { .object([("reason", .string($0.reason)), ("count", .number(Double($0.count)))]) })),
+            (
+                "skipped",
+                .array(
+                    source.skipped.map {
+                        .object([("reason", .string($0.reason)), ("count", .number(Double($0.count)))])
+                    })
+            ),
         ])
     }
 
     static func describe(_ source: SourceStatus) -> [String] {
-        var line = "source \(source.definition.name) (\(source.definition.kind), account \(source.definition.account)): \(source.state)"
+        var line =
+            "source \(source.definition.name) (\(source.definition.kind), account \(source.definition.account)): \(source.state)"
         if let detail = source.detail { line += " — \(detail)" }
         var lines = [line]
         var facts: [String] = []
@@ -141,11 +165,14 @@ enum StatusCommand: Command {
         facts.append("\(source.pending) changes waiting")
         let skipped = source.skipped.reduce(0) { $0 + $1.count }
         if skipped > 0 {
-            facts.append("\(skipped) skipped (" + source.skipped.prefix(3).map { "\($0.count) \($0.reason)" }.joined(separator: "; ") + ")")
+            facts.append(
+                "\(skipped) skipped ("
+                    + source.skipped.prefix(3).map { "\($0.count) \($0.reason)" }.joined(separator: "; ") + ")")
         }
         lines.append("  " + facts.joined(separator: ", "))
         if let error = source.lastError {
-            lines.append("  last error" + (source.lastErrorAt.map { " at " + ISO8601.string(from: $0) } ?? "") + ": \(error)")
+            lines.append(
+                "  last error" + (source.lastErrorAt.map { " at " + ISO8601.string(from: $0) } ?? "") + ": \(error)")
         }
         return lines
     }

@@ -26,8 +26,9 @@ enum SuggestCommand: Command {
         let words = try arguments.positionals()
         guard !words.isEmpty else { throw CLIError.usage("give the beginning of a word to complete") }
         let store = try context.openStore()
-        let suggestions = try await store.suggestions(for: words.joined(separator: " "), accounts: accounts, limit: limit,
-                                                      hydration: try context.hydration(store: store))
+        let suggestions = try await store.suggestions(
+            for: words.joined(separator: " "), accounts: accounts, limit: limit,
+            hydration: try context.hydration(store: store))
         if json {
             Output.printJSON(.object([("suggestions", .array(suggestions.map(JSON.string)))]))
         } else {

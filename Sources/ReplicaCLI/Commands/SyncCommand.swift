@@ -19,7 +19,8 @@ enum SyncCommand: Command {
         A source that fails is reported and the others go on; the exit status is then 1.
 
         """
-    static let noEmbed = CommonOptions.noEmbed.help("leave new items to be embedded later (by watch or the next command)")
+    static let noEmbed = CommonOptions.noEmbed.help(
+        "leave new items to be embedded later (by watch or the next command)")
     static let json = Option.flag("--json", "print the summary as a JSON object on standard output")
     static let options: [any OptionDeclaration] = [noEmbed, Embedding.Plan.option, json]
 
@@ -53,12 +54,15 @@ enum SyncCommand: Command {
             totals.removed += progress.removed
         }
         Progress.update("applying the record store's changes")
-        let engine = ProjectionEngine(store: store, projections: configuration.projections, followedTables: configuration.followedTables)
+        let engine = ProjectionEngine(
+            store: store, projections: configuration.projections, followedTables: configuration.followedTables)
         let report = try await engine.catchUpAllAccounts()
         let sweep = try await store.sweep()
         Progress.clear()
         for entry in report.quarantined {
-            Output.note("record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)")
+            Output.note(
+                "record \(entry.kind) '\(entry.id)' of account '\(entry.account)' (version \(entry.version)) was not indexed: \(entry.reason)"
+            )
         }
         for problem in report.problems { Output.note(problem) }
         let seconds = Date().timeIntervalSince(started)
@@ -70,29 +74,37 @@ enum SyncCommand: Command {
                 ("filesSeen", .number(Double(totals.seen))), ("filesIndexed", .number(Double(totals.indexed))),
                 ("filesSkipped", .number(Double(totals.skipped))), ("filesRemoved", .number(Double(totals.removed))),
                 ("sourcesFailed", .array(failures.map(JSON.string))),
-                ("changesApplied", .number(Double(report.changesApplied))), ("indexed", .number(Double(report.indexed))),
+                ("changesApplied", .number(Double(report.changesApplied))),
+                ("indexed", .number(Double(report.indexed))),
                 ("removed", .number(Double(report.removed))), ("rebuilt", .number(Double(report.rebuilt))),
                 ("quarantined", .number(Double(report.quarantined.count))), ("purged", .number(Double(sweep.purged))),
-                ("deletionsRetried", .number(Double(sweep.deletionsDone))), ("deletionsPending", .number(Double(sweep.deletionsPostponed))),
+                ("deletionsRetried", .number(Double(sweep.deletionsDone))),
+                ("deletionsPending", .number(Double(sweep.deletionsPostponed))),
                 ("seconds", Embedding.Finishing.json(seconds)),
                 ("rankingListsSeconds", Embedding.Finishing.json(finishing.rankingListsSeconds)),
-                ("embedded", .number(Double(finishing.embedded))), ("embedSeconds", Embedding.Finishing.json(finishing.embeddingSeconds)),
+                ("embedded", .number(Double(finishing.embedded))),
+                ("embedSeconds", Embedding.Finishing.json(finishing.embeddingSeconds)),
                 ("embedWaiting", .number(Double(finishing.stillWaiting))),
                 ("totalSeconds", Embedding.Finishing.json(total)),
             ]
             Output.printJSON(.object(fields))
         } else {
-            Output.line("sources: \(totals.seen) files seen, \(totals.indexed) indexed, \(totals.skipped) skipped, \(totals.removed) removed; "
-                + "records: applied \(report.changesApplied) changes (indexed \(report.indexed), removed \(report.removed), "
-                + "rebuilt \(report.rebuilt), quarantined \(report.quarantined.count)); purged \(sweep.purged) expired; "
-                + "retried \(sweep.deletionsDone) deletions (\(sweep.deletionsPostponed) still pending) "
-                + finishing.took(total, work: "indexing", workSeconds: seconds))
+            Output.line(
+                "sources: \(totals.seen) files seen, \(totals.indexed) indexed, \(totals.skipped) skipped, \(totals.removed) removed; "
+                    + "records: applied \(report.changesApplied) changes (indexed \(report.indexed), removed \(report.removed), "
+                    + "rebuilt \(report.rebuilt), quarantined \(report.quarantined.count)); purged \(sweep.purged) expired; "
+                    + "retried \(sweep.deletionsDone) deletions (\(sweep.deletionsPostponed) still pending) "
+                    + finishing.took(total, work: "indexing", workSeconds: seconds))
             if finishing.embedded > 0 {
-                Output.line("semantic search: embedded \(finishing.embedded) items in \(Embedding.Finishing.seconds(finishing.embeddingSeconds))")
+                Output.line(
+                    "semantic search: embedded \(finishing.embedded) items in \(Embedding.Finishing.seconds(finishing.embeddingSeconds))"
+                )
             }
         }
         if !failures.isEmpty {
-            throw CLIError.failure("\(failures.count) source\(failures.count == 1 ? "" : "s") failed: \(failures.joined(separator: ", ")) ('replica status' shows why)")
+            throw CLIError.failure(
+                "\(failures.count) source\(failures.count == 1 ? "" : "s") failed: \(failures.joined(separator: ", ")) ('replica status' shows why)"
+            )
         }
     }
 

@@ -55,8 +55,9 @@ struct Arguments {
             guard index < arguments.endIndex else { throw CLIError.usage("option \(name) needs a value") }
             let value = arguments[index]
             guard !Self.looksLikeOption(value) else {
-                throw CLIError.usage("option \(name) needs a value, but '\(value)' follows it; for a value that starts with '-', "
-                    + "write \(name)=\(value)")
+                throw CLIError.usage(
+                    "option \(name) needs a value, but '\(value)' follows it; for a value that starts with '-', "
+                        + "write \(name)=\(value)")
             }
             index += 1
             given.append(Given(option: option, value: value))
@@ -95,7 +96,8 @@ struct Arguments {
     fileprivate mutating func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = try value(name) else { return nil }
         guard let number = Int(text), range.contains(number) else {
-            throw CLIError.usage("option \(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw CLIError.usage(
+                "option \(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return number
     }
@@ -125,7 +127,9 @@ struct Arguments {
     /// Marks the occurrences of `name` used and returns them. Asking for an option the command did not
     /// declare with that arity is a mistake in replica, not in the command line.
     private mutating func take(_ name: String, arity: [Option.Arity]) -> [Given] {
-        precondition(declared.contains { $0.name == name && arity.contains($0.arity) }, "option \(name) is read but not declared so")
+        precondition(
+            declared.contains { $0.name == name && arity.contains($0.arity) },
+            "option \(name) is read but not declared so")
         var taken: [Given] = []
         for index in given.indices where given[index].option.name == name {
             given[index].used = true
@@ -154,39 +158,53 @@ extension Option {
         }
     }
 
-    static func string(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> OptionKey<String?> {
-        OptionKey(Option(name: name, placeholder: placeholder, arity: .single, actions: actions, help: help)) { arguments, name in
+    static func string(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> OptionKey<
+        String?
+    > {
+        OptionKey(Option(name: name, placeholder: placeholder, arity: .single, actions: actions, help: help)) {
+            arguments, name in
             try arguments.value(name)
         }
     }
 
     /// A whole number in `range`; anything else is a usage error that gives the range.
-    static func integer(_ name: String, _ placeholder: String, in range: ClosedRange<Int>, only actions: [String] = [],
-                        _ help: String) -> OptionKey<Int?> {
-        OptionKey(Option(name: name, placeholder: placeholder, arity: .single, actions: actions, help: help)) { arguments, name in
+    static func integer(
+        _ name: String, _ placeholder: String, in range: ClosedRange<Int>, only actions: [String] = [],
+        _ help: String
+    ) -> OptionKey<Int?> {
+        OptionKey(Option(name: name, placeholder: placeholder, arity: .single, actions: actions, help: help)) {
+            arguments, name in
             try arguments.integer(name, in: range)
         }
     }
 
     /// An ISO 8601 date (`2026-11-20`, `2026-11-20T10:00:00Z`); anything else is a usage error.
     static func date(_ name: String, only actions: [String] = [], _ help: String) -> OptionKey<Date?> {
-        OptionKey(Option(name: name, placeholder: "DATE", arity: .single, actions: actions, help: help)) { arguments, name in
+        OptionKey(Option(name: name, placeholder: "DATE", arity: .single, actions: actions, help: help)) {
+            arguments, name in
             guard let text = try arguments.value(name) else { return nil }
             guard let date = ISO8601.date(from: text) else {
-                throw CLIError.usage("\(name) needs an ISO 8601 date such as 2026-11-20 or 2026-11-20T10:00:00Z, not '\(text)'")
+                throw CLIError.usage(
+                    "\(name) needs an ISO 8601 date such as 2026-11-20 or 2026-11-20T10:00:00Z, not '\(text)'")
             }
             return date
         }
     }
 
-    static func repeatable(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> OptionKey<[String]> {
-        OptionKey(Option(name: name, placeholder: placeholder, arity: .repeatable, actions: actions, help: help)) { arguments, name in
+    static func repeatable(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String)
+        -> OptionKey<[String]>
+    {
+        OptionKey(Option(name: name, placeholder: placeholder, arity: .repeatable, actions: actions, help: help)) {
+            arguments, name in
             try arguments.values(name)
         }
     }
 
-    static func list(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> OptionKey<[String]> {
-        OptionKey(Option(name: name, placeholder: placeholder, arity: .list, actions: actions, help: help)) { arguments, name in
+    static func list(_ name: String, _ placeholder: String, only actions: [String] = [], _ help: String) -> OptionKey<
+        [String]
+    > {
+        OptionKey(Option(name: name, placeholder: placeholder, arity: .list, actions: actions, help: help)) {
+            arguments, name in
             try arguments.values(name)
         }
     }
@@ -207,7 +225,8 @@ extension Arguments {
     /// there is none.
     ///
     /// - Throws: a usage error that lists the actions, for an action missing or unknown.
-    mutating func action<Action: RawRepresentable & CaseIterable>(of command: String, default: Action? = nil) throws -> Action
+    mutating func action<Action: RawRepresentable & CaseIterable>(of command: String, default: Action? = nil) throws
+        -> Action
     where Action.RawValue == String {
         let names = Action.allCases.map(\.rawValue)
         let choices = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " or " + names.last!
@@ -215,7 +234,9 @@ extension Arguments {
             if let `default` { return `default` }
             throw CLIError.usage("say what to do: \(command) \(choices)")
         }
-        guard let action = Action(rawValue: word) else { throw CLIError.usage("unknown \(command) action '\(word)'; use \(choices)") }
+        guard let action = Action(rawValue: word) else {
+            throw CLIError.usage("unknown \(command) action '\(word)'; use \(choices)")
+        }
         return action
     }
 }

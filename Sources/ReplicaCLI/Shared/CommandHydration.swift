@@ -8,7 +8,8 @@ extension Context {
     /// forgets a part.
     func hydration(store: Store) throws -> Hydration {
         let file = try configuration()
-        return Hydration(projections: file.projections, followedTables: file.followedTables,
-                         sourceResolver: CommandSourceResolver(store: store))
+        return Hydration(
+            projections: file.projections, followedTables: file.followedTables,
+            sourceResolver: CommandSourceResolver(store: store))
     }
 }

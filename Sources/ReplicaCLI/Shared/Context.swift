@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import Replica
 import ReplicaEmbedding
+import Synchronization
 
 /// What every command shares: the global options and the store they point at.
 struct Context {
@@ -140,7 +140,9 @@ extension Command {
 
     /// Reads the one `--account` a command needs.
     static func requiredAccount(_ arguments: inout Arguments) throws -> AccountID {
-        guard let text = try arguments[CommonOptions.account] else { throw CLIError.usage("this command needs --account ID") }
+        guard let text = try arguments[CommonOptions.account] else {
+            throw CLIError.usage("this command needs --account ID")
+        }
         return try account(text)
     }
 
@@ -168,7 +170,8 @@ enum CommonOptions {
     /// `--index NAME`, once.
     static let index = Option.string("--index", "NAME", "the named index (default: default)")
     /// `--no-embed`, beside ``Embedding/Plan/option``.
-    static let noEmbed = Option.flag("--no-embed", "leave new items to be embedded later (by watch or the next command)")
+    static let noEmbed = Option.flag(
+        "--no-embed", "leave new items to be embedded later (by watch or the next command)")
 }
 
 /// The one action of `records` and `entities`.

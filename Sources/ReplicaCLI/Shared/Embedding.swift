@@ -15,7 +15,10 @@ enum Embedding {
         case atMost(seconds: TimeInterval)
 
         /// The option every command that embeds takes beside its own `--no-embed`.
-        static let option = Option.string("--embed-for", "SECONDS", "embed for at most SECONDS (the batch under way is finished), then leave\nthe rest to watch or the next command; replica status counts what waits")
+        static let option = Option.string(
+            "--embed-for", "SECONDS",
+            "embed for at most SECONDS (the batch under way is finished), then leave\nthe rest to watch or the next command; replica status counts what waits"
+        )
 
         /// Reads `--no-embed` and `--embed-for`.
         ///
@@ -43,10 +46,13 @@ enum Embedding {
         /// The whole time a command took, for its summary line, with its parts when there are two or more
         /// of a tenth of a second or more: `in 8.4 s (indexing 4.1 s, ranking lists 4.3 s)`.
         func took(_ total: TimeInterval, work: String, workSeconds: TimeInterval) -> String {
-            let parts = [(work, workSeconds), ("making words again", wordsSeconds), ("ranking lists", rankingListsSeconds),
-                         ("embedding", embeddingSeconds)].filter { $0.1 >= 0.1 }
+            let parts = [
+                (work, workSeconds), ("making words again", wordsSeconds), ("ranking lists", rankingListsSeconds),
+                ("embedding", embeddingSeconds),
+            ].filter { $0.1 >= 0.1 }
             let whole = "in " + Self.seconds(total)
-            return parts.count < 2 ? whole : whole + " (" + parts.map { "\($0.0) \(Self.seconds($0.1))" }.joined(separator: ", ") + ")"
+            return parts.count < 2
+                ? whole : whole + " (" + parts.map { "\($0.0) \(Self.seconds($0.1))" }.joined(separator: ", ") + ")"
         }
 
         /// `4.3 s`.
@@ -89,13 +95,17 @@ enum Embedding {
                 finishing.stillWaiting = try await store.embeddingBacklog(accounts: accounts)
                 if finishing.stillWaiting > 0 {
                     let count = finishing.stillWaiting
-                    Output.note("semantic search: \(count) item\(count == 1 ? " still waits" : "s still wait") to be embedded (--embed-for's time ran out); searches find \(count == 1 ? "it" : "them") by \(count == 1 ? "its" : "their") words, and replica watch or the next command embeds \(count == 1 ? "it" : "them")")
+                    Output.note(
+                        "semantic search: \(count) item\(count == 1 ? " still waits" : "s still wait") to be embedded (--embed-for's time ran out); searches find \(count == 1 ? "it" : "them") by \(count == 1 ? "its" : "their") words, and replica watch or the next command embeds \(count == 1 ? "it" : "them")"
+                    )
                 }
             }
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            Output.note("embedding for semantic search failed: \(ReplicaError.message(of: error)); the items are searchable by their words, and are embedded by a later command or replica watch")
+            Output.note(
+                "embedding for semantic search failed: \(ReplicaError.message(of: error)); the items are searchable by their words, and are embedded by a later command or replica watch"
+            )
         }
         finishing.embeddingSeconds = Date().timeIntervalSince(started)
         return finishing
@@ -108,19 +118,26 @@ enum Embedding {
         defer { Progress.clear() }
         do {
             let remade = try await store.remakeStaleWords(accounts: accounts) { name, done, items in
-                Progress.update("making the words of index '\(name)' again for this version's analyzer: \(done) of \(items) items")
+                Progress.update(
+                    "making the words of index '\(name)' again for this version's analyzer: \(done) of \(items) items")
             }
-            if remade > 0 { Output.note("made the words of \(remade) index\(remade == 1 ? "" : "es") again for this version's analyzer") }
+            if remade > 0 {
+                Output.note(
+                    "made the words of \(remade) index\(remade == 1 ? "" : "es") again for this version's analyzer")
+            }
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            Output.note("the words could not be made again for this version's analyzer: \(ReplicaError.message(of: error)); searches read the old words, and a later command goes on from where this one stopped")
+            Output.note(
+                "the words could not be made again for this version's analyzer: \(ReplicaError.message(of: error)); searches read the old words, and a later command goes on from where this one stopped"
+            )
         }
     }
 
     /// How many items an index holds before it gets ranking lists: 10,000, or
     /// `$REPLICA_RANKING_LISTS_MINIMUM_ITEMS` (the kill tests build them on small indexes).
-    static let rankingListsMinimumItems = ProcessInfo.processInfo.environment["REPLICA_RANKING_LISTS_MINIMUM_ITEMS"].flatMap(Int.init) ?? 10_000
+    static let rankingListsMinimumItems =
+        ProcessInfo.processInfo.environment["REPLICA_RANKING_LISTS_MINIMUM_ITEMS"].flatMap(Int.init) ?? 10_000
 
     /// Rebuilds the ranking lists of big indexes that have none or are behind, so ranked searches of
     /// common words stay fast (``Store/rebuildStaleRankingLists(accounts:minimumItems:)``); a failure is a
@@ -128,11 +145,16 @@ enum Embedding {
     static func refreshRankingLists(_ store: Store, accounts: [AccountID]?) async {
         defer { Progress.clear() }
         do {
-            try await store.rebuildStaleRankingLists(accounts: accounts, minimumItems: rankingListsMinimumItems) { account, name in
-                Progress.update("building the ranking lists of index '\(name)' of account '\(account)' for fast ranked search", immediately: true)
+            try await store.rebuildStaleRankingLists(accounts: accounts, minimumItems: rankingListsMinimumItems) {
+                account, name in
+                Progress.update(
+                    "building the ranking lists of index '\(name)' of account '\(account)' for fast ranked search",
+                    immediately: true)
             }
         } catch {
-            Output.note("the ranking lists could not be rebuilt: \(ReplicaError.message(of: error)); searches score every match until a later command rebuilds them")
+            Output.note(
+                "the ranking lists could not be rebuilt: \(ReplicaError.message(of: error)); searches score every match until a later command rebuilds them"
+            )
         }
     }
 
@@ -141,7 +163,10 @@ enum Embedding {
     static func enrich(_ store: Store, accounts: [AccountID]?) async {
         do {
             let report = try await store.enrichPendingItems(accounts: accounts)
-            if report.failed > 0 { Output.note("\(report.failed) item\(report.failed == 1 ? "" : "s") could not be enriched; tried again later") }
+            if report.failed > 0 {
+                Output.note(
+                    "\(report.failed) item\(report.failed == 1 ? "" : "s") could not be enriched; tried again later")
+            }
         } catch {
             Output.note("enrichment failed: \(ReplicaError.message(of: error)); tried again later")
         }

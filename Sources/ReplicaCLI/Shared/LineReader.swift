@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,11 +22,15 @@ struct LineReader {
     /// The number of the line last returned, from 1.
     private(set) var lineNumber = 0
     /// The first and last bytes of the last line that was too long (``LineBuffer/lastTooLongHead``).
-    var lastTooLong: (head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) { (lines.lastTooLongHead, lines.lastTooLongTail) }
+    var lastTooLong: (head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) {
+        (lines.lastTooLongHead, lines.lastTooLongTail)
+    }
 
     /// Opens `path`, or standard input for `-`; lines longer than `maximumLineLength` bytes are skipped
     /// (and reported at their end with `reportingTooLongAtItsEnd`: ``LineBuffer/reportsTooLongAtItsEnd``).
-    init(path: String, maximumLineLength: Int = LineReader.maximumLineLength, reportingTooLongAtItsEnd: Bool = false) throws {
+    init(path: String, maximumLineLength: Int = LineReader.maximumLineLength, reportingTooLongAtItsEnd: Bool = false)
+        throws
+    {
         lines = LineBuffer(maximumLineLength: maximumLineLength, reportsTooLongAtItsEnd: reportingTooLongAtItsEnd)
         if path == "-" {
             descriptor = STDIN_FILENO
@@ -89,7 +94,11 @@ struct LineReader {
     mutating func nextJSON() throws -> Result<JSON, ReplicaError>? {
         while let next = try next() {
             guard case .line(let line) = next else {
-                return .failure(ReplicaError(.invalidItem, "the line is longer than \(Self.maximumLineLength >> 20) MiB, the most a line may hold; it was skipped"))
+                return .failure(
+                    ReplicaError(
+                        .invalidItem,
+                        "the line is longer than \(Self.maximumLineLength >> 20) MiB, the most a line may hold; it was skipped"
+                    ))
             }
             if Self.isBlank(line) { continue }
             guard let text = String(validating: line, as: UTF8.self) else {

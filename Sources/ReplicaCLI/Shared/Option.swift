@@ -49,7 +49,8 @@ struct Option: Sendable {
             }
             let left = "  " + option.synopsis
             let indent = String(repeating: " ", count: column)
-            var text = left.count + 2 <= column
+            var text =
+                left.count + 2 <= column
                 ? left.padding(toLength: column, withPad: " ", startingAt: 0) + lines[0]
                 : left + "\n" + indent + lines[0]
             for line in lines.dropFirst() { text += "\n" + indent + line }

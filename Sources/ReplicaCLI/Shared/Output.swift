@@ -1,6 +1,7 @@
 import Foundation
 import Replica
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -16,7 +16,10 @@ enum ToolCommand: Command {
         left out and queued for removal.
 
         """
-    static let replies = Option.string("--replies", "FILE", only: ["call"], "also write the stream of replies to FILE, one JSON object a line:\n{\"queryToken\", \"stageToken\", \"label\", \"status\", \"content\"}")
+    static let replies = Option.string(
+        "--replies", "FILE", only: ["call"],
+        "also write the stream of replies to FILE, one JSON object a line:\n{\"queryToken\", \"stageToken\", \"label\", \"status\", \"content\"}"
+    )
     static let options: [any OptionDeclaration] = ToolOptions.options + [replies]
     static let notes = """
         Arguments the model got wrong are answered with a sentence saying what to fix; 'call' prints it
@@ -65,7 +68,8 @@ final class ReplyLog: Sendable {
     init(path: String) throws {
         self.path = path
         guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
-              let handle = FileHandle(forWritingAtPath: path) else {
+            let handle = FileHandle(forWritingAtPath: path)
+        else {
             throw CLIError.failure("cannot write the replies to \(path)")
         }
         self.handle = handle

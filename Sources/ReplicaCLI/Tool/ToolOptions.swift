@@ -3,20 +3,28 @@ import Replica
 
 /// The options `replica tool` and `replica mcp` share: how the search tool is set up.
 struct ToolOptions {
-    static let guidance = Option.string("--guidance", "LEVEL", """
-            complete (default), focused:DOMAIN or dynamic:TECHNIQUE,…
-            domains: items, documents, communications, calendar, visualMedia, audio
-            techniques: textMatch, numericMatch, dates, people, contentType
-            """)
-    static let attributes = Option.repeatable("--attributes", "NAME,…", """
-            attributes shown with each result (besides title, snippet, type, dates
-            and provenance); with dynamic guidance, also the only ones filters,
-            sorts, groups, tables and statistics may name
-            """)
+    static let guidance = Option.string(
+        "--guidance", "LEVEL",
+        """
+        complete (default), focused:DOMAIN or dynamic:TECHNIQUE,…
+        domains: items, documents, communications, calendar, visualMedia, audio
+        techniques: textMatch, numericMatch, dates, people, contentType
+        """)
+    static let attributes = Option.repeatable(
+        "--attributes", "NAME,…",
+        """
+        attributes shown with each result (besides title, snippet, type, dates
+        and provenance); with dynamic guidance, also the only ones filters,
+        sorts, groups, tables and statistics may name
+        """)
     static let format = Option.string("--format", "FORMAT", "structured (default) or compact (one line per result)")
-    static let me = Option.string("--me", "NAME,EMAIL,…", "who \"me\" is: a display name, then other names, email addresses and phone\nnumbers")
+    static let me = Option.string(
+        "--me", "NAME,EMAIL,…", "who \"me\" is: a display name, then other names, email addresses and phone\nnumbers")
     static let account = CommonOptions.accounts.help("search only this signed-in account")
-    static let language = Option.repeatable("--language", "TAG", "the language the person types in (BCP 47: de, pt-BR): the words are\nstemmed for it; by default, the query's own when clear, else English")
+    static let language = Option.repeatable(
+        "--language", "TAG",
+        "the language the person types in (BCP 47: de, pt-BR): the words are\nstemmed for it; by default, the query's own when clear, else English"
+    )
     static let exact = Option.flag("--exact", "the words as typed: no words a typo may have meant")
     static let options: [any OptionDeclaration] = [guidance, attributes, format, me, account, language, exact]
 
@@ -57,8 +65,9 @@ struct ToolOptions {
         case "focused":
             let name = parts.count == 2 ? parts[1] : "items"
             guard let domain = ContentDomain.named(name) else {
-                throw CLIError.usage("unknown content domain '\(name)'; the domains are "
-                    + ContentDomain.Kind.allCases.map(\.rawValue).joined(separator: ", "))
+                throw CLIError.usage(
+                    "unknown content domain '\(name)'; the domains are "
+                        + ContentDomain.Kind.allCases.map(\.rawValue).joined(separator: ", "))
             }
             return .focused(domain)
         case "dynamic":
@@ -71,7 +80,9 @@ struct ToolOptions {
                 case "people": profile.people = true
                 case "contentType": profile.contentType = true
                 default:
-                    throw CLIError.usage("unknown technique '\(technique)'; the techniques are textMatch, numericMatch, dates, people, contentType")
+                    throw CLIError.usage(
+                        "unknown technique '\(technique)'; the techniques are textMatch, numericMatch, dates, people, contentType"
+                    )
                 }
             }
             return .dynamic(profile)
@@ -83,7 +94,9 @@ struct ToolOptions {
     /// `Ada Lovelace,Ada,ada@example.com,+44 20 7946 0000`: the first entry is the display name; entries
     /// with `@` are addresses, entries of digits (and `+ -()` and spaces) phone numbers, the rest names.
     static func contact(_ entries: [String]) throws -> ResolvedContact {
-        guard let first = entries.first else { throw CLIError.usage("--me needs at least a name, as in --me 'Ada Lovelace,ada@example.com'") }
+        guard let first = entries.first else {
+            throw CLIError.usage("--me needs at least a name, as in --me 'Ada Lovelace,ada@example.com'")
+        }
         var contact = ResolvedContact(displayName: first)
         for entry in entries.dropFirst() {
             if entry.contains("@") {
@@ -106,13 +119,16 @@ struct ToolOptions {
         let file = try context.configuration()
         var configuration = SearchTool.Configuration()
         configuration.guide = guide
-        configuration.sources = [.index(IndexSource(fetchAttributes: attributes)), .files(FileSource(fetchAttributes: attributes))]
+        configuration.sources = [
+            .index(IndexSource(fetchAttributes: attributes)), .files(FileSource(fetchAttributes: attributes)),
+        ]
         configuration.contactResolver = me.map(FixedContactResolver.init)
         configuration.accounts = accounts
         configuration.languages = languages
         configuration.typoTolerance = typoTolerance
-        configuration.hydration = Hydration(projections: file.projections, followedTables: file.followedTables,
-                                            sourceResolver: CommandSourceResolver(store: store))
+        configuration.hydration = Hydration(
+            projections: file.projections, followedTables: file.followedTables,
+            sourceResolver: CommandSourceResolver(store: store))
         return SearchTool(store: store, configuration: configuration)
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Replica
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,13 +22,15 @@ struct Watcher: Sendable {
     /// - Throws: ``ServiceGroupError`` when a service failed or would not stop in time.
     func run() async throws {
         if store.configuration.embedder == nil, let reason = Context.unsaidMissingModelReason { Output.note(reason) }
-        let services = WatchServices.all(store: store, configuration: configuration, sources: .builtIn,
-                                         rankingListsMinimumItems: Embedding.rankingListsMinimumItems,
-                                         notes: { Output.note($0.message) },
-                                         onEnrichment: { [json] in Self.announce($0, json: json) })
+        let services = WatchServices.all(
+            store: store, configuration: configuration, sources: .builtIn,
+            rankingListsMinimumItems: Embedding.rankingListsMinimumItems,
+            notes: { Output.note($0.message) },
+            onEnrichment: { [json] in Self.announce($0, json: json) })
         Output.note("watching \(store.directory.path); stop with SIGTERM or Ctrl-C")
-        let group = ServiceGroup(services: services, signals: [SIGTERM, SIGINT], maximumShutdownTime: Self.maximumShutdownTime,
-                                 onEvent: Self.say)
+        let group = ServiceGroup(
+            services: services, signals: [SIGTERM, SIGINT], maximumShutdownTime: Self.maximumShutdownTime,
+            onEvent: Self.say)
         try await group.run()
     }
 
@@ -38,7 +41,9 @@ struct Watcher: Sendable {
             break
         case .stopping(.signal(let number)):
             let name = number == SIGTERM ? "SIGTERM" : number == SIGINT ? "SIGINT" : "signal \(number)"
-            Output.note("received \(name); stopping the sources and committing what is in flight, then the rest in order (a second \(name) stops everything at once)")
+            Output.note(
+                "received \(name); stopping the sources and committing what is in flight, then the rest in order (a second \(name) stops everything at once)"
+            )
         case .stopping(let reason):
             Output.note("stopping (\(reason)); the sources first")
         case .stopped(let service):
@@ -57,7 +62,9 @@ struct Watcher: Sendable {
     private static func announce(_ report: EnrichmentReport, json: Bool) {
         var groups: [(account: AccountID, index: String, items: [(ItemIdentifier, [AttributeKey])])] = []
         for update in report.updates {
-            if let last = groups.indices.last, groups[last].account == update.account, groups[last].index == update.index {
+            if let last = groups.indices.last, groups[last].account == update.account,
+                groups[last].index == update.index
+            {
                 groups[last].items.append((update.identifier, update.changed))
             } else {
                 groups.append((update.account, update.index, [(update.identifier, update.changed)]))
@@ -65,14 +72,25 @@ struct Watcher: Sendable {
         }
         for group in groups {
             if json {
-                Output.printJSON(.object([
-                    ("event", "itemsUpdated"), ("account", .string(group.account.rawValue)), ("index", .string(group.index)),
-                    ("items", .array(group.items.map { identifier, changed in
-                        .object([("uniqueIdentifier", .string(identifier.rawValue)), ("changed", .array(changed.map { .string($0.rawValue) }))])
-                    })),
-                ]))
+                Output.printJSON(
+                    .object([
+                        ("event", "itemsUpdated"), ("account", .string(group.account.rawValue)),
+                        ("index", .string(group.index)),
+                        (
+                            "items",
+                            .array(
+                                group.items.map { identifier, changed in
+                                    .object([
+                                        ("uniqueIdentifier", .string(identifier.rawValue)),
+                                        ("changed", .array(changed.map { .string($0.rawValue) })),
+                                    ])
+                                })
+                        ),
+                    ]))
             } else {
-                Output.note("enriched \(group.items.count) item\(group.items.count == 1 ? "" : "s") of account '\(group.account)', index '\(group.index)'")
+                Output.note(
+                    "enriched \(group.items.count) item\(group.items.count == 1 ? "" : "s") of account '\(group.account)', index '\(group.index)'"
+                )
             }
         }
     }
@@ -99,11 +117,13 @@ enum WatchCommand: Command {
         'replica sync', 'search' and the other commands may run while it does.
 
         """
-    static let json = Option.flag("--json", """
-            announce changes as JSON lines on standard output; for now one kind:
-            {"event": "itemsUpdated", "account", "index", "items": [{"uniqueIdentifier",
-            "changed": ["textContentSummary", "isPriority"]}]} when enrichment changed items
-            """)
+    static let json = Option.flag(
+        "--json",
+        """
+        announce changes as JSON lines on standard output; for now one kind:
+        {"event": "itemsUpdated", "account", "index", "items": [{"uniqueIdentifier",
+        "changed": ["textContentSummary", "isPriority"]}]} when enrichment changed items
+        """)
     static let options: [any OptionDeclaration] = [json]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {

@@ -93,19 +93,27 @@ public final class IndexBatch: Sendable {
 
     private func commit(expected: Data?, checkExpected: Bool, newState: Data) async throws {
         guard newState.count <= SearchableIndex.maximumClientStateSize else {
-            throw ReplicaError(.invalidArgument, "a client state can be at most \(SearchableIndex.maximumClientStateSize) bytes; this one is \(newState.count)")
+            throw ReplicaError(
+                .invalidArgument,
+                "a client state can be at most \(SearchableIndex.maximumClientStateSize) bytes; this one is \(newState.count)"
+            )
         }
-        guard let pending = operations.withLock({ operations -> [Operation]? in
-            defer { operations = nil }
-            return operations
-        }) else {
+        guard
+            let pending = operations.withLock({ operations -> [Operation]? in
+                defer { operations = nil }
+                return operations
+            })
+        else {
             throw ReplicaError(.batchEnded, "this batch has already ended; begin a new one")
         }
         try await index.write { writer in
             if checkExpected {
                 let stored = try writer.clientState()
                 guard stored == expected else {
-                    throw ReplicaError(.clientStateMismatch, "the stored client state is not the expected one; another writer ended a batch first. Fetch the last client state and start again from there.")
+                    throw ReplicaError(
+                        .clientStateMismatch,
+                        "the stored client state is not the expected one; another writer ended a batch first. Fetch the last client state and start again from there."
+                    )
                 }
             }
             for operation in pending {

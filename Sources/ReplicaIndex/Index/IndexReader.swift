@@ -70,9 +70,12 @@ package struct SQLiteIndexReader: IndexReader {
         """
 
     /// Decodes an item from the columns in ``itemColumns``, starting at `offset`.
-    package static func decodeItem(_ row: Statement, offset: Int32 = 0, textContent: String? = nil) throws -> (SearchableItem, ItemOrigin, Date) {
-        let attributes = try decodeAttributes(row.text(offset + 2), contentType: row.optionalText(offset + 7), body: textContent,
-                                              title: row.text(offset + 8), description: row.text(offset + 9))
+    package static func decodeItem(_ row: Statement, offset: Int32 = 0, textContent: String? = nil) throws -> (
+        SearchableItem, ItemOrigin, Date
+    ) {
+        let attributes = try decodeAttributes(
+            row.text(offset + 2), contentType: row.optionalText(offset + 7), body: textContent,
+            title: row.text(offset + 8), description: row.text(offset + 9))
         let expires = row.double(offset + 6)
         let item = SearchableItem(
             uniqueIdentifier: ItemIdentifier(row.text(offset)),
@@ -85,21 +88,27 @@ package struct SQLiteIndexReader: IndexReader {
 
     /// Rebuilds an attribute set from its stored JSON and the attributes kept in columns of their own
     /// (the inverse of `AttributeSet.serializedJSON(excludingStoredElsewhere:)`).
-    package static func decodeAttributes(_ text: String, contentType: String?, body: String?, title: String, description: String) throws -> AttributeSet {
+    package static func decodeAttributes(
+        _ text: String, contentType: String?, body: String?, title: String, description: String
+    ) throws -> AttributeSet {
         try AttributeSet(stored: text, contentType: contentType, body: body, title: title, description: description)
     }
 
     /// The items that match `pattern` (or the listing), by FTS5's BM25 with the column weights.
     package func matches(_ query: SearchQuery, pattern: FTSPattern?, limit candidates: Int) throws
-        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier]) {
-        if usesRankingLists, let pattern, let found = try rankedByLists(query, pattern: pattern, limit: candidates) { return found }
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])
+    {
+        if usesRankingLists, let pattern, let found = try rankedByLists(query, pattern: pattern, limit: candidates) {
+            return found
+        }
         var sql = "SELECT \(Self.itemColumns), "
         var arguments: [SQLValue] = []
         let matcher = query.predicate.map { PredicateMatcher($0, now: now, timeZone: query.timeZone) }
         if let pattern {
             // The last column says whether a word is in the title, keywords or people: FTS5 marks the
             // matches in those columns for the rows returned only, at no cost to the others.
-            sql += "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24), items_text.rowid, "
+            sql +=
+                "-items_text.rank, snippet(items_text, -1, '[', ']', '…', 24), items_text.rowid, "
                 + "instr(highlight(items_text, 0, char(1), '') || highlight(items_text, 1, char(1), '') || highlight(items_text, 2, char(1), ''), char(1)) > 0"
             sql += matcher?.readsTextContent == true ? ", items.body " : " "
             sql += "FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? AND "
@@ -109,15 +118,23 @@ package struct SQLiteIndexReader: IndexReader {
             let weights = pattern.phraseWeights
             if weights.contains(where: { $0 != 1 }) {
                 sql += "items_text.rank MATCH ? AND "
-                arguments.append(.text("replica_bm25(\(RankingLists.weightArguments), " + weights.map { String($0) }.joined(separator: ", ") + ")"))
+                arguments.append(
+                    .text(
+                        "replica_bm25(\(RankingLists.weightArguments), "
+                            + weights.map { String($0) }.joined(separator: ", ") + ")"))
             }
         } else {
-            sql += "0.0, NULL, items.id, 0" + (matcher?.readsTextContent == true ? ", items.body " : " ") + "FROM items WHERE "
+            sql +=
+                "0.0, NULL, items.id, 0" + (matcher?.readsTextContent == true ? ", items.body " : " ")
+                + "FROM items WHERE "
         }
         sql += "items.expires > ?"
         arguments.append(.real(now.timeIntervalSince1970))
         Self.appendFilters(for: query, now: now, to: &sql, arguments: &arguments)
-        sql += pattern == nil ? " ORDER BY coalesce(items.modified, items.created, items.indexed) DESC, items.id" : " ORDER BY items_text.rank"
+        sql +=
+            pattern == nil
+            ? " ORDER BY coalesce(items.modified, items.created, items.indexed) DESC, items.id"
+            : " ORDER BY items_text.rank"
         // With a predicate, rows are checked one by one until enough pass.
         if matcher == nil {
             sql += " LIMIT ?"
@@ -131,11 +148,18 @@ package struct SQLiteIndexReader: IndexReader {
             try connection.cached(sql).each(arguments) { row in
                 do {
                     let (item, origin, indexed) = try Self.decodeItem(row)
-                    if let matcher, !matcher.matches(Self.attributes(of: item, body: row, column: 14, if: matcher.readsTextContent)) {
+                    if let matcher,
+                        !matcher.matches(Self.attributes(of: item, body: row, column: 14, if: matcher.readsTextContent))
+                    {
                         return true
                     }
-                    found.append((FoundItem(item: item, score: row.double(10), snippet: row.optionalText(11), origin: origin, indexedAt: indexed),
-                                  row.int64(12)))
+                    found.append(
+                        (
+                            FoundItem(
+                                item: item, score: row.double(10), snippet: row.optionalText(11), origin: origin,
+                                indexedAt: indexed),
+                            row.int64(12)
+                        ))
                     if pattern != nil, row.int(13) != 0 { inHeading.insert(row.int64(12)) }
                 } catch {
                     unreadable.append(ItemIdentifier(row.text(0)))
@@ -145,7 +169,9 @@ package struct SQLiteIndexReader: IndexReader {
         } catch let error as SQLiteError where pattern != nil && error.code.primary == .error {
             // A safety net: patterns are built so that the engine accepts them, and the engine's own
             // words ("fts5: syntax error near …") must never reach a person or a model.
-            throw ReplicaError(.invalidQuery, "the query could not be understood; remove unusual characters and try again", cause: error)
+            throw ReplicaError(
+                .invalidQuery, "the query could not be understood; remove unusual characters and try again",
+                cause: error)
         }
         return (found, inHeading, unreadable)
     }
@@ -154,8 +180,11 @@ package struct SQLiteIndexReader: IndexReader {
     /// ranking lists (``RankingLists``): the same items in the same order, without scoring every match;
     /// `nil` when the lists do not apply or cannot prove the top.
     func rankedByLists(_ query: SearchQuery, pattern: FTSPattern, limit candidates: Int) throws
-        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])? {
-        guard !pattern.requiresAll, query.predicate == nil, let tokenizer = try? IndexTokenizer.shared.get() else { return nil }
+        -> (found: [(item: FoundItem, rowID: Int64)], inHeading: Set<Int64>, unreadable: [ItemIdentifier])?
+    {
+        guard !pattern.requiresAll, query.predicate == nil, let tokenizer = try? IndexTokenizer.shared.get() else {
+            return nil
+        }
         // Each phrase of each term (a word's forms are two: the word and its stem), with its term.
         var phrases: [(token: String, expression: String, term: Int)] = []
         for (index, term) in pattern.meaningfulTerms.enumerated() {
@@ -169,9 +198,14 @@ package struct SQLiteIndexReader: IndexReader {
         var filters = ""
         var arguments: [SQLValue] = []
         Self.appendFilters(for: query, now: now, to: &filters, arguments: &arguments)
-        let source = SQLiteRankingSource(connection: connection, phrases: phrases.map { ($0.token, $0.expression) }, expression: pattern.matchExpression,
-                                         now: now.timeIntervalSince1970, filters: filters, filterArguments: arguments)
-        guard let top = try RankingLists.top(candidates, tokens: phrases.map(\.token), weights: pattern.phraseWeights, source: source) else { return nil }
+        let source = SQLiteRankingSource(
+            connection: connection, phrases: phrases.map { ($0.token, $0.expression) },
+            expression: pattern.matchExpression,
+            now: now.timeIntervalSince1970, filters: filters, filterArguments: arguments)
+        guard
+            let top = try RankingLists.top(
+                candidates, tokens: phrases.map(\.token), weights: pattern.phraseWeights, source: source)
+        else { return nil }
         // The rows in one statement, with the score just computed. A word is in a heading column when
         // one of its tokens is a searched word's, as FTS5 would mark it (its own tokenizer splits them);
         // the snippet is made later, for the items returned only (``snippets(_:)``), from the words the
@@ -182,14 +216,17 @@ package struct SQLiteIndexReader: IndexReader {
             for (phrase, has) in zip(phrases, found.present) where has { present[phrase.term] = true }
             return (found.rowID, present)
         }
-        rankedWords.record(terms: terms.map(\.expression), present: Dictionary(termsPresent, uniquingKeysWith: { first, _ in first }))
+        rankedWords.record(
+            terms: terms.map(\.expression), present: Dictionary(termsPresent, uniquingKeysWith: { first, _ in first }))
         let searched = Set(phrases.map(\.token))
         var rows: [Int64: (item: FoundItem, inHeading: Bool)] = [:]
         var unreadable: [ItemIdentifier] = []
-        try connection.cached("""
+        try connection.cached(
+            """
             SELECT \(Self.itemColumns), items.id, items.keywords, items.people, items.language FROM items
             WHERE items.id IN (SELECT value FROM json_each(?))
-            """).each([.text("[" + top.map { String($0.rowID) }.joined(separator: ",") + "]")]) { row in
+            """
+        ).each([.text("[" + top.map { String($0.rowID) }.joined(separator: ",") + "]")]) { row in
             do {
                 let (item, origin, indexed) = try Self.decodeItem(row)
                 let headings = [row.optionalText(8), row.optionalText(11), row.optionalText(12)].compactMap { $0 }
@@ -198,7 +235,9 @@ package struct SQLiteIndexReader: IndexReader {
                 let inHeading = TextAnalyzer.withDocumentLanguage(row.optionalText(13)) {
                     headings.contains { tokenizer.tokens(in: $0).contains { searched.contains($0.text) } }
                 }
-                rows[row.int64(10)] = (FoundItem(item: item, score: 0, snippet: nil, origin: origin, indexedAt: indexed), inHeading)
+                rows[row.int64(10)] = (
+                    FoundItem(item: item, score: 0, snippet: nil, origin: origin, indexedAt: indexed), inHeading
+                )
             } catch {
                 unreadable.append(ItemIdentifier(row.text(0)))
             }
@@ -210,23 +249,29 @@ package struct SQLiteIndexReader: IndexReader {
             guard let (read, heading) = rows[rowID] else { continue }
             var item = read
             item.score = score
-            item.pendingSnippet = .matching(zip(phrases, present).filter(\.1).map(\.0.expression).joined(separator: " OR "))
+            item.pendingSnippet = .matching(
+                zip(phrases, present).filter(\.1).map(\.0.expression).joined(separator: " OR "))
             found.append((item, rowID))
             if heading { inHeading.insert(rowID) }
         }
         return (found, inHeading, unreadable)
     }
 
-    package func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64: String] {
+    package func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64:
+        String]
+    {
         // The identifier too: in a search whose halves read two snapshots, a row id freed by a delete in
         // between can name another item by now.
-        let row = try connection.cached("""
+        let row = try connection.cached(
+            """
             SELECT snippet(items_text, -1, '[', ']', '…', 24) FROM items_text JOIN items ON items.id = items_text.rowid
             WHERE items_text MATCH ? AND items_text.rowid = ? AND items.identifier = ?
             """)
         var snippets: [Int64: String] = [:]
         for (rowID, identifier, expression) in pending {
-            if let snippet = try row.firstRow([.text(expression), .integer(rowID), .text(identifier.rawValue)], { $0.optionalText(0) }) ?? nil {
+            if let snippet = try row.firstRow(
+                [.text(expression), .integer(rowID), .text(identifier.rawValue)], { $0.optionalText(0) }) ?? nil
+            {
                 snippets[rowID] = snippet
             }
         }
@@ -234,7 +279,8 @@ package struct SQLiteIndexReader: IndexReader {
     }
 
     /// An item's attributes with its text content from `column` of `row` when `needed`, for a predicate.
-    static func attributes(of item: SearchableItem, body row: Statement, column: Int32, if needed: Bool) -> AttributeSet {
+    static func attributes(of item: SearchableItem, body row: Statement, column: Int32, if needed: Bool) -> AttributeSet
+    {
         var attributes = item.attributeSet
         if needed, let body = row.optionalText(column), !body.isEmpty { attributes.textContent = body }
         return attributes
@@ -260,10 +306,14 @@ package struct SQLiteIndexReader: IndexReader {
             return sql == unfiltered ? nil : Set(try connection.prepare(sql).rows(arguments) { $0.int64(0) })
         }
         let matcher = PredicateMatcher(predicate, now: now, timeZone: query.timeZone)
-        sql = sql.replacingOccurrences(of: "SELECT items.id FROM", with: "SELECT \(Self.itemColumns), items.id\(matcher.readsTextContent ? ", items.body" : "") FROM")
+        sql = sql.replacingOccurrences(
+            of: "SELECT items.id FROM",
+            with: "SELECT \(Self.itemColumns), items.id\(matcher.readsTextContent ? ", items.body" : "") FROM")
         var passing = Set<Int64>()
         try connection.prepare(sql).each(arguments) { row in
-            if let (item, _, _) = try? Self.decodeItem(row), matcher.matches(Self.attributes(of: item, body: row, column: 11, if: matcher.readsTextContent)) {
+            if let (item, _, _) = try? Self.decodeItem(row),
+                matcher.matches(Self.attributes(of: item, body: row, column: 11, if: matcher.readsTextContent))
+            {
                 passing.insert(row.int64(10))
             }
             return true
@@ -282,7 +332,10 @@ package struct SQLiteIndexReader: IndexReader {
         // look-up per item costs a seek per word, where the range below can span every item with the words.
         if rankedWords.knows(rowIDs) {
             let lookup = try connection.cached("SELECT rowid FROM items_text WHERE items_text MATCH ? AND rowid = ?")
-            return Set(try rowIDs.filter { rowID in try lookup.firstRow([.text(expression), .integer(rowID)], { $0.int64(0) }) != nil })
+            return Set(
+                try rowIDs.filter { rowID in
+                    try lookup.firstRow([.text(expression), .integer(rowID)], { $0.int64(0) }) != nil
+                })
         }
         let wanted = Set(rowIDs)
         var found = Set<Int64>()
@@ -296,7 +349,9 @@ package struct SQLiteIndexReader: IndexReader {
     }
 
     /// Adds the query's filters as `AND …` clauses on the `items` table.
-    package static func appendFilters(for query: SearchQuery, now: Date, to sql: inout String, arguments: inout [SQLValue]) {
+    package static func appendFilters(
+        for query: SearchQuery, now: Date, to sql: inout String, arguments: inout [SQLValue]
+    ) {
         func anyOf(_ values: [String], _ clause: String, _ bind: (String) -> [SQLValue]) {
             guard !values.isEmpty else { return }
             sql += " AND (" + Array(repeating: clause, count: values.count).joined(separator: " OR ") + ")"
@@ -305,7 +360,8 @@ package struct SQLiteIndexReader: IndexReader {
         // Every item conforms to public.item, including those without a type; other filters match the
         // types recorded with their trees.
         if !query.contentTypes.isEmpty && !query.contentTypes.contains(.item) {
-            let clause = Array(repeating: "instr(tree, ?) > 0", count: query.contentTypes.count).joined(separator: " OR ")
+            let clause = Array(repeating: "instr(tree, ?) > 0", count: query.contentTypes.count).joined(
+                separator: " OR ")
             sql += " AND items.content_type IN (SELECT name FROM content_types WHERE \(clause))"
             arguments += query.contentTypes.map { .text(" \($0.rawValue) ") }
         }
@@ -316,10 +372,14 @@ package struct SQLiteIndexReader: IndexReader {
         anyOf(query.recipients, "instr(items.recipients, ?) > 0") { [.text($0.lowercased())] }
         anyOf(query.owners.map(\.rawValue), "items.owner = ?") { [.text($0)] }
         if !query.excludedOwners.isEmpty {
-            sql += " AND items.owner NOT IN (" + Array(repeating: "?", count: query.excludedOwners.count).joined(separator: ", ") + ")"
+            sql +=
+                " AND items.owner NOT IN ("
+                + Array(repeating: "?", count: query.excludedOwners.count).joined(separator: ", ") + ")"
             arguments += query.excludedOwners.map { .text($0.rawValue) }
         }
-        if let predicate = query.predicate, let (condition, values) = necessaryCondition(predicate, now: now, timeZone: query.timeZone) {
+        if let predicate = query.predicate,
+            let (condition, values) = necessaryCondition(predicate, now: now, timeZone: query.timeZone)
+        {
             sql += " AND " + condition
             arguments += values
         }
@@ -340,7 +400,8 @@ package struct SQLiteIndexReader: IndexReader {
     /// SQLite passes over most of the others before their attributes are read; the predicate still
     /// decides. Comparisons of the content type with a plain string and of the creation and modification
     /// dates have one; `!` and the rest have none (an `||` has one only when both sides do).
-    static func necessaryCondition(_ predicate: QueryPredicate, now: Date, timeZone: TimeZone) -> (String, [SQLValue])? {
+    static func necessaryCondition(_ predicate: QueryPredicate, now: Date, timeZone: TimeZone) -> (String, [SQLValue])?
+    {
         func date(_ value: QueryValue) -> Date? {
             switch value {
             case .time(let expression): return expression.date(now: now, timeZone: timeZone)
@@ -348,7 +409,9 @@ package struct SQLiteIndexReader: IndexReader {
             default: return nil
             }
         }
-        let dateColumns: [AttributeKey: String] = [.contentCreationDate: "items.created", .contentModificationDate: "items.modified"]
+        let dateColumns: [AttributeKey: String] = [
+            .contentCreationDate: "items.created", .contentModificationDate: "items.modified",
+        ]
         switch predicate {
         case .and(let left, let right):
             let conditions = [left, right].compactMap { necessaryCondition($0, now: now, timeZone: timeZone) }
@@ -356,16 +419,22 @@ package struct SQLiteIndexReader: IndexReader {
             return ("(" + conditions.map(\.0).joined(separator: " AND ") + ")", conditions.flatMap(\.1))
         case .or(let left, let right):
             guard let a = necessaryCondition(left, now: now, timeZone: timeZone),
-                  let b = necessaryCondition(right, now: now, timeZone: timeZone) else { return nil }
+                let b = necessaryCondition(right, now: now, timeZone: timeZone)
+            else { return nil }
             return ("(\(a.0) OR \(b.0))", a.1 + b.1)
         case .not:
             return nil
         case .comparison(.key(.contentType), .equal, .string(let text, let modifiers))
-            where modifiers.isEmpty && !text.contains(where: { "*?\\".contains($0) }):
+        where modifiers.isEmpty && !text.contains(where: { "*?\\".contains($0) }):
             return ("items.content_type = ?", [.text(text)])
         case .comparison(.key(let key), let op, let value):
             guard let column = dateColumns[key], let date = date(value) else { return nil }
-            let sqlOperator = switch op { case .equal: "="; case .notEqual: "<>"; default: op.rawValue }
+            let sqlOperator =
+                switch op {
+                case .equal: "="
+                case .notEqual: "<>"
+                default: op.rawValue
+                }
             return ("\(column) \(sqlOperator) ?", [.real(date.timeIntervalSince1970)])
         case .inRange(.key(let key), let low, let high):
             guard let column = dateColumns[key], let low = date(low), let high = date(high) else { return nil }
@@ -377,7 +446,8 @@ package struct SQLiteIndexReader: IndexReader {
 
     /// The items with these identifiers that are in the index and not expired, with their full text.
     package func items(withIdentifiers identifiers: [ItemIdentifier]) throws -> [(SearchableItem, ItemOrigin, Date)] {
-        let statement = try connection.cached("""
+        let statement = try connection.cached(
+            """
             SELECT \(Self.itemColumns), items.body FROM items WHERE items.identifier = ? AND items.expires > ?
             """)
         return try identifiers.compactMap { identifier in
@@ -389,8 +459,10 @@ package struct SQLiteIndexReader: IndexReader {
 
     /// Every item that is searchable now, with its full text and origin, in identifier order.
     package func allItems() throws -> [(SearchableItem, ItemOrigin, Date)] {
-        try connection.cached("SELECT \(Self.itemColumns), items.body FROM items WHERE items.expires > ? ORDER BY identifier")
-            .rows([.real(now.timeIntervalSince1970)]) { row in try Self.decodeItem(row, textContent: row.optionalText(10)) }
+        try connection.cached(
+            "SELECT \(Self.itemColumns), items.body FROM items WHERE items.expires > ? ORDER BY identifier"
+        )
+        .rows([.real(now.timeIntervalSince1970)]) { row in try Self.decodeItem(row, textContent: row.optionalText(10)) }
     }
 
     /// How many items are searchable now.
@@ -398,17 +470,22 @@ package struct SQLiteIndexReader: IndexReader {
         // Every item less the expired ones: SQLite counts the first from its smallest index and finds the
         // others through the partial index, where `expires > ?` read every row (52 ms at 100,000 items).
         let all = try connection.scalarInt("SELECT count(*) FROM items") ?? 0
-        let expired = try connection.scalarInt("SELECT count(*) FROM items WHERE \(Self.hasExpired)", [.real(now.timeIntervalSince1970)]) ?? 0
+        let expired =
+            try connection.scalarInt(
+                "SELECT count(*) FROM items WHERE \(Self.hasExpired)", [.real(now.timeIntervalSince1970)]) ?? 0
         return all - expired
     }
 
     package func clientState() throws -> Data? {
-        guard case .blob(let bytes)? = try connection.scalar("SELECT state FROM client_state WHERE id = 1") else { return nil }
+        guard case .blob(let bytes)? = try connection.scalar("SELECT state FROM client_state WHERE id = 1") else {
+            return nil
+        }
         return Data(bytes)
     }
 
     package func meta(_ key: String) throws -> String? {
-        guard case .text(let value)? = try connection.scalar("SELECT value FROM meta WHERE key = ?", [.text(key)]) else { return nil }
+        guard case .text(let value)? = try connection.scalar("SELECT value FROM meta WHERE key = ?", [.text(key)])
+        else { return nil }
         return value
     }
 }
@@ -438,18 +515,25 @@ package struct CompletionSource: Sendable {
 
 extension SQLiteIndexReader {
     package func vocabularyDocuments(ofAny words: [String]) throws -> Int64 {
-        try connection.cached("SELECT coalesce(max(documents), 0) FROM vocabulary WHERE word IN (SELECT value FROM json_each(?))")
-            .firstRow([.text(JSON.array(words.map(JSON.string)).serialized())]) { $0.int64(0) } ?? 0
+        try connection.cached(
+            "SELECT coalesce(max(documents), 0) FROM vocabulary WHERE word IN (SELECT value FROM json_each(?))"
+        )
+        .firstRow([.text(JSON.array(words.map(JSON.string)).serialized())]) { $0.int64(0) } ?? 0
     }
 
-    package func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldByMoreThan documents: Int64) throws
-        -> [(word: String, documents: Int64)] {
+    package func vocabulary(beginningWith first: String, lengths: ClosedRange<Int>, heldByMoreThan documents: Int64)
+        throws
+        -> [(word: String, documents: Int64)]
+    {
         // Each length as its own value (`IN`), so that the index seeks the items held often enough in each.
-        try connection.cached("""
+        try connection.cached(
+            """
             SELECT word, documents FROM vocabulary WHERE substr(word, 1, 1) = ?1 AND length(word) IN (SELECT value FROM json_each(?2))
                 AND documents > ?3
             ORDER BY word
-            """).rows([.text(first), .text(JSON.array(lengths.map { .number(Double($0)) }).serialized()), .integer(documents)]) {
+            """
+        ).rows([.text(first), .text(JSON.array(lengths.map { .number(Double($0)) }).serialized()), .integer(documents)])
+        {
             ($0.text(0), $0.int64(1))
         }
     }
@@ -466,16 +550,20 @@ extension SQLiteIndexReader {
     /// items instead: FTS5 merges the postings of every word that begins with the prefix before it
     /// returns a row, which took 30–60 ms at 100,000 items for one or two letters.
     package func completionSources(of prefix: String, sample: Int) throws -> [CompletionSource] {
-        let cleaned = String(String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
+        let cleaned = String(
+            String.UnicodeScalarView(prefix.unicodeScalars.filter { $0 != "\"" && !DisplayText.isUnsafe($0) }))
         guard FTSPattern.isSearchable(Substring(cleaned)), !cleaned.contains(where: \.isWhitespace) else { return [] }
         let lowered = cleaned.lowercased()
         if let common = try completionsAmongLastAdded(of: lowered, sample: sample) { return common }
         let expression = "\"" + cleaned + "\" *"
-        return try connection.cached("""
+        return try connection.cached(
+            """
             SELECT \(Self.itemColumns), highlight(items_text, 0, char(1), char(2)), snippet(items_text, -1, char(1), char(2), '', 12)
             FROM items_text JOIN items ON items.id = items_text.rowid
             WHERE items_text MATCH ? AND items.expires > ? LIMIT ?
-            """).rows([.text(expression), .real(now.timeIntervalSince1970), .integer(Int64(sample))]) { row -> CompletionSource in
+            """
+        ).rows([.text(expression), .real(now.timeIntervalSince1970), .integer(Int64(sample))]) {
+            row -> CompletionSource in
             let (item, origin, indexed) = try Self.decodeItem(row)
             let title = row.text(10)
             var words = Set<String>()
@@ -486,7 +574,9 @@ extension SQLiteIndexReader {
                     if word.hasPrefix(lowered) { words.insert(word) }
                 }
             }
-            let shownTitle = title.contains("\u{1}") ? String(title.unicodeScalars.filter { $0 != "\u{1}" && $0 != "\u{2}" }.map(Character.init)) : nil
+            let shownTitle =
+                title.contains("\u{1}")
+                ? String(title.unicodeScalars.filter { $0 != "\u{1}" && $0 != "\u{2}" }.map(Character.init)) : nil
             return CompletionSource(item: item, origin: origin, indexedAt: indexed, words: words, title: shownTitle)
         }
     }
@@ -498,10 +588,12 @@ extension SQLiteIndexReader {
     private func completionsAmongLastAdded(of prefix: String, sample: Int) throws -> [CompletionSource]? {
         var sources: [CompletionSource] = []
         var read = 0
-        try connection.cached("""
+        try connection.cached(
+            """
             SELECT \(Self.itemColumns), items.title, items.keywords, items.people, items.description, substr(items.body, 1, 2000) FROM items
             WHERE items.expires > ? ORDER BY items.id DESC LIMIT ?
-            """).each([.real(now.timeIntervalSince1970), .integer(Int64(sample))]) { row in
+            """
+        ).each([.real(now.timeIntervalSince1970), .integer(Int64(sample))]) { row in
             read += 1
             var seen = Set<String>()
             var title: String?
@@ -513,7 +605,8 @@ extension SQLiteIndexReader {
             }
             if !seen.isEmpty {
                 let (item, origin, indexed) = try Self.decodeItem(row)
-                sources.append(CompletionSource(item: item, origin: origin, indexedAt: indexed, words: seen, title: title))
+                sources.append(
+                    CompletionSource(item: item, origin: origin, indexedAt: indexed, words: seen, title: title))
             }
             return true
         }

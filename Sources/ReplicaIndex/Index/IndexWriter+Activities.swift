@@ -19,8 +19,10 @@ public struct RecentActivity: Sendable, Hashable {
     /// The entity the activity is about, if any.
     public var entity: EntityReference?
 
-    package init(identifier: ItemIdentifier, title: String?, activityType: String, lastViewed: Date, views: Int,
-                 engagement: Double, entity: EntityReference?) {
+    package init(
+        identifier: ItemIdentifier, title: String?, activityType: String, lastViewed: Date, views: Int,
+        engagement: Double, entity: EntityReference?
+    ) {
         self.identifier = identifier
         self.title = title
         self.activityType = activityType
@@ -36,7 +38,8 @@ extension SQLiteIndexWriter {
     /// search-eligible activity about no item of this index is indexed as an item of its own, until the
     /// item it is about is indexed (``dropActivityItems(about:)``).
     package func donate(_ activities: [UserActivity]) throws {
-        let upsert = try connection.cached("""
+        let upsert = try connection.cached(
+            """
             INSERT INTO activities(persistent, type, title, related, keywords, date, views, search, prediction, attributes,
                 entity_type, entity_id)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?10, ?11)
@@ -89,14 +92,17 @@ extension SQLiteIndexReader {
     /// The engagement of each of these items that search-eligible activities are about.
     package func engagement(of identifiers: [ItemIdentifier]) throws -> [ItemIdentifier: Double] {
         guard !identifiers.isEmpty,
-              try connection.cached("SELECT 1 FROM activities WHERE search = 1 AND related IS NOT NULL LIMIT 1").firstRow([], { _ in true }) == true
+            try connection.cached("SELECT 1 FROM activities WHERE search = 1 AND related IS NOT NULL LIMIT 1").firstRow(
+                [], { _ in true }) == true
         else { return [:] }
         var engagement: [ItemIdentifier: Double] = [:]
-        let lookup = try connection.cached("SELECT max(date), sum(views) FROM activities WHERE related = ? AND search = 1")
+        let lookup = try connection.cached(
+            "SELECT max(date), sum(views) FROM activities WHERE related = ? AND search = 1")
         for identifier in identifiers {
             try lookup.firstRow([.text(identifier.rawValue)]) { row in
                 guard !row.isNull(0) else { return }
-                engagement[identifier] = Engagement.value(lastViewed: Date(timeIntervalSince1970: row.double(0)), views: row.int(1), now: now)
+                engagement[identifier] = Engagement.value(
+                    lastViewed: Date(timeIntervalSince1970: row.double(0)), views: row.int(1), now: now)
             }
         }
         return engagement
@@ -105,19 +111,25 @@ extension SQLiteIndexReader {
     /// The prediction-eligible activities' items, most engaged first: the items the person is likely to
     /// want next.
     package func recentActivities(limit: Int) throws -> [RecentActivity] {
-        let rows = try connection.cached("""
+        let rows = try connection.cached(
+            """
             SELECT coalesce(activities.related, 'activity:' || activities.persistent), max(activities.date), sum(activities.views),
                 activities.type, coalesce(nullif(items.title, ''), activities.title), activities.entity_type, activities.entity_id
             FROM activities LEFT JOIN items ON items.identifier = activities.related AND items.expires > ?1
             WHERE activities.prediction = 1 AND (activities.related IS NULL OR items.id IS NOT NULL)
             GROUP BY 1
-            """).rows([.real(now.timeIntervalSince1970)]) { row in
+            """
+        ).rows([.real(now.timeIntervalSince1970)]) { row in
             let lastViewed = Date(timeIntervalSince1970: row.double(1))
-            let entity = row.optionalText(5).flatMap { type in row.optionalText(6).map { EntityReference(typeName: type, id: $0) } }
+            let entity = row.optionalText(5).flatMap { type in
+                row.optionalText(6).map { EntityReference(typeName: type, id: $0) }
+            }
             let title = row.optionalText(4).flatMap { $0.isEmpty ? nil : $0 }
-            return RecentActivity(identifier: ItemIdentifier(row.text(0)), title: title, activityType: row.text(3), lastViewed: lastViewed,
-                                  views: row.int(2), engagement: Engagement.value(lastViewed: lastViewed, views: row.int(2), now: now),
-                                  entity: entity)
+            return RecentActivity(
+                identifier: ItemIdentifier(row.text(0)), title: title, activityType: row.text(3),
+                lastViewed: lastViewed,
+                views: row.int(2), engagement: Engagement.value(lastViewed: lastViewed, views: row.int(2), now: now),
+                entity: entity)
         }
         return Array(rows.sorted { ($0.engagement, $0.lastViewed) > ($1.engagement, $1.lastViewed) }.prefix(limit))
     }

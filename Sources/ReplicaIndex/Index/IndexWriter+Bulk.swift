@@ -22,7 +22,8 @@ extension SQLiteIndexWriter {
     }
 
     private func pipeline(_ entries: [(SearchableItem, ItemOrigin)], chunkSize: Int) throws {
-        let now = self.now, lifetime = self.defaultLifetime
+        let now = self.now
+        let lifetime = self.defaultLifetime
         // How many of a chunk's rows have their text analyzed on the preparing thread: as many as keep
         // the writer from waiting for it. Small items give that thread most of its work already
         // (language, attribute JSON) and a file's long text gives the writer most of its: the share
@@ -31,24 +32,29 @@ extension SQLiteIndexWriter {
         let share = AheadShare(percent: analyzesAhead ? aheadPercent : 0)
         let adapts = analyzesAhead
         var lastEnd: UInt64?
-        try Prefetch.pipelined(entries, chunkSize: chunkSize, prepare: { chunk in
-            let ahead = share.percent.load(ordering: .relaxed) * chunk.count / 100
-            return chunk.enumerated().map { offset, entry -> PreparedRow? in
-                let (item, origin) = entry
-                guard !item.isUpdate else { return nil }
-                let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
-                return offset < ahead ? row.preanalyzed() : row
+        try Prefetch.pipelined(
+            entries, chunkSize: chunkSize,
+            prepare: { chunk in
+                let ahead = share.percent.load(ordering: .relaxed) * chunk.count / 100
+                return chunk.enumerated().map { offset, entry -> PreparedRow? in
+                    let (item, origin) = entry
+                    guard !item.isUpdate else { return nil }
+                    let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
+                    return offset < ahead ? row.preanalyzed() : row
+                }
             }
-        }) { chunk, rows in
+        ) { chunk, rows in
             let start = DispatchTime.now().uptimeNanoseconds
             for ((item, origin), row) in zip(chunk, rows) {
                 if let row { _ = try insert(row) } else { try self.index(item, origin: origin) }
             }
             let end = DispatchTime.now().uptimeNanoseconds
             if adapts, let lastEnd {
-                let waited = start - lastEnd, worked = end - start
+                let waited = start - lastEnd
+                let worked = end - start
                 let percent = share.percent.load(ordering: .relaxed)
-                share.percent.store(waited > worked / 20 ? max(0, percent - 25) : min(100, percent + 25), ordering: .relaxed)
+                share.percent.store(
+                    waited > worked / 20 ? max(0, percent - 25) : min(100, percent + 25), ordering: .relaxed)
             }
             lastEnd = end
         }
@@ -66,12 +72,15 @@ extension SQLiteIndexWriter {
     /// insert per row ([SQLite's advice for bulk loads](https://www.sqlite.org/faq.html#q19)). Into an
     /// empty index, a load of distinct new items (no updates) drops the identifier index too. It all
     /// happens in the caller's transaction, so a failure or a crash leaves the indexes as they were.
-    private func withSecondaryIndexesDeferred(forAdding entries: [(SearchableItem, ItemOrigin)], _ body: () throws -> Void) throws {
+    private func withSecondaryIndexesDeferred(
+        forAdding entries: [(SearchableItem, ItemOrigin)], _ body: () throws -> Void
+    ) throws {
         let count = entries.count
         let existing = count >= 20_000 ? (try connection.scalarInt("SELECT count(*) FROM items") ?? 0) : .max
         guard existing < count / 4 else { return try body() }
         var names = ["items_domain", "items_expires"]
-        let allNew = existing == 0 && !entries.contains { $0.0.isUpdate }
+        let allNew =
+            existing == 0 && !entries.contains { $0.0.isUpdate }
             && Set(entries.lazy.map(\.0.uniqueIdentifier)).count == count
         if allNew { names.append("items_identifier") }
         let definitions = try connection.prepare(

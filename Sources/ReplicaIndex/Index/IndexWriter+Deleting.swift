@@ -26,10 +26,13 @@ extension SQLiteIndexWriter {
     @discardableResult
     package func delete(domains: [DomainIdentifier], owner: ItemOwner?) throws -> Int {
         var count = 0
-        let condition = "domain IS NOT NULL AND (domain = ?1 OR (domain >= ?1 || '.' AND domain < ?1 || '/')) AND (?2 IS NULL OR owner = ?2)"
+        let condition =
+            "domain IS NOT NULL AND (domain = ?1 OR (domain >= ?1 || '.' AND domain < ?1 || '/')) AND (?2 IS NULL OR owner = ?2)"
         for domain in domains {
             try removeText(where: condition, [.text(domain.rawValue), SQLValue(owner?.rawValue)])
-            try connection.cached("DELETE FROM items WHERE \(condition)").run([.text(domain.rawValue), SQLValue(owner?.rawValue)])
+            try connection.cached("DELETE FROM items WHERE \(condition)").run([
+                .text(domain.rawValue), SQLValue(owner?.rawValue),
+            ])
             count += connection.changes
         }
         return count
@@ -39,7 +42,9 @@ extension SQLiteIndexWriter {
     /// a row at a time, each with the language its text was stemmed for, since FTS5 makes each row's
     /// tokens again to remove them (and the vocabulary counts each row once).
     func removeText(where condition: String, _ arguments: [SQLValue]) throws {
-        let rows = try connection.cached("SELECT id, language FROM items WHERE \(condition)").rows(arguments) { ($0.int64(0), $0.optionalText(1)) }
+        let rows = try connection.cached("SELECT id, language FROM items WHERE \(condition)").rows(arguments) {
+            ($0.int64(0), $0.optionalText(1))
+        }
         var removes: [String: Statement] = [:]
         for (id, language) in rows {
             guard let table = try textTable(ofRow: id) else { continue }
@@ -63,15 +68,20 @@ extension SQLiteIndexWriter {
     /// definition, which is much faster than removing its entries row by row.
     @discardableResult
     package func deleteAll(owner: ItemOwner?) throws -> Int {
-        if let owner, try connection.scalar("SELECT 1 FROM items WHERE owner != ? LIMIT 1", [.text(owner.rawValue)]) != nil {
+        if let owner,
+            try connection.scalar("SELECT 1 FROM items WHERE owner != ? LIMIT 1", [.text(owner.rawValue)]) != nil
+        {
             return try delete(owner: owner)
         }
         let count = try connection.scalarInt("SELECT count(*) FROM items") ?? 0
-        guard case .text(let sql)? = try connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'items_text'") else {
+        guard case .text(let sql)? = try connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'items_text'")
+        else {
             throw ReplicaError(.corruptIndex, "the index has lost its full-text table")
         }
         // Its settings (ranking weights, hash size) are kept; 'version' belongs to FTS5 itself.
-        let settings = try connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows { ($0.text(0), $0.value(1)) }
+        let settings = try connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows {
+            ($0.text(0), $0.value(1))
+        }
         try RankingLists.clear(connection)
         keepsRankingLists = false
         try connection.execute("DROP TABLE items_text")

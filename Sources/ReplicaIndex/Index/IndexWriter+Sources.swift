@@ -23,14 +23,18 @@ public struct SourceEntry: Sendable, Equatable, Hashable {
 // what changed. Sources reach them only through the source contract's batches.
 extension SQLiteIndexWriter {
     package func setEntry(_ entry: SourceEntry, source: String) throws {
-        try connection.cached("""
+        try connection.cached(
+            """
             INSERT INTO source_entries(source, key, stamp, skip_reason) VALUES (?, ?, ?, ?)
             ON CONFLICT(source, key) DO UPDATE SET stamp = excluded.stamp, skip_reason = excluded.skip_reason
-            """).run([.text(source), .text(entry.key), .text(entry.stamp), SQLValue(entry.skipReason)])
+            """
+        ).run([.text(source), .text(entry.key), .text(entry.stamp), SQLValue(entry.skipReason)])
     }
 
     package func removeEntry(_ key: String, source: String) throws {
-        try connection.cached("DELETE FROM source_entries WHERE source = ? AND key = ?").run([.text(source), .text(key)])
+        try connection.cached("DELETE FROM source_entries WHERE source = ? AND key = ?").run([
+            .text(source), .text(key),
+        ])
     }
 
     /// Removes a source's entries whose keys start with `prefix`.
@@ -74,7 +78,9 @@ extension SQLiteIndexWriter {
 extension SQLiteIndexReader {
     package func sourceEntries(_ source: String) throws -> [String: SourceEntry] {
         var entries: [String: SourceEntry] = [:]
-        _ = try connection.cached("SELECT key, stamp, skip_reason FROM source_entries WHERE source = ?").rows([.text(source)]) { row in
+        _ = try connection.cached("SELECT key, stamp, skip_reason FROM source_entries WHERE source = ?").rows([
+            .text(source)
+        ]) { row in
             let entry = SourceEntry(key: row.text(0), stamp: row.text(1), skipReason: row.optionalText(2))
             entries[entry.key] = entry
         }
@@ -83,7 +89,9 @@ extension SQLiteIndexReader {
 
     /// How many entries of a source are recorded as skipped, by reason.
     package func skippedEntries(_ source: String) throws -> [(String, Int)] {
-        try connection.cached("SELECT skip_reason, count(*) FROM source_entries WHERE source = ? AND skip_reason IS NOT NULL GROUP BY 1 ORDER BY 2 DESC")
-            .rows([.text(source)]) { ($0.text(0), $0.int(1)) }
+        try connection.cached(
+            "SELECT skip_reason, count(*) FROM source_entries WHERE source = ? AND skip_reason IS NOT NULL GROUP BY 1 ORDER BY 2 DESC"
+        )
+        .rows([.text(source)]) { ($0.text(0), $0.int(1)) }
     }
 }

@@ -1,8 +1,8 @@
-import Foundation
-import Synchronization
 import CVectorKernels
+import Foundation
 import ReplicaCore
 import ReplicaSQLite
+import Synchronization
 
 /// An item whose text waits to be embedded.
 package struct PendingEmbedding: Sendable {
@@ -43,20 +43,26 @@ extension SQLiteIndexWriter {
     /// Whether the items row `id` is still the version written at `indexed`: work done on a copy read
     /// earlier (vectors, enrichment) is stored only if the item did not change or go meanwhile.
     func isStill(_ id: Int64, indexedAt indexed: Double) throws -> Bool {
-        try connection.cached("SELECT 1 FROM items WHERE id = ? AND indexed = ?").firstRow([.integer(id), .real(indexed)], { _ in true }) == true
+        try connection.cached("SELECT 1 FROM items WHERE id = ? AND indexed = ?").firstRow(
+            [.integer(id), .real(indexed)], { _ in true }) == true
     }
 
     /// Drops the vectors of an item whose text was just replaced: the new text is embedded again (and
     /// search answers by its words meanwhile). Done here rather than by a trigger on `items`, which
     /// made every text-changing update four to five times slower (index migration 0009).
     func dropVectorsOfChangedText(_ id: Int64) throws {
-        guard try connection.cached("SELECT 1 FROM embedded WHERE item = ?").firstRow([.integer(id)], { _ in true }) == true else { return }
+        guard
+            try connection.cached("SELECT 1 FROM embedded WHERE item = ?").firstRow([.integer(id)], { _ in true })
+                == true
+        else { return }
         try connection.cached("DELETE FROM vectors WHERE item = ?").run([.integer(id)])
         try connection.cached("DELETE FROM embedded WHERE item = ?").run([.integer(id)])
-        try connection.cached("""
+        try connection.cached(
+            """
             INSERT INTO meta(key, value) VALUES ('vectors_version', '1')
             ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
-            """).run()
+            """
+        ).run()
     }
 
     /// Stores an item's vectors under `model`, unless the item changed (or went) since it was read.
@@ -70,12 +76,16 @@ extension SQLiteIndexWriter {
         for (passage, vector) in vectors.enumerated() {
             try insert.run([.integer(pending.rowID), .integer(Int64(passage)), .blob(VectorCoding.encode(vector))])
         }
-        try connection.cached("INSERT INTO embedded(item, model, indexed) VALUES (?1, ?2, ?3) ON CONFLICT(item) DO UPDATE SET model = ?2, indexed = ?3")
-            .run([.integer(pending.rowID), .text(model), .real(pending.indexed)])
-        try connection.cached("""
+        try connection.cached(
+            "INSERT INTO embedded(item, model, indexed) VALUES (?1, ?2, ?3) ON CONFLICT(item) DO UPDATE SET model = ?2, indexed = ?3"
+        )
+        .run([.integer(pending.rowID), .text(model), .real(pending.indexed)])
+        try connection.cached(
+            """
             INSERT INTO meta(key, value) VALUES ('vectors_version', '1')
             ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
-            """).run()
+            """
+        ).run()
         return true
     }
 }
@@ -83,11 +93,13 @@ extension SQLiteIndexWriter {
 extension SQLiteIndexReader {
     /// Items with no vectors from `model` yet, oldest first.
     package func pendingEmbeddings(model: String, limit: Int) throws -> [PendingEmbedding] {
-        try connection.cached("""
+        try connection.cached(
+            """
             SELECT items.id, items.indexed, items.title, items.description, items.body FROM items
             LEFT JOIN embedded ON embedded.item = items.id AND embedded.model = ?
             WHERE embedded.item IS NULL AND items.expires > ? ORDER BY items.id LIMIT ?
-            """).rows([.text(model), .real(now.timeIntervalSince1970), .integer(Int64(limit))]) { row in
+            """
+        ).rows([.text(model), .real(now.timeIntervalSince1970), .integer(Int64(limit))]) { row in
             let text = [row.text(2), row.text(3), row.text(4)].filter { !$0.isEmpty }.joined(separator: "\n")
             return PendingEmbedding(rowID: row.int64(0), indexed: row.double(1), text: text)
         }
@@ -98,8 +110,10 @@ extension SQLiteIndexReader {
         let items = try embeddedCount(model: model)
         // This one reads every vector (they are stored in the rows it counts): for `replica status`,
         // never for a pass that only needs the backlog.
-        let passages = try connection.scalarInt("SELECT count(*) FROM vectors JOIN embedded ON embedded.item = vectors.item WHERE embedded.model = ?",
-                                                [.text(model)]) ?? 0
+        let passages =
+            try connection.scalarInt(
+                "SELECT count(*) FROM vectors JOIN embedded ON embedded.item = vectors.item WHERE embedded.model = ?",
+                [.text(model)]) ?? 0
         return (items, passages, try count() - items)
     }
 
@@ -113,9 +127,11 @@ extension SQLiteIndexReader {
     /// 100,000 items.
     private func embeddedCount(model: String) throws -> Int {
         let embedded = try connection.scalarInt("SELECT count(*) FROM embedded WHERE model = ?", [.text(model)]) ?? 0
-        let expired = try connection.scalarInt("""
-            SELECT count(*) FROM items JOIN embedded ON embedded.item = items.id WHERE \(Self.hasExpired) AND embedded.model = ?
-            """, [.real(now.timeIntervalSince1970), .text(model)]) ?? 0
+        let expired =
+            try connection.scalarInt(
+                """
+                SELECT count(*) FROM items JOIN embedded ON embedded.item = items.id WHERE \(Self.hasExpired) AND embedded.model = ?
+                """, [.real(now.timeIntervalSince1970), .text(model)]) ?? 0
         return embedded - expired
     }
 
@@ -126,14 +142,22 @@ extension SQLiteIndexReader {
     /// - Parameters:
     ///   - limit: the most items returned.
     ///   - floor: items below this cosine are left out before sorting (most of an index, for a question).
-    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int,
-                         floor: Double) throws -> [(rowID: Int64, cosine: Double)] {
+    package func nearest(
+        to query: [Float], model: String, filters: SearchQuery, limit: Int,
+        floor: Double
+    ) throws -> [(rowID: Int64, cosine: Double)] {
         guard limit > 0 else { return [] }
         let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)
         // Which items may be returned: those that pass the filters, or, without filters, all but the
         // expired ones.
         let allowed = try rowIDs(passing: filters)
-        let expired = allowed != nil ? [] : Set(try connection.cached("SELECT id FROM items WHERE \(Self.hasExpired)").rows([.real(now.timeIntervalSince1970)]) { $0.int64(0) })
+        let expired =
+            allowed != nil
+            ? []
+            : Set(
+                try connection.cached("SELECT id FROM items WHERE \(Self.hasExpired)").rows([
+                    .real(now.timeIntervalSince1970)
+                ]) { $0.int64(0) })
         return matrix.nearest(to: query, limit: limit, floor: floor) { item in
             if let allowed { allowed.contains(item) } else { !expired.contains(item) }
         }
@@ -147,7 +171,8 @@ extension SQLiteIndexReader {
 
     /// Found items for row ids (semantic matches that the words did not find), in the order given.
     package func foundItems(_ rowIDs: [Int64]) throws -> [(item: FoundItem, rowID: Int64)] {
-        let statement = try connection.cached("SELECT \(Self.itemColumns), substr(items.body, 1, 240) FROM items WHERE items.id = ?")
+        let statement = try connection.cached(
+            "SELECT \(Self.itemColumns), substr(items.body, 1, 240) FROM items WHERE items.id = ?")
         return try rowIDs.compactMap { rowID in
             try statement.firstRow([.integer(rowID)]) { row -> (item: FoundItem, rowID: Int64)? in
                 guard let (item, origin, indexed) = try? Self.decodeItem(row) else { return nil }
@@ -178,14 +203,17 @@ package struct VectorMatrix: Sendable {
         // Sized from the count of embedded items (a one-shot search reads 100,000 rows here), which the
         // small `embedded` table gives at once; counting the passages would read every vector twice.
         // Items with several passages grow the arrays a little past it.
-        let expected = try reader.connection.scalarInt("SELECT count(*) FROM embedded WHERE model = ?", [.text(model)]) ?? 0
+        let expected =
+            try reader.connection.scalarInt("SELECT count(*) FROM embedded WHERE model = ?", [.text(model)]) ?? 0
         matrix.items.reserveCapacity(expected)
         matrix.scales.reserveCapacity(expected)
         matrix.firstRow.reserveCapacity(expected)
-        try reader.connection.cached("""
+        try reader.connection.cached(
+            """
             SELECT vectors.item, vectors.vector FROM vectors JOIN embedded ON embedded.item = vectors.item AND embedded.model = ?
             ORDER BY vectors.item, vectors.passage
-            """).each([.text(model)]) { row in
+            """
+        ).each([.text(model)]) { row in
             row.withBlob(1) { blob in
                 guard blob.count > 4 else { return }
                 if matrix.dimensions == 0 {
@@ -197,8 +225,10 @@ package struct VectorMatrix: Sendable {
                 if matrix.items.last != item { matrix.firstRow[item] = matrix.items.count }
                 matrix.items.append(item)
                 matrix.scales.append(Float(bitPattern: UInt32(littleEndian: blob.loadUnaligned(as: UInt32.self))))
-                matrix.values.append(contentsOf: UnsafeBufferPointer(start: (blob.baseAddress! + 4).assumingMemoryBound(to: Int8.self),
-                                                                     count: matrix.dimensions))
+                matrix.values.append(
+                    contentsOf: UnsafeBufferPointer(
+                        start: (blob.baseAddress! + 4).assumingMemoryBound(to: Int8.self),
+                        count: matrix.dimensions))
             }
             return true
         }
@@ -207,7 +237,9 @@ package struct VectorMatrix: Sendable {
 
     /// The items closest in meaning to `query`, each scored by its best passage's cosine, best first: at
     /// most `limit`, none below `floor`, only those `admits` lets through.
-    package func nearest(to query: [Float], limit: Int, floor: Double, admits: (Int64) -> Bool) -> [(rowID: Int64, cosine: Double)] {
+    package func nearest(to query: [Float], limit: Int, floor: Double, admits: (Int64) -> Bool) -> [(
+        rowID: Int64, cosine: Double
+    )] {
         let scores = dots(query)
         // Rows are in item order, an item's passages together: its score is the best of its run.
         let threshold = Float(floor)
@@ -227,7 +259,8 @@ package struct VectorMatrix: Sendable {
             guard best >= threshold else { continue }
             if found.count == limit, let weakest = found.last, best <= weakest.cosine { continue }
             guard admits(item) else { continue }
-            var low = 0, high = found.count
+            var low = 0
+            var high = found.count
             while low < high {
                 let middle = (low + high) / 2
                 if found[middle].cosine >= best { low = middle + 1 } else { high = middle }
@@ -261,7 +294,8 @@ package struct VectorMatrix: Sendable {
         query.withUnsafeBufferPointer { q in
             values.withUnsafeBufferPointer { v in
                 scales.withUnsafeBufferPointer { s in
-                    replica_scaled_dots(q.baseAddress!, v.baseAddress! + row * dimensions, s.baseAddress! + row, 1, dimensions, &result)
+                    replica_scaled_dots(
+                        q.baseAddress!, v.baseAddress! + row * dimensions, s.baseAddress! + row, 1, dimensions, &result)
                 }
             }
         }
@@ -274,16 +308,20 @@ package struct VectorMatrix: Sendable {
     package func dots(_ query: [Float]) -> [Float] {
         guard dimensions == query.count, dimensions > 0 else { return [Float](repeating: 0, count: items.count) }
         var result = [Float](repeating: 0, count: items.count)
-        let d = dimensions, rows = items.count
+        let d = dimensions
+        let rows = items.count
         let parts = rows >= 200_000 ? max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4)) : 1
         query.withUnsafeBufferPointer { q in
             values.withUnsafeBufferPointer { v in
                 scales.withUnsafeBufferPointer { s in
                     result.withUnsafeMutableBufferPointer { out in
                         // Each part writes its own rows of `out`.
-                        nonisolated(unsafe) let (q, v, s, out) = (q.baseAddress!, v.baseAddress!, s.baseAddress!, out.baseAddress!)
+                        nonisolated(unsafe) let (q, v, s, out) = (
+                            q.baseAddress!, v.baseAddress!, s.baseAddress!, out.baseAddress!
+                        )
                         DispatchQueue.concurrentPerform(iterations: parts) { part in
-                            let first = rows * part / parts, end = rows * (part + 1) / parts
+                            let first = rows * part / parts
+                            let end = rows * (part + 1) / parts
                             replica_scaled_dots(q, v + first * d, s + first, end - first, d, out + first)
                         }
                     }
@@ -302,7 +340,9 @@ package final class VectorCache: Sendable {
     package init() {}
 
     func matrix(_ reader: SQLiteIndexReader, model: String) throws -> VectorMatrix {
-        try matrix(version: reader.meta("vectors_version") ?? "0", model: model) { try VectorMatrix.read(reader, model: model) }
+        try matrix(version: reader.meta("vectors_version") ?? "0", model: model) {
+            try VectorMatrix.read(reader, model: model)
+        }
     }
 
     /// The vectors of `model` as of `version` (the index's `vectors_version`): those held when they are

@@ -34,23 +34,29 @@ extension SQLiteIndexWriter {
             frontier = 0
         }
         guard var last = frontier else { return .finished }
-        let rows = try connection.cached("""
+        let rows = try connection.cached(
+            """
             SELECT id, title, keywords, people, description, body, language,
                 CASE WHEN instr(attributes, '"language"') > 0 THEN attributes END
             FROM items WHERE id > ? ORDER BY id LIMIT ?
-            """).rows([.integer(last), .integer(Int64(batchSize))]) { row -> WordsRemake.StoredText in
-                // The attributes are read only when they may name a language (most items' do not).
-                WordsRemake.StoredText(id: row.int64(0), text: TextColumns(title: row.text(1), keywords: row.text(2), people: row.text(3),
-                                                               description: row.text(4), body: row.text(5), language: nil),
-                           stored: row.optionalText(6), attributes: row.optionalText(7))
-            }
+            """
+        ).rows([.integer(last), .integer(Int64(batchSize))]) { row -> WordsRemake.StoredText in
+            // The attributes are read only when they may name a language (most items' do not).
+            WordsRemake.StoredText(
+                id: row.int64(0),
+                text: TextColumns(
+                    title: row.text(1), keywords: row.text(2), people: row.text(3),
+                    description: row.text(4), body: row.text(5), language: nil),
+                stored: row.optionalText(6), attributes: row.optionalText(7))
+        }
         guard !rows.isEmpty else {
             try finishRemake()
             return .finished
         }
         let setLanguage = try connection.cached("UPDATE items SET language = ? WHERE id = ?")
         let insert = try connection.cached(Self.indexNextTextSQL)
-        try WordsRemake.StoredText.withLanguagesFound(rows, unknown: try languageWhenUnknown(), prepare: { $0 }) { row in
+        try WordsRemake.StoredText.withLanguagesFound(rows, unknown: try languageWhenUnknown(), prepare: { $0 }) {
+            row in
             if row.text.language != row.stored { try setLanguage.run([SQLValue(row.text.language), .integer(row.id)]) }
             try insert.bind(.integer(row.id), at: 1)
             try row.text.bind(to: insert, from: 2, after: nil)
@@ -65,7 +71,8 @@ extension SQLiteIndexWriter {
     /// Creates the empty full-text table the words are made again into, as `items_text` is defined (the
     /// current tokenizer, the same ranking weights and settings); the ranking lists stop following writes.
     private func startRemake() throws {
-        guard case .text(let sql)? = try connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'items_text'") else {
+        guard case .text(let sql)? = try connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'items_text'")
+        else {
             throw ReplicaError(.corruptIndex, "the index has lost its full-text table")
         }
         try connection.execute("DROP TABLE IF EXISTS items_text_next")
@@ -78,7 +85,11 @@ extension SQLiteIndexWriter {
 
     /// Copies the full-text table's settings (ranking weights, hash size; not FTS5's own 'version') to `table`.
     func copyTextSettings(to table: String, from settings: [(String, SQLValue)]? = nil) throws {
-        let settings = try settings ?? connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows { ($0.text(0), $0.value(1)) }
+        let settings =
+            try settings
+            ?? connection.prepare("SELECT k, v FROM items_text_config WHERE k != 'version'").rows {
+                ($0.text(0), $0.value(1))
+            }
         for (key, value) in settings {
             // FTS5 takes every setting through its 'rank' column: INSERT INTO t(t, rank) VALUES (name, value).
             try connection.execute("INSERT INTO \(table)(\(table), rank) VALUES (?, ?)", [.text(key), value])
@@ -114,7 +125,8 @@ extension SQLiteIndexWriter {
     private func countVocabularyAgain() throws {
         TextAnalyzer.Vocabulary.discard()
         try connection.execute("DELETE FROM vocabulary")
-        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.remade_words USING fts5vocab(main, items_text, row)")
+        try connection.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.remade_words USING fts5vocab(main, items_text, row)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.remade_words") }
         let insert = try connection.cached("INSERT INTO vocabulary(word, documents) VALUES (?, ?)")
         try connection.prepare("SELECT term, doc FROM temp.remade_words").each { row in
@@ -130,7 +142,8 @@ extension SQLiteIndexWriter {
     package func saveVocabulary() throws {
         let changes = TextAnalyzer.Vocabulary.drain()
         guard !changes.isEmpty else { return }
-        let upsert = try connection.cached("""
+        let upsert = try connection.cached(
+            """
             INSERT INTO vocabulary(word, documents) VALUES (?1, ?2)
             ON CONFLICT(word) DO UPDATE SET documents = documents + excluded.documents
             """)

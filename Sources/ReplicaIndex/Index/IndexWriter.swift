@@ -52,7 +52,8 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Whether a search-eligible activity is about an item (one that may not have been indexed when it
     /// was donated): read once per writer, so an index without activities pays nothing per insert.
     private lazy var activitiesMayStandIn = Result {
-        try connection.cached("SELECT 1 FROM activities WHERE related IS NOT NULL AND search = 1 LIMIT 1").firstRow([], { _ in true }) == true
+        try connection.cached("SELECT 1 FROM activities WHERE related IS NOT NULL AND search = 1 LIMIT 1").firstRow(
+            [], { _ in true }) == true
     }
     /// The row last bound to each statement that writes items rows, and the text last bound to the
     /// full-text insert, in this writer. Those statements are rewound, not cleared, so the next row binds
@@ -105,7 +106,8 @@ package final class SQLiteIndexWriter: IndexWriter {
 
     /// Binding the text again is about three times faster than `INSERT … SELECT` from `items`
     /// (measured with SQLite 3.40; see `replica-bench sql-variants`).
-    static let indexTextSQL = "INSERT INTO items_text(rowid, title, keywords, people, description, body) VALUES (?, ?, ?, ?, ?, ?)"
+    static let indexTextSQL =
+        "INSERT INTO items_text(rowid, title, keywords, people, description, body) VALUES (?, ?, ?, ?, ?, ?)"
     /// ``indexTextSQL`` into the table the words are made again into (``WordsRemake``).
     static let indexNextTextSQL = indexTextSQL.replacingOccurrences(of: "items_text", with: "items_text_next")
 
@@ -116,7 +118,6 @@ package final class SQLiteIndexWriter: IndexWriter {
         if item.isUpdate { return try merge(item, origin: origin) }
         return try insert(PreparedRow(item, origin: origin, now: now, defaultLifetime: defaultLifetime))
     }
-
 
     @discardableResult
     func insert(_ row: PreparedRow) throws -> UpsertOutcome {
@@ -132,19 +133,24 @@ package final class SQLiteIndexWriter: IndexWriter {
             let id = connection.lastInsertRowID
             try indexText(id, row.text)
             if row.asksForEnrichment { try queueEnrichment(id) }
-            if row.origin.owner != .activities, try activitiesMayStandIn.get() { try dropActivityItems(about: row.identifier) }
+            if row.origin.owner != .activities, try activitiesMayStandIn.get() {
+                try dropActivityItems(about: row.identifier)
+            }
             return .inserted
         }
         guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {
             throw ReplicaError(.storage, "item '\(row.identifier)' neither inserted nor found")
         }
         if stored.owner != row.origin.owner {
-            refusedOwnership.append((identifier: ItemIdentifier(row.identifier), writer: row.origin.owner, owner: stored.owner))
+            refusedOwnership.append(
+                (identifier: ItemIdentifier(row.identifier), writer: row.origin.owner, owner: stored.owner))
             return .notOwned
         }
         if stored.matches(row) {
             // The same item again (a record edit outside its searchable fields, a replay): no reindex.
-            try connection.cached("UPDATE items SET source_version = ? WHERE id = ?").run([SQLValue(row.origin.version), .integer(stored.id)])
+            try connection.cached("UPDATE items SET source_version = ? WHERE id = ?").run([
+                SQLValue(row.origin.version), .integer(stored.id),
+            ])
             return .unchanged
         }
         if stored.text.hasSameColumns(as: row.text) {
@@ -190,28 +196,37 @@ package final class SQLiteIndexWriter: IndexWriter {
         }
 
         func matches(_ row: PreparedRow) -> Bool {
-            text.hasSameColumns(as: row.text) && values == [SQLValue(row.domain), SQLValue(row.contentType), SQLValue(row.created), SQLValue(row.modified),
-                                           .real(row.expires), SQLValue(row.authors), SQLValue(row.recipients), .text(row.attributes),
-                                           .text(row.origin.owner.rawValue)]
+            text.hasSameColumns(as: row.text)
+                && values == [
+                    SQLValue(row.domain), SQLValue(row.contentType), SQLValue(row.created), SQLValue(row.modified),
+                    .real(row.expires), SQLValue(row.authors), SQLValue(row.recipients), .text(row.attributes),
+                    .text(row.origin.owner.rawValue),
+                ]
         }
     }
 
     private func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
         try storedRowStatement.get().firstRow([.text(identifier.rawValue)]) { row in
-            let text = TextColumns(title: row.text(10), keywords: row.text(11), people: row.text(12), description: row.text(13),
-                                   body: row.text(14), language: row.optionalText(15))
+            let text = TextColumns(
+                title: row.text(10), keywords: row.text(11), people: row.text(12), description: row.text(13),
+                body: row.text(14), language: row.optionalText(15))
             return StoredRow(id: row.int64(0), values: (1...9).map { row.value(Int32($0)) }, text: text)
         }
     }
 
     /// Merges an update into the stored item; an update of a missing or expired item is ignored.
     private func merge(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
-        let existing = try connection.cached("SELECT id, domain, expires, \(SQLiteIndexReader.itemColumns), body FROM items WHERE identifier = ?")
-            .firstRow([.text(item.uniqueIdentifier.rawValue)]) { row in
-                let (stored, storedOrigin, _) = try SQLiteIndexReader.decodeItem(row, offset: 3, textContent: row.optionalText(13))
-                return (id: row.int64(0), domain: row.optionalText(1), expires: row.double(2),
-                        stored: stored.attributeSet, owner: storedOrigin.owner)
-            }
+        let existing = try connection.cached(
+            "SELECT id, domain, expires, \(SQLiteIndexReader.itemColumns), body FROM items WHERE identifier = ?"
+        )
+        .firstRow([.text(item.uniqueIdentifier.rawValue)]) { row in
+            let (stored, storedOrigin, _) = try SQLiteIndexReader.decodeItem(
+                row, offset: 3, textContent: row.optionalText(13))
+            return (
+                id: row.int64(0), domain: row.optionalText(1), expires: row.double(2),
+                stored: stored.attributeSet, owner: storedOrigin.owner
+            )
+        }
         guard let existing, existing.expires > now.timeIntervalSince1970 else { return .ignoredUpdate }
         guard existing.owner == origin.owner else {
             refusedOwnership.append((identifier: item.uniqueIdentifier, writer: origin.owner, owner: existing.owner))
@@ -266,7 +281,10 @@ package final class SQLiteIndexWriter: IndexWriter {
         case _?:
             // While the words are made again, into the new table alone (``textTable(ofRow:)``).
             try connection.cached(Self.indexNextTextSQL).run(
-                [.integer(id), .text(text.title), .text(text.keywords), .text(text.people), .text(text.description), .text(text.body)])
+                [
+                    .integer(id), .text(text.title), .text(text.keywords), .text(text.people), .text(text.description),
+                    .text(text.body),
+                ])
             return
         }
         let statement = try indexTextStatement.get()
@@ -275,7 +293,9 @@ package final class SQLiteIndexWriter: IndexWriter {
         defer { statement.rewind() }
         try statement.bind(.integer(id), at: 1)
         try text.bind(to: statement, from: 2, after: previous)
-        let index = { _ = try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() } }
+        let index = {
+            _ = try TextAnalyzer.withDocumentLanguage(text.language, counting: .adding) { try statement.step() }
+        }
         if let preanalysis = text.preanalysis { try preanalysis.replaying(index) } else { try index() }
         lastBoundText = text
         if try rankingListsAreKept() { try RankingLists.recordChange(id, connection) }
@@ -286,10 +306,12 @@ package final class SQLiteIndexWriter: IndexWriter {
         if explicit == nil, recordedTypes[type.rawValue] != nil { return }
         let tree = ContentType.storedTree(explicit ?? type.tree)
         guard recordedTypes[type.rawValue] != tree else { return }
-        try connection.cached("""
+        try connection.cached(
+            """
             INSERT INTO content_types(name, tree) VALUES (?1, ?2)
             ON CONFLICT(name) DO UPDATE SET tree = excluded.tree WHERE ?3 AND excluded.tree != content_types.tree
-            """).run([.text(type.rawValue), .text(tree), SQLValue(explicit != nil)])
+            """
+        ).run([.text(type.rawValue), .text(tree), SQLValue(explicit != nil)])
         recordedTypes[type.rawValue] = tree
     }
 
@@ -297,7 +319,9 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// stemmed for the language it was indexed in.
     func removeText(ofRow id: Int64) throws {
         guard let table = try textTable(ofRow: id) else { return }
-        let language = try connection.cached("SELECT language FROM items WHERE id = ?").firstRow([.integer(id)]) { $0.optionalText(0) }
+        let language = try connection.cached("SELECT language FROM items WHERE id = ?").firstRow([.integer(id)]) {
+            $0.optionalText(0)
+        }
         try TextAnalyzer.withDocumentLanguage(language ?? nil, counting: .removing) {
             try connection.cached("DELETE FROM \(table) WHERE rowid = ?").run([.integer(id)])
         }

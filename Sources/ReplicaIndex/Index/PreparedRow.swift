@@ -2,6 +2,7 @@ package import Foundation
 import ReplicaCore
 package import ReplicaSQLite
 import ReplicaText
+
 /// The values of an items row, worked out from an item without touching the database, so that many can
 /// be prepared on another thread; bound straight into a statement, without an intermediate array.
 /// Both stores write these values (the PostgreSQL store in a module of its own).
@@ -33,8 +34,9 @@ package struct PreparedRow: Sendable {
     func preanalyzed() -> PreparedRow {
         guard text.languageIsKnown else { return self }
         var row = self
-        row.text.preanalysis = TextAnalyzer.Preanalysis([text.title, text.keywords, text.people, text.description, text.body],
-                                                        language: text.language)
+        row.text.preanalysis = TextAnalyzer.Preanalysis(
+            [text.title, text.keywords, text.people, text.description, text.body],
+            language: text.language)
         return row
     }
 
@@ -141,7 +143,8 @@ package struct TextColumns: Sendable {
 
     /// Whether the five full-text columns and their language are the same (the people lists aside).
     package func hasSameColumns(as other: TextColumns) -> Bool {
-        language == other.language && title == other.title && keywords == other.keywords && people == other.people && description == other.description
+        language == other.language && title == other.title && keywords == other.keywords && people == other.people
+            && description == other.description
             && body == other.body
     }
 
@@ -153,21 +156,30 @@ package struct TextColumns: Sendable {
     static let roles: [AttributeKey: (Role, Int)] = {
         var roles: [AttributeKey: (Role, Int)] = [:]
         for (order, key) in [AttributeKey.title, .displayName, .subject].enumerated() { roles[key] = (.title, order) }
-        for (order, key) in [AttributeKey.keywords, .alternateNames, .projects, .organizations].enumerated() { roles[key] = (.keywords, order) }
-        for (order, key) in [AttributeKey.contentDescription, .textContentSummary, .headline, .comment, .information, .path,
-                             .namedLocation, .city, .artist, .album, .transcribedTextContent].enumerated() {
+        for (order, key) in [AttributeKey.keywords, .alternateNames, .projects, .organizations].enumerated() {
+            roles[key] = (.keywords, order)
+        }
+        for (order, key) in [
+            AttributeKey.contentDescription, .textContentSummary, .headline, .comment, .information, .path,
+            .namedLocation, .city, .artist, .album, .transcribedTextContent,
+        ].enumerated() {
             roles[key] = (.description, order)
         }
-        for (order, key) in [AttributeKey.authors, .authorNames, .authorEmailAddresses, .creator].enumerated() { roles[key] = (.author, order) }
-        for (order, key) in [AttributeKey.recipients, .recipientNames, .recipientEmailAddresses, .primaryRecipients,
-                             .additionalRecipients, .participants].enumerated() {
+        for (order, key) in [AttributeKey.authors, .authorNames, .authorEmailAddresses, .creator].enumerated() {
+            roles[key] = (.author, order)
+        }
+        for (order, key) in [
+            AttributeKey.recipients, .recipientNames, .recipientEmailAddresses, .primaryRecipients,
+            .additionalRecipients, .participants,
+        ].enumerated() {
             roles[key] = (.recipient, order)
         }
         return roles
     }()
 
     /// Columns as stored: their language is not found again.
-    package init(title: String, keywords: String, people: String, description: String, body: String, language: String?) {
+    package init(title: String, keywords: String, people: String, description: String, body: String, language: String?)
+    {
         self.title = title
         self.keywords = keywords
         self.people = people
@@ -199,7 +211,9 @@ package struct TextColumns: Sendable {
         defer { findLanguage(given: languages) }
         guard !found.isEmpty else { return }
         found.sort { ($0.order) < ($1.order) }
-        var title: [String] = [], keywords: [String] = [], description: [String] = []
+        var title: [String] = []
+        var keywords: [String] = []
+        var description: [String] = []
         for entry in found {
             switch entry.role {
             case .title: title += entry.strings
@@ -223,7 +237,9 @@ package struct TextColumns: Sendable {
     }
 
     /// ``findLanguage(given:)``, with `unknown` (asked only then) when CLD2 cannot tell.
-    package mutating func findLanguage(given languages: [String], whenUnknown unknown: @autoclosure () throws -> String) rethrows {
+    package mutating func findLanguage(given languages: [String], whenUnknown unknown: @autoclosure () throws -> String)
+        rethrows
+    {
         findLanguage(given: languages)
         if !languageIsKnown { (language, languageIsKnown) = (try unknown(), true) }
     }
@@ -234,7 +250,9 @@ package struct TextColumns: Sendable {
         var sample = ""
         for column in [title, description, body] where !column.isEmpty && sample.utf8.count < Self.languageSampleBytes {
             if !sample.isEmpty { sample += "\n" }
-            sample += column.utf8.count <= Self.languageSampleBytes ? column : String(column.prefix(Self.languageSampleBytes / 2))
+            sample +=
+                column.utf8.count <= Self.languageSampleBytes
+                ? column : String(column.prefix(Self.languageSampleBytes / 2))
         }
         return sample
     }

@@ -58,7 +58,8 @@ extension SearchableIndex {
     /// Deletes entities' items by type and identifier.
     @discardableResult
     public func deleteEntities(ofType typeName: String, withIdentifiers identifiers: [String]) async throws -> Int {
-        try await deleteItems(withIdentifiers: identifiers.map { EntityReference(typeName: typeName, id: $0).itemIdentifier })
+        try await deleteItems(
+            withIdentifiers: identifiers.map { EntityReference(typeName: typeName, id: $0).itemIdentifier })
     }
 
     /// What a score gains from an entity's priority (0 to 100): up to 0.02.

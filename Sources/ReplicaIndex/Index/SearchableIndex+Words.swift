@@ -55,15 +55,20 @@ extension WordsRemake {
         /// next 512 rows are prepared on another core while `body` writes these, as a bulk load prepares
         /// its rows.
         package static func withLanguagesFound<Prepared: Sendable>(
-            _ rows: [StoredText], unknown: String, prepare: @escaping @Sendable (StoredText) -> Prepared, _ body: (Prepared) throws -> Void
+            _ rows: [StoredText], unknown: String, prepare: @escaping @Sendable (StoredText) -> Prepared,
+            _ body: (Prepared) throws -> Void
         ) throws {
-            try Prefetch.pipelined(rows, chunkSize: 512, prepare: { chunk in
-                chunk.map { row in
-                    var row = row
-                    row.text.findLanguage(given: row.attributes.map(TextColumns.languages(inAttributes:)) ?? [], whenUnknown: unknown)
-                    return prepare(row)
+            try Prefetch.pipelined(
+                rows, chunkSize: 512,
+                prepare: { chunk in
+                    chunk.map { row in
+                        var row = row
+                        row.text.findLanguage(
+                            given: row.attributes.map(TextColumns.languages(inAttributes:)) ?? [], whenUnknown: unknown)
+                        return prepare(row)
+                    }
                 }
-            }) { _, prepared in
+            ) { _, prepared in
                 for row in prepared { try body(row) }
             }
         }
@@ -130,8 +135,10 @@ extension SearchableIndex {
     /// Whether the index's words are this analyzer's, and how far making them again has gone.
     public func wordsStatus() async throws -> WordsStatus {
         try await read { reader in
-            WordsStatus(analyzer: try reader.meta(WordsRemake.analyzerKey), remade: try reader.meta(WordsRemake.remadeKey).flatMap { Int($0) },
-                        items: try reader.count())
+            WordsStatus(
+                analyzer: try reader.meta(WordsRemake.analyzerKey),
+                remade: try reader.meta(WordsRemake.remadeKey).flatMap { Int($0) },
+                items: try reader.count())
         }
     }
 
@@ -152,11 +159,15 @@ extension SearchableIndex {
     /// - Returns: `true` when the words are this analyzer's (made again now or already), `false` when the
     ///   task was cancelled first.
     @discardableResult
-    public func remakeWords(batchSize: Int = 5_000, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Bool {
+    public func remakeWords(batchSize: Int = 5_000, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in })
+        async throws -> Bool
+    {
         let status = try await wordsStatus()
         guard !status.isCurrent else { return true }
         while !Task.isCancelled {
-            let step = try await write(purgingExpired: false) { writer in try writer.remakeWords(batchSize: max(1, batchSize)) }
+            let step = try await write(purgingExpired: false) { writer in
+                try writer.remakeWords(batchSize: max(1, batchSize))
+            }
             guard case .madeAgain(let remade) = step else { return true }
             progress(remade, status.items)
         }

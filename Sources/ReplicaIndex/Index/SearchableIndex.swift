@@ -21,8 +21,10 @@ extension ReplicaError {
     /// An account signed out (by this process or another) after its storage was opened under an earlier
     /// sign-in: the same words whichever storage notices.
     package static func signedOutSinceOpened(_ account: AccountID) -> ReplicaError {
-        ReplicaError(.accountNotSignedIn,
-                     "account '\(account)' was signed out after its files were opened; nothing was read or written. Sign it in again to use it")
+        ReplicaError(
+            .accountNotSignedIn,
+            "account '\(account)' was signed out after its files were opened; nothing was read or written. Sign it in again to use it"
+        )
     }
 }
 
@@ -90,17 +92,24 @@ public final class SearchableIndex: Sendable {
     public static let maximumClientStateSize = 4096
 
     /// Opens the index kept in the SQLite file at `path` (the embedded default).
-    package convenience init(path: String, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
-                             events: @escaping @Sendable (StoreEvent) -> Void) throws {
-        let storage = try SQLiteIndexStorage(path: path, name: name, account: account, busyTimeout: configuration.busyTimeout,
-                                             cacheKiB: configuration.cacheKiB, events: events)
-        self.init(storage: storage, name: name, account: account, signIn: signIn, configuration: configuration, events: events)
+    package convenience init(
+        path: String, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
+        events: @escaping @Sendable (StoreEvent) -> Void
+    ) throws {
+        let storage = try SQLiteIndexStorage(
+            path: path, name: name, account: account, busyTimeout: configuration.busyTimeout,
+            cacheKiB: configuration.cacheKiB, events: events)
+        self.init(
+            storage: storage, name: name, account: account, signIn: signIn, configuration: configuration, events: events
+        )
         storage.onRebuilt { [weak self] in try? await self?.deliverPendingReindex() }
     }
 
     /// Opens the index kept in `storage`.
-    package init(storage: any IndexStorage, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
-                 events: @escaping @Sendable (StoreEvent) -> Void) {
+    package init(
+        storage: any IndexStorage, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
+        events: @escaping @Sendable (StoreEvent) -> Void
+    ) {
         self.storage = storage
         self.name = name
         self.account = account
@@ -114,7 +123,8 @@ public final class SearchableIndex: Sendable {
     private func checkOpen() throws {
         try state.withLock { state in
             guard !state.isInvalidated else {
-                throw ReplicaError(.accountNotSignedIn, "account '\(account)' was signed out; its index '\(name)' is gone")
+                throw ReplicaError(
+                    .accountNotSignedIn, "account '\(account)' was signed out; its index '\(name)' is gone")
             }
         }
     }
@@ -144,12 +154,16 @@ public final class SearchableIndex: Sendable {
     // MARK: Running work
 
     /// Runs `body` in one write transaction, after purging some expired items (unless told not to).
-    package func write<T: Sendable>(purgingExpired: Bool = true, _ body: @escaping @Sendable (any IndexWriter) throws -> T) async throws -> T {
+    package func write<T: Sendable>(
+        purgingExpired: Bool = true, _ body: @escaping @Sendable (any IndexWriter) throws -> T
+    ) async throws -> T {
         try checkOpen()
         // Inside the transaction, which holds the index's write lock: a write that passes the sign-in
         // check commits before any sign-out that follows it deletes the index, never into a deleted one.
-        return try await storage.write(now: configuration.clock(), defaultLifetime: configuration.defaultLifetime,
-                                       prepare: { [self] in try checkSignIn() }) { writer in
+        return try await storage.write(
+            now: configuration.clock(), defaultLifetime: configuration.defaultLifetime,
+            prepare: { [self] in try checkSignIn() }
+        ) { writer in
             if purgingExpired { try writer.purgeExpired(limit: 256) }
             return try body(writer)
         }
@@ -166,8 +180,9 @@ public final class SearchableIndex: Sendable {
     @available(*, noasync, message: "it waits for the storage; in async code call write(purgingExpired:_:)")
     package func writeNow<T>(_ body: (any IndexWriter) throws -> T) throws -> T {
         try checkOpen()
-        return try storage.writeNow(now: configuration.clock(), defaultLifetime: configuration.defaultLifetime,
-                                    prepare: { try checkSignIn() }, body)
+        return try storage.writeNow(
+            now: configuration.clock(), defaultLifetime: configuration.defaultLifetime,
+            prepare: { try checkSignIn() }, body)
     }
 
     // MARK: Indexing
@@ -299,10 +314,12 @@ public final class SearchableIndex: Sendable {
     /// - Throws: ``ReplicaError`` with code `accountNotSignedIn` when the account was signed out.
     public func fetchItems(withIdentifiers identifiers: [ItemIdentifier]) async throws -> [StoredItem] {
         try await read { reader in
-            let unknown = WrittenLanguages.commonest(of: WrittenLanguages(meta: try reader.meta(WrittenLanguages.key)).counts)
+            let unknown = WrittenLanguages.commonest(
+                of: WrittenLanguages(meta: try reader.meta(WrittenLanguages.key)).counts)
             return try reader.items(withIdentifiers: identifiers).map { item, origin, indexed in
-                StoredItem(account: self.account, indexName: self.name, item: item, origin: origin, indexedAt: indexed,
-                           languageWhenUnknown: unknown)
+                StoredItem(
+                    account: self.account, indexName: self.name, item: item, origin: origin, indexedAt: indexed,
+                    languageWhenUnknown: unknown)
             }
         }
     }
@@ -337,13 +354,17 @@ public final class SearchableIndex: Sendable {
         }
         if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
         let semantic = await embedding.value
-        return results(try await read { reader in try reader.finishing(candidates, query: query, pattern: pattern, semantic: semantic) })
+        return results(
+            try await read { reader in
+                try reader.finishing(candidates, query: query, pattern: pattern, semantic: semantic)
+            })
     }
 
     private func results(_ found: [FoundItem]) -> [SearchResult] {
         found.map { found in
-            SearchResult(account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
-                         origin: found.origin, indexedAt: found.indexedAt, match: found.match, engagement: found.engagement)
+            SearchResult(
+                account: account, indexName: name, item: found.item, score: found.score, snippet: found.snippet,
+                origin: found.origin, indexedAt: found.indexedAt, match: found.match, engagement: found.engagement)
         }
     }
 
@@ -355,8 +376,10 @@ public final class SearchableIndex: Sendable {
     /// - Parameter progress: told the number embedded so far and the number still waiting.
     /// - Returns: how many items were embedded.
     @discardableResult
-    package func embedPending(using embedder: any Embedder, batchSize: Int = 32, limit: Int = .max, until deadline: Date? = nil,
-                              progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> Int {
+    package func embedPending(
+        using embedder: any Embedder, batchSize: Int = 32, limit: Int = .max, until deadline: Date? = nil,
+        progress: @Sendable (Int, Int) -> Void = { _, _ in }
+    ) async throws -> Int {
         let model = embedder.modelIdentifier
         var done = 0
         // Counted once, and only when something waits (an idle watcher asks every two seconds): counting
@@ -367,10 +390,14 @@ public final class SearchableIndex: Sendable {
             guard !batch.isEmpty else { break }
             if waiting == nil { waiting = try await read { reader in try reader.embeddingBacklog(model: model) } }
             // Abandoned when the task is cancelled: a stopping watcher never waits on the model.
-            let vectors = try await Blocking.runAbandoningOnCancellation { try embedder.embed(documents: batch.map(\.text)) }
+            let vectors = try await Blocking.runAbandoningOnCancellation {
+                try embedder.embed(documents: batch.map(\.text))
+            }
             try Self.checkVectors(vectors, documents: batch.count, model: model)
             try await write(purgingExpired: false) { writer in
-                for (pending, vectors) in zip(batch, vectors) { try writer.setVectors(vectors, for: pending, model: model) }
+                for (pending, vectors) in zip(batch, vectors) {
+                    try writer.setVectors(vectors, for: pending, model: model)
+                }
             }
             done += batch.count
             waiting = max((waiting ?? 0) - batch.count, 0)
@@ -386,10 +413,16 @@ public final class SearchableIndex: Sendable {
     /// - Throws: ``ReplicaError`` with code `invalidArgument`, naming the model.
     package static func checkVectors(_ vectors: [[[Float]]], documents: Int, model: String) throws {
         guard vectors.count == documents else {
-            throw ReplicaError(.invalidArgument, "the embedding model \(model) gave vectors for \(vectors.count) texts, not \(documents); nothing was stored")
+            throw ReplicaError(
+                .invalidArgument,
+                "the embedding model \(model) gave vectors for \(vectors.count) texts, not \(documents); nothing was stored"
+            )
         }
         guard vectors.allSatisfy({ $0.allSatisfy { $0.allSatisfy(\.isFinite) } }) else {
-            throw ReplicaError(.invalidArgument, "the embedding model \(model) gave a vector holding a value that is not a finite number; nothing was stored")
+            throw ReplicaError(
+                .invalidArgument,
+                "the embedding model \(model) gave a vector holding a value that is not a finite number; nothing was stored"
+            )
         }
     }
 
@@ -468,7 +501,10 @@ public final class SearchableIndex: Sendable {
         // One delivery at a time, so no receiver is asked twice; a call made while one runs has it go
         // round again for what changed.
         let mine = state.withLock { state in
-            if state.delivering { state.deliverAgain = true; return false }
+            if state.delivering {
+                state.deliverAgain = true
+                return false
+            }
             state.delivering = true
             return true
         }
@@ -482,7 +518,10 @@ public final class SearchableIndex: Sendable {
                 return state.deliverAgain
             })
         } catch {
-            state.withLock { $0.delivering = false; $0.deliverAgain = false }
+            state.withLock {
+                $0.delivering = false
+                $0.deliverAgain = false
+            }
             throw error
         }
     }
@@ -493,9 +532,13 @@ public final class SearchableIndex: Sendable {
         }
         guard delegate != nil || !queries.isEmpty else { return }
         let (all, delivered, some) = try await read { reader in
-            (try reader.meta("reindex_all_pending") == "1",
-             try reader.meta("reindex_all_delivered").flatMap { try? JSON.parse($0).arrayValue?.compactMap(\.stringValue) } ?? [],
-             try reader.meta("reindex_identifiers"))
+            (
+                try reader.meta("reindex_all_pending") == "1",
+                try reader.meta("reindex_all_delivered").flatMap {
+                    try? JSON.parse($0).arrayValue?.compactMap(\.stringValue)
+                } ?? [],
+                try reader.meta("reindex_identifiers")
+            )
         }
         let description = IndexDescription(account: account, indexName: name)
         var askedForAll = Set(delivered)
@@ -503,7 +546,8 @@ public final class SearchableIndex: Sendable {
             askedForAll.insert(receiver)
             // Added to what the file holds, not written over it: another process may have asked its own.
             try await write { writer in
-                let stored = try writer.meta("reindex_all_delivered")
+                let stored =
+                    try writer.meta("reindex_all_delivered")
                     .flatMap { try? JSON.parse($0).arrayValue?.compactMap(\.stringValue) } ?? []
                 let list = JSON.array(Set(stored + [receiver]).sorted().map(JSON.string)).serialized()
                 try writer.setMeta("reindex_all_delivered", list)
@@ -519,7 +563,9 @@ public final class SearchableIndex: Sendable {
                 try await markAsked("entity:" + type)
             }
         }
-        guard let some, let identifiers = try? JSON.parse(some).arrayValue?.compactMap(\.stringValue), !identifiers.isEmpty else { return }
+        guard let some, let identifiers = try? JSON.parse(some).arrayValue?.compactMap(\.stringValue),
+            !identifiers.isEmpty
+        else { return }
         var byType: [String: [String]] = [:]
         var others: [ItemIdentifier] = []
         for identifier in identifiers {
@@ -543,13 +589,18 @@ public final class SearchableIndex: Sendable {
     private func dropUnreadable(_ identifiers: [ItemIdentifier]) async throws {
         try await write { writer in
             try writer.delete(identifiers: identifiers, owner: nil)
-            let earlier = (try? writer.meta("reindex_identifiers"))
+            let earlier =
+                (try? writer.meta("reindex_identifiers"))
                 .flatMap { try? JSON.parse($0).arrayValue } ?? []
             let all = (earlier + identifiers.map { JSON.string($0.rawValue) }).suffix(10_000)
             try writer.setMeta("reindex_identifiers", JSON.array(Array(all)).serialized())
         }
-        events(StoreEvent(kind: .itemsUnreadable, account: account, indexName: name,
-                          message: "\(identifiers.count) item(s) in index '\(name)' of account '\(account)' could not be read back; they were dropped and their owner asked to reindex them"))
+        events(
+            StoreEvent(
+                kind: .itemsUnreadable, account: account, indexName: name,
+                message:
+                    "\(identifiers.count) item(s) in index '\(name)' of account '\(account)' could not be read back; they were dropped and their owner asked to reindex them"
+            ))
         try? await deliverPendingReindex()
     }
 }

@@ -12,7 +12,9 @@ import ReplicaCore
 /// attributes[.title] = .text("Launch plan")
 /// attributes[AttributeKey("com.example.chef")] = .text("Ada")
 /// ```
-public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
     /// The key's name, as Core Spotlight spells it for a system key.
     public let rawValue: String
 
@@ -199,27 +201,35 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Ex
     /// The system keys and the kind of value each takes.
     public static let systemKinds: [AttributeKey: AttributeValue.Kind] = {
         var kinds: [AttributeKey: AttributeValue.Kind] = [:]
-        for key: AttributeKey in [.title, .displayName, .contentDescription, .textContent, .subject, .headline, .comment,
-                                  .information, .identifier, .kindName, .version, .language, .copyright, .genre,
-                                  .contentType, .path, .url, .contentURL, .namedLocation, .city, .stateOrProvince,
-                                  .country, .artist, .album, .composer, .creator, .textContentSummary,
-                                  .transcribedTextContent] {
+        for key: AttributeKey in [
+            .title, .displayName, .contentDescription, .textContent, .subject, .headline, .comment,
+            .information, .identifier, .kindName, .version, .language, .copyright, .genre,
+            .contentType, .path, .url, .contentURL, .namedLocation, .city, .stateOrProvince,
+            .country, .artist, .album, .composer, .creator, .textContentSummary,
+            .transcribedTextContent,
+        ] {
             kinds[key] = .text
         }
-        for key: AttributeKey in [.alternateNames, .keywords, .contentTypeTree, .authorNames, .authorEmailAddresses,
-                                  .recipientNames, .recipientEmailAddresses, .participants, .editors, .emailAddresses,
-                                  .phoneNumbers, .organizations, .projects] {
+        for key: AttributeKey in [
+            .alternateNames, .keywords, .contentTypeTree, .authorNames, .authorEmailAddresses,
+            .recipientNames, .recipientEmailAddresses, .participants, .editors, .emailAddresses,
+            .phoneNumbers, .organizations, .projects,
+        ] {
             kinds[key] = .texts
         }
-        for key: AttributeKey in [.contentCreationDate, .contentModificationDate, .addedDate, .lastUsedDate,
-                                  .downloadedDate, .dueDate, .completionDate, .startDate, .endDate] {
+        for key: AttributeKey in [
+            .contentCreationDate, .contentModificationDate, .addedDate, .lastUsedDate,
+            .downloadedDate, .dueDate, .completionDate, .startDate, .endDate,
+        ] {
             kinds[key] = .date
         }
         for key: AttributeKey in [.authors, .recipients, .primaryRecipients, .additionalRecipients] {
             kinds[key] = .people
         }
-        for key: AttributeKey in [.latitude, .longitude, .altitude, .fileSize, .pageCount, .rating, .duration,
-                                  .pixelWidth, .pixelHeight] {
+        for key: AttributeKey in [
+            .latitude, .longitude, .altitude, .fileSize, .pageCount, .rating, .duration,
+            .pixelWidth, .pixelHeight,
+        ] {
             kinds[key] = .number
         }
         kinds[.thumbnailData] = .data

@@ -65,7 +65,10 @@ public struct AttributeSet: Hashable, Sendable {
             case .text(let text): size = text.utf8.count
             case .texts(let texts): size = texts.reduce(0) { $0 + $1.utf8.count + 1 }
             case .data(let data): size = data.count
-            case .people(let people): size = people.reduce(0) { $0 + ($1.displayName?.utf8.count ?? 0) + $1.handles.reduce(0) { $0 + $1.utf8.count } }
+            case .people(let people):
+                size = people.reduce(0) {
+                    $0 + ($1.displayName?.utf8.count ?? 0) + $1.handles.reduce(0) { $0 + $1.utf8.count }
+                }
             default: size = 8
             }
             return total + key.rawValue.utf8.count + size
@@ -203,8 +206,11 @@ public struct AttributeSet: Hashable, Sendable {
 
     /// Every name and handle of the item's recipients.
     public var recipientStrings: [String] {
-        [AttributeKey.recipients, .recipientNames, .recipientEmailAddresses, .primaryRecipients, .additionalRecipients,
-         .participants].flatMap { values[$0]?.strings ?? [] }
+        [
+            AttributeKey.recipients, .recipientNames, .recipientEmailAddresses, .primaryRecipients,
+            .additionalRecipients,
+            .participants,
+        ].flatMap { values[$0]?.strings ?? [] }
     }
 
     /// The content type's tree: the item's own `contentTypeTree` when given, otherwise replica's table.
@@ -229,7 +235,9 @@ extension AttributeSet {
     /// - Throws: ``ReplicaError`` with code `invalidItem` for a value of the wrong kind.
     public init(json: JSON) throws {
         guard let members = json.objectValue else {
-            throw ReplicaError(.invalidItem, "'attributes' must be an object of attribute names and values, not \(json.kindDescription)")
+            throw ReplicaError(
+                .invalidItem,
+                "'attributes' must be an object of attribute names and values, not \(json.kindDescription)")
         }
         self.init()
         for (name, value) in members {
@@ -247,7 +255,9 @@ extension AttributeSet {
     var keysRecoverableFromText: Set<AttributeKey> {
         var keys: Set<AttributeKey> = [.textContent, .contentType]
         if values[.displayName] == nil && values[.subject] == nil { keys.insert(.title) }
-        if !TextColumns.roles.contains(where: { $0.value.0 == .description && $0.key != .contentDescription && values[$0.key] != nil }) {
+        if !TextColumns.roles.contains(where: {
+            $0.value.0 == .description && $0.key != .contentDescription && values[$0.key] != nil
+        }) {
             keys.insert(.contentDescription)
         }
         return keys

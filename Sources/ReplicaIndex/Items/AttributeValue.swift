@@ -123,7 +123,8 @@ extension AttributeValue {
     public static func fromJSON(_ json: JSON, for key: AttributeKey) throws -> AttributeValue {
         if let kind = key.kind {
             guard let value = decode(json, as: kind) else {
-                throw ReplicaError(.invalidItem, "attribute '\(key)' must be \(kind.expectation), not \(json.kindDescription)")
+                throw ReplicaError(
+                    .invalidItem, "attribute '\(key)' must be \(kind.expectation), not \(json.kindDescription)")
             }
             return value
         }
@@ -138,8 +139,10 @@ extension AttributeValue {
             if let kind = Kind(rawValue: tag), let value = decode(inner, as: kind) { return value }
         default: break
         }
-        throw ReplicaError(.invalidItem, "custom attribute '\(key)' must be a string, a number, a boolean, an array of "
-            + "strings, or an object such as {\"date\": \"2026-11-20T10:00:00Z\"}; it is \(json.kindDescription)")
+        throw ReplicaError(
+            .invalidItem,
+            "custom attribute '\(key)' must be a string, a number, a boolean, an array of "
+                + "strings, or an object such as {\"date\": \"2026-11-20T10:00:00Z\"}; it is \(json.kindDescription)")
     }
 
     private static func decode(_ json: JSON, as kind: Kind) -> AttributeValue? {
@@ -191,9 +194,13 @@ extension AttributeValue {
             let text = JSON.string(value.base64EncodedString())
             return isCustom ? .object([("data", text)]) : text
         case .people(let people):
-            let array = JSON.array(people.map { person in
-                .object(omittingNil: [("displayName", person.displayName.map(JSON.string)), ("handles", .array(person.handles.map(JSON.string)))])
-            })
+            let array = JSON.array(
+                people.map { person in
+                    .object(omittingNil: [
+                        ("displayName", person.displayName.map(JSON.string)),
+                        ("handles", .array(person.handles.map(JSON.string))),
+                    ])
+                })
             return isCustom ? .object([("people", array)]) : array
         }
     }

@@ -116,13 +116,17 @@ public struct ContentType: RawRepresentable, Hashable, Sendable, ExpressibleBySt
             "public.archive": ["public.data"],
             "com.adobe.pdf": ["public.content", "public.data"],
         ]
-        for source in ["public.c-source", "public.c-header", "public.c-plus-plus-source", "public.swift-source",
-                       "public.objective-c-source", "com.sun.java-source", "public.rust-source", "public.go-source",
-                       "public.css", "public.assembly-source", "public.make-source"] {
+        for source in [
+            "public.c-source", "public.c-header", "public.c-plus-plus-source", "public.swift-source",
+            "public.objective-c-source", "com.sun.java-source", "public.rust-source", "public.go-source",
+            "public.css", "public.assembly-source", "public.make-source",
+        ] {
             table[source] = ["public.source-code"]
         }
-        for script in ["public.shell-script", "public.python-script", "public.ruby-script", "public.perl-script",
-                       "com.netscape.javascript-source", "public.php-script", "public.lua-script"] {
+        for script in [
+            "public.shell-script", "public.python-script", "public.ruby-script", "public.perl-script",
+            "com.netscape.javascript-source", "public.php-script", "public.lua-script",
+        ] {
             table[script] = ["public.script"]
         }
         return table

@@ -9,7 +9,9 @@ import ReplicaCore
 /// ```swift
 /// let alice: AccountID = "alice@example.com"
 /// ```
-public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
     /// The account's identifier text.
     public let rawValue: String
 
@@ -34,13 +36,19 @@ public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, Expre
         if rawValue.utf8.count > 256 {
             throw ReplicaError(.invalidArgument, "an account ID can be at most 256 bytes long")
         }
-        if rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || DisplayText.isUnsafe($0) }) {
-            throw ReplicaError(.invalidArgument, "an account ID cannot contain control characters, line separators or direction overrides")
+        if rawValue.unicodeScalars.contains(where: {
+            $0.properties.generalCategory == .control || DisplayText.isUnsafe($0)
+        }) {
+            throw ReplicaError(
+                .invalidArgument,
+                "an account ID cannot contain control characters, line separators or direction overrides")
         }
         // Names that read as paths are refused, though the folder name would be escaped: a person or a
         // script reading "../x" or "." as an account would be misled.
         if rawValue == "." || rawValue == ".." || rawValue.contains("/") {
-            throw ReplicaError(.invalidArgument, "an account ID cannot be '.' or '..' or contain '/'; use a name such as alice or alice@example.com")
+            throw ReplicaError(
+                .invalidArgument,
+                "an account ID cannot be '.' or '..' or contain '/'; use a name such as alice or alice@example.com")
         }
         if rawValue.first?.isWhitespace == true || rawValue.last?.isWhitespace == true {
             throw ReplicaError(.invalidArgument, "an account ID cannot begin or end with a space")
@@ -54,7 +62,7 @@ public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, Expre
         for byte in rawValue.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
                 name.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 name += String(format: "%%%02X", byte)
@@ -67,7 +75,9 @@ public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, Expre
 /// The stable, unique identifier of a searchable item within its index.
 ///
 /// Identifiers are routing keys: keep them stable and free of secret payloads (`note:alice:42`).
-public struct ItemIdentifier: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct ItemIdentifier: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
     /// The item's identifier text.
     public let rawValue: String
 
@@ -92,7 +102,9 @@ public struct ItemIdentifier: RawRepresentable, Hashable, Comparable, Sendable, 
 ///
 /// Domains are hierarchical with `.` between levels: a domain covers itself and every domain under it,
 /// so deleting `account.alice` deletes `account.alice.notes` too (but not `account.alicia`).
-public struct DomainIdentifier: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct DomainIdentifier: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
     /// The domain's name, levels separated by `.`.
     public let rawValue: String
 

@@ -24,7 +24,9 @@ extension SearchableItem {
         }
         let reference = EntityReference(typeName: type, id: id)
         try reference.validate()
-        func fail(_ problem: String) -> ReplicaError { ReplicaError(.invalidItem, "entity \(type) '\(id)': \(problem)") }
+        func fail(_ problem: String) -> ReplicaError {
+            ReplicaError(.invalidItem, "entity \(type) '\(id)': \(problem)")
+        }
         var attributes: AttributeSet
         do {
             attributes = try json["attributes"].map(AttributeSet.init(json:)) ?? AttributeSet()
@@ -32,16 +34,24 @@ extension SearchableItem {
             throw fail(error.message)
         }
         if let properties = json["properties"], !properties.isNull {
-            guard let members = properties.objectValue else { throw fail("'properties' must be an object of named properties") }
+            guard let members = properties.objectValue else {
+                throw fail("'properties' must be an object of named properties")
+            }
             var mapped = AttributeSet()
             for (name, property) in members {
                 let key: AttributeKey
                 if let system = property["key"]?.stringValue {
                     key = AttributeKey(system)
-                    guard key.isSystem else { throw fail("property '\(name)': '\(system)' is not a Core Spotlight key; use \"customKey\" for your own") }
+                    guard key.isSystem else {
+                        throw fail(
+                            "property '\(name)': '\(system)' is not a Core Spotlight key; use \"customKey\" for your own"
+                        )
+                    }
                 } else if let custom = property["customKey"]?.stringValue, !custom.isEmpty {
                     key = AttributeKey(custom)
-                    guard !key.isSystem, !key.isInternal else { throw fail("property '\(name)': customKey '\(custom)' is a system or reserved key; use \"key\"") }
+                    guard !key.isSystem, !key.isInternal else {
+                        throw fail("property '\(name)': customKey '\(custom)' is a system or reserved key; use \"key\"")
+                    }
                 } else {
                     throw fail("property '\(name)' needs a \"key\" (a Core Spotlight key) or a \"customKey\"")
                 }
@@ -54,7 +64,9 @@ extension SearchableItem {
             }
             for key in mapped.keys { attributes[key] = mapped[key] }
         }
-        guard let title = json["title"]?.stringValue, !title.isEmpty else { throw fail("an entity needs a non-empty \"title\"") }
+        guard let title = json["title"]?.stringValue, !title.isEmpty else {
+            throw fail("an entity needs a non-empty \"title\"")
+        }
         attributes.title = title
         if let subtitle = json["subtitle"], !subtitle.isNull {
             guard let text = subtitle.stringValue else { throw fail("'subtitle' must be a string") }
@@ -62,7 +74,9 @@ extension SearchableItem {
         }
         var priority = 0
         if let value = json["priority"], !value.isNull {
-            guard let number = value.intValue, (0...100).contains(number) else { throw fail("'priority' must be a whole number from 0 to 100") }
+            guard let number = value.intValue, (0...100).contains(number) else {
+                throw fail("'priority' must be a whole number from 0 to 100")
+            }
             priority = number
         }
         var domain: DomainIdentifier?

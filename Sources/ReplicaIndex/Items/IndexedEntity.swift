@@ -103,13 +103,22 @@ public struct EntityReference: Hashable, Sendable {
 
     /// Checks the type name: 1 to 128 letters, digits, `.`, `-` and `_` (it is part of item identifiers).
     public func validate() throws {
-        let valid = !typeName.isEmpty && typeName.count <= 128 && typeName.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "-" || $0 == "_")
+        let valid =
+            !typeName.isEmpty && typeName.count <= 128
+            && typeName.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "-" || $0 == "_")
+            }
+        guard valid else {
+            throw ReplicaError(
+                .invalidItem, "entity type '\(typeName)' must be 1 to 128 ASCII letters, digits, '.', '-' or '_'")
         }
-        guard valid else { throw ReplicaError(.invalidItem, "entity type '\(typeName)' must be 1 to 128 ASCII letters, digits, '.', '-' or '_'") }
         guard !id.isEmpty else { throw ReplicaError(.invalidItem, "an entity of type '\(typeName)' has an empty id") }
         guard !id.utf8.contains(0) else {
-            throw ReplicaError(.invalidItem, "an entity of type '\(typeName)' has an id holding the character U+0000 (NUL), which no command can name: take it out")
+            throw ReplicaError(
+                .invalidItem,
+                "an entity of type '\(typeName)' has an id holding the character U+0000 (NUL), which no command can name: take it out"
+            )
         }
     }
 }
@@ -136,18 +145,23 @@ extension SearchableItem {
     }
 
     /// The item of an entity given by its parts (`replica entities import` reads these).
-    public init(reference: EntityReference, attributes: AttributeSet, priority: Int, domainIdentifier: DomainIdentifier? = nil) {
+    public init(
+        reference: EntityReference, attributes: AttributeSet, priority: Int, domainIdentifier: DomainIdentifier? = nil
+    ) {
         var attributes = attributes
         attributes[.entityType] = .text(reference.typeName)
         attributes[.entityID] = .text(reference.id)
         attributes[.entityPriority] = priority == 0 ? nil : .number(Double(min(max(priority, 0), 100)))
-        self.init(uniqueIdentifier: reference.itemIdentifier, domainIdentifier: domainIdentifier, attributeSet: attributes,
-                  expirationDate: .distantFuture)
+        self.init(
+            uniqueIdentifier: reference.itemIdentifier, domainIdentifier: domainIdentifier, attributeSet: attributes,
+            expirationDate: .distantFuture)
     }
 
     /// The entity this item is, if it is one.
     public var entity: EntityReference? {
-        guard let type = attributeSet[.entityType]?.textValue, let id = attributeSet[.entityID]?.textValue else { return nil }
+        guard let type = attributeSet[.entityType]?.textValue, let id = attributeSet[.entityID]?.textValue else {
+            return nil
+        }
         return EntityReference(typeName: type, id: id)
     }
 }

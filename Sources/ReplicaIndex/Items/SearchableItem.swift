@@ -29,8 +29,10 @@ public struct SearchableItem: Hashable, Sendable {
     public var isUpdate: Bool
 
     /// Creates an item without checking it; indexing it checks it (see ``validate()``).
-    public init(uniqueIdentifier: ItemIdentifier, domainIdentifier: DomainIdentifier? = nil,
-                attributeSet: AttributeSet, expirationDate: Date? = nil, isUpdate: Bool = false) {
+    public init(
+        uniqueIdentifier: ItemIdentifier, domainIdentifier: DomainIdentifier? = nil,
+        attributeSet: AttributeSet, expirationDate: Date? = nil, isUpdate: Bool = false
+    ) {
         self.uniqueIdentifier = uniqueIdentifier
         self.domainIdentifier = domainIdentifier
         self.attributeSet = attributeSet
@@ -62,22 +64,30 @@ public struct SearchableItem: Hashable, Sendable {
             throw ReplicaError(.invalidItem, "uniqueIdentifier is longer than \(ItemIdentifier.maximumLength) bytes")
         }
         if identifier.utf8.contains(0) {
-            throw ReplicaError(.invalidItem, "uniqueIdentifier holds the character U+0000 (NUL), which no command or query can name: "
-                + "take it out of the identifier")
+            throw ReplicaError(
+                .invalidItem,
+                "uniqueIdentifier holds the character U+0000 (NUL), which no command or query can name: "
+                    + "take it out of the identifier")
         }
         if let domain = domainIdentifier?.rawValue {
             if domain.utf8.contains(0) {
-                throw ReplicaError(.invalidItem, "item '\(identifier)': domainIdentifier holds the character U+0000 (NUL), which no delete "
-                    + "can name: take it out")
+                throw ReplicaError(
+                    .invalidItem,
+                    "item '\(identifier)': domainIdentifier holds the character U+0000 (NUL), which no delete "
+                        + "can name: take it out")
             }
             if domain.isEmpty || domain.hasPrefix(".") || domain.hasSuffix(".") || Self.hasEmptyLevel(domain) {
-                throw ReplicaError(.invalidItem, "item '\(identifier)': domainIdentifier must be non-empty names separated by single dots")
+                throw ReplicaError(
+                    .invalidItem,
+                    "item '\(identifier)': domainIdentifier must be non-empty names separated by single dots")
             }
         }
         let size = attributeSet.approximateByteCount
         if size > Self.maximumByteCount {
-            throw ReplicaError(.invalidItem, "item '\(identifier)' holds \(size) bytes of attributes; the limit is "
-                + "\(Self.maximumByteCount) bytes. Split it into several items or shorten textContent.")
+            throw ReplicaError(
+                .invalidItem,
+                "item '\(identifier)' holds \(size) bytes of attributes; the limit is "
+                    + "\(Self.maximumByteCount) bytes. Split it into several items or shorten textContent.")
         }
     }
 }
@@ -109,7 +119,9 @@ extension SearchableItem {
         var expiration: Date?
         if let value = json["expirationDate"], !value.isNull {
             guard let text = value.stringValue, let date = ISO8601.date(from: text) else {
-                throw ReplicaError(.invalidItem, "item '\(identifierText)': expirationDate must be an ISO 8601 date such as 2027-01-01T00:00:00Z")
+                throw ReplicaError(
+                    .invalidItem,
+                    "item '\(identifierText)': expirationDate must be an ISO 8601 date such as 2027-01-01T00:00:00Z")
             }
             expiration = date
         }
@@ -125,7 +137,10 @@ extension SearchableItem {
             let names = value.arrayValue?.compactMap(\.stringValue) ?? []
             let known = Dictionary(uniqueKeysWithValues: UpdateListenerOptions.names)
             guard names.count == value.arrayValue?.count, names.allSatisfy({ known[$0] != nil }) else {
-                throw ReplicaError(.invalidItem, "item '\(identifierText)': updateListenerOptions must be an array of \"summarization\" and \"priority\"")
+                throw ReplicaError(
+                    .invalidItem,
+                    "item '\(identifierText)': updateListenerOptions must be an array of \"summarization\" and \"priority\""
+                )
             }
             options = UpdateListenerOptions(names.compactMap { known[$0] })
         }
@@ -135,8 +150,9 @@ extension SearchableItem {
         } catch let error as ReplicaError {
             throw ReplicaError(error.code, "item '\(identifierText)': \(error.message)")
         }
-        self.init(uniqueIdentifier: ItemIdentifier(identifierText), domainIdentifier: domain,
-                  attributeSet: attributes, expirationDate: expiration, isUpdate: isUpdate)
+        self.init(
+            uniqueIdentifier: ItemIdentifier(identifierText), domainIdentifier: domain,
+            attributeSet: attributes, expirationDate: expiration, isUpdate: isUpdate)
         if !options.isEmpty { updateListenerOptions = options }
         try validate()
     }
@@ -148,7 +164,10 @@ extension SearchableItem {
             ("domainIdentifier", domainIdentifier.map { .string($0.rawValue) }),
             ("expirationDate", expirationDate.map { .string(ISO8601.string(from: $0)) }),
             ("isUpdate", isUpdate ? .bool(true) : nil),
-            ("updateListenerOptions", updateListenerOptions.isEmpty ? nil : .array(updateListenerOptions.namesList.map(JSON.string))),
+            (
+                "updateListenerOptions",
+                updateListenerOptions.isEmpty ? nil : .array(updateListenerOptions.namesList.map(JSON.string))
+            ),
             ("attributes", attributeSet.json(excluding: [.updateListenerOptions])),
         ])
     }
@@ -170,7 +189,9 @@ public struct UpdateListenerOptions: OptionSet, Hashable, Sendable {
     public static let priority = UpdateListenerOptions(rawValue: 2)
 
     /// The options by the names `replica import` and the item's JSON use.
-    public static let names: [(String, UpdateListenerOptions)] = [("summarization", .summarization), ("priority", .priority)]
+    public static let names: [(String, UpdateListenerOptions)] = [
+        ("summarization", .summarization), ("priority", .priority),
+    ]
 
     /// The options' names, in a fixed order.
     public var namesList: [String] { Self.names.filter { contains($0.1) }.map(\.0) }

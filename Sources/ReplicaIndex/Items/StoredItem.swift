@@ -25,8 +25,10 @@ public struct StoredItem: Sendable {
     public var languageWhenUnknown: String
 
     /// Creates a stored item from its parts.
-    public init(account: AccountID, indexName: String, item: SearchableItem, origin: ItemOrigin, indexedAt: Date,
-                languageWhenUnknown: String = "en") {
+    public init(
+        account: AccountID, indexName: String, item: SearchableItem, origin: ItemOrigin, indexedAt: Date,
+        languageWhenUnknown: String = "en"
+    ) {
         self.account = account
         self.indexName = indexName
         self.item = item
@@ -63,7 +65,10 @@ public struct StoredItem: Sendable {
             ("expirationDate", item.expirationDate.map { .string(ISO8601.string(from: $0)) }),
             ("wordsLanguage", wordsLanguage.map(JSON.string)),
             ("attributes", item.attributeSet.json(excluding: Set(item.attributeSet.keys.filter(\.isInternal)))),
-            ("updateListenerOptions", item.updateListenerOptions.isEmpty ? nil : .array(item.updateListenerOptions.namesList.map(JSON.string))),
+            (
+                "updateListenerOptions",
+                item.updateListenerOptions.isEmpty ? nil : .array(item.updateListenerOptions.namesList.map(JSON.string))
+            ),
             ("entity", item.entity?.json),
         ])
     }

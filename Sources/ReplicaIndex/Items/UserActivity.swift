@@ -40,10 +40,12 @@ public struct UserActivity: Hashable, Sendable {
     public var entity: EntityReference?
 
     /// Creates an activity; only the type and the persistent identifier are required.
-    public init(activityType: String, persistentIdentifier: String, title: String? = nil,
-                relatedUniqueIdentifier: ItemIdentifier? = nil, keywords: [String] = [], date: Date? = nil,
-                isEligibleForSearch: Bool = true, isEligibleForPrediction: Bool = false,
-                attributeSet: AttributeSet? = nil, entity: EntityReference? = nil) {
+    public init(
+        activityType: String, persistentIdentifier: String, title: String? = nil,
+        relatedUniqueIdentifier: ItemIdentifier? = nil, keywords: [String] = [], date: Date? = nil,
+        isEligibleForSearch: Bool = true, isEligibleForPrediction: Bool = false,
+        attributeSet: AttributeSet? = nil, entity: EntityReference? = nil
+    ) {
         self.activityType = activityType
         self.persistentIdentifier = persistentIdentifier
         self.title = title
@@ -66,17 +68,24 @@ public struct UserActivity: Hashable, Sendable {
         if activityType.isEmpty { throw ReplicaError(.invalidItem, "an activity needs an activityType") }
         if persistentIdentifier.isEmpty { throw ReplicaError(.invalidItem, "an activity needs a persistentIdentifier") }
         if persistentIdentifier.utf8.contains(0) {
-            throw ReplicaError(.invalidItem, "activity persistentIdentifier holds the character U+0000 (NUL), which no command can name: take it out")
+            throw ReplicaError(
+                .invalidItem,
+                "activity persistentIdentifier holds the character U+0000 (NUL), which no command can name: take it out"
+            )
         }
         if persistentIdentifier.utf8.count > 512 {
             throw ReplicaError(.invalidItem, "activity persistentIdentifier is longer than 512 bytes")
         }
         try entity?.validate()
         // Checked here as well as when it becomes an item, so that a donation of many refuses only this one.
-        let size = (title?.utf8.count ?? 0) + keywords.reduce(0) { $0 + $1.utf8.count } + (attributeSet?.approximateByteCount ?? 0)
+        let size =
+            (title?.utf8.count ?? 0) + keywords.reduce(0) { $0 + $1.utf8.count }
+            + (attributeSet?.approximateByteCount ?? 0)
         if size > SearchableItem.maximumByteCount {
-            throw ReplicaError(.invalidItem, "activity '\(persistentIdentifier)' holds \(size) bytes of title, keywords and attributes; "
-                + "the limit is \(SearchableItem.maximumByteCount) bytes. Shorten them.")
+            throw ReplicaError(
+                .invalidItem,
+                "activity '\(persistentIdentifier)' holds \(size) bytes of title, keywords and attributes; "
+                    + "the limit is \(SearchableItem.maximumByteCount) bytes. Shorten them.")
         }
     }
 }
@@ -97,18 +106,24 @@ extension UserActivity {
                 if required { throw ReplicaError(.invalidItem, "an activity needs \"\(name)\", a string") }
                 return nil
             }
-            guard let text = value.stringValue else { throw ReplicaError(.invalidItem, "activity \"\(name)\" must be a string") }
+            guard let text = value.stringValue else {
+                throw ReplicaError(.invalidItem, "activity \"\(name)\" must be a string")
+            }
             return text
         }
         func flag(_ name: String, _ fallback: Bool) throws -> Bool {
             guard let value = json[name], !value.isNull else { return fallback }
-            guard let flag = value.boolValue else { throw ReplicaError(.invalidItem, "activity \"\(name)\" must be true or false") }
+            guard let flag = value.boolValue else {
+                throw ReplicaError(.invalidItem, "activity \"\(name)\" must be true or false")
+            }
             return flag
         }
         let persistent = try string("persistentIdentifier", required: true) ?? ""
         var date: Date?
         if let text = try string("date") {
-            guard let parsed = ISO8601.date(from: text) else { throw ReplicaError(.invalidItem, "activity '\(persistent)': date must be ISO 8601") }
+            guard let parsed = ISO8601.date(from: text) else {
+                throw ReplicaError(.invalidItem, "activity '\(persistent)': date must be ISO 8601")
+            }
             date = parsed
         }
         var keywords: [String] = []
@@ -131,10 +146,12 @@ extension UserActivity {
             }
             entity = EntityReference(typeName: type, id: id)
         }
-        self.init(activityType: try string("activityType", required: true) ?? "", persistentIdentifier: persistent,
-                  title: try string("title"), relatedUniqueIdentifier: try string("relatedUniqueIdentifier").map(ItemIdentifier.init(rawValue:)),
-                  keywords: keywords, date: date, isEligibleForSearch: try flag("eligibleForSearch", true),
-                  isEligibleForPrediction: try flag("eligibleForPrediction", false), attributeSet: attributes, entity: entity)
+        self.init(
+            activityType: try string("activityType", required: true) ?? "", persistentIdentifier: persistent,
+            title: try string("title"),
+            relatedUniqueIdentifier: try string("relatedUniqueIdentifier").map(ItemIdentifier.init(rawValue:)),
+            keywords: keywords, date: date, isEligibleForSearch: try flag("eligibleForSearch", true),
+            isEligibleForPrediction: try flag("eligibleForPrediction", false), attributeSet: attributes, entity: entity)
         try validate()
     }
 }

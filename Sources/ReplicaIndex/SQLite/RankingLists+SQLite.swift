@@ -9,19 +9,26 @@ import Synchronization
 extension RankingLists {
     /// The column weights of the `rank` setting in migrations/index/0001-items.sql, in column order, and as
     /// `replica_frequencies`' arguments in column order.
-    static let columnWeights: [(column: String, weight: Int64)] = [("title", 10), ("keywords", 5), ("people", 5), ("description", 2), ("body", 1)]
+    static let columnWeights: [(column: String, weight: Int64)] = [
+        ("title", 10), ("keywords", 5), ("people", 5), ("description", 2), ("body", 1),
+    ]
     static let weightArguments = "10.0, 5.0, 5.0, 2.0, 1.0"
 
     /// A `replica_frequencies` blob in `column` of `row`: the row's length, then each phrase's weighted frequency.
     static func frequencies(_ row: Statement, column: Int32) -> [Double] {
-        row.withBlob(column) { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
+        row.withBlob(column) { raw in
+            (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) }
+        }
     }
 
     // MARK: FTS5's own records
 
     /// FTS5's row count and token count (all columns), from its averages record (`%_data` row 1).
     static func totals(_ connection: Connection) throws -> State? {
-        guard let record = try connection.cached("SELECT block FROM items_text_data WHERE id = 1").firstRow([], { $0.blob(0) }) else {
+        guard
+            let record = try connection.cached("SELECT block FROM items_text_data WHERE id = 1").firstRow(
+                [], { $0.blob(0) })
+        else {
             return State(rows: 0, tokens: 0)
         }
         var offset = 0
@@ -51,7 +58,9 @@ extension RankingLists {
     // MARK: Building
 
     /// Builds the lists from the index as it is, replacing any, inside the caller's write transaction.
-    static func build(_ connection: Connection, now: Date, firstTier: Int = firstTier, threshold: Int? = nil, scan: Scan = .pages) throws -> Summary {
+    static func build(
+        _ connection: Connection, now: Date, firstTier: Int = firstTier, threshold: Int? = nil, scan: Scan = .pages
+    ) throws -> Summary {
         try clear(connection)
         try connection.execute("INSERT INTO items_text(items_text) VALUES ('optimize')")
         // FTS5 keeps its totals in memory until a savepoint or the commit writes them: after a
@@ -66,9 +75,13 @@ extension RankingLists {
         if totals.rows > 0 {
             summary = try writeLists(connection, totals: totals, firstTier: firstTier, threshold: threshold, scan: scan)
         }
-        try connection.cached("INSERT INTO ranking_state(id, rows, tokens, first_tier, threshold, built) VALUES (1, ?, ?, ?, ?, ?)")
-            .run([.integer(totals.rows), .integer(totals.tokens), .integer(Int64(firstTier)), .integer(Int64(threshold)),
-                  .real(now.timeIntervalSince1970)])
+        try connection.cached(
+            "INSERT INTO ranking_state(id, rows, tokens, first_tier, threshold, built) VALUES (1, ?, ?, ?, ?, ?)"
+        )
+        .run([
+            .integer(totals.rows), .integer(totals.tokens), .integer(Int64(firstTier)), .integer(Int64(threshold)),
+            .real(now.timeIntervalSince1970),
+        ])
         return summary
     }
 
@@ -101,26 +114,36 @@ extension RankingLists {
     }
 
     /// One pass over FTS5's postings (term, item, weighted frequency), in term order.
-    private static func writeLists(_ connection: Connection, totals: State, firstTier: Int, threshold: Int, scan: Scan) throws -> Summary {
+    private static func writeLists(_ connection: Connection, totals: State, firstTier: Int, threshold: Int, scan: Scan)
+        throws -> Summary
+    {
         // Each item's length in tokens, from FTS5's own sizes (`%_docsize`: a varint per column).
         var lengths: [Int64: Int64] = [:]
         try connection.prepare("SELECT id, sz FROM items_text_docsize").each { row in
             let sizes = row.blob(1)
-            var offset = 0, total: Int64 = 0
+            var offset = 0
+            var total: Int64 = 0
             while offset < sizes.count, let size = varint(sizes, &offset) { total += size }
             lengths[row.int64(0)] = total
             return true
         }
         let averageLength = Double(totals.tokens) / Double(totals.rows)
-        let insert = try connection.prepare("INSERT INTO ranking_lists(term, tier, documents, floor, entries) VALUES (?, ?, ?, ?, ?)")
+        let insert = try connection.prepare(
+            "INSERT INTO ranking_lists(term, tier, documents, floor, entries) VALUES (?, ?, ?, ?, ?)")
         var summary = Summary(terms: 0, entries: 0)
 
         func write(_ word: Connection.WordPostings) throws {
-            let items = Array(word.items), frequencies = Array(word.frequencies)
+            let items = Array(word.items)
+            let frequencies = Array(word.frequencies)
             let term = String(decoding: word.term, as: UTF8.self)
-            for tier in tiers(items: items, frequencies: frequencies, length: { lengths[$0] ?? 0 }, averageLength: averageLength,
-                              firstTier: firstTier) {
-                try insert.run([.text(term), .integer(tier.tier), .integer(Int64(items.count)), .real(tier.floor), .blob(tier.entries)])
+            for tier in tiers(
+                items: items, frequencies: frequencies, length: { lengths[$0] ?? 0 }, averageLength: averageLength,
+                firstTier: firstTier)
+            {
+                try insert.run([
+                    .text(term), .integer(tier.tier), .integer(Int64(items.count)), .real(tier.floor),
+                    .blob(tier.entries),
+                ])
             }
             summary.terms += 1
             summary.entries += items.count
@@ -129,8 +152,9 @@ extension RankingLists {
         // format, say) one SQL row for each occurrence through fts5vocab, several times slower.
         if scan == .pages {
             try connection.execute("SAVEPOINT ranking_lists_pages")
-            let read = try connection.eachWeightedPostingOfOneSegment(dataTable: "items_text_data", weights: columnWeights.map(\.weight),
-                                                                      threshold: threshold, write)
+            let read = try connection.eachWeightedPostingOfOneSegment(
+                dataTable: "items_text_data", weights: columnWeights.map(\.weight),
+                threshold: threshold, write)
             if read {
                 try connection.execute("RELEASE ranking_lists_pages")
                 return summary
@@ -139,9 +163,11 @@ extension RankingLists {
             try connection.execute("RELEASE ranking_lists_pages")
             summary = Summary(terms: 0, entries: 0)
         }
-        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_text_instances USING fts5vocab(main, items_text, instance)")
+        try connection.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.items_text_instances USING fts5vocab(main, items_text, instance)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.items_text_instances") }
-        try connection.eachWeightedPosting(vocabulary: "temp.items_text_instances", weights: columnWeights, threshold: threshold, write)
+        try connection.eachWeightedPosting(
+            vocabulary: "temp.items_text_instances", weights: columnWeights, threshold: threshold, write)
         return summary
     }
 
@@ -171,15 +197,21 @@ struct SQLiteRankingSource: RankingListSource {
 
     func tier(_ number: Int64, of token: String) throws -> RankingLists.Tier? {
         try connection.cached("SELECT documents, floor, entries FROM ranking_lists WHERE term = ? AND tier = ?")
-            .firstRow([.text(token), .integer(number)]) { RankingLists.Tier(documents: $0.int64(0), floor: $0.double(1), entries: $0.blob(2)) }
+            .firstRow([.text(token), .integer(number)]) {
+                RankingLists.Tier(documents: $0.int64(0), floor: $0.double(1), entries: $0.blob(2))
+            }
     }
 
     func tiers(of token: String) throws -> [[UInt8]] {
-        try connection.cached("SELECT entries FROM ranking_lists WHERE term = ? ORDER BY tier").rows([.text(token)]) { $0.blob(0) }
+        try connection.cached("SELECT entries FROM ranking_lists WHERE term = ? ORDER BY tier").rows([.text(token)]) {
+            $0.blob(0)
+        }
     }
 
     func changes(limit: Int) throws -> [Int64] {
-        try connection.cached("SELECT id FROM ranking_changes ORDER BY id LIMIT ?").rows([.integer(Int64(limit))]) { $0.int64(0) }
+        try connection.cached("SELECT id FROM ranking_changes ORDER BY id LIMIT ?").rows([.integer(Int64(limit))]) {
+            $0.int64(0)
+        }
     }
 
     func totals() throws -> RankingLists.State? {
@@ -190,10 +222,12 @@ struct SQLiteRankingSource: RankingListSource {
         // From FTS5 itself, one by one (a seek per word and segment each: one pass over the words'
         // matches would read every item that has them).
         var numbers: [(rowID: Int64, numbers: [Double])] = []
-        try connection.cached("""
+        try connection.cached(
+            """
             SELECT items_text.rowid, replica_frequencies(items_text, \(RankingLists.weightArguments)) FROM ranking_changes CROSS JOIN items_text
             WHERE items_text.rowid = ranking_changes.id AND items_text MATCH ?
-            """).each([.text(expression)]) { row in
+            """
+        ).each([.text(expression)]) { row in
             numbers.append((row.int64(0), RankingLists.frequencies(row, column: 1)))
             return true
         }
@@ -202,29 +236,33 @@ struct SQLiteRankingSource: RankingListSource {
 
     func postings(ofWord word: Int, limit: Int) throws -> [(rowID: Int64, frequency: Double, length: Double)] {
         try connection.cached(
-            "SELECT rowid, replica_frequencies(items_text, \(RankingLists.weightArguments)) FROM items_text WHERE items_text MATCH ? LIMIT ?")
-            .rows([.text(phrases[word].expression), .integer(Int64(limit))]) { row in
-                let numbers = RankingLists.frequencies(row, column: 1)
-                return (row.int64(0), numbers.count > 1 ? numbers[1] : 0, numbers.first ?? 0)
-            }
+            "SELECT rowid, replica_frequencies(items_text, \(RankingLists.weightArguments)) FROM items_text WHERE items_text MATCH ? LIMIT ?"
+        )
+        .rows([.text(phrases[word].expression), .integer(Int64(limit))]) { row in
+            let numbers = RankingLists.frequencies(row, column: 1)
+            return (row.int64(0), numbers.count > 1 ? numbers[1] : 0, numbers.first ?? 0)
+        }
     }
 
     func everyItemPasses() throws -> Bool {
         try filters.isEmpty
-            && connection.cached("SELECT 1 FROM items WHERE \(SQLiteIndexReader.hasExpired) LIMIT 1").firstRow([.real(now)], { _ in true }) == nil
+            && connection.cached("SELECT 1 FROM items WHERE \(SQLiteIndexReader.hasExpired) LIMIT 1").firstRow(
+                [.real(now)], { _ in true }) == nil
     }
 
     func passing(_ rowIDs: [Int64]) throws -> Set<Int64> {
         var passed = Set<Int64>()
-        try connection.cached("SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)")
-            .each([.text("[" + rowIDs.map { String($0) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) { row in
-                passed.insert(row.int64(0))
-                return true
-            }
+        try connection.cached(
+            "SELECT items.id FROM items WHERE items.id IN (SELECT value FROM json_each(?)) AND items.expires > ?\(filters)"
+        )
+        .each([.text("[" + rowIDs.map { String($0) }.joined(separator: ",") + "]"), .real(now)] + filterArguments) {
+            row in
+            passed.insert(row.int64(0))
+            return true
+        }
         return passed
     }
 }
-
 
 /// What a reader's last search through the ranking lists learnt, for the ranking's second step: the
 /// words it searched (as their `MATCH` expressions) and, for each item it returned, which of them it has.
@@ -263,9 +301,12 @@ extension SQLiteIndexReader {
 
     package func rankingListsAreStale(minimumItems: Int) throws -> Bool {
         guard try connection.scalar("SELECT 1 FROM ranking_state") != nil else {
-            return try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM items LIMIT ?)", [.integer(Int64(minimumItems))]) ?? 0 >= minimumItems
+            return try connection.scalarInt(
+                "SELECT count(*) FROM (SELECT 1 FROM items LIMIT ?)", [.integer(Int64(minimumItems))]) ?? 0
+                >= minimumItems
         }
-        return try connection.scalarInt("SELECT count(*) FROM (SELECT 1 FROM ranking_changes LIMIT ?)",
-                                         [.integer(Int64(RankingLists.maximumChanges + 1))]) ?? 0 > RankingLists.maximumChanges
+        return try connection.scalarInt(
+            "SELECT count(*) FROM (SELECT 1 FROM ranking_changes LIMIT ?)",
+            [.integer(Int64(RankingLists.maximumChanges + 1))]) ?? 0 > RankingLists.maximumChanges
     }
 }

@@ -27,8 +27,10 @@ package final class SQLiteIndexStorage: IndexStorage {
     /// - Parameters:
     ///   - busyTimeout: how long a write waits for another writer (in this or another process).
     ///   - cacheKiB: the most page cache each of the file's connections keeps.
-    package init(path: String, name: String, account: AccountID, busyTimeout: TimeInterval, cacheKiB: Int,
-                 events: @escaping @Sendable (StoreEvent) -> Void) throws {
+    package init(
+        path: String, name: String, account: AccountID, busyTimeout: TimeInterval, cacheKiB: Int,
+        events: @escaping @Sendable (StoreEvent) -> Void
+    ) throws {
         self.path = path
         self.name = name
         self.account = account
@@ -37,7 +39,8 @@ package final class SQLiteIndexStorage: IndexStorage {
         options.busyTimeoutMilliseconds = Int32(clamping: Int((busyTimeout * 1000).rounded()))
         options.cacheKiB = cacheKiB
         self.options = options
-        database = Mutex(try Self.openDatabase(path: path, name: name, account: account, options: options, events: events))
+        database = Mutex(
+            try Self.openDatabase(path: path, name: name, account: account, options: options, events: events))
     }
 
     /// Sets what runs once a damaged file was rebuilt empty.
@@ -47,8 +50,10 @@ package final class SQLiteIndexStorage: IndexStorage {
 
     // MARK: Opening and recovery
 
-    private static func openDatabase(path: String, name: String, account: AccountID, options: Connection.Options,
-                                     events: @Sendable (StoreEvent) -> Void) throws -> Database {
+    private static func openDatabase(
+        path: String, name: String, account: AccountID, options: Connection.Options,
+        events: @Sendable (StoreEvent) -> Void
+    ) throws -> Database {
         do {
             let database = try Database(path: path, migrator: migrator, options: options)
             if try check(database) { try recordAnalyzerOfNewIndex(database) }
@@ -57,8 +62,12 @@ package final class SQLiteIndexStorage: IndexStorage {
             guard damageIsConfirmed(at: path) else { throw unconfirmedDamage(error, name: name, account: account) }
             try removeFiles(at: path)
             let database = try freshDatabase(path: path, options: options)
-            events(StoreEvent(kind: .indexRebuilt, account: account, indexName: name,
-                              message: "index '\(name)' of account '\(account)' was damaged (\(error.message)); it was rebuilt empty and its owner asked to reindex"))
+            events(
+                StoreEvent(
+                    kind: .indexRebuilt, account: account, indexName: name,
+                    message:
+                        "index '\(name)' of account '\(account)' was damaged (\(error.message)); it was rebuilt empty and its owner asked to reindex"
+                ))
             return database
         } catch let error as MigrationError {
             throw ReplicaError(error.code == .newerSchema ? .newerSchema : .storage, error.description, cause: error)
@@ -89,7 +98,9 @@ package final class SQLiteIndexStorage: IndexStorage {
     /// Records this analyzer in a new index, unless another process has just done it.
     private static func recordAnalyzerOfNewIndex(_ database: Database) throws {
         try database.writeNow { connection in
-            if try isNew(connection) { try SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0).recordAnalyzer() }
+            if try isNew(connection) {
+                try SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0).recordAnalyzer()
+            }
         }
     }
 
@@ -127,9 +138,11 @@ package final class SQLiteIndexStorage: IndexStorage {
 
     /// The error for damage a second look did not confirm: the file is left as it is.
     private static func unconfirmedDamage(_ error: SQLiteError, name: String, account: AccountID) -> ReplicaError {
-        ReplicaError(.storage, "index '\(name)' of account '\(account)' could not be read (\(error.message)), but a second look "
-            + "found it sound, so it was left as it is: the disk most likely failed to read it (check dmesg); run the "
-            + "command again", cause: error)
+        ReplicaError(
+            .storage,
+            "index '\(name)' of account '\(account)' could not be read (\(error.message)), but a second look "
+                + "found it sound, so it was left as it is: the disk most likely failed to read it (check dmesg); run the "
+                + "command again", cause: error)
     }
 
     package static func removeFiles(at path: String) throws {
@@ -143,7 +156,9 @@ package final class SQLiteIndexStorage: IndexStorage {
 
     /// Rebuilds a file found damaged while in use, then has the owner asked to reindex.
     private func recover(from error: SQLiteError) async throws -> Never {
-        guard Self.damageIsConfirmed(at: path) else { throw Self.unconfirmedDamage(error, name: name, account: account) }
+        guard Self.damageIsConfirmed(at: path) else {
+            throw Self.unconfirmedDamage(error, name: name, account: account)
+        }
         // Off the cooperative pool: opening the new file and writing to it wait on SQLite.
         try await Blocking.run { [self] in
             try database.withLock { database in
@@ -151,10 +166,17 @@ package final class SQLiteIndexStorage: IndexStorage {
                 database = try Self.freshDatabase(path: path, options: options)
             }
         }
-        events(StoreEvent(kind: .indexRebuilt, account: account, indexName: name,
-                          message: "index '\(name)' of account '\(account)' was found damaged (\(error.message)); it was rebuilt empty and its owner asked to reindex"))
+        events(
+            StoreEvent(
+                kind: .indexRebuilt, account: account, indexName: name,
+                message:
+                    "index '\(name)' of account '\(account)' was found damaged (\(error.message)); it was rebuilt empty and its owner asked to reindex"
+            ))
         await rebuilt.withLock { $0 }?()
-        throw ReplicaError(.corruptIndex, "index '\(name)' of account '\(account)' was damaged and has been rebuilt empty; its owner was asked to reindex it", cause: error)
+        throw ReplicaError(
+            .corruptIndex,
+            "index '\(name)' of account '\(account)' was damaged and has been rebuilt empty; its owner was asked to reindex it",
+            cause: error)
     }
 
     /// SQLite's error as this index's: damage is recovered from; the rest say what failed in words.
@@ -175,13 +197,16 @@ package final class SQLiteIndexStorage: IndexStorage {
 
     // MARK: IndexStorage
 
-    package func write<T: Sendable>(now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
-                                    _ body: @escaping @Sendable (any IndexWriter) throws -> T) async throws -> T {
+    package func write<T: Sendable>(
+        now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
+        _ body: @escaping @Sendable (any IndexWriter) throws -> T
+    ) async throws -> T {
         let database = database.withLock { $0 }
         do {
             return try await database.write { connection in
                 try prepare()
-                return try Self.counting(SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime), body)
+                return try Self.counting(
+                    SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime), body)
             }
         } catch let error as SQLiteError {
             try await failure(error)
@@ -189,21 +214,26 @@ package final class SQLiteIndexStorage: IndexStorage {
     }
 
     @available(*, noasync, message: "it waits on SQLite; in async code call write(now:defaultLifetime:prepare:_:)")
-    package func writeNow<T>(now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
-                             _ body: (any IndexWriter) throws -> T) throws -> T {
+    package func writeNow<T>(
+        now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
+        _ body: (any IndexWriter) throws -> T
+    ) throws -> T {
         let database = database.withLock { $0 }
         do {
             return try database.writeNow { connection in
                 try prepare()
-                return try Self.counting(SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime), body)
+                return try Self.counting(
+                    SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime), body)
             }
         } catch let error as SQLiteError {
             throw error.asReplicaError(what: "index '\(name)' of account '\(account)'")
         }
     }
 
-    package func read<T: Sendable>(now: Date, prepare: @escaping @Sendable () throws -> Void,
-                                   _ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T {
+    package func read<T: Sendable>(
+        now: Date, prepare: @escaping @Sendable () throws -> Void,
+        _ body: @escaping @Sendable (any IndexReader) throws -> T
+    ) async throws -> T {
         let database = database.withLock { $0 }
         do {
             return try await database.read { [vectorCache] connection in
@@ -252,6 +282,7 @@ extension SQLiteError {
     ///
     /// - Parameter what: the index the error is about, for errors whose explanation names no file.
     func asReplicaError(what: String) -> ReplicaError {
-        ReplicaError(.storage, path == nil && explanation == description ? "\(what): \(explanation)" : explanation, cause: self)
+        ReplicaError(
+            .storage, path == nil && explanation == description ? "\(what): \(explanation)" : explanation, cause: self)
     }
 }

@@ -117,8 +117,9 @@ package struct FTSPattern: Hashable, Sendable {
                 typedWithAccents = stems.contains { TextAnalyzer.isVietnameseForm($0, of: text) }
             default: return false
             }
-            let letters = String(text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
-                .filter { $0.properties.isAlphabetic || $0 == "'" })
+            let letters = String(
+                text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
+                    .filter { $0.properties.isAlphabetic || $0 == "'" })
             return (!typedWithAccents && FTSPattern.functionWords.contains(letters)) || others.contains(text)
                 || FunctionWords.chineseAndJapanese.contains(text)
         }
@@ -206,15 +207,20 @@ package struct FTSPattern: Hashable, Sendable {
     ///   a word matches (by the first stem alone with `requiringAll`).
     /// - Parameter functionWords: the function words of the languages the query is in, which count only
     ///   beside its other words, as English's always do.
-    init(text: String, requiringAll: Bool = false, language: String? = "en", moreLanguages: [String] = [],
-         functionWords: FunctionWords = FunctionWords(languages: [])) throws {
+    init(
+        text: String, requiringAll: Bool = false, language: String? = "en", moreLanguages: [String] = [],
+        functionWords: FunctionWords = FunctionWords(languages: [])
+    ) throws {
         // Every word required: each by its stem alone, so that a match needs one phrase a word, as on
         // every backend (the server's ranking requires each of its phrases).
         let languages = (language.map { [$0] } ?? []) + moreLanguages
-        let groups = Self.groups(in: text, languages: languages, functionWords: functionWords).map { requiringAll ? $0.byStems : $0 }
+        let groups = Self.groups(in: text, languages: languages, functionWords: functionWords).map {
+            requiringAll ? $0.byStems : $0
+        }
         let count = groups.reduce(0) { $0 + $1.terms.count }
         guard count > 0 else {
-            throw ReplicaError(.invalidQuery, "the query has no words to search for: type at least one word with a letter or a digit")
+            throw ReplicaError(
+                .invalidQuery, "the query has no words to search for: type at least one word with a letter or a digit")
         }
         guard count <= Self.maximumTerms else {
             throw ReplicaError(.invalidQuery, "the query has \(count) words; use at most \(Self.maximumTerms)")
@@ -229,8 +235,9 @@ package struct FTSPattern: Hashable, Sendable {
         self.functionWords = functionWords
         meaningfulTerms = Self.meaningfulTerms(of: groups.flatMap(\.terms), functionWords: functionWords)
         hasMeaningfulWord = meaningfulTerms.contains { !$0.isFunctionWord(in: functionWords) }
-        phraseWeights = Self.phraseWeights(groups: groups, terms: requiringAll ? groups.flatMap(\.terms) : meaningfulTerms,
-                                           requiringAll: requiringAll, typed: Self.typedFormWeight(language: language))
+        phraseWeights = Self.phraseWeights(
+            groups: groups, terms: requiringAll ? groups.flatMap(\.terms) : meaningfulTerms,
+            requiringAll: requiringAll, typed: Self.typedFormWeight(language: language))
     }
 
     /// Whether `term` is one of the query's function words (``functionWords``, English's among them).
@@ -268,7 +275,9 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term.
     var matchExpression: String {
-        requiresAll ? terms.map(\.expression).joined(separator: " ") : meaningfulTerms.map(\.expression).joined(separator: " OR ")
+        requiresAll
+            ? terms.map(\.expression).joined(separator: " ")
+            : meaningfulTerms.map(\.expression).joined(separator: " OR ")
     }
 
     /// The weight of each phrase of ``matchExpression`` in BM25, in its order: a pair of characters of a
@@ -280,7 +289,8 @@ package struct FTSPattern: Hashable, Sendable {
 
     private static func phraseWeights(groups: [Group], terms: [Term], requiringAll: Bool, typed: Double) -> [Double] {
         if requiringAll { return terms.flatMap { $0.alternativeWeights(typed: typed) } }
-        var pairs = Set<Term>(), words = Set<Term>()
+        var pairs = Set<Term>()
+        var words = Set<Term>()
         for group in groups {
             var others = group.terms
             for pair in group.pairs {
@@ -289,7 +299,9 @@ package struct FTSPattern: Hashable, Sendable {
             }
             words.formUnion(others)
         }
-        return terms.flatMap { pairs.contains($0) && !words.contains($0) ? [Self.pairWeight] : $0.alternativeWeights(typed: typed) }
+        return terms.flatMap {
+            pairs.contains($0) && !words.contains($0) ? [Self.pairWeight] : $0.alternativeWeights(typed: typed)
+        }
     }
 
     /// How much a pair of characters of a longer Chinese, Japanese or Korean word counts beside the word
@@ -305,7 +317,9 @@ package struct FTSPattern: Hashable, Sendable {
     package var nearMatch: TermMatch? {
         let ranked = Set(meaningfulTerms)
         var seen = Set<String>()
-        let parts = groups.filter { $0.terms.contains(where: ranked.contains) }.filter { seen.insert($0.expression).inserted }
+        let parts = groups.filter { $0.terms.contains(where: ranked.contains) }.filter {
+            seen.insert($0.expression).inserted
+        }
         if parts.count > 1 { return .near(parts, distance: 2 * parts.count + 4) }
         return groups.first(where: { $0.terms.contains(where: ranked.contains) })?.joined.map(TermMatch.term)
     }
@@ -323,11 +337,12 @@ package struct FTSPattern: Hashable, Sendable {
     package static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII {
             let value = scalar.value
-            return (value >= 0x30 && value <= 0x39) || (value >= 0x41 && value <= 0x5A) || (value >= 0x61 && value <= 0x7A)
+            return (value >= 0x30 && value <= 0x39) || (value >= 0x41 && value <= 0x5A)
+                || (value >= 0x61 && value <= 0x7A)
         }
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .decimalNumber, .letterNumber, .otherNumber, .privateUse:
+            .decimalNumber, .letterNumber, .otherNumber, .privateUse:
             return true
         default:
             return false
@@ -349,7 +364,9 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The groups of terms of a typed text: each quoted phrase, and each word between spaces (see the
     /// type's description).
-    static func groups(in text: String, languages: [String], functionWords: FunctionWords = FunctionWords(languages: [])) -> [Group] {
+    static func groups(
+        in text: String, languages: [String], functionWords: FunctionWords = FunctionWords(languages: [])
+    ) -> [Group] {
         var groups: [Group] = []
         // Control characters (NUL among them, which would end the pattern early) separate words.
         let characters = text.map { character in
@@ -362,7 +379,10 @@ package struct FTSPattern: Hashable, Sendable {
             let (body, stars) = Substring(word).removingTrailing("*")
             let prefix = stars > 0
             word = ""
-            if let group = Self.group(ofWord: body, prefix: prefix, languages: languages, functionWords: functionWords) { groups.append(group) }
+            if let group = Self.group(ofWord: body, prefix: prefix, languages: languages, functionWords: functionWords)
+            {
+                groups.append(group)
+            }
         }
 
         while index < characters.count {
@@ -393,7 +413,8 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The terms of one word typed between spaces (`*`s at its end already taken off as `prefix`), or
     /// `nil` when it has nothing to search.
-    static func group(ofWord word: Substring, prefix: Bool, languages: [String], functionWords: FunctionWords) -> Group? {
+    static func group(ofWord word: Substring, prefix: Bool, languages: [String], functionWords: FunctionWords) -> Group?
+    {
         let parts = Self.parts(of: word, languages: prefix ? [] : languages)
         guard !parts.isEmpty else { return nil }
         if parts.count == 1 { return Group(terms: [parts[0].term(prefix: prefix)]) }
@@ -406,15 +427,18 @@ package struct FTSPattern: Hashable, Sendable {
         let unspaced = word.unicodeScalars.contains(where: Part.isCutWithoutSpaces)
         let joined = unspaced ? nil : Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
         guard let joined else {
-            return Group(terms: parts.filter { !$0.isWeak(functionWords) }.map { $0.term(prefix: false) },
-                         wholeWords: parts.filter(\.hasPairs).map { $0.term(prefix: false) },
-                         pairs: parts.filter { $0.isPair && !$0.isWeak(functionWords) }.map { $0.term(prefix: false) })
+            return Group(
+                terms: parts.filter { !$0.isWeak(functionWords) }.map { $0.term(prefix: false) },
+                wholeWords: parts.filter(\.hasPairs).map { $0.term(prefix: false) },
+                pairs: parts.filter { $0.isPair && !$0.isWeak(functionWords) }.map { $0.term(prefix: false) })
         }
         // "don't", "it's": a function word as a whole, one term as before.
-        let whole = Term.word(String(String.UnicodeScalarView(word.unicodeScalars.filter { $0 != "\"" })), prefix: prefix)
+        let whole = Term.word(
+            String(String.UnicodeScalarView(word.unicodeScalars.filter { $0 != "\"" })), prefix: prefix)
         if whole.isFunctionWord(in: functionWords) { return Group(terms: [whole]) }
         // A number, a date, a code: one thing, searched whole.
-        if parts.contains(where: { $0.text.unicodeScalars.contains { $0.properties.generalCategory == .decimalNumber } }) {
+        if parts.contains(where: { $0.text.unicodeScalars.contains { $0.properties.generalCategory == .decimalNumber } }
+        ) {
             return Group(terms: [joined])
         }
         let meaningful = parts.indices.filter { !parts[$0].isWeak(functionWords) }
@@ -447,7 +471,8 @@ package struct FTSPattern: Hashable, Sendable {
         /// A part that counts only beside the others: a single letter ("s" of "sourdough's"), a function
         /// word ("of" in "state-of-the-art") or the end of a contraction ("ll", "ve", "re").
         func isWeak(_ functionWords: FunctionWords) -> Bool {
-            (word.count == 1 && !Self.isIdeograph(word.unicodeScalars.first!)) || Term.word(word, prefix: false).isFunctionWord(in: functionWords)
+            (word.count == 1 && !Self.isIdeograph(word.unicodeScalars.first!))
+                || Term.word(word, prefix: false).isFunctionWord(in: functionWords)
                 || (afterApostrophe && ["ll", "ve", "re"].contains(word))
         }
 
@@ -457,8 +482,9 @@ package struct FTSPattern: Hashable, Sendable {
         static func isCutWithoutSpaces(_ scalar: Unicode.Scalar) -> Bool {
             switch scalar.value {
             case 0x0E00...0x0EFF, 0x1000...0x109F, 0x1100...0x11FF, 0x1780...0x17FF, 0x3040...0x30FF, 0x3130...0x318F,
-                 0x31F0...0x31FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0xF900...0xFAFF, 0xFF66...0xFF9F,
-                 0x20000...0x3FFFF: true
+                0x31F0...0x31FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0xF900...0xFAFF, 0xFF66...0xFF9F,
+                0x20000...0x3FFFF:
+                true
             default: false
             }
         }
@@ -488,8 +514,10 @@ package struct FTSPattern: Hashable, Sendable {
                 continue
             }
             let before = token.byteRange.lowerBound
-            let afterApostrophe = before > 0 && (bytes[before - 1] == UInt8(ascii: "'")
-                || (before >= 3 && bytes[(before - 3)..<before].elementsEqual("\u{2019}".utf8)))
+            let afterApostrophe =
+                before > 0
+                && (bytes[before - 1] == UInt8(ascii: "'")
+                    || (before >= 3 && bytes[(before - 3)..<before].elementsEqual("\u{2019}".utf8)))
             // Stemmed as typed, before its accents are folded, as the index stems an item's words
             // (Spanish "también" stems to "tambien", "tambien" to "tambi").
             let typed = String(decoding: bytes[token.byteRange], as: UTF8.self)
@@ -522,7 +550,8 @@ extension TermMatch {
         case .term(let term): term.expression
         case .all(let matches): matches.map(\.ftsExpression).joined(separator: " AND ")
         case .any(let matches): "(" + matches.map(\.ftsExpression).joined(separator: " OR ") + ")"
-        case .near(let groups, let distance): "NEAR(" + groups.map(\.expression).joined(separator: " ") + ", \(distance))"
+        case .near(let groups, let distance):
+            "NEAR(" + groups.map(\.expression).joined(separator: " ") + ", \(distance))"
         }
     }
 }

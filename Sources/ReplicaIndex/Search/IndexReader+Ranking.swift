@@ -35,8 +35,10 @@ package enum Ranking {
     /// ``meaningShareOfBest`` of the best: a query's best evidence sets the bar. Beside an exact match of
     /// its words (INV-2024-0917 at 0.69), the 49 other invoices close in meaning (0.30) are left out;
     /// when nothing matches by the words, the nearest item by meaning is the best and its peers stay.
-    package static func closeEnoughByMeaning<Result>(_ results: [Result], score: (Result) -> Double,
-                                                     match: (Result) -> SearchMatch) -> [Result] {
+    package static func closeEnoughByMeaning<Result>(
+        _ results: [Result], score: (Result) -> Double,
+        match: (Result) -> SearchMatch
+    ) -> [Result] {
         guard let best = results.map(score).max(), best > 0 else { return results }
         return results.filter { match($0) != .semantic || score($0) >= meaningShareOfBest * best }
     }
@@ -79,7 +81,9 @@ extension IndexReader {
     /// see `docs/benchmarks/quality.md` for the weights' measurements. An item found by meaning alone needs
     /// a closeness of at least ``Ranking/minimumSimilarity`` and half the search's best score
     /// (``Ranking/closeEnoughByMeaning(_:score:match:)``).
-    package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (found: [FoundItem], unreadable: [ItemIdentifier]) {
+    package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (
+        found: [FoundItem], unreadable: [ItemIdentifier]
+    ) {
         let (candidates, unreadable) = try lexicalCandidates(query, pattern: pattern)
         return (try finishing(candidates, query: query, pattern: pattern, semantic: semantic), unreadable)
     }
@@ -93,18 +97,22 @@ extension IndexReader {
     /// The first half of ``search(_:pattern:semantic:)``, which needs no query vector: the candidates
     /// by their words, ranked (or the listing, without typed text). A search by meaning alone has none.
     package func lexicalCandidates(_ query: SearchQuery, pattern: FTSPattern?) throws
-        -> (found: [(item: FoundItem, rowID: Int64)], unreadable: [ItemIdentifier]) {
+        -> (found: [(item: FoundItem, rowID: Int64)], unreadable: [ItemIdentifier])
+    {
         if pattern != nil, query.disablesLexicalSearch { return ([], []) }
         let pattern = try pattern.map { query.typoTolerance ? try correctingTypos($0) : $0 }
-        let (found, inHeading, unreadable) = try matches(query, pattern: pattern, limit: Ranking.candidateCount(query, pattern: pattern))
+        let (found, inHeading, unreadable) = try matches(
+            query, pattern: pattern, limit: Ranking.candidateCount(query, pattern: pattern))
         guard let pattern else { return (found, unreadable) }
         return (try rank(found, pattern, inHeading: inHeading), unreadable)
     }
 
     /// The second half of ``search(_:pattern:semantic:)``: the items found by meaning fused in, entity
     /// priority and engagement added, the best `limit` returned with the attributes asked for.
-    package func finishing(_ found: [(item: FoundItem, rowID: Int64)], query: SearchQuery, pattern: FTSPattern?,
-                           semantic: SemanticQuery?) throws -> [FoundItem] {
+    package func finishing(
+        _ found: [(item: FoundItem, rowID: Int64)], query: SearchQuery, pattern: FTSPattern?,
+        semantic: SemanticQuery?
+    ) throws -> [FoundItem] {
         guard pattern != nil else { return try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item)) }
         let candidates = Ranking.candidateCount(query, pattern: pattern)
         var found = found
@@ -121,7 +129,8 @@ extension IndexReader {
     /// The items, each with its snippet made where the reader left it to be made (``FoundItem/pendingSnippet``).
     func withSnippets(_ found: ArraySlice<(item: FoundItem, rowID: Int64)>) throws -> [FoundItem] {
         guard found.contains(where: { $0.item.pendingSnippet != nil }) else { return found.map(\.item) }
-        let matching = found.compactMap { candidate -> (rowID: Int64, identifier: ItemIdentifier, expression: String)? in
+        let matching = found.compactMap {
+            candidate -> (rowID: Int64, identifier: ItemIdentifier, expression: String)? in
             guard case .matching(let expression) = candidate.item.pendingSnippet else { return nil }
             return (candidate.rowID, candidate.item.item.uniqueIdentifier, expression)
         }
@@ -141,7 +150,9 @@ extension IndexReader {
     /// Completions of a typed prefix: words of the index that begin with it (as they are written, not as
     /// stemmed), and titles with such a word, each with how often it was seen among the first `sample`
     /// items that have one.
-    package func completions(of prefix: String, sample: Int = 200) throws -> (words: [String: Int], titles: [String: Int]) {
+    package func completions(of prefix: String, sample: Int = 200) throws -> (
+        words: [String: Int], titles: [String: Int]
+    ) {
         Ranking.tally(try completionSourcesCorrectingTypos(of: prefix, sample: sample))
     }
 
@@ -159,21 +170,29 @@ extension IndexReader {
     }
 
     /// ``IndexReader/nearest(to:model:filters:limit:floor:)`` with no floor.
-    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int) throws -> [(rowID: Int64, cosine: Double)] {
+    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int) throws -> [(
+        rowID: Int64, cosine: Double
+    )] {
         try nearest(to: query, model: model, filters: filters, limit: limit, floor: -1)
     }
 
     /// Adds each entity's priority bonus (``SearchableIndex/entityBonus(_:)``) and ``Engagement/weight`` ×
     /// each item's engagement to its score, then sorts again: once, and only when something was added.
-    func raisingPriorityAndEngagement(_ found: [(item: FoundItem, rowID: Int64)]) throws -> [(item: FoundItem, rowID: Int64)] {
+    func raisingPriorityAndEngagement(_ found: [(item: FoundItem, rowID: Int64)]) throws -> [(
+        item: FoundItem, rowID: Int64
+    )] {
         let engagement = try self.engagement(of: found.map(\.item.item.uniqueIdentifier))
-        guard !engagement.isEmpty || found.contains(where: { $0.item.item.attributeSet[.entityPriority] != nil }) else { return found }
+        guard !engagement.isEmpty || found.contains(where: { $0.item.item.attributeSet[.entityPriority] != nil }) else {
+            return found
+        }
         var raised = found.map { candidate in
             var candidate = candidate
             let engaged = engagement[candidate.item.item.uniqueIdentifier] ?? 0
             candidate.item.engagement = engaged
-            candidate.item.score = min(1, candidate.item.score + SearchableIndex.entityBonus(candidate.item.item.attributeSet)
-                                       + Engagement.weight * engaged)
+            candidate.item.score = min(
+                1,
+                candidate.item.score + SearchableIndex.entityBonus(candidate.item.item.attributeSet)
+                    + Engagement.weight * engaged)
             return candidate
         }
         raised.sort { $0.item.score > $1.item.score }
@@ -199,15 +218,21 @@ extension IndexReader {
     /// Lexical candidates and the items nearest in meaning, scored together.
     ///
     /// - Parameter meaningOnly: rank by meaning alone: each score is the cosine itself.
-    private func fuse(_ lexical: [(item: FoundItem, rowID: Int64)], _ semantic: SemanticQuery, query: SearchQuery,
-                      candidates: Int, meaningOnly: Bool = false) throws -> [(item: FoundItem, rowID: Int64)] {
+    private func fuse(
+        _ lexical: [(item: FoundItem, rowID: Int64)], _ semantic: SemanticQuery, query: SearchQuery,
+        candidates: Int, meaningOnly: Bool = false
+    ) throws -> [(item: FoundItem, rowID: Int64)] {
         // The nearest items above the floor, and the cosines of the lexical candidates, wherever they rank.
         // Cosines as closeness from the model's baseline (``Embedder/similarityBaseline``).
-        let floor = semantic.cosine(atCloseness: meaningOnly ? Ranking.minimumSimilarityByMeaningAlone : Ranking.minimumSimilarity)
-        let cosines = try nearest(to: semantic.vector, model: semantic.model, filters: query, limit: candidates, floor: floor)
-            .map { (rowID: $0.rowID, cosine: semantic.closeness($0.cosine)) }
+        let floor = semantic.cosine(
+            atCloseness: meaningOnly ? Ranking.minimumSimilarityByMeaningAlone : Ranking.minimumSimilarity)
+        let cosines = try nearest(
+            to: semantic.vector, model: semantic.model, filters: query, limit: candidates, floor: floor
+        )
+        .map { (rowID: $0.rowID, cosine: semantic.closeness($0.cosine)) }
         let nearestRows = Set(cosines.map(\.rowID))
-        var cosine = try self.cosines(of: lexical.map(\.rowID), to: semantic.vector, model: semantic.model).mapValues(semantic.closeness)
+        var cosine = try self.cosines(of: lexical.map(\.rowID), to: semantic.vector, model: semantic.model).mapValues(
+            semantic.closeness)
         for (rowID, similarity) in cosines { cosine[rowID] = similarity }
         let lexicalRows = Set(lexical.map(\.rowID))
         var fused = lexical.map { candidate in
@@ -232,8 +257,10 @@ extension IndexReader {
     }
 
     /// Scores candidates as ``search(_:pattern:semantic:)`` describes, best first.
-    private func rank(_ candidates: [(item: FoundItem, rowID: Int64)], _ pattern: FTSPattern,
-                      inHeading headings: Set<Int64>) throws -> [(item: FoundItem, rowID: Int64)] {
+    private func rank(
+        _ candidates: [(item: FoundItem, rowID: Int64)], _ pattern: FTSPattern,
+        inHeading headings: Set<Int64>
+    ) throws -> [(item: FoundItem, rowID: Int64)] {
         guard let best = candidates.map(\.item.score).max(), best > 0 else {
             return candidates.map { candidate in
                 var candidate = candidate
@@ -247,7 +274,8 @@ extension IndexReader {
         let depth = min(candidates.count, Ranking.rerankDepth)
         let checked = candidates.prefix(depth).map(\.rowID)
         // Under `requiresAll` every candidate has every word.
-        let present = pattern.requiresAll || terms.count == 1
+        let present =
+            pattern.requiresAll || terms.count == 1
             ? Dictionary(uniqueKeysWithValues: checked.map { ($0, terms.count) })
             : try wordsPresent(terms, in: checked, allMatched: pattern.meaningfulTerms.count == terms.count)
         // A word an item has only through a correction of a typo in it counts three quarters.
@@ -259,7 +287,8 @@ extension IndexReader {
         }
         // Only an item with every word can have them all near each other.
         let withEveryWord = checked.filter { present[$0] == terms.count }
-        let close = try pattern.nearMatch.map { withEveryWord.isEmpty ? [] : try rows(matching: $0, among: withEveryWord) }
+        let close =
+            try pattern.nearMatch.map { withEveryWord.isEmpty ? [] : try rows(matching: $0, among: withEveryWord) }
             ?? Set(withEveryWord)
         var ranked = candidates.enumerated().map { position, candidate in
             guard position < depth else {
@@ -272,7 +301,8 @@ extension IndexReader {
             let close = close.contains(candidate.rowID)
             var scored = candidate
             let words = Double(present) - 0.25 * Double(corrected[candidate.rowID] ?? 0)
-            scored.item.score = 0.65 * candidate.item.score / best + 0.20 * words / Double(max(terms.count, 1))
+            scored.item.score =
+                0.65 * candidate.item.score / best + 0.20 * words / Double(max(terms.count, 1))
                 + (inHeading ? 0.10 : 0) + (close ? 0.05 : 0)
             return scored
         }
@@ -296,7 +326,9 @@ extension IndexReader {
         guard !rowIDs.isEmpty else { return counts }
         if terms.count == 2 {
             // The items with both: the same list for each of the two.
-            for rowID in try rows(matching: .all([.term(terms[0]), .term(terms[1])]), among: rowIDs) { counts[rowID] = 2 }
+            for rowID in try rows(matching: .all([.term(terms[0]), .term(terms[1])]), among: rowIDs) {
+                counts[rowID] = 2
+            }
         } else {
             for (index, term) in terms.enumerated() {
                 let others = terms.indices.filter { $0 != index }.map { TermMatch.term(terms[$0]) }

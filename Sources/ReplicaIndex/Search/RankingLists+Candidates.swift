@@ -109,8 +109,10 @@ extension RankingLists.Candidates {
     /// each row id, weighted frequency and length, and returns false when what it reads is damaged), into
     /// the items in play, `active`, in the same order: an item in play gets its contribution; one met for
     /// the first time joins as `admission` says.
-    mutating func merge(into active: inout [Entry], phrase: Int, weighing: Weighing, admission: Admission?,
-                        _ entries: ((Int64, Double, Double) -> Void) -> Bool) -> Bool {
+    mutating func merge(
+        into active: inout [Entry], phrase: Int, weighing: Weighing, admission: Admission?,
+        _ entries: ((Int64, Double, Double) -> Void) -> Bool
+    ) -> Bool {
         var position = 0
         guard let admission else {
             // Nothing joins: the contributions of the items in play are set where they are, and only

@@ -1,7 +1,6 @@
 import Foundation
 import ReplicaCore
 
-
 /// Impact-ordered postings beside the full-text index (FTS5's on SQLite, the GIN-indexed `tsvector`s on
 /// PostgreSQL), so that a ranked search of common words reads the few hundred items where they weigh
 /// most instead of scoring every item that has them, and still returns exactly the items the full
@@ -144,10 +143,13 @@ package enum RankingLists {
     }
 
     /// Calls `body` with each entry of an encoded tier; `false` when the tier is damaged.
-    static func decode(_ bytes: UnsafeRawBufferPointer, _ body: (_ rowID: Int64, _ frequency: Double, _ length: Double) -> Void) -> Bool {
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, _ body: (_ rowID: Int64, _ frequency: Double, _ length: Double) -> Void
+    ) -> Bool {
         var offset = 0
         func next() -> Int64? {
-            var value: UInt64 = 0, shift: UInt64 = 0
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
             while offset < bytes.count, shift < 64 {
                 let byte = bytes[offset]
                 offset += 1
@@ -166,23 +168,30 @@ package enum RankingLists {
         return true
     }
 
-
     // MARK: Building
 
     /// The tiers of one word's list, from every item that has it (ascending row ids, each with its
     /// weighted frequency) and the items' lengths: ordered by impact at `averageLength`, cut into tiers
     /// of ``firstTier`` entries, then four times as many each time, each tier's entries by row id.
-    package static func tiers(items: [Int64], frequencies: [Int64], length: (Int64) -> Int64, averageLength: Double,
-                              firstTier: Int = firstTier) -> [(tier: Int64, floor: Double, entries: [UInt8])] {
+    package static func tiers(
+        items: [Int64], frequencies: [Int64], length: (Int64) -> Int64, averageLength: Double,
+        firstTier: Int = firstTier
+    ) -> [(tier: Int64, floor: Double, entries: [UInt8])] {
         // Each item's impact beside its place; by impact, best first, ties by row id (items are in row-id
         // order, so by place): a sort of plain pairs, not of places compared through the arrays.
         let lengths = items.map(length)
         var ranked = items.indices.map { index in
-            (impact: impact(frequency: Double(frequencies[index]), length: Double(lengths[index]), averageLength: averageLength), index: index)
+            (
+                impact: impact(
+                    frequency: Double(frequencies[index]), length: Double(lengths[index]), averageLength: averageLength),
+                index: index
+            )
         }
         ranked.sort { $0.impact != $1.impact ? $0.impact > $1.impact : $0.index < $1.index }
         var tiers: [(tier: Int64, floor: Double, entries: [UInt8])] = []
-        var start = 0, size = firstTier, tier: Int64 = 0
+        var start = 0
+        var size = firstTier
+        var tier: Int64 = 0
         while start < ranked.count {
             let end = min(ranked.count, start + size)
             let entries = ranked[start..<end].map(\.index).sorted()
@@ -210,9 +219,13 @@ package enum RankingLists {
     ///   - source: the lists and the index of the search, read in one snapshot; it knows the search's
     ///     filters and the time it is searched at.
     /// - Returns: each item with its score and, per word, whether the item has it.
-    package static func top(_ limit: Int, tokens terms: [String], weights: [Double], source: some RankingListSource) throws
-        -> [(rowID: Int64, score: Double, present: [Bool])]? {
-        guard limit > 0, !terms.isEmpty, weights.count == terms.count, let (built, threshold) = try source.built(), built.rows > 0 else { return nil }
+    package static func top(_ limit: Int, tokens terms: [String], weights: [Double], source: some RankingListSource)
+        throws
+        -> [(rowID: Int64, score: Double, present: [Bool])]?
+    {
+        guard limit > 0, !terms.isEmpty, weights.count == terms.count, let (built, threshold) = try source.built(),
+            built.rows > 0
+        else { return nil }
         // Without a word in many items, the full-text index ranks the few matches quickly on its own.
         let firstTiers = try source.firstTiers(of: terms)
         guard firstTiers.contains(where: { $0 != nil }) else { return nil }
@@ -255,8 +268,10 @@ package enum RankingLists {
         /// which was out and stays out (the limit-th score only rises); one that failed expiry or the
         /// filters fails them again when checked; and an item accepted is never met again, since every
         /// word it can be met in was read for it.
-        func read(_ entries: [UInt8], phrase: Int, admission: Candidates.Admission?,
-                  into candidates: inout Candidates, _ active: inout [Candidates.Entry]) -> Bool {
+        func read(
+            _ entries: [UInt8], phrase: Int, admission: Candidates.Admission?,
+            into candidates: inout Candidates, _ active: inout [Candidates.Entry]
+        ) -> Bool {
             // An entry takes three bytes at least.
             if admission != nil { candidates.reserve(entries.count / 3) }
             let weighing = Candidates.Weighing(idf: idfs[phrase], averageLength: averageLength)
@@ -270,7 +285,8 @@ package enum RankingLists {
             }
         }
         // The changed items' numbers now, from the full-text index itself.
-        let changedNumbers = changes.isEmpty ? [] : try source.changedNumbers(changes).filter { $0.numbers.count == phrases + 1 }
+        let changedNumbers =
+            changes.isEmpty ? [] : try source.changedNumbers(changes).filter { $0.numbers.count == phrases + 1 }
         for (phrase, token) in terms.enumerated() {
             if let first = firstTiers[phrase] {
                 var live = first.documents
@@ -293,7 +309,9 @@ package enum RankingLists {
                 idfs[phrase] = idf(rows: totals.rows, documents: live) * weights[phrase]
                 floors[phrase] = first.floor
                 complete[phrase] = first.floor == 0
-                guard read(first.entries, phrase: phrase, admission: .everyItem, into: &candidates, &active) else { return nil }
+                guard read(first.entries, phrase: phrase, admission: .everyItem, into: &candidates, &active) else {
+                    return nil
+                }
             } else {
                 // No list: a word in few items when the lists were built (fewer than `threshold` then,
                 // and at most every changed item more since). All its items are read, with their numbers.
@@ -306,7 +324,9 @@ package enum RankingLists {
                 found.sort { $0.rowID < $1.rowID }
                 let weighing = Candidates.Weighing(idf: idf, averageLength: averageLength)
                 _ = candidates.merge(into: &active, phrase: phrase, weighing: weighing, admission: .everyItem) { body in
-                    for (rowID, frequency, length) in found where !changed.contains(rowID) { body(rowID, frequency, length) }
+                    for (rowID, frequency, length) in found where !changed.contains(rowID) {
+                        body(rowID, frequency, length)
+                    }
                     return true
                 }
             }
@@ -318,7 +338,9 @@ package enum RankingLists {
             // FTS5's sum, in its order.
             var score = 0.0
             for phrase in 0..<phrases {
-                score += idfs[phrase] * impact(frequency: numbers[phrase + 1], length: numbers[0], averageLength: averageLength)
+                score +=
+                    idfs[phrase]
+                    * impact(frequency: numbers[phrase + 1], length: numbers[0], averageLength: averageLength)
             }
             return score
         }
@@ -337,7 +359,9 @@ package enum RankingLists {
             let batch = changedNumbers[start..<min(changedNumbers.count, start + 256)]
             let numbers = Dictionary(batch.map { ($0.rowID, $0.numbers) }, uniquingKeysWith: { first, _ in first })
             for rowID in try passingFilters(numbers.keys) {
-                if let numbers = numbers[rowID] { accepted.append((rowID, score(numbers), numbers.dropFirst().map { $0 > 0 })) }
+                if let numbers = numbers[rowID] {
+                    accepted.append((rowID, score(numbers), numbers.dropFirst().map { $0 > 0 }))
+                }
             }
         }
 
@@ -357,22 +381,31 @@ package enum RankingLists {
         // How many items a statement checks against expiry and the filters.
         let batchSize = max(limit, 64)
         while true {
-            let unseen = (0..<phrases).map { complete[$0] ? 0 : idfs[$0] * bound(floor: floors[$0], builtAverage: builtAverage, averageLength: averageLength) }
+            let unseen = (0..<phrases).map {
+                complete[$0]
+                    ? 0 : idfs[$0] * bound(floor: floors[$0], builtAverage: builtAverage, averageLength: averageLength)
+            }
             var incomplete: UInt64 = 0
             for phrase in 0..<phrases where !complete[phrase] { incomplete |= 1 << UInt64(phrase) }
             // What the words an item misses can add, by the set of them, for up to 12 words (4,096 sums a
             // round): a look-up per item instead of a loop over its missing words (a fifth of a search of
             // eight words went to that loop).
-            let restOfMissing: [Double] = phrases > 12 ? [] : {
-                var sums = [Double](repeating: 0, count: 1 << phrases)
-                for missing in 1..<sums.count { sums[missing] = sums[missing & (missing - 1)] + unseen[missing.trailingZeroBitCount] }
-                return sums
-            }()
+            let restOfMissing: [Double] =
+                phrases > 12
+                ? []
+                : {
+                    var sums = [Double](repeating: 0, count: 1 << phrases)
+                    for missing in 1..<sums.count {
+                        sums[missing] = sums[missing & (missing - 1)] + unseen[missing.trailingZeroBitCount]
+                    }
+                    return sums
+                }()
             /// What the words in `missing` can add to an item.
             @inline(__always)
             func rest(_ missing: UInt64) -> Double {
                 guard restOfMissing.isEmpty else { return restOfMissing[Int(missing)] }
-                var rest = 0.0, bits = missing
+                var rest = 0.0
+                var bits = missing
                 while bits != 0 {
                     rest += unseen[bits.trailingZeroBitCount]
                     bits &= bits - 1
@@ -408,8 +441,11 @@ package enum RankingLists {
                         decided[slot] = true
                         continue
                     }
-                    if !checked[slot], known > lowest, batch.count < batchSize || known > candidates.knownSums[batch[batch.count - 1]] {
-                        var low = 0, high = batch.count
+                    if !checked[slot], known > lowest,
+                        batch.count < batchSize || known > candidates.knownSums[batch[batch.count - 1]]
+                    {
+                        var low = 0
+                        var high = batch.count
                         while low < high {
                             let middle = (low + high) / 2
                             if candidates.knownSums[batch[middle]] >= known { low = middle + 1 } else { high = middle }
@@ -423,12 +459,15 @@ package enum RankingLists {
             }
             active.removeLast(active.count - kept)
             // Exact items are checked best first until the limit-th best accepted score is known.
-            exact.sort { $0.score != $1.score ? $0.score > $1.score : candidates.rowIDs[$0.slot] < candidates.rowIDs[$1.slot] }
+            exact.sort {
+                $0.score != $1.score ? $0.score > $1.score : candidates.rowIDs[$0.slot] < candidates.rowIDs[$1.slot]
+            }
             var position = 0
             while position < exact.count, accepted.count < limit || exact[position].score > theta {
                 let batch = exact[position..<min(exact.count, position + batchSize)]
                 position += batch.count
-                let found = Dictionary(batch.map { (candidates.rowIDs[$0.slot], $0) }, uniquingKeysWith: { first, _ in first })
+                let found = Dictionary(
+                    batch.map { (candidates.rowIDs[$0.slot], $0) }, uniquingKeysWith: { first, _ in first })
                 for rowID in try passingFilters(found.keys) {
                     if let item = found[rowID] {
                         accepted.append((rowID, item.score, (0..<phrases).map { candidates.has(item.slot, $0) }))
@@ -473,20 +512,27 @@ package enum RankingLists {
                 wantedPhrases = 0
                 for entry in active where !decided[entry.slot] {
                     let missing = incomplete & ~candidates.knownPhrases[entry.slot]
-                    if missing != 0 && !isOut(candidates.knownSums[entry.slot] + rest(missing)) { wantedPhrases |= missing }
+                    if missing != 0 && !isOut(candidates.knownSums[entry.slot] + rest(missing)) {
+                        wantedPhrases |= missing
+                    }
                 }
                 if wantedPhrases == 0 { break }
             }
-            guard let phrase = (0..<phrases).filter({ wantedPhrases & (1 << UInt64($0)) != 0 && !complete[$0] }).max(by: { unseen[$0] < unseen[$1] }),
-                  let next = try source.tier(nextTier[phrase], of: terms[phrase])
-            else { return nil }   // A tier missing: the lists are damaged.
+            guard
+                let phrase = (0..<phrases).filter({ wantedPhrases & (1 << UInt64($0)) != 0 && !complete[$0] }).max(by: {
+                    unseen[$0] < unseen[$1]
+                }),
+                let next = try source.tier(nextTier[phrase], of: terms[phrase])
+            else { return nil }  // A tier missing: the lists are damaged.
             nextTier[phrase] += 1
             floors[phrase] = next.floor
             complete[phrase] = next.floor == 0
             if unreadCanPass {
                 let othersCanAdd = (0..<phrases).reduce(0.0) { $0 + ($1 == phrase ? 0 : unseen[$1]) }
                 let admission = Candidates.Admission(othersCanAdd: othersCanAdd, theta: theta, lowest: lowest)
-                guard read(next.entries, phrase: phrase, admission: admission, into: &candidates, &active) else { return nil }
+                guard read(next.entries, phrase: phrase, admission: admission, into: &candidates, &active) else {
+                    return nil
+                }
             } else {
                 // No unread item can pass any more (and none will: θ only rises, floors only fall), so
                 // the tier only tells the items still open their part: no new candidates.

@@ -133,18 +133,25 @@ public struct SearchQuery: Hashable, Sendable {
     ///   count only beside the others.
     package func validatedPattern(indexLanguages: () throws -> [String] = { [] }) throws -> FTSPattern? {
         guard (1...Self.maximumLimit).contains(limit) else {
-            throw ReplicaError(.invalidArgument, "the result limit must be between 1 and \(Self.maximumLimit); it is \(limit)")
+            throw ReplicaError(
+                .invalidArgument, "the result limit must be between 1 and \(Self.maximumLimit); it is \(limit)")
         }
-        for (name, count) in [("content types", contentTypes.count), ("domains", domains.count), ("authors", authors.count),
-                              ("recipients", recipients.count), ("owners", owners.count), ("excluded owners", excludedOwners.count)]
+        for (name, count) in [
+            ("content types", contentTypes.count), ("domains", domains.count), ("authors", authors.count),
+            ("recipients", recipients.count), ("owners", owners.count), ("excluded owners", excludedOwners.count),
+        ]
         where count > Self.maximumFilterValues {
-            throw ReplicaError(.invalidArgument, "a query may name at most \(Self.maximumFilterValues) \(name); it names \(count). "
-                + "Name fewer, or a type or domain above them (account.a matches account.a.notes)")
+            throw ReplicaError(
+                .invalidArgument,
+                "a query may name at most \(Self.maximumFilterValues) \(name); it names \(count). "
+                    + "Name fewer, or a type or domain above them (account.a matches account.a.notes)")
         }
         guard let text else { return nil }
         guard text.utf8.count <= Self.maximumTextBytes else {
-            throw ReplicaError(.invalidQuery, "the query is \(text.utf8.count) bytes long; the most a query may hold is "
-                + "\(Self.maximumTextBytes / 1024) KiB: search for its words, not the whole text")
+            throw ReplicaError(
+                .invalidQuery,
+                "the query is \(text.utf8.count) bytes long; the most a query may hold is "
+                    + "\(Self.maximumTextBytes / 1024) KiB: search for its words, not the whole text")
         }
         var (languages, known) = self.languages(of: text)
         if self.languages.isEmpty {
@@ -156,8 +163,9 @@ public struct SearchQuery: Hashable, Sendable {
             }
         }
         let stemming = languages.compactMap(TextAnalyzer.stemmingLanguage(ofTag:))
-        return try FTSPattern(text: text, requiringAll: requiresAllWords, language: stemming.first,
-                              moreLanguages: Array(stemming.dropFirst()), functionWords: FunctionWords(languages: languages))
+        return try FTSPattern(
+            text: text, requiringAll: requiresAllWords, language: stemming.first,
+            moreLanguages: Array(stemming.dropFirst()), functionWords: FunctionWords(languages: languages))
     }
 
     /// How many words a query needs before its language is told from them.
@@ -170,7 +178,8 @@ public struct SearchQuery: Hashable, Sendable {
         // A word or two can look like another language (CLD2 is sure "eiger" is German), and a query
         // stemmed for the wrong one misses its own words: only a sentence is told apart.
         guard text.split(whereSeparator: \.isWhitespace).count >= Self.wordsToTellTheLanguage,
-              let detected = TextAnalyzer.language(of: text), detected.isReliable else { return (["en"], false) }
+            let detected = TextAnalyzer.language(of: text), detected.isReliable
+        else { return (["en"], false) }
         return ([detected.code], true)
     }
 }

@@ -35,8 +35,10 @@ public struct SearchResult: Sendable {
     public var engagement: Double = 0
 
     /// Creates a result; its ``engagement`` starts at 0.
-    public init(account: AccountID, indexName: String, item: SearchableItem, score: Double, snippet: String?,
-                origin: ItemOrigin, indexedAt: Date, match: SearchMatch = .lexical, engagement: Double = 0) {
+    public init(
+        account: AccountID, indexName: String, item: SearchableItem, score: Double, snippet: String?,
+        origin: ItemOrigin, indexedAt: Date, match: SearchMatch = .lexical, engagement: Double = 0
+    ) {
         self.match = match
         self.engagement = engagement
         self.account = account

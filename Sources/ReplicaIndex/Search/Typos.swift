@@ -49,8 +49,8 @@ package enum Typos {
         if abs(a.count - b.count) > limit { return limit + 1 }
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         let width = b.count + 1
-        var before = [Int](repeating: 0, count: width)   // row i - 2
-        var previous = Array(0...b.count)                // row i - 1
+        var before = [Int](repeating: 0, count: width)  // row i - 2
+        var previous = Array(0...b.count)  // row i - 1
         var current = [Int](repeating: 0, count: width)
         for i in 1...a.count {
             current[0] = i
@@ -58,7 +58,9 @@ package enum Typos {
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
                 var value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] { value = min(value, before[j - 2] + 1) }
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    value = min(value, before[j - 2] + 1)
+                }
                 current[j] = value
                 smallest = min(smallest, value)
             }
@@ -71,7 +73,9 @@ package enum Typos {
     /// The words a typo in `word` (with its stems `stems`) may have meant, among `neighbours` (the
     /// vocabulary's tokens that begin with its letter, of a length within reach, each with how many items
     /// hold it): none when the index holds the word or a stem of it often enough.
-    static func corrections(of word: String, stems: [String] = [], among neighbours: [(word: String, documents: Int64)]) -> [String] {
+    static func corrections(of word: String, stems: [String] = [], among neighbours: [(word: String, documents: Int64)])
+        -> [String]
+    {
         let limit = edits(forLength: word.unicodeScalars.count)
         let typed = Array(word.unicodeScalars)
         var held: Int64 = 0
@@ -97,14 +101,19 @@ extension IndexReader {
     /// nothing completes the prefix as typed.
     package func correctedPrefix(of prefix: String) throws -> String? {
         let tokens = TextAnalyzer.tokens(in: prefix, for: .query)
-        guard tokens.count == 1, let typed = tokens.first?.text, Typos.isForgiven(typed), let first = typed.unicodeScalars.first else {
+        guard tokens.count == 1, let typed = tokens.first?.text, Typos.isForgiven(typed),
+            let first = typed.unicodeScalars.first
+        else {
             return nil
         }
-        let scalars = Array(typed.unicodeScalars), length = scalars.count
+        let scalars = Array(typed.unicodeScalars)
+        let length = scalars.count
         var held: [String: Int64] = [:]
-        for (word, documents) in try vocabulary(beginningWith: String(Character(first)),
-                                                 lengths: max(length - 1, TextAnalyzer.Vocabulary.shortest)...TextAnalyzer.Vocabulary.longest,
-                                                 heldByMoreThan: 0) {
+        for (word, documents) in try vocabulary(
+            beginningWith: String(Character(first)),
+            lengths: max(length - 1, TextAnalyzer.Vocabulary.shortest)...TextAnalyzer.Vocabulary.longest,
+            heldByMoreThan: 0)
+        {
             let letters = Array(word.unicodeScalars)
             for cut in (length - 1)...(length + 1) where cut <= letters.count {
                 let beginning = Array(letters[..<cut])
@@ -128,15 +137,19 @@ extension IndexReader {
             case .forms(let text, let stemmed, _, _): (word, stems) = (text, stemmed)
             default: return nil
             }
-            guard !pattern.isFunctionWord(term), Typos.isForgiven(word), let first = word.unicodeScalars.first else { return nil }
-            let length = word.unicodeScalars.count, reach = Typos.edits(forLength: length)
+            guard !pattern.isFunctionWord(term), Typos.isForgiven(word), let first = word.unicodeScalars.first else {
+                return nil
+            }
+            let length = word.unicodeScalars.count
+            let reach = Typos.edits(forLength: length)
             let shortest = max(length - reach, Typos.shortest)
             let typed = [word] + stems
             let held = try vocabularyDocuments(ofAny: typed)
             guard held <= Typos.mostItemsOfATypo else { return nil }
             // Only the tokens that could be corrections: those held ten times as often as the word and its stem.
-            let neighbours = try vocabulary(beginningWith: String(Character(first)), lengths: shortest...(length + reach),
-                                            heldByMoreThan: Typos.commonerBy * held)
+            let neighbours = try vocabulary(
+                beginningWith: String(Character(first)), lengths: shortest...(length + reach),
+                heldByMoreThan: Typos.commonerBy * held)
             var typos = Typos.corrections(of: word, stems: stems, among: neighbours)
             guard let likeliest = typos.first else { return nil }
             // A function word meant ("wehre", "thoes"): the word as if typed right, which counts only
@@ -150,7 +163,8 @@ extension IndexReader {
             var withStems: [String] = []
             for typo in typos {
                 let stem = pattern.language.flatMap { TextAnalyzer.stem(typo, language: $0) }
-                for form in [typo] + (stem.map { [$0] } ?? []) where form != word && !stems.contains(form) && !words.contains(form) {
+                for form in [typo] + (stem.map { [$0] } ?? [])
+                where form != word && !stems.contains(form) && !words.contains(form) {
                     words.append(form)
                 }
                 if stem != nil && words.contains(typo) { withStems.append(typo) }

@@ -13,17 +13,25 @@ package protocol IndexStorage: AnyObject, Sendable {
     ///
     /// - Parameter prepare: runs first inside the transaction, before `body` (the sign-in check, which must
     ///   hold the transaction's write lock so that no sign-out deletes the index between it and the commit).
-    func write<T: Sendable>(now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
-                            _ body: @escaping @Sendable (any IndexWriter) throws -> T) async throws -> T
+    func write<T: Sendable>(
+        now: Date, defaultLifetime: TimeInterval, prepare: @escaping @Sendable () throws -> Void,
+        _ body: @escaping @Sendable (any IndexWriter) throws -> T
+    ) async throws -> T
 
     /// ``write(now:defaultLifetime:prepare:_:)`` on the calling thread.
-    @available(*, noasync, message: "it waits for the storage; in async code call write(now:defaultLifetime:prepare:_:)")
-    func writeNow<T>(now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
-                     _ body: (any IndexWriter) throws -> T) throws -> T
+    @available(
+        *, noasync, message: "it waits for the storage; in async code call write(now:defaultLifetime:prepare:_:)"
+    )
+    func writeNow<T>(
+        now: Date, defaultLifetime: TimeInterval, prepare: () throws -> Void,
+        _ body: (any IndexWriter) throws -> T
+    ) throws -> T
 
     /// Runs `body` on one consistent snapshot.
-    func read<T: Sendable>(now: Date, prepare: @escaping @Sendable () throws -> Void,
-                           _ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T
+    func read<T: Sendable>(
+        now: Date, prepare: @escaping @Sendable () throws -> Void,
+        _ body: @escaping @Sendable (any IndexReader) throws -> T
+    ) async throws -> T
 
     /// How many bytes the index takes where it is kept.
     func size() -> Int
@@ -69,7 +77,9 @@ package protocol IndexReader {
 
     /// The items closest in meaning to `query` among those that pass the query's filters: each scored by
     /// its best passage's cosine, best first, at most `limit`, none below `floor`.
-    func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: Double) throws -> [(rowID: Int64, cosine: Double)]
+    func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: Double) throws -> [(
+        rowID: Int64, cosine: Double
+    )]
 
     /// The cosine of each of `rowIDs`' best passage with `query`, for the items that have vectors.
     func cosines(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Double]
@@ -230,8 +240,10 @@ package protocol IndexWriter: AnyObject {
     ///
     /// - Returns: the item as merged, or `nil` when it changed since it was read (it stays pending).
     @discardableResult
-    func applyEnrichment(to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?,
-                         skipped: [String]) throws -> SearchableItem?
+    func applyEnrichment(
+        to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?,
+        skipped: [String]
+    ) throws -> SearchableItem?
     func recordEnrichmentFailure(_ pending: PendingEnrichment, error: String, retry: Date) throws
     func dropEnrichment(_ pending: PendingEnrichment) throws
     /// Stores an item's passage vectors, unless its text changed since `pending` was read.
@@ -245,7 +257,10 @@ extension IndexWriter {
     package func throwIfRefused() throws {
         guard let first = refusedOwnership.first else { return }
         let more = refusedOwnership.count > 1 ? " (and \(refusedOwnership.count - 1) more)" : ""
-        throw ReplicaError(.notOwner, "item '\(first.identifier)'\(more) was made by \(first.owner), and only its owner can change it; nothing was written. Use another identifier")
+        throw ReplicaError(
+            .notOwner,
+            "item '\(first.identifier)'\(more) was made by \(first.owner), and only its owner can change it; nothing was written. Use another identifier"
+        )
     }
 
     @discardableResult
@@ -280,7 +295,8 @@ extension IndexWriter {
             attributes[.entityType] = .text(entity.typeName)
             attributes[.entityID] = .text(entity.id)
         }
-        let item = SearchableItem(uniqueIdentifier: activity.itemIdentifier, attributeSet: attributes, expirationDate: .distantFuture)
+        let item = SearchableItem(
+            uniqueIdentifier: activity.itemIdentifier, attributeSet: attributes, expirationDate: .distantFuture)
         try item.validate()
         try index(item, origin: ItemOrigin(owner: .activities))
     }
@@ -289,7 +305,9 @@ extension IndexWriter {
     ///
     /// - Returns: the item as merged (unchanged when there is nothing to merge), or `nil` when the merge
     ///   found the item gone.
-    package func mergeEnrichmentResults(into pending: PendingEnrichment, summary: String?, priority: Bool?) throws -> SearchableItem? {
+    package func mergeEnrichmentResults(into pending: PendingEnrichment, summary: String?, priority: Bool?) throws
+        -> SearchableItem?
+    {
         var update = AttributeSet()
         if let summary { update[.textContentSummary] = .text(summary) }
         if let priority { update[.isPriority] = .bool(priority) }
@@ -304,5 +322,7 @@ extension IndexWriter {
 
 extension IndexReader {
     /// None: a backend that leaves no snippet to be made.
-    package func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64: String] { [:] }
+    package func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64:
+        String]
+    { [:] }
 }

@@ -13,9 +13,6 @@ extension FoundItem {
     }
 }
 
-
-
-
 extension VectorMatrix {
     /// An empty matrix of `model`'s vectors, as of the index's `vectors_version`.
     package init(version: String, model: String) {

@@ -1,5 +1,5 @@
-import Testing
 import ReplicaFileTree
+import Testing
 
 @Suite("Content types")
 struct ContentTypeTests {
@@ -92,8 +92,10 @@ struct ContentTypeTests {
         #expect(document.contentType == expected)
     }
 
-    @Test(arguments: ["x.png", "x.jpg", "x.gif", "x.ico", "x.woff", "x.ttf", "x.pyc", "x.class", "x.jar",
-                      "x.sqlite", "x.db", "x.gz", "x.zip", "x.exe", "x.mp3", "x.mp4", "x.docx", "x.xlsx"])
+    @Test(arguments: [
+        "x.png", "x.jpg", "x.gif", "x.ico", "x.woff", "x.ttf", "x.pyc", "x.class", "x.jar",
+        "x.sqlite", "x.db", "x.gz", "x.zip", "x.exe", "x.mp3", "x.mp4", "x.docx", "x.xlsx",
+    ])
     func binaryExtensionsAreSkipped(name: String) throws {
         #expect(try skipReason(extract(name, "text")) == "binary content")
         #expect(TextExtractor.contentType(forFileName: name) != "public.plain-text")

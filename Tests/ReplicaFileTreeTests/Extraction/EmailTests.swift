@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ReplicaFileTree
+import Testing
 
 @Suite("Email")
 struct EmailTests {
@@ -28,12 +28,13 @@ struct EmailTests {
         #expect(document.title == "Analytical engine notes")
         #expect(document.subject == "Analytical engine notes")
         #expect(document.authors == [ExtractedPerson(name: "Ada Lovelace", address: "ada@example.com")])
-        #expect(document.recipients == [
-            ExtractedPerson(name: "Hopper, Grace", address: "grace@example.com"),
-            ExtractedPerson(name: nil, address: "bob@x.org"),
-            ExtractedPerson(name: "Carol", address: "carol@x.org"),
-            ExtractedPerson(name: "Dan", address: "dan@example.net"),
-        ])
+        #expect(
+            document.recipients == [
+                ExtractedPerson(name: "Hopper, Grace", address: "grace@example.com"),
+                ExtractedPerson(name: nil, address: "bob@x.org"),
+                ExtractedPerson(name: "Carol", address: "carol@x.org"),
+                ExtractedPerson(name: "Dan", address: "dan@example.net"),
+            ])
         #expect(document.date == Date(timeIntervalSince1970: 1_793_696_400))
         #expect(document.messageID == "note-1@example.com")
         #expect(document.text == "Dear Grace,\n\nthe notes are attached.")
@@ -54,10 +55,11 @@ struct EmailTests {
         ])
         let document = try onlyDocument(extract("folded.eml", message))
         #expect(document.subject == "A subject that was folded over three lines")
-        #expect(document.recipients == [
-            ExtractedPerson(name: nil, address: "first@example.com"),
-            ExtractedPerson(name: "Second Person", address: "second@example.com"),
-        ])
+        #expect(
+            document.recipients == [
+                ExtractedPerson(name: nil, address: "first@example.com"),
+                ExtractedPerson(name: "Second Person", address: "second@example.com"),
+            ])
         #expect(document.text == "Body")
     }
 
@@ -73,11 +75,12 @@ struct EmailTests {
         let document = try onlyDocument(extract("words.eml", message))
         #expect(document.subject == "Re: café Grüße and naïve end")
         #expect(document.authors == [ExtractedPerson(name: "André Muster", address: "andre@example.ch")])
-        #expect(document.recipients == [
-            ExtractedPerson(name: "Grüße aus Köln", address: "koeln@example.de"),
-            ExtractedPerson(name: "Zürich Team", address: "zh@example.ch"),
-            ExtractedPerson(name: "Größe", address: "split@example.com"),
-        ])
+        #expect(
+            document.recipients == [
+                ExtractedPerson(name: "Grüße aus Köln", address: "koeln@example.de"),
+                ExtractedPerson(name: "Zürich Team", address: "zh@example.ch"),
+                ExtractedPerson(name: "Größe", address: "split@example.com"),
+            ])
     }
 
     @Test func malformedEncodedWordsStayAsTheyAre() throws {
@@ -102,8 +105,10 @@ struct EmailTests {
         #expect(document.date == Date(timeIntervalSince1970: seconds))
     }
 
-    @Test(arguments: ["yesterday", "Tue, 30 Feb 2026 10:00:00 +0000", "Tue, 3 Foo 2026 10:00:00 +0000",
-                      "Tue, 3 Nov 2026 25:00:00 +0000", "Tue, 3 Nov 2026", "2026-11-03T10:00:00Z", ""])
+    @Test(arguments: [
+        "yesterday", "Tue, 30 Feb 2026 10:00:00 +0000", "Tue, 3 Foo 2026 10:00:00 +0000",
+        "Tue, 3 Nov 2026 25:00:00 +0000", "Tue, 3 Nov 2026", "2026-11-03T10:00:00Z", "",
+    ])
     func unparseableDatesAreNil(header: String) throws {
         let document = try onlyDocument(extract("d.eml", "Date: \(header)\nSubject: s\n\nx"))
         #expect(document.date == nil)
@@ -245,12 +250,13 @@ struct EmailTests {
             """
         let document = try onlyDocument(extract("groups.eml", message))
         #expect(document.authors == [ExtractedPerson(name: "Ada Lovelace", address: "ada@example.com")])
-        #expect(document.recipients == [
-            ExtractedPerson(name: nil, address: "one@example.com"),
-            ExtractedPerson(name: "Two, Jr.", address: "two@example.com"),
-            ExtractedPerson(name: "Just A Name", address: nil),
-            ExtractedPerson(name: nil, address: "angle@example.com"),
-        ])
+        #expect(
+            document.recipients == [
+                ExtractedPerson(name: nil, address: "one@example.com"),
+                ExtractedPerson(name: "Two, Jr.", address: "two@example.com"),
+                ExtractedPerson(name: "Just A Name", address: nil),
+                ExtractedPerson(name: nil, address: "angle@example.com"),
+            ])
     }
 
     @Test func truncatesALongBody() throws {

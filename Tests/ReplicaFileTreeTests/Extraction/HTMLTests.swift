@@ -1,5 +1,5 @@
-import Testing
 import ReplicaFileTree
+import Testing
 
 @Suite("HTML")
 struct HTMLTests {
@@ -55,11 +55,12 @@ struct HTMLTests {
             """
         let document = try onlyDocument(extract("entities.html", html))
         let lines = document.text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
-        #expect(lines == [
-            "<tag> \"q\" 'a' ©®™ …—– ‘x’ “y” «z» •· 5° ±1 2×3 6÷2 €£¥¢ §¶ éÉàüöäßçñøå",
-            "ééé😀 – \u{FFFD}|\u{FFFD}|\u{FFFD}",
-            "a b cooperate AT&T &bogus; &amp &#; x\u{200D}y",
-        ])
+        #expect(
+            lines == [
+                "<tag> \"q\" 'a' ©®™ …—– ‘x’ “y” «z» •· 5° ±1 2×3 6÷2 €£¥¢ §¶ éÉàüöäßçñøå",
+                "ééé😀 – \u{FFFD}|\u{FFFD}|\u{FFFD}",
+                "a b cooperate AT&T &bogus; &amp &#; x\u{200D}y",
+            ])
     }
 
     @Test func quotedAttributeValuesMayContainAngleBrackets() throws {
@@ -140,7 +141,8 @@ struct HTMLTests {
     }
 
     @Test func tagNamesAreCaseInsensitive() throws {
-        let html = "<HTML><HEAD><TITLE>Upper</TITLE></HEAD><BODY><P>One</P><DiV>Two</dIv><ScRiPt>hidden()</sCrIpT>Three</BODY></HTML>"
+        let html =
+            "<HTML><HEAD><TITLE>Upper</TITLE></HEAD><BODY><P>One</P><DiV>Two</dIv><ScRiPt>hidden()</sCrIpT>Three</BODY></HTML>"
         let document = try onlyDocument(extract("upper.HTM", html))
         #expect(document.title == "Upper")
         #expect(document.text == "One\n\nTwo\nThree")
@@ -149,7 +151,8 @@ struct HTMLTests {
     @Test func decodesLatin1HTML() throws {
         var bytes = Array("<title>Caf".utf8)
         bytes.append(0xE9)
-        bytes += Array("</title><p>Cr".utf8) + [0xE8] + Array("me br".utf8) + [0xFB, 0x6C, 0xE9, 0x65] + Array("</p>".utf8)
+        bytes +=
+            Array("</title><p>Cr".utf8) + [0xE8] + Array("me br".utf8) + [0xFB, 0x6C, 0xE9, 0x65] + Array("</p>".utf8)
         let document = try onlyDocument(TextExtractor.extract(fileName: "latin1.html", bytes: bytes))
         #expect(document.title == "Café")
         #expect(document.text == "Crème brûlée")
@@ -162,8 +165,10 @@ struct HTMLTests {
     }
 
     @Test func largeHTMLStaysLinear() throws {
-        let chunk = "<div class=\"section\"><h2>Part &amp; parcel</h2><p>Some <a href=\"#x\">linked</a> text &mdash; more.</p><!-- note --><script>var x = 1 < 2;</script></div>\n"
-        let html = "<html><head><title>Big</title></head><body>" + String(repeating: chunk, count: 5_000) + "</body></html>"
+        let chunk =
+            "<div class=\"section\"><h2>Part &amp; parcel</h2><p>Some <a href=\"#x\">linked</a> text &mdash; more.</p><!-- note --><script>var x = 1 < 2;</script></div>\n"
+        let html =
+            "<html><head><title>Big</title></head><body>" + String(repeating: chunk, count: 5_000) + "</body></html>"
         let document = try onlyDocument(extract("big.html", html))
         #expect(document.title == "Big")
         #expect(document.text.hasPrefix("Part & parcel\n\nSome linked text — more.\n\nPart & parcel"))

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ReplicaFileTree
+import Testing
 
 @Suite("mbox")
 struct MboxTests {
@@ -41,12 +41,13 @@ struct MboxTests {
         #expect(all.map(\.title) == ["First", "Second ✓", "Third"])
         #expect(all.allSatisfy { $0.contentType == "public.email-message" })
 
-        #expect(all[0].text == """
-            Hello Grace.
-            From the archive: quoted envelope-like line.
-            >From doubly quoted.
-            > From with a space stays.
-            """)
+        #expect(
+            all[0].text == """
+                Hello Grace.
+                From the archive: quoted envelope-like line.
+                >From doubly quoted.
+                > From with a space stays.
+                """)
         #expect(all[0].authors == [ExtractedPerson(name: "Ada", address: "ada@example.com")])
         #expect(all[0].recipients == [ExtractedPerson(name: nil, address: "grace@example.com")])
         #expect(all[0].date == Date(timeIntervalSince1970: 1_793_696_400))
@@ -98,7 +99,8 @@ struct MboxTests {
     }
 
     @Test func aLargeMboxRespectsTheTimeLimit() throws {
-        let message = "From a@x Mon Jan  1 00:00:00 2026\nSubject: S\n\n" + String(repeating: "body line\n", count: 50) + "\n"
+        let message =
+            "From a@x Mon Jan  1 00:00:00 2026\nSubject: S\n\n" + String(repeating: "body line\n", count: 50) + "\n"
         let mbox = String(repeating: message, count: 20_000)
         let reason = try skipReason(extract("big.mbox", mbox, limits: ExtractionLimits(timeLimit: 0.000_001)))
         #expect(reason == "extraction took longer than the 1 µs limit")

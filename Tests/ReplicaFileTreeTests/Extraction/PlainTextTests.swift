@@ -1,5 +1,5 @@
-import Testing
 import ReplicaFileTree
+import Testing
 
 @Suite("Plain text, Markdown, reStructuredText, encodings and limits")
 struct PlainTextTests {
@@ -121,7 +121,8 @@ struct PlainTextTests {
     }
 
     @Test func utf8ByteOrderMarkIsDropped() throws {
-        let document = try onlyDocument(TextExtractor.extract(fileName: "bom.md", bytes: [0xEF, 0xBB, 0xBF] + Array("# Title\n".utf8)))
+        let document = try onlyDocument(
+            TextExtractor.extract(fileName: "bom.md", bytes: [0xEF, 0xBB, 0xBF] + Array("# Title\n".utf8)))
         #expect(document.text == "# Title\n")
         #expect(document.title == "Title")
     }
@@ -156,16 +157,19 @@ struct PlainTextTests {
 
     @Test func oversizedFilesAreSkippedWithTheLimitInTheReason() throws {
         let small = ExtractionLimits(maximumBytes: 1024)
-        let reason = try skipReason(TextExtractor.extract(fileName: "big.txt", bytes: Array(repeating: 0x61, count: 2048), limits: small))
+        let reason = try skipReason(
+            TextExtractor.extract(fileName: "big.txt", bytes: Array(repeating: 0x61, count: 2048), limits: small))
         #expect(reason == "larger than the 1 KiB limit (2 KiB)")
 
-        let onDisk = try skipReason(TextExtractor.extract(fileName: "huge.log", bytes: Array("prefix".utf8), byteCount: 20 << 20))
+        let onDisk = try skipReason(
+            TextExtractor.extract(fileName: "huge.log", bytes: Array("prefix".utf8), byteCount: 20 << 20))
         #expect(onDisk == "larger than the 16 MiB limit (20 MiB)")
 
         let justOver = try skipReason(TextExtractor.extract(fileName: "edge.txt", bytes: [], byteCount: (16 << 20) + 1))
         #expect(justOver == "larger than the 16 MiB limit (16.1 MiB)")
 
-        let exactlyAtLimit = try onlyDocument(TextExtractor.extract(fileName: "ok.txt", bytes: Array(repeating: 0x61, count: 1024), limits: small))
+        let exactlyAtLimit = try onlyDocument(
+            TextExtractor.extract(fileName: "ok.txt", bytes: Array(repeating: 0x61, count: 1024), limits: small))
         #expect(exactlyAtLimit.text.utf8.count == 1024)
     }
 
@@ -185,7 +189,9 @@ struct PlainTextTests {
     @Test func truncationCutsAtACharacterBoundary() throws {
         // "aé😀" is 1 + 2 + 4 bytes; cutting inside "é" or "😀" must step back.
         let text = String(repeating: "aé😀", count: 10)
-        for (limit, expected) in [(1, "a"), (2, "a"), (3, "aé"), (4, "aé"), (6, "aé"), (7, "aé😀"), (8, "aé😀a"), (0, "")] {
+        for (limit, expected) in [
+            (1, "a"), (2, "a"), (3, "aé"), (4, "aé"), (6, "aé"), (7, "aé😀"), (8, "aé😀a"), (0, ""),
+        ] {
             let document = try onlyDocument(extract("t.txt", text, limits: ExtractionLimits(maximumTextBytes: limit)))
             #expect(document.text == expected, "limit \(limit)")
             #expect(document.wasTruncated)
@@ -200,10 +206,12 @@ struct PlainTextTests {
         let content = Array("\(word) secret \(word)".utf8)
         let results = [
             TextExtractor.extract(fileName: "a.txt", bytes: content + [0] + content),
-            TextExtractor.extract(fileName: "a.txt", bytes: content + Array(repeating: [0xFF, 0x01], count: 200).flatMap { $0 }),
+            TextExtractor.extract(
+                fileName: "a.txt", bytes: content + Array(repeating: [0xFF, 0x01], count: 200).flatMap { $0 }),
             TextExtractor.extract(fileName: "a.txt", bytes: content, limits: ExtractionLimits(maximumBytes: 4)),
-            TextExtractor.extract(fileName: "a.html", bytes: Array(String(repeating: "<p>\(word)</p>", count: 100_000).utf8),
-                                  limits: ExtractionLimits(timeLimit: 0.000_001)),
+            TextExtractor.extract(
+                fileName: "a.html", bytes: Array(String(repeating: "<p>\(word)</p>", count: 100_000).utf8),
+                limits: ExtractionLimits(timeLimit: 0.000_001)),
             TextExtractor.extract(fileName: "\(word).png", bytes: content),
         ]
         for result in results {

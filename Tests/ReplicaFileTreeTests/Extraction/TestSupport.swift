@@ -1,5 +1,5 @@
-import Testing
 import ReplicaFileTree
+import Testing
 
 /// A test failure for an extraction result of the wrong kind.
 struct UnexpectedExtractionResult: Error, CustomStringConvertible {

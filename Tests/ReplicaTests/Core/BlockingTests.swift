@@ -1,15 +1,17 @@
 import Foundation
-import Synchronization
-import Testing
 import ReplicaCore
 import ReplicaTestSupport
+import Synchronization
+import Testing
 
 /// Blocking work awaited off the cooperative pool, and given up when its task is cancelled.
 struct BlockingTests {
     @Test func workFinishedBeforeCancellationIsReturned() async throws {
         #expect(try await Blocking.runAbandoningOnCancellation { 6 * 7 } == 42)
         struct Failure: Error {}
-        await #expect(throws: Failure.self) { try await Blocking.runAbandoningOnCancellation { () throws -> Int in throw Failure() } }
+        await #expect(throws: Failure.self) {
+            try await Blocking.runAbandoningOnCancellation { () throws -> Int in throw Failure() }
+        }
     }
 
     /// A task cancelled before the call never starts the work.

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+
 @testable import Replica
-@testable import ReplicaIndex
 @testable import ReplicaCore
+@testable import ReplicaIndex
 
 @Suite struct ISO8601Tests {
     @Test(arguments: [
@@ -18,7 +19,9 @@ import Testing
         #expect(ISO8601.date(from: text)?.timeIntervalSince1970 == seconds)
     }
 
-    @Test(arguments: ["2026-02-30", "2026-13-01", "20261120", "2026-11-20T25:00:00Z", "yesterday", "2026-11-20T10:00:00Zjunk", ""])
+    @Test(arguments: [
+        "2026-02-30", "2026-13-01", "20261120", "2026-11-20T25:00:00Z", "yesterday", "2026-11-20T10:00:00Zjunk", "",
+    ])
     func refusesWhatIsNotADate(text: String) {
         #expect(ISO8601.date(from: text) == nil)
     }

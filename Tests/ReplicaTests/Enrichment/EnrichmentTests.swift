@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-import Synchronization
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Synchronization
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// The enrichment pass: which items are enriched, when, how often, and who is told. Runs on both backends
 /// (``TestBackend``).
@@ -42,7 +43,9 @@ import ReplicaTestSupport
                 guard count > 0 else { return false }
                 count -= 1
                 return true
-            }) { throw ReplicaError(.storage, "the summarizer is down") }
+            }) {
+                throw ReplicaError(.storage, "the summarizer is down")
+            }
             calls.withLock { $0.append(thread.messages.map(\.identifier)) }
             return "A thread of \(thread.messages.count) messages about the launch."
         }
@@ -68,17 +71,20 @@ import ReplicaTestSupport
 
     static let longText = String(repeating: "The launch moves to Friday because the supplier is late. ", count: 5)
 
-    func mail(_ id: String, thread: String? = "thread.1", type: ContentType = .emailMessage, created: TimeInterval = -3600,
-              text: String = longText, authors: [Person] = [Person(displayName: "Bob", handles: ["bob@example.com"])],
-              options: UpdateListenerOptions = [.summarization, .priority]) -> SearchableItem {
+    func mail(
+        _ id: String, thread: String? = "thread.1", type: ContentType = .emailMessage, created: TimeInterval = -3600,
+        text: String = longText, authors: [Person] = [Person(displayName: "Bob", handles: ["bob@example.com"])],
+        options: UpdateListenerOptions = [.summarization, .priority]
+    ) -> SearchableItem {
         var attributes = AttributeSet(contentType: type)
         attributes.title = "Launch \(id)"
         attributes.textContent = text
         attributes.contentCreationDate = clock.now.addingTimeInterval(created)
         attributes.authors = authors
         attributes.recipients = [Person(displayName: "Ada", handles: ["ada@example.com"])]
-        var item = SearchableItem(uniqueIdentifier: ItemIdentifier(id), domainIdentifier: thread.map(DomainIdentifier.init(rawValue:)),
-                                  attributeSet: attributes, expirationDate: .distantFuture)
+        var item = SearchableItem(
+            uniqueIdentifier: ItemIdentifier(id), domainIdentifier: thread.map(DomainIdentifier.init(rawValue:)),
+            attributeSet: attributes, expirationDate: .distantFuture)
         item.updateListenerOptions = options
         return item
     }
@@ -103,9 +109,14 @@ import ReplicaTestSupport
         #expect(Set(summarizer.calls.withLock { $0 }) == [["m1"], ["m1", "m2"]])
         let updates = listener.updates.withLock { $0 }
         #expect(Set(updates.map(\.item.uniqueIdentifier)) == ["m1", "m2"])
-        #expect(updates.allSatisfy { $0.changedAttributes.contains(.textContentSummary) && $0.changedAttributes.contains(.isPriority) })
+        #expect(
+            updates.allSatisfy {
+                $0.changedAttributes.contains(.textContentSummary) && $0.changedAttributes.contains(.isPriority)
+            })
         // The summary is searchable and filterable like any attribute.
-        #expect(try await index.search(SearchQuery(queryString: #"textContentSummary == "*2 messages*""#)).map(\.item.uniqueIdentifier) == ["m2"])
+        #expect(
+            try await index.search(SearchQuery(queryString: #"textContentSummary == "*2 messages*""#)).map(
+                \.item.uniqueIdentifier) == ["m2"])
         let status = try await store.enrichmentStatus(of: index)
         #expect(status == EnrichmentStatus(enriched: 2, pending: 0, failing: 0, skipped: [:]))
     }
@@ -128,13 +139,16 @@ import ReplicaTestSupport
             mail("unasked", options: []),
         ])
         let report = try await store.enrichPendingItems()
-        #expect(report.skipped == [
-            "summarization.tooOld": 1, "priority.tooOld": 1, "summarization.tooShort": 1, "summarization.noDomain": 1,
-            "priority.noDomain": 1, "summarization.noAuthors": 1, "priority.noAuthors": 1, "summarization.type": 1,
-            "priority.type": 2,
-        ])
+        #expect(
+            report.skipped == [
+                "summarization.tooOld": 1, "priority.tooOld": 1, "summarization.tooShort": 1,
+                "summarization.noDomain": 1,
+                "priority.noDomain": 1, "summarization.noAuthors": 1, "priority.noAuthors": 1, "summarization.type": 1,
+                "priority.type": 2,
+            ])
         // The short message still gets its priority; the recording its summary.
-        let items = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0.attributeSet) })
+        let items = Dictionary(
+            uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0.attributeSet) })
         #expect(items["short"]?.isPriority != nil && items["short"]?.textContentSummary == nil)
         #expect(items["voicemail"]?.textContentSummary != nil && items["voicemail"]?.isPriority == nil)
         for id: ItemIdentifier in ["old", "nothread", "anonymous", "note", "unasked"] {
@@ -181,9 +195,13 @@ import ReplicaTestSupport
         #expect(again.unchanged == 1 && again.skipped.isEmpty)
         #expect(try await index.fetchItems(withIdentifiers: ["m1"]).first?.item.attributeSet.textContentSummary != nil)
         #expect(summarizer.calls.withLock { $0.count } == 1)
-        #expect(try await store.enrichmentStatus(of: index) == EnrichmentStatus(enriched: 1, pending: 0, failing: 0, skipped: [:]))
+        #expect(
+            try await store.enrichmentStatus(of: index)
+                == EnrichmentStatus(enriched: 1, pending: 0, failing: 0, skipped: [:]))
         // A new text is too old to be enriched now, and the old summary does not come back for it.
-        try await index.indexItems([mail("m1", created: -3600 - 2 * day, text: Self.longText + " The venue changed too.")])
+        try await index.indexItems([
+            mail("m1", created: -3600 - 2 * day, text: Self.longText + " The venue changed too.")
+        ])
         let changed = try await store.enrichPendingItems()
         #expect(changed.skipped == ["summarization.tooOld": 1, "priority.tooOld": 1])
         #expect(try await index.fetchItems(withIdentifiers: ["m1"]).first?.item.attributeSet.textContentSummary == nil)
@@ -222,7 +240,8 @@ import ReplicaTestSupport
         let report = try await store.enrichPendingItems()
         #expect(report.enriched == 1 && report.failed == 0)
         #expect(report.skipped == ["summarization.tooShort": 2], "HTML counts for mail only, and only its text")
-        let items = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0.attributeSet) })
+        let items = Dictionary(
+            uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0.attributeSet) })
         #expect(items["htmlMail"]?.textContentSummary != nil)
         #expect(items["htmlMessage"]?.textContentSummary == nil)
         #expect(items["paddedMail"]?.textContentSummary == nil)
@@ -244,7 +263,8 @@ import ReplicaTestSupport
         let report = try await store.enrichPendingItems()
         #expect(report.enriched == 1 && report.failed == 0)
         #expect(report.skipped == ["summarization.tooShort": 1])
-        let items = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0.attributeSet) })
+        let items = Dictionary(
+            uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0.attributeSet) })
         #expect(items["transcribed"]?.textContentSummary != nil)
         #expect(items["untranscribed"]?.textContentSummary == nil)
         #expect(summarizer.calls.withLock { $0 } == [["transcribed"]])
@@ -265,12 +285,16 @@ import ReplicaTestSupport
         try await store.signIn("alice")
         let index = try await store.index(account: "alice")
         try await index.indexItems([
-            mail("urgent", thread: "thread.1", text: "Please sign the contract today. " + Self.longText, options: [.priority]),
+            mail(
+                "urgent", thread: "thread.1", text: "Please sign the contract today. " + Self.longText,
+                options: [.priority]),
             mail("calm", thread: "thread.2", options: [.priority]),
             mail("unasked", thread: "thread.3", text: "Sign it today. " + Self.longText, options: []),
         ])
         func matching(_ queryString: String) async throws -> [ItemIdentifier] {
-            try await index.search(SearchQuery(queryString: queryString)).map(\.item.uniqueIdentifier).sorted { $0.rawValue < $1.rawValue }
+            try await index.search(SearchQuery(queryString: queryString)).map(\.item.uniqueIdentifier).sorted {
+                $0.rawValue < $1.rawValue
+            }
         }
         #expect(try await matching("isPriority == true").isEmpty, "nothing is a priority before enrichment")
         try await store.enrichPendingItems()
@@ -297,7 +321,9 @@ import ReplicaTestSupport
         #expect(summarizer.calls.withLock { $0.count } == 0)
         clock.advance(by: store.configuration.enrichment.backoff.delay(afterFailures: 1))
         #expect(try await store.enrichPendingItems().enriched == 1)
-        #expect(try await store.enrichmentStatus(of: index) == EnrichmentStatus(enriched: 1, pending: 0, failing: 0, skipped: [:]))
+        #expect(
+            try await store.enrichmentStatus(of: index)
+                == EnrichmentStatus(enriched: 1, pending: 0, failing: 0, skipped: [:]))
     }
 
     /// A host's own enricher, out of process: a Python program speaking the documented protocol.
@@ -306,22 +332,22 @@ import ReplicaTestSupport
         let script = directory.path + "/enrich.py"
         let starts = directory.path + "/starts"
         try """
-            import json, os, sys
-            assert json.loads(sys.stdin.readline()) == {"type": "start", "mode": "enrich"}
-            assert os.environ["REPLICA_MODE"] == "enrich"
-            with open(sys.argv[1], "a") as f: f.write("started\\n")
-            for line in sys.stdin:
-                request = json.loads(line)
-                if request["type"] == "stop": break
-                messages = request["thread"]["messages"]
-                print(json.dumps({"type": "log", "level": "info", "message": "working"}), flush=True)
-                if request["type"] == "summarize":
-                    answer = {"type": "summarized", "summary": "%d message(s), last by %s" % (len(messages), messages[-1]["authors"][0])}
-                else:
-                    answer = {"type": "classified", "isPriority": "ada@example.com" in request["thread"]["me"]}
-                answer["request"] = request["request"]
-                print(json.dumps(answer), flush=True)
-            """.write(toFile: script, atomically: true, encoding: .utf8)
+        import json, os, sys
+        assert json.loads(sys.stdin.readline()) == {"type": "start", "mode": "enrich"}
+        assert os.environ["REPLICA_MODE"] == "enrich"
+        with open(sys.argv[1], "a") as f: f.write("started\\n")
+        for line in sys.stdin:
+            request = json.loads(line)
+            if request["type"] == "stop": break
+            messages = request["thread"]["messages"]
+            print(json.dumps({"type": "log", "level": "info", "message": "working"}), flush=True)
+            if request["type"] == "summarize":
+                answer = {"type": "summarized", "summary": "%d message(s), last by %s" % (len(messages), messages[-1]["authors"][0])}
+            else:
+                answer = {"type": "classified", "isPriority": "ada@example.com" in request["thread"]["me"]}
+            answer["request"] = request["request"]
+            print(json.dumps(answer), flush=True)
+        """.write(toFile: script, atomically: true, encoding: .utf8)
         var configuration = Fixtures.configuration(clock: clock)
         let program = ExecEnricher(command: ["python3", script, starts])
         configuration.enrichment.summarizer = program
@@ -342,7 +368,9 @@ import ReplicaTestSupport
         // A program that fails leaves the item waiting, with the reason in the status, not the text; the
         // next pass starts it afresh.
         var broken = configuration
-        broken.enrichment.summarizer = ExecEnricher(command: ["python3", "-c", "import sys; sys.stderr.write('no model here'); sys.exit(3)"])
+        broken.enrichment.summarizer = ExecEnricher(command: [
+            "python3", "-c", "import sys; sys.stderr.write('no model here'); sys.exit(3)",
+        ])
         let events = Mutex<[String]>([])
         broken.events = { event in events.withLock { $0.append(event.message) } }
         let brokenStore = try storage.open(configuration: broken)
@@ -352,28 +380,44 @@ import ReplicaTestSupport
         // What it wrote on standard error may quote the messages: it is in no event or stored error.
         #expect(events.withLock { $0 }.contains { $0.contains("the enrichment program python3 failed") })
         #expect(!events.withLock { $0 }.contains { $0.contains("no model here") })
-        let silent = ExecEnricher(command: ["python3", "-c", "import sys, time; sys.stdin.readline(); sys.stdin.readline(); time.sleep(30)"], timeout: 0.5)
+        let silent = ExecEnricher(
+            command: ["python3", "-c", "import sys, time; sys.stdin.readline(); sys.stdin.readline(); time.sleep(30)"],
+            timeout: 0.5)
         let thread = MessageThread(domain: "thread.1", messages: [EnrichmentPlan.message(mail("m1"))], me: [])
-        await #expect(performing: { try await silent.summarize(thread) }, throws: { error in
-            (error as? ReplicaError)?.message.contains("did not answer within") == true
-        })
+        await #expect(
+            performing: { try await silent.summarize(thread) },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains("did not answer within") == true
+            })
         // A program that stops reading: a request larger than the pipe holds is given up at the deadline.
         let deaf = ExecEnricher(command: ["python3", "-c", "import time; time.sleep(30)"], timeout: 0.5)
-        let long = MessageThread(domain: "thread.1", messages: [EnrichmentPlan.message(mail("m1", text: String(repeating: "word ", count: 40_000)))], me: [])
-        await #expect(performing: { try await deaf.summarize(long) }, throws: { error in
-            (error as? ReplicaError)?.message.contains("did not read the request within") == true
-        })
+        let long = MessageThread(
+            domain: "thread.1",
+            messages: [EnrichmentPlan.message(mail("m1", text: String(repeating: "word ", count: 40_000)))], me: [])
+        await #expect(
+            performing: { try await deaf.summarize(long) },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains("did not read the request within") == true
+            })
         // A program that exits after each answer is started again for the next request, at no failure.
-        let once = ExecEnricher(command: ["python3", "-c", """
+        let once = ExecEnricher(command: [
+            "python3", "-c",
+            """
             import json, sys
             sys.stdin.readline()
             request = json.loads(sys.stdin.readline())
             print(json.dumps({"type": "summarized", "request": request["request"], "summary": "once"}), flush=True)
-            """])
+            """,
+        ])
         for _ in 0..<3 { #expect(try await once.summarize(thread) == "once") }
-        let wrong = ExecEnricher(command: ["python3", "-c", "import sys; sys.stdin.readline(); sys.stdin.readline(); print('{\"type\": \"classified\", \"request\": \"e1\"}', flush=True); sys.stdin.read()"])
-        await #expect(performing: { try await wrong.summarize(thread) }, throws: { error in
-            (error as? ReplicaError)?.message.contains("where the answer to request e1 was due") == true
-        })
+        let wrong = ExecEnricher(command: [
+            "python3", "-c",
+            "import sys; sys.stdin.readline(); sys.stdin.readline(); print('{\"type\": \"classified\", \"request\": \"e1\"}', flush=True); sys.stdin.read()",
+        ])
+        await #expect(
+            performing: { try await wrong.summarize(thread) },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains("where the answer to request e1 was due") == true
+            })
     }
 }

@@ -1,22 +1,28 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 @Suite struct AttributeSetTests {
     @Test func readsSystemAndCustomKeysFromJSON() throws {
-        let attributes = try AttributeSet(json: JSON.parse("""
-            {"title": "T", "keywords": ["a", "b"], "contentModificationDate": "2026-11-20T10:00:00Z",
-             "rating": 4, "authors": [{"displayName": "Ada", "handles": ["ada@example.com"]}, "Grace"],
-             "com.example.chef": "Ada", "com.example.when": {"date": "2026-01-01"}, "thumbnailData": "AQID"}
-            """))
+        let attributes = try AttributeSet(
+            json: JSON.parse(
+                """
+                {"title": "T", "keywords": ["a", "b"], "contentModificationDate": "2026-11-20T10:00:00Z",
+                 "rating": 4, "authors": [{"displayName": "Ada", "handles": ["ada@example.com"]}, "Grace"],
+                 "com.example.chef": "Ada", "com.example.when": {"date": "2026-01-01"}, "thumbnailData": "AQID"}
+                """))
         #expect(attributes.title == "T")
         #expect(attributes.keywords == ["a", "b"])
         #expect(attributes.contentModificationDate == ISO8601.date(from: "2026-11-20T10:00:00Z"))
         #expect(attributes.rating == 4)
-        #expect(attributes.authors == [Person(displayName: "Ada", handles: ["ada@example.com"]), Person(displayName: "Grace")])
+        #expect(
+            attributes.authors == [
+                Person(displayName: "Ada", handles: ["ada@example.com"]), Person(displayName: "Grace"),
+            ])
         #expect(attributes[AttributeKey("com.example.chef")] == .text("Ada"))
         #expect(attributes[AttributeKey("com.example.when")] == .date(ISO8601.date(from: "2026-01-01")!))
         #expect(attributes.thumbnailData == Data([1, 2, 3]))
@@ -71,7 +77,10 @@ import ReplicaTestSupport
     }
 
     @Test func anItemLineNeedsAnIdentifierAndValidFields() throws {
-        let item = try SearchableItem(json: JSON.parse(#"{"uniqueIdentifier": "n1", "domainIdentifier": "account.a.notes", "expirationDate": "2027-01-01T00:00:00Z", "isUpdate": true, "attributes": {"title": "T"}}"#))
+        let item = try SearchableItem(
+            json: JSON.parse(
+                #"{"uniqueIdentifier": "n1", "domainIdentifier": "account.a.notes", "expirationDate": "2027-01-01T00:00:00Z", "isUpdate": true, "attributes": {"title": "T"}}"#
+            ))
         #expect(item.uniqueIdentifier == "n1")
         #expect(item.domainIdentifier == "account.a.notes")
         #expect(item.expirationDate == ISO8601.date(from: "2027-01-01T00:00:00Z"))
@@ -83,16 +92,20 @@ import ReplicaTestSupport
             (#"{"uniqueIdentifier": "x", "domainIdentifier": "a..b"}"#, "domainIdentifier must be"),
             (#"{"uniqueIdentifier": "x", "isUpdate": "yes"}"#, "isUpdate must be"),
         ] {
-            #expect(performing: { try SearchableItem(json: JSON.parse(line)) }, throws: { error in
-                (error as? ReplicaError)?.message.contains(message) == true
-            })
+            #expect(
+                performing: { try SearchableItem(json: JSON.parse(line)) },
+                throws: { error in
+                    (error as? ReplicaError)?.message.contains(message) == true
+                })
         }
     }
 
     @Test func refusesAnOversizedItem() {
         let huge = Fixtures.item("big", text: String(repeating: "x", count: SearchableItem.maximumByteCount + 1))
-        #expect(performing: { try huge.validate() }, throws: { error in
-            (error as? ReplicaError)?.message.contains("the limit is") == true
-        })
+        #expect(
+            performing: { try huge.validate() },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains("the limit is") == true
+            })
     }
 }

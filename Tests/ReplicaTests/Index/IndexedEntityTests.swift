@@ -1,10 +1,11 @@
 import Foundation
-import Testing
-import Synchronization
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Synchronization
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// App entities indexed directly: what item they become, how priority ranks them, and reindexing.
 /// Runs on both backends (``TestBackend``).
@@ -30,10 +31,14 @@ import ReplicaTestSupport
         var continent: String
         var extra = AttributeSet()
 
-        var displayRepresentation: EntityDisplayRepresentation { EntityDisplayRepresentation(title: name, subtitle: "in \(continent)") }
+        var displayRepresentation: EntityDisplayRepresentation {
+            EntityDisplayRepresentation(title: name, subtitle: "in \(continent)")
+        }
         var indexedProperties: [EntityProperty] {
-            [EntityProperty(indexingKey: .contentDescription, value: .text(summary)),
-             EntityProperty(customIndexingKey: "com_example_continent", value: .text(continent))]
+            [
+                EntityProperty(indexingKey: .contentDescription, value: .text(summary)),
+                EntityProperty(customIndexingKey: "com_example_continent", value: .text(continent)),
+            ]
         }
         var attributeSet: AttributeSet { extra }
     }
@@ -45,9 +50,14 @@ import ReplicaTestSupport
         extra.contentDescription = "loses to the property"
         extra.title = "loses to the display representation"
         extra.latitude = 45.98
-        try await fixture.index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A pyramid-shaped peak",
-                                                      continent: "Europe", extra: extra)], priority: 10)
-        let stored = try #require(try await fixture.index.fetchItems(withIdentifiers: ["entity:LandmarkEntity:42"]).first)
+        try await fixture.index.indexEntities(
+            [
+                LandmarkEntity(
+                    id: "42", name: "Matterhorn", summary: "A pyramid-shaped peak",
+                    continent: "Europe", extra: extra)
+            ], priority: 10)
+        let stored = try #require(
+            try await fixture.index.fetchItems(withIdentifiers: ["entity:LandmarkEntity:42"]).first)
         let attributes = stored.item.attributeSet
         #expect(attributes.title == "Matterhorn")
         #expect(attributes[.headline]?.textValue == "in Europe")
@@ -59,7 +69,9 @@ import ReplicaTestSupport
         let result = try #require(try await fixture.index.search(SearchQuery("pyramid")).first)
         #expect(result.item.entity?.id == "42")
         #expect(result.json["entity"] == .object([("type", "LandmarkEntity"), ("id", "42")]))
-        try await fixture.index.indexEntities([LandmarkEntity(id: "42", name: "Matterhorn", summary: "A rocky peak", continent: "Europe")])
+        try await fixture.index.indexEntities([
+            LandmarkEntity(id: "42", name: "Matterhorn", summary: "A rocky peak", continent: "Europe")
+        ])
         #expect(try await fixture.index.itemCount() == 1)
         #expect(try await fixture.index.search(SearchQuery("pyramid")).isEmpty)
     }
@@ -68,10 +80,16 @@ import ReplicaTestSupport
     func priorityOrdersEqualMatchesButNeverBeatsAClearlyBetterOne(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         let summary = "A mountain hut near the glacier"
-        try await fixture.index.indexEntities([LandmarkEntity(id: "plain", name: "Hut A", summary: summary, continent: "Europe")], priority: 0)
-        try await fixture.index.indexEntities([LandmarkEntity(id: "favourite", name: "Hut B", summary: summary, continent: "Europe")], priority: 100)
-        try await fixture.index.indexEntities([LandmarkEntity(id: "best", name: "Glacier hut", summary: "The glacier hut, by the glacier",
-                                                      continent: "Europe")], priority: 0)
+        try await fixture.index.indexEntities(
+            [LandmarkEntity(id: "plain", name: "Hut A", summary: summary, continent: "Europe")], priority: 0)
+        try await fixture.index.indexEntities(
+            [LandmarkEntity(id: "favourite", name: "Hut B", summary: summary, continent: "Europe")], priority: 100)
+        try await fixture.index.indexEntities(
+            [
+                LandmarkEntity(
+                    id: "best", name: "Glacier hut", summary: "The glacier hut, by the glacier",
+                    continent: "Europe")
+            ], priority: 0)
         let results = try await fixture.index.search(SearchQuery("glacier hut"))
         #expect(results.map { $0.item.entity?.id } == ["best", "favourite", "plain"])
         let scores = Dictionary(uniqueKeysWithValues: results.map { ($0.item.entity?.id ?? "", $0.score) })
@@ -129,17 +147,21 @@ import ReplicaTestSupport
         let query = LandmarkQuery()
         try await fixture.index.setEntityQuery(query, forType: LandmarkEntity.typeName)
         query.asked.withLock { $0 = [] }
-        try await fixture.index.indexEntities([LandmarkEntity(id: "7", name: "Eiger", summary: "north face", continent: "Europe")])
+        try await fixture.index.indexEntities([
+            LandmarkEntity(id: "7", name: "Eiger", summary: "north face", continent: "Europe")
+        ])
         // The stored copy is damaged; reading it back drops it and owes a reindex of that identifier.
         try await fixture.index.write { writer in
-            try (writer as! SQLiteIndexWriter).connection.execute("UPDATE items SET attributes = 'not json' WHERE identifier = 'entity:LandmarkEntity:7'")
+            try (writer as! SQLiteIndexWriter).connection.execute(
+                "UPDATE items SET attributes = 'not json' WHERE identifier = 'entity:LandmarkEntity:7'")
         }
         _ = try await fixture.index.search(SearchQuery("eiger"))
         #expect(query.asked.withLock { $0 } == ["some Landmarks: [\"7\"]"])
     }
 
     @Test func anEntityLineReadsLikeTheDocumentedFormat() throws {
-        let line = try JSON.parse(#"""
+        let line = try JSON.parse(
+            #"""
             {"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "subtitle": "Zermatt", "priority": 10,
              "properties": {"description": {"key": "contentDescription", "value": "A peak"},
                             "continent": {"customKey": "com_example_continent", "value": "Europe"}},
@@ -150,12 +172,20 @@ import ReplicaTestSupport
         #expect(item.attributeSet.contentDescription == "A peak")
         #expect(item.attributeSet[AttributeKey("com_example_continent")]?.textValue == "Europe")
         #expect(item.attributeSet[.entityPriority]?.numberValue == 10)
-        for (bad, problem) in [(#"{"type": "L", "id": "1"}"#, "title"), (#"{"type": "a b", "id": "1", "title": "t"}"#, "ASCII"),
-                               (#"{"type": "L", "id": "1", "title": "t", "priority": 101}"#, "0 to 100"),
-                               (#"{"type": "L", "id": "1", "title": "t", "properties": {"p": {"key": "madeUp", "value": 1}}}"#, "customKey")] {
-            #expect(performing: { try SearchableItem(entityJSON: JSON.parse(bad)) }, throws: { error in
-                (error as? ReplicaError)?.code == .invalidItem && (error as? ReplicaError)?.message.contains(problem) == true
-            })
+        for (bad, problem) in [
+            (#"{"type": "L", "id": "1"}"#, "title"), (#"{"type": "a b", "id": "1", "title": "t"}"#, "ASCII"),
+            (#"{"type": "L", "id": "1", "title": "t", "priority": 101}"#, "0 to 100"),
+            (
+                #"{"type": "L", "id": "1", "title": "t", "properties": {"p": {"key": "madeUp", "value": 1}}}"#,
+                "customKey"
+            ),
+        ] {
+            #expect(
+                performing: { try SearchableItem(entityJSON: JSON.parse(bad)) },
+                throws: { error in
+                    (error as? ReplicaError)?.code == .invalidItem
+                        && (error as? ReplicaError)?.message.contains(problem) == true
+                })
         }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// A delegate that records what it was asked and reindexes from a fixed list.
 final class RecordingDelegate: IndexDelegate {
@@ -82,10 +83,12 @@ final class RecordingDelegate: IndexDelegate {
         let connection = try ReplicaSQLiteAccess.connection(indexPath)
         try connection("PRAGMA user_version = 999")
         let store = try makeStore()
-        #expect(performing: { try store.index(account: "alice") }, throws: { error in
-            let error = error as? ReplicaError
-            return error?.code == .newerSchema && error?.message.contains("newer version of replica") == true
-        })
+        #expect(
+            performing: { try store.index(account: "alice") },
+            throws: { error in
+                let error = error as? ReplicaError
+                return error?.code == .newerSchema && error?.message.contains("newer version of replica") == true
+            })
         #expect(FileManager.default.fileExists(atPath: indexPath), "the newer file is left alone")
     }
 

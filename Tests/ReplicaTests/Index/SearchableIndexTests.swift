@@ -1,10 +1,11 @@
 import Foundation
-import Testing
 import ReplicaSQLite
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// Runs on both backends (``TestBackend``); the checks of the SQLite file's own tables and plans run on SQLite only.
 @Suite struct SearchableIndexTests {
@@ -16,7 +17,9 @@ import ReplicaTestSupport
         var store: Store { storage.store }
         let index: SearchableIndex
 
-        func identifiers(_ text: String, in index: SearchableIndex? = nil, _ adjust: (inout SearchQuery) -> Void = { _ in }) async throws -> [String] {
+        func identifiers(
+            _ text: String, in index: SearchableIndex? = nil, _ adjust: (inout SearchQuery) -> Void = { _ in }
+        ) async throws -> [String] {
             var query = SearchQuery(text)
             adjust(&query)
             return try await (index ?? self.index).search(query).map(\.item.uniqueIdentifier.rawValue)
@@ -30,14 +33,19 @@ import ReplicaTestSupport
         /// The full-text table's settings, read from the index file itself.
         func fullTextSettings() throws -> [String: String] {
             let connection = try indexFile()
-            return Dictionary(uniqueKeysWithValues: try connection.prepare("SELECT k, CAST(v AS TEXT) FROM items_text_config WHERE k != 'version'")
+            return Dictionary(
+                uniqueKeysWithValues: try connection.prepare(
+                    "SELECT k, CAST(v AS TEXT) FROM items_text_config WHERE k != 'version'"
+                )
                 .rows { ($0.text(0), $0.text(1)) })
         }
 
         /// The names of the indexes on the items table, read from the index file itself.
         func itemIndexes() throws -> Set<String> {
             let connection = try indexFile()
-            return Set(try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items'").rows { $0.text(0) })
+            return Set(
+                try connection.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'items'")
+                    .rows { $0.text(0) })
         }
     }
 
@@ -69,12 +77,18 @@ import ReplicaTestSupport
         attributes.title = "Launch plan"
         attributes.textContent = "supplier risk"
         attributes.keywords = ["q3"]
-        try await fixture.index.indexItems([SearchableItem(uniqueIdentifier: "n1", domainIdentifier: "account.alice.notes", attributeSet: attributes, expirationDate: .distantFuture)])
+        try await fixture.index.indexItems([
+            SearchableItem(
+                uniqueIdentifier: "n1", domainIdentifier: "account.alice.notes", attributeSet: attributes,
+                expirationDate: .distantFuture)
+        ])
 
         var change = AttributeSet()
         change.title = "Launch plan v2"
         change.keywords = nil
-        try await fixture.index.indexItems([SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true)])
+        try await fixture.index.indexItems([
+            SearchableItem(uniqueIdentifier: "n1", attributeSet: change, isUpdate: true)
+        ])
 
         let stored = try #require(try await fixture.index.items(withIdentifiers: ["n1"]).first)
         #expect(stored.attributeSet.title == "Launch plan v2")
@@ -87,10 +101,12 @@ import ReplicaTestSupport
         #expect(try await fixture.identifiers("q3").isEmpty)
     }
 
-    @Test(arguments: TestBackend.available, [
-        ["title"], ["title", "displayName"], ["subject"], ["title", "subject", "contentDescription"],
-        ["contentDescription"], ["contentDescription", "path"], ["displayName", "comment"], [],
-    ])
+    @Test(
+        arguments: TestBackend.available,
+        [
+            ["title"], ["title", "displayName"], ["subject"], ["title", "subject", "contentDescription"],
+            ["contentDescription"], ["contentDescription", "path"], ["displayName", "comment"], [],
+        ])
     func storedAttributesReadBackExactly(_ backend: TestBackend, keys: [String]) async throws {
         let fixture = try await make(backend)
         var attributes = AttributeSet(contentType: keys.isEmpty ? nil : .markdown)
@@ -99,7 +115,8 @@ import ReplicaTestSupport
         attributes.textContent = "body"
         attributes.contentModificationDate = Date(timeIntervalSince1970: 1_795_168_800)
         attributes[AttributeKey("com.example.count")] = .number(3)
-        let item = SearchableItem(uniqueIdentifier: "n", domainIdentifier: "d", attributeSet: attributes, expirationDate: .distantFuture)
+        let item = SearchableItem(
+            uniqueIdentifier: "n", domainIdentifier: "d", attributeSet: attributes, expirationDate: .distantFuture)
         try await fixture.index.indexItems([item])
         #expect(try await fixture.index.items(withIdentifiers: ["n"]) == [item])
         let found = try #require(try await fixture.index.search(SearchQuery("body")).first)
@@ -113,7 +130,9 @@ import ReplicaTestSupport
         let fixture = try await make(backend)
         var change = AttributeSet()
         change.title = "Ghost"
-        try await fixture.index.indexItems([SearchableItem(uniqueIdentifier: "missing", attributeSet: change, isUpdate: true)])
+        try await fixture.index.indexItems([
+            SearchableItem(uniqueIdentifier: "missing", attributeSet: change, isUpdate: true)
+        ])
         #expect(try await fixture.index.itemCount() == 0)
     }
 
@@ -154,7 +173,8 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func deleteAllEmptiesTheIndexButKeepsItUsable(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        try await fixture.index.indexItems((0..<50).map { Fixtures.item("i\($0)", title: "Title \($0)", text: "common words") })
+        try await fixture.index.indexItems(
+            (0..<50).map { Fixtures.item("i\($0)", title: "Title \($0)", text: "common words") })
         // The SQLite file's full-text settings are read from the file itself.
         let settings = backend == .sqlite ? try fixture.fullTextSettings() : [:]
         if backend == .sqlite { #expect(settings["hashsize"] == "16777216") }
@@ -178,9 +198,10 @@ import ReplicaTestSupport
         let before = backend == .sqlite ? try fixture.itemIndexes() : []
         if backend == .sqlite { #expect(before.isSuperset(of: ["items_identifier", "items_domain", "items_expires"])) }
         // 20,000 items into an empty index: the secondary indexes, the identifier's too, are built at the end.
-        try await fixture.index.indexItems((0..<20_000).map {
-            Fixtures.item("n\($0)", title: "note \($0)", text: $0 == 7 ? "needle" : "hay", domain: "d.\($0 % 3)")
-        })
+        try await fixture.index.indexItems(
+            (0..<20_000).map {
+                Fixtures.item("n\($0)", title: "note \($0)", text: $0 == 7 ? "needle" : "hay", domain: "d.\($0 % 3)")
+            })
         if backend == .sqlite { #expect(try fixture.itemIndexes() == before) }
         #expect(try await fixture.index.itemCount() == 20_000)
         #expect(try await fixture.identifiers("needle") == ["n7"])
@@ -205,10 +226,11 @@ import ReplicaTestSupport
             if n % 5 < 2 { attributes.authorNames = ["Author\(n % 2)"] }
             if n % 4 == 1 { attributes.contentDescription = "about\(n % 3)" }
             if n % 7 < 3 { attributes.contentModificationDate = now.addingTimeInterval(Double(n % 2)) }
-            return SearchableItem(uniqueIdentifier: ItemIdentifier("i\(n)"),
-                                  domainIdentifier: n % 3 == 1 ? nil : DomainIdentifier(rawValue: "d.\(n % 2)"),
-                                  attributeSet: attributes,
-                                  expirationDate: n % 2 == 0 ? now.addingTimeInterval(3600 + Double(n % 3)) : .distantFuture)
+            return SearchableItem(
+                uniqueIdentifier: ItemIdentifier("i\(n)"),
+                domainIdentifier: n % 3 == 1 ? nil : DomainIdentifier(rawValue: "d.\(n % 2)"),
+                attributeSet: attributes,
+                expirationDate: n % 2 == 0 ? now.addingTimeInterval(3600 + Double(n % 3)) : .distantFuture)
         }
         // More than one chunk of the load pipeline, then single items in later transactions.
         var expected = (0..<1_500).map { item($0) }
@@ -218,7 +240,8 @@ import ReplicaTestSupport
             expected[n].uniqueIdentifier = ItemIdentifier("i\(n)")
             try await fixture.index.indexItems([expected[n]])
         }
-        let stored = Dictionary(uniqueKeysWithValues: try await fixture.index.allItems().map { ($0.uniqueIdentifier, $0) })
+        let stored = Dictionary(
+            uniqueKeysWithValues: try await fixture.index.allItems().map { ($0.uniqueIdentifier, $0) })
         #expect(stored.count == expected.count)
         for item in expected {
             let found = stored[item.uniqueIdentifier]
@@ -227,8 +250,12 @@ import ReplicaTestSupport
             #expect(found?.attributeSet.contentType == item.attributeSet.contentType, "\(item.uniqueIdentifier)")
             #expect(found?.attributeSet.keywords == item.attributeSet.keywords, "\(item.uniqueIdentifier)")
             #expect(found?.attributeSet.authorNames == item.attributeSet.authorNames, "\(item.uniqueIdentifier)")
-            #expect(found?.attributeSet.contentDescription == item.attributeSet.contentDescription, "\(item.uniqueIdentifier)")
-            #expect(found?.attributeSet.contentModificationDate == item.attributeSet.contentModificationDate, "\(item.uniqueIdentifier)")
+            #expect(
+                found?.attributeSet.contentDescription == item.attributeSet.contentDescription,
+                "\(item.uniqueIdentifier)")
+            #expect(
+                found?.attributeSet.contentModificationDate == item.attributeSet.contentModificationDate,
+                "\(item.uniqueIdentifier)")
             #expect(found?.attributeSet.textContent == item.attributeSet.textContent, "\(item.uniqueIdentifier)")
         }
         // The full-text index holds each item's own keywords, people and description.
@@ -236,13 +263,19 @@ import ReplicaTestSupport
             Set(expected.filter { value($0.attributeSet)?.contains(word) == true }.map(\.uniqueIdentifier.rawValue))
         }
         for word in ["kw0", "kw1", "kw2", "kw3"] {
-            #expect(Set(try await fixture.identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.keywords), "\(word)")
+            #expect(
+                Set(try await fixture.identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.keywords),
+                "\(word)")
         }
         for word in ["Author0", "Author1"] {
-            #expect(Set(try await fixture.identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.authorNames), "\(word)")
+            #expect(
+                Set(try await fixture.identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, \.authorNames),
+                "\(word)")
         }
         for word in ["about0", "about1", "about2"] {
-            #expect(Set(try await fixture.identifiers(word) { $0.limit = 2_000 }) == expectedMatches(word, { $0.contentDescription.map { [$0] } }), "\(word)")
+            #expect(
+                Set(try await fixture.identifiers(word) { $0.limit = 2_000 })
+                    == expectedMatches(word, { $0.contentDescription.map { [$0] } }), "\(word)")
         }
         #expect(Set(try await fixture.identifiers("changed")) == ["i3", "i4", "i7"])
         // The replaced items' old entries are gone from the full-text index.
@@ -254,7 +287,8 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func aBulkLoadThatRepeatsAnIdentifierKeepsTheLastItem(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let items = (0..<20_000).map { Fixtures.item("n\($0)", title: "note \($0)", text: "first") }
+        let items =
+            (0..<20_000).map { Fixtures.item("n\($0)", title: "note \($0)", text: "first") }
             + [Fixtures.item("n3", title: "note 3", text: "second")]
         try await fixture.index.indexItems(items)
         #expect(try await fixture.index.itemCount() == 20_000)
@@ -281,8 +315,9 @@ import ReplicaTestSupport
         clock.advance(by: 61)
         #expect(try await fixture.identifiers("ephemeral") == ["later"])
         #expect(try await fixture.index.itemCount() == 1)
-        #expect(try await fixture.index.embeddingCounts(model: "m") == (items: 1, passages: 2, backlog: 0),
-                "the expired item is counted neither as embedded nor as waiting (its vectors go when it is purged)")
+        #expect(
+            try await fixture.index.embeddingCounts(model: "m") == (items: 1, passages: 2, backlog: 0),
+            "the expired item is counted neither as embedded nor as waiting (its vectors go when it is purged)")
         #expect(try await fixture.index.embeddingCounts(model: "other") == (items: 0, passages: 0, backlog: 1))
         #expect(try await fixture.index.items(withIdentifiers: ["soon"]).isEmpty)
         var filterOnly = SearchQuery()
@@ -298,8 +333,10 @@ import ReplicaTestSupport
         let fixture = try await make(.sqlite)
         try await fixture.index.indexItems([Fixtures.item("n", text: "kept")])
         let connection = try fixture.indexFile()
-        let plan = try connection.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE \(SQLiteIndexReader.hasExpired)")
-            .rows([.real(clock.now.timeIntervalSince1970)]) { $0.text(3) }
+        let plan = try connection.prepare(
+            "EXPLAIN QUERY PLAN SELECT id FROM items WHERE \(SQLiteIndexReader.hasExpired)"
+        )
+        .rows([.real(clock.now.timeIntervalSince1970)]) { $0.text(3) }
         #expect(plan.contains { $0.contains("USING COVERING INDEX items_expires") }, "\(plan)")
     }
 
@@ -338,9 +375,10 @@ import ReplicaTestSupport
 
         let stale = fixture.index.beginBatch()
         try stale.indexItems([Fixtures.item("b", text: "two")])
-        await #expect(performing: {
-            try await stale.end(expectedClientState: nil, newClientState: Data("2".utf8))
-        }, throws: { ($0 as? ReplicaError)?.code == .clientStateMismatch })
+        await #expect(
+            performing: {
+                try await stale.end(expectedClientState: nil, newClientState: Data("2".utf8))
+            }, throws: { ($0 as? ReplicaError)?.code == .clientStateMismatch })
         #expect(try await fixture.index.items(withIdentifiers: ["b"]).isEmpty)
         #expect(try await fixture.index.fetchLastClientState() == Data("1".utf8))
 

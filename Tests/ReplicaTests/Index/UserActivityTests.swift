@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// User activities: engagement in ranking, activities searched on their own, predictions, deletion.
 /// Runs on both backends (``TestBackend``).
@@ -25,12 +26,14 @@ import ReplicaTestSupport
     }
 
     func view(_ item: String, at date: Date? = nil, prediction: Bool = true) -> UserActivity {
-        UserActivity(activityType: "com.example.view", persistentIdentifier: "view:\(item)", title: "Viewed \(item)",
-                     relatedUniqueIdentifier: ItemIdentifier(item), date: date, isEligibleForPrediction: prediction)
+        UserActivity(
+            activityType: "com.example.view", persistentIdentifier: "view:\(item)", title: "Viewed \(item)",
+            relatedUniqueIdentifier: ItemIdentifier(item), date: date, isEligibleForPrediction: prediction)
     }
 
     @Test(arguments: TestBackend.available)
-    func engagementRaisesAnOftenAndRecentlyViewedItemButNotOverAClearlyBetterMatch(_ backend: TestBackend) async throws {
+    func engagementRaisesAnOftenAndRecentlyViewedItemButNotOverAClearlyBetterMatch(_ backend: TestBackend) async throws
+    {
         let fixture = try await make(backend)
         try await fixture.index.indexItems([
             Fixtures.item("a", title: "Packing list", text: "boots and a rope for the glacier"),
@@ -42,7 +45,11 @@ import ReplicaTestSupport
         let plain = before.filter { $0 != "best" }
         // The one of the equal pair that ranked second is viewed often, and lately.
         let viewed = plain[1]
-        for _ in 0..<15 { try await fixture.index.donateUserActivities([view(viewed.rawValue, at: clock.now.addingTimeInterval(-3600))]) }
+        for _ in 0..<15 {
+            try await fixture.index.donateUserActivities([
+                view(viewed.rawValue, at: clock.now.addingTimeInterval(-3600))
+            ])
+        }
         let after = try await fixture.index.search(SearchQuery("glacier rope"))
         #expect(after.map(\.item.uniqueIdentifier) == ["best", viewed, plain[0]])
         let engaged = try #require(after.first { $0.item.uniqueIdentifier == viewed })
@@ -51,7 +58,8 @@ import ReplicaTestSupport
         #expect(after.count == 3)
         // Engagement fades: seven weeks later it is worth 1/128 of what it was.
         clock.advance(by: 7 * Engagement.halfLife)
-        let faded = try #require(try await fixture.index.search(SearchQuery("glacier rope")).first { $0.item.uniqueIdentifier == viewed })
+        let faded = try #require(
+            try await fixture.index.search(SearchQuery("glacier rope")).first { $0.item.uniqueIdentifier == viewed })
         #expect(faded.engagement < 0.01)
     }
 
@@ -60,14 +68,17 @@ import ReplicaTestSupport
         #expect(Engagement.value(lastViewed: now, views: 1, now: now) == 0.25)
         #expect(Engagement.value(lastViewed: now, views: 3, now: now) == 0.5)
         #expect(Engagement.value(lastViewed: now, views: 100, now: now) == 1)
-        #expect(abs(Engagement.value(lastViewed: now.addingTimeInterval(-Engagement.halfLife), views: 15, now: now) - 0.5) < 1e-12)
+        #expect(
+            abs(Engagement.value(lastViewed: now.addingTimeInterval(-Engagement.halfLife), views: 15, now: now) - 0.5)
+                < 1e-12)
     }
 
     @Test(arguments: TestBackend.available)
     func anActivityAboutNothingIndexedIsSearchableItselfAndDeletable(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let opened = UserActivity(activityType: "com.example.search", persistentIdentifier: "search:tents", title: "Searched for tents",
-                                  keywords: ["camping"], isEligibleForSearch: true)
+        let opened = UserActivity(
+            activityType: "com.example.search", persistentIdentifier: "search:tents", title: "Searched for tents",
+            keywords: ["camping"], isEligibleForSearch: true)
         try await fixture.index.donateUserActivities([opened])
         let found = try await fixture.index.search(SearchQuery("camping"))
         #expect(found.map(\.item.uniqueIdentifier) == ["activity:search:tents"])
@@ -82,8 +93,13 @@ import ReplicaTestSupport
     func anActivityDonatedBeforeItsItemStopsStandingInOnceTheItemIsIndexed(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         try await fixture.index.donateUserActivities([view("trip", at: clock.now)])
-        #expect(try await fixture.index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == ["activity:view:trip"])
-        try await fixture.index.indexItems([Fixtures.item("trip", title: "Viewed trip plan", text: "the trip to the glacier")])
+        #expect(
+            try await fixture.index.search(SearchQuery("viewed trip")).map(\.item.uniqueIdentifier) == [
+                "activity:view:trip"
+            ])
+        try await fixture.index.indexItems([
+            Fixtures.item("trip", title: "Viewed trip plan", text: "the trip to the glacier")
+        ])
         let found = try await fixture.index.search(SearchQuery("viewed trip"))
         #expect(found.map(\.item.uniqueIdentifier) == ["trip"], "the item, not the item and its stand-in")
         #expect(try #require(found.first).engagement > 0)
@@ -95,7 +111,9 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func recentListsPredictionEligibleItemsMostEngagedFirst(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        try await fixture.index.indexItems([Fixtures.item("a", title: "Alpha"), Fixtures.item("b", title: "Beta"), Fixtures.item("c", title: "Gamma")])
+        try await fixture.index.indexItems([
+            Fixtures.item("a", title: "Alpha"), Fixtures.item("b", title: "Beta"), Fixtures.item("c", title: "Gamma"),
+        ])
         try await fixture.index.donateUserActivities([view("a", at: clock.now.addingTimeInterval(-86_400))])
         for _ in 0..<3 { try await fixture.index.donateUserActivities([view("b")]) }
         try await fixture.index.donateUserActivities([view("c", prediction: false)])

@@ -1,10 +1,12 @@
 import Foundation
+import ReplicaTestSupport
 import Synchronization
 import Testing
+
 @testable import Replica
-@testable import ReplicaIndex
 @testable import ReplicaCore
-import ReplicaTestSupport
+@testable import ReplicaIndex
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,8 +22,9 @@ import Glibc
         let held = Glibc.open(directory.path + "/held", O_CREAT | O_RDWR, 0o600)
         #expect(held > 2)
         defer { close(held) }
-        let child = try ChildProcess(["/bin/sh", "-c", "for n in 0 1 2 \(held); do [ -e /proc/$$/fd/$n ] && echo $n; done; exit 0"],
-                                     standardOutput: .pipe)
+        let child = try ChildProcess(
+            ["/bin/sh", "-c", "for n in 0 1 2 \(held); do [ -e /proc/$$/fd/$n ] && echo $n; done; exit 0"],
+            standardOutput: .pipe)
         #expect(try readAll(child.standardOutput) == "0\n1\n2\n")
         #expect(child.waitUntilExit() == ChildProcess.Ending(status: 0, wasSignaled: false))
     }
@@ -34,7 +37,8 @@ import Glibc
     }
 
     @Test func pipesCarryInputAndOutputBothWays() throws {
-        let child = try ChildProcess(["/bin/sh", "-c", "cat; echo oops >&2"], standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
+        let child = try ChildProcess(
+            ["/bin/sh", "-c", "cat; echo oops >&2"], standardInput: .pipe, standardOutput: .pipe, standardError: .pipe)
         try #require(child.standardInput).write(contentsOf: Data("one\ntwo\n".utf8))
         try #require(child.standardInput).close()
         #expect(try readAll(child.standardOutput) == "one\ntwo\n")
@@ -43,8 +47,12 @@ import Glibc
     }
 
     @Test func anExitStatusAndASignalAreToldApart() throws {
-        #expect(try ChildProcess(["/bin/sh", "-c", "exit 3"]).waitUntilExit() == ChildProcess.Ending(status: 3, wasSignaled: false))
-        #expect(try ChildProcess(["/bin/sh", "-c", "kill -9 $$"]).waitUntilExit() == ChildProcess.Ending(status: 9, wasSignaled: true))
+        #expect(
+            try ChildProcess(["/bin/sh", "-c", "exit 3"]).waitUntilExit()
+                == ChildProcess.Ending(status: 3, wasSignaled: false))
+        #expect(
+            try ChildProcess(["/bin/sh", "-c", "kill -9 $$"]).waitUntilExit()
+                == ChildProcess.Ending(status: 9, wasSignaled: true))
     }
 
     @Test func aChildStillRunningCanBeWaitedForWithADeadlineAndStopped() throws {
@@ -61,7 +69,8 @@ import Glibc
             try ChildProcess(["/nonexistent/plugin"])
         } throws: { error in
             let error = error as? ReplicaError
-            return error?.code == .fileSystem && error?.message == "cannot start /nonexistent/plugin: No such file or directory"
+            return error?.code == .fileSystem
+                && error?.message == "cannot start /nonexistent/plugin: No such file or directory"
         }
     }
 
@@ -83,7 +92,9 @@ import Glibc
         defer { HostilePlugin.cleanUp([grandchild]) }
         child.signal(SIGKILL)
         #expect(child.waitUntilExit() == ChildProcess.Ending(status: SIGKILL, wasSignaled: true))
-        #expect(await eventually(timeout: 120) { processIsGone(grandchild) }, "the grandchild outlived its parent's SIGKILL")
+        #expect(
+            await eventually(timeout: 120) { processIsGone(grandchild) }, "the grandchild outlived its parent's SIGKILL"
+        )
     }
 
     @Test func whatTheChildLeavesRunningEndsWhenItExits() async throws {
@@ -95,7 +106,8 @@ import Glibc
     }
 
     @Test func terminatingAChildThatIgnoresSIGTERMEndsItWithSIGKILLAfterTheGrace() throws {
-        let child = try ChildProcess(["/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"], standardOutput: .pipe)
+        let child = try ChildProcess(
+            ["/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"], standardOutput: .pipe)
         #expect(try firstLine(child.standardOutput) == "ready")
         #expect(child.terminate(grace: 0.2) == ChildProcess.Ending(status: SIGKILL, wasSignaled: true))
         #expect(!child.isRunning)
@@ -115,7 +127,8 @@ import Glibc
     }
 
     @Test func theEnvironmentIsTheOneGiven() throws {
-        let child = try ChildProcess(["/bin/sh", "-c", "echo \"$ONLY|$HOME\""], environment: ["ONLY": "this"], standardOutput: .pipe)
+        let child = try ChildProcess(
+            ["/bin/sh", "-c", "echo \"$ONLY|$HOME\""], environment: ["ONLY": "this"], standardOutput: .pipe)
         #expect(try readAll(child.standardOutput) == "this|\n")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
 import ReplicaSQLite
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// Runs on both backends (``TestBackend``); what holds SQLite's locks or writes its files behind the
 /// store's back runs on SQLite only.
@@ -19,13 +20,15 @@ import ReplicaTestSupport
         var directory: TemporaryDirectory { storage.directory }
 
         /// The items the records should become, by identifier.
-        func expected(_ projections: ProjectionSet, account: AccountID = "a") throws -> [ItemIdentifier: SearchableItem] {
+        func expected(_ projections: ProjectionSet, account: AccountID = "a") throws -> [ItemIdentifier: SearchableItem]
+        {
             let records = try #require(try store.recordStorage(for: account, creating: false))
             var items: [ItemIdentifier: SearchableItem] = [:]
             for kind in try records.kinds() {
                 for record in try records.records(kind: kind, after: nil, limit: 100_000) where !record.isDeleted {
                     guard let item = try? projections.projection(for: kind).item(for: record, now: clock.now),
-                          item.expirationDate! > clock.now else { continue }
+                        item.expirationDate! > clock.now
+                    else { continue }
                     items[item.uniqueIdentifier] = item
                 }
             }
@@ -33,14 +36,18 @@ import ReplicaTestSupport
         }
 
         /// Checks that the index holds exactly the projection of the records.
-        func expectIndexEqualsProjection(_ projections: ProjectionSet = ProjectionSet(indexName: Store.defaultIndexName), account: AccountID = "a",
-                                         sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        func expectIndexEqualsProjection(
+            _ projections: ProjectionSet = ProjectionSet(indexName: Store.defaultIndexName), account: AccountID = "a",
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws {
             let index = try await store.index(named: projections.indexName, account: account)
             let actual = Dictionary(uniqueKeysWithValues: try await index.allItems().map { ($0.uniqueIdentifier, $0) })
             let wanted = try expected(projections, account: account)
             #expect(Set(actual.keys) == Set(wanted.keys), sourceLocation: sourceLocation)
             for (identifier, item) in wanted {
-                #expect(actual[identifier]?.attributeSet == item.attributeSet, "\(identifier)", sourceLocation: sourceLocation)
+                #expect(
+                    actual[identifier]?.attributeSet == item.attributeSet, "\(identifier)",
+                    sourceLocation: sourceLocation)
                 #expect(actual[identifier]?.domainIdentifier == item.domainIdentifier, sourceLocation: sourceLocation)
             }
         }
@@ -56,10 +63,13 @@ import ReplicaTestSupport
         return Fixture(storage: storage, clock: clock)
     }
 
-    func note(_ id: String, _ version: Int64, title: String, body: String = "", deleted: Bool = false, extra: JSON = .null) -> Record {
-        Record(account: "a", kind: "note", id: id, version: version, isDeleted: deleted,
-               modified: Date(timeIntervalSince1970: 1_790_000_000 + Double(version)),
-               fields: [("title", .string(title)), ("body", .string(body)), ("extra", extra)])
+    func note(
+        _ id: String, _ version: Int64, title: String, body: String = "", deleted: Bool = false, extra: JSON = .null
+    ) -> Record {
+        Record(
+            account: "a", kind: "note", id: id, version: version, isDeleted: deleted,
+            modified: Date(timeIntervalSince1970: 1_790_000_000 + Double(version)),
+            fields: [("title", .string(title)), ("body", .string(body)), ("extra", extra)])
     }
 
     // MARK: Changes
@@ -67,8 +77,11 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func createsEditsAndDeletesFollowTheRecords(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
-        try await fixture.store.records.write([note("1", 1, title: "Launch plan", body: "supplier risk"), note("2", 1, title: "Budget")])
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        try await fixture.store.records.write([
+            note("1", 1, title: "Launch plan", body: "supplier risk"), note("2", 1, title: "Budget"),
+        ])
         var report = try await engine.catchUp(account: "a")
         #expect(report.indexed == 2)
         try await fixture.expectIndexEqualsProjection()
@@ -90,7 +103,8 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func anEditOutsideTheSearchableFieldsDoesNotReindex(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         try await fixture.store.records.write([note("1", 1, title: "Launch", body: "words", extra: "x")])
         _ = try await engine.catchUp(account: "a")
         let before = try #require(try await fixture.store.search(SearchQuery("launch")).first)
@@ -110,9 +124,12 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func outOfOrderAndDuplicatedDeliveriesChangeNothing(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         try await fixture.store.records.write([note("1", 3, title: "three")])
-        try await fixture.store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three"), note("1", 1, title: "one")])
+        try await fixture.store.records.write([
+            note("1", 2, title: "two"), note("1", 3, title: "three"), note("1", 1, title: "one"),
+        ])
         _ = try await engine.catchUp(account: "a")
         #expect(try await fixture.found("three") == ["note:a:1"])
         #expect(try await fixture.found("two").isEmpty)
@@ -127,8 +144,10 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func replayingTheChangeLogChangesNothing(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
-        try await fixture.store.records.write((1...20).map { note("\($0)", 1, title: "title \($0)", body: "body \($0)") })
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        try await fixture.store.records.write(
+            (1...20).map { note("\($0)", 1, title: "title \($0)", body: "body \($0)") })
         try await fixture.store.records.write([note("3", 2, title: "edited"), note("4", 2, title: "x", deleted: true)])
         _ = try await engine.catchUp(account: "a")
         let index = try await fixture.store.index(account: "a")
@@ -139,7 +158,9 @@ import ReplicaTestSupport
         let records = try #require(try await fixture.store.recordStorage(for: "a", creating: false))
         try await Blocking.run {
             for kind in try records.kinds() {
-                for record in try records.records(kind: kind, after: nil, limit: 1_000) { try records.touch(kind: kind, id: record.id) }
+                for record in try records.records(kind: kind, after: nil, limit: 1_000) {
+                    try records.touch(kind: kind, id: record.id)
+                }
             }
         }
         let report = try await engine.catchUp(account: "a")
@@ -151,7 +172,9 @@ import ReplicaTestSupport
     func theChangeLogIsPrunedOnceApplied(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         try await fixture.store.records.write((1...5).map { note("\($0)", 1, title: "t") })
-        _ = try await ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "a")
+        _ = try await ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName)
+        ).catchUp(account: "a")
         let records = try #require(try await fixture.store.recordStorage(for: "a", creating: false))
         #expect(try await Blocking.run { try records.changes(after: 0, limit: 10) }.isEmpty)
     }
@@ -164,7 +187,8 @@ import ReplicaTestSupport
     func aFirstProjectionStoppedPartwayWaitsForItsFirstSync(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         try await fixture.store.records.write((1...25).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
-        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName), batchSize: 1)
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName), batchSize: 1)
         _ = try await Blocking.run { try engine.catchUpNow(account: "a", rebuildBatchLimit: 1) }
         let partway = try #require(try await fixture.store.status().accounts.first?.records)
         #expect(partway.waitingForFirstSync == ["note"] && partway.rebuilding == [], "\(partway)")
@@ -182,7 +206,9 @@ import ReplicaTestSupport
         #expect(try await fixture.found("body5") == ["note:a:5"])
 
         // Version 2 makes the body the title and drops the body.
-        let v2 = ProjectionSet([Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])], indexName: Store.defaultIndexName)
+        let v2 = ProjectionSet(
+            [Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])],
+            indexName: Store.defaultIndexName)
         let engine = ProjectionEngine(store: fixture.store, projections: v2, batchSize: 1)
         let partial = try await Blocking.run { try engine.catchUpNow(account: "a", rebuildBatchLimit: 1) }
         #expect(partial.rebuilt == 20, "a rebuild reads 20 batches' worth of records at once")
@@ -209,8 +235,9 @@ import ReplicaTestSupport
         let fixture = try await make(backend)
         try await fixture.store.records.write((1...5).map { note("\($0)", 1, title: "title\($0)", body: "body\($0)") })
         let v1 = ProjectionSet(indexName: Store.defaultIndexName)
-        let v2 = ProjectionSet([Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])],
-                               indexName: Store.defaultIndexName)
+        let v2 = ProjectionSet(
+            [Projection(kind: "note", version: 2, contentType: .markdown, attributes: [(.title, ["body"])])],
+            indexName: Store.defaultIndexName)
         #expect(try await ProjectionEngine(store: fixture.store, projections: v2).catchUp(account: "a").indexed == 5)
         // The older build catches up: nothing rebuilt, and the items stay as version 2 made them.
         #expect(try await ProjectionEngine(store: fixture.store, projections: v1).catchUp(account: "a").rebuilt == 0)
@@ -229,7 +256,8 @@ import ReplicaTestSupport
     func anIndexRebuiltAfterDamageIsRefilledFromTheRecords(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         try await fixture.store.records.write((1...6).map { note("\($0)", 1, title: "title\($0)") })
-        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         _ = try await engine.catchUp(account: "a")
         // The change log is pruned by now; a new, empty index must still end up complete.
         let index = try await fixture.store.index(account: "a")
@@ -246,10 +274,16 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func messagesExpireAfterTheirKindsLifetime(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let projections = ProjectionSet([Projection(kind: "message", contentType: .message, attributes: [(.title, ["title"])], lifetime: 30 * 86_400)], indexName: Store.defaultIndexName)
+        let projections = ProjectionSet(
+            [
+                Projection(
+                    kind: "message", contentType: .message, attributes: [(.title, ["title"])], lifetime: 30 * 86_400)
+            ], indexName: Store.defaultIndexName)
         let engine = ProjectionEngine(store: fixture.store, projections: projections)
         let sent = clock.now
-        try await fixture.store.records.write([Record(account: "a", kind: "message", id: "m", version: 1, modified: sent, fields: [("title", "ephemeral")])])
+        try await fixture.store.records.write([
+            Record(account: "a", kind: "message", id: "m", version: 1, modified: sent, fields: [("title", "ephemeral")])
+        ])
         _ = try await engine.catchUp(account: "a")
         #expect(try await fixture.found("ephemeral") == ["message:a:m"])
         clock.advance(by: 30 * 86_400 + 1)
@@ -260,10 +294,13 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func switchingAccountsRemovesTheRecordsAndTheirItems(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         let canary = "zqcanary\(UInt32.random(in: 0..<UInt32.max))"
         try await fixture.store.records.write([note("1", 1, title: canary, body: "\(canary) body")])
-        try await fixture.store.records.write([Record(account: "b", kind: "note", id: "1", version: 1, fields: [("title", "bob's")])])
+        try await fixture.store.records.write([
+            Record(account: "b", kind: "note", id: "1", version: 1, fields: [("title", "bob's")])
+        ])
         _ = try await engine.catchUpAllAccounts()
         try await fixture.store.switchAccount(to: "b")
         #expect(try fixture.storage.filesContaining(canary).isEmpty)
@@ -275,11 +312,14 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func aRecordThatDoesNotFitIsQuarantinedUntilANewerVersionFits(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        let engine = ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName))
         try await fixture.store.records.write([note("1", 1, title: "fine"), note("2", 1, title: "also fine")])
         _ = try await engine.catchUp(account: "a")
-        try await fixture.store.records.write([Record(account: "a", kind: "note", id: "2", version: 2, fields: [("title", 42), ("body", "secret")]),
-                                 note("3", 1, title: "flowing")])
+        try await fixture.store.records.write([
+            Record(account: "a", kind: "note", id: "2", version: 2, fields: [("title", 42), ("body", "secret")]),
+            note("3", 1, title: "flowing"),
+        ])
         let report = try await engine.catchUp(account: "a")
         #expect(report.quarantined.map(\.id) == ["2"])
         #expect(report.quarantined.first?.reason.contains("secret") == false)
@@ -307,7 +347,10 @@ import ReplicaTestSupport
         try blocker.execute("BEGIN IMMEDIATE")
 
         let outcome = try await store.deleteReliably([.identifier("x")], account: "a")
-        guard case .queued = outcome else { Issue.record("expected the deletion to be queued, got \(outcome)"); return }
+        guard case .queued = outcome else {
+            Issue.record("expected the deletion to be queued, got \(outcome)")
+            return
+        }
         #expect(try await store.pendingDeletions(account: "a").count == 1)
 
         let backoff = Backoff(initial: 10, maximum: 100)
@@ -332,9 +375,15 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func catchingUpAnAccountThatIsNotSignedInSaysSo(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        await #expect(performing: { try await ProjectionEngine(store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "nobody") }, throws: { error in
-            (error as? ReplicaError)?.code == .accountNotSignedIn && (error as? any LocalizedError)?.errorDescription?.contains("not signed in") == true
-        })
+        await #expect(
+            performing: {
+                try await ProjectionEngine(
+                    store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName)
+                ).catchUp(account: "nobody")
+            },
+            throws: { error in
+                (error as? ReplicaError)?.code == .accountNotSignedIn
+                    && (error as? any LocalizedError)?.errorDescription?.contains("not signed in") == true
+            })
     }
 }
-

@@ -1,14 +1,17 @@
 import Foundation
-import Testing
-import ReplicaPostgres
 import ReplicaCore
-@testable import Replica
+import ReplicaPostgres
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
 
 /// A table of an app's own PostgreSQL database, followed as ``FollowedTableTests`` follows one of SQLite:
 /// the same behaviour, with the store on either backend, plus what PostgreSQL adds: transactions that
 /// commit in another order than their changes were numbered.
-@Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+@Suite(
+    .enabled(
+        if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
 struct FollowedPostgresTableTests {
     /// The app's database, with its `notes` table, and the followed table's description.
     struct App {
@@ -19,12 +22,15 @@ struct FollowedPostgresTableTests {
         init() throws {
             database = try PostgresTestServer.makeDatabase()
             connection = try PostgresConnection(url: database.url)
-            try connection.executeScript("""
+            try connection.executeScript(
+                """
                 CREATE TABLE notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text,
                                     gone boolean NOT NULL DEFAULT false, internal text, tags jsonb);
                 """)
-            table = FollowedTable(database: database.postgresURL, table: "notes", kind: "note", account: .column("owner"),
-                                  idColumn: "id", versionColumn: "revision", deletedColumn: "gone", fieldColumns: ["title", "body", "tags"])
+            table = FollowedTable(
+                database: database.postgresURL, table: "notes", kind: "note", account: .column("owner"),
+                idColumn: "id", versionColumn: "revision", deletedColumn: "gone",
+                fieldColumns: ["title", "body", "tags"])
         }
 
         func execute(_ sql: String) throws { try connection.executeScript(sql) }
@@ -32,7 +38,8 @@ struct FollowedPostgresTableTests {
     }
 
     static func engine(_ store: Store, _ tables: [FollowedTable]) -> ProjectionEngine {
-        ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: tables)
+        ProjectionEngine(
+            store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: tables)
     }
 
     static func found(_ store: Store, _ words: String, account: AccountID? = nil) async throws -> [String] {
@@ -47,7 +54,9 @@ struct FollowedPostgresTableTests {
         let test = try await backend.makeStore(signingIn: "alice", "bob")
         let store = test.store
         let engine = Self.engine(store, [app.table])
-        try app.execute("INSERT INTO notes(id, owner, revision, title, body, tags) VALUES (1, 'alice', 1, 'Launch plan', 'supplier risk', '[\"q3\"]'), (2, 'bob', 1, 'Bob note', 'launch', NULL)")
+        try app.execute(
+            "INSERT INTO notes(id, owner, revision, title, body, tags) VALUES (1, 'alice', 1, 'Launch plan', 'supplier risk', '[\"q3\"]'), (2, 'bob', 1, 'Bob note', 'launch', NULL)"
+        )
         var report = try await engine.catchUpAllAccounts()
         #expect(report.problems.isEmpty, "\(report.problems)")
         #expect(try await Self.found(store, "launch", account: "alice") == ["note:alice:1"])
@@ -85,19 +94,25 @@ struct FollowedPostgresTableTests {
         let app = try App()
         let test = try await TestBackend.sqlite.makeStore(signingIn: "alice")
         let engine = Self.engine(test.store, [app.table])
-        _ = try await engine.catchUpAllAccounts()   // installs the trigger
+        _ = try await engine.catchUpAllAccounts()  // installs the trigger
         let slow = try PostgresConnection(url: app.database.url)
         try slow.executeScript("BEGIN")
         try slow.executeScript("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'Slow writer')")
         let url = app.database.url
         let quick = Task.detached {
             try await Blocking.run {
-                try PostgresConnection(url: url).executeScript("INSERT INTO notes(id, owner, revision, title) VALUES (2, 'alice', 1, 'Quick writer')")
+                try PostgresConnection(url: url).executeScript(
+                    "INSERT INTO notes(id, owner, revision, title) VALUES (2, 'alice', 1, 'Quick writer')")
             }
         }
         // The quick writer waits for the slow one's turn to end (its insert stays invisible meanwhile).
         let admin = try PostgresConnection(url: app.database.adminURL)
-        #expect(try await eventually { (try admin.execute("SELECT count(*) FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()").int(0, 0) ?? 0) > 0 })
+        #expect(
+            try await eventually {
+                (try admin.execute(
+                    "SELECT count(*) FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()"
+                ).int(0, 0) ?? 0) > 0
+            })
         _ = try await engine.catchUpAllAccounts()
         #expect(try await Self.found(test.store, "writer").isEmpty, "nothing is committed yet")
         try slow.executeScript("COMMIT")
@@ -112,7 +127,9 @@ struct FollowedPostgresTableTests {
         let app = try App()
         let test = try await TestBackend.sqlite.makeStore(signingIn: "alice", "bob")
         let engine = Self.engine(test.store, [app.table])
-        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'harbour'), (2, 'carol', 1, 'harbour')")
+        try app.execute(
+            "INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'harbour'), (2, 'carol', 1, 'harbour')"
+        )
         _ = try await engine.catchUpAllAccounts()
         #expect(try await Self.found(test.store, "harbour") == ["note:alice:1"], "carol is not signed in")
         _ = try await test.store.signOut("alice")
@@ -143,14 +160,15 @@ struct FollowedPostgresTableTests {
     @Test func theTriggerWakesAListeningEngine() async throws {
         let app = try App()
         let test = try await TestBackend.sqlite.makeStore(signingIn: "alice")
-        _ = try await Self.engine(test.store, [app.table]).catchUpAllAccounts()   // installs the trigger
+        _ = try await Self.engine(test.store, [app.table]).catchUpAllAccounts()  // installs the trigger
         let listener = TableChangeListener(tables: [app.table])
         #expect(try await Blocking.run { listener.wait(upTo: .zero) }, "a new connection may have missed changes")
         #expect(try await !Blocking.run { listener.wait(upTo: .zero) }, "nothing changed since")
         let url = app.database.url
         let writer = Task.detached {
             try await Task.sleep(for: .milliseconds(50))
-            try PostgresConnection(url: url).executeScript("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'Bell')")
+            try PostgresConnection(url: url).executeScript(
+                "INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'Bell')")
         }
         #expect(try await Blocking.run { listener.wait(upTo: .seconds(600)) })
         try await writer.value
@@ -159,22 +177,27 @@ struct FollowedPostgresTableTests {
     /// A `follow` entry of the configuration file names a PostgreSQL table by its URL, taken as it is
     /// (not as a file beside the configuration).
     @Test func aFollowEntryTakesAPostgresURL() throws {
-        let entry = try JSON.parse(#"{"database": "postgresql://replica_app:pw@db.internal/app", "table": "tasks", "kind": "task", "account": {"column": "owner"}}"#)
+        let entry = try JSON.parse(
+            #"{"database": "postgresql://replica_app:pw@db.internal/app", "table": "tasks", "kind": "task", "account": {"column": "owner"}}"#
+        )
         let table = try FollowedTable.fromConfiguration(entry, relativeTo: URL(fileURLWithPath: "/etc/replica"))
         #expect(table.isOnPostgres && table.database.absoluteString == "postgresql://replica_app:pw@db.internal/app")
-        let file = try FollowedTable.fromConfiguration(try JSON.parse(#"{"database": "app.sqlite", "table": "t", "kind": "task", "account": "a"}"#),
-                                                       relativeTo: URL(fileURLWithPath: "/etc/replica"))
+        let file = try FollowedTable.fromConfiguration(
+            try JSON.parse(#"{"database": "app.sqlite", "table": "t", "kind": "task", "account": "a"}"#),
+            relativeTo: URL(fileURLWithPath: "/etc/replica"))
         #expect(!file.isOnPostgres && file.database.path == "/etc/replica/app.sqlite")
     }
 
     /// The checkpoint's name holds the server, database and table, never the role or its password.
     @Test func theOwnerNamesNoPassword() throws {
-        let table = FollowedTable(database: try #require(URL(string: "postgresql://replica_app:s3cret@db.internal:5433/app?sslmode=require")),
-                                  table: "notes", kind: "note", account: .fixed("alice"))
+        let table = FollowedTable(
+            database: try #require(URL(string: "postgresql://replica_app:s3cret@db.internal:5433/app?sslmode=require")),
+            table: "notes", kind: "note", account: .fixed("alice"))
         #expect(table.isOnPostgres)
         #expect(table.owner.rawValue == "table:postgresql://db.internal:5433/app#notes")
-        let socket = FollowedTable(database: try #require(URL(string: "postgresql:///app?host=/run/pg&password=x&port=5432")),
-                                   table: "notes", kind: "note", account: .fixed("alice"))
+        let socket = FollowedTable(
+            database: try #require(URL(string: "postgresql:///app?host=/run/pg&password=x&port=5432")),
+            table: "notes", kind: "note", account: .fixed("alice"))
         #expect(socket.owner.rawValue == "table:postgresql:///app?host=/run/pg&port=5432#notes")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
 import ReplicaSQLite
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 @Suite struct FollowedTableTests {
     let directory: TemporaryDirectory
@@ -18,19 +19,23 @@ import ReplicaTestSupport
         for account: AccountID in ["alice", "bob"] { try store.signIn(account) }
         let path = directory.path + "/app.sqlite"
         app = try Connection(path: path)
-        try app.execute("""
+        try app.execute(
+            """
             CREATE TABLE notes (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT, body TEXT,
                                 gone INTEGER NOT NULL DEFAULT 0, internal TEXT);
             CREATE TABLE tasks (id TEXT PRIMARY KEY, revision INTEGER NOT NULL, title TEXT);
             """)
-        table = FollowedTable(database: URL(fileURLWithPath: path), table: "notes", kind: "note", account: .column("owner"),
-                              idColumn: "id", versionColumn: "revision", deletedColumn: "gone", fieldColumns: ["title", "body"])
+        table = FollowedTable(
+            database: URL(fileURLWithPath: path), table: "notes", kind: "note", account: .column("owner"),
+            idColumn: "id", versionColumn: "revision", deletedColumn: "gone", fieldColumns: ["title", "body"])
         try store.signIn("alice")
         try store.signIn("bob")
     }
 
     func engine(_ tables: [FollowedTable]? = nil) -> ProjectionEngine {
-        ProjectionEngine(store: store, projections: ProjectionSet(indexName: Store.defaultIndexName), followedTables: tables ?? [table])
+        ProjectionEngine(
+            store: store, projections: ProjectionSet(indexName: Store.defaultIndexName),
+            followedTables: tables ?? [table])
     }
 
     func found(_ words: String, account: AccountID? = nil) async throws -> [String] {
@@ -40,7 +45,9 @@ import ReplicaTestSupport
     }
 
     @Test func insertsUpdatesAndDeletesInTheAppsTableReachTheIndex() async throws {
-        try app.execute("INSERT INTO notes(id, owner, revision, title, body) VALUES (1, 'alice', 1, 'Launch plan', 'supplier risk'), (2, 'bob', 1, 'Bob note', 'launch')")
+        try app.execute(
+            "INSERT INTO notes(id, owner, revision, title, body) VALUES (1, 'alice', 1, 'Launch plan', 'supplier risk'), (2, 'bob', 1, 'Bob note', 'launch')"
+        )
         var report = try await engine().catchUpAllAccounts()
         #expect(report.problems.isEmpty)
         #expect(try await found("launch", account: "alice") == ["note:alice:1"])
@@ -70,21 +77,34 @@ import ReplicaTestSupport
     /// or of none, text (one that looks like a number, with a leading zero kept apart), and reals.
     @Test(arguments: [
         ("INTEGER PRIMARY KEY", "(7, 'alice', 1, 'seventh zebra'), (12, 'bob', 1, 'twelfth emu')"),
-        ("PRIMARY KEY", "(7, 'alice', 1, 'seventh zebra'), ('07', 'alice', 1, 'padded gnu'), ('x7', 'bob', 1, 'lettered emu'), (2.5, 'alice', 1, 'half yak')"),
-        ("TEXT PRIMARY KEY", "('07', 'alice', 1, 'padded gnu'), ('x7', 'bob', 1, 'lettered emu'), (7, 'alice', 1, 'seventh zebra')"),
+        (
+            "PRIMARY KEY",
+            "(7, 'alice', 1, 'seventh zebra'), ('07', 'alice', 1, 'padded gnu'), ('x7', 'bob', 1, 'lettered emu'), (2.5, 'alice', 1, 'half yak')"
+        ),
+        (
+            "TEXT PRIMARY KEY",
+            "('07', 'alice', 1, 'padded gnu'), ('x7', 'bob', 1, 'lettered emu'), (7, 'alice', 1, 'seventh zebra')"
+        ),
         ("REAL PRIMARY KEY", "(2.5, 'alice', 1, 'half yak'), (7, 'bob', 1, 'seventh zebra')"),
-        ("NUMERIC", "(7, 'alice', 1, 'seventh zebra'), (2.5, 'alice', 1, 'half yak'), ('x7', 'bob', 1, 'lettered emu')"),
+        (
+            "NUMERIC",
+            "(7, 'alice', 1, 'seventh zebra'), (2.5, 'alice', 1, 'half yak'), ('x7', 'bob', 1, 'lettered emu')"
+        ),
     ])
     func rowsAreFoundByIdWhateverTheIdColumnsType(_ declaration: String, _ rows: String) async throws {
-        try app.execute("CREATE TABLE items (id \(declaration), owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT)")
-        let items = FollowedTable(database: table.database, table: "items", kind: "thing", account: .column("owner"),
-                                  idColumn: "id", versionColumn: "revision", fieldColumns: ["title"])
+        try app.execute(
+            "CREATE TABLE items (id \(declaration), owner TEXT NOT NULL, revision INTEGER NOT NULL, title TEXT)")
+        let items = FollowedTable(
+            database: table.database, table: "items", kind: "thing", account: .column("owner"),
+            idColumn: "id", versionColumn: "revision", fieldColumns: ["title"])
         _ = try await engine([items]).catchUpAllAccounts()
         try app.execute("INSERT INTO items(id, owner, revision, title) VALUES \(rows)")
         let report = try await engine([items]).catchUpAllAccounts()
         #expect(report.problems.isEmpty)
         // What each id became in this column, as the app's table holds it.
-        let held = try app.cached("SELECT CAST(id AS TEXT), owner, title FROM items").rows([]) { ($0.text(0), $0.text(1), $0.text(2)) }
+        let held = try app.cached("SELECT CAST(id AS TEXT), owner, title FROM items").rows([]) {
+            ($0.text(0), $0.text(1), $0.text(2))
+        }
         #expect(held.count >= 2)
         for (id, owner, title) in held {
             let word = String(title.split(separator: " ")[1])
@@ -116,15 +136,17 @@ import ReplicaTestSupport
     }
 
     @Test func aSchemaChangeIsReportedAndTheRestKeepsFlowing() async throws {
-        let tasks = FollowedTable(database: table.database, table: "tasks", kind: "task", account: .fixed("alice"),
-                                  idColumn: "id", versionColumn: "revision")
+        let tasks = FollowedTable(
+            database: table.database, table: "tasks", kind: "task", account: .fixed("alice"),
+            idColumn: "id", versionColumn: "revision")
         try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'before')")
         try app.execute("INSERT INTO tasks(id, revision, title) VALUES ('t1', 1, 'first task')")
         _ = try await engine([table, tasks]).catchUpAllAccounts()
         #expect(try await found("before") == ["note:alice:1"])
 
         // The app migrates notes by rebuilding the table without the revision column.
-        try app.execute("""
+        try app.execute(
+            """
             CREATE TABLE notes2 (id INTEGER PRIMARY KEY, owner TEXT, title TEXT, body TEXT, gone INTEGER DEFAULT 0);
             INSERT INTO notes2 SELECT id, owner, title, body, gone FROM notes;
             DROP TABLE notes; ALTER TABLE notes2 RENAME TO notes;
@@ -145,9 +167,11 @@ import ReplicaTestSupport
     }
 
     @Test func aTableRecreatedWithoutTheTriggersIsReadInFullAgain() async throws {
-        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'kept'), (2, 'alice', 1, 'dropped')")
+        try app.execute(
+            "INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'kept'), (2, 'alice', 1, 'dropped')")
         _ = try await engine().catchUpAllAccounts()
-        try app.execute("""
+        try app.execute(
+            """
             CREATE TABLE notes2 AS SELECT * FROM notes WHERE id = 1;
             DROP TABLE notes; ALTER TABLE notes2 RENAME TO notes;
             INSERT INTO notes(id, owner, revision, title, gone) VALUES (3, 'alice', 1, 'added', 0);
@@ -159,7 +183,9 @@ import ReplicaTestSupport
     }
 
     @Test func onlySignedInAccountsAreFollowedAndTheAppsRowsStay() async throws {
-        try app.execute("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'alice note'), (2, 'carol', 1, 'carol note')")
+        try app.execute(
+            "INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'alice note'), (2, 'carol', 1, 'carol note')"
+        )
         _ = try await engine().catchUpAllAccounts()
         #expect(try await found("note") == ["note:alice:1"])
         try await store.switchAccount(to: "bob")

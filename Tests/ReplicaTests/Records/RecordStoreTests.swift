@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// Runs on both backends (``TestBackend``).
 @Suite struct RecordStoreTests {
@@ -12,8 +13,12 @@ import ReplicaTestSupport
         try await backend.makeStore(signingIn: "a", "b")
     }
 
-    func note(_ id: String, _ version: Int64, title: String = "t", deleted: Bool = false, account: AccountID = "a") -> Record {
-        Record(account: account, kind: "note", id: id, version: version, isDeleted: deleted, fields: [("title", .string(title))])
+    func note(_ id: String, _ version: Int64, title: String = "t", deleted: Bool = false, account: AccountID = "a")
+        -> Record
+    {
+        Record(
+            account: account, kind: "note", id: id, version: version, isDeleted: deleted,
+            fields: [("title", .string(title))])
     }
 
     @Test(arguments: TestBackend.available)
@@ -21,8 +26,17 @@ import ReplicaTestSupport
         let fixture = try await make(backend)
         var summary = try await fixture.store.records.write([note("1", 3, title: "three")])
         #expect(summary.written == 1)
-        summary = try await fixture.store.records.write([note("1", 2, title: "two"), note("1", 3, title: "three again"), note("1", 1)])
-        #expect(summary == { var s = RecordWriteSummary(); s.ignoredOlder = 2; s.unchanged = 1; return s }())
+        summary = try await fixture.store.records.write([
+            note("1", 2, title: "two"), note("1", 3, title: "three again"), note("1", 1),
+        ])
+        #expect(
+            summary
+                == {
+                    var s = RecordWriteSummary()
+                    s.ignoredOlder = 2
+                    s.unchanged = 1
+                    return s
+                }())
         #expect(try await fixture.store.records.record(account: "a", kind: "note", id: "1")?["title"] == "three")
         #expect(try await fixture.store.records.ignoredOlderCount(account: "a") == 2)
     }
@@ -71,12 +85,17 @@ import ReplicaTestSupport
         (#"{"account": "a", "kind": "no te", "id": "1", "version": 1}"#, "kind 'no te' must be"),
         (#"{"account": "a", "kind": "note", "id": "1", "version": 1, "fields": [1]}"#, "'fields' must be an object"),
         (#"{"account": "a", "kind": "note", "id": "1", "version": 1, "readers": "b"}"#, "'readers' must be an array"),
-        (#"{"account": "a", "kind": "note", "id": "1", "version": 1, "modified": "soon"}"#, "'modified' must be an ISO 8601 date"),
+        (
+            #"{"account": "a", "kind": "note", "id": "1", "version": 1, "modified": "soon"}"#,
+            "'modified' must be an ISO 8601 date"
+        ),
     ])
     func aRecordLineSaysWhatIsMissingOrWrong(line: String, message: String) {
-        #expect(performing: { try Record(json: JSON.parse(line)) }, throws: { error in
-            (error as? ReplicaError)?.message.contains(message) == true
-        })
+        #expect(
+            performing: { try Record(json: JSON.parse(line)) },
+            throws: { error in
+                (error as? ReplicaError)?.message.contains(message) == true
+            })
     }
 
     @Test func readersDecideWhoMayRead() {

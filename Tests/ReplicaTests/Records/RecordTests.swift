@@ -1,16 +1,21 @@
 import Foundation
 import Testing
+
 @testable import Replica
 @testable import ReplicaCore
 
 /// The ways an app builds a record: pairs, a dictionary literal, an `Encodable` value.
 @Suite struct RecordTests {
     @Test func aDictionaryLiteralKeepsTheFieldsInTheOrderWritten() {
-        let record = Record(account: "alice", kind: "note", id: "42", version: 7,
-                            fields: ["title": "Launch plan", "pinned": true, "stars": 3, "tags": ["a", "b"]])
+        let record = Record(
+            account: "alice", kind: "note", id: "42", version: 7,
+            fields: ["title": "Launch plan", "pinned": true, "stars": 3, "tags": ["a", "b"]])
         #expect(record.fields.map(\.0) == ["title", "pinned", "stars", "tags"])
-        #expect(record == Record(account: "alice", kind: "note", id: "42", version: 7,
-                                 fields: [("title", "Launch plan"), ("pinned", true), ("stars", 3), ("tags", ["a", "b"])]))
+        #expect(
+            record
+                == Record(
+                    account: "alice", kind: "note", id: "42", version: 7,
+                    fields: [("title", "Launch plan"), ("pinned", true), ("stars", 3), ("tags", ["a", "b"])]))
     }
 
     struct Note: Codable {
@@ -22,8 +27,9 @@ import Testing
 
     @Test func anEncodableValueBecomesItsFields() throws {
         let due = try #require(ISO8601.date(from: "2026-12-01T09:00:00Z"))
-        let record = try Record(account: "alice", kind: "note", id: "42", version: 7,
-                                encoding: Note(title: "Launch plan", body: nil, due: due, stars: 3))
+        let record = try Record(
+            account: "alice", kind: "note", id: "42", version: 7,
+            encoding: Note(title: "Launch plan", body: nil, due: due, stars: 3))
         #expect(record["title"] == "Launch plan")
         #expect(record["body"] == nil)
         #expect(record["due"] == "2026-12-01T09:00:00Z")
@@ -37,7 +43,8 @@ import Testing
         #expect {
             try Record(account: "alice", kind: "note", id: "42", version: 7, encoding: ["not", "an", "object"])
         } throws: { error in
-            (error as? ReplicaError)?.code == .invalidItem && (error as? ReplicaError)?.message.contains("JSON object") == true
+            (error as? ReplicaError)?.code == .invalidItem
+                && (error as? ReplicaError)?.message.contains("JSON object") == true
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import Replica
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
 
 /// `RecordStore.waitUntilSearchable`: an app server writes records, an engine elsewhere (another store
 /// on the same folder or database, as `replica watch` in another process would be) projects them, and
@@ -35,7 +36,8 @@ import ReplicaTestSupport
         // another engine, and the waiter hears of it.
         try await app.records.write([Self.note("2", "quarterly yak plan")])
         let waiting = Task { try await app.records.waitUntilSearchable(account: "alice", timeout: .seconds(60)) }
-        _ = try await ProjectionEngine(store: watcher, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "alice")
+        _ = try await ProjectionEngine(store: watcher, projections: ProjectionSet(indexName: Store.defaultIndexName))
+            .catchUp(account: "alice")
         #expect(try await waiting.value)
         #expect(try await app.search(SearchQuery("yak")).map(\.item.uniqueIdentifier.rawValue) == ["note:alice:2"])
     }

@@ -1,21 +1,29 @@
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaText
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 @Suite struct FTSPatternTests {
     @Test func quotesEveryWordSoOperatorsAreText() throws {
         let text = "launch AND risk OR NOT NEAR(a b) title:x"
         // "NEAR(a" is the word "NEAR" (and "a" beside it), "title:x" the word "title" (and "x" beside it).
-        #expect(try FTSPattern(text: text, requiringAll: true, language: nil).matchExpression == #""launch" "and" "risk" "or" "not" "near" "b" "title""#)
+        #expect(
+            try FTSPattern(text: text, requiringAll: true, language: nil).matchExpression
+                == #""launch" "and" "risk" "or" "not" "near" "b" "title""#)
         // Ranked (the default): "AND", "OR", "NOT" are function words here, and left out of the candidates.
-        #expect(try FTSPattern(text: text, language: nil).matchExpression == #""launch" OR "risk" OR "near" OR "b" OR "title""#)
+        #expect(
+            try FTSPattern(text: text, language: nil).matchExpression
+                == #""launch" OR "risk" OR "near" OR "b" OR "title""#)
     }
 
     @Test func keepsBalancedPhrasesAndPrefixes() throws {
         let pattern = try FTSPattern(text: #""launch risk" supp* "a b"*"#, language: nil)
-        #expect(pattern.terms == [.phrase("launch risk", prefix: false), .word("supp", prefix: true), .phrase("a b", prefix: true)])
+        #expect(
+            pattern.terms == [
+                .phrase("launch risk", prefix: false), .word("supp", prefix: true), .phrase("a b", prefix: true),
+            ])
         #expect(pattern.matchExpression == #""launch risk" OR "supp" * OR "a b" *"#)
     }
 
@@ -32,12 +40,16 @@ import ReplicaText
     }
 
     @Test func dropsAnUnbalancedQuote() throws {
-        #expect(try FTSPattern(text: #"say "hello"#, requiringAll: true, language: nil).matchExpression == #""say" "hello""#)
+        #expect(
+            try FTSPattern(text: #"say "hello"#, requiringAll: true, language: nil).matchExpression == #""say" "hello""#
+        )
     }
 
     @Test func joinsMeaningfulWordsWithOrUnlessEveryWordIsRequired() throws {
         #expect(try FTSPattern(text: "apple banana", language: nil).matchExpression == #""apple" OR "banana""#)
-        #expect(try FTSPattern(text: "apple banana", requiringAll: true, language: nil).matchExpression == #""apple" "banana""#)
+        #expect(
+            try FTSPattern(text: "apple banana", requiringAll: true, language: nil).matchExpression
+                == #""apple" "banana""#)
     }
 
     @Test func functionWordsNeverDecideAMatchOnTheirOwn() throws {
@@ -45,7 +57,9 @@ import ReplicaText
         #expect(question.matchExpression == #""stem" OR "cell" OR "induction" OR "methods" OR "avoid" OR "myc""#)
         #expect(question.nearExpression == #"NEAR("stem" "cell" "induction" "methods" "avoid" "c myc", 16)"#)
         // A text of nothing but function words searches for them, rather than for nothing.
-        #expect(try FTSPattern(text: "to be or not to be", language: nil).matchExpression == #""to" OR "be" OR "or" OR "not""#)
+        #expect(
+            try FTSPattern(text: "to be or not to be", language: nil).matchExpression
+                == #""to" OR "be" OR "or" OR "not""#)
         // A phrase or a prefix is never a function word.
         #expect(try FTSPattern(text: #""the who" the*"#, language: nil).matchExpression == #""the who" OR "the" *"#)
     }
@@ -58,7 +72,8 @@ import ReplicaText
     @Test func aSentenceWithoutSpacesIsItsWordsEvenWithANumber() throws {
         let pattern = try FTSPattern(text: "2015年黑豹队的防守", language: nil)
         #expect(pattern.terms.allSatisfy { if case .phrase = $0 { false } else { true } }, "\(pattern.terms)")
-        #expect(pattern.terms.contains(.word("2015", prefix: false)) && pattern.terms.contains(.word("防守", prefix: false)))
+        #expect(
+            pattern.terms.contains(.word("2015", prefix: false)) && pattern.terms.contains(.word("防守", prefix: false)))
         #expect(pattern.groups.allSatisfy { $0.joined == nil })
         // A code in Latin letters stays one thing.
         #expect(try FTSPattern(text: "v1.2.3", language: nil).terms == [.phrase("v1 2 3", prefix: false)])
@@ -69,23 +84,34 @@ import ReplicaText
     /// 1 where every word is required (the pairs alone stand for the word).
     @Test func thePairsOfALongWordWeighLessThanTheWord() throws {
         let pattern = try FTSPattern(text: "新幹線の切符", language: nil)
-        let weights = Dictionary(zip(pattern.meaningfulTerms.map(\.text), pattern.phraseWeights), uniquingKeysWith: { $1 })
+        let weights = Dictionary(
+            zip(pattern.meaningfulTerms.map(\.text), pattern.phraseWeights), uniquingKeysWith: { $1 })
         #expect(pattern.meaningfulTerms.count == pattern.phraseWeights.count)
-        #expect(weights == ["新幹線": 1, "新幹": FTSPattern.pairWeight, "幹線": FTSPattern.pairWeight, "切符": 1], "\(pattern.meaningfulTerms)")
+        #expect(
+            weights == ["新幹線": 1, "新幹": FTSPattern.pairWeight, "幹線": FTSPattern.pairWeight, "切符": 1],
+            "\(pattern.meaningfulTerms)")
         let typedToo = try FTSPattern(text: "新幹線 幹線", language: nil)
-        #expect(Dictionary(zip(typedToo.meaningfulTerms.map(\.text), typedToo.phraseWeights), uniquingKeysWith: { $1 })
+        #expect(
+            Dictionary(zip(typedToo.meaningfulTerms.map(\.text), typedToo.phraseWeights), uniquingKeysWith: { $1 })
                 == ["新幹線": 1, "新幹": FTSPattern.pairWeight, "幹線": 1])
         #expect(try FTSPattern(text: "新幹線の切符", requiringAll: true, language: nil).phraseWeights.allSatisfy { $0 == 1 })
     }
 
     @Test func wordsJoinedByPunctuationAreTheirWords() throws {
-        let joined = try FTSPattern(text: "title:sourdough garage/tyr* sourdough\u{2019}s state-of-the-art", language: nil)
-        #expect(joined.terms == [.word("title", prefix: false), .word("sourdough", prefix: false), .word("garage", prefix: false),
-                                 .word("tyr", prefix: true), .word("sourdough", prefix: false), .word("state", prefix: false),
-                                 .word("art", prefix: false)])
+        let joined = try FTSPattern(
+            text: "title:sourdough garage/tyr* sourdough\u{2019}s state-of-the-art", language: nil)
+        #expect(
+            joined.terms == [
+                .word("title", prefix: false), .word("sourdough", prefix: false), .word("garage", prefix: false),
+                .word("tyr", prefix: true), .word("sourdough", prefix: false), .word("state", prefix: false),
+                .word("art", prefix: false),
+            ])
         #expect(joined.matchExpression == #""title" OR "sourdough" OR "garage" OR "tyr" * OR "state" OR "art""#)
-        #expect(joined.nearExpression == #"NEAR("title sourdough" "garage tyr" * "sourdough s" "state of the art", 12)"#)
-        #expect(try FTSPattern(text: "garage/tyres", requiringAll: true, language: nil).matchExpression == #""garage" "tyres""#)
+        #expect(
+            joined.nearExpression == #"NEAR("title sourdough" "garage tyr" * "sourdough s" "state of the art", 12)"#)
+        #expect(
+            try FTSPattern(text: "garage/tyres", requiringAll: true, language: nil).matchExpression
+                == #""garage" "tyres""#)
         // One word joined by punctuation: its parts side by side are the bonus.
         #expect(try FTSPattern(text: "garage/tyres", language: nil).nearExpression == #""garage tyres""#)
         #expect(try FTSPattern(text: "sourdough's", language: nil).nearExpression == #""sourdough s""#)
@@ -93,10 +119,14 @@ import ReplicaText
         // A contraction that is a function word stays one, whichever apostrophe it is written with.
         #expect(try FTSPattern(text: "don't don\u{2019}t sourdough", language: nil).matchExpression == #""sourdough""#)
         // A word with a digit, or with nothing but single letters and function words, stays whole.
-        #expect(try FTSPattern(text: "INV-2024-0917 U.S.A. to-do", language: nil).terms == [.phrase("inv 2024 0917", prefix: false),
-                                                                             .phrase("u s a", prefix: false), .phrase("to do", prefix: false)])
+        #expect(
+            try FTSPattern(text: "INV-2024-0917 U.S.A. to-do", language: nil).terms == [
+                .phrase("inv 2024 0917", prefix: false),
+                .phrase("u s a", prefix: false), .phrase("to do", prefix: false),
+            ])
         // A quoted phrase is a phrase, whatever joins its words.
-        #expect(try FTSPattern(text: #""garage/tyres""#, language: nil).terms == [.phrase("garage/tyres", prefix: false)])
+        #expect(
+            try FTSPattern(text: #""garage/tyres""#, language: nil).terms == [.phrase("garage/tyres", prefix: false)])
     }
 
     /// A word with a stem of its own is searched as typed or by its stem, at one place; where only a
@@ -106,17 +136,24 @@ import ReplicaText
         #expect(pattern.terms == [.forms(word: "houses", stems: ["hous"]), .word("garden", prefix: false)])
         #expect(pattern.matchExpression == #"("houses" OR "hous") OR "garden""#)
         #expect(pattern.nearExpression == #"NEAR("hous" "garden", 8)"#)
-        #expect(try FTSPattern(text: "houses garden", requiringAll: true, language: "en").matchExpression == #""hous" "garden""#)
+        #expect(
+            try FTSPattern(text: "houses garden", requiringAll: true, language: "en").matchExpression
+                == #""hous" "garden""#)
         // A prefix is never stemmed; a function word is known by the word typed, not by its stem ("doe").
         #expect(try FTSPattern(text: "hous*", language: "en").terms == [.word("hous", prefix: true)])
-        #expect(try FTSPattern(text: "does houses", language: "en").meaningfulTerms == [.forms(word: "houses", stems: ["hous"])])
+        #expect(
+            try FTSPattern(text: "does houses", language: "en").meaningfulTerms == [
+                .forms(word: "houses", stems: ["hous"])
+            ])
     }
 
     /// A word is stemmed as typed, before its accents are folded, as the index stems an item's words: the
     /// stem a query searches for is the one the index holds beside the same word (Spanish "también" stems
     /// to "tambien", its folded form "tambien" to "tambi", which no item holds).
-    @Test(arguments: [("es", "también consiguió perdió había quién detrás"), ("tr", "başını güvenliği köşe yükseği"),
-                      ("fr", "écoutées élèves général"), ("de", "Häuser Straßen größten")])
+    @Test(arguments: [
+        ("es", "también consiguió perdió había quién detrás"), ("tr", "başını güvenliği köşe yükseği"),
+        ("fr", "écoutées élèves général"), ("de", "Häuser Straßen größten"),
+    ])
     func aWordIsStemmedAsTypedBeforeItsAccentsAreFolded(language: String, words: String) throws {
         for word in words.split(separator: " ").map(String.init) {
             let indexed = Set(TextAnalyzer.tokens(in: word, for: .indexing, language: language).map(\.text))
@@ -128,10 +165,12 @@ import ReplicaText
     /// The function words of the query's languages count only beside its other words, as English's do:
     /// Spanish "la" and "de", German "die", Greek "και", Hindi "का", each folded as the index folds it.
     @Test func theFunctionWordsOfTheQuerysLanguagesCountOnlyBesideTheOthers() throws {
-        for (language, text, meaningful) in [("es", "la capital de Francia", ["capital", "francia"]),
-                                             ("de", "die Häuser im Winter", ["hauser", "winter"]),
-                                             ("el", "η πρωτεύουσα και η Αθήνα", ["πρωτευουσα", "αθηνα"]),
-                                             ("hi", "भारत का इतिहास", ["भारत", "इतिहास"])] {
+        for (language, text, meaningful) in [
+            ("es", "la capital de Francia", ["capital", "francia"]),
+            ("de", "die Häuser im Winter", ["hauser", "winter"]),
+            ("el", "η πρωτεύουσα και η Αθήνα", ["πρωτευουσα", "αθηνα"]),
+            ("hi", "भारत का इतिहास", ["भारत", "इतिहास"]),
+        ] {
             let pattern = try FTSPattern(text: text, language: nil, functionWords: FunctionWords(languages: [language]))
             #expect(pattern.meaningfulTerms.map(\.text) == meaningful, "\(language)")
             // Without the language's list, its function words decide a match like any word.

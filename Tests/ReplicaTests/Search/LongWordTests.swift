@@ -1,10 +1,11 @@
 import Foundation
-import Testing
 import Replica
 import ReplicaCore
+import ReplicaTestSupport
+import Testing
+
 @testable import ReplicaIndex
 @testable import ReplicaPostgresStore
-import ReplicaTestSupport
 
 /// A long word costs time linear in its bytes on both backends: the word-making code is counted in
 /// steps (never timed), and a megabyte-long word is indexed and found.
@@ -53,13 +54,16 @@ struct LongWordTests {
         // The same lexeme as the word written as a string (what the index holds), cut at a character.
         let word = String(repeating: "é", count: 3_000) + "x"
         let lexeme = PostgresIndexText.lexeme(word)
-        #expect(lexeme.hasPrefix(String(repeating: "é", count: 100) + "~") && lexeme == PostgresIndexText.longLexeme(Array(word)))
+        #expect(
+            lexeme.hasPrefix(String(repeating: "é", count: 100) + "~")
+                && lexeme == PostgresIndexText.longLexeme(Array(word)))
     }
 
     /// A query word ending in stars (a prefix) is cut in steps of the stars, not of the word times the stars.
     @Test func trailingStarsAreCutInStepsOfTheStars() throws {
         let steps = CountedCharacters.Steps(budget: 10_000_000)
-        let word = CountedCharacters(characters: Array(repeating: "x", count: 1_000) + Array(repeating: "*", count: 100_000), steps: steps)
+        let word = CountedCharacters(
+            characters: Array(repeating: "x", count: 1_000) + Array(repeating: "*", count: 100_000), steps: steps)
         let (rest, removed) = word.removingTrailing("*")
         #expect(rest.count == 1_000 && removed == 100_000)
         #expect(steps.count < 1_000 + 3 * 100_002, "\(steps.count) steps")
@@ -72,12 +76,16 @@ struct LongWordTests {
     func aMegabyteWordIsIndexedAndFound(_ backend: TestBackend) async throws {
         let fixture = try await backend.makeStore(signingIn: "alice")
         let word = String(repeating: "QUJD", count: 250_000)
-        try await fixture.store.index(account: "alice").indexItems([Fixtures.item("long", text: "before " + word + " after")])
+        try await fixture.store.index(account: "alice").indexItems([
+            Fixtures.item("long", text: "before " + word + " after")
+        ])
         #expect(try await fixture.store.search(SearchQuery("after")).map(\.item.uniqueIdentifier.rawValue) == ["long"])
         // A query of the whole megabyte is refused at once (past 64 KiB); one of a 50 KB word finds its item.
         await #expect(throws: ReplicaError.self) { try await fixture.store.search(SearchQuery(word)) }
         let shorter = String(repeating: "WFla", count: 12_500)
-        try await fixture.store.index(account: "alice").indexItems([Fixtures.item("shorter", text: "before " + shorter)])
-        #expect(try await fixture.store.search(SearchQuery(shorter)).map(\.item.uniqueIdentifier.rawValue) == ["shorter"])
+        try await fixture.store.index(account: "alice").indexItems([Fixtures.item("shorter", text: "before " + shorter)]
+        )
+        #expect(
+            try await fixture.store.search(SearchQuery(shorter)).map(\.item.uniqueIdentifier.rawValue) == ["shorter"])
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// Core Spotlight's query strings: the parser, the comparisons' meaning, and queries over a store.
 @Suite struct QueryStringTests {
@@ -32,10 +33,12 @@ import ReplicaTestSupport
     }
 
     @Test func readsTheLegacyFormsAndSpotlightNames() throws {
-        #expect(try QueryPredicate(queryString: #"kMDItemTitle ==[cd] "Paris""#)
+        #expect(
+            try QueryPredicate(queryString: #"kMDItemTitle ==[cd] "Paris""#)
                 == .comparison(.key(.title), .equal, .string("Paris", [.caseInsensitive, .diacriticInsensitive])))
         #expect(try QueryPredicate(queryString: "** == \"x\"") == .comparison(.anyText, .equal, .string("x", [])))
-        #expect(try QueryPredicate(queryString: "inrange(rating, 1, 2)") == .inRange(.key(.rating), .number(1), .number(2)))
+        #expect(
+            try QueryPredicate(queryString: "inrange(rating, 1, 2)") == .inRange(.key(.rating), .number(1), .number(2)))
         // Found by fuzzing: kMDItem and a digit is a name of its own, not "1", which would not parse back.
         let digit = try QueryPredicate(queryString: "kMDItem1 != -2.5")
         #expect(digit == .comparison(.key("kMDItem1"), .notEqual, .number(-2.5)))
@@ -64,7 +67,9 @@ import ReplicaTestSupport
         #expect {
             try QueryPredicate(queryString: text)
         } throws: { error in
-            guard let error = error as? ReplicaError, let syntax = error.cause as? QueryStringSyntaxError else { return false }
+            guard let error = error as? ReplicaError, let syntax = error.cause as? QueryStringSyntaxError else {
+                return false
+            }
             return error.code == .invalidQuery && syntax.column == column && syntax.problem.contains(problem)
                 && error.message.contains("column \(column)")
         }
@@ -78,13 +83,18 @@ import ReplicaTestSupport
         // A long chain builds a tree as deep as it is long.
         let chain = Array(repeating: #"a == "1""#, count: 300).joined(separator: " && ")
         #expect(throws: ReplicaError.self) { try QueryPredicate(queryString: chain) }
-        #expect(try QueryPredicate(queryString: Array(repeating: #"a == "1""#, count: 256).joined(separator: " || ")).description.count > 0)
+        #expect(
+            try QueryPredicate(queryString: Array(repeating: #"a == "1""#, count: 256).joined(separator: " || "))
+                .description.count > 0)
     }
 
     // MARK: What a comparison means
 
-    func matches(_ text: String, _ attributes: AttributeSet, now: Date = Date(timeIntervalSince1970: 1_800_000_000)) throws -> Bool {
-        PredicateMatcher(try QueryPredicate(queryString: text), now: now, timeZone: TimeZone(identifier: "UTC")!).matches(attributes)
+    func matches(_ text: String, _ attributes: AttributeSet, now: Date = Date(timeIntervalSince1970: 1_800_000_000))
+        throws -> Bool
+    {
+        PredicateMatcher(try QueryPredicate(queryString: text), now: now, timeZone: TimeZone(identifier: "UTC")!)
+            .matches(attributes)
     }
 
     func titled(_ title: String) -> AttributeSet {
@@ -97,10 +107,12 @@ import ReplicaTestSupport
     @Test(arguments: [
         (#""Paris""#, "Paris", true), (#""Paris""#, "paris", false), (#""Paris""#, "I love Paris", false),
         (#""Paris"c"#, "paris", true), (#""Paris"c"#, "I love Paris", false),
-        (#""Paris"wc"#, "I love Paris", true), (#""Paris"wc"#, "paris-france.jpg", true), (#""Paris"wc"#, "Comparison", false),
+        (#""Paris"wc"#, "I love Paris", true), (#""Paris"wc"#, "paris-france.jpg", true),
+        (#""Paris"wc"#, "Comparison", false),
         (#""Window"w"#, "MyWindow", true), (#""Window"t"#, "MyWindow", false), (#""window"w"#, "MyWindow", false),
         (#""Cafe"d"#, "Café", true), (#""Cafe""#, "Café", false), (#""CAFE"cd"#, "café", true),
-        (#""laun*""#, "launch", true), (#""*nch""#, "launch", true), (#""l?unch""#, "launch", true), (#""l?nch""#, "launch", false),
+        (#""laun*""#, "launch", true), (#""*nch""#, "launch", true), (#""l?unch""#, "launch", true),
+        (#""l?nch""#, "launch", false),
         (#""a\*b""#, "a*b", true), (#""a\*b""#, "axxb", false), (#""*""#, "", true),
         (#""love paris"wc"#, "I love Paris today", true), (#""paris love"wc"#, "I love Paris today", false),
         (#""a*b*c*d""#, "aXbXcXd", true), (#""a*b*c*d""#, "aXbXcX", false),
@@ -150,7 +162,9 @@ import ReplicaTestSupport
         let utc = TimeZone(identifier: "UTC")!
         let newYork = try #require(TimeZone(identifier: "America/New_York"))
         func date(_ text: String, _ zone: TimeZone) throws -> String {
-            guard case .comparison(_, _, .time(let expression)) = try QueryPredicate(queryString: "a > " + text) else { return "?" }
+            guard case .comparison(_, _, .time(let expression)) = try QueryPredicate(queryString: "a > " + text) else {
+                return "?"
+            }
             return ISO8601.string(from: expression.date(now: now, timeZone: zone))
         }
         #expect(try date("$time.today", utc) == "2026-11-23T00:00:00Z")
@@ -173,21 +187,29 @@ import ReplicaTestSupport
         let storage: TestStore
         var store: Store { storage.store }
 
-        func item(_ id: String, _ title: String, text: String = "", type: ContentType = .plainText, modified: String?, rating: Double? = nil) -> SearchableItem {
-            var item = Fixtures.item(id, title: title, text: text, contentType: type, modified: modified.flatMap(ISO8601.date(from:)))
+        func item(
+            _ id: String, _ title: String, text: String = "", type: ContentType = .plainText, modified: String?,
+            rating: Double? = nil
+        ) -> SearchableItem {
+            var item = Fixtures.item(
+                id, title: title, text: text, contentType: type, modified: modified.flatMap(ISO8601.date(from:)))
             item.attributeSet.rating = rating
             return item
         }
 
         func fill() async throws {
             try await store.index(account: "alice").indexItems([
-                item("a1", "Launch plan", text: "the rocket launch is on Friday", modified: "2026-11-22T10:00:00Z", rating: 4),
-                item("a2", "Launch review", text: "what went wrong", type: .emailMessage, modified: "2026-11-20T10:00:00Z", rating: 2),
+                item(
+                    "a1", "Launch plan", text: "the rocket launch is on Friday", modified: "2026-11-22T10:00:00Z",
+                    rating: 4),
+                item(
+                    "a2", "Launch review", text: "what went wrong", type: .emailMessage,
+                    modified: "2026-11-20T10:00:00Z", rating: 2),
                 item("a3", "Café notes", text: "nothing about rockets", modified: "2026-10-01T10:00:00Z"),
                 item("a4", "undated launch", modified: nil),
             ])
             try await store.index(named: "Mail", account: "bob").indexItems([
-                item("b1", "launch party", type: .emailMessage, modified: "2026-11-23T09:00:00Z"),
+                item("b1", "launch party", type: .emailMessage, modified: "2026-11-23T09:00:00Z")
             ])
         }
 
@@ -213,7 +235,8 @@ import ReplicaTestSupport
         // a4 has no date of its own: it was indexed now, so it is the newest.
         #expect(try await fixture.identifiers(query) == ["a4", "a1", "a2", "b1"])
         #expect(query.foundItemCount == 4)
-        #expect(try await fixture.identifiers(fixture.store.query(#"title == "launch*"cw"#, accounts: ["bob"])) == ["b1"])
+        #expect(
+            try await fixture.identifiers(fixture.store.query(#"title == "launch*"cw"#, accounts: ["bob"])) == ["b1"])
         #expect(try await fixture.identifiers(fixture.store.query(#"title == "launch*"cw"#, limit: 2)) == ["a4", "a1"])
     }
 
@@ -248,7 +271,9 @@ import ReplicaTestSupport
         let fixture = try await make(backend)
         try await fixture.fill()
         var results: [SearchResult] = []
-        for try await result in try fixture.store.query(#"title == "Launch plan""#, fetchAttributes: [.title, .textContent]).results {
+        for try await result in try fixture.store.query(
+            #"title == "Launch plan""#, fetchAttributes: [.title, .textContent]
+        ).results {
             results.append(result)
         }
         let attributes = try #require(results.first).item.attributeSet
@@ -272,20 +297,28 @@ import ReplicaTestSupport
     func fetchItemsReadsItemsBackWholeInTheOrderAsked(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         try await fixture.fill()
-        try await fixture.store.index(named: "Mail", account: "alice").indexItems([fixture.item("m1", "Inbox", text: "body of m1", modified: nil)])
+        try await fixture.store.index(named: "Mail", account: "alice").indexItems([
+            fixture.item("m1", "Inbox", text: "body of m1", modified: nil)
+        ])
         let found = try await fixture.store.fetchItems(withIdentifiers: ["m1", "absent", "a1", "m1"], account: "alice")
         #expect(found.map(\.item.uniqueIdentifier.rawValue) == ["m1", "a1"])
         #expect(found.map(\.indexName) == ["Mail", "default"])
         #expect(found[0].item.attributeSet.textContent == "body of m1")
         #expect(found[1].item.attributeSet.rating == 4)
         #expect(found[1].origin.owner == .api)
-        #expect(try await fixture.store.fetchItems(withIdentifiers: ["m1"], account: "alice", indexNames: ["default"]).isEmpty)
+        #expect(
+            try await fixture.store.fetchItems(withIdentifiers: ["m1"], account: "alice", indexNames: ["default"])
+                .isEmpty)
         // Identifiers are per index: a second item "a1" in Mail is read back too, after the first.
-        try await fixture.store.index(named: "Mail", account: "alice").indexItems([fixture.item("a1", "Mail's own", text: "another a1", modified: nil)])
+        try await fixture.store.index(named: "Mail", account: "alice").indexItems([
+            fixture.item("a1", "Mail's own", text: "another a1", modified: nil)
+        ])
         let both = try await fixture.store.fetchItems(withIdentifiers: ["a1"], account: "alice")
         #expect(both.map(\.indexName) == ["Mail", "default"])
         #expect(both[0].item.attributeSet.textContent == "another a1")
         try await fixture.store.signOut("alice")
-        await #expect(throws: ReplicaError.self) { try await fixture.store.fetchItems(withIdentifiers: ["a1"], account: "alice") }
+        await #expect(throws: ReplicaError.self) {
+            try await fixture.store.fetchItems(withIdentifiers: ["a1"], account: "alice")
+        }
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaSQLite
-@testable import ReplicaPostgresStore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
+@testable import ReplicaPostgresStore
 
 /// The ranking lists (issue 22 on SQLite, issue 20 on PostgreSQL: the same search over each backend's
 /// tables): a ranked search that goes through them returns the top of scoring every match, item for item
@@ -32,7 +33,9 @@ import ReplicaTestSupport
 
     static func word(_ random: inout SplitMix) -> String {
         // Zipf: P(rank r) ∝ 1/(r+1), by inverting the harmonic sums.
-        let harmonics = vocabulary.indices.reduce(into: [Double]()) { sums, rank in sums.append((sums.last ?? 0) + 1 / Double(rank + 1)) }
+        let harmonics = vocabulary.indices.reduce(into: [Double]()) { sums, rank in
+            sums.append((sums.last ?? 0) + 1 / Double(rank + 1))
+        }
         let target = Double.random(in: 0..<harmonics[harmonics.count - 1], using: &random)
         let rank = harmonics.firstIndex { $0 > target } ?? harmonics.count - 1
         return vocabulary[rank]
@@ -51,8 +54,9 @@ import ReplicaTestSupport
         // Some items expire: the clock is moved past them later.
         let expiration = number % 11 == 0 ? clock.now + 500 : Date.distantFuture
         let domain = DomainIdentifier(rawValue: number % 29 == 0 ? "small" : "d\(number % 4)")
-        return SearchableItem(uniqueIdentifier: ItemIdentifier("i\(number)"), domainIdentifier: domain,
-                              attributeSet: attributes, expirationDate: expiration)
+        return SearchableItem(
+            uniqueIdentifier: ItemIdentifier("i\(number)"), domainIdentifier: domain,
+            attributeSet: attributes, expirationDate: expiration)
     }
 
     /// A query of one to eight words, common and rare, sometimes with a prefix, a phrase, a function
@@ -78,12 +82,17 @@ import ReplicaTestSupport
 
     /// Whether a search's words can go through the lists: any of several single words.
     static func isRankedByWords(_ pattern: FTSPattern) -> Bool {
-        !pattern.requiresAll && pattern.meaningfulTerms.flatMap(\.alternatives).allSatisfy({ if case .word(_, false) = $0 { true } else { false } })
+        !pattern.requiresAll
+            && pattern.meaningfulTerms.flatMap(\.alternatives).allSatisfy({
+                if case .word(_, false) = $0 { true } else { false }
+            })
     }
 
     /// Compares each query's candidates with and without the lists; returns how many used them, and how
     /// many of those had a word as typed beside its stem (weighed less than it).
-    func compare(_ index: SearchableIndex, queries: Int, seed: UInt64) async throws -> (usedLists: Int, rankedByWords: Int, weighted: Int) {
+    func compare(_ index: SearchableIndex, queries: Int, seed: UInt64) async throws -> (
+        usedLists: Int, rankedByWords: Int, weighted: Int
+    ) {
         var random = SplitMix(seed: seed)
         let batch = (0..<queries).map { _ in Self.query(&random) }
         return try await index.read { reader in
@@ -91,7 +100,9 @@ import ReplicaTestSupport
             let reader = reader as! SQLiteIndexReader
             var full = reader
             full.usesRankingLists = false
-            var used = 0, ranked = 0, weighted = 0
+            var used = 0
+            var ranked = 0
+            var weighted = 0
             for query in batch {
                 let pattern = try #require(try query.validatedPattern())
                 let limit = Ranking.candidateCount(query, pattern: pattern)
@@ -107,21 +118,27 @@ import ReplicaTestSupport
                 try Self.expectTheSameTop(fast, slow, text)
                 // An item in both has the same snippet, made later (for the items a search returns) and
                 // through the words it has only, and a word in a heading column in both or neither.
-                let made = try reader.snippets(fast.compactMap { found in
-                    guard case .matching(let expression) = found.item.pendingSnippet else { return nil }
-                    return (found.rowID, found.item.item.uniqueIdentifier, expression)
-                })
+                let made = try reader.snippets(
+                    fast.compactMap { found in
+                        guard case .matching(let expression) = found.item.pendingSnippet else { return nil }
+                        return (found.rowID, found.item.item.uniqueIdentifier, expression)
+                    })
                 // None for a row id that no longer names the item (freed and taken by another in between).
                 if let first = fast.first, case .matching(let expression) = first.item.pendingSnippet {
-                    try #require(try reader.snippets([(first.rowID, ItemIdentifier("another item"), expression)]).isEmpty)
+                    try #require(
+                        try reader.snippets([(first.rowID, ItemIdentifier("another item"), expression)]).isEmpty)
                 }
-                let snippets = Dictionary(slow.map { ($0.rowID, $0.item.snippet) }, uniquingKeysWith: { first, _ in first })
+                let snippets = Dictionary(
+                    slow.map { ($0.rowID, $0.item.snippet) }, uniquingKeysWith: { first, _ in first })
                 for found in fast {
-                    try #require(found.item.snippet == nil && found.item.pendingSnippet != nil, "\(text): a snippet made with the candidates")
+                    try #require(
+                        found.item.snippet == nil && found.item.pendingSnippet != nil,
+                        "\(text): a snippet made with the candidates")
                     if let snippet = snippets[found.rowID] {
                         try #require(made[found.rowID] == snippet, "\(text): a different snippet")
-                        try #require(listed.inHeading.contains(found.rowID) == scored.inHeading.contains(found.rowID),
-                                     "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
+                        try #require(
+                            listed.inHeading.contains(found.rowID) == scored.inHeading.contains(found.rowID),
+                            "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
                     }
                 }
             }
@@ -131,10 +148,14 @@ import ReplicaTestSupport
 
     /// ``compare(_:queries:seed:)`` on PostgreSQL, where the full ranking is the server's
     /// (`replica.ranked_matches`) and snippets are made by replica's own code from the text.
-    static func compare(_ reader: PostgresIndexReader, _ batch: [SearchQuery]) throws -> (usedLists: Int, rankedByWords: Int, weighted: Int) {
+    static func compare(_ reader: PostgresIndexReader, _ batch: [SearchQuery]) throws -> (
+        usedLists: Int, rankedByWords: Int, weighted: Int
+    ) {
         var full = reader
         full.usesRankingLists = false
-        var used = 0, ranked = 0, weighted = 0
+        var used = 0
+        var ranked = 0
+        var weighted = 0
         func snippet(_ found: FoundItem) -> String? {
             if case .made(let make)? = found.pendingSnippet { return make() }
             return found.snippet
@@ -143,18 +164,22 @@ import ReplicaTestSupport
             let pattern = try #require(try query.validatedPattern())
             let limit = Ranking.candidateCount(query, pattern: pattern)
             if isRankedByWords(pattern) { ranked += 1 }
-            guard let listed = try reader.matchesThroughRankingLists(query, pattern: pattern, limit: limit) else { continue }
+            guard let listed = try reader.matchesThroughRankingLists(query, pattern: pattern, limit: limit) else {
+                continue
+            }
             used += 1
             if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
             let scored = try full.matches(query, pattern: pattern, limit: limit)
             let text = query.text ?? ""
             try expectTheSameTop(listed.found, scored.found, text)
-            let slow = Dictionary(scored.found.map { ($0.rowID, snippet($0.item)) }, uniquingKeysWith: { first, _ in first })
+            let slow = Dictionary(
+                scored.found.map { ($0.rowID, snippet($0.item)) }, uniquingKeysWith: { first, _ in first })
             for found in listed.found {
                 guard let expected = slow[found.rowID] else { continue }
                 try #require(snippet(found.item) == expected, "\(text): a different snippet")
-                try #require(listed.inHeading.contains(found.rowID) == scored.inHeading.contains(found.rowID),
-                             "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
+                try #require(
+                    listed.inHeading.contains(found.rowID) == scored.inHeading.contains(found.rowID),
+                    "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
             }
         }
         return (used, ranked, weighted)
@@ -162,11 +187,16 @@ import ReplicaTestSupport
 
     /// Expects the candidates through the lists (`fast`) to be those of scoring every match (`slow`):
     /// as many, the same score position by position, and the same items above the last score (ties aside).
-    static func expectTheSameTop(_ fast: [(item: FoundItem, rowID: Int64)], _ slow: [(item: FoundItem, rowID: Int64)], _ text: String) throws {
-        try #require(fast.count == slow.count, "\(text): \(fast.count) found through the lists, \(slow.count) by scoring every match")
+    static func expectTheSameTop(
+        _ fast: [(item: FoundItem, rowID: Int64)], _ slow: [(item: FoundItem, rowID: Int64)], _ text: String
+    ) throws {
+        try #require(
+            fast.count == slow.count,
+            "\(text): \(fast.count) found through the lists, \(slow.count) by scoring every match")
         for (a, b) in zip(fast, slow) {
-            try #require(abs(a.item.score - b.item.score) <= 1e-9 * max(1, abs(b.item.score)),
-                         "\(text): score \(a.item.score) through the lists, \(b.item.score) by scoring every match")
+            try #require(
+                abs(a.item.score - b.item.score) <= 1e-9 * max(1, abs(b.item.score)),
+                "\(text): score \(a.item.score) through the lists, \(b.item.score) by scoring every match")
         }
         // The same items, ties aside: every item scoring above the last score is in both.
         guard let last = slow.last?.item.score else { return }
@@ -180,7 +210,9 @@ import ReplicaTestSupport
     /// test-sized index has lists of several tiers and words without one.
     func buildLists(_ index: SearchableIndex) async throws {
         let summary = try await index.write(purgingExpired: false) { writer in
-            if let writer = writer as? PostgresIndexWriter { return try writer.buildRankingLists(firstTier: 32, threshold: 60) }
+            if let writer = writer as? PostgresIndexWriter {
+                return try writer.buildRankingLists(firstTier: 32, threshold: 60)
+            }
             let writer = writer as! SQLiteIndexWriter
             return try RankingLists.build(writer.connection, now: writer.now, firstTier: 32, threshold: 60)
         }
@@ -190,8 +222,10 @@ import ReplicaTestSupport
     /// A store with alice's index of `count` random items and its lists built (``buildLists(_:)``);
     /// keep `storage` for as long as the index is used, and `random` to make more items.
     func listedIndex(of count: Int, seed: UInt64, on backend: TestBackend = .sqlite) async throws
-        -> (storage: TestStore, index: SearchableIndex, random: SplitMix) {
-        let storage = try await backend.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
+        -> (storage: TestStore, index: SearchableIndex, random: SplitMix)
+    {
+        let storage = try await backend.makeStore(
+            configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
         let index = try await storage.store.index(account: "alice")
         var random = SplitMix(seed: seed)
         try await index.indexItems((0..<count).map { item($0, &random) })
@@ -215,7 +249,10 @@ import ReplicaTestSupport
         try await index.indexItems((0..<60).map { item($0 * 7, &random, tag: " kalo") })
         var merge = AttributeSet()
         merge.title = "rumi kalo lomi"
-        try await index.indexItems((0..<20).map { SearchableItem(uniqueIdentifier: ItemIdentifier("i\($0 * 13 + 1)"), attributeSet: merge, isUpdate: true) })
+        try await index.indexItems(
+            (0..<20).map {
+                SearchableItem(uniqueIdentifier: ItemIdentifier("i\($0 * 13 + 1)"), attributeSet: merge, isUpdate: true)
+            })
         try await index.deleteItems(withIdentifiers: (0..<20).map { ItemIdentifier("i\($0 * 17 + 2)") })
         try await index.deleteItems(withDomainIdentifiers: ["small"])
         try await index.indexItems((1_500..<1_540).map { item($0, &random) })
@@ -243,7 +280,8 @@ import ReplicaTestSupport
     /// word in every item, a word 6,000 times in one item), with words in every column, words of
     /// scripts without spaces (their pairs of characters at one position) and rewritten items.
     @Test func listsReadFromFTS5sPagesAreThoseReadThroughFTS5vocab() async throws {
-        let storage = try await TestBackend.sqlite.makeStore(configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
+        let storage = try await TestBackend.sqlite.makeStore(
+            configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
         defer { withExtendedLifetime(storage) {} }
         let index = try await storage.store.index(account: "alice")
         var random = SplitMix(seed: 48)
@@ -258,9 +296,12 @@ import ReplicaTestSupport
         let lists = { (scan: RankingLists.Scan) in
             try await index.write(purgingExpired: false) { writer in
                 let connection = (writer as! SQLiteIndexWriter).connection
-                let summary = try RankingLists.build(connection, now: Date(timeIntervalSince1970: 0), firstTier: 32, threshold: 2, scan: scan)
-                let rows = try connection.prepare("SELECT term, tier, documents, floor, hex(entries) FROM ranking_lists ORDER BY term, tier")
-                    .rows { "\($0.text(0)) \($0.int64(1)) \($0.int64(2)) \($0.double(3)) \($0.text(4))" }
+                let summary = try RankingLists.build(
+                    connection, now: Date(timeIntervalSince1970: 0), firstTier: 32, threshold: 2, scan: scan)
+                let rows = try connection.prepare(
+                    "SELECT term, tier, documents, floor, hex(entries) FROM ranking_lists ORDER BY term, tier"
+                )
+                .rows { "\($0.text(0)) \($0.int64(1)) \($0.int64(2)) \($0.double(3)) \($0.text(4))" }
                 return (summary, rows)
             }
         }
@@ -280,8 +321,11 @@ import ReplicaTestSupport
         // inserts): the totals differ.
         try await index.write(purgingExpired: false) { writer in
             let connection = (writer as! SQLiteIndexWriter).connection
-            try connection.execute("INSERT INTO items(identifier, expires, attributes, indexed, title) VALUES ('x', 32503680000, '{}', 0, 'kalo kalo')")
-            try connection.execute("INSERT INTO items_text(rowid, title) SELECT id, title FROM items WHERE identifier = 'x'")
+            try connection.execute(
+                "INSERT INTO items(identifier, expires, attributes, indexed, title) VALUES ('x', 32503680000, '{}', 0, 'kalo kalo')"
+            )
+            try connection.execute(
+                "INSERT INTO items_text(rowid, title) SELECT id, title FROM items WHERE identifier = 'x'")
         }
         let (used, _, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used == 0)
@@ -294,7 +338,8 @@ import ReplicaTestSupport
         // The index's numbers moved without the writer, which records what it writes: they differ from
         // what the lists were built from, and nothing says which items changed.
         try await index.write(purgingExpired: false) { writer in
-            try (writer as! PostgresIndexWriter).execute("""
+            try (writer as! PostgresIndexWriter).execute(
+                """
                 UPDATE replica.index_statistics SET items = items + 1, words = words + 2 WHERE account = $1 AND index_name = $2
                 """)
         }
@@ -302,7 +347,8 @@ import ReplicaTestSupport
         #expect(used == 0)
         #expect(try await index.rankingListsAreStale(minimumItems: 100), "a watcher would rebuild them")
         try await index.write(purgingExpired: false) { writer in
-            try (writer as! PostgresIndexWriter).execute("""
+            try (writer as! PostgresIndexWriter).execute(
+                """
                 UPDATE replica.index_statistics SET items = items - 1, words = words - 2 WHERE account = $1 AND index_name = $2
                 """)
         }
@@ -321,12 +367,15 @@ import ReplicaTestSupport
         try await index.indexItems((400..<420).map { item($0, &random) })
         let recorded = try await index.read { reader in
             if let reader = reader as? PostgresIndexReader {
-                return try reader.run("""
+                return try reader.run(
+                    """
                     SELECT (SELECT count(*) FROM replica.ranking_changes) + (SELECT count(*) FROM replica.ranking_lists)
                         + (SELECT count(*) FROM replica.ranking_state)
-                    """, []).int(0, 0).map(Int.init)
+                    """, []
+                ).int(0, 0).map(Int.init)
             }
-            return try (reader as! SQLiteIndexReader).connection.scalarInt("SELECT (SELECT count(*) FROM ranking_changes) + (SELECT count(*) FROM ranking_lists)")
+            return try (reader as! SQLiteIndexReader).connection.scalarInt(
+                "SELECT (SELECT count(*) FROM ranking_changes) + (SELECT count(*) FROM ranking_lists)")
         }
         #expect(recorded == 0)
         let (used, _, _) = try await compare(index, queries: 100, seed: 6)

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// Runs on both backends (``TestBackend``): a search that differs between them fails.
 @Suite struct SearchTests {
@@ -35,10 +36,13 @@ import ReplicaTestSupport
             attributes.textContent = "filler text of the same length here"
             attributes[key] = key == .keywords ? .texts(["zephyr"]) : .text("zephyr")
             if key == .textContent { attributes.textContent = "zephyr filler text of the same length" }
-            return SearchableItem(uniqueIdentifier: ItemIdentifier(id), attributeSet: attributes, expirationDate: .distantFuture)
+            return SearchableItem(
+                uniqueIdentifier: ItemIdentifier(id), attributeSet: attributes, expirationDate: .distantFuture)
         }
-        try await fixture.index.indexItems([item("body", .textContent), item("description", .contentDescription),
-                                    item("title", .title), item("keywords", .keywords)])
+        try await fixture.index.indexItems([
+            item("body", .textContent), item("description", .contentDescription),
+            item("title", .title), item("keywords", .keywords),
+        ])
         #expect(try await fixture.found("zephyr") == ["title", "keywords", "description", "body"])
         let scores = try await fixture.index.search(SearchQuery("zephyr")).map(\.score)
         #expect(scores == scores.sorted(by: >))
@@ -50,13 +54,19 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func aQueryOfFunctionWordsAloneScoresBelowARealMatch(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        try await fixture.index.indexItems([Fixtures.item("a", title: "Which harbour", text: "the tide and how it turns"),
-                                            Fixtures.item("b", text: "the crane and the harbour")])
+        try await fixture.index.indexItems([
+            Fixtures.item("a", title: "Which harbour", text: "the tide and how it turns"),
+            Fixtures.item("b", text: "the crane and the harbour"),
+        ])
         let functionWords = try await fixture.index.search(SearchQuery("the which how"))
         #expect(!functionWords.isEmpty, "ranked by the words anyway")
-        #expect(functionWords.allSatisfy { $0.score <= FTSPattern.functionWordsScoreScale }, "\(functionWords.map(\.score))")
+        #expect(
+            functionWords.allSatisfy { $0.score <= FTSPattern.functionWordsScoreScale }, "\(functionWords.map(\.score))"
+        )
         let real = try await fixture.index.search(SearchQuery("the harbour"))
-        #expect(real.count == 2 && real.allSatisfy { $0.score > FTSPattern.functionWordsScoreScale }, "\(real.map(\.score))")
+        #expect(
+            real.count == 2 && real.allSatisfy { $0.score > FTSPattern.functionWordsScoreScale }, "\(real.map(\.score))"
+        )
     }
 
     /// 500 content types or domains used to reach SQLite's expression depth and fail with "remove unusual
@@ -78,20 +88,22 @@ import ReplicaTestSupport
         }
         #expect(withoutAuthors == ["1"])
         for kind in ["content types", "domains", "authors", "recipients"] {
-            await #expect(performing: {
-                _ = try await fixture.found("harbor") { query in
-                    let many = (0..<500).map { "x\($0)" }
-                    switch kind {
-                    case "content types": query.contentTypes = many.map(ContentType.init(rawValue:))
-                    case "domains": query.domains = many.map(DomainIdentifier.init(rawValue:))
-                    case "authors": query.authors = many
-                    default: query.recipients = many
+            await #expect(
+                performing: {
+                    _ = try await fixture.found("harbor") { query in
+                        let many = (0..<500).map { "x\($0)" }
+                        switch kind {
+                        case "content types": query.contentTypes = many.map(ContentType.init(rawValue:))
+                        case "domains": query.domains = many.map(DomainIdentifier.init(rawValue:))
+                        case "authors": query.authors = many
+                        default: query.recipients = many
+                        }
                     }
-                }
-            }, throws: { error in
-                (error as? ReplicaError)?.code == .invalidArgument
-                    && (error as? ReplicaError)?.message.contains("at most \(most) \(kind); it names 500") == true
-            })
+                },
+                throws: { error in
+                    (error as? ReplicaError)?.code == .invalidArgument
+                        && (error as? ReplicaError)?.message.contains("at most \(most) \(kind); it names 500") == true
+                })
         }
     }
 
@@ -112,7 +124,9 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func snippetsMarkTheMatchedWords(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        try await fixture.index.indexItems([Fixtures.item("1", text: "Budget review. The launch risk is the supplier. Other words follow.")])
+        try await fixture.index.indexItems([
+            Fixtures.item("1", text: "Budget review. The launch risk is the supplier. Other words follow.")
+        ])
         let result = try #require(try await fixture.index.search(SearchQuery("launch risk")).first)
         #expect(result.snippet?.contains("[launch] [risk]") == true)
     }
@@ -128,13 +142,17 @@ import ReplicaTestSupport
             #expect(try await fixture.found(word) == ["ops"], "\(word)")
         }
         // Every FTS5 operator character, alone and around words: results or a clear error, never a crash.
-        let punctuation = [#"""#, "(", ")", "*", "^", ":", "-", "+", "{", "}", "[", "]", ",", ".", "\"\"", "\u{0}", "'"]
+        let punctuation = [
+            #"""#, "(", ")", "*", "^", ":", "-", "+", "{", "}", "[", "]", ",", ".", "\"\"", "\u{0}", "'",
+        ]
         for fragment in punctuation {
             #expect(try await fixture.found("salt \(fragment) pepper") == ["ops"], "salt \(fragment) pepper")
             #expect(try await fixture.found("salt\(fragment)") == ["ops"], "salt\(fragment)")
-            await #expect(performing: { try await fixture.index.search(SearchQuery(fragment)) }, throws: { error in
-                (error as? ReplicaError)?.code == .invalidQuery
-            })
+            await #expect(
+                performing: { try await fixture.index.search(SearchQuery(fragment)) },
+                throws: { error in
+                    (error as? ReplicaError)?.code == .invalidQuery
+                })
         }
         #expect(try await fixture.found("NEAR(") == ["ops"])
         #expect(try await fixture.found("AND(pepper") == ["ops"])
@@ -145,7 +163,9 @@ import ReplicaTestSupport
     func textFullOfQuerySyntaxFindsTheDocumentThatContainsIt(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         let text = #"Use NEAR(alpha, 2) AND title:beta OR "gamma" NOT {delta} ^epsilon* in queries."#
-        try await fixture.index.indexItems([Fixtures.item("syntax", text: text), Fixtures.item("other", text: "alpha beta")])
+        try await fixture.index.indexItems([
+            Fixtures.item("syntax", text: text), Fixtures.item("other", text: "alpha beta"),
+        ])
         // Words joined by punctuation are words: "other" has two of them, "syntax" has them as typed.
         #expect(try await fixture.found(text) == ["syntax", "other"])
         #expect(try await fixture.found("title:beta") == ["syntax", "other"])
@@ -160,11 +180,19 @@ import ReplicaTestSupport
     func wordsJoinedByPunctuationAreSearchedAsWords(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         try await fixture.index.indexItems([
-            Fixtures.item("sourdough", title: "Sourdough starter", text: "Feed the starter twice a day with equal weights of flour and water."),
-            Fixtures.item("garage", title: "Friday", text: "Booked the garage for Friday: the winter tyres go on the car and the brakes get checked."),
-            Fixtures.item("rack", title: "Shed", text: "The garage/tyres rack in the shed is full: sort it out in spring before the car goes in."),
-            Fixtures.item("invoice17", title: "Invoice INV-2024-0917", text: "Billed to Oakwood Library: training workshop."),
-            Fixtures.item("invoice18", title: "Invoice INV-2024-0918", text: "Billed to Maple Print Shop: hardware upgrade."),
+            Fixtures.item(
+                "sourdough", title: "Sourdough starter",
+                text: "Feed the starter twice a day with equal weights of flour and water."),
+            Fixtures.item(
+                "garage", title: "Friday",
+                text: "Booked the garage for Friday: the winter tyres go on the car and the brakes get checked."),
+            Fixtures.item(
+                "rack", title: "Shed",
+                text: "The garage/tyres rack in the shed is full: sort it out in spring before the car goes in."),
+            Fixtures.item(
+                "invoice17", title: "Invoice INV-2024-0917", text: "Billed to Oakwood Library: training workshop."),
+            Fixtures.item(
+                "invoice18", title: "Invoice INV-2024-0918", text: "Billed to Maple Print Shop: hardware upgrade."),
         ])
         #expect(try await fixture.found("title:sourdough") == ["sourdough"])
         #expect(try await fixture.found("sourdough's") == ["sourdough"])
@@ -189,7 +217,8 @@ import ReplicaTestSupport
         ])
         #expect(try await fixture.found("shared") { $0.contentTypes = [.text] }.sorted() == ["mail", "md"])
         #expect(try await fixture.found("shared") { $0.contentTypes = [.plainText] } == ["md"])
-        #expect(try await fixture.found("shared") { $0.contentTypes = [.message, .image] }.sorted() == ["mail", "photo"])
+        #expect(
+            try await fixture.found("shared") { $0.contentTypes = [.message, .image] }.sorted() == ["mail", "photo"])
     }
 
     @Test(arguments: TestBackend.available)
@@ -197,23 +226,29 @@ import ReplicaTestSupport
         let fixture = try await make(backend)
         let day: TimeInterval = 86_400
         let base = Date(timeIntervalSince1970: 1_795_000_000)
-        func item(_ id: String, domain: String, created: Date, authors: [String], recipients: [String]) -> SearchableItem {
+        func item(_ id: String, domain: String, created: Date, authors: [String], recipients: [String])
+            -> SearchableItem
+        {
             var attributes = AttributeSet(contentType: .emailMessage)
             attributes.textContent = "quarterly report"
             attributes.contentCreationDate = created
             attributes.contentModificationDate = created.addingTimeInterval(day)
             attributes.authors = authors.map { Person(displayName: $0, handles: ["\($0.lowercased())@example.com"]) }
             attributes.recipientNames = recipients
-            return SearchableItem(uniqueIdentifier: ItemIdentifier(id), domainIdentifier: DomainIdentifier(domain), attributeSet: attributes, expirationDate: .distantFuture)
+            return SearchableItem(
+                uniqueIdentifier: ItemIdentifier(id), domainIdentifier: DomainIdentifier(domain),
+                attributeSet: attributes, expirationDate: .distantFuture)
         }
         try await fixture.index.indexItems([
             item("1", domain: "account.a.mail", created: base, authors: ["Shelly"], recipients: ["Ada Lovelace"]),
-            item("2", domain: "account.a.mail.sent", created: base + 10 * day, authors: ["Ada"], recipients: ["Shelly"]),
+            item(
+                "2", domain: "account.a.mail.sent", created: base + 10 * day, authors: ["Ada"], recipients: ["Shelly"]),
             item("3", domain: "account.a.notes", created: base + 20 * day, authors: ["Grace"], recipients: []),
         ])
         #expect(try await fixture.found("report") { $0.domains = ["account.a.mail"] }.sorted() == ["1", "2"])
         #expect(try await fixture.found("report") { $0.created = DateRange(start: base + day) }.sorted() == ["2", "3"])
-        #expect(try await fixture.found("report") { $0.created = DateRange(start: base, end: base + 10 * day) } == ["1"])
+        #expect(
+            try await fixture.found("report") { $0.created = DateRange(start: base, end: base + 10 * day) } == ["1"])
         #expect(try await fixture.found("report") { $0.modified = DateRange(end: base + 2 * day) } == ["1"])
         #expect(try await fixture.found("report") { $0.authors = ["shelly"] } == ["1"])
         #expect(try await fixture.found("report") { $0.authors = ["grace@example.com"] } == ["3"])
@@ -237,7 +272,9 @@ import ReplicaTestSupport
     func aQuestionFindsWhatItAsksAboutThoughNotEveryWordIsThere(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         try await fixture.index.indexItems([
-            Fixtures.item("ipsc", title: "Reprogramming without c-Myc", text: "Induction of pluripotent stem cells from fibroblasts without the c-Myc factor"),
+            Fixtures.item(
+                "ipsc", title: "Reprogramming without c-Myc",
+                text: "Induction of pluripotent stem cells from fibroblasts without the c-Myc factor"),
             Fixtures.item("heart", title: "Cardiac repair", text: "Stem cell therapy after a heart attack"),
             Fixtures.item("bread", title: "Sourdough", text: "How to bake bread at home"),
         ])
@@ -274,13 +311,18 @@ import ReplicaTestSupport
         attributes.keywords = ["launch", "risk"]
         attributes.textContent = "the launch risk, reviewed"
         try await fixture.store.index(named: "Small", account: "alice").indexItems([
-            SearchableItem(uniqueIdentifier: "small", attributeSet: attributes, expirationDate: .distantFuture),
+            SearchableItem(uniqueIdentifier: "small", attributeSet: attributes, expirationDate: .distantFuture)
         ])
-        try await fixture.index.indexItems((0..<300).map { number in
-            Fixtures.item("big\(number)", title: "note \(number)", text: number.isMultiple(of: 3) ? "launch and risk in the body \(number)" : "other words \(number)")
-        })
+        try await fixture.index.indexItems(
+            (0..<300).map { number in
+                Fixtures.item(
+                    "big\(number)", title: "note \(number)",
+                    text: number.isMultiple(of: 3) ? "launch and risk in the body \(number)" : "other words \(number)")
+            })
         let results = try await fixture.store.search(SearchQuery("launch risk", limit: 31))
-        #expect(results.first?.item.uniqueIdentifier == "small", "\(results.prefix(3).map { ($0.item.uniqueIdentifier, $0.score) })")
+        #expect(
+            results.first?.item.uniqueIdentifier == "small",
+            "\(results.prefix(3).map { ($0.item.uniqueIdentifier, $0.score) })")
         #expect(results.count == 31)
         #expect(results.map(\.score) == results.map(\.score).sorted(by: >))
         #expect(results.first.map { $0.score > 0.9 && $0.score <= 1 } == true)
@@ -292,31 +334,44 @@ import ReplicaTestSupport
     /// SQLite only: it checks the SQLite reader's FTS5 lookups against FTS5 itself.
     @Test func wordsPresentAgreeWithALookupPerCandidateAndWord() async throws {
         let fixture = try await make(.sqlite)
-        let vocabulary = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo",
-                          "jasper", "krill", "lagoon", "marsh", "nectar"]
+        let vocabulary = [
+            "amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo",
+            "jasper", "krill", "lagoon", "marsh", "nectar",
+        ]
         var generator = SplitMix(seed: 7)
-        try await fixture.index.indexItems((0..<300).map { number in
-            let words = vocabulary.filter { _ in Int.random(in: 0..<4, using: &generator) == 0 }.shuffled(using: &generator)
-            return Fixtures.item("i\(number)", title: "item \(number)", text: (words + ["filler", "words", "here"]).joined(separator: " "))
-        })
-        for text in ["amber basalt", "cobalt dune ember", "fjord garnet harbor indigo jasper",
-                     vocabulary.joined(separator: " ")] {
+        try await fixture.index.indexItems(
+            (0..<300).map { number in
+                let words = vocabulary.filter { _ in Int.random(in: 0..<4, using: &generator) == 0 }.shuffled(
+                    using: &generator)
+                return Fixtures.item(
+                    "i\(number)", title: "item \(number)",
+                    text: (words + ["filler", "words", "here"]).joined(separator: " "))
+            })
+        for text in [
+            "amber basalt", "cobalt dune ember", "fjord garnet harbor indigo jasper",
+            vocabulary.joined(separator: " "),
+        ] {
             let pattern = try FTSPattern(text: text)
             let terms = Array(pattern.meaningfulTerms.prefix(Ranking.maximumCountedTerms))
             let (present, brute, close, bruteClose) = try await fixture.index.read { reader in
                 let reader = reader as! SQLiteIndexReader
                 let rowIDs = try reader.connection.prepare("SELECT rowid FROM items_text WHERE items_text MATCH ?")
                     .rows([.text(pattern.matchExpression)]) { $0.int64(0) }
-                let seek = try reader.connection.prepare("SELECT 1 FROM items_text WHERE items_text MATCH ? AND rowid = ?")
+                let seek = try reader.connection.prepare(
+                    "SELECT 1 FROM items_text WHERE items_text MATCH ? AND rowid = ?")
                 func has(_ expression: String, _ rowID: Int64) throws -> Bool {
                     try seek.firstRow([.text(expression), .integer(rowID)]) { _ in true } ?? false
                 }
                 var brute: [Int64: Int] = [:]
                 for rowID in rowIDs { brute[rowID] = try terms.filter { try has($0.expression, rowID) }.count }
-                let present = try reader.wordsPresent(terms, in: rowIDs, allMatched: pattern.meaningfulTerms.count == terms.count)
+                let present = try reader.wordsPresent(
+                    terms, in: rowIDs, allMatched: pattern.meaningfulTerms.count == terms.count)
                 let near = try #require(pattern.nearExpression)
                 let every = rowIDs.filter { brute[$0] == terms.count }
-                return (present, brute, try reader.rows(matching: near, among: every), Set(try every.filter { try has(near, $0) }))
+                return (
+                    present, brute, try reader.rows(matching: near, among: every),
+                    Set(try every.filter { try has(near, $0) })
+                )
             }
             #expect(!brute.isEmpty && present == brute, "\(text)")
             #expect(close == bruteClose, "\(text)")
@@ -335,7 +390,8 @@ import ReplicaTestSupport
         let words = try await fixture.store.suggestions(for: "suppl")
         #expect(words.prefix(3) == ["supplier", "suppliers", "supply"], "\(words)")
         #expect(words.contains("Supplier contracts"), "a title with such a word comes after the words")
-        #expect(try await fixture.store.suggestions(for: "late suppl", limit: 2) == ["late supplier", "late suppliers"])
+        #expect(
+            try await fixture.store.suggestions(for: "late suppl", limit: 2) == ["late supplier", "late suppliers"])
         #expect(try await fixture.store.suggestions(for: "zzz").isEmpty)
         #expect(try await fixture.store.suggestions(for: "\"( ").isEmpty, "no word to complete: nothing, and no error")
     }
@@ -345,13 +401,17 @@ import ReplicaTestSupport
     @Test(arguments: TestBackend.available)
     func aPrefixMostItemsHaveIsCompletedFromTheItemsAddedLast(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        try await fixture.index.indexItems((0..<200).map { Fixtures.item("old\($0)", title: "Old \($0)", text: "thunder rolled") })
-        try await fixture.index.indexItems((0..<200).map { number in
-            Fixtures.item("new\(number)", title: number >= 190 ? "Then and now \(number)" : "New \(number)",
-                          text: number < 150 ? "The report, then the Theory" : "other words")
-        })
+        try await fixture.index.indexItems(
+            (0..<200).map { Fixtures.item("old\($0)", title: "Old \($0)", text: "thunder rolled") })
+        try await fixture.index.indexItems(
+            (0..<200).map { number in
+                Fixtures.item(
+                    "new\(number)", title: number >= 190 ? "Then and now \(number)" : "New \(number)",
+                    text: number < 150 ? "The report, then the Theory" : "other words")
+            })
         let completions = try await fixture.index.completions(of: "Th")
-        #expect(completions.words == ["the": 150, "then": 160, "theory": 150], "each word counted once an item, lowercased")
+        #expect(
+            completions.words == ["the": 150, "then": 160, "theory": 150], "each word counted once an item, lowercased")
         #expect(completions.titles.count == 10 && completions.titles["Then and now 193"] == 1)
         #expect(try await fixture.store.suggestions(for: "th", limit: 3) == ["then", "the", "theory"])
         // In none of the items added last: the prefix query over every item finds it (here the first word of
@@ -365,11 +425,18 @@ import ReplicaTestSupport
     func anAccentWrittenApartStaysInItsWord(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
         let cafe = "cafe\u{301}"
-        try await fixture.index.indexItems((0..<200).map { Fixtures.item("c\($0)", title: "Menu \($0)", text: "\(cafe) au lait") })
-        #expect(try await fixture.index.completions(of: "caf").words.map { Array($0.key.unicodeScalars) } == [Array(cafe.unicodeScalars)])
-        try await fixture.index.indexItems((0..<200).map { Fixtures.item("t\($0)", title: "Tea \($0)", text: "green tea") })
-        #expect(try await fixture.index.completions(of: "caf").words.map { Array($0.key.unicodeScalars) } == [Array(cafe.unicodeScalars)],
-                "the prefix query over every item gives the same word")
+        try await fixture.index.indexItems(
+            (0..<200).map { Fixtures.item("c\($0)", title: "Menu \($0)", text: "\(cafe) au lait") })
+        #expect(
+            try await fixture.index.completions(of: "caf").words.map { Array($0.key.unicodeScalars) } == [
+                Array(cafe.unicodeScalars)
+            ])
+        try await fixture.index.indexItems(
+            (0..<200).map { Fixtures.item("t\($0)", title: "Tea \($0)", text: "green tea") })
+        #expect(
+            try await fixture.index.completions(of: "caf").words.map { Array($0.key.unicodeScalars) } == [
+                Array(cafe.unicodeScalars)
+            ],
+            "the prefix query over every item gives the same word")
     }
 }
-

@@ -1,18 +1,23 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaEmbedding
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaEmbedding
+@testable import ReplicaIndex
 
 /// How far meaning reaches, with the real model: an item found by meaning alone must be close in absolute
 /// terms and against the query's best evidence, so that an exact match is not padded with look-alikes and
 /// a question with no word in common still finds its one close item.
 @Suite struct SemanticCutTests {
-    static let customers = ["Acme Hardware", "Blue River Bakery", "Northwind Traders", "Greenleaf Florist", "Harbor Marine Supply",
-                            "Summit Dental", "Oakwood Library", "Pine Street Cafe", "Riverside Garage", "Maple Print Shop"]
-    static let lines = ["consulting hours", "replacement parts", "annual maintenance", "software licence", "delivery and installation",
-                        "printing of brochures", "cleaning services", "hardware upgrade", "training workshop", "spare tyres"]
+    static let customers = [
+        "Acme Hardware", "Blue River Bakery", "Northwind Traders", "Greenleaf Florist", "Harbor Marine Supply",
+        "Summit Dental", "Oakwood Library", "Pine Street Cafe", "Riverside Garage", "Maple Print Shop",
+    ]
+    static let lines = [
+        "consulting hours", "replacement parts", "annual maintenance", "software licence", "delivery and installation",
+        "printing of brochures", "cleaning services", "hardware upgrade", "training workshop", "spare tyres",
+    ]
 
     /// Fifty invoices, alike but for their number, customer, date, line and amount.
     static let invoices: [SearchableItem] = (0..<50).map { number in
@@ -29,16 +34,40 @@ import ReplicaTestSupport
     }
 
     static let notes: [SearchableItem] = [
-        Fixtures.item("sourdough", title: "Sourdough starter", text: "Feed the sourdough starter twice a day with equal weights of flour and water. The loaf needs a long cold proof overnight."),
-        Fixtures.item("garage", title: "Garage", text: "Booked the garage for Friday: the winter tyres go on the car and the brakes get checked."),
-        Fixtures.item("vet", title: "Vet visit for Biscuit", text: "Took the dog to the vet on Monday: vaccinations done, weight is fine, next check-up in spring."),
-        Fixtures.item("taxes", title: "Tax return", text: "Gather the receipts for the tax return before the end of April; the accountant needs the payslips too."),
-        Fixtures.item("holiday", title: "Summer holiday", text: "Train tickets to Lisbon are booked for the second week of August, hotel near the river."),
-        Fixtures.item("meeting", title: "Team meeting notes", text: "Discussed the release schedule, the open bugs in the importer and who reviews the new design."),
-        Fixtures.item("soup", title: "Lentil soup", text: "Red lentils, onion, carrot and cumin; simmer for twenty minutes and blend half of it."),
-        Fixtures.item("books", title: "Books to read", text: "A novel by Ishiguro, the history of the Hanseatic league, and a field guide to mushrooms."),
-        Fixtures.item("running", title: "Running plan", text: "Three short runs a week and one long run on Sunday, building up to ten kilometres by June."),
-        Fixtures.item("plumber", title: "Plumber", text: "The kitchen tap drips; the plumber comes on Tuesday morning between eight and ten."),
+        Fixtures.item(
+            "sourdough", title: "Sourdough starter",
+            text:
+                "Feed the sourdough starter twice a day with equal weights of flour and water. The loaf needs a long cold proof overnight."
+        ),
+        Fixtures.item(
+            "garage", title: "Garage",
+            text: "Booked the garage for Friday: the winter tyres go on the car and the brakes get checked."),
+        Fixtures.item(
+            "vet", title: "Vet visit for Biscuit",
+            text: "Took the dog to the vet on Monday: vaccinations done, weight is fine, next check-up in spring."),
+        Fixtures.item(
+            "taxes", title: "Tax return",
+            text:
+                "Gather the receipts for the tax return before the end of April; the accountant needs the payslips too."
+        ),
+        Fixtures.item(
+            "holiday", title: "Summer holiday",
+            text: "Train tickets to Lisbon are booked for the second week of August, hotel near the river."),
+        Fixtures.item(
+            "meeting", title: "Team meeting notes",
+            text: "Discussed the release schedule, the open bugs in the importer and who reviews the new design."),
+        Fixtures.item(
+            "soup", title: "Lentil soup",
+            text: "Red lentils, onion, carrot and cumin; simmer for twenty minutes and blend half of it."),
+        Fixtures.item(
+            "books", title: "Books to read",
+            text: "A novel by Ishiguro, the history of the Hanseatic league, and a field guide to mushrooms."),
+        Fixtures.item(
+            "running", title: "Running plan",
+            text: "Three short runs a week and one long run on Sunday, building up to ten kilometres by June."),
+        Fixtures.item(
+            "plumber", title: "Plumber",
+            text: "The kitchen tap drips; the plumber comes on Tuesday morning between eight and ten."),
     ]
 
     let directory: TemporaryDirectory
@@ -47,12 +76,15 @@ import ReplicaTestSupport
     init() async throws {
         directory = try TemporaryDirectory()
         var configuration = Store.Configuration()
-        configuration.embedder = try #require(EmbedderTests.embedder, "the embedding model is not installed: run scripts/setup-model.sh")
+        configuration.embedder = try #require(
+            EmbedderTests.embedder, "the embedding model is not installed: run scripts/setup-model.sh")
         store = try Store(directory: directory.url, configuration: configuration)
         try await store.signIn("a")
     }
 
-    func search(_ text: String, byMeaningAlone: Bool = false) async throws -> [(id: String, score: Double, match: SearchMatch)] {
+    func search(_ text: String, byMeaningAlone: Bool = false) async throws -> [(
+        id: String, score: Double, match: SearchMatch
+    )] {
         var query = SearchQuery(text, limit: 100)
         query.disablesLexicalSearch = byMeaningAlone
         return try await store.search(query).map { ($0.item.uniqueIdentifier.rawValue, $0.score, $0.match) }

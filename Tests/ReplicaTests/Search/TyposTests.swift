@@ -1,9 +1,10 @@
 import Foundation
-import Testing
 import Replica
-@testable import ReplicaIndex
 import ReplicaTestSupport
 import ReplicaText
+import Testing
+
+@testable import ReplicaIndex
 
 /// Issue 45, typos forgiven, on both backends: the vocabulary each writer keeps, and the words a typo
 /// may have meant searched beside the typed word, ranked below it.
@@ -23,7 +24,9 @@ struct TyposTests {
         try await index.read { reader in
             var words: [String: Int64] = [:]
             for letter in letters {
-                for (word, documents) in try reader.vocabulary(beginningWith: letter, lengths: 1...64, heldByMoreThan: 0) {
+                for (word, documents) in try reader.vocabulary(
+                    beginningWith: letter, lengths: 1...64, heldByMoreThan: 0)
+                {
                     words[word] = documents
                 }
             }
@@ -36,7 +39,8 @@ struct TyposTests {
     static func expectedVocabulary(_ texts: [String: String]) -> [String: Int64] {
         var counts: [String: Int64] = [:]
         for text in texts.values {
-            let tokens = Set(TextAnalyzer.tokens(in: text, language: "en").map(\.text).filter(TextAnalyzer.Vocabulary.holds))
+            let tokens = Set(
+                TextAnalyzer.tokens(in: text, language: "en").map(\.text).filter(TextAnalyzer.Vocabulary.holds))
             for token in tokens { counts[token, default: 0] += 1 }
         }
         return counts
@@ -46,10 +50,13 @@ struct TyposTests {
     func theVocabularyFollowsEveryWrite(_ backend: TestBackend) async throws {
         let fixture = try await backend.makeStore(signingIn: "alice")
         let index = try await fixture.store.index(account: "alice")
-        var texts = ["a": "Launch the batteries before the launch window closes",
-                     "b": "The supplier launched 12345 batteries, 電池 and all",
-                     "c": "Battery supplier meeting"]
-        try await index.indexItems(texts.map { Fixtures.item($0.key, text: $0.value, domain: $0.key == "c" ? "work" : nil) })
+        var texts = [
+            "a": "Launch the batteries before the launch window closes",
+            "b": "The supplier launched 12345 batteries, 電池 and all",
+            "c": "Battery supplier meeting",
+        ]
+        try await index.indexItems(
+            texts.map { Fixtures.item($0.key, text: $0.value, domain: $0.key == "c" ? "work" : nil) })
         #expect(try await Self.vocabulary(index) == Self.expectedVocabulary(texts))
         #expect(try await Self.vocabulary(index)["launch"] == 2, "counted once an item, however often it has the word")
         let words = try await Self.vocabulary(index)
@@ -81,9 +88,11 @@ struct TyposTests {
         ])
         // Deleted, inserted, replaced and swapped letters; two edits in a long word; a typo in the stem's
         // part finds the word's other forms ("batery" for "batteries").
-        for (typo, expected) in [("lanch", "launch"), ("launh", "launch"), ("luanch", "launch"), ("batery", "battery"),
-                                 ("suplier", "supplier"), ("conection", "connection"), ("conectoin", "connection"),
-                                 ("connectoins", "connection"), ("buld", "build")] {
+        for (typo, expected) in [
+            ("lanch", "launch"), ("launh", "launch"), ("luanch", "launch"), ("batery", "battery"),
+            ("suplier", "supplier"), ("conection", "connection"), ("conectoin", "connection"),
+            ("connectoins", "connection"), ("buld", "build"),
+        ] {
             #expect(try await Self.found(fixture.store, typo) == [expected], "\(typo) on \(backend)")
             #expect(try await Self.found(fixture.store, typo, exact: true) == [], "\(typo) exactly on \(backend)")
         }
@@ -157,9 +166,12 @@ struct TyposTests {
         #expect(distance("hauser", "häuser") == 1)
         #expect(distance("abcdef", "uvwxyz", limit: 2) == 3, "past the limit: the limit and one")
         #expect(Typos.edits(forLength: 8) == 1 && Typos.edits(forLength: 9) == 2)
-        let neighbours: [(word: String, documents: Int64)] = [("launch", 40), ("lunch", 5), ("laundry", 9), ("lanch", 3)]
+        let neighbours: [(word: String, documents: Int64)] = [
+            ("launch", 40), ("lunch", 5), ("laundry", 9), ("lanch", 3),
+        ]
         #expect(Typos.corrections(of: "lanch", among: neighbours) == ["launch", "lunch"])
-        #expect(Typos.corrections(of: "lanch", among: [("launch", 20), ("lanch", 3)]) == [],
-                "held in more than a tenth of its neighbour's items: not a typo")
+        #expect(
+            Typos.corrections(of: "lanch", among: [("launch", 20), ("lanch", 3)]) == [],
+            "held in more than a tenth of its neighbour's items: not a typo")
     }
 }

@@ -1,7 +1,8 @@
-import Synchronization
-import Testing
 import Replica
 import ReplicaTestSupport
+import Synchronization
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -83,7 +84,9 @@ private final class Gate: Sendable {
     let events = Recorder<ServiceGroup.Event>()
 
     func group(_ services: [any Service], clock: TestClock = TestClock(), signals: [Int32] = []) -> ServiceGroup {
-        ServiceGroup(services: services, signals: signals, maximumShutdownTime: .seconds(30), clock: clock) { [events] in events.append($0) }
+        ServiceGroup(services: services, signals: signals, maximumShutdownTime: .seconds(30), clock: clock) {
+            [events] in events.append($0)
+        }
     }
 
     func started(_ names: String...) async -> Bool {
@@ -91,9 +94,12 @@ private final class Gate: Sendable {
     }
 
     /// A group of sweep, stubborn and sources, started and asked to stop once.
-    fileprivate func stoppingWithAStubbornService(clock: TestClock, release: Gate) async -> (ServiceGroup, Task<Void, any Error>) {
-        let group = group([Polite(name: "sweep", log: log), Stubborn(log: log, release: release), Polite(name: "sources", log: log)],
-                          clock: clock)
+    fileprivate func stoppingWithAStubbornService(clock: TestClock, release: Gate) async -> (
+        ServiceGroup, Task<Void, any Error>
+    ) {
+        let group = group(
+            [Polite(name: "sweep", log: log), Stubborn(log: log, release: release), Polite(name: "sources", log: log)],
+            clock: clock)
         let running = Task { try await group.run() }
         #expect(await started("sweep", "stubborn", "sources"))
         group.triggerGracefulShutdown()
@@ -107,11 +113,17 @@ private final class Gate: Sendable {
         group.triggerGracefulShutdown()
         try await running.value
 
-        #expect(log.all.filter { $0.hasSuffix("returned") } == ["sources returned", "projection returned", "sweep returned"])
-        #expect(events.all == [.started, .stopping(.requested),
-                               .stoppingService("sources"), .stopped("sources"),
-                               .stoppingService("projection"), .stopped("projection"),
-                               .stoppingService("sweep"), .stopped("sweep"), .finished])
+        #expect(
+            log.all.filter { $0.hasSuffix("returned") } == [
+                "sources returned", "projection returned", "sweep returned",
+            ])
+        #expect(
+            events.all == [
+                .started, .stopping(.requested),
+                .stoppingService("sources"), .stopped("sources"),
+                .stoppingService("projection"), .stopped("projection"),
+                .stoppingService("sweep"), .stopped("sweep"), .finished,
+            ])
     }
 
     /// The hang `replica watch` once escaped with `_exit`: a part that will not stop kept the process
@@ -120,7 +132,8 @@ private final class Gate: Sendable {
     /// suite this process's async work may wait minutes for a thread; see `eventually`.)
     @Test(.timeLimit(.minutes(10)))
     func aServiceThatWillNotStopIsLeftBehindOnceTheShutdownTimeHasPassed() async throws {
-        let clock = TestClock(), release = Gate()
+        let clock = TestClock()
+        let release = Gate()
         defer { release.open() }
         let (group, running) = await stoppingWithAStubbornService(clock: clock, release: release)
         // The shutdown waits on the stubborn service, and its deadline is set: then time runs out.
@@ -134,9 +147,14 @@ private final class Gate: Sendable {
         #expect(error.stuck == "stubborn")
         #expect(error.abandoned == ["stubborn", "sweep"])
         #expect(error.failures.isEmpty)
-        #expect(error.description == "service 'stubborn' did not stop within 30 s; 'stubborn', 'sweep' cancelled without waiting")
-        #expect(events.all == [.started, .stopping(.requested), .stoppingService("sources"), .stopped("sources"),
-                               .stoppingService("stubborn"), .abandoned("stubborn"), .abandoned("sweep"), .finished])
+        #expect(
+            error.description
+                == "service 'stubborn' did not stop within 30 s; 'stubborn', 'sweep' cancelled without waiting")
+        #expect(
+            events.all == [
+                .started, .stopping(.requested), .stoppingService("sources"), .stopped("sources"),
+                .stoppingService("stubborn"), .abandoned("stubborn"), .abandoned("sweep"), .finished,
+            ])
         // The service after it was cancelled all the same, and returned on its own.
         #expect(await eventually { log.all.contains("sweep returned") })
         #expect(!log.all.contains("stubborn returned"))
@@ -144,15 +162,19 @@ private final class Gate: Sendable {
 
     @Test(.timeLimit(.minutes(10)))
     func aSecondRequestCancelsEveryServiceLeftAtOnceAndWaitsForNone() async throws {
-        let clock = TestClock(), release = Gate()
+        let clock = TestClock()
+        let release = Gate()
         defer { release.open() }
         let (group, running) = await stoppingWithAStubbornService(clock: clock, release: release)
         #expect(await eventually { log.all.contains("stubborn ignores the cancellation") })
         group.triggerGracefulShutdown()
 
-        try await running.value   // nobody asked it to wait: no error
-        #expect(events.all == [.started, .stopping(.requested), .stoppingService("sources"), .stopped("sources"),
-                               .stoppingService("stubborn"), .abandoned("stubborn"), .abandoned("sweep"), .finished])
+        try await running.value  // nobody asked it to wait: no error
+        #expect(
+            events.all == [
+                .started, .stopping(.requested), .stoppingService("sources"), .stopped("sources"),
+                .stoppingService("stubborn"), .abandoned("stubborn"), .abandoned("sweep"), .finished,
+            ])
         #expect(await eventually { log.all.contains("sweep returned") })
         #expect(clock.sleepers == 0, "the shutdown's deadline is not left waiting")
     }
@@ -164,8 +186,12 @@ private final class Gate: Sendable {
         #expect(error.failures.first?.error is Failing.Broken)
         #expect(error.stuck == nil)
         #expect(error.description == "service 'failing' failed: the disk went away")
-        #expect(events.all == [.started, .failed("failing", message: "the disk went away"), .stopping(.serviceEnded("failing")),
-                               .stoppingService("sources"), .stopped("sources"), .stoppingService("sweep"), .stopped("sweep"), .finished])
+        #expect(
+            events.all == [
+                .started, .failed("failing", message: "the disk went away"), .stopping(.serviceEnded("failing")),
+                .stoppingService("sources"), .stopped("sources"), .stoppingService("sweep"), .stopped("sweep"),
+                .finished,
+            ])
     }
 
     @Test func aServiceThatReturnsOnItsOwnIsAnErrorAndStopsTheOthers() async throws {
@@ -185,8 +211,11 @@ private final class Gate: Sendable {
         #expect(await started("sweep", "sources"))
         running.cancel()
         try await running.value
-        #expect(events.all == [.started, .stopping(.cancelled), .stoppingService("sources"), .stopped("sources"),
-                               .stoppingService("sweep"), .stopped("sweep"), .finished])
+        #expect(
+            events.all == [
+                .started, .stopping(.cancelled), .stoppingService("sources"), .stopped("sources"),
+                .stoppingService("sweep"), .stopped("sweep"), .finished,
+            ])
     }
 
     /// SIGURG, whose default is to be ignored: no other test uses it, and one that came late would not
@@ -200,6 +229,8 @@ private final class Gate: Sendable {
         #expect(events.all.prefix(2) == [.started, .stopping(.signal(SIGURG))])
         var action = sigaction()
         sigaction(SIGURG, nil, &action)
-        #expect(unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == 0, "SIGURG's default, SIG_DFL, is back")
+        #expect(
+            unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == 0,
+            "SIGURG's default, SIG_DFL, is back")
     }
 }

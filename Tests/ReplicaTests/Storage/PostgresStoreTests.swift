@@ -1,18 +1,21 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaPostgres
 import ReplicaPostgresStore
 import ReplicaTestSupport
 import Synchronization
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// What is particular to a store kept in PostgreSQL: several `Store` values (several app processes) on
 /// one database, nothing of an account's content on the local disk, a sign-out that removes every row of
 /// the account and waits for the writes that checked their sign-in, and the schema's owner. What both
 /// homes share is tested on both by the suites that take a backend as their argument.
-@Suite(.enabled(if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
+@Suite(
+    .enabled(
+        if: PostgresTestServer.isEnabled, "PostgreSQL is not installed here or could not start (why: standard error)"))
 struct PostgresStoreTests {
     let database: PostgresTestDatabase
     let first: TemporaryDirectory
@@ -32,20 +35,26 @@ struct PostgresStoreTests {
     /// policy applies to it).
     func leftovers(of account: String) throws -> [String: Int64] {
         let admin = try PostgresConnection(url: database.adminURL)
-        let tables = try admin.execute("""
+        let tables = try admin.execute(
+            """
             SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid
             WHERE n.nspname = 'replica' AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND a.attname = 'account'
             """)
         var found: [String: Int64] = [:]
         for row in 0..<tables.rowCount {
             let table = tables.string(row, 0)!
-            let count = try admin.execute("SELECT count(*) FROM replica.\(table) WHERE account = $1", [.text(account)]).int(0, 0) ?? 0
+            let count =
+                try admin.execute("SELECT count(*) FROM replica.\(table) WHERE account = $1", [.text(account)]).int(
+                    0, 0) ?? 0
             if count > 0 { found[table] = count }
         }
-        let partitions = try admin.execute("""
-            SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = 'replica' AND c.relispartition AND pg_get_expr(c.relpartbound, c.oid) = format('FOR VALUES IN (%L)', $1::text)
-            """, [.text(account)]).int(0, 0) ?? 0
+        let partitions =
+            try admin.execute(
+                """
+                SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = 'replica' AND c.relispartition AND pg_get_expr(c.relpartbound, c.oid) = format('FOR VALUES IN (%L)', $1::text)
+                """, [.text(account)]
+            ).int(0, 0) ?? 0
         if partitions > 0 { found["partitions"] = partitions }
         return found
     }
@@ -62,8 +71,9 @@ struct PostgresStoreTests {
         #expect(try await other.search(SearchQuery("launch risk")).map(\.item.uniqueIdentifier) == ["n1"])
 
         try await other.signOut("alice")
-        await #expect(performing: { try await index.indexItems([Fixtures.item("n2", text: "written late")]) },
-                      throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
+        await #expect(
+            performing: { try await index.indexItems([Fixtures.item("n2", text: "written late")]) },
+            throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
         #expect(try await app.search(SearchQuery("launch")).isEmpty)
         #expect(try leftovers(of: "alice") == [:])
     }
@@ -72,8 +82,11 @@ struct PostgresStoreTests {
         let app = try store(first)
         try await app.signIn("alice")
         try await app.signIn("bob")
-        try await app.records.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", .string("Canary"))])])
-        try await ProjectionEngine(store: app, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(account: "alice")
+        try await app.records.write([
+            Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", .string("Canary"))])
+        ])
+        try await ProjectionEngine(store: app, projections: ProjectionSet(indexName: Store.defaultIndexName)).catchUp(
+            account: "alice")
         #expect(try await app.search(SearchQuery("canary")).count == 1)
         #expect(try leftovers(of: "alice")["records"] == 1)
 
@@ -89,15 +102,22 @@ struct PostgresStoreTests {
     @Test func signingOutLeavesNoWordOfTheAccountInTheDataFiles() async throws {
         let admin = try PostgresConnection(url: database.adminURL)
         let data = try #require(admin.execute("SELECT current_setting('data_directory')").string(0, 0))
-        let folder = data + "/base/" + (try #require(admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").string(0, 0)))
+        let folder =
+            data + "/base/"
+            + (try #require(
+                admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").string(0, 0)))
         try #require(FileManager.default.isReadableFile(atPath: folder), "the test reads the server's files")
         let app = try store(first)
         let engine = ProjectionEngine(store: app, projections: ProjectionSet(indexName: Store.defaultIndexName))
         for account: AccountID in ["alice", "bob"] {
             let canary = "zqx\(account)canary"
             try await app.signIn(account)
-            try await app.index(named: "notes", account: account).indexItems([Fixtures.item("n1", title: canary, text: "\(canary) body")])
-            try await app.records.write([Record(account: account, kind: "note", id: "1", version: 1, fields: [("title", .string(canary))])])
+            try await app.index(named: "notes", account: account).indexItems([
+                Fixtures.item("n1", title: canary, text: "\(canary) body")
+            ])
+            try await app.records.write([
+                Record(account: account, kind: "note", id: "1", version: 1, fields: [("title", .string(canary))])
+            ])
             try await engine.catchUp(account: account)
         }
         try admin.executeScript("CHECKPOINT")
@@ -107,14 +127,18 @@ struct PostgresStoreTests {
                 FileManager.default.contents(atPath: folder + "/" + name)?.range(of: needle) != nil
             }
         }
-        #expect(try files(containing: "zqxalicecanary", in: folder).count > 0, "the canary was written where the test looks")
+        #expect(
+            try files(containing: "zqxalicecanary", in: folder).count > 0, "the canary was written where the test looks"
+        )
 
         try await app.signOut("alice")
         try admin.executeScript("CHECKPOINT")
         #expect(try files(containing: "zqxalicecanary", in: folder) == [])
         #expect(try files(containing: "zqxbobcanary", in: folder).count > 0)
         let wal = try files(containing: "zqxalicecanary", in: data + "/pg_wal")
-        print("after the sign-out and a checkpoint, \(wal.count) write-ahead log file(s) still hold the signed-out account's words")
+        print(
+            "after the sign-out and a checkpoint, \(wal.count) write-ahead log file(s) still hold the signed-out account's words"
+        )
     }
 
     /// Writers of one account in two stores (two processes) at once, while a third follows the change log:
@@ -137,8 +161,11 @@ struct PostgresStoreTests {
             for (number, writer) in writers.enumerated() {
                 group.addTask {
                     for id in 0..<perWriter {
-                        try await writer.records.write([Record(account: "alice", kind: "note", id: "\(number)-\(id)", version: 1,
-                                                               fields: [("title", .string("note \(number) \(id)"))])])
+                        try await writer.records.write([
+                            Record(
+                                account: "alice", kind: "note", id: "\(number)-\(id)", version: 1,
+                                fields: [("title", .string("note \(number) \(id)"))])
+                        ])
                     }
                 }
             }
@@ -157,7 +184,9 @@ struct PostgresStoreTests {
         try await app.signIn("alice")
         let index = try await app.index(account: "alice")
         try await index.indexItems([Fixtures.item("n1", text: "kept in the database")])
-        try await app.records.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", .string("Database"))])])
+        try await app.records.write([
+            Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", .string("Database"))])
+        ])
         #expect(first.allFiles() == [])
     }
 
@@ -169,17 +198,21 @@ struct PostgresStoreTests {
         let writer = try PostgresConnection(url: database.url)
         try writer.executeScript("BEGIN")
         try writer.execute("SELECT set_config('replica.account', 'alice', true)")
-        try writer.execute("SELECT 1 FROM replica.accounts WHERE account = 'alice' AND generation = $1 AND state = 'signedIn' FOR SHARE",
-                           [.int(record.generation)])
-        try writer.execute("INSERT INTO replica.meta(account, index_name, key, value) VALUES ('alice', 'late', 'created', '1')")
+        try writer.execute(
+            "SELECT 1 FROM replica.accounts WHERE account = 'alice' AND generation = $1 AND state = 'signedIn' FOR SHARE",
+            [.int(record.generation)])
+        try writer.execute(
+            "INSERT INTO replica.meta(account, index_name, key, value) VALUES ('alice', 'late', 'created', '1')")
 
         let signOut = Task { try await app.signOut("alice") }
         // The sign-out's update is seen waiting for the writer's lock before the writer commits.
         let admin = try PostgresConnection(url: database.adminURL)
         let waiting = try await eventually {
-            try admin.execute("""
+            try admin.execute(
+                """
                 SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE replica.accounts%'
-                """, [.text(database.name)]).int(0, 0) == 1
+                """, [.text(database.name)]
+            ).int(0, 0) == 1
         }
         #expect(waiting, "the sign-out waits for the write's lock")
         try writer.executeScript("COMMIT")
@@ -193,18 +226,22 @@ struct PostgresStoreTests {
     @Test func aReadOvertakenByASignOutEndsAsSignedOut() async throws {
         let app = try store(first)
         let record = try await app.signIn("alice")
-        try await app.index(named: "notes", account: "alice").indexItems([Fixtures.item("n1", text: "the quarterly launch")])
+        try await app.index(named: "notes", account: "alice").indexItems([
+            Fixtures.item("n1", text: "the quarterly launch")
+        ])
         let storage = try await Blocking.run { [database] in
-            try PostgresIndexStorage(pool: PostgresPool(url: database.url, maximumConnections: 1), account: "alice", indexName: "notes",
-                                     generation: record.generation)
+            try PostgresIndexStorage(
+                pool: PostgresPool(url: database.url, maximumConnections: 1), account: "alice", indexName: "notes",
+                generation: record.generation)
         }
         #expect(try await storage.read(now: Date(), prepare: {}) { try $0.count() } == 1)
 
         let other = try store(second)
-        await #expect(performing: {
-            // `prepare` runs in the read's transaction, after its check.
-            try await storage.read(now: Date(), prepare: { _ = try other.signOut("alice") }) { try $0.count() }
-        }, throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
+        await #expect(
+            performing: {
+                // `prepare` runs in the read's transaction, after its check.
+                try await storage.read(now: Date(), prepare: { _ = try other.signOut("alice") }) { try $0.count() }
+            }, throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
         #expect(try leftovers(of: "alice") == [:])
     }
 

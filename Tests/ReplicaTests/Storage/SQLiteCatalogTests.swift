@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaCore
 import ReplicaSQLite
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
 
 /// The catalog behind its seam: SQLite's failures leave it as `ReplicaError`s with code `storage`, in the
 /// words `SQLiteError.explanation` gives, with the SQLite error as the cause; a full disk is told apart.
@@ -18,18 +19,23 @@ import ReplicaTestSupport
     }
 
     /// Checks that `body` fails as the storage's failure, with SQLite's own error underneath.
-    func expectStorageFailure(_ what: String, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectStorageFailure(
+        _ what: String, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             try body()
             Issue.record("\(what) did not fail", sourceLocation: sourceLocation)
         } catch let error as ReplicaError {
             #expect(error.code == .storage, "\(what): \(error.code)", sourceLocation: sourceLocation)
             let cause = error.cause as? SQLiteError
-            #expect(cause != nil, "\(what): the cause is \(String(describing: error.cause))", sourceLocation: sourceLocation)
+            #expect(
+                cause != nil, "\(what): the cause is \(String(describing: error.cause))", sourceLocation: sourceLocation
+            )
             #expect(error.message == cause?.explanation, "\(what): \(error.message)", sourceLocation: sourceLocation)
             #expect(!error.isOutOfSpace, sourceLocation: sourceLocation)
         } catch {
-            Issue.record("\(what) failed with \(type(of: error)), not ReplicaError: \(error)", sourceLocation: sourceLocation)
+            Issue.record(
+                "\(what) failed with \(type(of: error)), not ReplicaError: \(error)", sourceLocation: sourceLocation)
         }
     }
 
@@ -49,7 +55,8 @@ import ReplicaTestSupport
     }
 
     @Test func aFullDiskIsToldApartFromOtherStorageFailures() {
-        let full = SQLiteError(code: .full, message: "database or disk is full", path: "/store/catalog.sqlite").storageError
+        let full = SQLiteError(code: .full, message: "database or disk is full", path: "/store/catalog.sqlite")
+            .storageError
         #expect(full.code == .storage)
         #expect(full.isOutOfSpace)
         #expect(full.message.hasPrefix("the disk holding /store/catalog.sqlite is full"))

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaCore
 import ReplicaSQLite
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
 
 /// An account's record store behind its seam: SQLite's failures leave it as `ReplicaError`s with code
 /// `storage`, with the SQLite error as the cause.
@@ -15,7 +16,9 @@ import ReplicaTestSupport
         directory = try TemporaryDirectory()
         store = try Store(directory: directory.url)
         try store.signIn("a")
-        try store.records.write([Record(account: "a", kind: "note", id: "1", version: 1, fields: [("title", .string("t"))])])
+        try store.records.write([
+            Record(account: "a", kind: "note", id: "1", version: 1, fields: [("title", .string("t"))])
+        ])
     }
 
     static func isStorageFailure(_ error: any Error) -> Bool {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import ReplicaTestSupport
+import Testing
 
 /// The scan the sign-out tests trust: a file it cannot read must not count as clean.
 @Suite struct CanaryScanTests {

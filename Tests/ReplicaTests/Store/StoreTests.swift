@@ -1,11 +1,12 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaSQLite
 import ReplicaTestSupport
 import Synchronization
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// Runs on both backends (``TestBackend``); what is about SQLite's files (their locks, modes and folders)
 /// runs on SQLite only.
@@ -75,7 +76,9 @@ import Synchronization
             #expect(performing: { _ = try result.get() }, throws: Self.isNotSignedIn)
         }
         #expect(try await fresh.search(SearchQuery("harbor")).map(\.item.uniqueIdentifier.rawValue) == ["new"])
-        let current = try await Blocking.run { try store.searchedIndexes(of: try #require(try store.catalog.account("alice")), named: nil) }
+        let current = try await Blocking.run {
+            try store.searchedIndexes(of: try #require(try store.catalog.account("alice")), named: nil)
+        }
         #expect(current.map(\.name) == ["default"])
         _ = try await store.signOut("bob")
         #expect(try await store.search(SearchQuery("harbor")).map(\.item.uniqueIdentifier.rawValue) == ["new"])
@@ -87,9 +90,15 @@ import Synchronization
         let fresh = freshStorage.store
         #expect(throws: ReplicaError.self) { try fresh.index(account: "carol") }
         #expect(performing: { try fresh.index(account: "carol") }, throws: Self.isNotSignedIn)
-        #expect(performing: { try fresh.records.write([Record(account: "carol", kind: "note", id: "1", version: 1)]) }, throws: Self.isNotSignedIn)
-        #expect(performing: { try fresh.addSource(SourceDefinition(kind: .files, account: "carol", settings: .object([("root", "/tmp")]))) },
-                throws: Self.isNotSignedIn)
+        #expect(
+            performing: { try fresh.records.write([Record(account: "carol", kind: "note", id: "1", version: 1)]) },
+            throws: Self.isNotSignedIn)
+        #expect(
+            performing: {
+                try fresh.addSource(
+                    SourceDefinition(kind: .files, account: "carol", settings: .object([("root", "/tmp")])))
+            },
+            throws: Self.isNotSignedIn)
         #expect(try await fresh.signedInAccounts().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: freshStorage.directory.path + "/accounts/carol"))
         try await fresh.signIn("carol")
@@ -102,18 +111,30 @@ import Synchronization
         let fixture = try await make(backend)
         let index = try await fixture.store.index(account: "bob")
         try await index.indexItems([Fixtures.item("b1", text: "before")])
-        try await fixture.store.records.write([Record(account: "bob", kind: "note", id: "1", version: 1, fields: [("title", "before")])])
+        try await fixture.store.records.write([
+            Record(account: "bob", kind: "note", id: "1", version: 1, fields: [("title", "before")])
+        ])
         try await fixture.store.signOut("bob")
 
         // Late writes from a sync layer, through every path: refused, and bob stays out.
         #expect(performing: { try fixture.store.index(account: "bob") }, throws: Self.isNotSignedIn)
-        #expect(performing: { try fixture.store.records.write([Record(account: "bob", kind: "note", id: "2", version: 1, fields: [("title", "late")])]) },
-                throws: Self.isNotSignedIn)
-        await #expect(performing: { try await index.indexItems([Fixtures.item("b2", text: "late")]) }, throws: Self.isNotSignedIn)
+        #expect(
+            performing: {
+                try fixture.store.records.write([
+                    Record(account: "bob", kind: "note", id: "2", version: 1, fields: [("title", "late")])
+                ])
+            },
+            throws: Self.isNotSignedIn)
+        await #expect(
+            performing: { try await index.indexItems([Fixtures.item("b2", text: "late")]) }, throws: Self.isNotSignedIn)
         // A batch of records for two accounts is refused whole: nothing is written for alice either.
-        #expect(performing: {
-            try fixture.store.records.write([Record(account: "alice", kind: "note", id: "1", version: 1), Record(account: "bob", kind: "note", id: "3", version: 1)])
-        }, throws: Self.isNotSignedIn)
+        #expect(
+            performing: {
+                try fixture.store.records.write([
+                    Record(account: "alice", kind: "note", id: "1", version: 1),
+                    Record(account: "bob", kind: "note", id: "3", version: 1),
+                ])
+            }, throws: Self.isNotSignedIn)
         #expect(try await fixture.store.records.record(account: "alice", kind: "note", id: "1") == nil)
         #expect(try await fixture.store.signedInAccounts().map(\.id) == ["alice"])
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.path + "/accounts/bob"))
@@ -128,9 +149,15 @@ import Synchronization
     @Test(arguments: TestBackend.available)
     func searchSpansSignedInAccountsAndMergesByScore(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
-        try await fixture.store.index(account: "alice").indexItems([Fixtures.item("a1", title: "orchid", text: "orchid"), Fixtures.item("a2", text: "x orchid")])
-        try await fixture.store.index(account: "bob").indexItems([Fixtures.item("b1", text: "orchid"), Fixtures.item("b2", text: "none")])
-        try await fixture.store.index(named: "Mail", account: "bob").indexItems([Fixtures.item("m1", title: "orchid mail", text: "orchid orchid")])
+        try await fixture.store.index(account: "alice").indexItems([
+            Fixtures.item("a1", title: "orchid", text: "orchid"), Fixtures.item("a2", text: "x orchid"),
+        ])
+        try await fixture.store.index(account: "bob").indexItems([
+            Fixtures.item("b1", text: "orchid"), Fixtures.item("b2", text: "none"),
+        ])
+        try await fixture.store.index(named: "Mail", account: "bob").indexItems([
+            Fixtures.item("m1", title: "orchid mail", text: "orchid orchid")
+        ])
         let results = try await fixture.store.search(SearchQuery("orchid"))
         #expect(Set(results.map(\.item.uniqueIdentifier)) == ["a1", "a2", "b1", "m1"])
         #expect(results.map(\.score) == results.map(\.score).sorted(by: >))
@@ -146,27 +173,39 @@ import Synchronization
         let fixture = try await make(backend)
         let canary = "zqxcanary\(UInt32.random(in: 0..<UInt32.max))"
         let alice = try await fixture.store.index(account: "alice")
-        try await alice.indexItems((0..<200).map { Fixtures.item("n\($0)", title: "\(canary) title", text: "\($0) \(canary) body text") })
+        try await alice.indexItems(
+            (0..<200).map { Fixtures.item("n\($0)", title: "\(canary) title", text: "\($0) \(canary) body text") })
         // Identifiers and client state are the app's bytes too: a deleted item leaves its identifier behind
         // (tombstone, change log), and so does a record.
         try await alice.indexItems([Fixtures.item("gone-\(canary)", text: "soon deleted")])
         let batch = alice.beginBatch()
         try batch.deleteItems(withIdentifiers: ["n1", ItemIdentifier("gone-\(canary)")])
         try await batch.end(clientState: Data(canary.utf8))
-        try await fixture.store.records.write([Record(account: "alice", kind: "note", id: "record-\(canary)", version: 1,
-                                                      fields: [("title", .string(canary))])])
+        try await fixture.store.records.write([
+            Record(
+                account: "alice", kind: "note", id: "record-\(canary)", version: 1,
+                fields: [("title", .string(canary))])
+        ])
         // Activities, entities and enrichment results are the account's too.
-        try await alice.donateUserActivities([UserActivity(activityType: "com.example.view", persistentIdentifier: "view:\(canary)",
-                                                           title: "\(canary) viewed", relatedUniqueIdentifier: "n2",
-                                                           keywords: [canary], isEligibleForPrediction: true)])
-        try await alice.indexItems([SearchableItem(reference: EntityReference(typeName: "Canary", id: canary),
-                                                   attributes: AttributeSet(), priority: 5)].map { item in
-            var entity = item
-            entity.attributeSet.title = canary
-            return entity
-        })
-        var mail = Fixtures.item("mail", text: String(repeating: "\(canary) words of a message long enough to summarize. ", count: 8),
-                                 contentType: .emailMessage)
+        try await alice.donateUserActivities([
+            UserActivity(
+                activityType: "com.example.view", persistentIdentifier: "view:\(canary)",
+                title: "\(canary) viewed", relatedUniqueIdentifier: "n2",
+                keywords: [canary], isEligibleForPrediction: true)
+        ])
+        try await alice.indexItems(
+            [
+                SearchableItem(
+                    reference: EntityReference(typeName: "Canary", id: canary),
+                    attributes: AttributeSet(), priority: 5)
+            ].map { item in
+                var entity = item
+                entity.attributeSet.title = canary
+                return entity
+            })
+        var mail = Fixtures.item(
+            "mail", text: String(repeating: "\(canary) words of a message long enough to summarize. ", count: 8),
+            contentType: .emailMessage)
         mail.domainIdentifier = "thread.1"
         mail.attributeSet.contentCreationDate = Date()
         mail.attributeSet.authorNames = ["Bob"]
@@ -184,7 +223,8 @@ import Synchronization
         #expect(try await fixture.store.signedInAccounts().map(\.id) == ["bob"])
         #expect(try await fixture.store.search(SearchQuery(canary)).isEmpty)
         #expect(try await fixture.store.search(SearchQuery("bob's")).count == 1)
-        await #expect(performing: { try await alice.itemCount() }, throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
+        await #expect(
+            performing: { try await alice.itemCount() }, throws: { ($0 as? ReplicaError)?.code == .accountNotSignedIn })
         #expect(try await fixture.store.signOut("alice") == false)
     }
 
@@ -225,26 +265,35 @@ import Synchronization
         let held = try await other.index(account: "alice")
         let heldRecords = other.records
         try await held.indexItems([Fixtures.item("x", text: "visible")])
-        try await heldRecords.write([Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", "visible")])])
+        try await heldRecords.write([
+            Record(account: "alice", kind: "note", id: "1", version: 1, fields: [("title", "visible")])
+        ])
         #expect(try await held.itemCount() == 1)
 
         // This store signs alice out: the other one's open handles stop serving and taking her data.
         try await fixture.store.signOut("alice")
         await #expect(performing: { try await held.itemCount() }, throws: Self.isNotSignedIn)
         await #expect(performing: { try await held.search(SearchQuery("visible")) }, throws: Self.isNotSignedIn)
-        await #expect(performing: { try await held.indexItems([Fixtures.item("y", text: "lost?")]) }, throws: Self.isNotSignedIn)
-        #expect(performing: { try heldRecords.write([Record(account: "alice", kind: "note", id: "2", version: 1)]) }, throws: Self.isNotSignedIn)
+        await #expect(
+            performing: { try await held.indexItems([Fixtures.item("y", text: "lost?")]) }, throws: Self.isNotSignedIn)
+        #expect(
+            performing: { try heldRecords.write([Record(account: "alice", kind: "note", id: "2", version: 1)]) },
+            throws: Self.isNotSignedIn)
 
         // Signed in again (a new sign-in): the old handle still refuses, and never writes into the new files.
         try await fixture.store.signIn("alice")
-        await #expect(performing: { try await held.indexItems([Fixtures.item("z", text: "stale handle")]) }, throws: Self.isNotSignedIn)
+        await #expect(
+            performing: { try await held.indexItems([Fixtures.item("z", text: "stale handle")]) },
+            throws: Self.isNotSignedIn)
         let fresh = try await other.index(account: "alice")
         #expect(fresh !== held)
         #expect(try await fresh.itemCount() == 0)
         // What the other store writes now is what this store reads.
         try await fresh.indexItems([Fixtures.item("n", text: "after the new sign-in")])
         #expect(try await fixture.store.search(SearchQuery("sign")).map(\.item.uniqueIdentifier) == ["n"])
-        try await heldRecords.write([Record(account: "alice", kind: "note", id: "3", version: 1, fields: [("title", "kept")])])
+        try await heldRecords.write([
+            Record(account: "alice", kind: "note", id: "3", version: 1, fields: [("title", "kept")])
+        ])
         #expect(try await fixture.store.records.record(account: "alice", kind: "note", id: "3") != nil)
     }
 
@@ -276,8 +325,12 @@ import Synchronization
             #expect(files.allSatisfy { $0.hasPrefix(fixture.directory.path + "/") })
             #expect(files.contains { $0.contains("/accounts/%2E%2E%252E%5Cetc%20%C3%A4%20b/indexes/default.sqlite") })
         }
-        for refused: AccountID in ["", ".", "..", "../x", "a/b", "tab\there", "esc\u{1B}[2J", "line\u{2028}sep", " padded", "rtl\u{202E}"] {
-            #expect("\(refused.rawValue.debugDescription)", performing: { try fixture.store.signIn(refused) }, throws: { ($0 as? ReplicaError)?.code == .invalidArgument })
+        for refused: AccountID in [
+            "", ".", "..", "../x", "a/b", "tab\there", "esc\u{1B}[2J", "line\u{2028}sep", " padded", "rtl\u{202E}",
+        ] {
+            #expect(
+                "\(refused.rawValue.debugDescription)", performing: { try fixture.store.signIn(refused) },
+                throws: { ($0 as? ReplicaError)?.code == .invalidArgument })
         }
         #expect(Set(try await fixture.store.signedInAccounts().map(\.id)) == ["alice", "bob", weird])
         #expect(throws: ReplicaError.self) { try fixture.store.index(account: "") }
@@ -292,7 +345,10 @@ import Synchronization
             let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
             #expect(mode == 0o600, "\(file.path)")
         }
-        for folder in [fixture.directory.path, fixture.directory.path + "/accounts", fixture.directory.path + "/accounts/alice", fixture.directory.path + "/accounts/alice/indexes"] {
+        for folder in [
+            fixture.directory.path, fixture.directory.path + "/accounts", fixture.directory.path + "/accounts/alice",
+            fixture.directory.path + "/accounts/alice/indexes",
+        ] {
             let mode = try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int
             #expect(mode == 0o700, "\(folder)")
         }

@@ -1,6 +1,6 @@
-import Testing
-import ReplicaText
 import ReplicaTestSupport
+import ReplicaText
+import Testing
 
 /// The analyzer's words in every script, with fixed expectations: what ICU's word breaks and
 /// dictionaries cut, folded as the index will hold them.
@@ -70,14 +70,20 @@ struct TextAnalyzerTests {
     /// Thai, emoji, joiners and typographic apostrophes among them, make the same tokens both ways
     /// (ranges, stems and pairs included).
     @Test func theASCIIPathCutsWhatICUCuts() {
-        let pieces = ["a", "Z", "q", "7", "0", "x9", " ", "  ", "\n", "\t", "\r\n", ".", ",", "'", "-", "_", "@", "/", ":",
-                      "running", "Houses", "don't", "U.S.A", "3.14", "e-mail", "foo_bar",
-                      "é", "café", "e\u{301}", "\u{301}", "\u{200D}", "\u{2019}", "ß", "Ａ", "ﬁ", "北京", "我们明天", "新幹線",
-                      "김치를", "ภาษาไทย", "🚀", "👩‍👩‍👧", "Ωμέγα", "привет"]
+        let pieces = [
+            "a", "Z", "q", "7", "0", "x9", " ", "  ", "\n", "\t", "\r\n", ".", ",", "'", "-", "_", "@", "/", ":",
+            "running", "Houses", "don't", "U.S.A", "3.14", "e-mail", "foo_bar",
+            "é", "café", "e\u{301}", "\u{301}", "\u{200D}", "\u{2019}", "ß", "Ａ", "ﬁ", "北京", "我们明天", "新幹線",
+            "김치를", "ภาษาไทย", "🚀", "👩‍👩‍👧", "Ωμέγα", "привет",
+        ]
         var generator = SplitMix(seed: 45)
         for round in 0..<3_000 {
-            let text = (0..<Int.random(in: 1...24, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
-            for (purpose, language) in [(TextAnalyzer.Purpose.indexing, Optional("en")), (.query, nil), (.indexing, "de")] {
+            let text = (0..<Int.random(in: 1...24, using: &generator)).map { _ in
+                pieces.randomElement(using: &generator)!
+            }.joined()
+            for (purpose, language) in [
+                (TextAnalyzer.Purpose.indexing, Optional("en")), (.query, nil), (.indexing, "de"),
+            ] {
                 let fast = TextAnalyzer.tokens(in: text, for: purpose, language: language, throughICUOnly: false)
                 let icu = TextAnalyzer.tokens(in: text, for: purpose, language: language, throughICUOnly: true)
                 #expect(fast == icu, "round \(round): \(text.debugDescription)")
@@ -97,7 +103,8 @@ struct TextAnalyzerTests {
             _ = TextAnalyzer.tokens(in: text, for: .indexing, language: "en")
             return TextAnalyzer.steps - before
         }
-        let short = steps(100_000), long = steps(1_000_000)
+        let short = steps(100_000)
+        let long = steps(1_000_000)
         #expect(short > 0 && long <= 12 * short, "100 KB: \(short) steps; 1 MB: \(long)")
     }
 
@@ -108,7 +115,8 @@ struct TextAnalyzerTests {
         func stemmed(_ text: String, _ language: String) -> [String] {
             TextAnalyzer.tokens(in: text, for: .query, language: language).map { ($0.isColocated ? "+" : "") + $0.text }
         }
-        #expect(stemmed("Die Häuser wurden renoviert", "de") == ["die", "hauser", "+haus", "wurden", "+wurd", "renoviert"])
+        #expect(
+            stemmed("Die Häuser wurden renoviert", "de") == ["die", "hauser", "+haus", "wurden", "+wurd", "renoviert"])
         #expect(stemmed("Haus", "german") == ["haus"])
         #expect(stemmed("Les élèves étudiaient", "fr") == ["les", "+le", "eleves", "+elev", "etudiaient", "+etudi"])
         #expect(stemmed("Running connections, 2024", "en") == ["running", "+run", "connections", "+connect", "2024"])
@@ -124,7 +132,9 @@ struct TextAnalyzerTests {
     /// the marks alone.
     @Test func vietnameseWordsKeepTheirTonesBesideTheirFoldedForm() {
         func analyzed(_ text: String, _ language: String?) -> [String] {
-            TextAnalyzer.tokens(in: text, for: .indexing, language: language).map { ($0.isColocated ? "+" : "") + $0.text }
+            TextAnalyzer.tokens(in: text, for: .indexing, language: language).map {
+                ($0.isColocated ? "+" : "") + $0.text
+            }
         }
         #expect(analyzed("Mái nhà ngày mai", "vi") == ["mai", "+mai1", "nha", "+nha2", "ngay", "+ngay2", "mai"])
         #expect(analyzed("Mái nhà ngày mai", nil) == ["mai", "nha", "ngay", "mai"])
@@ -140,7 +150,10 @@ struct TextAnalyzerTests {
     /// stemmer made anew (perhaps at an old one's address) never answers with another language's stems.
     @Test func keptStemsStayRightAsLanguagesComeAndGo() {
         let words = "running houses Häuser élèves connections"
-        let expected = Dictionary(uniqueKeysWithValues: ["en", "de", "fr"].map { ($0, TextAnalyzer.tokens(in: words, for: .query, language: $0)) })
+        let expected = Dictionary(
+            uniqueKeysWithValues: ["en", "de", "fr"].map {
+                ($0, TextAnalyzer.tokens(in: words, for: .query, language: $0))
+            })
         for _ in 0..<3 {
             for language in ["en", "de", "fr", "es", "it", "nl", "pt", "sv", "ru", "fi", "da", "no"] {
                 let tokens = TextAnalyzer.tokens(in: words, for: .query, language: language)
@@ -155,7 +168,10 @@ struct TextAnalyzerTests {
         ("Die Häuser wurden im Winter renoviert, weil das Dach undicht war und die Fenster alt waren.", "de"),
         ("Les élèves étudiaient la géographie pendant que le professeur préparait l'examen final.", "fr"),
         // CLD2's small tables take this for Galician: its full ones are linked.
-        ("Por otra parte, se ha experimentado un resurgir en el interés popular de Tesla desde la década de los 90.", "es"),
+        (
+            "Por otra parte, se ha experimentado un resurgir en el interés popular de Tesla desde la década de los 90.",
+            "es"
+        ),
         ("我们明天在北京开会讨论预算问题，请大家提前准备好相关的材料和数据。", "zh"),
         ("東京駅で新幹線の切符を買いました。明日の朝早く大阪へ出発する予定です。", "ja"),
         ("김치를 먹었다. 오늘은 날씨가 좋아서 친구들과 함께 공원에 갔습니다.", "ko"),

@@ -1,19 +1,25 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// What the model is shown at each guidance level and format, and what it may then send.
 /// Runs on both backends (``TestBackend``); the tool's schema and description, which no search goes
 /// into, on SQLite only.
 @Suite struct GuidanceTests {
-    static let guides: [Guide] = [.complete, .dynamic(GuidanceProfile()), .dynamic(.all)]
+    static let guides: [Guide] =
+        [.complete, .dynamic(GuidanceProfile()), .dynamic(.all)]
         + ContentDomain.Kind.allCases.map { .focused(ContentDomain.named($0.rawValue)!) }
 
-    @Test(arguments: TestBackend.available, guides.flatMap { guide in [FormatLevel.structured, .compact].map { (guide, $0) } })
-    func theSimplestCallWorksAtEveryLevelAndFormat(_ backend: TestBackend, _ combination: (guide: Guide, format: FormatLevel)) async throws {
+    @Test(
+        arguments: TestBackend.available,
+        guides.flatMap { guide in [FormatLevel.structured, .compact].map { (guide, $0) } })
+    func theSimplestCallWorksAtEveryLevelAndFormat(
+        _ backend: TestBackend, _ combination: (guide: Guide, format: FormatLevel)
+    ) async throws {
         let fixture = try await ToolFixture(backend)
         let format = combination.format
         var guide = combination.guide
@@ -39,7 +45,9 @@ import ReplicaTestSupport
         }
     }
 
-    func schema(_ guide: Guide, me: ResolvedContact? = nil, customStages: [any CustomStage] = []) async throws -> (text: String, json: JSON) {
+    func schema(_ guide: Guide, me: ResolvedContact? = nil, customStages: [any CustomStage] = []) async throws -> (
+        text: String, json: JSON
+    ) {
         let tool = try await ToolFixture(.sqlite).tool(guide, me: me, customStages: customStages)
         let text = tool.definitionJSON.serialized()
         return (text, try JSON.parse(text))
@@ -56,13 +64,21 @@ import ReplicaTestSupport
         #expect(complete.text.utf8.count / 4 < 1_500)
         #expect(focused.text.utf8.count / 4 < 400)
 
-        let completeFilters = complete.json["inputSchema"]?["properties"]?["filters"]?["properties"]?.objectValue?.map(\.0)
+        let completeFilters = complete.json["inputSchema"]?["properties"]?["filters"]?["properties"]?.objectValue?.map(
+            \.0)
         #expect(completeFilters == ["types", "created", "modified", "authors", "recipients", "where"])
-        #expect(datesOnly.json["inputSchema"]?["properties"]?["filters"]?["properties"]?.objectValue?.map(\.0) == ["created", "modified"])
+        #expect(
+            datesOnly.json["inputSchema"]?["properties"]?["filters"]?["properties"]?.objectValue?.map(\.0) == [
+                "created", "modified",
+            ])
         #expect(complete.json["inputSchema"]?["properties"]?["queries"] != nil)
-        #expect(textOnly.json["inputSchema"]?["properties"]?["queries"] == nil, "several queries at once is for complete guidance")
-        let operators = textOnly.json["inputSchema"]?["$defs"]?["condition"]?["properties"]?["op"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
-        #expect(operators == ["=", "!=", "exists", "contains", "startsWith"], "no numeric comparisons without numericMatch")
+        #expect(
+            textOnly.json["inputSchema"]?["properties"]?["queries"] == nil,
+            "several queries at once is for complete guidance")
+        let operators = textOnly.json["inputSchema"]?["$defs"]?["condition"]?["properties"]?["op"]?["enum"]?.arrayValue?
+            .compactMap(\.stringValue)
+        #expect(
+            operators == ["=", "!=", "exists", "contains", "startsWith"], "no numeric comparisons without numericMatch")
 
         let fields = focused.json["inputSchema"]?["properties"]?.objectValue?.map(\.0)
         #expect(fields == ["query", "from", "received", "sent", "to", "topic", "limit"])
@@ -73,16 +89,22 @@ import ReplicaTestSupport
     func aDynamicWhitelistNamesTheOnlyAttributesAndRefusesOthers(_ backend: TestBackend) async throws {
         let guide = Guide.dynamic(GuidanceProfile(numericMatch: true, attributes: [ToolFixture.amount, .title]))
         let (_, json) = try await schema(guide)
-        let names = json["inputSchema"]?["$defs"]?["condition"]?["properties"]?["attribute"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
+        let names = json["inputSchema"]?["$defs"]?["condition"]?["properties"]?["attribute"]?["enum"]?.arrayValue?
+            .compactMap(\.stringValue)
         #expect(names == ["amount", "title"])
 
         let fixture = try await ToolFixture(backend)  // kept: its folder goes with it
         let tool = fixture.tool(guide)
-        let allowed = await tool.call(arguments: #"{"query": "launch", "filters": {"where": [{"attribute": "amount", "op": ">", "value": 200}]}}"#)
+        let allowed = await tool.call(
+            arguments: #"{"query": "launch", "filters": {"where": [{"attribute": "amount", "op": ">", "value": 200}]}}"#
+        )
         #expect(try StructuredResult(allowed).titles.sorted() == ["Launch flights", "Launch hotel"], "\(allowed.text)")
-        let refused = await tool.call(arguments: #"{"query": "launch", "stages": [{"stage": "group", "by": "category"}]}"#)
+        let refused = await tool.call(
+            arguments: #"{"query": "launch", "stages": [{"stage": "group", "by": "category"}]}"#)
         #expect(refused.isError)
-        #expect(refused.text == "The search was not run: stage 1: 'category' is not available; the attributes are amount, title.")
+        #expect(
+            refused.text
+                == "The search was not run: stage 1: 'category' is not available; the attributes are amount, title.")
         let noDates = await tool.call(arguments: #"{"query": "launch", "filters": {"created": {"after": "-7d"}}}"#)
         #expect(noDates.text == "The search was not run: unknown filter 'created'; the filters are where.")
     }
@@ -98,19 +120,26 @@ import ReplicaTestSupport
         let topic = await tool.call(arguments: #"{"topic": "party"}"#)
         #expect(try StructuredResult(topic).ids == ["message:a:m1"], "topic matches the title, not the body")
         let stages = await tool.call(arguments: #"{"query": "launch", "stages": [{"stage": "count"}]}"#)
-        #expect(stages.text == "The search was not run: unknown argument 'stages'; the arguments are from, limit, query, received, sent, to, topic.")
+        #expect(
+            stages.text
+                == "The search was not run: unknown argument 'stages'; the arguments are from, limit, query, received, sent, to, topic."
+        )
     }
 
     @Test func theDescriptionNamesTheUserOnlyWhenPeopleCanBeSearched() async throws {
         let withPeople = try await schema(.complete, me: ToolFixture.ada)
-        #expect(withPeople.json["description"]?.stringValue?.contains("\"me\" in people fields is the user: Ada Lovelace, ada@example.com.") == true)
+        #expect(
+            withPeople.json["description"]?.stringValue?.contains(
+                "\"me\" in people fields is the user: Ada Lovelace, ada@example.com.") == true)
         let withoutPeople = try await schema(.dynamic(GuidanceProfile(textMatch: true)), me: ToolFixture.ada)
         #expect(withoutPeople.json["description"]?.stringValue?.contains("Ada") == false)
     }
 
     @Test func focusedCommunicationsGuidanceMentionsSummariesAndPriority() async throws {
         let fixture = try await ToolFixture(.sqlite)
-        func description(_ guide: Guide) -> String { fixture.tool(guide).definitionJSON["description"]?.stringValue ?? "" }
+        func description(_ guide: Guide) -> String {
+            fixture.tool(guide).definitionJSON["description"]?.stringValue ?? ""
+        }
         let communications = description(.focused(.communications))
         #expect(communications.contains("summary") && communications.contains("priority"), "\(communications)")
         // Only messages are enriched: the other domains' descriptions stay as small as they were.
@@ -126,7 +155,9 @@ import ReplicaTestSupport
         let arguments = #"{"query": "launch"}"#
         let structured = await fixture.tool(Guide(level: .complete, format: .structured)).call(arguments: arguments)
         let compact = await fixture.tool(Guide(level: .complete, format: .compact)).call(arguments: arguments)
-        #expect(compact.text.utf8.count * 2 <= structured.text.utf8.count, "compact \(compact.text.utf8.count) bytes, structured \(structured.text.utf8.count)")
+        #expect(
+            compact.text.utf8.count * 2 <= structured.text.utf8.count,
+            "compact \(compact.text.utf8.count) bytes, structured \(structured.text.utf8.count)")
         // Both carry every result's identifier and provenance.
         for id in try StructuredResult(structured).ids {
             #expect(compact.text.contains(id + " records@1 i2027-01-15"))

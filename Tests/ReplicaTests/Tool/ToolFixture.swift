@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Replica
-@testable import ReplicaIndex
-@testable import ReplicaCore
 import ReplicaTestSupport
+import Testing
+
+@testable import Replica
+@testable import ReplicaCore
+@testable import ReplicaIndex
 
 /// A store holding notes, messages and expenses as records, projected into account `a`'s index, and
 /// helpers to run the search tool over it; on either backend (``TestBackend``).
@@ -30,10 +31,12 @@ struct ToolFixture {
         }
         var note = Projection.default(for: "note")
         note.attributes.append((Self.priority, ["priority"]))
-        let expense = Projection(kind: "expense", attributes: [
-            (.title, ["title"]), (.textContent, ["body"]), (Self.amount, ["amount"]), (Self.category, ["category"]),
-            (.contentModificationDate, ["modified"]),
-        ])
+        let expense = Projection(
+            kind: "expense",
+            attributes: [
+                (.title, ["title"]), (.textContent, ["body"]), (Self.amount, ["amount"]), (Self.category, ["category"]),
+                (.contentModificationDate, ["modified"]),
+            ])
         projections = ProjectionSet([message, note, expense], indexName: Store.defaultIndexName)
         try await store.records.write(Self.records(now: clock.now))
         _ = try await ProjectionEngine(store: store, projections: projections).catchUp(account: "a")
@@ -48,32 +51,70 @@ struct ToolFixture {
             Record(account: "a", kind: kind, id: id, version: 1, fields: fields)
         }
         return [
-            record("note", "plan", [("title", "Launch plan"), ("body", .string("supplier risk for the launch. " + String(repeating: "filler words go on and on. ", count: 30) + "the long part of the body is here")),
-                                    ("modified", .string(daysAgo(1, from: now))), ("priority", 0.9)]),
-            record("note", "budget", [("title", "Budget review"), ("body", "launch numbers and costs"),
-                                      ("modified", .string(daysAgo(40, from: now))), ("priority", 0.1)]),
-            record("message", "m1", [("title", "Launch party"), ("text", "launch party on friday"), ("from", "Ada Lovelace"),
-                                     ("fromAddress", "ada@example.com"), ("to", "Grace Hopper"), ("toAddress", "grace@example.com"),
-                                     ("modified", .string(daysAgo(2, from: now)))]),
-            record("message", "m2", [("title", "Re: launch"), ("text", "launch party is late"), ("from", "Grace Hopper"),
-                                     ("fromAddress", "grace@example.com"), ("to", "Ada Lovelace"), ("toAddress", "ada@example.com"),
-                                     ("modified", .string(daysAgo(3, from: now)))]),
-            record("expense", "e1", [("title", "Launch dinner"), ("body", "launch dinner"), ("amount", 120), ("category", "food"),
-                                     ("modified", .string(daysAgo(5, from: now)))]),
-            record("expense", "e2", [("title", "Launch flights"), ("body", "launch flights"), ("amount", 480), ("category", "travel"),
-                                     ("modified", .string(daysAgo(6, from: now)))]),
-            record("expense", "e3", [("title", "Launch hotel"), ("body", "launch hotel"), ("amount", 300), ("category", "travel"),
-                                     ("modified", .string(daysAgo(7, from: now)))]),
+            record(
+                "note", "plan",
+                [
+                    ("title", "Launch plan"),
+                    (
+                        "body",
+                        .string(
+                            "supplier risk for the launch. "
+                                + String(repeating: "filler words go on and on. ", count: 30)
+                                + "the long part of the body is here")
+                    ),
+                    ("modified", .string(daysAgo(1, from: now))), ("priority", 0.9),
+                ]),
+            record(
+                "note", "budget",
+                [
+                    ("title", "Budget review"), ("body", "launch numbers and costs"),
+                    ("modified", .string(daysAgo(40, from: now))), ("priority", 0.1),
+                ]),
+            record(
+                "message", "m1",
+                [
+                    ("title", "Launch party"), ("text", "launch party on friday"), ("from", "Ada Lovelace"),
+                    ("fromAddress", "ada@example.com"), ("to", "Grace Hopper"), ("toAddress", "grace@example.com"),
+                    ("modified", .string(daysAgo(2, from: now))),
+                ]),
+            record(
+                "message", "m2",
+                [
+                    ("title", "Re: launch"), ("text", "launch party is late"), ("from", "Grace Hopper"),
+                    ("fromAddress", "grace@example.com"), ("to", "Ada Lovelace"), ("toAddress", "ada@example.com"),
+                    ("modified", .string(daysAgo(3, from: now))),
+                ]),
+            record(
+                "expense", "e1",
+                [
+                    ("title", "Launch dinner"), ("body", "launch dinner"), ("amount", 120), ("category", "food"),
+                    ("modified", .string(daysAgo(5, from: now))),
+                ]),
+            record(
+                "expense", "e2",
+                [
+                    ("title", "Launch flights"), ("body", "launch flights"), ("amount", 480), ("category", "travel"),
+                    ("modified", .string(daysAgo(6, from: now))),
+                ]),
+            record(
+                "expense", "e3",
+                [
+                    ("title", "Launch hotel"), ("body", "launch hotel"), ("amount", 300), ("category", "travel"),
+                    ("modified", .string(daysAgo(7, from: now))),
+                ]),
         ]
     }
 
     /// The account's owner, for "me".
     static let ada = ResolvedContact(displayName: "Ada Lovelace", emailAddresses: ["ada@example.com"])
 
-    func tool(_ guide: Guide = .complete, me: ResolvedContact? = nil, customStages: [any CustomStage] = [],
-              fetch: [AttributeKey] = [], delegate: (any HydrationDelegate)? = nil, timeout: Duration = .seconds(5)) -> SearchTool {
-        var configuration = SearchTool.Configuration(sources: [.index(IndexSource(fetchAttributes: fetch))], guide: guide,
-                                                     contactResolver: me.map(FixedContactResolver.init), customStages: customStages)
+    func tool(
+        _ guide: Guide = .complete, me: ResolvedContact? = nil, customStages: [any CustomStage] = [],
+        fetch: [AttributeKey] = [], delegate: (any HydrationDelegate)? = nil, timeout: Duration = .seconds(5)
+    ) -> SearchTool {
+        var configuration = SearchTool.Configuration(
+            sources: [.index(IndexSource(fetchAttributes: fetch))], guide: guide,
+            contactResolver: me.map(FixedContactResolver.init), customStages: customStages)
         configuration.hydration = Hydration(projections: projections, delegate: delegate, timeout: timeout)
         return SearchTool(store: store, configuration: configuration)
     }

@@ -22,9 +22,12 @@ struct SQLiteCatalog: CatalogStorage {
         } catch let error as MigrationError {
             throw ReplicaError(error.code == .newerSchema ? .newerSchema : .storage, error.description, cause: error)
         } catch let error as SQLiteError where error.code.isCorruption {
-            throw ReplicaError(.storage, "the store's catalog (\(path)) is damaged or the disk could not read it. It says which "
-                + "accounts are signed in, so replica reads and changes nothing until it is sound, and has deleted nothing: run "
-                + "the command again; if this repeats, check the disk (dmesg) and restore catalog.sqlite from a backup", cause: error)
+            throw ReplicaError(
+                .storage,
+                "the store's catalog (\(path)) is damaged or the disk could not read it. It says which "
+                    + "accounts are signed in, so replica reads and changes nothing until it is sound, and has deleted nothing: run "
+                    + "the command again; if this repeats, check the disk (dmesg) and restore catalog.sqlite from a backup",
+                cause: error)
         } catch let error as SQLiteError {
             throw error.storageError
         }
@@ -42,7 +45,9 @@ struct SQLiteCatalog: CatalogStorage {
     }
 
     static func accounts(_ connection: Connection) throws -> [AccountRecord] {
-        try connection.cached("SELECT id, state, signed_in_at, directory, generation FROM accounts ORDER BY id").rows { decode($0) }
+        try connection.cached("SELECT id, state, signed_in_at, directory, generation FROM accounts ORDER BY id").rows {
+            decode($0)
+        }
     }
 
     static func account(_ id: AccountID, _ connection: Connection) throws -> AccountRecord? {
@@ -53,7 +58,8 @@ struct SQLiteCatalog: CatalogStorage {
     /// Inserts an account as signed in, under a generation never used before; returns it.
     static func insertSignedIn(_ id: AccountID, _ connection: Connection) throws -> AccountRecord {
         try connection.execute("UPDATE counters SET value = value + 1 WHERE name = 'sign_in_generation'")
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO accounts(id, directory, state, signed_in_at, generation)
             VALUES (?, ?, 'signedIn', ?, (SELECT value FROM counters WHERE name = 'sign_in_generation'))
             """, [.text(id.rawValue), .text("accounts/" + id.directoryName), .real(Date().timeIntervalSince1970)])
@@ -123,23 +129,31 @@ struct SQLiteCatalog: CatalogStorage {
             if try connection.scalarInt("SELECT count(*) FROM sources WHERE name = ?", [.text(definition.name)]) != 0 {
                 throw Self.sourceNameTaken(definition.name)
             }
-            try connection.execute("INSERT INTO sources(name, kind, account, index_name, settings, added) VALUES (?, ?, ?, ?, ?, ?)",
-                                   [.text(definition.name), .text(definition.kind.rawValue), .text(definition.account.rawValue),
-                                    .text(definition.indexName), .text(definition.settings.serialized()), .real(date.timeIntervalSince1970)])
-            try connection.execute("INSERT INTO source_status(name, state, updated) VALUES (?, 'idle', ?)",
-                                   [.text(definition.name), .real(date.timeIntervalSince1970)])
+            try connection.execute(
+                "INSERT INTO sources(name, kind, account, index_name, settings, added) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    .text(definition.name), .text(definition.kind.rawValue), .text(definition.account.rawValue),
+                    .text(definition.indexName), .text(definition.settings.serialized()),
+                    .real(date.timeIntervalSince1970),
+                ])
+            try connection.execute(
+                "INSERT INTO source_status(name, state, updated) VALUES (?, 'idle', ?)",
+                [.text(definition.name), .real(date.timeIntervalSince1970)])
             return definition
         }
     }
 
     func sources() throws -> [SourceDefinition] {
         try database.readStorage { connection in
-            try connection.cached("""
+            try connection.cached(
+                """
                 SELECT s.name, s.kind, s.account, s.index_name, s.settings FROM sources s
                 JOIN accounts a ON a.id = s.account WHERE a.state = 'signedIn' ORDER BY s.name
-                """).rows { row in
-                SourceDefinition(name: row.text(0), kind: SourceKind(rawValue: row.text(1)), account: AccountID(row.text(2)),
-                                 indexName: row.text(3), settings: (try? JSON.parse(row.text(4))) ?? .object([]))
+                """
+            ).rows { row in
+                SourceDefinition(
+                    name: row.text(0), kind: SourceKind(rawValue: row.text(1)), account: AccountID(row.text(2)),
+                    indexName: row.text(3), settings: (try? JSON.parse(row.text(4))) ?? .object([]))
             }
         }
     }
@@ -152,40 +166,48 @@ struct SQLiteCatalog: CatalogStorage {
 
     func sourceReport(named name: String) throws -> SourceReport? {
         try database.readStorage { connection in
-            try connection.cached("SELECT state, detail, last_error, last_error_at, last_commit, pending FROM source_status WHERE name = ?")
-                .firstRow([.text(name)]) { row in
-                    SourceReport(state: SourceState(rawValue: row.text(0)), detail: row.optionalText(1), lastError: row.optionalText(2),
-                                 lastErrorAt: row.optionalDouble(3).map(Date.init(timeIntervalSince1970:)),
-                                 lastCommit: row.optionalDouble(4).map(Date.init(timeIntervalSince1970:)), pending: row.int(5))
-                }
+            try connection.cached(
+                "SELECT state, detail, last_error, last_error_at, last_commit, pending FROM source_status WHERE name = ?"
+            )
+            .firstRow([.text(name)]) { row in
+                SourceReport(
+                    state: SourceState(rawValue: row.text(0)), detail: row.optionalText(1),
+                    lastError: row.optionalText(2),
+                    lastErrorAt: row.optionalDouble(3).map(Date.init(timeIntervalSince1970:)),
+                    lastCommit: row.optionalDouble(4).map(Date.init(timeIntervalSince1970:)), pending: row.int(5))
+            }
         }
     }
 
     func setSourceState(_ name: String, _ state: SourceState, detail: String?, at date: Date) throws {
         try database.writeStorage { connection in
-            try connection.execute("UPDATE source_status SET state = ?, detail = ?, updated = ? WHERE name = ?",
-                                   [.text(state.rawValue), SQLValue(detail), .real(date.timeIntervalSince1970), .text(name)])
+            try connection.execute(
+                "UPDATE source_status SET state = ?, detail = ?, updated = ? WHERE name = ?",
+                [.text(state.rawValue), SQLValue(detail), .real(date.timeIntervalSince1970), .text(name)])
         }
     }
 
     func setSourceError(_ name: String, _ message: String, failedAt: Date, at date: Date) throws {
         try database.writeStorage { connection in
-            try connection.execute("UPDATE source_status SET last_error = ?, last_error_at = ?, updated = ? WHERE name = ?",
-                                   [.text(message), .real(failedAt.timeIntervalSince1970), .real(date.timeIntervalSince1970), .text(name)])
+            try connection.execute(
+                "UPDATE source_status SET last_error = ?, last_error_at = ?, updated = ? WHERE name = ?",
+                [.text(message), .real(failedAt.timeIntervalSince1970), .real(date.timeIntervalSince1970), .text(name)])
         }
     }
 
     func setSourceCommit(_ name: String, committedAt: Date, at date: Date) throws {
         try database.writeStorage { connection in
-            try connection.execute("UPDATE source_status SET last_commit = ?, pending = 0, updated = ? WHERE name = ?",
-                                   [.real(committedAt.timeIntervalSince1970), .real(date.timeIntervalSince1970), .text(name)])
+            try connection.execute(
+                "UPDATE source_status SET last_commit = ?, pending = 0, updated = ? WHERE name = ?",
+                [.real(committedAt.timeIntervalSince1970), .real(date.timeIntervalSince1970), .text(name)])
         }
     }
 
     func setSourcePending(_ name: String, _ count: Int, at date: Date) throws {
         try database.writeStorage { connection in
-            try connection.execute("UPDATE source_status SET pending = ?, updated = ? WHERE name = ?",
-                                   [.integer(Int64(count)), .real(date.timeIntervalSince1970), .text(name)])
+            try connection.execute(
+                "UPDATE source_status SET pending = ?, updated = ? WHERE name = ?",
+                [.integer(Int64(count)), .real(date.timeIntervalSince1970), .text(name)])
         }
     }
 }

@@ -31,8 +31,15 @@ package struct PredicateMatcher: Sendable {
             case .string(let pattern, let modifiers):
                 let glob = Glob(pattern, modifiers: modifiers)
                 let literal = glob.literalText
-                let flag: Bool? = switch literal.lowercased() { case "true": true; case "false": false; default: nil }
-                return .pattern(glob, number: Double(literal).flatMap { $0.isFinite ? $0 : nil }, date: ISO8601.date(from: literal), flag: flag)
+                let flag: Bool? =
+                    switch literal.lowercased() {
+                    case "true": true
+                    case "false": false
+                    default: nil
+                    }
+                return .pattern(
+                    glob, number: Double(literal).flatMap { $0.isFinite ? $0 : nil }, date: ISO8601.date(from: literal),
+                    flag: flag)
             case .number(let number): return .number(number)
             case .bool(let flag): return .flag(flag)
             case .time(let expression): return .date(expression.date(now: now, timeZone: timeZone))
@@ -98,27 +105,30 @@ package struct PredicateMatcher: Sendable {
             default: return false
             }
         case .number(let number):
-            let target: Double? = switch operand {
-            case .number(let x): x
-            case .flag(let flag): flag ? 1 : 0
-            case .pattern(_, let x, _, _): x
-            case .date: nil
-            }
+            let target: Double? =
+                switch operand {
+                case .number(let x): x
+                case .flag(let flag): flag ? 1 : 0
+                case .pattern(_, let x, _, _): x
+                case .date: nil
+                }
             return target.map { compare(number, op, $0) } ?? false
         case .date(let date):
-            let target: Date? = switch operand {
-            case .date(let x): x
-            case .pattern(_, _, let x, _): x
-            case .number, .flag: nil
-            }
+            let target: Date? =
+                switch operand {
+                case .date(let x): x
+                case .pattern(_, _, let x, _): x
+                case .number, .flag: nil
+                }
             return target.map { compare(date.timeIntervalSince1970, op, $0.timeIntervalSince1970) } ?? false
         case .bool(let flag):
-            let target: Bool? = switch operand {
-            case .flag(let x): x
-            case .number(let x): x != 0
-            case .pattern(_, _, _, let x): x
-            case .date: nil
-            }
+            let target: Bool? =
+                switch operand {
+                case .flag(let x): x
+                case .number(let x): x != 0
+                case .pattern(_, _, _, let x): x
+                case .date: nil
+                }
             guard let target, !op.isOrdering else { return false }
             return op == .equal ? flag == target : flag != target
         case .data:
@@ -207,7 +217,9 @@ struct Glob: Sendable {
 
     private static func fold(_ text: String, _ modifiers: QueryStringModifiers) -> String {
         var text = text
-        if modifiers.contains(.diacriticInsensitive) { text = text.folding(options: .diacriticInsensitive, locale: nil) }
+        if modifiers.contains(.diacriticInsensitive) {
+            text = text.folding(options: .diacriticInsensitive, locale: nil)
+        }
         if modifiers.contains(.caseInsensitive) { text = text.lowercased() }
         return text
     }
@@ -232,7 +244,8 @@ struct Glob: Sendable {
                 continue
             }
             if camelCase, case .literal(let character) = element, character.isUppercase,
-               case .literal(let previous)? = current.last, previous.isLowercase {
+                case .literal(let previous)? = current.last, previous.isLowercase
+            {
                 words.append(current)
                 current = []
             }
@@ -245,8 +258,10 @@ struct Glob: Sendable {
     /// Wildcard matching with one backtrack point for the last `*` seen: linear for patterns with at
     /// most one `*`, and at worst the pattern's length times the text's.
     private static func match(_ pattern: [Element], _ text: [Character]) -> Bool {
-        var p = 0, t = 0
-        var star: Int? = nil, resume = 0
+        var p = 0
+        var t = 0
+        var star: Int? = nil
+        var resume = 0
         while t < text.count {
             if p < pattern.count {
                 switch pattern[p] {

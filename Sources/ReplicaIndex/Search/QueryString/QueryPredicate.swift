@@ -49,7 +49,9 @@ public indirect enum QueryPredicate: Hashable, Sendable, CustomStringConvertible
             var parser = QueryStringParser(queryString)
             self = try parser.parse()
         } catch let error as QueryStringSyntaxError {
-            throw ReplicaError(.invalidQuery, "the query string has a mistake at column \(error.column): \(error.problem)", cause: error)
+            throw ReplicaError(
+                .invalidQuery, "the query string has a mistake at column \(error.column): \(error.problem)",
+                cause: error)
         }
     }
 

@@ -37,14 +37,19 @@ struct QueryStringParser {
 
     mutating func parse() throws -> QueryPredicate {
         guard scalars.count <= Self.maximumLength else {
-            throw QueryStringSyntaxError(column: Self.maximumLength + 1, problem: "the query string is longer than \(Self.maximumLength) characters")
+            throw QueryStringSyntaxError(
+                column: Self.maximumLength + 1,
+                problem: "the query string is longer than \(Self.maximumLength) characters")
         }
         skipSpace()
-        guard position < scalars.count else { throw failure("the query string is empty; write a comparison such as title == \"draft*\"c") }
+        guard position < scalars.count else {
+            throw failure("the query string is empty; write a comparison such as title == \"draft*\"c")
+        }
         let predicate = try parseOr()
         skipSpace()
         guard position == scalars.count else {
-            throw failure(peek == ")" ? "a closing parenthesis has no opening one" : "expected && or || between comparisons")
+            throw failure(
+                peek == ")" ? "a closing parenthesis has no opening one" : "expected && or || between comparisons")
         }
         return predicate
     }
@@ -66,7 +71,9 @@ struct QueryStringParser {
     private mutating func parseUnary() throws -> QueryPredicate {
         depth += 1
         defer { depth -= 1 }
-        guard depth <= Self.maximumDepth else { throw failure("parentheses and ! nest more than \(Self.maximumDepth) deep") }
+        guard depth <= Self.maximumDepth else {
+            throw failure("parentheses and ! nest more than \(Self.maximumDepth) deep")
+        }
         skipSpace()
         if take("!") {
             skipSpace()
@@ -94,7 +101,10 @@ struct QueryStringParser {
         skipSpace()
         let operatorColumn = position
         guard let op = parseOperator() else {
-            throw failure(peek == "=" ? "write == to compare (a single = is not an operator)" : "expected an operator (==, !=, <, >, <=, >=) after the attribute name")
+            throw failure(
+                peek == "="
+                    ? "write == to compare (a single = is not an operator)"
+                    : "expected an operator (==, !=, <, >, <=, >=) after the attribute name")
         }
         var modifiers = try parseBracketModifiers()
         skipSpace()
@@ -133,7 +143,10 @@ struct QueryStringParser {
         if take("**") || take("*") { return String(String.UnicodeScalarView(scalars[start..<position])) }
         while let scalar = peek, Self.isNameScalar(scalar) { position += 1 }
         guard position > start else {
-            throw failure(position == scalars.count ? "expected a comparison at the end of the query string" : "expected an attribute name such as title, or ( or !")
+            throw failure(
+                position == scalars.count
+                    ? "expected a comparison at the end of the query string"
+                    : "expected an attribute name such as title, or ( or !")
         }
         guard Self.isNameStart(scalars[start]) else {
             position = start
@@ -156,7 +169,8 @@ struct QueryStringParser {
     }
 
     private mutating func parseOperator() -> QueryOperator? {
-        for op in [QueryOperator.equal, .notEqual, .lessOrEqual, .greaterOrEqual, .less, .greater] where take(op.rawValue) {
+        for op in [QueryOperator.equal, .notEqual, .lessOrEqual, .greaterOrEqual, .less, .greater]
+        where take(op.rawValue) {
             return op
         }
         return nil
@@ -181,7 +195,9 @@ struct QueryStringParser {
 
     private mutating func parseValue() throws -> QueryValue {
         skipSpace()
-        guard let scalar = peek else { throw failure("expected a value: a string in double quotes, a number, true, false or $time.…") }
+        guard let scalar = peek else {
+            throw failure("expected a value: a string in double quotes, a number, true, false or $time.…")
+        }
         let value: QueryValue
         if scalar == "\"" {
             value = try parseString()
@@ -194,7 +210,10 @@ struct QueryStringParser {
         } else if takeWord("false") {
             value = .bool(false)
         } else {
-            throw failure(scalar == "'" ? "strings are written in double quotes" : "expected a value: a string in double quotes, a number, true, false or $time.…")
+            throw failure(
+                scalar == "'"
+                    ? "strings are written in double quotes"
+                    : "expected a value: a string in double quotes, a number, true, false or $time.…")
         }
         skipSpace()
         return value
@@ -222,7 +241,9 @@ struct QueryStringParser {
             }
         }
         var modifiers: QueryStringModifiers = []
-        while let scalar = peek, let modifier = QueryStringModifiers.letters.first(where: { $0.0 == Character(scalar) })?.1 {
+        while let scalar = peek,
+            let modifier = QueryStringModifiers.letters.first(where: { $0.0 == Character(scalar) })?.1
+        {
             modifiers.insert(modifier)
             position += 1
         }
@@ -235,8 +256,10 @@ struct QueryStringParser {
     private mutating func parseNumber() throws -> Double {
         let start = position
         if peek == "-" || peek == "+" { position += 1 }
-        while let scalar = peek, ("0"..."9").contains(scalar) || scalar == "." || scalar == "e" || scalar == "E"
-                || ((scalar == "-" || scalar == "+") && (scalars[position - 1] == "e" || scalars[position - 1] == "E")) {
+        while let scalar = peek,
+            ("0"..."9").contains(scalar) || scalar == "." || scalar == "e" || scalar == "E"
+                || ((scalar == "-" || scalar == "+") && (scalars[position - 1] == "e" || scalars[position - 1] == "E"))
+        {
             position += 1
         }
         let text = String(String.UnicodeScalarView(scalars[start..<position]))
@@ -258,7 +281,8 @@ struct QueryStringParser {
             let quoted = take("\"")
             let textStart = position
             while let scalar = peek, scalar != ")", scalar != "\"" { position += 1 }
-            let text = String(String.UnicodeScalarView(scalars[textStart..<position])).trimmingCharacters(in: .whitespaces)
+            let text = String(String.UnicodeScalarView(scalars[textStart..<position])).trimmingCharacters(
+                in: .whitespaces)
             guard let date = ISO8601.date(from: text) else {
                 position = textStart
                 throw failure("$time.iso needs an ISO 8601 date such as 2026-11-20 or 2026-11-20T10:00:00Z")
@@ -270,7 +294,9 @@ struct QueryStringParser {
         }
         guard let (anchor, implied) = TimeExpression.names[name] else {
             position = nameStart
-            throw failure("unknown $time name; use now, today, yesterday, tomorrow, this_week, next_week, this_month, next_month, this_year, next_year or iso")
+            throw failure(
+                "unknown $time name; use now, today, yesterday, tomorrow, this_week, next_week, this_month, next_month, this_year, next_year or iso"
+            )
         }
         var offset = implied
         if take("(") {
@@ -280,8 +306,11 @@ struct QueryStringParser {
             let bound = anchor == .now ? 10_000_000_000.0 : 100_000.0
             guard number == number.rounded(), abs(number) <= bound, implied == 0 else {
                 position = numberStart
-                throw failure(implied != 0 ? "$time.\(name) takes no number; use $time.\(anchor.rawValue)(N)"
-                              : "$time.\(name) takes a whole number of \(anchor == .now ? "seconds" : "units") up to \(Int(bound))")
+                throw failure(
+                    implied != 0
+                        ? "$time.\(name) takes no number; use $time.\(anchor.rawValue)(N)"
+                        : "$time.\(name) takes a whole number of \(anchor == .now ? "seconds" : "units") up to \(Int(bound))"
+                )
             }
             offset = Int(number)
             skipSpace()
@@ -299,20 +328,31 @@ struct QueryStringParser {
 
     /// Refuses comparisons that can never hold because of the kind of value a system key takes, pointing
     /// at the operator or the value, whichever is wrong.
-    private func check(_ attribute: QueryAttribute, _ op: QueryOperator, _ value: QueryValue, operatorAt operatorColumn: Int, valueAt column: Int) throws {
+    private func check(
+        _ attribute: QueryAttribute, _ op: QueryOperator, _ value: QueryValue, operatorAt operatorColumn: Int,
+        valueAt column: Int
+    ) throws {
         let kind: AttributeValue.Kind?
         switch attribute {
         case .anyText: kind = .text
         case .key(let key): kind = key.kind
         }
         guard let kind else { return }
-        func fail(_ problem: String) -> QueryStringSyntaxError { QueryStringSyntaxError(column: column + 1, problem: problem) }
+        func fail(_ problem: String) -> QueryStringSyntaxError {
+            QueryStringSyntaxError(column: column + 1, problem: problem)
+        }
         switch kind {
         case .text, .texts, .people:
             guard !op.isOrdering else {
-                throw QueryStringSyntaxError(column: operatorColumn + 1, problem: "\(attribute) holds text; compare it with == or != and a string (< and > order numbers and dates)")
+                throw QueryStringSyntaxError(
+                    column: operatorColumn + 1,
+                    problem:
+                        "\(attribute) holds text; compare it with == or != and a string (< and > order numbers and dates)"
+                )
             }
-            guard case .string = value else { throw fail("\(attribute) holds text; compare it with a string in double quotes") }
+            guard case .string = value else {
+                throw fail("\(attribute) holds text; compare it with a string in double quotes")
+            }
         case .number:
             switch value {
             case .number: break
@@ -323,12 +363,18 @@ struct QueryStringParser {
             switch value {
             case .time: break
             case .string(let text, _) where ISO8601.date(from: text) != nil: break
-            default: throw fail("\(attribute) holds a date; compare it with $time.… or an ISO 8601 date in quotes such as \"2026-11-20\"")
+            default:
+                throw fail(
+                    "\(attribute) holds a date; compare it with $time.… or an ISO 8601 date in quotes such as \"2026-11-20\""
+                )
             }
         case .bool:
             switch value {
             case .bool, .number:
-                guard !op.isOrdering else { throw QueryStringSyntaxError(column: operatorColumn + 1, problem: "\(attribute) is true or false; compare it with == or !=") }
+                guard !op.isOrdering else {
+                    throw QueryStringSyntaxError(
+                        column: operatorColumn + 1, problem: "\(attribute) is true or false; compare it with == or !=")
+                }
             default: throw fail("\(attribute) is true or false; compare it with true or false")
             }
         case .data:
@@ -348,7 +394,8 @@ struct QueryStringParser {
     private mutating func take(_ text: String) -> Bool {
         skipSpace()
         let wanted = Array(text.unicodeScalars)
-        guard position + wanted.count <= scalars.count, Array(scalars[position..<position + wanted.count]) == wanted else { return false }
+        guard position + wanted.count <= scalars.count, Array(scalars[position..<position + wanted.count]) == wanted
+        else { return false }
         position += wanted.count
         return true
     }
@@ -373,6 +420,7 @@ struct QueryStringParser {
     }
 
     static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.isAlphabetic || scalar.properties.numericType != nil || scalar == "_" || scalar == "." || scalar == "-" || scalar == ":"
+        scalar.properties.isAlphabetic || scalar.properties.numericType != nil || scalar == "_" || scalar == "."
+            || scalar == "-" || scalar == ":"
     }
 }

@@ -60,12 +60,13 @@ public struct TimeExpression: Hashable, Sendable, CustomStringConvertible {
         case .relative(let anchor, let offset):
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = timeZone
-            let unit: Calendar.Component = switch anchor {
-            case .today, .now: .day
-            case .thisWeek: .weekOfYear
-            case .thisMonth: .month
-            case .thisYear: .year
-            }
+            let unit: Calendar.Component =
+                switch anchor {
+                case .today, .now: .day
+                case .thisWeek: .weekOfYear
+                case .thisMonth: .month
+                case .thisYear: .year
+                }
             let start = calendar.dateInterval(of: unit, for: now)?.start ?? calendar.startOfDay(for: now)
             return calendar.date(byAdding: unit, value: offset, to: start) ?? start
         }
