@@ -51,7 +51,10 @@ def indented(block):
 
 def fragment(name, label, body):
     body = "\n".join(line for line in body.split("\n") if not line.startswith("import "))
-    return f"    /// {label}.\n    static func {name}({CONTEXT}) async throws {{\n" + indented(body) + "\n    }"
+    # A snippet that awaits nothing is compiled outside async code, where a blocking call is allowed (one
+    # marked noasync, such as PostgresConnection's, is refused in async code).
+    effects = "async throws" if "await" in body else "throws"
+    return f"    /// {label}.\n    static func {name}({CONTEXT}) {effects} {{\n" + indented(body) + "\n    }"
 
 
 def snippet_file(source, imports, enum, functions):

@@ -1,4 +1,5 @@
 import CPostgres
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -9,8 +10,11 @@ import Glibc
 /// One connection to a PostgreSQL server: the owner of a libpq `PGconn`, closed when released (also when
 /// opening failed halfway).
 ///
-/// A connection is used by one thread at a time (``PostgresPool`` hands each to one caller); a call from a
-/// second thread while another is inside libpq on it stops the process. Statements run with their
+/// A connection is used by one thread at a time: a call from a second thread while another is inside
+/// libpq on it stops the process. A connection ``PostgresPool`` opened belongs to a serial queue of its
+/// own, and a call from anywhere but that queue stops the process too, in release builds as well. Its
+/// calls block their thread, so they are refused in async code (`noasync`): run them in the pool's
+/// async `withConnection`, or on a thread of your own. Statements run with their
 /// parameters bound, never spliced into the SQL text, and each distinct SQL text is prepared once per
 /// connection and reused (`PQsendPrepare`, then `PQsendQueryPrepared`). The reply is waited for on the
 /// connection's socket, and checked on when it is long in coming (``awaitReply()``).
@@ -58,8 +62,15 @@ public final class PostgresConnection: @unchecked Sendable {
     private var varyingOrder: [String] = []
     private var varyingSeen: Set<String> = []
     var savepointDepth = 0
-    /// The thread inside libpq on this connection right now (0: none).
+    /// The thread inside libpq on this connection right now (0: none), to catch use from two threads at
+    /// once while the connection belongs to no queue.
     private let user = Atomic<UInt>(0)
+    /// Set on the one queue the connection belongs to, once ``confine(to:)`` gave it one (see
+    /// ``PostgresPool``).
+    private let queueKey = DispatchSpecificKey<Bool>()
+    /// The queue the connection belongs to, set once.
+    private let confinement = Mutex<DispatchQueue?>(nil)
+    private let isConfined = Atomic<Bool>(false)
     /// Set by libpq's notice receiver when the server says, unasked, that it is ending the session (a
     /// FATAL message while the connection is idle, as `pg_terminate_backend` or a shutdown sends).
     private let sessionEnded: UnsafeMutablePointer<Bool>
@@ -112,6 +123,11 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: ``PostgresError`` with ``PostgresError/Code/connectionRefused``,
     ///   ``PostgresError/Code/serverUnreachable``, ``PostgresError/Code/authenticationFailed``,
     ///   ``PostgresError/Code/databaseMissing``, ``PostgresError/Code/invalidURL``, … in words.
+    @available(
+        *, noasync,
+        message:
+            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
+    )
     public init(url: String, options: Options = Options()) throws {
         Self.keepOpenSSLUntilTheEnd
         let parameters = try Self.parameters(in: url)
@@ -191,6 +207,11 @@ public final class PostgresConnection: @unchecked Sendable {
     ///   - parameters: The values of `$1`, `$2`, … in order.
     /// - Returns: The rows it returned, if any, and how many rows it touched.
     /// - Throws: ``PostgresError`` in words, without the parameters.
+    @available(
+        *, noasync,
+        message:
+            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
+    )
     @discardableResult
     public func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
         try exclusively {
@@ -218,6 +239,11 @@ public final class PostgresConnection: @unchecked Sendable {
     /// ``Options/varyingStatementLimit`` texts prepared so; the oldest are deallocated when more come.
     ///
     /// - Throws: ``PostgresError`` in words, without the parameters.
+    @available(
+        *, noasync,
+        message:
+            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
+    )
     @discardableResult
     public func executeVarying(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
         try exclusively {
@@ -281,6 +307,11 @@ public final class PostgresConnection: @unchecked Sendable {
     /// `BEGIN`), through the simple query protocol: nothing is prepared.
     ///
     /// - Throws: ``PostgresError`` in words.
+    @available(
+        *, noasync,
+        message:
+            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
+    )
     public func executeScript(_ sql: String) throws {
         try exclusively { _ = try checked(run { PQsendQuery(handle, sql) }, sql: sql) }
     }
@@ -429,11 +460,44 @@ public final class PostgresConnection: @unchecked Sendable {
         return text?.isEmpty == false ? text : nil
     }
 
-    /// Runs `body`, a call into libpq on this connection, after checking that no other thread is inside
-    /// libpq on it; a failed check stops the process in every build, since two threads in one
-    /// connection mix their statements' replies silently. The same thread may nest calls.
+    // MARK: Confinement
+
+    /// Gives the connection to `queue` for the rest of its life: from then on, a call into libpq on it
+    /// from anywhere else stops the process, in release builds too. ``PostgresPool`` confines each of its
+    /// connections to a serial queue of its own and lends it only there.
+    func confine(to queue: DispatchQueue) {
+        confinement.withLock { current in
+            precondition(current == nil, "a PostgresConnection belongs to one queue for its life")
+            queue.setSpecific(key: queueKey, value: true)
+            current = queue
+        }
+        isConfined.store(true, ordering: .releasing)
+    }
+
+    /// Runs `body` on the connection's queue (at once when already there), or on the calling thread when
+    /// the connection belongs to no queue.
+    func onItsQueue<T>(_ body: () throws -> T) rethrows -> T {
+        guard let queue = confinement.withLock({ $0 }), DispatchQueue.getSpecific(key: queueKey) != true else {
+            return try body()
+        }
+        return try queue.sync(execute: body)
+    }
+
+    /// Runs `body`, a call into libpq on this connection, after checking that it is allowed here: on the
+    /// connection's queue once it has one (a queue-specific lookup, as for SQLite's connections), else
+    /// not while another thread is inside libpq on it. A failed check stops the process in every build,
+    /// since two threads in one connection mix their statements' replies silently. The same thread may
+    /// nest calls.
     @inline(__always)
     func exclusively<T>(_ body: () throws -> T) rethrows -> T {
+        if isConfined.load(ordering: .acquiring) {
+            if DispatchQueue.getSpecific(key: queueKey) != true {
+                fatalError(
+                    "a replica PostgresConnection (\(serverDescription)) was used off its queue; use it only inside the body PostgresPool lends it to"
+                )
+            }
+            return try body()
+        }
         let me = UInt(pthread_self())
         let (exchanged, current) = user.compareExchange(expected: 0, desired: me, ordering: .acquiringAndReleasing)
         if !exchanged && current != me {

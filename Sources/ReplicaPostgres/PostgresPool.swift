@@ -8,8 +8,11 @@ import Synchronization
 /// went away) is dropped, not lent again: the next caller gets a new one. A connection given back inside
 /// a transaction is rolled back first.
 ///
-/// Blocking libpq calls never run on Swift's cooperative pool: the async `withConnection` runs its body
-/// on a Dispatch queue, and the synchronous form is for threads of the caller's own.
+/// Each connection belongs to a serial Dispatch queue of its own, and its body runs there: a connection
+/// used anywhere else (kept past the body, handed to another thread) stops the process with a message, in
+/// release builds too, rather than mixing two callers' replies. Blocking libpq calls never run on Swift's
+/// cooperative pool: the async `withConnection` starts on a Dispatch thread, and the synchronous form is
+/// for threads of the caller's own.
 ///
 /// For example:
 /// ```swift
@@ -140,17 +143,18 @@ public final class PostgresPool: Sendable {
         let connection: PostgresConnection
         do {
             // An idle connection may have broken meanwhile (its session ended): its slot opens a new one.
-            if case .connection(let idle) = grant, idle.isUsable {
+            if case .connection(let idle) = grant, idle.onItsQueue({ idle.isUsable }) {
                 connection = idle
             } else {
                 connection = try open()
+                connection.confine(to: DispatchQueue(label: "replica.postgres.connection"))
             }
         } catch {
             giveBack(nil)
             throw error
         }
         defer { giveBack(connection) }
-        return try body(connection)
+        return try connection.onItsQueue { try body(connection) }
     }
 
     /// Returns a connection (or, with `nil`, the slot of one that could not be opened): to the first
@@ -158,8 +162,11 @@ public final class PostgresPool: Sendable {
     private func giveBack(_ connection: PostgresConnection?) {
         var reusable = connection
         if let connection {
-            if connection.isUsable && connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
-            if !connection.isUsable || connection.isInTransaction { reusable = nil }
+            let usable = connection.onItsQueue {
+                if connection.isUsable && connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
+                return connection.isUsable && !connection.isInTransaction
+            }
+            if !usable { reusable = nil }
         }
         let handoff: (Waiter, Grant)? = state.withLock { state in
             if !state.waiters.isEmpty {

@@ -142,7 +142,7 @@ import Testing
         try await Self.run(place, ["import", "--account", "a", "-"], input: lines.joined(separator: "\n"))
         // As an index of another analyzer would be (its words are the same here, so the old ones answer).
         if let adminURL = place.databaseAdminURL {
-            _ = try PostgresConnection(url: adminURL).execute(
+            _ = try await PostgresConnection.opening(url: adminURL).run(
                 "UPDATE replica.meta SET value = 'an older analyzer' WHERE key = 'analyzer'")
         } else {
             try Connection(path: place.store + "/accounts/a/indexes/default.sqlite").execute(

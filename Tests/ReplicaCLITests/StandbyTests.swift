@@ -41,15 +41,16 @@ struct StandbyTests {
     /// process takes the setting at its own pace, so this returns once it is seen holding a commit back
     /// (waiting on `RecoveryApplyDelay`), a new commit made on the primary until it is.
     static func delayReplay(_ pair: PostgresStandbyPair, by delay: String) async throws {
-        let admin = try PostgresConnection(url: pair.standbyAdminURL)
-        try admin.executeScript("ALTER SYSTEM SET recovery_min_apply_delay = '\(delay)'")
-        try admin.executeScript("SELECT pg_reload_conf()")
+        let admin = try await PostgresConnection.opening(url: pair.standbyAdminURL)
+        try await admin.runScript("ALTER SYSTEM SET recovery_min_apply_delay = '\(delay)'")
+        try await admin.runScript("SELECT pg_reload_conf()")
         guard delay != "0" else { return }
-        let primary = try PostgresConnection(url: pair.primaryAdminURL)
+        let primary = try await PostgresConnection.opening(url: pair.primaryAdminURL)
         let held = try await eventually(timeout: 120) {
-            try primary.executeScript("SELECT pg_current_xact_id()")
+            try await primary.runScript("SELECT pg_current_xact_id()")
             return try await eventually(timeout: 2) {
-                try admin.execute("SELECT wait_event FROM pg_stat_activity WHERE backend_type = 'startup'").string(0, 0)
+                try await admin.run("SELECT wait_event FROM pg_stat_activity WHERE backend_type = 'startup'").string(
+                    0, 0)
                     == "RecoveryApplyDelay"
             }
         }
@@ -58,12 +59,12 @@ struct StandbyTests {
 
     /// Waits until the standby has replayed everything the primary has written.
     static func caughtUp(_ pair: PostgresStandbyPair) async throws -> Bool {
-        let primary = try PostgresConnection(url: pair.primaryAdminURL)
-        let standby = try PostgresConnection(url: pair.standbyAdminURL)
-        let current = try primary.execute("SELECT pg_current_wal_lsn()::text").string(0, 0)
+        let primary = try await PostgresConnection.opening(url: pair.primaryAdminURL)
+        let standby = try await PostgresConnection.opening(url: pair.standbyAdminURL)
+        let current = try await primary.run("SELECT pg_current_wal_lsn()::text").string(0, 0)
         let written = try #require(current.flatMap(WALPosition.init(text:)))
         return try await eventually {
-            guard let text = try standby.execute("SELECT pg_last_wal_replay_lsn()::text").string(0, 0),
+            guard let text = try await standby.run("SELECT pg_last_wal_replay_lsn()::text").string(0, 0),
                 let replayed = WALPosition(text: text)
             else {
                 return false
@@ -88,8 +89,8 @@ struct StandbyTests {
         let scratch = try TemporaryDirectory()
         // The schema, applied by its owner on the primary; the standby gets it by replaying.
         _ = try Store(directory: scratch.url, database: .postgres(url: pair.ownerURL))
-        let admin = try PostgresConnection(url: pair.standbyAdminURL)
-        #expect(try admin.execute("SELECT pg_is_in_recovery()").string(0, 0) == "t")
+        let admin = try await PostgresConnection.opening(url: pair.standbyAdminURL)
+        #expect(try await admin.run("SELECT pg_is_in_recovery()").string(0, 0) == "t")
 
         // A write, then a search in the same process: the standby serves it once it has replayed the write
         // (the wait is long here so that a slow machine cannot send it to the primary).
@@ -164,8 +165,8 @@ struct StandbyTests {
 
         // Paused: another process retitles one item and deletes the other; once the standby is asked again
         // (status asks it now; reads do after a quarter of a second), every read sees the change.
-        let admin = try PostgresConnection(url: pair.standbyAdminURL)
-        try admin.executeScript("SELECT pg_wal_replay_pause()")
+        let admin = try await PostgresConnection.opening(url: pair.standbyAdminURL)
+        try await admin.runScript("SELECT pg_wal_replay_pause()")
         try await writer.index(account: "alice").indexItems([Self.item("t1", "Harbour festival")])
         try await writer.index(account: "alice").deleteItems(withIdentifiers: ["k1"])
         let paused = try #require(await reader.standbyStatus())
@@ -201,7 +202,7 @@ struct StandbyTests {
         #expect(status.standardOutput.contains("read database: a standby, stale"), "\(status.standardOutput)")
 
         // Resumed, it serves again; then made to apply the log ten minutes late, it is behind past its lag.
-        try admin.executeScript("SELECT pg_wal_replay_resume()")
+        try await admin.runScript("SELECT pg_wal_replay_resume()")
         #expect(try await Self.caughtUp(pair))
         let fresh = try Self.store(pair, in: try TemporaryDirectory(), replayWait: .milliseconds(50))
         #expect(try await #require(fresh.standbyStatus()).state == .serving)
@@ -216,8 +217,8 @@ struct StandbyTests {
         try await Self.delayReplay(pair, by: "0")
         #expect(try await Self.caughtUp(pair))
         #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.state == .serving })
-        try admin.executeScript("ALTER SYSTEM SET primary_conninfo = ''")
-        try admin.executeScript("SELECT pg_reload_conf()")
+        try await admin.runScript("ALTER SYSTEM SET primary_conninfo = ''")
+        try await admin.runScript("SELECT pg_reload_conf()")
         #expect(
             try await eventually(timeout: 60) {
                 try await fresh.standbyStatus()?.reason?.contains("receiving no log") == true

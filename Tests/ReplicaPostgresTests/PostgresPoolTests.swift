@@ -20,9 +20,10 @@ struct PostgresPoolTests {
 
     /// Ends the server process behind `pid` and waits until it is gone.
     func terminate(_ pid: Int32) async throws {
-        #expect(try admin.execute("SELECT pg_terminate_backend($1)", [.int(Int64(pid))]).bool(0, 0) == true)
+        #expect(try await admin.run("SELECT pg_terminate_backend($1)", [.int(Int64(pid))]).bool(0, 0) == true)
         let gone = try await eventually {
-            try admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [.int(Int64(pid))]).int(0, 0) == 0
+            try await admin.run("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [.int(Int64(pid))]).int(0, 0)
+                == 0
         }
         #expect(gone)
     }
@@ -101,4 +102,22 @@ struct PostgresPoolTests {
         #expect(values.withLock { $0.sorted() } == [1, 2, 3, 4, 5, 6])
         #expect(pool.openConnections <= 2)
     }
+
+    /// A connection the pool lent, kept past its body and used on another thread, is caught even when
+    /// nothing else is using it at that moment: in release builds too, as SQLite's connections are.
+    @Test func aLentConnectionUsedOffItsQueueIsCaught() async throws {
+        let url = database.url
+        let exit = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [url = url as String] in
+            let pool = PostgresPool(url: url, maximumConnections: 1)
+            let escaped = try await pool.withConnection { $0 }
+            try selectOne(on: escaped)
+        }
+        #expect(String(decoding: exit.standardErrorContent, as: UTF8.self).contains("was used off its queue"))
+    }
+}
+
+/// A blocking call outside any async context, where the compiler allows it.
+private func selectOne(on connection: PostgresConnection) throws {
+    try connection.execute("SELECT 1")
 }

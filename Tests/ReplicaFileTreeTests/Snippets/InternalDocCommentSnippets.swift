@@ -11,7 +11,7 @@ import Foundation
 @available(*, deprecated, message: "compiled only, to check the doc comments of internal declarations under Plugins/FileTree/; never called")
 enum InternalDocCommentSnippets {
     /// Plugins/FileTree/Coalescer.swift, snippet 1.
-    static func FileTree_Coalescer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func FileTree_Coalescer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var coalescer = Coalescer()
         coalescer.receive(.modified("a.txt"), at: 0.00)
         coalescer.receive(.closedAfterWriting("a.txt"), at: 0.01)

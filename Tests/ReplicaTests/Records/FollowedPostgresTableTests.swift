@@ -80,7 +80,7 @@ struct FollowedPostgresTableTests {
         #expect(try await Self.found(store, "bob").isEmpty, "a soft-deleted row is removed")
         #expect(try await Self.found(store, "moving") == ["note:bob:4"])
         // The app's change log is pruned once every account has applied it.
-        #expect(try app.connection.execute("SELECT count(*) FROM replica_changes").int(0, 0) == 0)
+        #expect(try await app.connection.run("SELECT count(*) FROM replica_changes").int(0, 0) == 0)
         // The app's own columns that are not fields stay out of the index.
         try app.execute("UPDATE notes SET revision = 3, internal = 'zzinternal' WHERE id = 1")
         _ = try await engine.catchUpAllAccounts()
@@ -95,9 +95,9 @@ struct FollowedPostgresTableTests {
         let test = try await TestBackend.sqlite.makeStore(signingIn: "alice")
         let engine = Self.engine(test.store, [app.table])
         _ = try await engine.catchUpAllAccounts()  // installs the trigger
-        let slow = try PostgresConnection(url: app.database.url)
-        try slow.executeScript("BEGIN")
-        try slow.executeScript("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'Slow writer')")
+        let slow = try await PostgresConnection.opening(url: app.database.url)
+        try await slow.runScript("BEGIN")
+        try await slow.runScript("INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'Slow writer')")
         let url = app.database.url
         let quick = Task.detached {
             try await Blocking.run {
@@ -106,20 +106,20 @@ struct FollowedPostgresTableTests {
             }
         }
         // The quick writer waits for the slow one's turn to end (its insert stays invisible meanwhile).
-        let admin = try PostgresConnection(url: app.database.adminURL)
+        let admin = try await PostgresConnection.opening(url: app.database.adminURL)
         #expect(
             try await eventually {
-                (try admin.execute(
+                (try await admin.run(
                     "SELECT count(*) FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()"
                 ).int(0, 0) ?? 0) > 0
             })
         _ = try await engine.catchUpAllAccounts()
         #expect(try await Self.found(test.store, "writer").isEmpty, "nothing is committed yet")
-        try slow.executeScript("COMMIT")
+        try await slow.runScript("COMMIT")
         try await quick.value
         _ = try await engine.catchUpAllAccounts()
         #expect(try await Self.found(test.store, "writer") == ["note:alice:1", "note:alice:2"])
-        let numbers = try app.connection.execute("SELECT row_id FROM replica_changes ORDER BY seq")
+        let numbers = try await app.connection.run("SELECT row_id FROM replica_changes ORDER BY seq")
         #expect((0..<numbers.rowCount).compactMap { numbers.string($0, 0) }.isEmpty, "applied and pruned")
     }
 
@@ -135,7 +135,8 @@ struct FollowedPostgresTableTests {
         _ = try await test.store.signOut("alice")
         _ = try await engine.catchUpAllAccounts()
         #expect(try await Self.found(test.store, "harbour").isEmpty)
-        #expect(try app.connection.execute("SELECT count(*) FROM notes").int(0, 0) == 2, "the app's rows are the app's")
+        #expect(
+            try await app.connection.run("SELECT count(*) FROM notes").int(0, 0) == 2, "the app's rows are the app's")
     }
 
     @Test func aMissingColumnIsReportedAndNothingIsSkipped() async throws {
@@ -167,7 +168,7 @@ struct FollowedPostgresTableTests {
         let url = app.database.url
         let writer = Task.detached {
             try await Task.sleep(for: .milliseconds(50))
-            try PostgresConnection(url: url).executeScript(
+            try await PostgresConnection.opening(url: url).runScript(
                 "INSERT INTO notes(id, owner, revision, title) VALUES (1, 'alice', 1, 'Bell')")
         }
         #expect(try await Blocking.run { listener.wait(upTo: .seconds(600)) })

@@ -9,7 +9,7 @@ import ReplicaText
 @available(*, deprecated, message: "compiled only, to check the doc comments of public declarations under Sources/; never called")
 enum DocCommentSnippets {
     /// Sources/Replica/Configuration/ConfigurationFile.swift, snippet 1.
-    static func Replica_Configuration_ConfigurationFile_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Configuration_ConfigurationFile_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let configuration = try ConfigurationFile.load(from: URL(fileURLWithPath: "config.json"))
         let engine = ProjectionEngine(store: store, projections: configuration.projections)
     }
@@ -26,7 +26,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Enrichment/ExecEnricher.swift, snippet 1.
-    static func Replica_Enrichment_ExecEnricher_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Enrichment_ExecEnricher_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var configuration = Store.Configuration()
         configuration.enrichment.summarizer = ExecEnricher(command: ["/usr/local/bin/summarize-thread"])
     }
@@ -57,26 +57,26 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Enrichment/RuleBasedPriorityClassifier.swift, snippet 2.
-    static func Replica_Enrichment_RuleBasedPriorityClassifier_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Enrichment_RuleBasedPriorityClassifier_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let (score, reasons) = RuleBasedPriorityClassifier().score(thread)
         // 2.5, ["conversation", "deadline"]
     }
 
     /// Sources/Replica/Processes/ChildProcess.swift, snippet 1.
-    static func Replica_Processes_ChildProcess_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Processes_ChildProcess_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let child = try ChildProcess(["/usr/bin/env", "python3", "plugin.py"], standardInput: .pipe, standardOutput: .pipe)
         try child.standardInput?.write(contentsOf: Data("{}\n".utf8))
         let ending = child.waitUntilExit()
     }
 
     /// Sources/Replica/Processes/ChildProcess.swift, snippet 2.
-    static func Replica_Processes_ChildProcess_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Processes_ChildProcess_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let child = try ChildProcess(["sleep", "30"])
         let ending = child.terminate(grace: 2)   // killed by SIGTERM
     }
 
     /// Sources/Replica/Projection/Projection.swift, snippet 1.
-    static func Replica_Projection_Projection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Projection_Projection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var messages = Projection(kind: "message", version: 2, contentType: .emailMessage)
         messages.attributes = [(.subject, ["subject"]), (.textContent, ["body"]), (.authorNames, ["from"])]
         messages.lifetime = 30 * 24 * 3600   // messages expire 30 days after they were modified
@@ -90,7 +90,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Records/FollowedTable.swift, snippet 1.
-    static func Replica_Records_FollowedTable_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Records_FollowedTable_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let notes = FollowedTable(database: URL(fileURLWithPath: "/var/lib/notes/app.sqlite"), table: "notes",
                                   kind: "note", account: .column("owner"), idColumn: "id", versionColumn: "revision")
         let tasks = FollowedTable(database: URL(string: "postgresql://replica_app:secret@db.internal/app")!, table: "tasks",
@@ -106,13 +106,13 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Records/Record.swift, snippet 2.
-    static func Replica_Records_Record_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Records_Record_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let note = Record(account: "alice", kind: "note", id: "42", version: 7,
                           fields: ["title": "Launch plan", "pinned": true, "stars": 3])
     }
 
     /// Sources/Replica/Records/Record.swift, snippet 3.
-    static func Replica_Records_Record_3(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Records_Record_3(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         struct Note: Codable { var title: String; var body: String }
         let record = try Record(account: "alice", kind: "note", id: "42", version: 7,
                                 encoding: Note(title: "Launch plan", body: "The launch risk …"))
@@ -160,7 +160,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Services/SourceRegistry.swift, snippet 1.
-    static func Replica_Services_SourceRegistry_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Services_SourceRegistry_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var registry = SourceRegistry()
         print(registry.kinds.isEmpty)   // true: the library registers no source of its own
         // With ReplicaFileTree imported:
@@ -194,7 +194,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Store/Backoff.swift, snippet 1.
-    static func Replica_Store_Backoff_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Store_Backoff_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let backoff = Backoff(initial: 1, maximum: 3600)
         backoff.delay(afterFailures: 1)   // 1 s
         backoff.delay(afterFailures: 4)   // 8 s
@@ -228,7 +228,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Store/Store.swift, snippet 2.
-    static func Replica_Store_Store_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Store_Store_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"),
                               database: .postgres(url: "postgresql://replica_app:secret@db.internal/replica"))
     }
@@ -239,7 +239,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Tool/ContactResolver.swift, snippet 1.
-    static func Replica_Tool_ContactResolver_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Tool_ContactResolver_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         struct AccountOwner: ContactResolver {
             func userIdentity() -> ResolvedContact {
                 ResolvedContact(displayName: "Ada Lovelace", emailAddresses: ["ada@example.com"])
@@ -249,14 +249,14 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Tool/Guide.swift, snippet 1.
-    static func Replica_Tool_Guide_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Tool_Guide_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let guide = Guide.focused(.communications)                 // small, for on-device models
         let lean = Guide(level: .complete, format: .compact)
         let textOnly = Guide.dynamic(GuidanceProfile(textMatch: true, dates: true))
     }
 
     /// Sources/Replica/Tool/Guide.swift, snippet 2.
-    static func Replica_Tool_Guide_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Tool_Guide_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var mail = ContentDomain.communications
         mail.fields["from"] = [.authorNames, .authorEmailAddresses, AttributeKey("com.example.sender")]
     }
@@ -270,7 +270,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/Replica/Tool/PipelineData.swift, snippet 1.
-    static func Replica_Tool_PipelineData_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func Replica_Tool_PipelineData_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         struct RecencyBoost: CustomStage {
             let name = "recency_boost"
             let description = "Ranks recently modified items higher."
@@ -305,20 +305,20 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaCore/DisplayText.swift, snippet 1.
-    static func ReplicaCore_DisplayText_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaCore_DisplayText_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         DisplayText.oneLine("report\u{1B}[2J\nfake line")  // "report\u{1B}[2J\nfake line" with visible escapes
         DisplayText.token("notes/a b\n.txt")               // "notes/a%20b%0A.txt"
     }
 
     /// Sources/ReplicaCore/JSON.swift, snippet 1.
-    static func ReplicaCore_JSON_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaCore_JSON_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let value = try JSON.parse(#"{"query": "launch risk"}"#)
         value["query"]?.stringValue   // "launch risk"
         JSON.object([("results", .array([]))]).serialized()  // {"results":[]}
     }
 
     /// Sources/ReplicaCore/LineBuffer.swift, snippet 1.
-    static func ReplicaCore_LineBuffer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaCore_LineBuffer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var lines = LineBuffer(maximumLineLength: 1 << 20)
         lines.append(Array("first\nsecond\nthird".utf8))
         while let line = lines.next() { print(line) }
@@ -332,19 +332,19 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaEmbedding/MiniLMEmbedder+Location.swift, snippet 1.
-    static func ReplicaEmbedding_MiniLMEmbedder_Location_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaEmbedding_MiniLMEmbedder_Location_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let folder = try MiniLMEmbedder.locateDirectory()   // throws when there is no model to load
         let embedder = try MiniLMEmbedder(directory: folder)
     }
 
     /// Sources/ReplicaEmbedding/MiniLMEmbedder.swift, snippet 1.
-    static func ReplicaEmbedding_MiniLMEmbedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaEmbedding_MiniLMEmbedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let embedder = try MiniLMEmbedder()            // the default folder, or $REPLICA_MODEL_DIR
         let vector = try embedder.embed(query: "how do I freeze a script into an executable")
     }
 
     /// Sources/ReplicaEmbedding/MultilingualE5Embedder.swift, snippet 1.
-    static func ReplicaEmbedding_MultilingualE5Embedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaEmbedding_MultilingualE5Embedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let embedder = try MultilingualE5Embedder(file: URL(fileURLWithPath: "e5-small-q4.bin"))
         let vector = try embedder.embed(query: "北京的天气怎么样")
     }
@@ -403,14 +403,14 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaIndex/Items/AttributeKey.swift, snippet 1.
-    static func ReplicaIndex_Items_AttributeKey_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Items_AttributeKey_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var attributes = AttributeSet(contentType: .plainText)
         attributes[.title] = .text("Launch plan")
         attributes[AttributeKey("com.example.chef")] = .text("Ada")
     }
 
     /// Sources/ReplicaIndex/Items/AttributeSet.swift, snippet 1.
-    static func ReplicaIndex_Items_AttributeSet_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Items_AttributeSet_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"
         attributes.textContent = "The launch risk is the supplier."
@@ -419,23 +419,23 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaIndex/Items/AttributeValue.swift, snippet 1.
-    static func ReplicaIndex_Items_AttributeValue_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Items_AttributeValue_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         Person(displayName: "Ada Lovelace", handles: ["ada@example.com"])
     }
 
     /// Sources/ReplicaIndex/Items/ContentType.swift, snippet 1.
-    static func ReplicaIndex_Items_ContentType_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Items_ContentType_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         ContentType.markdown.conforms(to: .text)        // true
         ContentType("com.example.recipe").tree          // ["com.example.recipe", "public.item"]
     }
 
     /// Sources/ReplicaIndex/Items/Identifiers.swift, snippet 1.
-    static func ReplicaIndex_Items_Identifiers_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Items_Identifiers_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let alice: AccountID = "alice@example.com"
     }
 
     /// Sources/ReplicaIndex/Items/Identifiers.swift, snippet 2.
-    static func ReplicaIndex_Items_Identifiers_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Items_Identifiers_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         DomainIdentifier("account.a").covers("account.a.notes")  // true
         DomainIdentifier("account.a").covers("account.ab")       // false
     }
@@ -460,13 +460,13 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaIndex/Items/ItemOwner.swift, snippet 1.
-    static func ReplicaIndex_Items_ItemOwner_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Items_ItemOwner_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         ItemOwner.source("docs").rawValue          // "source:docs"
         ItemOwner(rawValue: "records") == .records  // true
     }
 
     /// Sources/ReplicaIndex/Items/SearchableItem.swift, snippet 1.
-    static func ReplicaIndex_Items_SearchableItem_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Items_SearchableItem_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var attributes = AttributeSet(contentType: .plainText)
         attributes.title = "Launch plan"
         let item = SearchableItem(uniqueIdentifier: "note:alice:42",
@@ -490,21 +490,21 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaIndex/Search/Embedder.swift, snippet 1.
-    static func ReplicaIndex_Search_Embedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Search_Embedder_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let embedder = try MiniLMEmbedder()
         let query = try embedder.embed(query: "which stem cell methods avoid c-Myc")
         let passages = try embedder.embed(documents: ["Induction of pluripotent stem cells …"])
     }
 
     /// Sources/ReplicaIndex/Search/QueryString/QueryPredicate.swift, snippet 1.
-    static func ReplicaIndex_Search_QueryString_QueryPredicate_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Search_QueryString_QueryPredicate_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let recent = try QueryPredicate(queryString: #"title == "launch*"cd && contentModificationDate > $time.today(-7)"#)
         var query = SearchQuery()
         query.predicate = recent
     }
 
     /// Sources/ReplicaIndex/Search/SearchQuery.swift, snippet 1.
-    static func ReplicaIndex_Search_SearchQuery_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Search_SearchQuery_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var query = SearchQuery("\"launch risk\" supplier*")
         query.contentTypes = [.text]
         query.modified = DateRange(start: lastWeek)
@@ -512,13 +512,13 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaIndex/Search/SearchQuery.swift, snippet 2.
-    static func ReplicaIndex_Search_SearchQuery_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaIndex_Search_SearchQuery_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var query = try SearchQuery(queryString: #"authorNames == "ada*"cd && contentModificationDate >= $time.this_week"#)
         query.fetchAttributes = [.title, .authorNames]
     }
 
     /// Sources/ReplicaPostgres/PostgresBinaryArray.swift, snippet 1.
-    static func ReplicaPostgres_PostgresBinaryArray_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresBinaryArray_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var titles = PostgresBinaryArray(of: .text)
         titles.append("Launch plan")
         titles.append(nil as String?)
@@ -529,13 +529,13 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaPostgres/PostgresConnection+Copy.swift, snippet 1.
-    static func ReplicaPostgres_PostgresConnection_Copy_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresConnection_Copy_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let postgres = try PostgresConnection(url: "postgresql:///replica?host=/tmp/pg")
         try postgres.copy(into: "notes", columns: ["id", "body"], rows: [[1, "first\tline"], [2, nil]])
     }
 
     /// Sources/ReplicaPostgres/PostgresConnection+Notifications.swift, snippet 1.
-    static func ReplicaPostgres_PostgresConnection_Notifications_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresConnection_Notifications_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let listener = try PostgresConnection(url: "postgresql:///app?host=/run/postgresql")
         try listener.executeScript("LISTEN replica_changes")
         let channels = try listener.waitForNotifications(timeout: .milliseconds(100))
@@ -543,20 +543,20 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaPostgres/PostgresConnection+Open.swift, snippet 1.
-    static func ReplicaPostgres_PostgresConnection_Open_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresConnection_Open_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let parameters = try PostgresConnection.parameters(in: "postgresql://replica_app@/replica?host=/tmp/pg")
         print(parameters["host"] ?? "", parameters["dbname"] ?? "")   // /tmp/pg replica
     }
 
     /// Sources/ReplicaPostgres/PostgresConnection+Open.swift, snippet 2.
-    static func ReplicaPostgres_PostgresConnection_Open_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresConnection_Open_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         var parameters = try PostgresConnection.parameters(in: "postgresql://replica_app@/replica?host=/tmp/pg")
         parameters["dbname"] = "replica_test_1"
         let other = PostgresConnection.connectionString(parameters)
     }
 
     /// Sources/ReplicaPostgres/PostgresConnection+Transaction.swift, snippet 1.
-    static func ReplicaPostgres_PostgresConnection_Transaction_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresConnection_Transaction_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let postgres = try PostgresConnection(url: "postgresql:///replica?host=/tmp/pg")
         let total = try postgres.transaction(.serializable) {
             try postgres.execute("UPDATE counters SET n = n + 1 WHERE name = $1", ["items"])
@@ -565,7 +565,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaPostgres/PostgresConnection.swift, snippet 1.
-    static func ReplicaPostgres_PostgresConnection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresConnection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let postgres = try PostgresConnection(url: "postgresql://replica_app:secret@/replica?host=/tmp/pg&port=5432")
         try postgres.execute("CREATE TABLE IF NOT EXISTS notes(id bigint PRIMARY KEY, body text)")
         try postgres.execute("INSERT INTO notes VALUES ($1, $2)", [1, "hello"])
@@ -573,7 +573,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaPostgres/PostgresError.swift, snippet 1.
-    static func ReplicaPostgres_PostgresError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         do {
             _ = try PostgresConnection(url: "postgresql://replica_app@db.example/replica")
         } catch PostgresError.Code.authenticationFailed {
@@ -592,7 +592,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaPostgres/PostgresResult.swift, snippet 1.
-    static func ReplicaPostgres_PostgresResult_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresResult_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let postgres = try PostgresConnection(url: "postgresql:///replica?host=/tmp/pg")
         let result = try postgres.execute("SELECT id, title FROM items WHERE account = $1", ["alice"])
         for row in 0..<result.rowCount {
@@ -601,7 +601,7 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaPostgres/PostgresTSVector.swift, snippet 1.
-    static func ReplicaPostgres_PostgresTSVector_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresTSVector_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let words = PostgresTSVector.binary([
             (lexeme: Array("plan".utf8), positions: [PostgresTSVector.position(2, weight: .a)]),
             (lexeme: Array("launch".utf8), positions: [PostgresTSVector.position(1, weight: .a)]),
@@ -610,19 +610,19 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaPostgres/PostgresValue.swift, snippet 1.
-    static func ReplicaPostgres_PostgresValue_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_PostgresValue_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let values: [PostgresValue] = ["été", 42, 2.5, .bytes([0, 255]), .bool(true), nil]
     }
 
     /// Sources/ReplicaPostgres/TransactionRetry.swift, snippet 1.
-    static func ReplicaPostgres_TransactionRetry_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaPostgres_TransactionRetry_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let retry = TransactionRetry(attempts: 3)
         let first = retry.delay(afterFailedAttempt: 1, jitter: 1)   // 5 ms
         let last = retry.delay(afterFailedAttempt: 3, jitter: 1)    // nil: give up and report the failure
     }
 
     /// Sources/ReplicaSQLite/Connection.swift, snippet 1.
-    static func ReplicaSQLite_Connection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaSQLite_Connection_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let connection = try Connection(path: "/tmp/example.sqlite")
         try connection.execute("CREATE TABLE IF NOT EXISTS t(x)")
     }
@@ -635,19 +635,19 @@ enum DocCommentSnippets {
     }
 
     /// Sources/ReplicaSQLite/FTS5Tokenizer.swift, snippet 1.
-    static func ReplicaSQLite_FTS5Tokenizer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaSQLite_FTS5Tokenizer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let tokenizer = try FTS5Tokenizer("porter unicode61 remove_diacritics 2")
         tokenizer.tokens(in: "Running café") // ["run", "cafe"]
     }
 
     /// Sources/ReplicaSQLite/SQLiteError.swift, snippet 1.
-    static func ReplicaSQLite_SQLiteError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaSQLite_SQLiteError_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         do { try connection.execute("BEGIN IMMEDIATE") }
         catch SQLiteError.ResultCode.busy { print("another connection is writing") }
     }
 
     /// Sources/ReplicaText/TextAnalyzer.swift, snippet 1.
-    static func ReplicaText_TextAnalyzer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaText_TextAnalyzer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let chinese = TextAnalyzer.tokens(in: "我们明天在北京开会").map(\.text)   // ["我们", "明天", "在", "北京", "开会"]
         let german = TextAnalyzer.tokens(in: "Die Häuser, ＡＢＣ").map(\.text)   // ["die", "hauser", "abc"]
     }

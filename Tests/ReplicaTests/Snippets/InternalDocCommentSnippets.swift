@@ -10,12 +10,12 @@ import Foundation
 @available(*, deprecated, message: "compiled only, to check the doc comments of internal declarations under Sources/; never called")
 enum InternalDocCommentSnippets {
     /// Sources/ReplicaCore/PrefixCut.swift, snippet 1.
-    static func ReplicaCore_PrefixCut_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaCore_PrefixCut_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let end = "añb".endOfPrefix(within: 2) { $0.utf8.count }   // after "a": "ñ" takes two bytes more
     }
 
     /// Sources/ReplicaEmbedding/WordPieceTokenizer.swift, snippet 1.
-    static func ReplicaEmbedding_WordPieceTokenizer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+    static func ReplicaEmbedding_WordPieceTokenizer_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         let modelDirectory = "/usr/local/share/replica/models/all-MiniLM-L6-v2"
         let tokenizer = try WordPieceTokenizer(vocabularyFile: modelDirectory + "/vocab.txt")
         tokenizer.encode("Hello, world!")    // [101, 7592, 1010, 2088, 999, 102]

@@ -100,12 +100,10 @@ struct PostgresStoreTests {
     /// account's. The write-ahead log still holds them until its segments are recycled: the test says
     /// how many of its files do, as docs/postgres.md does.
     @Test func signingOutLeavesNoWordOfTheAccountInTheDataFiles() async throws {
-        let admin = try PostgresConnection(url: database.adminURL)
-        let data = try #require(admin.execute("SELECT current_setting('data_directory')").string(0, 0))
-        let folder =
-            data + "/base/"
-            + (try #require(
-                admin.execute("SELECT oid FROM pg_database WHERE datname = current_database()").string(0, 0)))
+        let admin = try await PostgresConnection.opening(url: database.adminURL)
+        let data = try #require(try await admin.run("SELECT current_setting('data_directory')").string(0, 0))
+        let oid = try await admin.run("SELECT oid FROM pg_database WHERE datname = current_database()")
+        let folder = data + "/base/" + (try #require(oid.string(0, 0)))
         try #require(FileManager.default.isReadableFile(atPath: folder), "the test reads the server's files")
         let app = try store(first)
         let engine = ProjectionEngine(store: app, projections: ProjectionSet(indexName: Store.defaultIndexName))
@@ -120,7 +118,7 @@ struct PostgresStoreTests {
             ])
             try await engine.catchUp(account: account)
         }
-        try admin.executeScript("CHECKPOINT")
+        try await admin.runScript("CHECKPOINT")
         func files(containing word: String, in folder: String) throws -> [String] {
             let needle = Data(word.utf8)
             return try FileManager.default.contentsOfDirectory(atPath: folder).sorted().filter { name in
@@ -132,7 +130,7 @@ struct PostgresStoreTests {
         )
 
         try await app.signOut("alice")
-        try admin.executeScript("CHECKPOINT")
+        try await admin.runScript("CHECKPOINT")
         #expect(try files(containing: "zqxalicecanary", in: folder) == [])
         #expect(try files(containing: "zqxbobcanary", in: folder).count > 0)
         let wal = try files(containing: "zqxalicecanary", in: data + "/pg_wal")
@@ -195,27 +193,27 @@ struct PostgresStoreTests {
     @Test func aSignOutWaitsForAWriteThatCheckedItsSignIn() async throws {
         let app = try store(first)
         let record = try await app.signIn("alice")
-        let writer = try PostgresConnection(url: database.url)
-        try writer.executeScript("BEGIN")
-        try writer.execute("SELECT set_config('replica.account', 'alice', true)")
-        try writer.execute(
+        let writer = try await PostgresConnection.opening(url: database.url)
+        try await writer.runScript("BEGIN")
+        try await writer.run("SELECT set_config('replica.account', 'alice', true)")
+        try await writer.run(
             "SELECT 1 FROM replica.accounts WHERE account = 'alice' AND generation = $1 AND state = 'signedIn' FOR SHARE",
             [.int(record.generation)])
-        try writer.execute(
+        try await writer.run(
             "INSERT INTO replica.meta(account, index_name, key, value) VALUES ('alice', 'late', 'created', '1')")
 
         let signOut = Task { try await app.signOut("alice") }
         // The sign-out's update is seen waiting for the writer's lock before the writer commits.
-        let admin = try PostgresConnection(url: database.adminURL)
+        let admin = try await PostgresConnection.opening(url: database.adminURL)
         let waiting = try await eventually {
-            try admin.execute(
+            try await admin.run(
                 """
                 SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE replica.accounts%'
                 """, [.text(database.name)]
             ).int(0, 0) == 1
         }
         #expect(waiting, "the sign-out waits for the write's lock")
-        try writer.executeScript("COMMIT")
+        try await writer.runScript("COMMIT")
         #expect(try await signOut.value)
         #expect(try leftovers(of: "alice") == [:])
     }

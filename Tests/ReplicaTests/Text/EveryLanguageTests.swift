@@ -351,8 +351,8 @@ struct EveryLanguageTests {
             try connection.execute("INSERT INTO items_text(items_text) VALUES ('delete-all')")
             try connection.execute("UPDATE meta SET value = 'porter unicode61' WHERE key = 'analyzer'")
         case .postgres:
-            let admin = try PostgresConnection(url: try #require(fixture.database).adminURL)
-            try admin.executeScript(
+            let admin = try await PostgresConnection.opening(url: try #require(fixture.database).adminURL)
+            try await admin.runScript(
                 """
                 UPDATE replica.items SET words = ''::tsvector;
                 UPDATE replica.meta SET value = 'porter unicode61' WHERE key = 'analyzer';
