@@ -661,14 +661,10 @@ public final class Store: Sendable {
     ) async throws -> Int {
         guard let embedder = configuration.embedder else { return 0 }
         var done = 0
-        let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
-        for account in accounts {
-            for name in try await indexNames(for: account) {
-                guard let index = try await existingIndex(named: name, account: account) else { continue }
-                let before = done
-                done += try await index.embedPending(using: embedder, until: deadline) { count, waiting in
-                    progress(before + count, waiting)
-                }
+        try await forEachIndex(of: accounts) { _, _, index in
+            let before = done
+            done += try await index.embedPending(using: embedder, until: deadline) { count, waiting in
+                progress(before + count, waiting)
             }
         }
         return done
@@ -689,17 +685,12 @@ public final class Store: Sendable {
         progress: @escaping @Sendable (String, Int, Int) -> Void = { _, _, _ in }
     ) async throws -> Int {
         var remade = 0
-        let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
-        for account in accounts {
-            for name in try await indexNames(for: account) {
-                guard let index = try await existingIndex(named: name, account: account),
-                    try await !index.wordsAreCurrent()
-                else { continue }
-                guard try await index.remakeWords(progress: { done, items in progress(name, done, items) }) else {
-                    throw CancellationError()
-                }
-                remade += 1
+        try await forEachIndex(of: accounts) { _, name, index in
+            guard try await !index.wordsAreCurrent() else { return }
+            guard try await index.remakeWords(progress: { done, items in progress(name, done, items) }) else {
+                throw CancellationError()
             }
+            remade += 1
         }
         return remade
     }
@@ -721,18 +712,13 @@ public final class Store: Sendable {
         building: @Sendable (AccountID, String) -> Void = { _, _ in }
     ) async throws -> Int {
         var rebuilt = 0
-        let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
-        for account in accounts {
-            for name in try await indexNames(for: account) {
-                // An index whose words are being made again gets its lists when they are swapped in.
-                guard let index = try await existingIndex(named: name, account: account),
-                    try await index.wordsAreCurrent(),
-                    try await index.rankingListsAreStale(minimumItems: minimumItems)
-                else { continue }
-                building(account, name)
-                try await index.rebuildRankingLists()
-                rebuilt += 1
-            }
+        try await forEachIndex(of: accounts) { account, name, index in
+            // An index whose words are being made again gets its lists when they are swapped in.
+            guard try await index.wordsAreCurrent(), try await index.rankingListsAreStale(minimumItems: minimumItems)
+            else { return }
+            building(account, name)
+            try await index.rebuildRankingLists()
+            rebuilt += 1
         }
         return rebuilt
     }
@@ -753,14 +739,24 @@ public final class Store: Sendable {
     public func embeddingBacklog(accounts: [AccountID]? = nil) async throws -> Int {
         guard let embedder = configuration.embedder else { return 0 }
         var waiting = 0
+        try await forEachIndex(of: accounts) { _, _, index in
+            waiting += try await index.embeddingBacklog(model: embedder.modelIdentifier)
+        }
+        return waiting
+    }
+
+    /// Runs `body` on each existing index of `accounts` (every signed-in account when `nil`), one account
+    /// after another.
+    private func forEachIndex(
+        of accounts: [AccountID]?, _ body: (AccountID, String, SearchableIndex) async throws -> Void
+    ) async throws {
         let accounts = if let accounts { accounts } else { try await signedInAccounts().map(\.id) }
         for account in accounts {
             for name in try await indexNames(for: account) {
                 guard let index = try await existingIndex(named: name, account: account) else { continue }
-                waiting += try await index.embeddingBacklog(model: embedder.modelIdentifier)
+                try await body(account, name, index)
             }
         }
-        return waiting
     }
 }
 
