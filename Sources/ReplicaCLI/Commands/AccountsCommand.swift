@@ -5,9 +5,7 @@ import Replica
 enum AccountsCommand: Command {
     static let name = "accounts"
     static let summary = "list, sign in or sign out accounts"
-    static let usage = """
-        Usage: replica [--store DIR] accounts [list [--json] | sign-in ID | sign-out ID | remove ID]
-
+    static let about = """
           list          the signed-in accounts, one per line (the default)
           sign-in ID    sign an account in: the only way an account comes into use; writes
                         (import, records import, sources add) for an account that is not
@@ -23,6 +21,10 @@ enum AccountsCommand: Command {
     enum Action: String, CaseIterable {
         case list, signIn = "sign-in", signOut = "sign-out", remove
     }
+    static let id = Operand.one("ID")
+    static let synopses = [
+        Synopsis("list", default: true), Synopsis("sign-in", id), Synopsis("sign-out", id), Synopsis("remove", id),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let action: Action = try arguments.action(of: name, default: .list)
@@ -63,9 +65,10 @@ enum AccountsCommand: Command {
     }
 
     static func single(_ arguments: inout Arguments, _ action: Action) throws -> AccountID {
-        let rest = try arguments.positionals()
-        guard rest.count == 1 else { throw CLIError.usage("accounts \(action.rawValue) needs one account ID") }
-        return try account(rest[0])
+        let id = Operand.one(
+            "ID", missing: "accounts \(action.rawValue) needs one account ID",
+            tooMany: "accounts \(action.rawValue) needs one account ID")
+        return try account(arguments[operand: id])
     }
 }
 
@@ -73,19 +76,18 @@ enum AccountsCommand: Command {
 enum SwitchAccountCommand: Command {
     static let name = "switch-account"
     static let summary = "sign out every other account and sign one in"
-    static let usage = """
-        Usage: replica [--store DIR] switch-account ID
-
+    static let about = """
         Signs out every signed-in account except ID, destroying everything the store holds for them,
         and signs ID in. Meant for logout: afterwards no byte of the other accounts' text is left in
         any file of the store. A switch interrupted halfway is finished by the next replica command.
         """
     static let options: [any OptionDeclaration] = []
+    static let id = Operand.one(
+        "ID", missing: "switch-account needs one account ID", tooMany: "switch-account needs one account ID")
+    static let synopses = [Synopsis("", id)]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
-        let rest = try arguments.positionals()
-        guard rest.count == 1 else { throw CLIError.usage("switch-account needs one account ID") }
-        let account = try account(rest[0])
+        let account = try account(arguments[operand: Self.id])
         let store = try context.openStore()
         try await store.switchAccount(to: account)
         Output.note("switched to account '\(account)'")

@@ -5,10 +5,7 @@ import Replica
 enum ActivitiesCommand: Command {
     static let name = "activities"
     static let summary = "donate or delete user activities (views, opens) of an account"
-    static let usage = """
-        Usage: replica [--store DIR] activities donate --account ID [--index NAME] FILE|-
-               replica [--store DIR] activities delete --account ID [--index NAME] (--id PID… | --all)
-
+    static let about = """
         donate reads user activities, one JSON object per line, as NSUserActivity donates them:
           {"activityType": "com.example.notes.view", "persistentIdentifier": "view:note:42",
            "title": "Launch plan", "relatedUniqueIdentifier": "note:alice:42", "keywords": ["launch"],
@@ -25,14 +22,21 @@ enum ActivitiesCommand: Command {
         all of them (--all), with the items made of them.
 
         """
-    static let account = CommonOptions.account.help("the account (required; it must be signed in)")
+    static let account = CommonOptions.account.help("the account (required; it must be signed in)").required()
     static let index = CommonOptions.index.help(
         "the named index holding the activities (default: default); use the index of\nthe items they are about")
-    static let id = Option.list("--id", "PID", only: ["delete"], "the activities with these persistent identifiers")
-    static let all = Option.flag("--all", only: ["delete"], "every activity of the index")
+    static let id = Option.list(
+        "--id", "PID", only: ["delete"], "the activities with these persistent identifiers"
+    ).required().oneOf("activities")
+    static let all = Option.flag("--all", only: ["delete"], "every activity of the index").required().oneOf(
+        "activities")
     static let options: [any OptionDeclaration] = [account, index, id, all]
 
     enum Action: String, CaseIterable { case donate, delete }
+    static let file = Operand.one(
+        "FILE|-", missing: "name the file of activities, or - for standard input",
+        tooMany: "name the file of activities, or - for standard input")
+    static let synopses = [Synopsis("donate", file), Synopsis("delete")]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let action: Action = try arguments.action(of: name)
@@ -40,11 +44,7 @@ enum ActivitiesCommand: Command {
         let indexName = try indexName(&arguments)
         switch action {
         case .donate:
-            let inputs = try arguments.positionals()
-            guard inputs.count == 1 else {
-                throw CLIError.usage("name the file of activities, or - for standard input")
-            }
-            var reader = try LineReader(path: inputs[0])
+            var reader = try LineReader(path: arguments[operand: Self.file])
             defer { reader.close() }
             let index = try await context.openStore().index(named: indexName, account: account)
             var activities: [UserActivity] = []
@@ -86,9 +86,7 @@ enum ActivitiesCommand: Command {
 enum RecentCommand: Command {
     static let name = "recent"
     static let summary = "the items an account's person is likely to want next"
-    static let usage = """
-        Usage: replica [--store DIR] recent [--account ID]… [--limit N] [--json]
-
+    static let about = """
         Lists the items of prediction-eligible user activities (replica activities donate), most engaged
         first: engagement is recency (halving every 7 days) times min(1, log2(1 + views) / 4).
         Before anything is shown, its item's owner is asked about it, as for replica search.

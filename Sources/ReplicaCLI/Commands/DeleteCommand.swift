@@ -5,21 +5,20 @@ import Replica
 enum DeleteCommand: Command {
     static let name = "delete"
     static let summary = "delete items by identifier or domain"
-    static let usage = """
-        Usage: replica [--store DIR] delete --account ID [--index NAME] (--id ID… | --domain DOMAIN… | --all)
-
+    static let about = """
         Deletes items from an account's index: those with the identifiers given with --id, those in the
         domains given with --domain, or, with --all, every item in the index. Identifiers and domains may
         follow one option (--id a b c) or repeat it (--id a --id b).
 
         """
-    static let account = CommonOptions.account.help("the account (required)")
+    static let account = CommonOptions.account.help("the account (required)").required()
     static let index = CommonOptions.index.help("the named index (default: default)")
-    static let id = Option.list("--id", "ID", "the items with these identifiers")
+    static let id = Option.list("--id", "ID", "the items with these identifiers").required().oneOf("items")
     static let domain = Option.list(
         "--domain", "DOMAIN",
-        "every item in these domains or under them (account.a also deletes\naccount.a.notes, but not account.ab)")
-    static let all = Option.flag("--all", "every item in the index")
+        "every item in these domains or under them (account.a also deletes\naccount.a.notes, but not account.ab)"
+    ).required().oneOf("items")
+    static let all = Option.flag("--all", "every item in the index").required().oneOf("items")
     static let json = Option.flag("--json", "print {\"deleted\": N} on standard output")
     static let options: [any OptionDeclaration] = [account, index, id, domain, all, json]
 

@@ -5,10 +5,7 @@ import Replica
 enum EntitiesCommand: Command {
     static let name = "entities"
     static let summary = "index app entities (JSON lines) into an account"
-    static let usage = """
-        Usage: replica [--store DIR] entities import --account ID [--index NAME]
-                                       [--no-embed|--embed-for SECONDS] [--json] FILE|-
-
+    static let about = """
         Indexes app entities, one JSON object per line, as App Intents' indexAppEntities does:
           {"type": "LandmarkEntity", "id": "42", "title": "Matterhorn", "subtitle": "Zermatt",
            "priority": 10, "domainIdentifier": "landmarks.alps",
@@ -24,6 +21,7 @@ enum EntitiesCommand: Command {
 
         """
     static let options: [any OptionDeclaration] = ImportCommand.options
+    static let synopses = [Synopsis("import", ImportFile.operand)]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let _: ImportAction = try arguments.action(of: name)

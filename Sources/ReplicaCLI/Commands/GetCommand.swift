@@ -5,9 +5,7 @@ import Replica
 enum GetCommand: Command {
     static let name = "get"
     static let summary = "print stored items whole, by identifier"
-    static let usage = """
-        Usage: replica [--store DIR] get --account ID [--index NAME]… [--json] IDENTIFIER…
-
+    static let about = """
         Prints each item as the account's index holds it, once its owner has confirmed that the account may
         read it (otherwise it is reported as not there): its identifier, domain, index, owner,
         expiration date, the language its words are stemmed for, and every stored attribute by its Core
@@ -17,20 +15,21 @@ enum GetCommand: Command {
         on standard error, and the exit status is 1.
 
         """
-    static let account = CommonOptions.account.help("the account (required; it must be signed in)")
+    static let account = CommonOptions.account.help("the account (required; it must be signed in)").required()
     static let index = Option.repeatable("--index", "NAME", "only this named index")
     static let json = Option.flag(
         "--json",
         "one JSON object: {\"items\": [{\"uniqueIdentifier\", \"domainIdentifier\", \"account\",\n\"index\", \"owner\", \"version\", \"indexed\", \"expirationDate\", \"wordsLanguage\",\n\"attributes\": {…},\n\"updateListenerOptions\": […] when asked for, \"entity\": {\"type\", \"id\"} when one}],\n\"missing\": [identifiers not found]}"
     )
     static let options: [any OptionDeclaration] = [account, index, json]
+    static let identifiers = Operand.oneOrMore("IDENTIFIER", missing: "give the identifiers of the items to print")
+    static let synopses = [Synopsis("", identifiers)]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let account = try requiredAccount(&arguments)
         let indexes = try arguments[Self.index]
         let json = try arguments[Self.json]
-        let identifiers = try arguments.positionals().map(ItemIdentifier.init(rawValue:))
-        guard !identifiers.isEmpty else { throw CLIError.usage("give the identifiers of the items to print") }
+        let identifiers = try arguments[operand: Self.identifiers].map(ItemIdentifier.init(rawValue:))
         let store = try context.openStore()
         let found = try await store.fetchItems(
             withIdentifiers: identifiers, account: account,

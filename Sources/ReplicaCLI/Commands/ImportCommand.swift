@@ -5,11 +5,7 @@ import Replica
 enum ImportCommand: Command {
     static let name = "import"
     static let summary = "index JSON lines of items into an account"
-    static let usage = """
-        Usage: replica [--store DIR] import --account ID [--index NAME] [--client-state TEXT]
-                                     [--expected-client-state TEXT|--expect-no-client-state]
-                                     [--no-embed|--embed-for SECONDS] [--json] FILE|-
-
+    static let about = """
         Reads searchable items, one JSON object per line, from FILE (or standard input for -) and indexes
         them into the account's index. The account must be signed in (`replica accounts sign-in ID`):
         lines for an account that is not are each refused, so a signed-out account never comes back by
@@ -35,7 +31,7 @@ enum ImportCommand: Command {
         nothing is written and the exit status is 1. --expect-no-client-state expects none.
 
         """
-    static let account = CommonOptions.account.help("the account to import into (required)")
+    static let account = CommonOptions.account.help("the account to import into (required)").required()
     static let index = CommonOptions.index.help("the named index (default: default)")
     static let clientState = Option.string(
         "--client-state", "TEXT",
@@ -44,9 +40,10 @@ enum ImportCommand: Command {
     static let expectedClientState = Option.string(
         "--expected-client-state", "TEXT",
         "with --client-state: write only if the index's client state is still TEXT\n(compare-and-swap); otherwise nothing is written"
-    )
+    ).oneOf("expected state")
     static let expectNoClientState = Option.flag(
-        "--expect-no-client-state", "with --client-state: write only if the index has no client state yet")
+        "--expect-no-client-state", "with --client-state: write only if the index has no client state yet"
+    ).oneOf("expected state")
     static let noEmbed = CommonOptions.noEmbed.help(
         "leave the items to be embedded for semantic search later (by watch\nor the next command); by default they are embedded before it exits"
     )
@@ -55,6 +52,7 @@ enum ImportCommand: Command {
         account, index, clientState, expectedClientState,
         expectNoClientState, noEmbed, Embedding.Plan.option, json,
     ]
+    static let synopses = [Synopsis("", ImportFile.operand)]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         try await run(&arguments, context: context, parse: SearchableItem.init(json:))
@@ -77,12 +75,7 @@ enum ImportCommand: Command {
         }
         let json = try arguments[Self.json]
         let embedding = try Embedding.Plan.read(&arguments)
-        let inputs = try arguments.positionals()
-        guard inputs.count == 1 else {
-            throw CLIError.usage(
-                inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
-        }
-        var reader = try LineReader(path: inputs[0])
+        var reader = try LineReader(path: arguments[operand: ImportFile.operand])
         defer { reader.close() }
 
         let store = try context.openStore(enriching: true)

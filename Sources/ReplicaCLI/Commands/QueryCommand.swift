@@ -5,9 +5,7 @@ import Replica
 enum QueryCommand: Command {
     static let name = "query"
     static let summary = "list the items that satisfy a Core Spotlight query string"
-    static let usage = """
-        Usage: replica [--store DIR] query [--account ID]… [--index NAME]… [--fetch ATTR,…] [--limit N] [--json] QUERY_STRING
-
+    static let about = """
         Lists the items of the signed-in accounts whose attributes satisfy QUERY_STRING, newest first
         within each index, as Core Spotlight's CSSearchQuery does. For example:
 
@@ -44,6 +42,10 @@ enum QueryCommand: Command {
         "one JSON object: {\"items\": [{\"account\", \"index\", \"uniqueIdentifier\",\n\"domainIdentifier\", \"owner\", \"attributes\": {…}}], \"found\": N}"
     )
     static let options: [any OptionDeclaration] = [account, index, fetch, limit, json]
+    static let queryString = Operand.one(
+        "QUERY_STRING", missing: "give a query string, such as 'title == \"draft*\"c'",
+        tooMany: "give the query string as one argument: put it in single quotes")
+    static let synopses = [Synopsis("", queryString)]
     static let notes = """
         Before an item is printed, its owner is asked about it, as for replica search.
         """
@@ -56,13 +58,7 @@ enum QueryCommand: Command {
         }
         let limit = try arguments[Self.limit] ?? 100
         let json = try arguments[Self.json]
-        let words = try arguments.positionals()
-        guard words.count == 1, let text = words.first else {
-            throw CLIError.usage(
-                words.isEmpty
-                    ? "give a query string, such as 'title == \"draft*\"c'"
-                    : "give the query string as one argument: put it in single quotes")
-        }
+        let text = try arguments[operand: Self.queryString]
         var query: SearchQuery
         do {
             query = try SearchQuery(queryString: text, limit: limit)

@@ -5,9 +5,7 @@ import Replica
 enum RecordsCommand: Command {
     static let name = "records"
     static let summary = "write records to the canonical record store"
-    static let usage = """
-        Usage: replica [--store DIR] records import [--no-embed|--embed-for SECONDS] [--json] FILE|-
-
+    static let about = """
         Writes records, one JSON object per line, to the canonical record store, where they flow through
         the change log like any app write; then brings the index up to date, so what was written is
         searchable when the command returns. (A killed import leaves that to the next records import,
@@ -35,18 +33,15 @@ enum RecordsCommand: Command {
     )
     static let json = Option.flag("--json", "print a summary object on standard output")
     static let options: [any OptionDeclaration] = [noEmbed, Embedding.Plan.option, json]
+    static let synopses = [Synopsis("import", ImportFile.operand)]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let json = try arguments[Self.json]
         let embedding = try Embedding.Plan.read(&arguments)
         let _: ImportAction = try arguments.action(of: name)
-        let inputs = try arguments.positionals()
-        guard inputs.count == 1 else {
-            throw CLIError.usage(
-                inputs.isEmpty ? "name the file to import, or - for standard input" : "import one file at a time")
-        }
+        let path = try arguments[operand: ImportFile.operand]
         let configuration = try context.configuration()
-        var reader = try LineReader(path: inputs[0])
+        var reader = try LineReader(path: path)
         defer { reader.close() }
         let store = try context.openStore(enriching: true)
         let started = Date()

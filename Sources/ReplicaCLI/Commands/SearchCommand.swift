@@ -5,9 +5,7 @@ import Replica
 enum SearchCommand: Command {
     static let name = "search"
     static let summary = "search the signed-in accounts"
-    static let usage = """
-        Usage: replica [--store DIR] search [OPTIONS] WORDS…
-
+    static let about = """
         Searches every signed-in account (or those named with --account) and prints the best matches
         first. Words are evidence, not a conjunction: an item with any of the meaningful words is found,
         and items with more of the words, rarer words, the words in a title, and the words near each
@@ -65,6 +63,8 @@ enum SearchCommand: Command {
         anyWord, contentType, domain, author, recipient, createdAfter, createdBefore, modifiedAfter, modifiedBefore,
         json,
     ]
+    static let words = Operand.oneOrMore("WORDS", missing: "give the words to search for")
+    static let synopses = [Synopsis("", words)]
     static let notes = """
         Before a match is printed, its owner is asked about it (the record store, its file or git
         source, its plugin): what is gone, no longer readable by the account, or changed since it was
@@ -96,8 +96,7 @@ enum SearchCommand: Command {
         query.created = try dateRange(&arguments, after: Self.createdAfter, before: Self.createdBefore)
         query.modified = try dateRange(&arguments, after: Self.modifiedAfter, before: Self.modifiedBefore)
         let json = try arguments[Self.json]
-        let words = try arguments.positionals()
-        guard !words.isEmpty else { throw CLIError.usage("give the words to search for") }
+        let words = try arguments[operand: Self.words]
         query.text = words.joined(separator: " ")
 
         let store = try context.openStore()

@@ -20,13 +20,7 @@ extension SourceRegistry {
 enum SourcesCommand: Command {
     static let name = "sources"
     static let summary = "add, list or remove file-tree, git and plugin sources"
-    static let usage = """
-        Usage: replica [--store DIR] sources add files --account ID [--name NAME] PATH
-               replica [--store DIR] sources add git --account ID [--name NAME] REPO [--branch NAME]
-               replica [--store DIR] sources add exec --account ID [--name NAME] -- COMMAND ARGS…
-               replica [--store DIR] sources list [--json]
-               replica [--store DIR] sources remove NAME
-
+    static let about = """
         Sources are kept in the store; 'replica sync' catches them up once, 'replica watch' follows them.
           files   a folder tree: text extracted from plain text, Markdown, reStructuredText, HTML, source
                   code and email (.eml, mbox); kept fresh with inotify. The store must not be inside it.
@@ -37,7 +31,8 @@ enum SourcesCommand: Command {
 
         """
     static let account = CommonOptions.account.only(["add"]).help(
-        "the account whose index the source fills (signed in: see `accounts sign-in`)")
+        "the account whose index the source fills (signed in: see `accounts sign-in`)"
+    ).required()
     static let sourceName = Option.string("--name", "NAME", only: ["add"], "the source's name")
     static let branch = Option.string("--branch", "NAME", only: ["add git"], "the branch to follow")
     static let json = Option.flag(
@@ -47,6 +42,18 @@ enum SourcesCommand: Command {
     enum Action: String, CaseIterable { case add, list, remove }
     /// The kinds of source `sources add` makes.
     enum Kind: String, CaseIterable { case files, git, exec }
+    static let folder = Operand.one(
+        "PATH", missing: "sources add files needs one folder", tooMany: "sources add files needs one folder")
+    static let repository = Operand.one(
+        "REPO", missing: "sources add git needs one repository", tooMany: "sources add git needs one repository")
+    static let command = Operand.oneOrMore(
+        "COMMAND", afterDashes: true, missing: "sources add exec needs the plugin's command after --")
+    static let sourceToRemove = Operand.one(
+        "NAME", missing: "sources remove needs one source name", tooMany: "sources remove needs one source name")
+    static let synopses = [
+        Synopsis("add files", folder), Synopsis("add git", repository), Synopsis("add exec", command),
+        Synopsis("list"), Synopsis("remove", sourceToRemove),
+    ]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let action: Action = try arguments.action(of: name)
@@ -79,15 +86,14 @@ enum SourcesCommand: Command {
                 }
             }
         case .remove:
-            let names = try arguments.positionals()
-            guard names.count == 1 else { throw CLIError.usage("sources remove needs one source name") }
+            let name = try arguments[operand: Self.sourceToRemove]
             let store = try context.openStore()
             do {
-                try await store.removeSource(named: names[0])
+                try await store.removeSource(named: name)
             } catch let error as ReplicaError where error.code == .notFound {
                 throw CLIError.failure(error.message)
             }
-            Output.note("removed source '\(names[0])' and every item it made")
+            Output.note("removed source '\(name)' and every item it made")
         }
     }
 
@@ -110,18 +116,13 @@ enum SourcesCommand: Command {
         var settings: [(String, JSON)] = []
         switch kind {
         case .files:
-            let paths = try arguments.positionals()
-            guard paths.count == 1 else { throw CLIError.usage("sources add files needs one folder") }
-            settings.append(("root", .string(absolute(paths[0]))))
+            settings.append(("root", .string(absolute(try arguments[operand: Self.folder]))))
         case .git:
             let branch = try arguments[Self.branch]
-            let paths = try arguments.positionals()
-            guard paths.count == 1 else { throw CLIError.usage("sources add git needs one repository") }
-            settings.append(("repository", .string(absolute(paths[0]))))
+            settings.append(("repository", .string(absolute(try arguments[operand: Self.repository]))))
             if let branch { settings.append(("branch", .string(branch))) }
         case .exec:
-            let command = try arguments.positionals()
-            guard !command.isEmpty else { throw CLIError.usage("sources add exec needs the plugin's command after --") }
+            let command = try arguments[operand: Self.command]
             settings.append(("command", .array(command.map(JSON.string))))
         }
         let store = try context.openStore()

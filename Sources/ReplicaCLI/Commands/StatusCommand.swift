@@ -5,9 +5,7 @@ import Replica
 enum StatusCommand: Command {
     static let name = "status"
     static let summary = "show accounts, item counts, index sizes and client states"
-    static let usage = """
-        Usage: replica [--store DIR] status [--json]
-
+    static let about = """
         Shows the store's signed-in accounts, and for each its named indexes with their item counts
         (expired items not counted), sizes on disk and the client state of the last ended batch; and its
         record store: records held, changes not yet indexed, older deliveries ignored, deletions waiting

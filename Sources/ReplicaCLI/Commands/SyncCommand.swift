@@ -6,9 +6,7 @@ import Synchronization
 enum SyncCommand: Command {
     static let name = "sync"
     static let summary = "bring every index up to date once, then exit"
-    static let usage = """
-        Usage: replica [--store DIR] sync [--no-embed|--embed-for SECONDS] [--json]
-
+    static let about = """
         Catches every source up once (files changed, added or removed since the last pass, new commits,
         a plugin's changes), applies what the record store's change log holds that the index has not,
         finishes any rebuild a projection version change started, purges expired items and retries the

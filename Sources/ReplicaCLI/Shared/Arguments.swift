@@ -107,10 +107,11 @@ struct Arguments {
         positional.isEmpty ? nil : positional.removeFirst()
     }
 
-    /// Every remaining positional argument, once every option given was used by the command.
+    /// Every remaining positional argument, once every option given was used by the command. Commands
+    /// read them as their declared operand (`arguments[operand: Self.words]`).
     ///
     /// - Throws: a usage error naming an option the command did not use for what was asked.
-    mutating func positionals() throws -> [String] {
+    fileprivate mutating func positionals() throws -> [String] {
         if let unused = given.first(where: { !$0.used }) {
             throw CLIError.usage("option \(unused.option.name) does not go with this action")
         }
@@ -238,5 +239,27 @@ extension Arguments {
             throw CLIError.usage("unknown \(command) action '\(word)'; use \(choices)")
         }
         return action
+    }
+}
+
+extension Arguments {
+    /// Every remaining positional argument as the operand the key declares, once every option given was
+    /// used by the command.
+    ///
+    /// - Throws: a usage error when an option given does not go with the action, when the operand is
+    ///   missing, or when more arguments were given than it takes.
+    subscript<Value>(operand key: OperandKey<Value>) -> Value {
+        mutating get throws {
+            let values = try positionals()
+            switch key.operand.arity {
+            case .one, .oneOrMore:
+                guard !values.isEmpty else { throw CLIError.usage(key.operand.missing) }
+                if key.operand.arity == .one, values.count > 1 {
+                    throw CLIError.usage(key.operand.tooMany ?? "unexpected argument '\(values[1])'")
+                }
+            case .any: break
+            }
+            return key.convert(values)
+        }
     }
 }

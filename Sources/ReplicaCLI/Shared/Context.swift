@@ -111,8 +111,10 @@ protocol Command: Sendable {
     static var name: String { get }
     /// One line for `replica --help`.
     static var summary: String { get }
-    /// The help's text before its options: the usage line and what the command does.
-    static var usage: String { get }
+    /// The ways to call it, from which its usage lines are written: its actions and operands.
+    static var synopses: [Synopsis] { get }
+    /// What the command does: the help's text between the usage lines and the options.
+    static var about: String { get }
     /// Every option the command accepts: what drives both its parsing and its help.
     static var options: [any OptionDeclaration] { get }
     /// The help's text after its options, if any.
@@ -124,10 +126,17 @@ protocol Command: Sendable {
 
 extension Command {
     static var notes: String { "" }
+    static var synopses: [Synopsis] { [Synopsis()] }
 
-    /// The full `--help` text: the usage, the options as declared, the notes.
+    /// The usage lines, written from the declarations.
+    static var usage: String { Synopsis.usage(command: name, synopses: synopses, options: options) }
+
+    /// The full `--help` text: the usage lines, what the command does, the options as declared, the
+    /// notes.
     static var help: String {
-        var text = String(usage.reversed().drop { $0 == "\n" }.reversed())
+        var text = usage
+        let about = String(about.reversed().drop { $0 == "\n" }.reversed())
+        if !about.isEmpty { text += "\n\n" + about }
         if !options.isEmpty { text += "\n\nOptions:\n" + Option.helpText(for: options) }
         if !notes.isEmpty { text += "\n\n" + notes }
         return text
@@ -171,8 +180,15 @@ enum CommonOptions {
     static let index = Option.string("--index", "NAME", "the named index (default: default)")
     /// `--no-embed`, beside ``Embedding/Plan/option``.
     static let noEmbed = Option.flag(
-        "--no-embed", "leave new items to be embedded later (by watch or the next command)")
+        "--no-embed", "leave new items to be embedded later (by watch or the next command)"
+    ).oneOf("embedding")
 }
 
 /// The one action of `records` and `entities`.
 enum ImportAction: String, CaseIterable { case `import` }
+
+/// The file of JSON lines `import`, `records import` and `entities import` read.
+enum ImportFile {
+    static let operand = Operand.one(
+        "FILE|-", missing: "name the file to import, or - for standard input", tooMany: "import one file at a time")
+}

@@ -18,7 +18,7 @@ enum Embedding {
         static let option = Option.string(
             "--embed-for", "SECONDS",
             "embed for at most SECONDS (the batch under way is finished), then leave\nthe rest to watch or the next command; replica status counts what waits"
-        )
+        ).oneOf("embedding")
 
         /// Reads `--no-embed` and `--embed-for`.
         ///

@@ -28,6 +28,10 @@ struct Option: Sendable {
     var actions: [String]
     /// What it does; a line break starts a new line of the help.
     var help: String
+    /// Whether the command cannot do without it, for the usage line (``OptionKey/required()``).
+    var isRequired = false
+    /// The group of options of which at most one is given, for the usage line (``OptionKey/oneOf(_:)``).
+    var group: String?
 
     var takesValue: Bool { arity != .flag }
 
@@ -68,7 +72,7 @@ protocol OptionDeclaration: Sendable {
 /// An option declared once, with the type its value is read as (`Bool` for a flag, `Int?`, `Date?`,
 /// `[String]` for a repeatable option): `arguments[key]` reads it.
 struct OptionKey<Value>: OptionDeclaration {
-    fileprivate(set) var option: Option
+    var option: Option
     let read: @Sendable (inout Arguments, String) throws -> Value
 
     init(_ option: Option, read: @escaping @Sendable (inout Arguments, String) throws -> Value) {

@@ -6,9 +6,7 @@ import Synchronization
 enum MCPCommand: Command {
     static let name = "mcp"
     static let summary = "serve the search tool over the Model Context Protocol (stdio)"
-    static let usage = """
-        Usage: replica [--store DIR] mcp [OPTIONS]
-
+    static let about = """
         Serves the search tool to any MCP client over standard input and output: JSON-RPC 2.0, one
         message a line (initialize, ping, tools/list, tools/call). Protocol revisions 2025-11-25,
         2025-06-18, 2025-03-26 and 2024-11-05 are spoken. Standard output carries only the protocol;

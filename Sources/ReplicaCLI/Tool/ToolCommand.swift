@@ -5,10 +5,7 @@ import Replica
 enum ToolCommand: Command {
     static let name = "tool"
     static let summary = "show the search tool's schema, or run one tool call"
-    static let usage = """
-        Usage: replica [--store DIR] tool schema [OPTIONS]
-               replica [--store DIR] tool call [OPTIONS] [--replies FILE] ARGUMENTS_JSON
-
+    static let about = """
         'schema' prints the tool as a model is shown it: {"name", "description", "inputSchema"} on one
         line. 'call' runs one call with the JSON arguments a model would send, such as
         '{"query": "launch plan"}', and prints what the model would read. Each result is first checked
@@ -27,6 +24,11 @@ enum ToolCommand: Command {
         """
 
     enum Action: String, CaseIterable { case schema, call }
+    static let toolArguments = Operand.one(
+        "ARGUMENTS_JSON",
+        missing: "give the arguments as one JSON object, such as '{\"query\": \"some words\"}'",
+        tooMany: "give the arguments as one JSON object, such as '{\"query\": \"some words\"}'")
+    static let synopses = [Synopsis("schema"), Synopsis("call", toolArguments)]
 
     static func run(_ arguments: inout Arguments, context: Context) async throws {
         let action: Action = try arguments.action(of: name)
@@ -38,10 +40,7 @@ enum ToolCommand: Command {
             Output.printJSON(tool.definitionJSON)
         case .call:
             let repliesPath = try arguments[Self.replies]
-            let positionals = try arguments.positionals()
-            guard positionals.count == 1 else {
-                throw CLIError.usage("give the arguments as one JSON object, such as '{\"query\": \"some words\"}'")
-            }
+            let toolArguments = try arguments[operand: Self.toolArguments]
             let replies = try repliesPath.map(ReplyLog.init(path:))
             var tool: SearchTool? = try options.makeTool(store: try context.openStore(), context: context)
             let writer = replies.map { log in
@@ -49,7 +48,7 @@ enum ToolCommand: Command {
                     for await reply in stream { log.write(reply) }
                 }
             }
-            let result = await tool!.call(arguments: positionals[0])
+            let result = await tool!.call(arguments: toolArguments)
             // The reply stream ends when its tool goes; then the log has every reply.
             tool = nil
             await writer?.value

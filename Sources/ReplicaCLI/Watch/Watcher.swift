@@ -100,9 +100,7 @@ struct Watcher: Sendable {
 enum WatchCommand: Command {
     static let name = "watch"
     static let summary = "follow every source and record store until stopped"
-    static let usage = """
-        Usage: replica [--store DIR] watch [--json]
-
+    static let about = """
         The background watcher: follows every source of the store's signed-in accounts (file trees with
         inotify, git repositories' refs, plugins), applies each record store's changes as they are
         committed, embeds new and changed items for semantic search in the background at low priority,
