@@ -87,13 +87,14 @@ public enum Blocking {
 }
 
 /// Work started on another thread now, whose result is collected later with `get()`.
-package final class Prefetch<Value: Sendable>: @unchecked Sendable {
+package final class Prefetch<Value: Sendable>: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private var result: Result<Value, any Error>?
+    private let result = Mutex<Result<Value, any Error>?>(nil)
 
     package init(_ work: @escaping @Sendable () throws -> Value) {
         DispatchQueue.global(qos: .userInitiated).async { [self] in
-            result = Result { try work() }
+            let value = Result { try work() }
+            result.withLock { $0 = value }
             done.signal()
         }
     }
@@ -101,7 +102,7 @@ package final class Prefetch<Value: Sendable>: @unchecked Sendable {
     /// The result; waits for it. Call once.
     package func get() throws -> Value {
         done.wait()
-        return try result!.get()
+        return try result.withLock { $0! }.get()
     }
 }
 

@@ -42,7 +42,7 @@ public final class PostgresPool: Sendable {
         func resume(with grant: Grant) {
             switch self {
             case .thread(let waiter):
-                waiter.grant = grant
+                waiter.grant.withLock { $0 = grant }
                 waiter.semaphore.signal()
             case .task(let continuation):
                 continuation.resume(returning: grant)
@@ -51,9 +51,9 @@ public final class PostgresPool: Sendable {
     }
 
     /// A thread's wait: the grant is written before the semaphore is signalled, and read after.
-    private final class ThreadWaiter: @unchecked Sendable {
+    private final class ThreadWaiter: Sendable {
         let semaphore = DispatchSemaphore(value: 0)
-        var grant: Grant?
+        let grant = Mutex<Grant?>(nil)
     }
 
     private struct State {
@@ -120,7 +120,7 @@ public final class PostgresPool: Sendable {
             reserve(orWait: .thread(waiter))
             ?? {
                 waiter.semaphore.wait()
-                return waiter.grant!
+                return waiter.grant.withLock { $0! }
             }()
         return try use(grant, body)
     }

@@ -1,5 +1,5 @@
-public import ReplicaPostgres
 import ReplicaCore
+public import ReplicaPostgres
 
 /// A test's own PostgreSQL connection (an administrator's, a second writer's), used from async test code.
 ///

@@ -72,8 +72,7 @@ struct Synopsis: Sendable {
     /// Whether the action may be left out (the command's default action).
     var actionIsOptional = false
 
-    init(_ action: String = "", _ operand: OperandKey<some Any>? = nil as OperandKey<String>?, default: Bool = false)
-    {
+    init(_ action: String = "", _ operand: OperandKey<some Any>? = nil as OperandKey<String>?, default: Bool = false) {
         self.action = action
         self.operand = operand?.operand
         actionIsOptional = `default`
