@@ -92,9 +92,13 @@ def articles():
 
 def is_public(lines, index):
     """Whether the declaration after the doc comment ending before line `index` is public or open."""
+    depth = 0  # inside an attribute's parentheses that go on over several lines (as swift format writes them)
     for line in lines[index:index + 20]:
         stripped = line.strip()
-        if not stripped or stripped.startswith("///") or stripped.startswith("@") or stripped.startswith("#"):
+        if depth > 0 or stripped.startswith("@"):
+            depth += stripped.count("(") - stripped.count(")")
+            continue
+        if not stripped or stripped.startswith("///") or stripped.startswith("#"):
             continue
         return re.match(r"((nonisolated|final|static|override|required|convenience|mutating|indirect)\s+)*(public|open)\b", stripped) is not None
     return False

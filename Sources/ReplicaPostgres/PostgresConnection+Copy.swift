@@ -22,11 +22,7 @@ extension PostgresConnection {
     /// - Returns: The number of rows written.
     /// - Throws: ``PostgresError`` in words (never quoting a row); ``PostgresError/Code/invalidValue``
     ///   for a row of the wrong length, before the server sees any of it.
-    @available(
-        *, noasync,
-        message:
-            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
-    )
+    @available(*, noasync, message: "it blocks its thread on the server; call it off the cooperative pool")
     @discardableResult
     public func copy(into table: String, columns: [String], rows: some Sequence<[PostgresValue]>) throws -> Int {
         let sql =

@@ -19,11 +19,7 @@ extension PostgresConnection {
     /// ```
     ///
     /// - Throws: ``PostgresError`` with ``PostgresError/Code/connectionLost`` when the connection broke.
-    @available(
-        *, noasync,
-        message:
-            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
-    )
+    @available(*, noasync, message: "it blocks its thread on the server; call it off the cooperative pool")
     public func waitForNotifications(timeout: Duration) throws -> Set<String> {
         Set(try waitForNotices(timeout: timeout).map(\.channel))
     }
@@ -38,11 +34,7 @@ extension PostgresConnection {
     /// order they came (PostgreSQL sends a transaction's identical notifications once).
     ///
     /// - Throws: ``PostgresError`` with ``PostgresError/Code/connectionLost`` when the connection broke.
-    @available(
-        *, noasync,
-        message:
-            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
-    )
+    @available(*, noasync, message: "it blocks its thread on the server; call it off the cooperative pool")
     public func waitForNotices(timeout: Duration) throws -> [Notice] {
         try exclusively {
             var notices = takeNotifications()

@@ -41,11 +41,7 @@ extension PostgresConnection {
     /// - Returns: What `body` returned in the attempt that committed.
     /// - Throws: What `body` threw, or ``PostgresError`` for `BEGIN`/`COMMIT`; a transaction whose
     ///   statement failed without `body` throwing is rolled back and reported.
-    @available(
-        *, noasync,
-        message:
-            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
-    )
+    @available(*, noasync, message: "it blocks its thread on the server; call it off the cooperative pool")
     public func transaction<T>(
         _ isolation: IsolationLevel = .readCommitted, readOnly: Bool = false, _ body: () throws -> T
     ) throws -> T {

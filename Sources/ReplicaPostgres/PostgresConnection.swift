@@ -123,11 +123,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: ``PostgresError`` with ``PostgresError/Code/connectionRefused``,
     ///   ``PostgresError/Code/serverUnreachable``, ``PostgresError/Code/authenticationFailed``,
     ///   ``PostgresError/Code/databaseMissing``, ``PostgresError/Code/invalidURL``, … in words.
-    @available(
-        *, noasync,
-        message:
-            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
-    )
+    @available(*, noasync, message: "it blocks its thread on the server; call it off the cooperative pool")
     public init(url: String, options: Options = Options()) throws {
         Self.keepOpenSSLUntilTheEnd
         let parameters = try Self.parameters(in: url)
@@ -207,11 +203,7 @@ public final class PostgresConnection: @unchecked Sendable {
     ///   - parameters: The values of `$1`, `$2`, … in order.
     /// - Returns: The rows it returned, if any, and how many rows it touched.
     /// - Throws: ``PostgresError`` in words, without the parameters.
-    @available(
-        *, noasync,
-        message:
-            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
-    )
+    @available(*, noasync, message: "it blocks its thread on the server; call it off the cooperative pool")
     @discardableResult
     public func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
         try exclusively {
@@ -239,11 +231,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// ``Options/varyingStatementLimit`` texts prepared so; the oldest are deallocated when more come.
     ///
     /// - Throws: ``PostgresError`` in words, without the parameters.
-    @available(
-        *, noasync,
-        message:
-            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
-    )
+    @available(*, noasync, message: "it blocks its thread on the server; call it off the cooperative pool")
     @discardableResult
     public func executeVarying(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
         try exclusively {
@@ -307,11 +295,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// `BEGIN`), through the simple query protocol: nothing is prepared.
     ///
     /// - Throws: ``PostgresError`` in words.
-    @available(
-        *, noasync,
-        message:
-            "it blocks its thread on the server; run it off the cooperative pool, as PostgresPool's async withConnection does"
-    )
+    @available(*, noasync, message: "it blocks its thread on the server; call it off the cooperative pool")
     public func executeScript(_ sql: String) throws {
         try exclusively { _ = try checked(run { PQsendQuery(handle, sql) }, sql: sql) }
     }
