@@ -36,7 +36,7 @@ extension PostgresIndexWriter {
     }
 
     /// Whether a search-eligible activity is about an item: asked once per writer.
-    func mayHaveStandIns() throws -> Bool {
+    package func mayHaveStandIns() throws -> Bool {
         if let known = activitiesMayStandIn { return known }
         let found =
             try execute(
@@ -50,7 +50,7 @@ extension PostgresIndexWriter {
 
     /// Deletes the items that activities about `identifier` stood in for while it was not indexed: once
     /// it is, they raise its ranking instead of appearing beside it.
-    func dropActivityItems(about identifier: String) throws {
+    package func dropActivityItems(about identifier: String) throws {
         let result = try execute(
             "SELECT persistent FROM replica.activities WHERE account = $1 AND index_name = $2 AND related = $3 AND search",
             [.text(identifier)])

@@ -7,7 +7,7 @@ extension PostgresIndexWriter {
     // MARK: Enrichment
 
     /// Queues the item `id` for the enrichment pass (it was just written and asks for enrichment).
-    func queueEnrichment(_ id: Int64) throws {
+    package func queueEnrichment(_ id: Int64) throws {
         try execute(
             """
             INSERT INTO replica.enrichment(account, index_name, item) VALUES ($1, $2, $3)

@@ -26,16 +26,16 @@ import ReplicaText
 ///     try writer.index(SearchableItem(uniqueIdentifier: "n1", attributeSet: AttributeSet(contentType: .plainText)))
 /// }
 /// ```
-package final class PostgresIndexWriter: IndexWriter {
+package final class PostgresIndexWriter: IndexRowWriter {
     let connection: PostgresConnection
     let account: AccountID
     let indexName: String
     /// The account's own partitions, which every statement writes (see ``AccountPartitions``).
     let table: AccountPartitions
     package let now: Date
-    let defaultLifetime: TimeInterval
+    package let defaultLifetime: TimeInterval
     /// Content types (and trees) already recorded in this transaction.
-    var recordedTypes: [String: String] = [:]
+    var recordedTypes = ContentTypeMemo()
     /// The vocabulary's changes this transaction made: how many more (or fewer) items hold each token.
     var vocabularyChanges: [String: Int64] = [:]
     /// Whether a search-eligible activity is about an item (one that may not have been indexed when it
@@ -45,7 +45,7 @@ package final class PostgresIndexWriter: IndexWriter {
     /// ``remakeFrontier()`` once read: `.some(nil)` when the words are not being made again.
     var remakeFrontierRead: Int64??
     package var writtenLanguages = WrittenLanguages()
-    package private(set) var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
+    package var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
 
     /// Makes a writer for one index of one account, inside the caller's transaction.
     ///
@@ -308,13 +308,6 @@ package final class PostgresIndexWriter: IndexWriter {
         return .replaced
     }
 
-    /// What follows the insert of a new row: its enrichment queued when it asks, and the activities that
-    /// stood in for it while it was not indexed dropped.
-    func wasInserted(_ id: Int64, _ row: PreparedRow) throws {
-        if row.asksForEnrichment { try queueEnrichment(id) }
-        if row.origin.owner != .activities, try mayHaveStandIns() { try dropActivityItems(about: row.identifier) }
-    }
-
     /// Writes a row's metadata over the item `id` (the row's identifier's), whose text is the same, and
     /// queues it for enrichment when it asks.
     private func update(_ id: Int64, to row: PreparedRow) throws {
@@ -375,48 +368,36 @@ package final class PostgresIndexWriter: IndexWriter {
             owner: ItemOwner(rawValue: result.string(0, 9) ?? ""), text: text)
     }
 
-    /// Merges an update into the stored item; an update of a missing or expired item is ignored.
-    private func merge(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
+    /// The stored item under `identifier`, for an `isUpdate` merge (``IndexRowWriter/merge(_:origin:)``).
+    package func storedForUpdate(_ identifier: ItemIdentifier) throws -> StoredItemForUpdate? {
         let result = try execute(
             """
             SELECT id, domain, expires, attributes, owner, content_type, title, description, body
             FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
-            """, [.text(item.uniqueIdentifier.rawValue)])
-        guard result.rowCount == 1, let id = result.int(0, 0), let expires = result.double(0, 2),
-            expires > now.timeIntervalSince1970
-        else { return .ignoredUpdate }
-        let owner = ItemOwner(rawValue: result.string(0, 4) ?? "")
-        guard owner == origin.owner else {
-            refusedOwnership.append((identifier: item.uniqueIdentifier, writer: origin.owner, owner: owner))
-            return .notOwned
-        }
+            """, [.text(identifier.rawValue)])
+        guard result.rowCount == 1, let id = result.int(0, 0), let expires = result.double(0, 2) else { return nil }
         let stored = try AttributeSet(
             stored: result.string(0, 3) ?? "", contentType: result.string(0, 5), body: result.string(0, 8),
             title: result.string(0, 6) ?? "", description: result.string(0, 7) ?? "")
-        let merged = SearchableItem(
-            uniqueIdentifier: item.uniqueIdentifier,
-            domainIdentifier: item.domainIdentifier ?? result.string(0, 1).map(DomainIdentifier.init(rawValue:)),
-            attributeSet: stored.merging(item.attributeSet),
-            expirationDate: item.expirationDate ?? Date(timeIntervalSince1970: expires))
-        var row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
-        try settleLanguage(of: &row.text)
-        if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        try replace(id, with: row)
-        return .merged
+        return StoredItemForUpdate(
+            rowID: id, domain: result.string(0, 1).map(DomainIdentifier.init(rawValue:)), expires: expires,
+            attributeSet: stored, owner: ItemOwner(rawValue: result.string(0, 4) ?? ""))
+    }
+
+    package func rewrite(_ rowID: Int64, with row: PreparedRow) throws {
+        try replace(rowID, with: row)
     }
 
     /// Records a content type's tree once per transaction, so filters can match types under it; a tree
     /// the item brings replaces the one recorded.
-    func recordContentType(_ type: ContentType, tree explicit: [String]?) throws {
-        if explicit == nil, recordedTypes[type.rawValue] != nil { return }
-        let tree = ContentType.storedTree(explicit ?? type.tree)
-        guard recordedTypes[type.rawValue] != tree else { return }
+    package func recordContentType(_ type: ContentType, tree explicit: [String]?) throws {
+        guard let tree = recordedTypes.treeToRecord(for: type, explicit: explicit) else { return }
         try execute(
             """
             INSERT INTO replica.content_types AS types (account, index_name, name, tree) VALUES ($1, $2, $3, $4)
             ON CONFLICT (account, index_name, name) DO UPDATE SET tree = excluded.tree WHERE $5::boolean AND excluded.tree <> types.tree
             """, [.text(type.rawValue), .text(tree), .bool(explicit != nil)])
-        recordedTypes[type.rawValue] = tree
+        recordedTypes.noteRecorded(type, tree: tree)
     }
 
     /// The row of an item, if `owner` made it (any owner's when `owner` is `nil`).

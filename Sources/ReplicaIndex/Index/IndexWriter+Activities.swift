@@ -62,7 +62,7 @@ extension SQLiteIndexWriter {
 
     /// Deletes the items that activities about `identifier` stood in for while it was not indexed: once
     /// it is, they raise its ranking instead of appearing beside it.
-    func dropActivityItems(about identifier: String) throws {
+    package func dropActivityItems(about identifier: String) throws {
         let standIns = try connection.cached("SELECT persistent FROM activities WHERE related = ? AND search = 1")
             .rows([.text(identifier)]) { ItemIdentifier("activity:" + $0.text(0)) }
         if !standIns.isEmpty { _ = try delete(identifiers: standIns, owner: .activities) }

@@ -110,7 +110,7 @@ extension SQLiteIndexReader {
 
 extension SQLiteIndexWriter {
     /// Queues the items row `id` for the enrichment pass (it was just written and asks for enrichment).
-    func queueEnrichment(_ id: Int64) throws {
+    package func queueEnrichment(_ id: Int64) throws {
         try connection.cached("INSERT INTO enrichment(item) VALUES (?) ON CONFLICT(item) DO UPDATE SET pending = 1")
             .run([.integer(id)])
     }

@@ -21,12 +21,12 @@ package enum UpsertOutcome: Equatable {
 /// checkpoint or client state can commit in the same transaction as the writes it describes. The
 /// full-text index is external-content: its entries for a row are removed (SQLite reads the row's
 /// current text to do so) before the row changes or goes.
-package final class SQLiteIndexWriter: IndexWriter {
+package final class SQLiteIndexWriter: IndexRowWriter {
     let connection: Connection
     package let now: Date
-    let defaultLifetime: TimeInterval
+    package let defaultLifetime: TimeInterval
     /// Content types (and trees) already recorded in this transaction.
-    private var recordedTypes: [String: String] = [:]
+    private var recordedTypes = ContentTypeMemo()
     /// The statements every indexed item uses, prepared once per writer rather than looked up by text.
     private lazy var insertStatement = Result { try connection.cached(Self.insertSQL) }
     private lazy var bulkInsertStatement = Result { try connection.cached(Self.bulkInsertSQL) }
@@ -65,7 +65,7 @@ package final class SQLiteIndexWriter: IndexWriter {
     /// Items this writer refused to write because another owner made them: each owner (the API, the
     /// record store, one source, one followed table) changes only its own items. The caller decides what a
     /// refusal means: an error for the API, a skipped entry for a source, quarantine for a record.
-    package private(set) var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
+    package var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
 
     init(connection: Connection, now: Date, defaultLifetime: TimeInterval) {
         self.connection = connection
@@ -132,10 +132,7 @@ package final class SQLiteIndexWriter: IndexWriter {
         if connection.changes == 1 {
             let id = connection.lastInsertRowID
             try indexText(id, row.text)
-            if row.asksForEnrichment { try queueEnrichment(id) }
-            if row.origin.owner != .activities, try activitiesMayStandIn.get() {
-                try dropActivityItems(about: row.identifier)
-            }
+            try wasInserted(id, row)
             return .inserted
         }
         guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {
@@ -214,36 +211,25 @@ package final class SQLiteIndexWriter: IndexWriter {
         }
     }
 
-    /// Merges an update into the stored item; an update of a missing or expired item is ignored.
-    private func merge(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
-        let existing = try connection.cached(
+    /// The stored item under `identifier`, for an `isUpdate` merge (``IndexRowWriter/merge(_:origin:)``).
+    package func storedForUpdate(_ identifier: ItemIdentifier) throws -> StoredItemForUpdate? {
+        try connection.cached(
             "SELECT id, domain, expires, \(SQLiteIndexReader.itemColumns), body FROM items WHERE identifier = ?"
         )
-        .firstRow([.text(item.uniqueIdentifier.rawValue)]) { row in
+        .firstRow([.text(identifier.rawValue)]) { row in
             let (stored, storedOrigin, _) = try SQLiteIndexReader.decodeItem(
                 row, offset: 3, textContent: row.optionalText(13))
-            return (
-                id: row.int64(0), domain: row.optionalText(1), expires: row.double(2),
-                stored: stored.attributeSet, owner: storedOrigin.owner
-            )
+            return StoredItemForUpdate(
+                rowID: row.int64(0), domain: row.optionalText(1).map(DomainIdentifier.init(rawValue:)),
+                expires: row.double(2), attributeSet: stored.attributeSet, owner: storedOrigin.owner)
         }
-        guard let existing, existing.expires > now.timeIntervalSince1970 else { return .ignoredUpdate }
-        guard existing.owner == origin.owner else {
-            refusedOwnership.append((identifier: item.uniqueIdentifier, writer: origin.owner, owner: existing.owner))
-            return .notOwned
-        }
-        let stored = existing.stored
-        let merged = SearchableItem(
-            uniqueIdentifier: item.uniqueIdentifier,
-            domainIdentifier: item.domainIdentifier ?? existing.domain.map(DomainIdentifier.init(rawValue:)),
-            attributeSet: stored.merging(item.attributeSet),
-            expirationDate: item.expirationDate ?? Date(timeIntervalSince1970: existing.expires))
-        var row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
-        try settleLanguage(of: &row.text)
-        if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        try replace(existing.id, indexedWith: nil, with: row)
-        return .merged
     }
+
+    package func rewrite(_ rowID: Int64, with row: PreparedRow) throws {
+        try replace(rowID, indexedWith: nil, with: row)
+    }
+
+    package func mayHaveStandIns() throws -> Bool { try activitiesMayStandIn.get() }
 
     /// Replaces the items row `id` and its full-text entries.
     ///
@@ -302,17 +288,15 @@ package final class SQLiteIndexWriter: IndexWriter {
     }
 
     /// Records a content type's tree once per transaction, so filters can match types under it.
-    private func recordContentType(_ type: ContentType, tree explicit: [String]?) throws {
-        if explicit == nil, recordedTypes[type.rawValue] != nil { return }
-        let tree = ContentType.storedTree(explicit ?? type.tree)
-        guard recordedTypes[type.rawValue] != tree else { return }
+    package func recordContentType(_ type: ContentType, tree explicit: [String]?) throws {
+        guard let tree = recordedTypes.treeToRecord(for: type, explicit: explicit) else { return }
         try connection.cached(
             """
             INSERT INTO content_types(name, tree) VALUES (?1, ?2)
             ON CONFLICT(name) DO UPDATE SET tree = excluded.tree WHERE ?3 AND excluded.tree != content_types.tree
             """
         ).run([.text(type.rawValue), .text(tree), SQLValue(explicit != nil)])
-        recordedTypes[type.rawValue] = tree
+        recordedTypes.noteRecorded(type, tree: tree)
     }
 
     /// Removes the full-text entries of the items row `id`, which FTS5 makes again from the row's text
