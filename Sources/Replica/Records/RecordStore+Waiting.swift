@@ -1,7 +1,5 @@
 import Foundation
 import ReplicaCore
-import ReplicaPostgres
-import ReplicaPostgresStore
 
 extension RecordStore {
     /// Waits until every record written to `account` before the call is in its index: projected by the
@@ -48,32 +46,13 @@ extension RecordStore {
         if target == 0 { return true }
         if try await projected() { return true }
 
-        guard case .postgres(let url) = store.database else {
-            var pause = Duration.milliseconds(2)
-            while ContinuousClock.now < deadline {
-                try await Task.sleep(for: min(pause, deadline - ContinuousClock.now))
-                if try await projected() { return true }
-                pause = min(pause * 2, .milliseconds(50))
-            }
-            return false
-        }
         // Listening first, then looking: a commit between the two is seen by the look, one after it is heard.
-        let listener = try await Blocking.run {
-            try translatingPostgresErrors {
-                let connection = try PostgresConnection(url: url)
-                try connection.executeScript("LISTEN replica_projected")
-                return connection
-            }
-        }
+        let commits = try await store.home.projectionCommits()
         while true {
             if try await projected() { return true }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return false }
-            _ = try await Blocking.run {
-                try translatingPostgresErrors {
-                    try listener.waitForNotifications(timeout: min(left, .milliseconds(250)))
-                }
-            }
+            try await commits.next(within: left)
         }
     }
 }

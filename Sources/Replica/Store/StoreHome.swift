@@ -1,6 +1,8 @@
 import Foundation
+import ReplicaCore
 import ReplicaPostgres
 import ReplicaPostgresStore
+import Synchronization
 
 /// Where a store keeps its accounts: the files of its folder (SQLite, the default) or a PostgreSQL
 /// database. `Store` asks this what differs between the two (opening an account's indexes and records,
@@ -36,6 +38,56 @@ protocol StoreHome: Sendable {
     /// scratch. Its catalog entry is left for the caller to delete last.
     @available(*, noasync, message: "it waits for the storage; in async code run it in Blocking.run")
     func removeContent(of account: AccountRecord) throws
+
+    /// Starts hearing of the projection engines' commits, in this process or any other, for a waiter that
+    /// looks at an index's checkpoint again after each (``RecordStore/waitUntilSearchable(account:indexName:timeout:)``).
+    func projectionCommits() async throws -> any ProjectionCommits
+}
+
+/// What a home tells a waiter of the projection engines' commits: a prompt to look again, never the
+/// proof that what it waits for was projected (a commit may be of another account's records, and a
+/// prompt may be lost).
+protocol ProjectionCommits: Sendable {
+    /// Returns once an engine may have committed since the last call, or after at most `limit`.
+    func next(within limit: Duration) async throws
+}
+
+/// Files have no notifications: the waiter looks again after 2 ms, then twice as long each time up to
+/// 50 ms.
+final class PolledProjectionCommits: ProjectionCommits {
+    private let pause = Mutex(Duration.milliseconds(2))
+
+    func next(within limit: Duration) async throws {
+        let wait = pause.withLock { pause in
+            defer { pause = min(pause * 2, .milliseconds(50)) }
+            return pause
+        }
+        try await Task.sleep(for: min(wait, limit))
+    }
+}
+
+/// PostgreSQL's engines notify `replica_projected` as they commit; the waiter listens on a connection of
+/// its own, closed when it is done, and looks again at least every 250 ms, should a notice be lost.
+final class ListenedProjectionCommits: ProjectionCommits {
+    private let connection: PostgresConnection
+
+    init(url: String) async throws {
+        connection = try await Blocking.run {
+            try translatingPostgresErrors {
+                let connection = try PostgresConnection(url: url)
+                try connection.executeScript("LISTEN replica_projected")
+                return connection
+            }
+        }
+    }
+
+    func next(within limit: Duration) async throws {
+        _ = try await Blocking.run { [connection] in
+            try translatingPostgresErrors {
+                try connection.waitForNotifications(timeout: min(limit, .milliseconds(250)))
+            }
+        }
+    }
 }
 
 /// The embedded default: a folder of SQLite files, `catalog.sqlite` and `accounts/<id>/` for each account
@@ -82,6 +134,8 @@ struct FolderHome: StoreHome {
     func removeContent(of account: AccountRecord) throws {
         try FileSystem.removeTree(directory + "/" + account.directory)
     }
+
+    func projectionCommits() async throws -> any ProjectionCommits { PolledProjectionCommits() }
 }
 
 /// A PostgreSQL database (schema `replica`), shared by every process of the app: the catalog, and each
@@ -90,6 +144,8 @@ struct FolderHome: StoreHome {
 /// account drops its partitions, one in every table (`replica.remove_account()`).
 struct PostgresHome: StoreHome {
     let directory: String
+    /// The primary's URL, for a connection of a waiter's own (``projectionCommits()``).
+    let url: String
     let catalog: any CatalogStorage
     /// The connections of indexes and record stores; the catalog has a pool of its own.
     let pool: PostgresPool
@@ -110,6 +166,7 @@ struct PostgresHome: StoreHome {
         events: @escaping @Sendable (StoreEvent) -> Void
     ) throws {
         self.directory = directory
+        self.url = url
         let (description, system) = try translatingPostgresErrors {
             let connection = try PostgresConnection(url: url)
             try PostgresSchema.migrate(connection)
@@ -172,4 +229,6 @@ struct PostgresHome: StoreHome {
         }
         try FileSystem.removeTree(directory + "/" + account.directory)
     }
+
+    func projectionCommits() async throws -> any ProjectionCommits { try await ListenedProjectionCommits(url: url) }
 }
