@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "ReplicaCLI",
             dependencies: [
-                "Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec", "ReplicaSQLite",
+                "Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec",
             ]),
 
         // Build-time only: compiles migrations/*.sql into the library.

@@ -1,6 +1,5 @@
 import Foundation
 import Replica
-import ReplicaSQLite
 import Synchronization
 
 /// The `replica` command: global options, then one subcommand.
@@ -219,7 +218,7 @@ enum ReplicaCommand {
         } catch let error as ReplicaError {
             Output.error(error.message)
             return error.code == .invalidArgument ? 2 : 1
-        } catch let error as SQLiteError {
+        } catch let error as any StorageFailure {
             Output.error(error.explanation)
             return 1
         } catch {

@@ -10,6 +10,10 @@ package protocol StorageFailure: Error {
     /// The failure in a few words, for a log line or a queued retry's last error (SQLite: its result code
     /// in words and its number); never content.
     var summary: String { get }
+
+    /// The failure in a sentence or two for a person: what failed, what is intact, what to do; never
+    /// content. What a command prints when a storage error reaches it untranslated.
+    var explanation: String { get }
 }
 
 extension ReplicaError {

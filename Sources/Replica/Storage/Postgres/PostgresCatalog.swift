@@ -224,4 +224,7 @@ extension PostgresError: StorageFailure {
 
     /// The kind of failure, such as `diskFull`.
     package var summary: String { code.description }
+
+    /// The server's message in words, with the statement's kind but never its parameters.
+    package var explanation: String { description }
 }
