@@ -145,24 +145,35 @@ package struct PostgresIndexReader: IndexReader {
         let queries: [String]
         /// What each term's idf is multiplied by (``FTSPattern/phraseWeights``).
         let weights: [Double]
+        /// For each of ``queries``, the typed word it is a form of (the pattern's term): where every word
+        /// is required, a row needs one form of each.
+        let words: [Int]
         let tsquery: String
         let requiresAll: Bool
         /// The language the query's words were stemmed for (``FTSPattern/language``).
         let language: String?
 
         /// `nil` when nothing can match: no term has a token (punctuation alone matches nothing in FTS5),
-        /// or, when every term is required, one has none.
+        /// or, when every word is required, one has no form with a token.
         init?(_ pattern: FTSPattern) {
-            let all = (pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms).flatMap(
-                PostgresIndexText.phrases(of:))
-            let queries = all.compactMap(\.query)
-            guard !queries.isEmpty, !(pattern.requiresAll && queries.count < all.count) else { return nil }
-            terms = all.filter { $0.query != nil }
-            weights = zip(all, pattern.phraseWeights).filter { $0.0.query != nil }.map(\.1)
-            self.queries = queries
+            let searched = pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms
+            let all = searched.enumerated().flatMap { word, term in
+                PostgresIndexText.phrases(of: term).map { (word: word, phrase: $0) }
+            }
+            let kept = zip(all, pattern.phraseWeights).filter { $0.0.phrase.query != nil }
+            let words = kept.map(\.0.word)
+            guard !kept.isEmpty, !(pattern.requiresAll && Set(words).count < searched.count) else { return nil }
+            terms = kept.map(\.0.phrase)
+            weights = kept.map(\.1)
+            queries = terms.compactMap(\.query)
+            self.words = words
             requiresAll = pattern.requiresAll
             language = pattern.language
-            tsquery = queries.map { "(\($0))" }.joined(separator: pattern.requiresAll ? " & " : " | ")
+            tsquery =
+                pattern.requiresAll
+                ? Dictionary(grouping: zip(words, queries), by: \.0).sorted { $0.key < $1.key }
+                    .map { "(" + $0.value.map { "(\($0.1))" }.joined(separator: " | ") + ")" }.joined(separator: " & ")
+                : queries.map { "(\($0))" }.joined(separator: " | ")
         }
     }
 
@@ -262,7 +273,7 @@ package struct PostgresIndexReader: IndexReader {
         let best = try connection.execute(
             """
             SELECT id, length, score, hits, items, words FROM replica.ranked_matches($1, $2::tsquery[], $3, $4, $5,
-                $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20::float8[])
+                $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20::float8[], $21::integer[])
             """,
             [
                 .text(indexName), SQLBuilder.textArray(terms.queries), .bool(terms.requiresAll),
@@ -273,6 +284,7 @@ package struct PostgresIndexReader: IndexReader {
                 values(query.excludedOwners.map(\.rawValue)), values(query.authors.map { $0.lowercased() }),
                 values(query.recipients.map { $0.lowercased() }), time(query.created?.start), time(query.created?.end),
                 time(query.modified?.start), time(query.modified?.end), SQLBuilder.doubleArray(terms.weights),
+                SQLBuilder.integerArray(terms.words.map(Int64.init)),
             ])
         guard best.rowCount > 0 else { return nil }
         let ranking = Ranking(

@@ -100,7 +100,8 @@ extension PostgresSchema {
     /// dropping the partitions of the account the transaction names (`add_account`, `remove_account`),
     /// sampling its ranking lists' numbers and the four searches, each on that account's partitions only.
     /// Migration 0010 grants them to the roles the schema's tables are given to; a migration that adds
-    /// one the app calls grants it the same way and adds it here (0014 gave `ranked_matches` its weights).
+    /// one the app calls grants it the same way and adds it here (0014 gave `ranked_matches` its weights, 0015
+    /// the word of each term).
     package static let appFunctions = [
         "replica.partition_name(text, text)",
         "replica.add_account()",
@@ -109,7 +110,7 @@ extension PostgresSchema {
         "replica.items_matching(text, tsquery)",
         "replica.items_matching_counts(text, tsquery[])",
         "replica.ranked_matches(text, tsquery[], boolean, float8, integer, float8, float8, float8, float8, "
-            + "text[], text[], text[], text[], text[], text[], float8, float8, float8, float8, float8[])",
+            + "text[], text[], text[], text[], text[], text[], float8, float8, float8, float8, float8[], integer[])",
         "replica.unlisted_postings(text, text[], tsquery[], integer)",
     ]
 

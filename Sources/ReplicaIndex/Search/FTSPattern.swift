@@ -182,8 +182,10 @@ package struct FTSPattern: Hashable, Sendable {
         /// The group as one expression for `NEAR`: its parts side by side, or its one term.
         var expression: String { joined?.expression ?? phrases.map(\.expression).joined(separator: " ") }
 
-        /// The group with each word searched by its stem alone (and a long word by its pairs alone).
-        var byStems: Group { Group(terms: terms.filter { !wholeWords.contains($0) }.map(\.phrase), joined: joined) }
+        /// The group where every word is required: each word as typed or by any of its stems (one for each
+        /// language the query is stemmed for), and a long word by its pairs alone (an item whose text the
+        /// dictionary cut otherwise has the pairs, not the word).
+        var requiringEveryWord: Group { Group(terms: terms.filter { !wholeWords.contains($0) }, joined: joined) }
     }
 
     package let groups: [Group]
@@ -202,20 +204,18 @@ package struct FTSPattern: Hashable, Sendable {
     /// - Parameter language: the language the query's words are stemmed for (``SearchQuery/languages``):
     ///   each word with a stem is searched as typed or by its stem, which the index holds beside every
     ///   word with that stem in an item of the language (`houses` finds "house" and "housing", and
-    ///   "houses" first); by its stem alone with `requiringAll`; `nil` for none.
+    ///   "houses" first), also with `requiringAll`; `nil` for none.
     /// - Parameter moreLanguages: other languages the words are stemmed for too, each stem one more way
-    ///   a word matches (by the first stem alone with `requiringAll`).
+    ///   a word matches, also with `requiringAll` (a required word is any of its forms).
     /// - Parameter functionWords: the function words of the languages the query is in, which count only
     ///   beside its other words, as English's always do.
     init(
         text: String, requiringAll: Bool = false, language: String? = "en", moreLanguages: [String] = [],
         functionWords: FunctionWords = FunctionWords(languages: [])
     ) throws {
-        // Every word required: each by its stem alone, so that a match needs one phrase a word, as on
-        // every backend (the server's ranking requires each of its phrases).
         let languages = (language.map { [$0] } ?? []) + moreLanguages
         let groups = Self.groups(in: text, languages: languages, functionWords: functionWords).map {
-            requiringAll ? $0.byStems : $0
+            requiringAll ? $0.requiringEveryWord : $0
         }
         let count = groups.reduce(0) { $0 + $1.terms.count }
         guard count > 0 else {
@@ -273,16 +273,17 @@ package struct FTSPattern: Hashable, Sendable {
         return FTSPattern(groups: groups, requiringAll: requiresAll, language: language, functionWords: functionWords)
     }
 
-    /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term.
+    /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term. `AND` is written out:
+    /// FTS5 reads two terms side by side as both only when neither is a word's forms in parentheses.
     var matchExpression: String {
         requiresAll
-            ? terms.map(\.expression).joined(separator: " ")
+            ? terms.map(\.expression).joined(separator: " AND ")
             : meaningfulTerms.map(\.expression).joined(separator: " OR ")
     }
 
     /// The weight of each phrase of ``matchExpression`` in BM25, in its order: a pair of characters of a
     /// longer Chinese, Japanese or Korean word ``pairWeight`` (unless it was typed as a word of its own
-    /// too), a word's forms their ``Term/alternativeWeights(typed:)``. Where every word is required, each phrase
+    /// too), a word's forms their ``Term/alternativeWeights(typed:)``. Where every word is required, a pair
     /// weighs 1 (a long word is searched by its pairs alone). Found once, with the pattern: each backend's
     /// search reads it more than once.
     package let phraseWeights: [Double]

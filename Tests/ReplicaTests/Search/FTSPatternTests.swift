@@ -11,7 +11,7 @@ import Testing
         // "NEAR(a" is the word "NEAR" (and "a" beside it), "title:x" the word "title" (and "x" beside it).
         #expect(
             try FTSPattern(text: text, requiringAll: true, language: nil).matchExpression
-                == #""launch" "and" "risk" "or" "not" "near" "b" "title""#)
+                == #""launch" AND "and" AND "risk" AND "or" AND "not" AND "near" AND "b" AND "title""#)
         // Ranked (the default): "AND", "OR", "NOT" are function words here, and left out of the candidates.
         #expect(
             try FTSPattern(text: text, language: nil).matchExpression
@@ -41,7 +41,8 @@ import Testing
 
     @Test func dropsAnUnbalancedQuote() throws {
         #expect(
-            try FTSPattern(text: #"say "hello"#, requiringAll: true, language: nil).matchExpression == #""say" "hello""#
+            try FTSPattern(text: #"say "hello"#, requiringAll: true, language: nil).matchExpression
+                == #""say" AND "hello""#
         )
     }
 
@@ -49,7 +50,7 @@ import Testing
         #expect(try FTSPattern(text: "apple banana", language: nil).matchExpression == #""apple" OR "banana""#)
         #expect(
             try FTSPattern(text: "apple banana", requiringAll: true, language: nil).matchExpression
-                == #""apple" "banana""#)
+                == #""apple" AND "banana""#)
     }
 
     @Test func functionWordsNeverDecideAMatchOnTheirOwn() throws {
@@ -111,7 +112,7 @@ import Testing
             joined.nearExpression == #"NEAR("title sourdough" "garage tyr" * "sourdough s" "state of the art", 12)"#)
         #expect(
             try FTSPattern(text: "garage/tyres", requiringAll: true, language: nil).matchExpression
-                == #""garage" "tyres""#)
+                == #""garage" AND "tyres""#)
         // One word joined by punctuation: its parts side by side are the bonus.
         #expect(try FTSPattern(text: "garage/tyres", language: nil).nearExpression == #""garage tyres""#)
         #expect(try FTSPattern(text: "sourdough's", language: nil).nearExpression == #""sourdough s""#)
@@ -129,8 +130,8 @@ import Testing
             try FTSPattern(text: #""garage/tyres""#, language: nil).terms == [.phrase("garage/tyres", prefix: false)])
     }
 
-    /// A word with a stem of its own is searched as typed or by its stem, at one place; where only a
-    /// phrase goes (`NEAR`) and where every word is required, by its stem alone.
+    /// A word with a stem of its own is searched as typed or by its stem, at one place, also where every
+    /// word is required; where only a phrase goes (`NEAR`), by its stem alone.
     @Test func aWordIsSearchedAsTypedOrByItsStem() throws {
         let pattern = try FTSPattern(text: "houses garden", language: "en")
         #expect(pattern.terms == [.forms(word: "houses", stems: ["hous"]), .word("garden", prefix: false)])
@@ -138,7 +139,11 @@ import Testing
         #expect(pattern.nearExpression == #"NEAR("hous" "garden", 8)"#)
         #expect(
             try FTSPattern(text: "houses garden", requiringAll: true, language: "en").matchExpression
-                == #""hous" "garden""#)
+                == #"("houses" OR "hous") AND "garden""#)
+        // Stemmed for several languages, a required word is any of its forms: its stem in each of them.
+        let both = try FTSPattern(text: "universidades", requiringAll: true, language: "en", moreLanguages: ["es"])
+        #expect(both.terms == [.forms(word: "universidades", stems: ["universidad", "univers"])])
+        #expect(both.matchExpression == #"("universidades" OR "universidad" OR "univers")"#)
         // A prefix is never stemmed; a function word is known by the word typed, not by its stem ("doe").
         #expect(try FTSPattern(text: "hous*", language: "en").terms == [.word("hous", prefix: true)])
         #expect(

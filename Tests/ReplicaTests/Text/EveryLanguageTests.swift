@@ -269,7 +269,7 @@ struct EveryLanguageTests {
             #expect(Set(found) == ["plural", "singular", "verb"], "\(query) on \(backend)")
             #expect(found.first == first, "\(query) on \(backend): \(found)")
         }
-        // Every word required: each by its stem, so every form still matches.
+        // Every word required: each as typed or by its stem, so every form still matches.
         var all = SearchQuery("connections harbour")
         all.requiresAllWords = true
         all.disablesSemanticSearch = true
@@ -277,6 +277,34 @@ struct EveryLanguageTests {
             Set(try await fixture.store.search(all).map(\.item.uniqueIdentifier.rawValue)) == [
                 "plural", "singular", "verb",
             ])
+    }
+
+    /// Every word required, stemmed for several languages: a word is any of its forms, its stem in each
+    /// language among them, so a Spanish plural asked with English first finds the Spanish items (by the
+    /// English stem alone, "universidad", it found only the singular); the form typed ranks first among
+    /// the forms of one language.
+    @Test(arguments: TestBackend.available)
+    func aRequiredWordIsAnyOfItsFormsInEveryLanguageOfTheQuery(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        try await index.indexItems([
+            Self.item("plural", "Las universidades abrieron sus puertas en septiembre.", language: "es"),
+            Self.item("singular", "La universidad abrió sus puertas en septiembre.", language: "es"),
+            Self.item("other", "El puerto abrió sus puertas en septiembre.", language: "es"),
+            Self.item("en", "The harbour pumps were checked on Monday.", language: "en"),
+        ])
+        var all = SearchQuery("universidades septiembre")
+        all.requiresAllWords = true
+        all.disablesSemanticSearch = true
+        all.languages = ["en", "es"]
+        // (English's stem of the plural is the Spanish singular, which may then rank first.)
+        #expect(
+            Set(try await fixture.store.search(all).map(\.item.uniqueIdentifier.rawValue)) == ["plural", "singular"],
+            "on \(backend)")
+        all.languages = ["es"]
+        #expect(
+            try await fixture.store.search(all).map(\.item.uniqueIdentifier.rawValue) == ["plural", "singular"],
+            "on \(backend)")
     }
 
     /// The form typed counts ``FTSPattern/typedFormWeight`` of what its stem counts in BM25, not as
