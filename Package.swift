@@ -96,7 +96,7 @@ let package = Package(
             name: "Replica",
             dependencies: [
                 "ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres",
-                "ReplicaPostgresStore", "CSpawn",
+                "ReplicaPostgresStore", "ReplicaText", "CSpawn",
             ],
             plugins: ["EmbedMigrations"]),
 

@@ -1,4 +1,5 @@
 public import Foundation
+import ReplicaText
 
 /// What a store holds, for `replica status`.
 public struct StoreStatus: Sendable {
@@ -54,6 +55,10 @@ public struct StoreStatus: Sendable {
         public var indexes: [IndexStatus]
         /// `nil` when the account has no record store.
         public var records: RecordsStatus?
+        /// The languages of a sample of the account's items (up to ``Store/languageSample`` of each index),
+        /// by how many of them CLD2 is sure are in each (BCP 47 codes: `en`, `zh`, `ja`…); items whose
+        /// language cannot be told are not counted.
+        public var languages: [String: Int] = [:]
 
         /// How many items are searchable now, over all the account's indexes.
         public var itemCount: Int { indexes.reduce(0) { $0 + $1.itemCount } }
@@ -80,6 +85,10 @@ public struct StoreStatus: Sendable {
     public var semanticSearchProblem: String? = nil
     /// The read database (a standby), asked now, when the store has one.
     public var standby: StandbyStatus? = nil
+    /// A model that would read the accounts' items better, and why: with all-MiniLM-L6-v2, which reads
+    /// English, multilingual-e5-small when an account's items are mostly in other languages
+    /// (``AccountStatus/languages``); `nil` otherwise.
+    public var modelSuggestion: String? = nil
 
     /// A standby that serves reads (``Store/Configuration/readDatabase``), as it was found when asked.
     public struct StandbyStatus: Sendable {
@@ -132,10 +141,15 @@ extension Store {
                     recordCount: 0, pendingChanges: 0, ignoredOlder: 0, pendingDeletions: [],
                     quarantined: [], rebuilding: [], problem: error.message)
             }
+            var languages: [String: Int] = [:]
+            for name in indexes.map(\.name) {
+                guard let index = try await existingIndex(named: name, account: record.id) else { continue }
+                languages.merge(try await Self.sampledLanguages(of: index)) { $0 + $1 }
+            }
             accounts.append(
                 StoreStatus.AccountStatus(
                     id: record.id, state: record.state, signedInAt: record.signedInAt, indexes: indexes,
-                    records: records))
+                    records: records, languages: languages))
         }
         // The model is tried on a query, as a search would: a damaged one is said, not shown as working.
         var modelProblem: String?
@@ -150,7 +164,48 @@ extension Store {
         return StoreStatus(
             directory: directory, database: home.databaseDescription, accounts: accounts,
             semanticSearch: configuration.embedder?.modelIdentifier, semanticSearchProblem: modelProblem,
-            standby: await standbyStatus())
+            standby: await standbyStatus(),
+            modelSuggestion: configuration.embedder.flatMap {
+                Self.modelSuggestion(model: $0.modelIdentifier, accounts)
+            })
+    }
+
+    /// How many items of each index ``StoreStatus/AccountStatus/languages`` reads.
+    public static let languageSample = 200
+
+    /// The languages CLD2 is sure of among up to ``languageSample`` of the index's items (the first of a
+    /// listing), by count: their title and the start of their text.
+    static func sampledLanguages(of index: SearchableIndex) async throws -> [String: Int] {
+        var listing = SearchQuery(nil, limit: languageSample)
+        listing.disablesSemanticSearch = true
+        let listed = try await index.search(listing).map(\.item.uniqueIdentifier)
+        var counts: [String: Int] = [:]
+        for item in try await index.items(withIdentifiers: listed) {
+            let text = [item.attributeSet.title, item.attributeSet.textContent.map { String($0.prefix(2_000)) }]
+                .compactMap { $0 }.joined(separator: "\n")
+            guard let told = TextAnalyzer.language(of: text), told.isReliable else { continue }
+            counts[TextAnalyzer.languageCode(ofTag: told.code), default: 0] += 1
+        }
+        return counts
+    }
+
+    /// The multilingual model, suggested with all-MiniLM-L6-v2 (which reads English alone) when more than
+    /// half of the items of an account whose language could be told, at least ten, are in other languages.
+    static func modelSuggestion(model: String, _ accounts: [StoreStatus.AccountStatus]) -> String? {
+        guard model.hasPrefix(MiniLMEmbedder.modelName) else { return nil }
+        let mostlyOthers = accounts.compactMap { account -> String? in
+            let told = account.languages.values.reduce(0, +)
+            let others = account.languages.filter { $0.key != "en" }.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            guard told >= 10, 2 * others.reduce(0, { $0 + $1.value }) > told else { return nil }
+            let counts = others.prefix(3).map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            return "\(account.id) (\(counts) of \(told) items sampled)"
+        }
+        guard !mostlyOthers.isEmpty else { return nil }
+        return "most items of "
+            + (mostlyOthers.count == 1 ? "account " : "accounts ") + mostlyOthers.joined(separator: "; ")
+            + " are in languages other than English, which \(EmbeddingModel.miniLM.rawValue) does not read: "
+            + "\(EmbeddingModel.multilingualE5.rawValue) reads about a hundred (REPLICA_MODEL or the configuration "
+            + "file's model names it; every item is then embedded again, and found by its words meanwhile)"
     }
 
     /// The standby's state, asked of it now; `nil` without one.
@@ -220,7 +275,10 @@ extension StoreStatus {
             (
                 "semanticSearch",
                 semanticSearch.map {
-                    .object(omittingNil: [("model", .string($0)), ("problem", semanticSearchProblem.map(JSON.string))])
+                    .object(omittingNil: [
+                        ("model", .string($0)), ("problem", semanticSearchProblem.map(JSON.string)),
+                        ("suggestion", modelSuggestion.map(JSON.string)),
+                    ])
                 } ?? .null
             ),
             (
@@ -255,6 +313,13 @@ extension StoreStatus {
                             ("indexBytes", .number(Double(account.indexBytes))),
                             ("lastClientState", Self.describe(clientState: account.lastClientState)),
                             ("signedInAt", .string(ISO8601.string(from: account.signedInAt))),
+                            (
+                                "languages",
+                                .object(
+                                    account.languages.sorted { $0.key < $1.key }.map {
+                                        ($0.key, .number(Double($0.value)))
+                                    })
+                            ),
                             (
                                 "records",
                                 account.records.map { records in

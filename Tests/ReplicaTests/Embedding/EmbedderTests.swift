@@ -514,6 +514,43 @@ import Testing
         }
     }
 
+    /// With MiniLM, which reads English, `status` suggests the multilingual model for an account whose
+    /// items are mostly in other languages (CLD2's languages of a sample of them), and not for one mostly
+    /// in English; with no model, or another one, it suggests nothing.
+    @Test func statusSuggestsTheMultilingualModelForAnAccountMostlyInOtherLanguages() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = Store.Configuration()
+        configuration.embedder = try model()
+        let store = try Store(directory: directory.url, configuration: configuration)
+        try await store.signIn("english")
+        try await store.index(account: "english").indexItems(
+            (0..<12).map {
+                Fixtures.item(
+                    "en-\($0)", text: "The harbour pumps were checked on Monday, and the report \($0) was filed.")
+            })
+        #expect(try await store.status().modelSuggestion == nil)
+        try await store.signIn("chinese")
+        let chinese = [
+            "我们明天在北京开会讨论预算问题，请大家提前准备好材料。", "中国农业发展银行的贷款利率今年有所下降。",
+            "这本书讲述了一个关于友谊和勇气的故事。", "上海的地铁系统是世界上最繁忙的之一。",
+        ]
+        try await store.index(account: "chinese").indexItems(
+            (0..<9).map { Fixtures.item("zh-\($0)", text: chinese[$0 % chinese.count]) }
+                + (0..<3).map { Fixtures.item("en-\($0)", text: "The harbour pumps were checked on Monday.") })
+        let status = try await store.status()
+        let account = try #require(status.accounts.first { $0.id == "chinese" })
+        #expect(account.languages["zh", default: 0] >= 7, "\(account.languages)")
+        let suggestion = try #require(status.modelSuggestion)
+        #expect(suggestion.contains("account chinese (zh ") && suggestion.contains("multilingual-e5-small"))
+        #expect(!suggestion.contains("english"), "\(suggestion)")
+        #expect(status.json.serialized().contains(#""suggestion":"#))
+        // With no model, or a model that is not MiniLM, nothing is suggested.
+        #expect(Store.modelSuggestion(model: "intfloat/multilingual-e5-small@1", status.accounts) == nil)
+        #expect(Store.modelSuggestion(model: MiniLMEmbedder.modelName + "@1", status.accounts) == suggestion)
+        let withoutModel = try Store(directory: directory.url)
+        #expect(try await withoutModel.status().modelSuggestion == nil)
+    }
+
     @Test func aQuerySharingNoWordWithAnItemFindsItByMeaning() async throws {
         let directory = try TemporaryDirectory()
         var configuration = Store.Configuration()
