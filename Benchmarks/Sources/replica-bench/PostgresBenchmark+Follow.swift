@@ -21,8 +21,7 @@ extension PostgresBenchmark {
             let table: FollowedTable
             let write: @Sendable (Int, Int) throws -> Void
             if backend == "PostgreSQL" {
-                let owner = try server.ownerConnection()
-                try owner.executeScript(
+                try server.runAsOwner(
                     """
                     DROP SCHEMA IF EXISTS app CASCADE; CREATE SCHEMA app;
                     CREATE TABLE app.notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text);
@@ -33,7 +32,7 @@ extension PostgresBenchmark {
                 table = FollowedTable(
                     database: url, table: "notes", kind: "note", account: .column("owner"), versionColumn: "revision")
                 store = try postgresStore(directory, url: server.appURL)
-                let connection = Mutex(try PostgresConnection(url: server.ownerURL))
+                let connection = Mutex(try server.ownerConnection())
                 write = { first, count in
                     try connection.withLock { connection in
                         // One statement a transaction, as an app writing a batch would.

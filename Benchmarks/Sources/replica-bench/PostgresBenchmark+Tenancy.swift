@@ -46,7 +46,7 @@ extension PostgresBenchmark {
         try settle(server)
         try settle(alone)
         let databaseSize =
-            try server.ownerConnection().execute("SELECT pg_database_size(current_database())").int(0, 0) ?? 0
+            try server.queryAsOwner("SELECT pg_database_size(current_database())").int(0, 0) ?? 0
         print(
             "loaded in \(Measure.format(loading)) s (\(Int(Double(accounts * size) / loading)) items/s, sign-ins included; "
                 + "sign-in p50 \(Measure.format(Measure.median(signInTimes) * 1000)) ms); database \(databaseSize / 1_048_576) MiB"

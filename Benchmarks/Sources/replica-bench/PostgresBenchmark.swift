@@ -29,7 +29,7 @@ enum PostgresBenchmark {
         let server = try PostgresServer(script: options.script, name: "main")
         defer { server.stop() }
         try migrate(server)
-        let version = try server.ownerConnection().execute("SHOW server_version").string(0, 0) ?? "?"
+        let version = try server.queryAsOwner("SHOW server_version").string(0, 0) ?? "?"
         print(
             "PostgreSQL \(version), a throwaway server (scripts/postgres.sh, fsync on), \(ProcessInfo.processInfo.activeProcessorCount) cores"
         )
@@ -116,8 +116,8 @@ enum PostgresBenchmark {
                     let seconds = try Measure.secondsNow { try raw.load(paragraphs, indexFirst: contestant != "raw") }
                     rates[contestant, default: []].append(Double(paragraphs.count) / seconds)
                     if contestant == "raw" {
-                        try raw.connection.executeScript("VACUUM ANALYZE \(raw.table)")
-                        try server.superuserConnection().executeScript("CHECKPOINT")
+                        try server.runAsOwner("VACUUM ANALYZE \(raw.table)")
+                        try server.runAsSuperuser("CHECKPOINT")
                         for query in classes[0].queries.prefix(10) { _ = try raw.timedSearch(query) }  // warm-up
                         for (name, queries) in classes {
                             for query in queries {

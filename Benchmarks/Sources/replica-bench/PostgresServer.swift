@@ -64,6 +64,18 @@ final class PostgresServer {
         try PostgresConnection(url: ownerURL)
     }
 
+    // Synchronous, on a connection of their own: a benchmark waits for the server where it stands (the
+    // library's own calls are `noasync`, and async code runs them off the cooperative pool).
+
+    /// Runs a script as the owner.
+    func runAsOwner(_ script: String) throws { try ownerConnection().executeScript(script) }
+
+    /// Runs a script as the superuser.
+    func runAsSuperuser(_ script: String) throws { try superuserConnection().executeScript(script) }
+
+    /// Runs a statement as the owner and returns its result.
+    func queryAsOwner(_ sql: String) throws -> PostgresResult { try ownerConnection().execute(sql) }
+
     /// Runs the script and returns its standard output's last line; its standard error is shown only
     /// when it fails. Output goes to files, not pipes: the server the script starts must not hold them.
     /// posix_spawn and waitpid, not Foundation's `Process`, whose `waitUntilExit` never returned here

@@ -44,7 +44,7 @@ enum RemakeBenchmark {
             for lists in [false, true] {
                 if lists { listBuild.append(try await Measure.seconds { try await index.rebuildRankingLists() }) }
                 if let server {
-                    try server.ownerConnection().executeScript(
+                    try server.runAsOwner(
                         "UPDATE replica.meta SET value = 'an older analyzer' WHERE key = 'analyzer' AND account = '\(account)'"
                     )
                 } else {

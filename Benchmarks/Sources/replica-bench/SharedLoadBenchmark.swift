@@ -157,7 +157,7 @@ enum SharedLoadBenchmark {
                 try PostgresBenchmark.migrate(primary)
                 let standby = try PostgresServer(script: script, name: "shared-standby", standbyOf: primary)
                 servers.append(standby)
-                try primary.ownerConnection().executeScript(
+                try primary.runAsOwner(
                     """
                     CREATE SCHEMA app;
                     CREATE TABLE app.notes (id bigint PRIMARY KEY, owner text NOT NULL, revision bigint NOT NULL, title text, body text);
@@ -267,9 +267,8 @@ enum SharedLoadBenchmark {
             // Sizes, for the capacity plan.
             var size = ""
             if let primary = servers.first {
-                let connection = try primary.ownerConnection()
                 let bytes =
-                    try connection.execute(
+                    try primary.queryAsOwner(
                         """
                         SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                         WHERE n.nspname = 'replica' AND c.relkind = 'r'
