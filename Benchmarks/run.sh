@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmark corpus if needed, then runs a benchmark: the one documented command.
 #   Benchmarks/run.sh index [--items N] [--rounds R]      (issue 2: indexing and search)
+#   Benchmarks/run.sh lists-threshold [--sizes N,N…] [--postgres]   (issue 48: where the ranking lists pay)
 #   Benchmarks/run.sh replication [--items N]             (issue 3: change log, rebuilds, switch-account)
 #   Benchmarks/run.sh remake [--items N] [--rounds R]     (issue 45 §4: words made again for a new analyzer)
 #   Benchmarks/run.sh files [--rounds R] [--no-recoll]    (issue 4: indexing the corpus as files, watching)

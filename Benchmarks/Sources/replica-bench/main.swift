@@ -16,6 +16,7 @@ func option(_ name: String) -> String? {
 let usage = """
     usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q] [--write-passes P]
            replica-bench remake --corpus DIR [--items N] [--rounds R] [--batch B] [--postgres [--script PATH]]
+           replica-bench lists-threshold --corpus DIR [--sizes N,N…] [--queries Q] [--postgres [--script PATH]]
            replica-bench profile-ranked --corpus DIR --store DIR [--items N] [--queries Q] [--repeat R] [--questions-only]
            replica-bench replication --corpus DIR [--items N] [--writes W]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
@@ -141,6 +142,12 @@ do {
             rounds: Int(option("--rounds") ?? "") ?? 3, batchSize: Int(option("--batch") ?? "") ?? 5_000,
             postgres: arguments.contains("--postgres"), script: option("--script") ?? PostgresBenchmark.Options().script
         )
+    case "lists-threshold":
+        try await ListsThresholdBenchmark.run(
+            corpus: corpus,
+            sizes: (option("--sizes") ?? "1000,3000,10000,30000").split(separator: ",").compactMap { Int($0) },
+            queryCount: Int(option("--queries") ?? "") ?? 100, postgres: arguments.contains("--postgres"),
+            script: option("--script") ?? PostgresBenchmark.Options().script)
     case "replication":
         try await ReplicationBenchmark.run(
             corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
