@@ -25,6 +25,8 @@ public final class MiniLMEmbedder: Embedder {
     public let modelIdentifier: String
     /// How many numbers a vector has: 384.
     public let dimensions = 384
+    /// English, the one language the model was trained on.
+    public var languages: [String]? { ["en"] }
     /// The most passages one document is cut into; text past them is not read for meaning (it is still
     /// searched word by word).
     public static let maximumPassages = 8
@@ -166,6 +168,8 @@ public final class LazyMiniLMEmbedder: Embedder {
     public let modelIdentifier: String
     /// How many numbers a vector has: 384.
     public let dimensions = 384
+    /// English (``MiniLMEmbedder/languages``).
+    public var languages: [String]? { ["en"] }
     /// How the model's dense layers will multiply.
     public let precision: MiniLMEmbedder.Precision
     private let loaded: LoadedOnFirstUse<MiniLMEmbedder>

@@ -607,9 +607,17 @@ public final class Store: Sendable {
     // MARK: Semantic search
 
     /// Whether `query` is searched by meaning too: the store has a model, and the query has text and
-    /// does not turn meaning off.
+    /// does not turn meaning off; beside its words, only when the model reads the query's language as far
+    /// as it can be told (MiniLM reads English: a Chinese question is searched by its words alone, which
+    /// its vectors would only reorder). By meaning alone (``SearchQuery/disablesLexicalSearch``), always.
     func searchesByMeaning(_ query: SearchQuery) -> Bool {
-        configuration.embedder != nil && query.text != nil && !query.disablesSemanticSearch
+        guard let embedder = configuration.embedder, query.text != nil, !query.disablesSemanticSearch else {
+            return false
+        }
+        guard !query.disablesLexicalSearch, let read = embedder.languages,
+            let language = query.languageForMeaning()
+        else { return true }
+        return read.contains(language)
     }
 
     /// The query's vector, when the store has an embedder and the query has words and allows it. An

@@ -31,8 +31,14 @@ public protocol Embedder: Sendable {
     /// mean the same for every model. 0 (the default) for a model like MiniLM, whose unrelated texts score
     /// near 0; multilingual-e5-small's scores lie between about 0.7 and 1.0.
     var similarityBaseline: Double { get }
+    /// The languages the model reads (BCP 47 codes), or `nil` for a model of many languages, or of
+    /// languages not known. A search in a language the model does not read is not fused with its
+    /// vectors (``SearchQuery/languageForMeaning()``): they say little of its meaning, and would only
+    /// reorder what the words found. `nil` by default.
+    var languages: [String]? { get }
 }
 
 extension Embedder {
     public var similarityBaseline: Double { 0 }
+    public var languages: [String]? { nil }
 }

@@ -168,6 +168,33 @@ public struct SearchQuery: Hashable, Sendable {
             moreLanguages: Array(stemming.dropFirst()), functionWords: FunctionWords(languages: languages))
     }
 
+    /// The language the query is in, for choosing whether to search by meaning too
+    /// (``Embedder/languages``): the first the person typed in; for text whose letters are mostly of a
+    /// script other than Latin (a Chinese question has no spaces to count its words by), the one CLD2 is
+    /// sure of, else `und` (undetermined, and not English); for Latin letters, the one CLD2 is sure of
+    /// in a text of ``wordsToTellTheModelsLanguage`` words or more; else `nil`, not told.
+    package func languageForMeaning() -> String? {
+        guard let text else { return nil }
+        if let told = languages.first { return TextAnalyzer.languageCode(ofTag: told) }
+        let letters = text.unicodeScalars.filter(\.properties.isAlphabetic)
+        // Basic Latin to Latin Extended-B and IPA, and Latin Extended Additional (Vietnamese).
+        let latin = letters.filter { $0.value < 0x0300 || (0x1E00...0x1EFF).contains($0.value) }.count
+        guard !letters.isEmpty else { return nil }
+        let detected = TextAnalyzer.language(of: text).flatMap { $0.isReliable ? $0.code : nil }
+            .map(TextAnalyzer.languageCode(ofTag:))
+        if 2 * latin < letters.count {
+            // CLD2 answers English when it cannot tell; no English is written in these letters.
+            return detected.flatMap { $0 == "en" ? nil : $0 } ?? "und"
+        }
+        guard text.split(whereSeparator: \.isWhitespace).count >= Self.wordsToTellTheModelsLanguage else { return nil }
+        return detected
+    }
+
+    /// How many words a query of Latin letters needs before the model's choice trusts CLD2 with its
+    /// language: a wrong language costs an English question its search by meaning, which a wrongly
+    /// stemmed word does not (CLD2 is sure "Can I delete Python?" is Latin).
+    static let wordsToTellTheModelsLanguage = 6
+
     /// How many words a query needs before its language is told from them.
     static let wordsToTellTheLanguage = 4
 

@@ -551,6 +551,36 @@ import Testing
         #expect(try await withoutModel.status().modelSuggestion == nil)
     }
 
+    /// MiniLM reads English: a query in another language, told or seen in its script, is searched by its
+    /// words alone (the vectors would only reorder what they found); asked by meaning alone, by meaning;
+    /// an English one by both.
+    @Test func aQueryInALanguageTheModelDoesNotReadIsSearchedByItsWords() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = Store.Configuration()
+        configuration.embedder = try model()
+        let store = try Store(directory: directory.url, configuration: configuration)
+        try await store.signIn("a")
+        try await store.index(account: "a").indexItems([
+            Fixtures.item("cat", title: "Afternoon", text: "The feline dozed on the rug all afternoon."),
+            Fixtures.item("zh", title: "会议", text: "我们明天在北京开会讨论预算问题"),
+            Fixtures.item("tax", title: "Quarterly filing", text: "Submit the VAT return before the deadline."),
+        ])
+        #expect(try await store.embedPendingItems() == 3)
+        let english = try await store.search(SearchQuery("feline napping"))
+        #expect(english.first?.item.uniqueIdentifier == "cat" && english.first?.match == .both)
+        let chinese = try await store.search(SearchQuery("北京开会"))
+        #expect(chinese.map(\.item.uniqueIdentifier) == ["zh"] && chinese.allSatisfy { $0.match == .lexical })
+        var told = SearchQuery("feline napping")
+        told.languages = ["de"]
+        let german = try await store.search(told)
+        #expect(german.map(\.item.uniqueIdentifier) == ["cat"] && german.allSatisfy { $0.match == .lexical })
+        told.text = "cat sleeping on a carpet"
+        told.disablesLexicalSearch = true
+        let meaning = try await store.search(told)
+        #expect(meaning.first?.item.uniqueIdentifier == "cat" && meaning.first?.match == .semantic)
+        #expect(try model().languages == ["en"])
+    }
+
     @Test func aQuerySharingNoWordWithAnItemFindsItByMeaning() async throws {
         let directory = try TemporaryDirectory()
         var configuration = Store.Configuration()

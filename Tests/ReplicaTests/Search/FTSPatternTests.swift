@@ -215,6 +215,26 @@ import Testing
         #expect(try languages(given, index: ["es"]) == ["fr"])
     }
 
+    /// The language a query is in, for whether to search by meaning too: the one told, a sentence's as
+    /// CLD2 tells it, a text in another script than Latin by its script; not a few words of Latin letters.
+    @Test func theLanguageOfAQueryForMeaning() {
+        #expect(SearchQuery("北京在哪里开会").languageForMeaning() == "zh")
+        #expect(SearchQuery("東京駅で新幹線の切符を買いました").languageForMeaning() == "ja")
+        #expect(SearchQuery("Где находится ближайшая станция метро").languageForMeaning() == "ru")
+        // A short question CLD2 cannot tell (it says English): not English, whatever it is.
+        #expect(SearchQuery("夏季剧院在哪里？").languageForMeaning() == "und")
+        // Latin letters: a sentence of six words or more; CLD2 is sure this one is Latin.
+        #expect(SearchQuery("Can I delete Python?").languageForMeaning() == nil)
+        #expect(SearchQuery("batteries").languageForMeaning() == nil)
+        #expect(SearchQuery("Häuser Winter").languageForMeaning() == nil)
+        #expect(
+            SearchQuery("¿Dónde se encuentran las universidades más antiguas de España?").languageForMeaning() == "es")
+        var told = SearchQuery("batteries")
+        told.languages = ["de-CH"]
+        #expect(told.languageForMeaning() == "de")
+        #expect(SearchQuery(nil).languageForMeaning() == nil)
+    }
+
     @Test(arguments: [#""( )""#, "* ^ : ( ) \" -", "", "   ", "…", "🙂"])
     func refusesTextWithNothingToSearch(text: String) {
         #expect {
