@@ -32,9 +32,10 @@ public protocol Embedder: Sendable {
     /// near 0; multilingual-e5-small's scores lie between about 0.7 and 1.0.
     var similarityBaseline: Double { get }
     /// The languages the model reads (BCP 47 codes), or `nil` for a model of many languages, or of
-    /// languages not known. A search in a language the model does not read is not fused with its
-    /// vectors (``SearchQuery/languageForMeaning()``): they say little of its meaning, and would only
-    /// reorder what the words found. `nil` by default.
+    /// languages not known. A search in a language the model does not read (told in
+    /// ``SearchQuery/languages``, or seen in the query's script, or a sentence CLD2 is sure of) is not
+    /// fused with its vectors: they say little of its meaning, and would only reorder what the words
+    /// found. `nil` by default.
     var languages: [String]? { get }
 }
 
