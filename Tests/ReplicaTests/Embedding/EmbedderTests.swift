@@ -27,6 +27,13 @@ import Testing
         return try #require(loaded, "the embedding model is not installed: run scripts/setup-model.sh")
     }
 
+    /// A store in `directory` that searches by meaning with the model.
+    func storeWithModel(in directory: TemporaryDirectory) throws -> Store {
+        var configuration = Store.Configuration()
+        configuration.embedder = try model()
+        return try Store(directory: directory.url, configuration: configuration)
+    }
+
     /// Both precisions against the reference implementation's vectors: float32 within cosine 0.999 of
     /// them, int8 within 0.99 (and within 0.99 of float32's own).
     @Test(arguments: MiniLMEmbedder.Precision.allCases)
@@ -519,9 +526,7 @@ import Testing
     /// in English; with no model, or another one, it suggests nothing.
     @Test func statusSuggestsTheMultilingualModelForAnAccountMostlyInOtherLanguages() async throws {
         let directory = try TemporaryDirectory()
-        var configuration = Store.Configuration()
-        configuration.embedder = try model()
-        let store = try Store(directory: directory.url, configuration: configuration)
+        let store = try storeWithModel(in: directory)
         try await store.signIn("english")
         try await store.index(account: "english").indexItems(
             (0..<12).map {
@@ -556,9 +561,7 @@ import Testing
     /// an English one by both.
     @Test func aQueryInALanguageTheModelDoesNotReadIsSearchedByItsWords() async throws {
         let directory = try TemporaryDirectory()
-        var configuration = Store.Configuration()
-        configuration.embedder = try model()
-        let store = try Store(directory: directory.url, configuration: configuration)
+        let store = try storeWithModel(in: directory)
         try await store.signIn("a")
         try await store.index(account: "a").indexItems([
             Fixtures.item("cat", title: "Afternoon", text: "The feline dozed on the rug all afternoon."),
@@ -583,9 +586,7 @@ import Testing
 
     @Test func aQuerySharingNoWordWithAnItemFindsItByMeaning() async throws {
         let directory = try TemporaryDirectory()
-        var configuration = Store.Configuration()
-        configuration.embedder = try model()
-        let store = try Store(directory: directory.url, configuration: configuration)
+        let store = try storeWithModel(in: directory)
         try await store.signIn("a")
         try await store.index(account: "a").indexItems([
             Fixtures.item("cat", title: "Afternoon", text: "The feline dozed on the rug all afternoon."),
