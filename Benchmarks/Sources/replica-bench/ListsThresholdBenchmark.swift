@@ -14,6 +14,7 @@ enum ListsThresholdBenchmark {
         let server = postgres ? try PostgresServer(script: script, name: "lists-threshold") : nil
         defer { server?.stop() }
         if let server { try PostgresBenchmark.migrate(server) }
+        func ms(_ times: [Double], _ p: Double) -> String { Measure.format(Measure.percentile(times, p) * 1000) }
         var rows: [String] = []
         for (round, size) in sizes.enumerated() {
             let paragraphs = Array(all.prefix(size))
@@ -46,9 +47,6 @@ enum ListsThresholdBenchmark {
             var with: [[Double]] = []
             for (_, queries) in classes { with.append(try await timed(queries)) }
             for (position, (name, _)) in classes.enumerated() {
-                func ms(_ times: [Double], _ p: Double) -> String {
-                    Measure.format(Measure.percentile(times, p) * 1000)
-                }
                 let gain = Measure.percentile(without[position], 50) / Measure.percentile(with[position], 50)
                 rows.append(
                     "| \(size) | \(name) | \(ms(without[position], 50)) / \(ms(without[position], 99)) | "

@@ -85,9 +85,9 @@ public struct StoreStatus: Sendable {
     public var semanticSearchProblem: String? = nil
     /// The read database (a standby), asked now, when the store has one.
     public var standby: StandbyStatus? = nil
-    /// A model that would read the accounts' items better, and why: with all-MiniLM-L6-v2, which reads
-    /// English, multilingual-e5-small when an account's items are mostly in other languages
-    /// (``AccountStatus/languages``); `nil` otherwise.
+    /// A model that would read the accounts' items better, and why: with a model that reads only some
+    /// languages (all-MiniLM-L6-v2 reads English), multilingual-e5-small when an account's items are mostly
+    /// in others (``AccountStatus/languages``); `nil` otherwise.
     public var modelSuggestion: String? = nil
 
     /// A standby that serves reads (``Store/Configuration/readDatabase``), as it was found when asked.
@@ -120,8 +120,10 @@ extension Store {
         var accounts: [StoreStatus.AccountStatus] = []
         for record in try await signedInAccounts() {
             var indexes: [StoreStatus.IndexStatus] = []
+            var languages: [String: Int] = [:]
             for name in try await indexNames(for: record.id) {
                 guard let index = try await existingIndex(named: name, account: record.id) else { continue }
+                languages.merge(try await Self.sampledLanguages(of: index)) { $0 + $1 }
                 indexes.append(
                     StoreStatus.IndexStatus(
                         name: name,
@@ -140,11 +142,6 @@ extension Store {
                 records = StoreStatus.RecordsStatus(
                     recordCount: 0, pendingChanges: 0, ignoredOlder: 0, pendingDeletions: [],
                     quarantined: [], rebuilding: [], problem: error.message)
-            }
-            var languages: [String: Int] = [:]
-            for name in indexes.map(\.name) {
-                guard let index = try await existingIndex(named: name, account: record.id) else { continue }
-                languages.merge(try await Self.sampledLanguages(of: index)) { $0 + $1 }
             }
             accounts.append(
                 StoreStatus.AccountStatus(
@@ -165,9 +162,7 @@ extension Store {
             directory: directory, database: home.databaseDescription, accounts: accounts,
             semanticSearch: configuration.embedder?.modelIdentifier, semanticSearchProblem: modelProblem,
             standby: await standbyStatus(),
-            modelSuggestion: configuration.embedder.flatMap {
-                Self.modelSuggestion(model: $0.modelIdentifier, accounts)
-            })
+            modelSuggestion: configuration.embedder.flatMap { Self.modelSuggestion(reads: $0.languages, accounts) })
     }
 
     /// How many items of each index ``StoreStatus/AccountStatus/languages`` reads.
@@ -189,13 +184,15 @@ extension Store {
         return counts
     }
 
-    /// The multilingual model, suggested with all-MiniLM-L6-v2 (which reads English alone) when more than
-    /// half of the items of an account whose language could be told, at least ten, are in other languages.
-    static func modelSuggestion(model: String, _ accounts: [StoreStatus.AccountStatus]) -> String? {
-        guard model.hasPrefix(MiniLMEmbedder.modelName) else { return nil }
+    /// The multilingual model, suggested with a model that reads only some languages (``Embedder/languages``:
+    /// all-MiniLM-L6-v2 reads English) when more than half of the items of an account whose language could
+    /// be told, at least ten, are in languages it does not read.
+    static func modelSuggestion(reads: [String]?, _ accounts: [StoreStatus.AccountStatus]) -> String? {
+        guard let reads else { return nil }
         let mostlyOthers = accounts.compactMap { account -> String? in
             let told = account.languages.values.reduce(0, +)
-            let others = account.languages.filter { $0.key != "en" }.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            let others = account.languages.filter { !reads.contains($0.key) }
+                .sorted { ($0.value, $1.key) > ($1.value, $0.key) }
             guard told >= 10, 2 * others.reduce(0, { $0 + $1.value }) > told else { return nil }
             let counts = others.prefix(3).map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             return "\(account.id) (\(counts) of \(told) items sampled)"
@@ -203,7 +200,7 @@ extension Store {
         guard !mostlyOthers.isEmpty else { return nil }
         return "most items of "
             + (mostlyOthers.count == 1 ? "account " : "accounts ") + mostlyOthers.joined(separator: "; ")
-            + " are in languages other than English, which \(EmbeddingModel.miniLM.rawValue) does not read: "
+            + " are in languages the model does not read (it reads \(reads.joined(separator: ", "))): "
             + "\(EmbeddingModel.multilingualE5.rawValue) reads about a hundred (REPLICA_MODEL or the configuration "
             + "file's model names it; every item is then embedded again, and found by its words meanwhile)"
     }

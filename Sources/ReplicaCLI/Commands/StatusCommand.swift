@@ -14,18 +14,19 @@ enum StatusCommand: Command {
         committed (its lag), when it last committed, its last error, and what it skipped and why; and
         semantic search's model, the vectors each index holds and the items waiting to be embedded (or
         why semantic search is off), and the multilingual model suggested when the model reads English
-        and an account's items are mostly in other languages (a sample of each index); and enrichment: items given summaries or priority, waiting, and
-        not enriched by reason (summarization.tooShort, priority.type, … — counts, never content).
+        and an account's items are mostly in other languages (a sample of each index); and enrichment:
+        items given summaries or priority, waiting, and not enriched by reason (summarization.tooShort,
+        priority.type, … — counts, never content).
 
         """
     static let json = Option.flag(
         "--json",
         """
-        one JSON object: {"store": …, "semanticSearch": {"model", "problem" when it is damaged, "suggestion" of a
-        model that reads the accounts' languages} or null, "standby": {"state"
+        one JSON object: {"store": …, "semanticSearch": {"model", "problem" when it is damaged,
+        "suggestion" of a model that reads the accounts' languages} or null, "standby": {"state"
         (serving, stale, unavailable), "lagSeconds", "reason", "reads": {…}} or null,
-        "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt", "languages": {CODE: N},
-        "indexes": [{"name", "itemCount", "bytes", "lastClientState",
+        "accounts": [{"id", "itemCount", "indexBytes", "lastClientState", "signedInAt",
+        "languages": {CODE: N}, "indexes": [{"name", "itemCount", "bytes", "lastClientState",
         "vectors": {"items", "passages", "bytes", "backlog"},
         "enrichment": {"enriched", "pending", "failing", "skipped": {REASON: N}}}], "records": {"recordCount",
         "pendingChanges", "ignoredOlder", "pendingDeletions", "quarantined", "rebuilding", "waitingForFirstSync"}}],

@@ -38,12 +38,14 @@ public struct DateRange: Hashable, Sendable {
 public struct SearchQuery: Hashable, Sendable {
     /// The words to search for, or `nil` to list items that pass the filters, newest first.
     public var text: String?
-    /// Match only items that have every word. By default the words are ranked evidence: an item with any
+    /// Match only items that have every word, each in any of its forms (as typed, or its stem in any of
+    /// the query's languages). By default the words are ranked evidence: an item with any
     /// meaningful word is a candidate, and items with more of the words, rarer words, and the words near
     /// each other come first.
     public var requiresAllWords = false
     /// The languages the person types in, as BCP 47 tags (`de`, `pt-BR`; Core Spotlight's
-    /// `keyboardLanguage`): the query's words are stemmed for the first that Snowball stems. Empty: the
+    /// `keyboardLanguage`): the query's words are stemmed for the first that Snowball stems, and a model
+    /// that does not read the first (``Embedder/languages``) leaves the search to the words. Empty: the
     /// language the text is in when it is clear (a sentence of four words or more), else English.
     public var languages: [String] = []
     /// Also match the index's words one edit from a typed word of five letters or more (two from nine)
@@ -179,15 +181,15 @@ public struct SearchQuery: Hashable, Sendable {
         let letters = text.unicodeScalars.filter(\.properties.isAlphabetic)
         // Basic Latin to Latin Extended-B and IPA, and Latin Extended Additional (Vietnamese).
         let latin = letters.filter { $0.value < 0x0300 || (0x1E00...0x1EFF).contains($0.value) }.count
-        guard !letters.isEmpty else { return nil }
+        let otherScript = 2 * latin < letters.count
+        // CLD2 runs only where its answer counts: not for the few Latin words most queries are.
+        guard !letters.isEmpty,
+            otherScript || text.split(whereSeparator: \.isWhitespace).count >= Self.wordsToTellTheModelsLanguage
+        else { return nil }
         let detected = TextAnalyzer.language(of: text).flatMap { $0.isReliable ? $0.code : nil }
             .map(TextAnalyzer.languageCode(ofTag:))
-        if 2 * latin < letters.count {
-            // CLD2 answers English when it cannot tell; no English is written in these letters.
-            return detected.flatMap { $0 == "en" ? nil : $0 } ?? "und"
-        }
-        guard text.split(whereSeparator: \.isWhitespace).count >= Self.wordsToTellTheModelsLanguage else { return nil }
-        return detected
+        // CLD2 answers English when it cannot tell; no English is written in other letters.
+        return otherScript ? detected.flatMap { $0 == "en" ? nil : $0 } ?? "und" : detected
     }
 
     /// How many words a query of Latin letters needs before the model's choice trusts CLD2 with its

@@ -550,8 +550,8 @@ import Testing
         #expect(!suggestion.contains("english"), "\(suggestion)")
         #expect(status.json.serialized().contains(#""suggestion":"#))
         // With no model, or a model that is not MiniLM, nothing is suggested.
-        #expect(Store.modelSuggestion(model: "intfloat/multilingual-e5-small@1", status.accounts) == nil)
-        #expect(Store.modelSuggestion(model: MiniLMEmbedder.modelName + "@1", status.accounts) == suggestion)
+        #expect(Store.modelSuggestion(reads: nil, status.accounts) == nil)
+        #expect(Store.modelSuggestion(reads: try model().languages, status.accounts) == suggestion)
         let withoutModel = try Store(directory: directory.url)
         #expect(try await withoutModel.status().modelSuggestion == nil)
     }
