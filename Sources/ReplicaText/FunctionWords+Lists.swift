@@ -6,6 +6,11 @@
 // so are Chinese and Japanese: their question words (什么, 哪里, 何, どこ), particles (的, 了, 吗, の, は,
 // を) and demonstratives, as ICU's dictionaries cut them (XQuAD-R zh lexical nDCG@10, simulated: 0.826
 // without, 0.831 with; JSQuAD 0.941 and 0.943; a longer Chinese list of adverbs and conjunctions did worse).
+// Korean and Thai are replica's own short lists too: Korean's question words with the particles they
+// are asked with (무엇을, 어디에), conjunctions and bare nouns of grammar (것, 수), since its particles are
+// joined to their words; Thai's question words, polite particles and most common grammatical words, as
+// ICU's dictionary cuts them (เมื่อไหร่ is cut into เมื่อ and ไหร่: both are listed). No Korean or Thai
+// set was at hand to measure them on.
 // Vietnamese has none: its compounds are made of syllables that are function words alone ("hàng không",
 // aviation), and a list of them lost 0.010 nDCG@10 on XQuAD-R vi.
 // English is FTSPattern's own list, kept as it was.
@@ -200,6 +205,14 @@ extension FunctionWords {
         何 なに なん どこ だれ 誰 いつ どの どれ どんな どう なぜ 幾つ いくつ いくら どちら どのよう か の は が を に で と も へ
         や から まで より です ます でした ました した する され れる られる ある いる こと もの ため よう これ それ あれ この
         その あの ですか ますか
+        """,
+        "ko": """
+        무엇 무엇을 무엇이 무엇은 무엇인가 무엇인가요 무엇입니까 무슨 누가 누구 누구를 누구의 누구인가요 어디 어디에 어디에서
+        어디인가요 언제 언제인가요 어떻게 왜 몇 얼마 얼마나 어느 어떤 그리고 그러나 하지만 또는 또한 및 등 그 이 저 것 수
+        """,
+        "th": """
+        ใคร อะไร ที่ไหน ไหน เมื่อไร เมื่อไหร่ อย่างไร ยังไง ทำไม กี่ เท่าไร เท่าไหร่ ใด หรือไม่ ไหม ครับ ค่ะ คะ ที่ ของ
+        และ ใน เป็น คือ ซึ่ง หรือ กับ โดย จาก แต่ นี้ นั้น เพื่อ ว่า จะ ได้ ให้ มี ถูก แห่ง
         """,
         "tr": """
         acaba ama aslında az bazı belki biri birkaç birşey biz bu çok çünkü da daha de defa diye eğer en gibi hem

@@ -4,11 +4,10 @@ import Synchronization
 /// "και", "में"), not what it is about, folded as the analyzer folds words.
 ///
 /// Snowball's stop-word lists for the languages it has them for, and short lists of replica's own for
-/// Greek, Arabic, Hindi, Chinese and Japanese (`FunctionWords+Lists.swift` says where each comes from).
-/// English has its own list in the search (with its contractions), and Chinese and Japanese words count
-/// in every query as English's do (``chineseAndJapanese``). Vietnamese has none (its compounds are made
-/// of syllables that are function words alone), nor have Korean, whose particles are joined to their
-/// words, and Thai.
+/// Greek, Arabic, Hindi, Chinese, Japanese, Korean and Thai (`FunctionWords+Lists.swift` says where each
+/// comes from). English has its own list in the search (with its contractions), and the words of
+/// Chinese, Japanese, Korean and Thai count in every query as English's do (``ofTheirOwnScripts``).
+/// Vietnamese has none: its compounds are made of syllables that are function words alone.
 public struct FunctionWords: Hashable, Sendable {
     /// The languages (ISO 639-1 codes) whose lists are held.
     public let languages: [String]
@@ -28,10 +27,10 @@ public struct FunctionWords: Hashable, Sendable {
     /// of these languages. (The lists hold single words: a word the analyzer splits is none of them.)
     public func contains(_ word: String) -> Bool { words.contains(word) }
 
-    /// The function words of Chinese and Japanese, which count in every query as English's do: no other
-    /// language writes them, and a query written without spaces is never long enough for the search to
-    /// tell its language (it asks for four words between spaces).
-    public static let chineseAndJapanese = FunctionWords(languages: ["zh", "ja"])
+    /// The function words of Chinese, Japanese, Korean and Thai, which count in every query as English's
+    /// do: no other language writes them, and a query written without spaces is never long enough for
+    /// the search to tell its language (it asks for four words between spaces).
+    public static let ofTheirOwnScripts = FunctionWords(languages: ["zh", "ja", "ko", "th"])
 
     public static func == (left: FunctionWords, right: FunctionWords) -> Bool { left.languages == right.languages }
     public func hash(into hasher: inout Hasher) { hasher.combine(languages) }

@@ -104,7 +104,7 @@ package struct FTSPattern: Hashable, Sendable {
 
         /// A single word from the list of English function words, whatever its case and punctuation (a
         /// typographic apostrophe reads as `'`), or from the lists of the query's other languages, or of
-        /// Chinese and Japanese (``FunctionWords/chineseAndJapanese``). A Vietnamese word typed with its
+        /// Chinese, Japanese, Korean and Thai (``FunctionWords/ofTheirOwnScripts``). A Vietnamese word typed with its
         /// marks is no English word, though folded it reads as one: "thể", "số" and "nó" are not "the",
         /// "so" and "no" (their form as written is a stem of theirs: ``TextAnalyzer/stems(_:)``).
         func isFunctionWord(in others: FunctionWords) -> Bool {
@@ -121,7 +121,7 @@ package struct FTSPattern: Hashable, Sendable {
                 text.lowercased().replacingOccurrences(of: "\u{2019}", with: "'").unicodeScalars
                     .filter { $0.properties.isAlphabetic || $0 == "'" })
             return (!typedWithAccents && FTSPattern.functionWords.contains(letters)) || others.contains(text)
-                || FunctionWords.chineseAndJapanese.contains(text)
+                || FunctionWords.ofTheirOwnScripts.contains(text)
         }
     }
 
@@ -428,10 +428,17 @@ package struct FTSPattern: Hashable, Sendable {
         let unspaced = word.unicodeScalars.contains(where: Part.isCutWithoutSpaces)
         let joined = unspaced ? nil : Term.phrase(parts.map(\.text).joined(separator: " "), prefix: prefix)
         guard let joined else {
+            // The pairs of a function word (Korean 어떻게, Chinese 为什么) are as weak as the word.
+            var wordIsWeak = false
+            let kept = parts.filter { part in
+                let weak = part.isWeak(functionWords)
+                if !part.isPair { wordIsWeak = weak }
+                return !weak && !(part.isPair && wordIsWeak)
+            }
             return Group(
-                terms: parts.filter { !$0.isWeak(functionWords) }.map { $0.term(prefix: false) },
-                wholeWords: parts.filter(\.hasPairs).map { $0.term(prefix: false) },
-                pairs: parts.filter { $0.isPair && !$0.isWeak(functionWords) }.map { $0.term(prefix: false) })
+                terms: kept.map { $0.term(prefix: false) },
+                wholeWords: kept.filter(\.hasPairs).map { $0.term(prefix: false) },
+                pairs: kept.filter(\.isPair).map { $0.term(prefix: false) })
         }
         // "don't", "it's": a function word as a whole, one term as before.
         let whole = Term.word(

@@ -182,11 +182,19 @@ import Testing
             let english = try FTSPattern(text: text, language: nil)
             #expect(english.meaningfulTerms.count > meaningful.count, "\(language)")
         }
-        // Chinese and Japanese question words and particles count only beside the others in every query,
-        // as English's do: a question typed without spaces is never told apart by CLD2.
+        // Chinese, Japanese, Korean and Thai question words and particles count only beside the others in
+        // every query, as English's do: a question typed without spaces is never told apart by CLD2.
         #expect(try FTSPattern(text: "北京在哪里", language: nil).meaningfulTerms.map(\.text) == ["北京"])
         let japanese = try FTSPattern(text: "東京はどこですか", language: nil).meaningfulTerms.map(\.text)
         #expect(japanese == ["東京"], "\(japanese)")
+        // A long Korean word is searched with its pairs; a function word's pairs go with it.
+        let korean = try FTSPattern(text: "서울의 인구는 어떻게 변했나", language: nil).meaningfulTerms.map(\.text)
+        #expect(korean == ["서울의", "서울", "울의", "인구는", "인구", "구는", "변했나", "변했", "했나"], "\(korean)")
+        let chinese = try FTSPattern(text: "为什么北京下雪", language: nil).meaningfulTerms.map(\.text)
+        #expect(!chinese.contains("为什") && chinese.contains("北京"), "\(chinese)")
+        // เมื่อไหร่ ("when") is cut by ICU's dictionary into two words, both listed.
+        let thai = try FTSPattern(text: "ประชากรของกรุงเทพมีเท่าไร เมื่อไหร่", language: nil).meaningfulTerms.map(\.text)
+        #expect(thai == ["ประชากร", "กรุงเทพ"], "\(thai)")
         // A Vietnamese word typed with its tones is no English function word, though folded it reads as one.
         #expect(try FTSPattern(text: "thể thao", language: "vi").meaningfulTerms.map(\.text) == ["the", "thao"])
         #expect(try FTSPattern(text: "the thao", language: "vi").meaningfulTerms.map(\.text) == ["thao"])
