@@ -53,6 +53,14 @@ struct SentencePieceTokenizer: Sendable {
     /// How many pieces the vocabulary has.
     var vocabularySize: Int { scores.count }
 
+    /// Whether piece `id` begins a word: its text starts with `▁` (U+2581, in UTF-8 E2 96 81).
+    func beginsWord(_ id: Int32) -> Bool {
+        guard id >= 0, Int(id) < scores.count else { return false }
+        let start = Int(offsets[Int(id)])
+        return Int(offsets[Int(id) + 1]) - start >= 3 && bytes[start] == 0xE2 && bytes[start + 1] == 0x96
+            && bytes[start + 2] == 0x81
+    }
+
     private static func hash(_ slice: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in slice {

@@ -205,6 +205,37 @@ import Testing
         }
     }
 
+    /// A long text is cut into passages of at most 200 pieces that overlap, each `<s> passage: … </s>`
+    /// and beginning at a word, together holding every piece up to the last passage; a short one is whole.
+    @Test func aLongTextIsCutIntoOverlappingPassagesAtWords() throws {
+        let embedder = try model(.int8)
+        let tokenizer = embedder.tokenizer
+        let prefix = tokenizer.pieces("passage:")
+        let text = (1...150).map { "Absatz \($0) über Matrixprodukte in ganzen Zahlen." }.joined(separator: " ")
+        let pieces = tokenizer.pieces(text)
+        let passages = embedder.passages(of: text)
+        #expect(passages.count == MultilingualE5Embedder.maximumPassages)
+        var covered = 0
+        for passage in passages {
+            #expect(passage.first == tokenizer.beginning && passage.last == tokenizer.end)
+            let body = Array(passage.dropFirst().dropLast())
+            #expect(body.count <= 200 && body.starts(with: prefix))
+            let words = Array(body.dropFirst(prefix.count))
+            #expect(tokenizer.beginsWord(words[0]), "a passage begins at a word")
+            // Each passage overlaps the one before and goes on from where it ended.
+            let start = try #require(
+                (0...(pieces.count - words.count)).first { Array(pieces[$0..<($0 + words.count)]) == words })
+            #expect(start < covered || covered == 0)
+            #expect(start + words.count > covered)
+            covered = start + words.count
+        }
+        let short = "Signing out removes the account's index and its vectors."
+        #expect(
+            embedder.passages(of: short) == [
+                [tokenizer.beginning] + tokenizer.pieces("passage: " + short) + [tokenizer.end]
+            ])
+    }
+
     /// A question in one language is closer to its answer in another than to an unrelated text.
     @Test func aQuestionFindsItsAnswerInAnotherLanguage() throws {
         let embedder = try model(.int8)
