@@ -955,6 +955,13 @@ package struct PostgresIndexReader: IndexReader {
         try count() - embeddedCount(model: model)
     }
 
+    package func holdsVectors(model: String) throws -> Bool {
+        try run(
+            "SELECT 1 FROM replica.embedded WHERE account = $1 AND index_name = $2 AND model = $3 LIMIT 1",
+            [.text(account.rawValue), .text(indexName), .text(model)]
+        ).rowCount > 0
+    }
+
     /// The live items with vectors from `model`.
     private func embeddedCount(model: String) throws -> Int {
         Int(

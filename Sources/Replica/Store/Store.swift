@@ -60,6 +60,12 @@ public final class Store: Sendable {
         /// The model semantic search runs (`try MiniLMEmbedder()` for the one replica ships); `nil`
         /// searches by the words alone. Items are embedded by ``embedPendingItems(accounts:until:progress:)``.
         public var embedder: (any Embedder)?
+        /// Models the store used before ``embedder``: after a change of model, an index keeps each item's
+        /// vectors from the former model until ``embedPendingItems(accounts:until:progress:)`` embeds it
+        /// again, and a search by meaning asks those vectors with the query's vector by the model that
+        /// made them, so the items are found by meaning all along. A model here is loaded only while an
+        /// index still holds its vectors; one not given leaves such items to their words meanwhile.
+        public var formerEmbedders: [any Embedder] = []
         /// Summaries and priority for the items that ask for them (``enrichPendingItems(accounts:)``).
         public var enrichment = EnrichmentConfiguration()
         /// A streaming-replication standby of the store's PostgreSQL database that serves the indexes'
@@ -625,10 +631,33 @@ public final class Store: Sendable {
     /// words, and the host is told. A cancelled search does not wait for the model.
     func semanticQuery(for query: SearchQuery) async -> SemanticQuery? {
         guard searchesByMeaning(query), let embedder = configuration.embedder, let text = query.text else { return nil }
+        let language = query.disablesLexicalSearch ? nil : query.languageForMeaning()
+        let formers = configuration.formerEmbedders.filter { former in
+            former.modelIdentifier != embedder.modelIdentifier
+                && (language.map { former.languages?.contains($0) ?? true } ?? true)
+        }
         do {
             return SemanticQuery(
                 vector: try await Self.queryVector(text, by: embedder), model: embedder.modelIdentifier,
-                baseline: embedder.similarityBaseline)
+                baseline: embedder.similarityBaseline,
+                formerModels: formers.map { former in
+                    FormerModelQuery(model: former.modelIdentifier, baseline: former.similarityBaseline) {
+                        [events = configuration.events] in
+                        do {
+                            return try await Self.queryVector(text, by: former)
+                        } catch {
+                            if !(error is CancellationError) {
+                                events(
+                                    StoreEvent(
+                                        kind: .embeddingFailed, account: nil, indexName: nil,
+                                        message:
+                                            "items still holding the former model's vectors are found by their words: the former model failed (\(ReplicaError.message(of: error)))"
+                                    ))
+                            }
+                            return nil
+                        }
+                    }
+                })
         } catch is CancellationError {
             return nil  // the search was given up: nothing failed
         } catch {

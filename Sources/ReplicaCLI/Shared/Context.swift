@@ -38,7 +38,14 @@ struct Context {
             // REPLICA_MODEL names the model (off: none); REPLICA_MODEL_DIR=off turns it off too.
             let choice = try Self.chosenModel(configurationFile)
             Self.openedModel.withLock { $0 = choice }
-            if let model = choice.model { configuration.embedder = try model.lazyEmbedder() }
+            if let model = choice.model {
+                configuration.embedder = try model.lazyEmbedder()
+                // The other installed model answers for the items still holding its vectors until they
+                // are embedded again (loaded only then).
+                configuration.formerEmbedders = EmbeddingModel.allCases.filter { $0 != model }.compactMap {
+                    try? $0.lazyEmbedder()
+                }
+            }
         } catch {
             // A model asked for by name and not used is said on every command, once: the others are
             // said where the model would be used (embedding, status).

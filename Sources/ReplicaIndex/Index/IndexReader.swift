@@ -2,6 +2,7 @@ package import Foundation
 import ReplicaCore
 package import ReplicaSQLite
 import ReplicaText
+import Synchronization
 
 /// A row a search found, before it is tied to an account.
 package struct FoundItem: Sendable {
@@ -34,11 +35,17 @@ package struct SemanticQuery: Sendable {
     package var model: String
     /// The model's ``Embedder/similarityBaseline``.
     package var baseline: Double
+    /// Models the store used before this one, whose vectors an index may still hold.
+    package var formerModels: [FormerModelQuery] = []
+    /// The queries by those of ``formerModels`` whose vectors the index searched holds, asked beside this
+    /// one: an item is found by the vectors it has until it is embedded again with the store's model.
+    package var alongside: [SemanticQuery] = []
 
-    package init(vector: [Float], model: String, baseline: Double = 0) {
+    package init(vector: [Float], model: String, baseline: Double = 0, formerModels: [FormerModelQuery] = []) {
         self.vector = vector
         self.model = model
         self.baseline = baseline
+        self.formerModels = formerModels
     }
 
     /// A cosine as closeness from the model's baseline: 1 stays 1, the baseline becomes 0.
@@ -46,6 +53,37 @@ package struct SemanticQuery: Sendable {
 
     /// The cosine whose closeness is `closeness`.
     package func cosine(atCloseness closeness: Double) -> Double { baseline + closeness * (1 - baseline) }
+}
+
+/// A model a store used before its current one: an index keeps its items' vectors from it until they
+/// are embedded again, and a search asks them with the query's vector by that model, made once for the
+/// whole search and only when an index holds such vectors (loading a second model costs a one-shot
+/// search about 200 ms).
+package final class FormerModelQuery: Sendable {
+    package let model: String
+    package let baseline: Double
+    private let make: @Sendable () async -> [Float]?
+    private let made = Mutex<Task<[Float]?, Never>?>(nil)
+
+    /// A former model `model` (its identifier) whose closeness is measured from `baseline`, the query's
+    /// vector by it made by `make` (`nil` when the model failed).
+    package init(model: String, baseline: Double, make: @escaping @Sendable () async -> [Float]?) {
+        self.model = model
+        self.baseline = baseline
+        self.make = make
+    }
+
+    /// The query's vector by this model, made at the first call.
+    package func vector() async -> [Float]? {
+        let task = made.withLock { held in
+            if let held { return held }
+            let make = self.make
+            let task = Task { await make() }
+            held = task
+            return task
+        }
+        return await task.value
+    }
 }
 
 /// The SQL that reads one index. Every read leaves out expired items, whether or not they were purged.

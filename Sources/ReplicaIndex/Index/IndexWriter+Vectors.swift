@@ -122,6 +122,11 @@ extension SQLiteIndexReader {
         try count() - embeddedCount(model: model)
     }
 
+    package func holdsVectors(model: String) throws -> Bool {
+        try connection.cached("SELECT 1 FROM embedded WHERE model = ? LIMIT 1").firstRow([.text(model)], { _ in true })
+            == true
+    }
+
     /// The live items with vectors from `model`: the embedded items less the expired ones among them,
     /// found through the partial index (as ``count()`` does); the join with every item cost 30 ms at
     /// 100,000 items.
@@ -334,7 +339,9 @@ package struct VectorMatrix: Sendable {
 
 /// An index's vectors kept in memory between searches, read again when the index's vectors change.
 package final class VectorCache: Sendable {
-    private let matrix = Mutex<VectorMatrix?>(nil)
+    /// The vectors of at most two models, the last read first: the store's model's and, while the index
+    /// still holds a former model's (``FormerModelQuery``), that one's.
+    private let matrices = Mutex<[VectorMatrix]>([])
     private let reads = Mutex(0)
 
     package init() {}
@@ -348,15 +355,17 @@ package final class VectorCache: Sendable {
     /// The vectors of `model` as of `version` (the index's `vectors_version`): those held when they are
     /// that version, else what `read` reads, kept for the next search.
     package func matrix(version: String, model: String, read: () throws -> VectorMatrix) throws -> VectorMatrix {
-        if let held = matrix.withLock({ $0 }), held.version == version, held.model == model { return held }
+        if let held = matrices.withLock({ $0.first { $0.model == model } }), held.version == version { return held }
         let fresh = try read()
-        matrix.withLock { $0 = fresh }
+        matrices.withLock { $0 = [fresh] + $0.filter { $0.model != model }.prefix(1) }
         reads.withLock { $0 += 1 }
         return fresh
     }
 
     /// The model and version of the vectors held, if any.
-    package var held: (model: String, version: String)? { matrix.withLock { $0.map { ($0.model, $0.version) } } }
+    package var held: (model: String, version: String)? {
+        matrices.withLock { $0.first.map { ($0.model, $0.version) } }
+    }
 
     /// How many times the vectors were read into the cache.
     package var readCount: Int { reads.withLock { $0 } }

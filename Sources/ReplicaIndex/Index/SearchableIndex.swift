@@ -333,6 +333,7 @@ public final class SearchableIndex: Sendable {
 
     /// Searches by the words and, with `semantic`, by meaning too.
     package func search(_ query: SearchQuery, semantic: SemanticQuery?) async throws -> [SearchResult] {
+        let semantic = try await withFormerModels(semantic)
         let (found, unreadable) = try await read { reader in
             try reader.search(query, pattern: try reader.pattern(of: query), semantic: semantic)
         }
@@ -353,11 +354,24 @@ public final class SearchableIndex: Sendable {
             return (pattern, candidates, unreadable)
         }
         if !unreadable.isEmpty { try await dropUnreadable(unreadable) }
-        let semantic = await embedding.value
+        let semantic = try await withFormerModels(await embedding.value)
         return results(
             try await read { reader in
                 try reader.finishing(candidates, query: query, pattern: pattern, semantic: semantic)
             })
+    }
+
+    /// `semantic` with the queries by the former models whose vectors this index still holds
+    /// (``SemanticQuery/alongside``).
+    private func withFormerModels(_ semantic: SemanticQuery?) async throws -> SemanticQuery? {
+        guard var semantic, !semantic.formerModels.isEmpty else { return semantic }
+        let formers = semantic.formerModels
+        let held = try await read { reader in try formers.filter { try reader.holdsVectors(model: $0.model) } }
+        for former in held {
+            guard let vector = await former.vector() else { continue }
+            semantic.alongside.append(SemanticQuery(vector: vector, model: former.model, baseline: former.baseline))
+        }
+        return semantic
     }
 
     private func results(_ found: [FoundItem]) -> [SearchResult] {

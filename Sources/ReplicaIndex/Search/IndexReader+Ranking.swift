@@ -223,17 +223,26 @@ extension IndexReader {
         candidates: Int, meaningOnly: Bool = false
     ) throws -> [(item: FoundItem, rowID: Int64)] {
         // The nearest items above the floor, and the cosines of the lexical candidates, wherever they rank.
-        // Cosines as closeness from the model's baseline (``Embedder/similarityBaseline``).
-        let floor = semantic.cosine(
-            atCloseness: meaningOnly ? Ranking.minimumSimilarityByMeaningAlone : Ranking.minimumSimilarity)
-        let cosines = try nearest(
-            to: semantic.vector, model: semantic.model, filters: query, limit: candidates, floor: floor
-        )
-        .map { (rowID: $0.rowID, cosine: semantic.closeness($0.cosine)) }
+        // Cosines as closeness from the model's baseline (``Embedder/similarityBaseline``). An item has
+        // one model's vectors: the store's, or a former model's until it is embedded again.
+        var cosines: [(rowID: Int64, cosine: Double)] = []
+        var cosine: [Int64: Double] = [:]
+        for asked in [semantic] + semantic.alongside {
+            let floor = asked.cosine(
+                atCloseness: meaningOnly ? Ranking.minimumSimilarityByMeaningAlone : Ranking.minimumSimilarity)
+            cosines += try nearest(
+                to: asked.vector, model: asked.model, filters: query, limit: candidates, floor: floor
+            )
+            .map { (rowID: $0.rowID, cosine: asked.closeness($0.cosine)) }
+            for (rowID, found) in try self.cosines(of: lexical.map(\.rowID), to: asked.vector, model: asked.model) {
+                cosine[rowID] = max(cosine[rowID] ?? -1, asked.closeness(found))
+            }
+        }
+        if !semantic.alongside.isEmpty {
+            cosines = Array(cosines.sorted { $0.cosine > $1.cosine }.prefix(candidates))
+        }
         let nearestRows = Set(cosines.map(\.rowID))
-        var cosine = try self.cosines(of: lexical.map(\.rowID), to: semantic.vector, model: semantic.model).mapValues(
-            semantic.closeness)
-        for (rowID, similarity) in cosines { cosine[rowID] = similarity }
+        for (rowID, similarity) in cosines { cosine[rowID] = max(cosine[rowID] ?? -1, similarity) }
         let lexicalRows = Set(lexical.map(\.rowID))
         var fused = lexical.map { candidate in
             var candidate = candidate

@@ -144,6 +144,10 @@ package protocol IndexReader {
     func embeddingCounts(model: String) throws -> (items: Int, passages: Int, backlog: Int)
     /// How many items wait for vectors from `model`.
     func embeddingBacklog(model: String) throws -> Int
+    /// Whether any item still holds vectors from `model` (a former model's, after the store changed
+    /// models): asked on every search by meaning, so found through an index on the model, never by reading
+    /// every item's.
+    func holdsVectors(model: String) throws -> Bool
 
     // MARK: Projection and sources
 

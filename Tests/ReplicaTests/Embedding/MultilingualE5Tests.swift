@@ -3,6 +3,7 @@ import Foundation
 import Replica
 import ReplicaCore
 import ReplicaTestSupport
+import Synchronization
 import Testing
 
 @testable import ReplicaEmbedding
@@ -234,6 +235,69 @@ import Testing
             embedder.passages(of: short) == [
                 [tokenizer.beginning] + tokenizer.pieces("passage: " + short) + [tokenizer.end]
             ])
+    }
+
+    /// The real MiniLM, counting the queries it embeds.
+    final class CountingEmbedder: Embedder {
+        let wrapped: MiniLMEmbedder
+        let queries = Mutex(0)
+        init(_ wrapped: MiniLMEmbedder) { self.wrapped = wrapped }
+        var modelIdentifier: String { wrapped.modelIdentifier }
+        var dimensions: Int { wrapped.dimensions }
+        var languages: [String]? { wrapped.languages }
+        func embed(query: String) throws -> [Float] {
+            queries.withLock { $0 += 1 }
+            return try wrapped.embed(query: query)
+        }
+        func embed(documents: [String]) throws -> [[[Float]]] { try wrapped.embed(documents: documents) }
+    }
+
+    /// After the store changes models (MiniLM to this one), the items keep being found by meaning through
+    /// MiniLM's vectors, asked with MiniLM's query vector, until they are embedded again; then through the
+    /// new model's alone, and MiniLM is no longer asked. On both backends.
+    @Test(arguments: TestBackend.available)
+    func theFormerModelsVectorsAnswerUntilTheItemsAreEmbeddedAgain(_ backend: TestBackend) async throws {
+        let e5 = try model(.int8)
+        let miniLM = CountingEmbedder(
+            try #require(EmbedderTests.embedder, "the embedding model is not installed: run scripts/setup-model.sh"))
+        var before = Store.Configuration()
+        before.embedder = miniLM
+        let fixture = try await backend.makeStore(configuration: before, signingIn: "alice")
+        try await fixture.store.index(account: "alice").indexItems([
+            Fixtures.item("vet", title: "Vet visit", text: "Took the dog to the vet on Monday: vaccinations done."),
+            Fixtures.item(
+                "soup", title: "Lentil soup", text: "Red lentils, onion and cumin; simmer for twenty minutes."),
+            Fixtures.item(
+                "garage", title: "Garage", text: "The winter tyres go on the car and the brakes get checked."),
+        ])
+        try await fixture.store.embedPendingItems()
+        var query = SearchQuery("an appointment for my pet at the animal doctor")
+        query.disablesLexicalSearch = true
+        let found = { (store: Store) in try await store.search(query).map(\.item.uniqueIdentifier.rawValue) }
+
+        // The new model alone has no vectors yet: nothing is found by meaning.
+        var newModelOnly = Store.Configuration()
+        newModelOnly.embedder = e5
+        #expect(try await found(try fixture.open(configuration: newModelOnly)).isEmpty)
+        // With MiniLM as the former model, its vectors answer.
+        var changed = Store.Configuration()
+        changed.embedder = e5
+        changed.formerEmbedders = [miniLM]
+        let store = try fixture.open(configuration: changed)
+        let asked = miniLM.queries.withLock { $0 }
+        #expect(try await found(store).first == "vet")
+        #expect(miniLM.queries.withLock { $0 } == asked + 1)
+        // Hybrid too: the item found by its words and by MiniLM's vectors.
+        #expect(try await store.search(SearchQuery("vet appointment")).first?.match == .both)
+
+        // Embedded again with the new model: found through its vectors, and MiniLM is not asked.
+        #expect(try await store.embeddingBacklog() == 3)
+        try await store.embedPendingItems()
+        #expect(try await store.embeddingBacklog() == 0)
+        let afterwards = miniLM.queries.withLock { $0 }
+        #expect(try await found(store).first == "vet")
+        #expect(try await found(try fixture.open(configuration: newModelOnly)).first == "vet")
+        #expect(miniLM.queries.withLock { $0 } == afterwards)
     }
 
     /// A question in one language is closer to its answer in another than to an unrelated text.
