@@ -144,19 +144,33 @@ public final class MiniLMEmbedder: Embedder {
     /// The passages of a text as token ids, [CLS] … [SEP] each.
     func passages(of text: String) -> [[Int32]] {
         let pieces = tokenizer.pieces(text)
-        let wrap = { (slice: ArraySlice<Int32>) in [self.tokenizer.classifierID] + slice + [self.tokenizer.separatorID]
+        return passageStarts(pieces).map { start in
+            let end = pieces.count > 254 ? min(pieces.count, start + Self.passageLength) : pieces.count
+            return [tokenizer.classifierID] + pieces[start..<end] + [tokenizer.separatorID]
         }
-        guard pieces.count > 254 else { return [wrap(pieces[...])] }
-        var passages: [[Int32]] = []
+    }
+
+    /// Where each passage of a text of these pieces begins.
+    private func passageStarts(_ pieces: [Int32]) -> [Int] {
+        guard pieces.count > 254 else { return [0] }
+        var starts: [Int] = []
         var start = 0
-        while passages.count < Self.maximumPassages {
-            passages.append(wrap(pieces[start..<min(pieces.count, start + Self.passageLength)]))
+        while starts.count < Self.maximumPassages {
+            starts.append(start)
             if start + Self.passageLength >= pieces.count { break }
             start += Self.passageStride
             // A passage never starts inside a word.
             while start > 0 && tokenizer.continuationIDs.contains(pieces[start]) { start -= 1 }
         }
-        return passages
+        return starts
+    }
+
+    /// About where passage `passage` begins in `text`, by its share of the text's pieces.
+    public func passageStart(_ passage: Int, in text: String) -> String.Index? {
+        let pieces = tokenizer.pieces(text)
+        let starts = passageStarts(pieces)
+        guard starts.indices.contains(passage) else { return nil }
+        return text.approximateStart(ofPiece: starts[passage], of: pieces.count)
     }
 }
 
@@ -201,6 +215,9 @@ public final class LazyMiniLMEmbedder: Embedder {
     ///
     /// - Throws: The error loading the model raised, when it could not be loaded; a failed load is not retried.
     public func embed(documents: [String]) throws -> [[[Float]]] { try model().embed(documents: documents) }
+    public func passageStart(_ passage: Int, in text: String) -> String.Index? {
+        try? model().passageStart(passage, in: text)
+    }
 }
 
 /// A model loaded at its first use, once, by whichever thread asks first; a failed load is not retried

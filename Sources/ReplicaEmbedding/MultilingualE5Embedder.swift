@@ -133,13 +133,22 @@ public final class MultilingualE5Embedder: Embedder {
         let wrap = { (slice: ArraySlice<Int32>) in [self.tokenizer.beginning] + slice + [self.tokenizer.end] }
         guard pieces.count > Self.wholeLength else { return [wrap(pieces[...])] }
         // The first passage begins with the prefix the text was cut with; the others with it again.
+        let length = Self.passageLength - passagePrefix.count
+        return passageStarts(pieces).map { start in
+            wrap(passagePrefix[...] + pieces[start..<min(pieces.count, start + length)])
+        }
+    }
+
+    /// Where each passage of `passage: ` and a text, as these pieces, begins among them after the prefix.
+    private func passageStarts(_ pieces: [Int32]) -> [Int] {
         let body = pieces.starts(with: passagePrefix) ? pieces.dropFirst(passagePrefix.count) : pieces[...]
+        guard pieces.count > Self.wholeLength else { return [body.startIndex] }
         let length = Self.passageLength - passagePrefix.count
         let stride = Self.passageStride - passagePrefix.count
-        var passages: [[Int32]] = []
+        var starts: [Int] = []
         var start = body.startIndex
-        while passages.count < Self.maximumPassages {
-            passages.append(wrap(passagePrefix[...] + body[start..<min(body.endIndex, start + length)]))
+        while starts.count < Self.maximumPassages {
+            starts.append(start)
             if start + length >= body.endIndex { break }
             start += stride
             // A passage starts at a word where one begins a few pieces before (text without spaces,
@@ -148,7 +157,16 @@ public final class MultilingualE5Embedder: Embedder {
                 start = word
             }
         }
-        return passages
+        return starts
+    }
+
+    /// About where passage `passage` begins in `text`, by its share of the text's pieces.
+    public func passageStart(_ passage: Int, in text: String) -> String.Index? {
+        let pieces = tokenizer.pieces("passage: " + text)
+        let starts = passageStarts(pieces)
+        guard starts.indices.contains(passage) else { return nil }
+        let prefix = pieces.starts(with: passagePrefix) ? passagePrefix.count : 0
+        return text.approximateStart(ofPiece: starts[passage] - prefix, of: pieces.count - prefix)
     }
 }
 
@@ -181,4 +199,7 @@ public final class LazyMultilingualE5Embedder: Embedder {
     public func embed(query: String) throws -> [Float] { try loaded.get().embed(query: query) }
     /// Each document as unit vectors, one per passage, from the model loaded on first use.
     public func embed(documents: [String]) throws -> [[[Float]]] { try loaded.get().embed(documents: documents) }
+    public func passageStart(_ passage: Int, in text: String) -> String.Index? {
+        try? loaded.get().passageStart(passage, in: text)
+    }
 }

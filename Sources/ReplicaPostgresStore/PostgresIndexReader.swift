@@ -653,6 +653,10 @@ package struct PostgresIndexReader: IndexReader {
         try matrix(model: model).bestCosines(of: rowIDs, to: query)
     }
 
+    package func bestPassages(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Int] {
+        try matrix(model: model).bestPassages(of: rowIDs, to: query)
+    }
+
     package func foundItems(_ rowIDs: [Int64]) throws -> [(item: FoundItem, rowID: Int64)] {
         guard !rowIDs.isEmpty else { return [] }
         let read = try itemRows(rowIDs, extra: "substr(i.body, 1, 240)")

@@ -641,7 +641,10 @@ public final class Store: Sendable {
                 vector: try await Self.queryVector(text, by: embedder), model: embedder.modelIdentifier,
                 baseline: embedder.similarityBaseline,
                 formerModels: formers.map { former in
-                    FormerModelQuery(model: former.modelIdentifier, baseline: former.similarityBaseline) {
+                    FormerModelQuery(
+                        model: former.modelIdentifier, baseline: former.similarityBaseline,
+                        passageStart: former.passageStart
+                    ) {
                         [events = configuration.events] in
                         do {
                             return try await Self.queryVector(text, by: former)
@@ -657,7 +660,7 @@ public final class Store: Sendable {
                             return nil
                         }
                     }
-                })
+                }, passageStart: embedder.passageStart)
         } catch is CancellationError {
             return nil  // the search was given up: nothing failed
         } catch {

@@ -40,12 +40,18 @@ package struct SemanticQuery: Sendable {
     /// The queries by those of ``formerModels`` whose vectors the index searched holds, asked beside this
     /// one: an item is found by the vectors it has until it is embedded again with the store's model.
     package var alongside: [SemanticQuery] = []
+    /// Where a passage of a text begins, as the model cut it (``Embedder/passageStart(_:in:)``).
+    package var passageStart: @Sendable (Int, String) -> String.Index? = { _, _ in nil }
 
-    package init(vector: [Float], model: String, baseline: Double = 0, formerModels: [FormerModelQuery] = []) {
+    package init(
+        vector: [Float], model: String, baseline: Double = 0, formerModels: [FormerModelQuery] = [],
+        passageStart: @escaping @Sendable (Int, String) -> String.Index? = { _, _ in nil }
+    ) {
         self.vector = vector
         self.model = model
         self.baseline = baseline
         self.formerModels = formerModels
+        self.passageStart = passageStart
     }
 
     /// A cosine as closeness from the model's baseline: 1 stays 1, the baseline becomes 0.
@@ -62,14 +68,19 @@ package struct SemanticQuery: Sendable {
 package final class FormerModelQuery: Sendable {
     package let model: String
     package let baseline: Double
+    package let passageStart: @Sendable (Int, String) -> String.Index?
     private let make: @Sendable () async -> [Float]?
     private let made = Mutex<Task<[Float]?, Never>?>(nil)
 
     /// A former model `model` (its identifier) whose closeness is measured from `baseline`, the query's
     /// vector by it made by `make` (`nil` when the model failed).
-    package init(model: String, baseline: Double, make: @escaping @Sendable () async -> [Float]?) {
+    package init(
+        model: String, baseline: Double, passageStart: @escaping @Sendable (Int, String) -> String.Index?,
+        make: @escaping @Sendable () async -> [Float]?
+    ) {
         self.model = model
         self.baseline = baseline
+        self.passageStart = passageStart
         self.make = make
     }
 

@@ -174,6 +174,11 @@ extension SQLiteIndexReader {
         return matrix.bestCosines(of: rowIDs, to: query)
     }
 
+    package func bestPassages(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Int] {
+        let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)
+        return matrix.bestPassages(of: rowIDs, to: query)
+    }
+
     /// Found items for row ids (semantic matches that the words did not find), in the order given.
     package func foundItems(_ rowIDs: [Int64]) throws -> [(item: FoundItem, rowID: Int64)] {
         let statement = try connection.cached(
@@ -288,6 +293,22 @@ package struct VectorMatrix: Sendable {
                 row += 1
             }
             best[item] = Double(score)
+        }
+        return best
+    }
+
+    /// The number (from 0) of each of `rowIDs`' best passage with `query`, for the items that have vectors.
+    package func bestPassages(of rowIDs: [Int64], to query: [Float]) -> [Int64: Int] {
+        var best: [Int64: Int] = [:]
+        for item in rowIDs {
+            guard let first = firstRow[item] else { continue }
+            var row = first
+            var score = -Float.infinity
+            while row < items.count && items[row] == item {
+                let found = dot(query, row: row)
+                if found > score { (score, best[item]) = (found, row - first) }
+                row += 1
+            }
         }
         return best
     }

@@ -369,7 +369,9 @@ public final class SearchableIndex: Sendable {
         let held = try await read { reader in try formers.filter { try reader.holdsVectors(model: $0.model) } }
         for former in held {
             guard let vector = await former.vector() else { continue }
-            semantic.alongside.append(SemanticQuery(vector: vector, model: former.model, baseline: former.baseline))
+            semantic.alongside.append(
+                SemanticQuery(
+                    vector: vector, model: former.model, baseline: former.baseline, passageStart: former.passageStart))
         }
         return semantic
     }

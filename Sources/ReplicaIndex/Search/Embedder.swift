@@ -37,9 +37,37 @@ public protocol Embedder: Sendable {
     /// fused with its vectors: they say little of its meaning, and would only reorder what the words
     /// found. `nil` by default.
     var languages: [String]? { get }
+    /// About where in `text` the passage numbered `passage` (from 0) of ``embed(documents:)`` begins: an
+    /// item found by meaning alone shows its best passage as its snippet, since no word of the query is
+    /// there to show around (an English question's Chinese answer). `nil`, the default, shows the start.
+    func passageStart(_ passage: Int, in text: String) -> String.Index?
 }
 
 extension Embedder {
     public var similarityBaseline: Double { 0 }
     public var languages: [String]? { nil }
+    public func passageStart(_ passage: Int, in text: String) -> String.Index? { nil }
+}
+
+extension String {
+    /// About where the piece numbered `piece` of `pieces` begins in the string they were cut from, by its
+    /// share of the pieces, moved on to the start of the next word when one begins within 40 characters:
+    /// what a tokenizer that keeps no offsets can say of a passage's start.
+    package func approximateStart(ofPiece piece: Int, of pieces: Int) -> String.Index {
+        guard piece > 0, pieces > 0 else { return startIndex }
+        let scalars = unicodeScalars
+        let offset = min(scalars.count, scalars.count * piece / pieces)
+        var index = scalars.index(scalars.startIndex, offsetBy: offset)
+        var ahead = 0
+        var cursor = index
+        while cursor < scalars.endIndex, ahead < 40 {
+            if scalars[cursor].properties.isWhitespace {
+                index = scalars.index(after: cursor)
+                break
+            }
+            cursor = scalars.index(after: cursor)
+            ahead += 1
+        }
+        return String.Index(index, within: self) ?? startIndex
+    }
 }

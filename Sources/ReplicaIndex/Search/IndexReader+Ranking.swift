@@ -123,7 +123,41 @@ extension IndexReader {
             found = try fuse(found, semantic, query: query, candidates: candidates)
         }
         found = try raisingPriorityAndEngagement(found)
+        if let semantic { found = try showingBestPassages(found, limit: query.limit, semantic: semantic) }
         return try fetching(query.fetchAttributes, try withSnippets(found.prefix(query.limit)))
+    }
+
+    /// The items among the first `limit` found by meaning alone, each with its best passage as its
+    /// snippet where that is not its first: no word of the query is there to show around (an English
+    /// question's German answer), and the start of a long text may say nothing of what was found.
+    private func showingBestPassages(
+        _ found: [(item: FoundItem, rowID: Int64)], limit: Int, semantic: SemanticQuery
+    ) throws -> [(item: FoundItem, rowID: Int64)] {
+        let shown = found.prefix(limit).filter { $0.item.match == .semantic }.map(\.rowID)
+        guard !shown.isEmpty else { return found }
+        var passages: [Int64: (number: Int, asked: SemanticQuery)] = [:]
+        for asked in [semantic] + semantic.alongside {
+            for (rowID, number) in try bestPassages(of: shown, to: asked.vector, model: asked.model) where number > 0 {
+                passages[rowID] = (number, asked)
+            }
+        }
+        guard !passages.isEmpty else { return found }
+        let bodies = try textContents(
+            of: found.prefix(limit).filter { passages[$0.rowID] != nil }.map(\.item.item.uniqueIdentifier))
+        return found.map { candidate in
+            guard let (number, asked) = passages[candidate.rowID] else { return candidate }
+            // The text the model read: title, description and body, one after another.
+            let attributes = candidate.item.item.attributeSet
+            let text = [attributes.title, attributes.contentDescription, bodies[candidate.item.item.uniqueIdentifier]]
+                .compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "\n")
+            guard let start = asked.passageStart(number, text), start > text.startIndex else { return candidate }
+            var shown = candidate
+            let words = text[start...].prefix(240)
+            shown.item.snippet =
+                "…" + words.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                + (words.endIndex < text.endIndex ? "…" : "")
+            return shown
+        }
     }
 
     /// The items, each with its snippet made where the reader left it to be made (``FoundItem/pendingSnippet``).

@@ -84,6 +84,9 @@ package protocol IndexReader {
     /// The cosine of each of `rowIDs`' best passage with `query`, for the items that have vectors.
     func cosines(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Double]
 
+    /// The number (from 0) of each of `rowIDs`' best passage with `query`, for the items that have vectors.
+    func bestPassages(of rowIDs: [Int64], to query: [Float], model: String) throws -> [Int64: Int]
+
     /// Found items for row ids (semantic matches that the words did not find), in the order given, each
     /// with the start of its text as its snippet.
     func foundItems(_ rowIDs: [Int64]) throws -> [(item: FoundItem, rowID: Int64)]

@@ -300,6 +300,41 @@ import Testing
         #expect(miniLM.queries.withLock { $0 } == afterwards)
     }
 
+    /// An item found by meaning alone, across languages, shows its best passage as its snippet: an English
+    /// question about a vet visit over a long German note whose visit comes after the garden.
+    @Test(arguments: TestBackend.available)
+    func anItemFoundByMeaningAloneShowsItsBestPassage(_ backend: TestBackend) async throws {
+        var configuration = Store.Configuration()
+        configuration.embedder = try model(.int8)
+        let fixture = try await backend.makeStore(configuration: configuration, signingIn: "alice")
+        let garden = """
+            Im Frühling haben wir den Garten hinter dem Haus neu angelegt. Die Tomaten wachsen in diesem Jahr \
+            besonders gut, weil es oft geregnet hat. Unser Nachbar hat uns gezeigt, wie man Rosen richtig \
+            schneidet. Am Wochenende war das Wetter kalt und windig, also blieben wir drinnen. Wir haben neue \
+            Beete für Kräuter wie Basilikum, Petersilie und Thymian gebaut. Der Rasen musste zweimal gemäht \
+            werden, bevor die Sommerferien anfingen. Im Keller stehen noch die Gartenmöbel, die wir im Herbst \
+            streichen wollen. Die Äpfel vom alten Baum haben wir zu Kompott und Kuchen verarbeitet.
+            """
+        let vet = """
+            Am Montag waren wir mit unserem Hund beim Tierarzt. Der Tierarzt hat ihn gründlich untersucht und \
+            gegen Tollwut geimpft. Die nächste Impfung des Hundes ist im Frühling fällig. Der Hund hatte keine \
+            Angst vor der Spritze und bekam danach ein Leckerli. Sein Gewicht ist in Ordnung, aber er soll \
+            etwas weniger Futter bekommen.
+            """
+        let text = [garden, garden, garden, vet, vet].joined(separator: " ")
+        #expect(try model(.int8).passages(of: text).count > 2)
+        try await fixture.store.index(account: "alice").indexItems([
+            Fixtures.item("note", title: "Notizen", text: text),
+            Fixtures.item("soup", title: "Linsensuppe", text: "Rote Linsen, Zwiebeln und Kreuzkümmel kochen."),
+        ])
+        try await fixture.store.embedPendingItems()
+        var query = SearchQuery("When was the dog vaccinated by the vet?")
+        query.disablesLexicalSearch = true
+        let found = try #require(try await fixture.store.search(query).first { $0.item.uniqueIdentifier == "note" })
+        let snippet = try #require(found.snippet)
+        #expect(snippet.hasPrefix("…") && snippet.contains("Hund") && !snippet.contains("Garten hinter"), "\(snippet)")
+    }
+
     /// A question in one language is closer to its answer in another than to an unrelated text.
     @Test func aQuestionFindsItsAnswerInAnotherLanguage() throws {
         let embedder = try model(.int8)
