@@ -110,7 +110,7 @@ let package = Package(
         // and record store on PostgreSQL build on it (Sources/Replica/Storage/Postgres).
         .target(
             name: "ReplicaPostgresStore",
-            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaPostgres", "ReplicaSQLite", "ReplicaText"],
+            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaPostgres", "ReplicaText"],
             plugins: ["EmbedMigrations"]),
 
         // The command-line tool.
@@ -140,6 +140,7 @@ let package = Package(
             name: "ReplicaPostgresStoreTests",
             dependencies: [
                 "ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport",
+                "ReplicaSQLite",
             ]),
         .testTarget(
             name: "ReplicaTests",

@@ -2,25 +2,33 @@ import Foundation
 import ReplicaCore
 package import ReplicaIndex
 package import ReplicaPostgres
-package import ReplicaSQLite
 import ReplicaText
 
-/// An item's words as the PostgreSQL store keeps them: FTS5's own tokens (so both stores match the same
-/// items), in a `tsvector` whose weights say the column (A title, B keywords and people, C description, D
-/// body: BM25's column weights 10, 5, 5, 2 and 1) and whose positions keep the columns apart.
+/// An item's words as the PostgreSQL store keeps them: the analyzer's (``TextAnalyzer``), the same tokens
+/// FTS5's tokenizer `replica` makes of the text in a SQLite index (so both stores match the same items),
+/// in a `tsvector` whose weights say the column (A title, B keywords and people, C description, D body:
+/// BM25's column weights 10, 5, 5, 2 and 1) and whose positions keep the columns apart.
 package enum PostgresIndexText {
-    /// The tokenizer the SQLite index's FTS5 table is made with (``IndexTokenizer``).
-    package static var tokenizer: FTS5Tokenizer {
-        do {
-            return try IndexTokenizer.shared.get()
-        } catch {
-            fatalError("replica's analyzer is not registered as FTS5's tokenizer: \(error)")
-        }
+    /// A word of an item's text, or a stem or pair of characters beside it.
+    package struct Token: Hashable, Sendable {
+        /// The word as stored: folded and, for a stem, stemmed.
+        package var text: String
+        /// Its place among the text's words, from 0; a stem or pair shares its word's.
+        package var position: Int
+        /// Where its word is in the text: UTF-8 byte offsets of its first byte and past its last.
+        package var start: Int
+        package var end: Int
     }
 
-    /// The tokens of an item's text as FTS5's tokenizer `replica` makes them, stemmed for `language`.
-    package static func documentTokens(in text: String, language: String?) -> [FTS5Tokenizer.Token] {
-        TextAnalyzer.withDocumentLanguage(language) { tokenizer.tokens(in: text) }
+    /// The tokens of an item's text as the analyzer makes them for an index, stemmed for `language`.
+    package static func documentTokens(in text: String, language: String?) -> [Token] {
+        var position = -1
+        return TextAnalyzer.tokens(in: text, for: .indexing, language: language).map { token in
+            if !token.isColocated || position < 0 { position += 1 }
+            return Token(
+                text: token.text, position: position, start: token.byteRange.lowerBound,
+                end: token.byteRange.upperBound)
+        }
     }
 
     /// The five full-text columns, in FTS5's order, with their `tsvector` weight and BM25 weight.
@@ -261,6 +269,6 @@ package enum PostgresIndexText {
             case .forms(let word, _, _, _): (word, false)
             }
         return TermTokens(
-            tokens: tokenizer.tokens(in: text, for: .query(prefix: prefix)).map { lexeme($0.text) }, prefix: prefix)
+            tokens: TextAnalyzer.tokens(in: text, for: .query).map { lexeme($0.text) }, prefix: prefix)
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import ReplicaCore
 package import ReplicaPostgres
-import ReplicaSQLite
 
 /// replica's tables in a PostgreSQL database: the schema `replica`, brought to the newest version at
 /// open by the numbered files of `migrations/postgres/`, one transaction each.

@@ -1,5 +1,7 @@
 import Foundation
+import ReplicaIndex
 import ReplicaPostgres
+import ReplicaSQLite
 import ReplicaTestSupport
 import Testing
 
@@ -18,16 +20,18 @@ struct PostgresIndexTextTests {
         connection = try PostgresConnection(url: database.url)
     }
 
-    /// The `tsvector` literal of five columns as replica made it before the binary form: every token's
-    /// lexeme with its first 256 positions (past the largest position, the largest) and its column's
-    /// weight, the lexemes met first kept while the literal stays under 900,000 bytes.
+    /// The `tsvector` literal of five columns as replica made it before the binary form, from the tokens
+    /// FTS5's tokenizer `replica` makes of them in a SQLite index (the store makes its own with the
+    /// analyzer, without SQLite: the two must agree): every token's lexeme with its first 256 positions
+    /// (past the largest position, the largest) and its column's weight, the lexemes met first kept while
+    /// the literal stays under 900,000 bytes.
     static func referenceLiteral(_ columns: [String]) -> (literal: String, length: Int) {
         var places: [String: [(position: Int, weight: Character)]] = [:]
         var firstSeen: [String: Int] = [:]
         var base = 1
         var length = 0
         for (column, text) in columns.enumerated() {
-            let tokens = PostgresIndexText.tokenizer.tokens(in: text)
+            let tokens = try! IndexTokenizer.shared.get().tokens(in: text)
             length += tokens.last.map { $0.position + 1 } ?? 0
             for token in tokens {
                 let word = PostgresIndexText.lexeme(token.text)

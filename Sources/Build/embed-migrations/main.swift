@@ -3,8 +3,8 @@
 import Foundation
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: embed-migrations MIGRATIONS_DIR OUTPUT.swift\n".utf8))
+guard arguments.count == 4, ["sqlite", "standalone"].contains(arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: embed-migrations MIGRATIONS_DIR OUTPUT.swift sqlite|standalone\n".utf8))
     exit(2)
 }
 let root = URL(fileURLWithPath: arguments[1])
@@ -23,10 +23,29 @@ func rawLiteral(_ text: String) -> String {
     return hashes + "\"\"\"\n" + text + (text.hasSuffix("\n") ? "" : "\n") + "\"\"\"" + hashes
 }
 
-var swift = """
+// With `sqlite`, the steps are ReplicaSQLite's `Migration`, which its migrator runs; `standalone` (a
+// target without SQLite) declares a `Migration` of the same shape.
+var swift =
+    arguments[3] == "sqlite"
+    ? """
     // Generated from migrations/ by embed-migrations at build time; edit the .sql files instead.
     import ReplicaSQLite
 
+
+    """
+    : """
+    // Generated from migrations/ by embed-migrations at build time; edit the .sql files instead.
+
+    /// One numbered step of a schema, as it stands in `migrations/<kind>/NNNN-name.sql`.
+    struct Migration: Sendable, Equatable {
+        let version: Int
+        let name: String
+        let sql: String
+    }
+
+
+    """
+swift += """
     enum EmbeddedMigrations {
 
     """
