@@ -151,7 +151,7 @@ public final class MiniLMEmbedder: Embedder {
     }
 
     /// Where each passage of a text of these pieces begins.
-    private func passageStarts(_ pieces: [Int32]) -> [Int] {
+    func passageStarts(_ pieces: [Int32]) -> [Int] {
         guard pieces.count > 254 else { return [0] }
         var starts: [Int] = []
         var start = 0
@@ -165,12 +165,15 @@ public final class MiniLMEmbedder: Embedder {
         return starts
     }
 
-    /// About where passage `passage` begins in `text`, by its share of the text's pieces.
+    /// About where passage `passage` begins in `text`, by its share of the pieces of the first part of
+    /// the text that reaches it (the passages before the last start where they would in the whole).
     public func passageStart(_ passage: Int, in text: String) -> String.Index? {
-        let pieces = tokenizer.pieces(text)
-        let starts = passageStarts(pieces)
-        guard starts.indices.contains(passage) else { return nil }
-        return text.approximateStart(ofPiece: starts[passage], of: pieces.count)
+        text[...].firstPrefix { prefix in
+            let pieces = tokenizer.pieces(String(prefix))
+            let starts = passageStarts(pieces)
+            guard starts.indices.contains(passage) else { return nil }
+            return prefix.approximateStart(ofPiece: starts[passage], of: pieces.count)
+        }
     }
 }
 

@@ -140,7 +140,7 @@ public final class MultilingualE5Embedder: Embedder {
     }
 
     /// Where each passage of `passage: ` and a text, as these pieces, begins among them after the prefix.
-    private func passageStarts(_ pieces: [Int32]) -> [Int] {
+    func passageStarts(_ pieces: [Int32]) -> [Int] {
         let body = pieces.starts(with: passagePrefix) ? pieces.dropFirst(passagePrefix.count) : pieces[...]
         guard pieces.count > Self.wholeLength else { return [body.startIndex] }
         let length = Self.passageLength - passagePrefix.count
@@ -160,13 +160,16 @@ public final class MultilingualE5Embedder: Embedder {
         return starts
     }
 
-    /// About where passage `passage` begins in `text`, by its share of the text's pieces.
+    /// About where passage `passage` begins in `text`, by its share of the pieces of the first part of
+    /// the text that reaches it (the passages before the last start where they would in the whole).
     public func passageStart(_ passage: Int, in text: String) -> String.Index? {
-        let pieces = tokenizer.pieces("passage: " + text)
-        let starts = passageStarts(pieces)
-        guard starts.indices.contains(passage) else { return nil }
-        let prefix = pieces.starts(with: passagePrefix) ? passagePrefix.count : 0
-        return text.approximateStart(ofPiece: starts[passage] - prefix, of: pieces.count - prefix)
+        text[...].firstPrefix { part in
+            let pieces = tokenizer.pieces("passage: " + part)
+            let starts = passageStarts(pieces)
+            guard starts.indices.contains(passage) else { return nil }
+            let prefix = pieces.starts(with: passagePrefix) ? passagePrefix.count : 0
+            return part.approximateStart(ofPiece: starts[passage] - prefix, of: pieces.count - prefix)
+        }
     }
 }
 

@@ -49,14 +49,14 @@ extension Embedder {
     public func passageStart(_ passage: Int, in text: String) -> String.Index? { nil }
 }
 
-extension String {
-    /// About where the piece numbered `piece` of `pieces` begins in the string they were cut from, by its
+extension Substring {
+    /// About where the piece numbered `piece` of `pieces` begins in the text they were cut from, by its
     /// share of the pieces, moved on to the start of the next word when one begins within 40 characters:
-    /// what a tokenizer that keeps no offsets can say of a passage's start.
+    /// what a tokenizer that keeps no offsets can say of a passage's start. An index of the whole string.
     package func approximateStart(ofPiece piece: Int, of pieces: Int) -> String.Index {
         guard piece > 0, pieces > 0 else { return startIndex }
         let scalars = unicodeScalars
-        let offset = min(scalars.count, scalars.count * piece / pieces)
+        let offset = Swift.min(scalars.count, scalars.count * piece / pieces)
         var index = scalars.index(scalars.startIndex, offsetBy: offset)
         var ahead = 0
         var cursor = index
@@ -69,5 +69,19 @@ extension String {
             ahead += 1
         }
         return String.Index(index, within: self) ?? startIndex
+    }
+
+    /// The first of this text's prefixes, 8,192 characters and then twice as many each time, of which
+    /// `found` tells something (a passage's start that its pieces reach), and what it told: a long
+    /// text's passages lie in its first few thousand words, and cutting a whole book into pieces to
+    /// find one took most of a search.
+    package func firstPrefix<Found>(telling found: (Substring) -> Found?) -> Found? {
+        var length = 8_192
+        while true {
+            let prefix = self.prefix(length)
+            if let told = found(prefix) { return told }
+            if prefix.endIndex == endIndex { return nil }
+            length *= 2
+        }
     }
 }

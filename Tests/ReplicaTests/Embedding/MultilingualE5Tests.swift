@@ -335,6 +335,36 @@ import Testing
         #expect(snippet.hasPrefix("…") && snippet.contains("Hund") && !snippet.contains("Garten hinter"), "\(snippet)")
     }
 
+    /// Where a passage of a long text begins is found from the pieces of the text's first part alone,
+    /// near where the passage's pieces begin: each later passage further on, at a word.
+    @Test func aPassagesStartInALongTextIsNearItsFirstPieces() throws {
+        let embedder = try model(.int8)
+        let text = (1...700).map { "Satz \($0) über Matrixprodukte in ganzen Zahlen." }.joined(separator: " ")
+        let tokenizer = embedder.tokenizer
+        let starts = embedder.passageStarts(tokenizer.pieces("passage: " + text))
+        // The sentence each passage begins in, counted from the pieces of each sentence (cut at spaces, the
+        // pieces of the whole are those of its sentences).
+        func sentence(holdingPiece piece: Int) -> Int {
+            var counted = tokenizer.pieces("passage:").count
+            for number in 1...700 {
+                counted += tokenizer.pieces("Satz \(number) über Matrixprodukte in ganzen Zahlen.").count
+                if counted > piece { return number }
+            }
+            return 700
+        }
+        var before = text.startIndex
+        for passage in 1..<starts.count {
+            let start = try #require(embedder.passageStart(passage, in: text))
+            #expect(start > before && text[text.index(before: start)] == " ", "passage \(passage)")
+            before = start
+            // The first sentence number after the start, against the one its pieces say.
+            let number = try #require(
+                text[start...].split(separator: " ").lazy.compactMap { Int($0) }.first)
+            let expected = sentence(holdingPiece: starts[passage])
+            #expect(abs(number - expected) <= 2, "passage \(passage): sentence \(number) against \(expected)")
+        }
+    }
+
     /// A question in one language is closer to its answer in another than to an unrelated text.
     @Test func aQuestionFindsItsAnswerInAnotherLanguage() throws {
         let embedder = try model(.int8)
