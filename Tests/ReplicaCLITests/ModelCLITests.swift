@@ -18,12 +18,14 @@ import Testing
         try await replica(place, environment: ["REPLICA_MODEL_DIR": model], arguments, input: input)
     }
 
-    /// Runs `replica` on the store of `place` with `environment`, killed (and the test failed) after 120 s.
+    /// Runs `replica` on the store of `place` with `environment` (MiniLM, whose files the damages are
+    /// made to, unless it names another model), killed (and the test failed) after 120 s.
     static func replica(_ place: CLIPlace, environment: [String: String], _ arguments: [String], input: String? = nil)
         async throws -> ProcessResult
     {
         try await ReplicaProcess.running(
-            place.arguments + arguments, input: input, environment: environment, timeout: 120)
+            place.arguments + arguments, input: input,
+            environment: ["REPLICA_MODEL": EmbeddingModel.miniLM.rawValue].merging(environment) { $1 }, timeout: 120)
     }
 
     /// The environment that has replica find `folder` where the model is installed: as
@@ -172,7 +174,9 @@ import Testing
             place, model: "off", ["import", "--account", "a", "--no-embed", "-"], input: Self.item)
         #expect(imported.status == 0, "\(imported.standardError)")
 
-        let watcher = try RunningProcess(replica: place.arguments + ["watch"], environment: environment)
+        let watcher = try RunningProcess(
+            replica: place.arguments + ["watch"],
+            environment: environment.merging(["REPLICA_MODEL": EmbeddingModel.miniLM.rawValue]) { $1 })
         let warned = await eventually { watcher.standardError.contains("embedding for semantic search failed") }
         #expect(warned, "\(watcher.standardError)")
         watcher.signal(SIGTERM)
@@ -263,17 +267,17 @@ import Testing
 
         // The configuration file's model, when REPLICA_MODEL is not set.
         let configuration = scratch.appending("config.json")
-        try Data(#"{"model": "multilingual-e5-small"}"#.utf8).write(to: configuration)
+        try Data(#"{"model": "all-MiniLM-L6-v2"}"#.utf8).write(to: configuration)
+        let unset = ReplicaProcess.withModel.merging(["REPLICA_MODEL": ""]) { $1 }
         let configured = try await Self.replica(
-            place, environment: ReplicaProcess.withModel.merging(["REPLICA_CONFIG": configuration.path]) { $1 },
-            ["status"])
+            place, environment: unset.merging(["REPLICA_CONFIG": configuration.path]) { $1 }, ["status"])
         #expect(
-            configured.standardOutput.contains("multilingual-e5-small")
+            configured.standardOutput.contains("all-MiniLM-L6-v2")
                 && configured.standardOutput.contains("(chosen by the configuration file's model)"),
             "\(configured.standardOutput)")
-        let byDefault = try await Self.replica(place, environment: ReplicaProcess.withModel, ["status"])
+        let byDefault = try await Self.replica(place, environment: unset, ["status"])
         #expect(
-            byDefault.standardOutput.contains("all-MiniLM-L6-v2")
+            byDefault.standardOutput.contains("multilingual-e5-small")
                 && byDefault.standardOutput.contains("(chosen by the default)"), "\(byDefault.standardOutput)")
 
         let unknown = try await Self.replica(
