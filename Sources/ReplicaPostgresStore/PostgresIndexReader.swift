@@ -934,11 +934,10 @@ package struct PostgresIndexReader: IndexReader {
                 .int(Int64(limit)),
             ])
         return (0..<result.rowCount).map { row in
-            let text = [result.string(row, 2), result.string(row, 3), result.string(row, 4)].compactMap { $0 }.filter {
-                !$0.isEmpty
-            }
-            .joined(separator: "\n")
-            return PendingEmbedding(rowID: result.int(row, 0) ?? 0, indexed: result.double(row, 1) ?? 0, text: text)
+            PendingEmbedding(
+                rowID: result.int(row, 0) ?? 0, indexed: result.double(row, 1) ?? 0,
+                text: PendingEmbedding.text(
+                    title: result.string(row, 2), description: result.string(row, 3), body: result.string(row, 4)))
         }
     }
 

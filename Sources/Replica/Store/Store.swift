@@ -57,7 +57,8 @@ public final class Store: Sendable {
         public var index = SearchableIndex.Configuration()
         /// Called with things a host may want to log (never with indexed content).
         public var events: @Sendable (StoreEvent) -> Void = { _ in }
-        /// The model semantic search runs (`try MiniLMEmbedder()` for the one replica ships); `nil`
+        /// The model semantic search runs (`try MultilingualE5Embedder(file: MultilingualE5Embedder.locateFile())`
+        /// or `try MiniLMEmbedder()` for the two replica ships); `nil`
         /// searches by the words alone. Items are embedded by ``embedPendingItems(accounts:until:progress:)``.
         public var embedder: (any Embedder)?
         /// Models the store used before ``embedder``: after a change of model, an index keeps each item's

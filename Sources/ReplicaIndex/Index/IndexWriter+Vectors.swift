@@ -19,6 +19,12 @@ package struct PendingEmbedding: Sendable {
         self.indexed = indexed
         self.text = text
     }
+
+    /// The text a model reads of an item: its title, description and body, those it has, a line each.
+    /// Where its passages begin (``Embedder/passageStart(_:in:)``) is counted in this text too.
+    package static func text(title: String?, description: String?, body: String?) -> String {
+        [title, description, body].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "\n")
+    }
 }
 
 /// Vectors as stored: a float32 scale, then one signed byte per dimension.
@@ -100,8 +106,9 @@ extension SQLiteIndexReader {
             WHERE embedded.item IS NULL AND items.expires > ? ORDER BY items.id LIMIT ?
             """
         ).rows([.text(model), .real(now.timeIntervalSince1970), .integer(Int64(limit))]) { row in
-            let text = [row.text(2), row.text(3), row.text(4)].filter { !$0.isEmpty }.joined(separator: "\n")
-            return PendingEmbedding(rowID: row.int64(0), indexed: row.double(1), text: text)
+            PendingEmbedding(
+                rowID: row.int64(0), indexed: row.double(1),
+                text: PendingEmbedding.text(title: row.text(2), description: row.text(3), body: row.text(4)))
         }
     }
 
@@ -283,32 +290,28 @@ package struct VectorMatrix: Sendable {
 
     /// The cosine of each of `rowIDs`' best passage with `query`, for the items that have vectors.
     package func bestCosines(of rowIDs: [Int64], to query: [Float]) -> [Int64: Double] {
-        var best: [Int64: Double] = [:]
-        for item in rowIDs {
-            guard let first = firstRow[item] else { continue }
-            var row = first
-            var score = -Float.infinity
-            while row < items.count && items[row] == item {
-                score = max(score, dot(query, row: row))
-                row += 1
-            }
-            best[item] = Double(score)
-        }
-        return best
+        best(of: rowIDs, to: query).mapValues { Double($0.cosine) }
     }
 
     /// The number (from 0) of each of `rowIDs`' best passage with `query`, for the items that have vectors.
     package func bestPassages(of rowIDs: [Int64], to query: [Float]) -> [Int64: Int] {
-        var best: [Int64: Int] = [:]
+        best(of: rowIDs, to: query).mapValues(\.passage)
+    }
+
+    /// Each of `rowIDs`' best passage with `query` and its cosine, for the items that have vectors (the
+    /// first of equal ones).
+    private func best(of rowIDs: [Int64], to query: [Float]) -> [Int64: (passage: Int, cosine: Float)] {
+        var best: [Int64: (passage: Int, cosine: Float)] = [:]
         for item in rowIDs {
             guard let first = firstRow[item] else { continue }
+            var found = (passage: 0, cosine: -Float.infinity)
             var row = first
-            var score = -Float.infinity
             while row < items.count && items[row] == item {
-                let found = dot(query, row: row)
-                if found > score { (score, best[item]) = (found, row - first) }
+                let cosine = dot(query, row: row)
+                if cosine > found.cosine { found = (row - first, cosine) }
                 row += 1
             }
+            best[item] = found
         }
         return best
     }

@@ -146,10 +146,11 @@ extension IndexReader {
             of: found.prefix(limit).filter { passages[$0.rowID] != nil }.map(\.item.item.uniqueIdentifier))
         return found.map { candidate in
             guard let (number, asked) = passages[candidate.rowID] else { return candidate }
-            // The text the model read: title, description and body, one after another.
+            // The text the model read, in which its passages were counted.
             let attributes = candidate.item.item.attributeSet
-            let text = [attributes.title, attributes.contentDescription, bodies[candidate.item.item.uniqueIdentifier]]
-                .compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: "\n")
+            let text = PendingEmbedding.text(
+                title: attributes.title, description: attributes.contentDescription,
+                body: bodies[candidate.item.item.uniqueIdentifier])
             guard let start = asked.passageStart(number, text), start > text.startIndex else { return candidate }
             var shown = candidate
             let words = text[start...].prefix(240)
