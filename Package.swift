@@ -78,11 +78,15 @@ let package = Package(
             ]),
         .target(name: "ReplicaText", dependencies: ["CAnalyzer"]),
 
-        // The index: the one owner of every statement on an index file (items, full text, checkpoints,
-        // source entries, projection state, quarantine, tombstones). Everything above uses its API.
+        // The index above the seam: items, searches, ranking and the rules every backend shares, with the
+        // storage protocols a backend implements. It depends on no database library.
+        .target(name: "ReplicaIndex", dependencies: ["ReplicaCore", "ReplicaText", "CVectorKernels"]),
+
+        // The index kept in a SQLite file (the embedded default), behind ReplicaIndex's seam: its storage,
+        // reader and writer, the ranking lists on FTS5, the migrations of migrations/index/.
         .target(
-            name: "ReplicaIndex",
-            dependencies: ["ReplicaCore", "ReplicaSQLite", "ReplicaText", "CVectorKernels"],
+            name: "ReplicaSQLiteStore",
+            dependencies: ["ReplicaCore", "ReplicaIndex", "ReplicaSQLite", "ReplicaText", "CVectorKernels"],
             plugins: ["EmbedMigrations"]),
 
         // The sentence-embedding model run in-process (all-MiniLM-L6-v2: WordPiece, a BERT encoder on
@@ -95,8 +99,8 @@ let package = Package(
         .target(
             name: "Replica",
             dependencies: [
-                "ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres",
-                "ReplicaPostgresStore", "ReplicaText", "CSpawn",
+                "ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaSQLiteStore",
+                "ReplicaPostgres", "ReplicaPostgresStore", "ReplicaText", "CSpawn",
             ],
             plugins: ["EmbedMigrations"]),
 
@@ -140,13 +144,13 @@ let package = Package(
             name: "ReplicaPostgresStoreTests",
             dependencies: [
                 "ReplicaPostgresStore", "ReplicaPostgres", "ReplicaIndex", "ReplicaCore", "ReplicaTestSupport",
-                "ReplicaSQLite",
+                "ReplicaSQLite", "ReplicaSQLiteStore",
             ]),
         .testTarget(
             name: "ReplicaTests",
             dependencies: [
-                "Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaPostgres",
-                "ReplicaPostgresStore", "CVectorKernels", "ReplicaText", "ReplicaTestSupport",
+                "Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaSQLiteStore",
+                "ReplicaPostgres", "ReplicaPostgresStore", "CVectorKernels", "ReplicaText", "ReplicaTestSupport",
             ]),
         .testTarget(
             name: "ReplicaCLITests",

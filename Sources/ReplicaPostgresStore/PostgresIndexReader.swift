@@ -80,8 +80,9 @@ package struct PostgresIndexReader: IndexReader {
     static func decodeItem(_ result: PostgresResult, _ row: Int, offset: Int = 0, textContent: String? = nil) throws
         -> (SearchableItem, ItemOrigin, Date)
     {
-        let attributes = try SQLiteIndexReader.decodeAttributes(
-            result.string(row, offset + 2) ?? "{}", contentType: result.string(row, offset + 7),
+        let attributes = try AttributeSet(
+            stored:
+                result.string(row, offset + 2) ?? "{}", contentType: result.string(row, offset + 7),
             body: textContent, title: result.string(row, offset + 8) ?? "",
             description: result.string(row, offset + 9) ?? "")
         let item = SearchableItem(
@@ -819,7 +820,7 @@ package struct PostgresIndexReader: IndexReader {
             for column in 10...14 {
                 guard let text = result.string(row, column) else { continue }
                 let before = seen.count
-                SQLiteIndexReader.forEachWord(in: text, beginning: prefix) { seen.insert($0) }
+                CompletionSource.forEachWord(in: text, beginning: prefix) { seen.insert($0) }
                 if column == 10, seen.count > before { title = text }
             }
             guard !seen.isEmpty, let (item, origin, indexed) = try? decodeItem(result, row) else { continue }

@@ -2,6 +2,7 @@ import Foundation
 import ReplicaIndex
 import ReplicaPostgres
 import ReplicaSQLite
+import ReplicaSQLiteStore
 import ReplicaTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import ReplicaCore
 import ReplicaPostgres
 import ReplicaPostgresStore
+import ReplicaSQLiteStore
 import Synchronization
 
 /// Where a store keeps its accounts: the files of its folder (SQLite, the default) or a PostgreSQL

@@ -91,20 +91,6 @@ public final class SearchableIndex: Sendable {
     /// The largest client state accepted, in bytes.
     public static let maximumClientStateSize = 4096
 
-    /// Opens the index kept in the SQLite file at `path` (the embedded default).
-    package convenience init(
-        path: String, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
-        events: @escaping @Sendable (StoreEvent) -> Void
-    ) throws {
-        let storage = try SQLiteIndexStorage(
-            path: path, name: name, account: account, busyTimeout: configuration.busyTimeout,
-            cacheKiB: configuration.cacheKiB, events: events)
-        self.init(
-            storage: storage, name: name, account: account, signIn: signIn, configuration: configuration, events: events
-        )
-        storage.onRebuilt { [weak self] in try? await self?.deliverPendingReindex() }
-    }
-
     /// Opens the index kept in `storage`.
     package init(
         storage: any IndexStorage, name: String, account: AccountID, signIn: IndexLease, configuration: Configuration,
@@ -513,7 +499,7 @@ public final class SearchableIndex: Sendable {
     /// - Identifiers go to the entity query of their type (`entity:<type>:<id>`) or else to the delegate,
     ///   and are cleared once every receiver returned without throwing; with nobody to take some of them,
     ///   they all stay owed.
-    private func deliverPendingReindex() async throws {
+    package func deliverPendingReindex() async throws {
         // One delivery at a time, so no receiver is asked twice; a call made while one runs has it go
         // round again for what changed.
         let mine = state.withLock { state in

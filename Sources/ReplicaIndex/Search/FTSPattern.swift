@@ -53,7 +53,7 @@ package struct FTSPattern: Hashable, Sendable {
 
         /// The term as FTS5 writes it: one string (inner quotes doubled), with `*` for a prefix; a word's
         /// forms OR-ed in parentheses, each a phrase of its own, as BM25 counts them.
-        var expression: String {
+        package var expression: String {
             switch self {
             case .word(let text, let prefix), .phrase(let text, let prefix):
                 let quoted = Quoting.enclosed(text, in: "\"")
@@ -180,7 +180,7 @@ package struct FTSPattern: Hashable, Sendable {
         package var phrases: [Term] { joined.map { [$0] } ?? terms.filter { !wholeWords.contains($0) }.map(\.phrase) }
 
         /// The group as one expression for `NEAR`: its parts side by side, or its one term.
-        var expression: String { joined?.expression ?? phrases.map(\.expression).joined(separator: " ") }
+        package var expression: String { joined?.expression ?? phrases.map(\.expression).joined(separator: " ") }
 
         /// The group where every word is required: each word as typed or by any of its stems (one for each
         /// language the query is stemmed for), and a long word by its pairs alone (an item whose text the
@@ -275,7 +275,7 @@ package struct FTSPattern: Hashable, Sendable {
 
     /// The pattern for `MATCH`: every term (`requiresAll`), or any meaningful term. `AND` is written out:
     /// FTS5 reads two terms side by side as both only when neither is a word's forms in parentheses.
-    var matchExpression: String {
+    package var matchExpression: String {
         requiresAll
             ? terms.map(\.expression).joined(separator: " AND ")
             : meaningfulTerms.map(\.expression).joined(separator: " OR ")
@@ -553,7 +553,7 @@ package indirect enum TermMatch: Hashable, Sendable {
 
 extension TermMatch {
     /// The match as an FTS5 `MATCH` expression.
-    var ftsExpression: String {
+    package var ftsExpression: String {
         switch self {
         case .term(let term): term.expression
         case .all(let matches): matches.map(\.ftsExpression).joined(separator: " AND ")

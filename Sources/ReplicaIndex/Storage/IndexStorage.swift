@@ -2,8 +2,8 @@ package import Foundation
 import ReplicaCore
 
 // The seam between an index and where it keeps its items. `SearchableIndex`, the projection engine, the
-// sources and the search tool speak only these protocols; the SQLite file (`SQLiteIndexStorage`) is one
-// implementation of them. No type of a storage engine crosses them, and an engine's own errors become
+// sources and the search tool speak only these protocols; a SQLite file (ReplicaSQLiteStore) and a
+// PostgreSQL database (ReplicaPostgresStore) implement them, in modules of their own. No type of a storage engine crosses them, and an engine's own errors become
 // `ReplicaError`s below them.
 
 /// Where one index of one account keeps its items: it runs reads on a consistent snapshot and writes in

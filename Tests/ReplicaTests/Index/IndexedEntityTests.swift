@@ -6,6 +6,7 @@ import Testing
 @testable import Replica
 @testable import ReplicaCore
 @testable import ReplicaIndex
+@testable import ReplicaSQLiteStore
 
 /// App entities indexed directly: what item they become, how priority ranks them, and reindexing.
 /// Runs on both backends (``TestBackend``).

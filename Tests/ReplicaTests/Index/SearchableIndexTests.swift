@@ -6,6 +6,7 @@ import Testing
 @testable import Replica
 @testable import ReplicaCore
 @testable import ReplicaIndex
+@testable import ReplicaSQLiteStore
 
 /// Runs on both backends (``TestBackend``); the checks of the SQLite file's own tables and plans run on SQLite only.
 @Suite struct SearchableIndexTests {

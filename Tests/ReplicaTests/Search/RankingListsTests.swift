@@ -7,6 +7,7 @@ import Testing
 @testable import ReplicaCore
 @testable import ReplicaIndex
 @testable import ReplicaPostgresStore
+@testable import ReplicaSQLiteStore
 
 /// The ranking lists (issue 22 on SQLite, issue 20 on PostgreSQL: the same search over each backend's
 /// tables): a ranked search that goes through them returns the top of scoring every match, item for item

@@ -5,6 +5,7 @@ import Testing
 @testable import Replica
 @testable import ReplicaCore
 @testable import ReplicaIndex
+@testable import ReplicaSQLiteStore
 
 /// Runs on both backends (``TestBackend``): a search that differs between them fails.
 @Suite struct SearchTests {

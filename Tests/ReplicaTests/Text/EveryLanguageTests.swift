@@ -7,6 +7,7 @@ import ReplicaText
 import Testing
 
 @testable import ReplicaIndex
+@testable import ReplicaSQLiteStore
 
 /// Issue 45 on both backends: the words of every script are found inside text written without spaces,
 /// each item's words are stemmed for its language, and an index whose words another analyzer made has

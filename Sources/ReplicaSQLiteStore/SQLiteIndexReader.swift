@@ -3,99 +3,7 @@ import ReplicaCore
 package import ReplicaSQLite
 import ReplicaText
 import Synchronization
-
-/// A row a search found, before it is tied to an account.
-package struct FoundItem: Sendable {
-    package var item: SearchableItem
-    package var score: Double
-    package var snippet: String?
-    /// How the snippet is still to be made, when the reader left it for the items a search returns:
-    /// making it costs a full-text look-up per candidate through SQLite's ranking lists, and a pass of
-    /// the tokenizer over the item's text on PostgreSQL.
-    package var pendingSnippet: PendingSnippet?
-    package var origin: ItemOrigin
-    package var indexedAt: Date
-    package var match: SearchMatch = .lexical
-    /// How engaged the person is with the item (``Engagement``), from 0 to 1.
-    package var engagement: Double = 0
-}
-
-/// How a found item's snippet is still to be made (``FoundItem/pendingSnippet``).
-package enum PendingSnippet: Sendable {
-    /// By the reader (``IndexReader/snippets(_:)``), through the full-text index with this `MATCH`
-    /// expression (the words the item has).
-    case matching(String)
-    /// From what the reader read already.
-    case made(@Sendable () -> String?)
-}
-
-/// A query's vector for semantic search, and the model that made it (only vectors of that model count).
-package struct SemanticQuery: Sendable {
-    package var vector: [Float]
-    package var model: String
-    /// The model's ``Embedder/similarityBaseline``.
-    package var baseline: Double
-    /// Models the store used before this one, whose vectors an index may still hold.
-    package var formerModels: [FormerModelQuery] = []
-    /// The queries by those of ``formerModels`` whose vectors the index searched holds, asked beside this
-    /// one: an item is found by the vectors it has until it is embedded again with the store's model.
-    package var alongside: [SemanticQuery] = []
-    /// Where a passage of a text begins, as the model cut it (``Embedder/passageStart(_:in:)``).
-    package var passageStart: @Sendable (Int, String) -> String.Index? = { _, _ in nil }
-
-    package init(
-        vector: [Float], model: String, baseline: Double = 0, formerModels: [FormerModelQuery] = [],
-        passageStart: @escaping @Sendable (Int, String) -> String.Index? = { _, _ in nil }
-    ) {
-        self.vector = vector
-        self.model = model
-        self.baseline = baseline
-        self.formerModels = formerModels
-        self.passageStart = passageStart
-    }
-
-    /// A cosine as closeness from the model's baseline: 1 stays 1, the baseline becomes 0.
-    package func closeness(_ cosine: Double) -> Double { (cosine - baseline) / (1 - baseline) }
-
-    /// The cosine whose closeness is `closeness`.
-    package func cosine(atCloseness closeness: Double) -> Double { baseline + closeness * (1 - baseline) }
-}
-
-/// A model a store used before its current one: an index keeps its items' vectors from it until they
-/// are embedded again, and a search asks them with the query's vector by that model, made once for the
-/// whole search and only when an index holds such vectors (loading a second model costs a one-shot
-/// search about 200 ms).
-package final class FormerModelQuery: Sendable {
-    package let model: String
-    package let baseline: Double
-    package let passageStart: @Sendable (Int, String) -> String.Index?
-    private let make: @Sendable () async -> [Float]?
-    private let made = Mutex<Task<[Float]?, Never>?>(nil)
-
-    /// A former model `model` (its identifier) whose closeness is measured from `baseline`, the query's
-    /// vector by it made by `make` (`nil` when the model failed).
-    package init(
-        model: String, baseline: Double, passageStart: @escaping @Sendable (Int, String) -> String.Index?,
-        make: @escaping @Sendable () async -> [Float]?
-    ) {
-        self.model = model
-        self.baseline = baseline
-        self.passageStart = passageStart
-        self.make = make
-    }
-
-    /// The query's vector by this model, made at the first call.
-    package func vector() async -> [Float]? {
-        let task = made.withLock { held in
-            if let held { return held }
-            let make = self.make
-            let task = Task { await make() }
-            held = task
-            return task
-        }
-        return await task.value
-    }
-}
+package import ReplicaIndex
 
 /// The SQL that reads one index. Every read leaves out expired items, whether or not they were purged.
 package struct SQLiteIndexReader: IndexReader {
@@ -539,29 +447,6 @@ package struct SQLiteIndexReader: IndexReader {
     }
 }
 
-/// What one item gives the completions of a prefix: its words that begin with it and, when its title has
-/// such a word, its title; with the item itself (without its text) so that its owner can be asked about it.
-package struct CompletionSource: Sendable {
-    /// The item, its text content left out.
-    package var item: SearchableItem
-    /// Who made it and from what version.
-    package var origin: ItemOrigin
-    /// When it was last written.
-    package var indexedAt: Date
-    /// Its words that begin with the prefix, lowercased, each once.
-    package var words: Set<String>
-    /// Its title, when the title has such a word.
-    package var title: String?
-
-    package init(item: SearchableItem, origin: ItemOrigin, indexedAt: Date, words: Set<String>, title: String?) {
-        self.item = item
-        self.origin = origin
-        self.indexedAt = indexedAt
-        self.words = words
-        self.title = title
-    }
-}
-
 extension SQLiteIndexReader {
     package func vocabularyDocuments(ofAny words: [String]) throws -> Int64 {
         try connection.cached(
@@ -649,7 +534,7 @@ extension SQLiteIndexReader {
             for column in Int32(10)...14 {
                 guard let text = row.optionalText(column) else { continue }
                 let before = seen.count
-                Self.forEachWord(in: text, beginning: prefix) { seen.insert($0) }
+                CompletionSource.forEachWord(in: text, beginning: prefix) { seen.insert($0) }
                 if column == 10, seen.count > before { title = text }
             }
             if !seen.isEmpty {
@@ -660,29 +545,5 @@ extension SQLiteIndexReader {
             return true
         }
         return read >= 50 && sources.count * 4 >= read ? sources : nil
-    }
-
-    /// Calls `body` with each word of `text` (a run of letters and digits, and the accents FTS5 keeps
-    /// within a word, as its tokenizer splits it), lowercased, that begins with `prefix`.
-    package static func forEachWord(in text: String, beginning prefix: String, _ body: (String) -> Void) {
-        guard let first = prefix.unicodeScalars.first else { return }
-        let scalars = text.unicodeScalars
-        var index = scalars.startIndex
-        while index < scalars.endIndex {
-            guard FTSPattern.isWordScalar(scalars[index]) else {
-                index = scalars.index(after: index)
-                continue
-            }
-            var end = scalars.index(after: index)
-            while end < scalars.endIndex, FTSPattern.continuesWord(scalars[end]) { end = scalars.index(after: end) }
-            // Most words differ from the prefix in their first letter: they are passed over unread.
-            let start = scalars[index]
-            let lowered = start.value >= 0x41 && start.value <= 0x5A ? Unicode.Scalar(start.value + 0x20)! : start
-            if !start.isASCII || lowered == first {
-                let word = String(scalars[index..<end]).lowercased()
-                if word.hasPrefix(prefix) { body(word) }
-            }
-            index = end
-        }
     }
 }

@@ -1,6 +1,7 @@
 package import Foundation
 import ReplicaCore
 import ReplicaSQLite
+package import ReplicaIndex
 
 extension SQLiteIndexWriter {
     // MARK: Client state and facts

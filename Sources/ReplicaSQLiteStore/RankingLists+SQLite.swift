@@ -1,5 +1,6 @@
 import Foundation
 import ReplicaCore
+package import ReplicaIndex
 import ReplicaSQLite
 import Synchronization
 

@@ -2,6 +2,7 @@ import Foundation
 import ReplicaCore
 import ReplicaSQLite
 import ReplicaText
+package import ReplicaIndex
 
 extension SQLiteIndexWriter {
     // MARK: Words made by another analyzer

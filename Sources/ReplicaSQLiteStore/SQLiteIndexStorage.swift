@@ -1,5 +1,6 @@
 package import Foundation
 import ReplicaCore
+package import ReplicaIndex
 import ReplicaSQLite
 import ReplicaText
 import Synchronization
