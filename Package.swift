@@ -8,6 +8,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Replica", targets: ["Replica"]),
+        // The store in a PostgreSQL database (`Store.Database.postgres(url:)`) and followed tables there:
+        // a library of its own, so an app on SQLite files alone does not link libpq.
+        .library(name: "ReplicaPostgresHome", targets: ["ReplicaPostgresHome"]),
         // The built-in sources, for hosts that run them in-process.
         .library(name: "ReplicaFileTree", targets: ["ReplicaFileTree"]),
         .library(name: "ReplicaGit", targets: ["ReplicaGit"]),
@@ -99,10 +102,16 @@ let package = Package(
         .target(
             name: "Replica",
             dependencies: [
-                "ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaSQLiteStore",
-                "ReplicaPostgres", "ReplicaPostgresStore", "ReplicaText", "CSpawn",
+                "ReplicaCore", "ReplicaIndex", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaSQLiteStore", "ReplicaText",
+                "CSpawn",
             ],
             plugins: ["EmbedMigrations"]),
+
+        // The library's PostgreSQL home: `Store.Database.postgres(url:)`, the catalog and record stores there,
+        // a standby's reads, and followed tables in an app's PostgreSQL database.
+        .target(
+            name: "ReplicaPostgresHome",
+            dependencies: ["Replica", "ReplicaCore", "ReplicaIndex", "ReplicaPostgres", "ReplicaPostgresStore"]),
 
         // Sources (plugins): they depend on the library's source contract; the library never on them.
         .target(name: "ReplicaFileTree", dependencies: ["Replica"], path: "Plugins/FileTree"),
@@ -121,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "ReplicaCLI",
             dependencies: [
-                "Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec",
+                "Replica", "ReplicaEmbedding", "ReplicaFileTree", "ReplicaGit", "ReplicaExec", "ReplicaPostgresHome",
             ]),
 
         // Build-time only: compiles migrations/*.sql into the library.
@@ -136,7 +145,8 @@ let package = Package(
         // ReplicaTests covers the library and the modules inside it (core, index, text, embedding), in a
         // folder per area. Shared helpers live in a non-product target.
         .target(
-            name: "ReplicaTestSupport", dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore"],
+            name: "ReplicaTestSupport",
+            dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore", "ReplicaPostgresHome"],
             path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),
@@ -150,13 +160,14 @@ let package = Package(
             name: "ReplicaTests",
             dependencies: [
                 "Replica", "ReplicaIndex", "ReplicaCore", "ReplicaEmbedding", "ReplicaSQLite", "ReplicaSQLiteStore",
-                "ReplicaPostgres", "ReplicaPostgresStore", "CVectorKernels", "ReplicaText", "ReplicaTestSupport",
+                "ReplicaPostgres", "ReplicaPostgresStore", "ReplicaPostgresHome", "CVectorKernels", "ReplicaText",
+                "ReplicaTestSupport",
             ]),
         .testTarget(
             name: "ReplicaCLITests",
             dependencies: [
                 "ReplicaCLI", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite",
-                "ReplicaText",
+                "ReplicaText", "ReplicaPostgresHome",
             ]),
         .testTarget(
             name: "ReplicaFileTreeTests",

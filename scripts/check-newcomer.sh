@@ -28,7 +28,8 @@ import os, re, shutil, sys
 
 package, variants = sys.argv[1], {int(n) for n in sys.argv[2].split()}
 # The library products a snippet may import, as Package.swift names them.
-PRODUCTS = {"Replica", "ReplicaFileTree", "ReplicaGit", "ReplicaExec", "ReplicaSQLite", "ReplicaPostgres"}
+PRODUCTS = {"Replica", "ReplicaFileTree", "ReplicaGit", "ReplicaExec", "ReplicaSQLite", "ReplicaPostgres",
+            "ReplicaPostgresHome"}
 
 def write(path, text):
     path = os.path.join(package, path)

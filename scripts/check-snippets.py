@@ -33,7 +33,8 @@ CONTEXT = ", ".join([
     "thread: MessageThread", "context: SourceContext",
 ])
 
-PUBLIC_IMPORTS = ["import Foundation", "import Replica", "import ReplicaSQLite", "import ReplicaPostgres", "import ReplicaText"]
+PUBLIC_IMPORTS = ["import Foundation", "import Replica", "import ReplicaSQLite", "import ReplicaPostgres", "import ReplicaPostgresHome",
+                  "import ReplicaText"]
 TESTABLE_IMPORTS = ["import Foundation", "@testable import Replica", "@testable import ReplicaCore",
                     "@testable import ReplicaEmbedding", "@testable import ReplicaIndex", "@testable import ReplicaSQLite"]
 

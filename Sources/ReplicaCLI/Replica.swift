@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import ReplicaPostgresHome
 import Synchronization
 
 /// The `replica` command: global options, then one subcommand.

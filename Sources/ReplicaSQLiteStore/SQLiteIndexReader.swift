@@ -1,9 +1,9 @@
 package import Foundation
 import ReplicaCore
+package import ReplicaIndex
 package import ReplicaSQLite
 import ReplicaText
 import Synchronization
-package import ReplicaIndex
 
 /// The SQL that reads one index. Every read leaves out expired items, whether or not they were purged.
 package struct SQLiteIndexReader: IndexReader {

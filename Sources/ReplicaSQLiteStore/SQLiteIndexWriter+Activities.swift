@@ -1,7 +1,7 @@
 public import Foundation
 import ReplicaCore
-import ReplicaSQLite
 package import ReplicaIndex
+import ReplicaSQLite
 
 extension SQLiteIndexWriter {
     /// Stores donated activities: a persistent identifier already held counts one more view. A

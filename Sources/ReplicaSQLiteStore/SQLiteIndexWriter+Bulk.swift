@@ -1,8 +1,8 @@
 import Foundation
 import ReplicaCore
+package import ReplicaIndex
 import ReplicaSQLite
 import Synchronization
-package import ReplicaIndex
 
 // Many items at once: rows prepared on a second core, and the secondary indexes built once at the end
 // of a large load instead of row by row.

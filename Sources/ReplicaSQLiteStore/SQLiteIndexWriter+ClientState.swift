@@ -1,7 +1,7 @@
 package import Foundation
 import ReplicaCore
-import ReplicaSQLite
 package import ReplicaIndex
+import ReplicaSQLite
 
 extension SQLiteIndexWriter {
     // MARK: Client state and facts

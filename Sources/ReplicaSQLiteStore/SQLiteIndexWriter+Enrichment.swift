@@ -1,7 +1,7 @@
 package import Foundation
 import ReplicaCore
-import ReplicaSQLite
 package import ReplicaIndex
+import ReplicaSQLite
 
 extension SQLiteIndexReader {
     /// Up to `limit` items waiting for enrichment whose retry time has come, oldest first.

@@ -1,7 +1,7 @@
 import Foundation
 import ReplicaCore
-import ReplicaSQLite
 package import ReplicaIndex
+import ReplicaSQLite
 
 /// What the projection engine and sources keep in an index file beside the items (migration 0002).
 extension SQLiteIndexWriter {

@@ -1,7 +1,7 @@
 import Foundation
 import ReplicaCore
-import ReplicaSQLite
 package import ReplicaIndex
+import ReplicaSQLite
 
 // The statements on a source's entries: what each source saw of its files or records, so a pass can tell
 // what changed. Sources reach them only through the source contract's batches.

@@ -1,9 +1,9 @@
 import CVectorKernels
 import Foundation
 import ReplicaCore
+package import ReplicaIndex
 import ReplicaSQLite
 import Synchronization
-package import ReplicaIndex
 
 extension SQLiteIndexWriter {
     /// Whether the items row `id` is still the version written at `indexed`: work done on a copy read

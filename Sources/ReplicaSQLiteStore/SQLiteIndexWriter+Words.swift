@@ -1,8 +1,8 @@
 import Foundation
 import ReplicaCore
+package import ReplicaIndex
 import ReplicaSQLite
 import ReplicaText
-package import ReplicaIndex
 
 extension SQLiteIndexWriter {
     // MARK: Words made by another analyzer

@@ -1,8 +1,8 @@
 package import Foundation
 import ReplicaCore
+package import ReplicaIndex
 import ReplicaSQLite
 import ReplicaText
-package import ReplicaIndex
 
 /// The SQL that changes one index, run on the writer connection inside a transaction the caller owns.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Replica
 import ReplicaCore
 import ReplicaPostgres
+import ReplicaPostgresHome
 import ReplicaTestSupport
 import Testing
 

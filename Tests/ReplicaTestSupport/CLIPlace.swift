@@ -1,6 +1,7 @@
 import Foundation
 public import Replica
 import ReplicaCore
+import ReplicaPostgresHome
 import Synchronization
 
 /// Where a command-line test's store is, on either backend: the folder `--store` names, and on

@@ -1,6 +1,7 @@
 public import Foundation
 public import Replica
 import ReplicaPostgres
+import ReplicaPostgresHome
 
 /// A store a test opened on one ``TestBackend``, with the folder and the database it keeps its data in:
 /// both live as long as this value (the folder is removed and the database dropped when it is released).

@@ -124,7 +124,7 @@ public final class ProjectionEngine: Sendable {
         var versions: [AccountID: Int] = [:]
         var lastTables = ContinuousClock.now
         var lastFailure: String?
-        let listener = TableChangeListener(tables: followedTables)
+        let listeners = FollowedDatabases.listeners(for: followedTables)
         var notified = false
         func failed(_ error: any Error) {
             let description = String(describing: error)
@@ -159,10 +159,16 @@ public final class ProjectionEngine: Sendable {
             } catch {
                 failed(error)
             }
-            if listener.isEmpty {
+            if listeners.isEmpty {
                 try? await Task.sleep(for: interval)
             } else {
-                notified = (try? await Blocking.run { listener.wait(upTo: interval) }) ?? false
+                // The first waits out the interval; any other is only asked.
+                notified =
+                    (try? await Blocking.run {
+                        listeners.enumerated().reduce(false) { heard, listener in
+                            listener.element.wait(upTo: listener.offset == 0 ? interval : .zero) || heard
+                        }
+                    }) ?? false
             }
         }
         do {

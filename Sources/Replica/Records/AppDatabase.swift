@@ -2,17 +2,24 @@ import Foundation
 import ReplicaSQLite
 
 /// An entry of the change log that replica's triggers keep in an app's database.
-struct TableChange: Sendable {
-    var sequence: Int64
-    var rowID: String
-    var version: Int64?
-    var isDeletion: Bool
+package struct TableChange: Sendable {
+    package var sequence: Int64
+    package var rowID: String
+    package var version: Int64?
+    package var isDeletion: Bool
+
+    package init(sequence: Int64, rowID: String, version: Int64?, isDeletion: Bool) {
+        self.sequence = sequence
+        self.rowID = rowID
+        self.version = version
+        self.isDeletion = isDeletion
+    }
 }
 
 /// An app's own database holding a followed table, as replica reads it: the triggers it installs,
 /// their change log, and the rows they point at. SQLite files (``AppDatabase``) and PostgreSQL databases
 /// (``PostgresAppDatabase``).
-protocol FollowedDatabase: AnyObject, Sendable {
+package protocol FollowedDatabase: AnyObject, Sendable {
     /// Installs the change log and the table's triggers; returns `true` when triggers were missing,
     /// which means changes may have gone unrecorded and the table must be read in full again.
     @discardableResult
@@ -34,7 +41,7 @@ protocol FollowedDatabase: AnyObject, Sendable {
 
 extension FollowedDatabase {
     /// One row at a time: a file on this machine answers each in microseconds.
-    func records(_ table: FollowedTable, ids: [String], account: AccountID) throws -> [String: Record] {
+    package func records(_ table: FollowedTable, ids: [String], account: AccountID) throws -> [String: Record] {
         var found: [String: Record] = [:]
         for id in Set(ids) {
             if let record = try record(table, id: id, account: account) { found[id] = record }
@@ -44,25 +51,36 @@ extension FollowedDatabase {
 }
 
 extension FollowedTable {
-    /// Opens the app's database the table is in: a PostgreSQL database for a `postgresql://` URL, else
-    /// a SQLite file.
+    /// Opens the app's database the table is in: a PostgreSQL database for a `postgresql://` URL (read by
+    /// the `ReplicaPostgresHome` library), else a SQLite file.
     func openDatabase() throws -> any FollowedDatabase {
-        isOnPostgres
-            ? try PostgresAppDatabase.shared(url: database.absoluteString)
-            : try AppDatabase(path: database.standardizedFileURL.path)
+        guard isOnPostgres else { return try AppDatabase(path: database.standardizedFileURL.path) }
+        guard let kind = FollowedDatabases.kind(of: database) else {
+            throw ReplicaError(
+                .invalidConfiguration,
+                "the table '\(table)' is in a PostgreSQL database (\(location)), which this program was built without: link the ReplicaPostgresHome library and call PostgreSQL.enable() once (a store opened with .postgres(url:) does), then start the projection again; nothing was read"
+            )
+        }
+        return try kind.open(database)
     }
 }
 
 /// A followed table that no longer has what its configuration names.
-struct FollowProblem: Error, CustomStringConvertible {
-    var table: FollowedTable
-    var message: String
-    var description: String { "table '\(table.table)' of \(table.location): \(message)" }
+package struct FollowProblem: Error, CustomStringConvertible {
+    package var table: FollowedTable
+    package var message: String
+
+    package init(table: FollowedTable, message: String) {
+        self.table = table
+        self.message = message
+    }
+
+    package var description: String { "table '\(table.table)' of \(table.location): \(message)" }
 }
 
 /// An app's own SQLite database, as replica reads it: the triggers it installs, their change log, and
 /// the rows they point at.
-final class AppDatabase: FollowedDatabase, @unchecked Sendable {
+package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     let path: String
     private let connection: Connection
     private let lock = NSLock()
@@ -84,12 +102,12 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
         return try body()
     }
 
-    static func quote(_ name: String) -> String { Quoting.enclosed(name, in: "\"") }
+    package static func quote(_ name: String) -> String { Quoting.enclosed(name, in: "\"") }
 
-    static func literal(_ text: String) -> String { Quoting.enclosed(text, in: "'") }
+    package static func literal(_ text: String) -> String { Quoting.enclosed(text, in: "'") }
 
     /// A trigger name for the table that is a plain identifier whatever the table is called.
-    static func triggerName(_ table: String, _ event: String) -> String {
+    package static func triggerName(_ table: String, _ event: String) -> String {
         let safe = String(
             table.unicodeScalars.map {
                 $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_"
@@ -116,7 +134,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     /// Installs the change-log table and the table's triggers; returns `true` when triggers were missing,
     /// which means changes may have gone unrecorded and the table must be read in full again.
     @discardableResult
-    func installTriggers(_ table: FollowedTable) throws -> Bool {
+    package func installTriggers(_ table: FollowedTable) throws -> Bool {
         try checkSchema(table)
         return try locked {
             let existing =
@@ -170,7 +188,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
 
     // MARK: The change log
 
-    func lastSequence(_ table: FollowedTable) throws -> Int64 {
+    package func lastSequence(_ table: FollowedTable) throws -> Int64 {
         try locked {
             guard try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'replica_changes'") == 1
             else { return 0 }
@@ -180,7 +198,8 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     }
 
     /// The table's changes after `sequence` that concern `account`, oldest first.
-    func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws -> [TableChange]
+    package func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws
+        -> [TableChange]
     {
         let accountClause: String
         var arguments: [SQLValue] = [.text(table.table), .integer(sequence)]
@@ -203,7 +222,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     }
 
     /// Drops change-log entries at or before `sequence` for the table.
-    func prune(_ table: FollowedTable, through sequence: Int64) throws {
+    package func prune(_ table: FollowedTable, through sequence: Int64) throws {
         try locked {
             try connection.execute(
                 "DELETE FROM replica_changes WHERE tbl = ? AND seq <= ?", [.text(table.table), .integer(sequence)])
@@ -229,7 +248,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     /// digits than SQLite writes) is looked for by its text alone, reading the whole table, as every
     /// lookup did before: that read every row for every change, and under the shared-load benchmark the
     /// watcher spent most of its time turning ids into text and fell behind as the app's table grew.
-    func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
+    package func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
         let column = Self.quote(table.idColumn)
         let integer = Int64(id)
         let real = Double(id)
@@ -245,7 +264,9 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     }
 
     /// The account's rows with ids after `cursor`, in id order: a full read in batches.
-    func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws -> [Record] {
+    package func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws
+        -> [Record]
+    {
         try records(
             table, account: account, where: "CAST(\(Self.quote(table.idColumn)) AS TEXT) > ?", [.text(cursor ?? "")],
             limit: limit,

@@ -96,7 +96,7 @@ public struct FollowedTable: Sendable, Equatable {
 
     /// Throws the table's problem when `columns` (the table's, empty when it does not exist) lack one
     /// the configuration names.
-    func checkColumns(_ columns: Set<String>, missingTable: String) throws {
+    package func checkColumns(_ columns: Set<String>, missingTable: String) throws {
         guard !columns.isEmpty else { throw FollowProblem(table: self, message: missingTable) }
         let missing = namedColumns.filter { !columns.contains($0) }
         guard missing.isEmpty else {
@@ -108,7 +108,7 @@ public struct FollowedTable: Sendable, Equatable {
     }
 
     /// Every column the configuration names, which must exist in the table.
-    var namedColumns: [String] {
+    package var namedColumns: [String] {
         var columns = [idColumn, versionColumn]
         if case .column(let column) = account { columns.append(column) }
         columns += [deletedColumn, readersColumn, modifiedColumn].compactMap { $0 }

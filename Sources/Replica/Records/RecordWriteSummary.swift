@@ -26,7 +26,7 @@ public struct RecordWriteSummary: Sendable, Equatable {
     ///
     /// - Parameter stored: the version the storage holds, `nil` when it has none.
     /// - Returns: whether `record` is to be stored (and counted in ``written`` once it is).
-    mutating func admits(_ record: Record, over stored: Int64?) -> Bool {
+    package mutating func admits(_ record: Record, over stored: Int64?) -> Bool {
         guard let stored else { return true }
         if record.version < stored { ignoredOlder += 1 }
         if record.version == stored { unchanged += 1 }
@@ -36,12 +36,12 @@ public struct RecordWriteSummary: Sendable, Equatable {
 
 extension Record {
     /// The readers as a storage keeps them: a JSON array of account IDs, `nil` for the owner alone.
-    var storedReaders: String? {
+    package var storedReaders: String? {
         readers.map { JSON.array($0.map { .string($0.rawValue) }).serialized() }
     }
 
     /// The fields as a storage keeps them: a JSON object, `{}` for a tombstone.
-    var storedFields: String {
+    package var storedFields: String {
         isDeleted ? "{}" : JSON.object(fields).serialized()
     }
 }

@@ -50,7 +50,7 @@ package struct SignInLease: Sendable {
     }
 
     /// The same check, as the index takes it.
-    var index: IndexLease {
+    package var index: IndexLease {
         checkedByStorage
             ? IndexLease(generation: generation, check: {}) : IndexLease(generation: generation, check: check)
     }

@@ -111,6 +111,13 @@ public struct StoreStatus: Sendable {
         public var reason: String?
         /// Where this process's reads went so far.
         public var routing: Store.ReadRouting
+
+        package init(state: State, lag: Duration?, reason: String?, routing: Store.ReadRouting) {
+            self.state = state
+            self.lag = lag
+            self.reason = reason
+            self.routing = routing
+        }
     }
 }
 
@@ -207,17 +214,10 @@ extension Store {
 
     /// The standby's state, asked of it now; `nil` without one.
     public func standbyStatus() async -> StoreStatus.StandbyStatus? {
-        guard let standby = (home as? PostgresHome)?.standby, let routing = readRouting else { return nil }
-        let condition =
-            (try? await Blocking.run { standby.checkNow() }) ?? .unavailable(reason: "the standby could not be asked")
-        switch condition {
-        case .serving(let lag):
-            return StoreStatus.StandbyStatus(state: .serving, lag: lag, reason: nil, routing: routing)
-        case .stale(let reason, let lag):
-            return StoreStatus.StandbyStatus(state: .stale, lag: lag, reason: reason, routing: routing)
-        case .unavailable(let reason):
-            return StoreStatus.StandbyStatus(state: .unavailable, lag: nil, reason: reason, routing: routing)
-        }
+        guard let routing = readRouting else { return nil }
+        return (try? await Blocking.run { [home] in home.standbyStatus() })
+            ?? StoreStatus.StandbyStatus(
+                state: .unavailable, lag: nil, reason: "the standby could not be asked", routing: routing)
     }
 
     private func recordsStatus(_ account: AccountID) async throws -> StoreStatus.RecordsStatus? {
@@ -406,12 +406,5 @@ extension StoreStatus {
 extension Store {
     /// Where the indexes' reads went so far, when the store has a standby (``Configuration/readDatabase``);
     /// `nil` without one.
-    public var readRouting: ReadRouting? {
-        guard let standby = (home as? PostgresHome)?.standby else { return nil }
-        let routing = standby.routing
-        return ReadRouting(
-            servedByStandby: routing.standby, servedByPrimaryAfterWaiting: routing.primaryAfterWaiting,
-            servedByPrimaryStandbyStale: routing.primaryStandbyStale,
-            servedByPrimaryStandbyUnavailable: routing.primaryStandbyUnavailable, replayWaits: routing.replayWaits)
-    }
+    public var readRouting: ReadRouting? { home.readRouting }
 }

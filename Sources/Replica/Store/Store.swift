@@ -23,32 +23,55 @@ import Synchronization
 /// try await store.switchAccount(to: "bob")   // on logout: alice's text is gone from disk
 /// ```
 ///
-/// On a server, the same store in a PostgreSQL database:
+/// On a server, the same store in a PostgreSQL database (with `import ReplicaPostgresHome`):
 /// ```swift
 /// let store = try Store(directory: URL(fileURLWithPath: "/var/lib/notes/replica"),
 ///                       database: .postgres(url: "postgresql://replica_app:secret@db.internal/replica"))
 /// ```
 public final class Store: Sendable {
-    /// Where a store keeps its accounts' content.
-    public enum Database: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-        /// SQLite files in the store's directory: the embedded default.
-        case sqlite
-        /// A PostgreSQL database, given as a libpq URL (`postgresql://USER:PASSWORD@HOST:PORT/DATABASE`,
-        /// or `postgresql:///DATABASE?host=/socket/folder`). Its schema is created or upgraded when the
-        /// store is opened as the schema's owner role (`docs/postgres.md`); the app's own role then finds
-        /// it current.
-        case postgres(url: String)
-
+    /// Where a store keeps its accounts' content: ``sqlite``, or a PostgreSQL database
+    /// (`.postgres(url:)`, which the `ReplicaPostgresHome` library adds, so that an app on SQLite alone does
+    /// not link PostgreSQL's client).
+    public struct Database: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
         /// Which kind of database, never its URL (which may hold a password).
-        public var description: String {
-            switch self {
-            case .sqlite: "SQLite files"
-            case .postgres: "a PostgreSQL database"
+        public let description: String
+        /// What tells two databases of a kind apart (a URL): compared, never shown.
+        private let identity: String
+        /// Opens the store's home there, in the store's directory and with its configuration.
+        package let openHome: @Sendable (_ directory: String, _ configuration: Configuration) throws -> any StoreHome
+
+        /// A kind of database a module adds (`ReplicaPostgresHome` adds PostgreSQL).
+        package init(
+            description: String, identity: String,
+            openHome: @escaping @Sendable (_ directory: String, _ configuration: Configuration) throws -> any StoreHome
+        ) {
+            self.description = description
+            self.identity = identity
+            self.openHome = openHome
+        }
+
+        /// SQLite files in the store's directory: the embedded default.
+        public static let sqlite = Database(description: "SQLite files", identity: "") { directory, configuration in
+            guard configuration.readDatabase == nil else {
+                throw ReplicaError(
+                    .invalidConfiguration,
+                    "a read database (a standby) needs the store on PostgreSQL: give the primary's URL as the database too, or leave the read database out"
+                )
             }
+            return try FolderHome(directory: directory)
         }
 
         /// The same as ``description``: a URL printed by a debugger or a log would show its password.
         public var debugDescription: String { description }
+
+        public static func == (left: Database, right: Database) -> Bool {
+            left.description == right.description && left.identity == right.identity
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(description)
+            hasher.combine(identity)
+        }
     }
 
     /// How a store behaves.
@@ -71,7 +94,7 @@ public final class Store: Sendable {
         public var enrichment = EnrichmentConfiguration()
         /// A streaming-replication standby of the store's PostgreSQL database that serves the indexes'
         /// reads (searches, suggestions, `get`, listings), with this process's own writes always seen;
-        /// `nil` reads from the database itself. Only for ``Database/postgres(url:)``.
+        /// `nil` reads from the database itself. Only for a store in PostgreSQL (`Database.postgres(url:)`).
         public var readDatabase: ReadDatabase?
 
         /// Creates the default configuration: default index settings, events ignored, no embedder,
@@ -130,6 +153,16 @@ public final class Store: Sendable {
         /// How long each standby read that followed a write of this process waited for the standby to
         /// replay it (the latest 10,000).
         public var replayWaits: [Duration]
+        package init(
+            servedByStandby: Int, servedByPrimaryAfterWaiting: Int, servedByPrimaryStandbyStale: Int,
+            servedByPrimaryStandbyUnavailable: Int, replayWaits: [Duration]
+        ) {
+            self.servedByStandby = servedByStandby
+            self.servedByPrimaryAfterWaiting = servedByPrimaryAfterWaiting
+            self.servedByPrimaryStandbyStale = servedByPrimaryStandbyStale
+            self.servedByPrimaryStandbyUnavailable = servedByPrimaryStandbyUnavailable
+            self.replayWaits = replayWaits
+        }
     }
 
     /// The name of the index used when none is given; meant for prototypes — apps name theirs.
@@ -179,20 +212,8 @@ public final class Store: Sendable {
         guard !FileSystem.isOnReadOnlyFileSystem(self.directory.path) else {
             throw Self.readOnlyFileSystem(self.directory.path)
         }
-        if configuration.readDatabase != nil, case .sqlite = database {
-            throw ReplicaError(
-                .invalidConfiguration,
-                "a read database (a standby) needs the store on PostgreSQL: give the primary's URL as the database too, or leave the read database out"
-            )
-        }
         do {
-            switch database {
-            case .sqlite: home = try FolderHome(directory: self.directory.path)
-            case .postgres(let url):
-                home = try PostgresHome(
-                    url: url, readDatabase: configuration.readDatabase, directory: self.directory.path,
-                    events: configuration.events)
-            }
+            home = try database.openHome(self.directory.path, configuration)
         } catch  where FileSystem.isOnReadOnlyFileSystem(self.directory.path) {
             throw Self.readOnlyFileSystem(self.directory.path, cause: error)
         }

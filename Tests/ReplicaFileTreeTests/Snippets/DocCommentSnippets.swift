@@ -4,6 +4,7 @@ import Foundation
 import Replica
 import ReplicaSQLite
 import ReplicaPostgres
+import ReplicaPostgresHome
 import ReplicaText
 import ReplicaFileTree
 

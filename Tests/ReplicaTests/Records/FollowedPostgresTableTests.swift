@@ -5,6 +5,7 @@ import ReplicaTestSupport
 import Testing
 
 @testable import Replica
+@testable import ReplicaPostgresHome
 
 /// A table of an app's own PostgreSQL database, followed as ``FollowedTableTests`` follows one of SQLite:
 /// the same behaviour, with the store on either backend, plus what PostgreSQL adds: transactions that
@@ -20,6 +21,8 @@ struct FollowedPostgresTableTests {
         let table: FollowedTable
 
         init() throws {
+            // What an app whose store is on SQLite does to follow a table in PostgreSQL.
+            PostgreSQL.enable()
             database = try PostgresTestServer.makeDatabase()
             connection = try PostgresConnection(url: database.url)
             try connection.executeScript(
@@ -162,7 +165,7 @@ struct FollowedPostgresTableTests {
         let app = try App()
         let test = try await TestBackend.sqlite.makeStore(signingIn: "alice")
         _ = try await Self.engine(test.store, [app.table]).catchUpAllAccounts()  // installs the trigger
-        let listener = TableChangeListener(tables: [app.table])
+        let listener = try #require(FollowedDatabases.listeners(for: [app.table]).first)
         #expect(try await Blocking.run { listener.wait(upTo: .zero) }, "a new connection may have missed changes")
         #expect(try await !Blocking.run { listener.wait(upTo: .zero) }, "nothing changed since")
         let url = app.database.url

@@ -4,6 +4,7 @@ import Foundation
 import Replica
 import ReplicaSQLite
 import ReplicaPostgres
+import ReplicaPostgresHome
 import ReplicaText
 
 @available(*, deprecated, message: "compiled only, to check the doc comments of public declarations under Sources/; never called")

@@ -1,5 +1,6 @@
 import Foundation
 import ReplicaPostgres
+import ReplicaPostgresHome
 import ReplicaPostgresStore
 import ReplicaTestSupport
 import Synchronization

@@ -2,6 +2,7 @@
 // It is compiled with the tests so that every snippet there compiles; it is never run.
 import Foundation
 import Replica
+import ReplicaPostgresHome   // the PostgreSQL home: a library of its own, so an app on SQLite skips libpq
 
 @available(*, deprecated, message: "compiled only, to check the README; never called")
 enum READMESnippet11 {

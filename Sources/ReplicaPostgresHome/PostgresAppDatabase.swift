@@ -1,5 +1,7 @@
 import Foundation
+import Replica
 import ReplicaCore
+import ReplicaIndex
 import ReplicaPostgres
 import ReplicaPostgresStore
 import Synchronization

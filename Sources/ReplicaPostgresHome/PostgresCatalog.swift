@@ -1,4 +1,7 @@
 import Foundation
+package import Replica
+package import ReplicaCore
+package import ReplicaIndex
 import ReplicaPostgres
 import ReplicaPostgresStore
 
