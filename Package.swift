@@ -146,7 +146,10 @@ let package = Package(
         // folder per area. Shared helpers live in a non-product target.
         .target(
             name: "ReplicaTestSupport",
-            dependencies: ["Replica", "ReplicaPostgres", "ReplicaPostgresStore", "ReplicaPostgresHome"],
+            dependencies: [
+                "Replica", "ReplicaCore", "ReplicaIndex", "ReplicaText", "ReplicaPostgres", "ReplicaPostgresStore",
+                "ReplicaPostgresHome",
+            ],
             path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite", "ReplicaTestSupport"]),
         .testTarget(name: "ReplicaPostgresTests", dependencies: ["ReplicaPostgres", "ReplicaTestSupport"]),

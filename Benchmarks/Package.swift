@@ -14,6 +14,7 @@ let package = Package(
                 .product(name: "ReplicaSQLite", package: "replica"),
                 .product(name: "ReplicaFileTree", package: "replica"),
                 .product(name: "ReplicaPostgres", package: "replica"),
+                .product(name: "ReplicaPostgresHome", package: "replica"),
             ])
     ],
     swiftLanguageModes: [.v6]

@@ -1,11 +1,10 @@
 import Foundation
+package import Replica
 import ReplicaCore
 import ReplicaIndex
 import ReplicaPostgres
 import ReplicaPostgresStore
 import Synchronization
-
-package import Replica
 
 /// A PostgreSQL database (schema `replica`), shared by every process of the app: the catalog, and each
 /// account's indexes and records in its rows and partitions, held to the account by row-level security.

@@ -1,8 +1,7 @@
 import Foundation
+package import Replica
 import ReplicaPostgres
 import Synchronization
-
-package import Replica
 
 /// Listens for the notifications the triggers of followed PostgreSQL tables send (`replica_changes`), so
 /// that a running engine applies a change at once rather than at its next once-a-second look. One

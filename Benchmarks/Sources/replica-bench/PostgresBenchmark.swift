@@ -1,6 +1,7 @@
 import Foundation
 import Replica
 import ReplicaPostgres
+import ReplicaPostgresHome
 
 /// Issue 20 §6: replica with its whole store on PostgreSQL, each figure beside raw PostgreSQL and beside
 /// replica on SQLite, measured in the same run on a server the benchmark starts (`scripts/postgres.sh`,

@@ -1,6 +1,7 @@
 import Foundation
 import Replica
 import ReplicaPostgres
+import ReplicaPostgresHome
 import ReplicaSQLite
 import Synchronization
 
