@@ -105,6 +105,17 @@ if ((status != 0)); then
     echo "check-newcomer: a README snippet does not build in a package of its own (the package is $package, the log $log)" >&2
     exit "$status"
 fi
+# An app that imports neither PostgreSQL library must not link libpq (the PostgreSQL home is a product of
+# its own, ReplicaPostgresHome): each such snippet's program is checked with ldd.
+bin=$(swift build --package-path "$package" --scratch-path "$scratch" --show-bin-path)
+for main in "$package"/Sources/Snippet*/main.swift; do
+    name=$(basename "$(dirname "$main")")
+    grep -q -E '^import ReplicaPostgres' "$main" && continue
+    if ldd "$bin/$name" | grep -q libpq; then
+        echo "check-newcomer: $name imports no PostgreSQL library and still links libpq" >&2
+        exit 1
+    fi
+done
 # "No 'async' operations occur within 'await' expression" in a snippet means a blocking overload was
 # picked where the README awaits: a newcomer's warning, and the start of the issue's error.
 if grep -E "/newcomer/Sources/[^:]+:[0-9]+:[0-9]+: warning: no 'async' operations" "$log"; then
