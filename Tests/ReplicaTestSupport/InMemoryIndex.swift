@@ -41,7 +41,8 @@ package final class InMemoryIndexStorage: IndexStorage {
     }
 
     package func read<T: Sendable>(
-        now: Date, prepare: @escaping @Sendable () throws -> Void, _ body: @escaping @Sendable (any IndexReader) throws -> T
+        now: Date, prepare: @escaping @Sendable () throws -> Void,
+        _ body: @escaping @Sendable (any IndexReader) throws -> T
     ) async throws -> T {
         try checkOpen()
         try prepare()
@@ -189,7 +190,8 @@ package struct InMemoryIndexReader: IndexReader {
                     let frequency = Double(places.filter { $0.column == column }.count)
                     guard frequency > 0 else { continue }
                     let length = Double(row.lengths[column]) / max(averages[column], 1)
-                    score += weight * idf * Self.columnWeights[column] * frequency * 2.2
+                    score +=
+                        weight * idf * Self.columnWeights[column] * frequency * 2.2
                         / (frequency + 1.2 * (0.25 + 0.75 * length))
                 }
             }
@@ -353,7 +355,9 @@ package struct InMemoryIndexReader: IndexReader {
                             inside: inside + span.end - span.start)
                 }
             }
-            return spans[0].contains { near(1, column: $0.column, start: $0.start, end: $0.end, inside: $0.end - $0.start) }
+            return spans[0].contains {
+                near(1, column: $0.column, start: $0.start, end: $0.end, inside: $0.end - $0.start)
+            }
         }
     }
 
@@ -520,12 +524,14 @@ package struct InMemoryIndexReader: IndexReader {
     }
 
     package func sourceEntries(_ source: String) throws -> [String: SourceEntry] {
-        (state.entries[source] ?? [:]).filter { $0.value.skipReason == nil }
+        state.entries[source] ?? [:]
     }
 
     package func skippedEntries(_ source: String) throws -> [(String, Int)] {
         var reasons: [String: Int] = [:]
-        for entry in (state.entries[source] ?? [:]).values { if let reason = entry.skipReason { reasons[reason, default: 0] += 1 } }
+        for entry in (state.entries[source] ?? [:]).values {
+            if let reason = entry.skipReason { reasons[reason, default: 0] += 1 }
+        }
         return reasons.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }
@@ -574,12 +580,14 @@ final class InMemoryIndexWriter: IndexRowWriter {
     }
 
     func mayHaveStandIns() throws -> Bool {
-        state.activities.values.contains { $0.activity.isEligibleForSearch && $0.activity.relatedUniqueIdentifier != nil }
+        state.activities.values.contains {
+            $0.activity.isEligibleForSearch && $0.activity.relatedUniqueIdentifier != nil
+        }
     }
 
     func dropActivityItems(about identifier: String) throws {
         let standIns = state.activities.values.filter {
-            $0.activity.relatedUniqueIdentifier?.rawValue == identifier
+            $0.activity.isEligibleForSearch && $0.activity.relatedUniqueIdentifier?.rawValue == identifier
         }.map(\.activity.itemIdentifier)
         try delete(identifiers: standIns, owner: .activities)
     }
@@ -602,7 +610,8 @@ final class InMemoryIndexWriter: IndexRowWriter {
             return .inserted
         }
         guard stored.row.origin.owner == origin.owner else {
-            refusedOwnership.append((identifier: item.uniqueIdentifier, writer: origin.owner, owner: stored.row.origin.owner))
+            refusedOwnership.append(
+                (identifier: item.uniqueIdentifier, writer: origin.owner, owner: stored.row.origin.owner))
             return .notOwned
         }
         try rewrite(id, with: row)
@@ -696,7 +705,8 @@ final class InMemoryIndexWriter: IndexRowWriter {
         state.rows.values.filter { $0.row.origin.owner == owner }.map(\.identifier).sorted { $0.rawValue < $1.rawValue }
     }
 
-    func quarantine(_ identifier: ItemIdentifier, kind: String, recordID: String, version: Int64, reason: String) throws {
+    func quarantine(_ identifier: ItemIdentifier, kind: String, recordID: String, version: Int64, reason: String) throws
+    {
         state.quarantine[identifier.rawValue] = (kind, recordID, version, reason)
     }
 
@@ -713,7 +723,9 @@ final class InMemoryIndexWriter: IndexRowWriter {
         state.byIdentifier[identifier.rawValue].flatMap { state.rows[$0]?.row.origin.version }.flatMap { Int64($0) }
     }
 
-    func setEntry(_ entry: SourceEntry, source: String) throws { state.entries[source, default: [:]][entry.key] = entry }
+    func setEntry(_ entry: SourceEntry, source: String) throws {
+        state.entries[source, default: [:]][entry.key] = entry
+    }
     func removeEntry(_ key: String, source: String) throws { state.entries[source]?[key] = nil }
 
     func removeEntries(withKeyPrefix prefix: String, source: String) throws {
@@ -731,8 +743,10 @@ final class InMemoryIndexWriter: IndexRowWriter {
     func donate(_ activities: [UserActivity]) throws {
         for activity in activities {
             let date = activity.date ?? now
-            let views = (state.activities[activity.persistentIdentifier]?.views ?? 0) + 1
-            state.activities[activity.persistentIdentifier] = (activity, date, views)
+            let held = state.activities[activity.persistentIdentifier]
+            state.activities[activity.persistentIdentifier] = (
+                activity, max(held?.date ?? date, date), (held?.views ?? 0) + 1
+            )
             try updateStandIn(for: activity, at: date)
         }
     }

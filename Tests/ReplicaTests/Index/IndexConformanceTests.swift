@@ -211,4 +211,91 @@ import Testing
         #expect(scores == scores.sorted(by: >))
         #expect(scores.allSatisfy { $0 > 0 && $0 <= 1 })
     }
+
+    /// A search-eligible activity about an item not indexed stands in as an item of its own, found by its
+    /// title, until the item is indexed; then the item alone is found. Activities donated again count
+    /// their views, and the latest date stays.
+    @Test(arguments: Backend.available)
+    func anActivityStandsInForItsItemUntilTheItemIsIndexed(_ backend: Backend) async throws {
+        let clock = Fixtures.ManualClock()
+        let opened = try await backend.makeIndex(clock: clock)
+        let index = opened.index
+        let viewed = UserActivity(
+            activityType: "org.notes.view", persistentIdentifier: "view-1", title: "Roadmap review",
+            relatedUniqueIdentifier: "doc:1", date: clock.now, isEligibleForSearch: true,
+            isEligibleForPrediction: true)
+        try await index.donateUserActivities([viewed])
+        #expect(Self.identifiers(try await index.search(SearchQuery("roadmap"))) == ["activity:view-1"])
+        try await index.indexItems([Fixtures.item("doc:1", title: "Roadmap", text: "the plan for next year")])
+        #expect(Self.identifiers(try await index.search(SearchQuery("roadmap"))) == ["doc:1"])
+        var earlier = viewed
+        earlier.date = clock.now.addingTimeInterval(-3600)
+        try await index.donateUserActivities([earlier])
+        let recent = try await index.recentActivities()
+        #expect(recent.map(\.identifier) == ["doc:1"])
+        #expect(recent.first?.views == 2)
+        #expect(recent.first?.lastViewed == clock.now)
+        #expect(try await index.deleteSavedUserActivities(withPersistentIdentifiers: ["view-1", "absent"]) == 1)
+        #expect(try await index.recentActivities().isEmpty)
+    }
+
+    /// What an index keeps beside its items (a consumer's checkpoint, tombstones, quarantined records, a
+    /// source's entries) is written in the same transaction as the items, and rolled back with them.
+    @Test(arguments: Backend.available)
+    func whatIsKeptBesideTheItemsCommitsAndRollsBackWithThem(_ backend: Backend) async throws {
+        let opened = try await backend.makeIndex(clock: Fixtures.ManualClock())
+        let index = opened.index
+        struct Abandoned: Error {}
+        for commits in [false, true] {
+            do {
+                try await index.write { writer in
+                    try writer.index(
+                        Fixtures.item("file:a", title: "Alpha"), origin: ItemOrigin(owner: .source("files")))
+                    try writer.setCheckpoint("files", "42")
+                    try writer.setTombstone("note:gone", version: 7)
+                    try writer.quarantine("note:bad", kind: "note", recordID: "bad", version: 3, reason: "no title")
+                    try writer.setEntry(SourceEntry(key: "a.txt", stamp: "s1"), source: "files")
+                    try writer.setEntry(SourceEntry(key: "b.bin", stamp: "s2", skipReason: "binary"), source: "files")
+                    if !commits { throw Abandoned() }
+                }
+                #expect(commits)
+            } catch is Abandoned {
+                #expect(!commits)
+            }
+            let (checkpoint, entries, skipped, quarantined, count) = try await index.read { reader in
+                (
+                    try reader.checkpoint("files"), try reader.sourceEntries("files"),
+                    try reader.skippedEntries("files").map { "\($0.0)=\($0.1)" },
+                    try reader.quarantined(account: "alice").map(\.id), try reader.count()
+                )
+            }
+            let tombstone = try await index.write { try $0.tombstoneVersion("note:gone") }
+            if commits {
+                #expect(checkpoint == "42")
+                #expect(
+                    entries == [
+                        "a.txt": SourceEntry(key: "a.txt", stamp: "s1"),
+                        "b.bin": SourceEntry(key: "b.bin", stamp: "s2", skipReason: "binary"),
+                    ])
+                #expect(skipped == ["binary=1"])
+                #expect(quarantined == ["bad"])
+                #expect(count == 1)
+                #expect(tombstone == 7)
+            } else {
+                #expect(checkpoint == nil && entries.isEmpty && skipped.isEmpty && quarantined.isEmpty)
+                #expect(count == 0 && tombstone == nil)
+            }
+        }
+        try await index.write { writer in
+            try writer.forgetSource(named: "files", owner: .source("files"), checkpoint: "files")
+            try writer.releaseFromQuarantine("note:bad")
+            try writer.clearTombstone("note:gone")
+        }
+        let after = try await index.read { reader in
+            (try reader.checkpoint("files"), try reader.sourceEntries("files").count, try reader.count())
+        }
+        #expect(after.0 == nil && after.1 == 0 && after.2 == 0)
+        #expect(try await index.write { try $0.hasQuarantinedRecords() } == false)
+        #expect(try await index.write { try $0.tombstoneVersion("note:gone") } == nil)
+    }
 }
