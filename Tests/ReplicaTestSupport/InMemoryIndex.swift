@@ -479,7 +479,9 @@ package struct InMemoryIndexReader: IndexReader {
 
     package func enrichmentCounts() throws -> EnrichmentCounts {
         var counts = EnrichmentCounts()
-        for entry in state.enrichment.values { entry.attempts > 0 ? (counts.failing += 1) : (counts.pending += 1) }
+        for entry in state.enrichment.values {
+            if entry.attempts > 0 { counts.failing += 1 } else { counts.pending += 1 }
+        }
         counts.enriched = Int(state.meta["in_memory.enriched"] ?? "0") ?? 0
         return counts
     }
