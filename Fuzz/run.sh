@@ -26,19 +26,20 @@ case $target in
     json|lines|display) sources=("${core[@]}") ;;
     query) sources=("${core[@]}" "${text[@]}" Sources/ReplicaIndex/Search/FTSPattern.swift) ;;
     import|querystring)
-        # The whole index module, with the migrations its build plugin generates (run swift build first).
-        migrations=$(find .build -path "*outputs*ReplicaIndex*" -name EmbeddedMigrations.swift | head -1)
+        # The whole index module and its SQLite backend, with the migrations the backend's build plugin
+        # generates (run swift build first).
+        migrations=$(find .build -path "*outputs*ReplicaSQLiteStore*" -name EmbeddedMigrations.swift | head -1)
         [[ -n $migrations ]] || { echo "build the package first (swift build): the import target needs its generated migrations" >&2; exit 2; }
-        mapfile -t index < <(find Sources/ReplicaIndex -name "*.swift" | sort)
+        mapfile -t index < <(find Sources/ReplicaIndex Sources/ReplicaSQLiteStore -name "*.swift" | sort)
         sources=("${core[@]}" "${text[@]}" "${index[@]}" Sources/ReplicaSQLite/*.swift "$migrations") ;;
     extract) sources=(Plugins/FileTree/Extraction/*.swift) ;;
     inputs)
-        # Every module up to Replica (its PostgreSQL store included), and the exec plugin's message reader,
-        # compiled as one module.
-        migrations=$(find .build -path "*outputs*ReplicaIndex*" -name EmbeddedMigrations.swift | head -1)
+        # Every module up to Replica (both index backends and the PostgreSQL home included), and the exec
+        # plugin's message reader, compiled as one module.
+        migrations=$(find .build -path "*outputs*ReplicaSQLiteStore*" -name EmbeddedMigrations.swift | head -1)
         [[ -n $migrations ]] || { echo "build the package first (swift build): the inputs target needs its generated migrations" >&2; exit 2; }
-        mapfile -t modules < <(find Sources/ReplicaIndex Sources/ReplicaEmbedding Sources/Replica Sources/ReplicaPostgres \
-            Sources/ReplicaPostgresStore -name "*.swift" ! -name Exports.swift | sort)
+        mapfile -t modules < <(find Sources/ReplicaIndex Sources/ReplicaSQLiteStore Sources/ReplicaEmbedding Sources/Replica \
+            Sources/ReplicaPostgres Sources/ReplicaPostgresStore Sources/ReplicaPostgresHome -name "*.swift" ! -name Exports.swift | sort)
         sources=("${core[@]}" "${text[@]}" "${modules[@]}" Sources/ReplicaSQLite/*.swift "$migrations" Plugins/Exec/PluginMessage.swift) ;;
     *) echo "unknown target '$target'" >&2; exit 2 ;;
 esac
@@ -69,7 +70,7 @@ compile_c() {
     done
 }
 # The index module's vector scan and the encoder's int8 products.
-if uses '^Sources/(ReplicaIndex/Index|ReplicaEmbedding)/'; then
+if uses '^Sources/(ReplicaIndex|ReplicaSQLiteStore|ReplicaEmbedding)/'; then
     compile_c Sources/CVectorKernels
 fi
 # The text analyzer (CAnalyzer, on ICU, Snowball and CLD2), which SQLite's connections also register as

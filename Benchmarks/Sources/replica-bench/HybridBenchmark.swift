@@ -14,8 +14,11 @@ enum HybridBenchmark {
     ]
 
     static func run(store path: String, rounds: Int) async throws {
+        // The model REPLICA_MODEL names, else the default, as the command chooses it; the store's vectors
+        // must be that model's (make_latency_store.py makes them with the same variable).
+        let model = try require(EmbeddingModel.choice().model, "REPLICA_MODEL is off: this benchmark needs a model")
         var configuration = Store.Configuration()
-        configuration.embedder = try MiniLMEmbedder()
+        configuration.embedder = try model.lazyEmbedder()
         let store = try Store(directory: URL(fileURLWithPath: path), configuration: configuration)
         let embedder = try require(configuration.embedder, "no embedder")
         var embedding: [Double] = []
@@ -54,7 +57,7 @@ enum HybridBenchmark {
         ])
         let shortest = try await timeSuggestions(["s", "t", "a", "in", "re", "the", "con", "pro", "de", "of"])
         func ms(_ value: Double) -> String { String(format: "%.1f ms", value * 1000) }
-        print("\(lexical.count) searches of each kind on \(path)")
+        print("\(lexical.count) searches of each kind on \(path), model \(model.rawValue)")
         print("| measure | p50 | p99 |\n|---|---|---|")
         print("| query embedding | \(ms(Measure.median(embedding))) | \(ms(Measure.percentile(embedding, 99))) |")
         print("| lexical top-20 | \(ms(Measure.median(lexical))) | \(ms(Measure.percentile(lexical, 99))) |")
