@@ -96,6 +96,8 @@ enum ReplicaCommand {
             )
             exit(2)
         }
+        // The command links the PostgreSQL home: a followed table may be in PostgreSQL whatever the store's home.
+        PostgreSQL.enable()
         let commandLine = Array(CommandLine.arguments.dropFirst())
         let environment = ProcessInfo.processInfo.environment
         finish(status: waitingOnThisThread { await run(commandLine, environment: environment) })
