@@ -51,7 +51,7 @@ final class PostgresAppDatabase: FollowedDatabase {
         let result = try connection.execute(
             """
             SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped ORDER BY attnum
-            """, [.text(AppDatabase.quote(table))])
+            """, [.text(FollowedSQL.quote(table))])
         return (0..<result.rowCount).compactMap { result.string($0, 0) }
     }
 
@@ -62,19 +62,19 @@ final class PostgresAppDatabase: FollowedDatabase {
     }
 
     func installTriggers(_ table: FollowedTable) throws -> Bool {
-        let trigger = AppDatabase.triggerName(table.table, "changes")
+        let trigger = FollowedSQL.triggerName(table.table, "changes")
         return try using { connection in
             try checkSchema(table, on: connection)
             let present =
                 try connection.execute(
                     "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2",
-                    [.text(AppDatabase.quote(table.table)), .text(trigger)]
+                    [.text(FollowedSQL.quote(table.table)), .text(trigger)]
                 ).int(0, 0) ?? 0
             guard present == 0 else { return false }
             try connection.transaction {
                 // Two processes installing at once take turns.
                 try connection.execute("SELECT pg_advisory_xact_lock(hashtext('replica_changes'))")
-                let schema = AppDatabase.quote(
+                let schema = FollowedSQL.quote(
                     try connection.execute("SELECT current_schema()").string(0, 0) ?? "public")
                 let account: String
                 if case .column(let column) = table.account { account = column } else { account = "" }
@@ -123,10 +123,10 @@ final class PostgresAppDatabase: FollowedDatabase {
                         RETURN NULL;
                     END
                     $body$;
-                    DROP TRIGGER IF EXISTS \(trigger) ON \(AppDatabase.quote(table.table));
-                    CREATE TRIGGER \(trigger) AFTER INSERT OR UPDATE OR DELETE ON \(AppDatabase.quote(table.table))
-                    FOR EACH ROW EXECUTE FUNCTION \(schema).replica_record_change(\(AppDatabase.literal(table.table)), \(AppDatabase.literal(table.idColumn)),
-                        \(AppDatabase.literal(table.versionColumn)), \(AppDatabase.literal(account)));
+                    DROP TRIGGER IF EXISTS \(trigger) ON \(FollowedSQL.quote(table.table));
+                    CREATE TRIGGER \(trigger) AFTER INSERT OR UPDATE OR DELETE ON \(FollowedSQL.quote(table.table))
+                    FOR EACH ROW EXECUTE FUNCTION \(schema).replica_record_change(\(FollowedSQL.literal(table.table)), \(FollowedSQL.literal(table.idColumn)),
+                        \(FollowedSQL.literal(table.versionColumn)), \(FollowedSQL.literal(account)));
                     """)
             }
             return true
@@ -177,7 +177,7 @@ final class PostgresAppDatabase: FollowedDatabase {
 
     func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
         try records(
-            table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text = $1", [.text(id)], limit: 1
+            table, account: account, where: "t.\(FollowedSQL.quote(table.idColumn))::text = $1", [.text(id)], limit: 1
         ).first
     }
 
@@ -192,7 +192,7 @@ final class PostgresAppDatabase: FollowedDatabase {
             }
             .joined(separator: ",") + "}"
         let found = try records(
-            table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text = ANY($1::text[])",
+            table, account: account, where: "t.\(FollowedSQL.quote(table.idColumn))::text = ANY($1::text[])",
             [.text(list)],
             limit: ids.count)
         return Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -200,9 +200,9 @@ final class PostgresAppDatabase: FollowedDatabase {
 
     func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws -> [Record] {
         try records(
-            table, account: account, where: "t.\(AppDatabase.quote(table.idColumn))::text > $1", [.text(cursor ?? "")],
+            table, account: account, where: "t.\(FollowedSQL.quote(table.idColumn))::text > $1", [.text(cursor ?? "")],
             limit: limit,
-            order: "t.\(AppDatabase.quote(table.idColumn))::text COLLATE \"C\"")
+            order: "t.\(FollowedSQL.quote(table.idColumn))::text COLLATE \"C\"")
     }
 
     /// Rows as records: each row read as JSON (`to_json`), so every column type arrives as the JSON value
@@ -214,10 +214,10 @@ final class PostgresAppDatabase: FollowedDatabase {
         try using { connection in
             let all = try columns(of: table.table, on: connection)
             let fields = table.fieldColumns ?? all.filter { !Set(table.namedColumns).contains($0) }
-            var sql = "SELECT to_json(t)::text FROM \(AppDatabase.quote(table.table)) AS t WHERE \(condition)"
+            var sql = "SELECT to_json(t)::text FROM \(FollowedSQL.quote(table.table)) AS t WHERE \(condition)"
             var values = arguments
             if case .column(let column) = table.account {
-                sql += " AND t.\(AppDatabase.quote(column))::text = $\(values.count + 1)"
+                sql += " AND t.\(FollowedSQL.quote(column))::text = $\(values.count + 1)"
                 values.append(.text(account.rawValue))
             }
             if let order { sql += " ORDER BY \(order)" }

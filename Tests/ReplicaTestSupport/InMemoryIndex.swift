@@ -142,6 +142,8 @@ struct InMemoryIndexState: Sendable {
     var tombstones: [String: Int64] = [:]
     var entries: [String: [String: SourceEntry]] = [:]
     var activities: [String: (activity: UserActivity, date: Date, views: Int)] = [:]
+    /// Rows the enrichment pass has enriched.
+    var enriched: Set<Int64> = []
     /// Rows waiting for the enrichment pass, with what an earlier pass made of them.
     var enrichment: [Int64: (input: String?, summary: String?, priority: Bool?, attempts: Int, retry: Date?)] = [:]
     /// Each model's vectors, by row.
@@ -324,9 +326,7 @@ package struct InMemoryIndexReader: IndexReader {
     }
 
     /// Whether a row holds a term: any of its alternatives.
-    func holds(_ row: InMemoryRow, _ term: FTSPattern.Term) -> Bool {
-        term.alternatives.contains { !row.places(of: Self.tokens(of: $0), prefix: Self.isPrefix($0)).isEmpty }
-    }
+    func holds(_ row: InMemoryRow, _ term: FTSPattern.Term) -> Bool { Self.holds(row, .term(term)) }
 
     static func holds(_ row: InMemoryRow, _ match: TermMatch) -> Bool {
         switch match {
@@ -482,7 +482,7 @@ package struct InMemoryIndexReader: IndexReader {
         for entry in state.enrichment.values {
             if entry.attempts > 0 { counts.failing += 1 } else { counts.pending += 1 }
         }
-        counts.enriched = Int(state.meta["in_memory.enriched"] ?? "0") ?? 0
+        counts.enriched = state.enriched.count
         return counts
     }
 
@@ -553,8 +553,6 @@ final class InMemoryIndexWriter: IndexRowWriter {
         self.defaultLifetime = defaultLifetime
     }
 
-    private var reader: InMemoryIndexReader { InMemoryIndexReader(state: state, now: now) }
-
     // MARK: Row operations (IndexRowWriter)
 
     func storedForUpdate(_ identifier: ItemIdentifier) throws -> StoredItemForUpdate? {
@@ -579,6 +577,7 @@ final class InMemoryIndexWriter: IndexRowWriter {
 
     func queueEnrichment(_ rowID: Int64) throws {
         state.enrichment[rowID] = (nil, nil, nil, 0, nil)
+        state.enriched.remove(rowID)
     }
 
     func mayHaveStandIns() throws -> Bool {
@@ -642,11 +641,13 @@ final class InMemoryIndexWriter: IndexRowWriter {
         return doomed.count
     }
 
+    @discardableResult
     func delete(identifiers: [ItemIdentifier], owner: ItemOwner?) throws -> Int {
         let wanted = Set(identifiers.map(\.rawValue))
         return deleteRows(owner: owner) { wanted.contains($0.row.identifier) }
     }
 
+    @discardableResult
     func delete(domains: [DomainIdentifier], owner: ItemOwner?) throws -> Int {
         deleteRows(owner: owner) { row in
             guard let domain = row.row.domain else { return false }
@@ -654,20 +655,25 @@ final class InMemoryIndexWriter: IndexRowWriter {
         }
     }
 
+    @discardableResult
     func delete(owner: ItemOwner) throws -> Int { deleteRows(owner: owner) { _ in true } }
+    @discardableResult
     func deleteAll(owner: ItemOwner?) throws -> Int { deleteRows(owner: owner) { _ in true } }
 
     func deleteRow(_ id: Int64) throws {
         guard let row = state.rows.removeValue(forKey: id) else { return }
         state.byIdentifier[row.row.identifier] = nil
         state.enrichment[id] = nil
+        state.enriched.remove(id)
         for model in state.vectors.keys { state.vectors[model]?[id] = nil }
     }
 
+    @discardableResult
     func deleteItems(withIdentifierPrefix prefix: String, owner: ItemOwner) throws -> Int {
         deleteRows(owner: owner) { $0.row.identifier.hasPrefix(prefix) }
     }
 
+    @discardableResult
     func purgeExpired(limit: Int) throws -> Int {
         let expired = state.rows.values.filter { $0.row.expires <= now.timeIntervalSince1970 }.map(\.id).sorted()
         for id in expired.prefix(limit) { try deleteRow(id) }
@@ -753,6 +759,7 @@ final class InMemoryIndexWriter: IndexRowWriter {
         }
     }
 
+    @discardableResult
     func deleteActivities(_ persistentIdentifiers: [String]) throws -> Int {
         var deleted = 0
         for identifier in persistentIdentifiers {
@@ -763,15 +770,17 @@ final class InMemoryIndexWriter: IndexRowWriter {
         return deleted
     }
 
+    @discardableResult
     func deleteAllActivities() throws -> Int { try deleteActivities(Array(state.activities.keys)) }
 
+    @discardableResult
     func applyEnrichment(
         to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?, skipped: [String]
     ) throws -> SearchableItem? {
         guard state.rows[pending.rowID]?.row.indexed == pending.indexed else { return nil }
         let merged = try mergeEnrichmentResults(into: pending, summary: summary, priority: priority)
         state.enrichment[pending.rowID] = nil
-        state.meta["in_memory.enriched"] = String((Int(state.meta["in_memory.enriched"] ?? "0") ?? 0) + 1)
+        state.enriched.insert(pending.rowID)
         return merged
     }
 
@@ -782,6 +791,7 @@ final class InMemoryIndexWriter: IndexRowWriter {
 
     func dropEnrichment(_ pending: PendingEnrichment) throws { state.enrichment[pending.rowID] = nil }
 
+    @discardableResult
     func setVectors(_ vectors: [[Float]], for pending: PendingEmbedding, model: String) throws -> Bool {
         guard state.rows[pending.rowID]?.row.indexed == pending.indexed else { return false }
         state.vectors[model, default: [:]][pending.rowID] = vectors

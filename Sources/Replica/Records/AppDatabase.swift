@@ -18,7 +18,7 @@ package struct TableChange: Sendable {
 
 /// An app's own database holding a followed table, as replica reads it: the triggers it installs,
 /// their change log, and the rows they point at. SQLite files (``AppDatabase``) and PostgreSQL databases
-/// (``PostgresAppDatabase``).
+/// (`PostgresAppDatabase`, in the `ReplicaPostgresHome` library).
 package protocol FollowedDatabase: AnyObject, Sendable {
     /// Installs the change log and the table's triggers; returns `true` when triggers were missing,
     /// which means changes may have gone unrecorded and the table must be read in full again.
@@ -80,7 +80,7 @@ package struct FollowProblem: Error, CustomStringConvertible {
 
 /// An app's own SQLite database, as replica reads it: the triggers it installs, their change log, and
 /// the rows they point at.
-package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
+final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     let path: String
     private let connection: Connection
     private let lock = NSLock()
@@ -102,21 +102,6 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
         return try body()
     }
 
-    package static func quote(_ name: String) -> String { Quoting.enclosed(name, in: "\"") }
-
-    package static func literal(_ text: String) -> String { Quoting.enclosed(text, in: "'") }
-
-    /// A trigger name for the table that is a plain identifier whatever the table is called.
-    package static func triggerName(_ table: String, _ event: String) -> String {
-        let safe = String(
-            table.unicodeScalars.map {
-                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_"
-            })
-        var hash: UInt32 = 2_166_136_261
-        for byte in table.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return "replica_\(safe)_\(String(hash, radix: 16))_\(event)"
-    }
-
     // MARK: Schema
 
     /// The table's column names, or an empty list if it does not exist.
@@ -134,7 +119,7 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     /// Installs the change-log table and the table's triggers; returns `true` when triggers were missing,
     /// which means changes may have gone unrecorded and the table must be read in full again.
     @discardableResult
-    package func installTriggers(_ table: FollowedTable) throws -> Bool {
+    func installTriggers(_ table: FollowedTable) throws -> Bool {
         try checkSchema(table)
         return try locked {
             let existing =
@@ -142,16 +127,19 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
                     "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (?, ?, ?)"
                 )
                 .firstRow([
-                    .text(Self.triggerName(table.table, "insert")), .text(Self.triggerName(table.table, "update")),
-                    .text(Self.triggerName(table.table, "delete")),
+                    .text(FollowedSQL.triggerName(table.table, "insert")),
+                    .text(FollowedSQL.triggerName(table.table, "update")),
+                    .text(FollowedSQL.triggerName(table.table, "delete")),
                 ]) { $0.int(0) } ?? 0
             guard existing < 3 else { return false }
-            let name = Self.quote(table.table)
-            let literal = Self.literal(table.table)
-            let id = Self.quote(table.idColumn)
-            let version = Self.quote(table.versionColumn)
+            let name = FollowedSQL.quote(table.table)
+            let literal = FollowedSQL.literal(table.table)
+            let id = FollowedSQL.quote(table.idColumn)
+            let version = FollowedSQL.quote(table.versionColumn)
             func account(_ row: String) -> String {
-                if case .column(let column) = table.account { return "CAST(\(row).\(Self.quote(column)) AS TEXT)" }
+                if case .column(let column) = table.account {
+                    return "CAST(\(row).\(FollowedSQL.quote(column)) AS TEXT)"
+                }
                 return "NULL"
             }
             let now = "(julianday('now') - 2440587.5) * 86400.0"
@@ -162,21 +150,21 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
                         seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, row_id TEXT NOT NULL, account TEXT,
                         version INTEGER, deleted INTEGER NOT NULL, at REAL NOT NULL);
                     CREATE INDEX IF NOT EXISTS replica_changes_table ON replica_changes(tbl, seq);
-                    DROP TRIGGER IF EXISTS \(Self.triggerName(table.table, "insert"));
-                    DROP TRIGGER IF EXISTS \(Self.triggerName(table.table, "update"));
-                    DROP TRIGGER IF EXISTS \(Self.triggerName(table.table, "delete"));
-                    CREATE TRIGGER \(Self.triggerName(table.table, "insert")) AFTER INSERT ON \(name) BEGIN
+                    DROP TRIGGER IF EXISTS \(FollowedSQL.triggerName(table.table, "insert"));
+                    DROP TRIGGER IF EXISTS \(FollowedSQL.triggerName(table.table, "update"));
+                    DROP TRIGGER IF EXISTS \(FollowedSQL.triggerName(table.table, "delete"));
+                    CREATE TRIGGER \(FollowedSQL.triggerName(table.table, "insert")) AFTER INSERT ON \(name) BEGIN
                         INSERT INTO replica_changes(tbl, row_id, account, version, deleted, at)
                         VALUES (\(literal), CAST(NEW.\(id) AS TEXT), \(account("NEW")), NEW.\(version), 0, \(now));
                     END;
-                    CREATE TRIGGER \(Self.triggerName(table.table, "update")) AFTER UPDATE ON \(name) BEGIN
+                    CREATE TRIGGER \(FollowedSQL.triggerName(table.table, "update")) AFTER UPDATE ON \(name) BEGIN
                         INSERT INTO replica_changes(tbl, row_id, account, version, deleted, at)
                         SELECT \(literal), CAST(OLD.\(id) AS TEXT), \(account("OLD")), OLD.\(version), 1, \(now)
                         WHERE OLD.\(id) IS NOT NEW.\(id) OR \(account("OLD")) IS NOT \(account("NEW"));
                         INSERT INTO replica_changes(tbl, row_id, account, version, deleted, at)
                         VALUES (\(literal), CAST(NEW.\(id) AS TEXT), \(account("NEW")), NEW.\(version), 0, \(now));
                     END;
-                    CREATE TRIGGER \(Self.triggerName(table.table, "delete")) AFTER DELETE ON \(name) BEGIN
+                    CREATE TRIGGER \(FollowedSQL.triggerName(table.table, "delete")) AFTER DELETE ON \(name) BEGIN
                         INSERT INTO replica_changes(tbl, row_id, account, version, deleted, at)
                         VALUES (\(literal), CAST(OLD.\(id) AS TEXT), \(account("OLD")), OLD.\(version), 1, \(now));
                     END;
@@ -188,7 +176,7 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
 
     // MARK: The change log
 
-    package func lastSequence(_ table: FollowedTable) throws -> Int64 {
+    func lastSequence(_ table: FollowedTable) throws -> Int64 {
         try locked {
             guard try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'replica_changes'") == 1
             else { return 0 }
@@ -198,7 +186,7 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     }
 
     /// The table's changes after `sequence` that concern `account`, oldest first.
-    package func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws
+    func changes(_ table: FollowedTable, account: AccountID, after sequence: Int64, limit: Int) throws
         -> [TableChange]
     {
         let accountClause: String
@@ -222,7 +210,7 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     }
 
     /// Drops change-log entries at or before `sequence` for the table.
-    package func prune(_ table: FollowedTable, through sequence: Int64) throws {
+    func prune(_ table: FollowedTable, through sequence: Int64) throws {
         try locked {
             try connection.execute(
                 "DELETE FROM replica_changes WHERE tbl = ? AND seq <= ?", [.text(table.table), .integer(sequence)])
@@ -248,8 +236,8 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     /// digits than SQLite writes) is looked for by its text alone, reading the whole table, as every
     /// lookup did before: that read every row for every change, and under the shared-load benchmark the
     /// watcher spent most of its time turning ids into text and fell behind as the app's table grew.
-    package func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
-        let column = Self.quote(table.idColumn)
+    func record(_ table: FollowedTable, id: String, account: AccountID) throws -> Record? {
+        let column = FollowedSQL.quote(table.idColumn)
         let integer = Int64(id)
         let real = Double(id)
         let number: SQLValue = integer.map { .integer($0) } ?? real.map { .real($0) } ?? .null
@@ -264,13 +252,14 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     }
 
     /// The account's rows with ids after `cursor`, in id order: a full read in batches.
-    package func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws
+    func records(_ table: FollowedTable, account: AccountID, after cursor: String?, limit: Int) throws
         -> [Record]
     {
         try records(
-            table, account: account, where: "CAST(\(Self.quote(table.idColumn)) AS TEXT) > ?", [.text(cursor ?? "")],
+            table, account: account, where: "CAST(\(FollowedSQL.quote(table.idColumn)) AS TEXT) > ?",
+            [.text(cursor ?? "")],
             limit: limit,
-            order: "CAST(\(Self.quote(table.idColumn)) AS TEXT)")
+            order: "CAST(\(FollowedSQL.quote(table.idColumn)) AS TEXT)")
     }
 
     private func records(
@@ -279,10 +268,10 @@ package final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     ) throws -> [Record] {
         let columns = try selectColumns(table)
         var sql =
-            "SELECT \(columns.map(Self.quote).joined(separator: ", ")) FROM \(Self.quote(table.table)) WHERE \(condition)"
+            "SELECT \(columns.map(FollowedSQL.quote).joined(separator: ", ")) FROM \(FollowedSQL.quote(table.table)) WHERE \(condition)"
         var values = arguments
         if case .column(let column) = table.account {
-            sql += " AND CAST(\(Self.quote(column)) AS TEXT) = ?"
+            sql += " AND CAST(\(FollowedSQL.quote(column)) AS TEXT) = ?"
             values.append(.text(account.rawValue))
         }
         if let order { sql += " ORDER BY \(order)" }

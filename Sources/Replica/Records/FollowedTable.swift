@@ -177,3 +177,24 @@ extension FollowedTable {
             readersColumn: try string("readers"), modifiedColumn: try string("modified"), fieldColumns: fields)
     }
 }
+
+/// How the SQL that follows an app's table names things, the same for a SQLite file and a PostgreSQL
+/// database: identifiers and strings quoted, and the triggers' names.
+package enum FollowedSQL {
+    /// An identifier (a table or column name) quoted.
+    package static func quote(_ name: String) -> String { Quoting.enclosed(name, in: "\"") }
+
+    /// A string literal quoted.
+    package static func literal(_ text: String) -> String { Quoting.enclosed(text, in: "'") }
+
+    /// A trigger name for the table that is a plain identifier whatever the table is called.
+    package static func triggerName(_ table: String, _ event: String) -> String {
+        let safe = String(
+            table.unicodeScalars.map {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_"
+            })
+        var hash: UInt32 = 2_166_136_261
+        for byte in table.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return "replica_\(safe)_\(String(hash, radix: 16))_\(event)"
+    }
+}

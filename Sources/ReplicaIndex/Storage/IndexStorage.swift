@@ -3,8 +3,9 @@ import ReplicaCore
 
 // The seam between an index and where it keeps its items. `SearchableIndex`, the projection engine, the
 // sources and the search tool speak only these protocols; a SQLite file (ReplicaSQLiteStore) and a
-// PostgreSQL database (ReplicaPostgresStore) implement them, in modules of their own. No type of a storage engine crosses them, and an engine's own errors become
-// `ReplicaError`s below them.
+// PostgreSQL database (ReplicaPostgresStore) implement them, in modules of their own, and the tests add a
+// third in memory (`InMemoryIndexStorage`). No type of a storage engine crosses them, and an engine's own
+// errors become `ReplicaError`s below them.
 
 /// Where one index of one account keeps its items: it runs reads on a consistent snapshot and writes in
 /// one transaction each, and says how much room the index takes.

@@ -88,7 +88,7 @@ import Testing
         let opened = try await backend.makeIndex(clock: Fixtures.ManualClock())
         let index = opened.index
         let projected = Fixtures.item("note:1", title: "Projected note", text: "from the records")
-        try await index.write { writer in
+        _ = try await index.write { writer in
             try writer.index(projected, origin: ItemOrigin(owner: .records, version: "1"))
         }
         var change = AttributeSet()

@@ -200,8 +200,8 @@ import Testing
 @Suite struct SQLQuotingTests {
     @Test func aQuoteWithACombiningMarkIsDoubled() {
         let name = "notes\"\u{035F}; DROP TABLE x; --"
-        let quoted = AppDatabase.quote(name)
+        let quoted = FollowedSQL.quote(name)
         #expect(quoted.unicodeScalars.filter { $0 == "\"" }.count == 4, "\(quoted.debugDescription)")
-        #expect(AppDatabase.literal("it'\u{0301}s").unicodeScalars.filter { $0 == "'" }.count == 4)
+        #expect(FollowedSQL.literal("it'\u{0301}s").unicodeScalars.filter { $0 == "'" }.count == 4)
     }
 }
