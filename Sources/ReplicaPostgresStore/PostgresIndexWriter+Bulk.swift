@@ -68,13 +68,10 @@ extension PostgresIndexWriter {
         }
     }
 
-    /// Inserts rows as ``insert(_:words:typeRecorded:)`` would one after another: the first of each
+    /// Inserts rows as ``IndexRowWriter/upsert(_:)`` would one after another: the first of each
     /// identifier that is new by one statement, then the rest in order one by one.
     func insertMany(_ rows: [ReadyRow]) throws {
-        guard rows.count > 1 else {
-            if let only = rows.first { try insert(only.row, words: only.words) }
-            return
-        }
+        guard !rows.isEmpty else { return }
         var rows = rows
         // Words made for a language CLD2 could not tell are made again for the one it is settled to.
         for index in rows.indices {
@@ -88,6 +85,7 @@ extension PostgresIndexWriter {
                 try recordContentType(ContentType(rawValue: type), tree: ready.row.explicitTree)
             }
         }
+        guard rows.count > 1 else { return try writeOneByOne(rows[0], taken: false) }
         var seen = Set<String>()
         let firsts = rows.indices.filter { seen.insert(rows[$0].row.identifier).inserted }
         // One array per column, in the binary format: the server copies the values instead of parsing them.
@@ -131,7 +129,23 @@ extension PostgresIndexWriter {
             done.insert(index)
         }
         for index in rows.indices where !done.contains(index) {
-            try insert(rows[index].row, words: rows[index].words, typeRecorded: true, taken: true)
+            try writeOneByOne(rows[index], taken: true)
+        }
+    }
+
+    /// Writes a row of a bulk load that its statement did not insert (or that came alone) as
+    /// ``IndexRowWriter/write(_:)`` does, with the words made for it ahead.
+    ///
+    /// - Parameter taken: its identifier was just found taken: the stored row is read first, and the
+    ///   insert tried only when it has gone since.
+    private func writeOneByOne(_ ready: ReadyRow, taken: Bool) throws {
+        CrashPoints.reach("index.item")
+        wordsMadeAhead = ready
+        defer { wordsMadeAhead = nil }
+        if taken, let stored = try storedRow(ItemIdentifier(ready.row.identifier)) {
+            _ = try write(ready.row, over: stored)
+        } else {
+            _ = try write(ready.row)
         }
     }
 

@@ -46,6 +46,8 @@ package final class PostgresIndexWriter: IndexRowWriter {
     var remakeFrontierRead: Int64??
     package var writtenLanguages = WrittenLanguages()
     package var refusedOwnership: [(identifier: ItemIdentifier, writer: ItemOwner, owner: ItemOwner)] = []
+    /// The row a bulk load is writing one by one, with the words it made for it ahead.
+    var wordsMadeAhead: ReadyRow?
 
     /// Makes a writer for one index of one account, inside the caller's transaction.
     ///
@@ -240,119 +242,53 @@ package final class PostgresIndexWriter: IndexRowWriter {
             body: text.body, language: text.language)
     }
 
-    // MARK: Indexing
+    // MARK: Row operations (IndexRowWriter)
 
-    @discardableResult
-    package func index(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
-        if item.isUpdate { return try merge(item, origin: origin) }
-        return try insert(PreparedRow(item, origin: origin, now: now, defaultLifetime: defaultLifetime))
+    /// The words of `row`: those made ahead with it (``wordsMadeAhead``), else made now.
+    private func words(of row: PreparedRow) -> PostgresIndexText.Words {
+        if let ahead = wordsMadeAhead, ahead.row.identifier == row.identifier,
+            ahead.row.text.hasSameColumns(as: row.text)
+        {
+            return ahead.words
+        }
+        return Self.words(of: row.text)
     }
 
-    /// Adds a row, or replaces the stored one its owner made, or only notes its source version when it
-    /// is the same item again.
-    ///
-    /// - Parameters:
-    ///   - words: the row's words, when already worked out.
-    ///   - typeRecorded: its content type was recorded already (a bulk load records them in order first).
-    ///   - taken: its identifier was just found taken (a bulk insert skipped it): the stored row is read
-    ///     first, and the insert tried only when it has gone since.
-    @discardableResult
-    func insert(
-        _ row: PreparedRow, words: PostgresIndexText.Words? = nil, typeRecorded: Bool = false,
-        taken: Bool = false
-    ) throws -> UpsertOutcome {
-        CrashPoints.reach("index.item")
-        var row = row
-        // Words made for the language CLD2 could not tell are made again for the one it is settled to.
-        let resettled = try settleLanguage(of: &row.text)
-        if !typeRecorded, let type = row.contentType {
-            try recordContentType(ContentType(rawValue: type), tree: row.explicitTree)
-        }
-        let words = (resettled ? nil : words) ?? Self.words(of: row.text)
-        var stored: StoredRow?
-        if taken { stored = try storedRow(ItemIdentifier(row.identifier)) }
-        if stored == nil {
-            let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
-            if inserted.rowCount == 1, let id = inserted.int(0, 0) {
-                countWritten(words, language: row.text.language)
-                try wasInserted(id, row)
-                return .inserted
-            }
-            stored = try storedRow(ItemIdentifier(row.identifier))
-        }
-        guard let stored else {
-            throw ReplicaError(.storage, "item '\(row.identifier)' neither inserted nor found")
-        }
-        if stored.owner != row.origin.owner {
-            refusedOwnership.append(
-                (identifier: ItemIdentifier(row.identifier), writer: row.origin.owner, owner: stored.owner))
-            return .notOwned
-        }
-        if stored.matches(row) {
-            // The same item again (a record edit outside its searchable fields, a replay): no reindex. The
-            // version is written only when it differs: rewriting a row costs PostgreSQL a new version of
-            // it, and every index entry with it when its page is full (the GIN index's among them).
-            try execute(
-                """
-                UPDATE replica.items SET source_version = $3
-                WHERE account = $1 AND index_name = $2 AND identifier = $4 AND source_version IS DISTINCT FROM $3
-                """, [PostgresValue(row.origin.version), .text(row.identifier)])
-            return .unchanged
-        }
-        if stored.text.hasSameColumns(as: row.text) {
-            // Same text, other metadata: the words and the vectors stay as they are.
-            try update(stored.id, to: row)
-        } else {
-            try replace(stored.id, with: row, words: words)
-        }
-        return .replaced
+    package func insertIfNew(_ row: PreparedRow) throws -> Int64? {
+        let words = words(of: row)
+        let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
+        guard inserted.rowCount == 1, let id = inserted.int(0, 0) else { return nil }
+        countWritten(words, language: row.text.language)
+        return id
     }
 
-    /// Writes a row's metadata over the item `id` (the row's identifier's), whose text is the same, and
-    /// queues it for enrichment when it asks.
-    private func update(_ id: Int64, to row: PreparedRow) throws {
+    package func writeSourceVersion(of row: PreparedRow, over stored: StoredRow) throws {
+        // Written only when it differs: rewriting a row costs PostgreSQL a new version of it, and every
+        // index entry with it when its page is full (the GIN index's among them).
+        try execute(
+            """
+            UPDATE replica.items SET source_version = $3
+            WHERE account = $1 AND index_name = $2 AND identifier = $4 AND source_version IS DISTINCT FROM $3
+            """, [PostgresValue(row.origin.version), .text(row.identifier)])
+    }
+
+    package func writeMetadata(of row: PreparedRow, over stored: StoredRow) throws {
+        // The words and the vectors stay as they are.
         try execute(Self.updateSQL, Self.values(of: row, words: nil))
-        if row.asksForEnrichment { try queueEnrichment(id) }
     }
 
-    /// Writes a row over the item `id` (the row's identifier's), its words included; its vectors, made of
-    /// the old text, go.
-    private func replace(_ id: Int64, with row: PreparedRow, words: PostgresIndexText.Words? = nil) throws {
-        let words = words ?? Self.words(of: row.text)
+    package func rewrite(_ stored: StoredRow, with row: PreparedRow) throws {
+        let words = words(of: row)
         let replaced = try execute(Self.replaceSQL, Self.values(of: row, words: words))
         if replaced.int(0, 0) == 1 {
             countVocabulary((replaced.string(0, 1) ?? "").split(separator: "\u{1F}"), by: -1)
             countWritten(words, language: row.text.language)
         }
-        if row.asksForEnrichment { try queueEnrichment(id) }
-        try dropVectorsOfChangedText(id)
-        try forgetRemadeWords(of: id)
+        try dropVectorsOfChangedText(stored.id)
+        try forgetRemadeWords(of: stored.id)
     }
 
-    /// An items row as stored, to compare with one about to replace it.
-    private struct StoredRow {
-        var id: Int64
-        var domain: String?
-        var contentType: String?
-        var created: Double?
-        var modified: Double?
-        var expires: Double
-        var authors: String?
-        var recipients: String?
-        var attributes: String
-        var owner: ItemOwner
-        var text: TextColumns
-
-        func matches(_ row: PreparedRow) -> Bool {
-            text.hasSameColumns(as: row.text) && domain == row.domain && contentType == row.contentType
-                && created == row.created
-                && modified == row.modified && expires == row.expires && authors == row.authors
-                && recipients == row.recipients
-                && attributes == row.attributes && owner == row.origin.owner
-        }
-    }
-
-    private func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
+    package func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
         let result = try execute(
             """
             SELECT id, domain, content_type, created, modified, expires, authors, recipients, attributes, owner,
@@ -366,26 +302,6 @@ package final class PostgresIndexWriter: IndexRowWriter {
             modified: result.double(0, 4), expires: result.double(0, 5) ?? 0, authors: result.string(0, 6),
             recipients: result.string(0, 7), attributes: result.string(0, 8) ?? "",
             owner: ItemOwner(rawValue: result.string(0, 9) ?? ""), text: text)
-    }
-
-    /// The stored item under `identifier`, for an `isUpdate` merge (``IndexRowWriter/merge(_:origin:)``).
-    package func storedForUpdate(_ identifier: ItemIdentifier) throws -> StoredItemForUpdate? {
-        let result = try execute(
-            """
-            SELECT id, domain, expires, attributes, owner, content_type, title, description, body
-            FROM replica.items WHERE account = $1 AND index_name = $2 AND identifier = $3
-            """, [.text(identifier.rawValue)])
-        guard result.rowCount == 1, let id = result.int(0, 0), let expires = result.double(0, 2) else { return nil }
-        let stored = try AttributeSet(
-            stored: result.string(0, 3) ?? "", contentType: result.string(0, 5), body: result.string(0, 8),
-            title: result.string(0, 6) ?? "", description: result.string(0, 7) ?? "")
-        return StoredItemForUpdate(
-            rowID: id, domain: result.string(0, 1).map(DomainIdentifier.init(rawValue:)), expires: expires,
-            attributeSet: stored, owner: ItemOwner(rawValue: result.string(0, 4) ?? ""))
-    }
-
-    package func rewrite(_ rowID: Int64, with row: PreparedRow) throws {
-        try replace(rowID, with: row)
     }
 
     /// Records a content type's tree once per transaction, so filters can match types under it; a tree

@@ -47,7 +47,7 @@ extension SQLiteIndexWriter {
         ) { chunk, rows in
             let start = DispatchTime.now().uptimeNanoseconds
             for ((item, origin), row) in zip(chunk, rows) {
-                if let row { _ = try insert(row) } else { try self.index(item, origin: origin) }
+                if let row { try upsert(row) } else { try self.index(item, origin: origin) }
             }
             let end = DispatchTime.now().uptimeNanoseconds
             if adapts, let lastEnd {

@@ -100,52 +100,28 @@ package final class SQLiteIndexWriter: IndexRowWriter {
     /// ``indexTextSQL`` into the table the words are made again into (``WordsRemake``).
     static let indexNextTextSQL = indexTextSQL.replacingOccurrences(of: "items_text", with: "items_text_next")
 
-    // MARK: Indexing
+    // MARK: Row operations (IndexRowWriter)
 
-    @discardableResult
-    package func index(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
-        if item.isUpdate { return try merge(item, origin: origin) }
-        return try insert(PreparedRow(item, origin: origin, now: now, defaultLifetime: defaultLifetime))
-    }
-
-    @discardableResult
-    func insert(_ row: PreparedRow) throws -> UpsertOutcome {
-        CrashPoints.reach("index.item")
-        var row = row
-        try settleLanguage(of: &row.text)
-        if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
+    package func insertIfNew(_ row: PreparedRow) throws -> Int64? {
         let insert = try (insertsAreNew ? bulkInsertStatement : insertStatement).get()
         try bind(row, to: insert)
         defer { insert.rewind() }
         try insert.step()
-        if connection.changes == 1 {
-            let id = connection.lastInsertRowID
-            try indexText(id, row.text)
-            try wasInserted(id, row)
-            return .inserted
-        }
-        guard let stored = try storedRow(ItemIdentifier(row.identifier)) else {
-            throw ReplicaError(.storage, "item '\(row.identifier)' neither inserted nor found")
-        }
-        if stored.owner != row.origin.owner {
-            refusedOwnership.append(
-                (identifier: ItemIdentifier(row.identifier), writer: row.origin.owner, owner: stored.owner))
-            return .notOwned
-        }
-        if stored.matches(row) {
-            // The same item again (a record edit outside its searchable fields, a replay): no reindex.
-            try connection.cached("UPDATE items SET source_version = ? WHERE id = ?").run([
-                SQLValue(row.origin.version), .integer(stored.id),
-            ])
-            return .unchanged
-        }
-        if stored.text.hasSameColumns(as: row.text) {
-            // Same text, other metadata: the full-text entries stay as they are.
-            try update(stored.id, to: row)
-        } else {
-            try replace(stored.id, indexedWith: stored.text, with: row)
-        }
-        return .replaced
+        guard connection.changes == 1 else { return nil }
+        let id = connection.lastInsertRowID
+        try indexText(id, row.text)
+        return id
+    }
+
+    package func writeSourceVersion(of row: PreparedRow, over stored: StoredRow) throws {
+        try connection.cached("UPDATE items SET source_version = ? WHERE id = ?").run([
+            SQLValue(row.origin.version), .integer(stored.id),
+        ])
+    }
+
+    package func writeMetadata(of row: PreparedRow, over stored: StoredRow) throws {
+        // The full-text entries stay as they are.
+        try update(stored.id, to: row)
     }
 
     /// Binds a row's values to a statement that writes items rows, only those that differ from the row
@@ -159,84 +135,45 @@ package final class SQLiteIndexWriter: IndexRowWriter {
         boundRows.append((statement, row))
     }
 
-    /// Writes a row's values over the items row `id` (every rewrite of an existing row comes here), and
-    /// queues it for enrichment when it asks.
+    /// Writes a row's values over the items row `id` (every rewrite of an existing row comes here).
     private func update(_ id: Int64, to row: PreparedRow) throws {
         let update = try updateStatement.get()
         try bind(row, to: update)
         try update.bind(.integer(id), at: 19)
         defer { update.rewind() }
         try update.step()
-        if row.asksForEnrichment { try queueEnrichment(id) }
     }
 
-    /// An items row as stored, to compare with one about to replace it.
-    private struct StoredRow {
-        var id: Int64
-        var values: [SQLValue]
-        var text: TextColumns
-
-        var owner: ItemOwner {
-            if case .text(let owner) = values[8] { return ItemOwner(rawValue: owner) }
-            return .other("")
-        }
-
-        func matches(_ row: PreparedRow) -> Bool {
-            text.hasSameColumns(as: row.text)
-                && values == [
-                    SQLValue(row.domain), SQLValue(row.contentType), SQLValue(row.created), SQLValue(row.modified),
-                    .real(row.expires), SQLValue(row.authors), SQLValue(row.recipients), .text(row.attributes),
-                    .text(row.origin.owner.rawValue),
-                ]
-        }
-    }
-
-    private func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
+    package func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
         try storedRowStatement.get().firstRow([.text(identifier.rawValue)]) { row in
             let text = TextColumns(
                 title: row.text(10), keywords: row.text(11), people: row.text(12), description: row.text(13),
                 body: row.text(14), language: row.optionalText(15))
-            return StoredRow(id: row.int64(0), values: (1...9).map { row.value(Int32($0)) }, text: text)
+            return StoredRow(
+                id: row.int64(0), domain: row.optionalText(1), contentType: row.optionalText(2),
+                created: row.optionalDouble(3), modified: row.optionalDouble(4), expires: row.double(5),
+                authors: row.optionalText(6), recipients: row.optionalText(7), attributes: row.text(8),
+                owner: ItemOwner(rawValue: row.text(9)), text: text)
         }
-    }
-
-    /// The stored item under `identifier`, for an `isUpdate` merge (``IndexRowWriter/merge(_:origin:)``).
-    package func storedForUpdate(_ identifier: ItemIdentifier) throws -> StoredItemForUpdate? {
-        try connection.cached(
-            "SELECT id, domain, expires, \(SQLiteIndexReader.itemColumns), body FROM items WHERE identifier = ?"
-        )
-        .firstRow([.text(identifier.rawValue)]) { row in
-            let (stored, storedOrigin, _) = try SQLiteIndexReader.decodeItem(
-                row, offset: 3, textContent: row.optionalText(13))
-            return StoredItemForUpdate(
-                rowID: row.int64(0), domain: row.optionalText(1).map(DomainIdentifier.init(rawValue:)),
-                expires: row.double(2), attributeSet: stored.attributeSet, owner: storedOrigin.owner)
-        }
-    }
-
-    package func rewrite(_ rowID: Int64, with row: PreparedRow) throws {
-        try replace(rowID, indexedWith: nil, with: row)
     }
 
     package func mayHaveStandIns() throws -> Bool { try activitiesMayStandIn.get() }
 
-    /// Replaces the items row `id` and its full-text entries.
-    ///
-    /// - Parameter indexed: the row's text columns as just read from `items` (exactly what its full-text
-    ///   entries were made from), or `nil` to have FTS5 read them.
-    private func replace(_ id: Int64, indexedWith indexed: TextColumns?, with row: PreparedRow) throws {
-        if let indexed, try textTable(ofRow: id) == "items_text" {
+    /// Replaces the items row and its full-text entries, which are removed with the text read from it
+    /// (exactly what they were made from) rather than have FTS5 read the row again.
+    package func rewrite(_ stored: StoredRow, with row: PreparedRow) throws {
+        if try textTable(ofRow: stored.id) == "items_text" {
             let remove = try removeTextStatement.get()
             defer { remove.reset() }
-            try remove.bind(.integer(id), at: 1)
-            try indexed.bind(to: remove, from: 2)
-            try TextAnalyzer.withDocumentLanguage(indexed.language, counting: .removing) { try remove.step() }
+            try remove.bind(.integer(stored.id), at: 1)
+            try stored.text.bind(to: remove, from: 2)
+            try TextAnalyzer.withDocumentLanguage(stored.text.language, counting: .removing) { try remove.step() }
         } else {
-            try removeText(ofRow: id)
+            try removeText(ofRow: stored.id)
         }
-        try update(id, to: row)
-        try indexText(id, row.text)
-        try dropVectorsOfChangedText(id)
+        try update(stored.id, to: row)
+        try indexText(stored.id, row.text)
+        try dropVectorsOfChangedText(stored.id)
     }
 
     private func rankingListsAreKept() throws -> Bool {

@@ -555,18 +555,37 @@ final class InMemoryIndexWriter: IndexRowWriter {
 
     // MARK: Row operations (IndexRowWriter)
 
-    func storedForUpdate(_ identifier: ItemIdentifier) throws -> StoredItemForUpdate? {
-        guard let id = state.byIdentifier[identifier.rawValue], let row = state.rows[id] else { return nil }
-        return StoredItemForUpdate(
-            rowID: id, domain: row.row.domain.map(DomainIdentifier.init(rawValue:)), expires: row.row.expires,
-            attributeSet: try row.item().attributeSet, owner: row.row.origin.owner)
+    func storedRow(_ identifier: ItemIdentifier) throws -> StoredRow? {
+        guard let id = state.byIdentifier[identifier.rawValue], let stored = state.rows[id] else { return nil }
+        let row = stored.row
+        return StoredRow(
+            id: id, domain: row.domain, contentType: row.contentType, created: row.created, modified: row.modified,
+            expires: row.expires, authors: row.authors, recipients: row.recipients, attributes: row.attributes,
+            owner: row.origin.owner, text: row.text)
     }
 
-    func rewrite(_ rowID: Int64, with row: PreparedRow) throws {
-        state.rows[rowID] = InMemoryRow(id: rowID, row: row)
+    func insertIfNew(_ row: PreparedRow) throws -> Int64? {
+        guard state.byIdentifier[row.identifier] == nil else { return nil }
+        let id = state.nextID
+        state.nextID += 1
+        state.byIdentifier[row.identifier] = id
+        state.rows[id] = InMemoryRow(id: id, row: row)
         writtenLanguages.add(row.text.language)
-        for model in state.vectors.keys { state.vectors[model]?[rowID] = nil }
-        if row.asksForEnrichment { try queueEnrichment(rowID) }
+        return id
+    }
+
+    func writeSourceVersion(of row: PreparedRow, over stored: StoredRow) throws {
+        state.rows[stored.id]?.row = row
+    }
+
+    func writeMetadata(of row: PreparedRow, over stored: StoredRow) throws {
+        state.rows[stored.id]?.row = row
+    }
+
+    func rewrite(_ stored: StoredRow, with row: PreparedRow) throws {
+        state.rows[stored.id] = InMemoryRow(id: stored.id, row: row)
+        writtenLanguages.add(row.text.language)
+        for model in state.vectors.keys { state.vectors[model]?[stored.id] = nil }
     }
 
     func recordContentType(_ type: ContentType, tree explicit: [String]?) throws {
@@ -594,30 +613,6 @@ final class InMemoryIndexWriter: IndexRowWriter {
     }
 
     // MARK: Items
-
-    @discardableResult
-    func index(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
-        if item.isUpdate { return try merge(item, origin: origin) }
-        var row = PreparedRow(item, origin: origin, now: now, defaultLifetime: defaultLifetime)
-        try settleLanguage(of: &row.text)
-        if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        guard let id = state.byIdentifier[row.identifier], let stored = state.rows[id] else {
-            let id = state.nextID
-            state.nextID += 1
-            state.byIdentifier[row.identifier] = id
-            state.rows[id] = InMemoryRow(id: id, row: row)
-            writtenLanguages.add(row.text.language)
-            try wasInserted(id, row)
-            return .inserted
-        }
-        guard stored.row.origin.owner == origin.owner else {
-            refusedOwnership.append(
-                (identifier: item.uniqueIdentifier, writer: origin.owner, owner: stored.row.origin.owner))
-            return .notOwned
-        }
-        try rewrite(id, with: row)
-        return .replaced
-    }
 
     func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
         for (item, origin) in entries { try index(item, origin: origin) }

@@ -81,6 +81,44 @@ import Testing
         #expect(Self.identifiers(try await index.search(SearchQuery("supplier"))) == ["n1"])
     }
 
+    /// Writing an item again writes only what changed: the same item notes its new source version alone,
+    /// other values over the same text keep its words and vectors, and another text drops its vectors and
+    /// makes its words again.
+    @Test(arguments: Backend.available)
+    func anItemWrittenAgainChangesOnlyWhatChanged(_ backend: Backend) async throws {
+        let clock = Fixtures.ManualClock()
+        let opened = try await backend.makeIndex(clock: clock)
+        let index = opened.index
+        @Sendable func write(_ item: SearchableItem, version: String) async throws -> UpsertOutcome {
+            try await index.write { try $0.index(item, origin: ItemOrigin(owner: .records, version: version)) }
+        }
+        func vectorItems() async throws -> Int {
+            try await index.read { try $0.embeddingCounts(model: "m") }.items
+        }
+        let note = Fixtures.item("note:1", title: "Launch plan", text: "supplier risk")
+        #expect(try await write(note, version: "1") == .inserted)
+        let pending = try await index.read { try $0.pendingEmbeddings(model: "m", limit: 10) }
+        try #require(pending.count == 1)
+        #expect(try await index.write { try $0.setVectors([[0.5, 0.5]], for: pending[0], model: "m") })
+
+        #expect(try await write(note, version: "2") == .unchanged)
+        let versions = try await index.read { try $0.items(withIdentifiers: ["note:1"]).map(\.1.version) }
+        #expect(versions == ["2"])
+        #expect(try await vectorItems() == 1)
+
+        let moved = Fixtures.item("note:1", title: "Launch plan", text: "supplier risk", modified: clock.now)
+        #expect(try await write(moved, version: "3") == .replaced)
+        #expect(try await vectorItems() == 1, "the text is the same, so are its vectors")
+        #expect(Self.identifiers(try await index.search(SearchQuery("supplier"))) == ["note:1"])
+
+        let rewritten = Fixtures.item("note:1", title: "Launch plan", text: "vendor delay", modified: clock.now)
+        #expect(try await write(rewritten, version: "4") == .replaced)
+        #expect(try await vectorItems() == 0, "vectors made of the old text are dropped")
+        #expect(Self.identifiers(try await index.search(SearchQuery("vendor"))) == ["note:1"])
+        #expect(try await index.search(SearchQuery("supplier")).isEmpty)
+        #expect(try await index.itemCount() == 1)
+    }
+
     /// An item another owner made (here the record store's projection) cannot be replaced or merged
     /// through the index's API: the whole write is refused and nothing of it is written.
     @Test(arguments: Backend.available)
