@@ -190,8 +190,7 @@ package protocol IndexWriter: AnyObject {
     func delete(identifiers: [ItemIdentifier], owner: ItemOwner?) throws -> Int
     @discardableResult
     func delete(domains: [DomainIdentifier], owner: ItemOwner?) throws -> Int
-    @discardableResult
-    func delete(owner: ItemOwner) throws -> Int
+    /// Deletes every item `owner` made, or every item when `owner` is `nil`.
     @discardableResult
     func deleteAll(owner: ItemOwner?) throws -> Int
     /// Deletes one row, whoever made it (hydration found it gone).
