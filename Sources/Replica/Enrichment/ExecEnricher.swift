@@ -117,61 +117,65 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
     /// The program while it runs: started at the first request (and again after it ended, or when the
     /// command changed), ended by a failure or when the last copy of the enricher goes. One request at a
     /// time; each has `timeout` seconds in all, writing the request included.
-    final class Session: @unchecked Sendable {
-        private let lock = NSLock()
-        private var plugin: PluginProcess?
-        private var command: [String] = []
-        private var requests = 0
+    final class Session: Sendable {
+        /// What a request reads and changes, one request at a time.
+        private struct State {
+            var plugin: PluginProcess?
+            var command: [String] = []
+            var requests = 0
+        }
+
+        private let state = Mutex(State())
 
         /// The program turned out to have ended while idle, before it read the request.
         private struct EndedWhileIdle: Error {}
 
         deinit {
             // Asked to stop off the thread that dropped the enricher, which must not wait for it.
-            if let plugin { Thread.detachNewThread { plugin.stop(grace: 1) } }
+            if let plugin = state.withLock({ $0.plugin }) { Thread.detachNewThread { plugin.stop(grace: 1) } }
         }
 
         func exchange(
             _ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
             timeout: TimeInterval
         ) throws -> JSON {
-            lock.lock()
-            defer { lock.unlock() }
-            let deadline = Date().addingTimeInterval(timeout)
-            if let running = plugin, running.hasEnded || self.command != command {
-                running.stop(grace: 1)
-                plugin = nil
-            }
-            // A program that ended while idle (its end not noticed yet) is started again once, at no cost
-            // to the item.
-            do {
-                return try ask(
-                    kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
-                    mayHaveEnded: plugin != nil)
-            } catch is EndedWhileIdle {
-                plugin = nil
-                return try ask(
-                    kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
-                    mayHaveEnded: false)
+            try state.withLock { state in
+                let deadline = Date().addingTimeInterval(timeout)
+                if let running = state.plugin, running.hasEnded || state.command != command {
+                    running.stop(grace: 1)
+                    state.plugin = nil
+                }
+                // A program that ended while idle (its end not noticed yet) is started again once, at no
+                // cost to the item.
+                do {
+                    return try Self.ask(
+                        kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
+                        mayHaveEnded: state.plugin != nil, &state)
+                } catch is EndedWhileIdle {
+                    state.plugin = nil
+                    return try Self.ask(
+                        kind, answeredBy: answer, thread, command: command, timeout: timeout, deadline: deadline,
+                        mayHaveEnded: false, &state)
+                }
             }
         }
 
         /// One request to the running program (started first if none runs); with `mayHaveEnded`, a program
         /// found ended before it answered throws ``EndedWhileIdle`` instead of failing the request.
-        private func ask(
+        private static func ask(
             _ kind: String, answeredBy answer: String, _ thread: MessageThread, command: [String],
-            timeout: TimeInterval, deadline: Date, mayHaveEnded: Bool
+            timeout: TimeInterval, deadline: Date, mayHaveEnded: Bool, _ state: inout State
         ) throws -> JSON {
             // What the program wrote on standard error is not quoted: it may echo the messages it was given,
             // and failures are stored and logged.
-            let plugin = try self.plugin ?? start(command)
+            let plugin = try state.plugin ?? start(command, &state)
             func failure(_ problem: String) -> ReplicaError {
                 plugin.kill()
-                self.plugin = nil
+                state.plugin = nil
                 return ExecEnricher.failure(command, problem)
             }
-            requests += 1
-            let id = "e\(requests)"
+            state.requests += 1
+            let id = "e\(state.requests)"
             switch plugin.send(
                 ExecEnricher.request(kind, id: id, thread), within: max(deadline.timeIntervalSinceNow, 0.001))
             {
@@ -202,11 +206,11 @@ public struct ExecEnricher: Summarizer, PriorityClassifier {
             }
         }
 
-        private func start(_ command: [String]) throws -> PluginProcess {
+        private static func start(_ command: [String], _ state: inout State) throws -> PluginProcess {
             let started = try PluginProcess(command: command, environment: ["REPLICA_MODE": "enrich"])
             started.send(.object([("type", "start"), ("mode", "enrich")]))
-            plugin = started
-            self.command = command
+            state.plugin = started
+            state.command = command
             return started
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ReplicaSQLite
+import Synchronization
 
 /// An entry of the change log that replica's triggers keep in an app's database.
 package struct TableChange: Sendable {
@@ -80,10 +81,10 @@ package struct FollowProblem: Error, CustomStringConvertible {
 
 /// An app's own SQLite database, as replica reads it: the triggers it installs, their change log, and
 /// the rows they point at.
-final class AppDatabase: FollowedDatabase, @unchecked Sendable {
+final class AppDatabase: FollowedDatabase {
     let path: String
-    private let connection: Connection
-    private let lock = NSLock()
+    /// The one connection, used by one caller at a time.
+    private let connection: Mutex<Connection>
 
     init(path: String) throws {
         self.path = path
@@ -93,20 +94,18 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw ReplicaError(.notFound, "the app database \(path) does not exist")
         }
-        connection = try Connection(path: path, options: options)
+        connection = Mutex(try Connection(path: path, options: options))
     }
 
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+    private func locked<T>(_ body: (Connection) throws -> T) rethrows -> T {
+        try connection.withLock { try body($0) }
     }
 
     // MARK: Schema
 
     /// The table's column names, or an empty list if it does not exist.
     func columns(of table: String) throws -> [String] {
-        try locked {
+        try locked { connection in
             try connection.prepare("SELECT name FROM pragma_table_info(?)").rows([.text(table)]) { $0.text(0) }
         }
     }
@@ -121,7 +120,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     @discardableResult
     func installTriggers(_ table: FollowedTable) throws -> Bool {
         try checkSchema(table)
-        return try locked {
+        return try locked { connection in
             let existing =
                 try connection.prepare(
                     "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (?, ?, ?)"
@@ -177,7 +176,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
     // MARK: The change log
 
     func lastSequence(_ table: FollowedTable) throws -> Int64 {
-        try locked {
+        try locked { connection in
             guard try connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'replica_changes'") == 1
             else { return 0 }
             return try connection.prepare("SELECT coalesce(max(seq), 0) FROM replica_changes WHERE tbl = ?")
@@ -198,7 +197,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
             accountClause = ""
         }
         arguments.append(.integer(Int64(limit)))
-        return try locked {
+        return try locked { connection in
             try connection.cached(
                 "SELECT seq, row_id, version, deleted FROM replica_changes WHERE tbl = ? AND seq > ?\(accountClause) ORDER BY seq LIMIT ?"
             )
@@ -211,7 +210,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
 
     /// Drops change-log entries at or before `sequence` for the table.
     func prune(_ table: FollowedTable, through sequence: Int64) throws {
-        try locked {
+        try locked { connection in
             try connection.execute(
                 "DELETE FROM replica_changes WHERE tbl = ? AND seq <= ?", [.text(table.table), .integer(sequence)])
         }
@@ -277,7 +276,7 @@ final class AppDatabase: FollowedDatabase, @unchecked Sendable {
         if let order { sql += " ORDER BY \(order)" }
         sql += " LIMIT \(limit)"
         let fieldNames = Array(columns.dropFirst(5))
-        return try locked {
+        return try locked { connection in
             try connection.cached(sql).rows(values) { row in
                 var fields: [(String, JSON)] = []
                 for (offset, name) in fieldNames.enumerated() {
