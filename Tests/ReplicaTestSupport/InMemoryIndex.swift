@@ -717,7 +717,7 @@ final class InMemoryIndexWriter: IndexRowWriter {
     func tombstoneVersion(_ identifier: ItemIdentifier) throws -> Int64? { state.tombstones[identifier.rawValue] }
 
     func setTombstone(_ identifier: ItemIdentifier, version: Int64) throws {
-        state.tombstones[identifier.rawValue] = version
+        state.tombstones[identifier.rawValue] = max(version, state.tombstones[identifier.rawValue] ?? version)
     }
 
     func clearTombstone(_ identifier: ItemIdentifier) throws { state.tombstones[identifier.rawValue] = nil }

@@ -184,10 +184,14 @@ package protocol IndexWriter: AnyObject {
     func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws
     /// The row of an item, when it is there and (with `owner`) that owner made it.
     func rowID(of identifier: ItemIdentifier, owner: ItemOwner?) throws -> Int64?
-    /// Which of these identifiers are not in the index.
+    /// Which of these identifiers name no item (expired or not) and no quarantined record.
     func absent(_ identifiers: [ItemIdentifier]) throws -> Set<ItemIdentifier>
+    /// Deletes the items with these identifiers that `owner` made (whoever made them when `nil`), with
+    /// everything kept about them (words, vectors, enrichment); returns how many.
     @discardableResult
     func delete(identifiers: [ItemIdentifier], owner: ItemOwner?) throws -> Int
+    /// Deletes the items `owner` made (any owner's when `nil`) whose domain is one of these or lies under
+    /// one (`notes` takes `notes.work`); returns how many.
     @discardableResult
     func delete(domains: [DomainIdentifier], owner: ItemOwner?) throws -> Int
     /// Deletes every item `owner` made, or every item when `owner` is `nil`.
@@ -195,6 +199,8 @@ package protocol IndexWriter: AnyObject {
     func deleteAll(owner: ItemOwner?) throws -> Int
     /// Deletes one row, whoever made it (hydration found it gone).
     func deleteRow(_ id: Int64) throws
+    /// Deletes the items `owner` made whose identifiers start with `prefix` (a source's items under a
+    /// folder); returns how many.
     @discardableResult
     func deleteItems(withIdentifierPrefix prefix: String, owner: ItemOwner) throws -> Int
     /// Deletes up to `limit` expired items.
@@ -210,37 +216,69 @@ package protocol IndexWriter: AnyObject {
 
     // MARK: State kept beside the items
 
+    /// Replaces the client state of the index's last batch (``IndexBatch``).
     func setClientState(_ state: Data) throws
-    /// The client state as this transaction sees it.
+    /// The client state as this transaction sees it. A backend shared by several processes holds it
+    /// against their writers until the transaction ends, so a batch that compares it before writing its
+    /// own cannot pass another's in between.
     func clientState() throws -> Data?
+    /// Keeps a fact the index holds about itself under `key`, or forgets it (`nil`).
     func setMeta(_ key: String, _ value: String?) throws
+    /// A fact the index holds about itself, as this transaction sees it.
     func meta(_ key: String) throws -> String?
     /// The languages of the rows this writer has written and not yet saved (``saveWrittenLanguages()``).
     var writtenLanguages: WrittenLanguages { get set }
+    /// A consumer's position in its change log, as this transaction sees it.
     func checkpoint(_ consumer: String) throws -> String?
+    /// Saves a consumer's position, committed with the items it wrote. A backend whose searches may run
+    /// in other processes tells them when the transaction commits, so waiters for a write to become
+    /// searchable look again.
     func setCheckpoint(_ consumer: String, _ position: String) throws
+    /// Forgets a consumer's position: it starts from the beginning of its change log.
     func removeCheckpoint(_ consumer: String) throws
+    /// Each projected kind's version, and the rebuild in progress if any.
     func projectionStates() throws -> [String: ProjectionState]
+    /// Replaces a projected kind's state.
     func setProjectionState(_ kind: String, _ state: ProjectionState) throws
+    /// Records that a kind's items are built with `version`, unless the kind is known already.
     func noteProjectionVersion(_ kind: String, _ version: Int) throws
+    /// Whether any record waits in quarantine.
     func hasQuarantinedRecords() throws -> Bool
+    /// The identifiers of every item `owner` made, expired or not.
     func identifiers(ownedBy owner: ItemOwner) throws -> [ItemIdentifier]
+    /// Holds back a record the projection could not project, with why, replacing its earlier entry.
     func quarantine(_ identifier: ItemIdentifier, kind: String, recordID: String, version: Int64, reason: String) throws
+    /// Lets a record out of quarantine (a newer version projected, or it was deleted).
     func releaseFromQuarantine(_ identifier: ItemIdentifier) throws
+    /// The version at which the record behind an identifier was deleted, while one is remembered.
     func tombstoneVersion(_ identifier: ItemIdentifier) throws -> Int64?
+    /// Remembers that the record behind an identifier was deleted at `version`, keeping the higher of
+    /// that and a version already remembered.
     func setTombstone(_ identifier: ItemIdentifier, version: Int64) throws
+    /// Forgets a deletion: the record was written again.
     func clearTombstone(_ identifier: ItemIdentifier) throws
+    /// The version an item was projected from, when its owner records one as a number.
     func storedVersion(_ identifier: ItemIdentifier) throws -> Int64?
+    /// Keeps what a source saw of one of its entries, replacing what it saw before.
     func setEntry(_ entry: SourceEntry, source: String) throws
+    /// Forgets one of a source's entries.
     func removeEntry(_ key: String, source: String) throws
+    /// Forgets a source's entries whose keys start with `prefix` (a folder's).
     func removeEntries(withKeyPrefix prefix: String, source: String) throws
+    /// Forgets everything of a source: the items `owner` made, its entries and `consumer`'s checkpoint.
     func forgetSource(named source: String, owner: ItemOwner, checkpoint consumer: String) throws
 
     // MARK: Activities, enrichment, vectors
 
+    /// Stores donated activities: a persistent identifier already held counts one more view, and a
+    /// search-eligible activity about no item of this index stands in as an item of its own until that
+    /// item is indexed (``IndexWriter/updateStandIn(for:at:)``).
     func donate(_ activities: [UserActivity]) throws
+    /// Deletes activities by persistent identifier, and the items that stood in for them; returns how many.
     @discardableResult
     func deleteActivities(_ persistentIdentifiers: [String]) throws -> Int
+    /// Deletes every activity (Core Spotlight's `deleteSavedUserActivities`), and the items that stood in
+    /// for them; returns how many.
     @discardableResult
     func deleteAllActivities() throws -> Int
     /// Stores what the enrichment pass made of an item, unless it changed since `pending` was read.
@@ -251,7 +289,9 @@ package protocol IndexWriter: AnyObject {
         to pending: PendingEnrichment, input: String, summary: String?, priority: Bool?,
         skipped: [String]
     ) throws -> SearchableItem?
+    /// Notes that enriching an item failed: it stays pending, and is tried again from `retry`.
     func recordEnrichmentFailure(_ pending: PendingEnrichment, error: String, retry: Date) throws
+    /// Forgets an item that no longer asks for enrichment.
     func dropEnrichment(_ pending: PendingEnrichment) throws
     /// Stores an item's passage vectors, unless its text changed since `pending` was read.
     @discardableResult

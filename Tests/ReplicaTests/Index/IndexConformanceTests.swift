@@ -291,6 +291,7 @@ import Testing
                         Fixtures.item("file:a", title: "Alpha"), origin: ItemOrigin(owner: .source("files")))
                     try writer.setCheckpoint("files", "42")
                     try writer.setTombstone("note:gone", version: 7)
+                    try writer.setTombstone("note:gone", version: 3)
                     try writer.quarantine("note:bad", kind: "note", recordID: "bad", version: 3, reason: "no title")
                     try writer.setEntry(SourceEntry(key: "a.txt", stamp: "s1"), source: "files")
                     try writer.setEntry(SourceEntry(key: "b.bin", stamp: "s2", skipReason: "binary"), source: "files")
@@ -318,7 +319,7 @@ import Testing
                 #expect(skipped == ["binary=1"])
                 #expect(quarantined == ["bad"])
                 #expect(count == 1)
-                #expect(tombstone == 7)
+                #expect(tombstone == 7, "a deletion remembers the higher of its versions")
             } else {
                 #expect(checkpoint == nil && entries.isEmpty && skipped.isEmpty && quarantined.isEmpty)
                 #expect(count == 0 && tombstone == nil)
