@@ -198,7 +198,7 @@ struct BertEncoder: Sendable {
         let copy = AlignedFloats(count: parts.reduce(0) { $0 + $1.values.count })
         var at = 0
         for part in parts {
-            UnsafeMutableBufferPointer(rebasing: copy.values[at..<(at + part.values.count)]).update(
+            _ = UnsafeMutableBufferPointer(rebasing: copy.values[at..<(at + part.values.count)]).update(
                 fromContentsOf: part.values)
             at += part.values.count
         }

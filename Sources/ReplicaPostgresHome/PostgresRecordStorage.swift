@@ -1,7 +1,7 @@
 import Foundation
-package import Replica
-package import ReplicaCore
-package import ReplicaIndex
+import Replica
+import ReplicaCore
+import ReplicaIndex
 import ReplicaPostgres
 import ReplicaPostgresStore
 

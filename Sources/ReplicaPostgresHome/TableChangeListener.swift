@@ -1,5 +1,5 @@
 import Foundation
-package import Replica
+import Replica
 import ReplicaPostgres
 import Synchronization
 

@@ -1,4 +1,4 @@
-package import ReplicaIndex
+import ReplicaIndex
 package import ReplicaSQLite
 
 /// The tokenizer of the index's full-text table (`tokenize` in `migrations/index/0012-every-language.sql`:

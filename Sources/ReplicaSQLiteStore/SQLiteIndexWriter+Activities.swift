@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import ReplicaCore
 package import ReplicaIndex
 import ReplicaSQLite

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import ReplicaCore
 
 /// An item that asked for enrichment and was written since the enrichment pass last looked at it.
