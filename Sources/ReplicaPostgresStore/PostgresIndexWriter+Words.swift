@@ -16,9 +16,9 @@ extension PostgresIndexWriter {
         return frontier
     }
 
-    /// Makes the next `batchSize` items' words again with this analyzer into `replica.words_next`, in the
-    /// writer's transaction, and writes them over the items' words once every item has them
-    /// (``WordsRemake``). The account's other writers wait for the batch: a text written meanwhile is
+    /// Makes the next `batchSize` items' words again with this analyzer into `replica.words_next` (those
+    /// that differ from the item's), in the writer's transaction, and writes them over the items' words
+    /// once every item has been made again (``WordsRemake``). The account's other writers wait for the batch: a text written meanwhile is
     /// not made again from the text it replaced.
     package func remakeWords(batchSize: Int) throws -> WordsRemake.Step {
         try lockItemsAgainstOtherWriters()
@@ -55,10 +55,16 @@ extension PostgresIndexWriter {
             words.append(binary: row.words.binary)
             lengths.append(Int64(row.words.length))
         }
+        // Only the words that differ from an item's are kept for the swap: an analyzer's new version
+        // changes few of an index's words, often none (the ICU data of a script it does not hold), and
+        // PostgreSQL writes every row it updates anew, with an entry in each of its indexes.
         try execute(
             """
             INSERT INTO replica.words_next (account, index_name, id, words, length)
-                SELECT $1, $2, made.id, made.words, made.length FROM unnest($3::bigint[], $4::tsvector[], $5::integer[]) AS made(id, words, length)
+                SELECT $1, $2, made.id, made.words, made.length
+                FROM unnest($3::bigint[], $4::tsvector[], $5::integer[]) AS made(id, words, length)
+                JOIN replica.items AS item ON item.account = $1 AND item.index_name = $2 AND item.id = made.id
+                WHERE item.words IS DISTINCT FROM made.words OR item.length IS DISTINCT FROM made.length
                 ON CONFLICT (account, index_name, id) DO UPDATE SET words = excluded.words, length = excluded.length
             """, [ids.value, words.value, lengths.value])
         remakeFrontierRead = .some(last)
@@ -66,8 +72,16 @@ extension PostgresIndexWriter {
     }
 
     /// Writes the new words over the items' words at once, counts the index's words and its vocabulary
-    /// again from them, records the analyzer, and builds the ranking lists again if the index kept them.
+    /// again from them, records the analyzer, and builds the ranking lists again if the index kept them;
+    /// when no item's words changed, records the analyzer alone (the counts and the lists are right).
     private func finishRemake() throws {
+        guard
+            try execute("SELECT 1 FROM replica.words_next WHERE account = $1 AND index_name = $2 LIMIT 1").rowCount > 0
+        else {
+            try endRemake()
+            remakeFrontierRead = .some(nil)
+            return
+        }
         let keptLists =
             try execute("SELECT 1 FROM replica.ranking_state WHERE account = $1 AND index_name = $2").rowCount == 1
         try removeRankingLists()

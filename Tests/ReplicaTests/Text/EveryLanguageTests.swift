@@ -448,4 +448,37 @@ struct EveryLanguageTests {
             #expect(zip(remade, new).allSatisfy { abs($0.1 - $1.1) < 1e-9 }, "\(query): the same scores")
         }
     }
+
+    /// On PostgreSQL, which writes every row it updates anew (with an entry in each of its indexes), a
+    /// new analyzer version rewrites only the items whose words it changes: here one, whose old words
+    /// differ; the rest keep their row versions, and every item is found as a new index finds it.
+    @Test(arguments: TestBackend.available.filter { $0 == .postgres })
+    func aRemakeRewritesOnlyTheItemsWhoseWordsChange(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        try await fixture.store.index(account: "alice").indexItems(Self.sentences)
+        let admin = try await PostgresConnection.opening(url: try #require(fixture.database).adminURL)
+        try await admin.runScript(
+            """
+            UPDATE replica.items SET words = strip(words) WHERE identifier = 'zh';
+            UPDATE replica.meta SET value = 'an older analyzer' WHERE key = 'analyzer';
+            """)
+        func rowVersions() async throws -> [String: String] {
+            let result = try await admin.run("SELECT identifier, xmin::text FROM replica.items")
+            return Dictionary(
+                uniqueKeysWithValues: (0..<result.rowCount).map {
+                    (result.string($0, 0) ?? "", result.string($0, 1) ?? "")
+                })
+        }
+        let before = try await rowVersions()
+        let store = try fixture.open()
+        #expect(try await store.remakeStaleWords() == 1)
+        let after = try await rowVersions()
+        #expect(after.keys.sorted() == before.keys.sorted())
+        #expect(after.filter { before[$0.key] != $0.value }.keys.sorted() == ["zh"])
+        let index = try await store.index(account: "alice")
+        #expect(try await index.wordsStatus().isCurrent)
+        #expect(try await Self.found(store, "北京") == ["zh"])
+        #expect(try await Self.found(store, "新幹線") == ["ja"])
+        #expect(try await store.remakeStaleWords() == 0)
+    }
 }
