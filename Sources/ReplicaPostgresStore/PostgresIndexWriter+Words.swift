@@ -18,8 +18,8 @@ extension PostgresIndexWriter {
 
     /// Makes the next `batchSize` items' words again with this analyzer into `replica.words_next` (those
     /// that differ from the item's), in the writer's transaction, and writes them over the items' words
-    /// once every item has been made again (``WordsRemake``). The account's other writers wait for the batch: a text written meanwhile is
-    /// not made again from the text it replaced.
+    /// once every item has been made again (``WordsRemake``). The account's other writers wait for the
+    /// batch: a text written meanwhile is not made again from the text it replaced.
     package func remakeWords(batchSize: Int) throws -> WordsRemake.Step {
         try lockItemsAgainstOtherWriters()
         if try wordsAreCurrent() { return .finished }

@@ -245,7 +245,7 @@ package final class PostgresIndexWriter: IndexRowWriter {
     // MARK: Row operations (IndexRowWriter)
 
     /// The words of `row`: those made ahead with it (``wordsMadeAhead``), else made now.
-    private func words(of row: PreparedRow) -> PostgresIndexText.Words {
+    private func wordsToWrite(_ row: PreparedRow) -> PostgresIndexText.Words {
         if let ahead = wordsMadeAhead, ahead.row.identifier == row.identifier,
             ahead.row.text.hasSameColumns(as: row.text)
         {
@@ -255,7 +255,7 @@ package final class PostgresIndexWriter: IndexRowWriter {
     }
 
     package func insertIfNew(_ row: PreparedRow) throws -> Int64? {
-        let words = words(of: row)
+        let words = wordsToWrite(row)
         let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
         guard inserted.rowCount == 1, let id = inserted.int(0, 0) else { return nil }
         countWritten(words, language: row.text.language)
@@ -278,7 +278,7 @@ package final class PostgresIndexWriter: IndexRowWriter {
     }
 
     package func rewrite(_ stored: StoredRow, with row: PreparedRow) throws {
-        let words = words(of: row)
+        let words = wordsToWrite(row)
         let replaced = try execute(Self.replaceSQL, Self.values(of: row, words: words))
         if replaced.int(0, 0) == 1 {
             countVocabulary((replaced.string(0, 1) ?? "").split(separator: "\u{1F}"), by: -1)

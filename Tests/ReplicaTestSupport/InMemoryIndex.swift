@@ -575,10 +575,11 @@ final class InMemoryIndexWriter: IndexRowWriter {
     }
 
     func writeSourceVersion(of row: PreparedRow, over stored: StoredRow) throws {
-        state.rows[stored.id]?.row = row
+        try writeMetadata(of: row, over: stored)
     }
 
     func writeMetadata(of row: PreparedRow, over stored: StoredRow) throws {
+        // The same text: its columns' tokens stay.
         state.rows[stored.id]?.row = row
     }
 

@@ -109,7 +109,7 @@ enum RemakeBenchmark {
             |---|---|---|---|
             | items/s, no ranking lists (median of \(rounds)) | \(Int(bulkRate)) | \(Int(n / Measure.median(remade))) | \(Measure.format(Measure.median(ratios))) (rounds \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!))) |
             | items/s with the ranking lists (bulk: indexing then the lists' build; the remake with searches running) | \(Int(n / Measure.median(zip(bulk, listBuild).map(+)))) | \(Int(n / Measure.median(remadeWithLists))) | \(Measure.format(Measure.median(withLists))) |
-            | items/s when the new version changes no word (lists kept) | \(Int(bulkRate)) | \(Int(n / Measure.median(remadeUnchanged))) | \(Measure.format(bulkRate == 0 ? 0 : n / Measure.median(remadeUnchanged) / bulkRate)) |
+            | items/s when the new version changes no word (lists kept) | \(Int(bulkRate)) | \(Int(n / Measure.median(remadeUnchanged))) | \(Measure.format(n / Measure.median(remadeUnchanged) / bulkRate)) |
 
             \(server == nil ? "SQLite makes every item's words again into a new table whether they change or not." : "On PostgreSQL every item's words differ before the first two (stripped of their positions), so every row is written again; in the third none differ, and only the analyzer's version is written.")
 

@@ -112,10 +112,23 @@ extension IndexRowWriter {
     @discardableResult
     package func upsert(_ row: PreparedRow) throws -> UpsertOutcome {
         CrashPoints.reach("index.item")
+        return try write(try settled(row))
+    }
+
+    /// `row` with its language settled (``IndexWriter/settleLanguage(of:)``), its content type recorded.
+    private func settled(_ row: PreparedRow) throws -> PreparedRow {
         var row = row
         try settleLanguage(of: &row.text)
         if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
-        return try write(row)
+        return row
+    }
+
+    /// Whether `writer` may not change an item `owner` made; a refusal is noted in
+    /// ``IndexWriter/refusedOwnership``.
+    private func refuses(_ identifier: ItemIdentifier, by writer: ItemOwner, madeBy owner: ItemOwner) -> Bool {
+        guard writer != owner else { return false }
+        refusedOwnership.append((identifier: identifier, writer: writer, owner: owner))
+        return true
     }
 
     /// ``upsert(_:)`` of a row whose language is settled and whose content type is recorded.
@@ -136,11 +149,7 @@ extension IndexRowWriter {
     /// changed (a record edited outside its searchable fields, a replay), only its values when its text is
     /// the same (its words and vectors stay), else all of it; its enrichment queued when it asks.
     package func write(_ row: PreparedRow, over stored: StoredRow) throws -> UpsertOutcome {
-        guard stored.owner == row.origin.owner else {
-            refusedOwnership.append(
-                (identifier: ItemIdentifier(row.identifier), writer: row.origin.owner, owner: stored.owner))
-            return .notOwned
-        }
+        if refuses(ItemIdentifier(row.identifier), by: row.origin.owner, madeBy: stored.owner) { return .notOwned }
         if stored.matches(row) {
             try writeSourceVersion(of: row, over: stored)
             return .unchanged
@@ -161,18 +170,13 @@ extension IndexRowWriter {
     package func merge(_ item: SearchableItem, origin: ItemOrigin) throws -> UpsertOutcome {
         guard let stored = try storedRow(item.uniqueIdentifier), stored.expires > now.timeIntervalSince1970
         else { return .ignoredUpdate }
-        guard stored.owner == origin.owner else {
-            refusedOwnership.append((identifier: item.uniqueIdentifier, writer: origin.owner, owner: stored.owner))
-            return .notOwned
-        }
+        if refuses(item.uniqueIdentifier, by: origin.owner, madeBy: stored.owner) { return .notOwned }
         let merged = SearchableItem(
             uniqueIdentifier: item.uniqueIdentifier,
             domainIdentifier: item.domainIdentifier ?? stored.domain.map(DomainIdentifier.init(rawValue:)),
             attributeSet: try stored.attributeSet().merging(item.attributeSet),
             expirationDate: item.expirationDate ?? Date(timeIntervalSince1970: stored.expires))
-        var row = PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime)
-        try settleLanguage(of: &row.text)
-        if let type = row.contentType { try recordContentType(ContentType(rawValue: type), tree: row.explicitTree) }
+        let row = try settled(PreparedRow(merged, origin: origin, now: now, defaultLifetime: defaultLifetime))
         try rewrite(stored, with: row)
         if row.asksForEnrichment { try queueEnrichment(stored.id) }
         return .merged
