@@ -25,9 +25,9 @@ enum SearchCommand: Command {
         word in the title, keywords or people, 0.05 for the words standing close together; a query of
         function words alone ("the which how") is ranked by them at 0.3 of that, below the best match
         (0.65 at least) of any query with a meaningful word. With
-        semantic search: 0.4 × that + 0.6 × the cosine of the item's best passage with the question. An
-        item found by meaning alone is listed only when it scores at least half the best result (and,
-        by default, has a cosine of at least 0.30; with --semantic, 0.20).
+        semantic search: 0.4 × that + 0.6 × the closeness of the item's best passage to the question,
+        relative to the closest item's. An item found by meaning alone is listed only when its closeness
+        is at least 0.20 and, measured before that division, it scores at least half the best result.
 
         """
     static let account = CommonOptions.accounts.help("search only this account")

@@ -3,15 +3,15 @@ import ReplicaCore
 
 /// The numbers the ranking is made of, the same for every backend.
 package enum Ranking {
-    /// How close in meaning an item must be to be found by meaning beside the words (closeness: the
-    /// cosine measured from the model's ``Embedder/similarityBaseline``, the cosine itself for MiniLM): a floor
-    /// under the relative cut of ``closeEnoughByMeaning(_:score:match:)``. 0.30 lets "pet health" find a
-    /// vet's note (0.33) that 0.35 left out; the relative cut keeps the rest out (`docs/benchmarks/quality.md`).
-    package static let minimumSimilarity = 0.30
-
-    /// The floor by meaning alone (`disablesLexicalSearch`), lower: the person asked for meaning, and no
-    /// words find the weaker matches instead. On the quality sets 0.30 lost nDCG there and 0.20 does not.
-    package static let minimumSimilarityByMeaningAlone = 0.20
+    /// How close in meaning an item must be to be found by meaning (closeness: the cosine measured from
+    /// the model's ``Embedder/similarityBaseline``, the cosine itself for MiniLM): a floor under the
+    /// relative cut of ``closeEnoughByMeaning(_:score:match:)``, the same beside the words and by meaning
+    /// alone. 0.20 lets "pet health" find a vet's note (0.33) with MiniLM, and a Spanish question find
+    /// its Chinese answer with e5, whose cosines across languages are lower than within one (0.80 against
+    /// 0.91 for the answer, on XQuAD-R); the relative cut keeps the rest out. Beside the words, 0.30 put
+    /// 471 of 1,190 Chinese answers to Spanish questions out of reach (362 at 0.20) and none of the
+    /// Chinese questions' own (`docs/benchmarks/languages.md`).
+    package static let minimumSimilarity = 0.20
 
     /// The share of a query's best score that an item found by meaning alone must reach.
     package static let meaningShareOfBest = 0.5
@@ -76,10 +76,11 @@ extension IndexReader {
     /// query with a meaningful word.
     /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see `docs/benchmarks/quality.md`).
     /// With `semantic`, items are also found by meaning, and each result's score is
-    /// 0.4 × the score above + 0.6 × the closeness of its best passage to the query (its cosine, measured
-    /// from the model's ``Embedder/similarityBaseline``; an item not embedded yet keeps the score above):
-    /// see `docs/benchmarks/quality.md` for the weights' measurements. An item found by meaning alone needs
-    /// a closeness of at least ``Ranking/minimumSimilarity`` and half the search's best score
+    /// 0.4 × the score above + 0.6 × the closeness of its best passage to the query ÷ the closest item's
+    /// (its cosine, measured from the model's ``Embedder/similarityBaseline``; an item not embedded yet
+    /// keeps the score above): see `docs/benchmarks/quality.md` for the weights' measurements and
+    /// `docs/benchmarks/languages.md` for the division. An item found by meaning alone needs a closeness
+    /// of at least ``Ranking/minimumSimilarity`` and, before the division, half the search's best score
     /// (``Ranking/closeEnoughByMeaning(_:score:match:)``).
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (
         found: [FoundItem], unreadable: [ItemIdentifier]
@@ -263,8 +264,7 @@ extension IndexReader {
         var cosines: [(rowID: Int64, cosine: Double)] = []
         var cosine: [Int64: Double] = [:]
         for asked in [semantic] + semantic.alongside {
-            let floor = asked.cosine(
-                atCloseness: meaningOnly ? Ranking.minimumSimilarityByMeaningAlone : Ranking.minimumSimilarity)
+            let floor = asked.cosine(atCloseness: Ranking.minimumSimilarity)
             cosines += try nearest(
                 to: asked.vector, model: asked.model, filters: query, limit: candidates, floor: floor
             )
@@ -279,25 +279,34 @@ extension IndexReader {
         let nearestRows = Set(cosines.map(\.rowID))
         for (rowID, similarity) in cosines { cosine[rowID] = max(cosine[rowID] ?? -1, similarity) }
         let lexicalRows = Set(lexical.map(\.rowID))
-        var fused = lexical.map { candidate in
+        // The closeness ranks relative to the search's closest item, as BM25 does relative to its best
+        // match: how close the best is depends on the model (e5's closenesses lie nearer each other than
+        // MiniLM's) and on the question, and the share of the best means the same for every model. Which
+        // items found by meaning alone are shown still follows their closeness itself (the floor, and
+        // `closeEnoughByMeaning` over the scores below before they are made relative).
+        let closest = cosine.values.max() ?? 0
+        let relative = { (similarity: Double) in closest > 0 ? max(similarity, 0) / closest : 0 }
+        var fused: [(candidate: (item: FoundItem, rowID: Int64), absolute: Double)] = lexical.map { candidate in
             var candidate = candidate
-            if let similarity = cosine[candidate.rowID] {
-                candidate.item.score = 0.4 * candidate.item.score + 0.6 * max(similarity, 0)
-                candidate.item.match = nearestRows.contains(candidate.rowID) ? .both : .lexical
-            }
-            return candidate
+            guard let similarity = cosine[candidate.rowID] else { return (candidate, candidate.item.score) }
+            let words = candidate.item.score
+            candidate.item.score = 0.4 * words + 0.6 * relative(similarity)
+            candidate.item.match = nearestRows.contains(candidate.rowID) ? .both : .lexical
+            return (candidate, 0.4 * words + 0.6 * max(similarity, 0))
         }
         // An item found by meaning alone must be close: every text has some similarity to every other (the
         // floor), and close against the query's best result (see `closeEnoughByMeaning`). And when every
-        // word is required, meaning adds no item of its own.
+        // word is required, meaning adds no item of its own. By meaning alone, the closeness is the score.
         let onlyByMeaning = query.requiresAllWords ? [] : cosines.filter { !lexicalRows.contains($0.rowID) }
         for var found in try foundItems(onlyByMeaning.map(\.rowID)) {
-            found.item.score = (meaningOnly ? 1 : 0.6) * max(cosine[found.rowID] ?? 0, 0)
+            let similarity = max(cosine[found.rowID] ?? 0, 0)
+            found.item.score = meaningOnly ? similarity : 0.6 * relative(similarity)
             found.item.match = .semantic
-            fused.append(found)
+            fused.append((found, meaningOnly ? similarity : 0.6 * similarity))
         }
-        fused.sort { $0.item.score > $1.item.score }
-        return Ranking.closeEnoughByMeaning(fused, score: \.item.score, match: \.item.match)
+        return Ranking.closeEnoughByMeaning(fused, score: \.absolute, match: \.candidate.item.match)
+            .map(\.candidate)
+            .sorted { $0.item.score > $1.item.score }
     }
 
     /// Scores candidates as ``search(_:pattern:semantic:)`` describes, best first.
