@@ -286,13 +286,14 @@ extension IndexReader {
         // `closeEnoughByMeaning` over the scores below before they are made relative).
         let closest = cosine.values.max() ?? 0
         let relative = { (similarity: Double) in closest > 0 ? max(similarity, 0) / closest : 0 }
+        let mixed = { (words: Double, meaning: Double) in 0.4 * words + 0.6 * meaning }
         var fused: [(candidate: (item: FoundItem, rowID: Int64), absolute: Double)] = lexical.map { candidate in
             var candidate = candidate
             guard let similarity = cosine[candidate.rowID] else { return (candidate, candidate.item.score) }
             let words = candidate.item.score
-            candidate.item.score = 0.4 * words + 0.6 * relative(similarity)
+            candidate.item.score = mixed(words, relative(similarity))
             candidate.item.match = nearestRows.contains(candidate.rowID) ? .both : .lexical
-            return (candidate, 0.4 * words + 0.6 * max(similarity, 0))
+            return (candidate, mixed(words, max(similarity, 0)))
         }
         // An item found by meaning alone must be close: every text has some similarity to every other (the
         // floor), and close against the query's best result (see `closeEnoughByMeaning`). And when every
@@ -300,9 +301,9 @@ extension IndexReader {
         let onlyByMeaning = query.requiresAllWords ? [] : cosines.filter { !lexicalRows.contains($0.rowID) }
         for var found in try foundItems(onlyByMeaning.map(\.rowID)) {
             let similarity = max(cosine[found.rowID] ?? 0, 0)
-            found.item.score = meaningOnly ? similarity : 0.6 * relative(similarity)
+            found.item.score = meaningOnly ? similarity : mixed(0, relative(similarity))
             found.item.match = .semantic
-            fused.append((found, meaningOnly ? similarity : 0.6 * similarity))
+            fused.append((found, meaningOnly ? similarity : mixed(0, similarity)))
         }
         return Ranking.closeEnoughByMeaning(fused, score: \.absolute, match: \.candidate.item.match)
             .map(\.candidate)
