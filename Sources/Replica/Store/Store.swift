@@ -637,7 +637,8 @@ public final class Store: Sendable {
     /// Whether `query` is searched by meaning too: the store has a model, and the query has text and
     /// does not turn meaning off; beside its words, only when the model reads the query's language as far
     /// as it can be told (MiniLM reads English: a Chinese question is searched by its words alone, which
-    /// its vectors would only reorder). By meaning alone (``SearchQuery/disablesLexicalSearch``), always.
+    /// its vectors would only reorder; a query whose language cannot be told is judged by each index, by
+    /// the languages of its items). By meaning alone (``SearchQuery/disablesLexicalSearch``), always.
     func searchesByMeaning(_ query: SearchQuery) -> Bool {
         guard let embedder = configuration.embedder, query.text != nil, !query.disablesSemanticSearch else {
             return false
@@ -682,7 +683,7 @@ public final class Store: Sendable {
                             return nil
                         }
                     }
-                }, passageStart: embedder.passageStart)
+                }, languages: embedder.languages, passageStart: embedder.passageStart)
         } catch is CancellationError {
             return nil  // the search was given up: nothing failed
         } catch {

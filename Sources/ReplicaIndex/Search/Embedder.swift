@@ -33,9 +33,9 @@ public protocol Embedder: Sendable {
     var similarityBaseline: Double { get }
     /// The languages the model reads (BCP 47 codes), or `nil` for a model of many languages, or of
     /// languages not known. A search in a language the model does not read (told in
-    /// ``SearchQuery/languages``, or seen in the query's script, or a sentence CLD2 is sure of) is not
-    /// fused with its vectors: they say little of its meaning, and would only reorder what the words
-    /// found. `nil` by default.
+    /// ``SearchQuery/languages``, or seen in the query's script, or a sentence CLD2 is sure of; a few
+    /// words CLD2 cannot tell, in the languages of the index's items) is not fused with its vectors:
+    /// they say little of its meaning, and would only reorder what the words found. `nil` by default.
     var languages: [String]? { get }
     /// About where in `text` the passage numbered `passage` (from 0) of ``embed(documents:)`` begins: an
     /// item found by meaning alone shows its best passage as its snippet, since no word of the query is

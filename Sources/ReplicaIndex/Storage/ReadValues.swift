@@ -41,15 +41,18 @@ package struct SemanticQuery: Sendable {
     package var alongside: [SemanticQuery] = []
     /// Where a passage of a text begins, as the model cut it (``Embedder/passageStart(_:in:)``).
     package var passageStart: @Sendable (Int, String) -> String.Index? = { _, _ in nil }
+    /// The languages the model reads (``Embedder/languages``), `nil` for many.
+    package var languages: [String]?
 
     package init(
         vector: [Float], model: String, baseline: Double = 0, formerModels: [FormerModelQuery] = [],
-        passageStart: @escaping @Sendable (Int, String) -> String.Index? = { _, _ in nil }
+        languages: [String]? = nil, passageStart: @escaping @Sendable (Int, String) -> String.Index? = { _, _ in nil }
     ) {
         self.vector = vector
         self.model = model
         self.baseline = baseline
         self.formerModels = formerModels
+        self.languages = languages
         self.passageStart = passageStart
     }
 

@@ -584,6 +584,43 @@ import Testing
         #expect(try model().languages == ["en"])
     }
 
+    /// A few words whose language cannot be told are read in the languages of the index's items: over
+    /// German notes, MiniLM's vectors are not fused with them, and nothing is found by meaning alone;
+    /// over English notes, the same kind of query is searched both ways.
+    @Test func aShortQueryIsReadInTheLanguagesOfTheIndexsItems() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try storeWithModel(in: directory)
+        try await store.signIn("de")
+        try await store.signIn("en")
+        try await store.index(account: "de").indexItems([
+            Fixtures.item(
+                "haus", title: "Renovierung", text: "Die Häuser wurden im Winter von den Nachbarn renoviert."),
+            Fixtures.item("zug", title: "Reise", text: "Der Zug nach München fährt jeden Morgen um sieben Uhr ab."),
+            Fixtures.item(
+                "katze", title: "Nachmittag", text: "Die Katze schlief den ganzen Nachmittag auf dem Teppich."),
+        ])
+        try await store.index(account: "en").indexItems([
+            Fixtures.item("cat", title: "Afternoon", text: "The feline dozed on the rug all afternoon."),
+            Fixtures.item("tax", title: "Quarterly filing", text: "Submit the VAT return before the deadline."),
+        ])
+        #expect(try await store.embedPendingItems() == 5)
+        var german = SearchQuery("Winter Häuser")
+        german.accounts = ["de"]
+        var byWords = german
+        byWords.disablesSemanticSearch = true
+        let read = try await store.search(german)
+        #expect(read.map(\.item.uniqueIdentifier) == ["haus"] && read.allSatisfy { $0.match == .lexical })
+        #expect(read.map(\.score) == (try await store.search(byWords).map(\.score)), "not fused with the vectors")
+        // Told it is English, it is fused with them.
+        german.languages = ["en"]
+        byWords.languages = ["en"]
+        #expect(try await store.search(german).first?.score != (try await store.search(byWords).first?.score))
+        var english = SearchQuery("feline rug")
+        english.accounts = ["en"]
+        let both = try await store.search(english)
+        #expect(both.first?.item.uniqueIdentifier == "cat" && both.first?.match == .both)
+    }
+
     @Test func aQuerySharingNoWordWithAnItemFindsItByMeaning() async throws {
         let directory = try TemporaryDirectory()
         let store = try storeWithModel(in: directory)
