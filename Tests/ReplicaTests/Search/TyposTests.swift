@@ -50,15 +50,17 @@ struct TyposTests {
     func theVocabularyFollowsEveryWrite(_ backend: TestBackend) async throws {
         let fixture = try await backend.makeStore(signingIn: "alice")
         let index = try await fixture.store.index(account: "alice")
+        // Words of more than 16 bytes too (a writer keeps shorter ones in its table's entries).
         var texts = [
-            "a": "Launch the batteries before the launch window closes",
+            "a": "Launch the batteries before the launch window closes; internationalization pending",
             "b": "The supplier launched 12345 batteries, 電池 and all",
-            "c": "Battery supplier meeting",
+            "c": "Battery supplier meeting on internationalization, interoperability and Straßenbahnhaltestellen",
         ]
         try await index.indexItems(
             texts.map { Fixtures.item($0.key, text: $0.value, domain: $0.key == "c" ? "work" : nil) })
         #expect(try await Self.vocabulary(index) == Self.expectedVocabulary(texts))
         #expect(try await Self.vocabulary(index)["launch"] == 2, "counted once an item, however often it has the word")
+        #expect(try await Self.vocabulary(index)["internationalization"] == 2)
         let words = try await Self.vocabulary(index)
         #expect(words["12345"] == nil && words["電池"] == nil)
 
