@@ -8,24 +8,13 @@
 // words, each with its change in documents and the number of the last document that counted it (a
 // document counts a word once, however often it has it).
 
-// A word of up to `INLINE_BYTES` bytes (most are) is kept in its entry: a lookup then reads one cache line
-// of the table, not that line and the word's own allocation besides. An entry is 32 bytes.
-#define INLINE_BYTES 16
-
 typedef struct {
+    char *word;        // NULL: an empty slot
+    int length;
     uint32_t hash;
-    int32_t length;      // 0: an empty slot (a word counted has letters)
-    int32_t change;      // in documents, since the last drain (one transaction's)
-    uint32_t document;   // the low bits of the number of the last document that counted it
-    union {
-        char bytes[INLINE_BYTES];
-        char *pointer;   // a longer word's own copy
-    } word;
+    long long change;
+    unsigned long long document;
 } Entry;
-
-static const char *entry_word(const Entry *entry) {
-    return entry->length <= INLINE_BYTES ? entry->word.bytes : entry->word.pointer;
-}
 
 static _Thread_local struct {
     int sign;
@@ -47,9 +36,9 @@ static int grow(void) {
     if (!entries) return 0;
     for (size_t i = 0; i < vocabulary.capacity; i++) {
         Entry *old = &vocabulary.entries[i];
-        if (!old->length) continue;
+        if (!old->word) continue;
         size_t slot = old->hash & (capacity - 1);
-        while (entries[slot].length) slot = (slot + 1) & (capacity - 1);
+        while (entries[slot].word) slot = (slot + 1) & (capacity - 1);
         entries[slot] = *old;
     }
     free(vocabulary.entries);
@@ -105,28 +94,23 @@ int replica_vocabulary_add_held(const char *word, int length, uint32_t hash) {
     if (!vocabulary.sign) return 0;
     if ((vocabulary.count + 1) * 2 > vocabulary.capacity && !grow()) return -1;
     size_t slot = hash & (vocabulary.capacity - 1);
-    uint32_t document = (uint32_t)vocabulary.document;
     for (;;) {
         Entry *entry = &vocabulary.entries[slot];
-        if (!entry->length) {
-            if (length > INLINE_BYTES) {
-                entry->word.pointer = malloc((size_t)length);
-                if (!entry->word.pointer) return -1;
-                memcpy(entry->word.pointer, word, (size_t)length);
-            } else {
-                memcpy(entry->word.bytes, word, (size_t)length);
-            }
+        if (!entry->word) {
+            entry->word = malloc((size_t)length);
+            if (!entry->word) return -1;
+            memcpy(entry->word, word, (size_t)length);
             entry->length = length;
             entry->hash = hash;
             entry->change = vocabulary.sign;
-            entry->document = document;
+            entry->document = vocabulary.document;
             vocabulary.count++;
             return 0;
         }
-        if (entry->hash == hash && entry->length == length && memcmp(entry_word(entry), word, (size_t)length) == 0) {
-            if (entry->document != document) {
+        if (entry->hash == hash && entry->length == length && memcmp(entry->word, word, (size_t)length) == 0) {
+            if (entry->document != vocabulary.document) {
                 entry->change += vocabulary.sign;
-                entry->document = document;
+                entry->document = vocabulary.document;
             }
             return 0;
         }
@@ -137,9 +121,9 @@ int replica_vocabulary_add_held(const char *word, int length, uint32_t hash) {
 void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit) {
     for (size_t i = 0; i < vocabulary.capacity; i++) {
         Entry *entry = &vocabulary.entries[i];
-        if (!entry->length) continue;
-        if (visit && entry->change != 0) visit(context, entry_word(entry), entry->length, entry->change);
-        if (entry->length > INLINE_BYTES) free(entry->word.pointer);
+        if (!entry->word) continue;
+        if (visit && entry->change != 0) visit(context, entry->word, entry->length, entry->change);
+        free(entry->word);
     }
     free(vocabulary.entries);
     vocabulary.entries = NULL;
