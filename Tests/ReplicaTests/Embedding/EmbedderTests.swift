@@ -586,11 +586,13 @@ import Testing
 
     /// A few words whose language cannot be told are read in the languages of the index's items: over
     /// German notes, MiniLM's vectors are not fused with them, and nothing is found by meaning alone;
-    /// over English notes, the same kind of query is searched both ways.
-    @Test func aShortQueryIsReadInTheLanguagesOfTheIndexsItems() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try storeWithModel(in: directory)
-        try await store.signIn("de")
+    /// over English notes, the same kind of query is searched both ways. On both backends.
+    @Test(arguments: TestBackend.available)
+    func aShortQueryIsReadInTheLanguagesOfTheIndexsItems(_ backend: TestBackend) async throws {
+        var configuration = Store.Configuration()
+        configuration.embedder = try model()
+        let fixture = try await backend.makeStore(configuration: configuration, signingIn: "de")
+        let store = fixture.store
         try await store.signIn("en")
         try await store.index(account: "de").indexItems([
             Fixtures.item(
