@@ -118,15 +118,27 @@ extension RankingLists {
     private static func writeLists(_ connection: Connection, totals: State, firstTier: Int, threshold: Int, scan: Scan)
         throws -> Summary
     {
-        // Each item's length in tokens, from FTS5's own sizes (`%_docsize`: a varint per column).
-        var lengths: [Int64: Int64] = [:]
+        // Each item's length in tokens, from FTS5's own sizes (`%_docsize`: a varint per column), by row
+        // id: in an array where the row ids are about as many as the items (looked up once per posting),
+        // else in a dictionary.
+        var sized: [(id: Int64, length: Int64)] = []
         try connection.prepare("SELECT id, sz FROM items_text_docsize").each { row in
             let sizes = row.blob(1)
             var offset = 0
             var total: Int64 = 0
             while offset < sizes.count, let size = varint(sizes, &offset) { total += size }
-            lengths[row.int64(0)] = total
+            sized.append((row.int64(0), total))
             return true
+        }
+        let largest = sized.map(\.id).max() ?? 0
+        let length: (Int64) -> Int64
+        if sized.allSatisfy({ $0.id >= 0 }), largest < 4 * Int64(sized.count) + 1_024 {
+            var byID = [Int64](repeating: 0, count: Int(largest) + 1)
+            for (id, total) in sized { byID[Int(id)] = total }
+            length = { $0 >= 0 && $0 < byID.count ? byID[Int($0)] : 0 }
+        } else {
+            let byID = Dictionary(sized, uniquingKeysWith: { _, last in last })
+            length = { byID[$0] ?? 0 }
         }
         let averageLength = Double(totals.tokens) / Double(totals.rows)
         let insert = try connection.prepare(
@@ -138,7 +150,7 @@ extension RankingLists {
             let frequencies = Array(word.frequencies)
             let term = String(decoding: word.term, as: UTF8.self)
             for tier in tiers(
-                items: items, frequencies: frequencies, length: { lengths[$0] ?? 0 }, averageLength: averageLength,
+                items: items, frequencies: frequencies, length: length, averageLength: averageLength,
                 firstTier: firstTier)
             {
                 try insert.run([

@@ -188,21 +188,25 @@ package enum RankingLists {
             )
         }
         ranked.sort { $0.impact != $1.impact ? $0.impact > $1.impact : $0.index < $1.index }
-        var tiers: [(tier: Int64, floor: Double, entries: [UInt8])] = []
+        // Each place's tier by its rank, and each tier's floor: the impact of the best item after it.
+        var tierOf = [Int32](repeating: 0, count: ranked.count)
+        var floors: [Double] = []
         var start = 0
         var size = firstTier
-        var tier: Int64 = 0
         while start < ranked.count {
             let end = min(ranked.count, start + size)
-            let entries = ranked[start..<end].map(\.index).sorted()
-                .map { (rowID: items[$0], frequency: frequencies[$0], length: lengths[$0]) }
-            let floor = end < ranked.count ? ranked[end].impact : 0
-            tiers.append((tier, floor, encode(entries)))
+            for rank in start..<end { tierOf[ranked[rank].index] = Int32(floors.count) }
+            floors.append(end < ranked.count ? ranked[end].impact : 0)
             start = end
             size *= 4
-            tier += 1
         }
-        return tiers
+        // The places in order are the row ids in order: each tier's entries by row id, with no sort.
+        var entries = floors.map { _ in [(rowID: Int64, frequency: Int64, length: Int64)]() }
+        for index in items.indices {
+            entries[Int(tierOf[index])].append(
+                (rowID: items[index], frequency: frequencies[index], length: lengths[index]))
+        }
+        return floors.indices.map { tier in (Int64(tier), floors[tier], encode(entries[tier])) }
     }
 
     // MARK: Searching
