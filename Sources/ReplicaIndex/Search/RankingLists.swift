@@ -177,8 +177,10 @@ package enum RankingLists {
         items: [Int64], frequencies: [Int64], length: (Int64) -> Int64, averageLength: Double,
         firstTier: Int = firstTier
     ) -> [(tier: Int64, floor: Double, entries: [UInt8])] {
-        // Each item's impact beside its place; by impact, best first, ties by row id (items are in row-id
-        // order, so by place): a sort of plain pairs, not of places compared through the arrays.
+        // Each item's impact beside its place. An item ranks above another by impact, then by row id
+        // (items are in row-id order, so by place): a strict order, so each tier holds the items a sort
+        // would put there. Each tier is selected from the items left (the best `size` of them, in no
+        // order), not sorted: a few passes over a long list instead of a sort of it.
         let lengths = items.map(length)
         var ranked = items.indices.map { index in
             (
@@ -187,16 +189,16 @@ package enum RankingLists {
                 index: index
             )
         }
-        ranked.sort { $0.impact != $1.impact ? $0.impact > $1.impact : $0.index < $1.index }
-        // Each place's tier by its rank, and each tier's floor: the impact of the best item after it.
+        // Each place's tier, and each tier's floor: the impact of the best item after it.
         var tierOf = [Int32](repeating: 0, count: ranked.count)
         var floors: [Double] = []
         var start = 0
         var size = firstTier
         while start < ranked.count {
             let end = min(ranked.count, start + size)
+            if end < ranked.count { selectBest(&ranked, from: start, count: end - start) }
             for rank in start..<end { tierOf[ranked[rank].index] = Int32(floors.count) }
-            floors.append(end < ranked.count ? ranked[end].impact : 0)
+            floors.append(ranked[end...].max(by: { ranks($1, above: $0) })?.impact ?? 0)
             start = end
             size *= 4
         }
@@ -207,6 +209,49 @@ package enum RankingLists {
                 (rowID: items[index], frequency: frequencies[index], length: lengths[index]))
         }
         return floors.indices.map { tier in (Int64(tier), floors[tier], encode(entries[tier])) }
+    }
+
+    /// Whether `a` ranks above `b` in a word's list: a higher impact, or the same and an earlier place.
+    private static func ranks(_ a: (impact: Double, index: Int), above b: (impact: Double, index: Int)) -> Bool {
+        a.impact != b.impact ? a.impact > b.impact : a.index < b.index
+    }
+
+    /// Moves the best `count` of `ranked[start...]` (by ``ranks(_:above:)``) to its first `count` places,
+    /// in no order (Hoare's selection).
+    static func selectBest(_ ranked: inout [(impact: Double, index: Int)], from start: Int, count: Int) {
+        let target = start + count
+        var low = start
+        var high = ranked.count - 1
+        while low < high {
+            let middle = low + (high - low) / 2
+            // The median of three as the pivot.
+            var pivot = ranked[middle]
+            let first = ranked[low]
+            let last = ranked[high]
+            if ranks(first, above: pivot) != ranks(first, above: last) {
+                pivot = first
+            } else if ranks(last, above: pivot) != ranks(last, above: first) {
+                pivot = last
+            }
+            var i = low
+            var j = high
+            while i <= j {
+                while ranks(ranked[i], above: pivot) { i += 1 }
+                while ranks(pivot, above: ranked[j]) { j -= 1 }
+                if i <= j {
+                    ranked.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if target <= j {
+                high = j
+            } else if target >= i {
+                low = i
+            } else {
+                return
+            }
+        }
     }
 
     // MARK: Searching

@@ -16,6 +16,59 @@ import Testing
 @Suite struct RankingListsTests {
     let clock = Fixtures.ManualClock()
 
+    /// A word's tiers are what a list sorted by impact (ties by row id) cut into tiers would hold, each
+    /// with the impact of the best item after it as its floor: for lists around every tier's edge, with
+    /// many ties (frequencies and lengths drawn from a few values) and none.
+    @Test func tiersHoldWhatASortedListWouldCut() {
+        var random = SplitMix(seed: 22)
+        func sortedTiers(items: [Int64], frequencies: [Int64], lengths: [Int64], firstTier: Int)
+            -> [(tier: Int64, floor: Double, entries: [UInt8])]
+        {
+            let ranked = items.indices.map { index in
+                (
+                    impact: RankingLists.impact(
+                        frequency: Double(frequencies[index]), length: Double(lengths[index]), averageLength: 40),
+                    index: index
+                )
+            }
+            .sorted { $0.impact != $1.impact ? $0.impact > $1.impact : $0.index < $1.index }
+            var tiers: [(tier: Int64, floor: Double, entries: [UInt8])] = []
+            var start = 0
+            var size = firstTier
+            while start < ranked.count {
+                let end = min(ranked.count, start + size)
+                let entries = ranked[start..<end].map(\.index).sorted()
+                    .map { (rowID: items[$0], frequency: frequencies[$0], length: lengths[$0]) }
+                tiers.append(
+                    (Int64(tiers.count), end < ranked.count ? ranked[end].impact : 0, RankingLists.encode(entries)))
+                start = end
+                size *= 4
+            }
+            return tiers
+        }
+        for count in [1, 7, 8, 9, 39, 40, 41, 167, 168, 169, 679, 680, 681, 2_727, 2_728, 2_729, 6_000] {
+            for spread in [2, 5, 1_000] {
+                var rowID: Int64 = 0
+                let items = (0..<count).map { _ in
+                    rowID += Int64.random(in: 1...3, using: &random)
+                    return rowID
+                }
+                let frequencies = items.map { _ in Int64(Int.random(in: 1...spread, using: &random)) }
+                let lengths = items.map { _ in Int64(10 * Int.random(in: 1...spread, using: &random)) }
+                let byRow = Dictionary(uniqueKeysWithValues: zip(items, lengths))
+                let made = RankingLists.tiers(
+                    items: items, frequencies: frequencies, length: { byRow[$0] ?? 0 }, averageLength: 40, firstTier: 8)
+                let expected = sortedTiers(items: items, frequencies: frequencies, lengths: lengths, firstTier: 8)
+                let tiers = (made: made.map { $0.tier }, expected: expected.map { $0.tier })
+                let floors = (made: made.map { $0.floor }, expected: expected.map { $0.floor })
+                let entries = (made: made.map { $0.entries }, expected: expected.map { $0.entries })
+                #expect(tiers.made == tiers.expected, "\(count) items, spread \(spread)")
+                #expect(floors.made == floors.expected, "\(count) items, spread \(spread)")
+                #expect(entries.made == entries.expected, "\(count) items, spread \(spread)")
+            }
+        }
+    }
+
     /// Made-up words of two or three syllables, used with Zipf's law: a few in most items, most in few.
     /// Some have a plural too ("kalos"), whose stem is the word ("kalo"): a search for either is of
     /// the word as typed and its stem, weighed differently (``FTSPattern/typedFormWeight``).
