@@ -80,7 +80,7 @@ extension PostgresIndexWriter {
         var words: [String] = []
         var items: [[Int64]] = []
         var frequencies: [[Int64]] = []
-        var lengths: [Int64: Int64] = [:]
+        var lengths: [(id: Int64, length: Int64)] = []
         lengths.reserveCapacity(Int(totals.rows))
         var last: Int64 = .min
         while true {
@@ -92,7 +92,7 @@ extension PostgresIndexWriter {
             for row in 0..<page.rowCount {
                 guard let id = page.int(row, 0) else { continue }
                 last = id
-                lengths[id] = page.int(row, 1) ?? 0
+                lengths.append((id, page.int(row, 1) ?? 0))
                 PostgresIndexText.weightedFrequencies(inText: page.string(row, 2) ?? "") { word, frequency in
                     let slot: Int
                     if let known = slots[word] {
@@ -111,11 +111,12 @@ extension PostgresIndexWriter {
             if page.rowCount < Self.rankingBuildPage { break }
         }
         let averageLength = Double(totals.tokens) / Double(totals.rows)
+        let length = RankingLists.lengths(byRowID: lengths)
         var summary = RankingLists.Summary(terms: 0, entries: 0)
         var rows = RankingRows()
         for slot in words.indices where items[slot].count >= threshold {
             for tier in RankingLists.tiers(
-                items: items[slot], frequencies: frequencies[slot], length: { lengths[$0] ?? 0 },
+                items: items[slot], frequencies: frequencies[slot], length: length,
                 averageLength: averageLength, firstTier: firstTier)
             {
                 rows.append(

@@ -118,9 +118,7 @@ extension RankingLists {
     private static func writeLists(_ connection: Connection, totals: State, firstTier: Int, threshold: Int, scan: Scan)
         throws -> Summary
     {
-        // Each item's length in tokens, from FTS5's own sizes (`%_docsize`: a varint per column), by row
-        // id: in an array where the row ids are about as many as the items (looked up once per posting),
-        // else in a dictionary.
+        // Each item's length in tokens, from FTS5's own sizes (`%_docsize`: a varint per column).
         var sized: [(id: Int64, length: Int64)] = []
         try connection.prepare("SELECT id, sz FROM items_text_docsize").each { row in
             let sizes = row.blob(1)
@@ -130,16 +128,7 @@ extension RankingLists {
             sized.append((row.int64(0), total))
             return true
         }
-        let largest = sized.map(\.id).max() ?? 0
-        let length: (Int64) -> Int64
-        if sized.allSatisfy({ $0.id >= 0 }), largest < 4 * Int64(sized.count) + 1_024 {
-            var byID = [Int64](repeating: 0, count: Int(largest) + 1)
-            for (id, total) in sized { byID[Int(id)] = total }
-            length = { $0 >= 0 && $0 < byID.count ? byID[Int($0)] : 0 }
-        } else {
-            let byID = Dictionary(sized, uniquingKeysWith: { _, last in last })
-            length = { byID[$0] ?? 0 }
-        }
+        let length = lengths(byRowID: sized)
         let averageLength = Double(totals.tokens) / Double(totals.rows)
         let insert = try connection.prepare(
             "INSERT INTO ranking_lists(term, tier, documents, floor, entries) VALUES (?, ?, ?, ?, ?)")

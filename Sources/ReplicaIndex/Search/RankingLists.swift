@@ -211,6 +211,20 @@ package enum RankingLists {
         return floors.indices.map { tier in (Int64(tier), floors[tier], encode(entries[tier])) }
     }
 
+    /// Items' lengths by row id, as both backends' builds look them up, once per posting: in an array
+    /// indexed by row id where the row ids are about as many as the items, else in a dictionary. An
+    /// unknown row id has length 0.
+    package static func lengths(byRowID lengths: [(id: Int64, length: Int64)]) -> (Int64) -> Int64 {
+        let largest = lengths.map(\.id).max() ?? 0
+        guard lengths.allSatisfy({ $0.id >= 0 }), largest < 4 * Int64(lengths.count) + 1_024 else {
+            let byID = Dictionary(lengths, uniquingKeysWith: { _, last in last })
+            return { byID[$0] ?? 0 }
+        }
+        var byID = [Int64](repeating: 0, count: Int(largest) + 1)
+        for (id, length) in lengths { byID[Int(id)] = length }
+        return { $0 >= 0 && $0 < byID.count ? byID[Int($0)] : 0 }
+    }
+
     /// Whether `a` ranks above `b` in a word's list: a higher impact, or the same and an earlier place.
     private static func ranks(_ a: (impact: Double, index: Int), above b: (impact: Double, index: Int)) -> Bool {
         a.impact != b.impact ? a.impact > b.impact : a.index < b.index
@@ -218,7 +232,7 @@ package enum RankingLists {
 
     /// Moves the best `count` of `ranked[start...]` (by ``ranks(_:above:)``) to its first `count` places,
     /// in no order (Hoare's selection).
-    static func selectBest(_ ranked: inout [(impact: Double, index: Int)], from start: Int, count: Int) {
+    private static func selectBest(_ ranked: inout [(impact: Double, index: Int)], from start: Int, count: Int) {
         let target = start + count
         var low = start
         var high = ranked.count - 1
