@@ -47,6 +47,11 @@ public final class MultilingualE5Embedder: Embedder {
     /// temperature of 0.01), so unrelated texts score near 0.7.
     public static let similarityBaseline = 0.7
     public var similarityBaseline: Double { Self.similarityBaseline }
+    /// 0.35: nonsense ("zebra quantum", "flux capacitor") comes within 0.26–0.30 of ten everyday notes,
+    /// where a Spanish question's Chinese answer also lies (0.32 on average, on XQuAD-R), while the note a
+    /// real question asks for lies at 0.40–0.55 (`docs/benchmarks/languages.md`).
+    public static let unrelatedCloseness = 0.35
+    public var unrelatedCloseness: Double? { Self.unrelatedCloseness }
     let tokenizer: SentencePieceTokenizer
     private let encoder: BertEncoder
     private let passagePrefix: [Int32]
@@ -183,6 +188,8 @@ public final class LazyMultilingualE5Embedder: Embedder {
     public let precision: MiniLMEmbedder.Precision
     /// ``MultilingualE5Embedder/similarityBaseline-type.property``.
     public var similarityBaseline: Double { MultilingualE5Embedder.similarityBaseline }
+    /// ``MultilingualE5Embedder/unrelatedCloseness-type.property``.
+    public var unrelatedCloseness: Double? { MultilingualE5Embedder.unrelatedCloseness }
     private let loaded: LoadedOnFirstUse<MultilingualE5Embedder>
 
     /// Finds the model file `file`, or where ``MultilingualE5Embedder/locateFile(environment:)`` says

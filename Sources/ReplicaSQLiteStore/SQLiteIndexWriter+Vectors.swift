@@ -113,10 +113,10 @@ extension SQLiteIndexReader {
     ///
     /// - Parameters:
     ///   - limit: the most items returned.
-    ///   - floor: items below this cosine are left out before sorting (most of an index, for a question).
+    ///   - floor: items below it are left out before sorting (most of an index, for a question).
     package func nearest(
         to query: [Float], model: String, filters: SearchQuery, limit: Int,
-        floor: Double
+        floor: MeaningFloor
     ) throws -> [(rowID: Int64, cosine: Double)] {
         guard limit > 0 else { return [] }
         let matrix = try vectorCache?.matrix(self, model: model) ?? VectorMatrix.read(self, model: model)

@@ -265,13 +265,19 @@ package struct InMemoryIndexReader: IndexReader {
         return true
     }
 
-    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: Double) throws
-        -> [(rowID: Int64, cosine: Double)]
+    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: MeaningFloor)
+        throws -> [(rowID: Int64, cosine: Double)]
     {
         let passing = try rowIDs(passing: filters)
         let live = Set(state.live(now).map(\.id))
-        let ids = (state.vectors[model] ?? [:]).keys.filter { live.contains($0) && (passing?.contains($0) ?? true) }
-        return try cosines(of: ids, to: query, model: model).filter { $0.value >= floor }
+        let vectors = state.vectors[model] ?? [:]
+        // The floor stands on every passage's cosine, in row order as a matrix holds them.
+        let scores = vectors.keys.sorted().flatMap { id in
+            vectors[id, default: []].map { vector in zip(vector, query).reduce(Float(0)) { $0 + $1.0 * $1.1 } }
+        }
+        let threshold = floor.threshold(among: scores)
+        let ids = vectors.keys.filter { live.contains($0) && (passing?.contains($0) ?? true) }
+        return try cosines(of: ids, to: query, model: model).filter { $0.value >= threshold }
             .sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(limit).map { ($0.key, $0.value) }
     }
 

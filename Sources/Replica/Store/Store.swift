@@ -662,11 +662,11 @@ public final class Store: Sendable {
         do {
             return SemanticQuery(
                 vector: try await Self.queryVector(text, by: embedder), model: embedder.modelIdentifier,
-                baseline: embedder.similarityBaseline,
+                baseline: embedder.similarityBaseline, unrelatedCloseness: embedder.unrelatedCloseness,
                 formerModels: formers.map { former in
                     FormerModelQuery(
                         model: former.modelIdentifier, baseline: former.similarityBaseline,
-                        passageStart: former.passageStart
+                        unrelatedCloseness: former.unrelatedCloseness, passageStart: former.passageStart
                     ) {
                         [events = configuration.events] in
                         do {

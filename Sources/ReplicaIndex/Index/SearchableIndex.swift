@@ -357,7 +357,8 @@ public final class SearchableIndex: Sendable {
             guard let vector = await former.vector() else { continue }
             semantic.alongside.append(
                 SemanticQuery(
-                    vector: vector, model: former.model, baseline: former.baseline, passageStart: former.passageStart))
+                    vector: vector, model: former.model, baseline: former.baseline,
+                    unrelatedCloseness: former.unrelatedCloseness, passageStart: former.passageStart))
         }
         return semantic
     }

@@ -10,7 +10,9 @@ package enum Ranking {
     /// its Chinese answer with e5, whose cosines across languages are lower than within one (0.80 against
     /// 0.91 for the answer, on XQuAD-R); the relative cut keeps the rest out. Beside the words, 0.30 put
     /// 471 of 1,190 Chinese answers to Spanish questions out of reach (362 at 0.20) and none of the
-    /// Chinese questions' own (`docs/benchmarks/languages.md`).
+    /// Chinese questions' own (`docs/benchmarks/languages.md`). For a model whose unrelated texts come
+    /// closer than that (``Embedder/unrelatedCloseness``), an item below where they reach must also
+    /// stand out from the index's other items (``MeaningFloor``).
     package static let minimumSimilarity = 0.20
 
     /// The share of a query's best score that an item found by meaning alone must reach.
@@ -80,8 +82,9 @@ extension IndexReader {
     /// (its cosine, measured from the model's ``Embedder/similarityBaseline``; an item not embedded yet
     /// keeps the score above): see `docs/benchmarks/quality.md` for the weights' measurements and
     /// `docs/benchmarks/languages.md` for the division. An item found by meaning alone needs a closeness
-    /// of at least ``Ranking/minimumSimilarity`` and, before the division, half the search's best score
-    /// (``Ranking/closeEnoughByMeaning(_:score:match:)``).
+    /// of at least ``Ranking/minimumSimilarity`` (and, below the model's ``Embedder/unrelatedCloseness``,
+    /// to stand out from the index's other items: ``MeaningFloor``) and, before the division, half the
+    /// search's best score (``Ranking/closeEnoughByMeaning(_:score:match:)``).
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (
         found: [FoundItem], unreadable: [ItemIdentifier]
     ) {
@@ -226,7 +229,7 @@ extension IndexReader {
     package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int) throws -> [(
         rowID: Int64, cosine: Double
     )] {
-        try nearest(to: query, model: model, filters: filters, limit: limit, floor: -1)
+        try nearest(to: query, model: model, filters: filters, limit: limit, floor: .none)
     }
 
     /// Adds each entity's priority bonus (``SearchableIndex/entityBonus(_:)``) and ``Engagement/weight`` ×
@@ -281,7 +284,7 @@ extension IndexReader {
         var cosines: [(rowID: Int64, cosine: Double)] = []
         var cosine: [Int64: Double] = [:]
         for asked in [semantic] + semantic.alongside {
-            let floor = asked.cosine(atCloseness: Ranking.minimumSimilarity)
+            let floor = asked.meaningFloor(atCloseness: Ranking.minimumSimilarity)
             cosines += try nearest(
                 to: asked.vector, model: asked.model, filters: query, limit: candidates, floor: floor
             )

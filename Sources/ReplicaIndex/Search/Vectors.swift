@@ -56,13 +56,14 @@ package struct VectorMatrix: Sendable {
     package var firstRow: [Int64: Int] = [:]
 
     /// The items closest in meaning to `query`, each scored by its best passage's cosine, best first: at
-    /// most `limit`, none below `floor`, only those `admits` lets through.
-    package func nearest(to query: [Float], limit: Int, floor: Double, admits: (Int64) -> Bool) -> [(
+    /// most `limit`, none below `floor` (which may stand on the cosines of every passage, admitted or
+    /// not: ``MeaningFloor/threshold(among:)``), only those `admits` lets through.
+    package func nearest(to query: [Float], limit: Int, floor: MeaningFloor, admits: (Int64) -> Bool) -> [(
         rowID: Int64, cosine: Double
     )] {
         let scores = dots(query)
         // Rows are in item order, an item's passages together: its score is the best of its run.
-        let threshold = Float(floor)
+        let threshold = Float(floor.threshold(among: scores))
         // The best `limit`, best first, kept as they come: sorting every item (all of them, by meaning
         // alone) cost more than the scan at 100,000 items.
         var found: [(rowID: Int64, cosine: Float)] = []

@@ -77,8 +77,8 @@ package protocol IndexReader {
     func rowIDs(passing query: SearchQuery) throws -> Set<Int64>?
 
     /// The items closest in meaning to `query` among those that pass the query's filters: each scored by
-    /// its best passage's cosine, best first, at most `limit`, none below `floor`.
-    func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: Double) throws -> [(
+    /// its best passage's cosine, best first, at most `limit`, none below `floor` (``MeaningFloor``).
+    func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: MeaningFloor) throws -> [(
         rowID: Int64, cosine: Double
     )]
 

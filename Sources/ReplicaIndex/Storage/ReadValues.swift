@@ -34,6 +34,8 @@ package struct SemanticQuery: Sendable {
     package var model: String
     /// The model's ``Embedder/similarityBaseline``.
     package var baseline: Double
+    /// The model's ``Embedder/unrelatedCloseness``.
+    package var unrelatedCloseness: Double?
     /// Models the store used before this one, whose vectors an index may still hold.
     package var formerModels: [FormerModelQuery] = []
     /// The queries by those of ``formerModels`` whose vectors the index searched holds, asked beside this
@@ -45,12 +47,14 @@ package struct SemanticQuery: Sendable {
     package var languages: [String]?
 
     package init(
-        vector: [Float], model: String, baseline: Double = 0, formerModels: [FormerModelQuery] = [],
-        languages: [String]? = nil, passageStart: @escaping @Sendable (Int, String) -> String.Index? = { _, _ in nil }
+        vector: [Float], model: String, baseline: Double = 0, unrelatedCloseness: Double? = nil,
+        formerModels: [FormerModelQuery] = [], languages: [String]? = nil,
+        passageStart: @escaping @Sendable (Int, String) -> String.Index? = { _, _ in nil }
     ) {
         self.vector = vector
         self.model = model
         self.baseline = baseline
+        self.unrelatedCloseness = unrelatedCloseness
         self.formerModels = formerModels
         self.languages = languages
         self.passageStart = passageStart
@@ -61,6 +65,65 @@ package struct SemanticQuery: Sendable {
 
     /// The cosine whose closeness is `closeness`.
     package func cosine(atCloseness closeness: Double) -> Double { baseline + closeness * (1 - baseline) }
+
+    /// Where items stop being close enough to this query to be found by meaning: a closeness of `floor`,
+    /// and for a model whose unrelated texts come closer (``unrelatedCloseness``), standing out below it.
+    package func meaningFloor(atCloseness floor: Double) -> MeaningFloor {
+        MeaningFloor(cosine: cosine(atCloseness: floor), unrelated: unrelatedCloseness.map { cosine(atCloseness: $0) })
+    }
+}
+
+/// Where items stop being close enough in meaning to a query to be found, in one model's cosines.
+///
+/// Every text has some similarity to every other. Under ``cosine`` nothing is found. Under ``unrelated``
+/// (for a model whose unrelated texts can come as close as its weaker answers, as e5's do) an item is
+/// found only if it stands out from the index's other items: ``standingOut`` spreads (median absolute
+/// deviations) above their median cosine with the query. So nonsense, which lies about as far from
+/// everything, finds nothing, while an answer in another language, closer than the index's other items
+/// though no closer than some nonsense comes, is still found.
+package struct MeaningFloor: Sendable, Equatable {
+    /// The cosine under which nothing is found.
+    package var cosine: Double
+    /// The cosine under which an item must stand out from the others; `nil` for the floor alone.
+    package var unrelated: Double?
+
+    /// No floor: every item counts.
+    package static let none = MeaningFloor(cosine: -1)
+
+    /// How many spreads above the median an item stands out at. On XQuAD-R with e5, three cut no answer
+    /// from a question's first ten by meaning alone, in Chinese, Spanish or across the two; four cut up to
+    /// 23 of 1,190 (`docs/benchmarks/languages.md`).
+    package static let standingOut = 3.0
+
+    /// The fewest passages that tell a background: in a smaller index every item counts above the floor.
+    package static let fewestForBackground = 5
+
+    /// At most this many passages' cosines, evenly spaced, are taken for the median and the spread.
+    static let backgroundSample = 4_096
+
+    package init(cosine: Double, unrelated: Double? = nil) {
+        self.cosine = cosine
+        self.unrelated = unrelated
+    }
+
+    /// The cosine an item's best passage must reach, given `scores`, the query's cosine with every
+    /// passage of the index: the floor, raised (up to ``unrelated``) to where the passages stand out.
+    package func threshold(among scores: [Float]) -> Double {
+        guard let unrelated, unrelated > cosine, scores.count >= Self.fewestForBackground else { return cosine }
+        let stride = max(1, scores.count / Self.backgroundSample)
+        var sample = Swift.stride(from: 0, to: scores.count, by: stride).map { scores[$0] }
+        sample.sort()
+        let median = Self.median(ofSorted: sample)
+        var deviations = sample.map { abs($0 - median) }
+        deviations.sort()
+        let spread = Self.median(ofSorted: deviations)
+        return max(cosine, min(unrelated, Double(median) + Self.standingOut * Double(spread)))
+    }
+
+    private static func median(ofSorted values: [Float]) -> Float {
+        let middle = values.count / 2
+        return values.count % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2
+    }
 }
 
 /// A model a store used before its current one: an index keeps its items' vectors from it until they
@@ -70,18 +133,22 @@ package struct SemanticQuery: Sendable {
 package final class FormerModelQuery: Sendable {
     package let model: String
     package let baseline: Double
+    package let unrelatedCloseness: Double?
     package let passageStart: @Sendable (Int, String) -> String.Index?
     private let make: @Sendable () async -> [Float]?
     private let made = Mutex<Task<[Float]?, Never>?>(nil)
 
-    /// A former model `model` (its identifier) whose closeness is measured from `baseline`, the query's
-    /// vector by it made by `make` (`nil` when the model failed).
+    /// A former model `model` (its identifier) whose closeness is measured from `baseline` (its unrelated
+    /// texts coming as close as `unrelatedCloseness`), the query's vector by it made by `make` (`nil` when
+    /// the model failed).
     package init(
-        model: String, baseline: Double, passageStart: @escaping @Sendable (Int, String) -> String.Index?,
+        model: String, baseline: Double, unrelatedCloseness: Double? = nil,
+        passageStart: @escaping @Sendable (Int, String) -> String.Index?,
         make: @escaping @Sendable () async -> [Float]?
     ) {
         self.model = model
         self.baseline = baseline
+        self.unrelatedCloseness = unrelatedCloseness
         self.passageStart = passageStart
         self.make = make
     }

@@ -363,6 +363,29 @@ import Testing
         #expect(abs((found.first?.score ?? 0) - 0.6) < 1e-9, "\(found.first?.score ?? 0)")
     }
 
+    /// e5's unrelated texts come as close to a query as its weaker answers (0.26–0.30 for nonsense over
+    /// ten everyday notes): nonsense finds nothing, beside the words or by meaning alone, since no note
+    /// stands out from the others; a real question still finds the one note it asks for.
+    @Test(arguments: TestBackend.available)
+    func nonsenseFindsNothingThoughItsClosestNoteIsAsCloseAsAnAnswer(_ backend: TestBackend) async throws {
+        var configuration = Store.Configuration()
+        configuration.embedder = try model(.int8)
+        let fixture = try await backend.makeStore(configuration: configuration, signingIn: "alice")
+        try await fixture.store.index(account: "alice").indexItems(SemanticCutTests.notes)
+        #expect(try await fixture.store.embedPendingItems() == 10)
+        func found(_ text: String, byMeaningAlone: Bool = false) async throws -> [String] {
+            var query = SearchQuery(text, limit: 100)
+            query.disablesLexicalSearch = byMeaningAlone
+            return try await fixture.store.search(query).map(\.item.uniqueIdentifier.rawValue)
+        }
+        for nonsense in ["zebra quantum", "flux capacitor"] {
+            #expect(try await found(nonsense).isEmpty, "\(nonsense)")
+            #expect(try await found(nonsense, byMeaningAlone: true).isEmpty, "\(nonsense), by meaning alone")
+        }
+        #expect(try await found("pet health") == ["vet"])
+        #expect(try await found("water leak in the kitchen", byMeaningAlone: true).first == "plumber")
+    }
+
     /// Where a passage of a long text begins is found from the pieces of the text's first part alone,
     /// near where the passage's pieces begin: each later passage further on, at a word.
     @Test func aPassagesStartInALongTextIsNearItsFirstPieces() throws {

@@ -117,3 +117,26 @@ import Testing
         #expect(try await search("zebra quantum").isEmpty)
     }
 }
+
+/// Where a model's floor stands among the cosines of an index's passages (``MeaningFloor``).
+@Suite struct MeaningFloorTests {
+    /// Ten cosines around 0.80, one of them 0.84: median 0.80, spread 0.01.
+    static let scores: [Float] = [0.79, 0.80, 0.81, 0.80, 0.79, 0.81, 0.80, 0.84, 0.80, 0.79]
+
+    @Test func anItemMustStandOutBelowWhereUnrelatedTextsReach() {
+        let floor = MeaningFloor(cosine: 0.76, unrelated: 0.805)
+        // Three spreads above the median (0.83) is above where unrelated texts reach: that caps it.
+        #expect(abs(floor.threshold(among: Self.scores) - 0.805) < 1e-6)
+        let higher = MeaningFloor(cosine: 0.76, unrelated: 0.90)
+        #expect(abs(higher.threshold(among: Self.scores) - 0.83) < 1e-6)
+        // Far below every passage, the background is under the floor, which holds.
+        #expect(abs(higher.threshold(among: Self.scores.map { $0 - 0.3 }) - 0.76) < 1e-6)
+    }
+
+    @Test func theFloorAloneHoldsWithoutABackground() {
+        #expect(MeaningFloor(cosine: 0.2).threshold(among: Self.scores) == 0.2)
+        let floor = MeaningFloor(cosine: 0.76, unrelated: 0.90)
+        #expect(floor.threshold(among: Array(Self.scores.prefix(MeaningFloor.fewestForBackground - 1))) == 0.76)
+        #expect(MeaningFloor.none.threshold(among: Self.scores) == -1)
+    }
+}
