@@ -96,7 +96,9 @@ package struct MeaningFloor: Sendable, Equatable {
     package static let standingOut = 3.0
 
     /// The fewest passages that tell a background: in a smaller index every item counts above the floor.
-    package static let fewestForBackground = 5
+    /// The median deviation of a handful of cosines says little: over six notes, a Spanish question's
+    /// answer in Chinese stood only three deviations out.
+    package static let fewestForBackground = 10
 
     /// At most this many passages' cosines, evenly spaced, are taken for the median and the spread.
     static let backgroundSample = 4_096
