@@ -15,6 +15,16 @@ package enum Ranking {
     /// stand out from the index's other items (``MeaningFloor``).
     package static let minimumSimilarity = 0.20
 
+    /// How much the words weigh beside meaning in hybrid search (meaning: the rest).
+    package static let wordsWeight = 0.4
+
+    /// How much the words weigh beside meaning when the query is in a language none of the index's items
+    /// are commonly written in (a Spanish question over Chinese notes): its words can match only what
+    /// languages share, numbers and names, and at 0.4 those lifted the wrong sentences above the answer
+    /// meaning found. On XQuAD-R with e5, Spanish questions over the Chinese sentences scored 0.673 at
+    /// 0.4, 0.706 at 0.2 (and at 0.1) and 0.721 by meaning alone (`docs/benchmarks/languages.md`).
+    package static let wordsWeightAcrossLanguages = 0.2
+
     /// The share of a query's best score that an item found by meaning alone must reach.
     package static let meaningShareOfBest = 0.5
 
@@ -81,7 +91,9 @@ extension IndexReader {
     /// 0.4 × the score above + 0.6 × the closeness of its best passage to the query ÷ the closest item's
     /// (its cosine, measured from the model's ``Embedder/similarityBaseline``; an item not embedded yet
     /// keeps the score above): see `docs/benchmarks/quality.md` for the weights' measurements and
-    /// `docs/benchmarks/languages.md` for the division. An item found by meaning alone needs a closeness
+    /// `docs/benchmarks/languages.md` for the division. A query in a language none of the index's items
+    /// are commonly written in weighs its words 0.2 and meaning 0.8
+    /// (``Ranking/wordsWeightAcrossLanguages``). An item found by meaning alone needs a closeness
     /// of at least ``Ranking/minimumSimilarity`` (and, below the model's ``Embedder/unrelatedCloseness``,
     /// to stand out from the index's other items: ``MeaningFloor``) and, before the division, half the
     /// search's best score (``Ranking/closeEnoughByMeaning(_:score:match:)``).
@@ -125,7 +137,9 @@ extension IndexReader {
             guard let semantic else { return [] }
             found = try fuse([], semantic, query: query, candidates: candidates, meaningOnly: true)
         } else if let semantic {
-            found = try fuse(found, semantic, query: query, candidates: candidates)
+            found = try fuse(
+                found, semantic, query: query, candidates: candidates,
+                wordsWeight: try asksAcrossLanguages(query) ? Ranking.wordsWeightAcrossLanguages : Ranking.wordsWeight)
         }
         found = try raisingPriorityAndEngagement(found)
         if let semantic { found = try showingBestPassages(found, limit: query.limit, semantic: semantic) }
@@ -146,6 +160,14 @@ extension IndexReader {
         else { return semantic }
         let written = WrittenLanguages(meta: try meta(WrittenLanguages.key)).common
         return written.isEmpty || written.contains(where: read.contains) ? semantic : nil
+    }
+
+    /// Whether `query` is in a language (told, or seen: ``SearchQuery/languageForMeaning()``) that none
+    /// of the index's common languages is.
+    private func asksAcrossLanguages(_ query: SearchQuery) throws -> Bool {
+        guard let language = query.languageForMeaning(), language != "und" else { return false }
+        let written = WrittenLanguages(meta: try meta(WrittenLanguages.key)).common
+        return !written.isEmpty && !written.contains(language)
     }
 
     /// The items among the first `limit` found by meaning alone, each with its best passage as its
@@ -276,7 +298,7 @@ extension IndexReader {
     /// - Parameter meaningOnly: rank by meaning alone: each score is the cosine itself.
     private func fuse(
         _ lexical: [(item: FoundItem, rowID: Int64)], _ semantic: SemanticQuery, query: SearchQuery,
-        candidates: Int, meaningOnly: Bool = false
+        candidates: Int, meaningOnly: Bool = false, wordsWeight: Double = Ranking.wordsWeight
     ) throws -> [(item: FoundItem, rowID: Int64)] {
         // The nearest items above the floor, and the cosines of the lexical candidates, wherever they rank.
         // Cosines as closeness from the model's baseline (``Embedder/similarityBaseline``). An item has
@@ -306,7 +328,7 @@ extension IndexReader {
         // `closeEnoughByMeaning` over the scores below before they are made relative).
         let closest = cosine.values.max() ?? 0
         let relative = { (similarity: Double) in closest > 0 ? max(similarity, 0) / closest : 0 }
-        let mixed = { (words: Double, meaning: Double) in 0.4 * words + 0.6 * meaning }
+        let mixed = { (words: Double, meaning: Double) in wordsWeight * words + (1 - wordsWeight) * meaning }
         var fused: [(candidate: (item: FoundItem, rowID: Int64), absolute: Double)] = lexical.map { candidate in
             var candidate = candidate
             guard let similarity = cosine[candidate.rowID] else { return (candidate, candidate.item.score) }

@@ -363,6 +363,34 @@ import Testing
         #expect(abs((found.first?.score ?? 0) - 0.6) < 1e-9, "\(found.first?.score ?? 0)")
     }
 
+    /// A Spanish question over Chinese notes shares with them only what languages share: here a year,
+    /// in a note about train tickets. The words weigh less beside meaning across languages (0.2, not
+    /// 0.4), so the note the question means comes first, not the one with its year.
+    @Test(arguments: TestBackend.available)
+    func aQuestionsYearDoesNotOutweighItsMeaningInAnotherLanguage(_ backend: TestBackend) async throws {
+        var configuration = Store.Configuration()
+        configuration.embedder = try model(.int8)
+        let fixture = try await backend.makeStore(configuration: configuration, signingIn: "alice")
+        try await fixture.store.index(account: "alice").indexItems([
+            Fixtures.item("books", text: "石黑一雄的一部小说、汉萨同盟的历史，以及一本蘑菇野外指南。"),
+            Fixtures.item("factory", text: "2017年，公司在上海开设了第二家工厂，雇用了三百名工人。"),
+            Fixtures.item("soup", text: "红扁豆、洋葱、胡萝卜和孜然；炖二十分钟，然后把一半打成泥。"),
+            Fixtures.item("running", text: "每周跑三次短跑，周日跑一次长跑，到六月时逐步增加到十公里。"),
+            Fixtures.item("train", text: "2017年的火车票已经订好了，八月第二周去里斯本。"),
+            Fixtures.item("plumber", text: "厨房的水龙头滴水；水管工星期二早上八点到十点之间来。"),
+        ])
+        #expect(try await fixture.store.embedPendingItems() == 6)
+        for (question, meant) in [
+            ("¿Cuál es el libro del novelista japonés que quiero leer este año 2017?", "books"),
+            ("¿Cuándo viene el fontanero a arreglar el grifo de la cocina en 2017?", "plumber"),
+        ] {
+            let found = try await fixture.store.search(SearchQuery(question))
+            #expect(found.first?.item.uniqueIdentifier.rawValue == meant, "\(found.map(\.item.uniqueIdentifier))")
+            // The year's notes are still found by it.
+            #expect(found.contains { $0.item.uniqueIdentifier.rawValue == "train" && $0.match != .semantic })
+        }
+    }
+
     /// e5's unrelated texts come as close to a query as its weaker answers (0.26–0.30 for nonsense over
     /// ten everyday notes): nonsense finds nothing, beside the words or by meaning alone, since no note
     /// stands out from the others; a real question still finds the one note it asks for.
