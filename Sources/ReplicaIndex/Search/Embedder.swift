@@ -31,11 +31,11 @@ public protocol Embedder: Sendable {
     /// mean the same for every model. 0 (the default) for a model like MiniLM, whose unrelated texts score
     /// near 0; multilingual-e5-small's scores lie between about 0.7 and 1.0.
     var similarityBaseline: Double { get }
-    /// How close (as closeness from ``similarityBaseline``) this model's unrelated texts can come to a
-    /// query, for a model whose unrelated texts come as close as its weaker answers: an item found by
+    /// How close (as closeness from ``Embedder/similarityBaseline``) this model's unrelated texts can come
+    /// to a query, for a model whose unrelated texts come as close as its weaker answers: an item found by
     /// meaning alone below it must also stand out from the index's other items, or nonsense would find
     /// whatever lies least far from it. `nil` (the default) for a model like MiniLM, whose unrelated texts
-    /// lie near its baseline, where the floor (``Ranking``'s 0.20) alone keeps them out.
+    /// lie near its baseline, where search's floor of closeness (0.20) alone keeps them out.
     var unrelatedCloseness: Double? { get }
     /// The languages the model reads (BCP 47 codes), or `nil` for a model of many languages, or of
     /// languages not known. A search in a language the model does not read (told in
