@@ -629,11 +629,9 @@ package struct PostgresIndexReader: IndexReader {
         }
     }
 
-    package func nearest(to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: MeaningFloor) throws
-        -> [(
-            rowID: Int64, cosine: Double
-        )]
-    {
+    package func nearest(
+        to query: [Float], model: String, filters: SearchQuery, limit: Int, floor: MeaningFloor
+    ) throws -> [(rowID: Int64, cosine: Double)] {
         guard limit > 0 else { return [] }
         let matrix = try matrix(model: model)
         let allowed = try rowIDs(passing: filters)

@@ -131,7 +131,10 @@ extension IndexReader {
     ) throws -> [FoundItem] {
         guard pattern != nil else { return try fetching(query.fetchAttributes, found.prefix(query.limit).map(\.item)) }
         let candidates = Ranking.candidateCount(query, pattern: pattern)
-        let semantic = try readingThisIndex(semantic, query: query)
+        // The query's language, told or seen: CLD2 runs once for this index's search, and only when the
+        // search is by meaning too.
+        let language = semantic == nil ? nil : query.languageForMeaning()
+        let semantic = try readingThisIndex(semantic, query: query, language: language)
         var found = found
         if query.disablesLexicalSearch {
             guard let semantic else { return [] }
@@ -139,7 +142,7 @@ extension IndexReader {
         } else if let semantic {
             found = try fuse(
                 found, semantic, query: query, candidates: candidates,
-                wordsWeight: try asksAcrossLanguages(query) ? Ranking.wordsWeightAcrossLanguages : Ranking.wordsWeight)
+                wordsWeight: try isWrittenIn(language) ? Ranking.wordsWeight : Ranking.wordsWeightAcrossLanguages)
         }
         found = try raisingPriorityAndEngagement(found)
         if let semantic { found = try showingBestPassages(found, limit: query.limit, semantic: semantic) }
@@ -154,20 +157,22 @@ extension IndexReader {
     /// then read as Turkish, as their stems are: MiniLM's vectors took 0.007 nDCG@10 from the words on
     /// XQuAD-R in Turkish. By meaning alone, and in an index whose languages are not counted, the model
     /// is always asked.
-    private func readingThisIndex(_ semantic: SemanticQuery?, query: SearchQuery) throws -> SemanticQuery? {
-        guard let semantic, let read = semantic.languages, !query.disablesLexicalSearch,
-            query.languageForMeaning() == nil
+    private func readingThisIndex(_ semantic: SemanticQuery?, query: SearchQuery, language: String?) throws
+        -> SemanticQuery?
+    {
+        guard let semantic, let read = semantic.languages, !query.disablesLexicalSearch, language == nil
         else { return semantic }
         let written = WrittenLanguages(meta: try meta(WrittenLanguages.key)).common
         return written.isEmpty || written.contains(where: read.contains) ? semantic : nil
     }
 
-    /// Whether `query` is in a language (told, or seen: ``SearchQuery/languageForMeaning()``) that none
-    /// of the index's common languages is.
-    private func asksAcrossLanguages(_ query: SearchQuery) throws -> Bool {
-        guard let language = query.languageForMeaning(), language != "und" else { return false }
+    /// Whether the query's `language` (told, or seen: ``SearchQuery/languageForMeaning()``) is one the
+    /// index's items are commonly written in; a query whose language cannot be told, and an index whose
+    /// languages are not counted, count as the same language.
+    private func isWrittenIn(_ language: String?) throws -> Bool {
+        guard let language, language != "und" else { return true }
         let written = WrittenLanguages(meta: try meta(WrittenLanguages.key)).common
-        return !written.isEmpty && !written.contains(language)
+        return written.isEmpty || written.contains(language)
     }
 
     /// The items among the first `limit` found by meaning alone, each with its best passage as its

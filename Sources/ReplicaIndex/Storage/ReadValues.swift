@@ -81,7 +81,7 @@ package struct SemanticQuery: Sendable {
 /// deviations) above their median cosine with the query. So nonsense, which lies about as far from
 /// everything, finds nothing, while an answer in another language, closer than the index's other items
 /// though no closer than some nonsense comes, is still found.
-package struct MeaningFloor: Sendable, Equatable {
+package struct MeaningFloor: Sendable {
     /// The cosine under which nothing is found.
     package var cosine: Double
     /// The cosine under which an item must stand out from the others; `nil` for the floor alone.
@@ -100,7 +100,8 @@ package struct MeaningFloor: Sendable, Equatable {
     /// answer in Chinese stood only three deviations out.
     package static let fewestForBackground = 10
 
-    /// At most this many passages' cosines, evenly spaced, are taken for the median and the spread.
+    /// The passages whose cosines give the median and the spread: every one up to twice this many, else
+    /// every n-th, evenly spaced, from this many to twice as many.
     static let backgroundSample = 4_096
 
     package init(cosine: Double, unrelated: Double? = nil) {
