@@ -107,23 +107,25 @@ package final class Prefetch<Value: Sendable>: Sendable {
 }
 
 extension Prefetch {
-    /// Works through `items` a chunk at a time on two cores: `prepare` makes each chunk ready on another
-    /// thread, one chunk ahead of `body`, which gets each chunk with what was made of it, in order, on the
-    /// calling thread (a bulk load's pure work, such as its rows' language and words, off the writer's path).
+    /// Works through `items` a chunk at a time on two cores or more: `prepare` makes the next `ahead`
+    /// chunks ready on other threads, each at once, ahead of `body`, which gets each chunk with what was
+    /// made of it, in order, on the calling thread (a bulk load's pure work, such as its rows' language
+    /// and words, off the writer's path). One chunk ahead suits a `body` that keeps a core busy itself;
+    /// more suit one that mostly waits (for a database server, say).
     package static func pipelined<Item: Sendable>(
-        _ items: [Item], chunkSize: Int, prepare: @escaping @Sendable (ArraySlice<Item>) -> Value,
+        _ items: [Item], chunkSize: Int, ahead: Int = 1, prepare: @escaping @Sendable (ArraySlice<Item>) -> Value,
         _ body: (ArraySlice<Item>, Value) throws -> Void
     ) throws {
         let chunks = stride(from: 0, to: items.count, by: chunkSize).map {
             items[$0..<min($0 + chunkSize, items.count)]
         }
-        guard let first = chunks.first else { return }
-        var next = Prefetch { prepare(first) }
+        var started = chunks.prefix(max(1, ahead)).map { chunk in Prefetch { prepare(chunk) } }
         for index in chunks.indices {
-            let current = try next.get()
-            if index + 1 < chunks.count {
-                let upcoming = chunks[index + 1]
-                next = Prefetch { prepare(upcoming) }
+            let current = try started.removeFirst().get()
+            let upcoming = index + started.count + 1
+            if upcoming < chunks.count {
+                let chunk = chunks[upcoming]
+                started.append(Prefetch { prepare(chunk) })
             }
             try body(chunks[index], current)
         }

@@ -19,18 +19,20 @@ extension PostgresIndexWriter {
     /// Makes the next `batchSize` items' words again with this analyzer into `replica.words_next` (those
     /// that differ from the item's), in the writer's transaction, and writes them over the items' words
     /// once every item has been made again (``WordsRemake``). The account's other writers wait for the
-    /// batch: a text written meanwhile is not made again from the text it replaced.
-    package func remakeWords(batchSize: Int) throws -> WordsRemake.Step {
+    /// batch: a text written meanwhile is not made again from the text it replaced. The new words'
+    /// vocabulary is counted in `tally` as they are made (``WordsRemake/VocabularyTally``).
+    package func remakeWords(batchSize: Int, tally: WordsRemake.VocabularyTally) throws -> WordsRemake.Step {
         try lockItemsAgainstOtherWriters()
         if try wordsAreCurrent() { return .finished }
         let frontier = try remakeFrontier() ?? 0
+        if frontier == 0 { try setMeta(WordsRemake.countedKey, tally.begin()) }
         let result = try execute(
             """
             SELECT id, title, keywords, people, description, body, CASE WHEN strpos(attributes, '"language"') > 0 THEN attributes END
             FROM replica.items WHERE account = $1 AND index_name = $2 AND id > $3 ORDER BY id LIMIT $4
             """, [.int(frontier), .int(Int64(batchSize))])
         guard result.rowCount > 0 else {
-            try finishRemake()
+            try finishRemake(counted: tally.counts(through: frontier, mark: try meta(WordsRemake.countedKey)))
             return .finished
         }
         // The attributes are read only when they may name a language (most items' do not).
@@ -43,38 +45,47 @@ extension PostgresIndexWriter {
                     body: result.string(row, 5) ?? "", language: nil),
                 stored: nil, attributes: result.string(row, 6))
         }
-        var ids = PostgresBinaryArray(of: .int8)
-        var words = PostgresBinaryArray(of: .tsvector)
-        var lengths = PostgresBinaryArray(of: .int4)
+        // Each chunk's words are written while the next are made, on every core: the writer's thread
+        // mostly waits for the server here, so the chunks' analysis may have the other cores.
         var last = frontier
+        var counts: [String: Int64] = [:]
         try WordsRemake.StoredText.withLanguagesFound(
-            rows, unknown: try languageWhenUnknown(), prepare: { (id: $0.id, words: Self.words(of: $0.text)) }
-        ) { row in
-            last = row.id
-            ids.append(row.id)
-            words.append(binary: row.words.binary)
-            lengths.append(Int64(row.words.length))
+            rows, unknown: try languageWhenUnknown(), ahead: ProcessInfo.processInfo.activeProcessorCount,
+            prepare: { (id: $0.id, words: Self.words(of: $0.text)) }
+        ) { chunk in
+            var ids = PostgresBinaryArray(of: .int8)
+            var words = PostgresBinaryArray(of: .tsvector)
+            var lengths = PostgresBinaryArray(of: .int4)
+            for row in chunk {
+                ids.append(row.id)
+                words.append(binary: row.words.binary)
+                lengths.append(Int64(row.words.length))
+                for word in row.words.vocabulary { counts[word, default: 0] += 1 }
+            }
+            last = chunk.last?.id ?? last
+            // Only the words that differ from an item's are kept for the swap: an analyzer's new version
+            // changes few of an index's words, often none (the ICU data of a script it does not hold), and
+            // PostgreSQL writes every row it updates anew, with an entry in each of its indexes.
+            try execute(
+                """
+                INSERT INTO replica.words_next (account, index_name, id, words, length)
+                    SELECT $1, $2, made.id, made.words, made.length
+                    FROM unnest($3::bigint[], $4::tsvector[], $5::integer[]) AS made(id, words, length)
+                    JOIN replica.items AS item ON item.account = $1 AND item.index_name = $2 AND item.id = made.id
+                    WHERE item.words IS DISTINCT FROM made.words OR item.length IS DISTINCT FROM made.length
+                    ON CONFLICT (account, index_name, id) DO UPDATE SET words = excluded.words, length = excluded.length
+                """, [ids.value, words.value, lengths.value])
         }
-        // Only the words that differ from an item's are kept for the swap: an analyzer's new version
-        // changes few of an index's words, often none (the ICU data of a script it does not hold), and
-        // PostgreSQL writes every row it updates anew, with an entry in each of its indexes.
-        try execute(
-            """
-            INSERT INTO replica.words_next (account, index_name, id, words, length)
-                SELECT $1, $2, made.id, made.words, made.length
-                FROM unnest($3::bigint[], $4::tsvector[], $5::integer[]) AS made(id, words, length)
-                JOIN replica.items AS item ON item.account = $1 AND item.index_name = $2 AND item.id = made.id
-                WHERE item.words IS DISTINCT FROM made.words OR item.length IS DISTINCT FROM made.length
-                ON CONFLICT (account, index_name, id) DO UPDATE SET words = excluded.words, length = excluded.length
-            """, [ids.value, words.value, lengths.value])
+        tally.add(counts, after: frontier, through: last)
         remakeFrontierRead = .some(last)
         return try recordRemadeBatch(through: last, count: result.rowCount)
     }
 
     /// Writes the new words over the items' words at once, counts the index's words and its vocabulary
-    /// again from them, records the analyzer, and builds the ranking lists again if the index kept them;
-    /// when no item's words changed, records the analyzer alone (the counts and the lists are right).
-    private func finishRemake() throws {
+    /// again from them (the vocabulary `counted` as the batches made the words, when it is given),
+    /// records the analyzer, and builds the ranking lists again if the index kept them; when no item's
+    /// words changed, records the analyzer alone (the counts and the lists are right).
+    private func finishRemake(counted: [String: Int64]?) throws {
         guard
             try execute("SELECT 1 FROM replica.words_next WHERE account = $1 AND index_name = $2 LIMIT 1").rowCount > 0
         else {
@@ -97,7 +108,7 @@ extension PostgresIndexWriter {
                 WHERE account = $1 AND index_name = $2)
             WHERE account = $1 AND index_name = $2
             """)
-        try countVocabularyAgain()
+        if let counted { try replaceVocabulary(with: counted) } else { try countVocabularyAgain() }
         try endRemake()
         remakeFrontierRead = .some(nil)
         if keptLists { _ = try buildRankingLists() }
@@ -121,18 +132,35 @@ extension PostgresIndexWriter {
     /// Counts the vocabulary again from the items' words (each lexeme with the items that hold it, as
     /// `ts_stat` reads them), keeping those the vocabulary holds.
     private func countVocabularyAgain() throws {
-        vocabularyChanges = [:]
-        try execute("DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2")
         let counted = try execute(
             """
             SELECT word, ndoc FROM ts_stat(format('SELECT words FROM replica.items WHERE account = %L AND index_name = %L', $1::text, $2::text))
             WHERE char_length(word) BETWEEN \(TextAnalyzer.Vocabulary.shortest) AND \(TextAnalyzer.Vocabulary.longest)
             """)
+        var counts: [String: Int64] = [:]
         for row in 0..<counted.rowCount {
             guard let word = counted.string(row, 0), TextAnalyzer.Vocabulary.holds(word) else { continue }
-            vocabularyChanges[word] = counted.int(row, 1) ?? 0
+            counts[word] = counted.int(row, 1) ?? 0
         }
-        try saveVocabulary()
+        try replaceVocabulary(with: counts)
+    }
+
+    /// Replaces the index's vocabulary with `counts` (each word the vocabulary holds, with its items),
+    /// and drops the changes this writer counted: they were made before.
+    private func replaceVocabulary(with counts: [String: Int64]) throws {
+        vocabularyChanges = [:]
+        try execute("DELETE FROM replica.vocabulary WHERE account = $1 AND index_name = $2")
+        var words = PostgresBinaryArray(of: .text)
+        var documents = PostgresBinaryArray(of: .int8)
+        for (word, count) in counts where count > 0 {
+            words.append(word)
+            documents.append(count)
+        }
+        try execute(
+            """
+            INSERT INTO replica.vocabulary (account, index_name, word, documents)
+                SELECT $1, $2, c.word, c.documents FROM unnest($3::text[], $4::bigint[]) AS c(word, documents)
+            """, [words.value, documents.value])
     }
 
     /// Makes the account's other writers wait until this transaction ends (and waits for theirs).

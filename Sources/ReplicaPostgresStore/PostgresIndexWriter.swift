@@ -189,6 +189,8 @@ package final class PostgresIndexWriter: IndexRowWriter {
     /// token's items added or taken away, a token no item holds any more removed.
     package func saveVocabulary() throws {
         guard !vocabularyChanges.isEmpty else { return }
+        // A remake running meanwhile must count its vocabulary again from the items' words at its swap.
+        if try remakeFrontier() != nil { try setMeta(WordsRemake.countedKey, nil) }
         var words = PostgresBinaryArray(of: .text)
         var changes = PostgresBinaryArray(of: .int8)
         for (word, change) in vocabularyChanges where change != 0 {

@@ -26,8 +26,10 @@ extension SQLiteIndexWriter {
     }
 
     /// Makes the next `batchSize` items' words again with this analyzer into a new full-text table, in
-    /// the caller's transaction, and swaps it in once every item has them (``WordsRemake``).
-    package func remakeWords(batchSize: Int) throws -> WordsRemake.Step {
+    /// the caller's transaction, and swaps it in once every item has them (``WordsRemake``). The
+    /// vocabulary is counted at the swap from FTS5's own tokens, which cost little to read: `tally` is
+    /// not used.
+    package func remakeWords(batchSize: Int, tally: WordsRemake.VocabularyTally) throws -> WordsRemake.Step {
         if try wordsAreCurrent() { return .finished }
         var frontier = try remakeFrontier()
         if frontier == nil {
@@ -57,13 +59,17 @@ extension SQLiteIndexWriter {
         let setLanguage = try connection.cached("UPDATE items SET language = ? WHERE id = ?")
         let insert = try connection.cached(Self.indexNextTextSQL)
         try WordsRemake.StoredText.withLanguagesFound(rows, unknown: try languageWhenUnknown(), prepare: { $0 }) {
-            row in
-            if row.text.language != row.stored { try setLanguage.run([SQLValue(row.text.language), .integer(row.id)]) }
-            try insert.bind(.integer(row.id), at: 1)
-            try row.text.bind(to: insert, from: 2, after: nil)
-            try TextAnalyzer.withDocumentLanguage(row.text.language, counting: nil) { try insert.step() }
-            insert.rewind()
-            last = row.id
+            chunk in
+            for row in chunk {
+                if row.text.language != row.stored {
+                    try setLanguage.run([SQLValue(row.text.language), .integer(row.id)])
+                }
+                try insert.bind(.integer(row.id), at: 1)
+                try row.text.bind(to: insert, from: 2, after: nil)
+                try TextAnalyzer.withDocumentLanguage(row.text.language, counting: nil) { try insert.step() }
+                insert.rewind()
+                last = row.id
+            }
         }
         remakeFrontierRead = .some(last)
         return try recordRemadeBatch(through: last, count: rows.count)

@@ -686,7 +686,7 @@ final class InMemoryIndexWriter: IndexRowWriter {
     func rebuildRankingLists() throws -> RankingLists.Summary { RankingLists.Summary(terms: 0, entries: 0) }
     func removeRankingLists() throws {}
     /// Nothing to make again: this index makes an item's words whenever it reads them.
-    func remakeWords(batchSize: Int) throws -> WordsRemake.Step { .finished }
+    func remakeWords(batchSize: Int, tally: WordsRemake.VocabularyTally) throws -> WordsRemake.Step { .finished }
 
     // MARK: State kept beside the items
 

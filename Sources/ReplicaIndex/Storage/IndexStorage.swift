@@ -211,8 +211,10 @@ package protocol IndexWriter: AnyObject {
     /// Drops the ranking lists: ranked searches score every match until they are built again.
     func removeRankingLists() throws
     /// Makes the next `batchSize` items' words again with this analyzer beside the words searches read,
-    /// and swaps the new words in at once when every item has them (``WordsRemake``).
-    func remakeWords(batchSize: Int) throws -> WordsRemake.Step
+    /// and swaps the new words in at once when every item has them (``WordsRemake``). A writer that
+    /// counts the vocabulary from the index's words at the swap may count it in `tally` instead, batch
+    /// by batch (``WordsRemake/VocabularyTally``).
+    func remakeWords(batchSize: Int, tally: WordsRemake.VocabularyTally) throws -> WordsRemake.Step
 
     // MARK: State kept beside the items
 

@@ -373,21 +373,7 @@ struct EveryLanguageTests {
         try await fixture.store.index(account: "alice").indexItems(Self.sentences)
         // Ranking lists kept: they are built again from the new words when these are swapped in.
         try await fixture.store.index(account: "alice").rebuildRankingLists()
-        // As an index of the old analyzer would be: other words (none here), another analyzer recorded.
-        switch backend {
-        case .sqlite:
-            let path = fixture.directory.url.appendingPathComponent("accounts/alice/indexes/default.sqlite").path
-            let connection = try Connection(path: path)
-            try connection.execute("INSERT INTO items_text(items_text) VALUES ('delete-all')")
-            try connection.execute("UPDATE meta SET value = 'porter unicode61' WHERE key = 'analyzer'")
-        case .postgres:
-            let admin = try await PostgresConnection.opening(url: try #require(fixture.database).adminURL)
-            try await admin.runScript(
-                """
-                UPDATE replica.items SET words = ''::tsvector;
-                UPDATE replica.meta SET value = 'porter unicode61' WHERE key = 'analyzer';
-                """)
-        }
+        try await Self.makeWordsOfAnotherAnalyzer(fixture)
         // Opening does not make them: searches read the old words.
         var store = try fixture.open()
         var index = try await store.index(account: "alice")
@@ -446,6 +432,59 @@ struct EveryLanguageTests {
             let new = try await fresh.store.search(search).map { ($0.item.uniqueIdentifier, $0.score) }
             #expect(remade.map(\.0) == new.map(\.0), "\(query)")
             #expect(zip(remade, new).allSatisfy { abs($0.1 - $1.1) < 1e-9 }, "\(query): the same scores")
+        }
+    }
+
+    /// Makes alice's index as an index of an older analyzer would be: other words (none here), another
+    /// analyzer recorded.
+    static func makeWordsOfAnotherAnalyzer(_ fixture: TestStore) async throws {
+        switch fixture.backend {
+        case .sqlite:
+            let path = fixture.directory.url.appendingPathComponent("accounts/alice/indexes/default.sqlite").path
+            let connection = try Connection(path: path)
+            try connection.execute("INSERT INTO items_text(items_text) VALUES ('delete-all')")
+            try connection.execute("UPDATE meta SET value = 'porter unicode61' WHERE key = 'analyzer'")
+        case .postgres:
+            let admin = try await PostgresConnection.opening(url: try #require(fixture.database).adminURL)
+            try await admin.runScript(
+                """
+                UPDATE replica.items SET words = ''::tsvector;
+                UPDATE replica.meta SET value = 'porter unicode61' WHERE key = 'analyzer';
+                """)
+        }
+    }
+
+    /// A remake's vocabulary, counted as its batches make the words (on PostgreSQL, rather than from
+    /// every item's words at the swap), is a new index's of the same items; when a write changes an
+    /// item's words between two batches, the swap counts it from the items instead, so the old words of
+    /// an item already made again are not counted.
+    @Test(arguments: TestBackend.available)
+    func aRemakesVocabularyIsANewIndexsWithOrWithoutAWriteBetweenItsBatches(_ backend: TestBackend) async throws {
+        let rewritten = Self.item("en", "The harbour pumps were checked on Monday.")
+        for writeBetween in [false, true] {
+            let fixture = try await backend.makeStore(signingIn: "alice")
+            try await fixture.store.index(account: "alice").indexItems(Self.sentences)
+            try await Self.makeWordsOfAnotherAnalyzer(fixture)
+            let store = try fixture.open()
+            let index = try await store.index(account: "alice")
+            // Two items a batch, by one tally, as `remakeWords` runs them; the third batch makes "en".
+            let tally = WordsRemake.VocabularyTally()
+            var batches = 0
+            while case .madeAgain = try await index.write(
+                purgingExpired: false, { try $0.remakeWords(batchSize: 2, tally: tally) })
+            {
+                batches += 1
+                if writeBetween && batches == 3 { try await index.indexItems([rewritten]) }
+            }
+            #expect(batches == 4)
+            #expect(try await index.wordsStatus().isCurrent)
+            let fresh = try await backend.makeStore(signingIn: "alice")
+            let items =
+                writeBetween ? Self.sentences.filter { $0.uniqueIdentifier != "en" } + [rewritten] : Self.sentences
+            try await fresh.store.index(account: "alice").indexItems(items)
+            #expect(
+                try await TyposTests.vocabulary(index) == TyposTests.vocabulary(fresh.store.index(account: "alice")),
+                "on \(backend), \(writeBetween ? "with" : "without") a write between two batches")
         }
     }
 
