@@ -1,5 +1,10 @@
 import Dispatch
+import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs blocking work (SQLite, file I/O, a `poll`) on a Dispatch queue and awaits it, so that it never
 /// holds one of the few threads of Swift's cooperative pool.
@@ -91,12 +96,28 @@ package final class Prefetch<Value: Sendable>: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let result = Mutex<Result<Value, any Error>?>(nil)
 
-    package init(_ work: @escaping @Sendable () throws -> Value) {
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+    /// Starts `work`. Background work that must not slow a search (a remake's analysis, which may take
+    /// every core) `givingWay` runs on a thread of its own that gives way to the process's other threads
+    /// and to other processes (its nice value 10 above: on Linux the nice value is the thread's); not on Dispatch's
+    /// threads, since an unprivileged thread cannot take its priority back.
+    package init(givingWay: Bool = false, _ work: @escaping @Sendable () throws -> Value) {
+        let run: @Sendable () -> Void = { [self] in
             let value = Result { try work() }
             result.withLock { $0 = value }
             done.signal()
         }
+        guard givingWay else {
+            DispatchQueue.global(qos: .userInitiated).async(execute: run)
+            return
+        }
+        Thread {
+            #if canImport(Glibc)
+            // Ten below the thread that started it, whose nice value a new thread starts with.
+            let which = __priority_which_t(PRIO_PROCESS.rawValue)
+            _ = setpriority(which, 0, min(19, getpriority(which, 0) + 10))
+            #endif
+            run()
+        }.start()
     }
 
     /// The result; waits for it. Call once.
@@ -111,22 +132,22 @@ extension Prefetch {
     /// chunks ready on other threads, each at once, ahead of `body`, which gets each chunk with what was
     /// made of it, in order, on the calling thread (a bulk load's pure work, such as its rows' language
     /// and words, off the writer's path). One chunk ahead suits a `body` that keeps a core busy itself;
-    /// more suit one that mostly waits (for a database server, say).
+    /// more suit one that mostly waits (for a database server, say). Background work gives way
+    /// (``init(givingWay:_:)``).
     package static func pipelined<Item: Sendable>(
-        _ items: [Item], chunkSize: Int, ahead: Int = 1, prepare: @escaping @Sendable (ArraySlice<Item>) -> Value,
+        _ items: [Item], chunkSize: Int, ahead: Int = 1, givingWay: Bool = false,
+        prepare: @escaping @Sendable (ArraySlice<Item>) -> Value,
         _ body: (ArraySlice<Item>, Value) throws -> Void
     ) throws {
         let chunks = stride(from: 0, to: items.count, by: chunkSize).map {
             items[$0..<min($0 + chunkSize, items.count)]
         }
-        var started = chunks.prefix(max(1, ahead)).map { chunk in Prefetch { prepare(chunk) } }
+        let start = { (chunk: ArraySlice<Item>) in Prefetch(givingWay: givingWay) { prepare(chunk) } }
+        var started = chunks.prefix(max(1, ahead)).map(start)
         for index in chunks.indices {
             let current = try started.removeFirst().get()
             let upcoming = index + started.count + 1
-            if upcoming < chunks.count {
-                let chunk = chunks[upcoming]
-                started.append(Prefetch { prepare(chunk) })
-            }
+            if upcoming < chunks.count { started.append(start(chunks[upcoming])) }
             try body(chunks[index], current)
         }
     }

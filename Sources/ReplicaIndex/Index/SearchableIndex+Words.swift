@@ -57,14 +57,14 @@ extension WordsRemake {
         /// stemmed for found again, as a new item's is (its `language` attribute, else the language of its
         /// text, else `unknown`: ``IndexWriter/languageWhenUnknown()``), made into what `prepare` makes of
         /// it, in order. The next `ahead` chunks are prepared on other cores while `body` writes these, as a
-        /// bulk load prepares its rows.
+        /// bulk load prepares its rows, on threads that give way to searches: a remake is background work.
         package static func withLanguagesFound<Prepared: Sendable>(
             _ rows: [StoredText], unknown: String, ahead: Int = 1,
             prepare: @escaping @Sendable (StoredText) -> Prepared,
             _ body: ([Prepared]) throws -> Void
         ) throws {
             try Prefetch.pipelined(
-                rows, chunkSize: 512, ahead: ahead,
+                rows, chunkSize: 512, ahead: ahead, givingWay: true,
                 prepare: { chunk in
                     chunk.map { row in
                         var row = row

@@ -1,8 +1,9 @@
 import Foundation
-import ReplicaCore
 import ReplicaTestSupport
 import Synchronization
 import Testing
+
+@testable import ReplicaCore
 
 /// Blocking work awaited off the cooperative pool, and given up when its task is cancelled.
 struct BlockingTests {
@@ -44,5 +45,27 @@ struct BlockingTests {
         #expect(!finished.withLock { $0 }, "the caller went on while the work was still blocked")
         release.signal()
         #expect(await eventually { finished.withLock { $0 } }, "the abandoned work finishes on its own thread")
+    }
+
+    /// Work that gives way runs at a lower priority than the thread that asked for it (a nice value 10
+    /// higher); a pipeline with chunks prepared several at once hands every chunk to its body once, in
+    /// order.
+    @Test func backgroundWorkGivesWayAndAPipelineKeepsItsOrder() throws {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        let own = getpriority(which, 0)
+        #expect(try Prefetch(givingWay: true) { getpriority(which, 0) }.get() == min(own + 10, 19))
+        for givingWay in [false, true] {
+            for ahead in [1, 3] {
+                var seen: [Int] = []
+                try Prefetch.pipelined(
+                    Array(0..<1_000), chunkSize: 64, ahead: ahead, givingWay: givingWay,
+                    prepare: { chunk in chunk.map { $0 * 2 } }
+                ) { chunk, doubled in
+                    #expect(doubled == chunk.map { $0 * 2 })
+                    seen += chunk
+                }
+                #expect(seen == Array(0..<1_000), "ahead \(ahead), giving way: \(givingWay)")
+            }
+        }
     }
 }
