@@ -127,7 +127,19 @@ package final class Prefetch<Value: Sendable>: Sendable {
     }
 }
 
+/// How many items a pipelined load (``Prefetch/pipelined(_:chunkSize:ahead:givingWay:prepare:_:)``)
+/// prepares together.
+package enum LoadChunks {
+    /// At most `limit`, and at least eight chunks (of 16 items or more), so that the writer does not wait
+    /// for a whole first chunk's preparation: a file tree's transaction of a few hundred large files was
+    /// one or two chunks of 512, prepared while the writer waited.
+    package static func size(for count: Int, atMost limit: Int) -> Int {
+        min(limit, max(16, count / 8))
+    }
+}
+
 extension Prefetch {
+
     /// Works through `items` a chunk at a time on two cores or more: `prepare` makes the next `ahead`
     /// chunks ready on other threads, each at once, ahead of `body`, which gets each chunk with what was
     /// made of it, in order, on the calling thread (a bulk load's pure work, such as its rows' language

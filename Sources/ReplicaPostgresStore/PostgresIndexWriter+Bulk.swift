@@ -8,7 +8,7 @@ import ReplicaPostgres
 extension PostgresIndexWriter {
     /// From how many items a call takes the bulk path.
     static let bulkThreshold = 16
-    /// The most items prepared together, and written by one statement.
+    /// The most items prepared together (``LoadChunks/size(for:atMost:)``), and written by one statement.
     static let chunkSize = 500
     /// The most text (in UTF-8 bytes, roughly) one statement carries.
     static let statementBytes = 16 << 20
@@ -37,7 +37,7 @@ extension PostgresIndexWriter {
         let now = self.now
         let lifetime = self.defaultLifetime
         try Prefetch.pipelined(
-            entries, chunkSize: Self.chunkSize,
+            entries, chunkSize: LoadChunks.size(for: entries.count, atMost: Self.chunkSize),
             prepare: { chunk in
                 chunk.map { item, origin -> ReadyRow? in
                     guard !item.isUpdate else { return nil }

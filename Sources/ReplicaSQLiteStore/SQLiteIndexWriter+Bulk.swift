@@ -12,15 +12,19 @@ extension SQLiteIndexWriter {
     /// text's tokens: pure work) on another thread, a chunk ahead of the one being written, so a second
     /// core takes that work off the writer's path.
     package func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
-        let chunkSize = 512
-        guard entries.count > chunkSize else {
+        guard entries.count > Self.bulkThreshold else {
             for (item, origin) in entries { try index(item, origin: origin) }
             return
         }
         try withSecondaryIndexesDeferred(forAdding: entries) {
-            try pipeline(entries, chunkSize: chunkSize)
+            try pipeline(entries, chunkSize: LoadChunks.size(for: entries.count, atMost: 512))
         }
     }
+
+    /// From how many items a call takes the pipelined path (below, they are written one by one). It was
+    /// 512: a file tree's transactions of a few hundred large files (cut at 16 MiB) were written one by
+    /// one, their text analyzed on the writer's thread.
+    static let bulkThreshold = 64
 
     private func pipeline(_ entries: [(SearchableItem, ItemOrigin)], chunkSize: Int) throws {
         let now = self.now

@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import ReplicaCore
 import ReplicaPostgres
 import ReplicaSQLite
 import ReplicaTestSupport
@@ -360,6 +361,27 @@ struct EveryLanguageTests {
             let connection = try Connection(path: path)
             try connection.execute("CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, items_text, row)")
             #expect(try connection.scalarInt("SELECT count(*) FROM temp.words") == 0)
+        }
+    }
+
+    /// A load of a few hundred items (a file tree's transaction of large files, cut at 16 MiB) is
+    /// prepared in several chunks on another core too, not written one by one with every text analyzed
+    /// on the writer's thread: the writer replays the tokens of the first chunks.
+    @Test func aLoadOfAFewHundredItemsIsAnalyzedAhead() async throws {
+        let fixture = try await TestBackend.sqlite.makeStore(signingIn: "alice")
+        let items = (0..<300).map { number in
+            var item = Self.sentences[number % Self.sentences.count]
+            item.uniqueIdentifier = ItemIdentifier("item-\(number)")
+            return item
+        }
+        try await fixture.store.index(account: "alice").write(purgingExpired: false) { writer in
+            let writer = writer as! SQLiteIndexWriter
+            writer.aheadPercent = 100
+            let before = TextAnalyzer.Preanalysis.replayedOnThisThread
+            try writer.index(contentsOf: items.map { ($0, .api) })
+            let replayed = TextAnalyzer.Preanalysis.replayedOnThisThread - before
+            // Five columns an item, for the first chunk at least (the share analyzed ahead adapts after it).
+            #expect(replayed >= 5 * LoadChunks.size(for: items.count, atMost: 512), "\(replayed) texts replayed")
         }
     }
 
