@@ -97,9 +97,10 @@ package final class Prefetch<Value: Sendable>: Sendable {
     private let result = Mutex<Result<Value, any Error>?>(nil)
 
     /// Starts `work`. Background work that must not slow a search (a remake's analysis, which may take
-    /// every core) `givingWay` runs on a thread of its own that gives way to the process's other threads
-    /// and to other processes (its nice value 10 above: on Linux the nice value is the thread's); not on Dispatch's
-    /// threads, since an unprivileged thread cannot take its priority back.
+    /// every core) runs `givingWay`: on a thread of its own whose nice value is 10 above its starter's
+    /// (on Linux the nice value is the thread's), so it gives way to the process's other threads and to
+    /// other processes; not on Dispatch's threads, since an unprivileged thread cannot take its priority
+    /// back.
     package init(givingWay: Bool = false, _ work: @escaping @Sendable () throws -> Value) {
         let run: @Sendable () -> Void = { [self] in
             let value = Result { try work() }
@@ -139,7 +140,6 @@ package enum LoadChunks {
 }
 
 extension Prefetch {
-
     /// Works through `items` a chunk at a time on two cores or more: `prepare` makes the next `ahead`
     /// chunks ready on other threads, each at once, ahead of `body`, which gets each chunk with what was
     /// made of it, in order, on the calling thread (a bulk load's pure work, such as its rows' language

@@ -17,7 +17,7 @@ extension SQLiteIndexWriter {
             return
         }
         try withSecondaryIndexesDeferred(forAdding: entries) {
-            try pipeline(entries, chunkSize: LoadChunks.size(for: entries.count, atMost: 512))
+            try pipeline(entries, chunkSize: LoadChunks.size(for: entries.count, atMost: Self.chunkSize))
         }
     }
 
@@ -25,6 +25,8 @@ extension SQLiteIndexWriter {
     /// 512: a file tree's transactions of a few hundred large files (cut at 16 MiB) were written one by
     /// one, their text analyzed on the writer's thread.
     static let bulkThreshold = 64
+    /// The most items prepared together (``LoadChunks/size(for:atMost:)``).
+    static let chunkSize = 512
 
     private func pipeline(_ entries: [(SearchableItem, ItemOrigin)], chunkSize: Int) throws {
         let now = self.now

@@ -57,22 +57,29 @@ extension SQLiteIndexWriter {
             return .finished
         }
         let setLanguage = try connection.cached("UPDATE items SET language = ? WHERE id = ?")
-        let insert = try connection.cached(Self.indexNextTextSQL)
         try WordsRemake.StoredText.withLanguagesFound(rows, unknown: try languageWhenUnknown(), prepare: { $0 }) {
             chunk in
             for row in chunk {
                 if row.text.language != row.stored {
                     try setLanguage.run([SQLValue(row.text.language), .integer(row.id)])
                 }
-                try insert.bind(.integer(row.id), at: 1)
-                try row.text.bind(to: insert, from: 2, after: nil)
-                try TextAnalyzer.withDocumentLanguage(row.text.language, counting: nil) { try insert.step() }
-                insert.rewind()
+                try indexNextText(row.id, row.text)
                 last = row.id
             }
         }
         remakeFrontierRead = .some(last)
         return try recordRemadeBatch(through: last, count: rows.count)
+    }
+
+    /// Adds row `id`'s words to the full-text table they are made again into, stemmed for the row's
+    /// language; the vocabulary is counted at the swap. Both a remake's batches and a row written while
+    /// it runs (``indexText(_:_:)``) write them here.
+    func indexNextText(_ id: Int64, _ text: TextColumns) throws {
+        let insert = try connection.cached(Self.indexNextTextSQL)
+        defer { insert.rewind() }
+        try insert.bind(.integer(id), at: 1)
+        try text.bind(to: insert, from: 2, after: nil)
+        try TextAnalyzer.withDocumentLanguage(text.language, counting: nil) { try insert.step() }
     }
 
     /// Creates the empty full-text table the words are made again into, as `items_text` is defined (the

@@ -191,14 +191,8 @@ package final class SQLiteIndexWriter: IndexRowWriter {
         case "items_text": break
         case nil: return
         case _?:
-            // While the words are made again, into the new table alone (``textTable(ofRow:)``), stemmed
-            // for the row's language as the remake's batches stem theirs (its vocabulary is counted at
-            // the swap).
-            let insert = try connection.cached(Self.indexNextTextSQL)
-            try insert.bind(.integer(id), at: 1)
-            try text.bind(to: insert, from: 2, after: nil)
-            defer { insert.rewind() }
-            try TextAnalyzer.withDocumentLanguage(text.language, counting: nil) { try insert.step() }
+            // While the words are made again, into the new table alone (``textTable(ofRow:)``).
+            try indexNextText(id, text)
             return
         }
         let statement = try indexTextStatement.get()
