@@ -221,6 +221,9 @@ package final class PostgresIndexStorage: IndexStorage {
     /// Nothing to do: what a transaction wrote is the database's once it commits.
     package func settle() async throws {}
 
+    /// Counted in each transaction, in a load or not: nothing is held back.
+    package func settleVocabulary() async throws {}
+
     /// Nothing to close: the pool is the store's.
     package func close(discarding: Bool) {}
 }

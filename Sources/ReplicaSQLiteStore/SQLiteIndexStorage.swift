@@ -187,11 +187,14 @@ package final class SQLiteIndexStorage: IndexStorage {
     }
 
     /// Runs a write's `body` with `writer`, and saves the vocabulary changes its text made, in its
-    /// transaction; changes left on the thread by a write that failed are dropped first.
-    private static func counting<T>(_ writer: SQLiteIndexWriter, _ body: (any IndexWriter) throws -> T) throws -> T {
+    /// transaction (in a load, held back: ``IndexLoad``); changes left on the thread by a write that failed
+    /// are dropped first.
+    private static func counting<T>(
+        _ writer: SQLiteIndexWriter, inLoad: Bool, _ body: (any IndexWriter) throws -> T
+    ) throws -> T {
         TextAnalyzer.Vocabulary.discard()
         let value = try body(writer)
-        try writer.saveVocabulary()
+        try writer.saveVocabulary(holdingBack: inLoad)
         try writer.saveWrittenLanguages()
         return value
     }
@@ -203,11 +206,14 @@ package final class SQLiteIndexStorage: IndexStorage {
         _ body: @escaping @Sendable (any IndexWriter) throws -> T
     ) async throws -> T {
         let database = database.withLock { $0 }
+        // Read here: the transaction runs on the database's own thread, outside this task.
+        let inLoad = IndexLoad.isRunning
         do {
             return try await database.write { connection in
                 try prepare()
                 return try Self.counting(
-                    SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime), body)
+                    SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime),
+                    inLoad: inLoad, body)
             }
         } catch let error as SQLiteError {
             try await failure(error)
@@ -220,11 +226,13 @@ package final class SQLiteIndexStorage: IndexStorage {
         _ body: (any IndexWriter) throws -> T
     ) throws -> T {
         let database = database.withLock { $0 }
+        let inLoad = IndexLoad.isRunning
         do {
             return try database.writeNow { connection in
                 try prepare()
                 return try Self.counting(
-                    SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime), body)
+                    SQLiteIndexWriter(connection: connection, now: now, defaultLifetime: defaultLifetime),
+                    inLoad: inLoad, body)
             }
         } catch let error as SQLiteError {
             throw error.asReplicaError(what: "index '\(name)' of account '\(account)'")
@@ -264,6 +272,22 @@ package final class SQLiteIndexStorage: IndexStorage {
         do {
             try await database.withLock { $0 }.withWriter { connection in
                 try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        } catch let error as SQLiteError {
+            try await failure(error)
+        }
+    }
+
+    package func settleVocabulary() async throws {
+        let database = database.withLock { $0 }
+        do {
+            guard try await database.read({ try $0.scalar("SELECT 1 FROM vocabulary_held_back LIMIT 1") != nil })
+            else { return }
+            // Outside a load, a write adds up what was held back (``SQLiteIndexWriter/saveVocabulary(holdingBack:)``).
+            try await database.write { connection in
+                try Self.counting(
+                    SQLiteIndexWriter(connection: connection, now: Date(), defaultLifetime: 0), inLoad: false
+                ) { _ in }
             }
         } catch let error as SQLiteError {
             try await failure(error)

@@ -88,6 +88,7 @@ extension SQLiteIndexWriter {
         try connection.execute("DROP TABLE items_text")
         try connection.execute("DELETE FROM items")
         try connection.execute("DELETE FROM vocabulary")
+        try connection.execute("DELETE FROM vocabulary_held_back")
         try connection.execute(sql)
         try copyTextSettings(to: "items_text", from: settings)
         // No words are left to make again: an empty index's are this analyzer's.

@@ -139,6 +139,7 @@ extension SQLiteIndexWriter {
     private func countVocabularyAgain() throws {
         TextAnalyzer.Vocabulary.discard()
         try connection.execute("DELETE FROM vocabulary")
+        try connection.execute("DELETE FROM vocabulary_held_back")
         try connection.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.remade_words USING fts5vocab(main, items_text, row)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.remade_words") }
@@ -152,9 +153,18 @@ extension SQLiteIndexWriter {
 
     /// Writes the vocabulary changes counted on this thread (``TextAnalyzer/Vocabulary``) into the
     /// index's `vocabulary`, in the caller's transaction: each token's items added or taken away, a
-    /// token no item holds any more removed.
-    package func saveVocabulary() throws {
+    /// token no item holds any more removed. What loads held back is added up first.
+    ///
+    /// - Parameter holdingBack: in a load (``IndexLoad``): the changes are appended to
+    ///   `vocabulary_held_back` instead, and nothing is added up.
+    package func saveVocabulary(holdingBack: Bool = false) throws {
         let changes = TextAnalyzer.Vocabulary.drain()
+        if holdingBack {
+            let append = try connection.cached("INSERT INTO vocabulary_held_back(word, change) VALUES (?, ?)")
+            for (word, change) in changes { try append.run([.text(word), .integer(change)]) }
+            return
+        }
+        try addUpHeldBackVocabulary()
         guard !changes.isEmpty else { return }
         let upsert = try connection.cached(
             """
@@ -168,5 +178,23 @@ extension SQLiteIndexWriter {
         }
         let remove = try connection.cached("DELETE FROM vocabulary WHERE word = ? AND documents <= 0")
         for word in emptied { try remove.run([.text(word)]) }
+    }
+
+    /// Adds the changes loads held back into `vocabulary`, each token once, and empties
+    /// `vocabulary_held_back`: one sorted pass instead of an upsert a token a transaction.
+    private func addUpHeldBackVocabulary() throws {
+        guard try connection.scalar("SELECT 1 FROM vocabulary_held_back LIMIT 1") != nil else { return }
+        try connection.execute(
+            """
+            INSERT INTO vocabulary(word, documents)
+            SELECT word, sum(change) FROM vocabulary_held_back WHERE true GROUP BY word HAVING sum(change) != 0
+            ON CONFLICT(word) DO UPDATE SET documents = documents + excluded.documents
+            """)
+        try connection.execute(
+            """
+            DELETE FROM vocabulary WHERE documents <= 0
+                AND word IN (SELECT word FROM vocabulary_held_back WHERE change < 0)
+            """)
+        try connection.execute("DELETE FROM vocabulary_held_back")
     }
 }

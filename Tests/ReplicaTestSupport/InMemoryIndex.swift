@@ -52,6 +52,9 @@ package final class InMemoryIndexStorage: IndexStorage {
     package func size() -> Int { state.withLock { $0.rows.values.reduce(0) { $0 + $1.size } } }
     package func compactedSize() async throws -> Int { size() }
     package func settle() async throws {}
+
+    /// Counted in each transaction, in a load or not: nothing is held back.
+    package func settleVocabulary() async throws {}
     package func close(discarding: Bool) { closed.withLock { $0 = true } }
 
     private func checkOpen() throws {

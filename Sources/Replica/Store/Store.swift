@@ -758,6 +758,27 @@ public final class Store: Sendable {
         return remade
     }
 
+    /// Runs `body`, many writes in a row into the indexes of `accounts` (every signed-in account when
+    /// `nil`), as a load (``IndexLoad``): each transaction holds its vocabulary changes back, and they are
+    /// added up into each index's vocabulary once `body` returns or throws. `sync`, `import` and `records
+    /// import` run their writes so.
+    package func load<T>(accounts: [AccountID]? = nil, _ body: () async throws -> T) async throws -> T {
+        let value: T
+        do {
+            value = try await IndexLoad.withLoad(body)
+        } catch {
+            try? await settleVocabularies(accounts: accounts)
+            throw error
+        }
+        try await settleVocabularies(accounts: accounts)
+        return value
+    }
+
+    /// Adds up what loads held back of the vocabulary of every index of `accounts`.
+    private func settleVocabularies(accounts: [AccountID]?) async throws {
+        try await forEachIndex(of: accounts) { _, _, index in try await index.settleVocabulary() }
+    }
+
     /// Builds the ranking lists of every index of `accounts` (every signed-in account when `nil`) that
     /// holds at least `minimumItems` items and has none, or has more changes since its last build than
     /// the lists follow (``SearchableIndex/rankingListsAreStale(minimumItems:)``), so that ranked

@@ -138,20 +138,24 @@ enum ImportCommand: Command {
             }
         }
 
-        while let line = try reader.nextJSON() {
-            do {
-                pending.append((try parse(line.get()), reader.lineNumber))
-            } catch let error as ReplicaError {
-                rejected += 1
-                Output.note("line \(reader.lineNumber): \(error.message)")
-                continue
+        // One load: the vocabulary of its transactions of 2,000 lines is added up once, at its end.
+        try await store.load(accounts: [account]) {
+            while let line = try reader.nextJSON() {
+                do {
+                    pending.append((try parse(line.get()), reader.lineNumber))
+                } catch let error as ReplicaError {
+                    rejected += 1
+                    Output.note("line \(reader.lineNumber): \(error.message)")
+                    continue
+                }
+                if pending.count >= 2000 || refusal != nil { try await flush() }
+                if refusal != nil { break }
+                let rate = Double(imported + pending.count) / max(Date().timeIntervalSince(started), 0.001)
+                Progress.update(
+                    "importing: \(imported + pending.count) items, \(rejected) rejected (\(Int(rate))/s)")
             }
-            if pending.count >= 2000 || refusal != nil { try await flush() }
-            if refusal != nil { break }
-            let rate = Double(imported + pending.count) / max(Date().timeIntervalSince(started), 0.001)
-            Progress.update("importing: \(imported + pending.count) items, \(rejected) rejected (\(Int(rate))/s)")
+            try await flush()
         }
-        try await flush()
         if let refusal, let stoppedAt {
             // One line for the whole refusal, not one per line: the lines left are counted, not read as items.
             unwritten += try reader.countRemainingLines()

@@ -90,12 +90,15 @@ enum RecordsCommand: Command {
         let engine = ProjectionEngine(
             store: store, projections: configuration.projections, followedTables: configuration.followedTables)
         var report = CatchUpReport()
-        for account in accounts {
-            let caughtUp = try await engine.catchUp(account: account)
-            report.indexed += caughtUp.indexed
-            report.removed += caughtUp.removed
-            report.rebuilt += caughtUp.rebuilt
-            report.quarantined += caughtUp.quarantined
+        // One load: a first projection's vocabulary is added up once, at its end.
+        try await store.load(accounts: accounts) {
+            for account in accounts {
+                let caughtUp = try await engine.catchUp(account: account)
+                report.indexed += caughtUp.indexed
+                report.removed += caughtUp.removed
+                report.rebuilt += caughtUp.rebuilt
+                report.quarantined += caughtUp.quarantined
+            }
         }
         Progress.clear()
         // Even when nothing new was indexed: a run killed after indexing left its ranking lists, vectors

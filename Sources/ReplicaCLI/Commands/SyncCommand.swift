@@ -31,30 +31,34 @@ enum SyncCommand: Command {
         let started = Date()
         var totals = SourceProgress()
         var failures: [String] = []
-        for definition in try await store.sources() {
-            let sourceStart = Date()
-            let shown = Mutex(SourceProgress())
-            do {
-                let source = try SourceRegistry.builtIn.makeSource(for: definition, store: store)
-                let sourceContext = try await SourceContext(definition: definition, store: store) { progress in
-                    shown.withLock { $0 = progress }
-                    Progress.update(line(definition.name, progress, since: sourceStart))
-                }
-                try await source.sync(sourceContext)
-            } catch {
-                failures.append(definition.name)
-                Output.note("source '\(definition.name)' failed: \(ReplicaError.message(of: error))")
-            }
-            let progress = shown.withLock { $0 }
-            totals.seen += progress.seen
-            totals.indexed += progress.indexed
-            totals.skipped += progress.skipped
-            totals.removed += progress.removed
-        }
-        Progress.update("applying the record store's changes")
         let engine = ProjectionEngine(
             store: store, projections: configuration.projections, followedTables: configuration.followedTables)
-        let report = try await engine.catchUpAllAccounts()
+        // One load: the vocabulary of the sources' transactions and the projections' is added up once, at
+        // its end.
+        let report = try await store.load {
+            for definition in try await store.sources() {
+                let sourceStart = Date()
+                let shown = Mutex(SourceProgress())
+                do {
+                    let source = try SourceRegistry.builtIn.makeSource(for: definition, store: store)
+                    let sourceContext = try await SourceContext(definition: definition, store: store) { progress in
+                        shown.withLock { $0 = progress }
+                        Progress.update(line(definition.name, progress, since: sourceStart))
+                    }
+                    try await source.sync(sourceContext)
+                } catch {
+                    failures.append(definition.name)
+                    Output.note("source '\(definition.name)' failed: \(ReplicaError.message(of: error))")
+                }
+                let progress = shown.withLock { $0 }
+                totals.seen += progress.seen
+                totals.indexed += progress.indexed
+                totals.skipped += progress.skipped
+                totals.removed += progress.removed
+            }
+            Progress.update("applying the record store's changes")
+            return try await engine.catchUpAllAccounts()
+        }
         let sweep = try await store.sweep()
         Progress.clear()
         for entry in report.quarantined {

@@ -155,6 +155,13 @@ public final class SearchableIndex: Sendable {
         }
     }
 
+    /// Counts the vocabulary changes that loads held back (``IndexLoad``) into the index's vocabulary, so
+    /// that typos are corrected towards the tokens they wrote too.
+    package func settleVocabulary() async throws {
+        try checkOpen()
+        try await storage.settleVocabulary()
+    }
+
     /// Runs `body` on one consistent snapshot.
     package func read<T: Sendable>(_ body: @escaping @Sendable (any IndexReader) throws -> T) async throws -> T {
         try checkOpen()

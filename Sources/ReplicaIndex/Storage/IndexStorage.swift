@@ -44,6 +44,10 @@ package protocol IndexStorage: AnyObject, Sendable {
     /// file and cut back), so the index has its size at once, not when its last connection closes.
     func settle() async throws
 
+    /// Counts the vocabulary changes that loads held back (``IndexLoad``) into the index's vocabulary, in
+    /// one transaction; nothing when none were (PostgreSQL holds none back).
+    func settleVocabulary() async throws
+
     /// Stops all further use: the account was signed out.
     ///
     /// - Parameter discarding: the index is about to be deleted; nothing of it needs to be kept.

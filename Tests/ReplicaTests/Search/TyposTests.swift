@@ -77,6 +77,47 @@ struct TyposTests {
         #expect(try await Self.vocabulary(index)["supplier"] == nil)
     }
 
+    /// Issue 48: in a load (a sync, an import), SQLite holds each transaction's vocabulary changes back and
+    /// adds them up when the load ends, or at the index's next write outside a load if the load was
+    /// killed; the counts come out as if each write had kept them, removals included. PostgreSQL keeps
+    /// them in every transaction, load or not.
+    @Test(arguments: TestBackend.available)
+    func aLoadsVocabularyIsCountedWhenItEnds(_ backend: TestBackend) async throws {
+        let fixture = try await backend.makeStore(signingIn: "alice")
+        let index = try await fixture.store.index(account: "alice")
+        var texts = ["a": "Launch the batteries before the launch window closes"]
+        try await index.indexItems([Fixtures.item("a", text: texts["a"]!)])
+        let before = try await Self.vocabulary(index)
+        #expect(before == Self.expectedVocabulary(texts))
+
+        try await fixture.store.load(accounts: ["alice"]) {
+            texts["b"] = "The supplier launched batteries, harbour inspection pending"
+            texts["c"] = "Battery supplier meeting on interoperability"
+            try await index.indexItems(["b", "c"].map { Fixtures.item($0, text: texts[$0]!) })
+            texts["a"] = "Harbour inspection notes"
+            try await index.indexItems([Fixtures.item("a", text: texts["a"]!)])
+            _ = try await index.deleteItems(withIdentifiers: ["c"])
+            texts["c"] = nil
+            // What the load wrote is found by its words at once; the vocabulary waits for the load's end.
+            #expect(try await Self.found(fixture.store, "harbour", exact: true).sorted() == ["a", "b"])
+            let during = try await Self.vocabulary(index)
+            #expect(during == (backend == .sqlite ? before : Self.expectedVocabulary(texts)), "on \(backend)")
+        }
+        #expect(try await Self.vocabulary(index) == Self.expectedVocabulary(texts), "on \(backend)")
+        #expect(try await Self.found(fixture.store, "inspektion").sorted() == ["a", "b"], "on \(backend)")
+
+        // A load that ends without settling (a killed `sync`): the index's next write outside a load adds
+        // up what it held back.
+        try await IndexLoad.withLoad {
+            texts["d"] = "Quarterly interoperability review"
+            try await index.indexItems([Fixtures.item("d", text: texts["d"]!)])
+        }
+        #expect(try await Self.vocabulary(index)["quarterly"] == (backend == .sqlite ? nil : 1), "on \(backend)")
+        texts["e"] = "Harbour pilots"
+        try await index.indexItems([Fixtures.item("e", text: texts["e"]!)])
+        #expect(try await Self.vocabulary(index) == Self.expectedVocabulary(texts), "on \(backend)")
+    }
+
     @Test(arguments: TestBackend.available)
     func aTypoFindsTheWordItMissed(_ backend: TestBackend) async throws {
         let fixture = try await backend.makeStore(signingIn: "alice")
