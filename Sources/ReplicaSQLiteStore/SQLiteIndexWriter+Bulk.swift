@@ -9,7 +9,7 @@ import Synchronization
 extension SQLiteIndexWriter {
     /// Indexes many items, each with its own origin (the projection engine's records have their versions).
     /// Rows are prepared (text columns, attribute JSON and, for as many rows as keep the writer busy, the
-    /// text's tokens: pure work) on another thread, a chunk ahead of the one being written, so a second
+    /// text's tokens: pure work) on other threads, two chunks ahead of the one being written, so a second
     /// core takes that work off the writer's path.
     package func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
         guard entries.count > Self.bulkThreshold else {
@@ -39,8 +39,12 @@ extension SQLiteIndexWriter {
         let share = AheadShare(percent: analyzesAhead ? aheadPercent : 0)
         let adapts = analyzesAhead
         var lastEnd: UInt64?
+        // Two chunks ahead: a chunk's preparation takes as long as its files are big, and one slower than
+        // the chunk before it kept the writer waiting; with two under way, the writer rarely waits (a
+        // sync of the linux-doc tree: 0.25 s waited of 2.3 s written, against 0.48 of 2.7 one ahead, and
+        // 0.2 s less in all: `docs/benchmarks/indexing.md`, 2026-12-06).
         try Prefetch.pipelined(
-            entries, chunkSize: chunkSize,
+            entries, chunkSize: chunkSize, ahead: 2,
             prepare: { chunk in
                 let ahead = share.percent.load(ordering: .relaxed) * chunk.count / 100
                 return chunk.enumerated().map { offset, entry -> PreparedRow? in
