@@ -143,9 +143,10 @@ extension Prefetch {
     /// Works through `items` a chunk at a time on two cores or more: `prepare` makes the next `ahead`
     /// chunks ready on other threads, each at once, ahead of `body`, which gets each chunk with what was
     /// made of it, in order, on the calling thread (a bulk load's pure work, such as its rows' language
-    /// and words, off the writer's path). Two chunks ahead keep a `body` that is busy itself from waiting
-    /// on a chunk that costs more than the one before it; more suit one that mostly waits (for a database
-    /// server, say). Background work gives way
+    /// and words, off the writer's path). One chunk ahead suits a `body` that keeps a core busy itself;
+    /// two, such a `body` given a few chunks of uneven cost (a chunk dearer than the one before it keeps
+    /// it waiting otherwise); more suit one that mostly waits (for a database server, say). Background
+    /// work gives way
     /// (``init(givingWay:_:)``).
     package static func pipelined<Item: Sendable>(
         _ items: [Item], chunkSize: Int, ahead: Int = 1, givingWay: Bool = false,

@@ -9,8 +9,8 @@ import Synchronization
 extension SQLiteIndexWriter {
     /// Indexes many items, each with its own origin (the projection engine's records have their versions).
     /// Rows are prepared (text columns, attribute JSON and, for as many rows as keep the writer busy, the
-    /// text's tokens: pure work) on other threads, two chunks ahead of the one being written, so a second
-    /// core takes that work off the writer's path.
+    /// text's tokens: pure work) on other threads, a chunk or two ahead of the one being written, so a
+    /// second core takes that work off the writer's path.
     package func index(contentsOf entries: [(SearchableItem, ItemOrigin)]) throws {
         guard entries.count > Self.bulkThreshold else {
             for (item, origin) in entries { try index(item, origin: origin) }
@@ -39,12 +39,14 @@ extension SQLiteIndexWriter {
         let share = AheadShare(percent: analyzesAhead ? aheadPercent : 0)
         let adapts = analyzesAhead
         var lastEnd: UInt64?
-        // Two chunks ahead: a chunk's preparation takes as long as its files are big, and one slower than
-        // the chunk before it kept the writer waiting; with two under way, the writer rarely waits (a
-        // sync of the linux-doc tree: 0.25 s waited of 2.3 s written, against 0.48 of 2.7 one ahead, and
-        // 0.2 s less in all: `docs/benchmarks/indexing.md`, 2026-12-06).
+        // A load cut into its eight chunks (a tree's transaction of a few hundred files) prepares two
+        // ahead: a chunk's preparation takes as long as its files are big, and one dearer than the chunk
+        // before it kept the writer waiting (a sync of the linux-doc tree waited 0.25 s of 2.3 s written,
+        // against 0.36-0.48 s one ahead). A long load of small items keeps one: there the writer is the
+        // slower, and a third thread on two cores slowed it (bulk 0.55-0.61 of raw FTS5 against
+        // 0.63-0.68: `docs/benchmarks/indexing.md`, 2026-12-06).
         try Prefetch.pipelined(
-            entries, chunkSize: chunkSize, ahead: 2,
+            entries, chunkSize: chunkSize, ahead: chunkSize < Self.chunkSize ? 2 : 1,
             prepare: { chunk in
                 let ahead = share.percent.load(ordering: .relaxed) * chunk.count / 100
                 return chunk.enumerated().map { offset, entry -> PreparedRow? in
