@@ -767,16 +767,18 @@ public final class Store: Sendable {
         do {
             value = try await IndexLoad.withLoad(body)
         } catch {
-            try? await settleVocabularies(accounts: accounts)
+            await settleVocabularies(accounts: accounts)
             throw error
         }
-        try await settleVocabularies(accounts: accounts)
+        await settleVocabularies(accounts: accounts)
         return value
     }
 
-    /// Adds up what loads held back of the vocabulary of every index of `accounts`.
-    private func settleVocabularies(accounts: [AccountID]?) async throws {
-        try await forEachIndex(of: accounts) { _, _, index in try await index.settleVocabulary() }
+    /// Adds up what loads held back of the vocabulary of every index of `accounts`. An index that cannot
+    /// (signed out meanwhile, its disk full) loses nothing: its next write adds them up, and says what
+    /// fails if it fails again; the load's items are written either way.
+    private func settleVocabularies(accounts: [AccountID]?) async {
+        try? await forEachIndex(of: accounts) { _, _, index in try? await index.settleVocabulary() }
     }
 
     /// Builds the ranking lists of every index of `accounts` (every signed-in account when `nil`) that
