@@ -146,8 +146,7 @@ extension Prefetch {
     /// and words, off the writer's path). One chunk ahead suits a `body` that keeps a core busy itself;
     /// two, such a `body` given a few chunks of uneven cost (a chunk dearer than the one before it keeps
     /// it waiting otherwise); more suit one that mostly waits (for a database server, say). Background
-    /// work gives way
-    /// (``init(givingWay:_:)``).
+    /// work gives way (``init(givingWay:_:)``).
     package static func pipelined<Item: Sendable>(
         _ items: [Item], chunkSize: Int, ahead: Int = 1, givingWay: Bool = false,
         prepare: @escaping @Sendable (ArraySlice<Item>) -> Value,

@@ -281,7 +281,9 @@ package final class SQLiteIndexStorage: IndexStorage {
     package func settleVocabulary() async throws {
         let database = database.withLock { $0 }
         do {
-            guard try await database.read({ try $0.scalar("SELECT 1 FROM vocabulary_held_back LIMIT 1") != nil })
+            // Read first: an index with nothing held back takes no write lock.
+            guard
+                try await database.read({ try $0.scalar(SQLiteIndexWriter.holdsBackVocabularySQL) != nil })
             else { return }
             // Outside a load, a write adds up what was held back (``SQLiteIndexWriter/saveVocabulary(holdingBack:)``).
             try await database.write { connection in

@@ -157,7 +157,7 @@ extension SQLiteIndexWriter {
     ///
     /// - Parameter holdingBack: in a load (``IndexLoad``): the changes are appended to
     ///   `vocabulary_held_back` instead, and nothing is added up.
-    package func saveVocabulary(holdingBack: Bool = false) throws {
+    package func saveVocabulary(holdingBack: Bool) throws {
         let changes = TextAnalyzer.Vocabulary.drain()
         if holdingBack {
             let append = try connection.cached("INSERT INTO vocabulary_held_back(word, change) VALUES (?, ?)")
@@ -180,10 +180,14 @@ extension SQLiteIndexWriter {
         for word in emptied { try remove.run([.text(word)]) }
     }
 
+    /// Whether loads held back vocabulary changes not added up yet: a row, or none.
+    static let holdsBackVocabularySQL = "SELECT 1 FROM vocabulary_held_back LIMIT 1"
+
     /// Adds the changes loads held back into `vocabulary`, each token once, and empties
     /// `vocabulary_held_back`: one sorted pass instead of an upsert a token a transaction.
     private func addUpHeldBackVocabulary() throws {
-        guard try connection.scalar("SELECT 1 FROM vocabulary_held_back LIMIT 1") != nil else { return }
+        // Every write outside a load asks: a statement prepared once per connection.
+        guard try connection.cached(Self.holdsBackVocabularySQL).firstRow([], { _ in true }) == true else { return }
         try connection.execute(
             """
             INSERT INTO vocabulary(word, documents)
