@@ -52,13 +52,21 @@ public final class TemporaryDirectory: @unchecked Sendable {
         return files + unreadable
     }
 
+    /// Whether anything is at `file`'s path, the link itself if it is one.
+    private static func stillThere(_ file: URL) -> Bool {
+        var status = stat()
+        return lstat(file.path, &status) == 0 || errno != ENOENT
+    }
+
     /// The files under the directory whose raw bytes contain `needle`.
     public func filesContaining(_ needle: String) -> [URL] {
         Self.filesContaining(needle, under: url)
     }
 
     /// The files under `url` whose raw bytes contain `needle`, and every file that could not be read: a
-    /// file the scan cannot read might hold the needle, so it never counts as clean.
+    /// file the scan cannot read might hold the needle, so it never counts as clean. A file gone between
+    /// the listing and its reading holds nothing any more (PostgreSQL unlinks its relation cache's
+    /// `pg_internal.init` when a catalog changes), so it is passed over.
     ///
     /// - Parameter read: how a file is read (tests of the scan itself make it fail).
     public static func filesContaining(
@@ -67,7 +75,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
     ) -> [URL] {
         let bytes = Data(needle.utf8)
         return allFiles(under: url).filter { file in
-            guard let data = try? read(file) else { return true }
+            guard let data = try? read(file) else { return Self.stillThere(file) }
             return data.range(of: bytes) != nil
         }
     }

@@ -16,4 +16,15 @@ import Testing
         }
         #expect(Set(found.map(\.lastPathComponent)) == ["dirty.txt", "locked.txt"])
     }
+
+    @Test func aFileGoneBeforeItIsReadHoldsNothing() throws {
+        let directory = try TemporaryDirectory()
+        try "the canary".write(to: directory.appending("dirty.txt"), atomically: true, encoding: .utf8)
+        try "the canary too".write(to: directory.appending("vanishing.txt"), atomically: true, encoding: .utf8)
+        let found = TemporaryDirectory.filesContaining("canary", under: directory.url) { file in
+            if file.lastPathComponent == "vanishing.txt" { try FileManager.default.removeItem(at: file) }
+            return try Data(contentsOf: file)
+        }
+        #expect(found.map(\.lastPathComponent) == ["dirty.txt"])
+    }
 }
