@@ -101,7 +101,7 @@ package struct SQLiteIndexReader: IndexReader {
         var found: [(item: FoundItem, rowID: Int64)] = []
         var inHeading = Set<Int64>()
         var unreadable: [ItemIdentifier] = []
-        do {
+        func run() throws {
             try connection.cached(sql).each(arguments) { row in
                 do {
                     let (item, origin, indexed) = try Self.decodeItem(row)
@@ -122,6 +122,19 @@ package struct SQLiteIndexReader: IndexReader {
                     unreadable.append(ItemIdentifier(row.text(0)))
                 }
                 return found.count < candidates
+            }
+        }
+        do {
+            do {
+                try run()
+            } catch let error as SQLiteError
+                where pattern != nil && error.code.primary == .error && found.isEmpty && unreadable.isEmpty
+            {
+                // SQLite 3.40's FTS5 fails the first query ordered by `rank` that finds the table's settings
+                // changed since the connection last read them (a load turns merging off and on again in each
+                // transaction, SQLiteIndexWriter+Segments): it reads them again midway. They are read now, and
+                // the same snapshot asked again answers.
+                try run()
             }
         } catch let error as SQLiteError where pattern != nil && error.code.primary == .error {
             // A safety net: patterns are built so that the engine accepts them, and the engine's own

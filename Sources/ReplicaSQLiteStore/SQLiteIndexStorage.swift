@@ -187,13 +187,13 @@ package final class SQLiteIndexStorage: IndexStorage {
     }
 
     /// Runs a write's `body` with `writer`, and saves the vocabulary changes its text made, in its
-    /// transaction (in a load, held back: ``IndexLoad``); changes left on the thread by a write that failed
-    /// are dropped first.
+    /// transaction (in a load, held back, and FTS5's segments not merged: ``IndexLoad``); changes left on
+    /// the thread by a write that failed are dropped first.
     private static func counting<T>(
         _ writer: SQLiteIndexWriter, inLoad: Bool, _ body: (any IndexWriter) throws -> T
     ) throws -> T {
         TextAnalyzer.Vocabulary.discard()
-        let value = try body(writer)
+        let value = try inLoad ? writer.withoutMergingSegments { try body(writer) } : body(writer)
         try writer.saveVocabulary(holdingBack: inLoad)
         try writer.saveWrittenLanguages()
         return value

@@ -41,6 +41,12 @@ import Testing
                 .rows { ($0.text(0), $0.text(1)) })
         }
 
+        /// How many segments FTS5's index of the file is in: a segment's pages are rows of `items_text_data`
+        /// whose id holds the segment's number from bit 37 up.
+        func fullTextSegments() throws -> Int {
+            try indexFile().scalarInt("SELECT count(DISTINCT id >> 37) FROM items_text_data WHERE id >> 37 > 0") ?? 0
+        }
+
         /// The names of the indexes on the items table, read from the index file itself.
         func itemIndexes() throws -> Set<String> {
             let connection = try indexFile()
@@ -211,6 +217,43 @@ import Testing
         #expect(try await fixture.identifiers("needle").isEmpty)
         #expect(try await fixture.identifiers("moved") == ["n7"])
         #expect(try await fixture.index.deleteItems(withDomainIdentifiers: ["d.1"]) == 6_666)  // n7 is in no domain now
+    }
+
+    /// A load's transactions write FTS5's segments without merging them (the lists' build after it merges
+    /// them once); its settings are set back in each transaction, so the next write outside it merges, and
+    /// searches in between find what it wrote (SQLite 3.40 fails the first ranked query of a connection
+    /// that finds them changed: the reader asks again).
+    @Test func aLoadWritesFullTextSegmentsWithoutMergingThem() async throws {
+        let fixture = try await make(.sqlite)
+        try await fixture.index.indexItems([Fixtures.item("first", text: "shared")])
+        // A reader of the test's own has read FTS5's settings, which each transaction of the load changes.
+        let reader = SQLiteIndexReader(connection: try fixture.indexFile(), vectorCache: nil, now: clock.now)
+        func found() throws -> Int {
+            var query = SearchQuery("shared", limit: 200)
+            query.typoTolerance = false
+            return try reader.connection.transaction(.deferred) {
+                try reader.matches(query, pattern: try reader.pattern(of: query), limit: 200).found.count
+            }
+        }
+        #expect(try found() == 1)
+        let settings = try fixture.fullTextSettings()
+        let before = try fixture.fullTextSegments()
+        try await fixture.store.load(accounts: ["alice"]) {
+            for batch in 0..<20 {
+                try await fixture.index.indexItems(
+                    (0..<5).map { Fixtures.item("b\(batch)-\($0)", text: "shared word\(batch)") })
+            }
+            // Outside a load FTS5 merges four segments of a level as it goes.
+            #expect(try fixture.fullTextSegments() == before + 20)
+            #expect(try found() == 101)
+        }
+        #expect(try fixture.fullTextSettings() == settings)
+        #expect(try fixture.fullTextSegments() == before + 20)
+        // FTS5's own settings are in force again: a level of 16 segments or more is merged at the next write.
+        try await fixture.index.indexItems([Fixtures.item("after", text: "shared word7")])
+        #expect(try fixture.fullTextSegments() <= 2)
+        #expect(try await fixture.identifiers("word7").sorted() == ["after"] + (0..<5).map { "b7-\($0)" })
+        #expect(try found() == 102)
     }
 
     /// Within a load, each item binds only the values that differ from the item before it, so items that
