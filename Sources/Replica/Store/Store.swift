@@ -760,8 +760,9 @@ public final class Store: Sendable {
 
     /// Runs `body`, many writes in a row into the indexes of `accounts` (every signed-in account when
     /// `nil`), as a load (``IndexLoad``): each transaction holds its vocabulary changes back, and they are
-    /// added up into each index's vocabulary once `body` returns or throws. `sync`, `import` and `records
-    /// import` run their writes so.
+    /// added up into each index's vocabulary once `body` returns or throws; on SQLite, FTS5's segments
+    /// are left for the ranking lists' build to merge. `sync`, `import` and `records import` run their
+    /// writes so.
     package func load<T>(accounts: [AccountID]? = nil, _ body: () async throws -> T) async throws -> T {
         let value: T
         do {

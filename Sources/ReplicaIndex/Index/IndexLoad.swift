@@ -9,6 +9,9 @@
 /// leaves its rows to that next write. Until then, a typo is corrected only towards the tokens the index
 /// held before the load; every item the load wrote is found by its words as soon as its transaction
 /// commits, as always. PostgreSQL counts the vocabulary in each transaction, in a load or not.
+///
+/// A SQLite index's transactions in a load also leave FTS5's segments unmerged (up to 64 a level), for
+/// the ranking lists' build after the load to merge once (`SQLiteIndexWriter.withoutMergingSegments`).
 package enum IndexLoad {
     /// Whether the current task is in a load (``withLoad(_:)``).
     @TaskLocal package static var isRunning = false
