@@ -147,8 +147,8 @@ let package = Package(
         .target(
             name: "ReplicaTestSupport",
             dependencies: [
-                "Replica", "ReplicaCore", "ReplicaIndex", "ReplicaText", "ReplicaPostgres", "ReplicaPostgresStore",
-                "ReplicaPostgresHome",
+                "Replica", "ReplicaCore", "ReplicaIndex", "ReplicaText", "ReplicaSQLite", "ReplicaPostgres",
+                "ReplicaPostgresStore", "ReplicaPostgresHome",
             ],
             path: "Tests/ReplicaTestSupport"),
         .testTarget(name: "ReplicaSQLiteTests", dependencies: ["ReplicaSQLite", "ReplicaTestSupport"]),

@@ -41,6 +41,8 @@ public final class FileTreeSource: Source {
         var paused = false
         var pauseAcknowledged = false
         var inotify: Inotify?
+        /// Files a transaction holds at most, in place of ``FileTreeSource/chunkFiles``.
+        var chunkFiles: Int?
     }
 
     /// Files read and extracted per transaction: up to 1,024 files or 16 MiB of them, whichever comes
@@ -50,9 +52,9 @@ public final class FileTreeSource: Source {
     static let chunkFiles = 1_024
     static let chunkBytes: Int64 = 16 << 20
 
-    /// `files` cut into chunks of ``chunkFiles`` files or ``chunkBytes`` bytes at most (a bigger file
-    /// alone).
-    static func chunks(_ files: [FileInfo]) -> [[FileInfo]] {
+    /// `files` cut into chunks of `chunkFiles` files (``chunkFiles`` unless a test says otherwise) or
+    /// ``chunkBytes`` bytes at most (a bigger file alone).
+    static func chunks(_ files: [FileInfo], chunkFiles: Int = chunkFiles) -> [[FileInfo]] {
         var chunks: [[FileInfo]] = []
         var chunk: [FileInfo] = []
         var bytes: Int64 = 0
@@ -176,7 +178,7 @@ public final class FileTreeSource: Source {
     /// one is committed.
     func index(_ files: [FileInfo], _ context: SourceContext, progress start: SourceProgress) async throws {
         var progress = start
-        let chunks = Self.chunks(files)
+        let chunks = Self.chunks(files, chunkFiles: hooks.withLock { $0.chunkFiles } ?? Self.chunkFiles)
         guard !chunks.isEmpty else { return }
         let items = items
         let now = context.now
@@ -210,8 +212,9 @@ public final class FileTreeSource: Source {
         defer { hooks.withLock { $0.inotify = nil } }
         await context.report(.syncing)
         // Every folder is watched before it is read, then the tree is compared with the index: nothing
-        // that changed while nothing watched, or while the walk ran, is missed.
-        try await reconcile(context, inotify: inotify)
+        // that changed while nothing watched, or while the walk ran, is missed. As a load, as `sync`'s:
+        // the first scan of a tree is its first index.
+        try await context.load { try await reconcile(context, inotify: inotify) }
         await reportWatching(context, inotify)
         var coalescer = Coalescer()
         var nextFallbackScan = Self.monotonic() + fallbackScanInterval
@@ -455,6 +458,9 @@ public final class FileTreeSource: Source {
 
     /// Changes the watcher has seen but not yet committed (tests; `replica status` shows it as lag).
     var pendingChanges: Int { hooks.withLock { $0.pending } }
+
+    /// Commits at most `files` files a transaction from now on (tests: many transactions from a few files).
+    func commitInChunks(of files: Int) { hooks.withLock { $0.chunkFiles = files } }
 
     /// Starts counting how many times each path is read for indexing while watching (tests).
     func startCountingIndexing() { hooks.withLock { $0.indexed = $0.indexed ?? [:] } }

@@ -1,6 +1,7 @@
 import Foundation
 public import Replica
 import ReplicaFileTree
+import Synchronization
 
 /// The tree at a branch's head, kept in an account's index: every file's text, with the commit, its
 /// author and its date.
@@ -25,6 +26,8 @@ public final class GitSource: Source {
 
     /// Files read and extracted per transaction.
     static let chunkSize = 128
+    /// Files a transaction holds at most, in place of ``chunkSize`` (tests).
+    private let testChunkSize = Mutex<Int?>(nil)
 
     /// Reads the repository path and branch from `definition`.
     ///
@@ -89,8 +92,9 @@ public final class GitSource: Source {
         }
         var progress = SourceProgress()
         progress.expected = changes.count
-        let chunks = stride(from: 0, to: changes.count, by: Self.chunkSize).map {
-            Array(changes[$0..<min($0 + Self.chunkSize, changes.count)])
+        let chunkSize = testChunkSize.withLock { $0 } ?? Self.chunkSize
+        let chunks = stride(from: 0, to: changes.count, by: chunkSize).map {
+            Array(changes[$0..<min($0 + chunkSize, changes.count)])
         }
         for (index, chunk) in chunks.enumerated() {
             let events = try await Blocking.run { [self] in
@@ -175,11 +179,15 @@ public final class GitSource: Source {
             attributeSet: attributes, expirationDate: .distantFuture)
     }
 
+    /// Commits at most `files` files a transaction from now on (tests: many transactions from a few files).
+    func commitInChunks(of files: Int) { testChunkSize.withLock { $0 = files } }
+
     // MARK: Watch
 
     /// Syncs, then syncs again whenever the branch's ref moves, until cancelled.
     public func watch(_ context: SourceContext) async throws {
-        try await sync(context)
+        // As a load, as `sync`'s: the first sync of a repository is its first index.
+        try await context.load { try await sync(context) }
         // New commits move a ref: a file under refs/heads, packed-refs or HEAD in the git folder changes.
         let refs = try Inotify(root: repository.gitDirectory)
         _ = refs.watch("")

@@ -1,4 +1,5 @@
 import Foundation
+import ReplicaSQLite
 import ReplicaTestSupport
 import Testing
 
@@ -218,6 +219,28 @@ import Testing
         #expect(try await eventually { try await found("watchedafterarrival") == ["files-1:incoming/second.txt"] })
         try FileManager.default.removeItem(atPath: root + "/incoming")
         #expect(try await eventually { try await found("arrivingfolder").isEmpty })
+    }
+
+    /// The first scan of a watched tree is its first index, written as `sync` writes one (a load): FTS5's
+    /// segments are left for the ranking lists' build to merge once, not merged as each transaction
+    /// writes one, and the vocabulary typos are corrected towards is added up before the source says
+    /// it watches.
+    @Test func theFirstScanOfAWatchedTreeIsWrittenAsALoad() async throws {
+        for n in 0..<40 { try write("notes/note-\(n).txt", "harbour inspection number\(n)") }
+        let (source, context) = try makeSource()
+        source.commitInChunks(of: 2)
+        let watching = try await startWatching(source, context)
+        defer { watching.cancel() }
+        let path = store.directory.path + "/accounts/alice/indexes/\(Store.defaultIndexName).sqlite"
+        // Outside a load FTS5 merges four segments of a level as it goes: 20 transactions would leave a few.
+        #expect(try fullTextSegments(ofIndexFile: path) == 20)
+        #expect(try Connection(path: path).scalarInt("SELECT count(*) FROM vocabulary_held_back") == 0)
+        let misspelled = try await store.search(SearchQuery("inspektion", limit: 100))
+        #expect(misspelled.count == 40)
+        // After the first scan, changes are written as any write is: the level of 20 is merged at the next one.
+        try write("later.txt", "harbour pilots")
+        #expect(try await eventually { try await found("pilots") == ["files-1:later.txt"] })
+        #expect(try fullTextSegments(ofIndexFile: path) <= 2)
     }
 
     @Test func aFileWrittenInManyChunksIsIndexedOnce() async throws {

@@ -155,6 +155,23 @@ import Testing
         #expect(try await context.checkpoint() == head)
     }
 
+    /// A repository's first sync while watching is its first index, written as `sync` writes one (a load):
+    /// FTS5's segments are left for the ranking lists' build to merge once, and the vocabulary typos are
+    /// corrected towards is added up before the source says it watches.
+    @Test func theFirstSyncOfAWatchedRepositoryIsWrittenAsALoad() async throws {
+        for n in 0..<40 { try write("notes/note-\(n).txt", "harbour inspection number\(n)") }
+        _ = try commit("notes")
+        let (source, context) = try makeSource()
+        source.commitInChunks(of: 2)
+        let watching = Task { try await source.watch(context) }
+        defer { watching.cancel() }
+        #expect(try await eventually { try await store.sourceStatuses().first?.state == .watching })
+        // One segment a chunk's transaction; outside a load FTS5 merges four of a level as it goes.
+        let path = store.directory.path + "/accounts/alice/indexes/\(Store.defaultIndexName).sqlite"
+        #expect(try fullTextSegments(ofIndexFile: path) == 20)
+        #expect(try await store.search(SearchQuery("inspektion", limit: 100)).count == 40)
+    }
+
     @Test func aFileStillAtTheHeadIsCurrentAndARemovedOneIsGone() async throws {
         try write("a.txt", "here words")
         try write("b.txt", "leaving words")

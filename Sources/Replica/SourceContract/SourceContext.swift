@@ -102,6 +102,26 @@ public final class SourceContext: Sendable {
         return try await index.read { reader in try reader.sourceEntries(name) }
     }
 
+    /// Runs `body`, many commits in a row (a first scan of everything the source holds), as a load:
+    /// what the commits add to the index's vocabulary (the words typos are corrected towards) is added
+    /// up once, when `body` returns or throws, and on SQLite FTS5's segments are left for the ranking
+    /// lists' build to merge once, instead of being merged as they are written. Each commit is found by
+    /// its words as soon as it is made, as always. `sync` runs every source so; a source's
+    /// ``Source/watch(_:)`` runs its first scan so, then follows changes outside it.
+    ///
+    /// For example, a source's `watch(_:)` commits what it finds on its first scan in a load:
+    /// ```swift
+    /// let known = try await context.entries()
+    /// try await context.load {
+    ///     for page in 0..<3 where known["page-\(page)"] == nil {
+    ///         try await context.commit(SourceBatch(events: [], checkpoint: "page-\(page)"))
+    ///     }
+    /// }
+    /// ```
+    public func load<T>(_ body: () async throws -> T) async throws -> T {
+        try await store.load(accounts: [definition.account], body)
+    }
+
     /// Commits a batch: every event, the entries and the checkpoint, in one transaction.
     public func commit(_ batch: SourceBatch) async throws {
         guard !batch.isEmpty else { return }

@@ -762,7 +762,7 @@ public final class Store: Sendable {
     /// `nil`), as a load (``IndexLoad``): each transaction holds its vocabulary changes back, and they are
     /// added up into each index's vocabulary once `body` returns or throws; on SQLite, FTS5's segments
     /// are left for the ranking lists' build to merge. `sync`, `import` and `records import` run their
-    /// writes so.
+    /// writes so, and a watched source its first scan (``SourceContext/load(_:)``).
     package func load<T>(accounts: [AccountID]? = nil, _ body: () async throws -> T) async throws -> T {
         let value: T
         do {

@@ -41,10 +41,10 @@ import Testing
                 .rows { ($0.text(0), $0.text(1)) })
         }
 
-        /// How many segments FTS5's index of the file is in: a segment's pages are rows of `items_text_data`
-        /// whose id holds the segment's number from bit 37 up.
+        /// How many segments FTS5's index of the file is in.
         func fullTextSegments() throws -> Int {
-            try indexFile().scalarInt("SELECT count(DISTINCT id >> 37) FROM items_text_data WHERE id >> 37 > 0") ?? 0
+            try ReplicaTestSupport.fullTextSegments(
+                ofIndexFile: storage.directory.path + "/accounts/alice/indexes/Notes.sqlite")
         }
 
         /// The names of the indexes on the items table, read from the index file itself.

@@ -187,6 +187,16 @@ enum DocCommentSnippets {
         print(known.count)
     }
 
+    /// Sources/Replica/SourceContract/SourceContext.swift, snippet 2.
+    static func Replica_SourceContract_SourceContext_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        let known = try await context.entries()
+        try await context.load {
+            for page in 0..<3 where known["page-\(page)"] == nil {
+                try await context.commit(SourceBatch(events: [], checkpoint: "page-\(page)"))
+            }
+        }
+    }
+
     /// Sources/Replica/SourceContract/SourceDefinition.swift, snippet 1.
     static func Replica_SourceContract_SourceDefinition_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let docs = try await store.addSource(SourceDefinition(kind: .files, account: "alice",
