@@ -92,15 +92,16 @@ public final class ProjectionEngine: Sendable {
                 .accountNotSignedIn,
                 "account '\(account)' is not signed in: there is nothing to catch up. Sign it in first")
         }
-        return try await Blocking.run { [self] in try catchUpNow(account: account) }
+        return try await Blocking.run(IndexLoad.carried { [self] in try catchUpNow(account: account) })
     }
 
     /// Catches up every signed-in account.
     @discardableResult
     public func catchUpAllAccounts() async throws -> CatchUpReport {
-        try await Blocking.run { [self] in
-            try store.signedInAccounts().reduce(CatchUpReport()) { try $0 + catchUpNow(account: $1.id) }
-        }
+        try await Blocking.run(
+            IndexLoad.carried { [self] in
+                try store.signedInAccounts().reduce(CatchUpReport()) { try $0 + catchUpNow(account: $1.id) }
+            })
     }
 
     /// Follows every signed-in account's change log (and the followed tables) until cancelled: a catch-up

@@ -20,4 +20,12 @@ package enum IndexLoad {
     package static func withLoad<T>(_ body: () async throws -> T) async rethrows -> T {
         try await $isRunning.withValue(true) { try await body() }
     }
+
+    /// `body`, to run on a thread of its own (`Blocking.run`) in the load the caller is in, if it is in
+    /// one: a task's locals do not follow work handed to a dispatch queue, so the projection engine's
+    /// writes in `sync` and `records import` were written as if outside their load.
+    package static func carried<T>(_ body: @escaping @Sendable () throws -> T) -> @Sendable () throws -> T {
+        let running = isRunning
+        return { try $isRunning.withValue(running) { try body() } }
+    }
 }

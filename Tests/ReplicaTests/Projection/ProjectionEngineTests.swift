@@ -168,6 +168,27 @@ import Testing
         #expect(try await index.allItems() == before)
     }
 
+    /// A catch-up in a load (`sync`, `records import`) is written as one, though the engine writes on a
+    /// thread of its own: FTS5's segments are left for the ranking lists' build to merge once (outside a
+    /// load FTS5 merges four of a level as it goes), and the vocabulary is added up when the load ends.
+    @Test func aCatchUpInALoadIsWrittenAsALoad() async throws {
+        let fixture = try await make(.sqlite)
+        // A first projection reads 20 records a transaction, a change log 2 changes.
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName), batchSize: 1)
+        let path = fixture.directory.path + "/accounts/a/indexes/\(Store.defaultIndexName).sqlite"
+        try await fixture.store.records.write((1...400).map { note("\($0)", 1, title: "harbour inspection") })
+        try await fixture.store.load(accounts: ["a"]) { _ = try await engine.catchUp(account: "a") }
+        let first = try fullTextSegments(ofIndexFile: path)
+        #expect(first >= 20)
+        #expect(try await fixture.store.search(SearchQuery("inspektion", limit: 500)).count == 400)
+        // `sync`'s form, every account at once.
+        try await fixture.store.records.write((401...440).map { note("\($0)", 1, title: "harbour inspection") })
+        try await fixture.store.load { _ = try await engine.catchUpAllAccounts() }
+        #expect(try fullTextSegments(ofIndexFile: path) >= first + 20)
+        #expect(try await fixture.store.search(SearchQuery("inspektion", limit: 500)).count == 440)
+    }
+
     @Test(arguments: TestBackend.available)
     func theChangeLogIsPrunedOnceApplied(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
