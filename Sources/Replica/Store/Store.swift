@@ -759,11 +759,27 @@ public final class Store: Sendable {
     }
 
     /// Runs `body`, many writes in a row into the indexes of `accounts` (every signed-in account when
-    /// `nil`), as a load (``IndexLoad``): each transaction holds its vocabulary changes back, and they are
-    /// added up into each index's vocabulary once `body` returns or throws; on SQLite, FTS5's segments
-    /// are left for the ranking lists' build to merge. `sync`, `import` and `records import` run their
-    /// writes so, and a watched source its first scan (``SourceContext/load(_:)``).
-    package func load<T>(accounts: [AccountID]? = nil, _ body: () async throws -> T) async throws -> T {
+    /// `nil`), as a load: an app's first import of its items, in batches, say. Each write is found by its
+    /// words as soon as it commits, as always. What the writes add to each index's vocabulary (the words
+    /// typos are corrected towards) is added up once, when `body` returns or throws, instead of word by
+    /// word in each transaction; on SQLite, FTS5's segments are left for the ranking lists' build to
+    /// merge once, instead of being merged as they are written. Build the lists after it, as `sync`,
+    /// `import` and `records import` do: they run their writes so, and a watched source its first scan
+    /// (``SourceContext/load(_:)``). A `replica import` of 100,000 paragraphs took 13 % less time so.
+    ///
+    /// For example:
+    /// ```swift
+    /// try await store.load(accounts: ["alice"]) {
+    ///     for start in stride(from: 0, to: items.count, by: 1_000) {
+    ///         try await index.indexItems(Array(items[start..<min(start + 1_000, items.count)]))
+    ///     }
+    /// }
+    /// try await store.rebuildStaleRankingLists(accounts: ["alice"])
+    /// ```
+    ///
+    /// Until the load ends, a typo is corrected only towards the words the indexes held before it; a
+    /// load that is killed leaves that adding up to each index's next write.
+    public func load<T>(accounts: [AccountID]? = nil, _ body: () async throws -> T) async throws -> T {
         let value: T
         do {
             value = try await IndexLoad.withLoad(body)

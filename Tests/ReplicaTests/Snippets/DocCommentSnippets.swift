@@ -249,6 +249,16 @@ enum DocCommentSnippets {
         let found = try await store.fetchItems(withIdentifiers: ["note:alice:42"], account: "alice")
     }
 
+    /// Sources/Replica/Store/Store.swift, snippet 4.
+    static func Replica_Store_Store_4(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
+        try await store.load(accounts: ["alice"]) {
+            for start in stride(from: 0, to: items.count, by: 1_000) {
+                try await index.indexItems(Array(items[start..<min(start + 1_000, items.count)]))
+            }
+        }
+        try await store.rebuildStaleRankingLists(accounts: ["alice"])
+    }
+
     /// Sources/Replica/Tool/ContactResolver.swift, snippet 1.
     static func Replica_Tool_ContactResolver_1(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) throws {
         struct AccountOwner: ContactResolver {
