@@ -19,6 +19,7 @@ let usage = """
            replica-bench lists-threshold --corpus DIR [--sizes N,N…] [--queries Q] [--postgres [--script PATH]]
            replica-bench profile-ranked --corpus DIR --store DIR [--items N] [--queries Q] [--repeat R] [--questions-only]
            replica-bench replication --corpus DIR [--items N] [--writes W]
+           replica-bench batches --corpus DIR [--items N] [--batch B] [--rounds R]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
            replica-bench postgres --corpus DIR [--items N] [--rounds R] [--queries Q] [--accounts A] [--account-items M]
@@ -148,6 +149,10 @@ do {
             sizes: (option("--sizes") ?? "1000,3000,10000,30000").split(separator: ",").compactMap { Int($0) },
             queryCount: Int(option("--queries") ?? "") ?? 100, postgres: arguments.contains("--postgres"),
             script: option("--script") ?? PostgresBenchmark.Options().script)
+    case "batches":
+        try await BatchesBenchmark.run(
+            corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
+            batchSize: Int(option("--batch") ?? "") ?? 1_000, rounds: Int(option("--rounds") ?? "") ?? 3)
     case "replication":
         try await ReplicationBenchmark.run(
             corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,

@@ -1,0 +1,73 @@
+import Foundation
+import Replica
+
+/// An app's first import through the library (issue 48): the items in batches of `batchSize`, a
+/// transaction each, written as they come and in a load (`Store.load`), each followed by the ranking
+/// lists' build; beside raw FTS5 loading the same paragraphs in one transaction, and in the same
+/// batches, in the same round.
+enum BatchesBenchmark {
+    static let contestants = ["raw", "raw, batches", "batches", "batches in a load"]
+
+    static func run(corpus: String, itemCount: Int, batchSize: Int, rounds: Int) async throws {
+        let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
+        let items = paragraphs.map(IndexBenchmark.makeItem)
+        print("corpus: \(items.count) paragraphs in batches of \(batchSize), \(rounds) rounds")
+        var seconds: [String: [Double]] = [:]
+        var cpu: [String: [Double]] = [:]
+        for round in 0..<rounds {
+            // Who goes first turns each round, so that none always gets the warmer cache.
+            var contestants = Self.contestants
+            for _ in 0..<(round % contestants.count) { contestants.append(contestants.removeFirst()) }
+            for contestant in contestants {
+                let directory = try Measure.scratchDirectory("batches")
+                defer { Measure.removeDirectory(directory) }
+                let startCPU = Measure.cpuSeconds()
+                if contestant.hasPrefix("raw") {
+                    let raw = try RawFTS5(path: directory + "/raw.sqlite")
+                    let batches = contestant == "raw" ? paragraphs.count : batchSize
+                    seconds[contestant, default: []].append(
+                        try await Measure.seconds {
+                            for start in stride(from: 0, to: paragraphs.count, by: batches) {
+                                try raw.insert(Array(paragraphs[start..<min(start + batches, paragraphs.count)]))
+                            }
+                        })
+                } else {
+                    let store = try Store(directory: URL(fileURLWithPath: directory))
+                    try await store.signIn("bench")
+                    let index = try await store.index(account: "bench")
+                    func write() async throws {
+                        for start in stride(from: 0, to: items.count, by: batchSize) {
+                            try await index.indexItems(Array(items[start..<min(start + batchSize, items.count)]))
+                        }
+                    }
+                    let taken = try await Measure.seconds {
+                        if contestant == "batches" {
+                            try await write()
+                        } else {
+                            try await store.load(accounts: ["bench"]) { try await write() }
+                        }
+                        guard try await store.rebuildStaleRankingLists(accounts: ["bench"]) == 1 else {
+                            throw BenchError("the index got no ranking lists")
+                        }
+                    }
+                    seconds[contestant, default: []].append(taken)
+                }
+                cpu[contestant, default: []].append(Measure.cpuSeconds() - startCPU)
+                print("round \(round + 1): \(contestant) \(Measure.format(seconds[contestant]!.last!)) s")
+            }
+        }
+        let raw = Measure.median(seconds["raw"]!)
+        print(
+            """
+
+            | contestant | wall (median) | CPU | ÷ raw FTS5 |
+            |---|---|---|---|
+            """)
+        for contestant in Self.contestants {
+            let wall = Measure.median(seconds[contestant]!)
+            print(
+                "| \(contestant) | \(Measure.format(wall)) s (\(seconds[contestant]!.map { Measure.format($0) }.joined(separator: ", "))) | \(Measure.format(Measure.median(cpu[contestant]!))) s | \(Measure.format(wall / raw)) |"
+            )
+        }
+    }
+}
