@@ -52,14 +52,14 @@ public final class FileTreeSource: Source {
     static let chunkFiles = 1_024
     static let chunkBytes: Int64 = 16 << 20
 
-    /// `files` cut into chunks of `chunkFiles` files (``chunkFiles`` unless a test says otherwise) or
+    /// `files` cut into chunks of `limit` files (``chunkFiles`` unless a test says otherwise) or
     /// ``chunkBytes`` bytes at most (a bigger file alone).
-    static func chunks(_ files: [FileInfo], chunkFiles: Int = chunkFiles) -> [[FileInfo]] {
+    static func chunks(_ files: [FileInfo], limit: Int = chunkFiles) -> [[FileInfo]] {
         var chunks: [[FileInfo]] = []
         var chunk: [FileInfo] = []
         var bytes: Int64 = 0
         for file in files {
-            if !chunk.isEmpty && (chunk.count == chunkFiles || bytes + file.size > chunkBytes) {
+            if !chunk.isEmpty && (chunk.count == limit || bytes + file.size > chunkBytes) {
                 chunks.append(chunk)
                 chunk = []
                 bytes = 0
@@ -178,7 +178,7 @@ public final class FileTreeSource: Source {
     /// one is committed.
     func index(_ files: [FileInfo], _ context: SourceContext, progress start: SourceProgress) async throws {
         var progress = start
-        let chunks = Self.chunks(files, chunkFiles: hooks.withLock { $0.chunkFiles } ?? Self.chunkFiles)
+        let chunks = Self.chunks(files, limit: hooks.withLock { $0.chunkFiles } ?? Self.chunkFiles)
         guard !chunks.isEmpty else { return }
         let items = items
         let now = context.now

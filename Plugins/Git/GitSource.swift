@@ -1,7 +1,6 @@
 import Foundation
 public import Replica
 import ReplicaFileTree
-import Synchronization
 
 /// The tree at a branch's head, kept in an account's index: every file's text, with the commit, its
 /// author and its date.
@@ -26,14 +25,21 @@ public final class GitSource: Source {
 
     /// Files read and extracted per transaction.
     static let chunkSize = 128
-    /// Files a transaction holds at most, in place of ``chunkSize`` (tests).
-    private let testChunkSize = Mutex<Int?>(nil)
+    /// Files a transaction holds at most: ``chunkSize``, unless a test says otherwise.
+    let filesPerTransaction: Int
 
     /// Reads the repository path and branch from `definition`.
     ///
     /// - Throws: `ReplicaError` when the settings name no repository.
-    public init(_ definition: SourceDefinition) throws {
+    public convenience init(_ definition: SourceDefinition) throws {
+        try self.init(definition, filesPerTransaction: Self.chunkSize)
+    }
+
+    /// As ``init(_:)``, committing at most `filesPerTransaction` files a transaction (tests: many
+    /// transactions from a few files).
+    init(_ definition: SourceDefinition, filesPerTransaction: Int) throws {
         self.definition = definition
+        self.filesPerTransaction = filesPerTransaction
         guard let path = definition.settings["repository"]?.stringValue, !path.isEmpty else {
             throw ReplicaError(.invalidConfiguration, "source '\(definition.name)' needs a 'repository' path")
         }
@@ -92,9 +98,8 @@ public final class GitSource: Source {
         }
         var progress = SourceProgress()
         progress.expected = changes.count
-        let chunkSize = testChunkSize.withLock { $0 } ?? Self.chunkSize
-        let chunks = stride(from: 0, to: changes.count, by: chunkSize).map {
-            Array(changes[$0..<min($0 + chunkSize, changes.count)])
+        let chunks = stride(from: 0, to: changes.count, by: filesPerTransaction).map {
+            Array(changes[$0..<min($0 + filesPerTransaction, changes.count)])
         }
         for (index, chunk) in chunks.enumerated() {
             let events = try await Blocking.run { [self] in
@@ -178,9 +183,6 @@ public final class GitSource: Source {
             uniqueIdentifier: definition.identifier(key), domainIdentifier: definition.domain,
             attributeSet: attributes, expirationDate: .distantFuture)
     }
-
-    /// Commits at most `files` files a transaction from now on (tests: many transactions from a few files).
-    func commitInChunks(of files: Int) { testChunkSize.withLock { $0 = files } }
 
     // MARK: Watch
 

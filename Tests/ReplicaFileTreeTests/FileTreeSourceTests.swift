@@ -232,7 +232,7 @@ import Testing
         let watching = try await startWatching(source, context)
         defer { watching.cancel() }
         let path = store.directory.path + "/accounts/alice/indexes/\(Store.defaultIndexName).sqlite"
-        // Outside a load FTS5 merges four segments of a level as it goes: 20 transactions would leave a few.
+        // Outside a load FTS5 merges a level of 16 segments at once: 20 transactions would leave a few.
         #expect(try fullTextSegments(ofIndexFile: path) == 20)
         #expect(try Connection(path: path).scalarInt("SELECT count(*) FROM vocabulary_held_back") == 0)
         let misspelled = try await store.search(SearchQuery("inspektion", limit: 100))

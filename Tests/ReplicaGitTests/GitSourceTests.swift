@@ -47,12 +47,17 @@ import Testing
         return try git("rev-parse", "HEAD")
     }
 
-    func makeSource(branch: String? = nil) throws -> (GitSource, SourceContext) {
+    func makeSource(branch: String? = nil, filesPerTransaction: Int = GitSource.chunkSize) throws -> (
+        GitSource, SourceContext
+    ) {
         var settings: [(String, JSON)] = [("repository", .string(repository))]
         if let branch { settings.append(("branch", .string(branch))) }
         let definition = try store.addSource(
             SourceDefinition(kind: .git, account: "alice", settings: .object(settings)))
-        return (try GitSource(definition), try SourceContext(definition: definition, store: store))
+        return (
+            try GitSource(definition, filesPerTransaction: filesPerTransaction),
+            try SourceContext(definition: definition, store: store)
+        )
     }
 
     func found(_ words: String) async throws -> [String] {
@@ -161,12 +166,11 @@ import Testing
     @Test func theFirstSyncOfAWatchedRepositoryIsWrittenAsALoad() async throws {
         for n in 0..<40 { try write("notes/note-\(n).txt", "harbour inspection number\(n)") }
         _ = try commit("notes")
-        let (source, context) = try makeSource()
-        source.commitInChunks(of: 2)
+        let (source, context) = try makeSource(filesPerTransaction: 2)
         let watching = Task { try await source.watch(context) }
         defer { watching.cancel() }
         #expect(try await eventually { try await store.sourceStatuses().first?.state == .watching })
-        // One segment a chunk's transaction; outside a load FTS5 merges four of a level as it goes.
+        // One segment a chunk's transaction; outside a load FTS5 merges a level of 16 at once.
         let path = store.directory.path + "/accounts/alice/indexes/\(Store.defaultIndexName).sqlite"
         #expect(try fullTextSegments(ofIndexFile: path) == 20)
         #expect(try await store.search(SearchQuery("inspektion", limit: 100)).count == 40)

@@ -102,23 +102,37 @@ public final class SourceContext: Sendable {
         return try await index.read { reader in try reader.sourceEntries(name) }
     }
 
-    /// Runs `body`, many commits in a row (a first scan of everything the source holds), as a load:
-    /// what the commits add to the index's vocabulary (the words typos are corrected towards) is added
-    /// up once, when `body` returns or throws, and on SQLite FTS5's segments are left for the ranking
-    /// lists' build to merge once, instead of being merged as they are written. Each commit is found by
-    /// its words as soon as it is made, as always. `sync` runs every source so; a source's
-    /// ``Source/watch(_:)`` runs its first scan so, then follows changes outside it.
+    /// Runs `body`, many commits in a row (a first scan of everything the source holds), as a load
+    /// (``Store/load(accounts:isolation:_:)``), so that they take less time.
     ///
-    /// For example, a source's `watch(_:)` commits what it finds on its first scan in a load:
+    /// Each commit is found by its words as soon as it is made, as always. On SQLite, what the commits
+    /// add to the index's vocabulary (the words typos are corrected towards) is added up once, when
+    /// `body` returns or throws, and FTS5's segments are left for the ranking lists' build to merge once
+    /// (up to 64 a level meanwhile), instead of being merged as they are written; the lists are built
+    /// after it. Until then a typo is corrected only towards the words the index held before. `replica
+    /// sync` runs every source in a load; the file-tree and git sources run their ``Source/watch(_:)``'s
+    /// first scan in one, then follow changes outside it.
+    ///
+    /// For example, a source's `watch(_:)` commits what its first scan finds in a load:
     /// ```swift
     /// let known = try await context.entries()
     /// try await context.load {
-    ///     for page in 0..<3 where known["page-\(page)"] == nil {
-    ///         try await context.commit(SourceBatch(events: [], checkpoint: "page-\(page)"))
+    ///     for page in 0..<3 where known["page-\(page)"]?.stamp != "v1" {
+    ///         var attributes = AttributeSet(contentType: .plainText)
+    ///         attributes.textContent = "page \(page)"
+    ///         let item = SearchableItem(uniqueIdentifier: ItemIdentifier("page-\(page)"), attributeSet: attributes)
+    ///         let seen = SourceEntry(key: "page-\(page)", stamp: "v1")
+    ///         try await context.commit(SourceBatch(events: [.upsert(item, entry: seen)], checkpoint: "page-\(page)"))
     ///     }
     /// }
     /// ```
-    public func load<T>(_ body: () async throws -> T) async throws -> T {
+    ///
+    /// - Parameters:
+    ///   - isolation: where `body` runs: the caller's actor, if any.
+    ///   - body: the commits.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws, once the vocabulary is added up.
+    public func load<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
         try await store.load(accounts: [definition.account], body)
     }
 

@@ -177,6 +177,24 @@ public final class Store: Sendable {
     let home: any StoreHome
     var catalog: any CatalogStorage { home.catalog }
     private let cache = Mutex(Cache())
+    /// The loads running in this store (``load(accounts:isolation:_:)``): their accounts' lists wait for their end.
+    private let loads = Mutex(RunningLoads())
+
+    private struct RunningLoads {
+        /// Loads of every account (`accounts` `nil`).
+        var everyAccount = 0
+        var byAccount: [AccountID: Int] = [:]
+
+        func covers(_ account: AccountID) -> Bool { everyAccount > 0 || byAccount[account, default: 0] > 0 }
+
+        mutating func add(_ accounts: [AccountID]?, _ change: Int) {
+            guard let accounts else {
+                everyAccount += change
+                return
+            }
+            for account in accounts { byAccount[account, default: 0] += change }
+        }
+    }
 
     private struct Cache {
         var indexes: [IndexKey: SearchableIndex] = [:]
@@ -758,14 +776,20 @@ public final class Store: Sendable {
         return remade
     }
 
-    /// Runs `body`, many writes in a row into the indexes of `accounts` (every signed-in account when
-    /// `nil`), as a load: an app's first import of its items, in batches, say. Each write is found by its
-    /// words as soon as it commits, as always. What the writes add to each index's vocabulary (the words
-    /// typos are corrected towards) is added up once, when `body` returns or throws, instead of word by
-    /// word in each transaction; on SQLite, FTS5's segments are left for the ranking lists' build to
-    /// merge once, instead of being merged as they are written. Build the lists after it, as `sync`,
-    /// `import` and `records import` do: they run their writes so, and a watched source its first scan
-    /// (``SourceContext/load(_:)``). A `replica import` of 100,000 paragraphs took 13 % less time so.
+    /// Runs `body`, many writes in a row (an app's first import of its items, in batches) into the
+    /// indexes of `accounts`, as a load, so that they take less time.
+    ///
+    /// Each write is found by its words as soon as it commits, as always. On SQLite, what the writes add
+    /// to an index's vocabulary (the words typos are corrected towards) is added up once, when `body`
+    /// returns or throws, instead of word by word in each transaction, and FTS5 leaves the segments
+    /// each transaction writes unmerged (up to 64 a level) for the ranking lists' build to merge once.
+    /// The indexes of `accounts` get no lists while the load runs (``rebuildStaleRankingLists(accounts:minimumItems:building:)``
+    /// passes over them, as `replica watch` calls it); build them after it, as `sync`, `import` and
+    /// `records import` do. They run their writes so, and a watched source its first scan
+    /// (``SourceContext/load(isolation:_:)``). An index too small for lists (under 10,000 items) has its segments
+    /// merged at its next write. On PostgreSQL every transaction counts its vocabulary, in a load or not.
+    ///
+    /// Batches of 1,000 items took 11–25 % less time so (`replica-bench batches`, BENCHMARKS.md).
     ///
     /// For example:
     /// ```swift
@@ -777,9 +801,22 @@ public final class Store: Sendable {
     /// try await store.rebuildStaleRankingLists(accounts: ["alice"])
     /// ```
     ///
-    /// Until the load ends, a typo is corrected only towards the words the indexes held before it; a
-    /// load that is killed leaves that adding up to each index's next write.
-    public func load<T>(accounts: [AccountID]? = nil, _ body: () async throws -> T) async throws -> T {
+    /// Until the load ends, a typo is corrected only towards the words an index held before it (or
+    /// when a write outside the load, which adds up what was held back, came in between). A load that
+    /// is killed leaves the adding up to each index's next write, and so does a load whose `body`
+    /// writes to an account it did not name.
+    ///
+    /// - Parameters:
+    ///   - accounts: the accounts whose indexes `body` writes; every signed-in account when `nil`.
+    ///   - isolation: where `body` runs: the caller's actor (the main actor of an app's view model, say).
+    ///   - body: the writes.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws, once the vocabulary is added up.
+    public func load<T>(
+        accounts: [AccountID]? = nil, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async throws -> T {
+        loads.withLock { $0.add(accounts, 1) }
+        defer { loads.withLock { $0.add(accounts, -1) } }
         let value: T
         do {
             value = try await IndexLoad.withLoad(body)
@@ -802,7 +839,9 @@ public final class Store: Sendable {
     /// holds at least `minimumItems` items and has none, or has more changes since its last build than
     /// the lists follow (``SearchableIndex/rankingListsAreStale(minimumItems:)``), so that ranked
     /// searches of common words stay fast. Returns how many indexes were rebuilt. `sync`, `import`,
-    /// `records import` and `replica watch` call it.
+    /// `records import` and `replica watch` call it. The indexes of an account in a load still running
+    /// in this store (``load(accounts:isolation:_:)``, a watched source's first scan) are passed over: the lists
+    /// are built once, after it, not again every few hundred items it writes.
     ///
     /// - Parameters:
     ///   - accounts: the accounts whose indexes are looked at; every signed-in account when `nil`.
@@ -817,7 +856,8 @@ public final class Store: Sendable {
         var rebuilt = 0
         try await forEachIndex(of: accounts) { account, name, index in
             // An index whose words are being made again gets its lists when they are swapped in.
-            guard try await index.wordsAreCurrent(), try await index.rankingListsAreStale(minimumItems: minimumItems)
+            guard !loads.withLock({ $0.covers(account) }), try await index.wordsAreCurrent(),
+                try await index.rankingListsAreStale(minimumItems: minimumItems)
             else { return }
             building(account, name)
             try await index.rebuildRankingLists()

@@ -17,7 +17,9 @@ package enum IndexLoad {
     @TaskLocal package static var isRunning = false
 
     /// Runs `body` as a load. The caller settles the vocabulary of the indexes it wrote afterwards.
-    package static func withLoad<T>(_ body: () async throws -> T) async rethrows -> T {
+    package static func withLoad<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async rethrows -> T {
         try await $isRunning.withValue(true) { try await body() }
     }
 

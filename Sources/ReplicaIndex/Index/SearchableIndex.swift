@@ -169,7 +169,9 @@ public final class SearchableIndex: Sendable {
     }
 
     /// Runs `body` in a write transaction on the calling thread, for engines that keep their own
-    /// checkpoints beside the items (the projection engine, sources).
+    /// checkpoints beside the items (the projection engine, sources). In a load (``IndexLoad``) it is
+    /// written as one only if the thread knows: work handed to `Blocking.run` takes the caller's load
+    /// along only through ``IndexLoad/carried(_:)``.
     @available(*, noasync, message: "it waits for the storage; in async code call write(purgingExpired:_:)")
     package func writeNow<T>(_ body: (any IndexWriter) throws -> T) throws -> T {
         try checkOpen()

@@ -243,7 +243,7 @@ import Testing
                 try await fixture.index.indexItems(
                     (0..<5).map { Fixtures.item("b\(batch)-\($0)", text: "shared word\(batch)") })
             }
-            // Outside a load FTS5 merges four segments of a level as it goes.
+            // Outside a load FTS5 merges a level of 16 segments at once (`crisismerge`).
             #expect(try fixture.fullTextSegments() == before + 20)
             #expect(try found() == 101)
         }
@@ -254,6 +254,37 @@ import Testing
         #expect(try fixture.fullTextSegments() <= 2)
         #expect(try await fixture.identifiers("word7").sorted() == ["after"] + (0..<5).map { "b7-\($0)" })
         #expect(try found() == 102)
+    }
+
+    /// A store builds no ranking lists for an account whose load is still running (a watched tree's first
+    /// scan, with the watcher's background pass asking every two seconds): they would be built again every
+    /// few hundred items it writes. They are built once it ends.
+    @Test(arguments: TestBackend.available)
+    func rankingListsWaitForALoadToEnd(_ backend: TestBackend) async throws {
+        let fixture = try await make(backend)
+        try await fixture.store.load(accounts: ["alice"]) {
+            try await fixture.index.indexItems((0..<20).map { Fixtures.item("i\($0)", text: "shared word\($0)") })
+            #expect(try await fixture.store.rebuildStaleRankingLists(minimumItems: 10) == 0)
+            #expect(try await fixture.store.rebuildStaleRankingLists(accounts: ["alice"], minimumItems: 10) == 0)
+        }
+        #expect(try await fixture.store.rebuildStaleRankingLists(minimumItems: 10) == 1)
+        #expect(try await fixture.store.rebuildStaleRankingLists(minimumItems: 10) == 0)
+    }
+
+    /// An app's main-actor code runs its import in a load, the closure counting on the main actor; the
+    /// vocabulary is added up when it ends (a typo finds the words).
+    @MainActor @Test func aMainActorImportRunsInALoad() async throws {
+        let fixture = try await make(.sqlite)
+        var imported = 0
+        try await fixture.store.load(accounts: ["alice"]) {
+            for batch in 0..<3 {
+                try await fixture.index.indexItems(
+                    (0..<5).map { Fixtures.item("m\(batch)-\($0)", text: "harbour inspection") })
+                imported += 5
+            }
+        }
+        #expect(imported == 15)
+        #expect(try await fixture.identifiers("inspektion").count == 15)
     }
 
     /// Within a load, each item binds only the values that differ from the item before it, so items that

@@ -170,7 +170,8 @@ import Testing
 
     /// A catch-up in a load (`sync`, `records import`) is written as one, though the engine writes on a
     /// thread of its own: FTS5's segments are left for the ranking lists' build to merge once (outside a
-    /// load FTS5 merges four of a level as it goes), and the vocabulary is added up when the load ends.
+    /// load FTS5 merges a level of 16 at once), and the vocabulary is added up when the load ends. The 60
+    /// segments of the two loads stay under the 64 at which a load's level is merged.
     @Test func aCatchUpInALoadIsWrittenAsALoad() async throws {
         let fixture = try await make(.sqlite)
         // A first projection reads 20 records a transaction, a change log 2 changes.

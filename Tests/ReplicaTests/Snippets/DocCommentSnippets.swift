@@ -191,8 +191,12 @@ enum DocCommentSnippets {
     static func Replica_SourceContract_SourceContext_2(store: Store, index: SearchableIndex, records: RecordStore, lastWeek: Date, connection: Connection, database: Database, embedder: any Embedder, items: [SearchableItem], item: SearchableItem, thread: MessageThread, context: SourceContext) async throws {
         let known = try await context.entries()
         try await context.load {
-            for page in 0..<3 where known["page-\(page)"] == nil {
-                try await context.commit(SourceBatch(events: [], checkpoint: "page-\(page)"))
+            for page in 0..<3 where known["page-\(page)"]?.stamp != "v1" {
+                var attributes = AttributeSet(contentType: .plainText)
+                attributes.textContent = "page \(page)"
+                let item = SearchableItem(uniqueIdentifier: ItemIdentifier("page-\(page)"), attributeSet: attributes)
+                let seen = SourceEntry(key: "page-\(page)", stamp: "v1")
+                try await context.commit(SourceBatch(events: [.upsert(item, entry: seen)], checkpoint: "page-\(page)"))
             }
         }
     }
