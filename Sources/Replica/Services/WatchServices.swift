@@ -208,9 +208,10 @@ public struct SweepService: Service {
 }
 
 /// The background work that makes searches faster and smarter, at low priority, a pass every
-/// `interval`: words an older analyzer made are made again, big indexes' ranking lists are rebuilt when
-/// they fell behind, and new and changed items are embedded for semantic search (when the store has a
-/// model). Searches answer by the words meanwhile. Each failure is a note once per failure streak.
+/// `interval` and as soon as a load ends (a watched source's first scan): words an older analyzer made
+/// are made again, big indexes' ranking lists are rebuilt when they fell behind, and new and changed
+/// items are embedded for semantic search (when the store has a model). Searches answer by the words
+/// meanwhile. Each failure is a note once per failure streak.
 public struct EmbeddingService: Service {
     public var name: String { "embedding" }
     /// The store whose indexes it works on.
@@ -238,6 +239,7 @@ public struct EmbeddingService: Service {
         var lists = words
         var vectors = words
         while !Task.isCancelled {
+            let loadsEnded = store.loadsEnded
             do {
                 // Words another analyzer made are made again first: the lists are built from the new ones.
                 let remade = try await words.run({
@@ -266,7 +268,12 @@ public struct EmbeddingService: Service {
             } catch {
                 return  // cancelled: the next start goes on from the last batch
             }
-            try? await Task.sleep(for: interval)
+            // A load that ended (a watched source's first scan) wakes it: the lists it held back are built
+            // at once, not up to an interval later.
+            let deadline = ContinuousClock.now + interval
+            while !Task.isCancelled, store.loadsEnded == loadsEnded, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: min(.milliseconds(100), deadline - .now))
+            }
         }
     }
 }

@@ -184,6 +184,8 @@ public final class Store: Sendable {
         /// Loads of every account (`accounts` `nil`).
         var everyAccount = 0
         var byAccount: [AccountID: Int] = [:]
+        /// How many have ended.
+        var ended = 0
 
         func covers(_ account: AccountID) -> Bool { everyAccount > 0 || byAccount[account, default: 0] > 0 }
 
@@ -816,7 +818,12 @@ public final class Store: Sendable {
         accounts: [AccountID]? = nil, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
     ) async throws -> T {
         loads.withLock { $0.add(accounts, 1) }
-        defer { loads.withLock { $0.add(accounts, -1) } }
+        defer {
+            loads.withLock {
+                $0.add(accounts, -1)
+                $0.ended += 1
+            }
+        }
         let value: T
         do {
             value = try await IndexLoad.withLoad(body)
@@ -827,6 +834,10 @@ public final class Store: Sendable {
         await settleVocabularies(accounts: accounts)
         return value
     }
+
+    /// How many loads (``load(accounts:isolation:_:)``) have ended in this store: the watcher's background
+    /// pass builds the ranking lists a load held back as soon as this moves.
+    package var loadsEnded: Int { loads.withLock { $0.ended } }
 
     /// Adds up what loads held back of the vocabulary of every index of `accounts`. An index that cannot
     /// (signed out meanwhile, its disk full) loses nothing: its next write adds them up, and says what

@@ -271,6 +271,19 @@ import Testing
         #expect(try await fixture.store.rebuildStaleRankingLists(minimumItems: 10) == 0)
     }
 
+    /// The watcher's background pass builds the lists a load held back as soon as the load ends, not at
+    /// its next pass (an hour away here: waiting for it would miss the deadline).
+    @Test func theBackgroundPassBuildsTheListsWhenALoadEnds() async throws {
+        let fixture = try await make(.sqlite)
+        let service = EmbeddingService(store: fixture.store, rankingListsMinimumItems: 10, interval: .seconds(3_600))
+        let running = Task { try await service.run() }
+        defer { running.cancel() }
+        try await fixture.store.load(accounts: ["alice"]) {
+            try await fixture.index.indexItems((0..<20).map { Fixtures.item("i\($0)", text: "shared word\($0)") })
+        }
+        #expect(try await eventually { try await !fixture.index.rankingListsAreStale(minimumItems: 10) })
+    }
+
     /// An app's main-actor code runs its import in a load, the closure counting on the main actor; the
     /// vocabulary is added up when it ends (a typo finds the words).
     @MainActor @Test func aMainActorImportRunsInALoad() async throws {
