@@ -24,15 +24,15 @@ public final class GitSource: Source {
     let limits: ExtractionLimits
 
     /// Files read and extracted per transaction.
-    static let chunkSize = 128
-    /// Files a transaction holds at most: ``chunkSize``, unless a test says otherwise.
+    static let filesPerTransaction = 128
+    /// Files a transaction holds at most: the type's, unless a test says otherwise.
     let filesPerTransaction: Int
 
     /// Reads the repository path and branch from `definition`.
     ///
     /// - Throws: `ReplicaError` when the settings name no repository.
     public convenience init(_ definition: SourceDefinition) throws {
-        try self.init(definition, filesPerTransaction: Self.chunkSize)
+        try self.init(definition, filesPerTransaction: Self.filesPerTransaction)
     }
 
     /// As ``init(_:)``, committing at most `filesPerTransaction` files a transaction (tests: many

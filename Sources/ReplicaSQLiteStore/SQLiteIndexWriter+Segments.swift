@@ -17,11 +17,12 @@ extension SQLiteIndexWriter {
     /// build, whose `optimize` merges every segment into one
     /// (``RankingLists/build(_:now:firstTier:threshold:scan:)``): merges during the load only wrote the
     /// same words once more (a tree's sixteen transactions: its `sync` took 0.66 s less of 7.1 s without
-    /// them, the median of five pairs, docs/benchmarks/indexing.md). A level of 64 segments is still merged (`crisismerge`), so that a
-    /// search during a long load reads a bounded number of them; a smaller index's segments are left to
-    /// the next writes' merges. The settings are changed in the transaction and set back before it
-    /// commits, so no other write, and no load killed midway, finds them changed; a reader that read
-    /// them before asks its first ranked query again (``SQLiteIndexReader/matches(_:pattern:limit:)``).
+    /// them, the median of five pairs, docs/benchmarks/indexing.md). A level of 64 segments is still
+    /// merged (`crisismerge`), so that a search during a long load reads a bounded number of them; a
+    /// smaller index's segments are left to the next writes' merges. The settings are changed in the
+    /// transaction and set back before it commits, so no other write, and no load killed midway, finds
+    /// them changed; a reader that read them before asks its first ranked query again
+    /// (``SQLiteIndexReader/matches(_:pattern:limit:)``).
     func withoutMergingSegments<T>(_ body: () throws -> T) throws -> T {
         var stored: [String: Int64] = [:]
         try connection.cached("SELECT k, v FROM items_text_config WHERE k IN ('automerge', 'crisismerge')").each {

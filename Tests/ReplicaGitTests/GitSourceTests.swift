@@ -47,7 +47,7 @@ import Testing
         return try git("rev-parse", "HEAD")
     }
 
-    func makeSource(branch: String? = nil, filesPerTransaction: Int = GitSource.chunkSize) throws -> (
+    func makeSource(branch: String? = nil, filesPerTransaction: Int = GitSource.filesPerTransaction) throws -> (
         GitSource, SourceContext
     ) {
         var settings: [(String, JSON)] = [("repository", .string(repository))]

@@ -270,9 +270,11 @@ public struct EmbeddingService: Service {
             }
             // A load that ended (a watched source's first scan) wakes it: the lists it held back are built
             // at once, not up to an interval later.
-            let deadline = ContinuousClock.now + interval
-            while !Task.isCancelled, store.loadsEnded == loadsEnded, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: min(.milliseconds(100), deadline - .now))
+            await withTaskGroup(of: Void.self) { [store, interval] group in
+                group.addTask { try? await Task.sleep(for: interval) }
+                group.addTask { await store.loadEnd(after: loadsEnded) }
+                await group.next()
+                group.cancelAll()
             }
         }
     }

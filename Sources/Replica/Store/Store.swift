@@ -177,7 +177,8 @@ public final class Store: Sendable {
     let home: any StoreHome
     var catalog: any CatalogStorage { home.catalog }
     private let cache = Mutex(Cache())
-    /// The loads running in this store (``load(accounts:isolation:_:)``): their accounts' lists wait for their end.
+    /// The loads running in this store (``load(accounts:isolation:_:)``): their accounts' lists wait for
+    /// their end.
     private let loads = Mutex(RunningLoads())
 
     private struct RunningLoads {
@@ -186,6 +187,8 @@ public final class Store: Sendable {
         var byAccount: [AccountID: Int] = [:]
         /// How many have ended.
         var ended = 0
+        /// Who waits for the next to end (``loadEnd(after:)``).
+        var waiting: [UUID: CheckedContinuation<Void, Never>] = [:]
 
         func covers(_ account: AccountID) -> Bool { everyAccount > 0 || byAccount[account, default: 0] > 0 }
 
@@ -785,11 +788,12 @@ public final class Store: Sendable {
     /// to an index's vocabulary (the words typos are corrected towards) is added up once, when `body`
     /// returns or throws, instead of word by word in each transaction, and FTS5 leaves the segments
     /// each transaction writes unmerged (up to 64 a level) for the ranking lists' build to merge once.
-    /// The indexes of `accounts` get no lists while the load runs (``rebuildStaleRankingLists(accounts:minimumItems:building:)``
-    /// passes over them, as `replica watch` calls it); build them after it, as `sync`, `import` and
-    /// `records import` do. They run their writes so, and a watched source its first scan
-    /// (``SourceContext/load(isolation:_:)``). An index too small for lists (under 10,000 items) has its segments
-    /// merged at its next write. On PostgreSQL every transaction counts its vocabulary, in a load or not.
+    /// The indexes of `accounts` get no lists while the load runs
+    /// (``rebuildStaleRankingLists(accounts:minimumItems:building:)``, which `replica watch` calls,
+    /// passes over them); build them after it, as `sync`, `import` and `records import` do. They run
+    /// their writes so, and a watched source its first scan (``SourceContext/load(isolation:_:)``). An
+    /// index too small for lists (under 10,000 items) has its segments merged at its next write. On
+    /// PostgreSQL every transaction counts its vocabulary, in a load or not.
     ///
     /// Batches of 1,000 items took 11–25 % less time so (`replica-bench batches`, BENCHMARKS.md).
     ///
@@ -803,8 +807,8 @@ public final class Store: Sendable {
     /// try await store.rebuildStaleRankingLists(accounts: ["alice"])
     /// ```
     ///
-    /// Until the load ends, a typo is corrected only towards the words an index held before it (or
-    /// when a write outside the load, which adds up what was held back, came in between). A load that
+    /// On SQLite, until the load ends, a typo is corrected only towards the words an index held before
+    /// it (or when a write outside the load, which adds up what was held back, came in between). A load that
     /// is killed leaves the adding up to each index's next write, and so does a load whose `body`
     /// writes to an account it did not name.
     ///
@@ -819,10 +823,13 @@ public final class Store: Sendable {
     ) async throws -> T {
         loads.withLock { $0.add(accounts, 1) }
         defer {
-            loads.withLock {
-                $0.add(accounts, -1)
-                $0.ended += 1
+            let waiting = loads.withLock { loads in
+                loads.add(accounts, -1)
+                loads.ended += 1
+                defer { loads.waiting = [:] }
+                return loads.waiting.values
             }
+            for waiter in waiting { waiter.resume() }
         }
         let value: T
         do {
@@ -835,9 +842,27 @@ public final class Store: Sendable {
         return value
     }
 
-    /// How many loads (``load(accounts:isolation:_:)``) have ended in this store: the watcher's background
-    /// pass builds the ranking lists a load held back as soon as this moves.
+    /// How many loads (``load(accounts:isolation:_:)``) have ended in this store.
     package var loadsEnded: Int { loads.withLock { $0.ended } }
+
+    /// Returns once more than `ended` loads have ended in this store (``loadsEnded``), or the task is
+    /// cancelled: the watcher's background pass waits so, to build the ranking lists a load held back as
+    /// soon as it ends, without waking meanwhile.
+    package func loadEnd(after ended: Int) async {
+        let waiter = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = loads.withLock { loads in
+                    guard loads.ended == ended, !Task.isCancelled else { return true }
+                    loads.waiting[waiter] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            loads.withLock { $0.waiting.removeValue(forKey: waiter) }?.resume()
+        }
+    }
 
     /// Adds up what loads held back of the vocabulary of every index of `accounts`. An index that cannot
     /// (signed out meanwhile, its disk full) loses nothing: its next write adds them up, and says what
@@ -851,8 +876,8 @@ public final class Store: Sendable {
     /// the lists follow (``SearchableIndex/rankingListsAreStale(minimumItems:)``), so that ranked
     /// searches of common words stay fast. Returns how many indexes were rebuilt. `sync`, `import`,
     /// `records import` and `replica watch` call it. The indexes of an account in a load still running
-    /// in this store (``load(accounts:isolation:_:)``, a watched source's first scan) are passed over: the lists
-    /// are built once, after it, not again every few hundred items it writes.
+    /// in this store (``load(accounts:isolation:_:)``, a watched source's first scan) are passed over:
+    /// the lists are built once, after it, not again every few hundred items it writes.
     ///
     /// - Parameters:
     ///   - accounts: the accounts whose indexes are looked at; every signed-in account when `nil`.

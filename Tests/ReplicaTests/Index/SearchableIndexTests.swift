@@ -27,9 +27,10 @@ import Testing
         }
 
         /// A connection of the test's own to the index file, to read what the index API does not show (SQLite only).
-        func indexFile() throws -> Connection {
-            try Connection(path: storage.directory.path + "/accounts/alice/indexes/Notes.sqlite")
-        }
+        func indexFile() throws -> Connection { try Connection(path: indexPath) }
+
+        /// Where the index's file is.
+        var indexPath: String { storage.directory.path + "/accounts/alice/indexes/Notes.sqlite" }
 
         /// The full-text table's settings, read from the index file itself.
         func fullTextSettings() throws -> [String: String] {
@@ -43,8 +44,7 @@ import Testing
 
         /// How many segments FTS5's index of the file is in.
         func fullTextSegments() throws -> Int {
-            try ReplicaTestSupport.fullTextSegments(
-                ofIndexFile: storage.directory.path + "/accounts/alice/indexes/Notes.sqlite")
+            try ReplicaTestSupport.fullTextSegments(ofIndexFile: indexPath)
         }
 
         /// The names of the indexes on the items table, read from the index file itself.
