@@ -25,9 +25,10 @@ enum SearchCommand: Command {
         word in the title, keywords or people, 0.05 for the words standing close together; a query of
         function words alone ("the which how") is ranked by them at 0.3 of that, below the best match
         (0.65 at least) of any query with a meaningful word. With
-        semantic search: 0.4 × that + 0.6 × the closeness of the item's best passage to the question,
-        relative to the closest item's. An item found by meaning alone is listed only when its closeness
-        is at least 0.20 and, measured before that division, it scores at least half the best result.
+        semantic search: 0.4 × that + 0.6 × the closeness of the item's best passage to the question, as
+        a share of the span from the search's least close candidate (0) to its closest (1), a span of 0.2
+        at least. An item found by meaning alone is listed only when its closeness is at least 0.20 and,
+        with that closeness in place of the share, it scores at least half the best result.
 
         """
     static let account = CommonOptions.accounts.help("search only this account")

@@ -26,6 +26,23 @@ package enum Ranking {
     /// 0.4, 0.706 at 0.2 (and at 0.1) and 0.721 by meaning alone (`docs/benchmarks/languages.md`).
     package static let wordsWeightAcrossLanguages = 0.2
 
+    /// The least span of closeness that the meaning's share of a hybrid score is spread over: from the
+    /// search's closest item (1) down to its least close candidate (0), or down to this far below the
+    /// closest when its candidates lie nearer each other. Counted over the candidates' own span rather
+    /// than from the model's baseline, closeness weighs alike for every model: with e5, whose cosines
+    /// lie between 0.7 and 1, hybrid nDCG@10 went from 0.822 to 0.850 on the Python FAQ and from 0.715
+    /// to 0.742 on Debian's, every other set within 0.003 (`docs/benchmarks/languages.md`, 2026-12-06).
+    /// No set's candidates lay within 0.2 of each other; among three notes about as close as each
+    /// other, the least span keeps meaning from reordering them on a hair's difference.
+    package static let closenessSpan = 0.2
+
+    /// The meaning's share (0 to 1) of the hybrid score of an item `closeness` close to the query, when
+    /// the search's candidates lie from `farthest` to `closest`: 1 for the closest, 0 for the least
+    /// close (or for one ``closenessSpan`` below the closest, when they lie nearer each other).
+    package static func meaningShare(_ closeness: Double, closest: Double, farthest: Double) -> Double {
+        max(1 - (closest - closeness) / max(closest - farthest, closenessSpan), 0)
+    }
+
     /// Whether a query in `language` (told or seen; `nil` or `und` when it cannot be told) is in one of
     /// the languages an index's items are commonly written in (`written`: ``WrittenLanguages/common``),
     /// so that its words weigh ``wordsWeight``, not ``wordsWeightAcrossLanguages``. A query whose
@@ -102,16 +119,17 @@ extension IndexReader {
     /// query with a meaningful word.
     /// The weights were chosen on the FAQ set of `Benchmarks/quality` (see `docs/benchmarks/quality.md`).
     /// With `semantic`, items are also found by meaning, and each result's score is
-    /// 0.4 × the score above + 0.6 × the closeness of its best passage to the query ÷ the closest item's
-    /// (its cosine, measured from the model's ``Embedder/similarityBaseline``; an item not embedded yet
-    /// keeps the score above): see `docs/benchmarks/quality.md` for the weights' measurements and
-    /// `docs/benchmarks/languages.md` for the division. A query in a language none of the index's items
-    /// are commonly written in (among those the index counts: ``Ranking/isWritten(_:in:)``) weighs its
-    /// words 0.2 and meaning 0.8
+    /// 0.4 × the score above + 0.6 × the closeness of its best passage to the query, as a share of the
+    /// span from the search's least close candidate (0) to its closest (1; a span of at least
+    /// ``Ranking/closenessSpan``; the closeness is the cosine measured from the model's
+    /// ``Embedder/similarityBaseline``; an item not embedded yet keeps the score above): see
+    /// `docs/benchmarks/quality.md` for the weights' measurements and `docs/benchmarks/languages.md` for
+    /// the span. A query in a language none of the index's items are commonly written in (among those
+    /// the index counts: ``Ranking/isWritten(_:in:)``) weighs its words 0.2 and meaning 0.8
     /// (``Ranking/wordsWeightAcrossLanguages``). An item found by meaning alone needs a closeness
     /// of at least ``Ranking/minimumSimilarity`` (and, below the model's ``Embedder/unrelatedCloseness``,
-    /// to stand out from the index's other items: ``MeaningFloor``) and, before the division, half the
-    /// search's best score (``Ranking/closeEnoughByMeaning(_:score:match:)``).
+    /// to stand out from the index's other items: ``MeaningFloor``) and, with its closeness itself in
+    /// place of the share, half the search's best score (``Ranking/closeEnoughByMeaning(_:score:match:)``).
     package func search(_ query: SearchQuery, pattern: FTSPattern?, semantic: SemanticQuery? = nil) throws -> (
         found: [FoundItem], unreadable: [ItemIdentifier]
     ) {
@@ -338,13 +356,19 @@ extension IndexReader {
         let nearestRows = Set(cosines.map(\.rowID))
         for (rowID, similarity) in cosines { cosine[rowID] = max(cosine[rowID] ?? -1, similarity) }
         let lexicalRows = Set(lexical.map(\.rowID))
-        // The closeness ranks relative to the search's closest item, as BM25 does relative to its best
-        // match: how close the best is depends on the model (e5's closenesses lie nearer each other than
-        // MiniLM's) and on the question, and the share of the best means the same for every model. Which
-        // items found by meaning alone are shown still follows their closeness itself (the floor, and
-        // `closeEnoughByMeaning` over the scores below before they are made relative).
+        // The closeness counts down from the search's closest item (1) to its least close candidate (0),
+        // as BM25 counts relative to its best match: how close the candidates lie depends on the model
+        // (e5's cosines lie between 0.7 and 1, MiniLM's unrelated texts near 0) and on the question, and
+        // a share of the span means the same for every model. A span under `Ranking.closenessSpan`
+        // counts as that: candidates about as close as each other are not set apart by meaning, and the
+        // closest counts in full even alone. Which items found by meaning alone are shown still follows
+        // their closeness itself (the floor, and `closeEnoughByMeaning` over the scores below before
+        // they are made relative).
         let closest = cosine.values.max() ?? 0
-        let relative = { (similarity: Double) in closest > 0 ? max(similarity, 0) / closest : 0 }
+        let farthest = cosine.values.min() ?? 0
+        let relative = { (similarity: Double) in
+            Ranking.meaningShare(similarity, closest: closest, farthest: farthest)
+        }
         let mixed = { (words: Double, meaning: Double) in wordsWeight * words + (1 - wordsWeight) * meaning }
         var fused: [(candidate: (item: FoundItem, rowID: Int64), absolute: Double)] = lexical.map { candidate in
             var candidate = candidate

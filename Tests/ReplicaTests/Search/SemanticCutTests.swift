@@ -140,3 +140,23 @@ import Testing
         #expect(MeaningFloor.none.threshold(among: Self.scores) == -1)
     }
 }
+
+/// The meaning's share of a hybrid score (``Ranking/meaningShare(_:closest:farthest:)``): counted over
+/// the candidates' own span, so that e5's cosines, which lie between 0.7 and 1, weigh as MiniLM's do.
+@Suite struct MeaningShareTests {
+    @Test func theShareRunsFromTheLeastCloseCandidateToTheClosest() {
+        // e5-like closenesses: 0.30 to 0.60. The closest counts in full, the least close not at all.
+        #expect(Ranking.meaningShare(0.60, closest: 0.60, farthest: 0.30) == 1)
+        #expect(Ranking.meaningShare(0.30, closest: 0.60, farthest: 0.30) == 0)
+        #expect(abs(Ranking.meaningShare(0.45, closest: 0.60, farthest: 0.30) - 0.5) < 1e-12)
+        // Measured from the model's baseline instead, 0.45 would have counted 0.75 of the closest.
+    }
+
+    @Test func candidatesAboutAsCloseAsEachOtherAreNotSetApart() {
+        // Three notes within 0.02 of each other: the span counts as 0.2, so they stay within a tenth.
+        #expect(Ranking.meaningShare(0.50, closest: 0.50, farthest: 0.48) == 1)
+        #expect(abs(Ranking.meaningShare(0.48, closest: 0.50, farthest: 0.48) - 0.9) < 1e-12)
+        // One candidate alone is the closest: it counts in full.
+        #expect(Ranking.meaningShare(0.22, closest: 0.22, farthest: 0.22) == 1)
+    }
+}
