@@ -57,45 +57,15 @@ import snowballstemmer
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from evaluate_baselines import bm25_run, metrics
+from language_sets import LANGUAGES, load_set
+from language_sets import across as questions_across
 from typos import with_typos
 
-LANGUAGES = ("ar", "el", "es", "hi", "tr", "vi", "zh", "ja")   # ja: JSQuAD; the rest: XQuAD-R
 STEMMERS = {"ar": "arabic", "el": "greek", "es": "spanish", "hi": "hindi", "tr": "turkish"}
 K1, B = 1.2, 0.75
 
 
-# The sets: items {"id", "title", "text"}, questions {"id", "query", "relevant": [item id]}.
-
-def load_xquadr(path):
-    items, questions = [], []
-    for a, article in enumerate(json.load(open(path, encoding="utf-8"))["data"]):
-        for p, para in enumerate(article["paragraphs"]):
-            ids = [f"a{a}p{p}s{s}" for s in range(len(para["sentences"]))]
-            items += [{"id": i, "title": "", "text": s} for i, s in zip(ids, para["sentences"])]
-            for q in para["qas"]:
-                start = q["answers"][0]["answer_start"]
-                hit = next(i for i, (b, e) in zip(ids, para["sentence_breaks"]) if b <= start < e)
-                questions.append({"id": q["id"], "query": q["question"], "relevant": [hit]})
-    return items, questions
-
-
-def load_jsquad(path):
-    items, questions, by_context = [], [], {}
-    for article in json.load(open(path, encoding="utf-8"))["data"]:
-        for para in article["paragraphs"]:
-            if para["context"] not in by_context:
-                title, text = para["context"].split(" [SEP] ", 1)
-                by_context[para["context"]] = f"c{len(items)}"
-                items.append({"id": by_context[para["context"]], "title": title, "text": text})
-            questions += [{"id": q["id"], "query": q["question"], "relevant": [by_context[para["context"]]]}
-                          for q in para["qas"]]
-    return items, questions
-
-
-def load_set(sets_dir, lang):
-    if lang == "ja":
-        return load_jsquad(os.path.join(sets_dir, "jsquad-test.json"))
-    return load_xquadr(os.path.join(sets_dir, f"xquadr-{lang}.json"))
+# The sets and their loaders: language_sets.py.
 
 
 def whole(item):
@@ -218,9 +188,7 @@ def across(pair, a):
     (the sets' questions share their ids)."""
     asking, holding = pair.split(":")
     items, own = load_set(a.sets, holding)
-    relevant = {q["id"]: q["relevant"] for q in own}
-    _, theirs = load_set(a.sets, asking)
-    foreign = [{**q, "relevant": relevant[q["id"]]} for q in theirs if q["id"] in relevant]
+    foreign = questions_across(a.sets, asking, holding)
     store, seconds = replica_store(a.replica, items, embed=True, model=a.model)
     results = {}
     try:
