@@ -4,8 +4,8 @@ import Replica
 /// A known-item set searched in-process with one model: nDCG@10 / MRR@10 / Recall@100 by the words, by
 /// meaning and hybrid, scored as `Benchmarks/quality/evaluate_replica.py` scores them. The same searches
 /// as `replica search --json --limit 100` runs, without a process and a model load per question: JSQuAD's
-/// 4,420 questions take about 5 minutes in all modes here, against 37 minutes a mode through the command.
-/// The sets: `build_faq_set.py`, `build_debian_faq_set.py` and `export_language_sets.py` write them.
+/// 4,420 questions take minutes in all three modes, against 37 minutes a mode through the command.
+/// The sets: `build_faq_set.py`, `build_debian_faq_set.py` and `language_sets.py` write them.
 enum QualityBenchmark {
     struct Document: Decodable {
         var id: String
