@@ -36,7 +36,9 @@ enum QualityBenchmark {
         }
         try await store.index(account: account).indexItems(items)
         let embedding = try await Measure.seconds { _ = try await store.embedPendingItems(accounts: [account]) }
-        print("\(items.count) items, \(questions.count) questions, embedded with \(model) in \(Measure.format(embedding)) s")
+        print(
+            "\(items.count) items, \(questions.count) questions, embedded with \(model) in \(Measure.format(embedding)) s"
+        )
         print("\n| search | nDCG@10 / MRR@10 / Recall@100 |\n|---|---|")
         for mode in modes {
             var found: [[String]] = []
