@@ -12,8 +12,8 @@ public enum EmbeddingModel: String, Sendable, CaseIterable {
 
     /// The model used when none is named: multilingual-e5-small, whose hybrid search scored the higher
     /// mean nDCG@10 over every question set measured, each weighing the same (two English FAQ sets, where
-    /// MiniLM is 0.04 better, and eight in other languages, where MiniLM reads nothing and e5 adds 0.01
-    /// to 0.06 to the words: docs/benchmarks/languages.md), at 0.6 times MiniLM's passages a second.
+    /// MiniLM is 0.02–0.03 better, and eight in other languages, where MiniLM reads nothing and e5 adds
+    /// 0.01 to 0.07 to the words: docs/benchmarks/languages.md), at 0.6 times MiniLM's passages a second.
     public static let `default` = EmbeddingModel.multilingualE5
 
     /// The model `REPLICA_MODEL` names, else `configured`, else ``default`` (`nil` for `off`, in either),
