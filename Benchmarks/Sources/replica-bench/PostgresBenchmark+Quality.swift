@@ -7,6 +7,17 @@ extension PostgresBenchmark {
     struct QualityDocument: Decodable {
         var id: String
         var text: String
+        /// A title of its own (JSQuAD's paragraphs have one; the FAQ sets' sections do not).
+        var title: String?
+
+        /// The item `evaluate_replica.py` imports for it: its text as `textContent`, its title.
+        var item: SearchableItem {
+            var attributes = AttributeSet(contentType: .plainText)
+            attributes.textContent = text
+            if let title, !title.isEmpty { attributes.title = title }
+            return SearchableItem(
+                uniqueIdentifier: ItemIdentifier(id), attributeSet: attributes, expirationDate: .distantFuture)
+        }
     }
 
     struct QualityQuery: Decodable {
@@ -39,10 +50,31 @@ extension PostgresBenchmark {
         var text: String { "\(Measure.format(ndcg, 3)) / \(Measure.format(mrr, 3)) / \(Measure.format(recall, 3))" }
     }
 
+    /// The identifiers each of `texts` finds, best first, at most 100, searched `by` "lexical…" (the words
+    /// alone), "semantic" (meaning alone) or anything else (hybrid). A query with no word to search fails,
+    /// as `replica search` does: no results.
+    static func found(_ texts: [String], in store: Store, account: AccountID, by mode: String) async throws
+        -> [[String]]
+    {
+        var found: [[String]] = []
+        for text in texts {
+            var search = SearchQuery(text, limit: 100)
+            search.accounts = [account]
+            search.disablesSemanticSearch = mode.hasPrefix("lexical")
+            search.disablesLexicalSearch = mode == "semantic"
+            do {
+                found.append(try await store.search(search).map(\.item.uniqueIdentifier.rawValue))
+            } catch let error as ReplicaError where error.code == .invalidQuery {
+                found.append([])
+            }
+        }
+        return found
+    }
+
     static func loadLines<T: Decodable>(_ path: String, as type: T.Type) throws -> [T] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw BenchError(
-                "no \(path): build the sets with python3 Benchmarks/quality/build_faq_set.py and build_debian_faq_set.py, or give --quality DIR"
+                "no \(path): build the sets with python3 Benchmarks/quality/build_faq_set.py, build_debian_faq_set.py or language_sets.py (postgres: --quality DIR names their folder)"
             )
         }
         return try data.split(separator: UInt8(ascii: "\n")).map { try JSONDecoder().decode(T.self, from: Data($0)) }
@@ -64,13 +96,7 @@ extension PostgresBenchmark {
         for set in ["faq", "debfaq"] {
             let documents = try loadLines(options.qualityData + "/\(set)-docs.jsonl", as: QualityDocument.self)
             let queries = try loadLines(options.qualityData + "/\(set)-queries.jsonl", as: QualityQuery.self)
-            let items = documents.map { document in
-                var attributes = AttributeSet(contentType: .plainText)
-                attributes.textContent = document.text
-                return SearchableItem(
-                    uniqueIdentifier: ItemIdentifier(document.id), attributeSet: attributes,
-                    expirationDate: .distantFuture)
-            }
+            let items = documents.map(\.item)
             var runs: [String: [String: [[String]]]] = [:]
             for backend in ["sqlite", "pg"] {
                 let directory = try Measure.scratchDirectory("quality")
@@ -87,20 +113,8 @@ extension PostgresBenchmark {
                     for mode in modes + ["lexical, through the ranking lists"] {
                         // The last mode after a build of the lists (a word gets one from 8 items in a set this small).
                         if mode.hasSuffix("lists") { _ = try await store.index(account: account).rebuildRankingLists() }
-                        var found: [[String]] = []
-                        for query in queries {
-                            var search = SearchQuery(query.query, limit: 100)
-                            search.accounts = [account]
-                            search.disablesSemanticSearch = mode.hasPrefix("lexical")
-                            search.disablesLexicalSearch = mode == "semantic"
-                            // A query with no word to search fails, as `replica search` does: no results.
-                            do {
-                                found.append(try await store.search(search).map(\.item.uniqueIdentifier.rawValue))
-                            } catch let error as ReplicaError where error.code == .invalidQuery {
-                                found.append([])
-                            }
-                        }
-                        runs[backend, default: [:]][mode] = found
+                        runs[backend, default: [:]][mode] = try await found(
+                            queries.map(\.query), in: store, account: account, by: mode)
                     }
                 }
                 notes.append(

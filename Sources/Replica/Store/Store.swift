@@ -808,8 +808,8 @@ public final class Store: Sendable {
     /// ```
     ///
     /// On SQLite, until the load ends, a typo is corrected only towards the words an index held before
-    /// it (or when a write outside the load, which adds up what was held back, came in between). A load that
-    /// is killed leaves the adding up to each index's next write, and so does a load whose `body`
+    /// it (or when a write outside the load, which adds up what was held back, came in between). A load
+    /// that is killed leaves the adding up to each index's next write, and so does a load whose `body`
     /// writes to an account it did not name.
     ///
     /// - Parameters:

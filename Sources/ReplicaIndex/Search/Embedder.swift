@@ -27,9 +27,10 @@ public protocol Embedder: Sendable {
     func embed(documents: [String]) throws -> [[[Float]]]
     /// The cosine of texts that have nothing to do with each other, for this model: where its scale of
     /// similarity starts. Search measures closeness from it (a cosine `c` counts as
-    /// `(c − baseline) / (1 − baseline)`), so that its floors and the weight of meaning beside the words
-    /// mean the same for every model. 0 (the default) for a model like MiniLM, whose unrelated texts score
-    /// near 0; multilingual-e5-small's scores lie between about 0.7 and 1.0.
+    /// `(c − baseline) / (1 − baseline)`), so that its floors mean the same for every model; the weight
+    /// of meaning beside the words counts over each search's own candidates and needs no baseline. 0
+    /// (the default) for a model like MiniLM, whose unrelated texts score near 0; multilingual-e5-small's
+    /// scores lie between about 0.7 and 1.0.
     var similarityBaseline: Double { get }
     /// How close (as closeness from ``Embedder/similarityBaseline``) this model's unrelated texts can come
     /// to a query, for a model whose unrelated texts come as close as its weaker answers: an item found by

@@ -356,14 +356,10 @@ extension IndexReader {
         let nearestRows = Set(cosines.map(\.rowID))
         for (rowID, similarity) in cosines { cosine[rowID] = max(cosine[rowID] ?? -1, similarity) }
         let lexicalRows = Set(lexical.map(\.rowID))
-        // The closeness counts down from the search's closest item (1) to its least close candidate (0),
-        // as BM25 counts relative to its best match: how close the candidates lie depends on the model
-        // (e5's cosines lie between 0.7 and 1, MiniLM's unrelated texts near 0) and on the question, and
-        // a share of the span means the same for every model. A span under `Ranking.closenessSpan`
-        // counts as that: candidates about as close as each other are not set apart by meaning, and the
-        // closest counts in full even alone. Which items found by meaning alone are shown still follows
-        // their closeness itself (the floor, and `closeEnoughByMeaning` over the scores below before
-        // they are made relative).
+        // Meaning weighs as a share of the span from the least close candidate to the closest
+        // (`Ranking.meaningShare`), as BM25 counts relative to its best match. Which items found by
+        // meaning alone are shown still follows their closeness itself (the floor, and
+        // `closeEnoughByMeaning` over the absolute scores below).
         let closest = cosine.values.max() ?? 0
         let farthest = cosine.values.min() ?? 0
         let relative = { (similarity: Double) in
