@@ -185,7 +185,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "ReplicaExecTests",
-            dependencies: ["ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore"]),
+            dependencies: [
+                "ReplicaExec", "Replica", "ReplicaTestSupport", "ReplicaIndex", "ReplicaCore", "ReplicaSQLite",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

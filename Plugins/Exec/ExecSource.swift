@@ -94,81 +94,94 @@ public final class ExecSource: Source {
     }
 
     /// Runs the plugin until it is caught up (`sync`) or until cancelled (`watch`).
+    ///
+    /// A watched plugin's catch-up is written as a load (``SourceContext/load(isolation:_:)``), as `sync`
+    /// writes it: what it sends before its first `idle` (the changes since its checkpoint, its whole
+    /// first index) leaves the ranking lists to be built once, after it. A plugin that never says `idle`
+    /// ends its catch-up when it first falls silent long enough to be pinged.
     private func session(_ mode: String, _ context: SourceContext) async throws {
         let checkpoint = try await context.checkpoint()
         let plugin = try start(mode, checkpoint: checkpoint)
         var batch: [SourceEvent] = []
         var pingSent = false
         var pings = 0
+        /// Reads and acts on the plugin's messages until cancelled, or until it is caught up: it says
+        /// `idle`, or (`untilCaughtUp`, while watching) is pinged after a silence.
+        func follow(untilCaughtUp: Bool) async throws {
+            while !Task.isCancelled {
+                let silence = silence
+                let message = try await Blocking.run { plugin.next(timeout: silence) }
+                switch message {
+                case .end(let status):
+                    throw Failure(
+                        description: "the plugin \(status)"
+                            + (batch.isEmpty ? "" : "; its uncommitted batch of \(batch.count) changes was dropped")
+                            + (plugin.lastErrors.isEmpty ? "" : " (it said: \(plugin.lastErrors))"))
+                case .tooLong(let number):
+                    throw Failure(
+                        description:
+                            "line \(number) of its output is longer than \(PluginProcess.maximumLineLength >> 20) MiB, the most a protocol line may hold; the plugin was stopped"
+                            + (batch.isEmpty
+                                ? "" : " and its uncommitted batch of \(batch.count) changes was dropped"))
+                case .timeout:
+                    if mode == "sync" || pingSent {
+                        throw Failure(description: "the plugin said nothing for \(Int(silence)) s and was stopped")
+                    }
+                    pings += 1
+                    plugin.send(.object([("type", "ping"), ("id", .number(Double(pings)))]))
+                    pingSent = true
+                    if untilCaughtUp { return }
+                case .line(let number, let text):
+                    let message: PluginMessage
+                    do throws(PluginMessage.Problem) {
+                        message = try PluginMessage.read(text)
+                    } catch .notAMessage {
+                        throw Failure(description: "line \(number) of its output is not a protocol message")
+                    } catch .unknownType(let type) {
+                        throw Failure(description: "line \(number) has an unknown message type '\(type)'")
+                    }
+                    switch message {
+                    case .upsert(let item, let version):
+                        batch.append(upsert(item, version: version))
+                    case .badUpsert(let error):
+                        await context.report(error: "line \(number): \(error.message); the item was skipped")
+                    case .delete(let key):
+                        batch.append(.delete(definition.identifier(key), entryKey: key))
+                    case .badDelete:
+                        await context.report(error: "line \(number): a delete needs a uniqueIdentifier; skipped")
+                        continue
+                    case .commit(let checkpoint):
+                        try await context.commit(SourceBatch(events: batch, checkpoint: checkpoint))
+                        batch.removeAll()
+                    case .idle:
+                        if mode == "sync" {
+                            if !batch.isEmpty {
+                                await context.report(
+                                    error:
+                                        "the plugin went idle with \(batch.count) uncommitted changes; they were dropped"
+                                )
+                                await context.reportPending(0)
+                            }
+                            return
+                        }
+                        if untilCaughtUp { return }
+                    case .pong:
+                        pingSent = false
+                    case .log(let level, let text):
+                        if level == "error", let text {
+                            await context.report(error: "the plugin reported: \(text)")
+                        }
+                    case .hydrated:
+                        break  // an answer nobody asked for in this mode
+                    }
+                    await context.reportPending(batch.count)
+                }
+            }
+        }
         do {
             try await withTaskCancellationHandler {
-                while !Task.isCancelled {
-                    let silence = silence
-                    let message = try await Blocking.run { plugin.next(timeout: silence) }
-                    switch message {
-                    case .end(let status):
-                        throw Failure(
-                            description: "the plugin \(status)"
-                                + (batch.isEmpty ? "" : "; its uncommitted batch of \(batch.count) changes was dropped")
-                                + (plugin.lastErrors.isEmpty ? "" : " (it said: \(plugin.lastErrors))"))
-                    case .tooLong(let number):
-                        throw Failure(
-                            description:
-                                "line \(number) of its output is longer than \(PluginProcess.maximumLineLength >> 20) MiB, the most a protocol line may hold; the plugin was stopped"
-                                + (batch.isEmpty
-                                    ? "" : " and its uncommitted batch of \(batch.count) changes was dropped"))
-                    case .timeout:
-                        if mode == "sync" || pingSent {
-                            throw Failure(description: "the plugin said nothing for \(Int(silence)) s and was stopped")
-                        }
-                        pings += 1
-                        plugin.send(.object([("type", "ping"), ("id", .number(Double(pings)))]))
-                        pingSent = true
-                    case .line(let number, let text):
-                        let message: PluginMessage
-                        do throws(PluginMessage.Problem) {
-                            message = try PluginMessage.read(text)
-                        } catch .notAMessage {
-                            throw Failure(description: "line \(number) of its output is not a protocol message")
-                        } catch .unknownType(let type) {
-                            throw Failure(description: "line \(number) has an unknown message type '\(type)'")
-                        }
-                        switch message {
-                        case .upsert(let item, let version):
-                            batch.append(upsert(item, version: version))
-                        case .badUpsert(let error):
-                            await context.report(error: "line \(number): \(error.message); the item was skipped")
-                        case .delete(let key):
-                            batch.append(.delete(definition.identifier(key), entryKey: key))
-                        case .badDelete:
-                            await context.report(error: "line \(number): a delete needs a uniqueIdentifier; skipped")
-                            continue
-                        case .commit(let checkpoint):
-                            try await context.commit(SourceBatch(events: batch, checkpoint: checkpoint))
-                            batch.removeAll()
-                        case .idle:
-                            if mode == "sync" {
-                                if !batch.isEmpty {
-                                    await context.report(
-                                        error:
-                                            "the plugin went idle with \(batch.count) uncommitted changes; they were dropped"
-                                    )
-                                    await context.reportPending(0)
-                                }
-                                return
-                            }
-                        case .pong:
-                            pingSent = false
-                        case .log(let level, let text):
-                            if level == "error", let text {
-                                await context.report(error: "the plugin reported: \(text)")
-                            }
-                        case .hydrated:
-                            break  // an answer nobody asked for in this mode
-                        }
-                        await context.reportPending(batch.count)
-                    }
-                }
+                if mode == "watch" { try await context.load { try await follow(untilCaughtUp: true) } }
+                try await follow(untilCaughtUp: false)
             } onCancel: {
                 plugin.send(.object([("type", "stop")]))
             }

@@ -1,4 +1,5 @@
 import Foundation
+import ReplicaSQLite
 import ReplicaTestSupport
 import Testing
 
@@ -107,6 +108,41 @@ import Testing
             Issue.record("budget should be gone")
             return
         }
+    }
+
+    /// A watched plugin's catch-up, up to its first `idle`, is written as a load, as `sync` writes it:
+    /// FTS5's segments are left for the ranking lists' build to merge once, and the load ends (its
+    /// vocabulary added up) once the plugin is caught up. A plugin that never says `idle` ends its
+    /// catch-up when its silence is first pinged.
+    @Test(arguments: [true, false])
+    func aWatchedPluginsCatchUpIsWrittenAsALoad(sayingIdle: Bool) async throws {
+        let script = directory.appending("catching-up.py")
+        // Every line is written before the first flush: no silence falls inside the catch-up.
+        try """
+        import json, sys
+        sys.stdin.readline()
+        for n in range(40):
+            item = {"uniqueIdentifier": f"note-{n}", "attributes": {"textContent": f"harbour inspection number{n}"}}
+            sys.stdout.write(json.dumps({"type": "upsert", "item": item}) + "\\n")
+            if n % 2 == 1: sys.stdout.write(json.dumps({"type": "commit", "checkpoint": str(n)}) + "\\n")
+        if sys.argv[1] == "idle": sys.stdout.write(json.dumps({"type": "idle"}) + "\\n")
+        sys.stdout.flush()
+        for line in sys.stdin:
+            message = json.loads(line)
+            if message["type"] == "ping": print(json.dumps({"type": "pong", "id": message["id"]}), flush=True)
+            if message["type"] == "stop": break
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let (source, context) = try source(
+            ["python3", script.path, sayingIdle ? "idle" : "silent"], silenceSeconds: sayingIdle ? 60 : 5)
+        let watching = Task { try await source.watch(context) }
+        defer { watching.cancel() }
+        #expect(try await eventually { try await store.search(SearchQuery("harbour", limit: 100)).count == 40 })
+        let path = store.directory.path + "/accounts/alice/indexes/\(Store.defaultIndexName).sqlite"
+        // Outside a load FTS5 merges a level of 16 segments at once: 20 transactions would leave a few.
+        #expect(try fullTextSegments(ofIndexFile: path) == 20)
+        #expect(await eventually { store.loadsEnded >= 1 })
+        #expect(try Connection(path: path).scalarInt("SELECT count(*) FROM vocabulary_held_back") == 0)
+        #expect(try await store.search(SearchQuery("inspektion", limit: 100)).count == 40)
     }
 
     /// A plugin that sends a committed batch, then half a batch, then crashes.

@@ -108,7 +108,9 @@ public final class ProjectionEngine: Sendable {
     /// whenever a record store changed, checked every `interval`; followed tables every second, and a
     /// followed PostgreSQL table as soon as its trigger's `NOTIFY replica_changes` arrives (the log's
     /// numbers stay the truth: a notification only says when to look). On cancellation, one last
-    /// catch-up commits what is in flight.
+    /// catch-up commits what is in flight. The first catch-up, which applies whatever changed while no
+    /// engine followed (all of an app's records, the first time), is written as a load
+    /// (``Store/load(accounts:isolation:_:)``): the ranking lists are built once, after it.
     ///
     /// A catch-up that fails is tried again at the next check; `onError` hears of it once per failure
     /// streak (and again when the error changes), never silently.
@@ -127,6 +129,7 @@ public final class ProjectionEngine: Sendable {
         var lastFailure: String?
         let listeners = FollowedDatabases.listeners(for: followedTables)
         var notified = false
+        var isFirstPass = true
         func failed(_ error: any Error) {
             let description = String(describing: error)
             if description != lastFailure { onError(error) }
@@ -137,23 +140,30 @@ public final class ProjectionEngine: Sendable {
             notified = false
             if dueTables { lastTables = .now }
             let known = versions
-            do {
-                let (report, changed) = try await Blocking.run({ [self] () -> (CatchUpReport, [AccountID: Int]) in
-                    var report = CatchUpReport()
-                    var changed = known
-                    for account in try store.signedInAccounts().map(\.id) {
-                        let records = try store.recordStorage(for: account, creating: false)
-                        func version() throws -> Int? {
-                            try records.map { try $0.dataVersion() }
-                        }
-                        if try version() != known[account] || dueTables {
-                            report = report + (try catchUpNow(account: account))
-                            // The catch-up's own writes (pruning the log) must not look like news next time.
-                            changed[account] = try version()
-                        }
+            let catchUp: @Sendable () throws -> (CatchUpReport, [AccountID: Int]) = { [self] in
+                var report = CatchUpReport()
+                var changed = known
+                for account in try store.signedInAccounts().map(\.id) {
+                    let records = try store.recordStorage(for: account, creating: false)
+                    func version() throws -> Int? {
+                        try records.map { try $0.dataVersion() }
                     }
-                    return (report, changed)
-                })
+                    if try version() != known[account] || dueTables {
+                        report = report + (try catchUpNow(account: account))
+                        // The catch-up's own writes (pruning the log) must not look like news next time.
+                        changed[account] = try version()
+                    }
+                }
+                return (report, changed)
+            }
+            do {
+                // The first pass applies what changed while nothing followed (an app's first records, a
+                // whole import): as a load, as `records import` writes, its lists are built once after it.
+                let (report, changed) =
+                    isFirstPass
+                    ? try await store.load { try await Blocking.run(IndexLoad.carried(catchUp)) }
+                    : try await Blocking.run(catchUp)
+                isFirstPass = false
                 versions = changed
                 lastFailure = nil
                 if report != CatchUpReport() { onReport(report) }

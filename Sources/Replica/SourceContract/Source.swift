@@ -76,8 +76,8 @@ public enum SourceAnswer: Sendable, Equatable {
 ///   from the checkpoint).
 /// - `watch` does what `sync` does, then follows changes until its task is cancelled. On cancellation
 ///   it commits what it has in flight and returns promptly (within a second or two). Its first pass,
-///   many commits in a row, goes faster in ``SourceContext/load(isolation:_:)``, as the file-tree and
-///   git sources' do.
+///   many commits in a row, goes faster in ``SourceContext/load(isolation:_:)``, as the file-tree, git and
+///   exec sources' do.
 /// - A batch is committed whole or not at all: a source that fails halfway must not commit a half batch.
 /// - `answer` tells the current state of some of its items — still there, readable, at which version —
 ///   with their full content when `includingContent` is set; it must not change anything.

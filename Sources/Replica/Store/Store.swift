@@ -791,9 +791,11 @@ public final class Store: Sendable {
     /// The indexes of `accounts` get no lists while the load runs
     /// (``rebuildStaleRankingLists(accounts:minimumItems:building:)``, which `replica watch` calls,
     /// passes over them); build them after it, as `sync`, `import` and `records import` do. They run
-    /// their writes so, and a watched source its first scan (``SourceContext/load(isolation:_:)``). An
-    /// index too small for lists (under 10,000 items) has its segments merged at its next write. On
-    /// PostgreSQL every transaction counts its vocabulary, in a load or not.
+    /// their writes so, a watched source its catch-up (``SourceContext/load(isolation:_:)``: a tree's first
+    /// scan, a repository's first sync, a plugin's changes up to its first `idle`), and a running projection
+    /// engine its first catch-up (``ProjectionEngine/run(every:onReport:onError:)``). An index too small
+    /// for lists (under 10,000 items) has its segments merged at its next write. On PostgreSQL every
+    /// transaction counts its vocabulary, in a load or not.
     ///
     /// Batches of 1,000 items took 11–25 % less time so (`replica-bench batches`, BENCHMARKS.md).
     ///

@@ -190,6 +190,28 @@ import Testing
         #expect(try await fixture.store.search(SearchQuery("inspektion", limit: 500)).count == 440)
     }
 
+    /// A running engine's first catch-up (the watcher's, applying all of an app's records the first
+    /// time) is written as a load, as `records import` writes: FTS5's segments are left for the ranking
+    /// lists' build to merge once, and the vocabulary is added up when it ends. What follows is written
+    /// as any write is.
+    @Test func aRunningEnginesFirstCatchUpIsWrittenAsALoad() async throws {
+        let fixture = try await make(.sqlite)
+        let engine = ProjectionEngine(
+            store: fixture.store, projections: ProjectionSet(indexName: Store.defaultIndexName), batchSize: 1)
+        let path = fixture.directory.path + "/accounts/a/indexes/\(Store.defaultIndexName).sqlite"
+        try await fixture.store.records.write((1...400).map { note("\($0)", 1, title: "harbour inspection") })
+        let running = Task { await engine.run(every: .milliseconds(20)) }
+        defer { running.cancel() }
+        #expect(await eventually { fixture.store.loadsEnded == 1 })
+        #expect(try fullTextSegments(ofIndexFile: path) >= 20)
+        #expect(try await fixture.store.search(SearchQuery("inspektion", limit: 500)).count == 400)
+        // Later changes are written outside a load: the level of 20 is merged at the next write.
+        try await fixture.store.records.write([note("401", 1, title: "harbour pilots")])
+        #expect(try await eventually { try await fixture.found("pilots") == ["note:a:401"] })
+        #expect(try fullTextSegments(ofIndexFile: path) <= 2)
+        #expect(fixture.store.loadsEnded == 1)
+    }
+
     @Test(arguments: TestBackend.available)
     func theChangeLogIsPrunedOnceApplied(_ backend: TestBackend) async throws {
         let fixture = try await make(backend)
