@@ -82,7 +82,8 @@ package final class PostgresIndexStorage: IndexStorage {
                             SELECT $1, $2, 'analyzer', $3 FROM created ON CONFLICT DO NOTHING
                         ), languages AS (
                             INSERT INTO replica.meta(account, index_name, key, value)
-                            SELECT $1, $2, '\(WrittenLanguages.key)', '' FROM created ON CONFLICT DO NOTHING)
+                            SELECT $1, $2, unnest(ARRAY['\(WrittenLanguages.key)', '\(WrittenLanguages.unstemmedKey)']), ''
+                            FROM created ON CONFLICT DO NOTHING)
                         INSERT INTO replica.meta(account, index_name, key, value)
                         SELECT $1, $2, 'reindex_all_pending', '1' FROM created ON CONFLICT DO NOTHING
                         """, [.text(account.rawValue), .text(indexName), .text(TextAnalyzer.version)], on: connection)

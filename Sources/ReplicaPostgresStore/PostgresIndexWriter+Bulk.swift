@@ -124,7 +124,7 @@ extension PostgresIndexWriter {
         for index in firsts {
             CrashPoints.reach("index.item")
             guard let id = inserted[rows[index].row.identifier] else { continue }
-            countWritten(rows[index].words, language: rows[index].row.text.language)
+            countWritten(rows[index].words, text: rows[index].row.text)
             try wasInserted(id, rows[index].row)
             done.insert(index)
         }

@@ -172,9 +172,9 @@ package final class PostgresIndexWriter: IndexRowWriter {
 
     /// Counts the words and the language of a row whose text was just written, once per row written, as
     /// the SQLite writer counts them where it indexes a row's text.
-    func countWritten(_ words: PostgresIndexText.Words, language: String?) {
+    func countWritten(_ words: PostgresIndexText.Words, text: TextColumns) {
         countVocabulary(words.vocabulary, by: 1)
-        writtenLanguages.add(language)
+        writtenLanguages.add(text)
     }
 
     /// Counts lexemes in the vocabulary's changes: as ``vocabularyOf(_:)`` returns them (U+001F between
@@ -260,7 +260,7 @@ package final class PostgresIndexWriter: IndexRowWriter {
         let words = wordsToWrite(row)
         let inserted = try execute(Self.insertSQL, Self.values(of: row, words: words))
         guard inserted.rowCount == 1, let id = inserted.int(0, 0) else { return nil }
-        countWritten(words, language: row.text.language)
+        countWritten(words, text: row.text)
         return id
     }
 
@@ -284,7 +284,7 @@ package final class PostgresIndexWriter: IndexRowWriter {
         let replaced = try execute(Self.replaceSQL, Self.values(of: row, words: words))
         if replaced.int(0, 0) == 1 {
             countVocabulary((replaced.string(0, 1) ?? "").split(separator: "\u{1F}"), by: -1)
-            countWritten(words, language: row.text.language)
+            countWritten(words, text: row.text)
         }
         try dropVectorsOfChangedText(stored.id)
         try forgetRemadeWords(of: stored.id)

@@ -186,7 +186,7 @@ package final class SQLiteIndexWriter: IndexRowWriter {
     /// Adds the full-text entries of a row just written, tells the ranking lists of it, and counts its
     /// language among those written (``WrittenLanguages``).
     func indexText(_ id: Int64, _ text: TextColumns) throws {
-        writtenLanguages.add(text.language)
+        writtenLanguages.add(text)
         switch try textTable(ofRow: id) {
         case "items_text": break
         case nil: return

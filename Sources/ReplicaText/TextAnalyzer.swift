@@ -186,13 +186,18 @@ public enum TextAnalyzer {
     /// The language an item's text is stemmed for, and whether it is known: the first of the languages
     /// its app gave (BCP 47 tags, `de-CH`: the language subtag, lowercased) that has forms of its words
     /// (``stems(_:)``: Snowball's 28 and Vietnamese), else the language CLD2 is sure the text is in; `nil`
-    /// for one without (Chinese, Japanese, Korean, Thai…), whose words are not stemmed. When CLD2 cannot tell (a text too
-    /// short), English, not known: the index's writer then stems it for the language most of the index's
-    /// items are in.
-    public static func itemLanguage(given languages: [String], text: String) -> (code: String?, isKnown: Bool) {
-        if let given = languages.lazy.compactMap(stemmingLanguage(ofTag:)).first { return (given, true) }
-        guard let detected = language(of: text), detected.isReliable else { return ("en", false) }
-        return (stemmingLanguage(ofTag: detected.code), true)
+    /// for one without (Chinese, Japanese, Korean, Thai…), whose words are not stemmed: that language is
+    /// then `unstemmed` (the first its app gave, else CLD2's). When CLD2 cannot tell (a text too short),
+    /// English, not known: the index's writer then stems it for the language most of the index's items
+    /// are in.
+    public static func itemLanguage(given languages: [String], text: String) -> (
+        code: String?, isKnown: Bool, unstemmed: String?
+    ) {
+        if let given = languages.lazy.compactMap(stemmingLanguage(ofTag:)).first { return (given, true, nil) }
+        guard let detected = language(of: text), detected.isReliable else { return ("en", false, nil) }
+        if let code = stemmingLanguage(ofTag: detected.code) { return (code, true, nil) }
+        let unstemmed = languages.lazy.map(languageCode(ofTag:)).first { !$0.isEmpty }
+        return (nil, true, unstemmed ?? languageCode(ofTag: detected.code))
     }
 
     /// The language subtag of a BCP 47 tag (`de` of `de-CH`, `zh` of `zh-Hant`, lowercased) when the

@@ -85,6 +85,10 @@ package struct TextColumns: Sendable {
     /// Whether ``language`` is known: `false` while it is English only because CLD2 could not tell, until
     /// the index's writer settles it (``IndexWriter/settleLanguage(of:)``).
     package var languageIsKnown = true
+    /// The language the columns are written in when it has no stems (``language`` is then `nil`): `zh`,
+    /// `ja`, `th`… (``TextAnalyzer/itemLanguage(given:text:)``), counted among the index's languages
+    /// (``WrittenLanguages``); `nil` for columns as stored.
+    package var unstemmedLanguage: String?
     /// The columns' tokens, made ahead on the thread that prepared the row (``PreparedRow/preanalyzed()``).
     package var preanalysis: TextAnalyzer.Preanalysis?
 
@@ -180,7 +184,8 @@ package struct TextColumns: Sendable {
     /// columns are written in, not known (``languageIsKnown``) when CLD2 cannot tell, until the writer
     /// settles it.
     package mutating func findLanguage(given languages: [String]) {
-        (language, languageIsKnown) = TextAnalyzer.itemLanguage(given: languages, text: languageSample)
+        (language, languageIsKnown, unstemmedLanguage) = TextAnalyzer.itemLanguage(
+            given: languages, text: languageSample)
     }
 
     /// ``findLanguage(given:)``, with `unknown` (asked only then) when CLD2 cannot tell.

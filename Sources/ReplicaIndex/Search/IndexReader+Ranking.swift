@@ -44,16 +44,19 @@ package enum Ranking {
     }
 
     /// Whether a query in `language` (told or seen; `nil` or `und` when it cannot be told) is in one of
-    /// the languages an index's items are commonly written in (`written`: ``WrittenLanguages/common``),
-    /// so that its words weigh ``wordsWeight``, not ``wordsWeightAcrossLanguages``. A query whose
-    /// language cannot be told, and an index whose languages are not counted, count as the same
-    /// language. So does a query in a language without stems (Chinese, Japanese, Thai…): the index
-    /// counts its items by the language their words are stemmed for, and items in those languages are
-    /// not counted, so a Japanese question over Japanese paragraphs found none of them written in
+    /// the languages an index's items are commonly written in (``WrittenLanguages/commonOfEvery``), so
+    /// that its words weigh ``wordsWeight``, not ``wordsWeightAcrossLanguages``. A query whose language
+    /// cannot be told, and an index whose languages are not counted, count as the same language. So does
+    /// a query in a language without stems (Chinese, Japanese, Thai…) over an index that does not count
+    /// its items in those languages (``WrittenLanguages/countsUnstemmed``: made before they were
+    /// counted): uncounted, a Japanese question over Japanese paragraphs found none of them written in
     /// Japanese and weighed its words as across languages (JSQuAD hybrid nDCG@10 0.943 against 0.953).
-    package static func isWritten(_ language: String?, in written: [String]) -> Bool {
-        guard let language, language != "und", TextAnalyzer.stems(language) else { return true }
-        return written.isEmpty || written.contains(language)
+    package static func isWritten(_ language: String?, in written: WrittenLanguages) -> Bool {
+        guard let language, language != "und", written.countsUnstemmed || TextAnalyzer.stems(language) else {
+            return true
+        }
+        let common = written.commonOfEvery
+        return common.isEmpty || common.contains(language)
     }
 
     /// The share of a query's best score that an item found by meaning alone must reach.
@@ -186,7 +189,7 @@ extension IndexReader {
     /// languages only (``SemanticQuery/languages``: MiniLM, English), the query's own cannot be told (a
     /// few words in Latin letters: ``SearchQuery/languageForMeaning()``; one told or seen is judged by the
     /// store before the vector is made), and none of the languages of this index's items
-    /// (``WrittenLanguages/common``) is one it reads. Three Turkish words over Turkish sentences are
+    /// (``WrittenLanguages/commonOfEvery``) is one it reads. Three Turkish words over Turkish sentences are
     /// then read as Turkish, as their stems are: MiniLM's vectors took 0.007 nDCG@10 from the words on
     /// XQuAD-R in Turkish. By meaning alone, and in an index whose languages are not counted, the model
     /// is always asked.
@@ -195,14 +198,14 @@ extension IndexReader {
     {
         guard let semantic, let read = semantic.languages, !query.disablesLexicalSearch, language == nil
         else { return semantic }
-        let written = WrittenLanguages(meta: try meta(WrittenLanguages.key)).common
+        let written = try WrittenLanguages(meta: meta).commonOfEvery
         return written.isEmpty || written.contains(where: read.contains) ? semantic : nil
     }
 
     /// Whether the query's `language` (told, or seen: ``SearchQuery/languageForMeaning()``) is one the
     /// index's items are commonly written in (``Ranking/isWritten(_:in:)``).
     private func isWrittenIn(_ language: String?) throws -> Bool {
-        Ranking.isWritten(language, in: WrittenLanguages(meta: try meta(WrittenLanguages.key)).common)
+        Ranking.isWritten(language, in: try WrittenLanguages(meta: meta))
     }
 
     /// The items among the first `limit` found by meaning alone, each with its best passage as its

@@ -400,9 +400,9 @@ import Testing
         }
     }
 
-    /// A Japanese question over Japanese notes is in the notes' language, though the index counts no
-    /// item of it (it counts languages with stems: here English alone): its words weigh 0.4 beside
-    /// meaning, not the 0.2 of a question across languages. The note it asks about is both the best match by the words and the
+    /// A Japanese question over Japanese notes is in the notes' language, counted apart from the
+    /// languages with stems (here English, of one note): its words weigh 0.4 beside meaning, not the
+    /// 0.2 of a question across languages. The note it asks about is both the best match by the words and the
     /// closest by meaning, so its score is 0.4 × its score by the words + 0.6.
     @Test(arguments: TestBackend.available)
     func aJapaneseQuestionOverJapaneseNotesWeighsItsWordsAsInOneLanguage(_ backend: TestBackend) async throws {
@@ -413,7 +413,6 @@ import Testing
                 Fixtures.item("train", text: "来週の月曜日に新幹線で大阪へ出張します。切符はもう買いました。"),
                 Fixtures.item("dentist", text: "歯医者の予約は木曜日の午後三時です。保険証を忘れないこと。"),
                 Fixtures.item("garden", text: "庭のトマトに毎朝水をやり、週に一度肥料を与えています。"),
-                // An item the index counts: English, the one language of its counts.
                 Fixtures.item("bank", text: "Call the bank on Friday about the new savings account and its interest."),
             ])
         let question = "ラーメンのスープは何時間煮込みますか"
@@ -426,15 +425,54 @@ import Testing
         #expect(abs(found.score - (0.4 * words.score + 0.6)) < 1e-9, "\(found.score) from \(words.score) by the words")
     }
 
-    /// A query's language counts as the index's own unless the index's counted languages (those with
-    /// stems) are known and leave it out.
+    /// A Chinese question over Spanish notes is across languages, though Chinese has no stems: the index
+    /// counts its items in languages without stems too, and holds none in Chinese. The note it asks
+    /// about shares a year with it and is the closest by meaning, so its score is 0.2 × its score by the
+    /// words + 0.8.
+    @Test(arguments: TestBackend.available)
+    func aChineseQuestionOverSpanishNotesWeighsItsWordsAsAcrossLanguages(_ backend: TestBackend) async throws {
+        let fixture = try await embeddedStore(
+            on: backend,
+            holding: [
+                Fixtures.item(
+                    "train",
+                    text: "Los billetes de tren de 2017 ya están reservados: a Lisboa en la segunda semana de agosto."),
+                Fixtures.item(
+                    "soup",
+                    text: "Lentejas rojas, cebolla, zanahoria y comino; cocer veinte minutos y triturar la mitad."),
+                Fixtures.item(
+                    "plumber",
+                    text: "El grifo de la cocina gotea; el fontanero viene el martes entre las ocho y las diez."),
+                Fixtures.item(
+                    "running",
+                    text: "Correr tres veces por semana y una tirada larga el domingo, hasta diez kilómetros en junio."),
+            ])
+        let question = "2017年去里斯本的火车票订好了吗？"
+        var byWords = SearchQuery(question)
+        byWords.disablesSemanticSearch = true
+        let words = try #require(try await fixture.store.search(byWords).first)
+        #expect(words.item.uniqueIdentifier == "train")
+        let found = try #require(try await fixture.store.search(SearchQuery(question)).first)
+        #expect(found.item.uniqueIdentifier == "train" && found.match == .both)
+        #expect(abs(found.score - (0.2 * words.score + 0.8)) < 1e-9, "\(found.score) from \(words.score) by the words")
+    }
+
+    /// A query's language counts as the index's own unless the index's counted languages leave it out.
+    /// Languages without stems are counted apart; an index that does not count them (made before they
+    /// were, holding such items) cannot leave them out.
     @Test func aQueryIsAcrossLanguagesOnlyInALanguageTheIndexCounts() {
-        #expect(!Ranking.isWritten("es", in: ["zh", "en"]))
-        #expect(Ranking.isWritten("es", in: ["en", "es"]))
-        #expect(Ranking.isWritten("ja", in: ["en"]), "Japanese items are not counted")
-        #expect(Ranking.isWritten("zh", in: ["de"]))
-        #expect(Ranking.isWritten(nil, in: ["de"]) && Ranking.isWritten("und", in: ["de"]))
-        #expect(Ranking.isWritten("es", in: []))
+        let counted = WrittenLanguages(counts: ["en": 50], unstemmed: ["zh": 50])
+        #expect(!Ranking.isWritten("es", in: counted))
+        #expect(Ranking.isWritten("zh", in: counted) && Ranking.isWritten("en", in: counted))
+        #expect(!Ranking.isWritten("ja", in: counted))
+        #expect(!Ranking.isWritten("zh", in: WrittenLanguages(counts: ["es": 10])), "no Chinese item is counted")
+        #expect(Ranking.isWritten("es", in: WrittenLanguages(counts: ["en": 50, "es": 50])))
+        let uncounted = WrittenLanguages(meta: "en:50")
+        #expect(!uncounted.countsUnstemmed)
+        #expect(Ranking.isWritten("ja", in: uncounted) && Ranking.isWritten("zh", in: uncounted))
+        #expect(!Ranking.isWritten("es", in: uncounted))
+        #expect(Ranking.isWritten(nil, in: counted) && Ranking.isWritten("und", in: counted))
+        #expect(Ranking.isWritten("es", in: WrittenLanguages()))
     }
 
     /// e5's unrelated texts come as close to a query as its weaker answers (0.26–0.30 for nonsense over

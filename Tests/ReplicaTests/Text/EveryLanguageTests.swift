@@ -238,6 +238,37 @@ struct EveryLanguageTests {
         #expect(try connection.scalar("SELECT value FROM meta WHERE key = 'languages'") == .text("de:1 en:1"))
     }
 
+    /// An SQLite index made before the languages without stems were counted (migration 0017) counts them
+    /// from then on only if it holds no item in one: it cannot tell which language those are in, and a
+    /// count of the later items alone would leave the earlier ones' language out.
+    @Test func anIndexMadeBeforeLanguagesWithoutStemsWereCountedCountsThemOnlyIfItHoldsNone() async throws {
+        let fixture = try await TestBackend.sqlite.makeStore(signingIn: "alice")
+        try await fixture.store.index(named: "plain", account: "alice").indexItems([
+            Self.item("de", "Die Häuser wurden im Winter renoviert.", language: "de")
+        ])
+        try await fixture.store.index(named: "mixed", account: "alice").indexItems([
+            Self.item("de", "Die Häuser wurden im Winter renoviert.", language: "de"),
+            Self.item("zh", "2017年的火车票已经订好了，八月第二周去里斯本。", language: "zh"),
+        ])
+        let indexes = fixture.directory.url.appendingPathComponent("accounts/alice/indexes").path
+        for name in ["plain", "mixed"] {
+            let connection = try Connection(path: "\(indexes)/\(name).sqlite")
+            #expect(
+                try connection.scalar("SELECT value FROM meta WHERE key = 'languages_unstemmed'")
+                    == .text(name == "plain" ? "" : "zh:1"))
+            try connection.execute("DELETE FROM meta WHERE key = 'languages_unstemmed'")
+            try connection.execute("DELETE FROM replica_migrations WHERE version >= 17")
+            try connection.execute("PRAGMA user_version = 16")
+        }
+        let stale = try fixture.open()
+        for name in ["plain", "mixed"] {
+            #expect(try await stale.index(named: name, account: "alice").itemCount() > 0)
+            let connection = try Connection(path: "\(indexes)/\(name).sqlite")
+            let counted = try connection.scalar("SELECT value FROM meta WHERE key = 'languages_unstemmed'")
+            #expect(counted == (name == "plain" ? .text("") : nil), "\(name)")
+        }
+    }
+
     /// The languages an index has been given, and those a query whose language cannot be told is
     /// stemmed for: the commonest first, each at least a fiftieth of the items, at most four.
     @Test func theLanguagesOfAnIndexAreCountedAndTheCommonOnesKept() {
