@@ -415,14 +415,24 @@ import Testing
                 Fixtures.item("garden", text: "庭のトマトに毎朝水をやり、週に一度肥料を与えています。"),
                 Fixtures.item("bank", text: "Call the bank on Friday about the new savings account and its interest."),
             ])
-        let question = "ラーメンのスープは何時間煮込みますか"
+        try await expectWords(of: "ラーメンのスープは何時間煮込みますか", toWeigh: 0.4, finding: "ramen", in: fixture.store)
+    }
+
+    /// Expects `question`'s first result to be `meant`, the best by its words alone and the closest by
+    /// meaning, scored `weight` × its score by the words + (1 − `weight`) × 1.
+    func expectWords(
+        of question: String, toWeigh weight: Double, finding meant: ItemIdentifier, in store: Store,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         var byWords = SearchQuery(question)
         byWords.disablesSemanticSearch = true
-        let words = try #require(try await fixture.store.search(byWords).first)
-        #expect(words.item.uniqueIdentifier == "ramen")
-        let found = try #require(try await fixture.store.search(SearchQuery(question)).first)
-        #expect(found.item.uniqueIdentifier == "ramen" && found.match == .both)
-        #expect(abs(found.score - (0.4 * words.score + 0.6)) < 1e-9, "\(found.score) from \(words.score) by the words")
+        let words = try #require(try await store.search(byWords).first, sourceLocation: sourceLocation)
+        #expect(words.item.uniqueIdentifier == meant, sourceLocation: sourceLocation)
+        let found = try #require(try await store.search(SearchQuery(question)).first, sourceLocation: sourceLocation)
+        #expect(found.item.uniqueIdentifier == meant && found.match == .both, sourceLocation: sourceLocation)
+        #expect(
+            abs(found.score - (weight * words.score + 1 - weight)) < 1e-9,
+            "\(found.score) from \(words.score) by the words", sourceLocation: sourceLocation)
     }
 
     /// A Chinese question over Spanish notes is across languages, though Chinese has no stems: the index
@@ -447,14 +457,7 @@ import Testing
                     "running",
                     text: "Correr tres veces por semana y una tirada larga el domingo, hasta diez kilómetros en junio."),
             ])
-        let question = "2017年去里斯本的火车票订好了吗？"
-        var byWords = SearchQuery(question)
-        byWords.disablesSemanticSearch = true
-        let words = try #require(try await fixture.store.search(byWords).first)
-        #expect(words.item.uniqueIdentifier == "train")
-        let found = try #require(try await fixture.store.search(SearchQuery(question)).first)
-        #expect(found.item.uniqueIdentifier == "train" && found.match == .both)
-        #expect(abs(found.score - (0.2 * words.score + 0.8)) < 1e-9, "\(found.score) from \(words.score) by the words")
+        try await expectWords(of: "2017年去里斯本的火车票订好了吗？", toWeigh: 0.2, finding: "train", in: fixture.store)
     }
 
     /// A query's language counts as the index's own unless the index's counted languages leave it out.
