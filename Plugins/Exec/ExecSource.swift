@@ -11,24 +11,34 @@ public import Replica
 /// takes the watcher down.
 ///
 /// Settings: `command` (required: the executable and its arguments), `silenceSeconds` (how long a
-/// syncing plugin may say nothing, and how long a ping may go unanswered; default 30).
+/// syncing plugin may say nothing, how long a ping may go unanswered, and the silence that ends a watched
+/// plugin's catch-up if it has not said `idle`; default 30).
 public final class ExecSource: Source {
     /// The source as the store holds it: its name, account, index and settings (the command among them).
     public let definition: SourceDefinition
     let command: [String]
     let silence: Double
     let backoff: Backoff
+    let catchUpLimit: Duration
 
     /// Why a plugin session ended badly.
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// Reads the plugin command and its settings from `definition`; `backoff` spaces restarts of a watched
-    /// plugin that ended.
+    /// Reads the plugin command and its settings from `definition`.
     ///
+    /// - Parameters:
+    ///   - definition: the source, its settings among it.
+    ///   - backoff: spaces restarts of a watched plugin that ended.
+    ///   - catchUpLimit: the longest a watched plugin's catch-up is written as a load: one that never
+    ///     says `idle` and is never silent (a busy feed) does not hold its account's ranking lists back
+    ///     for as long as it runs.
     /// - Throws: `ReplicaError` with code `invalidConfiguration` when the settings hold no command.
-    public init(_ definition: SourceDefinition, backoff: Backoff = Backoff(initial: 1, maximum: 60)) throws {
+    public init(
+        _ definition: SourceDefinition, backoff: Backoff = Backoff(initial: 1, maximum: 60),
+        catchUpLimit: Duration = .seconds(600)
+    ) throws {
         self.definition = definition
         guard let command = definition.settings["command"]?.arrayValue?.compactMap(\.stringValue), !command.isEmpty
         else {
@@ -38,6 +48,7 @@ public final class ExecSource: Source {
         self.command = command
         silence = definition.settings["silenceSeconds"]?.doubleValue ?? 30
         self.backoff = backoff
+        self.catchUpLimit = catchUpLimit
     }
 
     private func start(_ mode: String, checkpoint: String?) throws -> PluginProcess {
@@ -97,18 +108,22 @@ public final class ExecSource: Source {
     ///
     /// A watched plugin's catch-up is written as a load (``SourceContext/load(isolation:_:)``), as `sync`
     /// writes it: what it sends before its first `idle` (the changes since its checkpoint, its whole
-    /// first index) leaves the ranking lists to be built once, after it. A plugin that never says `idle`
-    /// ends its catch-up when it first falls silent long enough to be pinged.
+    /// first index) leaves the ranking lists to be built once, after it. The catch-up also ends at the
+    /// plugin's first silence long enough to be pinged, and after ``catchUpLimit``: what follows is
+    /// written as any change is, only more slowly.
     private func session(_ mode: String, _ context: SourceContext) async throws {
         let checkpoint = try await context.checkpoint()
         let plugin = try start(mode, checkpoint: checkpoint)
         var batch: [SourceEvent] = []
         var pingSent = false
         var pings = 0
-        /// Reads and acts on the plugin's messages until cancelled, or until it is caught up: it says
-        /// `idle`, or (`untilCaughtUp`, while watching) is pinged after a silence.
+        /// Reads and acts on the plugin's messages until cancelled, or (`untilCaughtUp`, while watching)
+        /// until it is caught up: it says `idle`, is pinged after a silence, or has caught up for
+        /// ``catchUpLimit``.
         func follow(untilCaughtUp: Bool) async throws {
+            let caughtUpBy = ContinuousClock.now + catchUpLimit
             while !Task.isCancelled {
+                if untilCaughtUp && ContinuousClock.now >= caughtUpBy { return }
                 let silence = silence
                 let message = try await Blocking.run { plugin.next(timeout: silence) }
                 switch message {

@@ -110,7 +110,9 @@ public final class ProjectionEngine: Sendable {
     /// numbers stay the truth: a notification only says when to look). On cancellation, one last
     /// catch-up commits what is in flight. The first catch-up, which applies whatever changed while no
     /// engine followed (all of an app's records, the first time), is written as a load
-    /// (``Store/load(accounts:isolation:_:)``): the ranking lists are built once, after it.
+    /// (``Store/load(accounts:isolation:_:)``), for the ranking lists to be built once, after it:
+    /// `replica watch` builds them when it ends; an app that runs the engine itself calls
+    /// ``Store/rebuildStaleRankingLists(accounts:minimumItems:building:)`` now and then, as the watcher does.
     ///
     /// A catch-up that fails is tried again at the next check; `onError` hears of it once per failure
     /// streak (and again when the error changes), never silently.
@@ -159,11 +161,14 @@ public final class ProjectionEngine: Sendable {
             do {
                 // The first pass applies what changed while nothing followed (an app's first records, a
                 // whole import): as a load, as `records import` writes, its lists are built once after it.
+                // Tried as a load once: a first pass that fails (the record store unreadable for a while)
+                // is not a load every `interval`, each ending with every index's vocabulary settled.
+                let asLoad = isFirstPass
+                isFirstPass = false
                 let (report, changed) =
-                    isFirstPass
+                    asLoad
                     ? try await store.load { try await Blocking.run(IndexLoad.carried(catchUp)) }
                     : try await Blocking.run(catchUp)
-                isFirstPass = false
                 versions = changed
                 lastFailure = nil
                 if report != CatchUpReport() { onReport(report) }

@@ -110,8 +110,9 @@ public final class SourceContext: Sendable {
     /// `body` returns or throws, and FTS5's segments are left for the ranking lists' build to merge once
     /// (up to 64 a level meanwhile), instead of being merged as they are written; the lists are built
     /// after it. Until then a typo is corrected only towards the words the index held before. `replica
-    /// sync` runs every source in a load; the file-tree and git sources run their ``Source/watch(_:)``'s
-    /// first scan in one, then follow changes outside it.
+    /// sync` runs every source in a load; the file-tree, git and exec sources run their
+    /// ``Source/watch(_:)``'s first scan (a plugin's, up to its first `idle`) in one, then follow changes
+    /// outside it.
     ///
     /// For example, a source's `watch(_:)` commits what its first scan finds in a load:
     /// ```swift
