@@ -187,17 +187,28 @@ public enum TextAnalyzer {
     /// its app gave (BCP 47 tags, `de-CH`: the language subtag, lowercased) that has forms of its words
     /// (``stems(_:)``: Snowball's 28 and Vietnamese), else the language CLD2 is sure the text is in; `nil`
     /// for one without (Chinese, Japanese, Korean, Thai…), whose words are not stemmed: that language is
-    /// then `unstemmed` (the first its app gave, else CLD2's). When CLD2 cannot tell (a text too short),
-    /// English, not known: the index's writer then stems it for the language most of the index's items
-    /// are in.
+    /// then `unstemmed`. A language without stems that its app gave (`ja`) is taken as one with stems
+    /// would be, before CLD2 is asked. When CLD2 cannot tell (a text too short), English, not known: the
+    /// index's writer then stems it for the language most of the index's items are in.
     public static func itemLanguage(given languages: [String], text: String) -> (
         code: String?, isKnown: Bool, unstemmed: String?
     ) {
         if let given = languages.lazy.compactMap(stemmingLanguage(ofTag:)).first { return (given, true, nil) }
+        if let given = languages.lazy.map(languageCode(ofTag:)).first(where: isLanguageCode) {
+            return (nil, true, given)
+        }
         guard let detected = language(of: text), detected.isReliable else { return ("en", false, nil) }
-        if let code = stemmingLanguage(ofTag: detected.code) { return (code, true, nil) }
-        let unstemmed = languages.lazy.map(languageCode(ofTag:)).first { !$0.isEmpty }
-        return (nil, true, unstemmed ?? languageCode(ofTag: detected.code))
+        let code = languageCode(ofTag: detected.code)
+        if stems(code) { return (code, true, nil) }
+        return (nil, true, isLanguageCode(code) ? code : nil)
+    }
+
+    /// Whether `code` names one language: two or three letters (ISO 639), not one of the codes for none
+    /// or many (`und`, `mul`, `zxx`, `mis`). What an app gives as a language is counted by it.
+    static func isLanguageCode(_ code: String) -> Bool {
+        (2...3).contains(code.utf8.count)
+            && code.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
+            && !["und", "mul", "zxx", "mis"].contains(code)
     }
 
     /// The language subtag of a BCP 47 tag (`de` of `de-CH`, `zh` of `zh-Hant`, lowercased) when the

@@ -238,6 +238,19 @@ struct EveryLanguageTests {
         #expect(try connection.scalar("SELECT value FROM meta WHERE key = 'languages'") == .text("de:1 en:1"))
     }
 
+    /// An item's language without stems is the one its app gave, else CLD2's; a language with stems its
+    /// app gave comes first, and a tag that names no one language is not taken.
+    @Test func anItemsLanguageWithoutStemsIsTheOneItsAppGaveElseCLD2s() {
+        let chinese = "2017年的火车票已经订好了，八月第二周去里斯本。我们在那里住一个星期，然后坐火车去波尔图。"
+        #expect(TextAnalyzer.itemLanguage(given: [], text: chinese) == (nil, true, "zh"))
+        #expect(TextAnalyzer.itemLanguage(given: ["ja-JP"], text: "短い") == (nil, true, "ja"))
+        #expect(TextAnalyzer.itemLanguage(given: ["ja", "de-CH"], text: chinese) == ("de", true, nil))
+        for unnamed in ["und", "chinese simplified", "zh:cn", ""] {
+            #expect(TextAnalyzer.itemLanguage(given: [unnamed], text: chinese) == (nil, true, "zh"), "\(unnamed)")
+        }
+        #expect(TextAnalyzer.itemLanguage(given: [], text: "ok") == ("en", false, nil))
+    }
+
     /// An SQLite index made before the languages without stems were counted (migration 0017) counts them
     /// from then on only if it holds no item in one: it cannot tell which language those are in, and a
     /// count of the later items alone would leave the earlier ones' language out.
