@@ -794,8 +794,8 @@ public final class Store: Sendable {
     /// their writes so, a watched source its catch-up (``SourceContext/load(isolation:_:)``: a tree's first
     /// scan, a repository's first sync, a plugin's changes up to its first `idle`), and a running projection
     /// engine its first catch-up (``ProjectionEngine/run(every:onReport:onError:)``). An index too small
-    /// for lists (under 10,000 items) has its segments merged at its next write. On PostgreSQL every
-    /// transaction counts its vocabulary, in a load or not.
+    /// for lists (under 10,000 items) has its segments merged by its next writes, a little at each, as
+    /// FTS5 merges outside a load. On PostgreSQL every transaction counts its vocabulary, in a load or not.
     ///
     /// Batches of 1,000 items took 11–25 % less time so (`replica-bench batches`, BENCHMARKS.md).
     ///
