@@ -54,7 +54,7 @@ package struct WrittenLanguages: Equatable, Sendable {
         self.init(meta: try meta(Self.key), unstemmedMeta: try meta(Self.unstemmedKey))
     }
 
-    private static func counts(_ meta: String?) -> [String: Int] {
+    fileprivate static func counts(_ meta: String?) -> [String: Int] {
         var counts: [String: Int] = [:]
         for entry in (meta ?? "").split(separator: " ") {
             let parts = entry.split(separator: ":")
@@ -64,14 +64,12 @@ package struct WrittenLanguages: Equatable, Sendable {
         return counts
     }
 
-    private static func meta(_ counts: [String: Int]) -> String {
+    fileprivate static func meta(_ counts: [String: Int]) -> String {
         counts.keys.sorted().map { "\($0):\(counts[$0]!)" }.joined(separator: " ")
     }
 
     /// The counts of languages with stems as `meta` stores them, by language.
     package var meta: String { Self.meta(counts) }
-    /// The counts of languages without stems as `meta` stores them.
-    package var unstemmedMeta: String { Self.meta(unstemmed) }
 
     package mutating func add(_ language: String?, count: Int = 1) {
         guard let language, count > 0 else { return }
@@ -85,11 +83,6 @@ package struct WrittenLanguages: Equatable, Sendable {
         } else if let language = text.unstemmedLanguage {
             unstemmed[language, default: 0] += 1
         }
-    }
-
-    package mutating func add(_ other: WrittenLanguages) {
-        for (language, count) in other.counts { add(language, count: count) }
-        for (language, count) in other.unstemmed { unstemmed[language, default: 0] += count }
     }
 
     /// The language of the most items in `counts` (of two as common, the first in alphabetical order),
@@ -160,15 +153,13 @@ extension IndexWriter {
         let written = writtenLanguages
         guard !written.counts.isEmpty || !written.unstemmed.isEmpty else { return }
         defer { writtenLanguages = WrittenLanguages() }
-        if !written.counts.isEmpty, let counted = try meta(WrittenLanguages.key) {
-            var stored = WrittenLanguages(meta: counted)
-            stored.add(WrittenLanguages(counts: written.counts))
-            try setMeta(WrittenLanguages.key, stored.meta)
-        }
-        if !written.unstemmed.isEmpty, let counted = try meta(WrittenLanguages.unstemmedKey) {
-            var stored = WrittenLanguages(meta: nil, unstemmedMeta: counted)
-            stored.add(WrittenLanguages(unstemmed: written.unstemmed))
-            try setMeta(WrittenLanguages.unstemmedKey, stored.unstemmedMeta)
+        for (key, counts) in [
+            (WrittenLanguages.key, written.counts), (WrittenLanguages.unstemmedKey, written.unstemmed),
+        ]
+        where !counts.isEmpty {
+            guard let counted = try meta(key) else { continue }
+            try setMeta(
+                key, WrittenLanguages.meta(WrittenLanguages.counts(counted).merging(counts, uniquingKeysWith: +)))
         }
     }
 }

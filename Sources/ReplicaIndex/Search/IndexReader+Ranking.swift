@@ -51,10 +51,13 @@ package enum Ranking {
     /// its items in those languages (``WrittenLanguages/countsUnstemmed``: made before they were
     /// counted): uncounted, a Japanese question over Japanese paragraphs found none of them written in
     /// Japanese and weighed its words as across languages (JSQuAD hybrid nDCG@10 0.943 against 0.953).
-    package static func isWritten(_ language: String?, in written: WrittenLanguages) -> Bool {
-        guard let language, language != "und", written.countsUnstemmed || TextAnalyzer.stems(language) else {
-            return true
-        }
+    /// The counts (`written`) are read only when the query's language is told or seen.
+    package static func isWritten(_ language: String?, in written: @autoclosure () throws -> WrittenLanguages) rethrows
+        -> Bool
+    {
+        guard let language, language != "und" else { return true }
+        let written = try written()
+        guard written.countsUnstemmed || TextAnalyzer.stems(language) else { return true }
         let common = written.commonOfEvery
         return common.isEmpty || common.contains(language)
     }
@@ -205,7 +208,7 @@ extension IndexReader {
     /// Whether the query's `language` (told, or seen: ``SearchQuery/languageForMeaning()``) is one the
     /// index's items are commonly written in (``Ranking/isWritten(_:in:)``).
     private func isWrittenIn(_ language: String?) throws -> Bool {
-        Ranking.isWritten(language, in: try WrittenLanguages(meta: meta))
+        try Ranking.isWritten(language, in: try WrittenLanguages(meta: meta))
     }
 
     /// The items among the first `limit` found by meaning alone, each with its best passage as its
