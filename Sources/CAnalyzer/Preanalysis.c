@@ -26,7 +26,8 @@ struct replica_preanalysis {
     size_t used;
     size_t capacity;
     int64_t last_start;
-    // The tokens counted so far: an open-addressed table by hash.
+    // While the text is analyzed, the tokens counted so far: an open-addressed table by hash (the
+    // analyzing thread's, and none once handed over).
     Counted *counted;
     size_t counted_capacity;   // a power of two, or 0
     size_t counted_count;
@@ -125,32 +126,74 @@ static int record(void *context, int flags, const char *token, int length, int s
     return 0;
 }
 
+// The calling thread's working tables for the analysis under way, kept from one text to the next: a
+// text's tokens and its counted tokens are made in them, then copied into the one block the analysis
+// is handed over in. The thread that replays it (the writer's) frees one block per text, not four
+// allocations made by another thread.
+static _Thread_local unsigned char *working_tokens;
+static _Thread_local size_t working_capacity;
+static _Thread_local Counted *working_counted;
+static _Thread_local size_t working_counted_capacity;
+// Whether the table of counted tokens holds entries of the last text (an empty text leaves it clean).
+static _Thread_local int working_counted_used;
+// A table grown past this many entries (a long text's) is not kept, so that each short text after it
+// does not clear a large one; nor are tokens of more than a MiB (a long file's), so that a thread that
+// once prepared a long text does not hold its size for good.
+#define WORKING_COUNTED_KEPT 256
+#define WORKING_TOKENS_KEPT (1 << 20)
+
 replica_preanalysis *replica_preanalyze(const char *text, size_t length, const char *language) {
-    replica_preanalysis *analysis = calloc(1, sizeof *analysis);
-    if (!analysis) return NULL;
-    replica_language_slot(language, analysis->language);
-    analysis->text = malloc(length ? length : 1);
-    if (!analysis->text) return replica_preanalysis_free(analysis), NULL;
-    if (length) memcpy(analysis->text, text, length);
-    analysis->length = length;
+    replica_preanalysis work = {0};
+    replica_language_slot(language, work.language);
+    work.length = length;
     // Sized for the usual: a token of about 6 bytes and its 4 bytes of header for every 6 bytes of text.
-    analysis->capacity = length * 2 + 64;
-    analysis->tokens = malloc(analysis->capacity);
-    if (!analysis->tokens ||
-        replica_analyze_in(text, length, REPLICA_ANALYZE_BIGRAMS, analysis->language[0] ? analysis->language : NULL, analysis, record) != 0) {
-        replica_preanalysis_free(analysis);
-        return NULL;
+    size_t wanted = length * 2 + 64;
+    if (working_capacity < wanted) {
+        unsigned char *grown = realloc(working_tokens, wanted);
+        if (!grown) return NULL;
+        working_tokens = grown;
+        working_capacity = wanted;
+    }
+    work.tokens = working_tokens;
+    work.capacity = working_capacity;
+    work.counted = working_counted;
+    work.counted_capacity = working_counted_capacity;
+    if (working_counted_used) memset(work.counted, 0, work.counted_capacity * sizeof(Counted));
+    int failed = replica_analyze_in(text, length, REPLICA_ANALYZE_BIGRAMS, work.language[0] ? work.language : NULL, &work, record) != 0;
+    // The tables may have grown (record reallocates them): they stay this thread's.
+    working_tokens = work.tokens;
+    working_capacity = work.capacity;
+    working_counted = work.counted;
+    working_counted_capacity = work.counted_capacity;
+    working_counted_used = work.counted_count > 0;
+    if (working_counted_capacity > WORKING_COUNTED_KEPT) {
+        free(working_counted);
+        working_counted = NULL;
+        working_counted_capacity = 0;
+        working_counted_used = 0;
+    }
+    replica_preanalysis *analysis = failed ? NULL : malloc(sizeof *analysis + length + work.used);
+    if (analysis) {
+        *analysis = work;
+        analysis->text = (char *)(analysis + 1);
+        if (length) memcpy(analysis->text, text, length);
+        analysis->tokens = (unsigned char *)analysis->text + length;
+        if (work.used) memcpy(analysis->tokens, work.tokens, work.used);
+        analysis->capacity = work.used;
+        analysis->counted = NULL;
+        analysis->counted_capacity = 0;
+        analysis->counted_count = 0;
+        analysis->next = NULL;
+    }
+    if (working_capacity > WORKING_TOKENS_KEPT) {
+        free(working_tokens);
+        working_tokens = NULL;
+        working_capacity = 0;
     }
     return analysis;
 }
 
-void replica_preanalysis_free(replica_preanalysis *analysis) {
-    if (!analysis) return;
-    free(analysis->text);
-    free(analysis->tokens);
-    free(analysis->counted);
-    free(analysis);
-}
+void replica_preanalysis_free(replica_preanalysis *analysis) { free(analysis); }
 
 // The calling thread's queue: what its next document texts are expected to be.
 static _Thread_local replica_preanalysis *queue_first;

@@ -82,6 +82,12 @@ struct EveryLanguageTests {
             // Too short for CLD2: settled by the writer.
             if number % 7 == 0 { item.attributeSet.textContent = "Bahnhof" }
             if number % 11 == 0 { item.attributeSet.keywords = ["Straßenbahn", "überall"] }
+            // A text of thousands of words, over 512 KB: the tables the preparing thread analyzes in grow
+            // past what it keeps for the next text, which is analyzed in fresh ones.
+            if number == 100 {
+                item.attributeSet.textContent = String(repeating: Self.distinctWords(3_000) + " ", count: 40)
+                item.attributeSet[.language] = .text("en")
+            }
             return item
         }
         for (name, ahead) in [("ahead", true), ("inPlace", false)] {
@@ -119,6 +125,15 @@ struct EveryLanguageTests {
         #expect(
             differences.isEmpty,
             "ahead: \(differences.filter(Set(ahead).contains)), in place: \(differences.filter(Set(inPlace).contains))")
+    }
+
+    /// `count` different words of letters alone (`qaaaa qaaab …`), as the vocabulary counts them.
+    static func distinctWords(_ count: Int) -> String {
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        return (0..<count).map { (number: Int) -> String in
+            let digits: [Character] = [letters[number / 676 % 26], letters[number / 26 % 26], letters[number % 26]]
+            return "qa" + String(digits)
+        }.joined(separator: " ")
     }
 
     @Test(arguments: TestBackend.available)
