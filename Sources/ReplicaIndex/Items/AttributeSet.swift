@@ -252,15 +252,31 @@ extension AttributeSet {
 
     /// The keys an index can recover from its text columns instead of its stored JSON: `title` when it is
     /// the only title-like attribute, `contentDescription` likewise (see ``TextColumns``).
-    var keysRecoverableFromText: Set<AttributeKey> {
-        var keys: Set<AttributeKey> = [.textContent, .contentType]
-        if values[.displayName] == nil && values[.subject] == nil { keys.insert(.title) }
-        if !TextColumns.roles.contains(where: {
-            $0.value.0 == .description && $0.key != .contentDescription && values[$0.key] != nil
-        }) {
-            keys.insert(.contentDescription)
+    ///
+    /// Found by one look at each of the item's attributes (a handful), not one per attribute a column
+    /// takes (dozens): every indexed item goes through here.
+    var keysRecoverableFromText: RecoverableKeys {
+        var keys = RecoverableKeys()
+        for key in values.keys {
+            if key == .displayName || key == .subject {
+                keys.title = false
+            } else if key != .contentDescription, TextColumns.roles[key]?.0 == .description {
+                keys.description = false
+            }
         }
         return keys
+    }
+
+    /// The keys of ``keysRecoverableFromText``: the text and content type always, the title and the
+    /// description when no other attribute shares their column.
+    struct RecoverableKeys {
+        var title = true
+        var description = true
+
+        func contains(_ key: AttributeKey) -> Bool {
+            key == .textContent || key == .contentType || (title && key == .title)
+                || (description && key == .contentDescription)
+        }
     }
 
     /// The attributes an index stores as JSON: all but those it keeps in columns of its own (the text,
