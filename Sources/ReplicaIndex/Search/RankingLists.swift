@@ -450,28 +450,37 @@ package enum RankingLists {
             }
             var incomplete: UInt64 = 0
             for phrase in 0..<phrases where !complete[phrase] { incomplete |= 1 << UInt64(phrase) }
-            // What the words an item misses can add, by the set of them, for up to 12 words (4,096 sums a
-            // round): a look-up per item instead of a loop over its missing words (a fifth of a search of
-            // eight words went to that loop).
-            let restOfMissing: [Double] =
-                phrases > 12
-                ? []
-                : {
-                    var sums = [Double](repeating: 0, count: 1 << phrases)
-                    for missing in 1..<sums.count {
-                        sums[missing] = sums[missing & (missing - 1)] + unseen[missing.trailingZeroBitCount]
+            // What the words an item misses can add, by the set of them: a look-up per item instead of a
+            // loop over its missing words (a fifth of a search of eight words went to that loop). Up to 12
+            // words, one table of every set (4,096 sums a round); past that, a table for each eight, whose
+            // parts are added: an English question of eight words is searched as up to sixteen, each word
+            // as typed and by its stem.
+            let groupWidth = phrases <= 12 ? phrases : 8
+            let groupMask = (UInt64(1) << UInt64(groupWidth)) - 1
+            let restOfMissing: [Double] = {
+                let groups = (phrases + groupWidth - 1) / groupWidth
+                var sums = [Double](repeating: 0, count: groups << groupWidth)
+                for group in 0..<groups {
+                    let base = group << groupWidth
+                    let first = group * groupWidth
+                    for missing in 1..<(1 << min(groupWidth, phrases - first)) {
+                        sums[base + missing] =
+                            sums[base + (missing & (missing - 1))] + unseen[first + missing.trailingZeroBitCount]
                     }
-                    return sums
-                }()
+                }
+                return sums
+            }()
             /// What the words in `missing` can add to an item.
             @inline(__always)
             func rest(_ missing: UInt64) -> Double {
-                guard restOfMissing.isEmpty else { return restOfMissing[Int(missing)] }
+                guard phrases > 12 else { return restOfMissing[Int(missing)] }
                 var rest = 0.0
                 var bits = missing
+                var base = 0
                 while bits != 0 {
-                    rest += unseen[bits.trailingZeroBitCount]
-                    bits &= bits - 1
+                    rest += restOfMissing[base + Int(bits & groupMask)]
+                    bits >>= UInt64(groupWidth)
+                    base += 1 << groupWidth
                 }
                 return rest
             }

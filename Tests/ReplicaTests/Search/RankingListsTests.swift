@@ -113,10 +113,13 @@ import Testing
             attributeSet: attributes, expirationDate: expiration)
     }
 
-    /// A query of one to eight words, common and rare, sometimes with a prefix, a phrase, a function
+    /// A query of one to eight words, common and rare, one in five of nine to sixteen (searched as more
+    /// than twelve phrases when some words have stems), sometimes with a prefix, a phrase, a function
     /// word or an unknown word, and sometimes a filter.
     static func query(_ random: inout SplitMix) -> SearchQuery {
-        var parts = (0..<Int.random(in: 1...8, using: &random)).map { _ in word(&random) }
+        let long = Int.random(in: 0..<5, using: &random) == 0
+        let count = long ? Int.random(in: 9...16, using: &random) : Int.random(in: 1...8, using: &random)
+        var parts = (0..<count).map { _ in word(&random) }
         switch Int.random(in: 0..<12, using: &random) {
         case 0: parts[0] += "*"
         case 1: parts.append("\"\(word(&random)) \(word(&random))\"")
@@ -142,10 +145,11 @@ import Testing
             })
     }
 
-    /// Compares each query's candidates with and without the lists; returns how many used them, and how
-    /// many of those had a word as typed beside its stem (weighed less than it).
+    /// Compares each query's candidates with and without the lists; returns how many used them, how
+    /// many of those had a word as typed beside its stem (weighed less than it), and how many more than
+    /// twelve phrases.
     func compare(_ index: SearchableIndex, queries: Int, seed: UInt64) async throws -> (
-        usedLists: Int, rankedByWords: Int, weighted: Int
+        usedLists: Int, rankedByWords: Int, weighted: Int, long: Int
     ) {
         var random = SplitMix(seed: seed)
         let batch = (0..<queries).map { _ in Self.query(&random) }
@@ -157,6 +161,7 @@ import Testing
             var used = 0
             var ranked = 0
             var weighted = 0
+            var long = 0
             for query in batch {
                 let pattern = try #require(try query.validatedPattern())
                 let limit = Ranking.candidateCount(query, pattern: pattern)
@@ -166,6 +171,7 @@ import Testing
                 let fast = listed.found
                 used += 1
                 if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
+                if pattern.phraseWeights.count > 12 { long += 1 }
                 let scored = try full.matches(query, pattern: pattern, limit: limit)
                 let slow = scored.found
                 let text = query.text ?? ""
@@ -196,20 +202,21 @@ import Testing
                     }
                 }
             }
-            return (used, ranked, weighted)
+            return (used, ranked, weighted, long)
         }
     }
 
     /// ``compare(_:queries:seed:)`` on PostgreSQL, where the full ranking is the server's
     /// (`replica.ranked_matches`) and snippets are made by replica's own code from the text.
     static func compare(_ reader: PostgresIndexReader, _ batch: [SearchQuery]) throws -> (
-        usedLists: Int, rankedByWords: Int, weighted: Int
+        usedLists: Int, rankedByWords: Int, weighted: Int, long: Int
     ) {
         var full = reader
         full.usesRankingLists = false
         var used = 0
         var ranked = 0
         var weighted = 0
+        var long = 0
         func snippet(_ found: FoundItem) -> String? {
             if case .made(let make)? = found.pendingSnippet { return make() }
             return found.snippet
@@ -223,6 +230,7 @@ import Testing
             }
             used += 1
             if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
+            if pattern.phraseWeights.count > 12 { long += 1 }
             let scored = try full.matches(query, pattern: pattern, limit: limit)
             let text = query.text ?? ""
             try expectTheSameTop(listed.found, scored.found, text)
@@ -236,7 +244,7 @@ import Testing
                     "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
             }
         }
-        return (used, ranked, weighted)
+        return (used, ranked, weighted, long)
     }
 
     /// Expects the candidates through the lists (`fast`) to be those of scoring every match (`slow`):
@@ -294,9 +302,10 @@ import Testing
         var random = seeded
 
         // Built: nearly every ranked search of single words goes through the lists, and all agree.
-        var (used, ranked, weighted) = try await compare(index, queries: 700, seed: 1)
+        var (used, ranked, weighted, long) = try await compare(index, queries: 700, seed: 1)
         #expect(used >= ranked * 9 / 10, "only \(used) of \(ranked) searches used the lists")
         #expect(weighted >= 20, "only \(weighted) searches with a word as typed beside its stem used the lists")
+        #expect(long >= 20, "only \(long) searches of more than twelve phrases used the lists")
 
         // Every kind of write after the build: in place, merged, deleted by id and by domain, new
         // items, and time passing some items' expiration.
@@ -311,18 +320,18 @@ import Testing
         try await index.deleteItems(withDomainIdentifiers: ["small"])
         try await index.indexItems((1_500..<1_540).map { item($0, &random) })
         clock.advance(by: 600)
-        (used, ranked, _) = try await compare(index, queries: 700, seed: 2)
+        (used, ranked, _, _) = try await compare(index, queries: 700, seed: 2)
         #expect(used >= ranked * 9 / 10, "only \(used) of \(ranked) searches used the lists after writes")
 
         // Purged expired items, then a rebuild.
         try await index.purgeExpiredItems()
         try await buildLists(index)
-        (used, ranked, _) = try await compare(index, queries: 500, seed: 3)
+        (used, ranked, _, _) = try await compare(index, queries: 500, seed: 3)
         #expect(used >= ranked * 9 / 10)
 
         // More changes than the lists follow: every search scores every match, and still agrees.
         try await index.indexItems((2_000..<2_000 + RankingLists.maximumChanges + 10).map { item($0, &random) })
-        (used, _, _) = try await compare(index, queries: 100, seed: 4)
+        (used, _, _, _) = try await compare(index, queries: 100, seed: 4)
         #expect(used == 0)
         #expect(try await index.rankingListsAreStale())
         try await index.rebuildRankingLists()
@@ -381,7 +390,7 @@ import Testing
             try connection.execute(
                 "INSERT INTO items_text(rowid, title) SELECT id, title FROM items WHERE identifier = 'x'")
         }
-        let (used, _, _) = try await compare(index, queries: 200, seed: 5)
+        let (used, _, _, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used == 0)
     }
 
@@ -397,7 +406,7 @@ import Testing
                 UPDATE replica.index_statistics SET items = items + 1, words = words + 2 WHERE account = $1 AND index_name = $2
                 """)
         }
-        var (used, _, _) = try await compare(index, queries: 200, seed: 5)
+        var (used, _, _, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used == 0)
         #expect(try await index.rankingListsAreStale(minimumItems: 100), "a watcher would rebuild them")
         try await index.write(purgingExpired: false) { writer in
@@ -406,7 +415,7 @@ import Testing
                 UPDATE replica.index_statistics SET items = items - 1, words = words - 2 WHERE account = $1 AND index_name = $2
                 """)
         }
-        (used, _, _) = try await compare(index, queries: 200, seed: 5)
+        (used, _, _, _) = try await compare(index, queries: 200, seed: 5)
         #expect(used > 100)
         #expect(try await !index.rankingListsAreStale(minimumItems: 100))
     }
@@ -432,7 +441,7 @@ import Testing
                 "SELECT (SELECT count(*) FROM ranking_changes) + (SELECT count(*) FROM ranking_lists)")
         }
         #expect(recorded == 0)
-        let (used, _, _) = try await compare(index, queries: 100, seed: 6)
+        let (used, _, _, _) = try await compare(index, queries: 100, seed: 6)
         #expect(used == 0)
         try await index.rebuildRankingLists()
         #expect(try await !index.rankingListsAreStale(minimumItems: 100))
