@@ -1,6 +1,8 @@
 #include "Analyzer.h"
 #include "LanguageSlot.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,47 +132,89 @@ static int record(void *context, int flags, const char *token, int length, int s
 // text's tokens and its counted tokens are made in them, then copied into the one block the analysis
 // is handed over in. The thread that replays it (the writer's) frees one block per text, not four
 // allocations made by another thread.
-static _Thread_local unsigned char *working_tokens;
-static _Thread_local size_t working_capacity;
-static _Thread_local Counted *working_counted;
-static _Thread_local size_t working_counted_capacity;
-// Whether the table of counted tokens holds entries of the last text (an empty text leaves it clean).
-static _Thread_local int working_counted_used;
-// A table grown past this many entries (a long text's) is not kept, so that each short text after it
-// does not clear a large one; nor are tokens of more than a MiB (a long file's), so that a thread that
-// once prepared a long text does not hold its size for good.
+typedef struct {
+    unsigned char *tokens;
+    size_t capacity;
+    Counted *counted;
+    size_t counted_capacity;   // a power of two, or 0
+    // Whether the table of counted tokens holds entries of the last text (an empty text leaves it clean).
+    int counted_used;
+} Working;
+
+// A table grown past this many slots (a long text's) is not kept, so that each short text after it
+// does not clear a large one; nor are tokens of more than 64 KiB (a long file's), so that a thread that
+// once prepared a long text does not hold its size.
 #define WORKING_COUNTED_KEPT 256
-#define WORKING_TOKENS_KEPT (1 << 20)
+#define WORKING_TOKENS_KEPT (64 << 10)
+
+static _Thread_local Working *working;
+// The tables are freed when their thread ends (Dispatch ends a worker thread idle for a few seconds):
+// each thread's are the value of this key, whose destructor frees them.
+static pthread_key_t working_key;
+static int working_key_made;
+static pthread_once_t working_once = PTHREAD_ONCE_INIT;
+
+static atomic_llong tables_freed;
+
+static void free_working(void *value) {
+    Working *tables = value;
+    free(tables->tokens);
+    free(tables->counted);
+    free(tables);
+    atomic_fetch_add(&tables_freed, 1);
+}
+
+long long replica_preanalysis_tables_freed(void) { return atomic_load(&tables_freed); }
+
+static void make_working_key(void) { working_key_made = pthread_key_create(&working_key, free_working) == 0; }
+
+// The calling thread's tables, made at its first text; NULL when out of memory.
+static Working *this_threads_working(void) {
+    if (working) return working;
+    pthread_once(&working_once, make_working_key);
+    if (!working_key_made) return NULL;
+    Working *tables = calloc(1, sizeof *tables);
+    if (!tables) return NULL;
+    if (pthread_setspecific(working_key, tables) != 0) {
+        free(tables);
+        return NULL;
+    }
+    working = tables;
+    return tables;
+}
 
 replica_preanalysis *replica_preanalyze(const char *text, size_t length, const char *language) {
+    Working *tables = this_threads_working();
+    if (!tables) return NULL;
     replica_preanalysis work = {0};
     replica_language_slot(language, work.language);
     work.length = length;
-    // Sized for the usual: a token of about 6 bytes and its 4 bytes of header for every 6 bytes of text.
+    // Sized for the usual: a token of about 6 bytes and its 4 bytes of header for every 6 bytes of text
+    // (what the buffer held before is not kept: it is made again).
     size_t wanted = length * 2 + 64;
-    if (working_capacity < wanted) {
-        unsigned char *grown = realloc(working_tokens, wanted);
-        if (!grown) return NULL;
-        working_tokens = grown;
-        working_capacity = wanted;
+    if (tables->capacity < wanted) {
+        free(tables->tokens);
+        tables->tokens = malloc(wanted);
+        tables->capacity = tables->tokens ? wanted : 0;
+        if (!tables->tokens) return NULL;
     }
-    work.tokens = working_tokens;
-    work.capacity = working_capacity;
-    work.counted = working_counted;
-    work.counted_capacity = working_counted_capacity;
-    if (working_counted_used) memset(work.counted, 0, work.counted_capacity * sizeof(Counted));
+    work.tokens = tables->tokens;
+    work.capacity = tables->capacity;
+    work.counted = tables->counted;
+    work.counted_capacity = tables->counted_capacity;
+    if (tables->counted_used) memset(work.counted, 0, work.counted_capacity * sizeof(Counted));
     int failed = replica_analyze_in(text, length, REPLICA_ANALYZE_BIGRAMS, work.language[0] ? work.language : NULL, &work, record) != 0;
     // The tables may have grown (record reallocates them): they stay this thread's.
-    working_tokens = work.tokens;
-    working_capacity = work.capacity;
-    working_counted = work.counted;
-    working_counted_capacity = work.counted_capacity;
-    working_counted_used = work.counted_count > 0;
-    if (working_counted_capacity > WORKING_COUNTED_KEPT) {
-        free(working_counted);
-        working_counted = NULL;
-        working_counted_capacity = 0;
-        working_counted_used = 0;
+    tables->tokens = work.tokens;
+    tables->capacity = work.capacity;
+    tables->counted = work.counted;
+    tables->counted_capacity = work.counted_capacity;
+    tables->counted_used = work.counted_count > 0;
+    if (tables->counted_capacity > WORKING_COUNTED_KEPT) {
+        free(tables->counted);
+        tables->counted = NULL;
+        tables->counted_capacity = 0;
+        tables->counted_used = 0;
     }
     replica_preanalysis *analysis = failed ? NULL : malloc(sizeof *analysis + length + work.used);
     if (analysis) {
@@ -185,10 +229,10 @@ replica_preanalysis *replica_preanalyze(const char *text, size_t length, const c
         analysis->counted_count = 0;
         analysis->next = NULL;
     }
-    if (working_capacity > WORKING_TOKENS_KEPT) {
-        free(working_tokens);
-        working_tokens = NULL;
-        working_capacity = 0;
+    if (tables->capacity > WORKING_TOKENS_KEPT) {
+        free(tables->tokens);
+        tables->tokens = NULL;
+        tables->capacity = 0;
     }
     return analysis;
 }

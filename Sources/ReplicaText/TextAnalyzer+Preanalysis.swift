@@ -25,6 +25,10 @@ extension TextAnalyzer {
         /// How many texts FTS5's tokenizer has replayed on the calling thread so far (for tests).
         public static var replayedOnThisThread: Int { Int(replica_preanalysis_replayed()) }
 
+        /// How many threads' working tables, which the analysis keeps from one text to the next, have been
+        /// freed as their threads ended, in the whole process (for tests).
+        public static var tablesFreedAtThreadEnd: Int { Int(replica_preanalysis_tables_freed()) }
+
         deinit {
             analyses.forEach { replica_preanalysis_free($0) }
         }

@@ -74,6 +74,9 @@ void replica_preanalysis_discard(void);
 int replica_preanalysis_replay(const char *text, size_t length, const char *language, void *context, replica_token_sink sink, int *result);
 // How many texts the calling thread has replayed so far (for tests).
 long long replica_preanalysis_replayed(void);
+// How many threads' working tables (kept by replica_preanalyze from one text to the next) have been
+// freed as their threads ended, in the whole process (for tests).
+long long replica_preanalysis_tables_freed(void);
 
 // Whether the analyzer has forms of words for `language` beside them: Snowball's stems, or
 // Vietnamese's words as written (spelled as VNI types them).

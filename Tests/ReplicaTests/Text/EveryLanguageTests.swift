@@ -127,6 +127,23 @@ struct EveryLanguageTests {
             "ahead: \(differences.filter(Set(ahead).contains)), in place: \(differences.filter(Set(inPlace).contains))")
     }
 
+    /// The tables a thread analyzes ahead in, kept from one text to the next, are freed when the thread
+    /// ends: Dispatch ends its idle worker threads, and a long `watch` would otherwise keep each one's.
+    @Test func aThreadsTablesForAnalyzingAheadAreFreedWhenItEnds() throws {
+        let before = TextAnalyzer.Preanalysis.tablesFreedAtThreadEnd
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { _ in
+                _ = TextAnalyzer.Preanalysis(["Die Kinder spielten im Garten", "Wetter"], language: "de")
+                return nil
+            }, nil)
+        try #require(started == 0)
+        #expect(pthread_join(thread, nil) == 0)
+        // Other tests' threads may end meanwhile too: at least this one's were freed.
+        #expect(TextAnalyzer.Preanalysis.tablesFreedAtThreadEnd > before)
+    }
+
     /// `count` different words of letters alone (`qaaaa qaaab …`), as the vocabulary counts them.
     static func distinctWords(_ count: Int) -> String {
         let letters = Array("abcdefghijklmnopqrstuvwxyz")
