@@ -29,7 +29,7 @@ struct replica_preanalysis {
     size_t capacity;
     int64_t last_start;
     // While the text is analyzed, the tokens counted so far: an open-addressed table by hash (the
-    // analyzing thread's, and none once handed over).
+    // analyzing thread's, kept for its next text; none in an analysis handed over).
     Counted *counted;
     size_t counted_capacity;   // a power of two, or 0
     size_t counted_count;
@@ -128,28 +128,20 @@ static int record(void *context, int flags, const char *token, int length, int s
     return 0;
 }
 
-// The calling thread's working tables for the analysis under way, kept from one text to the next: a
-// text's tokens and its counted tokens are made in them, then copied into the one block the analysis
-// is handed over in. The thread that replays it (the writer's) frees one block per text, not four
+// The calling thread's analysis under way, its tokens and its table of counted tokens kept from one
+// text to the next: a text is analyzed in it, then copied (its text and tokens) into the one block it
+// is handed over in. The thread that replays that (the writer's) frees one block per text, not four
 // allocations made by another thread.
-typedef struct {
-    unsigned char *tokens;
-    size_t capacity;
-    Counted *counted;
-    size_t counted_capacity;   // a power of two, or 0
-    // Whether the table of counted tokens holds entries of the last text (an empty text leaves it clean).
-    int counted_used;
-} Working;
-
-// A table grown past this many slots (a long text's) is not kept, so that each short text after it
-// does not clear a large one; nor are tokens of more than 64 KiB (a long file's), so that a thread that
-// once prepared a long text does not hold its size.
+//
+// A table of counted tokens grown past this many slots (a long text's) is not kept, so that each short
+// text after it does not clear a large one; nor are tokens of more than 64 KiB (a long file's), so that
+// a thread that once prepared a long text does not hold its size.
 #define WORKING_COUNTED_KEPT 256
 #define WORKING_TOKENS_KEPT (64 << 10)
 
-static _Thread_local Working *working;
-// The tables are freed when their thread ends (Dispatch ends a worker thread idle for a few seconds):
-// each thread's are the value of this key, whose destructor frees them.
+static _Thread_local replica_preanalysis *working;
+// The buffers are freed when their thread ends (Dispatch ends a worker thread idle for a few seconds):
+// each thread's analysis is the value of this key, whose destructor frees it.
 static pthread_key_t working_key;
 static int working_key_made;
 static pthread_once_t working_once = PTHREAD_ONCE_INIT;
@@ -157,10 +149,10 @@ static pthread_once_t working_once = PTHREAD_ONCE_INIT;
 static atomic_llong tables_freed;
 
 static void free_working(void *value) {
-    Working *tables = value;
-    free(tables->tokens);
-    free(tables->counted);
-    free(tables);
+    replica_preanalysis *analysis = value;
+    free(analysis->tokens);
+    free(analysis->counted);
+    free(analysis);
     atomic_fetch_add(&tables_freed, 1);
 }
 
@@ -168,71 +160,61 @@ long long replica_preanalysis_tables_freed(void) { return atomic_load(&tables_fr
 
 static void make_working_key(void) { working_key_made = pthread_key_create(&working_key, free_working) == 0; }
 
-// The calling thread's tables, made at its first text; NULL when out of memory.
-static Working *this_threads_working(void) {
+// The calling thread's analysis, made at its first text; NULL when out of memory.
+static replica_preanalysis *this_threads_working(void) {
     if (working) return working;
     pthread_once(&working_once, make_working_key);
     if (!working_key_made) return NULL;
-    Working *tables = calloc(1, sizeof *tables);
-    if (!tables) return NULL;
-    if (pthread_setspecific(working_key, tables) != 0) {
-        free(tables);
+    replica_preanalysis *analysis = calloc(1, sizeof *analysis);
+    if (!analysis) return NULL;
+    if (pthread_setspecific(working_key, analysis) != 0) {
+        free(analysis);
         return NULL;
     }
-    working = tables;
-    return tables;
+    working = analysis;
+    return analysis;
 }
 
 replica_preanalysis *replica_preanalyze(const char *text, size_t length, const char *language) {
-    Working *tables = this_threads_working();
-    if (!tables) return NULL;
-    replica_preanalysis work = {0};
-    replica_language_slot(language, work.language);
-    work.length = length;
+    replica_preanalysis *work = this_threads_working();
+    if (!work) return NULL;
+    replica_language_slot(language, work->language);
+    work->length = length;
+    work->used = 0;
+    work->last_start = 0;
     // Sized for the usual: a token of about 6 bytes and its 4 bytes of header for every 6 bytes of text
     // (what the buffer held before is not kept: it is made again).
     size_t wanted = length * 2 + 64;
-    if (tables->capacity < wanted) {
-        free(tables->tokens);
-        tables->tokens = malloc(wanted);
-        tables->capacity = tables->tokens ? wanted : 0;
-        if (!tables->tokens) return NULL;
+    if (work->capacity < wanted) {
+        free(work->tokens);
+        work->tokens = malloc(wanted);
+        work->capacity = work->tokens ? wanted : 0;
+        if (!work->tokens) return NULL;
     }
-    work.tokens = tables->tokens;
-    work.capacity = tables->capacity;
-    work.counted = tables->counted;
-    work.counted_capacity = tables->counted_capacity;
-    if (tables->counted_used) memset(work.counted, 0, work.counted_capacity * sizeof(Counted));
-    int failed = replica_analyze_in(text, length, REPLICA_ANALYZE_BIGRAMS, work.language[0] ? work.language : NULL, &work, record) != 0;
-    // The tables may have grown (record reallocates them): they stay this thread's.
-    tables->tokens = work.tokens;
-    tables->capacity = work.capacity;
-    tables->counted = work.counted;
-    tables->counted_capacity = work.counted_capacity;
-    tables->counted_used = work.counted_count > 0;
-    if (tables->counted_capacity > WORKING_COUNTED_KEPT) {
-        free(tables->counted);
-        tables->counted = NULL;
-        tables->counted_capacity = 0;
-        tables->counted_used = 0;
-    }
-    replica_preanalysis *analysis = failed ? NULL : malloc(sizeof *analysis + length + work.used);
+    // The last text's counted tokens cleared (an empty one left none).
+    if (work->counted_count) memset(work->counted, 0, work->counted_capacity * sizeof(Counted));
+    work->counted_count = 0;
+    // record() may grow the buffers: they stay this thread's.
+    int failed = replica_analyze_in(text, length, REPLICA_ANALYZE_BIGRAMS, work->language[0] ? work->language : NULL, work, record) != 0;
+    replica_preanalysis *analysis = failed ? NULL : malloc(sizeof *analysis + length + work->used);
     if (analysis) {
-        *analysis = work;
+        *analysis = (replica_preanalysis){.length = length, .used = work->used, .capacity = work->used};
+        memcpy(analysis->language, work->language, sizeof analysis->language);
         analysis->text = (char *)(analysis + 1);
         if (length) memcpy(analysis->text, text, length);
         analysis->tokens = (unsigned char *)analysis->text + length;
-        if (work.used) memcpy(analysis->tokens, work.tokens, work.used);
-        analysis->capacity = work.used;
-        analysis->counted = NULL;
-        analysis->counted_capacity = 0;
-        analysis->counted_count = 0;
-        analysis->next = NULL;
+        if (work->used) memcpy(analysis->tokens, work->tokens, work->used);
     }
-    if (tables->capacity > WORKING_TOKENS_KEPT) {
-        free(tables->tokens);
-        tables->tokens = NULL;
-        tables->capacity = 0;
+    if (work->counted_capacity > WORKING_COUNTED_KEPT) {
+        free(work->counted);
+        work->counted = NULL;
+        work->counted_capacity = 0;
+        work->counted_count = 0;
+    }
+    if (work->capacity > WORKING_TOKENS_KEPT) {
+        free(work->tokens);
+        work->tokens = NULL;
+        work->capacity = 0;
     }
     return analysis;
 }

@@ -457,8 +457,8 @@ package enum RankingLists {
             // as typed and by its stem.
             let groupWidth = phrases <= 12 ? phrases : 8
             let groupMask = (UInt64(1) << UInt64(groupWidth)) - 1
+            let groups = (phrases + groupWidth - 1) / groupWidth
             let restOfMissing: [Double] = {
-                let groups = (phrases + groupWidth - 1) / groupWidth
                 var sums = [Double](repeating: 0, count: groups << groupWidth)
                 for group in 0..<groups {
                     let base = group << groupWidth
@@ -473,7 +473,7 @@ package enum RankingLists {
             /// What the words in `missing` can add to an item.
             @inline(__always)
             func rest(_ missing: UInt64) -> Double {
-                guard phrases > 12 else { return restOfMissing[Int(missing)] }
+                guard groups > 1 else { return restOfMissing[Int(missing)] }
                 var rest = 0.0
                 var bits = missing
                 var base = 0
