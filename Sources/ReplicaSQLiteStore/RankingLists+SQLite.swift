@@ -179,8 +179,9 @@ extension RankingLists {
 /// `MATCH` expression, its filters (`AND …` clauses on `items`) and the time it searches at.
 struct SQLiteRankingSource: RankingListSource {
     let connection: Connection
-    /// The search's phrases, in order: each the one word FTS5 stores for it (`token`) and the phrase as
-    /// typed, quoted for `MATCH` (`expression`).
+    /// The search's phrases, in order: each the one word FTS5 stores for it, or its words as
+    /// ``RankingLists/key(ofPhrase:)`` names them (`token`), and the phrase as typed, quoted for `MATCH`
+    /// (`expression`).
     let phrases: [(token: String, expression: String)]
     /// The phrases OR-ed, as FTS5 matches them.
     let expression: String

@@ -146,7 +146,7 @@ package struct SQLiteIndexReader: IndexReader {
         return (found, inHeading, unreadable)
     }
 
-    /// ``matches(_:pattern:limit:)`` for a ranked search of any of several single words, through the
+    /// ``matches(_:pattern:limit:)`` for a ranked search of any of several words, through the
     /// ranking lists (``RankingLists``): the same items in the same order, without scoring every match;
     /// `nil` when the lists do not apply or cannot prove the top.
     func rankedByLists(_ query: SearchQuery, pattern: FTSPattern, limit candidates: Int) throws
@@ -155,29 +155,34 @@ package struct SQLiteIndexReader: IndexReader {
         guard !pattern.requiresAll, query.predicate == nil, let tokenizer = try? IndexTokenizer.shared.get() else {
             return nil
         }
-        // Each phrase of each term (a word's forms are two: the word and its stem), with its term.
-        var phrases: [(token: String, expression: String, term: Int)] = []
+        // Each phrase of each term (a word's forms are two: the word and its stem), with its term and the
+        // words FTS5 stores for it: one, or several where the analyzer splits what was searched as one
+        // word (a pair of Chinese characters that is no word of ICU's dictionary: "也可" is "也" "可").
+        var phrases: [(words: [String], expression: String, term: Int)] = []
         for (index, term) in pattern.meaningfulTerms.enumerated() {
             for alternative in term.alternatives {
                 guard case .word(let word, prefix: false) = alternative else { return nil }
                 let tokens = tokenizer.tokens(in: word, for: .query(prefix: false))
-                guard tokens.count == 1 else { return nil }
-                phrases.append((tokens[0].text, alternative.expression, index))
+                guard !tokens.isEmpty, tokens.enumerated().allSatisfy({ $0.element.position == $0.offset }) else {
+                    return nil
+                }
+                phrases.append((tokens.map(\.text), alternative.expression, index))
             }
         }
         var filters = ""
         var arguments: [SQLValue] = []
         Self.appendFilters(for: query, now: now, to: &filters, arguments: &arguments)
+        let keys = phrases.map { RankingLists.key(ofPhrase: $0.words) }
         let source = SQLiteRankingSource(
-            connection: connection, phrases: phrases.map { ($0.token, $0.expression) },
+            connection: connection, phrases: zip(keys, phrases).map { ($0, $1.expression) },
             expression: pattern.matchExpression,
             now: now.timeIntervalSince1970, filters: filters, filterArguments: arguments)
         guard
             let top = try RankingLists.top(
-                candidates, tokens: phrases.map(\.token), weights: pattern.phraseWeights, source: source)
+                candidates, tokens: keys, weights: pattern.phraseWeights, source: source)
         else { return nil }
-        // The rows in one statement, with the score just computed. A word is in a heading column when
-        // one of its tokens is a searched word's, as FTS5 would mark it (its own tokenizer splits them);
+        // The rows in one statement, with the score just computed. A phrase is in a heading column when
+        // its words stand there side by side, as FTS5 would mark it (its own tokenizer splits them);
         // the snippet is made later, for the items returned only (``snippets(_:)``), from the words the
         // item has: a full-text look-up each, which for all the candidates took most of a question's time.
         let terms = pattern.meaningfulTerms
@@ -188,7 +193,7 @@ package struct SQLiteIndexReader: IndexReader {
         }
         rankedWords.record(
             terms: terms.map(\.expression), present: Dictionary(termsPresent, uniquingKeysWith: { first, _ in first }))
-        let searched = Set(phrases.map(\.token))
+        let searched = phrases.map(\.words)
         var rows: [Int64: (item: FoundItem, inHeading: Bool)] = [:]
         var unreadable: [ItemIdentifier] = []
         try connection.cached(
@@ -203,7 +208,7 @@ package struct SQLiteIndexReader: IndexReader {
                 // Stemmed as the item's words were, for its own language: a query stemmed for another
                 // (Indonesian "kanes" beside English "kalos") still finds the stems the index holds.
                 let inHeading = TextAnalyzer.withDocumentLanguage(row.optionalText(13)) {
-                    headings.contains { tokenizer.tokens(in: $0).contains { searched.contains($0.text) } }
+                    headings.contains { Self.holds(tokenizer.tokens(in: $0), anyOf: searched) }
                 }
                 rows[row.int64(10)] = (
                     FoundItem(item: item, score: 0, snippet: nil, origin: origin, indexedAt: indexed), inHeading
@@ -225,6 +230,19 @@ package struct SQLiteIndexReader: IndexReader {
             if heading { inHeading.insert(rowID) }
         }
         return (found, inHeading, unreadable)
+    }
+
+    /// Whether `tokens` (a text's, as the index's tokenizer finds them) hold any of `phrases`, its words
+    /// at consecutive places, as FTS5 matches a phrase.
+    static func holds(_ tokens: [FTS5Tokenizer.Token], anyOf phrases: [[String]]) -> Bool {
+        var places: [String: [Int]] = [:]
+        for token in tokens { places[token.text, default: []].append(token.position) }
+        return phrases.contains { words in
+            guard let first = words.first, let starts = places[first] else { return false }
+            return starts.contains { start in
+                words.indices.dropFirst().allSatisfy { places[words[$0]]?.contains(start + $0) == true }
+            }
+        }
     }
 
     package func snippets(_ pending: [(rowID: Int64, identifier: ItemIdentifier, expression: String)]) throws -> [Int64:

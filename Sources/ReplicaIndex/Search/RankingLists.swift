@@ -11,11 +11,11 @@ import ReplicaCore
 /// item that has it, ordered by "impact" (the part of the word's BM25 term that depends on the item:
 /// its weighted frequency against the item's length), cut in tiers of growing length (``firstTier``,
 /// then four times as many each time). Each tier keeps its items' numbers (row id, weighted frequency,
-/// length) and the highest impact of an item in a later tier ("floor"). A search of words that are all
-/// single words (no phrases or prefixes, no predicate), at least one with a list, then proves its top
-/// results, MaxScore-style:
+/// length) and the highest impact of an item in a later tier ("floor"). A search of words (no prefixes,
+/// no predicate), at least one with a list, then proves its top results, MaxScore-style:
 /// - the first tier of each word with a list is read; a word without one is in few items, all read
-///   through FTS5 with their numbers; every item written since the build (`ranking_changes`, kept in
+///   through FTS5 with their numbers, and so is, on SQLite, a word the analyzer splits in two (a pair of
+///   Chinese characters: ``key(ofPhrase:)``); every item written since the build (`ranking_changes`, kept in
 ///   the writing transaction by the writer, and by a trigger for deletes) is ranked by FTS5 itself;
 /// - an item whose every word's contribution is known (read, or known absent since the word's tiers are
 ///   all read) has its exact score, the sum FTS5's `bm25()` makes; such items are checked against
@@ -89,6 +89,22 @@ package enum RankingLists {
             self.entries = entries
         }
     }
+
+    /// How a search names a phrase to ``top(_:tokens:weights:source:)``: its one word, or its words
+    /// joined by a space when the index's analyzer splits it into several (a pair of Chinese characters
+    /// that is no word of ICU's dictionary). No list is kept for such a name, since no word has a space:
+    /// every item with the phrase is read through the full-text index, as for a word in few items.
+    package static func key(ofPhrase words: [String]) -> String {
+        words.joined(separator: " ")
+    }
+
+    /// Whether `key` names a phrase of several words (``key(ofPhrase:)``).
+    static func isPhrase(_ key: String) -> Bool { key.utf8.contains(UInt8(ascii: " ")) }
+
+    /// How many items a phrase of several words may be in for a search to go through the lists: all of
+    /// them are read through the full-text index, a few milliseconds for this many, far less than
+    /// scoring every match of the search, which reads them too.
+    static let mostPhraseItems = 4_096
 
     /// The threshold a build of an index of `rows` items uses.
     package static func threshold(rows: Int64) -> Int {
@@ -276,7 +292,8 @@ package enum RankingLists {
     /// score one by one), and the caller scores every match.
     ///
     /// - Parameters:
-    ///   - tokens: the search's words, each as the index stores it (one token a word: no phrase, no prefix).
+    ///   - tokens: the search's words, each as the index stores it (no prefix), a phrase of several as
+    ///     ``key(ofPhrase:)`` names it.
     ///   - weights: what each word's idf is multiplied by (``FTSPattern/phraseWeights``), as the full
     ///     ranking multiplies it.
     ///   - source: the lists and the index of the search, read in one snapshot; it knows the search's
@@ -377,8 +394,9 @@ package enum RankingLists {
                 }
             } else {
                 // No list: a word in few items when the lists were built (fewer than `threshold` then,
-                // and at most every changed item more since). All its items are read, with their numbers.
-                let most = threshold + changes.count
+                // and at most every changed item more since), or a phrase of several words, in any number
+                // (read whole up to ``mostPhraseItems``). All its items are read, with their numbers.
+                let most = (isPhrase(token) ? max(threshold, mostPhraseItems) : threshold) + changes.count
                 var found = try source.postings(ofWord: phrase, limit: most + 1)
                 guard found.count <= most else { return nil }
                 let idf = idf(rows: totals.rows, documents: Int64(found.count)) * weights[phrase]

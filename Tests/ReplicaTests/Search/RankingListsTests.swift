@@ -85,7 +85,7 @@ import Testing
         return words
     }()
 
-    static func word(_ random: inout SplitMix) -> String {
+    static func word(_ random: inout SplitMix, from vocabulary: [String] = vocabulary) -> String {
         // Zipf: P(rank r) ∝ 1/(r+1), by inverting the harmonic sums.
         let harmonics = vocabulary.indices.reduce(into: [Double]()) { sums, rank in
             sums.append((sums.last ?? 0) + 1 / Double(rank + 1))
@@ -152,10 +152,23 @@ import Testing
         usedLists: Int, rankedByWords: Int, weighted: Int, long: Int
     ) {
         var random = SplitMix(seed: seed)
-        let batch = (0..<queries).map { _ in Self.query(&random) }
-        return try await index.read { reader in
-            if let reader = reader as? PostgresIndexReader { return try Self.compare(reader, batch) }
+        let (used, ranked, weighted, long, _) = try await compare(index, (0..<queries).map { _ in Self.query(&random) })
+        return (used, ranked, weighted, long)
+    }
+
+    /// ``compare(_:queries:seed:)`` of the queries of `batch`; also returns how many of those that used
+    /// the lists searched a word the analyzer splits into several (on SQLite: a phrase with no list).
+    func compare(_ index: SearchableIndex, _ batch: [SearchQuery]) async throws -> (
+        usedLists: Int, rankedByWords: Int, weighted: Int, long: Int, split: Int
+    ) {
+        try await index.read { reader in
+            if let reader = reader as? PostgresIndexReader {
+                let (used, ranked, weighted, long) = try Self.compare(reader, batch)
+                return (used, ranked, weighted, long, 0)
+            }
             let reader = reader as! SQLiteIndexReader
+            let tokenizer = try IndexTokenizer.shared.get()
+            var split = 0
             var full = reader
             full.usesRankingLists = false
             var used = 0
@@ -172,6 +185,11 @@ import Testing
                 used += 1
                 if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
                 if pattern.phraseWeights.count > 12 { long += 1 }
+                if pattern.meaningfulTerms.flatMap(\.alternatives).contains(where: {
+                    tokenizer.tokens(in: $0.text, for: .query(prefix: false)).count > 1
+                }) {
+                    split += 1
+                }
                 let scored = try full.matches(query, pattern: pattern, limit: limit)
                 let slow = scored.found
                 let text = query.text ?? ""
@@ -202,7 +220,7 @@ import Testing
                     }
                 }
             }
-            return (used, ranked, weighted, long)
+            return (used, ranked, weighted, long, split)
         }
     }
 
@@ -336,6 +354,50 @@ import Testing
         #expect(try await index.rankingListsAreStale())
         try await index.rebuildRankingLists()
         #expect(try await !index.rankingListsAreStale())
+    }
+
+    /// Chinese words of one to four characters, used with Zipf's law and written without spaces, as
+    /// Chinese is: ICU's dictionary cuts a text into words, a word of three or more characters is also
+    /// indexed as its pairs of characters, and a query's long word is searched as itself and its pairs,
+    /// some of which the dictionary cuts in two ("也可" of "也可以" is "也" "可").
+    static let chineseVocabulary = [
+        "的", "也可以", "是", "正确的人", "在", "也", "满意的", "可", "人", "你", "可以", "知道", "报告", "是否",
+        "正确", "听到", "讨论", "没有", "导致", "满意", "问题", "解决方案", "维护者", "提醒", "需要", "之后", "可能",
+        "发生", "通过", "这样", "内核", "文档", "驱动程序", "设备", "内存", "补丁", "邮件列表", "开发者", "代码",
+        "测试", "版本", "配置", "系统", "文件", "目录", "模块", "接口", "淡出", "很少", "讨论组",
+    ]
+
+    /// A ranked search of long Chinese words goes through the lists, a pair of characters that the
+    /// analyzer splits into two words among its phrases (read whole through FTS5, as a phrase), and
+    /// returns the top of scoring every match, with the same snippets and headings.
+    @Test func chineseWordsAndThePairsTheAnalyzerSplitsGoThroughTheLists() async throws {
+        let storage = try await TestBackend.sqlite.makeStore(
+            configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
+        defer { withExtendedLifetime(storage) {} }
+        let index = try await storage.store.index(account: "alice")
+        var random = SplitMix(seed: 48)
+        func text(_ count: ClosedRange<Int>) -> String {
+            (0..<Int.random(in: count, using: &random)).map { _ in Self.word(&random, from: Self.chineseVocabulary) }
+                .joined()
+        }
+        try await index.indexItems(
+            (0..<1_200).map { number in
+                var attributes = AttributeSet(contentType: .plainText)
+                attributes.title = text(2...5)
+                attributes.textContent = text(5...50)
+                return SearchableItem(
+                    uniqueIdentifier: ItemIdentifier("z\(number)"),
+                    domainIdentifier: DomainIdentifier(rawValue: "d\(number % 3)"),
+                    attributeSet: attributes)
+            })
+        try await buildLists(index)
+        // Queries of function words alone ("的是") are refused: they are left out.
+        let batch = (0..<300).map { _ in
+            SearchQuery((0..<Int.random(in: 1...4, using: &random)).map { _ in text(2...4) }.joined(separator: " "))
+        }.filter { (try? $0.validatedPattern()) != nil }
+        let (used, ranked, _, _, split) = try await compare(index, batch)
+        #expect(used >= ranked * 9 / 10, "only \(used) of \(ranked) searches used the lists")
+        #expect(split >= 100, "only \(split) searches with a pair split in two used the lists")
     }
 
     /// A build reads FTS5's pages itself (``RankingLists/Scan/pages``): its lists are byte for byte
