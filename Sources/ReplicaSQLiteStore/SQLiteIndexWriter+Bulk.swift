@@ -34,8 +34,8 @@ extension SQLiteIndexWriter {
         // How many of a chunk's rows have their text analyzed on the preparing thread: as many as keep
         // the writer from waiting for it. Small items give that thread most of its work already
         // (language, attribute JSON) and a file's long text gives the writer most of its: the share
-        // moves by a quarter after each chunk, down when the writer waited for rows, else up, and the
-        // writer keeps it for its next load.
+        // moves by ``aheadStep`` after each chunk, down when the writer waited for rows, else up, and
+        // the writer keeps it for its next load.
         let share = AheadShare(percent: analyzesAhead ? aheadPercent : 0)
         let adapts = analyzesAhead
         var lastEnd: UInt64?
@@ -67,12 +67,20 @@ extension SQLiteIndexWriter {
                 let worked = end - start
                 let percent = share.percent.load(ordering: .relaxed)
                 share.percent.store(
-                    waited > worked / 20 ? max(0, percent - 25) : min(100, percent + 25), ordering: .relaxed)
+                    waited > worked / 20 ? max(0, percent - Self.aheadStep) : min(100, percent + Self.aheadStep),
+                    ordering: .relaxed)
             }
             lastEnd = end
         }
         if adapts { aheadPercent = share.percent.load(ordering: .relaxed) }
     }
+
+    /// How many points the share of a chunk's rows analyzed ahead moves after each chunk. A change
+    /// reaches the writer a chunk or two later (those prepared already keep theirs), so 25 swung the
+    /// share between 0 and 100 % on 100,000 paragraphs and kept the writer waiting for 15 % of its
+    /// chunks' time; by 5 it stays within a few steps of the balance, with a third less waiting and
+    /// 9 % more items/s (`docs/benchmarks/indexing.md`, 2026-12-06, seventh stop).
+    static let aheadStep = 5
 
     /// The share of a chunk's rows analyzed ahead, read by the preparing thread.
     private final class AheadShare: Sendable {
