@@ -7,15 +7,16 @@ import Synchronization
 // A ranked search of common words through the index's ranking lists (migration 0009), by the same
 // search as on SQLite (``RankingLists/top(_:tokens:weights:source:)``).
 extension PostgresIndexReader {
-    /// The best `limit` items of a ranked search of single words through the ranking lists, scored as
-    /// the full ranking scores them, with the best read whole; `nil` when the lists do not apply (none
-    /// built, a phrase or a prefix, every word required, too many changes since the build), and the
-    /// caller ranks every match.
+    /// The best `limit` items of a ranked search of words through the ranking lists, scored as the full
+    /// ranking scores them, with the best read whole; `nil` when the lists do not apply (none built, a
+    /// prefix, every word required, too many changes since the build), and the caller ranks every match.
+    /// A word the analyzer splits in two (a pair of Chinese characters) is a phrase without a list
+    /// (``RankingLists/key(ofPhrase:)``).
     func rankedByLists(_ terms: SearchTerms, _ query: SearchQuery, limit: Int) throws -> Ranked? {
         guard usesRankingLists, !terms.requiresAll, !terms.terms.isEmpty,
-            terms.terms.allSatisfy({ $0.tokens.count == 1 && !$0.prefix })
+            terms.terms.allSatisfy({ !$0.tokens.isEmpty && !$0.prefix })
         else { return nil }
-        let tokens = terms.terms.map { $0.tokens[0] }
+        let tokens = terms.terms.map { RankingLists.key(ofPhrase: $0.tokens) }
         let source = try PostgresRankingSource(
             self, tokens: tokens, queries: terms.queries, anyTerm: terms.tsquery, query: query)
         guard let top = try RankingLists.top(limit, tokens: tokens, weights: terms.weights, source: source) else {
@@ -23,22 +24,29 @@ extension PostgresIndexReader {
         }
         // The best read whole, without the places of their words: which words each has, the lists said
         // (``knownWordsPresent(_:in:)``); which of them are in a heading (weights A and B), the item's
-        // own words say (stemmed for its language, which the query's may not be); and only the ranking's
-        // check of closeness, for the few with every word, asks the server for places.
+        // own words say (stemmed for its language, which the query's may not be), with their places
+        // there, for a phrase of several; and only the ranking's check of closeness, for the few with
+        // every word, asks the server for places.
+        let words = Array(Set(terms.terms.flatMap(\.tokens)))
         let rows = try itemRows(top.map(\.rowID)) { builder in
-            Self.textColumns + ", (SELECT string_agg(u.lexeme, E'\\x1f') FROM unnest(ts_filter(i.words, '{a,b}')) AS u "
-                + "WHERE u.lexeme = ANY(" + builder.bind(SQLBuilder.textArray(tokens)) + "::text[]))"
+            Self.textColumns
+                + ", (SELECT string_agg(u.lexeme || ' ' || array_to_string(u.positions, ','), E'\\x1f') "
+                + "FROM unnest(ts_filter(i.words, '{a,b}')) AS u "
+                + "WHERE u.lexeme = ANY(" + builder.bind(SQLBuilder.textArray(words)) + "::text[]))"
         }
         wordsSeen.record(
             tokens: tokens,
             present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
-        // Each searched lexeme in a heading gets one place of weight A: all ``ItemWords/isInHeading(_:)``,
-        // the only reader of these words, asks.
+        // Each searched lexeme in a heading has its places there, of weight A: all
+        // ``ItemWords/isInHeading(_:)``, the only reader of these words, asks.
         var headings: [Int64: ItemWords] = [:]
         for (id, row) in rows.rows {
             var words = ItemWords()
-            for lexeme in (rows.result.string(row, 16) ?? "").split(separator: "\u{1F}") {
-                words.places[String(lexeme)] = [(1, "A")]
+            for entry in (rows.result.string(row, 16) ?? "").split(separator: "\u{1F}") {
+                let parts = entry.split(separator: " ", maxSplits: 1)
+                guard let lexeme = parts.first else { continue }
+                let places = parts.count > 1 ? parts[1].split(separator: ",").compactMap { Int($0) } : []
+                words.places[String(lexeme)] = places.map { ($0, "A") }
             }
             headings[id] = words
         }
@@ -95,16 +103,16 @@ final class WordsSeen: Sendable {
     }
 
     /// How many of `terms` (each as its phrases: a word's forms are two) each of `rowIDs` has, when every
-    /// phrase is one of the words searched (a single word, as the lists hold them) and every item was
-    /// returned; else `nil`. A term counts once, whichever of its phrases the item has.
+    /// phrase is one of those searched (by ``RankingLists/key(ofPhrase:)``, as the search named them)
+    /// and every item was returned; else `nil`. A term counts once, whichever of its phrases the item has.
     func counts(_ terms: [[PostgresIndexText.TermTokens]], in rowIDs: [Int64]) -> [Int64: Int]? {
         state.withLock { state in
             var indexes: [[Int]] = []
             for phrases in terms {
                 var term: [Int] = []
                 for phrase in phrases {
-                    guard phrase.tokens.count == 1, !phrase.prefix,
-                        let index = state.tokens.firstIndex(of: phrase.tokens[0])
+                    guard !phrase.prefix,
+                        let index = state.tokens.firstIndex(of: RankingLists.key(ofPhrase: phrase.tokens))
                     else { return nil }
                     term.append(index)
                 }
@@ -207,6 +215,14 @@ final class PostgresRankingSource: RankingListSource {
         changed.sort()
     }
 
+    /// How many items a word without a list may be in (``RankingLists/top(_:tokens:weights:source:)``
+    /// asks no more): fewer than the lists' threshold, or, with a phrase of several words among the
+    /// search's, as many as one may be in.
+    private var mostUnlisted: Int {
+        let threshold = PostgresIndexWriter.rankingThreshold
+        return tokens.contains(where: RankingLists.isPhrase) ? max(threshold, RankingLists.mostPhraseItems) : threshold
+    }
+
     /// The changed items' numbers and every item of the words without a list, in one more statement, once.
     private func readRest() throws -> (
         numbers: [(rowID: Int64, numbers: [Double])],
@@ -231,7 +247,7 @@ final class PostgresRankingSource: RankingListSource {
                 .text(reader.account.rawValue), .text(reader.indexName), .text(anyTerm), SQLBuilder.textArray(queries),
                 .int(Int64(RankingLists.maximumChanges + 1)), .bool(!changed.isEmpty),
                 SQLBuilder.textArray(tokens), SQLBuilder.textArray(queries),
-                .int(Int64(PostgresIndexWriter.rankingThreshold + RankingLists.maximumChanges + 1)),
+                .int(Int64(mostUnlisted + RankingLists.maximumChanges + 1)),
             ])
         var read:
             (

@@ -14,8 +14,8 @@ import ReplicaCore
 /// length) and the highest impact of an item in a later tier ("floor"). A search of words (no prefixes,
 /// no predicate), at least one with a list, then proves its top results, MaxScore-style:
 /// - the first tier of each word with a list is read; a word without one is in few items, all read
-///   through FTS5 with their numbers, and so is, on SQLite, a word the analyzer splits in two (a pair of
-///   Chinese characters: ``key(ofPhrase:)``); every item written since the build (`ranking_changes`, kept in
+///   through FTS5 with their numbers, and so is a word the analyzer splits in two (a pair of Chinese
+///   characters: ``key(ofPhrase:)``); every item written since the build (`ranking_changes`, kept in
 ///   the writing transaction by the writer, and by a trigger for deletes) is ranked by FTS5 itself;
 /// - an item whose every word's contribution is known (read, or known absent since the word's tiers are
 ///   all read) has its exact score, the sum FTS5's `bm25()` makes; such items are checked against
@@ -99,12 +99,12 @@ package enum RankingLists {
     }
 
     /// Whether `key` names a phrase of several words (``key(ofPhrase:)``).
-    static func isPhrase(_ key: String) -> Bool { key.utf8.contains(UInt8(ascii: " ")) }
+    package static func isPhrase(_ key: String) -> Bool { key.utf8.contains(UInt8(ascii: " ")) }
 
     /// How many items a phrase of several words may be in for a search to go through the lists: all of
     /// them are read through the full-text index, a few milliseconds for this many, far less than
     /// scoring every match of the search, which reads them too.
-    static let mostPhraseItems = 4_096
+    package static let mostPhraseItems = 4_096
 
     /// The threshold a build of an index of `rows` items uses.
     package static func threshold(rows: Int64) -> Int {

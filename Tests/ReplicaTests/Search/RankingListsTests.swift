@@ -157,15 +157,12 @@ import Testing
     }
 
     /// ``compare(_:queries:seed:)`` of the queries of `batch`; also returns how many of those that used
-    /// the lists searched a word the analyzer splits into several (on SQLite: a phrase with no list).
+    /// the lists searched a word the analyzer splits into several (a phrase with no list).
     func compare(_ index: SearchableIndex, _ batch: [SearchQuery]) async throws -> (
         usedLists: Int, rankedByWords: Int, weighted: Int, long: Int, split: Int
     ) {
         try await index.read { reader in
-            if let reader = reader as? PostgresIndexReader {
-                let (used, ranked, weighted, long) = try Self.compare(reader, batch)
-                return (used, ranked, weighted, long, 0)
-            }
+            if let reader = reader as? PostgresIndexReader { return try Self.compare(reader, batch) }
             let reader = reader as! SQLiteIndexReader
             let tokenizer = try IndexTokenizer.shared.get()
             var split = 0
@@ -227,7 +224,7 @@ import Testing
     /// ``compare(_:queries:seed:)`` on PostgreSQL, where the full ranking is the server's
     /// (`replica.ranked_matches`) and snippets are made by replica's own code from the text.
     static func compare(_ reader: PostgresIndexReader, _ batch: [SearchQuery]) throws -> (
-        usedLists: Int, rankedByWords: Int, weighted: Int, long: Int
+        usedLists: Int, rankedByWords: Int, weighted: Int, long: Int, split: Int
     ) {
         var full = reader
         full.usesRankingLists = false
@@ -235,6 +232,7 @@ import Testing
         var ranked = 0
         var weighted = 0
         var long = 0
+        var split = 0
         func snippet(_ found: FoundItem) -> String? {
             if case .made(let make)? = found.pendingSnippet { return make() }
             return found.snippet
@@ -249,6 +247,10 @@ import Testing
             used += 1
             if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
             if pattern.phraseWeights.count > 12 { long += 1 }
+            if pattern.meaningfulTerms.flatMap(PostgresIndexText.phrases(of:)).contains(where: { $0.tokens.count > 1 })
+            {
+                split += 1
+            }
             let scored = try full.matches(query, pattern: pattern, limit: limit)
             let text = query.text ?? ""
             try expectTheSameTop(listed.found, scored.found, text)
@@ -262,7 +264,7 @@ import Testing
                     "\(text): a word in a heading through the lists: \(listed.inHeading.contains(found.rowID))")
             }
         }
-        return (used, ranked, weighted, long)
+        return (used, ranked, weighted, long, split)
     }
 
     /// Expects the candidates through the lists (`fast`) to be those of scoring every match (`slow`):
@@ -370,8 +372,9 @@ import Testing
     /// A ranked search of long Chinese words goes through the lists, a pair of characters that the
     /// analyzer splits into two words among its phrases (read whole through FTS5, as a phrase), and
     /// returns the top of scoring every match, with the same snippets and headings.
-    @Test func chineseWordsAndThePairsTheAnalyzerSplitsGoThroughTheLists() async throws {
-        let storage = try await TestBackend.sqlite.makeStore(
+    @Test(arguments: TestBackend.available)
+    func chineseWordsAndThePairsTheAnalyzerSplitsGoThroughTheLists(_ backend: TestBackend) async throws {
+        let storage = try await backend.makeStore(
             configuration: Fixtures.configuration(clock: clock), signingIn: "alice")
         defer { withExtendedLifetime(storage) {} }
         let index = try await storage.store.index(account: "alice")
