@@ -58,8 +58,13 @@ extension SQLiteIndexWriter {
             }
         ) { chunk, rows in
             let start = DispatchTime.now().uptimeNanoseconds
-            for ((item, origin), row) in zip(chunk, rows) {
-                if let row { try upsert(row) } else { try self.index(item, origin: origin) }
+            // By place: an item is copied (a retain for each of its parts) only when it has no row.
+            for (offset, index) in chunk.indices.enumerated() {
+                if let row = rows[offset] {
+                    try upsert(row)
+                } else {
+                    try self.index(chunk[index].0, origin: chunk[index].1)
+                }
             }
             let end = DispatchTime.now().uptimeNanoseconds
             if adapts, let lastEnd {
