@@ -10,10 +10,11 @@ extension PostgresIndexReader {
     /// The best `limit` items of a ranked search of words through the ranking lists, scored as the full
     /// ranking scores them, with the best read whole; `nil` when the lists do not apply (none built, a
     /// prefix, every word required, too many changes since the build), and the caller ranks every match.
-    /// A word the analyzer splits in two (a pair of Chinese characters) is a phrase without a list
-    /// (``RankingLists/key(ofPhrase:)``).
+    /// A word the analyzer splits in two (a pair of Chinese characters that is no word of ICU's
+    /// dictionary, say) is a phrase without a list (``RankingLists/key(ofPhrase:)``); a phrase typed
+    /// in quotes, or a joined word kept whole, is not taken (``SearchTerms/severalTokensAreSplitWords``).
     func rankedByLists(_ terms: SearchTerms, _ query: SearchQuery, limit: Int) throws -> Ranked? {
-        guard usesRankingLists, !terms.requiresAll, !terms.terms.isEmpty,
+        guard usesRankingLists, !terms.requiresAll, !terms.terms.isEmpty, terms.severalTokensAreSplitWords,
             terms.terms.allSatisfy({ !$0.tokens.isEmpty && !$0.prefix })
         else { return nil }
         let tokens = terms.terms.map { RankingLists.key(ofPhrase: $0.tokens) }
@@ -219,7 +220,8 @@ final class PostgresRankingSource: RankingListSource {
     /// asks no more): fewer than the lists' threshold, or, with a phrase of several words among the
     /// search's, as many as one may be in.
     private var mostUnlisted: Int {
-        let threshold = PostgresIndexWriter.rankingThreshold
+        // The build's own threshold, which a test sets above the writer's default.
+        let threshold = max(PostgresIndexWriter.rankingThreshold, state?.threshold ?? 0)
         return tokens.contains(where: RankingLists.isPhrase) ? max(threshold, RankingLists.mostPhraseItems) : threshold
     }
 

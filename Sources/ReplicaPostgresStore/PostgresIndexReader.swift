@@ -153,6 +153,12 @@ package struct PostgresIndexReader: IndexReader {
         let requiresAll: Bool
         /// The language the query's words were stemmed for (``FTSPattern/language``).
         let language: String?
+        /// Whether every term of several tokens is a word the analyzer splits (a pair of Chinese characters
+        /// that is no word of ICU's dictionary, say), not a phrase typed in quotes or a word joined by
+        /// punctuation kept whole (`v1.2`). Such a word's tokens are never stems, so no two of them share
+        /// a place in an item, and `ts_rank_cd` counts each of its instances at its column's weight, as
+        /// FTS5 does (``rankedByLists(_:_:limit:)``); a stem beside its word would make it count less.
+        let severalTokensAreSplitWords: Bool
 
         /// `nil` when nothing can match: no term has a token (punctuation alone matches nothing in FTS5),
         /// or, when every word is required, one has no form with a token.
@@ -170,6 +176,12 @@ package struct PostgresIndexReader: IndexReader {
             self.words = words
             requiresAll = pattern.requiresAll
             language = pattern.language
+            severalTokensAreSplitWords = searched.allSatisfy { term in
+                term.alternatives.allSatisfy { alternative in
+                    if case .word = alternative { return true }
+                    return PostgresIndexText.tokens(of: alternative).tokens.count <= 1
+                }
+            }
             tsquery =
                 pattern.requiresAll
                 ? Dictionary(grouping: zip(words, queries), by: \.0).sorted { $0.key < $1.key }

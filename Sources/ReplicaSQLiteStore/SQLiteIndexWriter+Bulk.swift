@@ -83,8 +83,8 @@ extension SQLiteIndexWriter {
     /// How many points the share of a chunk's rows analyzed ahead moves after each chunk. A change
     /// reaches the writer a chunk or two later (those prepared already keep theirs), so 25 swung the
     /// share between 0 and 100 % on 100,000 paragraphs and kept the writer waiting for 15 % of its
-    /// chunks' time; by 5 it stays within a few steps of the balance, with a third less waiting and
-    /// 9 % more items/s (`docs/benchmarks/indexing.md`, 2026-12-06, seventh stop).
+    /// chunks' time; by 5 it moves between about 35 and 100 %, with a third less waiting and 9 % more
+    /// items/s (`docs/benchmarks/indexing.md`, 2026-12-07, seventh stop).
     static let aheadStep = 5
 
     /// The share of a chunk's rows analyzed ahead, read by the preparing thread.
