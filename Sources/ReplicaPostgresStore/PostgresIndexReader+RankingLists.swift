@@ -28,29 +28,20 @@ extension PostgresIndexReader {
         // own words say (stemmed for its language, which the query's may not be), with their places
         // there, for a phrase of several; and only the ranking's check of closeness, for the few with
         // every word, asks the server for places.
-        let words = Array(Set(terms.terms.flatMap(\.tokens)))
         let rows = try itemRows(top.map(\.rowID)) { builder in
-            Self.textColumns
-                + ", (SELECT string_agg(u.lexeme || ' ' || array_to_string(u.positions, ','), E'\\x1f') "
-                + "FROM unnest(ts_filter(i.words, '{a,b}')) AS u "
-                + "WHERE u.lexeme = ANY(" + builder.bind(SQLBuilder.textArray(words)) + "::text[]))"
+            let inHeadings =
+                "FROM unnest(ts_filter(i.words, '{a,b}')) AS u WHERE u.lexeme = ANY("
+                + builder.bind(SQLBuilder.textArray(Array(Set(terms.terms.flatMap(\.tokens))))) + "::text[]))"
+            return Self.textColumns + ", (SELECT string_agg(u.lexeme, E'\\x1f') " + inHeadings
+                + ", (SELECT string_agg(array_to_string(u.positions, ','), E'\\x1f') " + inHeadings
+                + ", (SELECT string_agg(array_to_string(u.weights, ','), E'\\x1f') " + inHeadings
         }
         wordsSeen.record(
             tokens: tokens,
             present: Dictionary(top.map { ($0.rowID, $0.present) }, uniquingKeysWith: { first, _ in first }))
-        // Each searched lexeme in a heading has its places there, of weight A: all
-        // ``ItemWords/isInHeading(_:)``, the only reader of these words, asks.
-        var headings: [Int64: ItemWords] = [:]
-        for (id, row) in rows.rows {
-            var words = ItemWords()
-            for entry in (rows.result.string(row, 16) ?? "").split(separator: "\u{1F}") {
-                let parts = entry.split(separator: " ", maxSplits: 1)
-                guard let lexeme = parts.first else { continue }
-                let places = parts.count > 1 ? parts[1].split(separator: ",").compactMap { Int($0) } : []
-                words.places[String(lexeme)] = places.map { ($0, "A") }
-            }
-            headings[id] = words
-        }
+        // Each searched lexeme's places in a heading: all ``ItemWords/isInHeading(_:)``, the only reader
+        // of these words, asks.
+        let headings = rows.rows.mapValues { Self.aggregatedWords(rows.result, $0, from: 16) }
         return (top.map { (id: $0.rowID, score: $0.score) }, headings, limit, rows)
     }
 
@@ -222,7 +213,7 @@ final class PostgresRankingSource: RankingListSource {
     private var mostUnlisted: Int {
         // The build's own threshold, which a test sets above the writer's default.
         let threshold = max(PostgresIndexWriter.rankingThreshold, state?.threshold ?? 0)
-        return tokens.contains(where: RankingLists.isPhrase) ? max(threshold, RankingLists.mostPhraseItems) : threshold
+        return tokens.map { RankingLists.mostItems(withoutList: $0, threshold: threshold) }.max() ?? threshold
     }
 
     /// The changed items' numbers and every item of the words without a list, in one more statement, once.

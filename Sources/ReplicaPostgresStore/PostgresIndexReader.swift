@@ -165,7 +165,10 @@ package struct PostgresIndexReader: IndexReader {
         init?(_ pattern: FTSPattern) {
             let searched = pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms
             let all = searched.enumerated().flatMap { word, term in
-                PostgresIndexText.phrases(of: term).map { (word: word, phrase: $0) }
+                zip(term.alternatives, PostgresIndexText.phrases(of: term)).map { alternative, phrase in
+                    let isWord = if case .word = alternative { true } else { false }
+                    return (word: word, phrase: phrase, isWord: isWord)
+                }
             }
             let kept = zip(all, pattern.phraseWeights).filter { $0.0.phrase.query != nil }
             let words = kept.map(\.0.word)
@@ -176,12 +179,7 @@ package struct PostgresIndexReader: IndexReader {
             self.words = words
             requiresAll = pattern.requiresAll
             language = pattern.language
-            severalTokensAreSplitWords = searched.allSatisfy { term in
-                term.alternatives.allSatisfy { alternative in
-                    if case .word = alternative { return true }
-                    return PostgresIndexText.tokens(of: alternative).tokens.count <= 1
-                }
-            }
+            severalTokensAreSplitWords = all.allSatisfy { $0.isWord || $0.phrase.tokens.count <= 1 }
             tsquery =
                 pattern.requiresAll
                 ? Dictionary(grouping: zip(words, queries), by: \.0).sorted { $0.key < $1.key }

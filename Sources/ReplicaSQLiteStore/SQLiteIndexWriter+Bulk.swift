@@ -35,7 +35,7 @@ extension SQLiteIndexWriter {
         // the writer from waiting for it. Small items give that thread most of its work already
         // (language, attribute JSON) and a file's long text gives the writer most of its: the share
         // moves by ``aheadStep`` after each chunk, down when the writer waited for rows, else up, and
-        // the writer keeps it for its next load.
+        // the writer keeps it for its next load in the same transaction (a writer is made for each).
         let share = AheadShare(percent: analyzesAhead ? aheadPercent : 0)
         let adapts = analyzesAhead
         var lastEnd: UInt64?
@@ -59,12 +59,8 @@ extension SQLiteIndexWriter {
         ) { chunk, rows in
             let start = DispatchTime.now().uptimeNanoseconds
             // By place: an item is copied (a retain for each of its parts) only when it has no row.
-            for (offset, index) in chunk.indices.enumerated() {
-                if let row = rows[offset] {
-                    try upsert(row)
-                } else {
-                    try self.index(chunk[index].0, origin: chunk[index].1)
-                }
+            for (index, row) in zip(chunk.indices, rows) {
+                if let row { try upsert(row) } else { try self.index(chunk[index].0, origin: chunk[index].1) }
             }
             let end = DispatchTime.now().uptimeNanoseconds
             if adapts, let lastEnd {

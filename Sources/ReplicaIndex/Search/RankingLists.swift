@@ -99,14 +99,19 @@ package enum RankingLists {
         words.joined(separator: " ")
     }
 
-    /// Whether `key` names a phrase of several words (``key(ofPhrase:)``).
-    package static func isPhrase(_ key: String) -> Bool { key.utf8.contains(UInt8(ascii: " ")) }
+    /// How many items a search's phrase without a list (named by `key`) may be in, before the items
+    /// changed since the build, for ``top(_:tokens:weights:source:)`` to read them all: a word, fewer
+    /// than the build's `threshold`; a phrase of several words (``key(ofPhrase:)``), in any number of
+    /// items, up to ``mostPhraseItems``. A source that reads them with a limit reads this many.
+    package static func mostItems(withoutList key: String, threshold: Int) -> Int {
+        key.utf8.contains(UInt8(ascii: " ")) ? max(threshold, mostPhraseItems) : threshold
+    }
 
     /// How many items a phrase of several words may be in for a search to go through the lists: all of
     /// them are read through the full-text index, with their numbers. Chosen, not measured: sixteen
     /// times the first tier a word with a list is read by, and never more than scoring every match of
     /// the search reads, since that reads every item of every phrase.
-    package static let mostPhraseItems = 4_096
+    static let mostPhraseItems = 4_096
 
     /// The threshold a build of an index of `rows` items uses.
     package static func threshold(rows: Int64) -> Int {
@@ -398,7 +403,7 @@ package enum RankingLists {
                 // No list: a word in few items when the lists were built (fewer than `threshold` then,
                 // and at most every changed item more since), or a phrase of several words, in any number
                 // (read whole up to ``mostPhraseItems``). All its items are read, with their numbers.
-                let most = (isPhrase(token) ? max(threshold, mostPhraseItems) : threshold) + changes.count
+                let most = mostItems(withoutList: token, threshold: threshold) + changes.count
                 var found = try source.postings(ofWord: phrase, limit: most + 1)
                 guard found.count <= most else { return nil }
                 let idf = idf(rows: totals.rows, documents: Int64(found.count)) * weights[phrase]

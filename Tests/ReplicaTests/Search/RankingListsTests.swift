@@ -165,7 +165,6 @@ import Testing
         try await index.read { reader in
             if let reader = reader as? PostgresIndexReader { return try Self.compare(reader, batch) }
             let reader = reader as! SQLiteIndexReader
-            let tokenizer = try IndexTokenizer.shared.get()
             var split = 0
             var full = reader
             full.usesRankingLists = false
@@ -183,11 +182,7 @@ import Testing
                 used += 1
                 if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
                 if pattern.phraseWeights.count > 12 { long += 1 }
-                if pattern.meaningfulTerms.flatMap(\.alternatives).contains(where: {
-                    tokenizer.tokens(in: $0.text, for: .query(prefix: false)).count > 1
-                }) {
-                    split += 1
-                }
+                if Self.searchesASplitWord(pattern) { split += 1 }
                 let scored = try full.matches(query, pattern: pattern, limit: limit)
                 let slow = scored.found
                 let text = query.text ?? ""
@@ -248,10 +243,7 @@ import Testing
             used += 1
             if pattern.phraseWeights.contains(where: { $0 != 1 }) { weighted += 1 }
             if pattern.phraseWeights.count > 12 { long += 1 }
-            if pattern.meaningfulTerms.flatMap(PostgresIndexText.phrases(of:)).contains(where: { $0.tokens.count > 1 })
-            {
-                split += 1
-            }
+            if searchesASplitWord(pattern) { split += 1 }
             let scored = try full.matches(query, pattern: pattern, limit: limit)
             let text = query.text ?? ""
             try expectTheSameTop(listed.found, scored.found, text)
@@ -266,6 +258,11 @@ import Testing
             }
         }
         return (used, ranked, weighted, long, split)
+    }
+
+    /// Whether a search has a word the analyzer splits into several (a phrase with no list).
+    static func searchesASplitWord(_ pattern: FTSPattern) -> Bool {
+        pattern.meaningfulTerms.flatMap(PostgresIndexText.phrases(of:)).contains { $0.tokens.count > 1 }
     }
 
     /// Expects the candidates through the lists (`fast`) to be those of scoring every match (`slow`):
