@@ -118,13 +118,33 @@ int replica_vocabulary_add_held(const char *word, int length, uint32_t hash) {
     }
 }
 
+// Byte order, as SQLite's BINARY collation sorts the vocabulary's words.
+static int in_byte_order(const void *left, const void *right) {
+    const Entry *a = *(const Entry *const *)left, *b = *(const Entry *const *)right;
+    int common = memcmp(a->word, b->word, (size_t)(a->length < b->length ? a->length : b->length));
+    return common ? common : a->length - b->length;
+}
+
 void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit) {
+    // The changed tokens in byte order, so that the writer's upserts walk the vocabulary's index from
+    // one end to the other instead of seeking it at random; unsorted when out of memory.
+    Entry **changed = visit && vocabulary.count ? malloc(vocabulary.count * sizeof *changed) : NULL;
+    size_t count = 0;
     for (size_t i = 0; i < vocabulary.capacity; i++) {
         Entry *entry = &vocabulary.entries[i];
-        if (!entry->word) continue;
-        if (visit && entry->change != 0) visit(context, entry->word, entry->length, entry->change);
-        free(entry->word);
+        if (!visit || !entry->word || entry->change == 0) continue;
+        if (changed) {
+            changed[count++] = entry;
+        } else {
+            visit(context, entry->word, entry->length, entry->change);
+        }
     }
+    if (changed) {
+        qsort(changed, count, sizeof *changed, in_byte_order);
+        for (size_t i = 0; i < count; i++) visit(context, changed[i]->word, changed[i]->length, changed[i]->change);
+        free(changed);
+    }
+    for (size_t i = 0; i < vocabulary.capacity; i++) free(vocabulary.entries[i].word);
     free(vocabulary.entries);
     vocabulary.entries = NULL;
     vocabulary.capacity = 0;

@@ -163,15 +163,15 @@ public enum TextAnalyzer {
         }
 
         /// The changes counted on this thread since the last drain, each token with how many more (or,
-        /// below zero, fewer) items hold it; they are forgotten.
-        public static func drain() -> [String: Int64] {
-            var changes: [String: Int64] = [:]
+        /// below zero, fewer) items hold it, in the byte order of their UTF-8; they are forgotten.
+        public static func drain() -> [(token: String, change: Int64)] {
+            var changes: [(token: String, change: Int64)] = []
             withUnsafeMutablePointer(to: &changes) { changes in
                 replica_vocabulary_drain(changes) { context, word, length, change in
                     guard let context, let word else { return }
                     let bytes = UnsafeRawBufferPointer(start: word, count: Int(length))
-                    context.assumingMemoryBound(to: [String: Int64].self).pointee[
-                        String(decoding: bytes, as: UTF8.self), default: 0] += change
+                    context.assumingMemoryBound(to: [(token: String, change: Int64)].self).pointee.append(
+                        (String(decoding: bytes, as: UTF8.self), change))
                 }
             }
             return changes

@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import ReplicaSQLite
 import ReplicaTestSupport
 import ReplicaText
 import Testing
@@ -216,5 +217,30 @@ struct TyposTests {
         #expect(
             Typos.corrections(of: "lanch", among: [("launch", 20), ("lanch", 3)]) == [],
             "held in more than a tenth of its neighbour's items: not a typo")
+    }
+
+    /// A writer's changes come out of its thread's count in the byte order of their UTF-8, which its
+    /// upserts then follow through the vocabulary's index; each with the documents that had it.
+    @Test func theCountedChangesComeOutInByteOrder() throws {
+        let connection = try Connection(path: ":memory:")
+        try connection.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'replica en')")
+        let texts = [
+            "Zebra crossings and apple orchards", "Äpfel und Birnen, apple again", "zebra Zürich Apfel 12345",
+            "internationalization überall", "Mango mango MANGO",
+        ]
+        TextAnalyzer.Vocabulary.discard()
+        for text in texts {
+            try TextAnalyzer.withDocumentLanguage(nil, counting: .adding) {
+                try connection.cached("INSERT INTO t(body) VALUES (?)").run([.text(text)])
+            }
+        }
+        let changes = TextAnalyzer.Vocabulary.drain()
+        let tokens = changes.map(\.token)
+        #expect(tokens.count > 10)
+        #expect(tokens == tokens.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        #expect(Set(tokens).count == tokens.count, "each token once")
+        let counted = Dictionary(uniqueKeysWithValues: changes.map { ($0.token, $0.change) })
+        #expect(counted["zebra"] == 2 && counted["mango"] == 1 && counted["apple"] == 2)
+        #expect(TextAnalyzer.Vocabulary.drain().isEmpty, "a drain forgets what it gave")
     }
 }
