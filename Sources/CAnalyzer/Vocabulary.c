@@ -126,8 +126,8 @@ static int in_byte_order(const void *left, const void *right) {
 }
 
 void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit) {
-    // The changed tokens in byte order, so that the writer's upserts walk the vocabulary's index from
-    // one end to the other instead of seeking it at random; unsorted when out of memory.
+    // The changed tokens in byte order, so that the writer's upserts go through the vocabulary (kept by
+    // first letter) a letter at a time instead of at random; unsorted when out of memory.
     Entry **changed = visit && vocabulary.count ? malloc(vocabulary.count * sizeof *changed) : NULL;
     size_t count = 0;
     for (size_t i = 0; i < vocabulary.capacity; i++) {

@@ -481,7 +481,10 @@ package struct SQLiteIndexReader: IndexReader {
 extension SQLiteIndexReader {
     package func vocabularyDocuments(ofAny words: [String]) throws -> Int64 {
         try connection.cached(
-            "SELECT coalesce(max(documents), 0) FROM vocabulary WHERE word IN (SELECT value FROM json_each(?))"
+            """
+            SELECT coalesce(max(documents), 0) FROM json_each(?) JOIN vocabulary
+                ON letter = substr(value, 1, 1) AND length = length(value) AND word = value
+            """
         )
         .firstRow([.text(JSON.array(words.map(JSON.string)).serialized())]) { $0.int64(0) } ?? 0
     }
@@ -490,10 +493,11 @@ extension SQLiteIndexReader {
         throws
         -> [(word: String, documents: Int64)]
     {
-        // Each length as its own value (`IN`), so that the index seeks the items held often enough in each.
+        // Each length as its own value (`IN`): the table is in the order of letter, length and token, so
+        // each length is one range of it.
         try connection.cached(
             """
-            SELECT word, documents FROM vocabulary WHERE substr(word, 1, 1) = ?1 AND length(word) IN (SELECT value FROM json_each(?2))
+            SELECT word, documents FROM vocabulary WHERE letter = ?1 AND length IN (SELECT value FROM json_each(?2))
                 AND documents > ?3
             ORDER BY word
             """

@@ -143,7 +143,8 @@ extension SQLiteIndexWriter {
         try connection.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.remade_words USING fts5vocab(main, items_text, row)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.remade_words") }
-        let insert = try connection.cached("INSERT INTO vocabulary(word, documents) VALUES (?, ?)")
+        let insert = try connection.cached(
+            "INSERT INTO vocabulary(letter, length, word, documents) VALUES (substr(?1, 1, 1), length(?1), ?1, ?2)")
         try connection.prepare("SELECT term, doc FROM temp.remade_words").each { row in
             let word = row.text(0)
             if TextAnalyzer.Vocabulary.holds(word) { try insert.run([.text(word), .integer(row.int64(1))]) }
@@ -168,15 +169,17 @@ extension SQLiteIndexWriter {
         guard !changes.isEmpty else { return }
         let upsert = try connection.cached(
             """
-            INSERT INTO vocabulary(word, documents) VALUES (?1, ?2)
-            ON CONFLICT(word) DO UPDATE SET documents = documents + excluded.documents
+            INSERT INTO vocabulary(letter, length, word, documents) VALUES (substr(?1, 1, 1), length(?1), ?1, ?2)
+            ON CONFLICT(letter, length, word) DO UPDATE SET documents = documents + excluded.documents
             """)
         var emptied: [String] = []
         for (word, change) in changes {
             try upsert.run([.text(word), .integer(change)])
             if change < 0 { emptied.append(word) }
         }
-        let remove = try connection.cached("DELETE FROM vocabulary WHERE word = ? AND documents <= 0")
+        let remove = try connection.cached(
+            "DELETE FROM vocabulary WHERE letter = substr(?1, 1, 1) AND length = length(?1) AND word = ?1 AND documents <= 0"
+        )
         for word in emptied { try remove.run([.text(word)]) }
     }
 
@@ -190,15 +193,13 @@ extension SQLiteIndexWriter {
         guard try connection.cached(Self.holdsBackVocabularySQL).firstRow([], { _ in true }) == true else { return }
         try connection.execute(
             """
-            INSERT INTO vocabulary(word, documents)
-            SELECT word, sum(change) FROM vocabulary_held_back WHERE true GROUP BY word HAVING sum(change) != 0
-            ON CONFLICT(word) DO UPDATE SET documents = documents + excluded.documents
+            INSERT INTO vocabulary(letter, length, word, documents)
+            SELECT substr(word, 1, 1), length(word), word, sum(change) FROM vocabulary_held_back WHERE true
+            GROUP BY word HAVING sum(change) != 0
+            ON CONFLICT(letter, length, word) DO UPDATE SET documents = documents + excluded.documents
             """)
-        try connection.execute(
-            """
-            DELETE FROM vocabulary WHERE documents <= 0
-                AND word IN (SELECT word FROM vocabulary_held_back WHERE change < 0)
-            """)
+        // One pass over the vocabulary: the tokens held back are not a key of it.
+        try connection.execute("DELETE FROM vocabulary WHERE documents <= 0")
         try connection.execute("DELETE FROM vocabulary_held_back")
     }
 }
