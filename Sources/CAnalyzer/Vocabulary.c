@@ -118,16 +118,39 @@ int replica_vocabulary_add_held(const char *word, int length, uint32_t hash) {
     }
 }
 
-// Byte order, as SQLite's BINARY collation sorts the vocabulary's words.
-static int in_byte_order(const void *left, const void *right) {
+// The bytes of a token's first character, and its characters (code points), as SQLite's `substr` and
+// `length` count them.
+static int first_character_bytes(const Entry *entry) {
+    unsigned char lead = (unsigned char)entry->word[0];
+    int bytes = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return bytes < entry->length ? bytes : entry->length;
+}
+
+static int characters(const Entry *entry) {
+    int count = 0;
+    for (int i = 0; i < entry->length; i++) count += ((unsigned char)entry->word[i] & 0xC0) != 0x80;
+    return count;
+}
+
+static int in_bytes(const char *a, int a_length, const char *b, int b_length) {
+    int common = memcmp(a, b, (size_t)(a_length < b_length ? a_length : b_length));
+    return common ? common : a_length - b_length;
+}
+
+// The order of the vocabulary's key (migration 0018): the first character, the length in characters,
+// then the token, each text in bytes as SQLite's BINARY collation compares them.
+static int in_vocabulary_order(const void *left, const void *right) {
     const Entry *a = *(const Entry *const *)left, *b = *(const Entry *const *)right;
-    int common = memcmp(a->word, b->word, (size_t)(a->length < b->length ? a->length : b->length));
-    return common ? common : a->length - b->length;
+    int first = in_bytes(a->word, first_character_bytes(a), b->word, first_character_bytes(b));
+    if (first) return first;
+    int a_characters = characters(a), b_characters = characters(b);
+    if (a_characters != b_characters) return a_characters < b_characters ? -1 : 1;
+    return in_bytes(a->word, a->length, b->word, b->length);
 }
 
 void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit) {
-    // The changed tokens in byte order, so that the writer's upserts go through the vocabulary (kept by
-    // first letter) a letter at a time instead of at random; unsorted when out of memory.
+    // The changed tokens in the order of the vocabulary's key, so that the writer's upserts go through
+    // it from one end to the other instead of at random; unsorted when out of memory.
     Entry **changed = visit && vocabulary.count ? malloc(vocabulary.count * sizeof *changed) : NULL;
     size_t count = 0;
     for (size_t i = 0; i < vocabulary.capacity; i++) {
@@ -140,7 +163,7 @@ void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit) {
         }
     }
     if (changed) {
-        qsort(changed, count, sizeof *changed, in_byte_order);
+        qsort(changed, count, sizeof *changed, in_vocabulary_order);
         for (size_t i = 0; i < count; i++) visit(context, changed[i]->word, changed[i]->length, changed[i]->change);
         free(changed);
     }

@@ -187,7 +187,7 @@ extension SQLiteIndexWriter {
     static let holdsBackVocabularySQL = "SELECT 1 FROM vocabulary_held_back LIMIT 1"
 
     /// Adds the changes loads held back into `vocabulary`, each token once, and empties
-    /// `vocabulary_held_back`: one sorted pass instead of an upsert a token a transaction.
+    /// `vocabulary_held_back`: one grouped pass instead of an upsert a token a transaction.
     private func addUpHeldBackVocabulary() throws {
         // Every write outside a load asks: a statement prepared once per connection.
         guard try connection.cached(Self.holdsBackVocabularySQL).firstRow([], { _ in true }) == true else { return }
@@ -198,7 +198,8 @@ extension SQLiteIndexWriter {
             GROUP BY word HAVING sum(change) != 0
             ON CONFLICT(letter, length, word) DO UPDATE SET documents = documents + excluded.documents
             """)
-        // One pass over the vocabulary: the tokens held back are not a key of it.
+        // The tokens no item holds any more, in one pass over the table (once a load, at its end): a
+        // row-value `IN` over the tokens held back would seek by their letter only.
         try connection.execute("DELETE FROM vocabulary WHERE documents <= 0")
         try connection.execute("DELETE FROM vocabulary_held_back")
     }

@@ -163,7 +163,9 @@ public enum TextAnalyzer {
         }
 
         /// The changes counted on this thread since the last drain, each token with how many more (or,
-        /// below zero, fewer) items hold it, in the byte order of their UTF-8; they are forgotten.
+        /// below zero, fewer) items hold it, in the order of the SQLite vocabulary's key (by first
+        /// character, length in characters, then UTF-8 bytes; unsorted when out of memory); they are
+        /// forgotten.
         public static func drain() -> [(token: String, change: Int64)] {
             var changes: [(token: String, change: Int64)] = []
             withUnsafeMutablePointer(to: &changes) { changes in

@@ -109,7 +109,8 @@ int replica_vocabulary_add_held(const char *word, int length, unsigned int hash)
 unsigned int replica_vocabulary_hash(const char *word, int length);
 typedef void (*replica_vocabulary_visit)(void *context, const char *word, int length, long long change);
 // Calls `visit` (unless NULL: the changes are dropped) with each token whose documents changed, in the
-// byte order of the tokens, and forgets them all.
+// order of the SQLite vocabulary's key (first character, length in characters, bytes; unsorted when out
+// of memory), and forgets them all.
 void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit);
 
 // The language `length` bytes of UTF-8 are written in, by CLD2: its code (ISO 639-1 where there is one:

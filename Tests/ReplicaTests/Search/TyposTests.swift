@@ -252,14 +252,15 @@ struct TyposTests {
             "held in more than a tenth of its neighbour's items: not a typo")
     }
 
-    /// A writer's changes come out of its thread's count in the byte order of their UTF-8, which its
-    /// upserts then follow through the vocabulary's index; each with the documents that had it.
-    @Test func theCountedChangesComeOutInByteOrder() throws {
+    /// A writer's changes come out of its thread's count in the order of the SQLite vocabulary's key
+    /// (first character, length in characters, then UTF-8 bytes), which its upserts then follow
+    /// through the table; each with the documents that had it.
+    @Test func theCountedChangesComeOutInTheVocabularysOrder() throws {
         let connection = try Connection(path: ":memory:")
         try connection.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'replica en')")
         let texts = [
             "Zebra crossings and apple orchards", "Äpfel und Birnen, apple again", "zebra Zürich Apfel 12345",
-            "internationalization überall", "Mango mango MANGO",
+            "internationalization überall", "Mango mango MANGO", "Москва и Мурманск", "Ελλάδα",
         ]
         TextAnalyzer.Vocabulary.discard()
         for text in texts {
@@ -270,7 +271,20 @@ struct TyposTests {
         let changes = TextAnalyzer.Vocabulary.drain()
         let tokens = changes.map(\.token)
         #expect(tokens.count > 10)
-        #expect(tokens == tokens.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        func key(_ token: String) -> (first: String.UTF8View, length: Int, bytes: String.UTF8View) {
+            (String(token.unicodeScalars.first!).utf8, token.unicodeScalars.count, token.utf8)
+        }
+        #expect(
+            tokens
+                == tokens.sorted {
+                    let (a, b) = (key($0), key($1))
+                    if !a.first.elementsEqual(b.first) { return a.first.lexicographicallyPrecedes(b.first) }
+                    if a.length != b.length { return a.length < b.length }
+                    return a.bytes.lexicographicallyPrecedes(b.bytes)
+                })
+        #expect(tokens.firstIndex(of: "appl")! < tokens.firstIndex(of: "again")!, "a shorter token first")
+        #expect(
+            tokens.contains("москва") && tokens.contains { $0.hasPrefix("ελλ") }, "other scripts, by their bytes")
         #expect(Set(tokens).count == tokens.count, "each token once")
         let counted = Dictionary(uniqueKeysWithValues: changes.map { ($0.token, $0.change) })
         #expect(counted["zebra"] == 2 && counted["mango"] == 1 && counted["apple"] == 2)
