@@ -56,6 +56,9 @@ static int is_unforgiven_script(uint32_t c) {
         || (c >= 0xF900 && c <= 0xFAFF) || c >= 0x20000;
 }
 
+// How many bytes the UTF-8 sequence a lead byte begins has (1 for ASCII, or for a stray byte).
+static int sequence_bytes(unsigned char lead) { return lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1; }
+
 int replica_vocabulary_holds(const char *word, int length) {
     if (length <= 0 || length > REPLICA_VOCABULARY_LONGEST * 4) return 0;
     int characters = 0;
@@ -66,7 +69,7 @@ int replica_vocabulary_holds(const char *word, int length) {
         if ((byte & 0xC0) == 0x80) continue;
         if (characters == 0) {
             // The first code point, decoded from its lead byte and continuation bytes.
-            int extra = byte >= 0xF0 ? 3 : byte >= 0xE0 ? 2 : byte >= 0xC0 ? 1 : 0;
+            int extra = sequence_bytes(byte) - 1;
             first = extra == 3 ? byte & 0x07 : extra == 2 ? byte & 0x0F : extra == 1 ? byte & 0x1F : byte;
             for (int k = 1; k <= extra && i + k < length; k++) first = (first << 6) | ((unsigned char)word[i + k] & 0x3F);
         }
@@ -121,8 +124,7 @@ int replica_vocabulary_add_held(const char *word, int length, uint32_t hash) {
 // The bytes of a token's first character, and its characters (code points), as SQLite's `substr` and
 // `length` count them.
 static int first_character_bytes(const Entry *entry) {
-    unsigned char lead = (unsigned char)entry->word[0];
-    int bytes = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    int bytes = sequence_bytes((unsigned char)entry->word[0]);
     return bytes < entry->length ? bytes : entry->length;
 }
 

@@ -165,9 +165,9 @@ package struct PostgresIndexReader: IndexReader {
         init?(_ pattern: FTSPattern) {
             let searched = pattern.requiresAll ? pattern.terms : pattern.meaningfulTerms
             let all = searched.enumerated().flatMap { word, term in
-                zip(term.alternatives, PostgresIndexText.phrases(of: term)).map { alternative, phrase in
+                term.alternatives.map { alternative in
                     let isWord = if case .word = alternative { true } else { false }
-                    return (word: word, phrase: phrase, isWord: isWord)
+                    return (word: word, phrase: PostgresIndexText.tokens(of: alternative), isWord: isWord)
                 }
             }
             let kept = zip(all, pattern.phraseWeights).filter { $0.0.phrase.query != nil }

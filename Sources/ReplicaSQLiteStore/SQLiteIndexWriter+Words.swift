@@ -143,8 +143,8 @@ extension SQLiteIndexWriter {
         try connection.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.remade_words USING fts5vocab(main, items_text, row)")
         defer { try? connection.execute("DROP TABLE IF EXISTS temp.remade_words") }
-        let insert = try connection.cached(
-            "INSERT INTO vocabulary(letter, length, word, documents) VALUES (substr(?1, 1, 1), length(?1), ?1, ?2)")
+        // Into an empty table: each upsert inserts.
+        let insert = try vocabularyUpsert()
         try connection.prepare("SELECT term, doc FROM temp.remade_words").each { row in
             let word = row.text(0)
             if TextAnalyzer.Vocabulary.holds(word) { try insert.run([.text(word), .integer(row.int64(1))]) }
@@ -167,11 +167,7 @@ extension SQLiteIndexWriter {
         }
         try addUpHeldBackVocabulary()
         guard !changes.isEmpty else { return }
-        let upsert = try connection.cached(
-            """
-            INSERT INTO vocabulary(letter, length, word, documents) VALUES (substr(?1, 1, 1), length(?1), ?1, ?2)
-            ON CONFLICT(letter, length, word) DO UPDATE SET documents = documents + excluded.documents
-            """)
+        let upsert = try vocabularyUpsert()
         var emptied: [String] = []
         for (word, change) in changes {
             try upsert.run([.text(word), .integer(change)])
@@ -181,6 +177,16 @@ extension SQLiteIndexWriter {
             "DELETE FROM vocabulary WHERE letter = substr(?1, 1, 1) AND length = length(?1) AND word = ?1 AND documents <= 0"
         )
         for word in emptied { try remove.run([.text(word)]) }
+    }
+
+    /// Adds a token's change (`?2`) to its count in `vocabulary` (`?1` the token), keyed by its first
+    /// character and its length in characters, as SQLite's `substr` and `length` count them (migration 0018).
+    private func vocabularyUpsert() throws -> Statement {
+        try connection.cached(
+            """
+            INSERT INTO vocabulary(letter, length, word, documents) VALUES (substr(?1, 1, 1), length(?1), ?1, ?2)
+            ON CONFLICT(letter, length, word) DO UPDATE SET documents = documents + excluded.documents
+            """)
     }
 
     /// Whether loads held back vocabulary changes not added up yet: a row, or none.
