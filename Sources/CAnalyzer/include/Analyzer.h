@@ -115,8 +115,11 @@ void replica_vocabulary_drain(void *context, replica_vocabulary_visit visit);
 
 // The language `length` bytes of UTF-8 are written in, by CLD2: its code (ISO 639-1 where there is one:
 // "en", "de", "zh", "ja", "ko"; CLD2's own otherwise, "zh-Hant"), or NULL when it cannot tell; `reliable`
-// (when not NULL) says whether CLD2 is sure (a few words rarely are).
+// (when not NULL) says whether CLD2 is sure (a few words rarely are). Plainly English text (ASCII, eight
+// words or more, a fifth of them English function words, three different) is English, sure, without CLD2.
 const char *replica_detect_language(const char *text, size_t length, int *reliable);
+// How many texts replica_detect_language asked CLD2 about on the calling thread: a test compares it.
+long long replica_language_detections(void);
 
 // ICU's version, and its Unicode data's: what an index records, so that words made by another
 // analyzer are known for what they are.

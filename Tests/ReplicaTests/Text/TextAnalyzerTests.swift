@@ -182,6 +182,39 @@ struct TextAnalyzerTests {
         #expect(detected.code == code && detected.isReliable, "\(detected)")
     }
 
+    /// Plainly English text is told without CLD2: ASCII, eight words or more, a fifth of them English
+    /// function words. Another language written in ASCII letters (with its own words that English has
+    /// too: "is", "in", "was"), a word outside ASCII or a shorter text is still CLD2's to tell.
+    @Test func plainEnglishIsToldWithoutCLD2() throws {
+        let english = [
+            "The launch risk is the supplier, and the schedule depends on their delivery next month.",
+            "The staff meet when they have a break from their work, which is not often.",
+        ]
+        for text in english {
+            let asked = TextAnalyzer.languageDetections
+            let detected = try #require(TextAnalyzer.language(of: text))
+            #expect(detected.code == "en" && detected.isReliable, "\(detected)")
+            #expect(TextAnalyzer.languageDetections == asked, "CLD2 was asked about \"\(text)\"")
+        }
+        let others: [(String, String)] = [
+            (
+                "Het rapport is af en het is naar de klant gestuurd, die het nu leest en er zijn oordeel over geeft.",
+                "nl"
+            ),
+            ("Het is in de stad van de oude haven, waar de schepen in de winter liggen en wachten.", "nl"),
+            ("Ini adalah buku yang saya beli di pasar pada hari Minggu bersama teman saya.", "id"),
+            ("Die Fenster waren alt, und das Dach war undicht, als wir im Winter in das Haus kamen.", "de"),
+            ("The café is where the staff meet when they have a break from their work.", "en"),
+            ("Staff meet when they have a break.", "en"),
+        ]
+        for (text, code) in others {
+            let asked = TextAnalyzer.languageDetections
+            let detected = TextAnalyzer.language(of: text)
+            #expect(detected?.code == code, "\(String(describing: detected))")
+            #expect(TextAnalyzer.languageDetections == asked + 1, "CLD2 was not asked about \"\(text)\"")
+        }
+    }
+
     @Test func aWordOrTwoIsNotSureOfItsLanguage() {
         #expect(TextAnalyzer.language(of: "Haus").map(\.isReliable) != true)
         #expect(TextAnalyzer.language(of: "") == nil || TextAnalyzer.language(of: "")?.isReliable == false)
