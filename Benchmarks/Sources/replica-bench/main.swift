@@ -20,7 +20,7 @@ let usage = """
            replica-bench profile-ranked --corpus DIR --store DIR [--items N] [--queries Q] [--repeat R] [--questions-only]
            replica-bench replication --corpus DIR [--items N] [--writes W]
            replica-bench batches --corpus DIR [--items N] [--batch B] [--rounds R]
-           replica-bench quality --documents FILE --queries FILE [--model NAME] [--modes lexical,semantic,hybrid]
+           replica-bench quality --documents FILE --queries FILE[,FILE…] [--model NAME] [--modes lexical,semantic,hybrid]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
            replica-bench postgres --corpus DIR [--items N] [--rounds R] [--queries Q] [--accounts A] [--account-items M]
@@ -41,7 +41,9 @@ do {
         try await QualityBenchmark.run(
             documents: try require(
                 option("--documents"), "quality needs --documents FILE (JSON lines: id, text, title)"),
-            queries: try require(option("--queries"), "quality needs --queries FILE (JSON lines: id, query, relevant)"),
+            queries: try require(
+                option("--queries"), "quality needs --queries FILE[,FILE…] (JSON lines: id, query, relevant)"
+            ).split(separator: ",").map(String.init),
             model: option("--model") ?? "multilingual-e5-small",
             modes: (option("--modes") ?? "lexical,semantic,hybrid").split(separator: ",").map(String.init))
         exit(0)
