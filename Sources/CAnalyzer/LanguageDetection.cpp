@@ -12,8 +12,10 @@
 
 namespace {
 
-// English function words that are not also common words of another language written in Latin letters
-// ("in", "an", "was", "on", "by", "for" and "can" are: German, Dutch, Danish, Turkish, Czech…).
+// Common English function words, less those that other languages written in Latin letters use most as
+// their own ("in", "an", "was", "on", "by", "for", "can": German, Dutch, Danish, Turkish…). Those left
+// that another language has too (Dutch "is" and "of", Polish "to", Tagalog "at") are kept from telling
+// its texts English by the thresholds: three different words, a fifth of all.
 constexpr const char *englishWords[] = {
     "and", "any", "are", "at", "be", "been", "being", "but", "could", "does", "each", "from", "has", "have",
     "his", "how", "if", "into", "is", "it", "its", "more", "must", "not", "of", "only", "or", "other", "our",
@@ -46,14 +48,16 @@ struct EnglishKeys {
 };
 
 // Whether a text is English beyond doubt, told without CLD2: ASCII only, at least 8 words, and at least
-// a fifth of them function words of English, 3 of them different. CLD2 costs about 15 µs for a
+// a fifth of them function words of English, 3 of them different. Words are runs of letters, so code
+// and paths of English words count too (and are stemmed as English). CLD2 costs about 15 µs for a
 // paragraph's sample, this about one. On 100,000 paragraphs of Debian's linux-doc it says English for
 // 31 % (CLD2 said English, sure, for every one of them); of 177,000 paragraphs of Debian's man pages in
 // 18 other languages and 22,000 items and questions of the multilingual sets, for their English ones
-// only (docs/benchmarks/indexing.md, 2026-12-07, ninth stop).
+// only; with their accents taken away, for one Vietnamese sentence that names two English book titles
+// (docs/benchmarks/indexing.md, 2026-12-07, ninth stop).
 bool isPlainlyEnglish(const char *text, size_t length) {
     static const EnglishKeys english;
-    int words = 0, hits = 0, distinct = 0;
+    size_t words = 0, hits = 0, distinct = 0;
     uint64_t seen = 0;
     char word[8];
     size_t letters = 0;

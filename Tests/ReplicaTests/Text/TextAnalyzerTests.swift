@@ -162,7 +162,8 @@ struct TextAnalyzerTests {
         }
     }
 
-    /// A text's language, by CLD2: sure for a sentence or more, not for a word or two.
+    /// A text's language, by CLD2 (plainly English text without it): sure for a sentence or more, not
+    /// for a word or two.
     @Test(arguments: [
         ("The launch risk is the supplier, and the schedule depends on their delivery next month.", "en"),
         ("Die Häuser wurden im Winter renoviert, weil das Dach undicht war und die Fenster alt waren.", "de"),
@@ -183,8 +184,9 @@ struct TextAnalyzerTests {
     }
 
     /// Plainly English text is told without CLD2: ASCII, eight words or more, a fifth of them English
-    /// function words. Another language written in ASCII letters (with its own words that English has
-    /// too: "is", "in", "was"), a word outside ASCII or a shorter text is still CLD2's to tell.
+    /// function words, three different. Another language written in ASCII letters (with its own words
+    /// that English has too: "is", "in", "was", "an"), a word outside ASCII, a shorter text or one that
+    /// repeats two function words is still CLD2's to tell.
     @Test func plainEnglishIsToldWithoutCLD2() throws {
         let english = [
             "The launch risk is the supplier, and the schedule depends on their delivery next month.",
@@ -204,6 +206,9 @@ struct TextAnalyzerTests {
             ("Het is in de stad van de oude haven, waar de schepen in de winter liggen en wachten.", "nl"),
             ("Ini adalah buku yang saya beli di pasar pada hari Minggu bersama teman saya.", "id"),
             ("Die Fenster waren alt, und das Dach war undicht, als wir im Winter in das Haus kamen.", "de"),
+            // A fifth of its words, three different, would be English ones if "was", "in" and "an" were.
+            ("Was ist in dem Haus, was ist an dem Haus, und was ist in der Stadt so anders?", "de"),
+            ("The data, the data, the data and the data again.", "en"),
             ("The café is where the staff meet when they have a break from their work.", "en"),
             ("Staff meet when they have a break.", "en"),
         ]
