@@ -336,7 +336,8 @@ import Testing
             }
         }
         let found = try await fixture.store.search(
-            SearchQuery("fern", limit: 5), hydration: Hydration(delegate: EveryOther()))
+            SearchQuery("fern", limit: 5), hydration: Hydration(delegate: EveryOther(), timeout: ToolFixture.ownersTime)
+        )
         #expect(found.results.count == 5)
         #expect(found.results.allSatisfy { Int($0.item.uniqueIdentifier.rawValue.dropFirst(4))! % 2 == 1 })
     }
@@ -353,7 +354,8 @@ import Testing
             database: fixture.directory.appending("gone.sqlite"), table: "notes", kind: "note",
             account: .fixed("a"), idColumn: "id", versionColumn: "version")
         var tool = SearchTool.Configuration(sources: [.index(IndexSource())])
-        tool.hydration = Hydration(projections: fixture.projections, followedTables: [missing])
+        tool.hydration = Hydration(
+            projections: fixture.projections, followedTables: [missing], timeout: ToolFixture.ownersTime)
         let result = await SearchTool(store: store, configuration: tool).call(arguments: #"{"query": "supplier"}"#)
         #expect(try StructuredResult(result).ids == ["note:a:plan"], "the search still answers")
         let failures = events.all.filter { $0.kind == .catchUpFailed }
@@ -473,7 +475,7 @@ import Testing
 }
 
 extension ToolFixture {
-    var hydration: Hydration { Hydration(projections: projections) }
+    var hydration: Hydration { Hydration(projections: projections, timeout: Self.ownersTime) }
 
     func indexAppItems() async throws {
         try await store.index(account: "a").indexItems(
