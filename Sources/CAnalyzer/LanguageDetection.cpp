@@ -31,19 +31,12 @@ uint64_t packed(const char *word, size_t length) {
     return key;
 }
 
-// The words as sorted keys for a binary search, each with its place in the list (its bit among those seen).
+// The words as sorted keys for a binary search; a word's place among them is its bit among those seen.
 struct EnglishKeys {
     std::array<uint64_t, englishCount> keys;
-    std::array<unsigned char, englishCount> bits;
     EnglishKeys() {
-        std::array<size_t, englishCount> order;
-        for (size_t i = 0; i < englishCount; i++) order[i] = i;
-        auto key = [](size_t i) { return packed(englishWords[i], strlen(englishWords[i])); };
-        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
-        for (size_t i = 0; i < englishCount; i++) {
-            keys[i] = key(order[i]);
-            bits[i] = (unsigned char)order[i];
-        }
+        for (size_t i = 0; i < englishCount; i++) keys[i] = packed(englishWords[i], strlen(englishWords[i]));
+        std::sort(keys.begin(), keys.end());
     }
 };
 
@@ -78,7 +71,7 @@ bool isPlainlyEnglish(const char *text, size_t length) {
             auto found = std::lower_bound(english.keys.begin(), english.keys.end(), key);
             if (found != english.keys.end() && *found == key) {
                 hits++;
-                uint64_t bit = uint64_t(1) << english.bits[found - english.keys.begin()];
+                uint64_t bit = uint64_t(1) << (found - english.keys.begin());
                 if (!(seen & bit)) {
                     seen |= bit;
                     distinct++;
