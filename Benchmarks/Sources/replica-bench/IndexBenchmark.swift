@@ -229,9 +229,12 @@ enum IndexBenchmark {
             "\(Measure.format(Measure.median(ratios)))× (\(Measure.format(low))–\(Measure.format(high)), \(ratios.count) pairs)"
     }
 
-    /// Loads the corpus, then only indexes, three times: for `perf record --delay`.
-    static func profile(corpus: String, itemCount: Int) async throws {
-        let items = try Corpus.paragraphs(in: corpus, count: itemCount).map(makeItem)
+    /// Loads the corpus, then only indexes, three times: for `perf record --delay`. With `besideRaw`,
+    /// raw FTS5 loads the same paragraphs after each, and each load's ratio is printed (for trying a
+    /// change to bulk indexing quickly; `index` is the benchmark of record).
+    static func profile(corpus: String, itemCount: Int, besideRaw: Bool = false) async throws {
+        let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
+        let items = paragraphs.map(makeItem)
         FileHandle.standardError.write(Data("loaded\n".utf8))
         for _ in 0..<3 {
             let directory = try Measure.scratchDirectory("profile")
@@ -239,8 +242,18 @@ enum IndexBenchmark {
             try await store.signIn("bench")
             let index = try await store.index(account: "bench")
             let seconds = try await Measure.seconds { try await index.indexItems(items) }
-            print("\(Int(Double(items.count) / seconds)) items/s")
             Measure.removeDirectory(directory)
+            guard besideRaw else {
+                print("\(Int(Double(items.count) / seconds)) items/s")
+                continue
+            }
+            let rawDirectory = try Measure.scratchDirectory("raw")
+            let raw = try RawFTS5(path: rawDirectory + "/raw.sqlite")
+            let rawSeconds = try await Measure.seconds { try raw.insert(paragraphs) }
+            Measure.removeDirectory(rawDirectory)
+            print(
+                "\(Int(Double(items.count) / seconds)) items/s, raw FTS5 \(Int(Double(items.count) / rawSeconds)), replica ÷ raw \(Measure.format(rawSeconds / seconds))"
+            )
         }
     }
 

@@ -238,7 +238,7 @@ final class RawOverReplicaRows {
             ? (0..<kept.rowCount).compactMap { kept.string($0, 0) } : text.split(separator: " ").map(String.init)
         try stemmer.execute("DELETE FROM words")
         try stemmer.execute("INSERT INTO words(x) VALUES (?)", [.text(words.joined(separator: " "))])
-        let stems = try stemmer.cached("SELECT DISTINCT term FROM stems").rows { $0.text(0) ?? "" }
+        let stems = try stemmer.cached("SELECT DISTINCT term FROM stems").rows { $0.text(0) }
         return stems.map(RawPostgres.quoted).joined(separator: " | ")
     }
 

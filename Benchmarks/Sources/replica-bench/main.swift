@@ -17,6 +17,7 @@ let usage = """
     usage: replica-bench index --corpus DIR [--items N] [--rounds R] [--queries Q] [--write-passes P]
            replica-bench remake --corpus DIR [--items N] [--rounds R] [--batch B] [--postgres [--script PATH]]
            replica-bench lists-threshold --corpus DIR [--sizes N,N…] [--queries Q] [--postgres [--script PATH]]
+           replica-bench profile-index --corpus DIR [--items N] [--raw]
            replica-bench profile-ranked --corpus DIR --store DIR [--items N] [--queries Q] [--repeat R] [--questions-only]
            replica-bench replication --corpus DIR [--items N] [--writes W]
            replica-bench batches --corpus DIR [--items N] [--batch B] [--rounds R]
@@ -190,8 +191,10 @@ do {
         // A bulk load, then updates in place, every other pass with never-firing triggers on items.
         try await IndexBenchmark.profileUpdates(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
     case "profile-index":
-        // Loads the corpus, then only indexes, three times: for `perf record --delay`.
-        try await IndexBenchmark.profile(corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000)
+        // Loads the corpus, then only indexes, three times: for `perf record --delay`; `--raw`: raw FTS5 beside.
+        try await IndexBenchmark.profile(
+            corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
+            besideRaw: arguments.contains("--raw"))
     case "profile-ranked":
         // Ranked searches through the lists on a store kept in --store DIR (built there the first time).
         guard let store = option("--store") else { throw BenchError("profile-ranked needs --store DIR") }
