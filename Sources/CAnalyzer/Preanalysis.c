@@ -10,8 +10,9 @@
 // A text's tokens, each a header of varints (its flags, its length, its start's difference from the
 // token before's, zigzagged, and its word's length in the text) followed by its bytes, with the text
 // and the language they were made from. A token the vocabulary counts, the first time the text has
-// it, is marked (COUNTED) and followed by its vocabulary hash (4 bytes): the writer's thread counts it
-// without deciding or hashing again, and skips its repeats (a document counts a token once anyway).
+// it, is marked (COUNTED), and its vocabulary hash is kept in `hashes`, in the order of the tokens so
+// marked: the writer's thread counts it without deciding or hashing again, and skips its repeats (a
+// document counts a token once anyway).
 typedef struct {
     size_t offset;     // of its bytes in `tokens`
     int length;
@@ -33,6 +34,11 @@ struct replica_preanalysis {
     Counted *counted;
     size_t counted_capacity;   // a power of two, or 0
     size_t counted_count;
+    // The counted tokens' hashes in the order they come (`counted_count` of them; in an analysis handed
+    // over, in its block before the text), for the replay to have the writer's vocabulary entries fetched
+    // ahead of counting them (replica_vocabulary_prefetch).
+    uint32_t *hashes;
+    size_t hashes_capacity;
 };
 
 #define COUNTED 0x100
@@ -66,10 +72,17 @@ static int note_counted(replica_preanalysis *analysis, size_t offset, int length
         analysis->counted = table;
         analysis->counted_capacity = capacity;
     }
+    if (analysis->counted_count + 1 > analysis->hashes_capacity) {
+        size_t capacity = analysis->hashes_capacity ? analysis->hashes_capacity * 2 : 64;
+        uint32_t *hashes = realloc(analysis->hashes, capacity * sizeof *hashes);
+        if (!hashes) return 0;
+        analysis->hashes = hashes;
+        analysis->hashes_capacity = capacity;
+    }
     size_t slot = hash & (analysis->counted_capacity - 1);
     while (analysis->counted[slot].used) slot = (slot + 1) & (analysis->counted_capacity - 1);
     analysis->counted[slot] = (Counted){offset, length, hash, 1};
-    analysis->counted_count++;
+    analysis->hashes[analysis->counted_count++] = hash;
     return 1;
 }
 
@@ -95,7 +108,7 @@ static uint64_t get_varint(const unsigned char *from, size_t *at) {
 static int record(void *context, int flags, const char *token, int length, int start, int end) {
     replica_preanalysis *analysis = context;
     if (length < 0 || end < start) return -1;
-    size_t needed = analysis->used + 4 * 10 + 4 + (size_t)length;
+    size_t needed = analysis->used + 4 * 10 + (size_t)length;
     if (needed > analysis->capacity) {
         size_t capacity = analysis->capacity ? analysis->capacity : 256;
         while (capacity < needed) capacity *= 2;
@@ -117,10 +130,6 @@ static int record(void *context, int flags, const char *token, int length, int s
     at += put_varint(at, (uint64_t)length);
     at += put_varint(at, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
     at += put_varint(at, (uint64_t)(end - start));
-    if (counted) {
-        memcpy(at, &hash, 4);
-        at += 4;
-    }
     size_t offset = (size_t)(at - analysis->tokens);
     if (length > 0) memcpy(at, token, (size_t)length);
     if (counted && !note_counted(analysis, offset, length, hash)) return -1;
@@ -152,6 +161,7 @@ static void free_working(void *value) {
     replica_preanalysis *analysis = value;
     free(analysis->tokens);
     free(analysis->counted);
+    free(analysis->hashes);
     free(analysis);
     atomic_fetch_add(&tables_freed, 1);
 }
@@ -196,11 +206,16 @@ replica_preanalysis *replica_preanalyze(const char *text, size_t length, const c
     work->counted_count = 0;
     // record() may grow the buffers: they stay this thread's.
     int failed = replica_analyze_in(text, length, REPLICA_ANALYZE_BIGRAMS, work->language[0] ? work->language : NULL, work, record) != 0;
-    replica_preanalysis *analysis = failed ? NULL : malloc(sizeof *analysis + length + work->used);
+    // The hashes first, after the header (whose size is a multiple of 4), then the text and the tokens.
+    size_t hash_bytes = work->counted_count * sizeof(uint32_t);
+    replica_preanalysis *analysis = failed ? NULL : malloc(sizeof *analysis + hash_bytes + length + work->used);
     if (analysis) {
-        *analysis = (replica_preanalysis){.length = length, .used = work->used, .capacity = work->used};
+        *analysis = (replica_preanalysis){
+            .length = length, .used = work->used, .capacity = work->used, .counted_count = work->counted_count};
         memcpy(analysis->language, work->language, sizeof analysis->language);
-        analysis->text = (char *)(analysis + 1);
+        analysis->hashes = (uint32_t *)(analysis + 1);
+        if (hash_bytes) memcpy(analysis->hashes, work->hashes, hash_bytes);
+        analysis->text = (char *)analysis->hashes + hash_bytes;
         if (length) memcpy(analysis->text, text, length);
         analysis->tokens = (unsigned char *)analysis->text + length;
         if (work->used) memcpy(analysis->tokens, work->tokens, work->used);
@@ -210,6 +225,9 @@ replica_preanalysis *replica_preanalyze(const char *text, size_t length, const c
         work->counted = NULL;
         work->counted_capacity = 0;
         work->counted_count = 0;
+        free(work->hashes);
+        work->hashes = NULL;
+        work->hashes_capacity = 0;
     }
     if (work->capacity > WORKING_TOKENS_KEPT) {
         free(work->tokens);
@@ -255,6 +273,9 @@ void replica_preanalysis_discard(void) {
     queue_broken = 0;
 }
 
+// How many counted tokens ahead of the one being counted a replay has fetched the entries of.
+#define PREFETCHED 16
+
 int replica_preanalysis_replay(const char *text, size_t length, const char *language, void *context, replica_token_sink sink, int *result) {
     replica_preanalysis *analysis = queue_first;
     if (!analysis) return 0;
@@ -269,24 +290,32 @@ int replica_preanalysis_replay(const char *text, size_t length, const char *lang
     if (!queue_first) queue_last = NULL;
     replayed++;
     int counting = replica_vocabulary_counting();
+    // The vocabulary's entries for the next PREFETCHED counted tokens are asked of memory while FTS5 takes
+    // the tokens before them: by the time each is counted, its entry is in the cache.
+    size_t prefetched = 0;
+    if (counting) {
+        for (; prefetched < analysis->counted_count && prefetched < PREFETCHED; prefetched++) {
+            replica_vocabulary_prefetch(analysis->hashes[prefetched]);
+        }
+    }
     int returned = 0;
     int64_t start = 0;
+    size_t counted = 0;
     for (size_t at = 0; at < analysis->used && !returned;) {
         int flags = (int)get_varint(analysis->tokens, &at);
         int tokenLength = (int)get_varint(analysis->tokens, &at);
         uint64_t zigzag = get_varint(analysis->tokens, &at);
         start += (int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1);
         int64_t end = start + (int64_t)get_varint(analysis->tokens, &at);
-        uint32_t hash = 0;
-        if (flags & COUNTED) {
-            memcpy(&hash, analysis->tokens + at, 4);
-            at += 4;
-        }
         const char *token = (const char *)analysis->tokens + at;
         at += (size_t)tokenLength;
-        if (counting && (flags & COUNTED) && replica_vocabulary_add_held(token, tokenLength, hash) < 0) {
-            returned = -1;
-            break;
+        if (flags & COUNTED) {
+            uint32_t hash = analysis->hashes[counted++];
+            if (counting && prefetched < analysis->counted_count) replica_vocabulary_prefetch(analysis->hashes[prefetched++]);
+            if (counting && replica_vocabulary_add_held(token, tokenLength, hash) < 0) {
+                returned = -1;
+                break;
+            }
         }
         flags &= ~COUNTED;
         returned = sink(context, flags, token, tokenLength, (int)start, (int)end);

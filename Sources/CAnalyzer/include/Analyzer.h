@@ -106,6 +106,8 @@ void replica_vocabulary_next_document(void);
 int replica_vocabulary_add(const char *word, int length);
 // The same for a token the vocabulary holds, with its replica_vocabulary_hash (worked out ahead).
 int replica_vocabulary_add_held(const char *word, int length, unsigned int hash);
+// Asks the processor for the memory where the token of this hash is counted, ahead of counting it.
+void replica_vocabulary_prefetch(unsigned int hash);
 unsigned int replica_vocabulary_hash(const char *word, int length);
 typedef void (*replica_vocabulary_visit)(void *context, const char *word, int length, long long change);
 // Calls `visit` (unless NULL: the changes are dropped) with each token whose documents changed, in the
