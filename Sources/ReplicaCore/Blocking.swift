@@ -146,9 +146,11 @@ extension Prefetch {
     /// and words, off the writer's path). One chunk ahead suits a `body` that keeps a core busy itself;
     /// two, such a `body` given a few chunks of uneven cost (a chunk dearer than the one before it keeps
     /// it waiting otherwise); more suit one that mostly waits (for a database server, say). Background
-    /// work gives way (``init(givingWay:_:)``).
+    /// work gives way (``init(givingWay:_:)``). With `prepareFirstHere`, the calling thread makes the first
+    /// chunk ready itself, while the other threads start on the next ones, instead of waiting for it.
     package static func pipelined<Item: Sendable>(
         _ items: [Item], chunkSize: Int, ahead: Int = 1, givingWay: Bool = false,
+        prepareFirstHere: ((ArraySlice<Item>) -> Value)? = nil,
         prepare: @escaping @Sendable (ArraySlice<Item>) -> Value,
         _ body: (ArraySlice<Item>, Value) throws -> Void
     ) throws {
@@ -156,11 +158,12 @@ extension Prefetch {
             items[$0..<min($0 + chunkSize, items.count)]
         }
         let start = { (chunk: ArraySlice<Item>) in Prefetch(givingWay: givingWay) { prepare(chunk) } }
-        var started = chunks.prefix(max(1, ahead)).map(start)
+        let here = prepareFirstHere == nil ? 0 : 1
+        var started = chunks.dropFirst(here).prefix(max(1, ahead)).map(start)
         for index in chunks.indices {
-            let current = try started.removeFirst().get()
+            let current = try index < here ? prepareFirstHere!(chunks[index]) : started.removeFirst().get()
             let upcoming = index + started.count + 1
-            if upcoming < chunks.count { started.append(start(chunks[upcoming])) }
+            if index >= here, upcoming < chunks.count { started.append(start(chunks[upcoming])) }
             try body(chunks[index], current)
         }
     }

@@ -45,17 +45,24 @@ extension SQLiteIndexWriter {
         // against 0.36-0.48 s one ahead). A long load of small items keeps one: there the writer is the
         // slower, and a third thread on two cores slowed it (bulk 0.55-0.61 of raw FTS5 against
         // 0.63-0.68: `docs/benchmarks/indexing.md`, 2026-12-06).
+        //
+        // The writer prepares the first chunk itself, its text analyzed as it is written, while the
+        // other threads prepare the next ones: it waited for that chunk before. An app's import in
+        // batches of 1,000 items, a transaction each, waited 0.67-0.78 s for rows in 100 batches, and
+        // 0.40-0.47 s so; the batches took less time in each of six alternating pairs, 1-16 % (median 7 %)
+        // (`docs/benchmarks/indexing.md`, 2026-12-07, eleventh stop).
+        @Sendable func rows(_ chunk: ArraySlice<(SearchableItem, ItemOrigin)>, ahead: Int) -> [PreparedRow?] {
+            chunk.enumerated().map { offset, entry -> PreparedRow? in
+                let (item, origin) = entry
+                guard !item.isUpdate else { return nil }
+                let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
+                return offset < ahead ? row.preanalyzed() : row
+            }
+        }
         try Prefetch.pipelined(
             entries, chunkSize: chunkSize, ahead: chunkSize < Self.chunkSize ? 2 : 1,
-            prepare: { chunk in
-                let ahead = share.percent.load(ordering: .relaxed) * chunk.count / 100
-                return chunk.enumerated().map { offset, entry -> PreparedRow? in
-                    let (item, origin) = entry
-                    guard !item.isUpdate else { return nil }
-                    let row = PreparedRow(item, origin: origin, now: now, defaultLifetime: lifetime)
-                    return offset < ahead ? row.preanalyzed() : row
-                }
-            }
+            prepareFirstHere: { rows($0, ahead: 0) },
+            prepare: { chunk in rows(chunk, ahead: share.percent.load(ordering: .relaxed) * chunk.count / 100) }
         ) { chunk, rows in
             let start = DispatchTime.now().uptimeNanoseconds
             // By place: an item is copied (a retain for each of its parts) only when it has no row.

@@ -49,7 +49,7 @@ struct BlockingTests {
 
     /// Work that gives way runs at a lower priority than the thread that asked for it (a nice value 10
     /// higher); a pipeline with chunks prepared several at once hands every chunk to its body once, in
-    /// order.
+    /// order, its first made ready on the calling thread when asked.
     @Test func backgroundWorkGivesWayAndAPipelineKeepsItsOrder() throws {
         let which = __priority_which_t(PRIO_PROCESS.rawValue)
         let own = getpriority(which, 0)
@@ -66,6 +66,31 @@ struct BlockingTests {
                 }
                 #expect(seen == Array(0..<1_000), "ahead \(ahead), giving way: \(givingWay)")
             }
+        }
+        // The first chunk made ready on the calling thread, the others elsewhere, each once, in order.
+        let caller = pthread_self()
+        for ahead in [1, 3] {
+            var madeHere: [Int] = []
+            let madeElsewhere = Mutex<[Int]>([])
+            var seen: [Int] = []
+            try Prefetch.pipelined(
+                Array(0..<1_000), chunkSize: 64, ahead: ahead,
+                prepareFirstHere: { chunk in
+                    #expect(pthread_equal(pthread_self(), caller) != 0)
+                    madeHere.append(chunk.startIndex)
+                    return chunk.map { $0 * 2 }
+                },
+                prepare: { chunk in
+                    madeElsewhere.withLock { $0.append(chunk.startIndex) }
+                    return chunk.map { $0 * 2 }
+                }
+            ) { chunk, doubled in
+                #expect(doubled == chunk.map { $0 * 2 })
+                seen += chunk
+            }
+            #expect(madeHere == [0])
+            #expect(madeElsewhere.withLock { $0.sorted() } == Array(stride(from: 64, to: 1_000, by: 64)))
+            #expect(seen == Array(0..<1_000), "ahead \(ahead)")
         }
     }
 }
