@@ -33,6 +33,7 @@ struct replica_preanalysis {
     // analyzing thread's, kept for its next text; none in an analysis handed over).
     Counted *counted;
     size_t counted_capacity;   // a power of two, or 0
+    // How many tokens were counted, in the analysis under way and in one handed over alike.
     size_t counted_count;
     // The counted tokens' hashes in the order they come (`counted_count` of them; in an analysis handed
     // over, in its block before the text), for the replay to have the writer's vocabulary entries fetched
@@ -42,6 +43,9 @@ struct replica_preanalysis {
 };
 
 #define COUNTED 0x100
+
+// The hashes follow the header in a handed-over block: its size keeps them aligned.
+_Static_assert(sizeof(replica_preanalysis) % _Alignof(uint32_t) == 0, "the hashes after the header are aligned");
 
 // Whether the text had `token` among its counted tokens already.
 static int counted_before(const replica_preanalysis *analysis, const char *token, int length, uint32_t hash) {
@@ -138,8 +142,8 @@ static int record(void *context, int flags, const char *token, int length, int s
 }
 
 // The calling thread's analysis under way, its tokens and its table of counted tokens kept from one
-// text to the next: a text is analyzed in it, then copied (its text and tokens) into the one block it
-// is handed over in. The thread that replays that (the writer's) frees one block per text, not four
+// text to the next: a text is analyzed in it, then copied (the counted tokens' hashes, its text and its
+// tokens) into the one block it is handed over in. The thread that replays that (the writer's) frees one block per text, not four
 // allocations made by another thread.
 //
 // A table of counted tokens grown past this many slots (a long text's) is not kept, so that each short

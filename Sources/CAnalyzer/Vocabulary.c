@@ -8,12 +8,13 @@
 // words, each with its change in documents and the number of the last document that counted it (a
 // document counts a word once, however often it has it).
 //
-// A word of up to INLINE_BYTES bytes (most are) is kept in its entry, so that finding it reads one place
-// in memory: the table outgrows the processor's caches on a large load, and the writer looks a word up in
-// it for each of a document's words. A replay asks for the entries a few words ahead, too
-// (replica_vocabulary_prefetch). Counting took the writer 0.45 s of its 4.2 s a load of 100,000
-// paragraphs (by `perf`: nearly all of it waiting for the entry, then for the word it pointed to), and
-// 0.22 s with both (docs/benchmarks/indexing.md, 2026-12-07, eleventh stop).
+// A word of up to INLINE_BYTES bytes (most are) is kept in its entry, so that finding it reads the entry
+// alone, not then the word's own allocation: the table outgrows the processor's caches on a large load,
+// and the writer looks a word up in it for each of a document's words. A replay asks for the entries a
+// few words ahead, too (replica_vocabulary_prefetch). On a load of 100,000 paragraphs, by `perf`, the
+// writer's lookups, the `memcmp` samples (about half of them these words' comparisons, the rest FTS5's)
+// and the sort of the changes took 0.48 s of its 4.2 s a load, nearly all of it waiting for memory, and
+// 0.26 s with both, the prefetches included (docs/benchmarks/indexing.md, 2026-12-07, eleventh stop).
 #define INLINE_BYTES 16
 
 typedef struct {
@@ -109,7 +110,11 @@ int replica_vocabulary_add(const char *word, int length) {
 uint32_t replica_vocabulary_hash(const char *word, int length) { return hash_of(word, length); }
 
 void replica_vocabulary_prefetch(uint32_t hash) {
-    if (vocabulary.capacity) __builtin_prefetch(&vocabulary.entries[hash & (vocabulary.capacity - 1)]);
+    if (!vocabulary.capacity) return;
+    // Both ends: an entry of 40 bytes may straddle two cache lines.
+    const Entry *entry = &vocabulary.entries[hash & (vocabulary.capacity - 1)];
+    __builtin_prefetch(entry);
+    __builtin_prefetch((const char *)(entry + 1) - 1);
 }
 
 int replica_vocabulary_add_held(const char *word, int length, uint32_t hash) {

@@ -128,7 +128,7 @@ package final class Prefetch<Value: Sendable>: Sendable {
     }
 }
 
-/// How many items a pipelined load (``Prefetch/pipelined(_:chunkSize:ahead:givingWay:prepare:_:)``)
+/// How many items a pipelined load (``Prefetch/pipelined(_:chunkSize:ahead:givingWay:prepareFirstHere:prepare:_:)``)
 /// prepares together.
 package enum LoadChunks {
     /// At most `limit`, and at least eight chunks (of 16 items or more), so that the writer does not wait

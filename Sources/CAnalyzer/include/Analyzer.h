@@ -104,7 +104,8 @@ int replica_vocabulary_counting(void);
 void replica_vocabulary_next_document(void);
 // Counts a token for the current document (once a document); -1 when out of memory.
 int replica_vocabulary_add(const char *word, int length);
-// The same for a token the vocabulary holds, with its replica_vocabulary_hash (worked out ahead).
+// The same for a token the vocabulary holds (so not empty), with its replica_vocabulary_hash (worked out
+// ahead).
 int replica_vocabulary_add_held(const char *word, int length, unsigned int hash);
 // Asks the processor for the memory where the token of this hash is counted, ahead of counting it.
 void replica_vocabulary_prefetch(unsigned int hash);

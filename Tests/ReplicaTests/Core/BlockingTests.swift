@@ -67,14 +67,15 @@ struct BlockingTests {
                 #expect(seen == Array(0..<1_000), "ahead \(ahead), giving way: \(givingWay)")
             }
         }
-        // The first chunk made ready on the calling thread, the others elsewhere, each once, in order.
+        // The first chunk made ready on the calling thread, the others elsewhere, each once, in order: with
+        // many chunks, none, one, and fewer than are asked for ahead.
         let caller = pthread_self()
-        for ahead in [1, 3] {
+        for (count, ahead) in [(1_000, 1), (1_000, 3), (0, 2), (50, 2), (150, 5)] {
             var madeHere: [Int] = []
             let madeElsewhere = Mutex<[Int]>([])
             var seen: [Int] = []
             try Prefetch.pipelined(
-                Array(0..<1_000), chunkSize: 64, ahead: ahead,
+                Array(0..<count), chunkSize: 64, ahead: ahead,
                 prepareFirstHere: { chunk in
                     #expect(pthread_equal(pthread_self(), caller) != 0)
                     madeHere.append(chunk.startIndex)
@@ -88,9 +89,9 @@ struct BlockingTests {
                 #expect(doubled == chunk.map { $0 * 2 })
                 seen += chunk
             }
-            #expect(madeHere == [0])
-            #expect(madeElsewhere.withLock { $0.sorted() } == Array(stride(from: 64, to: 1_000, by: 64)))
-            #expect(seen == Array(0..<1_000), "ahead \(ahead)")
+            #expect(madeHere == (count > 0 ? [0] : []), "\(count) items, ahead \(ahead)")
+            #expect(madeElsewhere.withLock { $0.sorted() } == Array(stride(from: 64, to: count, by: 64)))
+            #expect(seen == Array(0..<count), "\(count) items, ahead \(ahead)")
         }
     }
 }
