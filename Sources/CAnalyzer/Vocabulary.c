@@ -109,12 +109,10 @@ int replica_vocabulary_add(const char *word, int length) {
 
 uint32_t replica_vocabulary_hash(const char *word, int length) { return hash_of(word, length); }
 
+// The entry's start only: an entry of 40 bytes may straddle two cache lines, but fetching its end too
+// took the prefetches 0.04 s a load of 100,000 paragraphs instead of 0.02 s, with the lookups no faster.
 void replica_vocabulary_prefetch(uint32_t hash) {
-    if (!vocabulary.capacity) return;
-    // Both ends: an entry of 40 bytes may straddle two cache lines.
-    const Entry *entry = &vocabulary.entries[hash & (vocabulary.capacity - 1)];
-    __builtin_prefetch(entry);
-    __builtin_prefetch((const char *)(entry + 1) - 1);
+    if (vocabulary.capacity) __builtin_prefetch(&vocabulary.entries[hash & (vocabulary.capacity - 1)]);
 }
 
 int replica_vocabulary_add_held(const char *word, int length, uint32_t hash) {
