@@ -143,8 +143,8 @@ static int record(void *context, int flags, const char *token, int length, int s
 
 // The calling thread's analysis under way, its tokens and its table of counted tokens kept from one
 // text to the next: a text is analyzed in it, then copied (the counted tokens' hashes, its text and its
-// tokens) into the one block it is handed over in. The thread that replays that (the writer's) frees one block per text, not four
-// allocations made by another thread.
+// tokens) into the one block it is handed over in. The thread that replays that (the writer's) frees
+// one block per text, not four allocations made by another thread.
 //
 // A table of counted tokens grown past this many slots (a long text's) is not kept, so that each short
 // text after it does not clear a large one; nor are tokens of more than 64 KiB (a long file's), so that
