@@ -296,11 +296,8 @@ int replica_preanalysis_replay(const char *text, size_t length, const char *lang
     int counting = replica_vocabulary_counting();
     // The vocabulary's entries for the next PREFETCHED counted tokens are asked of memory while FTS5 takes
     // the tokens before them: by the time each is counted, its entry is in the cache.
-    size_t prefetched = 0;
-    if (counting) {
-        for (; prefetched < analysis->counted_count && prefetched < PREFETCHED; prefetched++) {
-            replica_vocabulary_prefetch(analysis->hashes[prefetched]);
-        }
+    for (size_t i = 0; counting && i < analysis->counted_count && i < PREFETCHED; i++) {
+        replica_vocabulary_prefetch(analysis->hashes[i]);
     }
     int returned = 0;
     int64_t start = 0;
@@ -314,8 +311,11 @@ int replica_preanalysis_replay(const char *text, size_t length, const char *lang
         const char *token = (const char *)analysis->tokens + at;
         at += (size_t)tokenLength;
         if (flags & COUNTED) {
-            uint32_t hash = analysis->hashes[counted++];
-            if (counting && prefetched < analysis->counted_count) replica_vocabulary_prefetch(analysis->hashes[prefetched++]);
+            uint32_t hash = analysis->hashes[counted];
+            if (counting && counted + PREFETCHED < analysis->counted_count) {
+                replica_vocabulary_prefetch(analysis->hashes[counted + PREFETCHED]);
+            }
+            counted++;
             if (counting && replica_vocabulary_add_held(token, tokenLength, hash) < 0) {
                 returned = -1;
                 break;

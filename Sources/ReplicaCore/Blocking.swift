@@ -158,12 +158,16 @@ extension Prefetch {
             items[$0..<min($0 + chunkSize, items.count)]
         }
         let start = { (chunk: ArraySlice<Item>) in Prefetch(givingWay: givingWay) { prepare(chunk) } }
-        let here = prepareFirstHere == nil ? 0 : 1
-        var started = chunks.dropFirst(here).prefix(max(1, ahead)).map(start)
+        var started = chunks.dropFirst(prepareFirstHere == nil ? 0 : 1).prefix(max(1, ahead)).map(start)
         for index in chunks.indices {
-            let current = try index < here ? prepareFirstHere!(chunks[index]) : started.removeFirst().get()
-            let upcoming = index + started.count + 1
-            if index >= here, upcoming < chunks.count { started.append(start(chunks[upcoming])) }
+            let current: Value
+            if index == 0, let prepareFirstHere {
+                current = prepareFirstHere(chunks[index])
+            } else {
+                current = try started.removeFirst().get()
+                let upcoming = index + started.count + 1
+                if upcoming < chunks.count { started.append(start(chunks[upcoming])) }
+            }
             try body(chunks[index], current)
         }
     }
