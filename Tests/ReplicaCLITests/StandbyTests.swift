@@ -213,7 +213,7 @@ struct StandbyTests {
         #expect(try await #require(fresh.standbyStatus()).state == .serving)
         try await Self.delayReplay(pair, by: "600s")
         try await writer.index(account: "alice").indexItems([Self.item("t1", "Harbour regatta")])
-        #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.state == .stale })
+        #expect(try await eventually { try await fresh.standbyStatus()?.state == .stale })
         #expect(try await Self.found(fresh, "regatta") == ["t1"])
         let behind = try #require(await fresh.standbyStatus())
         #expect(behind.reason?.contains("behind") == true && (behind.lag ?? .zero) > .seconds(1), "\(behind)")
@@ -221,11 +221,11 @@ struct StandbyTests {
         // Cut off from its primary (no WAL receiver), it cannot tell how far behind it is: stale too.
         try await Self.delayReplay(pair, by: "0")
         #expect(try await Self.caughtUp(pair))
-        #expect(try await eventually(timeout: 60) { try await fresh.standbyStatus()?.state == .serving })
+        #expect(try await eventually { try await fresh.standbyStatus()?.state == .serving })
         try await admin.runScript("ALTER SYSTEM SET primary_conninfo = ''")
         try await admin.runScript("SELECT pg_reload_conf()")
         #expect(
-            try await eventually(timeout: 60) {
+            try await eventually {
                 try await fresh.standbyStatus()?.reason?.contains("receiving no log") == true
             })
         #expect(try await Self.found(fresh, "regatta") == ["t1"])

@@ -77,7 +77,7 @@ import Testing
         defer { HostilePlugin.cleanUp(pids) }
         asking.cancel()
         #expect(
-            await eventually(timeout: 120) { (pids ?? []).allSatisfy(processIsGone) },
+            await eventually { (pids ?? []).allSatisfy(processIsGone) },
             "the plugin and its grandchild outlived the cancelled hydration")
         #expect(try await asking.value.isEmpty)
     }

@@ -59,7 +59,7 @@ struct VectorNoticesTests {
         // Another process stores vectors: the searcher's listener hears it and reads them, not its next search.
         let version = try await add("second", vector: [0, 1], through: writer)
         #expect(
-            await eventually(timeout: 60) { searcher.vectorCache.held?.version == version },
+            await eventually { searcher.vectorCache.held?.version == version },
             "the held vectors stayed at \(String(describing: searcher.vectorCache.held?.version)), the index is at \(String(describing: version))"
         )
         #expect(searcher.vectorCache.readCount == 2)
@@ -73,7 +73,7 @@ struct VectorNoticesTests {
             _ = try writer.delete(identifiers: ["first"], owner: nil)
             return try writer.meta("vectors_version")
         }
-        #expect(await eventually(timeout: 60) { searcher.vectorCache.held?.version == deleted })
+        #expect(await eventually { searcher.vectorCache.held?.version == deleted })
         #expect(try await heldItems(searcher).count == 1)
         #expect(searcher.vectorCache.readCount == 3)
         #expect(try await heldItems(plain).count == 1)
