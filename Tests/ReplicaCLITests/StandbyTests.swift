@@ -47,7 +47,7 @@ struct StandbyTests {
         try await admin.runScript("SELECT pg_reload_conf()")
         guard delay != "0" else { return }
         let primary = try await PostgresConnection.opening(url: pair.primaryAdminURL)
-        let held = try await eventually(timeout: 120) {
+        let held = try await eventually {
             try await primary.runScript("SELECT pg_current_xact_id()")
             return try await eventually(timeout: 2) {
                 try await admin.run("SELECT wait_event FROM pg_stat_activity WHERE backend_type = 'startup'").string(

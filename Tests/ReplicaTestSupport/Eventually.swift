@@ -14,7 +14,7 @@ public import Foundation
 /// first pass, a plugin's restart) may not run at all. A deadline shorter than the run failed watcher
 /// tests whenever the machine was busy, though nothing was wrong with the watcher: a 10-run repeat saw a
 /// watcher's first pass take 60 s, then 120 s; a watched plugin's catch-up of 40 items, 5 s alone, took
-/// about 120 s beside the command-line suites, about 500 s in a full CI run, and over 600 s, the
+/// about 170 s beside the command-line suites, about 500 s in a full CI run, and over 600 s, the
 /// deadline then, in the next.
 public func eventually(timeout: TimeInterval = 1800, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
