@@ -19,7 +19,14 @@ enum BatchesBenchmark {
             fields: [("title", .string(paragraph.title)), ("body", .string(paragraph.body))])
     }
 
-    static func run(corpus: String, itemCount: Int, batchSize: Int, rounds: Int) async throws {
+    /// `only`, when given, runs just those contestants (for a profiler); the table then has their rows.
+    static func run(corpus: String, itemCount: Int, batchSize: Int, rounds: Int, only: [String]? = nil)
+        async throws
+    {
+        let chosen = only ?? Self.contestants
+        if let unknown = chosen.first(where: { !Self.contestants.contains($0) }) {
+            throw BenchError("no contestant '\(unknown)': choose among \(Self.contestants.joined(separator: ", "))")
+        }
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let items = paragraphs.map(IndexBenchmark.makeItem)
         print("corpus: \(items.count) paragraphs in batches of \(batchSize), \(rounds) rounds")
@@ -27,7 +34,7 @@ enum BatchesBenchmark {
         var cpu: [String: [Double]] = [:]
         for round in 0..<rounds {
             // Who goes first turns each round, so that none always gets the warmer cache.
-            var contestants = Self.contestants
+            var contestants = chosen
             for _ in 0..<(round % contestants.count) { contestants.append(contestants.removeFirst()) }
             for contestant in contestants {
                 let directory = try Measure.scratchDirectory("batches")
@@ -82,14 +89,14 @@ enum BatchesBenchmark {
                 print("round \(round + 1): \(contestant) \(Measure.format(seconds[contestant]!.last!)) s")
             }
         }
-        let raw = Measure.median(seconds["raw"]!)
+        let raw = seconds["raw"].map(Measure.median) ?? .nan
         print(
             """
 
             | contestant | wall (median) | CPU | ÷ raw FTS5 |
             |---|---|---|---|
             """)
-        for contestant in Self.contestants {
+        for contestant in chosen {
             let wall = Measure.median(seconds[contestant]!)
             print(
                 "| \(contestant) | \(Measure.format(wall)) s (\(seconds[contestant]!.map { Measure.format($0) }.joined(separator: ", "))) | \(Measure.format(Measure.median(cpu[contestant]!))) s | \(Measure.format(wall / raw)) |"

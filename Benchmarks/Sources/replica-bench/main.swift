@@ -20,7 +20,7 @@ let usage = """
            replica-bench profile-index --corpus DIR [--items N] [--raw]
            replica-bench profile-ranked --corpus DIR --store DIR [--items N] [--queries Q] [--repeat R] [--questions-only]
            replica-bench replication --corpus DIR [--items N] [--writes W]
-           replica-bench batches --corpus DIR [--items N] [--batch B] [--rounds R]
+           replica-bench batches --corpus DIR [--items N] [--batch B] [--rounds R] [--only "C1;C2"]
            replica-bench quality --documents FILE --queries FILE[,FILE…] [--model NAME] [--modes lexical,semantic,hybrid]
            replica-bench files --corpus DIR --replica PATH [--rounds R] [--writes W] [--no-recoll]
            replica-bench tool --corpus DIR --replica PATH [--items N] [--queries Q]
@@ -165,7 +165,8 @@ do {
     case "batches":
         try await BatchesBenchmark.run(
             corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
-            batchSize: Int(option("--batch") ?? "") ?? 1_000, rounds: Int(option("--rounds") ?? "") ?? 3)
+            batchSize: Int(option("--batch") ?? "") ?? 1_000, rounds: Int(option("--rounds") ?? "") ?? 3,
+            only: option("--only").map { $0.split(separator: ";").map(String.init) })
     case "replication":
         try await ReplicationBenchmark.run(
             corpus: corpus, itemCount: Int(option("--items") ?? "") ?? 100_000,
