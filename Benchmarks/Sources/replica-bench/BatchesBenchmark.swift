@@ -19,13 +19,15 @@ enum BatchesBenchmark {
             fields: [("title", .string(paragraph.title)), ("body", .string(paragraph.body))])
     }
 
-    /// `only`, when given, runs just those contestants (for a profiler); the table then has their rows.
+    /// `only`, when given, runs just those contestants (for a profiler); the table then has their rows,
+    /// and without "raw" no ratio.
     static func run(corpus: String, itemCount: Int, batchSize: Int, rounds: Int, only: [String]? = nil)
         async throws
     {
         let chosen = only ?? Self.contestants
         if let unknown = chosen.first(where: { !Self.contestants.contains($0) }) {
-            throw BenchError("no contestant '\(unknown)': choose among \(Self.contestants.joined(separator: ", "))")
+            throw BenchError(
+                "no contestant '\(unknown)': choose among \(Self.contestants.joined(separator: ";")), parted by ';'")
         }
         let paragraphs = try Corpus.paragraphs(in: corpus, count: itemCount)
         let items = paragraphs.map(IndexBenchmark.makeItem)
@@ -89,7 +91,7 @@ enum BatchesBenchmark {
                 print("round \(round + 1): \(contestant) \(Measure.format(seconds[contestant]!.last!)) s")
             }
         }
-        let raw = seconds["raw"].map(Measure.median) ?? .nan
+        let raw = seconds["raw"].map(Measure.median)
         print(
             """
 
@@ -99,7 +101,7 @@ enum BatchesBenchmark {
         for contestant in chosen {
             let wall = Measure.median(seconds[contestant]!)
             print(
-                "| \(contestant) | \(Measure.format(wall)) s (\(seconds[contestant]!.map { Measure.format($0) }.joined(separator: ", "))) | \(Measure.format(Measure.median(cpu[contestant]!))) s | \(Measure.format(wall / raw)) |"
+                "| \(contestant) | \(Measure.format(wall)) s (\(seconds[contestant]!.map { Measure.format($0) }.joined(separator: ", "))) | \(Measure.format(Measure.median(cpu[contestant]!))) s | \(raw.map { Measure.format(wall / $0) } ?? "–") |"
             )
         }
     }
