@@ -1,3 +1,4 @@
+import CAnalyzer
 import Foundation
 import Replica
 import ReplicaSQLite
@@ -38,6 +39,7 @@ enum IndexBenchmark {
         var replicaRates: [Double] = []
         var tunedRates: [Double] = []
         var porterRates: [Double] = []
+        var toldRates: [Double] = []
         var rawTimes: [Double] = []
         var replicaTimes: [Double] = []
         var rawAny: [Double] = []
@@ -52,7 +54,8 @@ enum IndexBenchmark {
             // Alternate who goes first, so neither always gets the warmer cache.
             // At a million items the tuned variant (not the baseline) would add minutes and tell nothing new.
             let contestants =
-                itemCount > 200_000 ? ["raw", "replica", "porter"] : ["raw", "replica", "tuned", "porter"]
+                itemCount > 200_000
+                ? ["raw", "replica", "porter"] : ["raw", "replica", "tuned", "porter", "told"]
             for contestant in (round % 2 == 0 ? contestants : contestants.reversed()) {
                 let directory = try Measure.scratchDirectory(contestant)
                 defer { Measure.removeDirectory(directory) }
@@ -60,6 +63,11 @@ enum IndexBenchmark {
                     // Raw FTS5 with the tokenizer the index had before issue 45: what the analyzer costs.
                     let raw = try RawFTS5(path: directory + "/porter.sqlite", tokenizer: todaysTokenizer)
                     porterRates.append(
+                        Double(paragraphs.count) / (try await Measure.seconds { try raw.insert(paragraphs) }))
+                } else if contestant == "told" {
+                    // Not the baseline: raw FTS5 that tells each paragraph's language, as replica does.
+                    let raw = try RawFTS5(path: directory + "/told.sqlite", tellsLanguages: true)
+                    toldRates.append(
                         Double(paragraphs.count) / (try await Measure.seconds { try raw.insert(paragraphs) }))
                 } else if contestant == "tuned" {
                     // Not the baseline: raw FTS5 given the hash size replica's schema sets, to show what of
@@ -169,6 +177,7 @@ enum IndexBenchmark {
             |---|---|---|---|
             | items indexed per second (one transaction, median of \(rounds)) | \(Int(rawRate)) | \(Int(replicaRate)) | \(Measure.format(Measure.median(ratios))) (rounds: \(Measure.format(ratios.min()!))–\(Measure.format(ratios.max()!))) |
             | the same, raw FTS5 with SQLite's porter unicode61 (the index's tokenizer before issue 45) | \(Int(Measure.median(porterRates))) | \(Int(replicaRate)) | \(Measure.format(Measure.median(zip(replicaRates, porterRates).map { $0 / $1 }))); raw with replica's analyzer ÷ porter \(Measure.format(Measure.median(zip(rawRates, porterRates).map { $0 / $1 }))) |
+            | the same, raw FTS5 telling each paragraph's language by CLD2 as replica does (not the baseline) | \(toldRates.isEmpty ? "not run" : "\(Int(Measure.median(toldRates)))") | \(Int(replicaRate)) | \(toldRates.isEmpty ? "" : Measure.format(Measure.median(zip(replicaRates, toldRates).map { $0 / $1 }))) |
             | the same, raw FTS5 given replica's 16 MiB FTS5 hash size (not the baseline) | \(tunedRates.isEmpty ? "not run" : "\(Int(Measure.median(tunedRates)))") | \(Int(replicaRate)) | \(tunedRates.isEmpty ? "" : Measure.format(Measure.median(zip(replicaRates, tunedRates).map { $0 / $1 }))) |
             | top-20 search p50, two-word queries, every word (ms) | \(ms(rawTimes, 50)) | \(ms(replicaTimes, 50)) | +\(Measure.format((Measure.percentile(replicaTimes, 50) - Measure.percentile(rawTimes, 50)) * 1000)) ms |
             | top-20 search p99, two-word queries, every word (ms) | \(ms(rawTimes, 99)) | \(ms(replicaTimes, 99)) | \(Measure.format(Measure.percentile(replicaTimes, 99) / Measure.percentile(rawTimes, 99))) |
@@ -248,13 +257,17 @@ enum IndexBenchmark {
                 print(rate)
                 continue
             }
-            let rawDirectory = try Measure.scratchDirectory("raw")
-            let raw = try RawFTS5(path: rawDirectory + "/raw.sqlite")
-            let rawSeconds = try await Measure.seconds { try raw.insert(paragraphs) }
-            Measure.removeDirectory(rawDirectory)
+            // Raw FTS5, then raw FTS5 telling each paragraph's language as replica does (not the baseline).
+            var rawSeconds: [Double] = []
+            for tells in [false, true] {
+                let rawDirectory = try Measure.scratchDirectory("raw")
+                let raw = try RawFTS5(path: rawDirectory + "/raw.sqlite", tellsLanguages: tells)
+                rawSeconds.append(try await Measure.seconds { try raw.insert(paragraphs) })
+                Measure.removeDirectory(rawDirectory)
+            }
             // Rates' ratio: the same items, so raw's time over replica's.
             print(
-                "\(rate), raw FTS5 \(Int(Double(items.count) / rawSeconds)), replica ÷ raw \(Measure.format(rawSeconds / seconds))"
+                "\(rate), raw FTS5 \(Int(Double(items.count) / rawSeconds[0])), replica ÷ raw \(Measure.format(rawSeconds[0] / seconds)); telling languages \(Int(Double(items.count) / rawSeconds[1])), replica ÷ it \(Measure.format(rawSeconds[1] / seconds))"
             )
         }
     }
@@ -374,11 +387,21 @@ enum IndexBenchmark {
 final class RawFTS5 {
     let connection: Connection
     let path: String
+    /// Whether each paragraph is stemmed for the language CLD2 tells it is in, as replica stems an item.
+    let tellsLanguages: Bool
 
     /// - Parameter hashSize: FTS5's `hashsize` setting; `nil` keeps its default (1 MiB), as the baseline does.
-    init(path: String, hashSize: Int? = nil, tokenizer: String = IndexBenchmark.tokenizer) throws {
+    /// - Parameter tellsLanguages: not the baseline: the analyzer without a language of its own, and each
+    ///   paragraph's language told by CLD2 from the start of its text before it is inserted, as replica
+    ///   tells an item's (English when CLD2 is not sure or the language has no stems), so that what
+    ///   telling costs is on both sides.
+    init(
+        path: String, hashSize: Int? = nil, tokenizer: String = IndexBenchmark.tokenizer, tellsLanguages: Bool = false
+    ) throws {
         self.path = path
+        self.tellsLanguages = tellsLanguages
         connection = try Connection(path: path)
+        let tokenizer = tellsLanguages ? "replica" : tokenizer
         try connection.execute("CREATE VIRTUAL TABLE t USING fts5(title, body, tokenize = '\(tokenizer)')")
         try connection.execute("INSERT INTO t(t, rank) VALUES ('rank', 'bm25(10.0, 1.0)')")
         if let hashSize { try connection.execute("INSERT INTO t(t, rank) VALUES ('hashsize', \(hashSize))") }
@@ -387,8 +410,30 @@ final class RawFTS5 {
     func insert(_ paragraphs: [Paragraph]) throws {
         let statement = try connection.prepare("INSERT INTO t(title, body) VALUES (?, ?)")
         try connection.transaction {
-            for paragraph in paragraphs { try statement.run([.text(paragraph.title), .text(paragraph.body)]) }
+            for paragraph in paragraphs {
+                guard tellsLanguages else {
+                    try statement.run([.text(paragraph.title), .text(paragraph.body)])
+                    continue
+                }
+                replica_analyzer_set_document_language(Self.language(of: paragraph))
+                defer { replica_analyzer_set_document_language(nil) }
+                try statement.run([.text(paragraph.title), .text(paragraph.body)])
+            }
         }
+    }
+
+    /// The language replica would stem `paragraph` for, told from the same sample of its text: the title,
+    /// then the body whole up to 512 bytes, else its first 256 characters.
+    private static func language(of paragraph: Paragraph) -> String {
+        var sample = paragraph.title
+        if !paragraph.body.isEmpty {
+            if !sample.isEmpty { sample += "\n" }
+            sample += paragraph.body.utf8.count <= 512 ? paragraph.body : String(paragraph.body.prefix(256))
+        }
+        var reliable: Int32 = 0
+        let code = sample.withCString { replica_detect_language($0, strlen($0), &reliable) }
+        guard let code, reliable != 0, replica_analyzer_stems(code) != 0 else { return "en" }
+        return String(cString: code)
     }
 
     /// The same work a search does: a ranked top 20 with snippets, read into strings.
