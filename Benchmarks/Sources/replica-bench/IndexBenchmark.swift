@@ -1,7 +1,7 @@
-import CAnalyzer
 import Foundation
 import Replica
 import ReplicaSQLite
+import ReplicaText
 
 /// Issue 2's benchmark: bulk indexing throughput and top-20 search latency, replica beside raw FTS5.
 enum IndexBenchmark {
@@ -392,9 +392,9 @@ final class RawFTS5 {
 
     /// - Parameter hashSize: FTS5's `hashsize` setting; `nil` keeps its default (1 MiB), as the baseline does.
     /// - Parameter tellsLanguages: not the baseline: the analyzer without a language of its own, and each
-    ///   paragraph's language told by CLD2 from the start of its text before it is inserted, as replica
-    ///   tells an item's (English when CLD2 is not sure or the language has no stems), so that what
-    ///   telling costs is on both sides.
+    ///   paragraph's language told from the start of its text before it is inserted, by replica's own rule
+    ///   (`TextAnalyzer.itemLanguage`: the English rule, then CLD2), so that what telling costs is on both
+    ///   sides.
     init(
         path: String, hashSize: Int? = nil, tokenizer: String = IndexBenchmark.tokenizer, tellsLanguages: Bool = false
     ) throws {
@@ -411,29 +411,27 @@ final class RawFTS5 {
         let statement = try connection.prepare("INSERT INTO t(title, body) VALUES (?, ?)")
         try connection.transaction {
             for paragraph in paragraphs {
-                guard tellsLanguages else {
-                    try statement.run([.text(paragraph.title), .text(paragraph.body)])
-                    continue
+                func run() throws { try statement.run([.text(paragraph.title), .text(paragraph.body)]) }
+                if tellsLanguages {
+                    // The rule replica's writer follows; a text CLD2 is not sure of is English here.
+                    let told = TextAnalyzer.itemLanguage(given: [], text: Self.languageSample(of: paragraph))
+                    try TextAnalyzer.withDocumentLanguage(told.code, run)
+                } else {
+                    try run()
                 }
-                replica_analyzer_set_document_language(Self.language(of: paragraph))
-                defer { replica_analyzer_set_document_language(nil) }
-                try statement.run([.text(paragraph.title), .text(paragraph.body)])
             }
         }
     }
 
-    /// The language replica would stem `paragraph` for, told from the same sample of its text: the title,
-    /// then the body whole up to 512 bytes, else its first 256 characters.
-    private static func language(of paragraph: Paragraph) -> String {
-        var sample = paragraph.title
-        if !paragraph.body.isEmpty {
+    /// The start of `paragraph` that replica tells an item's language from (`PreparedRow`'s sample):
+    /// each column whole up to 512 bytes, else its first 256 characters, until 512 bytes are taken.
+    private static func languageSample(of paragraph: Paragraph) -> String {
+        var sample = ""
+        for column in [paragraph.title, paragraph.body] where !column.isEmpty && sample.utf8.count < 512 {
             if !sample.isEmpty { sample += "\n" }
-            sample += paragraph.body.utf8.count <= 512 ? paragraph.body : String(paragraph.body.prefix(256))
+            sample += column.utf8.count <= 512 ? column : String(column.prefix(256))
         }
-        var reliable: Int32 = 0
-        let code = sample.withCString { replica_detect_language($0, strlen($0), &reliable) }
-        guard let code, reliable != 0, replica_analyzer_stems(code) != 0 else { return "en" }
-        return String(cString: code)
+        return sample
     }
 
     /// The same work a search does: a ranked top 20 with snippets, read into strings.
