@@ -187,6 +187,20 @@ public enum TextAnalyzer {
         }
     }
 
+    /// What an item's language is told from (``itemLanguage(given:text:)``): the start of its `columns`
+    /// (title, description, body), each whole up to 512 bytes, else its first 256 characters, until 512
+    /// bytes are taken; enough for CLD2 to be sure of a sentence or two without reading a long text whole.
+    public static func languageSample(of columns: [String]) -> String {
+        var sample = ""
+        for column in columns where !column.isEmpty && sample.utf8.count < languageSampleBytes {
+            if !sample.isEmpty { sample += "\n" }
+            sample += column.utf8.count <= languageSampleBytes ? column : String(column.prefix(languageSampleBytes / 2))
+        }
+        return sample
+    }
+
+    private static let languageSampleBytes = 512
+
     /// The language an item's text is stemmed for, and whether it is known: the first of the languages
     /// its app gave (BCP 47 tags, `de-CH`: the language subtag, lowercased) that has forms of its words
     /// (``stems(_:)``: Snowball's 28 and Vietnamese), else the language CLD2 is sure the text is in; `nil`

@@ -416,24 +416,14 @@ final class RawFTS5 {
                 func run() throws { try statement.run([.text(paragraph.title), .text(paragraph.body)]) }
                 if tellsLanguages {
                     // The rule replica's writer follows; a text CLD2 is not sure of is English here.
-                    let told = TextAnalyzer.itemLanguage(given: [], text: Self.languageSample(of: paragraph))
+                    let told = TextAnalyzer.itemLanguage(
+                        given: [], text: TextAnalyzer.languageSample(of: [paragraph.title, paragraph.body]))
                     try TextAnalyzer.withDocumentLanguage(told.code, run)
                 } else {
                     try run()
                 }
             }
         }
-    }
-
-    /// The start of `paragraph` that replica tells an item's language from (`PreparedRow`'s sample):
-    /// each column whole up to 512 bytes, else its first 256 characters, until 512 bytes are taken.
-    private static func languageSample(of paragraph: Paragraph) -> String {
-        var sample = ""
-        for column in [paragraph.title, paragraph.body] where !column.isEmpty && sample.utf8.count < 512 {
-            if !sample.isEmpty { sample += "\n" }
-            sample += column.utf8.count <= 512 ? column : String(column.prefix(256))
-        }
-        return sample
     }
 
     /// The same work a search does: a ranked top 20 with snippets, read into strings.

@@ -185,7 +185,7 @@ package struct TextColumns: Sendable {
     /// settles it.
     package mutating func findLanguage(given languages: [String]) {
         (language, languageIsKnown, unstemmedLanguage) = TextAnalyzer.itemLanguage(
-            given: languages, text: languageSample)
+            given: languages, text: TextAnalyzer.languageSample(of: [title, description, body]))
     }
 
     /// ``findLanguage(given:)``, with `unknown` (asked only then) when CLD2 cannot tell.
@@ -195,21 +195,6 @@ package struct TextColumns: Sendable {
         findLanguage(given: languages)
         if !languageIsKnown { (language, languageIsKnown) = (try unknown(), true) }
     }
-
-    /// What the language is told from: the start of the title, description and body, enough for CLD2 to
-    /// be sure of a sentence or two without reading a long text whole.
-    private var languageSample: String {
-        var sample = ""
-        for column in [title, description, body] where !column.isEmpty && sample.utf8.count < Self.languageSampleBytes {
-            if !sample.isEmpty { sample += "\n" }
-            sample +=
-                column.utf8.count <= Self.languageSampleBytes
-                ? column : String(column.prefix(Self.languageSampleBytes / 2))
-        }
-        return sample
-    }
-
-    static let languageSampleBytes = 512
 
     /// The strings, each once, one per line.
     private static func unique(_ strings: [String]) -> String {
